@@ -1,1 +1,32 @@
-fn main() {}
+//! schedlab: a laboratory for the Linux schedulers.
+//!
+//! `main` is thin: parse arguments, run the subcommand, print the whole error chain and
+//! map the outcome to an exit status (0 ok, 1 failure, 2 bad input, 130 interrupted).
+
+mod cli;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    // The engine execs this binary as its workers; they must not pay for clap.
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() == 3 && args[1] == schedlab_runner::protocol::WORKER_SUBCOMMAND {
+        return ExitCode::from(schedlab_runner::worker::main(&args[2]) as u8);
+    }
+    match cli::run() {
+        Ok(code) => code,
+        Err(e) => {
+            if let Some(io) = e.root_cause().downcast_ref::<std::io::Error>() {
+                if io.kind() == std::io::ErrorKind::BrokenPipe {
+                    return ExitCode::SUCCESS;
+                }
+            }
+            let code = e.downcast_ref::<cli::Exit>().map(|x| x.code).unwrap_or(1);
+            eprintln!("error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::from(code)
+        }
+    }
+}

@@ -1,14 +1,27 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! Pure statistics for schedlab: descriptive summaries, confidence intervals,
+//! fairness indices, Welch's t-test, ratio-of-means intervals and outlier
+//! detection.
+//!
+//! Nothing in this crate performs I/O or prints; callers decide how results
+//! are stored and shown. Distribution functions (Student t quantiles and
+//! tails) come from `statrs` rather than being re-implemented here.
+#![deny(missing_docs)]
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod cells;
+mod compare;
+mod fairness;
+mod moments;
+mod outliers;
+mod percentile;
+mod ratio;
+mod summary;
+mod welch;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use cells::{cell_stats, CellStats};
+pub use compare::{compare, Comparison};
+pub use fairness::{coefficient_of_variation, jain_index, max_deviation_from_mean};
+pub use outliers::{modified_z_scores, outliers, MODIFIED_Z_THRESHOLD};
+pub use percentile::{percentile, percentiles};
+pub use ratio::{ratio_of_means, Ratio};
+pub use summary::{t_critical, t_interval, Summary, DEFAULT_CONFIDENCE};
+pub use welch::{welch_t_test, Welch};

@@ -1,14 +1,8 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! Everything schedlab shows: the per-cell and per-process tables of `schedlab show`
+//! (shaped like the seed study's raw-data appendix) and the exporters of
+//! `schedlab export`. It draws what analysis computed and never measures anything.
+#![deny(missing_docs)]
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub mod export;
+pub mod flat;
+pub mod tables;

@@ -1,14 +1,191 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
+//! schedlab's engine. For each (cell, repetition) of a plan: start N workers that block
+//! before their work, apply the cell's policy to each, release them all with one close(2),
+//! reap each with wait4, and hand the finished record to a sink (the store) at once.
+//!
+//! The engine supervises at SCHED_FIFO 99 (workers stop at 98) with reset-on-fork, so
+//! its own children start as ordinary tasks and it always preempts them. It never prints:
+//! progress and warnings go to an [`Observer`].
+#![deny(missing_docs)]
+
+mod engine;
+pub mod protocol;
+pub mod signals;
+pub mod worker;
+
+pub use engine::params;
+use engine::{CellCtx, Outcome};
+use schedlab_model::CellRecord;
+use schedlab_spec::{Plan, Step, Workload};
+use schedlab_sys::{sched, Root};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Receives progress from the engine (the CLI draws it; tests collect it).
+pub trait Observer {
+    /// A cell repetition is about to start; `done` of `total` steps are finished.
+    fn step_started(&mut self, _plan: &Plan, _step: &Step, _done: usize, _total: usize) {}
+    /// A cell repetition finished and was stored.
+    fn step_finished(&mut self, _rec: &CellRecord) {}
+    /// Something the user should know.
+    fn warn(&mut self, _msg: &str) {}
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// An observer that ignores everything.
+pub struct Quiet;
+impl Observer for Quiet {}
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Parent of the experiment directory (default: the system temp dir).
+    pub dir: Option<PathBuf>,
+    /// Keep the experiment directory afterwards.
+    pub keep_files: bool,
+    /// Per-cell watchdog override.
+    pub timeout: Option<Duration>,
+    /// Raise the engine to SCHED_FIFO 99 while it supervises (needs CAP_SYS_NICE).
+    pub engine_rt: bool,
+    /// Where /proc and /sys are read.
+    pub root: Root,
+    /// The binary to exec as a worker (default: this executable).
+    pub exe: Option<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { dir: None, keep_files: false, timeout: None, engine_rt: true, root: Root::default(), exe: None }
     }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Every step ran.
+    Complete,
+    /// SIGINT/SIGTERM/SIGHUP: finished steps were kept.
+    Interrupted(i32),
+}
+
+/// Creates `parent/schedlab-<tag>-<n>` exclusively (mkdir fails on anything already there,
+/// symlinks included), so the engine only ever deletes what it created.
+fn make_experiment_dir(parent: &Path, tag: &str) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(parent)?;
+    for n in 0..1000 {
+        let p = parent.join(format!("schedlab-{tag}-{}-{n}", std::process::id()));
+        match std::fs::create_dir(&p) {
+            Ok(()) => return Ok(p),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("could not create a fresh experiment directory"))
+}
+
+/// Removes the experiment directory when dropped (normal end, error, or panic).
+struct DirGuard {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl Drop for DirGuard {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// Puts the engine back to SCHED_OTHER when dropped.
+struct RtGuard(bool);
+
+impl Drop for RtGuard {
+    fn drop(&mut self) {
+        if self.0 {
+            let _ = sched::lower_engine();
+        }
+    }
+}
+
+/// Runs `steps` of `plan`, giving each finished record to `sink` before the next starts.
+/// Call [`signals::block`] first, before any thread exists.
+pub fn run(
+    plan: &Plan,
+    steps: &[Step],
+    run_tag: &str,
+    opts: &Options,
+    observer: &mut dyn Observer,
+    sink: &mut dyn FnMut(&CellRecord) -> anyhow::Result<()>,
+) -> anyhow::Result<Ending> {
+    let exe = match &opts.exe {
+        Some(e) => e.clone(),
+        None => std::env::current_exe()?,
+    };
+    let parent = opts.dir.clone().or_else(|| plan.dir.clone()).unwrap_or_else(std::env::temp_dir);
+    let exp_dir = make_experiment_dir(&parent, run_tag)?;
+    let _dir_guard = DirGuard { path: exp_dir.clone(), keep: opts.keep_files };
+    let timeout = opts.timeout.unwrap_or(plan.timeout);
+
+    let rt = opts.engine_rt && {
+        match sched::raise_engine() {
+            Ok(()) => true,
+            Err(e) => {
+                observer.warn(&format!(
+                    "the engine could not raise itself to SCHED_FIFO {} ({e}); it supervises as an ordinary task",
+                    sched::ENGINE_PRIORITY
+                ));
+                false
+            }
+        }
+    };
+    let _rt_guard = RtGuard(rt);
+
+    let mut inputs: Vec<PathBuf> = Vec::new();
+    let mut input_len = 0u64;
+    let total = steps.len();
+    for (done, step) in steps.iter().enumerate() {
+        if let Some(sig) = signals::stopped() {
+            return Ok(Ending::Interrupted(sig));
+        }
+        let cell = &plan.cells[step.cell as usize];
+        observer.step_started(plan, step, done, total);
+        if let Workload::Copy { input_bytes, .. } = cell.workload {
+            ensure_inputs(&exp_dir, &mut inputs, &mut input_len, cell.processes as usize, input_bytes, plan.seed)?;
+        }
+        let cell_dir = exp_dir.join(format!("c{}-{}{}", cell.index, if step.warmup { "w" } else { "r" }, step.rep));
+        std::fs::create_dir(&cell_dir)?;
+        let mut warnings = Vec::new();
+        let mut cx =
+            CellCtx { exe: &exe, dir: &cell_dir, inputs: &inputs, seed: plan.seed, timeout, root: &opts.root, warnings: &mut warnings };
+        let outcome = engine::run_cell(&mut cx, cell, step, done as u32);
+        let _ = std::fs::remove_dir_all(&cell_dir);
+        for w in &warnings {
+            observer.warn(w);
+        }
+        match outcome? {
+            Outcome::Done(rec) => {
+                sink(&rec)?;
+                observer.step_finished(&rec);
+            }
+            Outcome::Interrupted(sig) => return Ok(Ending::Interrupted(sig)),
+        }
+    }
+    Ok(Ending::Complete)
+}
+
+/// Makes sure there are `n` input files of `len` bytes; they are set-up, not measured,
+/// and shared by all copy cells of the run (each worker index has its own file).
+fn ensure_inputs(dir: &Path, inputs: &mut Vec<PathBuf>, have_len: &mut u64, n: usize, len: u64, seed: u64) -> anyhow::Result<()> {
+    if *have_len != len {
+        for p in inputs.drain(..) {
+            let _ = std::fs::remove_file(p);
+        }
+        *have_len = len;
+    }
+    while inputs.len() < n {
+        let p = dir.join(format!("input-{}", inputs.len()));
+        schedlab_workloads::make_input(&p, len, seed ^ inputs.len() as u64)
+            .map_err(|e| anyhow::anyhow!("creating input file {}: {e}", p.display()))?;
+        inputs.push(p);
+    }
+    Ok(())
 }

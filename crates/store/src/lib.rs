@@ -1,14 +1,380 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
+//! SQLite storage for runs: one row per run (with the spec text, its hash and the
+//! environment), one per finished cell repetition (with /proc/stat deltas), one per
+//! worker process. Each finished cell is written in its own transaction (WAL), so an
+//! interrupted run keeps every cell it finished.
+#![deny(missing_docs)]
+
+mod schema;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use schedlab_model::{CellParams, CellRecord, CellStatus, Environment, Mode, Sample, StatDelta};
+use std::path::Path;
+
+pub use rusqlite::Error as DbError;
+
+/// A stored run's header.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    /// Run id.
+    pub id: i64,
+    /// Experiment name.
+    pub name: String,
+    /// measured or sim.
+    pub mode: String,
+    /// running, complete, interrupted or failed.
+    pub status: String,
+    /// Unix time the run started.
+    pub started_unix: f64,
+    /// Unix time the run ended, if it did.
+    pub finished_unix: Option<f64>,
+    /// Path of the spec file.
+    pub spec_path: String,
+    /// Exact spec text.
+    pub spec_text: String,
+    /// SHA-256 of the spec text.
+    pub spec_hash: String,
+    /// The resolved plan (after --scale and overrides), JSON.
+    pub plan_json: String,
+    /// Work multiplier.
+    pub scale: f64,
+    /// The machine.
+    pub env: Environment,
+    /// The command line that made it.
+    pub command_line: String,
+    /// Warnings raised during the run.
+    pub warnings: Vec<String>,
+    /// Finished cell repetitions stored.
+    pub cells_done: i64,
+}
+
+/// What a new run row records.
+#[derive(Debug, Clone)]
+pub struct NewRun<'a> {
+    /// Experiment name.
+    pub name: &'a str,
+    /// measured or sim.
+    pub mode: Mode,
+    /// Path of the spec file.
+    pub spec_path: &'a str,
+    /// Exact spec text.
+    pub spec_text: &'a str,
+    /// SHA-256 of the spec text.
+    pub spec_hash: &'a str,
+    /// The resolved plan, JSON.
+    pub plan_json: &'a str,
+    /// Work multiplier.
+    pub scale: f64,
+    /// The machine.
+    pub env: &'a Environment,
+    /// The command line.
+    pub command_line: &'a str,
+}
+
+/// An open database.
+pub struct Store {
+    conn: Connection,
+}
+
+fn now() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Store, DbError> {
+        let conn = Connection::open(path)?;
+        Store::init(conn)
+    }
+
+    /// An in-memory database (tests).
+    pub fn memory() -> Result<Store, DbError> {
+        Store::init(Connection::open_in_memory()?)
+    }
+
+    fn init(conn: Connection) -> Result<Store, DbError> {
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        schema::migrate(&conn)?;
+        Ok(Store { conn })
+    }
+
+    /// Creates a run row in state `running`; returns its id.
+    pub fn create_run(&self, r: &NewRun) -> Result<i64, DbError> {
+        self.conn.execute(
+            "INSERT INTO runs (name, mode, status, started_unix, spec_path, spec_text, spec_hash, plan_json, scale, env_json, tool_version, command_line, warnings_json)
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '[]')",
+            params![
+                r.name,
+                r.mode.as_str(),
+                now(),
+                r.spec_path,
+                r.spec_text,
+                r.spec_hash,
+                r.plan_json,
+                r.scale,
+                serde_json::to_string(r.env).unwrap_or_default(),
+                r.env.tool_version,
+                r.command_line
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Sets a run's final status and warnings.
+    pub fn finish_run(&self, id: i64, status: &str, warnings: &[String]) -> Result<(), DbError> {
+        self.conn.execute(
+            "UPDATE runs SET status = ?2, finished_unix = ?3, warnings_json = ?4 WHERE id = ?1",
+            params![id, status, now(), serde_json::to_string(warnings).unwrap_or_default()],
+        )?;
+        Ok(())
+    }
+
+    /// Marks a run as running again (resume).
+    pub fn reopen_run(&self, id: i64) -> Result<(), DbError> {
+        self.conn.execute("UPDATE runs SET status = 'running', finished_unix = NULL WHERE id = ?1", params![id])?;
+        Ok(())
+    }
+
+    /// Stores one finished cell repetition and its samples in one transaction.
+    pub fn insert_cell(&mut self, run_id: i64, c: &CellRecord) -> Result<i64, DbError> {
+        let tx = self.conn.transaction()?;
+        let p = &c.params;
+        let s = &c.stat;
+        tx.execute(
+            "INSERT INTO cells (run_id, cell_id, key, workload, workload_kind, policy, class, priority, nice, processes,
+               rep, warmup, ordinal, status, message, started_unix, makespan_s,
+               stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq, stat_ctxt, stat_intr, stat_forks,
+               engine_user_s, engine_sys_s, engine_max_rss_kb)
+             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30)",
+            params![
+                run_id,
+                p.cell_id,
+                p.key,
+                p.workload,
+                p.workload_kind,
+                p.policy,
+                p.class,
+                p.priority,
+                p.nice,
+                p.processes,
+                c.rep,
+                c.warmup,
+                c.ordinal,
+                c.status.as_str(),
+                c.message,
+                c.started_unix,
+                c.makespan_s,
+                s.user as i64,
+                s.nice as i64,
+                s.system as i64,
+                s.idle as i64,
+                s.iowait as i64,
+                s.irq as i64,
+                s.softirq as i64,
+                s.ctxt as i64,
+                s.interrupts as i64,
+                s.forks as i64,
+                c.engine_user_s,
+                c.engine_sys_s,
+                c.engine_max_rss_kb
+            ],
+        )?;
+        let row = tx.last_insert_rowid();
+        {
+            let mut st = tx.prepare(
+                "INSERT INTO samples (cell_row, idx, pid, exit_code, signal, timed_out, wall_s, engine_wall_s, user_s, sys_s, cpu_pct,
+                   voluntary_csw, involuntary_csw, max_rss_kb, minor_faults, major_faults, work_units, start_offset_s, end_offset_s, extra_json)
+                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)",
+            )?;
+            for x in &c.samples {
+                st.execute(params![
+                    row,
+                    x.index,
+                    x.pid,
+                    x.exit_code,
+                    x.signal,
+                    x.timed_out,
+                    x.wall_s,
+                    x.engine_wall_s,
+                    x.user_s,
+                    x.sys_s,
+                    x.cpu_pct,
+                    x.voluntary_csw,
+                    x.involuntary_csw,
+                    x.max_rss_kb,
+                    x.minor_faults,
+                    x.major_faults,
+                    x.work_units,
+                    x.start_offset_s,
+                    x.end_offset_s,
+                    x.extra.to_string()
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(row)
+    }
+
+    /// All runs, newest first.
+    pub fn runs(&self) -> Result<Vec<RunRow>, DbError> {
+        let mut st = self.conn.prepare(&format!("{RUN_SELECT} ORDER BY r.id DESC"))?;
+        let rows = st.query_map([], run_row)?;
+        rows.collect()
+    }
+
+    /// One run by id.
+    pub fn run(&self, id: i64) -> Result<Option<RunRow>, DbError> {
+        self.conn.query_row(&format!("{RUN_SELECT} WHERE r.id = ?1"), params![id], run_row).optional()
+    }
+
+    /// The newest run, optionally only of one mode.
+    pub fn latest(&self, mode: Option<Mode>) -> Result<Option<RunRow>, DbError> {
+        let id: Option<i64> = match mode {
+            Some(m) => self.conn.query_row("SELECT max(id) FROM runs WHERE mode = ?1", params![m.as_str()], |r| r.get(0))?,
+            None => self.conn.query_row("SELECT max(id) FROM runs", [], |r| r.get(0))?,
+        };
+        match id {
+            Some(id) => self.run(id),
+            None => Ok(None),
+        }
+    }
+
+    /// The newest unfinished run made from exactly this plan, for --resume.
+    pub fn resumable(&self, spec_hash: &str, plan_json: &str) -> Result<Option<i64>, DbError> {
+        self.conn
+            .query_row(
+                "SELECT id FROM runs WHERE spec_hash = ?1 AND plan_json = ?2 AND status != 'complete' AND mode = 'measured' ORDER BY id DESC LIMIT 1",
+                params![spec_hash, plan_json],
+                |r| r.get(0),
+            )
+            .optional()
+    }
+
+    /// (cell_id, rep, warmup) of every stored cell repetition of a run.
+    pub fn done_steps(&self, run_id: i64) -> Result<Vec<(u32, u32, bool)>, DbError> {
+        let mut st = self.conn.prepare("SELECT cell_id, rep, warmup FROM cells WHERE run_id = ?1")?;
+        let rows = st.query_map(params![run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        rows.collect()
+    }
+
+    /// Every stored cell repetition of a run with its samples, in execution order.
+    pub fn cells(&self, run_id: i64) -> Result<Vec<CellRecord>, DbError> {
+        let mut st = self.conn.prepare(
+            "SELECT id, cell_id, key, workload, workload_kind, policy, class, priority, nice, processes, rep, warmup, ordinal, status, message,
+                    started_unix, makespan_s, stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq, stat_ctxt,
+                    stat_intr, stat_forks, engine_user_s, engine_sys_s, engine_max_rss_kb
+             FROM cells WHERE run_id = ?1 ORDER BY ordinal, id",
+        )?;
+        let mut sst = self.conn.prepare(
+            "SELECT idx, pid, exit_code, signal, timed_out, wall_s, engine_wall_s, user_s, sys_s, cpu_pct, voluntary_csw, involuntary_csw,
+                    max_rss_kb, minor_faults, major_faults, work_units, start_offset_s, end_offset_s, extra_json
+             FROM samples WHERE cell_row = ?1 ORDER BY idx",
+        )?;
+        let heads: Vec<(i64, CellRecord)> = st
+            .query_map(params![run_id], |r| {
+                let g = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)? as u64) };
+                Ok((
+                    r.get(0)?,
+                    CellRecord {
+                        params: CellParams {
+                            cell_id: r.get(1)?,
+                            key: r.get(2)?,
+                            workload: r.get(3)?,
+                            workload_kind: r.get(4)?,
+                            policy: r.get(5)?,
+                            class: r.get(6)?,
+                            priority: r.get(7)?,
+                            nice: r.get(8)?,
+                            processes: r.get(9)?,
+                        },
+                        rep: r.get(10)?,
+                        warmup: r.get(11)?,
+                        ordinal: r.get(12)?,
+                        status: CellStatus::parse(&r.get::<_, String>(13)?).unwrap_or(CellStatus::Failed),
+                        message: r.get(14)?,
+                        started_unix: r.get(15)?,
+                        makespan_s: r.get(16)?,
+                        stat: StatDelta {
+                            user: g(17)?,
+                            nice: g(18)?,
+                            system: g(19)?,
+                            idle: g(20)?,
+                            iowait: g(21)?,
+                            irq: g(22)?,
+                            softirq: g(23)?,
+                            ctxt: g(24)?,
+                            interrupts: g(25)?,
+                            forks: g(26)?,
+                        },
+                        engine_user_s: r.get(27)?,
+                        engine_sys_s: r.get(28)?,
+                        engine_max_rss_kb: r.get(29)?,
+                        samples: Vec::new(),
+                    },
+                ))
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut out = Vec::with_capacity(heads.len());
+        for (row, mut rec) in heads {
+            rec.samples = sst
+                .query_map(params![row], |r| {
+                    let extra: String = r.get(18)?;
+                    Ok(Sample {
+                        index: r.get(0)?,
+                        pid: r.get(1)?,
+                        exit_code: r.get(2)?,
+                        signal: r.get(3)?,
+                        timed_out: r.get(4)?,
+                        wall_s: r.get(5)?,
+                        engine_wall_s: r.get(6)?,
+                        user_s: r.get(7)?,
+                        sys_s: r.get(8)?,
+                        cpu_pct: r.get(9)?,
+                        voluntary_csw: r.get(10)?,
+                        involuntary_csw: r.get(11)?,
+                        max_rss_kb: r.get(12)?,
+                        minor_faults: r.get(13)?,
+                        major_faults: r.get(14)?,
+                        work_units: r.get(15)?,
+                        start_offset_s: r.get(16)?,
+                        end_offset_s: r.get(17)?,
+                        extra: serde_json::from_str(&extra).unwrap_or(serde_json::Value::Null),
+                    })
+                })?
+                .collect::<Result<_, _>>()?;
+            out.push(rec);
+        }
+        Ok(out)
+    }
+}
+
+const RUN_SELECT: &str =
+    "SELECT r.id, r.name, r.mode, r.status, r.started_unix, r.finished_unix, r.spec_path, r.spec_text, r.spec_hash, r.plan_json,
+    r.scale, r.env_json, r.command_line, r.warnings_json, (SELECT count(*) FROM cells c WHERE c.run_id = r.id) FROM runs r";
+
+fn run_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
+    let env: String = r.get(11)?;
+    let warnings: String = r.get(13)?;
+    Ok(RunRow {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        mode: r.get(2)?,
+        status: r.get(3)?,
+        started_unix: r.get(4)?,
+        finished_unix: r.get(5)?,
+        spec_path: r.get(6)?,
+        spec_text: r.get(7)?,
+        spec_hash: r.get(8)?,
+        plan_json: r.get(9)?,
+        scale: r.get(10)?,
+        env: serde_json::from_str(&env).unwrap_or_default(),
+        command_line: r.get(12)?,
+        warnings: serde_json::from_str(&warnings).unwrap_or_default(),
+        cells_done: r.get(14)?,
+    })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+mod tests;

@@ -1,14 +1,49 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
+//! Every Linux control and reader schedlab uses: scheduling attributes of a process,
+//! /proc and /sys readers, the machine's environment and this process's privileges.
+//!
+//! Readers take a [`Root`] so tests can point them at fake trees. This crate decides
+//! nothing about what to run.
+#![deny(missing_docs)]
+
+pub mod env;
+pub mod procfs;
+pub mod sched;
+
+use std::path::{Path, PathBuf};
+
+/// The filesystem root that /proc and /sys are read under (`/` on a real machine).
+#[derive(Debug, Clone)]
+pub struct Root(PathBuf);
+
+impl Default for Root {
+    fn default() -> Self {
+        Root(PathBuf::from("/"))
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+impl Root {
+    /// A root at `p` (a fake tree in tests).
+    pub fn new(p: impl Into<PathBuf>) -> Self {
+        Root(p.into())
+    }
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
+    /// The real path of an absolute path like `/proc/stat` under this root.
+    pub fn path(&self, abs: &str) -> PathBuf {
+        self.0.join(abs.trim_start_matches('/'))
+    }
+
+    /// Reads a file under the root, trimmed.
+    pub fn read(&self, abs: &str) -> std::io::Result<String> {
+        std::fs::read_to_string(self.path(abs)).map(|s| s.trim().to_string())
+    }
+
+    /// Reads and parses a file under the root; None if missing or unparsable.
+    pub fn read_parse<T: std::str::FromStr>(&self, abs: &str) -> Option<T> {
+        self.read(abs).ok()?.parse().ok()
+    }
+
+    /// The root directory itself.
+    pub fn dir(&self) -> &Path {
+        &self.0
     }
 }

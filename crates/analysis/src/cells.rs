@@ -1,0 +1,165 @@
+//! Per-cell figures across repetitions: the seed study's totals per cell (its Figure 11)
+//! and per-process means (its Figure 12), each a [`Summary`] over repetitions, because the
+//! repetition, not the process, is the independent unit.
+
+use crate::Summary;
+use schedlab_model::{CellParams, CellRecord, CellStatus};
+use std::collections::BTreeMap;
+
+/// Figures of one matrix cell over its measured repetitions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellStats {
+    /// Which cell.
+    pub params: CellParams,
+    /// Measured repetitions that ran (warm-ups and failed starts excluded).
+    pub reps: usize,
+    /// Repetitions that could not start (e.g. admission refused), with the first reason.
+    pub failed: usize,
+    /// The first failure message, if any.
+    pub failure: Option<String>,
+    /// Repetitions in which the watchdog killed workers.
+    pub timed_out: usize,
+    /// Processes that ended by a signal, over all repetitions.
+    pub signalled: usize,
+    /// Processes that exited non-zero, over all repetitions.
+    pub nonzero_exit: usize,
+    /// Release to last reap, seconds.
+    pub makespan: Summary,
+    /// Sum of user CPU seconds over the cell's processes.
+    pub user_total: Summary,
+    /// Sum of system CPU seconds.
+    pub sys_total: Summary,
+    /// (user + sys) / makespan * 100: how many CPUs' worth the cell used.
+    pub cpu_pct_total: Summary,
+    /// Sum of involuntary context switches ("preempted").
+    pub invol_total: Summary,
+    /// Sum of voluntary context switches ("blocked").
+    pub vol_total: Summary,
+    /// Mean wall seconds per process.
+    pub wall_per_proc: Summary,
+    /// Mean user seconds per process.
+    pub user_per_proc: Summary,
+    /// Mean system seconds per process.
+    pub sys_per_proc: Summary,
+    /// Mean CPU percent per process.
+    pub cpu_pct_per_proc: Summary,
+    /// Mean involuntary switches per process.
+    pub invol_per_proc: Summary,
+    /// Mean voluntary switches per process.
+    pub vol_per_proc: Summary,
+    /// Processes completed per second (processes / makespan).
+    pub throughput: Summary,
+    /// Work units per second over the cell.
+    pub work_rate: Summary,
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 {
+        0.0
+    } else {
+        s / n as f64
+    }
+}
+
+/// Groups measured repetitions by cell (in cell order) and summarises each.
+/// Cells whose every repetition failed to start are kept with `reps == 0` so a
+/// report can say why.
+pub fn cell_stats(records: &[CellRecord]) -> Vec<CellStats> {
+    let mut by_cell: BTreeMap<u32, Vec<&CellRecord>> = BTreeMap::new();
+    for r in records.iter().filter(|r| !r.warmup) {
+        by_cell.entry(r.params.cell_id).or_default().push(r);
+    }
+    by_cell.into_values().filter_map(|reps| summarise(&reps)).collect()
+}
+
+fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
+    let params = all.first()?.params.clone();
+    let failed: Vec<&&CellRecord> = all.iter().filter(|r| r.status == CellStatus::Failed).collect();
+    let ran: Vec<&CellRecord> = all.iter().copied().filter(|r| r.status != CellStatus::Failed && !r.samples.is_empty()).collect();
+    let per = |f: &dyn Fn(&CellRecord) -> f64| -> Summary {
+        let xs: Vec<f64> = ran.iter().map(|r| f(r)).collect();
+        Summary::of(&xs).unwrap_or(EMPTY)
+    };
+    let sum = |r: &CellRecord, f: &dyn Fn(&schedlab_model::Sample) -> f64| r.samples.iter().map(f).sum::<f64>();
+    let avg = |r: &CellRecord, f: &dyn Fn(&schedlab_model::Sample) -> f64| mean(r.samples.iter().map(f));
+    Some(CellStats {
+        reps: ran.len(),
+        failed: failed.len(),
+        failure: failed.first().and_then(|r| r.message.clone()),
+        timed_out: ran.iter().filter(|r| r.status == CellStatus::TimedOut).count(),
+        signalled: ran.iter().flat_map(|r| &r.samples).filter(|s| s.signal.is_some()).count(),
+        nonzero_exit: ran.iter().flat_map(|r| &r.samples).filter(|s| s.exit_code.is_some_and(|c| c != 0)).count(),
+        makespan: per(&|r| r.makespan_s),
+        user_total: per(&|r| sum(r, &|s| s.user_s)),
+        sys_total: per(&|r| sum(r, &|s| s.sys_s)),
+        cpu_pct_total: per(&|r| if r.makespan_s > 0.0 { sum(r, &|s| s.user_s + s.sys_s) / r.makespan_s * 100.0 } else { 0.0 }),
+        invol_total: per(&|r| sum(r, &|s| s.involuntary_csw as f64)),
+        vol_total: per(&|r| sum(r, &|s| s.voluntary_csw as f64)),
+        wall_per_proc: per(&|r| avg(r, &|s| s.wall_s)),
+        user_per_proc: per(&|r| avg(r, &|s| s.user_s)),
+        sys_per_proc: per(&|r| avg(r, &|s| s.sys_s)),
+        cpu_pct_per_proc: per(&|r| avg(r, &|s| s.cpu_pct)),
+        invol_per_proc: per(&|r| avg(r, &|s| s.involuntary_csw as f64)),
+        vol_per_proc: per(&|r| avg(r, &|s| s.voluntary_csw as f64)),
+        throughput: per(&|r| if r.makespan_s > 0.0 { r.samples.len() as f64 / r.makespan_s } else { 0.0 }),
+        work_rate: per(&|r| if r.makespan_s > 0.0 { sum(r, &|s| s.work_units) / r.makespan_s } else { 0.0 }),
+        params,
+    })
+}
+
+/// The summary of no data: n = 0, everything NaN, so tables print "-".
+pub const EMPTY: Summary =
+    Summary { n: 0, mean: f64::NAN, sd: f64::NAN, median: f64::NAN, min: f64::NAN, max: f64::NAN, ci_low: f64::NAN, ci_high: f64::NAN };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_model::Sample;
+
+    fn rec(cell_id: u32, rep: u32, warmup: bool, makespan: f64, invol: &[i64]) -> CellRecord {
+        CellRecord {
+            params: CellParams { cell_id, key: format!("k{cell_id}"), processes: invol.len() as u32, ..Default::default() },
+            rep,
+            warmup,
+            ordinal: 0,
+            status: CellStatus::Ok,
+            message: None,
+            started_unix: 0.0,
+            makespan_s: makespan,
+            stat: Default::default(),
+            engine_user_s: 0.0,
+            engine_sys_s: 0.0,
+            engine_max_rss_kb: 0,
+            samples: invol
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| Sample { index: i as u32, involuntary_csw: c, user_s: 1.0, wall_s: makespan, ..Default::default() })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn totals_and_per_process_means_over_repetitions() {
+        let recs = vec![rec(0, 0, false, 2.0, &[10, 30]), rec(0, 1, false, 4.0, &[20, 40]), rec(0, 0, true, 100.0, &[1000, 1000])];
+        let s = &cell_stats(&recs)[0];
+        assert_eq!(s.reps, 2, "the warm-up is excluded");
+        assert_eq!(s.invol_total.mean, 50.0); // (40 + 60) / 2
+        assert_eq!(s.invol_per_proc.mean, 25.0); // (20 + 30) / 2
+        assert_eq!(s.makespan.mean, 3.0);
+        // 2 CPU-seconds over 2 s = 100%, over 4 s = 50%
+        assert_eq!(s.cpu_pct_total.mean, 75.0);
+        assert_eq!(s.throughput.mean, 0.75); // (2/2 + 2/4) / 2
+    }
+
+    #[test]
+    fn failed_repetitions_are_counted_not_averaged() {
+        let mut f = rec(1, 0, false, 0.0, &[]);
+        f.status = CellStatus::Failed;
+        f.message = Some("admission refused".into());
+        let s = &cell_stats(&[f])[0];
+        assert_eq!((s.reps, s.failed), (0, 1));
+        assert_eq!(s.failure.as_deref(), Some("admission refused"));
+        assert!(s.makespan.mean.is_nan());
+    }
+}

@@ -1,0 +1,88 @@
+//! The two-sample verdict behind `schedlab compare`.
+
+use crate::moments::valid_level;
+use crate::ratio::{ratio_of_means, Ratio};
+use crate::summary::Summary;
+use crate::welch::{welch_t_test, Welch};
+
+/// A comparison verdict used by `schedlab compare`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Comparison {
+    /// Summary of the baseline sample, CI at level 1 − alpha.
+    pub a: Summary,
+    /// Summary of the candidate sample, CI at level 1 − alpha.
+    pub b: Summary,
+    /// mean(b) / mean(a) with a 1 − alpha CI; None when mean(a) is 0.
+    pub ratio: Option<Ratio>,
+    /// Welch's t-test of a against b; None when either sample has fewer than 2 values.
+    pub welch: Option<Welch>,
+    /// True when the Welch test exists and its p-value is below alpha.
+    pub significant: bool,
+}
+
+/// Compares baseline `a` with candidate `b` at significance `alpha` in (0, 1); None for empty/non-finite samples or a bad alpha.
+///
+/// All intervals use level 1 − alpha so that they agree with the test's
+/// verdict (alpha = 0.05 gives the usual 95% intervals).
+pub fn compare(a: &[f64], b: &[f64], alpha: f64) -> Option<Comparison> {
+    if !valid_level(alpha) {
+        return None;
+    }
+    let level = 1.0 - alpha;
+    let sa = Summary::with_confidence(a, level)?;
+    let sb = Summary::with_confidence(b, level)?;
+    let welch = welch_t_test(a, b);
+    Some(Comparison { a: sa, b: sb, ratio: ratio_of_means(a, b, level), welch, significant: welch.is_some_and(|w| w.p_value < alpha) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Welch example 1 (see welch.rs): p = 0.021378.
+    const A1: [f64; 15] = [27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4];
+    const A2: [f64; 15] = [27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4];
+
+    #[test]
+    fn significance_depends_on_alpha() {
+        let c = compare(&A1, &A2, 0.05).unwrap();
+        assert!(c.significant);
+        assert!((c.welch.unwrap().p_value - 0.021_378).abs() < 1e-4);
+        let c = compare(&A1, &A2, 0.01).unwrap();
+        assert!(!c.significant);
+    }
+
+    #[test]
+    fn parts_match_the_standalone_functions() {
+        let c = compare(&A1, &A2, 0.05).unwrap();
+        assert_eq!(c.a, Summary::of(&A1).unwrap());
+        assert_eq!(c.b, Summary::of(&A2).unwrap());
+        assert_eq!(c.welch, welch_t_test(&A1, &A2));
+        assert_eq!(c.ratio, ratio_of_means(&A1, &A2, 0.95));
+        // mean(A2) / mean(A1) = 22.986667 / 20.82 = 1.104067
+        assert!((c.ratio.unwrap().ratio - 344.8 / 312.3).abs() < 1e-12);
+    }
+
+    #[test]
+    fn single_runs_compare_without_a_test() {
+        let c = compare(&[10.0], &[12.0], 0.05).unwrap();
+        assert_eq!(c.welch, None);
+        assert!(!c.significant);
+        assert_eq!(c.ratio.unwrap().ratio, 1.2);
+    }
+
+    #[test]
+    fn zero_baseline_has_no_ratio() {
+        let c = compare(&[0.0, 0.0], &[1.0, 2.0], 0.05).unwrap();
+        assert_eq!(c.ratio, None);
+        assert!(c.welch.is_some());
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        assert_eq!(compare(&[], &[1.0], 0.05), None);
+        assert_eq!(compare(&[1.0], &[f64::NAN], 0.05), None);
+        assert_eq!(compare(&[1.0, 2.0], &[1.0, 2.0], 0.0), None);
+        assert_eq!(compare(&[1.0, 2.0], &[1.0, 2.0], 1.0), None);
+    }
+}

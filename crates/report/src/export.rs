@@ -1,0 +1,92 @@
+//! Exporters: one small trait, one implementation per format. All write the same flat
+//! rows (one per process), so a sample looks the same in every format.
+
+use crate::flat::FlatSample;
+use std::io::{self, Write};
+
+/// Writes flat samples in one format.
+pub trait Exporter {
+    /// Writes every row to `out`.
+    fn write(&self, rows: &[FlatSample], out: &mut dyn Write) -> io::Result<()>;
+}
+
+/// Picks the exporter for a format name.
+pub fn by_name(name: &str) -> Option<Box<dyn Exporter>> {
+    match name {
+        "csv" => Some(Box::new(Csv)),
+        "json" => Some(Box::new(Json)),
+        "markdown" | "md" => Some(Box::new(Markdown)),
+        _ => None,
+    }
+}
+
+/// Field names and values of a row, in declaration order, from its serde form.
+fn fields(row: &FlatSample) -> Vec<(String, String)> {
+    let v = serde_json::to_value(row).expect("flat rows serialise");
+    let obj = v.as_object().expect("a struct serialises to an object");
+    obj.iter()
+        .map(|(k, v)| {
+            let s = match v {
+                serde_json::Value::Null => String::new(),
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (k.clone(), s)
+        })
+        .collect()
+}
+
+/// Comma-separated values with a header row (RFC 4180 quoting).
+pub struct Csv;
+
+fn csv_quote(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+impl Exporter for Csv {
+    fn write(&self, rows: &[FlatSample], out: &mut dyn Write) -> io::Result<()> {
+        let mut header_done = false;
+        for r in rows {
+            let f = fields(r);
+            if !header_done {
+                writeln!(out, "{}", f.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(","))?;
+                header_done = true;
+            }
+            writeln!(out, "{}", f.iter().map(|(_, v)| csv_quote(v)).collect::<Vec<_>>().join(","))?;
+        }
+        Ok(())
+    }
+}
+
+/// A JSON array, one object per process.
+pub struct Json;
+
+impl Exporter for Json {
+    fn write(&self, rows: &[FlatSample], out: &mut dyn Write) -> io::Result<()> {
+        serde_json::to_writer_pretty(&mut *out, rows)?;
+        writeln!(out)
+    }
+}
+
+/// A GitHub-flavoured Markdown table.
+pub struct Markdown;
+
+impl Exporter for Markdown {
+    fn write(&self, rows: &[FlatSample], out: &mut dyn Write) -> io::Result<()> {
+        let mut header_done = false;
+        for r in rows {
+            let f = fields(r);
+            if !header_done {
+                writeln!(out, "| {} |", f.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(" | "))?;
+                writeln!(out, "|{}", "---|".repeat(f.len()))?;
+                header_done = true;
+            }
+            writeln!(out, "| {} |", f.iter().map(|(_, v)| v.replace('|', "\\|")).collect::<Vec<_>>().join(" | "))?;
+        }
+        Ok(())
+    }
+}

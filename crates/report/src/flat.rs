@@ -1,0 +1,140 @@
+//! One flat row per worker process: the sample joined with its cell and run, the shape
+//! every exporter writes.
+
+use schedlab_model::CellRecord;
+use serde::Serialize;
+
+/// One process of one cell repetition, with everything needed to analyse it alone.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlatSample {
+    /// Run id.
+    pub run_id: i64,
+    /// Matrix cell index.
+    pub cell_id: u32,
+    /// Cell key, e.g. `cpu/fifo/n10`.
+    pub cell_key: String,
+    /// Repetition.
+    pub rep: u32,
+    /// A warm-up repetition.
+    pub warmup: bool,
+    /// Workload name.
+    pub workload: String,
+    /// Workload kind.
+    pub workload_kind: String,
+    /// Policy name.
+    pub policy: String,
+    /// Scheduling class.
+    pub class: String,
+    /// RT priority.
+    pub priority: i32,
+    /// Nice.
+    pub nice: i32,
+    /// Processes in the cell.
+    pub processes: u32,
+    /// Worker index.
+    pub index: u32,
+    /// Process id.
+    pub pid: i32,
+    /// Exit status.
+    pub exit_code: Option<i32>,
+    /// Terminating signal.
+    pub signal: Option<i32>,
+    /// Killed by the watchdog.
+    pub timed_out: bool,
+    /// Wall seconds (worker's own clock).
+    pub wall_s: f64,
+    /// Wall seconds from release to reap.
+    pub engine_wall_s: f64,
+    /// User CPU seconds.
+    pub user_s: f64,
+    /// System CPU seconds.
+    pub sys_s: f64,
+    /// CPU percent.
+    pub cpu_pct: f64,
+    /// Voluntary context switches.
+    pub voluntary_csw: i64,
+    /// Involuntary context switches.
+    pub involuntary_csw: i64,
+    /// Peak RSS, KiB.
+    pub max_rss_kb: i64,
+    /// Minor faults.
+    pub minor_faults: i64,
+    /// Major faults.
+    pub major_faults: i64,
+    /// Work units.
+    pub work_units: f64,
+    /// Start relative to release, seconds.
+    pub start_offset_s: f64,
+    /// End relative to release, seconds.
+    pub end_offset_s: f64,
+    /// Cell makespan, seconds.
+    pub cell_makespan_s: f64,
+    /// Cell status.
+    pub cell_status: String,
+    /// /proc/stat user jiffies over the cell.
+    pub cell_user_jiffies: u64,
+    /// /proc/stat system jiffies over the cell.
+    pub cell_system_jiffies: u64,
+    /// /proc/stat idle jiffies over the cell.
+    pub cell_idle_jiffies: u64,
+    /// /proc/stat iowait jiffies over the cell.
+    pub cell_iowait_jiffies: u64,
+    /// Context switches (all CPUs) over the cell.
+    pub cell_ctxt: u64,
+    /// Interrupts over the cell.
+    pub cell_interrupts: u64,
+    /// Workload extras (policy seen, CPU, estimate, ...), as JSON text.
+    pub extra: String,
+}
+
+/// Flattens stored cells into one row per process.
+pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
+    let mut out = Vec::new();
+    for c in cells {
+        let p = &c.params;
+        for s in &c.samples {
+            out.push(FlatSample {
+                run_id,
+                cell_id: p.cell_id,
+                cell_key: p.key.clone(),
+                rep: c.rep,
+                warmup: c.warmup,
+                workload: p.workload.clone(),
+                workload_kind: p.workload_kind.clone(),
+                policy: p.policy.clone(),
+                class: p.class.clone(),
+                priority: p.priority,
+                nice: p.nice,
+                processes: p.processes,
+                index: s.index,
+                pid: s.pid,
+                exit_code: s.exit_code,
+                signal: s.signal,
+                timed_out: s.timed_out,
+                wall_s: s.wall_s,
+                engine_wall_s: s.engine_wall_s,
+                user_s: s.user_s,
+                sys_s: s.sys_s,
+                cpu_pct: s.cpu_pct,
+                voluntary_csw: s.voluntary_csw,
+                involuntary_csw: s.involuntary_csw,
+                max_rss_kb: s.max_rss_kb,
+                minor_faults: s.minor_faults,
+                major_faults: s.major_faults,
+                work_units: s.work_units,
+                start_offset_s: s.start_offset_s,
+                end_offset_s: s.end_offset_s,
+                cell_makespan_s: c.makespan_s,
+                cell_status: c.status.as_str().to_string(),
+                cell_user_jiffies: c.stat.user,
+                cell_system_jiffies: c.stat.system,
+                cell_idle_jiffies: c.stat.idle,
+                cell_iowait_jiffies: c.stat.iowait,
+                cell_ctxt: c.stat.ctxt,
+                cell_interrupts: c.stat.interrupts,
+                extra: s.extra.to_string(),
+            });
+        }
+    }
+    out
+}

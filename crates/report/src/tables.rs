@@ -1,0 +1,115 @@
+//! The tables of `schedlab show`: per-cell totals (like seed 000's Figure 11) and
+//! per-process means (its Figure 12), each value a mean over repetitions with its 95%
+//! confidence interval half-width.
+
+use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
+use schedlab_analysis::{CellStats, Summary};
+
+/// Formats a summary as `mean ±ci` with `prec` decimals; `-` when there is no data.
+pub fn fmt_summary(s: &Summary, prec: usize) -> String {
+    if s.n == 0 || s.mean.is_nan() {
+        return "-".into();
+    }
+    if s.n < 2 {
+        return format!("{:.*}", prec, s.mean);
+    }
+    format!("{:.*} ±{:.*}", prec, s.mean, prec, s.ci_half_width())
+}
+
+fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled).set_header(header.to_vec());
+    for i in 3..header.len() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
+fn policy_label(s: &CellStats) -> String {
+    let p = &s.params;
+    let mut l = p.policy.clone();
+    if p.policy != p.class {
+        l.push_str(&format!(" ({})", p.class));
+    }
+    if p.class == "fifo" || p.class == "rr" {
+        l.push_str(&format!(" prio {}", p.priority));
+    }
+    if p.nice != 0 {
+        l.push_str(&format!(" nice {}", p.nice));
+    }
+    l
+}
+
+fn status(s: &CellStats) -> String {
+    let mut notes = Vec::new();
+    if s.failed > 0 {
+        notes.push(format!("{} failed: {}", s.failed, s.failure.as_deref().unwrap_or("?")));
+    }
+    if s.timed_out > 0 {
+        notes.push(format!("{} timed out", s.timed_out));
+    }
+    if s.signalled > 0 {
+        notes.push(format!("{} killed by signal", s.signalled));
+    }
+    if s.nonzero_exit > 0 {
+        notes.push(format!("{} exit != 0", s.nonzero_exit));
+    }
+    notes.join("; ")
+}
+
+/// Per-cell totals: wall (makespan), user, sys, CPU%, preempted, blocked.
+pub fn totals(stats: &[CellStats]) -> Table {
+    let mut t =
+        table(&["workload", "policy", "procs", "n", "wall [s]", "user [CPU-s]", "sys [CPU-s]", "CPU [%]", "preempted", "blocked", "notes"]);
+    for s in stats {
+        t.add_row(vec![
+            s.params.workload.clone(),
+            policy_label(s),
+            s.params.processes.to_string(),
+            s.reps.to_string(),
+            fmt_summary(&s.makespan, 2),
+            fmt_summary(&s.user_total, 2),
+            fmt_summary(&s.sys_total, 2),
+            fmt_summary(&s.cpu_pct_total, 0),
+            fmt_summary(&s.invol_total, 0),
+            fmt_summary(&s.vol_total, 0),
+            status(s),
+        ]);
+    }
+    t
+}
+
+/// Per-process means: wall, user, sys, CPU%, preempted and blocked per process.
+pub fn per_process(stats: &[CellStats]) -> Table {
+    let mut t = table(&[
+        "workload",
+        "policy",
+        "procs",
+        "n",
+        "wall/proc [s]",
+        "user/proc",
+        "sys/proc",
+        "CPU/proc [%]",
+        "preempted/proc",
+        "blocked/proc",
+        "procs/s",
+    ]);
+    for s in stats {
+        t.add_row(vec![
+            s.params.workload.clone(),
+            policy_label(s),
+            s.params.processes.to_string(),
+            s.reps.to_string(),
+            fmt_summary(&s.wall_per_proc, 3),
+            fmt_summary(&s.user_per_proc, 3),
+            fmt_summary(&s.sys_per_proc, 4),
+            fmt_summary(&s.cpu_pct_per_proc, 0),
+            fmt_summary(&s.invol_per_proc, 1),
+            fmt_summary(&s.vol_per_proc, 1),
+            fmt_summary(&s.throughput, 2),
+        ]);
+    }
+    t
+}

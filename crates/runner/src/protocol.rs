@@ -1,0 +1,53 @@
+//! What the engine tells a worker (argv) and what a worker tells the engine (one line on
+//! its stdout, written with a single write(2) so lines from many workers never interleave).
+
+use schedlab_spec::Workload;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The hidden subcommand the engine execs itself with.
+pub const WORKER_SUBCOMMAND: &str = "__worker";
+
+/// Everything one worker needs, passed as one JSON argument.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Job {
+    /// Worker index within the cell.
+    pub index: u32,
+    /// The plan's seed.
+    pub seed: u64,
+    /// The cell's work directory (outputs go here).
+    pub dir: PathBuf,
+    /// Input file for copy.
+    pub input: Option<PathBuf>,
+    /// What to do.
+    pub workload: Workload,
+}
+
+/// A worker's report.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Report {
+    /// Worker index.
+    pub i: u32,
+    /// CLOCK_MONOTONIC at the start of the work, ns.
+    pub start_ns: u64,
+    /// CLOCK_MONOTONIC at the end of the work, ns (0 for an exec'd command).
+    pub end_ns: u64,
+    /// Work units done.
+    pub units: f64,
+    /// The scheduling class the worker saw itself under, after release.
+    pub policy: String,
+    /// Its nice value after release.
+    pub nice: i32,
+    /// The CPU it was on at the end (at exec for a command).
+    pub cpu: i32,
+    /// Workload-specific results (pi estimate, synchronous writes, ...).
+    #[serde(default)]
+    pub detail: serde_json::Value,
+    /// The worker's own rusage at the release (exec, setup and the wait itself), so
+    /// the engine can tell the work from its preparation: [user_s, sys_s, voluntary, involuntary].
+    #[serde(default)]
+    pub setup: [f64; 4],
+    /// Setup or work failure.
+    #[serde(default)]
+    pub error: Option<String>,
+}

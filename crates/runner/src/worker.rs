@@ -1,0 +1,161 @@
+//! The worker side: the engine execs its own binary with [`WORKER_SUBCOMMAND`] and a
+//! [`Job`]. The worker prepares, blocks reading stdin (the release pipe) until the engine
+//! closes the write end, does the work, and reports one line on stdout.
+
+use crate::protocol::{Job, Report};
+use schedlab_spec::Workload;
+use schedlab_sys::{procfs::monotonic_ns, sched};
+use schedlab_workloads as wl;
+use std::ffi::CString;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+
+/// Runs a worker from its JSON job argument; returns the process exit code.
+pub fn main(job_json: &str) -> i32 {
+    let job: Job = match serde_json::from_str(job_json) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("schedlab worker: bad job description: {e}");
+            return 2;
+        }
+    };
+    let mut report = Report { i: job.index, ..Default::default() };
+    let prepared = prepare(&job);
+    wait_for_release();
+    report.start_ns = monotonic_ns();
+    report.setup = setup_usage();
+    let (pol, nice) = sched::current();
+    report.policy = sched::policy_name(pol).to_string();
+    report.nice = nice;
+    let outcome = prepared.and_then(|p| work(&job, p, &mut report));
+    if let Err(e) = outcome {
+        report.error = Some(e);
+        report.end_ns = monotonic_ns();
+        send(&report);
+        return 1;
+    }
+    // Only a command reaches here without exec'ing; work() exec'd otherwise.
+    report.end_ns = monotonic_ns();
+    report.cpu = sched::current_cpu();
+    send(&report);
+    0
+}
+
+/// Setup that must not be measured: opening files, building argv.
+enum Prepared {
+    Cpu,
+    Copy(wl::CopyFiles),
+    Mixed(std::fs::File),
+    Exec(Vec<CString>, std::fs::File),
+}
+
+fn prepare(job: &Job) -> Result<Prepared, String> {
+    let out_path = job.dir.join(format!("out-{}", job.index));
+    match &job.workload {
+        Workload::Pi { .. } => Ok(Prepared::Cpu),
+        Workload::Copy { .. } => {
+            let input = job.input.as_ref().ok_or("copy without an input file")?;
+            wl::CopyFiles::open(input, &out_path)
+                .map(Prepared::Copy)
+                .map_err(|e| format!("opening {} / {}: {e}", input.display(), out_path.display()))
+        }
+        Workload::Mixed { .. } => {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .custom_flags(libc::O_SYNC)
+                .open(&out_path)
+                .map(Prepared::Mixed)
+                .map_err(|e| format!("creating {}: {e}", out_path.display()))
+        }
+        Workload::Command { argv } => {
+            let dir = job.dir.to_string_lossy();
+            let idx = job.index.to_string();
+            let args: Result<Vec<CString>, _> =
+                argv.iter().map(|a| CString::new(a.replace("{index}", &idx).replace("{dir}", &dir))).collect();
+            let args = args.map_err(|e| format!("argument with NUL byte: {e}"))?;
+            let out = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(job.dir.join(format!("cmd-{}.out", job.index)))
+                .map_err(|e| format!("creating the command's output file: {e}"))?;
+            Ok(Prepared::Exec(args, out))
+        }
+    }
+}
+
+fn setup_usage() -> [f64; 4] {
+    // SAFETY: rusage is plain data filled by getrusage.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = schedlab_sys::procfs::tv_secs;
+    [tv(ru.ru_utime), tv(ru.ru_stime), ru.ru_nvcsw as f64, ru.ru_nivcsw as f64]
+}
+
+fn wait_for_release() {
+    let mut buf = [0u8; 16];
+    loop {
+        // SAFETY: reading into a valid stack buffer from fd 0.
+        let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
+        if n == 0 || (n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)) {
+            return;
+        }
+    }
+}
+
+fn work(job: &Job, p: Prepared, report: &mut Report) -> Result<(), String> {
+    match (&job.workload, p) {
+        (Workload::Pi { iterations }, Prepared::Cpu) => {
+            let o = wl::pi(*iterations, job.seed, job.index as u64);
+            report.units = o.iterations as f64;
+            report.detail = serde_json::json!({ "estimate": o.estimate });
+        }
+        (Workload::Mixed { iterations, write_every }, Prepared::Mixed(mut f)) => {
+            let o = wl::mixed(*iterations, *write_every, job.seed, job.index as u64, &mut f).map_err(|e| format!("mixed: {e}"))?;
+            report.units = o.iterations as f64;
+            report.detail = serde_json::json!({ "estimate": o.estimate, "sync_writes": o.writes });
+        }
+        (Workload::Copy { transfer_bytes, block_bytes, .. }, Prepared::Copy(mut files)) => {
+            let (bytes, writes) = wl::copy(&mut files, *transfer_bytes, *block_bytes).map_err(|e| format!("copy: {e}"))?;
+            report.units = bytes as f64;
+            report.detail = serde_json::json!({ "sync_writes": writes });
+        }
+        (Workload::Command { .. }, Prepared::Exec(args, out)) => exec(args, out, report),
+        _ => return Err("internal: workload and preparation disagree".into()),
+    }
+    Ok(())
+}
+
+/// Reports the start, then replaces this process with the user's program: same pid, same
+/// policy, nice, affinity and cgroup, so wait4's rusage covers the program itself.
+fn exec(args: Vec<CString>, out: std::fs::File, report: &mut Report) -> ! {
+    report.cpu = sched::current_cpu();
+    report.detail = serde_json::json!({ "exec": args[0].to_string_lossy() });
+    send(report);
+    use std::os::fd::AsRawFd;
+    // SAFETY: dup2 onto stdout so the program's output goes to its own file, not the
+    // engine's result pipe; then execvp with NUL-terminated argument vectors.
+    unsafe {
+        libc::dup2(out.as_raw_fd(), 1);
+        let mut ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+        ptrs.push(std::ptr::null());
+        libc::execvp(ptrs[0], ptrs.as_ptr());
+    }
+    let err = std::io::Error::last_os_error();
+    let _ = writeln!(
+        std::io::stderr(),
+        "schedlab worker: cannot execute {}: {err}",
+        std::ffi::OsStr::from_bytes(args[0].as_bytes()).to_string_lossy()
+    );
+    std::process::exit(127)
+}
+
+/// One line, one write(2): lines from different workers never interleave (< PIPE_BUF).
+fn send(r: &Report) {
+    let mut line = serde_json::to_vec(r).unwrap_or_default();
+    line.push(b'\n');
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(&line);
+    let _ = out.flush();
+}

@@ -1,0 +1,90 @@
+//! The schema and its migrations, tracked with PRAGMA user_version.
+
+use rusqlite::Connection;
+
+/// Each entry upgrades the schema by one version; never edit a released entry, append.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    status TEXT NOT NULL,
+    started_unix REAL NOT NULL,
+    finished_unix REAL,
+    spec_path TEXT NOT NULL,
+    spec_text TEXT NOT NULL,
+    spec_hash TEXT NOT NULL,
+    plan_json TEXT NOT NULL,
+    scale REAL NOT NULL,
+    env_json TEXT NOT NULL,
+    tool_version TEXT NOT NULL,
+    command_line TEXT NOT NULL,
+    warnings_json TEXT NOT NULL
+);
+CREATE TABLE cells (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    cell_id INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    workload TEXT NOT NULL,
+    workload_kind TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    class TEXT NOT NULL,
+    priority INTEGER NOT NULL,
+    nice INTEGER NOT NULL,
+    processes INTEGER NOT NULL,
+    rep INTEGER NOT NULL,
+    warmup INTEGER NOT NULL,
+    ordinal INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    message TEXT,
+    started_unix REAL NOT NULL,
+    makespan_s REAL NOT NULL,
+    stat_user INTEGER NOT NULL, stat_nice INTEGER NOT NULL, stat_system INTEGER NOT NULL, stat_idle INTEGER NOT NULL,
+    stat_iowait INTEGER NOT NULL, stat_irq INTEGER NOT NULL, stat_softirq INTEGER NOT NULL,
+    stat_ctxt INTEGER NOT NULL, stat_intr INTEGER NOT NULL, stat_forks INTEGER NOT NULL,
+    engine_user_s REAL NOT NULL,
+    engine_sys_s REAL NOT NULL,
+    engine_max_rss_kb INTEGER NOT NULL,
+    UNIQUE (run_id, cell_id, rep, warmup)
+);
+CREATE TABLE samples (
+    cell_row INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    pid INTEGER NOT NULL,
+    exit_code INTEGER,
+    signal INTEGER,
+    timed_out INTEGER NOT NULL,
+    wall_s REAL NOT NULL,
+    engine_wall_s REAL NOT NULL,
+    user_s REAL NOT NULL,
+    sys_s REAL NOT NULL,
+    cpu_pct REAL NOT NULL,
+    voluntary_csw INTEGER NOT NULL,
+    involuntary_csw INTEGER NOT NULL,
+    max_rss_kb INTEGER NOT NULL,
+    minor_faults INTEGER NOT NULL,
+    major_faults INTEGER NOT NULL,
+    work_units REAL NOT NULL,
+    start_offset_s REAL NOT NULL,
+    end_offset_s REAL NOT NULL,
+    extra_json TEXT NOT NULL,
+    PRIMARY KEY (cell_row, idx)
+);
+CREATE INDEX cells_by_run ON cells(run_id, ordinal);
+"#];
+
+/// Applies every migration newer than the database's user_version.
+pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    let have: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if have > MIGRATIONS.len() as i64 {
+        return Err(rusqlite::Error::InvalidParameterName(format!(
+            "this database has schema version {have}, newer than this schedlab understands ({}); upgrade schedlab",
+            MIGRATIONS.len()
+        )));
+    }
+    for (i, m) in MIGRATIONS.iter().enumerate().skip(have as usize) {
+        conn.execute_batch(&format!("BEGIN; {m} PRAGMA user_version = {}; COMMIT;", i + 1))?;
+    }
+    Ok(())
+}

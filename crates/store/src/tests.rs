@@ -1,0 +1,116 @@
+use super::*;
+
+fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
+    CellRecord {
+        params: CellParams {
+            cell_id,
+            key: format!("cpu/other/n{n}"),
+            workload: "cpu".into(),
+            workload_kind: "pi".into(),
+            policy: "other".into(),
+            class: "other".into(),
+            priority: 0,
+            nice: 0,
+            processes: n,
+        },
+        rep,
+        warmup: false,
+        ordinal: rep,
+        status: CellStatus::Ok,
+        message: None,
+        started_unix: 1.5,
+        makespan_s: 2.0,
+        stat: StatDelta { user: 10, ctxt: 99, ..Default::default() },
+        engine_user_s: 0.01,
+        engine_sys_s: 0.02,
+        engine_max_rss_kb: 1000,
+        samples: (0..n)
+            .map(|i| Sample {
+                index: i,
+                pid: 100 + i as i32,
+                exit_code: Some(0),
+                wall_s: 1.0 + i as f64,
+                involuntary_csw: 7,
+                extra: serde_json::json!({"cpu": 1}),
+                ..Default::default()
+            })
+            .collect(),
+    }
+}
+
+fn new_run(store: &Store) -> i64 {
+    let env = Environment { kernel: "6.1".into(), ..Default::default() };
+    store
+        .create_run(&NewRun {
+            name: "t",
+            mode: Mode::Measured,
+            spec_path: "t.toml",
+            spec_text: "name='t'",
+            spec_hash: "abc",
+            plan_json: "{}",
+            scale: 1.0,
+            env: &env,
+            command_line: "schedlab run t.toml",
+        })
+        .unwrap()
+}
+
+#[test]
+fn round_trips_cells_and_samples_exactly() {
+    let mut s = Store::memory().unwrap();
+    let id = new_run(&s);
+    let a = record(0, 0, 3);
+    let b = record(0, 1, 2);
+    s.insert_cell(id, &a).unwrap();
+    s.insert_cell(id, &b).unwrap();
+    let back = s.cells(id).unwrap();
+    assert_eq!(back, vec![a, b]);
+    assert_eq!(s.done_steps(id).unwrap(), vec![(0, 0, false), (0, 1, false)]);
+}
+
+#[test]
+fn the_same_step_cannot_be_stored_twice() {
+    let mut s = Store::memory().unwrap();
+    let id = new_run(&s);
+    s.insert_cell(id, &record(1, 0, 1)).unwrap();
+    assert!(s.insert_cell(id, &record(1, 0, 1)).is_err());
+    // The failed insert left nothing half-written.
+    assert_eq!(s.cells(id).unwrap().len(), 1);
+}
+
+#[test]
+fn resumable_finds_only_unfinished_runs_of_the_same_plan() {
+    let s = Store::memory().unwrap();
+    let id = new_run(&s);
+    assert_eq!(s.resumable("abc", "{}").unwrap(), Some(id));
+    assert_eq!(s.resumable("abc", "{\"other\":1}").unwrap(), None);
+    s.finish_run(id, "complete", &[]).unwrap();
+    assert_eq!(s.resumable("abc", "{}").unwrap(), None);
+}
+
+#[test]
+fn run_rows_keep_spec_env_and_warnings() {
+    let s = Store::memory().unwrap();
+    let id = new_run(&s);
+    s.finish_run(id, "interrupted", &["w1".to_string()]).unwrap();
+    let r = s.run(id).unwrap().unwrap();
+    assert_eq!((r.status.as_str(), r.spec_text.as_str(), r.env.kernel.as_str()), ("interrupted", "name='t'", "6.1"));
+    assert_eq!(r.warnings, vec!["w1".to_string()]);
+    assert_eq!(s.latest(Some(Mode::Sim)).unwrap(), None);
+    assert_eq!(s.latest(None).unwrap().unwrap().id, id);
+}
+
+#[test]
+fn reopening_a_file_keeps_data_and_schema_version() {
+    let dir = std::env::temp_dir().join(format!("schedlab-store-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.db");
+    {
+        let mut s = Store::open(&path).unwrap();
+        let id = new_run(&s);
+        s.insert_cell(id, &record(0, 0, 1)).unwrap();
+    }
+    let s = Store::open(&path).unwrap();
+    assert_eq!(s.runs().unwrap()[0].cells_done, 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}

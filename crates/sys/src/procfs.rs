@@ -1,0 +1,124 @@
+//! Readers for /proc: system-wide CPU counters and per-process resource usage.
+
+use crate::Root;
+use schedlab_model::StatDelta;
+
+/// A snapshot of the counters in /proc/stat.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stat {
+    /// Aggregate "cpu" line: user, nice, system, idle, iowait, irq, softirq.
+    pub cpu: [u64; 7],
+    /// Context switches since boot.
+    pub ctxt: u64,
+    /// Interrupts since boot.
+    pub intr: u64,
+    /// Forks since boot.
+    pub processes: u64,
+}
+
+impl Stat {
+    /// Parses the text of /proc/stat.
+    pub fn parse(text: &str) -> Option<Stat> {
+        let mut s = Stat::default();
+        let mut saw_cpu = false;
+        for line in text.lines() {
+            let mut it = line.split_ascii_whitespace();
+            match it.next() {
+                Some("cpu") => {
+                    for slot in s.cpu.iter_mut() {
+                        *slot = it.next()?.parse().ok()?;
+                    }
+                    saw_cpu = true;
+                }
+                Some("ctxt") => s.ctxt = it.next()?.parse().ok()?,
+                Some("intr") => s.intr = it.next()?.parse().ok()?,
+                Some("processes") => s.processes = it.next()?.parse().ok()?,
+                _ => {}
+            }
+        }
+        saw_cpu.then_some(s)
+    }
+
+    /// Reads /proc/stat under `root`.
+    pub fn read(root: &Root) -> Option<Stat> {
+        Stat::parse(&std::fs::read_to_string(root.path("/proc/stat")).ok()?)
+    }
+
+    /// Counters accumulated from `earlier` to `self`.
+    pub fn since(&self, earlier: &Stat) -> StatDelta {
+        let d = |i: usize| self.cpu[i].saturating_sub(earlier.cpu[i]);
+        StatDelta {
+            user: d(0),
+            nice: d(1),
+            system: d(2),
+            idle: d(3),
+            iowait: d(4),
+            irq: d(5),
+            softirq: d(6),
+            ctxt: self.ctxt.saturating_sub(earlier.ctxt),
+            interrupts: self.intr.saturating_sub(earlier.intr),
+            forks: self.processes.saturating_sub(earlier.processes),
+        }
+    }
+}
+
+/// Seconds in a timeval.
+pub fn tv_secs(tv: libc::timeval) -> f64 {
+    tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6
+}
+
+/// getrusage(RUSAGE_SELF): this process's own user/sys seconds and peak RSS (KiB).
+pub fn self_usage() -> (f64, f64, i64) {
+    // SAFETY: rusage is plain data and getrusage fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    (tv_secs(ru.ru_utime), tv_secs(ru.ru_stime), ru.ru_maxrss)
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: the clock workers and engine share.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "cpu  100 5 50 1000 20 3 4 0 0 0\ncpu0 50 2 25 500 10 1 2 0 0 0\nintr 12345 1 2 3\nctxt 999\nbtime 1\nprocesses 77\nprocs_running 1\n";
+
+    #[test]
+    fn parses_the_aggregate_line_and_counters() {
+        let s = Stat::parse(SAMPLE).unwrap();
+        assert_eq!(s.cpu, [100, 5, 50, 1000, 20, 3, 4]);
+        assert_eq!((s.ctxt, s.intr, s.processes), (999, 12345, 77));
+    }
+
+    #[test]
+    fn delta_subtracts_and_never_underflows() {
+        let a = Stat::parse(SAMPLE).unwrap();
+        let mut b = a;
+        b.cpu[0] += 7;
+        b.ctxt += 10;
+        b.processes -= 1; // a counter going backwards must not wrap
+        let d = b.since(&a);
+        assert_eq!((d.user, d.ctxt, d.forks), (7, 10, 0));
+    }
+
+    #[test]
+    fn reads_through_a_fake_root() {
+        let dir = std::env::temp_dir().join(format!("schedlab-sys-test-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("proc")).unwrap();
+        std::fs::write(dir.join("proc/stat"), SAMPLE).unwrap();
+        let s = Stat::read(&Root::new(&dir)).unwrap();
+        assert_eq!(s.ctxt, 999);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn rejects_text_without_a_cpu_line() {
+        assert!(Stat::parse("ctxt 5\n").is_none());
+    }
+}

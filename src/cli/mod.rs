@@ -1,0 +1,57 @@
+//! Command-line interface: clap derive, one module per subcommand.
+
+mod check;
+mod common;
+mod envcmd;
+mod export;
+mod run;
+mod runs;
+mod show;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+pub use common::Exit;
+
+/// A laboratory for the Linux schedulers: run scheduling experiments from a TOML file,
+/// store every measurement in SQLite, and show, export and compare the results.
+#[derive(Parser, Debug)]
+#[command(name = "schedlab", version, about, long_about = None)]
+pub struct Cli {
+    /// SQLite database for results.
+    #[arg(long, global = true, env = "SCHEDLAB_DB", default_value = "schedlab.db")]
+    pub db: PathBuf,
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+/// Subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Run an experiment (the built-in quick experiment without FILE).
+    Run(run::Args),
+    /// Validate an experiment file and print its plan without running anything.
+    Check(check::Args),
+    /// Show a stored run as tables (the newest without RUN).
+    Show(show::Args),
+    /// Export a run's per-process samples as csv, json or markdown.
+    Export(export::Args),
+    /// List stored runs.
+    Runs,
+    /// Print what this machine allows: privileges, RT throttling, cgroups, kernel, CPUs.
+    Env(envcmd::Args),
+}
+
+/// Parses the command line and runs the subcommand.
+pub fn run() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Run(a) => run::run(&cli.db, a),
+        Cmd::Check(a) => check::run(a),
+        Cmd::Show(a) => show::run(&cli.db, a),
+        Cmd::Export(a) => export::run(&cli.db, a),
+        Cmd::Runs => runs::run(&cli.db),
+        Cmd::Env(a) => envcmd::run(a),
+    }
+}

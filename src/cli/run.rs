@@ -1,0 +1,204 @@
+//! `schedlab run`: validate, check privileges, then run every cell repetition, storing
+//! each as it finishes.
+
+use super::common::{bad_input, load_spec, open_store};
+use indicatif::{ProgressBar, ProgressStyle};
+use schedlab_model::{CellRecord, Mode};
+use schedlab_runner::{Ending, Observer, Options};
+use schedlab_spec::{Plan, Step};
+use schedlab_store::NewRun;
+use schedlab_sys::{env, Root};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Arguments of `schedlab run`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Experiment file (TOML). Without it, the built-in quick experiment runs.
+    pub file: Option<PathBuf>,
+    /// Multiply every work amount (iterations, bytes) by this factor.
+    #[arg(long)]
+    pub scale: Option<f64>,
+    /// Override the number of measured repetitions per cell.
+    #[arg(long)]
+    pub repetitions: Option<u32>,
+    /// Per-cell watchdog in seconds (overrides the spec's timeout_s).
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    /// Finish the newest interrupted run of this same experiment instead of starting anew.
+    #[arg(long)]
+    pub resume: bool,
+    /// Run real-time cells even though RT throttling is disabled on this machine.
+    #[arg(long)]
+    pub allow_unthrottled: bool,
+    /// Parent directory for the experiment's files (default: the system temp dir).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Keep the experiment's files afterwards.
+    #[arg(long)]
+    pub keep_files: bool,
+    /// No progress, no tables: only errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+struct Progress {
+    bar: Option<ProgressBar>,
+    quiet: bool,
+    warnings: Vec<String>,
+}
+
+impl Progress {
+    fn say(&self, line: &str) {
+        match &self.bar {
+            Some(b) => b.println(line),
+            None if !self.quiet => eprintln!("{line}"),
+            None => {}
+        }
+    }
+}
+
+impl Observer for Progress {
+    fn step_started(&mut self, plan: &Plan, step: &Step, done: usize, total: usize) {
+        let cell = &plan.cells[step.cell as usize];
+        let what = format!("{} rep {}{}", cell.key, step.rep + 1, if step.warmup { " (warm-up)" } else { "" });
+        match &self.bar {
+            Some(b) => {
+                b.set_position(done as u64);
+                b.set_message(what);
+            }
+            None if !self.quiet => eprintln!("[{}/{}] {what}", done + 1, total),
+            None => {}
+        }
+    }
+
+    fn step_finished(&mut self, rec: &CellRecord) {
+        if let Some(b) = &self.bar {
+            b.inc(1);
+        }
+        if let Some(m) = &rec.message {
+            self.say(&format!("{} rep {}: {m}", rec.params.key, rec.rep + 1));
+        }
+    }
+
+    fn warn(&mut self, msg: &str) {
+        self.say(&format!("warning: {msg}"));
+        self.warnings.push(msg.to_string());
+    }
+}
+
+/// Runs `schedlab run`.
+pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
+    let spec = load_spec(a.file.as_deref(), a.scale, a.repetitions)?;
+    let plan = &spec.plan;
+    let root = Root::default();
+    let caps = env::capabilities(&root);
+    spec.check_allowed(&caps).map_err(|e| bad_input(e.to_string()))?;
+    let environment = env::environment(&root);
+    if plan.has_realtime() && !env::rt_throttled(&environment) && !a.allow_unthrottled {
+        return Err(bad_input(
+            "RT throttling is disabled (kernel.sched_rt_runtime_us = -1), so real-time workers could starve this machine. \
+             Re-enable it with `sysctl kernel.sched_rt_runtime_us=950000`, or pass --allow-unthrottled if you mean it",
+        ));
+    }
+    let timeout = match a.timeout {
+        Some(t) if !(t > 0.0 && t.is_finite()) => {
+            return Err(bad_input(format!("--timeout must be a positive number of seconds, got {t}")))
+        }
+        Some(t) => Some(Duration::from_secs_f64(t)),
+        None => None,
+    };
+
+    let mut store = open_store(db)?;
+    let plan_json = serde_json::to_string(plan)?;
+    let all_steps = plan.steps();
+    let (run_id, steps) = if a.resume {
+        let Some(id) = store.resumable(&spec.hash, &plan_json)? else {
+            return Err(bad_input(format!(
+                "nothing to resume: no unfinished run of this experiment (same file and options) in {}",
+                db.display()
+            )));
+        };
+        let done: std::collections::HashSet<(u32, u32, bool)> = store.done_steps(id)?.into_iter().collect();
+        store.reopen_run(id)?;
+        let left: Vec<Step> = all_steps.iter().copied().filter(|s| !done.contains(&(s.cell, s.rep, s.warmup))).collect();
+        eprintln!("resuming run {id}: {} of {} cell repetitions already stored, {} to go", done.len(), all_steps.len(), left.len());
+        (id, left)
+    } else {
+        let cmdline = std::env::args().collect::<Vec<_>>().join(" ");
+        let id = store.create_run(&NewRun {
+            name: &plan.name,
+            mode: Mode::Measured,
+            spec_path: &plan.source_path,
+            spec_text: &spec.text,
+            spec_hash: &spec.hash,
+            plan_json: &plan_json,
+            scale: plan.scale,
+            env: &environment,
+            command_line: &cmdline,
+        })?;
+        (id, all_steps)
+    };
+
+    // Before any thread exists, so every thread inherits the mask.
+    schedlab_runner::signals::block();
+    let bar = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
+        let b = ProgressBar::new(steps.len() as u64);
+        b.set_style(
+            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cells  ETA {eta}  {msg}")
+                .expect("valid template"),
+        );
+        b.enable_steady_tick(Duration::from_millis(200));
+        b
+    });
+    let mut progress = Progress { bar, quiet: a.quiet, warnings: Vec::new() };
+    if !a.quiet {
+        progress.say(&format!(
+            "run {run_id}: {} ({} cells x {} repetitions, {} steps); results in {}",
+            plan.name,
+            plan.cells.len(),
+            plan.repetitions,
+            steps.len(),
+            db.display()
+        ));
+    }
+    let opts = Options { dir: a.dir.clone(), keep_files: a.keep_files, timeout, engine_rt: caps.sys_nice, root, exe: None };
+    let mut sink = |rec: &CellRecord| -> anyhow::Result<()> {
+        store.insert_cell(run_id, rec)?;
+        Ok(())
+    };
+    let result = schedlab_runner::run(plan, &steps, &run_id.to_string(), &opts, &mut progress, &mut sink);
+    drop(sink);
+    if let Some(b) = &progress.bar {
+        b.finish_and_clear();
+    }
+    let warnings = progress.warnings.clone();
+    let ending = match result {
+        Ok(e) => e,
+        Err(e) => {
+            store.finish_run(run_id, "failed", &warnings)?;
+            return Err(e.context(format!("run {run_id} failed; the cells it finished are stored (resume with --resume)")));
+        }
+    };
+    match ending {
+        Ending::Complete => {
+            store.finish_run(run_id, "complete", &warnings)?;
+            if !a.quiet {
+                super::show::print_run(&store, run_id)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Ending::Interrupted(sig) => {
+            store.finish_run(run_id, "interrupted", &warnings)?;
+            let stored = store.done_steps(run_id)?.len();
+            let file = a.file.as_ref().map(|f| format!(" {}", f.display())).unwrap_or_default();
+            eprintln!(
+                "interrupted by signal {sig}: workers killed; {stored} finished cell repetitions of run {run_id} are stored. Finish it with `schedlab run{file} --resume`{}",
+                if a.scale.is_some() || a.repetitions.is_some() { " and the same --scale/--repetitions" } else { "" }
+            );
+            Ok(ExitCode::from(130))
+        }
+    }
+}

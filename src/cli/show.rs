@@ -1,0 +1,57 @@
+//! `schedlab show`: a stored run as tables.
+
+use super::common::{open_existing, pick_run, utc};
+use schedlab_store::Store;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Arguments of `schedlab show`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Run id (the newest run without it).
+    pub run: Option<i64>,
+}
+
+/// Prints the header, the per-cell totals and the per-process means of a run.
+pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
+    let run = pick_run(store, Some(id))?;
+    let cells = store.cells(id)?;
+    let stats = schedlab_analysis::cell_stats(&cells);
+    println!(
+        "run {} — {} ({}, {}), started {} UTC, {} cell repetitions stored, scale {}",
+        run.id,
+        run.name,
+        run.mode,
+        run.status,
+        utc(run.started_unix),
+        run.cells_done,
+        run.scale
+    );
+    println!(
+        "machine: {} CPUs, {}, kernel {}, RT throttling {}/{} us",
+        run.env.cpus,
+        run.env.cpu_model,
+        run.env.kernel,
+        run.env.rt_runtime_us.map(|v| v.to_string()).unwrap_or("?".into()),
+        run.env.rt_period_us.map(|v| v.to_string()).unwrap_or("?".into())
+    );
+    println!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
+    println!("{}", schedlab_report::tables::totals(&stats));
+    println!("\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions):");
+    println!("{}", schedlab_report::tables::per_process(&stats));
+    if !run.warnings.is_empty() {
+        println!("\n{} warning(s) during the run:", run.warnings.len());
+        for w in run.warnings.iter().take(20) {
+            println!("  - {w}");
+        }
+    }
+    Ok(())
+}
+
+/// Runs `schedlab show`.
+pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
+    let store = open_existing(db)?;
+    let run = pick_run(&store, a.run)?;
+    print_run(&store, run.id)?;
+    Ok(ExitCode::SUCCESS)
+}
