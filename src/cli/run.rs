@@ -165,12 +165,10 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         ));
     }
     let opts = Options { dir: a.dir.clone(), keep_files: a.keep_files, timeout, engine_rt: caps.sys_nice, root, exe: None };
-    let mut sink = |rec: &CellRecord| -> anyhow::Result<()> {
+    let result = schedlab_runner::run(plan, &steps, &run_id.to_string(), &opts, &mut progress, &mut |rec: &CellRecord| {
         store.insert_cell(run_id, rec)?;
         Ok(())
-    };
-    let result = schedlab_runner::run(plan, &steps, &run_id.to_string(), &opts, &mut progress, &mut sink);
-    drop(sink);
+    });
     if let Some(b) = &progress.bar {
         b.finish_and_clear();
     }

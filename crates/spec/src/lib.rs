@@ -49,3 +49,6 @@ impl Spec {
         validate::check_allowed(&self.plan, &self.locations, &self.text, caps)
     }
 }
+
+#[cfg(test)]
+mod tests;

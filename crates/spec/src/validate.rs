@@ -84,7 +84,7 @@ pub(crate) fn validate(path: &str, src: &str, raw: RawSpec) -> Result<(Plan, Loc
     };
     let seed = match &raw.seed {
         Some(s) => cx.int_in(s, 0, i64::MAX, "seed")? as u64,
-        None => 0x5eed_1ab,
+        None => 0x05ee_d1ab,
     };
     let timeout = match &raw.timeout_s {
         Some(t) if !(*t.get_ref() > 0.0 && t.get_ref().is_finite()) => {

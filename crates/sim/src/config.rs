@@ -1,0 +1,316 @@
+//! The plain input structs of a simulation.
+
+use serde::{Deserialize, Serialize};
+
+use schedlab_policy::{Duration, PolicySpec, Reservation, TaskParams, Time, Window};
+
+/// How tasks map to CPUs.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mapping {
+    /// One ready queue shared by all CPUs; tasks may migrate.
+    #[default]
+    Global,
+    /// One ready queue per CPU; entry `i` is task `i`'s CPU.
+    Partitioned(Vec<usize>),
+}
+
+/// Overheads charged on the CPU before a dispatched task makes progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Costs {
+    /// Charged when a CPU starts a task other than the last one it ran.
+    pub context_switch: Duration,
+    /// Charged, on top, when the task last ran on another CPU.
+    pub migration: Duration,
+}
+
+/// What the simulator records besides the per-task counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Record {
+    /// Keep the execution trace (one slice per stretch a task ran on a CPU).
+    pub trace: bool,
+    /// Keep every job's response time, not only min/mean/max.
+    pub responses: bool,
+}
+
+impl Default for Record {
+    fn default() -> Self {
+        Self { trace: true, responses: true }
+    }
+}
+
+/// Everything about a simulation except the tasks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    /// Number of CPUs.
+    pub cpus: usize,
+    /// Global or partitioned scheduling.
+    #[serde(default)]
+    pub mapping: Mapping,
+    /// The policy, one instance per ready queue.
+    pub policy: PolicySpec,
+    /// Switch and migration overheads.
+    #[serde(default)]
+    pub costs: Costs,
+    /// Simulated time to stop at; required when a periodic task has no job limit.
+    #[serde(default)]
+    pub horizon: Option<Time>,
+    /// What to record.
+    #[serde(default)]
+    pub record: Record,
+    /// Seed for the execution-time draws of periodic tasks with `min_exec`.
+    #[serde(default)]
+    pub seed: u64,
+}
+
+impl SimConfig {
+    /// Global scheduling on `cpus` CPUs with no overheads, no horizon, full recording and seed 0.
+    pub fn new(cpus: usize, policy: PolicySpec) -> Self {
+        Self { cpus, mapping: Mapping::Global, policy, costs: Costs::default(), horizon: None, record: Record::default(), seed: 0 }
+    }
+
+    /// Stops the simulation at `horizon`.
+    pub fn with_horizon(mut self, horizon: Time) -> Self {
+        self.horizon = Some(horizon);
+        self
+    }
+
+    /// Pins task `i` to CPU `cpu_of_task[i]`.
+    pub fn partitioned(mut self, cpu_of_task: Vec<usize>) -> Self {
+        self.mapping = Mapping::Partitioned(cpu_of_task);
+        self
+    }
+
+    /// Sets the context-switch and migration costs.
+    pub fn with_costs(mut self, context_switch: Duration, migration: Duration) -> Self {
+        self.costs = Costs { context_switch, migration };
+        self
+    }
+
+    /// Turns trace and response-list recording on or off.
+    pub fn recording(mut self, trace: bool, responses: bool) -> Self {
+        self.record = Record { trace, responses };
+        self
+    }
+
+    /// Sets the random seed.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+}
+
+/// One step of a scripted workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Run on a CPU for this long.
+    Compute(Duration),
+    /// Block on the I/O device, which serves requests one at a time in FIFO order, for this long.
+    Io(Duration),
+}
+
+/// What a late periodic job does at its deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissAction {
+    /// Keep running until done (soft deadlines).
+    #[default]
+    Continue,
+    /// Drop the job at its deadline (firm deadlines, DWCS's lost packets).
+    Drop,
+}
+
+/// A periodic task: a job of `wcet` every `period`, due `deadline` after release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Periodic {
+    /// Execution time C of each job (its worst case when `min_exec` is set).
+    pub wcet: Duration,
+    /// Period T.
+    pub period: Duration,
+    /// Relative deadline D; the period when absent.
+    #[serde(default)]
+    pub deadline: Option<Duration>,
+    /// When set, each job's execution time is drawn uniformly from `min_exec..=wcet`.
+    #[serde(default)]
+    pub min_exec: Option<Duration>,
+    /// Number of jobs; unlimited (up to the horizon) when absent.
+    #[serde(default)]
+    pub jobs: Option<u64>,
+    /// What a job still unfinished at its deadline does.
+    #[serde(default)]
+    pub on_miss: MissAction,
+}
+
+impl Periodic {
+    /// The relative deadline D.
+    pub fn relative_deadline(&self) -> Duration {
+        self.deadline.unwrap_or(self.period)
+    }
+}
+
+/// The work a task does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Workload {
+    /// One CPU burst of the given length.
+    Burst {
+        /// Length of the burst.
+        length: Duration,
+    },
+    /// `rounds` times (compute, then one I/O request of `service`), then a final compute.
+    Io {
+        /// Length of each compute stretch.
+        compute: Duration,
+        /// Device service time of each I/O request.
+        service: Duration,
+        /// Number of I/O requests.
+        rounds: u32,
+    },
+    /// Any sequence of compute and I/O phases.
+    Mixed {
+        /// The phases, in order.
+        phases: Vec<Phase>,
+    },
+    /// Periodic jobs.
+    Periodic(Periodic),
+}
+
+impl Workload {
+    /// Phase `i` of a non-periodic workload (periodic jobs are one compute each).
+    pub fn phase(&self, i: usize) -> Option<Phase> {
+        match self {
+            Workload::Burst { length } => (i == 0).then_some(Phase::Compute(*length)),
+            Workload::Io { compute, service, rounds } => {
+                if i > 2 * *rounds as usize {
+                    None
+                } else if i % 2 == 0 {
+                    Some(Phase::Compute(*compute))
+                } else {
+                    Some(Phase::Io(*service))
+                }
+            }
+            Workload::Mixed { phases } => phases.get(i).copied(),
+            Workload::Periodic(p) => (i == 0).then_some(Phase::Compute(p.wcet)),
+        }
+    }
+}
+
+/// One task of a simulation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    /// Name shown in results.
+    pub name: String,
+    /// First release (the phase of a periodic task).
+    #[serde(default)]
+    pub arrival: Time,
+    /// The work.
+    pub workload: Workload,
+    /// Scheduling parameters; for periodic tasks the simulator fills period, deadline and wcet.
+    #[serde(default)]
+    pub params: TaskParams,
+}
+
+impl TaskSpec {
+    /// A task with `workload`, arriving at 0 with default parameters.
+    pub fn new(name: impl Into<String>, workload: Workload) -> Self {
+        Self { name: name.into(), arrival: 0, workload, params: TaskParams::default() }
+    }
+
+    /// A periodic task with C = `wcet`, T = D = `period`.
+    pub fn periodic(name: impl Into<String>, wcet: Duration, period: Duration) -> Self {
+        Self::new(
+            name,
+            Workload::Periodic(Periodic { wcet, period, deadline: None, min_exec: None, jobs: None, on_miss: MissAction::Continue }),
+        )
+    }
+
+    /// A single CPU burst.
+    pub fn burst(name: impl Into<String>, length: Duration) -> Self {
+        Self::new(name, Workload::Burst { length })
+    }
+
+    /// An I/O-bound task: `rounds` x (compute, I/O of `service`), then compute.
+    pub fn io(name: impl Into<String>, compute: Duration, service: Duration, rounds: u32) -> Self {
+        Self::new(name, Workload::Io { compute, service, rounds })
+    }
+
+    /// Sets the first release.
+    pub fn at(mut self, arrival: Time) -> Self {
+        self.arrival = arrival;
+        self
+    }
+
+    /// Sets the relative deadline (of a periodic task's jobs, or of a one-shot task).
+    pub fn deadline(mut self, deadline: Duration) -> Self {
+        match &mut self.workload {
+            Workload::Periodic(p) => p.deadline = Some(deadline),
+            _ => self.params.deadline = Some(deadline),
+        }
+        self
+    }
+
+    /// Sets the window constraint x/y.
+    pub fn window(mut self, x: u32, y: u32) -> Self {
+        self.params.window = Window::new(x, y);
+        self
+    }
+
+    /// Sets the real-time priority (fifo, rr).
+    pub fn priority(mut self, priority: u32) -> Self {
+        self.params.priority = priority;
+        self
+    }
+
+    /// Sets the nice value (fair).
+    pub fn nice(mut self, nice: i32) -> Self {
+        self.params.nice = nice;
+        self
+    }
+
+    /// Sets a SCHED_DEADLINE reservation (cbs).
+    pub fn reservation(mut self, runtime: Duration, deadline: Duration, period: Duration) -> Self {
+        self.params.reservation = Some(Reservation { runtime, deadline, period });
+        self
+    }
+
+    /// Limits a periodic task to `jobs` jobs.
+    pub fn jobs(mut self, jobs: u64) -> Self {
+        if let Workload::Periodic(p) = &mut self.workload {
+            p.jobs = Some(jobs);
+        }
+        self
+    }
+
+    /// Sets what a periodic task's late jobs do.
+    pub fn on_miss(mut self, action: MissAction) -> Self {
+        if let Workload::Periodic(p) = &mut self.workload {
+            p.on_miss = action;
+        }
+        self
+    }
+
+    /// Draws each periodic job's execution time from `min_exec..=wcet`.
+    pub fn min_exec(mut self, min_exec: Duration) -> Self {
+        if let Workload::Periodic(p) = &mut self.workload {
+            p.min_exec = Some(min_exec);
+        }
+        self
+    }
+
+    /// The parameters the policy sees: a periodic workload fills period, deadline and wcet.
+    pub fn effective_params(&self) -> TaskParams {
+        let mut params = self.params.clone();
+        if let Workload::Periodic(p) = &self.workload {
+            params.period = Some(p.period);
+            params.deadline = Some(p.relative_deadline());
+            params.wcet = Some(p.wcet);
+        }
+        params
+    }
+}

@@ -1,0 +1,208 @@
+//! Decisions: filling free CPUs, preemption, dispatch costs and CPU accounting.
+
+use schedlab_policy::{Stop, TaskId, Time};
+
+use super::{Engine, Ev, St};
+use crate::event::Class;
+use crate::result::Slice;
+
+impl Engine<'_> {
+    /// Lets domain `d`'s policy fill its free CPUs and preempt where it wants to.
+    pub(super) fn resched(&mut self, d: usize, now: Time) {
+        self.changed.clear();
+        let ncpu = self.domains[d].cpus.len();
+        for i in 0..ncpu {
+            let cpu = self.domains[d].cpus[i];
+            if self.cpus[cpu].running.is_some() {
+                continue;
+            }
+            match self.domains[d].policy.pick_next(now) {
+                Some(id) => {
+                    self.cpus[cpu].running = Some(id);
+                    self.changed.push(cpu);
+                }
+                None => break,
+            }
+        }
+        while self.domains[d].policy.has_ready() {
+            let Some((vc, vid)) = self.lowest_running(d, now) else {
+                break;
+            };
+            if !self.domains[d].policy.should_preempt(vid, now) {
+                break;
+            }
+            if self.changed.contains(&vc) {
+                // Picked in this very pass and not started: hand it back, no preemption happened.
+                self.cpus[vc].running = None;
+                self.domains[d].policy.stop(vid, now, Stop::Preempted);
+            } else {
+                self.account(vc, now);
+                self.stop_running(vc, now, Stop::Preempted);
+                self.changed.push(vc);
+            }
+            match self.domains[d].policy.pick_next(now) {
+                Some(id) => self.cpus[vc].running = Some(id),
+                None => {
+                    self.changed.retain(|&c| c != vc);
+                    break;
+                }
+            }
+        }
+        self.keep_affinity(d);
+        for i in 0..self.changed.len() {
+            let cpu = self.changed[i];
+            let id = self.cpus[cpu].running.expect("assigned above");
+            self.dispatch(cpu, id, now);
+        }
+        for i in 0..ncpu {
+            let cpu = self.domains[d].cpus[i];
+            if let Some(p) = self.cpus[cpu].stopped.take() {
+                if self.cpus[cpu].running != Some(p) {
+                    self.tasks[p].preemptions += 1;
+                }
+            }
+        }
+        // Stops made by this pass were decided here; nothing is left to reconsider.
+        self.domains[d].dirty = false;
+        self.arm_policy_timer(d, now);
+    }
+
+    fn lowest_running(&self, d: usize, now: Time) -> Option<(usize, TaskId)> {
+        let dom = &self.domains[d];
+        let mut victim: Option<(usize, TaskId)> = None;
+        for &cpu in &dom.cpus {
+            if let Some(id) = self.cpus[cpu].running {
+                victim = match victim {
+                    Some((_, v)) if dom.policy.precedes(v, id, now) => Some((cpu, id)),
+                    None => Some((cpu, id)),
+                    keep => keep,
+                };
+            }
+        }
+        victim
+    }
+
+    // Sends a newly picked task back to the CPU it last ran on when that CPU is idle
+    // or is also taking a task that has no claim on it: fewer needless migrations.
+    fn keep_affinity(&mut self, d: usize) {
+        for i in 0..self.changed.len() {
+            let ci = self.changed[i];
+            let ti = self.cpus[ci].running.expect("assigned");
+            let Some(home) = self.tasks[ti].last_cpu else {
+                continue;
+            };
+            if home == ci || self.cpus[home].domain != d {
+                continue;
+            }
+            match self.cpus[home].running {
+                None => {
+                    self.cpus[home].running = Some(ti);
+                    self.cpus[ci].running = None;
+                    self.changed[i] = home;
+                }
+                Some(tj) if self.changed.contains(&home) && self.tasks[tj].last_cpu != Some(home) => {
+                    self.cpus[ci].running = Some(tj);
+                    self.cpus[home].running = Some(ti);
+                }
+                Some(_) => {}
+            }
+        }
+    }
+
+    fn dispatch(&mut self, cpu: usize, id: TaskId, now: Time) {
+        let costs = self.cfg.costs;
+        let limit = self.domains[self.cpus[cpu].domain].policy.run_limit(id, now);
+        let c = &mut self.cpus[cpu];
+        let t = &mut self.tasks[id];
+        let mut overhead = 0;
+        if c.last_task != Some(id) {
+            overhead += costs.context_switch;
+            c.result.switches += 1;
+        }
+        if t.last_cpu.is_some_and(|prev| prev != cpu) {
+            t.migrations += 1;
+            overhead += costs.migration;
+        }
+        c.result.overhead += overhead;
+        t.last_cpu = Some(cpu);
+        t.state = St::Running;
+        c.last_task = Some(id);
+        c.running = Some(id);
+        c.work_start = now + overhead;
+        // The limit runs from when the task makes progress, so a cost can never starve it.
+        c.limit_end = limit.map(|l| c.work_start + l.max(1));
+        self.arm_cpu(cpu);
+    }
+
+    /// (Re)arms the CPU timer for the running task's phase end or run limit.
+    pub(super) fn arm_cpu(&mut self, cpu: usize) {
+        let c = &mut self.cpus[cpu];
+        let Some(id) = c.running else { return };
+        c.gen += 1;
+        let done = c.work_start + self.tasks[id].remaining;
+        let at = c.limit_end.map_or(done, |l| l.min(done));
+        if at <= self.horizon {
+            let gen = c.gen;
+            self.events.push(at, Class::Cpu, Ev::Cpu { cpu, gen });
+        }
+    }
+
+    /// Credits the running task with its progress up to `now`.
+    pub(super) fn account(&mut self, cpu: usize, now: Time) {
+        let c = &mut self.cpus[cpu];
+        let Some(id) = c.running else { return };
+        if now <= c.work_start {
+            return;
+        }
+        let t = &mut self.tasks[id];
+        let ran = (now - c.work_start).min(t.remaining);
+        t.remaining -= ran;
+        t.cpu_time += ran;
+        c.result.busy += ran;
+        let start = c.work_start;
+        c.work_start = now;
+        if self.cfg.record.trace {
+            self.record_slice(cpu, id, start, now);
+        }
+    }
+
+    fn record_slice(&mut self, cpu: usize, task: TaskId, start: Time, end: Time) {
+        if let Some(i) = self.cpus[cpu].last_slice {
+            let s = &mut self.trace[i];
+            if s.task == task && s.end == start {
+                s.end = end;
+                return;
+            }
+        }
+        self.cpus[cpu].last_slice = Some(self.trace.len());
+        self.trace.push(Slice { cpu, task, start, end });
+    }
+
+    /// Takes the running task off `cpu` and tells its policy why.
+    pub(super) fn stop_running(&mut self, cpu: usize, now: Time, why: Stop) {
+        let c = &mut self.cpus[cpu];
+        let Some(id) = c.running.take() else { return };
+        c.gen += 1;
+        c.limit_end = None;
+        if why.stays_ready() {
+            c.stopped = Some(id);
+            self.tasks[id].state = St::Ready;
+        }
+        let dom = &mut self.domains[c.domain];
+        dom.policy.stop(id, now, why);
+        dom.dirty = true;
+    }
+
+    fn arm_policy_timer(&mut self, d: usize, now: Time) {
+        let dom = &mut self.domains[d];
+        let Some(at) = dom.policy.next_timer() else {
+            return;
+        };
+        if at > now && at <= self.horizon && dom.timer != Some(at) {
+            dom.timer_gen += 1;
+            dom.timer = Some(at);
+            let gen = dom.timer_gen;
+            self.events.push(at, Class::Arrival, Ev::Timer { domain: d, gen });
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! The simulation engine: state, the event loop, and the final tally.
+//!
+//! Each step takes every event at the earliest pending time, applies them all
+//! (releases, completions, wake-ups, timers), and only then lets each touched
+//! ready queue make its decisions. Deciding once per instant is what keeps a
+//! burst of simultaneous releases from producing zero-length runs and
+//! phantom preemptions.
+
+mod dispatch;
+mod work;
+
+use std::collections::VecDeque;
+
+use schedlab_policy::{Clock, Duration, Policy, TaskId, Time, VirtualClock};
+
+use crate::config::{Mapping, SimConfig, TaskSpec};
+use crate::event::{Class, EventQueue};
+use crate::result::{CpuResult, ResponseAcc, SimResult, Slice, TaskResult, WindowCounter};
+use crate::rng::SplitMix64;
+
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    Release(TaskId),
+    Cpu { cpu: usize, gen: u64 },
+    IoDone,
+    Timer { domain: usize, gen: u64 },
+    Deadline { task: TaskId, job: u64 },
+}
+
+/// One ready queue (one policy instance) and the CPUs it feeds.
+struct Domain {
+    policy: Box<dyn Policy + Send>,
+    cpus: Vec<usize>,
+    dirty: bool,
+    timer: Option<Time>,
+    timer_gen: u64,
+}
+
+#[derive(Debug, Default)]
+struct Cpu {
+    domain: usize,
+    running: Option<TaskId>,
+    work_start: Time,
+    limit_end: Option<Time>,
+    // Bumped whenever the running task's timer is re-armed or cancelled, so stale timers are ignored.
+    gen: u64,
+    last_task: Option<TaskId>,
+    // A task stopped involuntarily in this step; it counts as preempted unless it resumes here.
+    stopped: Option<TaskId>,
+    last_slice: Option<usize>,
+    result: CpuResult,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum St {
+    Waiting,
+    Ready,
+    Running,
+    Blocked,
+    Finished,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Job {
+    index: u64,
+    release: Time,
+    deadline: Option<Time>,
+    exec: Duration,
+}
+
+#[derive(Debug)]
+struct TaskRt {
+    domain: usize,
+    state: St,
+    phase: usize,
+    remaining: Duration,
+    announced: bool,
+    last_cpu: Option<usize>,
+    job: Option<Job>,
+    backlog: VecDeque<Job>,
+    released: u64,
+    first_release: Option<Time>,
+    completion: Option<Time>,
+    cpu_time: Duration,
+    preemptions: u64,
+    blocks: u64,
+    migrations: u64,
+    jobs: u64,
+    misses: u64,
+    dropped: u64,
+    windows: WindowCounter,
+    responses: ResponseAcc,
+}
+
+#[derive(Debug, Default)]
+struct Device {
+    queue: VecDeque<(TaskId, Duration)>,
+    busy: bool,
+}
+
+pub(crate) struct Engine<'a> {
+    cfg: &'a SimConfig,
+    specs: &'a [TaskSpec],
+    clock: VirtualClock,
+    horizon: Time,
+    events: EventQueue<Ev>,
+    domains: Vec<Domain>,
+    cpus: Vec<Cpu>,
+    tasks: Vec<TaskRt>,
+    device: Device,
+    rng: SplitMix64,
+    trace: Vec<Slice>,
+    changed: Vec<usize>,
+    handled: u64,
+}
+
+impl<'a> Engine<'a> {
+    /// Builds the engine for inputs that [`validate`](crate::validate) accepted.
+    pub(crate) fn new(cfg: &'a SimConfig, specs: &'a [TaskSpec]) -> Self {
+        let (domains, domain_of_task): (Vec<Domain>, Vec<usize>) = match &cfg.mapping {
+            Mapping::Global => (vec![domain(cfg, (0..cfg.cpus).collect())], vec![0; specs.len()]),
+            Mapping::Partitioned(map) => ((0..cfg.cpus).map(|c| domain(cfg, vec![c])).collect(), map.clone()),
+        };
+        let mut cpus: Vec<Cpu> = (0..cfg.cpus).map(|_| Cpu::default()).collect();
+        for (d, dom) in domains.iter().enumerate() {
+            for &c in &dom.cpus {
+                cpus[c].domain = d;
+            }
+        }
+        let tasks = specs.iter().zip(&domain_of_task).map(|(s, &d)| TaskRt::new(d, s)).collect();
+        let mut engine = Self {
+            cfg,
+            specs,
+            clock: VirtualClock::new(0),
+            horizon: cfg.horizon.unwrap_or(Time::MAX),
+            events: EventQueue::with_capacity(4 * specs.len() + 4 * cfg.cpus + 16),
+            domains,
+            cpus,
+            tasks,
+            device: Device::default(),
+            rng: SplitMix64::new(cfg.seed),
+            trace: Vec::new(),
+            changed: Vec::with_capacity(cfg.cpus),
+            handled: 0,
+        };
+        for (id, s) in specs.iter().enumerate() {
+            let d = engine.tasks[id].domain;
+            engine.domains[d].policy.admit(id, &s.effective_params());
+            if s.arrival <= engine.horizon {
+                engine.events.push(s.arrival, Class::Arrival, Ev::Release(id));
+            }
+        }
+        engine
+    }
+
+    /// Runs to the horizon (or until nothing is left to happen) and tallies the results.
+    pub(crate) fn run(mut self) -> SimResult {
+        while let Some(now) = self.events.peek_time() {
+            if now > self.horizon {
+                break;
+            }
+            self.clock.set(now);
+            while self.events.peek_time() == Some(now) {
+                let (_, ev) = self.events.pop().expect("peeked");
+                self.handled += 1;
+                self.handle(ev, now);
+            }
+            for d in 0..self.domains.len() {
+                if self.domains[d].dirty {
+                    self.domains[d].dirty = false;
+                    self.resched(d, now);
+                }
+            }
+        }
+        let end = if self.horizon == Time::MAX { self.clock.now() } else { self.horizon };
+        self.finish(end)
+    }
+
+    fn handle(&mut self, ev: Ev, now: Time) {
+        match ev {
+            Ev::Release(id) => self.release(id, now),
+            Ev::Cpu { cpu, gen } => {
+                if self.cpus[cpu].gen == gen && self.cpus[cpu].running.is_some() {
+                    self.cpu_timer(cpu, now);
+                }
+            }
+            Ev::IoDone => self.io_done(now),
+            Ev::Timer { domain, gen } => {
+                let dom = &mut self.domains[domain];
+                if dom.timer_gen == gen {
+                    dom.timer = None;
+                    dom.policy.on_timer(now);
+                    dom.dirty = true;
+                }
+            }
+            Ev::Deadline { task, job } => self.deadline_check(task, job, now),
+        }
+    }
+
+    fn finish(mut self, end: Time) -> SimResult {
+        if end > self.clock.now() {
+            self.clock.set(end);
+        }
+        for cpu in 0..self.cpus.len() {
+            self.account(cpu, end);
+        }
+        for t in &mut self.tasks {
+            let unfinished = t.job.iter().chain(t.backlog.iter());
+            for job in unfinished {
+                if job.deadline.is_some_and(|d| d <= end) {
+                    t.misses += 1;
+                    t.windows.push(true);
+                }
+            }
+            t.windows.finish();
+        }
+        self.trace.sort_by_key(|s| (s.start, s.cpu));
+        let tasks = self.tasks.into_iter().zip(self.specs).map(|(t, s)| t.into_result(s)).collect();
+        SimResult {
+            policy: self.cfg.policy.name().to_string(),
+            end,
+            events: self.handled,
+            tasks,
+            cpus: self.cpus.iter().map(|c| c.result).collect(),
+            trace: self.trace,
+        }
+    }
+}
+
+fn domain(cfg: &SimConfig, cpus: Vec<usize>) -> Domain {
+    Domain { policy: cfg.policy.build(), cpus, dirty: false, timer: None, timer_gen: 0 }
+}
+
+impl TaskRt {
+    fn new(domain: usize, spec: &TaskSpec) -> Self {
+        Self {
+            domain,
+            state: St::Waiting,
+            phase: 0,
+            remaining: 0,
+            announced: false,
+            last_cpu: None,
+            job: None,
+            backlog: VecDeque::new(),
+            released: 0,
+            first_release: None,
+            completion: None,
+            cpu_time: 0,
+            preemptions: 0,
+            blocks: 0,
+            migrations: 0,
+            jobs: 0,
+            misses: 0,
+            dropped: 0,
+            windows: WindowCounter::new(spec.params.window),
+            responses: ResponseAcc::default(),
+        }
+    }
+
+    fn into_result(self, spec: &TaskSpec) -> TaskResult {
+        TaskResult {
+            name: spec.name.clone(),
+            release: self.first_release,
+            completion: self.completion,
+            wall: self.completion.zip(self.first_release).map(|(c, r)| c - r),
+            finished: self.state == St::Finished,
+            cpu_time: self.cpu_time,
+            preemptions: self.preemptions,
+            blocks: self.blocks,
+            migrations: self.migrations,
+            released: self.released,
+            jobs: self.jobs,
+            deadline_misses: self.misses,
+            dropped: self.dropped,
+            window_violations: self.windows.counts,
+            response: self.responses.into_stats(),
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! Input checks, run before anything is simulated.
+
+use crate::config::{Mapping, Phase, SimConfig, TaskSpec, Workload};
+use crate::SimError;
+
+/// Checks a configuration and task set; [`simulate`](crate::simulate) calls it first.
+pub fn validate(config: &SimConfig, tasks: &[TaskSpec]) -> Result<(), SimError> {
+    if tasks.is_empty() {
+        return Err(SimError::EmptyTaskSet);
+    }
+    if config.cpus == 0 {
+        return Err(SimError::NoCpus);
+    }
+    config.policy.validate().map_err(SimError::Policy)?;
+    if let Mapping::Partitioned(map) = &config.mapping {
+        if map.len() != tasks.len() {
+            return Err(SimError::PartitionLength { tasks: tasks.len(), got: map.len() });
+        }
+        if let Some((i, &cpu)) = map.iter().enumerate().find(|(_, &c)| c >= config.cpus) {
+            return Err(SimError::MorePartitionsThanCpus { task: tasks[i].name.clone(), cpu, cpus: config.cpus });
+        }
+    }
+    for t in tasks {
+        validate_task(t, config)?;
+    }
+    Ok(())
+}
+
+fn validate_task(t: &TaskSpec, config: &SimConfig) -> Result<(), SimError> {
+    let task = || t.name.clone();
+    match &t.workload {
+        Workload::Periodic(p) => {
+            if p.period == 0 {
+                return Err(SimError::ZeroPeriod { task: task() });
+            }
+            if p.wcet == 0 {
+                return Err(SimError::ZeroWcet { task: task() });
+            }
+            let deadline = p.relative_deadline();
+            if p.wcet > deadline {
+                return Err(SimError::WcetExceedsDeadline { task: task(), wcet: p.wcet, deadline });
+            }
+            if let Some(min_exec) = p.min_exec {
+                if min_exec == 0 || min_exec > p.wcet {
+                    return Err(SimError::BadMinExec { task: task(), min_exec, wcet: p.wcet });
+                }
+            }
+            match p.jobs {
+                Some(0) => return Err(SimError::ZeroJobs { task: task() }),
+                None if config.horizon.is_none() => return Err(SimError::Unbounded { task: task() }),
+                _ => {}
+            }
+        }
+        Workload::Mixed { phases } if phases.is_empty() => return Err(SimError::ZeroWork { task: task() }),
+        w => {
+            let zero = (0..).map_while(|i| w.phase(i)).any(|p| matches!(p, Phase::Compute(0) | Phase::Io(0)));
+            if zero {
+                return Err(SimError::ZeroWork { task: task() });
+            }
+        }
+    }
+    t.effective_params().validate().map_err(|source| SimError::InvalidParams { task: task(), source })
+}

@@ -1,0 +1,113 @@
+//! Uniprocessor textbook schedules: RM, EDF, DM, FIFO, RR.
+
+use schedlab_policy::PolicySpec;
+use schedlab_sim::TaskSpec;
+
+use crate::{run, spans, uni};
+
+/// Liu & Layland style set: RM priorities, response times from response-time analysis.
+#[test]
+fn rm_textbook_set_matches_response_time_analysis() {
+    let tasks = [TaskSpec::periodic("t1", 1, 4), TaskSpec::periodic("t2", 2, 6), TaskSpec::periodic("t3", 3, 12)];
+    let r = run(&uni(PolicySpec::Rm, 12), &tasks);
+    assert_eq!(spans(&r, 0), vec![(0, 1), (4, 5), (8, 9)]);
+    assert_eq!(spans(&r, 1), vec![(1, 3), (6, 8)]);
+    assert_eq!(spans(&r, 2), vec![(3, 4), (5, 6), (9, 10)]);
+    // R1 = 1, R2 = 3, R3 = 3 + 3*1 + 2*2 = 10.
+    assert_eq!(r.tasks[0].response.max, Some(1));
+    assert_eq!(r.tasks[1].response.max, Some(3));
+    assert_eq!(r.tasks[2].response.max, Some(10));
+    assert_eq!(r.tasks[1].response.all, vec![3, 2]);
+    assert_eq!(r.tasks[1].response.mean, Some(2.5));
+    assert_eq!(r.total_misses(), 0);
+    assert_eq!(r.tasks[2].preemptions, 2);
+    assert_eq!(r.tasks[0].blocks, 3);
+    assert_eq!(r.cpus[0].busy, 10);
+}
+
+fn buttazzo() -> [TaskSpec; 2] {
+    [TaskSpec::periodic("t1", 2, 5), TaskSpec::periodic("t2", 4, 7)]
+}
+
+/// Buttazzo: T1 = (2, 5), T2 = (4, 7), U = 0.97. RM misses T2's first deadline.
+#[test]
+fn rm_misses_buttazzo_set() {
+    let r = run(&uni(PolicySpec::Rm, 35), &buttazzo());
+    assert_eq!(spans(&r, 0), vec![(0, 2), (5, 7), (10, 12), (15, 17), (20, 22), (25, 27), (30, 32)]);
+    assert_eq!(spans(&r, 1), vec![(2, 5), (7, 10), (12, 15), (17, 20), (22, 25), (27, 30), (32, 34)]);
+    assert_eq!(r.tasks[0].deadline_misses, 0);
+    assert_eq!(r.tasks[1].deadline_misses, 1);
+    assert_eq!(r.tasks[1].jobs, 5);
+    // Job 1 finished at 8 against deadline 7.
+    assert_eq!(r.tasks[1].response.max, Some(8));
+    assert_eq!(r.tasks[1].preemptions, 5);
+}
+
+/// The same set under EDF meets every deadline over the hyperperiod.
+#[test]
+fn edf_schedules_buttazzo_set() {
+    let r = run(&uni(PolicySpec::Edf, 35), &buttazzo());
+    assert_eq!(spans(&r, 0), vec![(0, 2), (6, 8), (12, 14), (15, 17), (20, 22), (26, 28), (32, 34)]);
+    assert_eq!(spans(&r, 1), vec![(2, 6), (8, 12), (14, 15), (17, 20), (22, 26), (28, 32)]);
+    assert_eq!(r.total_misses(), 0);
+    assert_eq!(r.tasks[0].jobs, 7);
+    assert_eq!(r.tasks[1].jobs, 5);
+    // Only at 15 does a release (T1, deadline 20) beat the running job (T2, deadline 21).
+    assert_eq!(r.tasks[1].preemptions, 1);
+    assert_eq!(r.tasks[0].preemptions, 0);
+}
+
+/// Deadline-monotonic honours a short relative deadline that rate-monotonic ignores.
+#[test]
+fn dm_beats_rm_with_constrained_deadline() {
+    let tasks = [TaskSpec::periodic("long", 3, 10), TaskSpec::periodic("urgent", 1, 20).deadline(3)];
+    let rm = run(&uni(PolicySpec::Rm, 20), &tasks);
+    assert_eq!(spans(&rm, 1), vec![(3, 4)]);
+    assert_eq!(rm.tasks[1].deadline_misses, 1);
+    let dm = run(&uni(PolicySpec::Dm, 20), &tasks);
+    assert_eq!(spans(&dm, 1), vec![(0, 1)]);
+    assert_eq!(spans(&dm, 0), vec![(1, 4), (10, 13)]);
+    assert_eq!(dm.total_misses(), 0);
+}
+
+#[test]
+fn fifo_preempts_only_for_higher_priority() {
+    let tasks =
+        [TaskSpec::burst("low", 5).priority(1), TaskSpec::burst("high", 2).priority(9).at(1), TaskSpec::burst("peer", 1).priority(1).at(1)];
+    let r = run(&uni(PolicySpec::Fifo, 100), &tasks);
+    assert_eq!(spans(&r, 0), vec![(0, 1), (3, 7)]);
+    assert_eq!(spans(&r, 1), vec![(1, 3)]);
+    // The preempted task resumes before its equal-priority peer (head of the queue).
+    assert_eq!(spans(&r, 2), vec![(7, 8)]);
+    assert_eq!(r.tasks[0].preemptions, 1);
+    assert_eq!(r.tasks[0].completion, Some(7));
+}
+
+/// Three tasks, quantum 2, bursts 5/3/1: A B C A B A.
+#[test]
+fn round_robin_quantum_two() {
+    let tasks = [TaskSpec::burst("a", 5), TaskSpec::burst("b", 3), TaskSpec::burst("c", 1)];
+    let r = run(&uni(PolicySpec::Rr { quantum: 2 }, 100), &tasks);
+    assert_eq!(spans(&r, 0), vec![(0, 2), (5, 7), (8, 9)]);
+    assert_eq!(spans(&r, 1), vec![(2, 4), (7, 8)]);
+    assert_eq!(spans(&r, 2), vec![(4, 5)]);
+    let done: Vec<_> = r.tasks.iter().map(|t| t.completion).collect();
+    assert_eq!(done, vec![Some(9), Some(8), Some(5)]);
+    let wall: Vec<_> = r.tasks.iter().map(|t| t.wall).collect();
+    assert_eq!(wall, vec![Some(9), Some(8), Some(5)]);
+    let pre: Vec<_> = r.tasks.iter().map(|t| t.preemptions).collect();
+    assert_eq!(pre, vec![2, 1, 0]);
+    assert!(r.tasks.iter().all(|t| t.finished));
+    // Without a horizon the simulation ends with the last completion.
+    let open = run(&schedlab_sim::SimConfig::new(1, PolicySpec::Rr { quantum: 2 }), &tasks);
+    assert_eq!(open.end, 9);
+    assert_eq!(open.trace, r.trace);
+}
+
+#[test]
+fn round_robin_alone_is_not_preempted() {
+    let r = run(&uni(PolicySpec::Rr { quantum: 2 }, 100), &[TaskSpec::burst("solo", 7)]);
+    assert_eq!(spans(&r, 0), vec![(0, 7)]);
+    assert_eq!(r.tasks[0].preemptions, 0);
+    assert_eq!(r.cpus[0].switches, 1);
+}

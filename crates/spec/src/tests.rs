@@ -1,0 +1,145 @@
+use super::*;
+
+fn err(text: &str) -> SpecError {
+    parse("t.toml", text).expect_err("spec should be rejected")
+}
+
+const BASE: &str = "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n";
+
+#[test]
+fn misspelled_key_points_at_its_line_and_column() {
+    let e = err("name = \"t\"\nrepetitons = 3\n[matrix]\nworkload = [\"pi\"]\n");
+    assert_eq!((e.line, e.col), (Some(2), Some(1)), "{e}");
+    assert!(e.message.contains("unknown field `repetitons`"), "{e}");
+    assert!(e.to_string().starts_with("t.toml:2:1: "), "{e}");
+}
+
+#[test]
+fn misspelled_key_inside_a_table_is_located_too() {
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"cpu\"]\n[workloads.cpu]\nkind = \"pi\"\niteratons = 5\n");
+    assert_eq!((e.line, e.col), (Some(6), Some(1)), "{e}");
+}
+
+#[test]
+fn wrong_type_is_located() {
+    let e = err("name = \"t\"\nrepetitions = \"three\"\n[matrix]\nworkload = [\"pi\"]\n");
+    assert_eq!(e.line, Some(2), "{e}");
+}
+
+#[test]
+fn priority_out_of_range_names_the_range() {
+    let e = err(&format!("{BASE}[policies.f]\nclass = \"fifo\"\npriority = 99\n"));
+    assert_eq!((e.line, e.col), (Some(6), Some(12)), "{e}");
+    assert!(e.message.contains("between 1 and 98"), "{e}");
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"fifo\"]\npriority = [0]\n");
+    assert_eq!(e.line, Some(5), "{e}");
+}
+
+#[test]
+fn priority_on_a_fair_class_is_an_error() {
+    let e = err(&format!("{BASE}[policies.o]\nclass = \"other\"\npriority = 5\n"));
+    assert!(e.message.contains("only to fifo and rr"), "{e}");
+}
+
+#[test]
+fn unknown_names_list_the_alternatives() {
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"fifi\"]\n");
+    assert_eq!((e.line, e.col), (Some(4), Some(11)), "{e}");
+    assert!(e.message.contains("fifo"), "{e}");
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"cpux\"]\n");
+    assert!(e.message.contains("unknown workload \"cpux\""), "{e}");
+}
+
+#[test]
+fn keys_of_another_kind_are_rejected() {
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"pi\"\nblock_bytes = 10\n");
+    assert_eq!(e.line, Some(6), "{e}");
+    assert!(e.message.contains("does not apply"), "{e}");
+}
+
+#[test]
+fn deadline_parameters_must_be_ordered() {
+    let e = err(&format!("{BASE}[policies.d]\nclass = \"deadline\"\nruntime_us = 2000\nperiod_us = 1000\n"));
+    assert!(e.message.contains("runtime <= deadline <= period"), "{e}");
+    let s = parse("t.toml", &format!("{BASE}[policies.d]\nclass = \"deadline\"\nruntime_us = 500\nperiod_us = 1000\n")).unwrap();
+    assert!(s.plan.cells.iter().all(|c| c.policy.class == Class::Other), "an unused policy does not create cells");
+}
+
+#[test]
+fn matrix_is_the_product_and_priority_collapses_for_fair_classes() {
+    let s = parse(
+        "t.toml",
+        "name = \"t\"\n[matrix]\nworkload = [\"pi\", \"copy\"]\npolicy = [\"other\", \"fifo\"]\npriority = [10, 20]\nprocesses = [1, 4]\n",
+    )
+    .unwrap();
+    // per workload: other x 2 counts + fifo x 2 priorities x 2 counts = 6
+    assert_eq!(s.plan.cells.len(), 12);
+    let keys: Vec<&str> = s.plan.cells.iter().map(|c| c.key.as_str()).collect();
+    assert!(keys.contains(&"pi/fifo:20/n4"), "{keys:?}");
+    assert!(keys.contains(&"copy/other/n1"), "{keys:?}");
+    assert!(s.plan.cells.iter().enumerate().all(|(i, c)| c.index as usize == i));
+}
+
+#[test]
+fn scale_multiplies_work_but_keeps_at_least_one_block() {
+    let mut s = parse("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"pi\", \"copy\", \"mixed\"]\n").unwrap();
+    s.plan.scale(0.001);
+    assert_eq!(s.plan.cells[0].workload, Workload::Pi { iterations: 100_000 });
+    assert_eq!(s.plan.cells[1].workload, Workload::Copy { transfer_bytes: 1024, block_bytes: 1024, input_bytes: 1 << 20 });
+    assert_eq!(s.plan.cells[2].workload, Workload::Mixed { iterations: 50_000, write_every: 100 });
+}
+
+#[test]
+fn random_order_is_seeded_and_warmups_precede_their_cell() {
+    let text =
+        "name = \"t\"\nrepetitions = 3\nwarmup = 1\norder = \"random\"\nseed = 7\n[matrix]\nworkload = [\"pi\"]\nprocesses = [1, 2, 3]\n";
+    let a = parse("t.toml", text).unwrap().plan.steps();
+    let b = parse("t.toml", text).unwrap().plan.steps();
+    assert_eq!(a, b, "same seed, same order");
+    assert_eq!(a.len(), 12);
+    let seq: Vec<(u32, u32)> = a.iter().filter(|s| !s.warmup).map(|s| (s.cell, s.rep)).collect();
+    let mut sorted = seq.clone();
+    sorted.sort();
+    assert_ne!(seq, sorted, "shuffled");
+    for (i, s) in a.iter().enumerate() {
+        if s.warmup {
+            assert!(a[i + 1..].iter().any(|t| t.cell == s.cell && !t.warmup));
+            assert!(!a[..i].iter().any(|t| t.cell == s.cell && !t.warmup), "warm-up after a measured rep of its cell");
+        }
+    }
+    let other = parse("t.toml", &text.replace("seed = 7", "seed = 8")).unwrap().plan.steps();
+    assert_ne!(a, other);
+}
+
+#[test]
+fn privileges_are_checked_and_named() {
+    let s = parse("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"other\", \"fifo\"]\n").unwrap();
+    let none = Capabilities { sys_nice: false, rtprio_limit: 0, min_nice: 0 };
+    let e = s.check_allowed(&none).unwrap_err();
+    assert!(e.message.contains("CAP_SYS_NICE") && e.message.contains("RLIMIT_RTPRIO"), "{e}");
+    assert_eq!((e.line, e.col), (Some(4), Some(20)), "{e}");
+    assert!(s.check_allowed(&Capabilities { sys_nice: false, rtprio_limit: 50, min_nice: 0 }).is_ok());
+    assert!(s.check_allowed(&Capabilities { sys_nice: true, rtprio_limit: 0, min_nice: 0 }).is_ok());
+}
+
+#[test]
+fn command_needs_argv_and_never_a_shell_string() {
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"c\"]\n[workloads.c]\nkind = \"command\"\n");
+    assert!(e.message.contains("argv"), "{e}");
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"c\"]\n[workloads.c]\nkind = \"command\"\nargv = \"ls -l\"\n");
+    assert_eq!(e.line, Some(6), "a string is not an argument vector: {e}");
+}
+
+#[test]
+fn builtin_quick_experiment_is_valid() {
+    let s = parse("quick.toml", BUILTIN_QUICK).unwrap();
+    assert_eq!(s.plan.cells.len(), 18);
+}
+
+#[test]
+fn caret_display_marks_the_column() {
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\nprocesses = [0]\n");
+    let shown = e.to_string();
+    assert!(shown.contains("t.toml:4:14"), "{shown}");
+    assert!(shown.ends_with("|              ^"), "{shown:?}");
+}

@@ -1,0 +1,205 @@
+//! The engine on this machine: what it stores, and what the kernel does to the workers.
+
+use crate::util::{is_root, mean_of, Lab};
+use serde_json::Value;
+
+const REQUIRED: &[&str] = &[
+    "run_id",
+    "cell_id",
+    "rep",
+    "workload",
+    "policy",
+    "priority",
+    "nice",
+    "processes",
+    "pid",
+    "exit_code",
+    "signal",
+    "timed_out",
+    "wall_s",
+    "user_s",
+    "sys_s",
+    "cpu_pct",
+    "voluntary_csw",
+    "involuntary_csw",
+    "max_rss_kb",
+    "minor_faults",
+    "major_faults",
+    "work_units",
+    "start_offset_s",
+    "cell_user_jiffies",
+    "cell_system_jiffies",
+    "cell_idle_jiffies",
+    "cell_iowait_jiffies",
+    "cell_ctxt",
+    "cell_interrupts",
+];
+
+#[test]
+fn every_process_is_stored_with_the_documented_fields() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "s.toml",
+        "name = \"s\"\nrepetitions = 2\nwarmup = 1\n[matrix]\nworkload = [\"cpu\", \"copy\"]\nprocesses = [3]\n[workloads.cpu]\nkind = \"pi\"\niterations = 200000\n",
+    );
+    lab.ok(&["run", spec.to_str().unwrap(), "--scale", "0.1", "-q"]);
+    let rows = lab.samples();
+    assert_eq!(rows.len(), 2 * 2 * 3, "2 cells x 2 measured reps x 3 processes (warm-ups not exported)");
+    for r in &rows {
+        for f in REQUIRED {
+            assert!(r.get(*f).is_some(), "field {f} missing in {r}");
+        }
+        assert_eq!(r["exit_code"], 0, "{r}");
+        assert!(r["start_offset_s"].as_f64().unwrap() >= 0.0);
+        assert!(r["work_units"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let cpu: Vec<&Value> = rows.iter().filter(|r| r["workload"] == "cpu").collect();
+    assert!(cpu.iter().all(|r| r["work_units"] == 20000.0), "scale applied to iterations");
+    let with_warmup: Vec<Value> = serde_json::from_str(&lab.ok(&["export", "--format", "json", "--include-warmup"])).unwrap();
+    assert_eq!(with_warmup.len(), 18, "warm-ups are stored too");
+    let csv = lab.ok(&["export", "--format", "csv"]);
+    assert_eq!(csv.lines().count(), 13);
+    assert!(csv.lines().next().unwrap().starts_with("run_id,cell_id,"));
+    let md = lab.ok(&["export", "--format", "markdown"]);
+    assert!(md.lines().nth(1).unwrap().starts_with("|---|"));
+    let runs = lab.ok(&["runs"]);
+    assert!(runs.contains("complete"), "{runs}");
+}
+
+/// CPU hogs, more than there are cores: FIFO/RR workers run to completion (or a 100 ms
+/// RR slice) while SCHED_OTHER time-slices them every few milliseconds.
+#[test]
+fn rt_workers_are_preempted_far_less_than_other_workers() {
+    require!(is_root(), "needs root for SCHED_FIFO/SCHED_RR");
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "rt.toml",
+        "name = \"rt\"\n[matrix]\nworkload = [\"cpu\"]\npolicy = [\"other\", \"fifo\", \"rr\"]\nprocesses = [6]\n[workloads.cpu]\nkind = \"pi\"\niterations = 40_000_000\n",
+    );
+    lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
+    let rows = lab.samples();
+    let invol = |p: &str| mean_of(&rows, "involuntary_csw", |r| r["policy"] == p);
+    let (other, fifo, rr) = (invol("other"), invol("fifo"), invol("rr"));
+    eprintln!("involuntary switches per process: other {other:.1}, fifo {fifo:.1}, rr {rr:.1}");
+    assert!(other > 5.0 * fifo.max(1.0), "other {other} vs fifo {fifo}");
+    assert!(other > 2.0 * rr.max(1.0), "other {other} vs rr {rr}");
+    for r in &rows {
+        let seen = r["extra"].as_str().unwrap();
+        assert!(seen.contains(&format!("\"policy\":\"{}\"", r["class"].as_str().unwrap())), "worker saw another policy: {seen}");
+    }
+}
+
+#[test]
+fn io_workers_block_at_least_once_per_synchronous_write() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "io.toml",
+        "name = \"io\"\n[matrix]\nworkload = [\"io\", \"mixed\"]\nprocesses = [4]\n[workloads.io]\nkind = \"copy\"\ntransfer_bytes = 40960\nblock_bytes = 1024\n[workloads.mixed]\nkind = \"mixed\"\niterations = 400000\nwrite_every = 10000\n",
+    );
+    lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
+    for r in lab.samples() {
+        let extra: Value = serde_json::from_str(r["extra"].as_str().unwrap()).unwrap();
+        let writes = extra["detail"]["sync_writes"].as_f64().unwrap();
+        assert_eq!(writes, 40.0, "{r}");
+        // Voluntary switches of the work alone: the setup (exec, release wait) is subtracted.
+        let work_vol = r["voluntary_csw"].as_f64().unwrap() - extra["setup"]["voluntary_csw"].as_f64().unwrap();
+        assert!(work_vol >= writes, "{} blocked {work_vol} times for {writes} O_SYNC writes", r["workload"]);
+    }
+}
+
+#[test]
+fn a_crashing_worker_is_recorded_with_its_signal_and_the_run_goes_on() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "crash.toml",
+        "name = \"crash\"\nrepetitions = 2\n[matrix]\nworkload = [\"crash\", \"ok\"]\nprocesses = [2]\n[workloads.crash]\nkind = \"command\"\nargv = [\"sh\", \"-c\", \"kill -SEGV $$\"]\n[workloads.ok]\nkind = \"command\"\nargv = [\"true\"]\n",
+    );
+    lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
+    let rows = lab.samples();
+    assert_eq!(rows.len(), 8);
+    for r in &rows {
+        match r["workload"].as_str().unwrap() {
+            "crash" => assert_eq!((r["signal"].as_i64(), r["exit_code"].as_i64()), (Some(11), None), "{r}"),
+            _ => assert_eq!(r["exit_code"], 0, "{r}"),
+        }
+    }
+    let show = lab.ok(&["show"]);
+    assert!(show.contains("4 killed by signal"), "{show}");
+}
+
+#[test]
+fn the_watchdog_kills_stragglers_and_marks_them() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "slow.toml",
+        "name = \"slow\"\ntimeout_s = 0.5\n[matrix]\nworkload = [\"w\"]\nprocesses = [2]\n[workloads.w]\nkind = \"command\"\nargv = [\"sleep\", \"{index}\"]\n",
+    );
+    lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
+    let rows = lab.samples();
+    // worker 0 sleeps 0 s and exits; worker 1 sleeps 1 s and is killed at 0.5 s
+    assert_eq!((rows[0]["timed_out"].as_bool(), rows[0]["exit_code"].as_i64()), (Some(false), Some(0)));
+    assert_eq!((rows[1]["timed_out"].as_bool(), rows[1]["signal"].as_i64()), (Some(true), Some(9)));
+    assert_eq!(rows[1]["cell_status"], "timed_out");
+}
+
+#[test]
+fn two_thousand_processes_in_one_cell() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "many.toml",
+        "name = \"many\"\n[matrix]\nworkload = [\"cpu\"]\nprocesses = [2000]\n[workloads.cpu]\nkind = \"pi\"\niterations = 10000\n",
+    );
+    lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
+    let rows = lab.samples();
+    assert_eq!(rows.len(), 2000);
+    assert!(rows.iter().all(|r| r["exit_code"] == 0 && r["work_units"] == 10000.0));
+    let mut idx: Vec<i64> = rows.iter().map(|r| r["index"].as_i64().unwrap()).collect();
+    idx.dedup();
+    assert_eq!(idx.len(), 2000, "every worker reported exactly once");
+}
+
+#[test]
+fn deadline_workers_run_under_sched_deadline_and_a_refusal_is_explained() {
+    require!(is_root(), "needs root for SCHED_DEADLINE");
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "dl.toml",
+        "name = \"dl\"\n[matrix]\nworkload = [\"cpu\"]\npolicy = [\"dl\"]\nprocesses = [2, 40]\n[workloads.cpu]\nkind = \"pi\"\niterations = 2_000_000\n[policies.dl]\nclass = \"deadline\"\nruntime_us = 10000\nperiod_us = 100000\n",
+    );
+    lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
+    let rows = lab.samples();
+    assert_eq!(rows.len(), 2, "the 40-worker cell (40 x 0.1 > 1.9 CPUs) was refused");
+    assert!(rows.iter().all(|r| r["extra"].as_str().unwrap().contains("\"policy\":\"deadline\"")));
+    let show = lab.ok(&["show"]);
+    assert!(show.contains("admission refused"), "{show}");
+}
+
+fn gnu_time(args: &[&str]) -> (f64, f64, f64) {
+    let out = std::process::Command::new("/usr/bin/time").arg("-f").arg("%U %S %w").args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let v: Vec<f64> = err.lines().last().unwrap().split_whitespace().map(|x| x.parse().unwrap()).collect();
+    (v[0], v[1], v[2])
+}
+
+/// schedlab's wait4 accounting of a command agrees with GNU time's of the same command.
+#[test]
+fn command_accounting_matches_gnu_time() {
+    require!(std::path::Path::new("/usr/bin/time").exists(), "GNU time is not installed (apt-get install time)");
+    let lab = Lab::new();
+    let argv = ["dd", "if=/dev/zero", "of=/dev/null", "bs=4k", "count=400000"];
+    let spec = lab.spec(
+        "cmd.toml",
+        &format!("name = \"cmd\"\nrepetitions = 3\n[matrix]\nworkload = [\"dd\"]\n[workloads.dd]\nkind = \"command\"\nargv = {argv:?}\n"),
+    );
+    lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
+    let rows = lab.samples();
+    let ours = mean_of(&rows, "user_s", |_| true) + mean_of(&rows, "sys_s", |_| true);
+    let ours_vol = mean_of(&rows, "voluntary_csw", |_| true);
+    let theirs: Vec<(f64, f64, f64)> = (0..3).map(|_| gnu_time(&argv)).collect();
+    let t_cpu = theirs.iter().map(|t| t.0 + t.1).sum::<f64>() / 3.0;
+    let t_vol = theirs.iter().map(|t| t.2).sum::<f64>() / 3.0;
+    eprintln!("CPU s: schedlab {ours:.3} GNU time {t_cpu:.3}; voluntary: schedlab {ours_vol:.1} GNU time {t_vol:.1}");
+    assert!((ours - t_cpu).abs() <= 0.25 * t_cpu + 0.03, "CPU seconds differ: {ours} vs {t_cpu}");
+    // schedlab's shim adds its wait on the release pipe and a few during exec.
+    assert!((ours_vol - t_vol).abs() <= 10.0, "voluntary switches differ: {ours_vol} vs {t_vol}");
+}

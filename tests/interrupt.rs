@@ -1,0 +1,67 @@
+//! SIGINT/SIGTERM: workers killed at once, finished cells kept, --resume finishes the run.
+
+use crate::util::Lab;
+use std::time::{Duration, Instant};
+
+fn count_processes_with_arg(arg: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .filter(|c| c.split(|b| *b == 0).any(|a| a == arg.as_bytes()))
+        .count()
+}
+
+fn interrupt_then_resume(signal: i32, marker: &str) {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "int.toml",
+        &format!(
+            "name = \"int\"\nrepetitions = 3\n[matrix]\nworkload = [\"short\", \"long\"]\nprocesses = [2]\n\
+             [workloads.short]\nkind = \"command\"\nargv = [\"sleep\", \"0.1\"]\n\
+             [workloads.long]\nkind = \"command\"\nargv = [\"sleep\", \"{marker}\"]\n"
+        ),
+    );
+    let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
+    // Wait until the long cell's workers are running.
+    let t0 = Instant::now();
+    while count_processes_with_arg(marker) < 2 {
+        assert!(t0.elapsed() < Duration::from_secs(30), "the long cell never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let sent = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(sent.elapsed() < Duration::from_secs(10), "schedlab did not stop");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let took = sent.elapsed();
+    assert_eq!(status.code(), Some(130));
+    assert!(took < Duration::from_secs(2), "stopping took {took:?}");
+    assert_eq!(count_processes_with_arg(marker), 0, "workers left running");
+    let runs = lab.ok(&["runs"]);
+    assert!(runs.contains("interrupted"), "{runs}");
+    assert_eq!(lab.samples().len(), 3 * 2, "the three finished short cells are kept");
+    // Resume runs only what is missing.
+    let out = lab.run(&["run", spec.to_str().unwrap(), "--resume", "-q"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("3 of 6 cell repetitions already stored"));
+    assert_eq!(lab.samples().len(), 6 * 2);
+    assert!(lab.ok(&["runs"]).contains("complete"));
+    // A finished run is not resumable.
+    assert_eq!(lab.run(&["run", spec.to_str().unwrap(), "--resume", "-q"]).status.code(), Some(2));
+}
+
+#[test]
+fn sigint_stops_at_once_keeps_finished_cells_and_resume_completes() {
+    interrupt_then_resume(libc::SIGINT, "1.2345");
+}
+
+#[test]
+fn sigterm_behaves_like_sigint() {
+    interrupt_then_resume(libc::SIGTERM, "1.2346");
+}

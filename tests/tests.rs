@@ -1,0 +1,8 @@
+//! Integration tests: the built `schedlab` binary, each test in its own temporary directory.
+
+#[macro_use]
+mod util;
+
+mod cli_errors;
+mod engine;
+mod interrupt;

@@ -1,0 +1,89 @@
+//! Helpers for running the binary against a fresh directory.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Skips the current test (returning early) with a printed reason.
+#[macro_export]
+macro_rules! require {
+    ($cond:expr, $why:expr) => {
+        if !$cond {
+            eprintln!("SKIPPED {}: {}", module_path!(), $why);
+            return;
+        }
+    };
+}
+
+/// True when running as root (CAP_SYS_NICE for every policy).
+pub fn is_root() -> bool {
+    // SAFETY: no failure mode.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A test's own directory, with a database path and a spec writer.
+pub struct Lab {
+    /// The directory (removed on drop).
+    pub dir: tempfile::TempDir,
+}
+
+impl Lab {
+    pub fn new() -> Lab {
+        Lab { dir: tempfile::tempdir().expect("temp dir") }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    pub fn db(&self) -> PathBuf {
+        self.path("results.db")
+    }
+
+    /// Writes a spec file and returns its path.
+    pub fn spec(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.path(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    /// `schedlab --db <db> args...` with the experiment files kept inside the test dir.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_schedlab"));
+        c.arg("--db").arg(self.db()).args(args).env("TMPDIR", self.dir.path()).current_dir(self.dir.path());
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("schedlab runs")
+    }
+
+    /// Runs and insists on success.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "schedlab {args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Every stored process of the newest run, from `schedlab export --format json`.
+    pub fn samples(&self) -> Vec<serde_json::Value> {
+        let text = self.ok(&["export", "--format", "json"]);
+        serde_json::from_str::<Vec<serde_json::Value>>(&text).expect("export json parses")
+    }
+}
+
+/// Mean of a numeric field over rows matching `pred`.
+pub fn mean_of(rows: &[serde_json::Value], field: &str, pred: impl Fn(&serde_json::Value) -> bool) -> f64 {
+    let xs: Vec<f64> = rows.iter().filter(|r| pred(r)).map(|r| r[field].as_f64().unwrap_or_else(|| panic!("{field} in {r}"))).collect();
+    assert!(!xs.is_empty(), "no rows for {field}");
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+/// True when `path` exists.
+pub fn exists(p: &Path) -> bool {
+    p.exists()
+}
