@@ -29,7 +29,8 @@ pub struct CellStats {
     pub user_total: Summary,
     /// Sum of system CPU seconds.
     pub sys_total: Summary,
-    /// (user + sys) / makespan * 100: how many CPUs' worth the cell used.
+    /// Work CPU (user + sys less each worker's pre-release setup) / makespan * 100:
+    /// how many CPUs' worth the cell's work used between release and last exit.
     pub cpu_pct_total: Summary,
     /// Sum of involuntary context switches ("preempted").
     pub invol_total: Summary,
@@ -93,7 +94,13 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
         makespan: per(&|r| r.makespan_s),
         user_total: per(&|r| sum(r, &|s| s.user_s)),
         sys_total: per(&|r| sum(r, &|s| s.sys_s)),
-        cpu_pct_total: per(&|r| if r.makespan_s > 0.0 { sum(r, &|s| s.user_s + s.sys_s) / r.makespan_s * 100.0 } else { 0.0 }),
+        cpu_pct_total: per(&|r| {
+            if r.makespan_s > 0.0 {
+                sum(r, &|s| (s.user_s + s.sys_s - s.setup_user_s - s.setup_sys_s).max(0.0)) / r.makespan_s * 100.0
+            } else {
+                0.0
+            }
+        }),
         invol_total: per(&|r| sum(r, &|s| s.involuntary_csw as f64)),
         vol_total: per(&|r| sum(r, &|s| s.voluntary_csw as f64)),
         wall_per_proc: per(&|r| avg(r, &|s| s.wall_s)),

@@ -61,6 +61,14 @@ pub struct Sample {
     pub minor_faults: i64,
     /// Major page faults.
     pub major_faults: i64,
+    /// User CPU seconds before the release (exec, setup, the wait itself), from the worker.
+    pub setup_user_s: f64,
+    /// System CPU seconds before the release.
+    pub setup_sys_s: f64,
+    /// Voluntary context switches before the release (at least the release wait).
+    pub setup_voluntary_csw: i64,
+    /// Involuntary context switches before the release.
+    pub setup_involuntary_csw: i64,
     /// Work units the worker reported (iterations, bytes, ...); 0 if it did not report.
     pub work_units: f64,
     /// The worker's own start relative to the release, seconds.

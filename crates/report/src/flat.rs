@@ -61,6 +61,14 @@ pub struct FlatSample {
     pub minor_faults: i64,
     /// Major faults.
     pub major_faults: i64,
+    /// User seconds before the release (exec and setup), included in user_s.
+    pub setup_user_s: f64,
+    /// System seconds before the release, included in sys_s.
+    pub setup_sys_s: f64,
+    /// Voluntary switches before the release, included in voluntary_csw.
+    pub setup_voluntary_csw: i64,
+    /// Involuntary switches before the release, included in involuntary_csw.
+    pub setup_involuntary_csw: i64,
     /// Work units.
     pub work_units: f64,
     /// Start relative to release, seconds.
@@ -121,6 +129,10 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
                 max_rss_kb: s.max_rss_kb,
                 minor_faults: s.minor_faults,
                 major_faults: s.major_faults,
+                setup_user_s: s.setup_user_s,
+                setup_sys_s: s.setup_sys_s,
+                setup_voluntary_csw: s.setup_voluntary_csw,
+                setup_involuntary_csw: s.setup_involuntary_csw,
                 work_units: s.work_units,
                 start_offset_s: s.start_offset_s,
                 end_offset_s: s.end_offset_s,

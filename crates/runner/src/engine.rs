@@ -350,10 +350,6 @@ fn sample(r: &Reaped, index: u32, rep: Option<&Report>, release_ns: u64, cell: &
     let setup_cpu = rep.map(|p| p.setup[0] + p.setup[1]).unwrap_or(0.0);
     let mut extra = serde_json::Map::new();
     if let Some(p) = rep {
-        extra.insert(
-            "setup".into(),
-            serde_json::json!({ "user_s": p.setup[0], "sys_s": p.setup[1], "voluntary_csw": p.setup[2], "involuntary_csw": p.setup[3] }),
-        );
         extra.insert("policy".into(), p.policy.clone().into());
         extra.insert("nice".into(), p.nice.into());
         extra.insert("cpu".into(), p.cpu.into());
@@ -381,6 +377,10 @@ fn sample(r: &Reaped, index: u32, rep: Option<&Report>, release_ns: u64, cell: &
         max_rss_kb: r.ru.ru_maxrss,
         minor_faults: r.ru.ru_minflt,
         major_faults: r.ru.ru_majflt,
+        setup_user_s: rep.map(|p| p.setup[0]).unwrap_or(0.0),
+        setup_sys_s: rep.map(|p| p.setup[1]).unwrap_or(0.0),
+        setup_voluntary_csw: rep.map(|p| p.setup[2] as i64).unwrap_or(0),
+        setup_involuntary_csw: rep.map(|p| p.setup[3] as i64).unwrap_or(0),
         work_units: rep.map(|p| if is_exec { 1.0 } else { p.units }).unwrap_or(0.0),
         start_offset_s: start_off,
         end_offset_s: end_off,

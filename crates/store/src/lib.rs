@@ -185,8 +185,9 @@ impl Store {
         {
             let mut st = tx.prepare(
                 "INSERT INTO samples (cell_row, idx, pid, exit_code, signal, timed_out, wall_s, engine_wall_s, user_s, sys_s, cpu_pct,
-                   voluntary_csw, involuntary_csw, max_rss_kb, minor_faults, major_faults, work_units, start_offset_s, end_offset_s, extra_json)
-                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20)",
+                   voluntary_csw, involuntary_csw, max_rss_kb, minor_faults, major_faults, setup_user_s, setup_sys_s, setup_voluntary_csw,
+                   setup_involuntary_csw, work_units, start_offset_s, end_offset_s, extra_json)
+                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24)",
             )?;
             for x in &c.samples {
                 st.execute(params![
@@ -206,6 +207,10 @@ impl Store {
                     x.max_rss_kb,
                     x.minor_faults,
                     x.major_faults,
+                    x.setup_user_s,
+                    x.setup_sys_s,
+                    x.setup_voluntary_csw,
+                    x.setup_involuntary_csw,
                     x.work_units,
                     x.start_offset_s,
                     x.end_offset_s,
@@ -269,7 +274,8 @@ impl Store {
         )?;
         let mut sst = self.conn.prepare(
             "SELECT idx, pid, exit_code, signal, timed_out, wall_s, engine_wall_s, user_s, sys_s, cpu_pct, voluntary_csw, involuntary_csw,
-                    max_rss_kb, minor_faults, major_faults, work_units, start_offset_s, end_offset_s, extra_json
+                    max_rss_kb, minor_faults, major_faults, work_units, start_offset_s, end_offset_s, extra_json,
+                    setup_user_s, setup_sys_s, setup_voluntary_csw, setup_involuntary_csw
              FROM samples WHERE cell_row = ?1 ORDER BY idx",
         )?;
         let heads: Vec<(i64, CellRecord)> = st
@@ -337,6 +343,10 @@ impl Store {
                         max_rss_kb: r.get(12)?,
                         minor_faults: r.get(13)?,
                         major_faults: r.get(14)?,
+                        setup_user_s: r.get(19)?,
+                        setup_sys_s: r.get(20)?,
+                        setup_voluntary_csw: r.get(21)?,
+                        setup_involuntary_csw: r.get(22)?,
                         work_units: r.get(15)?,
                         start_offset_s: r.get(16)?,
                         end_offset_s: r.get(17)?,
