@@ -65,3 +65,27 @@ fn sigint_stops_at_once_keeps_finished_cells_and_resume_completes() {
 fn sigterm_behaves_like_sigint() {
     interrupt_then_resume(libc::SIGTERM, "1.2346");
 }
+
+/// kill -9 of the engine: its workers die with it (PR_SET_PDEATHSIG), none keeps running.
+#[test]
+fn workers_do_not_outlive_a_killed_engine() {
+    let lab = Lab::new();
+    let marker = "1.2347";
+    let spec = lab.spec(
+        "k.toml",
+        &format!("name = \"k\"\n[matrix]\nworkload = [\"w\"]\nprocesses = [3]\n[workloads.w]\nkind = \"command\"\nargv = [\"sleep\", \"{marker}\"]\n"),
+    );
+    let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
+    let t0 = Instant::now();
+    while count_processes_with_arg(marker) < 3 {
+        assert!(t0.elapsed() < Duration::from_secs(30), "workers never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let t1 = Instant::now();
+    while count_processes_with_arg(marker) > 0 {
+        assert!(t1.elapsed() < Duration::from_secs(1), "workers outlived the engine");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

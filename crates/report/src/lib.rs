@@ -6,3 +6,6 @@
 pub mod export;
 pub mod flat;
 pub mod tables;
+
+#[cfg(test)]
+mod tests;

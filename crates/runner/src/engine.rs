@@ -185,6 +185,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             dir: cx.dir.to_path_buf(),
             input: matches!(cell.workload, Workload::Copy { .. }).then(|| cx.inputs[i].clone()),
             workload: cell.workload.clone(),
+            engine_pid: std::process::id() as i32,
         };
         let json = serde_json::to_string(&job).expect("job serialises");
         let mut cmd = Command::new(cx.exe);

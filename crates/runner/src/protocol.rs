@@ -21,6 +21,9 @@ pub struct Job {
     pub input: Option<PathBuf>,
     /// What to do.
     pub workload: Workload,
+    /// The engine's pid: a worker whose parent is no longer the engine exits at once.
+    #[serde(default)]
+    pub engine_pid: i32,
 }
 
 /// A worker's report.

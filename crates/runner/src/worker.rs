@@ -19,6 +19,15 @@ pub fn main(job_json: &str) -> i32 {
             return 2;
         }
     };
+    // If the engine dies (even by SIGKILL), its workers die with it: no worker is left
+    // running, least of all at RT priority. The setting survives the exec of a command.
+    // SAFETY: plain prctl/getppid calls.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        if job.engine_pid != 0 && libc::getppid() != job.engine_pid {
+            return 3;
+        }
+    }
     let mut report = Report { i: job.index, ..Default::default() };
     let prepared = prepare(&job);
     wait_for_release();

@@ -1,0 +1,98 @@
+//! Snapshot tests on fixed records: the exact shape users see, no root and no time needed.
+
+use crate::{export, flat, tables};
+use schedlab_model::{CellParams, CellRecord, CellStatus, Sample, StatDelta};
+
+fn fixture() -> Vec<CellRecord> {
+    let mut out = Vec::new();
+    for (cell_id, policy, invol) in [(0u32, "other", 700i64), (1, "fifo", 5)] {
+        for rep in 0..2u32 {
+            out.push(CellRecord {
+                params: CellParams {
+                    cell_id,
+                    key: format!("cpu/{policy}/n2"),
+                    workload: "cpu".into(),
+                    workload_kind: "pi".into(),
+                    policy: policy.into(),
+                    class: policy.into(),
+                    priority: if policy == "fifo" { 50 } else { 0 },
+                    nice: 0,
+                    processes: 2,
+                },
+                rep,
+                warmup: false,
+                ordinal: cell_id * 2 + rep,
+                status: CellStatus::Ok,
+                message: None,
+                started_unix: 0.0,
+                makespan_s: 2.0 + rep as f64,
+                stat: StatDelta { user: 400, system: 2, idle: 10, ctxt: 1500, interrupts: 900, ..Default::default() },
+                engine_user_s: 0.0,
+                engine_sys_s: 0.0,
+                engine_max_rss_kb: 0,
+                samples: (0..2)
+                    .map(|i| Sample {
+                        index: i,
+                        pid: 1000 + i as i32,
+                        exit_code: Some(0),
+                        wall_s: 1.5 + rep as f64 * 0.5,
+                        engine_wall_s: 1.6,
+                        user_s: 1.25,
+                        sys_s: 0.01,
+                        cpu_pct: 84.0,
+                        voluntary_csw: 2,
+                        involuntary_csw: invol + rep as i64 * 10,
+                        work_units: 1e6,
+                        extra: serde_json::json!({"policy": policy}),
+                        ..Default::default()
+                    })
+                    .collect(),
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn totals_table() {
+    let stats = schedlab_analysis::cell_stats(&fixture());
+    insta::assert_snapshot!(tables::totals(&stats).to_string());
+}
+
+#[test]
+fn per_process_table() {
+    let stats = schedlab_analysis::cell_stats(&fixture());
+    insta::assert_snapshot!(tables::per_process(&stats).to_string());
+}
+
+#[test]
+fn csv_export() {
+    let rows = flat::flatten(7, &fixture()[..1]);
+    let mut out = Vec::new();
+    export::by_name("csv").unwrap().write(&rows, &mut out).unwrap();
+    insta::assert_snapshot!(String::from_utf8(out).unwrap());
+}
+
+#[test]
+fn markdown_export_escapes_pipes() {
+    let mut cells = fixture();
+    cells.truncate(1);
+    cells[0].params.workload = "a|b".into();
+    let rows = flat::flatten(7, &cells);
+    let mut out = Vec::new();
+    export::by_name("markdown").unwrap().write(&rows, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("a\\|b"), "{text}");
+    assert_eq!(text.lines().count(), 4);
+}
+
+#[test]
+fn json_export_has_one_object_per_process() {
+    let rows = flat::flatten(7, &fixture());
+    let mut out = Vec::new();
+    export::by_name("json").unwrap().write(&rows, &mut out).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 8);
+    assert_eq!(v[0]["run_id"], 7);
+    assert_eq!(v[0]["involuntary_csw"], 700);
+}
