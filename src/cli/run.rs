@@ -39,6 +39,11 @@ pub struct Args {
     /// Keep the experiment's files afterwards.
     #[arg(long)]
     pub keep_files: bool,
+    /// Supervise as an ordinary task instead of at SCHED_FIFO 99. The engine's wake-ups
+    /// (one per worker exit) then never preempt workers, but RT workers can delay the
+    /// watchdog and the reaping times.
+    #[arg(long)]
+    pub no_engine_rt: bool,
     /// No progress, no tables: only errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -164,7 +169,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             db.display()
         ));
     }
-    let opts = Options { dir: a.dir.clone(), keep_files: a.keep_files, timeout, engine_rt: caps.sys_nice, root, exe: None };
+    let opts =
+        Options { dir: a.dir.clone(), keep_files: a.keep_files, timeout, engine_rt: caps.sys_nice && !a.no_engine_rt, root, exe: None };
     let result = schedlab_runner::run(plan, &steps, &run_id.to_string(), &opts, &mut progress, &mut |rec: &CellRecord| {
         store.insert_cell(run_id, rec)?;
         Ok(())
