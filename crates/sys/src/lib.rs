@@ -5,7 +5,10 @@
 //! nothing about what to run.
 #![deny(missing_docs)]
 
+pub mod cgroup;
+pub mod cpus;
 pub mod env;
+pub mod journal;
 pub mod procfs;
 pub mod sched;
 

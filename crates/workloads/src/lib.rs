@@ -5,8 +5,12 @@
 //! scheduling policy.
 #![deny(missing_docs)]
 
+mod hash;
 mod io;
 mod pi;
+mod probe;
 
+pub use hash::{hash, HashOutcome, HASH_BUFFER};
 pub use io::{copy, make_input, CopyFiles};
 pub use pi::{mixed, pi, PiOutcome};
+pub use probe::{CpuSeen, NoProbe, Probe};
