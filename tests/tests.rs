@@ -5,4 +5,5 @@ mod util;
 
 mod cli_errors;
 mod engine;
+mod groups;
 mod interrupt;

@@ -49,7 +49,12 @@ impl Lab {
     /// `schedlab --db <db> args...` with the experiment files kept inside the test dir.
     pub fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_schedlab"));
-        c.arg("--db").arg(self.db()).args(args).env("TMPDIR", self.dir.path()).current_dir(self.dir.path());
+        c.arg("--db")
+            .arg(self.db())
+            .args(args)
+            .env("TMPDIR", self.dir.path())
+            .env("SCHEDLAB_STATE_DIR", self.path("state"))
+            .current_dir(self.dir.path());
         c
     }
 

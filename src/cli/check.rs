@@ -24,7 +24,7 @@ pub struct Args {
 fn pi_ns_per_iteration() -> f64 {
     let n = 5_000_000;
     let t = std::time::Instant::now();
-    std::hint::black_box(schedlab_workloads::pi(n, 1, 0));
+    std::hint::black_box(schedlab_workloads::pi(n, 1, 0, &mut schedlab_workloads::NoProbe));
     t.elapsed().as_nanos() as f64 / n as f64
 }
 
@@ -33,6 +33,7 @@ fn amount(w: &Workload) -> String {
         Workload::Pi { iterations } => format!("{iterations} iterations"),
         Workload::Mixed { iterations, write_every } => format!("{iterations} iterations, O_SYNC write every {write_every}"),
         Workload::Copy { transfer_bytes, block_bytes, .. } => format!("{transfer_bytes} B in {block_bytes} B O_SYNC writes"),
+        Workload::Hash { hashes } => format!("{hashes} CityHash128 of 4 KiB"),
         Workload::Command { argv } => format!("exec {}", argv.join(" ")),
     }
 }
@@ -50,43 +51,61 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     t.load_style(presets::UTF8_FULL_CONDENSED).set_header(vec![
         "cell",
         "key",
+        "group",
         "workload",
         "policy",
         "procs",
+        "pinning / cgroup",
         "work per process",
         "est. CPU-s / rep",
         "sync writes / rep",
     ]);
     let (mut cpu_total, mut writes_total, mut procs_total) = (0.0, 0u64, 0u64);
     for c in &plan.cells {
-        let iters = match c.workload {
-            Workload::Pi { iterations } | Workload::Mixed { iterations, .. } => iterations as f64,
-            _ => 0.0,
-        };
-        let cpu_s = iters * ns * 1e-9 * c.processes as f64;
-        let writes = c.workload.sync_writes() * c.processes as u64;
-        cpu_total += cpu_s * per_rep as f64;
-        writes_total += writes * per_rep;
-        procs_total += c.processes as u64 * per_rep;
-        let pol = match c.policy.class {
-            cl if cl.is_rt() => format!("{} ({} prio {})", c.policy_name, cl.name(), c.policy.priority),
-            cl => format!(
-                "{} ({}{})",
-                c.policy_name,
-                cl.name(),
-                if c.policy.nice != 0 { format!(" nice {}", c.policy.nice) } else { String::new() }
-            ),
-        };
-        t.add_row(vec![
-            c.index.to_string(),
-            c.key.clone(),
-            format!("{} ({})", c.workload_name, c.workload.kind()),
-            pol,
-            c.processes.to_string(),
-            amount(&c.workload),
-            format!("{cpu_s:.2}"),
-            writes.to_string(),
-        ]);
+        for (gi, g) in c.groups.iter().enumerate() {
+            let iters = match g.workload {
+                Workload::Pi { iterations } | Workload::Mixed { iterations, .. } => iterations as f64,
+                _ => 0.0,
+            };
+            let cpu_s = iters * ns * 1e-9 * g.processes as f64;
+            let writes = g.workload.sync_writes() * g.processes as u64;
+            if !g.background {
+                cpu_total += cpu_s * per_rep as f64;
+                writes_total += writes * per_rep;
+            }
+            procs_total += g.processes as u64 * per_rep;
+            let pol = match g.policy.class {
+                cl if cl.is_rt() => format!("{} ({} prio {})", g.policy_name, cl.name(), g.policy.priority),
+                cl => format!(
+                    "{} ({}{})",
+                    g.policy_name,
+                    cl.name(),
+                    if g.policy.nice != 0 { format!(" nice {}", g.policy.nice) } else { String::new() }
+                ),
+            };
+            let mut place = vec![format!("affinity {}", g.affinity.label())];
+            if let Some(w) = g.cgroup.cpu_weight {
+                place.push(format!("weight {w}"));
+            }
+            if let Some((q, p)) = g.cgroup.cpu_max {
+                place.push(format!("max {q}/{p} us"));
+            }
+            if let Some(cs) = &g.cgroup.cpuset {
+                place.push(format!("cpuset {}", schedlab_spec::cpulist::format(cs)));
+            }
+            t.add_row(vec![
+                if gi == 0 { c.index.to_string() } else { String::new() },
+                if gi == 0 { c.key.clone() } else { String::new() },
+                format!("{}{}", g.name, if g.background { " (background)" } else { "" }),
+                format!("{} ({})", g.workload_name, g.workload.kind()),
+                pol,
+                g.processes.to_string(),
+                place.join(", "),
+                amount(&g.workload),
+                if g.background { "until stopped".into() } else { format!("{cpu_s:.2}") },
+                writes.to_string(),
+            ]);
+        }
     }
     println!(
         "{}: {} — {} cells x ({} repetitions + {} warm-up), order {:?}, seed {}, scale {}, watchdog {:.0} s per cell",
@@ -105,10 +124,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         "total: {} worker processes, {:.1} CPU-seconds of pi work (>= {:.1} s wall on {} CPUs, at {:.2} ns/iteration measured now), {} synchronous writes",
         procs_total, cpu_total, cpu_total / cpus, cpus, ns, writes_total
     );
-    if plan.cells.iter().any(|c| matches!(c.workload, Workload::Command { .. })) && plan.scale != 1.0 {
+    if plan.cells.iter().flat_map(|c| &c.groups).any(|g| matches!(g.workload, Workload::Command { .. })) && plan.scale != 1.0 {
         println!("note: --scale does not change command workloads (schedlab cannot know their work amount)");
     }
-    match allowed {
+    let cpus_ok = spec.check_cpus(&schedlab_sys::cpus::online(&Root::default()));
+    match allowed.and(cpus_ok) {
         Ok(()) => {
             println!("ok: the spec is valid and this process may apply every policy in it");
             Ok(ExitCode::SUCCESS)

@@ -64,7 +64,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         e.autogroup.map(|a| if a { "on (nice acts within a session's group)" } else { "off" }).unwrap_or("unknown")
     );
     println!("governor         {}", e.governor.as_deref().unwrap_or("none (no cpufreq)"));
-    println!("cgroups          {}", e.cgroup);
+    println!(
+        "cgroups          {} (schedlab uses: {})",
+        e.cgroup,
+        schedlab_sys::cgroup::detect(&root).map(|h| h.describe()).unwrap_or_else(|| "none".into())
+    );
+    println!("online CPUs      {}", schedlab_spec::cpulist::format(&schedlab_sys::cpus::online(&root)));
     println!("block devices    {}", e.io_devices.join(", "));
     println!("schedlab         {}", e.tool_version);
     Ok(ExitCode::SUCCESS)

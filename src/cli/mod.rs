@@ -4,6 +4,7 @@ mod check;
 mod common;
 mod envcmd;
 mod export;
+mod restore;
 mod run;
 mod runs;
 mod show;
@@ -41,6 +42,8 @@ pub enum Cmd {
     Runs,
     /// Print what this machine allows: privileges, RT throttling, cgroups, kernel, CPUs.
     Env(envcmd::Args),
+    /// Undo what an interrupted or killed schedlab left on this machine (cgroups, files).
+    Restore(restore::Args),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -53,5 +56,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Cmd::Export(a) => export::run(&cli.db, a),
         Cmd::Runs => runs::run(&cli.db),
         Cmd::Env(a) => envcmd::run(a),
+        Cmd::Restore(a) => restore::run(a),
     }
 }

@@ -94,6 +94,19 @@ impl Observer for Progress {
     }
 }
 
+/// Refuses a plan whose cgroup settings this machine cannot honour, before any change.
+fn check_cgroups(plan: &Plan, root: &Root) -> anyhow::Result<()> {
+    let Some(g) = plan.cells.iter().flat_map(|c| &c.groups).find(|g| g.cgroup.any()) else { return Ok(()) };
+    let Some(h) = schedlab_sys::cgroup::detect(root) else {
+        return Err(bad_input(format!("group \"{}\" asks for cgroup settings, but this machine has no usable cgroup hierarchy", g.name)));
+    };
+    for g in plan.cells.iter().flat_map(|c| &c.groups) {
+        let s = schedlab_sys::cgroup::Settings { weight: g.cgroup.cpu_weight, max: g.cgroup.cpu_max, cpuset: g.cgroup.cpuset.clone() };
+        h.check(&s).map_err(|e| bad_input(format!("group \"{}\": {e}", g.name)))?;
+    }
+    Ok(())
+}
+
 /// Runs `schedlab run`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let spec = load_spec(a.file.as_deref(), a.scale, a.repetitions)?;
@@ -101,6 +114,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let root = Root::default();
     let caps = env::capabilities(&root);
     spec.check_allowed(&caps).map_err(|e| bad_input(e.to_string()))?;
+    spec.check_cpus(&schedlab_sys::cpus::online(&root)).map_err(|e| bad_input(e.to_string()))?;
+    check_cgroups(plan, &root)?;
     let environment = env::environment(&root);
     if plan.has_realtime() && !env::rt_throttled(&environment) && !a.allow_unthrottled {
         return Err(bad_input(
@@ -116,6 +131,11 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         None => None,
     };
 
+    // Undo what an earlier schedlab killed by SIGKILL or a crash left on this machine.
+    let state = schedlab_sys::journal::state_dir();
+    for line in schedlab_sys::journal::recover(&state, false) {
+        eprintln!("restore: {line}");
+    }
     let mut store = open_store(db)?;
     let plan_json = serde_json::to_string(plan)?;
     let all_steps = plan.steps();
@@ -169,12 +189,23 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             db.display()
         ));
     }
-    let opts =
-        Options { dir: a.dir.clone(), keep_files: a.keep_files, timeout, engine_rt: caps.sys_nice && !a.no_engine_rt, root, exe: None };
-    let result = schedlab_runner::run(plan, &steps, &run_id.to_string(), &opts, &mut progress, &mut |rec: &CellRecord| {
+    let opts = Options {
+        dir: a.dir.clone(),
+        keep_files: a.keep_files,
+        timeout,
+        engine_rt: caps.sys_nice && !a.no_engine_rt,
+        root,
+        ..Options::default()
+    };
+    let mut journal = schedlab_sys::journal::Journal::create(&state)
+        .map_err(|e| anyhow::anyhow!("cannot create the restore journal in {}: {e}", state.display()))?;
+    let result = schedlab_runner::run(plan, &steps, &run_id.to_string(), &opts, &mut journal, &mut progress, &mut |rec: &CellRecord| {
         store.insert_cell(run_id, rec)?;
         Ok(())
     });
+    for e in journal.close() {
+        progress.warn(&format!("could not undo {e}; run `schedlab restore`"));
+    }
     if let Some(b) = &progress.bar {
         b.finish_and_clear();
     }

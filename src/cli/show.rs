@@ -39,6 +39,15 @@ pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
     println!("{}", schedlab_report::tables::totals(&stats));
     println!("\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions):");
     println!("{}", schedlab_report::tables::per_process(&stats));
+    let grouped = stats.iter().any(|s| {
+        s.params.groups.len() > 1
+            || s.params.groups.iter().any(|g| g.affinity != "all" || g.cpu_weight.is_some() || g.cpu_max.is_some() || g.cpuset.is_some())
+            || s.params.workload_kind == "hash"
+    });
+    if grouped {
+        println!("\nThroughput and fairness (measured groups only; background groups count only in the CPU shares):");
+        println!("{}", schedlab_report::tables::fairness(&stats));
+    }
     if !run.warnings.is_empty() {
         println!("\n{} warning(s) during the run:", run.warnings.len());
         for w in run.warnings.iter().take(20) {

@@ -2,7 +2,7 @@
 //! and per-process means (its Figure 12), each a [`Summary`] over repetitions, because the
 //! repetition, not the process, is the independent unit.
 
-use crate::Summary;
+use crate::{coefficient_of_variation, jain_index, max_deviation_from_mean, Summary};
 use schedlab_model::{CellParams, CellRecord, CellStatus};
 use std::collections::BTreeMap;
 
@@ -52,6 +52,16 @@ pub struct CellStats {
     pub throughput: Summary,
     /// Work units per second over the cell.
     pub work_rate: Summary,
+    /// Mean completion time (end relative to the release) of the measured processes.
+    pub completion: Summary,
+    /// Jain's fairness index over per-process throughput (work units / own wall time).
+    pub jain: Summary,
+    /// The seed's "max deviation from mean" of completion time, seconds.
+    pub max_dev_completion: Summary,
+    /// Coefficient of variation of completion time.
+    pub cv_completion: Summary,
+    /// Each group's share of the CPU time all groups used (background included), 0..1.
+    pub group_share: Vec<(String, Summary)>,
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
@@ -82,8 +92,19 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
         let xs: Vec<f64> = ran.iter().map(|r| f(r)).collect();
         Summary::of(&xs).unwrap_or(EMPTY)
     };
-    let sum = |r: &CellRecord, f: &dyn Fn(&schedlab_model::Sample) -> f64| r.samples.iter().map(f).sum::<f64>();
-    let avg = |r: &CellRecord, f: &dyn Fn(&schedlab_model::Sample) -> f64| mean(r.samples.iter().map(f));
+    // Background workers are kept in the database but never enter the measured figures.
+    let sum = |r: &CellRecord, f: &dyn Fn(&schedlab_model::Sample) -> f64| r.samples.iter().filter(|s| !s.background).map(f).sum::<f64>();
+    let avg = |r: &CellRecord, f: &dyn Fn(&schedlab_model::Sample) -> f64| mean(r.samples.iter().filter(|s| !s.background).map(f));
+    let measured = |r: &CellRecord, f: &dyn Fn(&schedlab_model::Sample) -> f64| -> Vec<f64> {
+        r.samples.iter().filter(|s| !s.background).map(f).collect()
+    };
+    let nan = f64::NAN;
+    let mut group_names: Vec<String> = Vec::new();
+    for s in ran.iter().flat_map(|r| &r.samples) {
+        if !group_names.contains(&s.group) {
+            group_names.push(s.group.clone());
+        }
+    }
     Some(CellStats {
         reps: ran.len(),
         failed: failed.len(),
@@ -109,8 +130,34 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
         cpu_pct_per_proc: per(&|r| avg(r, &|s| s.cpu_pct)),
         invol_per_proc: per(&|r| avg(r, &|s| s.involuntary_csw as f64)),
         vol_per_proc: per(&|r| avg(r, &|s| s.voluntary_csw as f64)),
-        throughput: per(&|r| if r.makespan_s > 0.0 { r.samples.len() as f64 / r.makespan_s } else { 0.0 }),
+        throughput: per(&|r| {
+            if r.makespan_s > 0.0 {
+                r.samples.iter().filter(|s| !s.background).count() as f64 / r.makespan_s
+            } else {
+                0.0
+            }
+        }),
         work_rate: per(&|r| if r.makespan_s > 0.0 { sum(r, &|s| s.work_units) / r.makespan_s } else { 0.0 }),
+        completion: per(&|r| avg(r, &|s| s.end_offset_s)),
+        jain: per(&|r| jain_index(&measured(r, &|s| if s.wall_s > 0.0 { s.work_units / s.wall_s } else { 0.0 })).unwrap_or(nan)),
+        max_dev_completion: per(&|r| max_deviation_from_mean(&measured(r, &|s| s.end_offset_s)).unwrap_or(nan)),
+        cv_completion: per(&|r| coefficient_of_variation(&measured(r, &|s| s.end_offset_s)).unwrap_or(nan)),
+        group_share: group_names
+            .iter()
+            .map(|g| {
+                let share = per(&|r| {
+                    let cpu = |s: &schedlab_model::Sample| s.user_s + s.sys_s;
+                    let total: f64 = r.samples.iter().map(cpu).sum();
+                    let mine: f64 = r.samples.iter().filter(|s| &s.group == g).map(cpu).sum();
+                    if total > 0.0 {
+                        mine / total
+                    } else {
+                        nan
+                    }
+                });
+                (g.clone(), share)
+            })
+            .collect(),
         params,
     })
 }
@@ -157,6 +204,28 @@ mod tests {
         // 2 CPU-seconds over 2 s = 100%, over 4 s = 50%
         assert_eq!(s.cpu_pct_total.mean, 75.0);
         assert_eq!(s.throughput.mean, 0.75); // (2/2 + 2/4) / 2
+    }
+
+    #[test]
+    fn background_is_kept_out_of_the_figures_but_counted_in_cpu_shares() {
+        let mut r = rec(0, 0, false, 2.0, &[10, 10, 99]);
+        r.samples[2].background = true;
+        r.samples[2].group = "bg".into();
+        r.samples[2].user_s = 2.0;
+        for s in &mut r.samples[..2] {
+            s.group = "main".into();
+            s.work_units = 100.0;
+            s.end_offset_s = 2.0;
+        }
+        r.samples[1].work_units = 300.0; // throughputs 50 and 150: Jain = 200^2 / (2 * 25000) = 0.8
+        r.samples[1].end_offset_s = 1.0;
+        let s = &cell_stats(&[r])[0];
+        assert_eq!(s.invol_total.mean, 20.0, "the background worker's switches are not counted");
+        assert_eq!(s.throughput.mean, 1.0, "2 measured processes in 2 s");
+        assert!((s.jain.mean - 0.8).abs() < 1e-12, "{}", s.jain.mean);
+        assert_eq!(s.max_dev_completion.mean, 0.5);
+        let shares: Vec<(&str, f64)> = s.group_share.iter().map(|(g, x)| (g.as_str(), x.mean)).collect();
+        assert_eq!(shares, vec![("main", 0.5), ("bg", 0.5)], "1+1 CPU-s against 2 CPU-s");
     }
 
     #[test]

@@ -31,8 +31,16 @@ impl Mode {
 /// One worker process of one cell repetition: its accounting from wait4 and its own report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
-    /// Worker index within the cell (0..processes).
+    /// Worker index within the cell (0..processes, over all groups).
     pub index: u32,
+    /// The worker's group ("main" unless the spec names groups).
+    pub group: String,
+    /// A background worker: kept, but never in the measured figures.
+    pub background: bool,
+    /// CPUs it was pinned to (empty: not pinned).
+    pub allowed_cpus: Vec<u32>,
+    /// CPUs it was seen running on (sampled between chunks of work; empty if unknown).
+    pub cpus_seen: Vec<u32>,
     /// Process id.
     pub pid: i32,
     /// Exit status when the worker exited normally.
@@ -136,6 +144,37 @@ impl CellStatus {
     }
 }
 
+/// One group of a cell, as stored beside its results.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupParams {
+    /// Group name.
+    pub name: String,
+    /// Workload name.
+    pub workload: String,
+    /// Workload kind.
+    pub workload_kind: String,
+    /// Policy name.
+    pub policy: String,
+    /// Scheduling class.
+    pub class: String,
+    /// RT priority.
+    pub priority: i32,
+    /// Nice.
+    pub nice: i32,
+    /// Processes.
+    pub processes: u32,
+    /// Affinity as written ("all", "spread", "compact", or a list).
+    pub affinity: String,
+    /// cgroup cpu.weight (v2 units), if set.
+    pub cpu_weight: Option<u32>,
+    /// cgroup bandwidth (quota_us, period_us), if set.
+    pub cpu_max: Option<(u64, u64)>,
+    /// cgroup cpuset, if set.
+    pub cpuset: Option<Vec<u32>>,
+    /// Background group.
+    pub background: bool,
+}
+
 /// The parameters that identify a matrix cell, as stored beside its results.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CellParams {
@@ -155,8 +194,10 @@ pub struct CellParams {
     pub priority: i32,
     /// Nice value.
     pub nice: i32,
-    /// Number of worker processes.
+    /// Number of worker processes of the primary (first measured) group.
     pub processes: u32,
+    /// Every group of the cell (the fields above describe the primary one).
+    pub groups: Vec<GroupParams>,
 }
 
 /// One finished cell repetition with all its samples.

@@ -33,6 +33,14 @@ pub struct FlatSample {
     pub processes: u32,
     /// Worker index.
     pub index: u32,
+    /// Worker group.
+    pub group: String,
+    /// A background worker (never in the measured figures).
+    pub background: bool,
+    /// CPUs it was pinned to ("" = not pinned).
+    pub allowed_cpus: String,
+    /// CPUs it was seen on.
+    pub cpus_seen: String,
     /// Process id.
     pub pid: i32,
     /// Exit status.
@@ -95,6 +103,10 @@ pub struct FlatSample {
     pub extra: String,
 }
 
+fn cpulist(c: &[u32]) -> String {
+    c.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
+}
+
 /// Flattens stored cells into one row per process.
 pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
     let mut out = Vec::new();
@@ -115,6 +127,10 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
                 nice: p.nice,
                 processes: p.processes,
                 index: s.index,
+                group: s.group.clone(),
+                background: s.background,
+                allowed_cpus: cpulist(&s.allowed_cpus),
+                cpus_seen: cpulist(&s.cpus_seen),
                 pid: s.pid,
                 exit_code: s.exit_code,
                 signal: s.signal,

@@ -27,7 +27,8 @@ fn table(header: &[&str]) -> Table {
     t
 }
 
-fn policy_label(s: &CellStats) -> String {
+/// The policy as a reader names it: name, class when it differs, RT priority, nice.
+pub fn policy_label(s: &CellStats) -> String {
     let p = &s.params;
     let mut l = p.policy.clone();
     if p.policy != p.class {
@@ -42,7 +43,8 @@ fn policy_label(s: &CellStats) -> String {
     l
 }
 
-fn status(s: &CellStats) -> String {
+/// Why a cell's numbers may be incomplete: failures, time-outs, signals, non-zero exits.
+pub fn status(s: &CellStats) -> String {
     let mut notes = Vec::new();
     if s.failed > 0 {
         notes.push(format!("{} failed: {}", s.failed, s.failure.as_deref().unwrap_or("?")));
@@ -112,4 +114,45 @@ pub fn per_process(stats: &[CellStats]) -> Table {
         ]);
     }
     t
+}
+
+/// Throughput and fairness per cell (seed 004's tables): makespan, processes and work
+/// units per second, Jain's index over per-process throughput, the max deviation of
+/// completion time from its mean, its coefficient of variation, and each group's CPU share.
+pub fn fairness(stats: &[CellStats]) -> Table {
+    let mut t = table(&["cell", "procs", "n", "makespan [s]", "procs/s", "units/s", "Jain", "max dev [s]", "CV", "CPU share by group"]);
+    for s in stats {
+        let shares = s.group_share.iter().map(|(g, x)| format!("{g} {}", fmt_summary(&scaled(x, 100.0), 0))).collect::<Vec<_>>().join(", ");
+        t.add_row(vec![
+            s.params.key.clone(),
+            s.params
+                .groups
+                .iter()
+                .map(|g| format!("{}{}", g.processes, if g.background { "bg" } else { "" }))
+                .collect::<Vec<_>>()
+                .join("+"),
+            s.reps.to_string(),
+            fmt_summary(&s.makespan, 3),
+            fmt_summary(&s.throughput, 3),
+            fmt_summary(&s.work_rate, 0),
+            fmt_summary(&s.jain, 3),
+            fmt_summary(&s.max_dev_completion, 3),
+            fmt_summary(&s.cv_completion, 3),
+            if shares.is_empty() { "-".into() } else { format!("{shares} (%)") },
+        ]);
+    }
+    t
+}
+
+fn scaled(s: &Summary, k: f64) -> Summary {
+    Summary {
+        mean: s.mean * k,
+        sd: s.sd * k,
+        median: s.median * k,
+        min: s.min * k,
+        max: s.max * k,
+        ci_low: s.ci_low * k,
+        ci_high: s.ci_high * k,
+        n: s.n,
+    }
 }

@@ -18,6 +18,7 @@ fn fixture() -> Vec<CellRecord> {
                     priority: if policy == "fifo" { 50 } else { 0 },
                     nice: 0,
                     processes: 2,
+                    groups: Vec::new(),
                 },
                 rep,
                 warmup: false,

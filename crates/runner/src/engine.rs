@@ -3,8 +3,10 @@
 
 use crate::protocol::{Job, Report, WORKER_SUBCOMMAND};
 use crate::signals::{self, Wake};
-use schedlab_model::{CellParams, CellRecord, CellStatus, Sample};
-use schedlab_spec::{Cell, Class, Step, Workload};
+use schedlab_model::{CellParams, CellRecord, CellStatus, GroupParams, Sample};
+use schedlab_spec::{Cell, Class, Group, Step, Workload};
+use schedlab_sys::cgroup::{self, Hierarchy};
+use schedlab_sys::journal::Journal;
 use schedlab_sys::procfs::{monotonic_ns, self_usage, tv_secs, Stat};
 use schedlab_sys::{sched, Root};
 use std::collections::HashMap;
@@ -40,6 +42,16 @@ pub struct CellCtx<'a> {
     pub root: &'a Root,
     /// Warnings for the user (policy not seen by a worker, stderr output, ...).
     pub warnings: &'a mut Vec<String>,
+    /// Every machine change is journaled here first.
+    pub journal: &'a mut Journal,
+    /// The cgroup hierarchy, if the plan uses cgroups.
+    pub cgroups: Option<&'a Hierarchy>,
+    /// Online CPUs (what "spread"/"compact" distribute over when there is no cpuset).
+    pub online: &'a [u32],
+    /// Unique tag of this run, for cgroup names.
+    pub tag: &'a str,
+    /// How long background groups run before the measured groups are released.
+    pub background_lead: Duration,
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -54,16 +66,36 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
 
 /// The parameters stored beside a cell's results.
 pub fn params(cell: &Cell) -> CellParams {
+    let p = cell.primary();
     CellParams {
         cell_id: cell.index,
         key: cell.key.clone(),
-        workload: cell.workload_name.clone(),
-        workload_kind: cell.workload.kind().to_string(),
-        policy: cell.policy_name.clone(),
-        class: cell.policy.class.name().to_string(),
-        priority: cell.policy.priority as i32,
-        nice: cell.policy.nice,
-        processes: cell.processes,
+        workload: p.workload_name.clone(),
+        workload_kind: p.workload.kind().to_string(),
+        policy: p.policy_name.clone(),
+        class: p.policy.class.name().to_string(),
+        priority: p.policy.priority as i32,
+        nice: p.policy.nice,
+        processes: p.processes,
+        groups: cell.groups.iter().map(group_params).collect(),
+    }
+}
+
+fn group_params(g: &Group) -> GroupParams {
+    GroupParams {
+        name: g.name.clone(),
+        workload: g.workload_name.clone(),
+        workload_kind: g.workload.kind().to_string(),
+        policy: g.policy_name.clone(),
+        class: g.policy.class.name().to_string(),
+        priority: g.policy.priority as i32,
+        nice: g.policy.nice,
+        processes: g.processes,
+        affinity: g.affinity.label(),
+        cpu_weight: g.cgroup.cpu_weight,
+        cpu_max: g.cgroup.cpu_max,
+        cpuset: g.cgroup.cpuset.clone(),
+        background: g.background,
     }
 }
 
@@ -137,8 +169,8 @@ fn unix_now() -> f64 {
 }
 
 /// Explains a refused sched_setattr in the user's terms.
-fn explain_refusal(cell: &Cell, err: &std::io::Error, root: &Root) -> String {
-    let p = &cell.policy;
+fn explain_refusal(cell: &Cell, g: &Group, err: &std::io::Error, root: &Root) -> String {
+    let p = &g.policy;
     if p.class == Class::Deadline && err.raw_os_error() == Some(libc::EBUSY) {
         let d = p.deadline.expect("deadline params");
         let per = d.runtime_ns as f64 / d.period_ns as f64;
@@ -147,74 +179,92 @@ fn explain_refusal(cell: &Cell, err: &std::io::Error, root: &Root) -> String {
         let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
         return format!(
             "SCHED_DEADLINE admission refused: {} workers x runtime/period {:.4} = {:.3} exceeds the limit {:.3} ({} CPUs x {}/{}), less what other deadline tasks already hold",
-            cell.processes,
+            cell.processes(),
             per,
-            per * cell.processes as f64,
+            per * cell.processes() as f64,
             cpus * rt / period,
             cpus,
             rt,
             period
         );
     }
-    format!("cannot apply policy {} ({}): {err}", cell.policy_name, p.class.name())
+    format!("cannot apply policy {} ({}) to group {}: {err}", g.policy_name, p.class.name(), g.name)
+}
+
+/// One spawned worker.
+struct Worker {
+    pid: i32,
+    index: u32,
+    group: usize,
+    allowed: Vec<u32>,
 }
 
 /// Runs one cell repetition.
 pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std::io::Result<Outcome> {
-    let n = cell.processes as usize;
+    let n = cell.processes() as usize;
+    let has_bg = cell.groups.iter().any(|g| g.background);
     let (rel_r, rel_w) = pipe()?;
+    let (bg_r, bg_w) = if has_bg { pipe().map(|(r, w)| (Some(r), Some(w)))? } else { (None, None) };
     let (res_r, res_w) = pipe()?;
     let log_path = cx.dir.join("stderr.log");
     let log = File::options().write(true).create_new(true).open(&log_path)?;
 
-    // Spawn every worker blocked on the release pipe, all in one new process group.
-    let mut pids: Vec<i32> = Vec::with_capacity(n);
+    // Spawn every worker blocked on its release pipe, all in one new process group.
+    let mut workers: Vec<Worker> = Vec::with_capacity(n);
     let mut pgid = 0i32;
     let mut spawn_err = None;
-    for i in 0..n {
-        if i % 32 == 0 {
-            if let Some(sig) = signals::stopped() {
-                let mut reaped = Vec::new();
-                kill_and_reap(pgid, pids.len(), &mut reaped, false);
-                return Ok(Outcome::Interrupted(sig));
-            }
-        }
-        let job = Job {
-            index: i as u32,
-            seed: cx.seed,
-            dir: cx.dir.to_path_buf(),
-            input: matches!(cell.workload, Workload::Copy { .. }).then(|| cx.inputs[i].clone()),
-            workload: cell.workload.clone(),
-            engine_pid: std::process::id() as i32,
-        };
-        let json = serde_json::to_string(&job).expect("job serialises");
-        let mut cmd = Command::new(cx.exe);
-        cmd.arg(WORKER_SUBCOMMAND)
-            .arg(json)
-            .stdin(Stdio::from(rel_r.try_clone()?))
-            .stdout(Stdio::from(res_w.try_clone()?))
-            .stderr(Stdio::from(log.try_clone()?))
-            .current_dir(cx.dir)
-            .process_group(pgid);
-        match cmd.spawn() {
-            Ok(child) => {
-                let pid = child.id() as i32;
-                if pgid == 0 {
-                    pgid = pid;
+    'spawn: for (gi, g) in cell.groups.iter().enumerate() {
+        for i in 0..g.processes {
+            let index = workers.len() as u32;
+            if index % 32 == 0 {
+                if let Some(sig) = signals::stopped() {
+                    let mut reaped = Vec::new();
+                    kill_and_reap(pgid, workers.len(), &mut reaped, false);
+                    return Ok(Outcome::Interrupted(sig));
                 }
-                pids.push(pid);
             }
-            Err(e) => {
-                spawn_err = Some(format!("could not start worker {i} of {n}: {e} (see `schedlab env` for process limits)"));
-                break;
+            let job = Job {
+                index,
+                seed: cx.seed,
+                dir: cx.dir.to_path_buf(),
+                input: matches!(g.workload, Workload::Copy { .. }).then(|| cx.inputs[index as usize].clone()),
+                workload: g.workload.clone(),
+                repeat: g.background,
+                engine_pid: std::process::id() as i32,
+            };
+            let json = serde_json::to_string(&job).expect("job serialises");
+            let release = if g.background { bg_r.as_ref().expect("background pipe") } else { &rel_r };
+            let mut cmd = Command::new(cx.exe);
+            cmd.arg(WORKER_SUBCOMMAND)
+                .arg(json)
+                .stdin(Stdio::from(release.try_clone()?))
+                .stdout(Stdio::from(res_w.try_clone()?))
+                .stderr(Stdio::from(log.try_clone()?))
+                .current_dir(cx.dir)
+                .process_group(pgid);
+            match cmd.spawn() {
+                Ok(child) => {
+                    let pid = child.id() as i32;
+                    if pgid == 0 {
+                        pgid = pid;
+                    }
+                    let allowed = g.cgroup.cpuset.as_deref().unwrap_or(cx.online);
+                    let allowed = g.affinity.cpus_for(i, g.processes, allowed).unwrap_or_default();
+                    workers.push(Worker { pid, index, group: gi, allowed });
+                }
+                Err(e) => {
+                    spawn_err = Some(format!("could not start worker {index} of {n}: {e} (see `schedlab env` for process limits)"));
+                    break 'spawn;
+                }
             }
         }
     }
     drop(rel_r);
+    drop(bg_r);
     drop(res_w);
     if let Some(msg) = spawn_err {
         let mut reaped = Vec::new();
-        kill_and_reap(pgid, pids.len(), &mut reaped, false);
+        kill_and_reap(pgid, workers.len(), &mut reaped, false);
         return Ok(failed(cell, step, ordinal, msg));
     }
 
@@ -230,29 +280,45 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         lines
     });
 
-    // Apply the policy to every worker before any of them is released.
-    for (i, &pid) in pids.iter().enumerate() {
-        if let Err(e) = sched::apply(pid, &cell.policy, false) {
-            let mut reaped = Vec::new();
-            kill_and_reap(pgid, n, &mut reaped, false);
-            let _ = collector.join();
-            let msg = format!("worker {i} (pid {pid}): {}", explain_refusal(cell, &e, cx.root));
-            return Ok(failed(cell, step, ordinal, msg));
-        }
+    // cgroups, policy and pinning, for every worker, before any of them is released.
+    let mark = cx.journal.entries().len();
+    let setup = apply_settings(cx, cell, &workers);
+    if let Err(msg) = setup {
+        let mut reaped = Vec::new();
+        kill_and_reap(pgid, n, &mut reaped, false);
+        let _ = collector.join();
+        cx.warnings.extend(cx.journal.undo_to(mark));
+        return Ok(failed(cell, step, ordinal, msg));
     }
 
+    let bg_pids: Vec<i32> = workers.iter().filter(|w| cell.groups[w.group].background).map(|w| w.pid).collect();
+    let mut reaped: Vec<Reaped> = Vec::with_capacity(n);
+    if let Some(w) = bg_w {
+        drop(w); // background groups start first and load the machine
+        let until = monotonic_ns() + cx.background_lead.as_nanos() as u64;
+        while monotonic_ns() < until {
+            if let Wake::Stop(sig) = signals::wait(Duration::from_nanos(until.saturating_sub(monotonic_ns()).max(1))) {
+                kill_and_reap(pgid, n, &mut reaped, false);
+                let _ = collector.join();
+                cx.warnings.extend(cx.journal.undo_to(mark));
+                return Ok(Outcome::Interrupted(sig));
+            }
+            reap_ready(pgid, &mut reaped, false);
+        }
+    }
     let stat0 = Stat::read(cx.root);
     let (u0, s0, _) = self_usage();
     let started_unix = unix_now();
     let release_ns = monotonic_ns();
-    drop(rel_w); // the release: every worker's read(2) returns 0 at once
+    drop(rel_w); // the release: every measured worker's read(2) returns 0 at once
 
+    let measured = n - bg_pids.len();
+    let done = |r: &[Reaped]| r.iter().filter(|x| !bg_pids.contains(&x.pid)).count() >= measured;
     let deadline = release_ns + cx.timeout.as_nanos() as u64;
-    let mut reaped: Vec<Reaped> = Vec::with_capacity(n);
     let mut timed_out = false;
-    while reaped.len() < n {
+    while !done(&reaped) {
         reap_ready(pgid, &mut reaped, false);
-        if reaped.len() >= n {
+        if done(&reaped) {
             break;
         }
         let now = monotonic_ns();
@@ -265,13 +331,16 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         if let Wake::Stop(sig) = signals::wait(wait) {
             kill_and_reap(pgid, n, &mut reaped, false);
             let _ = collector.join();
+            cx.warnings.extend(cx.journal.undo_to(mark));
             return Ok(Outcome::Interrupted(sig));
         }
     }
-    let end_ns = reaped.iter().map(|r| r.at_ns).max().unwrap_or(release_ns);
+    let end_ns = reaped.iter().filter(|r| !bg_pids.contains(&r.pid)).map(|r| r.at_ns).max().unwrap_or(release_ns);
     let stat1 = Stat::read(cx.root);
     let (u1, s1, rss) = self_usage();
+    stop_background(pgid, n, &bg_pids, &mut reaped);
     let lines = collector.join().unwrap_or_default();
+    cx.warnings.extend(cx.journal.undo_to(mark));
 
     let mut reports: HashMap<u32, Report> = HashMap::new();
     for l in &lines {
@@ -283,18 +352,13 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             Err(e) => cx.warnings.push(format!("cell {}: unreadable worker report ({e}): {l}", cell.key)),
         }
     }
-    let index_of: HashMap<i32, u32> = pids.iter().enumerate().map(|(i, p)| (*p, i as u32)).collect();
-    let mut samples: Vec<Sample> =
-        reaped.iter().map(|r| sample(r, index_of[&r.pid], reports.get(&index_of[&r.pid]), release_ns, cell)).collect();
+    let by_pid: HashMap<i32, &Worker> = workers.iter().map(|w| (w.pid, w)).collect();
+    let mut samples: Vec<Sample> = reaped
+        .iter()
+        .filter_map(|r| by_pid.get(&r.pid).map(|w| sample(r, w, &cell.groups[w.group], reports.get(&w.index), release_ns)))
+        .collect();
     samples.sort_by_key(|s| s.index);
-
-    let expect = cell.policy.class.name();
-    if let Some(s) = samples.iter().find(|s| s.extra.get("policy").and_then(|p| p.as_str()).is_some_and(|p| p != expect)) {
-        cx.warnings.push(format!("cell {}: worker {} ran under {} although {} was applied", cell.key, s.index, s.extra["policy"], expect));
-    }
-    for s in samples.iter().filter(|s| s.extra.get("error").is_some_and(|e| !e.is_null())) {
-        cx.warnings.push(format!("cell {}: worker {} failed: {}", cell.key, s.index, s.extra["error"]));
-    }
+    check_samples(cx, cell, &samples);
     if let Ok(text) = std::fs::read_to_string(&log_path) {
         if !text.trim().is_empty() {
             let first: Vec<&str> = text.lines().take(3).collect();
@@ -322,7 +386,79 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     Ok(Outcome::Done(Box::new(record)))
 }
 
-fn sample(r: &Reaped, index: u32, rep: Option<&Report>, release_ns: u64, cell: &Cell) -> Sample {
+/// cgroups (journaled), policy and pinning for every worker; an error names what failed.
+fn apply_settings(cx: &mut CellCtx, cell: &Cell, workers: &[Worker]) -> Result<(), String> {
+    let mut groups_cg = Vec::new();
+    if cell.uses_cgroups() {
+        let h = cx.cgroups.ok_or("this cell needs cgroups but none are available")?;
+        for g in &cell.groups {
+            // Groups without settings still get their own cgroup at the default weight, so
+            // weights compare like with like.
+            let s = cgroup::Settings {
+                weight: Some(g.cgroup.cpu_weight.unwrap_or(100)),
+                max: g.cgroup.cpu_max,
+                cpuset: g.cgroup.cpuset.clone(),
+            };
+            let name = format!("{}-c{}-{}", cx.tag, cell.index, g.name);
+            groups_cg.push(h.create(cx.journal, &name, &s).map_err(|e| format!("creating cgroup {name}: {e}"))?);
+        }
+    }
+    for w in workers {
+        let g = &cell.groups[w.group];
+        if let Some(cg) = groups_cg.get(w.group) {
+            cg.add(w.pid).map_err(|e| format!("moving worker {} into its cgroup: {e}", w.index))?;
+        }
+        if !w.allowed.is_empty() {
+            schedlab_sys::cpus::set_affinity(w.pid, &w.allowed)
+                .map_err(|e| format!("pinning worker {} to CPUs {:?}: {e}", w.index, w.allowed))?;
+        }
+        sched::apply(w.pid, &g.policy, false)
+            .map_err(|e| format!("worker {} (pid {}): {}", w.index, w.pid, explain_refusal(cell, g, &e, cx.root)))?;
+    }
+    Ok(())
+}
+
+/// Stops background workers: SIGTERM (they finish a chunk and report), SIGKILL after 1 s.
+fn stop_background(pgid: i32, n: usize, bg: &[i32], reaped: &mut Vec<Reaped>) {
+    if bg.is_empty() {
+        return;
+    }
+    for &pid in bg {
+        if !reaped.iter().any(|r| r.pid == pid) {
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+        }
+    }
+    let until = monotonic_ns() + 1_000_000_000;
+    while reaped.len() < n && monotonic_ns() < until {
+        reap_ready(pgid, reaped, false);
+        if reaped.len() < n {
+            let _ = signals::wait(Duration::from_millis(20));
+        }
+    }
+    kill_and_reap(pgid, n, reaped, false);
+}
+
+/// Warnings for what workers saw that differs from what was applied.
+fn check_samples(cx: &mut CellCtx, cell: &Cell, samples: &[Sample]) {
+    for s in samples {
+        let g = cell.groups.iter().find(|g| g.name == s.group).expect("sample of a known group");
+        let expect = g.policy.class.name();
+        if s.extra.get("policy").and_then(|p| p.as_str()).is_some_and(|p| p != expect) {
+            cx.warnings
+                .push(format!("cell {}: worker {} ran under {} although {} was applied", cell.key, s.index, s.extra["policy"], expect));
+            break;
+        }
+        if !s.allowed_cpus.is_empty() && s.cpus_seen.iter().any(|c| !s.allowed_cpus.contains(c)) {
+            cx.warnings.push(format!("cell {}: worker {} pinned to {:?} was seen on {:?}", cell.key, s.index, s.allowed_cpus, s.cpus_seen));
+        }
+    }
+    for s in samples.iter().filter(|s| s.extra.get("error").is_some_and(|e| !e.is_null())) {
+        cx.warnings.push(format!("cell {}: worker {} failed: {}", cell.key, s.index, s.extra["error"]));
+    }
+}
+
+fn sample(r: &Reaped, w: &Worker, g: &Group, rep: Option<&Report>, release_ns: u64) -> Sample {
     let st = r.status;
     let (exit_code, signal) = if libc::WIFEXITED(st) {
         (Some(libc::WEXITSTATUS(st)), None)
@@ -334,18 +470,15 @@ fn sample(r: &Reaped, index: u32, rep: Option<&Report>, release_ns: u64, cell: &
     let engine_wall = (r.at_ns.saturating_sub(release_ns)) as f64 * 1e-9;
     let user = tv_secs(r.ru.ru_utime);
     let sys = tv_secs(r.ru.ru_stime);
-    let is_exec = matches!(cell.workload, Workload::Command { .. });
+    let is_exec = matches!(g.workload, Workload::Command { .. });
     // A worker's own clock brackets its work; an exec'd command ends when it is reaped.
+    // Offsets are signed: background workers start before the release.
+    let off = |t: u64| (t as f64 - release_ns as f64) * 1e-9;
     let (start_off, end_off, wall) = match rep {
         Some(p) if p.start_ns > 0 && !is_exec && p.end_ns >= p.start_ns && p.error.is_none() => {
-            let so = p.start_ns.saturating_sub(release_ns) as f64 * 1e-9;
-            let eo = p.end_ns.saturating_sub(release_ns) as f64 * 1e-9;
-            (so, eo, eo - so)
+            (off(p.start_ns), off(p.end_ns), (p.end_ns - p.start_ns) as f64 * 1e-9)
         }
-        Some(p) if p.start_ns > 0 => {
-            let so = p.start_ns.saturating_sub(release_ns) as f64 * 1e-9;
-            (so, engine_wall, engine_wall - so)
-        }
+        Some(p) if p.start_ns > 0 => (off(p.start_ns), engine_wall, engine_wall - off(p.start_ns)),
         _ => (0.0, engine_wall, engine_wall),
     };
     let setup_cpu = rep.map(|p| p.setup[0] + p.setup[1]).unwrap_or(0.0);
@@ -362,7 +495,11 @@ fn sample(r: &Reaped, index: u32, rep: Option<&Report>, release_ns: u64, cell: &
         }
     }
     Sample {
-        index,
+        index: w.index,
+        group: g.name.clone(),
+        background: g.background,
+        allowed_cpus: w.allowed.clone(),
+        cpus_seen: rep.map(|p| p.cpus.clone()).unwrap_or_default(),
         pid: r.pid,
         exit_code,
         signal,

@@ -16,7 +16,8 @@ pub use engine::params;
 use engine::{CellCtx, Outcome};
 use schedlab_model::CellRecord;
 use schedlab_spec::{Plan, Step, Workload};
-use schedlab_sys::{sched, Root};
+use schedlab_sys::journal::{Entry, Journal};
+use schedlab_sys::{cgroup, cpus, sched, Root};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -49,11 +50,21 @@ pub struct Options {
     pub root: Root,
     /// The binary to exec as a worker (default: this executable).
     pub exe: Option<PathBuf>,
+    /// How long background groups run before the measured groups are released.
+    pub background_lead: Duration,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { dir: None, keep_files: false, timeout: None, engine_rt: true, root: Root::default(), exe: None }
+        Options {
+            dir: None,
+            keep_files: false,
+            timeout: None,
+            engine_rt: true,
+            root: Root::default(),
+            exe: None,
+            background_lead: Duration::from_millis(200),
+        }
     }
 }
 
@@ -81,20 +92,6 @@ fn make_experiment_dir(parent: &Path, tag: &str) -> std::io::Result<PathBuf> {
     Err(std::io::Error::other("could not create a fresh experiment directory"))
 }
 
-/// Removes the experiment directory when dropped (normal end, error, or panic).
-struct DirGuard {
-    path: PathBuf,
-    keep: bool,
-}
-
-impl Drop for DirGuard {
-    fn drop(&mut self) {
-        if !self.keep {
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
-    }
-}
-
 /// Puts the engine back to SCHED_OTHER when dropped.
 struct RtGuard(bool);
 
@@ -107,12 +104,15 @@ impl Drop for RtGuard {
 }
 
 /// Runs `steps` of `plan`, giving each finished record to `sink` before the next starts.
+/// Every change to the machine (the experiment directory, cgroups) goes through `journal`
+/// and is undone after its cell or, at the latest, when the journal is closed or dropped.
 /// Call [`signals::block`] first, before any thread exists.
 pub fn run(
     plan: &Plan,
     steps: &[Step],
     run_tag: &str,
     opts: &Options,
+    journal: &mut Journal,
     observer: &mut dyn Observer,
     sink: &mut dyn FnMut(&CellRecord) -> anyhow::Result<()>,
 ) -> anyhow::Result<Ending> {
@@ -122,8 +122,13 @@ pub fn run(
     };
     let parent = opts.dir.clone().or_else(|| plan.dir.clone()).unwrap_or_else(std::env::temp_dir);
     let exp_dir = make_experiment_dir(&parent, run_tag)?;
-    let _dir_guard = DirGuard { path: exp_dir.clone(), keep: opts.keep_files };
+    if !opts.keep_files {
+        journal.record(Entry::RemoveTree { path: exp_dir.clone() })?;
+    }
     let timeout = opts.timeout.unwrap_or(plan.timeout);
+    let online = cpus::online(&opts.root);
+    let hierarchy = if plan.cells.iter().any(|c| c.uses_cgroups()) { cgroup::detect(&opts.root) } else { None };
+    let tag = format!("r{run_tag}-{}", std::process::id());
 
     let rt = opts.engine_rt && {
         match sched::raise_engine() {
@@ -148,14 +153,29 @@ pub fn run(
         }
         let cell = &plan.cells[step.cell as usize];
         observer.step_started(plan, step, done, total);
-        if let Workload::Copy { input_bytes, .. } = cell.workload {
-            ensure_inputs(&exp_dir, &mut inputs, &mut input_len, cell.processes as usize, input_bytes, plan.seed)?;
+        if let Some(input_bytes) = cell.groups.iter().find_map(|g| match g.workload {
+            Workload::Copy { input_bytes, .. } => Some(input_bytes),
+            _ => None,
+        }) {
+            ensure_inputs(&exp_dir, &mut inputs, &mut input_len, cell.processes() as usize, input_bytes, plan.seed)?;
         }
         let cell_dir = exp_dir.join(format!("c{}-{}{}", cell.index, if step.warmup { "w" } else { "r" }, step.rep));
         std::fs::create_dir(&cell_dir)?;
         let mut warnings = Vec::new();
-        let mut cx =
-            CellCtx { exe: &exe, dir: &cell_dir, inputs: &inputs, seed: plan.seed, timeout, root: &opts.root, warnings: &mut warnings };
+        let mut cx = CellCtx {
+            exe: &exe,
+            dir: &cell_dir,
+            inputs: &inputs,
+            seed: plan.seed,
+            timeout,
+            root: &opts.root,
+            warnings: &mut warnings,
+            journal,
+            cgroups: hierarchy.as_ref(),
+            online: &online,
+            tag: &tag,
+            background_lead: opts.background_lead,
+        };
         let outcome = engine::run_cell(&mut cx, cell, step, done as u32);
         let _ = std::fs::remove_dir_all(&cell_dir);
         for w in &warnings {

@@ -21,6 +21,9 @@ pub struct Job {
     pub input: Option<PathBuf>,
     /// What to do.
     pub workload: Workload,
+    /// Repeat the work until SIGTERM (a background worker), then report.
+    #[serde(default)]
+    pub repeat: bool,
     /// The engine's pid: a worker whose parent is no longer the engine exits at once.
     #[serde(default)]
     pub engine_pid: i32,
@@ -43,6 +46,9 @@ pub struct Report {
     pub nice: i32,
     /// The CPU it was on at the end (at exec for a command).
     pub cpu: i32,
+    /// CPUs seen between chunks of work.
+    #[serde(default)]
+    pub cpus: Vec<u32>,
     /// Workload-specific results (pi estimate, synchronous writes, ...).
     #[serde(default)]
     pub detail: serde_json::Value,

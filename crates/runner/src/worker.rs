@@ -5,10 +5,35 @@
 use crate::protocol::{Job, Report};
 use schedlab_spec::Workload;
 use schedlab_sys::{procfs::monotonic_ns, sched};
-use schedlab_workloads as wl;
+use schedlab_workloads::{self as wl, CpuSeen, Probe};
 use std::ffi::CString;
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by SIGTERM: a background worker finishes its current chunk and reports.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_term(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// Notes the CPU between chunks and stops a background worker on SIGTERM.
+struct WorkerProbe {
+    seen: CpuSeen,
+}
+
+impl Probe for WorkerProbe {
+    fn tick(&mut self) -> ControlFlow<()> {
+        self.seen.note();
+        if STOP.load(Ordering::Relaxed) {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+}
 
 /// Runs a worker from its JSON job argument; returns the process exit code.
 pub fn main(job_json: &str) -> i32 {
@@ -21,11 +46,19 @@ pub fn main(job_json: &str) -> i32 {
     };
     // If the engine dies (even by SIGKILL), its workers die with it: no worker is left
     // running, least of all at RT priority. The setting survives the exec of a command.
-    // SAFETY: plain prctl/getppid calls.
+    // SAFETY: plain prctl/getppid/signal calls; the handler only stores to an atomic.
     unsafe {
+        // The engine blocks SIGCHLD/INT/TERM/HUP in all its threads and the mask survives
+        // fork and exec: clear it, so workers and the programs they exec get signals.
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
         if job.engine_pid != 0 && libc::getppid() != job.engine_pid {
             return 3;
+        }
+        if job.repeat {
+            libc::signal(libc::SIGTERM, on_term as *const () as libc::sighandler_t);
         }
     }
     let mut report = Report { i: job.index, ..Default::default() };
@@ -36,23 +69,31 @@ pub fn main(job_json: &str) -> i32 {
     let (pol, nice) = sched::current();
     report.policy = sched::policy_name(pol).to_string();
     report.nice = nice;
-    let outcome = prepared.and_then(|p| work(&job, p, &mut report));
+    let mut probe = WorkerProbe { seen: CpuSeen::default() };
+    probe.seen.note();
+    let outcome = prepared.and_then(|mut p| loop {
+        work(&job, &mut p, &mut report, &mut probe)?;
+        if !job.repeat || STOP.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+    });
+    report.end_ns = monotonic_ns();
+    probe.seen.note();
+    report.cpu = sched::current_cpu();
+    report.cpus = probe.seen.cpus();
     if let Err(e) = outcome {
         report.error = Some(e);
-        report.end_ns = monotonic_ns();
         send(&report);
         return 1;
     }
-    // Only a command reaches here without exec'ing; work() exec'd otherwise.
-    report.end_ns = monotonic_ns();
-    report.cpu = sched::current_cpu();
     send(&report);
     0
 }
 
-/// Setup that must not be measured: opening files, building argv.
+/// Setup that must not be measured: opening files, filling buffers, building argv.
 enum Prepared {
     Cpu,
+    Hash(Box<[u8; wl::HASH_BUFFER]>),
     Copy(wl::CopyFiles),
     Mixed(std::fs::File),
     Exec(Vec<CString>, std::fs::File),
@@ -62,6 +103,15 @@ fn prepare(job: &Job) -> Result<Prepared, String> {
     let out_path = job.dir.join(format!("out-{}", job.index));
     match &job.workload {
         Workload::Pi { .. } => Ok(Prepared::Cpu),
+        Workload::Hash { .. } => {
+            let mut buf = Box::new([0u8; wl::HASH_BUFFER]);
+            // SAFETY: filling our own buffer from the OS random source.
+            let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
+            if n != buf.len() as isize {
+                return Err(format!("getrandom: {}", std::io::Error::last_os_error()));
+            }
+            Ok(Prepared::Hash(buf))
+        }
         Workload::Copy { .. } => {
             let input = job.input.as_ref().ok_or("copy without an input file")?;
             wl::CopyFiles::open(input, &out_path)
@@ -113,24 +163,33 @@ fn wait_for_release() {
     }
 }
 
-fn work(job: &Job, p: Prepared, report: &mut Report) -> Result<(), String> {
+/// One round of the work; units accumulate across rounds of a repeating worker.
+fn work(job: &Job, p: &mut Prepared, report: &mut Report, probe: &mut WorkerProbe) -> Result<(), String> {
+    let seed = job.seed.wrapping_add(report.units as u64);
     match (&job.workload, p) {
         (Workload::Pi { iterations }, Prepared::Cpu) => {
-            let o = wl::pi(*iterations, job.seed, job.index as u64);
-            report.units = o.iterations as f64;
+            let o = wl::pi(*iterations, seed, job.index as u64, probe);
+            report.units += o.iterations as f64;
             report.detail = serde_json::json!({ "estimate": o.estimate });
         }
-        (Workload::Mixed { iterations, write_every }, Prepared::Mixed(mut f)) => {
-            let o = wl::mixed(*iterations, *write_every, job.seed, job.index as u64, &mut f).map_err(|e| format!("mixed: {e}"))?;
-            report.units = o.iterations as f64;
-            report.detail = serde_json::json!({ "estimate": o.estimate, "sync_writes": o.writes });
+        (Workload::Hash { hashes }, Prepared::Hash(buf)) => {
+            let o = wl::hash(*hashes, buf, probe);
+            report.units += o.hashes as f64;
+            report.detail = serde_json::json!({ "digest": format!("{:032x}", o.digest) });
         }
-        (Workload::Copy { transfer_bytes, block_bytes, .. }, Prepared::Copy(mut files)) => {
-            let (bytes, writes) = wl::copy(&mut files, *transfer_bytes, *block_bytes).map_err(|e| format!("copy: {e}"))?;
-            report.units = bytes as f64;
+        (Workload::Mixed { iterations, write_every }, Prepared::Mixed(f)) => {
+            let o = wl::mixed(*iterations, *write_every, seed, job.index as u64, f, probe).map_err(|e| format!("mixed: {e}"))?;
+            report.units += o.iterations as f64;
+            let writes = report.detail.get("sync_writes").and_then(|w| w.as_u64()).unwrap_or(0) + o.writes;
+            report.detail = serde_json::json!({ "estimate": o.estimate, "sync_writes": writes });
+        }
+        (Workload::Copy { transfer_bytes, block_bytes, .. }, Prepared::Copy(files)) => {
+            let (bytes, w) = wl::copy(files, *transfer_bytes, *block_bytes).map_err(|e| format!("copy: {e}"))?;
+            report.units += bytes as f64;
+            let writes = report.detail.get("sync_writes").and_then(|x| x.as_u64()).unwrap_or(0) + w;
             report.detail = serde_json::json!({ "sync_writes": writes });
         }
-        (Workload::Command { .. }, Prepared::Exec(args, out)) => exec(args, out, report),
+        (Workload::Command { .. }, Prepared::Exec(args, out)) => exec(std::mem::take(args), out, report),
         _ => return Err("internal: workload and preparation disagree".into()),
     }
     Ok(())
@@ -138,7 +197,7 @@ fn work(job: &Job, p: Prepared, report: &mut Report) -> Result<(), String> {
 
 /// Reports the start, then replaces this process with the user's program: same pid, same
 /// policy, nice, affinity and cgroup, so wait4's rusage covers the program itself.
-fn exec(args: Vec<CString>, out: std::fs::File, report: &mut Report) -> ! {
+fn exec(args: Vec<CString>, out: &std::fs::File, report: &mut Report) -> ! {
     report.cpu = sched::current_cpu();
     report.detail = serde_json::json!({ "exec": args[0].to_string_lossy() });
     send(report);

@@ -4,6 +4,7 @@
 //! This crate never runs anything; it only reads text.
 #![deny(missing_docs)]
 
+pub mod cpulist;
 mod error;
 mod plan;
 mod raw;
@@ -47,6 +48,21 @@ impl Spec {
     /// the policy and names the missing privilege.
     pub fn check_allowed(&self, caps: &Capabilities) -> Result<(), SpecError> {
         validate::check_allowed(&self.plan, &self.locations, &self.text, caps)
+    }
+
+    /// Checks that every CPU named in an affinity or cpuset is online here.
+    pub fn check_cpus(&self, online: &[u32]) -> Result<(), SpecError> {
+        for (cpus, span) in &self.locations.cpus {
+            if let Some(c) = cpus.iter().find(|c| !online.contains(c)) {
+                return Err(SpecError::at(
+                    &self.plan.source_path,
+                    &self.text,
+                    Some(span.clone()),
+                    format!("CPU {c} does not exist on this machine (online: {})", cpulist::format(online)),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

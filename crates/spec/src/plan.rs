@@ -107,6 +107,11 @@ pub enum Workload {
         /// Iterations between synchronous writes.
         write_every: u64,
     },
+    /// 128-bit CityHash of a 4 KiB random buffer, repeated (the seed's hashing load).
+    Hash {
+        /// Hashes computed.
+        hashes: u64,
+    },
     /// A user program, exec'd as an argument vector (never through a shell).
     Command {
         /// Program and arguments; `{index}` and `{dir}` are substituted.
@@ -121,6 +126,7 @@ impl Workload {
             Workload::Pi { .. } => "pi",
             Workload::Copy { .. } => "copy",
             Workload::Mixed { .. } => "mixed",
+            Workload::Hash { .. } => "hash",
             Workload::Command { .. } => "command",
         }
     }
@@ -140,6 +146,7 @@ impl Workload {
                 // Keep the number of synchronous writes proportional too.
                 Workload::Mixed { iterations, write_every: s(*write_every).min(iterations) }
             }
+            Workload::Hash { hashes } => Workload::Hash { hashes: s(*hashes) },
             Workload::Command { argv } => Workload::Command { argv: argv.clone() },
         }
     }
@@ -148,6 +155,7 @@ impl Workload {
     pub fn work_units(&self) -> u64 {
         match self {
             Workload::Pi { iterations } | Workload::Mixed { iterations, .. } => *iterations,
+            Workload::Hash { hashes } => *hashes,
             Workload::Copy { transfer_bytes, .. } => *transfer_bytes,
             Workload::Command { .. } => 1,
         }
@@ -163,23 +171,115 @@ impl Workload {
     }
 }
 
-/// One point of the matrix.
+/// Which CPUs a group's workers may run on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Affinity {
+    /// No pinning: every CPU the cgroup allows.
+    All,
+    /// Worker i pinned to allowed CPU (i mod n): round-robin over the CPUs.
+    Spread,
+    /// Worker i pinned to allowed CPU floor(i / ceil(N / n)): each CPU filled in turn.
+    Compact,
+    /// Every worker may run on exactly these CPUs.
+    List(Vec<u32>),
+}
+
+impl Affinity {
+    /// The spec spelling, for keys and tables.
+    pub fn label(&self) -> String {
+        match self {
+            Affinity::All => "all".into(),
+            Affinity::Spread => "spread".into(),
+            Affinity::Compact => "compact".into(),
+            Affinity::List(l) => l.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+        }
+    }
+
+    /// CPUs worker `i` of `n` is pinned to, given the CPUs the group may use; None = no pinning.
+    pub fn cpus_for(&self, i: u32, n: u32, allowed: &[u32]) -> Option<Vec<u32>> {
+        let k = allowed.len() as u32;
+        match self {
+            Affinity::All => None,
+            Affinity::List(l) => Some(l.clone()),
+            _ if k == 0 => None,
+            Affinity::Spread => Some(vec![allowed[(i % k) as usize]]),
+            Affinity::Compact => {
+                let per = n.div_ceil(k).max(1);
+                Some(vec![allowed[((i / per).min(k - 1)) as usize]])
+            }
+        }
+    }
+}
+
+/// cgroup settings of a group (all optional).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CgroupSpec {
+    /// cpu.weight in v2 units, 1..10000 (v1: shares = weight * 1024 / 100).
+    pub cpu_weight: Option<u32>,
+    /// (quota_us, period_us).
+    pub cpu_max: Option<(u64, u64)>,
+    /// cpuset CPUs.
+    pub cpuset: Option<Vec<u32>>,
+}
+
+impl CgroupSpec {
+    /// True if any setting is given.
+    pub fn any(&self) -> bool {
+        self.cpu_weight.is_some() || self.cpu_max.is_some() || self.cpuset.is_some()
+    }
+}
+
+/// A group of identical workers within a cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Cell {
-    /// Index in the plan (stable for a given spec).
-    pub index: u32,
-    /// Human-readable key, e.g. `cpu/fifo:50/n10`.
-    pub key: String,
+pub struct Group {
+    /// Group name ("main" for the top-level axes).
+    pub name: String,
     /// Workload name from the spec.
     pub workload_name: String,
     /// The resolved workload (already scaled).
     pub workload: Workload,
     /// Policy name from the spec.
     pub policy_name: String,
-    /// The resolved policy (axis overrides applied).
+    /// The resolved policy.
     pub policy: Policy,
-    /// Worker processes.
+    /// Worker processes (at least 1; groups with 0 are left out of the cell).
     pub processes: u32,
+    /// CPU pinning.
+    pub affinity: Affinity,
+    /// cgroup settings.
+    pub cgroup: CgroupSpec,
+    /// Started before the measured groups, stopped when they finish; never in the figures.
+    pub background: bool,
+}
+
+/// One point of the matrix: one or more groups of workers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Index in the plan (stable for a given spec).
+    pub index: u32,
+    /// Human-readable key, e.g. `cpu/fifo:50/n10` or `hash/other/n8+bg.processes=9`.
+    pub key: String,
+    /// The groups, measured ones first.
+    pub groups: Vec<Group>,
+}
+
+impl Cell {
+    /// The first measured group: what the per-cell tables describe.
+    pub fn primary(&self) -> &Group {
+        self.groups.iter().find(|g| !g.background).unwrap_or(&self.groups[0])
+    }
+
+    /// Worker processes in all groups.
+    pub fn processes(&self) -> u32 {
+        self.groups.iter().map(|g| g.processes).sum()
+    }
+
+    /// True if any group needs a cgroup; then every group of the cell gets one, so
+    /// weights compare like with like.
+    pub fn uses_cgroups(&self) -> bool {
+        self.groups.iter().any(|g| g.cgroup.any())
+    }
 }
 
 /// The order in which (cell, repetition) pairs run.
@@ -234,8 +334,8 @@ impl Plan {
     /// Multiplies every work amount by `factor`.
     pub fn scale(&mut self, factor: f64) {
         self.scale *= factor;
-        for c in &mut self.cells {
-            c.workload = c.workload.scaled(factor);
+        for g in self.cells.iter_mut().flat_map(|c| c.groups.iter_mut()) {
+            g.workload = g.workload.scaled(factor);
         }
     }
 
@@ -270,6 +370,6 @@ impl Plan {
 
     /// True if any cell uses a class that can starve ordinary tasks.
     pub fn has_realtime(&self) -> bool {
-        self.cells.iter().any(|c| c.policy.class.is_realtime())
+        self.cells.iter().flat_map(|c| &c.groups).any(|g| g.policy.class.is_realtime())
     }
 }

@@ -29,21 +29,103 @@ pub struct RawSpec {
     pub workloads: BTreeMap<Spanned<String>, Spanned<RawWorkload>>,
     #[serde(default)]
     pub policies: BTreeMap<Spanned<String>, Spanned<RawPolicy>>,
+    #[serde(default)]
+    pub groups: BTreeMap<Spanned<String>, Spanned<RawGroup>>,
 }
 
-/// The axes whose product is the set of cells.
+/// A named worker group: its fixed settings.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawMatrix {
-    pub workload: Spanned<Vec<Spanned<String>>>,
+pub struct RawGroup {
     #[serde(default)]
-    pub policy: Option<Spanned<Vec<Spanned<String>>>>,
+    pub workload: Option<Spanned<String>>,
+    #[serde(default)]
+    pub processes: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub policy: Option<Spanned<String>>,
+    #[serde(default)]
+    pub priority: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub nice: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub affinity: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    pub cpu_weight: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub cpu_max: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    pub cpuset: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    pub background: Option<Spanned<bool>>,
+}
+
+/// Axes for one group: every group setting may be swept.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGroupAxes {
+    #[serde(default)]
+    pub workload: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
     pub processes: Option<Spanned<Vec<Spanned<i64>>>>,
+    #[serde(default)]
+    pub policy: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
     pub priority: Option<Spanned<Vec<Spanned<i64>>>>,
     #[serde(default)]
     pub nice: Option<Spanned<Vec<Spanned<i64>>>>,
+    #[serde(default)]
+    pub affinity: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    #[serde(default)]
+    pub cpu_weight: Option<Spanned<Vec<Spanned<i64>>>>,
+    #[serde(default)]
+    pub cpu_max: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    #[serde(default)]
+    pub cpuset: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+}
+
+/// The axes whose product is the set of cells. The top-level axes are those of the
+/// group "main"; `groups.NAME` holds the axes of other groups.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMatrix {
+    #[serde(default)]
+    pub workload: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    pub processes: Option<Spanned<Vec<Spanned<i64>>>>,
+    #[serde(default)]
+    pub policy: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    pub priority: Option<Spanned<Vec<Spanned<i64>>>>,
+    #[serde(default)]
+    pub nice: Option<Spanned<Vec<Spanned<i64>>>>,
+    #[serde(default)]
+    pub affinity: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    #[serde(default)]
+    pub cpu_weight: Option<Spanned<Vec<Spanned<i64>>>>,
+    #[serde(default)]
+    pub cpu_max: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    #[serde(default)]
+    pub cpuset: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    #[serde(default)]
+    pub groups: BTreeMap<Spanned<String>, Spanned<RawGroupAxes>>,
+}
+
+impl RawMatrix {
+    /// Splits the top-level axes (the "main" group's) from the other groups' axes.
+    pub fn split(self) -> (RawGroupAxes, BTreeMap<Spanned<String>, Spanned<RawGroupAxes>>) {
+        let main = RawGroupAxes {
+            workload: self.workload,
+            processes: self.processes,
+            policy: self.policy,
+            priority: self.priority,
+            nice: self.nice,
+            affinity: self.affinity,
+            cpu_weight: self.cpu_weight,
+            cpu_max: self.cpu_max,
+            cpuset: self.cpuset,
+        };
+        (main, self.groups)
+    }
 }
 
 /// A named workload definition; which keys apply depends on `kind`.
@@ -63,6 +145,8 @@ pub struct RawWorkload {
     pub input_bytes: Option<Spanned<i64>>,
     #[serde(default)]
     pub argv: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    pub hashes: Option<Spanned<i64>>,
 }
 
 /// A named policy definition.

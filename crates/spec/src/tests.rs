@@ -62,7 +62,7 @@ fn deadline_parameters_must_be_ordered() {
     let e = err(&format!("{BASE}[policies.d]\nclass = \"deadline\"\nruntime_us = 2000\nperiod_us = 1000\n"));
     assert!(e.message.contains("runtime <= deadline <= period"), "{e}");
     let s = parse("t.toml", &format!("{BASE}[policies.d]\nclass = \"deadline\"\nruntime_us = 500\nperiod_us = 1000\n")).unwrap();
-    assert!(s.plan.cells.iter().all(|c| c.policy.class == Class::Other), "an unused policy does not create cells");
+    assert!(s.plan.cells.iter().all(|c| c.primary().policy.class == Class::Other), "an unused policy does not create cells");
 }
 
 #[test]
@@ -84,9 +84,9 @@ fn matrix_is_the_product_and_priority_collapses_for_fair_classes() {
 fn scale_multiplies_work_but_keeps_at_least_one_block() {
     let mut s = parse("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"pi\", \"copy\", \"mixed\"]\n").unwrap();
     s.plan.scale(0.001);
-    assert_eq!(s.plan.cells[0].workload, Workload::Pi { iterations: 100_000 });
-    assert_eq!(s.plan.cells[1].workload, Workload::Copy { transfer_bytes: 1024, block_bytes: 1024, input_bytes: 1 << 20 });
-    assert_eq!(s.plan.cells[2].workload, Workload::Mixed { iterations: 50_000, write_every: 100 });
+    assert_eq!(s.plan.cells[0].primary().workload, Workload::Pi { iterations: 100_000 });
+    assert_eq!(s.plan.cells[1].primary().workload, Workload::Copy { transfer_bytes: 1024, block_bytes: 1024, input_bytes: 1 << 20 });
+    assert_eq!(s.plan.cells[2].primary().workload, Workload::Mixed { iterations: 50_000, write_every: 100 });
 }
 
 #[test]
@@ -142,4 +142,105 @@ fn caret_display_marks_the_column() {
     let shown = e.to_string();
     assert!(shown.contains("t.toml:4:14"), "{shown}");
     assert!(shown.ends_with("|              ^"), "{shown:?}");
+}
+
+const LAB: &str = r#"name = "lab"
+[matrix]
+workload = ["hash"]
+processes = [4, 8]
+[matrix.groups.bg]
+processes = [0, 8, 9]
+affinity = ["all", "spread"]
+[groups.bg]
+workload = "spin"
+background = true
+cpu_weight = 100
+[workloads.spin]
+kind = "pi"
+iterations = 1_000_000_000
+"#;
+
+#[test]
+fn groups_multiply_with_their_axes_and_background_comes_last() {
+    let s = parse("lab.toml", LAB).unwrap();
+    // main: 2 process counts; bg: 3 counts x 2 affinities, but with 0 processes the
+    // affinity does not matter -> keys still differ by the affinity tag, so 2 x 6 = 12
+    assert_eq!(s.plan.cells.len(), 12, "{:#?}", s.plan.cells.iter().map(|c| &c.key).collect::<Vec<_>>());
+    let c = s.plan.cells.iter().find(|c| c.key == "hash/other/n8+bg.affinity=spread.processes=9").expect("key");
+    assert_eq!(c.groups.len(), 2);
+    assert_eq!((c.groups[0].name.as_str(), c.groups[0].background), ("main", false));
+    assert_eq!((c.groups[1].name.as_str(), c.groups[1].processes, c.groups[1].background), ("bg", 9, true));
+    assert_eq!(c.groups[1].affinity, Affinity::Spread);
+    assert_eq!(c.groups[1].cgroup.cpu_weight, Some(100));
+    assert!(c.uses_cgroups());
+    assert_eq!(c.processes(), 17);
+    let alone = s.plan.cells.iter().find(|c| c.key == "hash/other/n4+bg.affinity=all.processes=0").unwrap();
+    assert_eq!(alone.groups.len(), 1, "a group with 0 processes is left out");
+    assert_eq!(alone.primary().workload, Workload::Hash { hashes: 722_000 });
+}
+
+#[test]
+fn affinity_spread_and_compact_follow_the_documented_rules() {
+    let all = [0, 1];
+    let spread: Vec<_> = (0..4).map(|i| Affinity::Spread.cpus_for(i, 4, &all).unwrap()[0]).collect();
+    assert_eq!(spread, vec![0, 1, 0, 1]);
+    let compact: Vec<_> = (0..4).map(|i| Affinity::Compact.cpus_for(i, 4, &all).unwrap()[0]).collect();
+    assert_eq!(compact, vec![0, 0, 1, 1]);
+    let odd: Vec<_> = (0..3).map(|i| Affinity::Compact.cpus_for(i, 3, &all).unwrap()[0]).collect();
+    assert_eq!(odd, vec![0, 0, 1]);
+    assert_eq!(Affinity::All.cpus_for(0, 4, &all), None);
+    assert_eq!(Affinity::List(vec![1]).cpus_for(3, 4, &all), Some(vec![1]));
+}
+
+#[test]
+fn group_settings_are_validated_where_they_are_written() {
+    let base = "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[groups.g]\nworkload = \"pi\"\n";
+    let e = err(&format!("{base}cpu_weight = 20000\n"));
+    assert_eq!(e.line, Some(6), "{e}");
+    assert!(e.message.contains("between 1 and 10000"), "{e}");
+    let e = err(&format!("{base}affinity = \"0-x\"\n"));
+    assert!(e.message.contains("affinity must be"), "{e}");
+    let e = err(&format!("{base}cpu_max = [50000]\n"));
+    assert!(e.message.contains("[quota_us, period_us]"), "{e}");
+    let e = err(&format!("{base}colour = 1\n"));
+    assert!(e.message.contains("unknown field `colour`"), "{e}");
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[matrix.groups.nope]\nprocesses = [1]\n");
+    assert!(e.message.contains("names no group"), "{e}");
+}
+
+#[test]
+fn cpus_that_do_not_exist_are_reported_with_their_location() {
+    let s = parse("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\naffinity = [\"spread\", \"0-3\"]\n").unwrap();
+    assert!(s.check_cpus(&[0, 1, 2, 3]).is_ok());
+    let e = s.check_cpus(&[0, 1]).unwrap_err();
+    assert_eq!((e.line, e.col), (Some(4), Some(23)), "{e}");
+    assert!(e.message.contains("CPU 2 does not exist") && e.message.contains("online: 0-1"), "{e}");
+}
+
+#[test]
+fn hash_workload_takes_only_its_own_keys() {
+    let s = parse("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"h\"]\n[workloads.h]\nkind = \"hash\"\nhashes = 1000\n").unwrap();
+    assert_eq!(s.plan.cells[0].primary().workload, Workload::Hash { hashes: 1000 });
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"h\"]\n[workloads.h]\nkind = \"hash\"\niterations = 5\n");
+    assert!(e.message.contains("does not apply"), "{e}");
+}
+
+#[test]
+fn lab1_example_is_valid_and_has_the_seed_cells() {
+    let s = parse("lab1.toml", include_str!("../../../experiments/lab1.toml")).unwrap();
+    let keys: Vec<&str> = s.plan.cells.iter().map(|c| c.key.as_str()).collect();
+    assert_eq!(keys.len(), 4 * 2 * 2 * 3);
+    assert!(keys.contains(&"hash/other/affinity=all/cpu_weight=0/n8+bg.processes=9"), "{keys:?}");
+    let w = s.plan.cells.iter().find(|c| c.key == "hash/other/affinity=spread/cpu_weight=200/n8+bg.processes=8").unwrap();
+    assert_eq!(w.groups[0].cgroup.cpu_weight, Some(200));
+    assert_eq!(w.groups[1].cgroup.cpu_weight, None);
+    assert!(w.uses_cgroups());
+    let plain = s.plan.cells.iter().find(|c| c.key == "hash/other/affinity=all/cpu_weight=0/n8+bg.processes=9").unwrap();
+    assert!(!plain.uses_cgroups(), "weight 0 on the axis means no cgroup");
+}
+
+#[test]
+fn main_axes_may_not_be_given_twice() {
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[matrix.groups.main]\nprocesses = [1]\n");
+    assert!(e.message.contains("already describe"), "{e}");
 }

@@ -16,6 +16,8 @@ pub type Location = Range<usize>;
 pub struct Locations {
     /// Policy name -> span of its definition, or of its first use in the matrix.
     pub policies: BTreeMap<String, Location>,
+    /// Every explicit CPU list (affinity, cpuset) with its span, for the machine check.
+    pub cpus: Vec<(Vec<u32>, Location)>,
 }
 
 /// What this process is allowed to do, as far as the spec is concerned.
@@ -36,6 +38,8 @@ const DEFAULT_TRANSFER: i64 = 102_400;
 const DEFAULT_BLOCK: i64 = 1024;
 const DEFAULT_INPUT: i64 = 1 << 20;
 const DEFAULT_RT_PRIORITY: i64 = 50;
+/// The seed computed about 722,000 hashes in 5 s on its machine.
+const DEFAULT_HASHES: i64 = 722_000;
 const DEFAULT_TIMEOUT_S: f64 = 1800.0;
 const MAX_PROCESSES: i64 = 100_000;
 /// The kernel refuses SCHED_DEADLINE runtimes below 1024 ns.
@@ -108,135 +112,93 @@ pub(crate) fn validate(path: &str, src: &str, raw: RawSpec) -> Result<(Plan, Loc
         locations.policies.insert(k.get_ref().clone(), k.span());
     }
 
-    let m = raw.matrix.get_ref();
-    if m.workload.get_ref().is_empty() {
-        return cx.err(m.workload.span(), "matrix.workload must list at least one workload");
-    }
-    let mut wl_axis = Vec::new();
-    for w in m.workload.get_ref() {
-        let wl = match workloads.get(w.get_ref()) {
-            Some(wl) => wl.clone(),
-            None => match builtin_workload(w.get_ref()) {
-                Some(wl) => wl,
-                None => {
-                    let known: Vec<&str> = workloads.keys().map(String::as_str).chain(["pi", "copy", "mixed"]).collect();
-                    return cx.err(
-                        w.span(),
-                        format!(
-                            "unknown workload \"{}\"; define it under [workloads.{}] or use one of: {}",
-                            w.get_ref(),
-                            w.get_ref(),
-                            known.join(", ")
-                        ),
-                    );
-                }
-            },
-        };
-        wl_axis.push((w.get_ref().clone(), wl));
-    }
-    let mut pol_axis = Vec::new();
-    match &m.policy {
-        None => pol_axis.push(("other".to_string(), builtin_policy(Class::Other))),
-        Some(list) => {
-            if list.get_ref().is_empty() {
-                return cx.err(list.span(), "matrix.policy must list at least one policy");
-            }
-            for p in list.get_ref() {
-                let pol = match policies.get(p.get_ref()) {
-                    Some(pol) => *pol,
-                    None => match Class::parse(p.get_ref()) {
-                        Some(c) => builtin_policy(c),
-                        None => {
-                            let known: Vec<&str> = policies.keys().map(String::as_str).chain(Class::ALL.iter().map(|c| c.name())).collect();
-                            return cx.err(
-                                p.span(),
-                                format!(
-                                    "unknown policy \"{}\"; define it under [policies.{}] or use one of: {}",
-                                    p.get_ref(),
-                                    p.get_ref(),
-                                    known.join(", ")
-                                ),
-                            );
-                        }
-                    },
-                };
-                locations.policies.entry(p.get_ref().clone()).or_insert_with(|| p.span());
-                pol_axis.push((p.get_ref().clone(), pol));
-            }
-        }
-    }
-    let processes: Vec<u32> = match &m.processes {
-        None => vec![1],
-        Some(list) => {
-            if list.get_ref().is_empty() {
-                return cx.err(list.span(), "matrix.processes must list at least one count");
-            }
-            list.get_ref().iter().map(|p| cx.int_in(p, 1, MAX_PROCESSES, "processes").map(|x| x as u32)).collect::<Result<_, _>>()?
-        }
-    };
-    let priorities: Option<Vec<u32>> = match &m.priority {
-        None => None,
-        Some(list) => Some(
-            list.get_ref()
-                .iter()
-                .map(|p| cx.int_in(p, 1, MAX_WORKER_PRIORITY, "priority (99 is reserved for the engine)").map(|x| x as u32))
-                .collect::<Result<_, _>>()?,
-        ),
-    };
-    let nices: Option<Vec<i32>> = match &m.nice {
-        None => None,
-        Some(list) => Some(list.get_ref().iter().map(|p| cx.int_in(p, -20, 19, "nice").map(|x| x as i32)).collect::<Result<_, _>>()?),
-    };
+    let RawSpec { matrix, groups: raw_groups, .. } = raw;
+    let matrix_span = matrix.span();
+    let (main_axes, mut group_axes) = matrix.into_inner().split();
 
-    let mut cells = Vec::new();
-    for (wname, wl) in &wl_axis {
-        for (pname, pol) in &pol_axis {
-            // A priority axis only means something to fifo/rr; other classes get one cell.
-            let prios: Vec<Option<u32>> = match (&priorities, pol.class.is_rt()) {
-                (Some(ps), true) => ps.iter().map(|p| Some(*p)).collect(),
-                _ => vec![None],
-            };
-            let nice_vals: Vec<Option<i32>> = match &nices {
-                Some(ns) => ns.iter().map(|n| Some(*n)).collect(),
-                None => vec![None],
-            };
-            for prio in &prios {
-                for nice in &nice_vals {
-                    for &n in &processes {
-                        let mut p = *pol;
-                        if let Some(pr) = prio {
-                            p.priority = *pr;
-                        }
-                        if let Some(ni) = nice {
-                            p.nice = *ni;
-                        }
-                        let mut key = format!("{wname}/{pname}");
-                        if prio.is_some() || (p.class.is_rt() && p.priority as i64 != DEFAULT_RT_PRIORITY) {
-                            key.push_str(&format!(":{}", p.priority));
-                        }
-                        if nice.is_some() {
-                            key.push_str(&format!("/nice{}", p.nice));
-                        }
-                        key.push_str(&format!("/n{n}"));
-                        cells.push(Cell {
-                            index: cells.len() as u32,
-                            key,
-                            workload_name: wname.clone(),
-                            workload: wl.clone(),
-                            policy_name: pname.clone(),
-                            policy: p,
-                            processes: n,
-                        });
-                    }
-                }
-            }
+    // Group definitions: fixed settings, to which the axes then apply.
+    let mut defs: Vec<(String, GroupDef)> = Vec::new();
+    let main_defined = raw_groups.keys().any(|k| k.get_ref() == "main");
+    if main_axes.workload.is_some() && !main_defined {
+        defs.push(("main".into(), GroupDef::default()));
+    }
+    for (k, g) in &raw_groups {
+        check_name(&cx, k)?;
+        defs.push((k.get_ref().clone(), group_def(&cx, g.get_ref(), &mut locations)?));
+    }
+    if defs.is_empty() {
+        return cx.err(matrix_span, "the matrix needs `workload = [...]` (or [groups.NAME] definitions)");
+    }
+    // main first, then the other groups in name order
+    defs.sort_by_key(|(n, _)| (n != "main", n.clone()));
+    let mut axes_of: BTreeMap<String, Spanned<RawGroupAxes>> = BTreeMap::new();
+    axes_of.insert("main".into(), Spanned::new(0..0, main_axes));
+    for (k, a) in std::mem::take(&mut group_axes) {
+        if k.get_ref() == "main" && axes_of.get("main").is_some_and(|m| has_any(m.get_ref())) {
+            return cx.err(k.span(), "the top-level matrix axes already describe the group \"main\": put these axes there");
+        }
+        if !defs.iter().any(|(n, _)| n == k.get_ref()) {
+            return cx.err(k.span(), format!("matrix.groups.{} names no group; define it under [groups.{}]", k.get_ref(), k.get_ref()));
+        }
+        axes_of.insert(k.get_ref().clone(), a);
+    }
+
+    // Every axis of every group, resolved, in a fixed order.
+    let mut axes: Vec<Axis> = Vec::new();
+    for (gname, _) in &defs {
+        if let Some(a) = axes_of.get(gname) {
+            axes.extend(group_axes_list(&cx, gname, a.get_ref(), &workloads, &policies, &mut locations)?);
         }
     }
-    let mut seen = std::collections::HashSet::new();
-    for c in &cells {
-        if !seen.insert(c.key.clone()) {
-            return cx.err(raw.matrix.span(), format!("the matrix produces the cell {} twice: remove the duplicate axis value", c.key));
+    if let Some(main) = axes_of.get("main") {
+        if defs.iter().all(|(n, _)| n != "main") && has_any(main.get_ref()) {
+            return cx
+                .err(matrix_span, "top-level matrix axes describe the group \"main\", which needs `workload = [...]` or [groups.main]");
         }
+    }
+
+    let mut cells: Vec<Cell> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let counts: Vec<usize> = axes.iter().map(|a| a.values.len()).collect();
+    let total: usize = counts.iter().product();
+    if total > 100_000 {
+        return cx.err(matrix_span, format!("the matrix has {total} cells; at most 100000"));
+    }
+    for combo in 0..total {
+        // Mixed-radix decomposition: the last axis varies fastest.
+        let mut picks = vec![0usize; axes.len()];
+        let mut rest = combo;
+        for i in (0..axes.len()).rev() {
+            picks[i] = rest % counts[i];
+            rest /= counts[i];
+        }
+        let mut groups = Vec::new();
+        let mut key_parts: Vec<String> = Vec::new();
+        for (gname, def) in &defs {
+            let mut g = def.clone();
+            let mut tags: Vec<(Setting, String)> = Vec::new();
+            for (ai, a) in axes.iter().enumerate().filter(|(_, a)| &a.group == gname) {
+                let v = &a.values[picks[ai]];
+                g.set(a.setting, v.value.clone());
+                tags.push((a.setting, v.label.clone()));
+            }
+            let group = g.resolve(&cx, gname, &workloads, &policies, matrix_span.clone())?;
+            key_parts.push(group_key(gname, &group, &tags, def));
+            if let Some(group) = group {
+                groups.push(group);
+            }
+        }
+        if groups.iter().all(|g| g.background) {
+            continue; // a cell needs something to measure (e.g. main.processes = 0 with only background left)
+        }
+        groups.sort_by_key(|g| g.background);
+        let key = key_parts.into_iter().filter(|k| !k.is_empty()).collect::<Vec<_>>().join("+");
+        if seen.insert(key.clone()) {
+            cells.push(Cell { index: cells.len() as u32, key, groups });
+        }
+    }
+    if cells.is_empty() {
+        return cx.err(matrix_span, "the matrix produces no cell with a measured group");
     }
     let plan = Plan {
         name,
@@ -254,6 +216,366 @@ pub(crate) fn validate(path: &str, src: &str, raw: RawSpec) -> Result<(Plan, Loc
     Ok((plan, locations))
 }
 
+/// A group setting that an axis can vary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Setting {
+    Workload,
+    Policy,
+    Priority,
+    Nice,
+    Affinity,
+    CpuWeight,
+    CpuMax,
+    Cpuset,
+    Processes,
+}
+
+impl Setting {
+    fn name(self) -> &'static str {
+        match self {
+            Setting::Workload => "workload",
+            Setting::Policy => "policy",
+            Setting::Priority => "priority",
+            Setting::Nice => "nice",
+            Setting::Affinity => "affinity",
+            Setting::CpuWeight => "cpu_weight",
+            Setting::CpuMax => "cpu_max",
+            Setting::Cpuset => "cpuset",
+            Setting::Processes => "processes",
+        }
+    }
+}
+
+/// A resolved axis value.
+#[derive(Debug, Clone, PartialEq)]
+enum Value {
+    Name(String),
+    Int(i64),
+    Affinity(Affinity),
+    Max((u64, u64)),
+    Cpus(Vec<u32>),
+}
+
+#[derive(Debug, Clone)]
+struct AxisValue {
+    value: Value,
+    label: String,
+}
+
+#[derive(Debug, Clone)]
+struct Axis {
+    group: String,
+    setting: Setting,
+    values: Vec<AxisValue>,
+}
+
+/// A group's settings before axes apply; unset fields take defaults at resolve time.
+#[derive(Debug, Clone, Default)]
+struct GroupDef {
+    workload: Option<String>,
+    processes: Option<i64>,
+    policy: Option<String>,
+    priority: Option<i64>,
+    nice: Option<i64>,
+    affinity: Option<Affinity>,
+    cgroup: CgroupSpec,
+    background: bool,
+}
+
+impl GroupDef {
+    fn set(&mut self, s: Setting, v: Value) {
+        match (s, v) {
+            (Setting::Workload, Value::Name(n)) => self.workload = Some(n),
+            (Setting::Policy, Value::Name(n)) => self.policy = Some(n),
+            (Setting::Priority, Value::Int(i)) => self.priority = Some(i),
+            (Setting::Nice, Value::Int(i)) => self.nice = Some(i),
+            (Setting::Processes, Value::Int(i)) => self.processes = Some(i),
+            // On an axis, 0 means "no weight": the cell's baseline without cgroups.
+            (Setting::CpuWeight, Value::Int(i)) => self.cgroup.cpu_weight = (i > 0).then_some(i as u32),
+            (Setting::Affinity, Value::Affinity(a)) => self.affinity = Some(a),
+            (Setting::CpuMax, Value::Max(m)) => self.cgroup.cpu_max = Some(m),
+            (Setting::Cpuset, Value::Cpus(c)) => self.cgroup.cpuset = Some(c),
+            (s, v) => unreachable!("axis {s:?} cannot hold {v:?}"),
+        }
+    }
+
+    /// The group for one cell, or None if it has 0 processes there.
+    fn resolve(
+        &self,
+        cx: &Ctx,
+        gname: &str,
+        workloads: &BTreeMap<String, Workload>,
+        policies: &BTreeMap<String, Policy>,
+        at: Range<usize>,
+    ) -> Result<Option<Group>, SpecError> {
+        let processes = self.processes.unwrap_or(1);
+        if processes == 0 {
+            return Ok(None);
+        }
+        let Some(wname) = &self.workload else {
+            return cx.err(at, format!("group \"{gname}\" has no workload: set `workload` in [groups.{gname}] or as an axis"));
+        };
+        let workload = workloads.get(wname).cloned().or_else(|| builtin_workload(wname)).expect("checked when the name was read");
+        let pname = self.policy.clone().unwrap_or_else(|| "other".into());
+        let mut policy = policies.get(&pname).copied().or_else(|| Class::parse(&pname).map(builtin_policy)).expect("checked when read");
+        if let Some(p) = self.priority {
+            if policy.class.is_rt() {
+                policy.priority = p as u32;
+            }
+        }
+        if let Some(n) = self.nice {
+            policy.nice = n as i32;
+        }
+        Ok(Some(Group {
+            name: gname.to_string(),
+            workload_name: wname.clone(),
+            workload,
+            policy_name: pname,
+            policy,
+            processes: processes as u32,
+            affinity: self.affinity.clone().unwrap_or(Affinity::All),
+            cgroup: self.cgroup.clone(),
+            background: self.background,
+        }))
+    }
+}
+
+fn has_any(a: &RawGroupAxes) -> bool {
+    a.workload.is_some()
+        || a.processes.is_some()
+        || a.policy.is_some()
+        || a.priority.is_some()
+        || a.nice.is_some()
+        || a.affinity.is_some()
+        || a.cpu_weight.is_some()
+        || a.cpu_max.is_some()
+        || a.cpuset.is_some()
+}
+
+/// The key part of one group in one cell. The main group keeps the classic
+/// `workload/policy[:prio][/niceN]/nN` shape; other groups show only their varying axes.
+fn group_key(gname: &str, g: &Option<Group>, tags: &[(Setting, String)], def: &GroupDef) -> String {
+    let tag = |s: Setting| tags.iter().find(|(t, _)| *t == s).map(|(_, l)| l.clone());
+    if gname == "main" {
+        let Some(g) = g else { return "main.processes=0".into() };
+        let mut k = format!("{}/{}", g.workload_name, g.policy_name);
+        if g.policy.class.is_rt() && (tag(Setting::Priority).is_some() || g.policy.priority as i64 != DEFAULT_RT_PRIORITY) {
+            k.push_str(&format!(":{}", g.policy.priority));
+        }
+        if tag(Setting::Nice).is_some() {
+            k.push_str(&format!("/nice{}", g.policy.nice));
+        }
+        for s in [Setting::Affinity, Setting::CpuWeight, Setting::CpuMax, Setting::Cpuset] {
+            if let Some(l) = tag(s) {
+                k.push_str(&format!("/{}={l}", s.name()));
+            }
+        }
+        k.push_str(&format!("/n{}", g.processes));
+        return k;
+    }
+    let _ = def;
+    let mut k = gname.to_string();
+    for (s, l) in tags {
+        // A priority on a non-RT policy has no effect: leave it out so such cells collapse.
+        if *s == Setting::Priority && !g.as_ref().is_some_and(|g| g.policy.class.is_rt()) {
+            continue;
+        }
+        k.push_str(&format!(".{}={l}", s.name()));
+    }
+    k
+}
+
+fn group_def(cx: &Ctx, g: &RawGroup, locs: &mut Locations) -> Result<GroupDef, SpecError> {
+    let mut d = GroupDef { background: g.background.as_ref().map(|b| *b.get_ref()).unwrap_or(false), ..Default::default() };
+    d.workload = g.workload.as_ref().map(|w| w.get_ref().clone());
+    if let Some(p) = &g.processes {
+        d.processes = Some(cx.int_in(p, 0, MAX_PROCESSES, "processes")?);
+    }
+    if let Some(p) = &g.policy {
+        d.policy = Some(p.get_ref().clone());
+        locs.policies.entry(p.get_ref().clone()).or_insert_with(|| p.span());
+    }
+    if let Some(p) = &g.priority {
+        d.priority = Some(cx.int_in(p, 1, MAX_WORKER_PRIORITY, "priority (99 is reserved for the engine)")?);
+    }
+    if let Some(n) = &g.nice {
+        d.nice = Some(cx.int_in(n, -20, 19, "nice")?);
+    }
+    if let Some(a) = &g.affinity {
+        d.affinity = Some(affinity(cx, a, locs)?);
+    }
+    if let Some(w) = &g.cpu_weight {
+        d.cgroup.cpu_weight = Some(cx.int_in(w, 1, 10_000, "cpu_weight (cgroup v2 units; v1 shares = weight x 1024 / 100)")? as u32);
+    }
+    if let Some(m) = &g.cpu_max {
+        d.cgroup.cpu_max = Some(cpu_max(cx, m)?);
+    }
+    if let Some(c) = &g.cpuset {
+        d.cgroup.cpuset = Some(cpu_list(cx, c, locs)?);
+    }
+    Ok(d)
+}
+
+fn group_axes_list(
+    cx: &Ctx,
+    gname: &str,
+    a: &RawGroupAxes,
+    workloads: &BTreeMap<String, Workload>,
+    policies: &BTreeMap<String, Policy>,
+    locs: &mut Locations,
+) -> Result<Vec<Axis>, SpecError> {
+    let mut out = Vec::new();
+    let min_procs = if gname == "main" && a.processes.is_some() { 1 } else { 0 };
+    let mut push = |setting: Setting, values: Vec<AxisValue>, span: Range<usize>| -> Result<(), SpecError> {
+        if values.is_empty() {
+            return cx.err(span, format!("the {} axis must list at least one value", setting.name()));
+        }
+        for (i, v) in values.iter().enumerate() {
+            if values[..i].iter().any(|w| w.value == v.value) {
+                return cx.err(span, format!("the {} axis lists {} twice", setting.name(), v.label));
+            }
+        }
+        out.push(Axis { group: gname.to_string(), setting, values });
+        Ok(())
+    };
+    if let Some(list) = &a.workload {
+        let mut vals = Vec::new();
+        for w in list.get_ref() {
+            if !workloads.contains_key(w.get_ref()) && builtin_workload(w.get_ref()).is_none() {
+                let known: Vec<&str> = workloads.keys().map(String::as_str).chain(["pi", "copy", "mixed", "hash"]).collect();
+                return cx.err(
+                    w.span(),
+                    format!(
+                        "unknown workload \"{}\"; define it under [workloads.{}] or use one of: {}",
+                        w.get_ref(),
+                        w.get_ref(),
+                        known.join(", ")
+                    ),
+                );
+            }
+            vals.push(AxisValue { value: Value::Name(w.get_ref().clone()), label: w.get_ref().clone() });
+        }
+        push(Setting::Workload, vals, list.span())?;
+    }
+    if let Some(list) = &a.policy {
+        let mut vals = Vec::new();
+        for p in list.get_ref() {
+            if !policies.contains_key(p.get_ref()) && Class::parse(p.get_ref()).is_none() {
+                let known: Vec<&str> = policies.keys().map(String::as_str).chain(Class::ALL.iter().map(|c| c.name())).collect();
+                return cx.err(
+                    p.span(),
+                    format!(
+                        "unknown policy \"{}\"; define it under [policies.{}] or use one of: {}",
+                        p.get_ref(),
+                        p.get_ref(),
+                        known.join(", ")
+                    ),
+                );
+            }
+            locs.policies.entry(p.get_ref().clone()).or_insert_with(|| p.span());
+            vals.push(AxisValue { value: Value::Name(p.get_ref().clone()), label: p.get_ref().clone() });
+        }
+        push(Setting::Policy, vals, list.span())?;
+    }
+    let ints = |list: &Spanned<Vec<Spanned<i64>>>, lo: i64, hi: i64, what: &str| -> Result<Vec<AxisValue>, SpecError> {
+        list.get_ref()
+            .iter()
+            .map(|v| cx.int_in(v, lo, hi, what).map(|x| AxisValue { value: Value::Int(x), label: x.to_string() }))
+            .collect()
+    };
+    if let Some(list) = &a.priority {
+        push(Setting::Priority, ints(list, 1, MAX_WORKER_PRIORITY, "priority (99 is reserved for the engine)")?, list.span())?;
+    }
+    if let Some(list) = &a.nice {
+        push(Setting::Nice, ints(list, -20, 19, "nice")?, list.span())?;
+    }
+    if let Some(list) = &a.affinity {
+        let vals = list
+            .get_ref()
+            .iter()
+            .map(|v| affinity(cx, v, locs).map(|x| AxisValue { label: x.label(), value: Value::Affinity(x) }))
+            .collect::<Result<_, _>>()?;
+        push(Setting::Affinity, vals, list.span())?;
+    }
+    if let Some(list) = &a.cpu_weight {
+        push(
+            Setting::CpuWeight,
+            ints(list, 0, 10_000, "cpu_weight (cgroup v2 units, 0 = none; v1 shares = weight x 1024 / 100)")?,
+            list.span(),
+        )?;
+    }
+    if let Some(list) = &a.cpu_max {
+        let vals = list
+            .get_ref()
+            .iter()
+            .map(|v| cpu_max(cx, v).map(|m| AxisValue { label: format!("{}:{}", m.0, m.1), value: Value::Max(m) }))
+            .collect::<Result<_, _>>()?;
+        push(Setting::CpuMax, vals, list.span())?;
+    }
+    if let Some(list) = &a.cpuset {
+        let vals = list
+            .get_ref()
+            .iter()
+            .map(|v| cpu_list(cx, v, locs).map(|c| AxisValue { label: crate::cpulist::format(&c), value: Value::Cpus(c) }))
+            .collect::<Result<_, _>>()?;
+        push(Setting::Cpuset, vals, list.span())?;
+    }
+    if let Some(list) = &a.processes {
+        push(Setting::Processes, ints(list, min_procs, MAX_PROCESSES, "processes")?, list.span())?;
+    }
+    Ok(out)
+}
+
+fn affinity(cx: &Ctx, v: &Spanned<toml::Value>, locs: &mut Locations) -> Result<Affinity, SpecError> {
+    match v.get_ref() {
+        toml::Value::String(s) if s == "all" => Ok(Affinity::All),
+        toml::Value::String(s) if s == "spread" => Ok(Affinity::Spread),
+        toml::Value::String(s) if s == "compact" => Ok(Affinity::Compact),
+        _ => cpu_list(cx, v, locs).map(Affinity::List).map_err(|mut e| {
+            e.message = format!("affinity must be \"all\", \"spread\", \"compact\", a CPU list like \"0-1,3\" or [0, 1]: {}", e.message);
+            e
+        }),
+    }
+}
+
+fn cpu_list(cx: &Ctx, v: &Spanned<toml::Value>, locs: &mut Locations) -> Result<Vec<u32>, SpecError> {
+    let cpus = match v.get_ref() {
+        toml::Value::String(s) => crate::cpulist::parse(s).or_else(|e| cx.err(v.span(), e))?,
+        toml::Value::Array(a) => {
+            let mut out = Vec::new();
+            for x in a {
+                match x.as_integer() {
+                    Some(i) if (0..4096).contains(&i) => out.push(i as u32),
+                    _ => return cx.err(v.span(), format!("{x} is not a CPU number")),
+                }
+            }
+            if out.is_empty() {
+                return cx.err(v.span(), "empty CPU list");
+            }
+            out.sort_unstable();
+            out.dedup();
+            out
+        }
+        other => return cx.err(v.span(), format!("expected a CPU list like \"0-1,3\" or [0, 1], got {other}")),
+    };
+    locs.cpus.push((cpus.clone(), v.span()));
+    Ok(cpus)
+}
+
+fn cpu_max(cx: &Ctx, v: &Spanned<toml::Value>) -> Result<(u64, u64), SpecError> {
+    let pair = v.get_ref().as_array().filter(|a| a.len() == 2).and_then(|a| Some((a[0].as_integer()?, a[1].as_integer()?)));
+    let Some((quota, period)) = pair else {
+        return cx.err(v.span(), "cpu_max must be [quota_us, period_us], e.g. [50000, 100000] for half a CPU");
+    };
+    if !(1000..=1_000_000).contains(&period) {
+        return cx.err(v.span(), format!("cpu_max period must be between 1000 and 1000000 us, got {period}"));
+    }
+    if quota < 1000 {
+        return cx.err(v.span(), format!("cpu_max quota must be at least 1000 us, got {quota}"));
+    }
+    Ok((quota as u64, period as u64))
+}
+
 fn check_name(cx: &Ctx, k: &Spanned<String>) -> Result<(), SpecError> {
     let ok = !k.get_ref().is_empty() && k.get_ref().chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if !ok {
@@ -269,6 +591,7 @@ fn builtin_workload(name: &str) -> Option<Workload> {
             Workload::Copy { transfer_bytes: DEFAULT_TRANSFER as u64, block_bytes: DEFAULT_BLOCK as u64, input_bytes: DEFAULT_INPUT as u64 }
         }
         "mixed" => Workload::Mixed { iterations: DEFAULT_MIXED_ITERATIONS as u64, write_every: DEFAULT_WRITE_EVERY as u64 },
+        "hash" => Workload::Hash { hashes: DEFAULT_HASHES as u64 },
         _ => return None,
     })
 }
@@ -287,51 +610,42 @@ fn builtin_policy(class: Class) -> Policy {
     }
 }
 
-/// Rejects keys that belong to another kind, pointing at the key's value.
-fn reject(cx: &Ctx, kind: &str, fields: &[(&str, Option<Range<usize>>)]) -> Result<(), SpecError> {
-    for (name, span) in fields {
-        if let Some(span) = span {
-            return cx.err(span.clone(), format!("`{name}` does not apply to a workload of kind \"{kind}\""));
-        }
-    }
-    Ok(())
-}
+/// A workload key, where it was written, and the kinds it belongs to.
+type KeyKinds<'a> = (&'a str, Option<Range<usize>>, &'a [&'a str]);
 
 fn workload(cx: &Ctx, w: &RawWorkload) -> Result<Workload, SpecError> {
+    let kind = w.kind.get_ref().as_str();
     let sp = |v: &Option<Spanned<i64>>| v.as_ref().map(|s| s.span());
+    // Which keys belong to which kinds: any other key is an error at its own location.
+    let fields: [KeyKinds; 7] = [
+        ("iterations", sp(&w.iterations), &["pi", "mixed"]),
+        ("write_every", sp(&w.write_every), &["mixed"]),
+        ("transfer_bytes", sp(&w.transfer_bytes), &["copy"]),
+        ("block_bytes", sp(&w.block_bytes), &["copy"]),
+        ("input_bytes", sp(&w.input_bytes), &["copy"]),
+        ("hashes", sp(&w.hashes), &["hash"]),
+        ("argv", w.argv.as_ref().map(|a| a.span()), &["command"]),
+    ];
+    if !["pi", "mixed", "copy", "hash", "command"].contains(&kind) {
+        return cx.err(w.kind.span(), format!("unknown workload kind \"{kind}\"; expected one of: pi, copy, mixed, hash, command"));
+    }
+    for (name, span, kinds) in fields {
+        if let Some(span) = span {
+            if !kinds.contains(&kind) {
+                return cx.err(span, format!("`{name}` does not apply to a workload of kind \"{kind}\""));
+            }
+        }
+    }
     let pos = |v: &Option<Spanned<i64>>, def: i64, what: &str| -> Result<u64, SpecError> {
         match v {
             Some(s) => cx.int_in(s, 1, i64::MAX, what).map(|x| x as u64),
             None => Ok(def as u64),
         }
     };
-    let argv_span = w.argv.as_ref().map(|a| a.span());
-    match w.kind.get_ref().as_str() {
-        "pi" => {
-            reject(
-                cx,
-                "pi",
-                &[
-                    ("write_every", sp(&w.write_every)),
-                    ("transfer_bytes", sp(&w.transfer_bytes)),
-                    ("block_bytes", sp(&w.block_bytes)),
-                    ("input_bytes", sp(&w.input_bytes)),
-                    ("argv", argv_span),
-                ],
-            )?;
-            Ok(Workload::Pi { iterations: pos(&w.iterations, DEFAULT_PI_ITERATIONS, "iterations")? })
-        }
+    match kind {
+        "pi" => Ok(Workload::Pi { iterations: pos(&w.iterations, DEFAULT_PI_ITERATIONS, "iterations")? }),
+        "hash" => Ok(Workload::Hash { hashes: pos(&w.hashes, DEFAULT_HASHES, "hashes")? }),
         "mixed" => {
-            reject(
-                cx,
-                "mixed",
-                &[
-                    ("transfer_bytes", sp(&w.transfer_bytes)),
-                    ("block_bytes", sp(&w.block_bytes)),
-                    ("input_bytes", sp(&w.input_bytes)),
-                    ("argv", argv_span),
-                ],
-            )?;
             let iterations = pos(&w.iterations, DEFAULT_MIXED_ITERATIONS, "iterations")?;
             let write_every = pos(&w.write_every, DEFAULT_WRITE_EVERY, "write_every")?;
             if write_every > iterations {
@@ -343,7 +657,6 @@ fn workload(cx: &Ctx, w: &RawWorkload) -> Result<Workload, SpecError> {
             Ok(Workload::Mixed { iterations, write_every })
         }
         "copy" => {
-            reject(cx, "copy", &[("iterations", sp(&w.iterations)), ("write_every", sp(&w.write_every)), ("argv", argv_span)])?;
             let transfer_bytes = pos(&w.transfer_bytes, DEFAULT_TRANSFER, "transfer_bytes")?;
             let block_bytes = pos(&w.block_bytes, DEFAULT_BLOCK, "block_bytes")?;
             let input_bytes = pos(&w.input_bytes, DEFAULT_INPUT, "input_bytes")?;
@@ -361,18 +674,7 @@ fn workload(cx: &Ctx, w: &RawWorkload) -> Result<Workload, SpecError> {
             }
             Ok(Workload::Copy { transfer_bytes, block_bytes, input_bytes })
         }
-        "command" => {
-            reject(
-                cx,
-                "command",
-                &[
-                    ("iterations", sp(&w.iterations)),
-                    ("write_every", sp(&w.write_every)),
-                    ("transfer_bytes", sp(&w.transfer_bytes)),
-                    ("block_bytes", sp(&w.block_bytes)),
-                    ("input_bytes", sp(&w.input_bytes)),
-                ],
-            )?;
+        _ => {
             let Some(argv) = &w.argv else {
                 return cx.err(w.kind.span(), "a command workload needs argv = [\"program\", \"arg\", ...]");
             };
@@ -386,7 +688,6 @@ fn workload(cx: &Ctx, w: &RawWorkload) -> Result<Workload, SpecError> {
             }
             Ok(Workload::Command { argv: argv.get_ref().iter().map(|a| a.get_ref().clone()).collect() })
         }
-        other => cx.err(w.kind.span(), format!("unknown workload kind \"{other}\"; expected one of: pi, copy, mixed, command")),
     }
 }
 
@@ -451,8 +752,8 @@ pub(crate) fn check_allowed(plan: &Plan, locs: &Locations, src: &str, caps: &Cap
     if caps.sys_nice {
         return Ok(());
     }
-    for c in &plan.cells {
-        let p = &c.policy;
+    for g in plan.cells.iter().flat_map(|c| &c.groups) {
+        let p = &g.policy;
         let problem = match p.class {
             Class::Deadline => Some("SCHED_DEADLINE needs CAP_SYS_NICE (run as root); RLIMIT_RTPRIO does not allow it".to_string()),
             Class::Fifo | Class::Rr if p.priority as u64 > caps.rtprio_limit => Some(format!(
@@ -466,8 +767,8 @@ pub(crate) fn check_allowed(plan: &Plan, locs: &Locations, src: &str, caps: &Cap
             _ => None,
         };
         if let Some(msg) = problem {
-            let span = locs.policies.get(&c.policy_name).cloned();
-            return Err(SpecError::at(&plan.source_path, src, span, format!("policy \"{}\": {msg}", c.policy_name)));
+            let span = locs.policies.get(&g.policy_name).cloned();
+            return Err(SpecError::at(&plan.source_path, src, span, format!("policy \"{}\": {msg}", g.policy_name)));
         }
     }
     Ok(())

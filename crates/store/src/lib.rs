@@ -146,8 +146,8 @@ impl Store {
             "INSERT INTO cells (run_id, cell_id, key, workload, workload_kind, policy, class, priority, nice, processes,
                rep, warmup, ordinal, status, message, started_unix, makespan_s,
                stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq, stat_ctxt, stat_intr, stat_forks,
-               engine_user_s, engine_sys_s, engine_max_rss_kb)
-             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30)",
+               engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json)
+             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31)",
             params![
                 run_id,
                 p.cell_id,
@@ -178,7 +178,8 @@ impl Store {
                 s.forks as i64,
                 c.engine_user_s,
                 c.engine_sys_s,
-                c.engine_max_rss_kb
+                c.engine_max_rss_kb,
+                serde_json::to_string(&p.groups).unwrap_or_else(|_| "[]".into())
             ],
         )?;
         let row = tx.last_insert_rowid();
@@ -186,8 +187,9 @@ impl Store {
             let mut st = tx.prepare(
                 "INSERT INTO samples (cell_row, idx, pid, exit_code, signal, timed_out, wall_s, engine_wall_s, user_s, sys_s, cpu_pct,
                    voluntary_csw, involuntary_csw, max_rss_kb, minor_faults, major_faults, setup_user_s, setup_sys_s, setup_voluntary_csw,
-                   setup_involuntary_csw, work_units, start_offset_s, end_offset_s, extra_json)
-                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24)",
+                   setup_involuntary_csw, work_units, start_offset_s, end_offset_s, extra_json,
+                   group_name, background, allowed_cpus, cpus_seen)
+                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28)",
             )?;
             for x in &c.samples {
                 st.execute(params![
@@ -214,7 +216,11 @@ impl Store {
                     x.work_units,
                     x.start_offset_s,
                     x.end_offset_s,
-                    x.extra.to_string()
+                    x.extra.to_string(),
+                    x.group,
+                    x.background,
+                    serde_json::to_string(&x.allowed_cpus).unwrap_or_default(),
+                    serde_json::to_string(&x.cpus_seen).unwrap_or_default()
                 ])?;
             }
         }
@@ -269,13 +275,14 @@ impl Store {
         let mut st = self.conn.prepare(
             "SELECT id, cell_id, key, workload, workload_kind, policy, class, priority, nice, processes, rep, warmup, ordinal, status, message,
                     started_unix, makespan_s, stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq, stat_ctxt,
-                    stat_intr, stat_forks, engine_user_s, engine_sys_s, engine_max_rss_kb
+                    stat_intr, stat_forks, engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json
              FROM cells WHERE run_id = ?1 ORDER BY ordinal, id",
         )?;
         let mut sst = self.conn.prepare(
             "SELECT idx, pid, exit_code, signal, timed_out, wall_s, engine_wall_s, user_s, sys_s, cpu_pct, voluntary_csw, involuntary_csw,
                     max_rss_kb, minor_faults, major_faults, work_units, start_offset_s, end_offset_s, extra_json,
-                    setup_user_s, setup_sys_s, setup_voluntary_csw, setup_involuntary_csw
+                    setup_user_s, setup_sys_s, setup_voluntary_csw, setup_involuntary_csw,
+                    group_name, background, allowed_cpus, cpus_seen
              FROM samples WHERE cell_row = ?1 ORDER BY idx",
         )?;
         let heads: Vec<(i64, CellRecord)> = st
@@ -294,6 +301,7 @@ impl Store {
                             priority: r.get(7)?,
                             nice: r.get(8)?,
                             processes: r.get(9)?,
+                            groups: serde_json::from_str(&r.get::<_, String>(30)?).unwrap_or_default(),
                         },
                         rep: r.get(10)?,
                         warmup: r.get(11)?,
@@ -329,6 +337,10 @@ impl Store {
                     let extra: String = r.get(18)?;
                     Ok(Sample {
                         index: r.get(0)?,
+                        group: r.get(23)?,
+                        background: r.get(24)?,
+                        allowed_cpus: serde_json::from_str(&r.get::<_, String>(25)?).unwrap_or_default(),
+                        cpus_seen: serde_json::from_str(&r.get::<_, String>(26)?).unwrap_or_default(),
                         pid: r.get(1)?,
                         exit_code: r.get(2)?,
                         signal: r.get(3)?,

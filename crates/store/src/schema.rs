@@ -3,7 +3,8 @@
 use rusqlite::Connection;
 
 /// Each entry upgrades the schema by one version; never edit a released entry, append.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL,
@@ -76,7 +77,15 @@ CREATE TABLE samples (
     PRIMARY KEY (cell_row, idx)
 );
 CREATE INDEX cells_by_run ON cells(run_id, ordinal);
-"#];
+"#,
+    r#"
+ALTER TABLE cells ADD COLUMN groups_json TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE samples ADD COLUMN group_name TEXT NOT NULL DEFAULT 'main';
+ALTER TABLE samples ADD COLUMN background INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN allowed_cpus TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE samples ADD COLUMN cpus_seen TEXT NOT NULL DEFAULT '[]';
+"#,
+];
 
 /// Applies every migration newer than the database's user_version.
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

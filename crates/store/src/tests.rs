@@ -12,6 +12,7 @@ fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
             priority: 0,
             nice: 0,
             processes: n,
+            groups: vec![schedlab_model::GroupParams { name: "main".into(), cpu_weight: Some(200), ..Default::default() }],
         },
         rep,
         warmup: false,
@@ -27,6 +28,10 @@ fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
         samples: (0..n)
             .map(|i| Sample {
                 index: i,
+                group: if i == 0 { "main".into() } else { "bg".into() },
+                background: i > 0,
+                allowed_cpus: vec![i % 2],
+                cpus_seen: vec![i % 2],
                 pid: 100 + i as i32,
                 exit_code: Some(0),
                 wall_s: 1.0 + i as f64,

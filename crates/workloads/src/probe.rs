@@ -20,14 +20,8 @@ impl Probe for NoProbe {
 }
 
 /// The set of CPUs seen, as a bitmask (CPU numbers up to 1023).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CpuSeen([u64; 16]);
-
-impl Default for CpuSeen {
-    fn default() -> Self {
-        CpuSeen([0; 16])
-    }
-}
 
 impl CpuSeen {
     /// Records the CPU the calling thread is on now (sched_getcpu is a vDSO call: cheap).

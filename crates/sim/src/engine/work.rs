@@ -26,7 +26,7 @@ impl Engine<'_> {
         };
         let deadline = now.saturating_add(p.relative_deadline());
         let job = Job { index, release: now, deadline: Some(deadline), exec };
-        if p.jobs.map_or(true, |n| index + 1 < n) {
+        if p.jobs.is_none_or(|n| index + 1 < n) {
             let next = now.saturating_add(p.period);
             if next <= self.horizon {
                 self.events.push(next, Class::Arrival, Ev::Release(id));
@@ -182,7 +182,7 @@ impl Engine<'_> {
             self.count_drop(id);
             return;
         }
-        if !t.job.is_some_and(|j| j.index == job) {
+        if t.job.is_none_or(|j| j.index != job) {
             return;
         }
         t.job = None;

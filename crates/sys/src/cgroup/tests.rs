@@ -30,7 +30,7 @@ fn pure_v2_writes_weight_max_cpuset_and_undoes_subtree_control() {
     let s = Settings { weight: Some(200), max: Some((50_000, 100_000)), cpuset: Some(vec![0, 1]) };
     let cg = h.create(&mut j, "run1-hash", &s).unwrap();
     let d = dir.join("sys/fs/cgroup/schedlab/run1-hash");
-    assert_eq!(cg.dirs(), &[d.clone()]);
+    assert_eq!(cg.dirs(), std::slice::from_ref(&d));
     assert_eq!(read(d.join("cpu.weight")), "200");
     assert_eq!(read(d.join("cpu.max")), "50000 100000");
     assert_eq!(read(d.join("cpuset.cpus")), "0-1");
