@@ -60,6 +60,9 @@ fn cpu_weights_2_to_1_give_cpu_time_2_to_1() {
             f(r, "user_s") + f(r, "sys_s") - f(r, "setup_user_s") - f(r, "setup_sys_s")
         };
         ratios.push(work("heavy") / work("light"));
+        let window = |g: &str| f(rows.iter().find(|r| r["rep"] == rep && r["group"] == g).unwrap(), "window_cpu_s");
+        let w = window("heavy") / window("light");
+        assert!((w - 2.0).abs() <= 0.3, "CPU inside the measured window: heavy/light = {w}");
     }
     ratios.sort_by(|a, b| a.partial_cmp(b).unwrap());
     eprintln!("CPU time heavy : light per repetition: {ratios:?}");

@@ -20,6 +20,15 @@ pub struct Args {
     pub repetitions: Option<u32>,
 }
 
+/// Nanoseconds per hash round (4 KiB CityHash128) on this machine, from a short run.
+fn hash_ns_per_round() -> f64 {
+    let n = 5_000;
+    let mut buf = Box::new([7u8; schedlab_workloads::HASH_BUFFER]);
+    let t = std::time::Instant::now();
+    std::hint::black_box(schedlab_workloads::hash(n, &mut buf, &mut schedlab_workloads::NoProbe));
+    t.elapsed().as_nanos() as f64 / n as f64
+}
+
 /// Nanoseconds per pi iteration on this machine, from a short calibration run.
 fn pi_ns_per_iteration() -> f64 {
     let n = 5_000_000;
@@ -45,6 +54,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let caps = env::capabilities(&Root::default());
     let allowed = spec.check_allowed(&caps);
     let ns = pi_ns_per_iteration();
+    let hash_ns = hash_ns_per_round();
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
     let per_rep = (plan.repetitions + plan.warmup) as u64;
     let mut t = Table::new();
@@ -63,11 +73,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let (mut cpu_total, mut writes_total, mut procs_total) = (0.0, 0u64, 0u64);
     for c in &plan.cells {
         for (gi, g) in c.groups.iter().enumerate() {
-            let iters = match g.workload {
-                Workload::Pi { iterations } | Workload::Mixed { iterations, .. } => iterations as f64,
+            let per_process_ns = match g.workload {
+                Workload::Pi { iterations } | Workload::Mixed { iterations, .. } => iterations as f64 * ns,
+                Workload::Hash { hashes } => hashes as f64 * hash_ns,
                 _ => 0.0,
             };
-            let cpu_s = iters * ns * 1e-9 * g.processes as f64;
+            let cpu_s = per_process_ns * 1e-9 * g.processes as f64;
             let writes = g.workload.sync_writes() * g.processes as u64;
             if !g.background {
                 cpu_total += cpu_s * per_rep as f64;
@@ -121,8 +132,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     );
     println!("{t}");
     println!(
-        "total: {} worker processes, {:.1} CPU-seconds of pi work (>= {:.1} s wall on {} CPUs, at {:.2} ns/iteration measured now), {} synchronous writes",
-        procs_total, cpu_total, cpu_total / cpus, cpus, ns, writes_total
+        "total: {} worker processes, {:.1} CPU-seconds of measured work (>= {:.1} s wall on {} CPUs; pi {:.2} ns/iteration, hash {:.0} ns/round, measured now), {} synchronous writes",
+        procs_total, cpu_total, cpu_total / cpus, cpus, ns, hash_ns, writes_total
     );
     if plan.cells.iter().flat_map(|c| &c.groups).any(|g| matches!(g.workload, Workload::Command { .. })) && plan.scale != 1.0 {
         println!("note: --scale does not change command workloads (schedlab cannot know their work amount)");

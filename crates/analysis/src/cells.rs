@@ -60,7 +60,8 @@ pub struct CellStats {
     pub max_dev_completion: Summary,
     /// Coefficient of variation of completion time.
     pub cv_completion: Summary,
-    /// Each group's share of the CPU time all groups used (background included), 0..1.
+    /// Each group's share of the CPU time all groups used inside the measured window
+    /// (release to last measured exit; background groups' lead and stop tail excluded), 0..1.
     pub group_share: Vec<(String, Summary)>,
 }
 
@@ -146,7 +147,7 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
             .iter()
             .map(|g| {
                 let share = per(&|r| {
-                    let cpu = |s: &schedlab_model::Sample| s.user_s + s.sys_s;
+                    let cpu = |s: &schedlab_model::Sample| s.window_cpu_s;
                     let total: f64 = r.samples.iter().map(cpu).sum();
                     let mine: f64 = r.samples.iter().filter(|s| &s.group == g).map(cpu).sum();
                     if total > 0.0 {
@@ -212,8 +213,10 @@ mod tests {
         r.samples[2].background = true;
         r.samples[2].group = "bg".into();
         r.samples[2].user_s = 2.0;
+        r.samples[2].window_cpu_s = 2.0;
         for s in &mut r.samples[..2] {
             s.group = "main".into();
+            s.window_cpu_s = 1.0;
             s.work_units = 100.0;
             s.end_offset_s = 2.0;
         }

@@ -77,6 +77,9 @@ pub struct Sample {
     pub setup_voluntary_csw: i64,
     /// Involuntary context switches before the release.
     pub setup_involuntary_csw: i64,
+    /// CPU seconds used between the measured release and the last measured exit: the work's
+    /// CPU for measured workers, /proc/<pid>/schedstat deltas for background workers.
+    pub window_cpu_s: f64,
     /// Work units the worker reported (iterations, bytes, ...); 0 if it did not report.
     pub work_units: f64,
     /// The worker's own start relative to the release, seconds.

@@ -77,6 +77,8 @@ pub struct FlatSample {
     pub setup_voluntary_csw: i64,
     /// Involuntary switches before the release, included in involuntary_csw.
     pub setup_involuntary_csw: i64,
+    /// CPU seconds inside the measured window (release to last measured exit).
+    pub window_cpu_s: f64,
     /// Work units.
     pub work_units: f64,
     /// Start relative to release, seconds.
@@ -149,6 +151,7 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
                 setup_sys_s: s.setup_sys_s,
                 setup_voluntary_csw: s.setup_voluntary_csw,
                 setup_involuntary_csw: s.setup_involuntary_csw,
+                window_cpu_s: s.window_cpu_s,
                 work_units: s.work_units,
                 start_offset_s: s.start_offset_s,
                 end_offset_s: s.end_offset_s,

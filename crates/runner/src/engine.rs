@@ -7,7 +7,7 @@ use schedlab_model::{CellParams, CellRecord, CellStatus, GroupParams, Sample};
 use schedlab_spec::{Cell, Class, Group, Step, Workload};
 use schedlab_sys::cgroup::{self, Hierarchy};
 use schedlab_sys::journal::Journal;
-use schedlab_sys::procfs::{monotonic_ns, self_usage, tv_secs, Stat};
+use schedlab_sys::procfs::{exec_runtime_ns, monotonic_ns, self_usage, tv_secs, Stat};
 use schedlab_sys::{sched, Root};
 use std::collections::HashMap;
 use std::fs::File;
@@ -307,6 +307,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         }
     }
     let stat0 = Stat::read(cx.root);
+    let bg_cpu0: HashMap<i32, u64> = bg_pids.iter().filter_map(|&p| exec_runtime_ns(cx.root, p).map(|ns| (p, ns))).collect();
     let (u0, s0, _) = self_usage();
     let started_unix = unix_now();
     let release_ns = monotonic_ns();
@@ -338,6 +339,9 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     let end_ns = reaped.iter().filter(|r| !bg_pids.contains(&r.pid)).map(|r| r.at_ns).max().unwrap_or(release_ns);
     let stat1 = Stat::read(cx.root);
     let (u1, s1, rss) = self_usage();
+    // Background CPU inside the measured window: their lead and stop tail are left out.
+    let bg_window: HashMap<i32, f64> =
+        bg_pids.iter().filter_map(|p| Some((*p, exec_runtime_ns(cx.root, *p)?.saturating_sub(*bg_cpu0.get(p)?) as f64 * 1e-9))).collect();
     stop_background(pgid, n, &bg_pids, &mut reaped);
     let lines = collector.join().unwrap_or_default();
     cx.warnings.extend(cx.journal.undo_to(mark));
@@ -355,7 +359,9 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     let by_pid: HashMap<i32, &Worker> = workers.iter().map(|w| (w.pid, w)).collect();
     let mut samples: Vec<Sample> = reaped
         .iter()
-        .filter_map(|r| by_pid.get(&r.pid).map(|w| sample(r, w, &cell.groups[w.group], reports.get(&w.index), release_ns)))
+        .filter_map(|r| {
+            by_pid.get(&r.pid).map(|w| sample(r, w, &cell.groups[w.group], reports.get(&w.index), release_ns, bg_window.get(&r.pid)))
+        })
         .collect();
     samples.sort_by_key(|s| s.index);
     check_samples(cx, cell, &samples);
@@ -458,7 +464,7 @@ fn check_samples(cx: &mut CellCtx, cell: &Cell, samples: &[Sample]) {
     }
 }
 
-fn sample(r: &Reaped, w: &Worker, g: &Group, rep: Option<&Report>, release_ns: u64) -> Sample {
+fn sample(r: &Reaped, w: &Worker, g: &Group, rep: Option<&Report>, release_ns: u64, bg_window: Option<&f64>) -> Sample {
     let st = r.status;
     let (exit_code, signal) = if libc::WIFEXITED(st) {
         (Some(libc::WEXITSTATUS(st)), None)
@@ -519,6 +525,11 @@ fn sample(r: &Reaped, w: &Worker, g: &Group, rep: Option<&Report>, release_ns: u
         setup_sys_s: rep.map(|p| p.setup[1]).unwrap_or(0.0),
         setup_voluntary_csw: rep.map(|p| p.setup[2] as i64).unwrap_or(0),
         setup_involuntary_csw: rep.map(|p| p.setup[3] as i64).unwrap_or(0),
+        window_cpu_s: match bg_window {
+            Some(w) => *w,
+            None if g.background => 0.0,
+            None => (user + sys - setup_cpu).max(0.0),
+        },
         work_units: rep.map(|p| if is_exec { 1.0 } else { p.units }).unwrap_or(0.0),
         start_offset_s: start_off,
         end_offset_s: end_off,

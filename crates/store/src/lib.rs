@@ -188,8 +188,8 @@ impl Store {
                 "INSERT INTO samples (cell_row, idx, pid, exit_code, signal, timed_out, wall_s, engine_wall_s, user_s, sys_s, cpu_pct,
                    voluntary_csw, involuntary_csw, max_rss_kb, minor_faults, major_faults, setup_user_s, setup_sys_s, setup_voluntary_csw,
                    setup_involuntary_csw, work_units, start_offset_s, end_offset_s, extra_json,
-                   group_name, background, allowed_cpus, cpus_seen)
-                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28)",
+                   group_name, background, allowed_cpus, cpus_seen, window_cpu_s)
+                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29)",
             )?;
             for x in &c.samples {
                 st.execute(params![
@@ -220,7 +220,8 @@ impl Store {
                     x.group,
                     x.background,
                     serde_json::to_string(&x.allowed_cpus).unwrap_or_default(),
-                    serde_json::to_string(&x.cpus_seen).unwrap_or_default()
+                    serde_json::to_string(&x.cpus_seen).unwrap_or_default(),
+                    x.window_cpu_s
                 ])?;
             }
         }
@@ -282,7 +283,7 @@ impl Store {
             "SELECT idx, pid, exit_code, signal, timed_out, wall_s, engine_wall_s, user_s, sys_s, cpu_pct, voluntary_csw, involuntary_csw,
                     max_rss_kb, minor_faults, major_faults, work_units, start_offset_s, end_offset_s, extra_json,
                     setup_user_s, setup_sys_s, setup_voluntary_csw, setup_involuntary_csw,
-                    group_name, background, allowed_cpus, cpus_seen
+                    group_name, background, allowed_cpus, cpus_seen, window_cpu_s
              FROM samples WHERE cell_row = ?1 ORDER BY idx",
         )?;
         let heads: Vec<(i64, CellRecord)> = st
@@ -341,6 +342,7 @@ impl Store {
                         background: r.get(24)?,
                         allowed_cpus: serde_json::from_str(&r.get::<_, String>(25)?).unwrap_or_default(),
                         cpus_seen: serde_json::from_str(&r.get::<_, String>(26)?).unwrap_or_default(),
+                        window_cpu_s: r.get(27)?,
                         pid: r.get(1)?,
                         exit_code: r.get(2)?,
                         signal: r.get(3)?,

@@ -85,6 +85,9 @@ ALTER TABLE samples ADD COLUMN background INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE samples ADD COLUMN allowed_cpus TEXT NOT NULL DEFAULT '[]';
 ALTER TABLE samples ADD COLUMN cpus_seen TEXT NOT NULL DEFAULT '[]';
 "#,
+    r#"
+ALTER TABLE samples ADD COLUMN window_cpu_s REAL NOT NULL DEFAULT 0;
+"#,
 ];
 
 /// Applies every migration newer than the database's user_version.

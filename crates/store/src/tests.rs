@@ -32,6 +32,7 @@ fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
                 background: i > 0,
                 allowed_cpus: vec![i % 2],
                 cpus_seen: vec![i % 2],
+                window_cpu_s: 0.25 * i as f64,
                 pid: 100 + i as i32,
                 exit_code: Some(0),
                 wall_s: 1.0 + i as f64,

@@ -62,6 +62,11 @@ impl Stat {
     }
 }
 
+/// CPU time a process has used so far, ns (first field of /proc/<pid>/schedstat).
+pub fn exec_runtime_ns(root: &Root, pid: i32) -> Option<u64> {
+    root.read(&format!("/proc/{pid}/schedstat")).ok()?.split_whitespace().next()?.parse().ok()
+}
+
 /// Seconds in a timeval.
 pub fn tv_secs(tv: libc::timeval) -> f64 {
     tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6
