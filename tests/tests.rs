@@ -7,3 +7,5 @@ mod cli_errors;
 mod engine;
 mod groups;
 mod interrupt;
+mod report;
+mod simulate;

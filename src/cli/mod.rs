@@ -2,12 +2,15 @@
 
 mod check;
 mod common;
+mod compare;
 mod envcmd;
 mod export;
+mod report;
 mod restore;
 mod run;
 mod runs;
 mod show;
+mod simulate;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -38,12 +41,18 @@ pub enum Cmd {
     Show(show::Args),
     /// Export a run's per-process samples as csv, json or markdown.
     Export(export::Args),
+    /// Write an HTML report of a run (figures as SVG and PNG beside it) into a new directory.
+    Report(report::Args),
+    /// Compare two runs cell by cell: means, ratio with CI, Welch's t-test.
+    Compare(compare::Args),
     /// List stored runs.
     Runs,
     /// Print what this machine allows: privileges, RT throttling, cgroups, kernel, CPUs.
     Env(envcmd::Args),
     /// Undo what an interrupted or killed schedlab left on this machine (cgroups, files).
     Restore(restore::Args),
+    /// Simulate an experiment (discrete-event model of the schedulers) and store it as a run with mode sim.
+    Simulate(simulate::Args),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -54,8 +63,11 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Cmd::Check(a) => check::run(a),
         Cmd::Show(a) => show::run(&cli.db, a),
         Cmd::Export(a) => export::run(&cli.db, a),
+        Cmd::Report(a) => report::run(&cli.db, a),
+        Cmd::Compare(a) => compare::run(&cli.db, a),
         Cmd::Runs => runs::run(&cli.db),
         Cmd::Env(a) => envcmd::run(a),
         Cmd::Restore(a) => restore::run(a),
+        Cmd::Simulate(a) => simulate::run(&cli.db, a),
     }
 }

@@ -1,6 +1,7 @@
 //! Pure statistics for schedlab: descriptive summaries, confidence intervals,
 //! fairness indices, Welch's t-test, ratio-of-means intervals and outlier
-//! detection.
+//! detection; per-cell aggregation, per-process outlier flags and run-to-run
+//! comparisons over stored cell records.
 //!
 //! Nothing in this crate performs I/O or prints; callers decide how results
 //! are stored and shown. Distribution functions (Student t quantiles and
@@ -10,18 +11,24 @@
 pub mod cells;
 mod compare;
 mod fairness;
+mod flags;
+mod metric;
 mod moments;
 mod outliers;
 mod percentile;
 mod ratio;
+mod runs;
 mod summary;
 mod welch;
 
 pub use cells::{cell_stats, CellStats};
 pub use compare::{compare, Comparison};
 pub use fairness::{coefficient_of_variation, jain_index, max_deviation_from_mean};
+pub use flags::{cell_outliers, CellOutliers, ProcessOutlier, ProcessValue};
+pub use metric::Metric;
 pub use outliers::{modified_z_scores, outliers, MODIFIED_Z_THRESHOLD};
 pub use percentile::{percentile, percentiles};
 pub use ratio::{ratio_of_means, Ratio};
+pub use runs::{compare_runs, CellComparison, Change, CompareSummary, RunComparison};
 pub use summary::{t_critical, t_interval, Summary, DEFAULT_CONFIDENCE};
 pub use welch::{welch_t_test, Welch};

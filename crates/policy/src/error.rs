@@ -14,6 +14,9 @@ pub enum PolicyError {
     /// Nice values outside -20..=19 have no weight in the kernel's table.
     #[error("nice value {0} is outside -20..=19")]
     NiceOutOfRange(i32),
+    /// A fair weight of zero would give a task no share at all.
+    #[error("the fair weight must be greater than zero")]
+    ZeroWeight,
     /// A window x/y with x > y would allow more misses than deadlines.
     #[error("window {0} is invalid: x must not exceed y")]
     InvalidWindow(Window),

@@ -4,6 +4,7 @@
 //! - **Weights.** A task's weight comes from its nice value through the
 //!   kernel's `sched_prio_to_weight` table ([`SCHED_PRIO_TO_WEIGHT`]); nice 0
 //!   weighs [`NICE_0_WEIGHT`] = 1024 and each nice step is about 1.25x.
+//!   SCHED_IDLE tasks weigh [`SCHED_IDLE_WEIGHT`] = 3 (set [`TaskParams::weight`]).
 //! - **Virtual runtime.** Running for `t` ns advances a task's vruntime `v` by
 //!   `t * 1024 / weight`, so heavier tasks age more slowly.
 //! - **Eligibility.** `V` is the weight-averaged vruntime of all runnable
@@ -34,6 +35,9 @@ use crate::{Arrival, Duration, Policy, ReadySet, Stop, TaskId, TaskParams, Time}
 
 /// The weight of a nice-0 task.
 pub const NICE_0_WEIGHT: u64 = 1024;
+
+/// The weight of a SCHED_IDLE task (the kernel's `WEIGHT_IDLEPRIO`), below nice 19's 15.
+pub const SCHED_IDLE_WEIGHT: u64 = 3;
 
 /// Weights for nice -20..=19, as in the kernel's `sched_prio_to_weight`.
 pub const SCHED_PRIO_TO_WEIGHT: [u64; 40] = [
@@ -179,7 +183,8 @@ impl Policy for Fair {
         if id >= self.tasks.len() {
             self.tasks.resize(id + 1, FairTask::default());
         }
-        self.tasks[id] = FairTask { weight: nice_to_weight(params.nice), fresh: true, ..FairTask::default() };
+        let weight = params.weight.unwrap_or_else(|| nice_to_weight(params.nice)).max(1);
+        self.tasks[id] = FairTask { weight, fresh: true, ..FairTask::default() };
     }
 
     fn wake(&mut self, id: TaskId, now: Time, _arrival: Arrival) {
@@ -268,6 +273,15 @@ mod tests {
         assert_eq!(nice_to_weight(19), 15);
         assert_eq!(nice_to_weight(5), 335);
         assert_eq!(nice_to_weight(99), 15);
+    }
+
+    #[test]
+    fn explicit_weight_overrides_nice() {
+        let mut f = Fair::new(4);
+        f.admit(0, &TaskParams { nice: -5, weight: Some(SCHED_IDLE_WEIGHT), ..Default::default() });
+        f.admit(1, &TaskParams { nice: 5, ..Default::default() });
+        assert_eq!((f.weight(0), f.weight(1)), (3, 335));
+        assert_eq!(TaskParams { weight: Some(0), ..Default::default() }.validate(), Err(crate::PolicyError::ZeroWeight));
     }
 
     #[test]

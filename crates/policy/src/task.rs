@@ -77,6 +77,8 @@ pub struct TaskParams {
     pub priority: u32,
     /// Nice value for fair, -20..=19.
     pub nice: i32,
+    /// Fair weight overriding the nice value's (e.g. [`SCHED_IDLE_WEIGHT`](crate::fair::SCHED_IDLE_WEIGHT)).
+    pub weight: Option<u64>,
     /// Period T (rm, dwcs; the default relative deadline).
     pub period: Option<Duration>,
     /// Relative deadline D (edf, dm); defaults to the period.
@@ -99,6 +101,9 @@ impl TaskParams {
     pub fn validate(&self) -> Result<(), PolicyError> {
         if !(-20..=19).contains(&self.nice) {
             return Err(PolicyError::NiceOutOfRange(self.nice));
+        }
+        if self.weight == Some(0) {
+            return Err(PolicyError::ZeroWeight);
         }
         if self.window.x > self.window.y {
             return Err(PolicyError::InvalidWindow(self.window));

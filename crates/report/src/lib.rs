@@ -1,11 +1,20 @@
 //! Everything schedlab shows: the per-cell and per-process tables of `schedlab show`
-//! (shaped like the seed study's raw-data appendix) and the exporters of
-//! `schedlab export`. It draws what analysis computed and never measures anything.
+//! (shaped like the seed study's raw-data appendix), the exporters of `schedlab export`,
+//! the figures and HTML page of `schedlab report` and the tables of `schedlab compare`.
+//! It draws what analysis computed and never measures or computes statistics itself.
 #![deny(missing_docs)]
 
+pub mod compare;
 pub mod export;
 pub mod flat;
+pub mod html;
+pub mod output;
+pub mod plots;
 pub mod tables;
 
+#[cfg(test)]
+mod report_tests;
+#[cfg(test)]
+mod testdata;
 #[cfg(test)]
 mod tests;

@@ -48,6 +48,10 @@ pub struct TaskResult {
     pub name: String,
     /// Release of its first job, if it arrived before the end.
     pub release: Option<Time>,
+    /// When it first made progress on a CPU (after any switch or migration cost).
+    pub started: Option<Time>,
+    /// The CPU it last ran on.
+    pub last_cpu: Option<usize>,
     /// When its last completed job (or its whole workload) finished.
     pub completion: Option<Time>,
     /// completion - release.

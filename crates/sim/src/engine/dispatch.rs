@@ -129,6 +129,7 @@ impl Engine<'_> {
         c.last_task = Some(id);
         c.running = Some(id);
         c.work_start = now + overhead;
+        t.first_run.get_or_insert(c.work_start);
         // The limit runs from when the task makes progress, so a cost can never starve it.
         c.limit_end = limit.map(|l| c.work_start + l.max(1));
         self.arm_cpu(cpu);

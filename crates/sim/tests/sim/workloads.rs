@@ -42,6 +42,9 @@ fn switch_and_migration_costs_delay_progress() {
     assert_eq!(spans(&r, 1), vec![(4, 6)]);
     assert_eq!(r.cpus[0].overhead, 2);
     assert_eq!(r.cpus[0].switches, 2);
+    // First progress comes after the switch cost.
+    assert_eq!((r.tasks[0].started, r.tasks[1].started), (Some(1), Some(4)));
+    assert_eq!(r.tasks[1].last_cpu, Some(0));
     // A task moved across CPUs pays the migration cost too.
     let tasks = [TaskSpec::periodic("mover", 2, 10).priority(1).jobs(2), TaskSpec::burst("blocker", 12).priority(5).at(9)];
     let config = SimConfig::new(2, PolicySpec::Fifo).with_horizon(30).with_costs(1, 2);

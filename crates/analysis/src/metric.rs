@@ -1,0 +1,201 @@
+//! One number per cell repetition, by name: the unit `schedlab compare` replicates over.
+//!
+//! Each metric turns one measured repetition into one value, with the same definitions
+//! as [`crate::CellStats`] (per-process figures are means over the repetition's processes),
+//! so a comparison and a table of the same run agree.
+
+use schedlab_model::{CellRecord, CellStatus, Sample};
+
+/// A per-repetition figure of a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Metric {
+    /// Mean wall seconds per process.
+    WallPerProc,
+    /// Release to last reap, seconds.
+    Makespan,
+    /// Mean involuntary context switches ("preempted") per process.
+    InvoluntaryPerProc,
+    /// Mean voluntary context switches ("blocked") per process.
+    VoluntaryPerProc,
+    /// Mean user CPU seconds per process.
+    UserPerProc,
+    /// Processes completed per second (processes / makespan).
+    Throughput,
+}
+
+impl Metric {
+    /// Every metric, in the order reports list them.
+    pub const ALL: [Metric; 6] = [
+        Metric::WallPerProc,
+        Metric::Makespan,
+        Metric::InvoluntaryPerProc,
+        Metric::VoluntaryPerProc,
+        Metric::UserPerProc,
+        Metric::Throughput,
+    ];
+
+    /// The name used on the command line and in exports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::WallPerProc => "wall",
+            Metric::Makespan => "makespan",
+            Metric::InvoluntaryPerProc => "involuntary",
+            Metric::VoluntaryPerProc => "voluntary",
+            Metric::UserPerProc => "user",
+            Metric::Throughput => "throughput",
+        }
+    }
+
+    /// A label with its unit, for table headers and axes.
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::WallPerProc => "wall per process [s]",
+            Metric::Makespan => "makespan [s]",
+            Metric::InvoluntaryPerProc => "involuntary switches per process",
+            Metric::VoluntaryPerProc => "voluntary switches per process",
+            Metric::UserPerProc => "user CPU per process [s]",
+            Metric::Throughput => "throughput [processes/s]",
+        }
+    }
+
+    /// Parses a name (also accepts `invol`, `vol` and the `*_per_proc` spellings).
+    pub fn parse(name: &str) -> Option<Metric> {
+        Some(match name {
+            "wall" | "wall_per_proc" => Metric::WallPerProc,
+            "makespan" => Metric::Makespan,
+            "involuntary" | "invol" | "invol_per_proc" | "preempted" => Metric::InvoluntaryPerProc,
+            "voluntary" | "vol" | "vol_per_proc" | "blocked" => Metric::VoluntaryPerProc,
+            "user" | "user_per_proc" => Metric::UserPerProc,
+            "throughput" => Metric::Throughput,
+            _ => return None,
+        })
+    }
+
+    /// The metric's value for one repetition; None for warm-ups, failed starts and empty repetitions.
+    pub fn value(self, r: &CellRecord) -> Option<f64> {
+        if !counts(r) {
+            return None;
+        }
+        // Background workers are stored but never in the measured figures (as in cell_stats).
+        let measured: Vec<&Sample> = r.samples.iter().filter(|s| !s.background).collect();
+        if measured.is_empty() {
+            return None;
+        }
+        let per_proc = |f: fn(&Sample) -> f64| measured.iter().map(|s| f(s)).sum::<f64>() / measured.len() as f64;
+        let v = match self {
+            Metric::WallPerProc => per_proc(|s| s.wall_s),
+            Metric::Makespan => r.makespan_s,
+            Metric::InvoluntaryPerProc => per_proc(|s| s.involuntary_csw as f64),
+            Metric::VoluntaryPerProc => per_proc(|s| s.voluntary_csw as f64),
+            Metric::UserPerProc => per_proc(|s| s.user_s),
+            Metric::Throughput => {
+                if r.makespan_s > 0.0 {
+                    measured.len() as f64 / r.makespan_s
+                } else {
+                    return None;
+                }
+            }
+        };
+        v.is_finite().then_some(v)
+    }
+}
+
+impl std::fmt::Display for Metric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Whether a stored repetition is one the statistics count (as in [`crate::cell_stats`]).
+pub(crate) fn counts(r: &CellRecord) -> bool {
+    !r.warmup && r.status != CellStatus::Failed && !r.samples.is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cell_stats;
+    use schedlab_model::CellParams;
+
+    fn rec(warmup: bool, status: CellStatus, makespan: f64, walls: &[f64]) -> CellRecord {
+        CellRecord {
+            params: CellParams { cell_id: 0, key: "k".into(), processes: walls.len() as u32, ..Default::default() },
+            rep: 0,
+            warmup,
+            ordinal: 0,
+            status,
+            message: None,
+            started_unix: 0.0,
+            makespan_s: makespan,
+            stat: Default::default(),
+            engine_user_s: 0.0,
+            engine_sys_s: 0.0,
+            engine_max_rss_kb: 0,
+            samples: walls
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| Sample {
+                    index: i as u32,
+                    wall_s: w,
+                    user_s: w / 2.0,
+                    involuntary_csw: 10 * i as i64,
+                    voluntary_csw: 3,
+                    ..Default::default()
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn values_by_hand() {
+        let r = rec(false, CellStatus::Ok, 4.0, &[1.0, 2.0, 3.0, 6.0]);
+        assert_eq!(Metric::WallPerProc.value(&r), Some(3.0));
+        assert_eq!(Metric::Makespan.value(&r), Some(4.0));
+        assert_eq!(Metric::InvoluntaryPerProc.value(&r), Some(15.0)); // (0 + 10 + 20 + 30) / 4
+        assert_eq!(Metric::VoluntaryPerProc.value(&r), Some(3.0));
+        assert_eq!(Metric::UserPerProc.value(&r), Some(1.5));
+        assert_eq!(Metric::Throughput.value(&r), Some(1.0)); // 4 processes in 4 s
+    }
+
+    #[test]
+    fn warmups_failures_and_empty_repetitions_have_no_value() {
+        assert_eq!(Metric::WallPerProc.value(&rec(true, CellStatus::Ok, 1.0, &[1.0])), None);
+        assert_eq!(Metric::WallPerProc.value(&rec(false, CellStatus::Failed, 1.0, &[1.0])), None);
+        assert_eq!(Metric::WallPerProc.value(&rec(false, CellStatus::Ok, 1.0, &[])), None);
+        assert_eq!(Metric::Throughput.value(&rec(false, CellStatus::Ok, 0.0, &[1.0])), None);
+        // A timed-out repetition still ran: it counts, as in cell_stats.
+        assert_eq!(Metric::WallPerProc.value(&rec(false, CellStatus::TimedOut, 1.0, &[2.0])), Some(2.0));
+    }
+
+    #[test]
+    fn means_agree_with_cell_stats() {
+        let recs = [rec(false, CellStatus::Ok, 4.0, &[1.0, 2.0, 3.0, 6.0]), rec(false, CellStatus::Ok, 5.0, &[2.0, 2.0, 4.0, 4.0])];
+        let s = &cell_stats(&recs)[0];
+        let mean = |m: Metric| recs.iter().filter_map(|r| m.value(r)).sum::<f64>() / 2.0;
+        assert_eq!(mean(Metric::WallPerProc), s.wall_per_proc.mean);
+        assert_eq!(mean(Metric::Makespan), s.makespan.mean);
+        assert_eq!(mean(Metric::InvoluntaryPerProc), s.invol_per_proc.mean);
+        assert_eq!(mean(Metric::VoluntaryPerProc), s.vol_per_proc.mean);
+        assert_eq!(mean(Metric::UserPerProc), s.user_per_proc.mean);
+        assert_eq!(mean(Metric::Throughput), s.throughput.mean);
+    }
+
+    #[test]
+    fn background_workers_are_left_out() {
+        let mut r = rec(false, CellStatus::Ok, 2.0, &[1.0, 3.0, 50.0]);
+        r.samples[2].background = true;
+        assert_eq!(Metric::WallPerProc.value(&r), Some(2.0));
+        assert_eq!(Metric::Throughput.value(&r), Some(1.0), "2 measured processes in 2 s");
+        let s = &cell_stats(&[r.clone()])[0];
+        assert_eq!(Metric::InvoluntaryPerProc.value(&r), Some(s.invol_per_proc.mean));
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for m in Metric::ALL {
+            assert_eq!(Metric::parse(m.name()), Some(m));
+        }
+        assert_eq!(Metric::parse("invol"), Some(Metric::InvoluntaryPerProc));
+        assert_eq!(Metric::parse("latency"), None);
+    }
+}

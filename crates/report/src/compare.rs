@@ -1,0 +1,207 @@
+//! `schedlab compare` output: one row per matched cell (both means with their CIs, the
+//! ratio B/A with its CI, Welch's p-value, the verdict) and a summary line, as a terminal
+//! table, Markdown or JSON. The same rows feed the report's comparison section.
+
+use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
+use schedlab_analysis::{CellComparison, Change, RunComparison, Summary};
+use serde_json::{json, Value};
+
+/// The confidence level of a comparison's intervals, e.g. `95%`.
+pub fn level(c: &RunComparison) -> String {
+    let pct = format!("{:.2}", (1.0 - c.alpha) * 100.0);
+    format!("{}%", pct.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// Column headers of a comparison, naming the two runs.
+pub fn header(c: &RunComparison, a: i64, b: i64) -> Vec<String> {
+    let l = level(c);
+    vec![
+        "cell".into(),
+        format!("n {a}"),
+        format!("run {a} mean ±{l} CI"),
+        format!("n {b}"),
+        format!("run {b} mean ±{l} CI"),
+        format!("ratio {b}/{a} [{l} CI]"),
+        "p (Welch)".into(),
+        "change".into(),
+    ]
+}
+
+fn decimals(v: f64) -> usize {
+    let a = v.abs();
+    if a >= 1000.0 {
+        0
+    } else if a >= 100.0 {
+        1
+    } else if a >= 10.0 {
+        2
+    } else if a >= 1.0 || a == 0.0 {
+        3
+    } else {
+        4
+    }
+}
+
+/// Formats a number with about four significant digits.
+pub fn num(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    format!("{v:.*}", decimals(v))
+}
+
+fn mean_ci(s: &Summary) -> String {
+    if s.n == 0 || !s.mean.is_finite() {
+        "-".into()
+    } else if s.n < 2 {
+        num(s.mean)
+    } else {
+        let d = decimals(s.mean);
+        format!("{:.d$} ±{:.d$}", s.mean, s.ci_half_width())
+    }
+}
+
+/// A p-value for tables: four decimals, `<0.0001` below that, `-` when there is no test.
+pub fn p_value(p: Option<f64>) -> String {
+    match p {
+        None => "-".into(),
+        Some(p) if p < 1e-4 => "<0.0001".into(),
+        Some(p) => format!("{p:.4}"),
+    }
+}
+
+/// The verdict as shown: `▲ higher`, `▼ lower`, blank, or `n < 2`.
+pub fn change_label(c: Change) -> &'static str {
+    match c {
+        Change::Higher => "▲ higher",
+        Change::Lower => "▼ lower",
+        Change::Unchanged => "",
+        Change::Untested => "n < 2",
+    }
+}
+
+/// One row of cells per matched cell, in the order of [`header`].
+pub fn rows(c: &RunComparison) -> Vec<Vec<String>> {
+    c.cells.iter().map(row).collect()
+}
+
+fn row(c: &CellComparison) -> Vec<String> {
+    let (a, b, ratio, p) = match &c.result {
+        Some(r) => (
+            mean_ci(&r.a),
+            mean_ci(&r.b),
+            r.ratio.map(|x| format!("{:.3} [{:.3}, {:.3}]", x.ratio, x.ci_low, x.ci_high)).unwrap_or_else(|| "-".into()),
+            p_value(r.welch.map(|w| w.p_value)),
+        ),
+        None => ("-".into(), "-".into(), "-".into(), "-".into()),
+    };
+    vec![c.key.clone(), c.a.len().to_string(), a, c.b.len().to_string(), b, ratio, p, change_label(c.change()).into()]
+}
+
+/// The one-line verdict over all matched cells.
+pub fn summary_line(c: &RunComparison, a: i64, b: i64) -> String {
+    let s = c.summary();
+    let unchanged = s.tested - s.higher - s.lower;
+    let mut line = format!(
+        "{}: {} matched cells, {} tested: {} significantly higher in run {b}, {} lower, {} unchanged (Welch, alpha {})",
+        c.metric.label(),
+        s.matched,
+        s.tested,
+        s.higher,
+        s.lower,
+        unchanged,
+        c.alpha
+    );
+    if let Some(g) = s.geo_mean_ratio {
+        line.push_str(&format!("; geometric mean ratio {b}/{a} = {}", num(g)));
+    }
+    if s.tested < s.matched {
+        line.push_str(&format!("; {} cells untested (fewer than 2 repetitions on a side)", s.matched - s.tested));
+    }
+    for (which, keys) in [(a, &c.only_a), (b, &c.only_b)] {
+        if !keys.is_empty() {
+            line.push_str(&format!("; {} only in run {which}", keys.len()));
+        }
+    }
+    line
+}
+
+/// The comparison as a terminal table.
+pub fn table(c: &RunComparison, a: i64, b: i64) -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled).set_header(header(c, a, b));
+    for i in 1..7 {
+        if let Some(col) = t.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    for r in rows(c) {
+        t.add_row(r);
+    }
+    t
+}
+
+/// The comparison as a GitHub-flavoured Markdown table followed by the summary line.
+pub fn markdown(c: &RunComparison, a: i64, b: i64) -> String {
+    let esc = |s: &str| s.replace('|', "\\|");
+    let h = header(c, a, b);
+    let mut out = format!("| {} |\n", h.iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | "));
+    out.push_str(&format!("|---|{}\n", "---:|".repeat(h.len() - 2) + "---|"));
+    for r in rows(c) {
+        out.push_str(&format!("| {} |\n", r.iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | ")));
+    }
+    out.push_str(&format!("\n{}\n", summary_line(c, a, b)));
+    out
+}
+
+fn summary_json(s: &Summary) -> Value {
+    json!({"n": s.n, "mean": s.mean, "sd": s.sd, "ci_low": s.ci_low, "ci_high": s.ci_high})
+}
+
+/// The comparison as JSON: every number behind the table, per-repetition values included.
+pub fn json(c: &RunComparison, a: i64, b: i64) -> Value {
+    let s = c.summary();
+    let change = |x: Change| match x {
+        Change::Higher => "higher",
+        Change::Lower => "lower",
+        Change::Unchanged => "unchanged",
+        Change::Untested => "untested",
+    };
+    let cells: Vec<Value> = c
+        .cells
+        .iter()
+        .map(|cell| {
+            let r = cell.result.as_ref();
+            json!({
+                "key": cell.key,
+                "a_values": cell.a,
+                "b_values": cell.b,
+                "a": r.map(|r| summary_json(&r.a)),
+                "b": r.map(|r| summary_json(&r.b)),
+                "ratio": r.and_then(|r| r.ratio).map(|x| json!({"ratio": x.ratio, "ci_low": x.ci_low, "ci_high": x.ci_high})),
+                "welch": r.and_then(|r| r.welch).map(|w| json!({"t": w.t, "df": w.df, "p_value": w.p_value})),
+                "significant": r.is_some_and(|r| r.significant),
+                "change": change(cell.change()),
+            })
+        })
+        .collect();
+    json!({
+        "run_a": a,
+        "run_b": b,
+        "metric": c.metric.name(),
+        "metric_label": c.metric.label(),
+        "alpha": c.alpha,
+        "unit": "repetition (per-process values are averaged within a repetition first)",
+        "cells": cells,
+        "only_in_a": c.only_a,
+        "only_in_b": c.only_b,
+        "summary": {
+            "matched": s.matched,
+            "tested": s.tested,
+            "higher": s.higher,
+            "lower": s.lower,
+            "geo_mean_ratio": s.geo_mean_ratio,
+            "line": summary_line(c, a, b),
+        },
+    })
+}

@@ -1,0 +1,377 @@
+//! `schedlab report`: one self-contained HTML page (inline CSS, figures inline as SVG, no
+//! script, nothing fetched) plus every figure beside it as SVG and PNG. Everything is
+//! rendered in memory first; [`crate::output::write_dir`] then writes it.
+
+use crate::compare;
+use crate::plots::{self, Chart, FigureInput, PlotError};
+use crate::tables::{fmt_summary, policy_label, status};
+use minijinja::value::Serde;
+use minijinja::{context, Environment, Value};
+use schedlab_analysis::{CellOutliers, CellStats, Metric, ProcessValue, RunComparison, MODIFIED_Z_THRESHOLD};
+use schedlab_model::Environment as Machine;
+use serde::Serialize;
+
+const TEMPLATE: &str = include_str!("report.html");
+
+/// A stored run's header, as the report shows it (times already formatted).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunMeta {
+    /// Run id.
+    pub id: i64,
+    /// Experiment name.
+    pub name: String,
+    /// measured or sim.
+    pub mode: String,
+    /// complete, interrupted, ...
+    pub status: String,
+    /// Start time, formatted.
+    pub started: String,
+    /// End time, formatted, if it ended.
+    pub finished: Option<String>,
+    /// Work multiplier.
+    pub scale: f64,
+    /// Cell repetitions stored.
+    pub cells_done: i64,
+    /// Path of the spec file.
+    pub spec_path: String,
+    /// SHA-256 of the spec text.
+    pub spec_hash: String,
+    /// Exact spec text.
+    pub spec_text: String,
+    /// The command line that made the run.
+    pub command_line: String,
+    /// Warnings raised during the run.
+    pub warnings: Vec<String>,
+    /// The machine.
+    #[serde(skip)]
+    pub env: Machine,
+}
+
+/// What the report's comparison section shows: this run (A) against another (B).
+#[derive(Debug, Clone)]
+pub struct CompareSection {
+    /// The other run.
+    pub other: RunMeta,
+    /// One comparison per metric, the chosen one first.
+    pub by_metric: Vec<RunComparison>,
+}
+
+/// Everything the report draws, as analysis computed it.
+#[derive(Debug, Clone, Copy)]
+pub struct ReportInput<'a> {
+    /// The run.
+    pub run: &'a RunMeta,
+    /// Per-cell statistics over repetitions.
+    pub stats: &'a [CellStats],
+    /// Per-cell outlier flags.
+    pub outliers: &'a [CellOutliers],
+    /// The comparison with another run, if asked for.
+    pub compare: Option<&'a CompareSection>,
+}
+
+/// Rendering the report failed (a figure or the template).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderError(pub String);
+
+impl std::fmt::Display for RenderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot render the report: {}", self.0)
+    }
+}
+
+impl std::error::Error for RenderError {}
+
+impl From<PlotError> for RenderError {
+    fn from(e: PlotError) -> Self {
+        RenderError(e.to_string())
+    }
+}
+
+/// A rendered report: relative path and bytes of each file, `index.html` first.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// Files to write.
+    pub files: Vec<(String, Vec<u8>)>,
+    /// The charts drawn, in report order.
+    pub charts: Vec<Chart>,
+}
+
+#[derive(Serialize)]
+struct HtmlTable {
+    header: Vec<String>,
+    rows: Vec<HtmlRow>,
+    /// Per column: right-aligned numbers.
+    num: Vec<bool>,
+}
+
+#[derive(Serialize)]
+struct HtmlRow {
+    cells: Vec<String>,
+    class: &'static str,
+}
+
+/// Columns from `num_from` on are right-aligned numbers, but for the `text` ones.
+fn numeric(n: usize, num_from: usize, text: &[usize]) -> Vec<bool> {
+    (0..n).map(|i| i >= num_from && !text.contains(&i)).collect()
+}
+
+fn plain(header: &[&str], rows: Vec<Vec<String>>, num_from: usize, text: &[usize]) -> HtmlTable {
+    HtmlTable {
+        num: numeric(header.len(), num_from, text),
+        header: header.iter().map(|s| s.to_string()).collect(),
+        rows: rows.into_iter().map(|cells| HtmlRow { cells, class: "" }).collect(),
+    }
+}
+
+fn per_process(stats: &[CellStats]) -> HtmlTable {
+    let h = ["workload", "policy", "procs", "n", "wall/proc [s]", "user/proc [s]", "sys/proc [s]", "CPU/proc [%]", "preempted/proc"];
+    let h2 = ["blocked/proc", "procs/s", "notes"];
+    let rows = stats
+        .iter()
+        .map(|s| {
+            vec![
+                s.params.workload.clone(),
+                policy_label(s),
+                s.params.processes.to_string(),
+                s.reps.to_string(),
+                fmt_summary(&s.wall_per_proc, 3),
+                fmt_summary(&s.user_per_proc, 3),
+                fmt_summary(&s.sys_per_proc, 4),
+                fmt_summary(&s.cpu_pct_per_proc, 0),
+                fmt_summary(&s.invol_per_proc, 1),
+                fmt_summary(&s.vol_per_proc, 1),
+                fmt_summary(&s.throughput, 2),
+                status(s),
+            ]
+        })
+        .collect();
+    plain(&[&h[..], &h2[..]].concat(), rows, 2, &[11])
+}
+
+fn totals(stats: &[CellStats]) -> HtmlTable {
+    let h = ["workload", "policy", "procs", "n", "makespan [s]", "user [CPU-s]", "sys [CPU-s]", "CPU [%]", "preempted", "blocked"];
+    let rows = stats
+        .iter()
+        .map(|s| {
+            vec![
+                s.params.workload.clone(),
+                policy_label(s),
+                s.params.processes.to_string(),
+                s.reps.to_string(),
+                fmt_summary(&s.makespan, 2),
+                fmt_summary(&s.user_total, 2),
+                fmt_summary(&s.sys_total, 2),
+                fmt_summary(&s.cpu_pct_total, 0),
+                fmt_summary(&s.invol_total, 0),
+                fmt_summary(&s.vol_total, 0),
+            ]
+        })
+        .collect();
+    plain(&h, rows, 2, &[])
+}
+
+fn outliers(cells: &[CellOutliers]) -> HtmlTable {
+    let mut h = vec!["cell", "processes"];
+    h.extend(ProcessValue::ALL.iter().map(|k| k.name()));
+    h.push("most extreme");
+    let rows = cells
+        .iter()
+        .filter(|c| !c.flagged.is_empty())
+        .map(|c| {
+            let mut r = vec![c.key.clone(), c.processes.to_string()];
+            r.extend(ProcessValue::ALL.iter().map(|k| c.count(*k).to_string()));
+            let worst = c.flagged.iter().max_by(|a, b| a.z.abs().total_cmp(&b.z.abs()));
+            r.push(
+                worst
+                    .map(|f| {
+                        format!(
+                            "rep {} process {}: {} {} vs median {} (z {:.1})",
+                            f.rep,
+                            f.index,
+                            f.value_kind.name(),
+                            compare::num(f.value),
+                            compare::num(f.median),
+                            f.z
+                        )
+                    })
+                    .unwrap_or_default(),
+            );
+            r
+        })
+        .collect();
+    let last = h.len() - 1;
+    plain(&h, rows, 1, &[last])
+}
+
+fn opt<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref().map(T::to_string).unwrap_or_else(|| "unknown".into())
+}
+
+fn rt_throttling(e: &Machine) -> String {
+    match (e.rt_runtime_us, e.rt_period_us) {
+        (Some(-1), Some(p)) => format!("disabled (runtime -1 / period {p} us)"),
+        (Some(r), Some(p)) => format!("{r} / {p} us"),
+        _ => "unknown".into(),
+    }
+}
+
+fn environment(run: &RunMeta) -> Vec<(String, String)> {
+    let e = &run.env;
+    let rt = rt_throttling(e);
+    [
+        ("kernel", format!("{} {}", e.kernel, e.kernel_version)),
+        ("CPU", e.cpu_model.clone()),
+        ("online CPUs", e.cpus.to_string()),
+        ("memory", e.mem_total_kb.map(|k| format!("{:.1} GiB", k as f64 / 1048576.0)).unwrap_or_else(|| "unknown".into())),
+        ("CONFIG_HZ", opt(&e.hz)),
+        ("RT throttling (runtime / period)", rt),
+        ("SCHED_RR timeslice", e.rr_timeslice_ms.map(|v| format!("{v} ms")).unwrap_or_else(|| "unknown".into())),
+        ("autogroup", opt(&e.autogroup)),
+        ("cpufreq governor", opt(&e.governor)),
+        ("I/O devices (scheduler)", if e.io_devices.is_empty() { "none found".into() } else { e.io_devices.join(", ") }),
+        ("cgroups", e.cgroup.clone()),
+        ("CAP_SYS_NICE", e.cap_sys_nice.to_string()),
+        ("schedlab", e.tool_version.clone()),
+        ("command line", run.command_line.clone()),
+        ("spec file", format!("{} (sha256 {})", run.spec_path, run.spec_hash)),
+        ("scale", run.scale.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+fn v<T: Serialize>(x: &T) -> Value {
+    Value::from(Serde(x))
+}
+
+fn comparison(run: &RunMeta, c: &CompareSection) -> Value {
+    let (a, b) = (run.id, c.other.id);
+    let summary = c
+        .by_metric
+        .iter()
+        .map(|m| {
+            let s = m.summary();
+            vec![
+                m.metric.label().to_string(),
+                s.matched.to_string(),
+                s.tested.to_string(),
+                s.higher.to_string(),
+                s.lower.to_string(),
+                s.geo_mean_ratio.map(compare::num).unwrap_or_else(|| "-".into()),
+            ]
+        })
+        .collect();
+    let summary = plain(&["metric", "matched", "tested", "higher in B", "lower in B", "geo. mean B/A"], summary, 1, &[]);
+    let metrics: Vec<Value> = c
+        .by_metric
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let rows = m
+                .cells
+                .iter()
+                .zip(compare::rows(m))
+                .map(|(cell, cells)| HtmlRow {
+                    cells,
+                    class: match cell.change() {
+                        schedlab_analysis::Change::Higher => "higher",
+                        schedlab_analysis::Change::Lower => "lower",
+                        _ => "",
+                    },
+                })
+                .collect();
+            let header = compare::header(m, a, b);
+            let table = HtmlTable { num: numeric(header.len(), 1, &[header.len() - 1]), header, rows };
+            context! { label => m.metric.label(), open => i == 0, line => compare::summary_line(m, a, b), table => v(&table) }
+        })
+        .collect();
+    let first = c.by_metric.first();
+    context! {
+        other => v(&c.other),
+        alpha => first.map(|m| m.alpha),
+        level => first.map(compare::level),
+        summary => v(&summary),
+        metrics => metrics,
+        only_a => first.map(|m| m.only_a.clone()).unwrap_or_default(),
+        only_b => first.map(|m| m.only_b.clone()).unwrap_or_default(),
+    }
+}
+
+/// Escapes `& < > " '` (minijinja's default also escapes `/`, which garbles every cell key and link).
+fn html_formatter(out: &mut minijinja::Output, state: &mut minijinja::State, value: &Value) -> Result<(), minijinja::Error> {
+    if value.is_safe() || *state.auto_escape() != minijinja::AutoEscape::Html {
+        return minijinja::escape_formatter(out, state, value);
+    }
+    let text = if value.is_none() || value.is_undefined() { String::new() } else { value.to_string() };
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\'' => escaped.push_str("&#39;"),
+            c => escaped.push(c),
+        }
+    }
+    out.write_str(&escaped)?;
+    Ok(())
+}
+
+/// Makes every chart id unique (two workloads may share a file-name form).
+fn unique_ids(charts: &mut [Chart]) {
+    let mut seen = std::collections::HashSet::new();
+    for c in charts.iter_mut() {
+        let mut id = c.id.clone();
+        let mut k = 2;
+        while !seen.insert(id.clone()) {
+            id = format!("{}-{k}", c.id);
+            k += 1;
+        }
+        c.id = id;
+    }
+}
+
+/// Renders the report: `index.html` and `figures/<id>.svg` / `.png` for every chart.
+pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
+    let mut charts = plots::charts(&FigureInput { stats: input.stats, cpus: input.run.env.cpus });
+    unique_ids(&mut charts);
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut figures = Vec::new();
+    for c in &charts {
+        let svg = plots::svg(c)?;
+        let png = plots::png(c)?;
+        let (svg_file, png_file) = (format!("figures/{}.svg", c.id), format!("figures/{}.png", c.id));
+        figures.push(context! {
+            id => format!("fig-{}", c.id), title => &c.title, caption => &c.caption,
+            svg => &svg, svg_file => &svg_file, png_file => &png_file,
+        });
+        files.push((svg_file, svg.into_bytes()));
+        files.push((png_file, png));
+    }
+    let empty = input.stats.iter().filter(|s| s.reps == 0).map(|s| s.params.key.clone()).collect::<Vec<_>>();
+    let e = &input.run.env;
+    let flagged = input.outliers.iter().map(|c| c.flagged.len()).sum::<usize>();
+    let ctx = context! {
+        run => v(input.run),
+        machine => format!("{} CPUs ({}), kernel {}, RT throttling {}.", e.cpus, e.cpu_model, e.kernel, rt_throttling(e)),
+        metric_default => Metric::WallPerProc.label(),
+        environment => environment(input.run),
+        figures => figures,
+        empty_cells => empty,
+        per_process => v(&per_process(input.stats)),
+        totals => v(&totals(input.stats)),
+        outliers => v(&outliers(input.outliers)),
+        outliers_flagged => flagged,
+        outliers_examined => input.outliers.iter().map(|c| c.processes).sum::<usize>(),
+        outlier_threshold => MODIFIED_Z_THRESHOLD,
+        comparison => input.compare.map(|c| comparison(input.run, c)),
+    };
+    let mut env = Environment::new();
+    env.set_formatter(html_formatter);
+    env.add_template("report.html", TEMPLATE).map_err(|e| RenderError(format!("template: {e}")))?;
+    let html = env.get_template("report.html").and_then(|t| t.render(ctx)).map_err(|e| RenderError(format!("template: {e:#}")))?;
+    files.insert(0, ("index.html".into(), html.into_bytes()));
+    Ok(Rendered { files, charts })
+}

@@ -1,0 +1,216 @@
+//! Drawing a [`Chart`] with plotters: the same drawing code on the SVG backend (text
+//! left to the viewer's fonts) and on the bitmap backend (text rasterised with the
+//! embedded DejaVu Sans through ab_glyph, so PNGs need no fontconfig or system font).
+
+use super::{Chart, Point};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::sync::Once;
+
+/// Figure width in pixels.
+pub const WIDTH: u32 = 760;
+/// Figure height in pixels.
+pub const HEIGHT: u32 = 420;
+const LEGEND_WIDTH: u32 = 180;
+const FONT: &str = "sans-serif";
+
+/// Series colours (Okabe-Ito, distinguishable with the common colour-vision deficiencies).
+pub const PALETTE: [(u8, u8, u8); 7] =
+    [(0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (230, 159, 0), (86, 180, 233), (0, 0, 0)];
+
+/// Drawing a chart failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlotError(pub String);
+
+impl std::fmt::Display for PlotError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot draw the figure: {}", self.0)
+    }
+}
+
+impl std::error::Error for PlotError {}
+
+fn err<E: std::fmt::Debug>(e: E) -> PlotError {
+    PlotError(format!("{e:?}"))
+}
+
+fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // The embedded font is valid TrueType; failure would leave text undrawn, which the PNG tests catch.
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular());
+        let _ = plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold());
+    });
+}
+
+/// The chart as an SVG document.
+pub fn svg(chart: &Chart) -> Result<String, PlotError> {
+    register_font();
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
+        draw(&root, chart).map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(out)
+}
+
+/// The chart as a PNG image (RGB, [`WIDTH`] x [`HEIGHT`]).
+pub fn png(chart: &Chart) -> Result<Vec<u8>, PlotError> {
+    register_font();
+    let mut rgb = vec![255u8; (WIDTH * HEIGHT * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
+        draw(&root, chart).map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, WIDTH, HEIGHT);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut w = enc.write_header().map_err(err)?;
+    w.write_image_data(&rgb).map_err(err)?;
+    w.finish().map_err(err)?;
+    Ok(out)
+}
+
+fn colour(i: usize) -> RGBColor {
+    let (r, g, b) = PALETTE[i % PALETTE.len()];
+    RGBColor(r, g, b)
+}
+
+/// Trims a tick value to at most 4 decimals without trailing zeros.
+fn tick(v: f64) -> String {
+    if v.abs() >= 10_000.0 {
+        return format!("{v:.0}");
+    }
+    let s = format!("{v:.4}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.into()
+    }
+}
+
+fn y_max(chart: &Chart) -> f64 {
+    let data = chart.series.iter().flat_map(|s| &s.points).flat_map(|p| [p.y, p.hi]);
+    let top = data.chain(chart.reference.iter().map(|r| r.0)).filter(|v| v.is_finite()).fold(0.0f64, f64::max);
+    if top > 0.0 {
+        top * 1.12
+    } else {
+        1.0
+    }
+}
+
+type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> DrawResult<DB> {
+    root.fill(&WHITE)?;
+    let (plot_area, legend_area) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+    let n = chart.categories.len().max(1);
+    let top = y_max(chart);
+    let mut cc = ChartBuilder::on(&plot_area)
+        .caption(&chart.title, (FONT, 20).into_font().style(FontStyle::Bold))
+        .margin(12)
+        .x_label_area_size(46)
+        .y_label_area_size(64)
+        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..top)?;
+    let cats = &chart.categories;
+    let x_fmt = |v: &f64| {
+        let i = v.round();
+        if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < cats.len() {
+            cats[i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    cc.configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n + 1)
+        .x_label_formatter(&x_fmt)
+        .y_labels(6)
+        .y_label_formatter(&|v| tick(*v))
+        .x_desc(&chart.x_label)
+        .y_desc(&chart.y_label)
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 16))
+        .bold_line_style(RGBColor(225, 225, 225))
+        .light_line_style(TRANSPARENT)
+        .draw()?;
+
+    if let Some((value, _)) = &chart.reference {
+        cc.draw_series(std::iter::once(PathElement::new(
+            vec![(-0.5, *value), (n as f64 - 0.5, *value)],
+            RGBColor(120, 120, 120).stroke_width(1),
+        )))?;
+    }
+    let k = chart.series.len();
+    // Spread the series a little around each category so their error bars do not overlap.
+    let dodge_step = if k > 1 { (0.3 / (k - 1) as f64).min(0.08) } else { 0.0 };
+    for (i, s) in chart.series.iter().enumerate() {
+        let c = colour(i);
+        let dx = (i as f64 - (k as f64 - 1.0) / 2.0) * dodge_step;
+        let at = |p: &Point| (p.x as f64 + dx, p.y);
+        cc.draw_series(LineSeries::new(s.points.iter().map(at), c.stroke_width(2)))?;
+        for p in s.points.iter().filter(|p| p.hi > p.lo) {
+            let x = p.x as f64 + dx;
+            let cap = 0.035;
+            let style = c.stroke_width(2);
+            cc.draw_series([
+                PathElement::new(vec![(x, p.lo), (x, p.hi)], style),
+                PathElement::new(vec![(x - cap, p.lo), (x + cap, p.lo)], style),
+                PathElement::new(vec![(x - cap, p.hi), (x + cap, p.hi)], style),
+            ])?;
+        }
+        for p in &s.points {
+            let (x, y) = at(p);
+            cc.plotting_area().draw(&(EmptyElement::at((x, y)) + marker(i, c)))?;
+        }
+    }
+    legend(&legend_area, chart)
+}
+
+/// The marker of series `i`: circle, triangle, square, diamond, in turn.
+fn marker<DB: DrawingBackend>(i: usize, c: RGBColor) -> DynElement<'static, DB, (i32, i32)> {
+    let fill = c.filled();
+    match i % 4 {
+        0 => Circle::new((0, 0), 5, fill).into_dyn(),
+        1 => TriangleMarker::new((0, 0), 7, fill).into_dyn(),
+        2 => Rectangle::new([(-5, -5), (5, 5)], fill).into_dyn(),
+        _ => Polygon::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0)], fill).into_dyn(),
+    }
+}
+
+fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &Chart) -> DrawResult<DB> {
+    let font = (FONT, 16).into_font();
+    let mut y = 52;
+    for (i, s) in chart.series.iter().enumerate() {
+        let c = colour(i);
+        area.draw(&PathElement::new(vec![(4, y), (34, y)], c.stroke_width(2)))?;
+        area.draw(&(EmptyElement::at((19, y)) + marker(i, c)))?;
+        area.draw(&Text::new(s.name.clone(), (42, y - 7), font.clone()))?;
+        y += 24;
+    }
+    if let Some((_, label)) = &chart.reference {
+        area.draw(&PathElement::new(vec![(4, y), (34, y)], RGBColor(120, 120, 120).stroke_width(1)))?;
+        area.draw(&Text::new(label.clone(), (42, y - 7), font.clone()))?;
+        y += 24;
+    }
+    area.draw(&Text::new("bars: 95% CI", (4, y + 4), (FONT, 14).into_font().color(&RGBColor(90, 90, 90))))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tick;
+
+    #[test]
+    fn ticks_are_short() {
+        assert_eq!(tick(0.30000000000000004), "0.3");
+        assert_eq!(tick(250.0), "250");
+        assert_eq!(tick(0.0), "0");
+        assert_eq!(tick(12345.6), "12346");
+        assert_eq!(tick(0.00125), "0.0013");
+    }
+}

@@ -1,0 +1,124 @@
+//! The HTML report and the comparison formats on the mock pa3 run: no root, no time.
+
+use crate::html::{render, CompareSection, ReportInput};
+use crate::testdata::{pa3_records, run_meta};
+use crate::{compare, plots};
+use schedlab_analysis::{cell_outliers, cell_stats, compare_runs, Metric, RunComparison, MODIFIED_Z_THRESHOLD};
+use schedlab_model::CellRecord;
+
+fn html_of(files: &[(String, Vec<u8>)]) -> String {
+    assert_eq!(files[0].0, "index.html");
+    String::from_utf8(files[0].1.clone()).unwrap()
+}
+
+/// Run A: cpu at 10 processes under other, fifo and rr; run B: other 10% slower, fifo the same, no rr.
+fn two_runs() -> (Vec<CellRecord>, Vec<CellRecord>) {
+    let pick = |f: f64, policy: &str| -> Vec<CellRecord> {
+        pa3_records(f).into_iter().filter(|r| r.params.workload == "cpu" && r.params.processes == 10 && r.params.policy == policy).collect()
+    };
+    let a = [pick(1.0, "other"), pick(1.0, "fifo"), pick(1.0, "rr")].concat();
+    let b = [pick(1.1, "other"), pick(1.0, "fifo")].concat();
+    (a, b)
+}
+
+fn small_comparison(metric: Metric) -> RunComparison {
+    let (a, b) = two_runs();
+    compare_runs(&a, &b, metric, 0.05).unwrap()
+}
+
+#[test]
+fn report_is_self_contained_with_every_figure_inline_and_beside_it() {
+    let records = pa3_records(1.0);
+    let stats = cell_stats(&records);
+    let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
+    let run = run_meta(7);
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None }).unwrap();
+    let html = html_of(&r.files);
+    assert_eq!(r.charts.len(), 15);
+    assert_eq!(r.files.len(), 1 + 2 * 15);
+    for c in &r.charts {
+        assert!(html.contains(&format!("<figure id=\"fig-{}\">", c.id)), "{} not in the page", c.id);
+        for ext in ["svg", "png"] {
+            let name = format!("figures/{}.{ext}", c.id);
+            assert!(r.files.iter().any(|(n, b)| *n == name && !b.is_empty()), "{name} missing");
+            assert!(html.contains(&format!("href=\"{name}\"")), "no link to {name}");
+        }
+    }
+    assert_eq!(html.matches("<svg ").count(), 15, "every figure inline");
+    // Nothing is fetched: no scripts, stylesheets, images or fonts from anywhere.
+    for banned in ["<script", "<link", "<img", "<iframe", "@import", "url(", "src=", "href=\"http", "href=\"//"] {
+        assert!(!html.contains(banned), "the page contains {banned}");
+    }
+    assert!(html.contains("name = &quot;pa3&quot;\n# &lt;not a tag&gt; &amp; more"), "the spec is shown, escaped");
+    assert!(html.contains("cell io/other/n500: 1 process exited 1"), "warnings are listed");
+    assert!(html.contains("<th>CPU</th><td>Test CPU</td>"));
+    assert!(html.contains("<td>fifo prio 98</td>"));
+    assert!(html.contains("No process stands out"), "the mock's spread is even: no outliers");
+    assert!(!html.contains("id=\"comparison\""));
+}
+
+#[test]
+fn outliers_are_tabulated_when_flagged() {
+    let mut records = pa3_records(1.0);
+    records[0].samples[3].wall_s = 100.0;
+    let stats = cell_stats(&records);
+    let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
+    let run = run_meta(7);
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None }).unwrap();
+    let html = html_of(&r.files);
+    assert!(html.contains("<td>cpu/other/n10</td>"), "the flagged cell is listed");
+    assert!(html.contains("rep 0 process 3: wall 100.0 vs median"), "{}", &html[html.find("id=\"outliers\"").unwrap()..][..2000]);
+}
+
+#[test]
+fn comparison_section_shows_every_metric_with_the_chosen_one_open() {
+    let (a, b) = two_runs();
+    let by_metric: Vec<RunComparison> = [Metric::InvoluntaryPerProc, Metric::WallPerProc, Metric::Throughput]
+        .iter()
+        .map(|m| compare_runs(&a, &b, *m, 0.05).unwrap())
+        .collect();
+    let section = CompareSection { other: run_meta(8), by_metric };
+    let stats = cell_stats(&a);
+    let run = run_meta(7);
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: Some(&section) }).unwrap();
+    let html = html_of(&r.files);
+    assert!(html.contains("Comparison: run 7 (A) against run 8 (B)"));
+    assert!(html.contains("<details open>\n<summary>involuntary switches per process</summary>"));
+    assert!(html.contains("<details>\n<summary>wall per process [s]</summary>"));
+    assert!(html.contains("<tr class=\"higher\"><td>cpu/other/n10</td>"), "the slower cell is shaded");
+    assert!(html.contains("Only in run 7: cpu/rr:98/n10."));
+}
+
+#[test]
+fn charts_follow_the_figure_list() {
+    let stats = cell_stats(&pa3_records(1.0));
+    let n: usize = plots::FIGURES.iter().map(|f| f(&plots::FigureInput { stats: &stats, cpus: 4 }).len()).sum();
+    assert_eq!(n, plots::charts(&plots::FigureInput { stats: &stats, cpus: 4 }).len());
+}
+
+#[test]
+fn compare_table() {
+    insta::assert_snapshot!(compare::table(&small_comparison(Metric::WallPerProc), 1, 2).to_string());
+}
+
+#[test]
+fn compare_markdown() {
+    insta::assert_snapshot!(compare::markdown(&small_comparison(Metric::InvoluntaryPerProc), 1, 2));
+}
+
+#[test]
+fn compare_json() {
+    let v = compare::json(&small_comparison(Metric::WallPerProc), 1, 2);
+    insta::assert_snapshot!(serde_json::to_string_pretty(&v).unwrap());
+}
+
+#[test]
+fn compare_summary_counts_the_verdicts() {
+    let c = small_comparison(Metric::WallPerProc);
+    let line = compare::summary_line(&c, 1, 2);
+    assert!(
+        line.starts_with("wall per process [s]: 2 matched cells, 2 tested: 1 significantly higher in run 2, 0 lower, 1 unchanged"),
+        "{line}"
+    );
+    assert!(line.ends_with("; 1 only in run 1"), "{line}");
+}

@@ -1,0 +1,115 @@
+//! A mock run shaped like seed 000's: cpu/io/mixed x other/fifo/rr x 10/50/500 processes,
+//! three repetitions, per-process figures from its Figure 12 (so tests need neither root
+//! nor time). The repetitions differ by a fixed -3%/0/+3% so intervals have width.
+
+use crate::html::RunMeta;
+use schedlab_model::{CellParams, CellRecord, CellStatus, Environment, Sample};
+
+/// (workload, kind, policy, [per count: wall/child, user/child, preempted/child, blocked/child]).
+type Row = (&'static str, &'static str, &'static str, [(f64, f64, f64, f64); 3]);
+
+const SEED_FIG12: [Row; 9] = [
+    ("cpu", "pi", "other", [(1.284, 5.040, 687.0, 2.0), (1.268, 5.044, 1308.0, 2.0), (1.777, 7.065, 1824.0, 2.0)]),
+    ("cpu", "pi", "fifo", [(2.055, 6.356, 5.0, 2.0), (1.800, 6.536, 7.0, 1.0), (1.858, 7.047, 7.0, 1.0)]),
+    ("cpu", "pi", "rr", [(1.868, 6.482, 21.0, 2.0), (1.771, 6.594, 25.0, 2.0), (1.869, 7.106, 27.0, 2.0)]),
+    ("io", "copy", "other", [(1.136, 0.002, 2.0, 269.0), (0.354, 0.001, 2.0, 339.0), (0.123, 0.001, 1.0, 327.0)]),
+    ("io", "copy", "fifo", [(0.550, 0.001, 0.0, 201.0), (0.240, 0.001, 0.0, 250.0), (0.108, 0.001, 0.0, 286.0)]),
+    ("io", "copy", "rr", [(0.564, 0.001, 0.0, 201.0), (0.198, 0.001, 0.0, 201.0), (0.103, 0.001, 0.0, 267.0)]),
+    ("mixed", "mixed", "other", [(2.242, 2.530, 366.0, 497.0), (0.955, 2.521, 665.0, 505.0), (0.833, 3.176, 923.0, 473.0)]),
+    ("mixed", "mixed", "fifo", [(2.173, 2.924, 0.0, 426.0), (1.116, 3.056, 0.0, 428.0), (0.929, 3.495, 3.0, 373.0)]),
+    ("mixed", "mixed", "rr", [(2.279, 3.000, 12.0, 434.0), (1.142, 3.010, 25.0, 434.0), (0.930, 3.508, 37.0, 346.0)]),
+];
+
+/// Process counts of the matrix.
+pub const COUNTS: [u32; 3] = [10, 50, 500];
+
+/// Every measured repetition of the mock run, scaled by `factor` (1.0 for the seed's values).
+pub fn pa3_records(factor: f64) -> Vec<CellRecord> {
+    let mut out = Vec::new();
+    let mut ordinal = 0;
+    for (row, (workload, kind, policy, per_count)) in SEED_FIG12.iter().enumerate() {
+        for (ci, &(wall, user, invol, vol)) in per_count.iter().enumerate() {
+            let n = COUNTS[ci];
+            let cell_id = (row * 3 + ci) as u32;
+            let rt = *policy != "other";
+            for rep in 0..3u32 {
+                let f = factor * (1.0 + 0.03 * (rep as f64 - 1.0));
+                out.push(CellRecord {
+                    params: CellParams {
+                        cell_id,
+                        key: format!("{workload}/{policy}{}/n{n}", if rt { ":98" } else { "" }),
+                        workload: workload.to_string(),
+                        workload_kind: kind.to_string(),
+                        policy: policy.to_string(),
+                        class: policy.to_string(),
+                        priority: if rt { 98 } else { 0 },
+                        nice: 0,
+                        processes: n,
+                        ..Default::default()
+                    },
+                    rep,
+                    warmup: false,
+                    ordinal,
+                    status: CellStatus::Ok,
+                    message: None,
+                    started_unix: 1.7e9 + ordinal as f64,
+                    makespan_s: wall * n as f64 * f / 4.0 + 0.5,
+                    stat: Default::default(),
+                    engine_user_s: 0.0,
+                    engine_sys_s: 0.0,
+                    engine_max_rss_kb: 0,
+                    samples: (0..n)
+                        .map(|i| {
+                            // A symmetric +-10% spread around the mean keeps the per-process mean exact.
+                            let spread = if n > 1 { 0.9 + 0.2 * i as f64 / (n - 1) as f64 } else { 1.0 };
+                            Sample {
+                                index: i,
+                                pid: 1000 + i as i32,
+                                exit_code: Some(0),
+                                wall_s: wall * f * spread,
+                                user_s: user * f,
+                                sys_s: 0.002,
+                                cpu_pct: 100.0 * user / wall,
+                                involuntary_csw: (invol * f).round() as i64,
+                                voluntary_csw: (vol * f).round() as i64,
+                                work_units: 1e6,
+                                ..Default::default()
+                            }
+                        })
+                        .collect(),
+                });
+                ordinal += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The mock run's header.
+pub fn run_meta(id: i64) -> RunMeta {
+    RunMeta {
+        id,
+        name: "pa3".into(),
+        mode: "measured".into(),
+        status: "complete".into(),
+        started: "2026-01-02 03:04:05".into(),
+        finished: Some("2026-01-02 04:05:06".into()),
+        scale: 0.02,
+        cells_done: 81,
+        spec_path: "experiments/pa3.toml".into(),
+        spec_hash: "ab12".into(),
+        spec_text: "name = \"pa3\"\n# <not a tag> & more\n".into(),
+        command_line: "schedlab run experiments/pa3.toml --scale 0.02".into(),
+        warnings: vec!["cell io/other/n500: 1 process exited 1".into()],
+        env: Environment {
+            kernel: "6.1.0".into(),
+            cpu_model: "Test CPU".into(),
+            cpus: 4,
+            rt_runtime_us: Some(950_000),
+            rt_period_us: Some(1_000_000),
+            tool_version: "0.1.0".into(),
+            cgroup: "v2".into(),
+            ..Default::default()
+        },
+    }
+}

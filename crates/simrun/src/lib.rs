@@ -1,0 +1,141 @@
+//! Simulates schedlab experiment plans: the same [`Plan`] the engine runs, through the
+//! discrete-event simulator (`schedlab-sim`), into the same [`CellRecord`]s, so simulated
+//! and measured runs are stored, shown and exported alike.
+//!
+//! Plan + [`Params`] -> per cell a [`CellInput`] ([`model`]) -> [`SimResult`] ->
+//! [`CellRecord`] ([`record`]). No printing, no SQLite, no clock reads: the caller
+//! calibrates the parameters, stores the records and stamps their wall-clock times.
+//!
+//! A simulation is deterministic, so every repetition of a cell is the same record
+//! (simulated once, copied per repetition and warm-up).
+//!
+//! ```
+//! use schedlab_simrun::{simulate_plan, Params};
+//!
+//! let text = "name = \"x\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"fifo\"]\nprocesses = [4]\n";
+//! let mut plan = schedlab_spec::parse("x.toml", text).unwrap().plan;
+//! plan.scale(1e-6); // 100 iterations per worker
+//! let params = Params::new(2, 10.0, 0, 0).without_costs();
+//! let mut records = Vec::new();
+//! simulate_plan(&plan, &params, None, |r| -> Result<(), ()> { records.push(r); Ok(()) }).unwrap();
+//! // 4 bursts of 1 us on 2 CPUs: 2 us.
+//! assert_eq!(records[0].makespan_s, 2e-6);
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod gantt;
+pub mod model;
+mod params;
+pub mod record;
+
+use std::collections::HashMap;
+
+use schedlab_model::CellRecord;
+use schedlab_policy::{cbs, Reservation, Time};
+use schedlab_sim::SimResult;
+use schedlab_spec::{Cell, Class, Plan};
+
+pub use model::{cell_input, CellInput, Unsupported};
+pub use params::{fair_slice, ParamError, Params, DEFAULT_HZ, DEFAULT_MIGRATION_COST_NS, DEFAULT_SWITCH_COST_NS, KERNEL_BASE_SLICE_NS};
+
+/// One simulated cell: its record (repetition 0) and, if the trace was asked for, the
+/// simulator's full result.
+#[derive(Debug, Clone)]
+pub struct CellSim {
+    /// The record to store, once per repetition.
+    pub record: CellRecord,
+    /// The simulator's result with its trace, when recording was asked for.
+    pub traced: Option<SimResult>,
+}
+
+/// Every cell of `plan` that cannot be simulated, with the reason.
+pub fn unsupported(plan: &Plan, p: &Params) -> Vec<Unsupported> {
+    plan.cells.iter().filter_map(|c| model::unsupported(c, p)).collect()
+}
+
+/// The cell's watchdog in simulated nanoseconds.
+pub fn horizon(plan: &Plan) -> Time {
+    u64::try_from(plan.timeout.as_nanos()).unwrap_or(Time::MAX)
+}
+
+/// Simulates one cell. Cells that cannot be simulated, or whose SCHED_DEADLINE
+/// reservations the kernel's admission test would refuse, come back as failed records
+/// with the reason, as the engine records a refused cell.
+pub fn simulate_cell(cell: &Cell, p: &Params, horizon: Time, trace: bool) -> CellSim {
+    let failed = |message: String| CellSim { record: record::failed(cell, message), traced: None };
+    if let Some(reason) = admission_refusal(cell, p) {
+        return failed(reason);
+    }
+    let input = match model::cell_input(cell, p, horizon, trace) {
+        Ok(i) => i,
+        Err(u) => return failed(format!("cannot be simulated: {}", u.reason)),
+    };
+    match schedlab_sim::simulate(&input.config, &input.tasks) {
+        Ok(result) => {
+            let record = record::record(cell, p, &result, &input.placement, horizon);
+            CellSim { record, traced: trace.then_some(result) }
+        }
+        Err(e) => failed(format!("the simulator refused this cell: {e}")),
+    }
+}
+
+/// The kernel's SCHED_DEADLINE admission test for the cell's workers, as a refusal message.
+fn admission_refusal(cell: &Cell, p: &Params) -> Option<String> {
+    let all: Vec<Reservation> = cell
+        .groups
+        .iter()
+        .filter(|g| g.policy.class == Class::Deadline)
+        .filter_map(|g| g.policy.deadline.map(|d| (g.processes, d)))
+        .flat_map(|(n, d)| {
+            std::iter::repeat_n(Reservation { runtime: d.runtime_ns, deadline: d.deadline_ns, period: d.period_ns }, n as usize)
+        })
+        .collect();
+    if all.is_empty() || cbs::admission(&all, p.cpus, p.rt_share) {
+        return None;
+    }
+    let total: f64 = all.iter().map(|r| r.runtime as f64 / r.period as f64).sum();
+    Some(format!(
+        "SCHED_DEADLINE admission refused (simulated): {} workers' runtime/period add up to {total:.3}, over the limit {:.3} ({} CPUs x {})",
+        all.len(),
+        p.cpus as f64 * p.rt_share,
+        p.cpus,
+        p.rt_share
+    ))
+}
+
+/// Simulates every step of `plan` (warm-ups included, so the stored run has the plan's
+/// shape) and hands each record to `sink` in execution order. Each cell is simulated
+/// once; `trace_cell` names the cell whose full result (with its trace) is returned.
+pub fn simulate_plan<E>(
+    plan: &Plan,
+    p: &Params,
+    trace_cell: Option<u32>,
+    mut sink: impl FnMut(CellRecord) -> Result<(), E>,
+) -> Result<Option<SimResult>, E> {
+    let horizon = horizon(plan);
+    let mut done: HashMap<u32, CellRecord> = HashMap::new();
+    let mut traced = None;
+    for (ordinal, step) in plan.steps().into_iter().enumerate() {
+        let template = match done.get(&step.cell) {
+            Some(r) => r,
+            None => {
+                let cell = &plan.cells[step.cell as usize];
+                let sim = simulate_cell(cell, p, horizon, trace_cell == Some(step.cell));
+                if sim.traced.is_some() {
+                    traced = sim.traced;
+                }
+                done.entry(step.cell).or_insert(sim.record)
+            }
+        };
+        let mut rec = template.clone();
+        rec.rep = step.rep;
+        rec.warmup = step.warmup;
+        rec.ordinal = ordinal as u32;
+        sink(rec)?;
+    }
+    Ok(traced)
+}
+
+#[cfg(test)]
+mod tests;

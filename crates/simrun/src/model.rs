@@ -1,0 +1,175 @@
+//! One cell of a plan -> the simulator's inputs: a [`SimConfig`] and one [`TaskSpec`] per
+//! worker process, over all the cell's groups.
+//!
+//! Each spec workload kind maps to a simulator [`Workload`] in one match arm of
+//! [`workload`], and each scheduling class to a policy in [`policy_spec`] and
+//! [`task_params`]; a new kind (e.g. periodic tasks) is one more arm.
+
+use schedlab_policy::{fair::SCHED_IDLE_WEIGHT, PolicySpec, Reservation, TaskParams, Time};
+use schedlab_sim::{Mapping, Phase, SimConfig, TaskSpec, Workload};
+use schedlab_spec::{Cell, Class, Group, Policy, Workload as SpecWorkload};
+
+use crate::Params;
+
+/// A cell the simulator cannot model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cell {key}: {reason}")]
+pub struct Unsupported {
+    /// The cell's key.
+    pub key: String,
+    /// Why, in the user's terms.
+    pub reason: String,
+}
+
+/// The simulator's inputs for one cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellInput {
+    /// CPUs, policy, mapping, costs, horizon.
+    pub config: SimConfig,
+    /// One task per worker process (groups in order), all released at time 0.
+    pub tasks: Vec<TaskSpec>,
+    /// Per task: its group's index in the cell and the CPU it is pinned to, if any.
+    pub placement: Vec<(usize, Option<u32>)>,
+}
+
+/// The policy of a class: other and batch are the fair model with nice weights, idle the
+/// fair model with SCHED_IDLE's weight, fifo and rr by priority, deadline EDF + CBS.
+pub fn policy_spec(class: Class, p: &Params) -> PolicySpec {
+    match class {
+        Class::Other | Class::Batch | Class::Idle => PolicySpec::Fair { base_slice: p.fair_slice_ns },
+        Class::Fifo => PolicySpec::Fifo,
+        Class::Rr => PolicySpec::Rr { quantum: p.rr_quantum_ns },
+        // Hard reservations: SCHED_DEADLINE throttles a server that used up its runtime.
+        Class::Deadline => PolicySpec::Cbs { hard: true },
+    }
+}
+
+/// The per-task parameters of a spec policy.
+pub fn task_params(policy: &Policy) -> TaskParams {
+    let mut t = TaskParams { priority: policy.priority, nice: policy.nice, ..TaskParams::default() };
+    match policy.class {
+        Class::Idle => t.weight = Some(SCHED_IDLE_WEIGHT),
+        Class::Deadline => {
+            t.reservation = policy.deadline.map(|d| Reservation { runtime: d.runtime_ns, deadline: d.deadline_ns, period: d.period_ns });
+        }
+        _ => {}
+    }
+    t
+}
+
+/// The simulated work of one worker.
+///
+/// - `pi`: one CPU burst of iterations x ns per iteration; `hash`: hashes x ns per hash.
+/// - `copy`: per block, the write's CPU time, then one synchronous write on the device.
+/// - `mixed`: `write_every` iterations plus the write's CPU time, then one synchronous
+///   write, repeated; the iterations left over after the last write are a final burst.
+pub fn workload(w: &SpecWorkload, p: &Params) -> Result<Workload, String> {
+    match w {
+        SpecWorkload::Pi { iterations } => Ok(Workload::Burst { length: p.compute_ns(*iterations) }),
+        SpecWorkload::Hash { hashes } if p.ns_per_hash > 0.0 => {
+            Ok(Workload::Burst { length: ((*hashes as f64 * p.ns_per_hash).round() as u64).max(1) })
+        }
+        SpecWorkload::Copy { .. } => Ok(writes(w.sync_writes(), 0, 0, p)),
+        SpecWorkload::Mixed { iterations, write_every } => {
+            let n = w.sync_writes();
+            Ok(writes(n, *write_every, iterations - n * write_every, p))
+        }
+        SpecWorkload::Hash { .. } => Err("hash workloads need the CPU time of one hash (calibrate, or give it)".to_string()),
+        other if other.kind() == "command" => {
+            Err("a command workload runs a program whose CPU and I/O behaviour the simulator cannot know".to_string())
+        }
+        other => Err(format!("workload kind `{}` has no simulation model yet", other.kind())),
+    }
+}
+
+/// `n` x (compute `each` iterations + the write's CPU, then one synchronous write), then
+/// `tail` iterations. Zero-length phases are left out (the simulator refuses them).
+fn writes(n: u64, each: u64, tail: u64, p: &Params) -> Workload {
+    let compute = if each > 0 { p.compute_ns(each) } else { 0 } + p.write_cpu_ns;
+    let mut phases = Vec::with_capacity(2 * n as usize + 1);
+    for _ in 0..n {
+        if compute > 0 {
+            phases.push(Phase::Compute(compute));
+        }
+        if p.write_service_ns > 0 {
+            phases.push(Phase::Io(p.write_service_ns));
+        }
+    }
+    if tail > 0 {
+        phases.push(Phase::Compute(p.compute_ns(tail)));
+    }
+    if phases.is_empty() {
+        // Every cost is zero: the worker still has to be dispatched once.
+        phases.push(Phase::Compute(1));
+    }
+    Workload::Mixed { phases }
+}
+
+/// What the model leaves out, for one group.
+fn group_limit(g: &Group) -> Option<String> {
+    if g.background {
+        return Some(format!("group `{}` is a background group, which the simulator does not model yet", g.name));
+    }
+    if g.cgroup.any() {
+        return Some(format!("group `{}` sets cgroup limits (weight, bandwidth or cpuset), which the simulator does not model", g.name));
+    }
+    None
+}
+
+/// Why `cell` cannot be simulated, if it cannot.
+pub fn unsupported(cell: &Cell, p: &Params) -> Option<Unsupported> {
+    cell_input(cell, p, 1, false).err()
+}
+
+/// The simulator's inputs for `cell`: all groups' workers in one simulation on `p.cpus`
+/// CPUs (global, or partitioned when every worker is pinned to one CPU), stopping at
+/// `horizon` (the cell's watchdog), recording the trace if asked.
+pub fn cell_input(cell: &Cell, p: &Params, horizon: Time, trace: bool) -> Result<CellInput, Unsupported> {
+    let refuse = |reason: String| Unsupported { key: cell.key.clone(), reason };
+    let policy = policy_spec(cell.primary().policy.class, p);
+    let all: Vec<u32> = (0..p.cpus as u32).collect();
+    let mut tasks = Vec::with_capacity(cell.processes() as usize);
+    let mut placement = Vec::with_capacity(tasks.capacity());
+    for (gi, g) in cell.groups.iter().enumerate() {
+        if let Some(why) = group_limit(g) {
+            return Err(refuse(why));
+        }
+        let other = policy_spec(g.policy.class, p);
+        if other.name() != policy.name() {
+            return Err(refuse(format!(
+                "its groups use different scheduling classes ({} and {}); the simulator runs one policy per ready queue",
+                cell.primary().policy.class.name(),
+                g.policy.class.name()
+            )));
+        }
+        let work = workload(&g.workload, p).map_err(refuse)?;
+        let params = task_params(&g.policy);
+        for i in 0..g.processes {
+            let pin = match g.affinity.cpus_for(i, g.processes, &all) {
+                None => None,
+                Some(cpus) if cpus.len() == 1 => Some(cpus[0]),
+                Some(cpus) if all.iter().all(|c| cpus.contains(c)) => None,
+                Some(cpus) => {
+                    return Err(refuse(format!(
+                        "group `{}` pins workers to several CPUs ({cpus:?}); only single-CPU pinning is modelled",
+                        g.name
+                    )))
+                }
+            };
+            let name = if cell.groups.len() == 1 { format!("w{}", tasks.len()) } else { format!("{}{i}", g.name) };
+            tasks.push(TaskSpec { name, arrival: 0, workload: work.clone(), params: params.clone() });
+            placement.push((gi, pin));
+        }
+    }
+    let mapping = if placement.iter().all(|(_, pin)| pin.is_none()) {
+        Mapping::Global
+    } else if placement.iter().all(|(_, pin)| pin.is_some()) {
+        Mapping::Partitioned(placement.iter().map(|(_, pin)| pin.unwrap_or(0) as usize).collect())
+    } else {
+        return Err(refuse("some workers are pinned and others are not; the simulator needs all or none pinned".to_string()));
+    };
+    let mut config =
+        SimConfig::new(p.cpus, policy).with_costs(p.switch_cost_ns, p.migration_cost_ns).with_horizon(horizon).recording(trace, false);
+    config.mapping = mapping;
+    Ok(CellInput { config, tasks, placement })
+}

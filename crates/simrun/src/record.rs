@@ -1,0 +1,158 @@
+//! Simulator results -> the same [`CellRecord`]s and [`Sample`]s the engine stores.
+//!
+//! Field by field, a simulated sample means what a measured one means:
+//! `start_offset_s` is the first dispatch (when a measured worker's release read returns),
+//! `end_offset_s` the completion, `wall_s` their difference (the worker's own clock),
+//! `engine_wall_s` release to completion (turnaround), `user_s` the CPU time (plus the
+//! modelled setup), `involuntary_csw` preemptions, `voluntary_csw` blocks. What a
+//! simulation has no notion of (pid, RSS, faults, /proc/stat, the engine's own cost) is 0.
+
+use schedlab_model::{CellParams, CellRecord, CellStatus, GroupParams, Sample, StatDelta};
+use schedlab_policy::Time;
+use schedlab_sim::{SimResult, TaskResult};
+use schedlab_spec::{Cell, Group};
+
+use crate::Params;
+
+/// Nanoseconds to seconds, correctly rounded (1e9 is exact in binary floating point).
+fn secs(t: Time) -> f64 {
+    t as f64 / 1e9
+}
+
+/// The parameters identifying a cell, as the engine stores them.
+pub fn cell_params(cell: &Cell) -> CellParams {
+    let p = cell.primary();
+    CellParams {
+        cell_id: cell.index,
+        key: cell.key.clone(),
+        workload: p.workload_name.clone(),
+        workload_kind: p.workload.kind().to_string(),
+        policy: p.policy_name.clone(),
+        class: p.policy.class.name().to_string(),
+        priority: p.policy.priority as i32,
+        nice: p.policy.nice,
+        processes: p.processes,
+        groups: cell.groups.iter().map(group_params).collect(),
+    }
+}
+
+fn group_params(g: &Group) -> GroupParams {
+    GroupParams {
+        name: g.name.clone(),
+        workload: g.workload_name.clone(),
+        workload_kind: g.workload.kind().to_string(),
+        policy: g.policy_name.clone(),
+        class: g.policy.class.name().to_string(),
+        priority: g.policy.priority as i32,
+        nice: g.policy.nice,
+        processes: g.processes,
+        affinity: g.affinity.label(),
+        cpu_weight: g.cgroup.cpu_weight,
+        cpu_max: g.cgroup.cpu_max,
+        cpuset: g.cgroup.cpuset.clone(),
+        background: g.background,
+    }
+}
+
+/// A cell that was not simulated, with the reason (repetition 0, ordinal 0).
+pub fn failed(cell: &Cell, message: String) -> CellRecord {
+    CellRecord {
+        params: cell_params(cell),
+        rep: 0,
+        warmup: false,
+        ordinal: 0,
+        status: CellStatus::Failed,
+        message: Some(message),
+        started_unix: 0.0,
+        makespan_s: 0.0,
+        stat: StatDelta::default(),
+        engine_user_s: 0.0,
+        engine_sys_s: 0.0,
+        engine_max_rss_kb: 0,
+        samples: Vec::new(),
+    }
+}
+
+/// The record of a finished simulation of `cell` that stopped at `horizon` at the latest
+/// (repetition 0, ordinal 0, `started_unix` 0: the caller fills them in). `placement` is
+/// each task's group and pinned CPU, as [`CellInput`](crate::CellInput) has it.
+pub fn record(cell: &Cell, p: &Params, result: &SimResult, placement: &[(usize, Option<u32>)], horizon: Time) -> CellRecord {
+    let model = serde_json::to_value(p).unwrap_or_default();
+    let unfinished = result.tasks.iter().filter(|t| !t.finished).count();
+    let makespan = if unfinished > 0 { horizon } else { result.tasks.iter().filter_map(|t| t.completion).max().unwrap_or(0) };
+    let samples = result
+        .tasks
+        .iter()
+        .zip(placement)
+        .enumerate()
+        .map(|(i, (t, &(gi, pin)))| {
+            let ctx = Ctx { group: &cell.groups[gi], pin, p, policy: &result.policy, model: &model, horizon };
+            sample(i as u32, t, &ctx)
+        })
+        .collect();
+    let mut rec = failed(cell, String::new());
+    rec.status = if unfinished > 0 { CellStatus::TimedOut } else { CellStatus::Ok };
+    rec.message = (unfinished > 0).then(|| {
+        format!("simulated watchdog: {unfinished} of {} workers were still running after {:.0} s", result.tasks.len(), secs(horizon))
+    });
+    rec.makespan_s = secs(makespan);
+    rec.samples = samples;
+    rec
+}
+
+/// What every sample of a group shares.
+struct Ctx<'a> {
+    group: &'a Group,
+    pin: Option<u32>,
+    p: &'a Params,
+    policy: &'a str,
+    model: &'a serde_json::Value,
+    horizon: Time,
+}
+
+fn sample(index: u32, t: &TaskResult, cx: &Ctx) -> Sample {
+    let g = cx.group;
+    let release = t.release.unwrap_or(0);
+    let end = t.completion.unwrap_or(cx.horizon);
+    let start = t.started.unwrap_or(end).min(end);
+    let wall = end - start;
+    let setup = secs(cx.p.setup_ns);
+    let extra = serde_json::json!({
+        "policy": g.policy.class.name(),
+        "nice": g.policy.nice,
+        "cpu": t.last_cpu,
+        "migrations": t.migrations,
+        "detail": { "sync_writes": if t.finished { g.workload.sync_writes() } else { 0 } },
+        "sim": { "policy": cx.policy, "model": cx.model },
+    });
+    Sample {
+        index,
+        group: g.name.clone(),
+        background: g.background,
+        allowed_cpus: cx.pin.into_iter().collect(),
+        cpus_seen: Vec::new(),
+        pid: 0,
+        exit_code: t.finished.then_some(0),
+        signal: (!t.finished).then_some(9),
+        timed_out: !t.finished,
+        wall_s: secs(wall),
+        engine_wall_s: secs(end - release),
+        user_s: secs(t.cpu_time) + setup,
+        sys_s: 0.0,
+        cpu_pct: if wall > 0 { secs(t.cpu_time) / secs(wall) * 100.0 } else { 0.0 },
+        voluntary_csw: t.blocks as i64,
+        involuntary_csw: t.preemptions as i64,
+        max_rss_kb: 0,
+        minor_faults: 0,
+        major_faults: 0,
+        setup_user_s: setup,
+        setup_sys_s: 0.0,
+        setup_voluntary_csw: 0,
+        setup_involuntary_csw: 0,
+        window_cpu_s: secs(t.cpu_time),
+        work_units: if t.finished { g.workload.work_units() as f64 } else { 0.0 },
+        start_offset_s: secs(start - release),
+        end_offset_s: secs(end - release),
+        extra,
+    }
+}

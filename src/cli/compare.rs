@@ -1,0 +1,68 @@
+//! `schedlab compare A B`: two stored runs cell by cell (matched by key), with the ratio
+//! of means, its CI and Welch's test over repetitions.
+
+use super::common::{bad_input, open_existing, pick_run, utc};
+use super::report::metric_and_alpha;
+use schedlab_analysis::compare_runs;
+use schedlab_report::compare;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Arguments of `schedlab compare`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The baseline run (A).
+    pub a: i64,
+    /// The run compared with it (B); ratios are B/A.
+    pub b: i64,
+    /// What to compare: wall (per process), makespan, involuntary, voluntary (switches per process), user (CPU per process) or throughput.
+    #[arg(long, short, default_value = "wall")]
+    pub metric: String,
+    /// table, markdown or json.
+    #[arg(long, short, default_value = "table")]
+    pub format: String,
+    /// Significance level of the Welch tests; intervals are at 1 - alpha.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+}
+
+/// Runs `schedlab compare`.
+pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
+    let metric = metric_and_alpha(&a.metric, a.alpha)?;
+    if !matches!(a.format.as_str(), "table" | "markdown" | "md" | "json") {
+        return Err(bad_input(format!("unknown format \"{}\"; use table, markdown or json", a.format)));
+    }
+    let store = open_existing(db)?;
+    let ra = pick_run(&store, Some(a.a))?;
+    let rb = pick_run(&store, Some(a.b))?;
+    let c = compare_runs(&store.cells(ra.id)?, &store.cells(rb.id)?, metric, a.alpha).expect("alpha was checked");
+    if c.cells.is_empty() {
+        return Err(bad_input(format!(
+            "runs {} ({}) and {} ({}) have no cell in common: cells are matched by key (e.g. cpu/other/n10); compare runs of the same experiment",
+            ra.id, ra.name, rb.id, rb.name
+        )));
+    }
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match a.format.as_str() {
+        "json" => {
+            serde_json::to_writer_pretty(&mut out, &compare::json(&c, ra.id, rb.id))?;
+            writeln!(out)?;
+        }
+        "markdown" | "md" => write!(out, "{}", compare::markdown(&c, ra.id, rb.id))?,
+        _ => {
+            writeln!(out, "A = run {} ({}, {}, started {} UTC)", ra.id, ra.name, ra.status, utc(ra.started_unix))?;
+            writeln!(out, "B = run {} ({}, {}, started {} UTC)", rb.id, rb.name, rb.status, utc(rb.started_unix))?;
+            writeln!(
+                out,
+                "{} per repetition, mean ±{} CI over repetitions; ratio B/A; Welch's t-test:",
+                metric.label(),
+                compare::level(&c)
+            )?;
+            writeln!(out, "{}", compare::table(&c, ra.id, rb.id))?;
+            writeln!(out, "{}", compare::summary_line(&c, ra.id, rb.id))?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

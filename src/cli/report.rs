@@ -1,0 +1,104 @@
+//! `schedlab report`: a self-contained HTML report of a stored run, with every figure
+//! beside it as SVG and PNG, and optionally a comparison with another run.
+
+use super::common::{bad_input, open_existing, pick_run, utc};
+use schedlab_analysis::{cell_outliers, cell_stats, compare_runs, Metric, MODIFIED_Z_THRESHOLD};
+use schedlab_report::html::{self, CompareSection, ReportInput, RunMeta};
+use schedlab_report::output::{self, OutputError};
+use schedlab_store::{RunRow, Store};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments of `schedlab report`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Run id (the newest run without it).
+    pub run: Option<i64>,
+    /// Directory to write the report into: created if missing, refused if it is a file, a
+    /// link or a non-empty directory.
+    #[arg(long, short, value_name = "DIR")]
+    pub output: PathBuf,
+    /// Write into a non-empty directory, replacing files of the same names.
+    #[arg(long)]
+    pub force: bool,
+    /// Add a comparison section: this run (A) against OTHER_RUN (B), cells matched by key.
+    #[arg(long, value_name = "OTHER_RUN")]
+    pub compare: Option<i64>,
+    /// The comparison's first metric: wall, makespan, involuntary, voluntary, user or throughput.
+    #[arg(long, default_value = "wall")]
+    pub metric: String,
+    /// Significance level of the comparison's Welch tests.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+}
+
+/// A stored run's header as the report shows it.
+pub fn meta(run: &RunRow) -> RunMeta {
+    RunMeta {
+        id: run.id,
+        name: run.name.clone(),
+        mode: run.mode.clone(),
+        status: run.status.clone(),
+        started: utc(run.started_unix),
+        finished: run.finished_unix.map(utc),
+        scale: run.scale,
+        cells_done: run.cells_done,
+        spec_path: run.spec_path.clone(),
+        spec_hash: run.spec_hash.clone(),
+        spec_text: run.spec_text.clone(),
+        command_line: run.command_line.clone(),
+        warnings: run.warnings.clone(),
+        env: run.env.clone(),
+    }
+}
+
+/// Parses `--metric` and `--alpha` (bad input on either).
+pub fn metric_and_alpha(metric: &str, alpha: f64) -> anyhow::Result<Metric> {
+    let m = Metric::parse(metric).ok_or_else(|| {
+        let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+        bad_input(format!("unknown metric \"{metric}\"; use one of {}", names.join(", ")))
+    })?;
+    if !(alpha > 0.0 && alpha < 1.0) {
+        return Err(bad_input(format!("--alpha must be between 0 and 1 (exclusive), got {alpha}")));
+    }
+    Ok(m)
+}
+
+fn output_error(e: OutputError) -> anyhow::Error {
+    match e {
+        OutputError::Refused(m) => bad_input(m),
+        io => anyhow::Error::new(io),
+    }
+}
+
+fn comparison(store: &Store, run: &RunRow, other: &RunRow, first: Metric, alpha: f64) -> anyhow::Result<CompareSection> {
+    let a = store.cells(run.id)?;
+    let b = store.cells(other.id)?;
+    let mut metrics = vec![first];
+    metrics.extend(Metric::ALL.iter().copied().filter(|m| *m != first));
+    let by_metric = metrics.into_iter().filter_map(|m| compare_runs(&a, &b, m, alpha)).collect();
+    Ok(CompareSection { other: meta(other), by_metric })
+}
+
+/// Runs `schedlab report`.
+pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
+    let metric = metric_and_alpha(&a.metric, a.alpha)?;
+    output::check_dir(&a.output, a.force).map_err(output_error)?;
+    let store = open_existing(db)?;
+    let run = pick_run(&store, a.run)?;
+    let other = a.compare.map(|id| pick_run(&store, Some(id))).transpose()?;
+    let records = store.cells(run.id)?;
+    let stats = cell_stats(&records);
+    let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
+    let compare = other.as_ref().map(|o| comparison(&store, &run, o, metric, a.alpha)).transpose()?;
+    let run_meta = meta(&run);
+    let rendered = html::render(&ReportInput { run: &run_meta, stats: &stats, outliers: &outliers, compare: compare.as_ref() })?;
+    output::write_dir(&a.output, &rendered.files, a.force).map_err(output_error)?;
+    println!(
+        "wrote {} ({} figures as SVG and PNG in {})",
+        a.output.join("index.html").display(),
+        rendered.charts.len(),
+        a.output.join("figures").display()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,366 @@
+//! `schedlab simulate`: the same experiment through the discrete-event simulator, stored as
+//! a run with mode `sim` beside the measured ones, so `show` and `export` work on both.
+//!
+//! Parse the spec (same `--scale`/`--repetitions` as `run`), calibrate what was not given
+//! (pi and hash CPU cost, synchronous write cost) on this machine, hand the plan to
+//! `schedlab-simrun`, store each record, print the tables, and optionally draw a Gantt chart.
+
+use super::common::{bad_input, load_spec, open_store};
+use schedlab_model::{CellRecord, Mode};
+use schedlab_simrun::Params;
+use schedlab_spec::{Plan, Workload};
+use schedlab_store::NewRun;
+use schedlab_sys::{env, Root};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments of `schedlab simulate`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Experiment file (TOML). Without it, the built-in quick experiment is simulated.
+    pub file: Option<PathBuf>,
+    /// Simulated CPUs, one global ready queue (default: this machine's CPUs).
+    #[arg(long)]
+    pub cpus: Option<usize>,
+    /// Multiply every work amount (iterations, bytes) by this factor, as `run` does.
+    #[arg(long)]
+    pub scale: Option<f64>,
+    /// Override the number of repetitions per cell (all identical: the simulation is deterministic).
+    #[arg(long)]
+    pub repetitions: Option<u32>,
+    /// CPU nanoseconds per pi iteration (default: calibrated here for ~50 ms).
+    #[arg(long)]
+    pub ns_per_iteration: Option<f64>,
+    /// CPU nanoseconds per hash of the hash workload (default: calibrated here when needed).
+    #[arg(long)]
+    pub ns_per_hash: Option<f64>,
+    /// Device service time of one synchronous 1 KiB write, microseconds (default: calibrated).
+    #[arg(long)]
+    pub write_service_us: Option<f64>,
+    /// CPU time of one synchronous write, microseconds (default: calibrated with the service time).
+    #[arg(long)]
+    pub write_cpu_us: Option<f64>,
+    /// SCHED_RR quantum in ms (default: /proc/sys/kernel/sched_rr_timeslice_ms).
+    #[arg(long)]
+    pub rr_quantum_ms: Option<f64>,
+    /// Slice of the fair model in us (default: the kernel's base slice for the CPUs plus half a tick).
+    #[arg(long)]
+    pub fair_slice_us: Option<f64>,
+    /// Context-switch cost in us (default: measured on the development machine, docs/BENCHMARKS.md).
+    #[arg(long)]
+    pub switch_cost_us: Option<f64>,
+    /// Extra cost of a migration in us (default: measured on the development machine).
+    #[arg(long)]
+    pub migration_cost_us: Option<f64>,
+    /// CPU each worker spends before the release (exec, setup), us: added to user time, never scheduled (default 0).
+    #[arg(long)]
+    pub setup_us: Option<f64>,
+    /// Store cells that cannot be simulated (e.g. command workloads) as failed instead of refusing the file.
+    #[arg(long)]
+    pub skip_unsupported: bool,
+    /// Write a Gantt chart (SVG) of one cell to this new file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub gantt: Option<PathBuf>,
+    /// The cell to chart, by key (e.g. `cpu/fifo:98/n10`); optional when the plan has one cell.
+    #[arg(long, value_name = "KEY")]
+    pub gantt_cell: Option<String>,
+    /// Start of the charted range, seconds of simulated time after the release.
+    #[arg(long, value_name = "T")]
+    pub from: Option<f64>,
+    /// End of the charted range, seconds (default: the cell's end).
+    #[arg(long, value_name = "T")]
+    pub to: Option<f64>,
+    /// No calibration report, no tables: only errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// A non-negative, finite flag value in the flag's unit, converted to nanoseconds.
+fn ns(flag: &str, v: Option<f64>, unit_ns: f64) -> anyhow::Result<Option<u64>> {
+    match v {
+        Some(x) if !(x.is_finite() && x >= 0.0) => Err(bad_input(format!("--{flag} must be a non-negative number, got {x}"))),
+        Some(x) => Ok(Some((x * unit_ns).round() as u64)),
+        None => Ok(None),
+    }
+}
+
+fn positive(flag: &str, v: Option<f64>) -> anyhow::Result<Option<f64>> {
+    match v {
+        Some(x) if !(x.is_finite() && x > 0.0) => Err(bad_input(format!("--{flag} must be a positive number, got {x}"))),
+        v => Ok(v),
+    }
+}
+
+fn uses(plan: &Plan, kind: impl Fn(&Workload) -> bool) -> bool {
+    plan.cells.iter().flat_map(|c| &c.groups).any(|g| kind(&g.workload))
+}
+
+/// Builds the model parameters from the flags, calibrating what is missing and needed.
+fn params(a: &Args, plan: &Plan, environment: &schedlab_model::Environment, notes: &mut Vec<String>) -> anyhow::Result<Params> {
+    let cpus = a.cpus.unwrap_or(environment.cpus as usize);
+    if cpus == 0 {
+        return Err(bad_input("--cpus must be at least 1"));
+    }
+    let ns_per_iteration = match positive("ns-per-iteration", a.ns_per_iteration)? {
+        Some(v) => v,
+        None if uses(plan, |w| matches!(w, Workload::Pi { .. } | Workload::Mixed { .. })) => {
+            let v = calibrate::pi_ns_per_iteration();
+            notes.push(format!("pi: {v:.3} ns of CPU per iteration (calibrated)"));
+            v
+        }
+        None => 1.0,
+    };
+    let ns_per_hash = match positive("ns-per-hash", a.ns_per_hash)? {
+        Some(v) => v,
+        None if uses(plan, |w| matches!(w, Workload::Hash { .. })) => {
+            let v = calibrate::ns_per_hash();
+            notes.push(format!("hash: {v:.1} ns of CPU per hash (calibrated)"));
+            v
+        }
+        None => 0.0,
+    };
+    let (mut write_cpu, mut write_service) = (ns("write-cpu-us", a.write_cpu_us, 1e3)?, ns("write-service-us", a.write_service_us, 1e3)?);
+    if (write_cpu.is_none() || write_service.is_none()) && uses(plan, |w| w.sync_writes() > 0) {
+        let parent = plan.dir.clone().unwrap_or_else(std::env::temp_dir);
+        let (cpu, service) = calibrate::sync_write(&parent).map_err(|e| {
+            anyhow::anyhow!("calibrating synchronous writes in {}: {e} (or give --write-cpu-us and --write-service-us)", parent.display())
+        })?;
+        notes.push(format!(
+            "O_SYNC 1 KiB write: {:.1} us CPU + {:.1} us device (calibrated in {})",
+            cpu as f64 / 1e3,
+            service as f64 / 1e3,
+            parent.display()
+        ));
+        write_cpu = write_cpu.or(Some(cpu));
+        write_service = write_service.or(Some(service));
+    }
+    let mut p = Params::new(cpus, ns_per_iteration, write_cpu.unwrap_or(0), write_service.unwrap_or(0));
+    p.ns_per_hash = ns_per_hash;
+    p.rr_quantum_ns = match ns("rr-quantum-ms", a.rr_quantum_ms, 1e6)? {
+        Some(q) => q,
+        None => environment.rr_timeslice_ms.filter(|&m| m > 0).map(|m| m as u64 * 1_000_000).unwrap_or(p.rr_quantum_ns),
+    };
+    p.fair_slice_ns = ns("fair-slice-us", a.fair_slice_us, 1e3)?.unwrap_or_else(|| schedlab_simrun::fair_slice(cpus, environment.hz));
+    p.switch_cost_ns = ns("switch-cost-us", a.switch_cost_us, 1e3)?.unwrap_or(p.switch_cost_ns);
+    p.migration_cost_ns = ns("migration-cost-us", a.migration_cost_us, 1e3)?.unwrap_or(p.migration_cost_ns);
+    p.setup_ns = ns("setup-us", a.setup_us, 1e3)?.unwrap_or(0);
+    if let (Some(rt), Some(period)) = (environment.rt_runtime_us, environment.rt_period_us) {
+        p.rt_share = if rt < 0 || period <= 0 { 1.0 } else { (rt as f64 / period as f64).min(1.0) };
+    }
+    p.validate().map_err(|e| bad_input(e.to_string()))?;
+    Ok(p)
+}
+
+/// The Gantt chart request, checked against the plan before anything is simulated.
+struct GanttRequest {
+    path: PathBuf,
+    cell: u32,
+    from: u64,
+    to: Option<u64>,
+}
+
+fn gantt_request(a: &Args, plan: &Plan) -> anyhow::Result<Option<GanttRequest>> {
+    let Some(path) = a.gantt.clone() else {
+        if a.gantt_cell.is_some() || a.from.is_some() || a.to.is_some() {
+            return Err(bad_input("--gantt-cell, --from and --to need --gantt FILE.svg"));
+        }
+        return Ok(None);
+    };
+    let keys = || plan.cells.iter().take(12).map(|c| c.key.as_str()).collect::<Vec<_>>().join(", ");
+    let cell = match &a.gantt_cell {
+        Some(k) => {
+            plan.cells.iter().find(|c| &c.key == k).ok_or_else(|| bad_input(format!("no cell `{k}` in this plan; cells: {}", keys())))?
+        }
+        None if plan.cells.len() == 1 => &plan.cells[0],
+        None => return Err(bad_input(format!("--gantt needs --gantt-cell KEY: this plan has {} cells ({})", plan.cells.len(), keys()))),
+    };
+    let from = ns("from", a.from, 1e9)?.unwrap_or(0);
+    let to = ns("to", a.to, 1e9)?;
+    if to.is_some_and(|t| t <= from) {
+        return Err(bad_input("--to must be after --from"));
+    }
+    if path.exists() {
+        return Err(bad_input(format!("{} already exists; choose a new file for the chart", path.display())));
+    }
+    Ok(Some(GanttRequest { path, cell: cell.index, from, to }))
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
+
+/// Runs `schedlab simulate`.
+pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
+    let spec = load_spec(a.file.as_deref(), a.scale, a.repetitions)?;
+    let plan = &spec.plan;
+    let environment = env::environment(&Root::default());
+    if a.cpus == Some(0) {
+        return Err(bad_input("--cpus must be at least 1"));
+    }
+    let gantt = gantt_request(&a, plan)?;
+    let mut notes = Vec::new();
+    let p = params(&a, plan, &environment, &mut notes)?;
+    let mut warnings = Vec::new();
+    for u in schedlab_simrun::unsupported(plan, &p) {
+        if gantt.as_ref().is_some_and(|g| plan.cells[g.cell as usize].key == u.key) {
+            return Err(bad_input(format!("cannot chart {u}")));
+        }
+        if !a.skip_unsupported {
+            return Err(bad_input(format!("{u}. Pass --skip-unsupported to simulate the other cells and store this one as failed")));
+        }
+        warnings.push(format!("not simulated: {u}"));
+    }
+    if !a.quiet {
+        notes.push(format!(
+            "model: {} CPUs (global), rr quantum {} ms, fair slice {} us, switch {} us, migration {} us, setup {} us",
+            p.cpus,
+            p.rr_quantum_ns as f64 / 1e6,
+            p.fair_slice_ns as f64 / 1e3,
+            p.switch_cost_ns as f64 / 1e3,
+            p.migration_cost_ns as f64 / 1e3,
+            p.setup_ns as f64 / 1e3
+        ));
+        for n in &notes {
+            eprintln!("{n}");
+        }
+        for w in &warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+
+    let mut store = open_store(db)?;
+    let plan_json = serde_json::to_string(plan)?;
+    let run_id = store.create_run(&NewRun {
+        name: &plan.name,
+        mode: Mode::Sim,
+        spec_path: &plan.source_path,
+        spec_text: &spec.text,
+        spec_hash: &spec.hash,
+        plan_json: &plan_json,
+        scale: plan.scale,
+        env: &environment,
+        command_line: &std::env::args().collect::<Vec<_>>().join(" "),
+    })?;
+    let steps = plan.steps().len();
+    if !a.quiet {
+        eprintln!(
+            "run {run_id}: simulating {} ({} cells x {} repetitions); results in {}",
+            plan.name,
+            plan.cells.len(),
+            plan.repetitions,
+            db.display()
+        );
+    }
+    let result = schedlab_simrun::simulate_plan(plan, &p, gantt.as_ref().map(|g| g.cell), |mut rec: CellRecord| -> anyhow::Result<()> {
+        rec.started_unix = unix_now();
+        if !a.quiet && rec.rep == 0 && !rec.warmup {
+            let what = rec.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
+            eprintln!("[{}/{steps}] {}: makespan {:.3} s{what}", rec.ordinal + 1, rec.params.key, rec.makespan_s);
+        }
+        store.insert_cell(run_id, &rec)?;
+        Ok(())
+    });
+    let traced = match result {
+        Ok(t) => t,
+        Err(e) => {
+            store.finish_run(run_id, "failed", &warnings)?;
+            return Err(e.context(format!("simulated run {run_id} failed")));
+        }
+    };
+    store.finish_run(run_id, "complete", &warnings)?;
+    if let Some(g) = gantt {
+        let key = &plan.cells[g.cell as usize].key;
+        let traced = traced
+            .ok_or_else(|| anyhow::anyhow!("no chart: cell {key} was not simulated (see its message in `schedlab show {run_id}`)"))?;
+        let to = g.to.unwrap_or(traced.end);
+        let svg = schedlab_simrun::gantt::svg(&traced, &format!("{} — {key} (simulated, run {run_id})", plan.name), g.from, to)
+            .map_err(|e| bad_input(e.to_string()))?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&g.path)
+            .map_err(|e| bad_input(format!("cannot create {}: {e}", g.path.display())))?;
+        f.write_all(svg.as_bytes())?;
+        if !a.quiet {
+            eprintln!("Gantt chart of {key} written to {}", g.path.display());
+        }
+    }
+    if !a.quiet {
+        super::show::print_run(&store, run_id)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Measurements on this machine that give the model its rates.
+mod calibrate {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::path::Path;
+
+    /// CPU time of the calling thread, ns (unaffected by other load on the machine).
+    fn thread_cpu_ns() -> u64 {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: ts is a valid timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    }
+
+    /// Grows the amount of work until one run takes ~50 ms of CPU; returns CPU ns per unit.
+    fn per_unit(mut work: impl FnMut(u64)) -> f64 {
+        const TARGET_NS: u64 = 50_000_000;
+        let mut n = 1u64 << 14;
+        loop {
+            let t0 = thread_cpu_ns();
+            work(n);
+            let dt = thread_cpu_ns().saturating_sub(t0).max(1);
+            if dt >= TARGET_NS * 9 / 10 || n >= 1 << 40 {
+                return dt as f64 / n as f64;
+            }
+            n = (n as f64 * (TARGET_NS as f64 / dt as f64).clamp(2.0, 1000.0)) as u64;
+        }
+    }
+
+    /// CPU ns per pi iteration, with the workers' own pi code.
+    pub fn pi_ns_per_iteration() -> f64 {
+        per_unit(|n| {
+            std::hint::black_box(schedlab_workloads::pi(n, 1, 0, &mut schedlab_workloads::NoProbe));
+        })
+    }
+
+    /// CPU ns per hash of the hash workload.
+    pub fn ns_per_hash() -> f64 {
+        let mut buf = [0x5au8; schedlab_workloads::HASH_BUFFER];
+        per_unit(|n| {
+            std::hint::black_box(schedlab_workloads::hash(n, &mut buf, &mut schedlab_workloads::NoProbe));
+        })
+    }
+
+    /// (CPU ns, device ns) of one O_SYNC 1 KiB write: 40 timed writes after 4 warm-ups in a
+    /// fresh directory under `parent`; the device time is the median of wall - CPU.
+    pub fn sync_write(parent: &Path) -> std::io::Result<(u64, u64)> {
+        let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let dir = parent.join(format!("schedlab-calibrate-{}-{stamp}", std::process::id()));
+        std::fs::create_dir(&dir)?;
+        let file = dir.join("sync-writes");
+        let outcome = (|| {
+            let mut f = std::fs::OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_SYNC).open(&file)?;
+            let block = [0xa5u8; 1024];
+            let (mut cpu, mut device) = (Vec::new(), Vec::new());
+            for i in 0..44 {
+                let (w0, c0) = (std::time::Instant::now(), thread_cpu_ns());
+                f.write_all(&block)?;
+                let (wall, c) = (w0.elapsed().as_nanos() as u64, thread_cpu_ns().saturating_sub(c0));
+                if i >= 4 {
+                    cpu.push(c);
+                    device.push(wall.saturating_sub(c));
+                }
+            }
+            device.sort_unstable();
+            Ok((cpu.iter().sum::<u64>() / cpu.len() as u64, device[device.len() / 2]))
+        })();
+        let _ = std::fs::remove_file(&file);
+        let _ = std::fs::remove_dir(&dir);
+        outcome
+    }
+}

@@ -1,0 +1,194 @@
+//! `schedlab simulate`: spec -> simulated run in the same database, textbook schedules end
+//! to end, determinism, and bad input. Every run gives the model's rates explicitly, so no
+//! test depends on this machine's speed.
+
+use crate::util::{exists, Lab};
+use serde_json::Value;
+
+/// 1 ns per pi iteration, 5 us CPU + 50 us device per synchronous write.
+const RATES: [&str; 6] = ["--ns-per-iteration", "1", "--write-cpu-us", "5", "--write-service-us", "50"];
+const NO_COSTS: [&str; 4] = ["--switch-cost-us", "0", "--migration-cost-us", "0"];
+
+fn simulate(lab: &Lab, spec: &str, extra: &[&str]) -> String {
+    let mut args = vec!["simulate", spec, "-q"];
+    args.extend(RATES);
+    args.extend(extra);
+    lab.ok(&args)
+}
+
+fn f(row: &Value, field: &str) -> f64 {
+    row[field].as_f64().unwrap_or_else(|| panic!("{field} in {row}"))
+}
+
+fn sorted(rows: &[Value], field: &str) -> Vec<f64> {
+    let mut v: Vec<f64> = rows.iter().map(|r| f(r, field)).collect();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+const PA3_LIKE: &str = r#"name = "pa3-small"
+repetitions = 2
+[matrix]
+workload = ["cpu", "io", "mixed"]
+policy = ["other", "fifo", "rr"]
+processes = [2, 3]
+[workloads.cpu]
+kind = "pi"
+iterations = 2_000_000
+[workloads.io]
+kind = "copy"
+transfer_bytes = 10_240
+block_bytes = 1024
+[workloads.mixed]
+kind = "mixed"
+iterations = 1_000_000
+write_every = 100_000
+[policies.fifo]
+class = "fifo"
+priority = 98
+[policies.rr]
+class = "rr"
+priority = 98
+"#;
+
+#[test]
+fn a_pa3_like_spec_is_stored_as_a_sim_run_with_every_sample() {
+    let lab = Lab::new();
+    let spec = lab.spec("pa3.toml", PA3_LIKE);
+    simulate(&lab, spec.to_str().unwrap(), &["--cpus", "2"]);
+    let runs = lab.ok(&["runs"]);
+    assert!(runs.contains("sim"), "{runs}");
+    let rows = lab.samples();
+    // 3 workloads x 3 policies x (2 + 3) processes x 2 repetitions.
+    assert_eq!(rows.len(), 90);
+    assert!(rows.iter().all(|r| r["exit_code"] == 0 && r["cell_status"] == "ok"));
+    // Work units are the spec's; I/O workers block once per synchronous write (10 blocks).
+    let io: Vec<&Value> = rows.iter().filter(|r| r["workload"] == "io").collect();
+    assert!(io.iter().all(|r| r["voluntary_csw"] == 10 && f(r, "work_units") == 10_240.0), "{:?}", io[0]);
+    let mixed = rows.iter().find(|r| r["workload"] == "mixed").unwrap();
+    assert_eq!(mixed["voluntary_csw"], 10);
+    let extra: Value = serde_json::from_str(mixed["extra"].as_str().unwrap()).unwrap();
+    assert_eq!(extra["sim"]["model"]["write_service_ns"], 50_000);
+    assert_eq!(extra["sim"]["model"]["cpus"], 2);
+    // show and export work on it unchanged.
+    let shown = lab.ok(&["show"]);
+    assert!(shown.contains("(sim, complete)") && shown.contains("36 cell repetitions"), "{shown}");
+}
+
+/// 4 equal CPU-bound FIFO workers on 2 CPUs, no costs: two run to completion, then the other two.
+#[test]
+fn four_fifo_workers_on_two_cpus_take_two_bursts() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "f.toml",
+        "name = \"f\"\n[matrix]\nworkload = [\"cpu\"]\npolicy = [\"fifo\"]\nprocesses = [4]\n[workloads.cpu]\nkind = \"pi\"\niterations = 10_000_000\n",
+    );
+    let mut extra = vec!["--cpus", "2"];
+    extra.extend(NO_COSTS);
+    simulate(&lab, spec.to_str().unwrap(), &extra);
+    let rows = lab.samples();
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().all(|r| f(r, "cell_makespan_s") == 0.02));
+    // Release to completion: 10, 10, 20, 20 ms; each worker's own clock: 10 ms of running.
+    assert_eq!(sorted(&rows, "engine_wall_s"), [0.01, 0.01, 0.02, 0.02]);
+    assert_eq!(sorted(&rows, "start_offset_s"), [0.0, 0.0, 0.01, 0.01]);
+    assert_eq!(sorted(&rows, "wall_s"), [0.01; 4]);
+    assert_eq!(sorted(&rows, "user_s"), [0.01; 4]);
+    assert!(rows.iter().all(|r| r["involuntary_csw"] == 0 && r["voluntary_csw"] == 0));
+}
+
+/// Round robin on one CPU with a 4 ms quantum: three 10 ms workers rotate and end at 26, 28, 30 ms.
+#[test]
+fn round_robin_on_one_cpu_follows_the_quantum() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "rr.toml",
+        "name = \"rr\"\n[matrix]\nworkload = [\"cpu\"]\npolicy = [\"rr\"]\nprocesses = [3]\n[workloads.cpu]\nkind = \"pi\"\niterations = 10_000_000\n",
+    );
+    let mut extra = vec!["--cpus", "1", "--rr-quantum-ms", "4"];
+    extra.extend(NO_COSTS);
+    simulate(&lab, spec.to_str().unwrap(), &extra);
+    let rows = lab.samples();
+    assert_eq!(sorted(&rows, "end_offset_s"), [0.026, 0.028, 0.03]);
+    assert_eq!(sorted(&rows, "start_offset_s"), [0.0, 0.004, 0.008]);
+    assert!(rows.iter().all(|r| r["involuntary_csw"] == 2), "{rows:?}");
+}
+
+#[test]
+fn the_same_input_gives_identical_stored_samples() {
+    let export = || {
+        let lab = Lab::new();
+        let spec = lab.spec("pa3.toml", PA3_LIKE);
+        simulate(&lab, spec.to_str().unwrap(), &["--cpus", "2"]);
+        lab.ok(&["export", "--format", "json"])
+    };
+    let (a, b) = (export(), export());
+    assert!(a.len() > 1000);
+    assert_eq!(a, b, "two simulations of the same input differ");
+    // Repetitions of a deterministic simulation are the same record.
+    let rows: Vec<Value> = serde_json::from_str(&a).unwrap();
+    let rep = |r: u64| -> Vec<String> {
+        rows.iter()
+            .filter(|x| x["rep"] == r)
+            .map(|x| format!("{} {} {} {}", x["cell_key"], x["index"], x["wall_s"], x["involuntary_csw"]))
+            .collect()
+    };
+    assert_eq!(rep(0), rep(1));
+}
+
+#[test]
+fn command_workloads_are_refused_unless_skipped() {
+    let lab = Lab::new();
+    let spec = lab
+        .spec("c.toml", "name = \"c\"\n[matrix]\nworkload = [\"cmd\", \"pi\"]\n[workloads.cmd]\nkind = \"command\"\nargv = [\"true\"]\n");
+    let out = lab.run(&["simulate", spec.to_str().unwrap(), "--ns-per-iteration", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("command workload") && err.contains("--skip-unsupported"), "{err}");
+    assert!(!exists(&lab.db()), "nothing may be stored for refused input");
+    let out = lab.run(&["simulate", spec.to_str().unwrap(), "--ns-per-iteration", "1", "--skip-unsupported"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warning: not simulated: cell cmd/other/n1"));
+    // The pi cell is simulated; the command cell is stored without samples.
+    let rows = lab.samples();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["workload"], "pi");
+}
+
+#[test]
+fn zero_cpus_and_bad_chart_requests_are_bad_input() {
+    let lab = Lab::new();
+    let spec = lab.spec("p.toml", "name = \"p\"\n[matrix]\nworkload = [\"pi\"]\nprocesses = [1, 2]\n");
+    let cases: [(&[&str], &str); 4] = [
+        (&["--cpus", "0"], "--cpus must be at least 1"),
+        (&["--gantt", "g.svg"], "--gantt needs --gantt-cell"),
+        (&["--gantt", "g.svg", "--gantt-cell", "nope"], "no cell `nope`"),
+        (&["--from", "1"], "need --gantt"),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec!["simulate", spec.to_str().unwrap(), "--ns-per-iteration", "1"];
+        args.extend(extra);
+        let out = lab.run(&args);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{extra:?}: {err}");
+    }
+    assert!(!exists(&lab.db()));
+}
+
+#[test]
+fn gantt_chart_of_one_cell_is_written() {
+    let lab = Lab::new();
+    let spec = lab.spec("p.toml", "name = \"p\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"other\"]\nprocesses = [1, 3]\n");
+    let svg = lab.path("chart.svg");
+    simulate(
+        &lab,
+        spec.to_str().unwrap(),
+        &["--cpus", "2", "--gantt", svg.to_str().unwrap(), "--gantt-cell", "pi/other/n3", "--to", "0.01"],
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.contains("pi/other/n3"));
+    // Three workers share two CPUs by slices: bars on both CPUs in the first 10 ms.
+    assert!(text.contains("w2") && text.contains("CPU 0") && text.contains("CPU 1"));
+    assert!(text.matches("<rect").count() > 5);
+}
