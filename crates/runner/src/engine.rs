@@ -3,7 +3,7 @@
 
 use crate::protocol::{Job, Report, WORKER_SUBCOMMAND};
 use crate::signals::{self, Wake};
-use schedlab_model::{CellParams, CellRecord, CellStatus, GroupParams, Sample};
+use schedlab_model::{CellRecord, CellStatus, Sample};
 use schedlab_spec::{Cell, Class, Group, Step, Workload};
 use schedlab_sys::cgroup::{self, Hierarchy};
 use schedlab_sys::journal::Journal;
@@ -64,41 +64,6 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// The parameters stored beside a cell's results.
-pub fn params(cell: &Cell) -> CellParams {
-    let p = cell.primary();
-    CellParams {
-        cell_id: cell.index,
-        key: cell.key.clone(),
-        workload: p.workload_name.clone(),
-        workload_kind: p.workload.kind().to_string(),
-        policy: p.policy_name.clone(),
-        class: p.policy.class.name().to_string(),
-        priority: p.policy.priority as i32,
-        nice: p.policy.nice,
-        processes: p.processes,
-        groups: cell.groups.iter().map(group_params).collect(),
-    }
-}
-
-fn group_params(g: &Group) -> GroupParams {
-    GroupParams {
-        name: g.name.clone(),
-        workload: g.workload_name.clone(),
-        workload_kind: g.workload.kind().to_string(),
-        policy: g.policy_name.clone(),
-        class: g.policy.class.name().to_string(),
-        priority: g.policy.priority as i32,
-        nice: g.policy.nice,
-        processes: g.processes,
-        affinity: g.affinity.label(),
-        cpu_weight: g.cgroup.cpu_weight,
-        cpu_max: g.cgroup.cpu_max,
-        cpuset: g.cgroup.cpuset.clone(),
-        background: g.background,
-    }
-}
-
 struct Reaped {
     pid: i32,
     status: i32,
@@ -148,7 +113,7 @@ fn kill_and_reap(pgid: i32, n: usize, out: &mut Vec<Reaped>, timed_out: bool) {
 
 fn failed(cell: &Cell, step: &Step, ordinal: u32, msg: String) -> Outcome {
     Outcome::Done(Box::new(CellRecord {
-        params: params(cell),
+        params: cell.params(),
         rep: step.rep,
         warmup: step.warmup,
         ordinal,
@@ -372,7 +337,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         }
     }
     let record = CellRecord {
-        params: params(cell),
+        params: cell.params(),
         rep: step.rep,
         warmup: step.warmup,
         ordinal,

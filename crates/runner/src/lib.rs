@@ -12,7 +12,6 @@ pub mod protocol;
 pub mod signals;
 pub mod worker;
 
-pub use engine::params;
 use engine::{CellCtx, Outcome};
 use schedlab_model::CellRecord;
 use schedlab_spec::{Plan, Step, Workload};

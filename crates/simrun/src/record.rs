@@ -7,7 +7,7 @@
 //! modelled setup), `involuntary_csw` preemptions, `voluntary_csw` blocks. What a
 //! simulation has no notion of (pid, RSS, faults, /proc/stat, the engine's own cost) is 0.
 
-use schedlab_model::{CellParams, CellRecord, CellStatus, GroupParams, Sample, StatDelta};
+use schedlab_model::{CellRecord, CellStatus, Sample, StatDelta};
 use schedlab_policy::Time;
 use schedlab_sim::{SimResult, TaskResult};
 use schedlab_spec::{Cell, Group};
@@ -19,45 +19,10 @@ fn secs(t: Time) -> f64 {
     t as f64 / 1e9
 }
 
-/// The parameters identifying a cell, as the engine stores them.
-pub fn cell_params(cell: &Cell) -> CellParams {
-    let p = cell.primary();
-    CellParams {
-        cell_id: cell.index,
-        key: cell.key.clone(),
-        workload: p.workload_name.clone(),
-        workload_kind: p.workload.kind().to_string(),
-        policy: p.policy_name.clone(),
-        class: p.policy.class.name().to_string(),
-        priority: p.policy.priority as i32,
-        nice: p.policy.nice,
-        processes: p.processes,
-        groups: cell.groups.iter().map(group_params).collect(),
-    }
-}
-
-fn group_params(g: &Group) -> GroupParams {
-    GroupParams {
-        name: g.name.clone(),
-        workload: g.workload_name.clone(),
-        workload_kind: g.workload.kind().to_string(),
-        policy: g.policy_name.clone(),
-        class: g.policy.class.name().to_string(),
-        priority: g.policy.priority as i32,
-        nice: g.policy.nice,
-        processes: g.processes,
-        affinity: g.affinity.label(),
-        cpu_weight: g.cgroup.cpu_weight,
-        cpu_max: g.cgroup.cpu_max,
-        cpuset: g.cgroup.cpuset.clone(),
-        background: g.background,
-    }
-}
-
 /// A cell that was not simulated, with the reason (repetition 0, ordinal 0).
 pub fn failed(cell: &Cell, message: String) -> CellRecord {
     CellRecord {
-        params: cell_params(cell),
+        params: cell.params(),
         rep: 0,
         warmup: false,
         ordinal: 0,

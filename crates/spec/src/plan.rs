@@ -253,6 +253,27 @@ pub struct Group {
     pub background: bool,
 }
 
+impl Group {
+    /// The group as stored beside the cell's results.
+    pub fn params(&self) -> schedlab_model::GroupParams {
+        schedlab_model::GroupParams {
+            name: self.name.clone(),
+            workload: self.workload_name.clone(),
+            workload_kind: self.workload.kind().to_string(),
+            policy: self.policy_name.clone(),
+            class: self.policy.class.name().to_string(),
+            priority: self.policy.priority as i32,
+            nice: self.policy.nice,
+            processes: self.processes,
+            affinity: self.affinity.label(),
+            cpu_weight: self.cgroup.cpu_weight,
+            cpu_max: self.cgroup.cpu_max,
+            cpuset: self.cgroup.cpuset.clone(),
+            background: self.background,
+        }
+    }
+}
+
 /// One point of the matrix: one or more groups of workers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
@@ -273,6 +294,23 @@ impl Cell {
     /// Worker processes in all groups.
     pub fn processes(&self) -> u32 {
         self.groups.iter().map(|g| g.processes).sum()
+    }
+
+    /// The parameters stored beside the cell's results (the primary group's, and every group).
+    pub fn params(&self) -> schedlab_model::CellParams {
+        let p = self.primary();
+        schedlab_model::CellParams {
+            cell_id: self.index,
+            key: self.key.clone(),
+            workload: p.workload_name.clone(),
+            workload_kind: p.workload.kind().to_string(),
+            policy: p.policy_name.clone(),
+            class: p.policy.class.name().to_string(),
+            priority: p.policy.priority as i32,
+            nice: p.policy.nice,
+            processes: p.processes,
+            groups: self.groups.iter().map(Group::params).collect(),
+        }
     }
 
     /// True if any group needs a cgroup; then every group of the cell gets one, so

@@ -3,46 +3,7 @@
 use crate::Root;
 use std::io;
 
-/// Parses a kernel-style CPU list such as `0-1,3` (ascending, without duplicates).
-pub fn parse_list(s: &str) -> Result<Vec<u32>, String> {
-    let mut out = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (a, b) = match part.split_once('-') {
-            Some((a, b)) => (a.trim(), b.trim()),
-            None => (part, part),
-        };
-        let a: u32 = a.parse().map_err(|_| format!("\"{part}\" is not a CPU number or range"))?;
-        let b: u32 = b.parse().map_err(|_| format!("\"{part}\" is not a CPU number or range"))?;
-        if b < a {
-            return Err(format!("range \"{part}\" runs backwards"));
-        }
-        if b >= 4096 {
-            return Err(format!("CPU {b} is beyond 4095"));
-        }
-        out.extend(a..=b);
-    }
-    if out.is_empty() {
-        return Err("empty CPU list".into());
-    }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
-}
-
-/// Formats CPUs as a kernel-style list (`0-1,3`).
-pub fn format_list(cpus: &[u32]) -> String {
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
-        parts.push(if i == j { cpus[i].to_string() } else { format!("{}-{}", cpus[i], cpus[j]) });
-        i = j + 1;
-    }
-    parts.join(",")
-}
+pub use schedlab_spec::cpulist::{format as format_list, parse as parse_list};
 
 /// The online CPUs, from /sys/devices/system/cpu/online (falling back to 0..available).
 pub fn online(root: &Root) -> Vec<u32> {
@@ -73,16 +34,6 @@ pub fn set_affinity(pid: i32, cpus: &[u32]) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn lists_parse_and_format_round_trip() {
-        assert_eq!(parse_list("0-1,3").unwrap(), vec![0, 1, 3]);
-        assert_eq!(parse_list(" 3, 0-1 ,1").unwrap(), vec![0, 1, 3]);
-        assert_eq!(format_list(&[0, 1, 3, 4, 5, 7]), "0-1,3-5,7");
-        assert!(parse_list("2-1").is_err());
-        assert!(parse_list("a").is_err());
-        assert!(parse_list("").is_err());
-    }
 
     #[test]
     fn online_cpus_come_from_sysfs() {
