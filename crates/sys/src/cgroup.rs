@@ -169,20 +169,26 @@ impl Hierarchy {
     }
 }
 
-/// mkdir `<base>/schedlab` (if missing) and `<base>/schedlab/<name>`, journaled.
+/// mkdir `<base>/schedlab` (if missing) and `<base>/schedlab/<name>`, journaled. Every run
+/// journals the shared parent, whoever created it: its undo removes it only once no child
+/// cgroup is left, so the last of several overlapping runs removes it.
 fn make(j: &mut Journal, base: &Path, name: &str) -> io::Result<PathBuf> {
     let parent = base.join("schedlab");
-    if !parent.exists() {
-        j.record(Entry::RemoveCgroup { path: parent.clone() })?;
-        match std::fs::create_dir(&parent) {
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            r => r?,
-        }
-    }
+    j.record(Entry::RemoveCgroup { path: parent.clone() })?;
     let d = parent.join(name);
     j.record(Entry::RemoveCgroup { path: d.clone() })?;
-    std::fs::create_dir(&d)?;
-    Ok(d)
+    for attempt in 0..3 {
+        match std::fs::create_dir(&parent) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+        match std::fs::create_dir(&d) {
+            // Another run removed the empty parent between our two mkdirs: try again.
+            Err(e) if e.kind() == io::ErrorKind::NotFound && attempt < 2 => continue,
+            r => return r.map(|()| d),
+        }
+    }
+    unreachable!("the loop returns on its last attempt")
 }
 
 /// Enables v2 controllers in `dir`'s subtree_control; each one it enables is journaled
@@ -242,8 +248,10 @@ pub fn remove_dir(path: &Path) -> io::Result<()> {
     if !path.exists() {
         return Ok(());
     }
+    let has_children = || std::fs::read_dir(path).map(|rd| rd.filter_map(Result::ok).any(|e| e.path().is_dir())).unwrap_or(false);
     if !on_cgroupfs(path) {
-        return std::fs::remove_dir_all(path);
+        // A fake tree (tests): control files are plain files; another run's child stays.
+        return if has_children() { Ok(()) } else { std::fs::remove_dir_all(path) };
     }
     for attempt in 0..50 {
         let procs = std::fs::read_to_string(path.join("cgroup.procs")).unwrap_or_default();
@@ -254,9 +262,8 @@ pub fn remove_dir(path: &Path) -> io::Result<()> {
         match std::fs::remove_dir(path) {
             Ok(()) => return Ok(()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && attempt < 49 => {
-                let has_children = std::fs::read_dir(path).map(|rd| rd.filter_map(Result::ok).any(|e| e.path().is_dir())).unwrap_or(false);
-                if has_children {
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::ENOTEMPTY)) && attempt < 49 => {
+                if has_children() {
                     return Ok(()); // another run's cgroups live here; that run removes the parent
                 }
                 std::thread::sleep(std::time::Duration::from_millis(20));

@@ -102,3 +102,23 @@ fn hybrid_machine_uses_v1_and_an_empty_unified_tree_is_ignored() {
     assert_eq!(detect(&root), None);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Regression: with two overlapping runs, the one that created the shared `schedlab`
+/// parent finished first and left it behind for good. Every run now journals the parent;
+/// the last one out removes it.
+#[test]
+fn overlapping_runs_leave_no_parent_behind() {
+    let (root, dir) = fake("overlap", &[("/sys/fs/cgroup/cpu/cpu.shares", "1024\n")]);
+    let h = detect(&root).unwrap();
+    let s = Settings { weight: Some(100), ..Default::default() };
+    let mut a = Journal::create(&dir.join("state-a")).unwrap();
+    h.create(&mut a, "run-a", &s).unwrap();
+    let mut b = Journal::create(&dir.join("state-b")).unwrap();
+    h.create(&mut b, "run-b", &s).unwrap();
+    let parent = dir.join("sys/fs/cgroup/cpu/schedlab");
+    assert!(a.close().is_empty());
+    assert!(parent.join("run-b").exists() && !parent.join("run-a").exists(), "a's cgroup gone, b's kept");
+    assert!(b.close().is_empty());
+    assert!(!parent.exists(), "the last run out removes the parent");
+    std::fs::remove_dir_all(dir).unwrap();
+}
