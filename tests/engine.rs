@@ -217,6 +217,9 @@ fn command_accounting_matches_gnu_time() {
         assert!((sys - t[1]).abs() <= 0.02 + 0.05 * t[1], "sys {sys} vs {}", t[1]);
         // `time` blocks once waiting for dd, and its own fork/exec/print add a few.
         assert!(vol >= t[2] && vol <= t[2] + 4.0, "voluntary {vol} vs {}", t[2]);
-        assert!(invol >= t[3] - 1.0 && invol <= t[3] + 4.0 + 0.05 * t[3], "involuntary {invol} vs {}", t[3]);
+        // Involuntary switches include dd's exactly (lower bound). What `time` and the shim
+        // add on top depends on how loaded the machine is: under the parallel test suite
+        // (a 2,000-process cell beside it) that was up to +19, so only a sanity bound here.
+        assert!(invol >= t[3] - 1.0 && invol <= 2.0 * t[3] + 30.0, "involuntary {invol} vs {}", t[3]);
     }
 }
