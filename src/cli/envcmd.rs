@@ -76,12 +76,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn rlimit(res: libc::__rlimit_resource_t) -> String {
-    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: rl is a valid rlimit.
-    unsafe { libc::getrlimit(res, &mut rl) };
-    if rl.rlim_cur == libc::RLIM_INFINITY {
-        "unlimited".into()
-    } else {
-        rl.rlim_cur.to_string()
+    match env::soft_limit(res) {
+        libc::RLIM_INFINITY => "unlimited".into(),
+        n => n.to_string(),
     }
 }

@@ -101,8 +101,7 @@ fn check_cgroups(plan: &Plan, root: &Root) -> anyhow::Result<()> {
         return Err(bad_input(format!("group \"{}\" asks for cgroup settings, but this machine has no usable cgroup hierarchy", g.name)));
     };
     for g in plan.cells.iter().flat_map(|c| &c.groups) {
-        let s = schedlab_sys::cgroup::Settings { weight: g.cgroup.cpu_weight, max: g.cgroup.cpu_max, cpuset: g.cgroup.cpuset.clone() };
-        h.check(&s).map_err(|e| bad_input(format!("group \"{}\": {e}", g.name)))?;
+        h.check(&(&g.cgroup).into()).map_err(|e| bad_input(format!("group \"{}\": {e}", g.name)))?;
     }
     Ok(())
 }

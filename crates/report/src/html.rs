@@ -4,7 +4,7 @@
 
 use crate::compare;
 use crate::plots::{self, Chart, FigureInput, PlotError};
-use crate::tables::{fmt_summary, policy_label, status};
+use crate::tables::{self, status};
 use minijinja::value::Serde;
 use minijinja::{context, Environment, Value};
 use schedlab_analysis::{CellOutliers, CellStats, Metric, ProcessValue, RunComparison, MODIFIED_Z_THRESHOLD};
@@ -124,50 +124,16 @@ fn plain(header: &[&str], rows: Vec<Vec<String>>, num_from: usize, text: &[usize
 }
 
 fn per_process(stats: &[CellStats]) -> HtmlTable {
-    let h = ["workload", "policy", "procs", "n", "wall/proc [s]", "user/proc [s]", "sys/proc [s]", "CPU/proc [%]", "preempted/proc"];
-    let h2 = ["blocked/proc", "procs/s", "notes"];
-    let rows = stats
-        .iter()
-        .map(|s| {
-            vec![
-                s.params.workload.clone(),
-                policy_label(s),
-                s.params.processes.to_string(),
-                s.reps.to_string(),
-                fmt_summary(&s.wall_per_proc, 3),
-                fmt_summary(&s.user_per_proc, 3),
-                fmt_summary(&s.sys_per_proc, 4),
-                fmt_summary(&s.cpu_pct_per_proc, 0),
-                fmt_summary(&s.invol_per_proc, 1),
-                fmt_summary(&s.vol_per_proc, 1),
-                fmt_summary(&s.throughput, 2),
-                status(s),
-            ]
-        })
-        .collect();
-    plain(&[&h[..], &h2[..]].concat(), rows, 2, &[11])
+    let header = [&tables::PER_PROCESS_HEADER[..], &["notes"]].concat();
+    let mut rows = tables::per_process_rows(stats);
+    for (row, s) in rows.iter_mut().zip(stats) {
+        row.push(status(s));
+    }
+    plain(&header, rows, 2, &[11])
 }
 
 fn totals(stats: &[CellStats]) -> HtmlTable {
-    let h = ["workload", "policy", "procs", "n", "makespan [s]", "user [CPU-s]", "sys [CPU-s]", "CPU [%]", "preempted", "blocked"];
-    let rows = stats
-        .iter()
-        .map(|s| {
-            vec![
-                s.params.workload.clone(),
-                policy_label(s),
-                s.params.processes.to_string(),
-                s.reps.to_string(),
-                fmt_summary(&s.makespan, 2),
-                fmt_summary(&s.user_total, 2),
-                fmt_summary(&s.sys_total, 2),
-                fmt_summary(&s.cpu_pct_total, 0),
-                fmt_summary(&s.invol_total, 0),
-                fmt_summary(&s.vol_total, 0),
-            ]
-        })
-        .collect();
-    plain(&h, rows, 2, &[])
+    plain(&tables::TOTALS_HEADER, tables::totals_rows(stats), 2, &[10])
 }
 
 fn outliers(cells: &[CellOutliers]) -> HtmlTable {

@@ -61,57 +61,83 @@ pub fn status(s: &CellStats) -> String {
     notes.join("; ")
 }
 
+/// Columns of the per-cell totals (the last one, notes, is text).
+pub const TOTALS_HEADER: [&str; 11] =
+    ["workload", "policy", "procs", "n", "wall [s]", "user [CPU-s]", "sys [CPU-s]", "CPU [%]", "preempted", "blocked", "notes"];
+
+/// Rows of the per-cell totals, one per cell; the terminal and the HTML report both draw these.
+pub fn totals_rows(stats: &[CellStats]) -> Vec<Vec<String>> {
+    stats
+        .iter()
+        .map(|s| {
+            vec![
+                s.params.workload.clone(),
+                policy_label(s),
+                s.params.processes.to_string(),
+                s.reps.to_string(),
+                fmt_summary(&s.makespan, 2),
+                fmt_summary(&s.user_total, 2),
+                fmt_summary(&s.sys_total, 2),
+                fmt_summary(&s.cpu_pct_total, 0),
+                fmt_summary(&s.invol_total, 0),
+                fmt_summary(&s.vol_total, 0),
+                status(s),
+            ]
+        })
+        .collect()
+}
+
+/// Columns of the per-process means.
+pub const PER_PROCESS_HEADER: [&str; 11] = [
+    "workload",
+    "policy",
+    "procs",
+    "n",
+    "wall/proc [s]",
+    "user/proc",
+    "sys/proc",
+    "CPU/proc [%]",
+    "preempted/proc",
+    "blocked/proc",
+    "procs/s",
+];
+
+/// Rows of the per-process means, one per cell; shared by the terminal and the HTML report.
+pub fn per_process_rows(stats: &[CellStats]) -> Vec<Vec<String>> {
+    stats
+        .iter()
+        .map(|s| {
+            vec![
+                s.params.workload.clone(),
+                policy_label(s),
+                s.params.processes.to_string(),
+                s.reps.to_string(),
+                fmt_summary(&s.wall_per_proc, 3),
+                fmt_summary(&s.user_per_proc, 3),
+                fmt_summary(&s.sys_per_proc, 4),
+                fmt_summary(&s.cpu_pct_per_proc, 0),
+                fmt_summary(&s.invol_per_proc, 1),
+                fmt_summary(&s.vol_per_proc, 1),
+                fmt_summary(&s.throughput, 2),
+            ]
+        })
+        .collect()
+}
+
 /// Per-cell totals: wall (makespan), user, sys, CPU%, preempted, blocked.
 pub fn totals(stats: &[CellStats]) -> Table {
-    let mut t =
-        table(&["workload", "policy", "procs", "n", "wall [s]", "user [CPU-s]", "sys [CPU-s]", "CPU [%]", "preempted", "blocked", "notes"]);
-    for s in stats {
-        t.add_row(vec![
-            s.params.workload.clone(),
-            policy_label(s),
-            s.params.processes.to_string(),
-            s.reps.to_string(),
-            fmt_summary(&s.makespan, 2),
-            fmt_summary(&s.user_total, 2),
-            fmt_summary(&s.sys_total, 2),
-            fmt_summary(&s.cpu_pct_total, 0),
-            fmt_summary(&s.invol_total, 0),
-            fmt_summary(&s.vol_total, 0),
-            status(s),
-        ]);
+    let mut t = table(&TOTALS_HEADER);
+    for row in totals_rows(stats) {
+        t.add_row(row);
     }
     t
 }
 
 /// Per-process means: wall, user, sys, CPU%, preempted and blocked per process.
 pub fn per_process(stats: &[CellStats]) -> Table {
-    let mut t = table(&[
-        "workload",
-        "policy",
-        "procs",
-        "n",
-        "wall/proc [s]",
-        "user/proc",
-        "sys/proc",
-        "CPU/proc [%]",
-        "preempted/proc",
-        "blocked/proc",
-        "procs/s",
-    ]);
-    for s in stats {
-        t.add_row(vec![
-            s.params.workload.clone(),
-            policy_label(s),
-            s.params.processes.to_string(),
-            s.reps.to_string(),
-            fmt_summary(&s.wall_per_proc, 3),
-            fmt_summary(&s.user_per_proc, 3),
-            fmt_summary(&s.sys_per_proc, 4),
-            fmt_summary(&s.cpu_pct_per_proc, 0),
-            fmt_summary(&s.invol_per_proc, 1),
-            fmt_summary(&s.vol_per_proc, 1),
-            fmt_summary(&s.throughput, 2),
-        ]);
+    let mut t = table(&PER_PROCESS_HEADER);
+    for row in per_process_rows(stats) {
+        t.add_row(row);
     }
     t
 }

@@ -365,11 +365,8 @@ fn apply_settings(cx: &mut CellCtx, cell: &Cell, workers: &[Worker]) -> Result<(
         for g in &cell.groups {
             // Groups without settings still get their own cgroup at the default weight, so
             // weights compare like with like.
-            let s = cgroup::Settings {
-                weight: Some(g.cgroup.cpu_weight.unwrap_or(100)),
-                max: g.cgroup.cpu_max,
-                cpuset: g.cgroup.cpuset.clone(),
-            };
+            let mut s = cgroup::Settings::from(&g.cgroup);
+            s.weight = Some(s.weight.unwrap_or(100));
             let name = format!("{}-c{}-{}", cx.tag, cell.index, g.name);
             groups_cg.push(h.create(cx.journal, &name, &s).map_err(|e| format!("creating cgroup {name}: {e}"))?);
         }

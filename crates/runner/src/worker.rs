@@ -145,9 +145,7 @@ fn prepare(job: &Job) -> Result<Prepared, String> {
 }
 
 fn setup_usage() -> [f64; 4] {
-    // SAFETY: rusage is plain data filled by getrusage.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let ru = schedlab_sys::procfs::rusage_self();
     let tv = schedlab_sys::procfs::tv_secs;
     [tv(ru.ru_utime), tv(ru.ru_stime), ru.ru_nvcsw as f64, ru.ru_nivcsw as f64]
 }

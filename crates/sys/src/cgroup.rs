@@ -44,6 +44,12 @@ pub struct Settings {
     pub cpuset: Option<Vec<u32>>,
 }
 
+impl From<&schedlab_spec::CgroupSpec> for Settings {
+    fn from(c: &schedlab_spec::CgroupSpec) -> Settings {
+        Settings { weight: c.cpu_weight, max: c.cpu_max, cpuset: c.cpuset.clone() }
+    }
+}
+
 /// v2 weight -> v1 shares.
 pub fn weight_to_shares(weight: u32) -> u64 {
     (weight as u64 * 1024 / 100).clamp(2, 262_144)

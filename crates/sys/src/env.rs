@@ -21,7 +21,8 @@ pub fn capabilities(root: &Root) -> Capabilities {
     Capabilities { sys_nice, rtprio_limit: rtprio.min(99), min_nice: 20 - nice.min(40) as i32 }
 }
 
-fn soft_limit(res: libc::__rlimit_resource_t) -> u64 {
+/// The soft limit of a resource (RLIM_INFINITY when unlimited).
+pub fn soft_limit(res: libc::__rlimit_resource_t) -> u64 {
     let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: rl is a valid rlimit.
     unsafe { libc::getrlimit(res, &mut rl) };

@@ -74,10 +74,16 @@ pub fn tv_secs(tv: libc::timeval) -> f64 {
 
 /// getrusage(RUSAGE_SELF): this process's own user/sys seconds and peak RSS (KiB).
 pub fn self_usage() -> (f64, f64, i64) {
+    let ru = rusage_self();
+    (tv_secs(ru.ru_utime), tv_secs(ru.ru_stime), ru.ru_maxrss)
+}
+
+/// getrusage(RUSAGE_SELF), whole.
+pub fn rusage_self() -> libc::rusage {
     // SAFETY: rusage is plain data and getrusage fills it.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    (tv_secs(ru.ru_utime), tv_secs(ru.ru_stime), ru.ru_maxrss)
+    ru
 }
 
 /// CLOCK_MONOTONIC in nanoseconds: the clock workers and engine share.
