@@ -63,6 +63,7 @@ fn fixture(factor: f64) -> Vec<CellRecord> {
                                 ..Default::default()
                             })
                             .collect(),
+                        io: None,
                     });
                     ordinal += 1;
                 }

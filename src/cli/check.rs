@@ -18,6 +18,12 @@ pub struct Args {
     /// Override the number of measured repetitions.
     #[arg(long)]
     pub repetitions: Option<u32>,
+    /// Parent directory for the experiment's files, as `run --dir` (for the device check).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Confirm that the experiment may use this real disk, as `run --yes-device`.
+    #[arg(long, value_name = "NAME")]
+    pub yes_device: Option<String>,
 }
 
 /// Nanoseconds per hash round (4 KiB CityHash128) on this machine, from a short run.
@@ -44,6 +50,9 @@ fn amount(w: &Workload) -> String {
         Workload::Copy { transfer_bytes, block_bytes, .. } => format!("{transfer_bytes} B in {block_bytes} B O_SYNC writes"),
         Workload::Hash { hashes } => format!("{hashes} CityHash128 of 4 KiB"),
         Workload::Command { argv } => format!("exec {}", argv.join(" ")),
+        Workload::ParWrite(p) | Workload::ParRead(p) => {
+            format!("{} x {} B in {} thread(s), {} B per call, {}", p.files, p.file_bytes, p.threads, p.buffer_bytes, p.mode.name())
+        }
     }
 }
 
@@ -139,6 +148,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         println!("note: --scale does not change command workloads (schedlab cannot know their work amount)");
     }
     let cpus_ok = spec.check_cpus(&schedlab_sys::cpus::online(&Root::default()));
+    if let Some(line) = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())? {
+        println!("{line}");
+    }
     match allowed.and(cpus_ok) {
         Ok(()) => {
             println!("ok: the spec is valid and this process may apply every policy in it");

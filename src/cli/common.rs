@@ -51,6 +51,32 @@ pub fn load_spec(file: Option<&Path>, scale: Option<f64>, repetitions: Option<u3
     Ok(spec)
 }
 
+/// Checks the plan's experiment device against this machine (privilege, a real disk's
+/// confirmation, offered schedulers, space) before anything is changed; returns a line
+/// describing the device for the user, if there is one.
+pub fn check_device(spec: &schedlab_spec::Spec, dir: Option<&Path>, yes_device: Option<&str>) -> anyhow::Result<Option<String>> {
+    let Some(d) = &spec.plan.device else { return Ok(None) };
+    let parent = dir.map(Path::to_path_buf).or_else(|| spec.plan.dir.clone()).unwrap_or_else(std::env::temp_dir);
+    let facts = schedlab_sys::blockdev::facts(&schedlab_sys::Root::default(), d, &parent);
+    spec.check_device(&facts, yes_device).map_err(|e| bad_input(e.to_string()))?;
+    let line = match &d.target {
+        schedlab_spec::DeviceTarget::Loop { fs, direct_io, .. } => format!(
+            "device: a {} MiB loop device ({fs}{}) backed by a file in {}, removed afterwards; iosched axis sets {}",
+            spec.plan.loop_size_mib().unwrap_or(0),
+            if *direct_io { ", direct I/O" } else { "" },
+            parent.display(),
+            match d.queue {
+                schedlab_spec::QueueTarget::Device => "the loop device's queue".to_string(),
+                schedlab_spec::QueueTarget::Backing => format!("the backing disk's queue ({})", facts.disk.as_deref().unwrap_or("?")),
+            }
+        ),
+        schedlab_spec::DeviceTarget::Dir { path } => {
+            format!("device: files in a new directory under {path} on {} (confirmed)", facts.disk.as_deref().unwrap_or("?"))
+        }
+    };
+    Ok(Some(format!("{line}; page cache dropped before each cell: {}", if d.drop_caches { "yes" } else { "no" })))
+}
+
 /// Opens the results database.
 pub fn open_store(db: &Path) -> anyhow::Result<Store> {
     Store::open(db).map_err(|e| anyhow::anyhow!("cannot open the results database {}: {e}", db.display()))

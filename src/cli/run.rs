@@ -39,6 +39,10 @@ pub struct Args {
     /// Keep the experiment's files afterwards.
     #[arg(long)]
     pub keep_files: bool,
+    /// Confirm that an I/O experiment may write files on (and change the I/O scheduler of)
+    /// this real disk, as `confirm_device` in the spec does. Never raw writes.
+    #[arg(long, value_name = "NAME")]
+    pub yes_device: Option<String>,
     /// Supervise as an ordinary task instead of at SCHED_FIFO 99. The engine's wake-ups
     /// (one per worker exit) then never preempt workers, but RT workers can delay the
     /// watchdog and the reaping times.
@@ -115,6 +119,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     spec.check_allowed(&caps).map_err(|e| bad_input(e.to_string()))?;
     spec.check_cpus(&schedlab_sys::cpus::online(&root)).map_err(|e| bad_input(e.to_string()))?;
     check_cgroups(plan, &root)?;
+    let device_line = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())?;
     let environment = env::environment(&root);
     if plan.has_realtime() && !env::rt_throttled(&environment) && !a.allow_unthrottled {
         return Err(bad_input(
@@ -187,6 +192,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             steps.len(),
             db.display()
         ));
+        if let Some(line) = &device_line {
+            progress.say(line);
+        }
     }
     let opts = Options {
         dir: a.dir.clone(),

@@ -48,6 +48,13 @@ pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
         println!("\nThroughput and fairness (measured groups only; background groups count only in the CPU shares):");
         println!("{}", schedlab_report::tables::fairness(&stats));
     }
+    let io = schedlab_analysis::io_stats(&cells);
+    if !io.is_empty() {
+        println!(
+            "\nI/O (mean ±95% CI over n repetitions; MB/s = bytes of the cell / its time; latency per read/write call, percentiles of each repetition's merged histogram; device counters from /sys/block/<dev>/stat):"
+        );
+        println!("{}", schedlab_report::tables::io(&io));
+    }
     if !run.warnings.is_empty() {
         println!("\n{} warning(s) during the run:", run.warnings.len());
         for w in run.warnings.iter().take(20) {

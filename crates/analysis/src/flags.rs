@@ -156,6 +156,7 @@ mod tests {
                     ..Default::default()
                 })
                 .collect(),
+            io: None,
         }
     }
 

@@ -143,6 +143,7 @@ mod tests {
                     ..Default::default()
                 })
                 .collect(),
+            io: None,
         }
     }
 

@@ -201,6 +201,9 @@ pub struct CellParams {
     pub processes: u32,
     /// Every group of the cell (the fields above describe the primary one).
     pub groups: Vec<GroupParams>,
+    /// The I/O scheduler setting of the cell (its name in the spec), if the spec sweeps one.
+    #[serde(default)]
+    pub iosched: Option<String>,
 }
 
 /// One finished cell repetition with all its samples.
@@ -232,6 +235,148 @@ pub struct CellRecord {
     pub engine_max_rss_kb: i64,
     /// One sample per worker.
     pub samples: Vec<Sample>,
+    /// The experiment device during this repetition (I/O experiments only).
+    #[serde(default)]
+    pub io: Option<CellIo>,
+}
+
+/// The experiment's block device during one cell repetition.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CellIo {
+    /// The device the files were written to, e.g. `loop3` or `vda`.
+    pub device: String,
+    /// The device whose queue the I/O scheduler setting applied to (the same, or the loop
+    /// device's backing disk).
+    pub queue_device: String,
+    /// The scheduler active on that queue during the cell, read back from sysfs.
+    pub scheduler: String,
+    /// Tunables written for the cell (name, value), read back.
+    pub tunables: Vec<(String, String)>,
+    /// /sys/block/<dev>/stat deltas over the measured window, for each device on the path.
+    pub stats: Vec<DiskStatDelta>,
+}
+
+/// Deltas of one device's /sys/block/<dev>/stat (Documentation/block/stat.rst) over a cell.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiskStatDelta {
+    /// Device name.
+    pub device: String,
+    /// Read requests completed.
+    pub read_ios: u64,
+    /// Read requests merged.
+    pub read_merges: u64,
+    /// Sectors read (512 bytes).
+    pub read_sectors: u64,
+    /// Milliseconds spent by reads.
+    pub read_ticks_ms: u64,
+    /// Write requests completed.
+    pub write_ios: u64,
+    /// Write requests merged.
+    pub write_merges: u64,
+    /// Sectors written.
+    pub write_sectors: u64,
+    /// Milliseconds spent by writes.
+    pub write_ticks_ms: u64,
+    /// Milliseconds the device had I/O in flight.
+    pub io_ticks_ms: u64,
+    /// Weighted milliseconds of I/O in flight (time in queue).
+    pub time_in_queue_ms: u64,
+    /// Flush requests completed.
+    pub flush_ios: u64,
+}
+
+/// What an I/O worker (`par_write`, `par_read`) measured, in its sample's `extra.detail`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IoSummary {
+    /// "write" or "read".
+    pub op: String,
+    /// buffered, sync, direct or fsync.
+    pub mode: String,
+    /// Bytes transferred by this worker.
+    pub bytes: u64,
+    /// Files completed.
+    pub files: u64,
+    /// Threads used.
+    pub threads: u32,
+    /// read/write system calls made.
+    pub ops: u64,
+    /// bytes / the worker's wall time, MB/s (10^6 bytes).
+    pub mb_s: f64,
+    /// Per-operation latency percentiles, ns: p50, p90, p99, p99.9, max, mean.
+    pub lat_ns: LatencySummary,
+    /// The per-operation latency histogram (HdrHistogram V2 + deflate, base64).
+    pub hist: String,
+    /// Per file: (file index, thread, start, end) in seconds from the worker's start.
+    pub file_times: Vec<(u32, u32, f64, f64)>,
+    /// Bytes per thread.
+    pub thread_bytes: Vec<u64>,
+    /// Time spent in fsync at the end of each file (fsync mode), seconds summed over files.
+    pub fsync_s: f64,
+}
+
+/// Latency percentiles in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    /// Median.
+    pub p50: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 99.9th percentile.
+    pub p999: f64,
+    /// Maximum.
+    pub max: f64,
+    /// Mean.
+    pub mean: f64,
+    /// Values recorded.
+    pub count: u64,
+}
+
+/// The encoding of latency histograms inside records: HdrHistogram V2 + deflate, base64
+/// (a few hundred bytes for any number of values), so histograms can be merged later.
+pub mod hist {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
+    pub use hdrhistogram::Histogram;
+
+    /// Encodes a histogram (an empty string if it cannot be encoded).
+    pub fn encode(h: &Histogram<u64>) -> String {
+        let mut out = Vec::new();
+        match V2DeflateSerializer::new().serialize(h, &mut out) {
+            Ok(_) => base64::engine::general_purpose::STANDARD.encode(out),
+            Err(_) => String::new(),
+        }
+    }
+
+    /// Decodes what [`encode`] made.
+    pub fn decode(s: &str) -> Option<Histogram<u64>> {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(s).ok()?;
+        Deserializer::new().deserialize(&mut bytes.as_slice()).ok()
+    }
+
+    /// p50/p90/p99/p99.9/max/mean of a histogram.
+    pub fn summary(h: &Histogram<u64>) -> super::LatencySummary {
+        if h.is_empty() {
+            return super::LatencySummary::default();
+        }
+        super::LatencySummary {
+            p50: h.value_at_quantile(0.5) as f64,
+            p90: h.value_at_quantile(0.9) as f64,
+            p99: h.value_at_quantile(0.99) as f64,
+            p999: h.value_at_quantile(0.999) as f64,
+            max: h.max() as f64,
+            mean: h.mean(),
+            count: h.len(),
+        }
+    }
+}
+
+impl Sample {
+    /// The I/O summary of an I/O worker, if this sample has one.
+    pub fn io(&self) -> Option<IoSummary> {
+        self.extra.get("detail").filter(|d| d.get("op").is_some()).and_then(|d| serde_json::from_value(d.clone()).ok())
+    }
 }
 
 /// What the machine was when a run was made.

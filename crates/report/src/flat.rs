@@ -101,6 +101,22 @@ pub struct FlatSample {
     pub cell_ctxt: u64,
     /// Interrupts over the cell.
     pub cell_interrupts: u64,
+    /// The cell's I/O scheduler setting (its name on the `iosched` axis), if any.
+    pub iosched: Option<String>,
+    /// The scheduler active on the device queue during the cell (read back), if it did I/O.
+    pub io_scheduler: Option<String>,
+    /// Bytes this I/O worker moved.
+    pub io_bytes: Option<u64>,
+    /// Its throughput, MB/s.
+    pub io_mb_s: Option<f64>,
+    /// Median per-operation latency, microseconds.
+    pub io_lat_p50_us: Option<f64>,
+    /// 99th percentile latency, microseconds.
+    pub io_lat_p99_us: Option<f64>,
+    /// 99.9th percentile latency, microseconds.
+    pub io_lat_p999_us: Option<f64>,
+    /// Maximum latency, microseconds.
+    pub io_lat_max_us: Option<f64>,
     /// Workload extras (policy seen, CPU, estimate, ...), as JSON text.
     pub extra: String,
 }
@@ -115,6 +131,7 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
     for c in cells {
         let p = &c.params;
         for s in &c.samples {
+            let io = s.io();
             out.push(FlatSample {
                 run_id,
                 cell_id: p.cell_id,
@@ -163,6 +180,14 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
                 cell_iowait_jiffies: c.stat.iowait,
                 cell_ctxt: c.stat.ctxt,
                 cell_interrupts: c.stat.interrupts,
+                iosched: p.iosched.clone(),
+                io_scheduler: c.io.as_ref().map(|x| x.scheduler.clone()),
+                io_bytes: io.as_ref().map(|x| x.bytes),
+                io_mb_s: io.as_ref().map(|x| x.mb_s),
+                io_lat_p50_us: io.as_ref().map(|x| x.lat_ns.p50 / 1e3),
+                io_lat_p99_us: io.as_ref().map(|x| x.lat_ns.p99 / 1e3),
+                io_lat_p999_us: io.as_ref().map(|x| x.lat_ns.p999 / 1e3),
+                io_lat_max_us: io.as_ref().map(|x| x.lat_ns.max / 1e3),
                 extra: s.extra.to_string(),
             });
         }

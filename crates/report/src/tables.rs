@@ -3,7 +3,7 @@
 //! confidence interval half-width.
 
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
-use schedlab_analysis::{CellStats, Summary};
+use schedlab_analysis::{CellStats, IoStats, Summary};
 
 /// Formats a summary as `mean ±ci` with `prec` decimals; `-` when there is no data.
 pub fn fmt_summary(s: &Summary, prec: usize) -> String {
@@ -43,6 +43,14 @@ pub fn policy_label(s: &CellStats) -> String {
     l
 }
 
+/// The workload as a reader names it, with the cell's I/O scheduler setting if it has one.
+pub fn workload_label(s: &CellStats) -> String {
+    match &s.params.iosched {
+        Some(io) => format!("{} @{io}", s.params.workload),
+        None => s.params.workload.clone(),
+    }
+}
+
 /// Why a cell's numbers may be incomplete: failures, time-outs, signals, non-zero exits.
 pub fn status(s: &CellStats) -> String {
     let mut notes = Vec::new();
@@ -71,7 +79,7 @@ pub fn totals_rows(stats: &[CellStats]) -> Vec<Vec<String>> {
         .iter()
         .map(|s| {
             vec![
-                s.params.workload.clone(),
+                workload_label(s),
                 policy_label(s),
                 s.params.processes.to_string(),
                 s.reps.to_string(),
@@ -108,7 +116,7 @@ pub fn per_process_rows(stats: &[CellStats]) -> Vec<Vec<String>> {
         .iter()
         .map(|s| {
             vec![
-                s.params.workload.clone(),
+                workload_label(s),
                 policy_label(s),
                 s.params.processes.to_string(),
                 s.reps.to_string(),
@@ -166,6 +174,67 @@ pub fn fairness(stats: &[CellStats]) -> Table {
             fmt_summary(&s.cv_completion, 3),
             if shares.is_empty() { "-".into() } else { format!("{shares} (%)") },
         ]);
+    }
+    t
+}
+
+/// Columns of the I/O table.
+pub const IO_HEADER: [&str; 15] = [
+    "workload",
+    "iosched",
+    "op",
+    "n",
+    "time [s]",
+    "MB/s",
+    "file [s]",
+    "p50 [us]",
+    "p99 [us]",
+    "p99.9 [us]",
+    "max [us]",
+    "dev reqs",
+    "merged",
+    "req [KiB]",
+    "in queue [s]",
+];
+
+/// Rows of the I/O table (seed 002's figures plus latency and device counters), one per
+/// cell that did I/O; shared by the terminal and the HTML report.
+pub fn io_rows(stats: &[IoStats]) -> Vec<Vec<String>> {
+    stats
+        .iter()
+        .map(|s| {
+            let sched = match (&s.params.iosched, s.schedulers.as_slice()) {
+                (Some(name), [one]) if name == one => format!("{one} ({})", s.queue_device),
+                (Some(name), seen) => format!("{name} = {} ({})", seen.join("/"), s.queue_device),
+                (None, seen) => format!("{} ({})", seen.join("/"), s.queue_device),
+            };
+            vec![
+                s.params.workload.clone(),
+                sched,
+                format!("{} {}", s.op, s.mode),
+                s.reps.to_string(),
+                fmt_summary(&s.makespan, 2),
+                fmt_summary(&s.mb_s, 1),
+                fmt_summary(&s.file_time, 3),
+                fmt_summary(&s.lat_p50_us, 0),
+                fmt_summary(&s.lat_p99_us, 0),
+                fmt_summary(&s.lat_p999_us, 0),
+                fmt_summary(&s.lat_max_us, 0),
+                fmt_summary(&s.dev_ios, 0),
+                fmt_summary(&s.dev_merges, 0),
+                fmt_summary(&s.dev_req_kib, 0),
+                fmt_summary(&s.dev_queue_s, 2),
+            ]
+        })
+        .collect()
+}
+
+/// The I/O table: time, throughput, per-file time, per-call latency percentiles and the
+/// data device's request counts per cell.
+pub fn io(stats: &[IoStats]) -> Table {
+    let mut t = table(&IO_HEADER);
+    for row in io_rows(stats) {
+        t.add_row(row);
     }
     t
 }

@@ -77,6 +77,7 @@ pub fn pa3_records(factor: f64) -> Vec<CellRecord> {
                             }
                         })
                         .collect(),
+                    io: None,
                 });
                 ordinal += 1;
             }

@@ -19,6 +19,7 @@ fn fixture() -> Vec<CellRecord> {
                     nice: 0,
                     processes: 2,
                     groups: Vec::new(),
+                    iosched: None,
                 },
                 rep,
                 warmup: false,
@@ -48,6 +49,7 @@ fn fixture() -> Vec<CellRecord> {
                         ..Default::default()
                     })
                     .collect(),
+                io: None,
             });
         }
     }

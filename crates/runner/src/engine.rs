@@ -52,6 +52,12 @@ pub struct CellCtx<'a> {
     pub tag: &'a str,
     /// How long background groups run before the measured groups are released.
     pub background_lead: Duration,
+    /// The experiment device's record for this cell (scheduler set), statistics to fill in.
+    pub io: Option<schedlab_model::CellIo>,
+    /// Devices whose /sys/block stat deltas are taken over the measured window.
+    pub stat_devs: &'a [String],
+    /// Where par_read workers find their inputs.
+    pub read_dir: &'a Path,
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -111,7 +117,7 @@ fn kill_and_reap(pgid: i32, n: usize, out: &mut Vec<Reaped>, timed_out: bool) {
     }
 }
 
-fn failed(cell: &Cell, step: &Step, ordinal: u32, msg: String) -> Outcome {
+pub(crate) fn failed(cell: &Cell, step: &Step, ordinal: u32, msg: String) -> Outcome {
     Outcome::Done(Box::new(CellRecord {
         params: cell.params(),
         rep: step.rep,
@@ -126,6 +132,7 @@ fn failed(cell: &Cell, step: &Step, ordinal: u32, msg: String) -> Outcome {
         engine_sys_s: 0.0,
         engine_max_rss_kb: self_usage().2,
         samples: Vec::new(),
+        io: None,
     }))
 }
 
@@ -196,6 +203,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
                 workload: g.workload.clone(),
                 repeat: g.background,
                 engine_pid: std::process::id() as i32,
+                read_dir: matches!(g.workload, Workload::ParRead(_)).then(|| cx.read_dir.to_path_buf()),
             };
             let json = serde_json::to_string(&job).expect("job serialises");
             let release = if g.background { bg_r.as_ref().expect("background pipe") } else { &rel_r };
@@ -272,6 +280,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         }
     }
     let stat0 = Stat::read(cx.root);
+    let disk0 = crate::device::read_stats(cx.root, cx.stat_devs);
     let bg_cpu0: HashMap<i32, u64> = bg_pids.iter().filter_map(|&p| exec_runtime_ns(cx.root, p).map(|ns| (p, ns))).collect();
     let (u0, s0, _) = self_usage();
     let started_unix = unix_now();
@@ -303,6 +312,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     }
     let end_ns = reaped.iter().filter(|r| !bg_pids.contains(&r.pid)).map(|r| r.at_ns).max().unwrap_or(release_ns);
     let stat1 = Stat::read(cx.root);
+    let disk1 = crate::device::read_stats(cx.root, cx.stat_devs);
     let (u1, s1, rss) = self_usage();
     // Background CPU inside the measured window: their lead and stop tail are left out.
     let bg_window: HashMap<i32, f64> =
@@ -313,7 +323,12 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
 
     let mut reports: HashMap<u32, Report> = HashMap::new();
     for l in &lines {
-        match serde_json::from_str::<Report>(l) {
+        let parsed = serde_json::from_str::<Report>(l).and_then(|r| match &r.spill {
+            // A long report went to a file; the line only points at it.
+            Some(p) => std::fs::read(p).map_err(serde_json::Error::io).and_then(|b| serde_json::from_slice::<Report>(&b)),
+            None => Ok(r),
+        });
+        match parsed {
             Ok(r) => {
                 // A command reports at its start; keep the first report per index.
                 reports.entry(r.i).or_insert(r);
@@ -353,6 +368,15 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         engine_sys_s: s1 - s0,
         engine_max_rss_kb: rss,
         samples,
+        io: cx.io.take().map(|mut io| {
+            io.stats = cx
+                .stat_devs
+                .iter()
+                .zip(disk0.iter().zip(&disk1))
+                .filter_map(|(d, (a, b))| Some(b.as_ref()?.since(a.as_ref()?, d)))
+                .collect();
+            io
+        }),
     };
     Ok(Outcome::Done(Box::new(record)))
 }

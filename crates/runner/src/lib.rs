@@ -7,6 +7,7 @@
 //! progress and warnings go to an [`Observer`].
 #![deny(missing_docs)]
 
+pub mod device;
 mod engine;
 pub mod protocol;
 pub mod signals;
@@ -78,7 +79,7 @@ pub enum Ending {
 
 /// Creates `parent/schedlab-<tag>-<n>` exclusively (mkdir fails on anything already there,
 /// symlinks included), so the engine only ever deletes what it created.
-fn make_experiment_dir(parent: &Path, tag: &str) -> std::io::Result<PathBuf> {
+pub(crate) fn make_experiment_dir(parent: &Path, tag: &str) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(parent)?;
     for n in 0..1000 {
         let p = parent.join(format!("schedlab-{tag}-{}-{n}", std::process::id()));
@@ -129,6 +130,13 @@ pub fn run(
     let hierarchy = if plan.cells.iter().any(|c| c.uses_cgroups()) { cgroup::detect(&opts.root) } else { None };
     let tag = format!("r{run_tag}-{}", std::process::id());
 
+    let device = match &plan.device {
+        Some(d) => Some(device::setup(d, plan, &exp_dir, run_tag, journal, &opts.root)?),
+        None => None,
+    };
+    let files_dir = device.as_ref().map(|d| d.files_dir.clone()).unwrap_or_else(|| exp_dir.clone());
+    let no_devs: Vec<String> = Vec::new();
+
     let rt = opts.engine_rt && {
         match sched::raise_engine() {
             Ok(()) => true,
@@ -156,11 +164,32 @@ pub fn run(
             Workload::Copy { input_bytes, .. } => Some(input_bytes),
             _ => None,
         }) {
-            ensure_inputs(&exp_dir, &mut inputs, &mut input_len, cell.processes() as usize, input_bytes, plan.seed)?;
+            ensure_inputs(&files_dir, &mut inputs, &mut input_len, cell.processes() as usize, input_bytes, plan.seed)?;
         }
-        let cell_dir = exp_dir.join(format!("c{}-{}{}", cell.index, if step.warmup { "w" } else { "r" }, step.rep));
+        let read_dir = files_dir.join("read-inputs");
+        ensure_read_inputs(&read_dir, cell, plan.seed)?;
+        let cell_dir = files_dir.join(format!("c{}-{}{}", cell.index, if step.warmup { "w" } else { "r" }, step.rep));
         std::fs::create_dir(&cell_dir)?;
         let mut warnings = Vec::new();
+        // The cell's I/O scheduler (journaled, undone after the cell) and a cold page cache.
+        let io_mark = journal.entries().len();
+        let cell_io = match &device {
+            None => None,
+            Some(d) => match d.prepare_cell(cell.io.as_ref(), journal, &opts.root) {
+                Ok(io) => Some(io),
+                Err(msg) => {
+                    for w in journal.undo_to(io_mark) {
+                        observer.warn(&w);
+                    }
+                    let _ = std::fs::remove_dir_all(&cell_dir);
+                    if let Outcome::Done(rec) = engine::failed(cell, step, done as u32, msg) {
+                        sink(&rec)?;
+                        observer.step_finished(&rec);
+                    }
+                    continue;
+                }
+            },
+        };
         let mut cx = CellCtx {
             exe: &exe,
             dir: &cell_dir,
@@ -174,9 +203,15 @@ pub fn run(
             online: &online,
             tag: &tag,
             background_lead: opts.background_lead,
+            io: cell_io,
+            stat_devs: device.as_ref().map(|d| &d.stat_devs).unwrap_or(&no_devs),
+            read_dir: &read_dir,
         };
         let outcome = engine::run_cell(&mut cx, cell, step, done as u32);
         let _ = std::fs::remove_dir_all(&cell_dir);
+        for w in journal.undo_to(io_mark) {
+            observer.warn(&w);
+        }
         for w in &warnings {
             observer.warn(w);
         }
@@ -189,6 +224,38 @@ pub fn run(
         }
     }
     Ok(Ending::Complete)
+}
+
+/// Makes the input files of a cell's `par_read` workers (set-up, not measured) in `dir`:
+/// worker i reads `r<i>-<file>`. Inputs of one shape are kept for the next cell; another
+/// shape replaces them.
+fn ensure_read_inputs(dir: &Path, cell: &schedlab_spec::Cell, seed: u64) -> anyhow::Result<()> {
+    let mut index = 0u32;
+    let mut wanted: Vec<(u32, schedlab_spec::ParIo)> = Vec::new();
+    for g in &cell.groups {
+        for _ in 0..g.processes {
+            if let Workload::ParRead(p) = g.workload {
+                wanted.push((index, p));
+            }
+            index += 1;
+        }
+    }
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let ready = dir.exists() && wanted.iter().all(|(i, p)| schedlab_workloads::read_inputs_ready(dir, &format!("r{i}-"), p));
+    if ready {
+        return Ok(());
+    }
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    std::fs::create_dir(dir)?;
+    for (i, p) in wanted {
+        schedlab_workloads::make_read_inputs(dir, &format!("r{i}-"), &p, seed ^ i as u64)
+            .map_err(|e| anyhow::anyhow!("creating par_read inputs in {}: {e}", dir.display()))?;
+    }
+    Ok(())
 }
 
 /// Makes sure there are `n` input files of `len` bytes; they are set-up, not measured,

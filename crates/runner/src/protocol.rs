@@ -27,6 +27,9 @@ pub struct Job {
     /// The engine's pid: a worker whose parent is no longer the engine exits at once.
     #[serde(default)]
     pub engine_pid: i32,
+    /// Where a par_read worker finds its input files (`r<index>-<file>`).
+    #[serde(default)]
+    pub read_dir: Option<PathBuf>,
 }
 
 /// A worker's report.
@@ -59,4 +62,11 @@ pub struct Report {
     /// Setup or work failure.
     #[serde(default)]
     pub error: Option<String>,
+    /// A report too long for one atomic pipe write is written to this file instead, and the
+    /// line carries only `i` and this path.
+    #[serde(default)]
+    pub spill: Option<PathBuf>,
 }
+
+/// Longest line written to the result pipe: below PIPE_BUF (4096), so writes stay atomic.
+pub const MAX_LINE: usize = 4000;

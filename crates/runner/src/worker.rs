@@ -83,10 +83,10 @@ pub fn main(job_json: &str) -> i32 {
     report.cpus = probe.seen.cpus();
     if let Err(e) = outcome {
         report.error = Some(e);
-        send(&report);
+        send(&report, &job.dir);
         return 1;
     }
-    send(&report);
+    send(&report, &job.dir);
     0
 }
 
@@ -97,12 +97,16 @@ enum Prepared {
     Copy(wl::CopyFiles),
     Mixed(std::fs::File),
     Exec(Vec<CString>, std::fs::File),
+    Par(Box<wl::ParPrepared>, u32),
 }
 
 fn prepare(job: &Job) -> Result<Prepared, String> {
     let out_path = job.dir.join(format!("out-{}", job.index));
     match &job.workload {
         Workload::Pi { .. } => Ok(Prepared::Cpu),
+        Workload::ParWrite(p) | Workload::ParRead(p) => {
+            Ok(Prepared::Par(Box::new(wl::ParPrepared::new(p, job.seed ^ job.index as u64)), 0))
+        }
         Workload::Hash { .. } => {
             let mut buf = Box::new([0u8; wl::HASH_BUFFER]);
             // SAFETY: filling our own buffer from the OS random source.
@@ -187,7 +191,20 @@ fn work(job: &Job, p: &mut Prepared, report: &mut Report, probe: &mut WorkerProb
             let writes = report.detail.get("sync_writes").and_then(|x| x.as_u64()).unwrap_or(0) + w;
             report.detail = serde_json::json!({ "sync_writes": writes });
         }
-        (Workload::Command { .. }, Prepared::Exec(args, out)) => exec(std::mem::take(args), out, report),
+        (Workload::Command { .. }, Prepared::Exec(args, out)) => exec(std::mem::take(args), out, report, &job.dir),
+        (Workload::ParWrite(_), Prepared::Par(p, round)) => {
+            // A background writer repeats: each round writes fresh files.
+            let o = wl::par_write(&job.dir, &format!("w{}-{round}-", job.index), p, &STOP).map_err(|e| format!("par_write: {e}"))?;
+            *round += 1;
+            report.units += o.bytes as f64;
+            report.detail = serde_json::to_value(o).unwrap_or_default();
+        }
+        (Workload::ParRead(_), Prepared::Par(p, _)) => {
+            let dir = job.read_dir.as_ref().ok_or("par_read without an input directory")?;
+            let o = wl::par_read(dir, &format!("r{}-", job.index), p, &STOP).map_err(|e| format!("par_read: {e}"))?;
+            report.units += o.bytes as f64;
+            report.detail = serde_json::to_value(o).unwrap_or_default();
+        }
         _ => return Err("internal: workload and preparation disagree".into()),
     }
     Ok(())
@@ -195,10 +212,10 @@ fn work(job: &Job, p: &mut Prepared, report: &mut Report, probe: &mut WorkerProb
 
 /// Reports the start, then replaces this process with the user's program: same pid, same
 /// policy, nice, affinity and cgroup, so wait4's rusage covers the program itself.
-fn exec(args: Vec<CString>, out: &std::fs::File, report: &mut Report) -> ! {
+fn exec(args: Vec<CString>, out: &std::fs::File, report: &mut Report, dir: &std::path::Path) -> ! {
     report.cpu = sched::current_cpu();
     report.detail = serde_json::json!({ "exec": args[0].to_string_lossy() });
-    send(report);
+    send(report, dir);
     use std::os::fd::AsRawFd;
     // SAFETY: dup2 onto stdout so the program's output goes to its own file, not the
     // engine's result pipe; then execvp with NUL-terminated argument vectors.
@@ -218,8 +235,16 @@ fn exec(args: Vec<CString>, out: &std::fs::File, report: &mut Report) -> ! {
 }
 
 /// One line, one write(2): lines from different workers never interleave (< PIPE_BUF).
-fn send(r: &Report) {
+/// A longer report (an I/O worker's per-file times) goes to a file in `dir`, and the
+/// line points at it.
+fn send(r: &Report, dir: &std::path::Path) {
     let mut line = serde_json::to_vec(r).unwrap_or_default();
+    if line.len() > crate::protocol::MAX_LINE {
+        let path = dir.join(format!("report-{}.json", r.i));
+        if std::fs::write(&path, &line).is_ok() {
+            line = serde_json::to_vec(&Report { i: r.i, spill: Some(path), ..Default::default() }).unwrap_or_default();
+        }
+    }
     line.push(b'\n');
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(&line);

@@ -35,6 +35,7 @@ pub fn failed(cell: &Cell, message: String) -> CellRecord {
         engine_sys_s: 0.0,
         engine_max_rss_kb: 0,
         samples: Vec::new(),
+        io: None,
     }
 }
 

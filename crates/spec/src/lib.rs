@@ -5,11 +5,13 @@
 #![deny(missing_docs)]
 
 pub mod cpulist;
+mod device;
 mod error;
 mod plan;
 mod raw;
 mod validate;
 
+pub use device::{usable_mib, DeviceFacts};
 pub use error::{line_col, SpecError};
 pub use plan::*;
 pub use validate::{Capabilities, Location};
@@ -48,6 +50,12 @@ impl Spec {
     /// the policy and names the missing privilege.
     pub fn check_allowed(&self, caps: &Capabilities) -> Result<(), SpecError> {
         validate::check_allowed(&self.plan, &self.locations, &self.text, caps)
+    }
+
+    /// Checks the experiment device against what the machine says about it (privilege,
+    /// confirmation of a real disk, offered schedulers, free space), before any change.
+    pub fn check_device(&self, facts: &DeviceFacts, yes_device: Option<&str>) -> Result<(), SpecError> {
+        device::check(&self.plan, &self.locations, &self.text, facts, yes_device)
     }
 
     /// Checks that every CPU named in an affinity or cpuset is online here.

@@ -117,6 +117,76 @@ pub enum Workload {
         /// Program and arguments; `{index}` and `{dir}` are substituted.
         argv: Vec<String>,
     },
+    /// Threads writing files in parallel on the experiment device (seed 002's par_write).
+    #[serde(rename = "par_write")]
+    ParWrite(ParIo),
+    /// Threads reading files made in an unmeasured set-up step.
+    #[serde(rename = "par_read")]
+    ParRead(ParIo),
+}
+
+/// How `par_write` and `par_read` do their I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoMode {
+    /// Plain write(2)/read(2) through the page cache (the seed's mode).
+    Buffered,
+    /// O_SYNC: every write waits for the device.
+    Sync,
+    /// O_DIRECT: no page cache; buffer, size and offsets aligned to 4096 bytes.
+    Direct,
+    /// Buffered writes, fsync(2) before each file is closed (counted in its time).
+    Fsync,
+}
+
+impl IoMode {
+    /// All modes.
+    pub const ALL: [IoMode; 4] = [IoMode::Buffered, IoMode::Sync, IoMode::Direct, IoMode::Fsync];
+    /// The spec name.
+    pub fn name(self) -> &'static str {
+        match self {
+            IoMode::Buffered => "buffered",
+            IoMode::Sync => "sync",
+            IoMode::Direct => "direct",
+            IoMode::Fsync => "fsync",
+        }
+    }
+}
+
+/// The alignment O_DIRECT needs here (logical block size of any device we create).
+pub const DIRECT_ALIGN: u64 = 4096;
+
+/// The shape of a parallel I/O job: `files` files of `file_bytes` each, shared out among
+/// `threads` threads (each takes the next file when it finishes one), `buffer_bytes` per call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParIo {
+    /// Files per worker process.
+    pub files: u64,
+    /// Bytes per file.
+    pub file_bytes: u64,
+    /// Threads per worker process.
+    pub threads: u32,
+    /// Bytes per read/write call.
+    pub buffer_bytes: u64,
+    /// How the I/O is done.
+    pub mode: IoMode,
+}
+
+impl ParIo {
+    /// The shape with `file_bytes` multiplied by `factor` (files and threads stay: they are
+    /// the case's shape); at least one byte, and a multiple of 4096 for O_DIRECT.
+    pub fn scaled(&self, factor: f64) -> ParIo {
+        let mut b = ((self.file_bytes as f64 * factor).round() as u64).max(1);
+        if self.mode == IoMode::Direct {
+            b = b.div_ceil(DIRECT_ALIGN).max(1) * DIRECT_ALIGN;
+        }
+        ParIo { file_bytes: b, ..*self }
+    }
+
+    /// Bytes one worker process moves.
+    pub fn bytes(&self) -> u64 {
+        self.files * self.file_bytes
+    }
 }
 
 impl Workload {
@@ -128,6 +198,23 @@ impl Workload {
             Workload::Mixed { .. } => "mixed",
             Workload::Hash { .. } => "hash",
             Workload::Command { .. } => "command",
+            Workload::ParWrite(_) => "par_write",
+            Workload::ParRead(_) => "par_read",
+        }
+    }
+
+    /// True for the workloads that need the experiment's block device.
+    pub fn is_io(&self) -> bool {
+        matches!(self, Workload::ParWrite(_) | Workload::ParRead(_))
+    }
+
+    /// Bytes one worker keeps on the experiment device while it runs (outputs and inputs).
+    pub fn device_bytes(&self) -> u64 {
+        match self {
+            Workload::ParWrite(p) | Workload::ParRead(p) => p.bytes(),
+            Workload::Copy { transfer_bytes, input_bytes, .. } => transfer_bytes + input_bytes,
+            Workload::Mixed { iterations, write_every } => (iterations / write_every) * 64,
+            _ => 0,
         }
     }
 
@@ -148,6 +235,8 @@ impl Workload {
             }
             Workload::Hash { hashes } => Workload::Hash { hashes: s(*hashes) },
             Workload::Command { argv } => Workload::Command { argv: argv.clone() },
+            Workload::ParWrite(p) => Workload::ParWrite(p.scaled(factor)),
+            Workload::ParRead(p) => Workload::ParRead(p.scaled(factor)),
         }
     }
 
@@ -158,6 +247,7 @@ impl Workload {
             Workload::Hash { hashes } => *hashes,
             Workload::Copy { transfer_bytes, .. } => *transfer_bytes,
             Workload::Command { .. } => 1,
+            Workload::ParWrite(p) | Workload::ParRead(p) => p.bytes(),
         }
     }
 
@@ -283,6 +373,90 @@ pub struct Cell {
     pub key: String,
     /// The groups, measured ones first.
     pub groups: Vec<Group>,
+    /// The I/O scheduler setting for this cell (from the `iosched` axis).
+    #[serde(default)]
+    pub io: Option<IoSetting>,
+}
+
+/// One value of the `iosched` axis: a scheduler and the tunables to write with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoSetting {
+    /// The name on the axis (a scheduler name or an `[iosched.NAME]` entry).
+    pub name: String,
+    /// The kernel's scheduler name: none, mq-deadline, kyber, bfq, ...
+    pub scheduler: String,
+    /// (tunable, value): queue-level ones (nr_requests, read_ahead_kb, ...) go to
+    /// `queue/<name>`, the others to `queue/iosched/<name>`.
+    pub tunables: Vec<(String, String)>,
+}
+
+/// Tunables that live in `/sys/block/<dev>/queue/` itself rather than under `iosched/`.
+pub const QUEUE_TUNABLES: &[&str] = &["nr_requests", "read_ahead_kb", "nomerges", "rq_affinity", "max_sectors_kb", "wbt_lat_usec"];
+
+/// The tunables each scheduler offers under `queue/iosched/` (Linux 6.x).
+pub const SCHEDULER_TUNABLES: &[(&str, &[&str])] = &[
+    ("none", &[]),
+    ("mq-deadline", &["read_expire", "write_expire", "writes_starved", "front_merges", "fifo_batch", "async_depth", "prio_aging_expire"]),
+    ("kyber", &["read_lat_nsec", "write_lat_nsec"]),
+    (
+        "bfq",
+        &[
+            "slice_idle",
+            "slice_idle_us",
+            "low_latency",
+            "timeout_sync",
+            "max_budget",
+            "back_seek_max",
+            "back_seek_penalty",
+            "fifo_expire_async",
+            "fifo_expire_sync",
+            "strict_guarantees",
+        ],
+    ),
+];
+
+/// Where the experiment's files live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum DeviceTarget {
+    /// A file-backed loop device schedlab creates, formats, mounts and removes.
+    Loop {
+        /// Size of the backing file in MiB (None: computed from the largest cell).
+        size_mib: Option<u64>,
+        /// Filesystem: ext4, xfs or btrfs.
+        fs: String,
+        /// The loop device does direct I/O on its backing file (LOOP_SET_DIRECT_IO).
+        direct_io: bool,
+    },
+    /// A directory on an existing filesystem: schedlab creates its own directory inside it and
+    /// writes only there. (A block device in the spec is resolved to where it is mounted.)
+    Dir {
+        /// The directory or block device as written.
+        path: String,
+    },
+}
+
+/// Which queue the `iosched` axis changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueTarget {
+    /// The experiment device's own queue (the loop device's, or the disk's for `Dir`).
+    Device,
+    /// The disk that holds a loop device's backing file.
+    Backing,
+}
+
+/// The experiment device (`[device]` in the spec).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceSpec {
+    /// Where the files go.
+    pub target: DeviceTarget,
+    /// Whose queue the I/O scheduler axis sets.
+    pub queue: QueueTarget,
+    /// The real disk the user confirmed (`confirm_device`), needed to touch a real disk.
+    pub confirm_device: Option<String>,
+    /// sync and drop the page cache before every cell repetition.
+    pub drop_caches: bool,
 }
 
 impl Cell {
@@ -310,6 +484,7 @@ impl Cell {
             nice: p.policy.nice,
             processes: p.processes,
             groups: self.groups.iter().map(Group::params).collect(),
+            iosched: self.io.as_ref().map(|i| i.name.clone()),
         }
     }
 
@@ -364,6 +539,9 @@ pub struct Plan {
     pub dir: Option<PathBuf>,
     /// Work multiplier applied to every cell.
     pub scale: f64,
+    /// The experiment device, when any cell does I/O on one.
+    #[serde(default)]
+    pub device: Option<DeviceSpec>,
     /// All cells.
     pub cells: Vec<Cell>,
 }
@@ -404,6 +582,11 @@ impl Plan {
             out.push(s);
         }
         out
+    }
+
+    /// Bytes the largest cell keeps on the experiment device at once.
+    pub fn device_bytes(&self) -> u64 {
+        self.cells.iter().map(|c| c.groups.iter().map(|g| g.workload.device_bytes() * g.processes as u64).sum::<u64>()).max().unwrap_or(0)
     }
 
     /// True if any cell uses a class that can starve ordinary tasks.

@@ -31,6 +31,39 @@ pub struct RawSpec {
     pub policies: BTreeMap<Spanned<String>, Spanned<RawPolicy>>,
     #[serde(default)]
     pub groups: BTreeMap<Spanned<String>, Spanned<RawGroup>>,
+    #[serde(default)]
+    pub device: Option<Spanned<RawDevice>>,
+    #[serde(default)]
+    pub iosched: BTreeMap<Spanned<String>, Spanned<RawIosched>>,
+}
+
+/// `[device]`: where I/O workloads put their files.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDevice {
+    #[serde(default)]
+    pub path: Option<Spanned<String>>,
+    #[serde(default)]
+    pub size_mib: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub fs: Option<Spanned<String>>,
+    #[serde(default)]
+    pub direct_io: Option<Spanned<bool>>,
+    #[serde(default)]
+    pub queue: Option<Spanned<String>>,
+    #[serde(default)]
+    pub confirm_device: Option<Spanned<String>>,
+    #[serde(default)]
+    pub drop_caches: Option<Spanned<bool>>,
+}
+
+/// `[iosched.NAME]`: a scheduler with tunables, usable on the `iosched` axis.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawIosched {
+    pub scheduler: Spanned<String>,
+    #[serde(default)]
+    pub tunables: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
 }
 
 /// A named worker group: its fixed settings.
@@ -108,10 +141,13 @@ pub struct RawMatrix {
     pub cpuset: Option<Spanned<Vec<Spanned<toml::Value>>>>,
     #[serde(default)]
     pub groups: BTreeMap<Spanned<String>, Spanned<RawGroupAxes>>,
+    #[serde(default)]
+    pub iosched: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 impl RawMatrix {
-    /// Splits the top-level axes (the "main" group's) from the other groups' axes.
+    /// Splits the top-level axes (the "main" group's) from the other groups' axes; the
+    /// cell-level `iosched` axis must be taken out first.
     pub fn split(self) -> (RawGroupAxes, BTreeMap<Spanned<String>, Spanned<RawGroupAxes>>) {
         let main = RawGroupAxes {
             workload: self.workload,
@@ -147,6 +183,16 @@ pub struct RawWorkload {
     pub argv: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
     pub hashes: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub files: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub file_bytes: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub threads: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub buffer_bytes: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub mode: Option<Spanned<String>>,
 }
 
 /// A named policy definition.

@@ -18,6 +18,14 @@ pub struct Locations {
     pub policies: BTreeMap<String, Location>,
     /// Every explicit CPU list (affinity, cpuset) with its span, for the machine check.
     pub cpus: Vec<(Vec<u32>, Location)>,
+    /// Each `iosched` axis value's scheduler name with the span to point at.
+    pub iosched: Vec<(String, Location)>,
+    /// The `[device]` table, its `path` and its `size_mib`, for the device checks.
+    pub device: Option<Location>,
+    /// `[device] path`.
+    pub device_path: Option<Location>,
+    /// `[device] size_mib`.
+    pub device_size: Option<Location>,
 }
 
 /// What this process is allowed to do, as far as the spec is concerned.
@@ -41,6 +49,8 @@ const DEFAULT_RT_PRIORITY: i64 = 50;
 /// The seed computed about 722,000 hashes in 5 s on its machine.
 const DEFAULT_HASHES: i64 = 722_000;
 const DEFAULT_TIMEOUT_S: f64 = 1800.0;
+/// One 100 MiB file, one thread, 64 KiB per call, through the page cache.
+const DEFAULT_PAR_IO: ParIo = ParIo { files: 1, file_bytes: 100 << 20, threads: 1, buffer_bytes: 64 << 10, mode: IoMode::Buffered };
 const MAX_PROCESSES: i64 = 100_000;
 /// The kernel refuses SCHED_DEADLINE runtimes below 1024 ns.
 const MIN_DL_RUNTIME_NS: u64 = 1024;
@@ -112,9 +122,20 @@ pub(crate) fn validate(path: &str, src: &str, raw: RawSpec) -> Result<(Plan, Loc
         locations.policies.insert(k.get_ref().clone(), k.span());
     }
 
-    let RawSpec { matrix, groups: raw_groups, .. } = raw;
+    let mut io_defs: BTreeMap<String, IoSetting> = BTreeMap::new();
+    for (k, v) in &raw.iosched {
+        check_name(&cx, k)?;
+        io_defs.insert(k.get_ref().clone(), iosched_def(&cx, k.get_ref(), v.get_ref())?);
+    }
+
+    let RawSpec { matrix, groups: raw_groups, device: raw_device, .. } = raw;
     let matrix_span = matrix.span();
-    let (main_axes, mut group_axes) = matrix.into_inner().split();
+    let mut matrix = matrix.into_inner();
+    let io_axis = match matrix.iosched.take() {
+        None => None,
+        Some(list) => Some(iosched_axis(&cx, &list, &io_defs, &mut locations)?),
+    };
+    let (main_axes, mut group_axes) = matrix.split();
 
     // Group definitions: fixed settings, to which the axes then apply.
     let mut defs: Vec<(String, GroupDef)> = Vec::new();
@@ -159,19 +180,23 @@ pub(crate) fn validate(path: &str, src: &str, raw: RawSpec) -> Result<(Plan, Loc
 
     let mut cells: Vec<Cell> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    let counts: Vec<usize> = axes.iter().map(|a| a.values.len()).collect();
+    let mut counts: Vec<usize> = axes.iter().map(|a| a.values.len()).collect();
+    // The cell-level iosched axis varies slowest: a run's cells of one scheduler are adjacent.
+    let io_values: Vec<IoSetting> = io_axis.clone().unwrap_or_default();
+    counts.insert(0, io_values.len().max(1));
     let total: usize = counts.iter().product();
     if total > 100_000 {
         return cx.err(matrix_span, format!("the matrix has {total} cells; at most 100000"));
     }
     for combo in 0..total {
         // Mixed-radix decomposition: the last axis varies fastest.
-        let mut picks = vec![0usize; axes.len()];
+        let mut picks = vec![0usize; counts.len()];
         let mut rest = combo;
-        for i in (0..axes.len()).rev() {
+        for i in (0..counts.len()).rev() {
             picks[i] = rest % counts[i];
             rest /= counts[i];
         }
+        let io = io_values.get(picks.remove(0)).cloned();
         let mut groups = Vec::new();
         let mut key_parts: Vec<String> = Vec::new();
         for (gname, def) in &defs {
@@ -192,14 +217,31 @@ pub(crate) fn validate(path: &str, src: &str, raw: RawSpec) -> Result<(Plan, Loc
             continue; // a cell needs something to measure (e.g. main.processes = 0 with only background left)
         }
         groups.sort_by_key(|g| g.background);
-        let key = key_parts.into_iter().filter(|k| !k.is_empty()).collect::<Vec<_>>().join("+");
+        let mut key = key_parts.into_iter().filter(|k| !k.is_empty()).collect::<Vec<_>>().join("+");
+        if let Some(io) = &io {
+            key.push_str(&format!("/iosched={}", io.name));
+        }
         if seen.insert(key.clone()) {
-            cells.push(Cell { index: cells.len() as u32, key, groups });
+            cells.push(Cell { index: cells.len() as u32, key, groups, io });
         }
     }
     if cells.is_empty() {
         return cx.err(matrix_span, "the matrix produces no cell with a measured group");
     }
+    let needs_device = io_axis.is_some() || cells.iter().flat_map(|c| &c.groups).any(|g| g.workload.is_io());
+    let device = match &raw_device {
+        Some(d) => {
+            locations.device = Some(d.span());
+            Some(device(&cx, d.get_ref(), &mut locations)?)
+        }
+        None if needs_device => Some(DeviceSpec {
+            target: DeviceTarget::Loop { size_mib: None, fs: "ext4".into(), direct_io: false },
+            queue: QueueTarget::Device,
+            confirm_device: None,
+            drop_caches: true,
+        }),
+        None => None,
+    };
     let plan = Plan {
         name,
         description: raw.description.clone(),
@@ -211,6 +253,7 @@ pub(crate) fn validate(path: &str, src: &str, raw: RawSpec) -> Result<(Plan, Loc
         timeout,
         dir,
         scale: 1.0,
+        device,
         cells,
     };
     Ok((plan, locations))
@@ -442,7 +485,8 @@ fn group_axes_list(
         let mut vals = Vec::new();
         for w in list.get_ref() {
             if !workloads.contains_key(w.get_ref()) && builtin_workload(w.get_ref()).is_none() {
-                let known: Vec<&str> = workloads.keys().map(String::as_str).chain(["pi", "copy", "mixed", "hash"]).collect();
+                let known: Vec<&str> =
+                    workloads.keys().map(String::as_str).chain(["pi", "copy", "mixed", "hash", "par_write", "par_read"]).collect();
                 return cx.err(
                     w.span(),
                     format!(
@@ -576,6 +620,123 @@ fn cpu_max(cx: &Ctx, v: &Spanned<toml::Value>) -> Result<(u64, u64), SpecError> 
     Ok((quota as u64, period as u64))
 }
 
+fn scheduler_name(cx: &Ctx, v: &Spanned<String>) -> Result<String, SpecError> {
+    let n = v.get_ref();
+    if n.is_empty() || !n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_') {
+        return cx.err(v.span(), format!("\"{n}\" is not an I/O scheduler name (e.g. none, mq-deadline, kyber, bfq)"));
+    }
+    Ok(n.clone())
+}
+
+fn iosched_def(cx: &Ctx, name: &str, r: &RawIosched) -> Result<IoSetting, SpecError> {
+    let scheduler = scheduler_name(cx, &r.scheduler)?;
+    let known = SCHEDULER_TUNABLES.iter().find(|(s, _)| *s == scheduler).map(|(_, t)| *t);
+    let mut tunables = Vec::new();
+    for (k, v) in &r.tunables {
+        let key = k.get_ref();
+        let value = match v.get_ref() {
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Boolean(b) => (*b as u8).to_string(),
+            toml::Value::String(s) if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') => s.clone(),
+            other => return cx.err(v.span(), format!("tunable {key}: expected an integer, a boolean or a plain word, got {other}")),
+        };
+        let ok_queue = QUEUE_TUNABLES.contains(&key.as_str());
+        match known {
+            _ if ok_queue => {}
+            Some(list) if !list.contains(&key.as_str()) => {
+                let mut all: Vec<&str> = list.to_vec();
+                all.extend(QUEUE_TUNABLES);
+                return cx.err(k.span(), format!("scheduler {scheduler} has no tunable \"{key}\"; it has: {}", all.join(", ")));
+            }
+            _ if !key.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') || key.is_empty() => {
+                return cx.err(k.span(), format!("\"{key}\" is not a tunable name"));
+            }
+            _ => {}
+        }
+        tunables.push((key.clone(), value));
+    }
+    Ok(IoSetting { name: name.to_string(), scheduler, tunables })
+}
+
+fn iosched_axis(
+    cx: &Ctx,
+    list: &Spanned<Vec<Spanned<String>>>,
+    defs: &BTreeMap<String, IoSetting>,
+    locs: &mut Locations,
+) -> Result<Vec<IoSetting>, SpecError> {
+    if list.get_ref().is_empty() {
+        return cx.err(list.span(), "the iosched axis must list at least one scheduler");
+    }
+    let mut out: Vec<IoSetting> = Vec::new();
+    for v in list.get_ref() {
+        let setting = match defs.get(v.get_ref()) {
+            Some(d) => d.clone(),
+            None => IoSetting { name: v.get_ref().clone(), scheduler: scheduler_name(cx, v)?, tunables: Vec::new() },
+        };
+        if out.iter().any(|o| o.name == setting.name) {
+            return cx.err(v.span(), format!("the iosched axis lists {} twice", setting.name));
+        }
+        locs.iosched.push((setting.scheduler.clone(), v.span()));
+        out.push(setting);
+    }
+    Ok(out)
+}
+
+fn device(cx: &Ctx, d: &RawDevice, locs: &mut Locations) -> Result<DeviceSpec, SpecError> {
+    let queue = match &d.queue {
+        None => QueueTarget::Device,
+        Some(q) => match q.get_ref().as_str() {
+            "device" => QueueTarget::Device,
+            "backing" => QueueTarget::Backing,
+            other => return cx.err(q.span(), format!("queue must be \"device\" or \"backing\", got \"{other}\"")),
+        },
+    };
+    let target = match &d.path {
+        Some(p) => {
+            for (key, span) in [
+                ("size_mib", d.size_mib.as_ref().map(|x| x.span())),
+                ("fs", d.fs.as_ref().map(|x| x.span())),
+                ("direct_io", d.direct_io.as_ref().map(|x| x.span())),
+            ] {
+                if let Some(span) = span {
+                    return cx.err(span, format!("`{key}` applies only to the loop device schedlab creates (no `path`)"));
+                }
+            }
+            if queue == QueueTarget::Backing {
+                return cx.err(d.queue.as_ref().unwrap().span(), "queue = \"backing\" applies only to a loop device (no `path`)");
+            }
+            if !p.get_ref().starts_with('/') {
+                return cx.err(p.span(), "device path must be absolute (a directory, or a block device such as /dev/sdb)");
+            }
+            locs.device_path = Some(p.span());
+            DeviceTarget::Dir { path: p.get_ref().clone() }
+        }
+        None => {
+            let size_mib = match &d.size_mib {
+                Some(s) => {
+                    locs.device_size = Some(s.span());
+                    Some(cx.int_in(s, 16, 1 << 24, "size_mib")? as u64)
+                }
+                None => None,
+            };
+            let fs = match &d.fs {
+                None => "ext4".to_string(),
+                Some(f) if ["ext4", "xfs", "btrfs"].contains(&f.get_ref().as_str()) => f.get_ref().clone(),
+                Some(f) => return cx.err(f.span(), format!("fs must be ext4, xfs or btrfs, got \"{}\"", f.get_ref())),
+            };
+            DeviceTarget::Loop { size_mib, fs, direct_io: d.direct_io.as_ref().is_some_and(|b| *b.get_ref()) }
+        }
+    };
+    let confirm_device = match &d.confirm_device {
+        Some(c) if c.get_ref().is_empty() || c.get_ref().contains('/') => {
+            return cx.err(c.span(), "confirm_device is a device name as in /sys/block, e.g. \"sdb\"")
+        }
+        Some(c) => Some(c.get_ref().clone()),
+        None => None,
+    };
+    Ok(DeviceSpec { target, queue, confirm_device, drop_caches: d.drop_caches.as_ref().is_none_or(|b| *b.get_ref()) })
+}
+
 fn check_name(cx: &Ctx, k: &Spanned<String>) -> Result<(), SpecError> {
     let ok = !k.get_ref().is_empty() && k.get_ref().chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if !ok {
@@ -592,6 +753,8 @@ fn builtin_workload(name: &str) -> Option<Workload> {
         }
         "mixed" => Workload::Mixed { iterations: DEFAULT_MIXED_ITERATIONS as u64, write_every: DEFAULT_WRITE_EVERY as u64 },
         "hash" => Workload::Hash { hashes: DEFAULT_HASHES as u64 },
+        "par_write" => Workload::ParWrite(DEFAULT_PAR_IO),
+        "par_read" => Workload::ParRead(DEFAULT_PAR_IO),
         _ => return None,
     })
 }
@@ -617,7 +780,8 @@ fn workload(cx: &Ctx, w: &RawWorkload) -> Result<Workload, SpecError> {
     let kind = w.kind.get_ref().as_str();
     let sp = |v: &Option<Spanned<i64>>| v.as_ref().map(|s| s.span());
     // Which keys belong to which kinds: any other key is an error at its own location.
-    let fields: [KeyKinds; 7] = [
+    let io: &[&str] = &["par_write", "par_read"];
+    let fields: [KeyKinds; 12] = [
         ("iterations", sp(&w.iterations), &["pi", "mixed"]),
         ("write_every", sp(&w.write_every), &["mixed"]),
         ("transfer_bytes", sp(&w.transfer_bytes), &["copy"]),
@@ -625,9 +789,17 @@ fn workload(cx: &Ctx, w: &RawWorkload) -> Result<Workload, SpecError> {
         ("input_bytes", sp(&w.input_bytes), &["copy"]),
         ("hashes", sp(&w.hashes), &["hash"]),
         ("argv", w.argv.as_ref().map(|a| a.span()), &["command"]),
+        ("files", sp(&w.files), io),
+        ("file_bytes", sp(&w.file_bytes), io),
+        ("threads", sp(&w.threads), io),
+        ("buffer_bytes", sp(&w.buffer_bytes), io),
+        ("mode", w.mode.as_ref().map(|m| m.span()), io),
     ];
-    if !["pi", "mixed", "copy", "hash", "command"].contains(&kind) {
-        return cx.err(w.kind.span(), format!("unknown workload kind \"{kind}\"; expected one of: pi, copy, mixed, hash, command"));
+    if !["pi", "mixed", "copy", "hash", "command", "par_write", "par_read"].contains(&kind) {
+        return cx.err(
+            w.kind.span(),
+            format!("unknown workload kind \"{kind}\"; expected one of: pi, copy, mixed, hash, command, par_write, par_read"),
+        );
     }
     for (name, span, kinds) in fields {
         if let Some(span) = span {
@@ -673,6 +845,43 @@ fn workload(cx: &Ctx, w: &RawWorkload) -> Result<Workload, SpecError> {
                 return cx.err(w.input_bytes.as_ref().unwrap().span(), "input_bytes must be at most 16 GiB");
             }
             Ok(Workload::Copy { transfer_bytes, block_bytes, input_bytes })
+        }
+        "par_write" | "par_read" => {
+            let d = DEFAULT_PAR_IO;
+            let files = pos(&w.files, d.files as i64, "files")?;
+            let file_bytes = pos(&w.file_bytes, d.file_bytes as i64, "file_bytes")?;
+            let threads = match &w.threads {
+                Some(t) => cx.int_in(t, 1, 4096, "threads")? as u32,
+                None => d.threads,
+            };
+            let buffer_bytes = match &w.buffer_bytes {
+                Some(b) => cx.int_in(b, 1, 64 << 20, "buffer_bytes")? as u64,
+                None => d.buffer_bytes,
+            };
+            if files > 1_000_000 {
+                return cx.err(w.files.as_ref().unwrap().span(), "files must be at most 1000000");
+            }
+            let mode = match &w.mode {
+                None => d.mode,
+                Some(m) => match IoMode::ALL.into_iter().find(|x| x.name() == m.get_ref()) {
+                    Some(x) => x,
+                    None => return cx.err(m.span(), format!("mode must be buffered, sync, direct or fsync, got \"{}\"", m.get_ref())),
+                },
+            };
+            let at = |v: &Option<Spanned<i64>>| v.as_ref().map(|s| s.span()).unwrap_or(w.kind.span());
+            if kind == "par_read" && matches!(mode, IoMode::Sync | IoMode::Fsync) {
+                return cx.err(w.mode.as_ref().unwrap().span(), "a par_read reads: mode must be buffered or direct");
+            }
+            if mode == IoMode::Direct {
+                if buffer_bytes % DIRECT_ALIGN != 0 {
+                    return cx.err(at(&w.buffer_bytes), format!("mode = \"direct\" needs buffer_bytes to be a multiple of {DIRECT_ALIGN}"));
+                }
+                if file_bytes % DIRECT_ALIGN != 0 {
+                    return cx.err(at(&w.file_bytes), format!("mode = \"direct\" needs file_bytes to be a multiple of {DIRECT_ALIGN}"));
+                }
+            }
+            let p = ParIo { files, file_bytes, threads, buffer_bytes, mode };
+            Ok(if kind == "par_write" { Workload::ParWrite(p) } else { Workload::ParRead(p) })
         }
         _ => {
             let Some(argv) = &w.argv else {

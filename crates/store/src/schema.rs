@@ -88,6 +88,10 @@ ALTER TABLE samples ADD COLUMN cpus_seen TEXT NOT NULL DEFAULT '[]';
     r#"
 ALTER TABLE samples ADD COLUMN window_cpu_s REAL NOT NULL DEFAULT 0;
 "#,
+    r#"
+ALTER TABLE cells ADD COLUMN iosched TEXT;
+ALTER TABLE cells ADD COLUMN io_json TEXT;
+"#,
 ];
 
 /// Applies every migration newer than the database's user_version.

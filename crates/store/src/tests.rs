@@ -13,6 +13,7 @@ fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
             nice: 0,
             processes: n,
             groups: vec![schedlab_model::GroupParams { name: "main".into(), cpu_weight: Some(200), ..Default::default() }],
+            iosched: None,
         },
         rep,
         warmup: false,
@@ -41,6 +42,7 @@ fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
                 ..Default::default()
             })
             .collect(),
+        io: None,
     }
 }
 

@@ -32,6 +32,16 @@ pub enum Entry {
         /// The directory.
         path: PathBuf,
     },
+    /// A filesystem schedlab mounted: unmount it (lazily if it stays busy).
+    Unmount {
+        /// The mount point.
+        path: PathBuf,
+    },
+    /// A loop device schedlab attached: detach every loop device backed by this file.
+    DetachLoop {
+        /// The backing file (absolute, canonical).
+        backing: PathBuf,
+    },
 }
 
 /// The state directory: `SCHEDLAB_STATE_DIR`, else /run/schedlab (root), else a per-user
@@ -144,10 +154,18 @@ fn undo(e: &Entry) -> io::Result<()> {
     match e {
         Entry::RemoveCgroup { path } => crate::cgroup::remove_dir(path),
         Entry::Restore { path, value } => std::fs::write(path, value),
-        Entry::RemoveTree { path } => match std::fs::remove_dir_all(path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            r => r,
-        },
+        Entry::RemoveTree { path } => {
+            // Never delete through a filesystem still mounted inside the tree.
+            if crate::blockdev::is_mount_point(&path.join("mnt")) {
+                crate::blockdev::unmount(&path.join("mnt"))?;
+            }
+            match std::fs::remove_dir_all(path) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+                r => r,
+            }
+        }
+        Entry::Unmount { path } => crate::blockdev::unmount(path),
+        Entry::DetachLoop { backing } => crate::blockdev::loop_detach_backing(backing),
     }
 }
 

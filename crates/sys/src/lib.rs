@@ -5,6 +5,7 @@
 //! nothing about what to run.
 #![deny(missing_docs)]
 
+pub mod blockdev;
 pub mod cgroup;
 pub mod cpus;
 pub mod env;

@@ -7,10 +7,12 @@
 
 mod hash;
 mod io;
+mod parallel;
 mod pi;
 mod probe;
 
 pub use hash::{hash, HashOutcome, HASH_BUFFER};
 pub use io::{copy, make_input, CopyFiles};
+pub use parallel::{make_read_inputs, par_read, par_write, read_inputs_ready, AlignedBuf, ParPrepared};
 pub use pi::{mixed, pi, PiOutcome};
 pub use probe::{CpuSeen, NoProbe, Probe};

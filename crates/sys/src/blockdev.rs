@@ -1,0 +1,527 @@
+//! Block devices: which disk holds a path, the I/O schedulers a queue offers, switching
+//! them (journaled), /sys/block/<dev>/stat, free space, and file-backed loop devices with a
+//! filesystem mounted privately.
+//!
+//! Readers take a [`Root`] so tests can use fake trees; the loop and mount calls act on the
+//! real machine and are journaled by the caller's [`Journal`] before they happen.
+
+use crate::journal::{Entry, Journal};
+use crate::Root;
+use schedlab_model::DiskStatDelta;
+use schedlab_spec::{DeviceFacts, DeviceSpec, DeviceTarget, IoSetting, QueueTarget, QUEUE_TUNABLES};
+use std::ffi::CString;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// The schedulers `/sys/block/<dev>/queue/scheduler` offers and the active one (in brackets).
+pub fn schedulers(root: &Root, dev: &str) -> io::Result<(Vec<String>, String)> {
+    let text = root.read(&format!("/sys/block/{dev}/queue/scheduler"))?;
+    let mut offered = Vec::new();
+    let mut active = String::new();
+    for w in text.split_whitespace() {
+        match w.strip_prefix('[').and_then(|w| w.strip_suffix(']')) {
+            Some(a) => {
+                active = a.to_string();
+                offered.push(a.to_string());
+            }
+            None => offered.push(w.to_string()),
+        }
+    }
+    // A queue that cannot take a scheduler prints a bare "none".
+    if active.is_empty() && offered.len() == 1 {
+        active = offered[0].clone();
+    }
+    Ok((offered, active))
+}
+
+/// The schedulers loop devices offer here (read from an existing loop device; loop devices
+/// all share one driver), or None if no loop device exists yet.
+pub fn loop_schedulers(root: &Root) -> Option<Vec<String>> {
+    let rd = std::fs::read_dir(root.path("/sys/block")).ok()?;
+    let mut names: Vec<String> = rd.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names.iter().filter(|n| n.starts_with("loop")).find_map(|n| schedulers(root, n).ok().map(|s| s.0))
+}
+
+/// The whole disk (as named in /sys/block) holding device number `dev` (a partition's
+/// parent disk; the device itself if it is a disk).
+pub fn disk_of(root: &Root, dev: u64) -> Option<String> {
+    let (maj, min) = (libc::major(dev), libc::minor(dev));
+    let link = root.path(&format!("/sys/dev/block/{maj}:{min}"));
+    let real = std::fs::canonicalize(&link).ok()?;
+    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    if real.join("partition").exists() {
+        name(real.parent()?)
+    } else {
+        name(&real)
+    }
+}
+
+/// The disk holding the filesystem that `path` is on.
+pub fn disk_of_path(root: &Root, path: &Path) -> io::Result<String> {
+    let md = std::fs::metadata(path)?;
+    disk_of(root, md.dev()).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{} is not on a block device (tmpfs, overlay, network filesystem?)", path.display()),
+        )
+    })
+}
+
+/// Where block device number `rdev` (or a partition of it) is mounted, from mountinfo.
+pub fn mount_point_of(root: &Root, rdev: u64) -> Option<PathBuf> {
+    let text = root.read("/proc/self/mountinfo").ok()?;
+    let want_disk = disk_of(root, rdev);
+    let mut fallback = None;
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (Some(mm), Some(mp)) = (f.get(2), f.get(4)) else { continue };
+        let Some((a, b)) = mm.split_once(':') else { continue };
+        let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) else { continue };
+        let d = libc::makedev(a, b);
+        if d == rdev {
+            return Some(PathBuf::from(unescape(mp)));
+        }
+        if fallback.is_none() && want_disk.is_some() && disk_of(root, d) == want_disk {
+            fallback = Some(PathBuf::from(unescape(mp)));
+        }
+    }
+    fallback
+}
+
+/// mountinfo escapes space, tab, newline and backslash as octal.
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len() + 1 && b[i + 1..].len() >= 3 {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 4], 8) {
+                out.push(v);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Free bytes (as root sees them: f_bfree) on the filesystem holding `path`.
+pub fn free_bytes(path: &Path) -> io::Result<u64> {
+    let c = CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    // SAFETY: statvfs fills a plain struct from a NUL-terminated path.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st.f_bfree as u64 * st.f_frsize as u64)
+}
+
+/// The raw counters of /sys/block/<dev>/stat.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DiskStat([u64; 17]);
+
+impl DiskStat {
+    /// Reads `/sys/block/<dev>/stat` (11, 15 or 17 fields depending on the kernel).
+    pub fn read(root: &Root, dev: &str) -> Option<DiskStat> {
+        let text = root.read(&format!("/sys/block/{dev}/stat")).ok()?;
+        let mut v = [0u64; 17];
+        let mut n = 0;
+        for (i, w) in text.split_whitespace().take(17).enumerate() {
+            v[i] = w.parse().ok()?;
+            n += 1;
+        }
+        (n >= 11).then_some(DiskStat(v))
+    }
+
+    /// The change from `before` to `self`, as the model stores it.
+    pub fn since(&self, before: &DiskStat, device: &str) -> DiskStatDelta {
+        let d = |i: usize| self.0[i].saturating_sub(before.0[i]);
+        DiskStatDelta {
+            device: device.to_string(),
+            read_ios: d(0),
+            read_merges: d(1),
+            read_sectors: d(2),
+            read_ticks_ms: d(3),
+            write_ios: d(4),
+            write_merges: d(5),
+            write_sectors: d(6),
+            write_ticks_ms: d(7),
+            io_ticks_ms: d(9),
+            time_in_queue_ms: d(10),
+            flush_ios: d(15),
+        }
+    }
+}
+
+/// Switches `dev`'s scheduler and writes the tunables, journaling first every value the
+/// switch may change: the queue tunables a scheduler switch resets (nr_requests) are
+/// recorded before the scheduler, so they are restored after it. Returns the scheduler and
+/// tunables read back.
+pub fn apply_iosched(j: &mut Journal, root: &Root, dev: &str, s: &IoSetting) -> Result<(String, Vec<(String, String)>), String> {
+    let qpath = |k: &str| root.path(&format!("/sys/block/{dev}/queue/{k}"));
+    let (offered, active) = schedulers(root, dev).map_err(|e| format!("reading {dev}'s I/O schedulers: {e}"))?;
+    if !offered.contains(&s.scheduler) {
+        return Err(format!("{dev} does not offer the I/O scheduler \"{}\"; it offers: {}", s.scheduler, offered.join(", ")));
+    }
+    let record = |j: &mut Journal, p: PathBuf| -> Result<(), String> {
+        let value = std::fs::read_to_string(&p).map_err(|e| format!("reading {}: {e}", p.display()))?;
+        j.record(Entry::Restore { path: p, value: value.trim().to_string() }).map_err(|e| format!("journal: {e}"))
+    };
+    let mut queue_keys: Vec<&str> = vec!["nr_requests"];
+    for (k, _) in &s.tunables {
+        if QUEUE_TUNABLES.contains(&k.as_str()) && !queue_keys.contains(&k.as_str()) {
+            queue_keys.push(k);
+        }
+    }
+    for k in &queue_keys {
+        if qpath(k).exists() {
+            record(j, qpath(k))?;
+        }
+    }
+    j.record(Entry::Restore { path: qpath("scheduler"), value: active.clone() }).map_err(|e| format!("journal: {e}"))?;
+    std::fs::write(qpath("scheduler"), &s.scheduler).map_err(|e| format!("setting {dev}'s scheduler to {}: {e}", s.scheduler))?;
+    let mut applied = Vec::new();
+    for (k, v) in &s.tunables {
+        let p = if QUEUE_TUNABLES.contains(&k.as_str()) { qpath(k) } else { qpath(&format!("iosched/{k}")) };
+        if !p.exists() {
+            return Err(format!("{dev} with scheduler {} has no tunable {k} ({} does not exist)", s.scheduler, p.display()));
+        }
+        if !QUEUE_TUNABLES.contains(&k.as_str()) {
+            record(j, p.clone())?;
+        }
+        std::fs::write(&p, v).map_err(|e| format!("writing {v} to {}: {e}", p.display()))?;
+        let back = std::fs::read_to_string(&p).map(|x| x.trim().to_string()).unwrap_or_default();
+        applied.push((k.clone(), back));
+    }
+    let now = schedulers(root, dev).map(|s| s.1).unwrap_or_default();
+    if now != s.scheduler {
+        return Err(format!("{dev}: wrote scheduler {} but the kernel reports {now}", s.scheduler));
+    }
+    Ok((now, applied))
+}
+
+// Loop device ioctls (linux/loop.h).
+const LOOP_SET_FD: libc::c_ulong = 0x4C00;
+const LOOP_CLR_FD: libc::c_ulong = 0x4C01;
+const LOOP_SET_DIRECT_IO: libc::c_ulong = 0x4C08;
+const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
+
+/// Attaches `image` to a free loop device; returns its name (e.g. `loop3`). Journal an
+/// [`Entry::DetachLoop`] for `image` before calling.
+pub fn loop_attach(image: &Path, direct_io: bool) -> io::Result<String> {
+    let backing = std::fs::OpenOptions::new().read(true).write(true).open(image)?;
+    let ctl = std::fs::OpenOptions::new().read(true).write(true).open("/dev/loop-control")?;
+    for _ in 0..20 {
+        // SAFETY: LOOP_CTL_GET_FREE takes no argument and returns a device number.
+        let n = unsafe { libc::ioctl(ctl.as_raw_fd(), LOOP_CTL_GET_FREE as _) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let name = format!("loop{n}");
+        let dev = std::fs::OpenOptions::new().read(true).write(true).open(format!("/dev/{name}"))?;
+        // SAFETY: LOOP_SET_FD takes the backing file descriptor by value.
+        if unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_SET_FD as _, backing.as_raw_fd()) } != 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EBUSY) {
+                continue; // another process took it between GET_FREE and SET_FD
+            }
+            return Err(e);
+        }
+        if direct_io {
+            // SAFETY: LOOP_SET_DIRECT_IO takes 0 or 1 by value.
+            if unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_SET_DIRECT_IO as _, 1 as libc::c_ulong) } != 0 {
+                let e = io::Error::last_os_error();
+                // SAFETY: detach what we just attached.
+                unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_CLR_FD as _, 0) };
+                return Err(io::Error::new(e.kind(), format!("LOOP_SET_DIRECT_IO: {e}")));
+            }
+        }
+        return Ok(name);
+    }
+    Err(io::Error::other("no free loop device after 20 attempts"))
+}
+
+/// The loop devices whose backing file is `image`.
+pub fn loops_backed_by(image: &Path) -> Vec<String> {
+    let want = image.as_os_str().to_string_lossy().into_owned();
+    let Ok(rd) = std::fs::read_dir("/sys/block") else { return Vec::new() };
+    let mut out = Vec::new();
+    for e in rd.filter_map(Result::ok) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("loop") {
+            continue;
+        }
+        if let Ok(b) = std::fs::read_to_string(e.path().join("loop/backing_file")) {
+            let b = b.trim();
+            if b == want || b.strip_suffix(" (deleted)") == Some(want.as_str()) {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+/// Detaches every loop device backed by `image` (nothing to do is success).
+pub fn loop_detach_backing(image: &Path) -> io::Result<()> {
+    for name in loops_backed_by(image) {
+        let dev = std::fs::OpenOptions::new().read(true).open(format!("/dev/{name}"))?;
+        // SAFETY: LOOP_CLR_FD takes no argument.
+        if unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_CLR_FD as _, 0) } != 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::ENXIO) {
+                return Err(io::Error::new(e.kind(), format!("detaching /dev/{name}: {e}")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Finds a mkfs program for `fs` on PATH or in /sbin, /usr/sbin.
+pub fn mkfs_tool(fs: &str) -> Option<PathBuf> {
+    let exe = format!("mkfs.{fs}");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from))
+        .map(|d| d.join(&exe))
+        .find(|p| p.is_file())
+}
+
+/// Makes a filesystem on /dev/<dev> (argv, no shell; ext4 with its lazy initialisation off,
+/// so no background thread writes to the device during measurements).
+pub fn mkfs(fs: &str, dev: &str) -> Result<(), String> {
+    let tool =
+        mkfs_tool(fs).ok_or_else(|| format!("mkfs.{fs} not found; install it (ext4: e2fsprogs, xfs: xfsprogs, btrfs: btrfs-progs)"))?;
+    let node = format!("/dev/{dev}");
+    let mut cmd = std::process::Command::new(&tool);
+    match fs {
+        "ext4" => cmd.args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", "-L", "schedlab", &node]),
+        _ => cmd.args(["-q", "-f", &node]),
+    };
+    let out = cmd.stdin(std::process::Stdio::null()).output().map_err(|e| format!("running {}: {e}", tool.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} {node} failed ({}): {}", tool.display(), out.status, String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    Ok(())
+}
+
+fn cstr(p: &Path) -> io::Result<CString> {
+    CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other)
+}
+
+/// Mounts /dev/<dev> (filesystem `fs`) on `dir` with nosuid,nodev, then makes the mount
+/// private (no propagation to other mount namespaces). Journal an [`Entry::Unmount`] first.
+pub fn mount_private(dev: &str, dir: &Path, fs: &str) -> io::Result<()> {
+    let src = CString::new(format!("/dev/{dev}")).map_err(io::Error::other)?;
+    let target = cstr(dir)?;
+    let fstype = CString::new(fs).map_err(io::Error::other)?;
+    // SAFETY: NUL-terminated strings; no data argument.
+    if unsafe { libc::mount(src.as_ptr(), target.as_ptr(), fstype.as_ptr(), libc::MS_NOSUID | libc::MS_NODEV, std::ptr::null()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: as above; only the propagation type changes.
+    if unsafe { libc::mount(std::ptr::null(), target.as_ptr(), std::ptr::null(), libc::MS_PRIVATE, std::ptr::null()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// True if `dir` is a mount point in this mount namespace.
+pub fn is_mount_point(dir: &Path) -> bool {
+    let want = dir.to_string_lossy();
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .map(|t| t.lines().any(|l| l.split_whitespace().nth(4).is_some_and(|m| unescape(m) == want)))
+        .unwrap_or(false)
+}
+
+/// Unmounts `dir`; waits up to 2 s for a busy filesystem, then detaches it lazily.
+/// Not mounted is success.
+pub fn unmount(dir: &Path) -> io::Result<()> {
+    let target = cstr(dir)?;
+    for _ in 0..20 {
+        if !is_mount_point(dir) {
+            return Ok(());
+        }
+        // SAFETY: NUL-terminated path.
+        if unsafe { libc::umount2(target.as_ptr(), 0) } == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINVAL) | Some(libc::ENOENT) => return Ok(()),
+            Some(libc::EBUSY) => std::thread::sleep(std::time::Duration::from_millis(100)),
+            _ => return Err(e),
+        }
+    }
+    // SAFETY: as above.
+    if unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Flushes dirty data and drops the page cache, dentries and inodes (echo 3 > drop_caches).
+pub fn drop_caches(root: &Root) -> io::Result<()> {
+    // SAFETY: no arguments.
+    unsafe { libc::sync() };
+    std::fs::write(root.path("/proc/sys/vm/drop_caches"), "3")
+}
+
+/// The directory a `Dir` target's files go under: the directory itself, or where a named
+/// block device (or one of its partitions) is mounted. Never the raw device.
+pub fn resolve_dir(root: &Root, path: &str) -> Result<PathBuf, String> {
+    use std::os::unix::fs::FileTypeExt;
+    let p = Path::new(path);
+    let md = std::fs::metadata(p).map_err(|e| format!("{path}: {e}"))?;
+    if md.file_type().is_block_device() {
+        return mount_point_of(root, md.rdev()).ok_or_else(|| {
+            format!("{path} is not mounted; schedlab never writes to a device raw: mount a filesystem on it, or name a directory on one")
+        });
+    }
+    if !md.is_dir() {
+        return Err(format!("{path} is neither a directory nor a block device"));
+    }
+    Ok(p.to_path_buf())
+}
+
+/// The nearest existing ancestor of `p` (a parent directory that will be created later).
+fn existing_ancestor(p: &Path) -> PathBuf {
+    let mut q = p.to_path_buf();
+    while !q.exists() {
+        if !q.pop() {
+            return PathBuf::from("/");
+        }
+    }
+    q
+}
+
+/// What the machine says about the device `d` wants; `parent` is where the experiment
+/// directory (and a loop device's image) goes.
+pub fn facts(root: &Root, d: &DeviceSpec, parent: &Path) -> DeviceFacts {
+    // SAFETY: no failure mode.
+    let mut f = DeviceFacts { privileged: unsafe { libc::geteuid() } == 0, ..Default::default() };
+    match &d.target {
+        DeviceTarget::Loop { fs, .. } => {
+            let at = existing_ancestor(parent);
+            f.free_bytes = free_bytes(&at).ok();
+            if mkfs_tool(fs).is_none() {
+                f.mkfs_error = Some(format!("fs = \"{fs}\" needs mkfs.{fs}, which is not installed here"));
+            }
+            match d.queue {
+                QueueTarget::Device => f.offered = loop_schedulers(root),
+                QueueTarget::Backing => match disk_of_path(root, &at) {
+                    Ok(disk) => {
+                        f.offered = schedulers(root, &disk).ok().map(|s| s.0);
+                        f.disk = Some(disk);
+                    }
+                    Err(e) => f.path_error = Some(format!("queue = \"backing\": {e}")),
+                },
+            }
+        }
+        DeviceTarget::Dir { path } => {
+            match resolve_dir(root, path).and_then(|dir| Ok((disk_of_path(root, &dir).map_err(|e| e.to_string())?, dir))) {
+                Ok((disk, dir)) => {
+                    f.offered = schedulers(root, &disk).ok().map(|s| s.0);
+                    f.free_bytes = free_bytes(&dir).ok();
+                    f.disk = Some(disk);
+                }
+                Err(e) => f.path_error = Some(e),
+            }
+        }
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake(files: &[(&str, &str)]) -> (tempfile_dir::Dir, Root) {
+        let d = tempfile_dir::Dir::new();
+        for (p, v) in files {
+            let full = d.0.join(p.trim_start_matches('/'));
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, v).unwrap();
+        }
+        let r = Root::new(&d.0);
+        (d, r)
+    }
+
+    mod tempfile_dir {
+        pub struct Dir(pub std::path::PathBuf);
+        impl Dir {
+            pub fn new() -> Dir {
+                use std::sync::atomic::{AtomicU32, Ordering};
+                static N: AtomicU32 = AtomicU32::new(0);
+                let p = std::env::temp_dir().join(format!("schedlab-blk-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+                std::fs::create_dir_all(&p).unwrap();
+                Dir(p)
+            }
+        }
+        impl Drop for Dir {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+    }
+
+    #[test]
+    fn parses_offered_and_active_schedulers() {
+        let (_d, r) = fake(&[("/sys/block/sdz/queue/scheduler", "none [mq-deadline] kyber bfq\n")]);
+        let (offered, active) = schedulers(&r, "sdz").unwrap();
+        assert_eq!(offered, ["none", "mq-deadline", "kyber", "bfq"]);
+        assert_eq!(active, "mq-deadline");
+    }
+
+    #[test]
+    fn disk_stat_delta_maps_the_documented_fields() {
+        let (_d, r) = fake(&[("/sys/block/sdz/stat", "10 1 80 5 20 2 160 7 0 12 30 0 0 0 0 3 4\n")]);
+        let a = DiskStat::read(&r, "sdz").unwrap();
+        let (_d2, r2) = fake(&[("/sys/block/sdz/stat", "15 1 120 9 26 5 200 17 1 20 41 0 0 0 0 5 6\n")]);
+        let b = DiskStat::read(&r2, "sdz").unwrap();
+        let d = b.since(&a, "sdz");
+        assert_eq!((d.read_ios, d.read_merges, d.read_sectors, d.read_ticks_ms), (5, 0, 40, 4));
+        assert_eq!((d.write_ios, d.write_merges, d.write_sectors, d.write_ticks_ms), (6, 3, 40, 10));
+        assert_eq!((d.io_ticks_ms, d.time_in_queue_ms, d.flush_ios), (8, 11, 2));
+    }
+
+    #[test]
+    fn old_kernels_eleven_fields_still_parse() {
+        let (_d, r) = fake(&[("/sys/block/sdz/stat", "1 2 3 4 5 6 7 8 9 10 11\n")]);
+        assert!(DiskStat::read(&r, "sdz").is_some());
+    }
+
+    #[test]
+    fn mountinfo_escapes_are_decoded() {
+        assert_eq!(unescape("/mnt/a\\040b"), "/mnt/a b");
+        assert_eq!(unescape("/plain"), "/plain");
+    }
+
+    #[test]
+    fn apply_iosched_journals_and_refuses_unoffered_schedulers() {
+        let (d, r) = fake(&[
+            ("/sys/block/sdz/queue/scheduler", "[none] mq-deadline\n"),
+            ("/sys/block/sdz/queue/nr_requests", "64\n"),
+            ("/sys/block/sdz/queue/read_ahead_kb", "128\n"),
+        ]);
+        let mut j = Journal::create(&d.0.join("state")).unwrap();
+        let s = IoSetting { name: "x".into(), scheduler: "bfq".into(), tunables: vec![] };
+        let e = apply_iosched(&mut j, &r, "sdz", &s).unwrap_err();
+        assert!(e.contains("offers: none, mq-deadline"), "{e}");
+        assert!(j.entries().is_empty(), "nothing recorded before the refusal");
+        // A fake sysfs file does not switch like the kernel's: the read-back check catches it.
+        let s = IoSetting { name: "dl".into(), scheduler: "mq-deadline".into(), tunables: vec![("read_ahead_kb".into(), "512".into())] };
+        let e = apply_iosched(&mut j, &r, "sdz", &s);
+        assert!(e.is_ok(), "{e:?}");
+        assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/read_ahead_kb")).unwrap(), "512");
+        assert!(j.undo_to(0).is_empty());
+        assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/read_ahead_kb")).unwrap(), "128");
+        assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/scheduler")).unwrap(), "none");
+        assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/nr_requests")).unwrap(), "64");
+    }
+}
