@@ -215,6 +215,20 @@ mod tests {
     }
 
     #[test]
+    fn same_rules_as_the_simulator() {
+        // schedlab-sim's WindowCounter cases: live and simulated runs must count alike.
+        let violations = |w: Window, s: &str| {
+            let r = account(&seq(s), w);
+            (r.fixed.violations, r.sliding.violations)
+        };
+        assert_eq!(violations(Window::new(1, 2), "oxxo"), (0, 1));
+        assert_eq!(violations(Window::new(1, 2), "xxoo"), (1, 1));
+        assert_eq!(violations(Window::new(0, 0), "oxox"), (2, 2));
+        assert_eq!(violations(Window::new(1, 4), "xx"), (1, 1));
+        assert_eq!(violations(Window::new(1, 4), "x"), (0, 0));
+    }
+
+    #[test]
     fn sliding_agrees_with_brute_force() {
         // A fixed pseudo-random sequence (LCG) checked against direct counting of every window.
         let mut state = 12345u64;
