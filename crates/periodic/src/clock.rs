@@ -116,6 +116,7 @@ mod tests {
             sleep_until(now_ns() + 1_000_000);
         }
         let d = ThreadUsage::now().unwrap().since(&before);
-        assert!(d.voluntary_switches >= 3, "{d:?}");
+        // Each 1 ms sleep blocks unless the thread was held up for over 1 ms before it.
+        assert!(d.voluntary_switches >= 1, "{d:?}");
     }
 }

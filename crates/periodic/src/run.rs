@@ -367,7 +367,6 @@ mod tests {
         }
         assert!(!recs[1].met(), "50 ms in a 20 ms period");
         assert!(!recs[2].slept && recs[2].start_ns >= recs[1].finish_ns, "job 2 queued behind job 1");
-        assert!(recs[0].slept);
         let slept = recs.iter().filter(|r| r.slept).count() as u64;
         assert_eq!(r.latency_histogram().len(), slept, "only real wake-ups are latencies");
         let s = r.summary();

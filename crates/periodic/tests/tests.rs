@@ -102,7 +102,8 @@ fn spin_task_at_sched_other_releases_on_the_grid() {
     let slept = runner.records().iter().filter(|r| r.slept).count() as u64;
     assert_eq!(runner.latency_histogram().len(), slept, "one wake-up latency per job that slept");
     assert!(slept > 0, "with 9 ms of slack per period some job sleeps until its release");
-    assert!(stats.voluntary_switches_in_loop >= slept, "every sleep is a voluntary switch");
+    // A sleep whose release passed just before clock_nanosleep returns at once, so only "some".
+    assert!(stats.voluntary_switches_in_loop > 0, "sleeping to releases blocks the thread");
 
     let summary = runner.summary();
     assert_eq!(summary.jobs, jobs as u64);
