@@ -7,5 +7,6 @@ mod cli_errors;
 mod engine;
 mod groups;
 mod interrupt;
+mod iosched;
 mod report;
 mod simulate;

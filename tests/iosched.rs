@@ -1,0 +1,319 @@
+//! The I/O-scheduler testbed: a loop device per experiment, the iosched axis, par_write and
+//! par_read, and that nothing of schedlab's stays behind on any exit path (normal end,
+//! Ctrl-C in a cell, kill -9 followed by `schedlab restore`), and bad input refused before
+//! any change.
+
+use crate::util::{is_root, Lab};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Loop devices whose backing file lies under `dir`.
+fn loops_under(dir: &Path) -> Vec<String> {
+    let want = dir.canonicalize().unwrap().to_string_lossy().into_owned();
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/sys/block").unwrap().filter_map(Result::ok) {
+        if let Ok(b) = std::fs::read_to_string(e.path().join("loop/backing_file")) {
+            if b.trim().starts_with(&want) {
+                out.push(e.file_name().to_string_lossy().into_owned());
+            }
+        }
+    }
+    out
+}
+
+/// Mount points under `dir`.
+fn mounts_under(dir: &Path) -> Vec<String> {
+    let want = dir.canonicalize().unwrap().to_string_lossy().into_owned();
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(4).map(str::to_string))
+        .filter(|m| m.starts_with(&want))
+        .collect()
+}
+
+/// schedlab's experiment directories left in the lab (TMPDIR is the lab directory).
+fn experiment_dirs(lab: &Lab) -> Vec<String> {
+    std::fs::read_dir(lab.dir.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("schedlab-"))
+        .collect()
+}
+
+/// Every loop device's and vda's active scheduler.
+fn schedulers() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir("/sys/block")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let text = std::fs::read_to_string(e.path().join("queue/scheduler")).ok()?;
+            let active = text.split_whitespace().find(|w| w.starts_with('['))?.trim_matches(['[', ']']).to_string();
+            Some((e.file_name().to_string_lossy().into_owned(), active))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The machine's I/O state is shared: these tests take turns.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn assert_clean(lab: &Lab, before: &[(String, String)], when: &str) {
+    // A loop device detached while its filesystem is still being released goes away by itself
+    // (autoclear) a moment later.
+    let t0 = Instant::now();
+    while !loops_under(lab.dir.path()).is_empty() && t0.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(loops_under(lab.dir.path()).is_empty(), "{when}: loop devices left: {:?}", loops_under(lab.dir.path()));
+    assert!(mounts_under(lab.dir.path()).is_empty(), "{when}: mounts left: {:?}", mounts_under(lab.dir.path()));
+    assert!(experiment_dirs(lab).is_empty(), "{when}: files left: {:?}", experiment_dirs(lab));
+    assert_eq!(schedulers(), before, "{when}: an I/O scheduler was not restored");
+    let state = lab.path("state");
+    let journals = std::fs::read_dir(&state).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(journals, 0, "{when}: a journal is left in {}", state.display());
+}
+
+const SMALL: &str = r#"
+name = "io"
+repetitions = 2
+
+[workloads.w]
+kind = "par_write"
+files = 6
+file_bytes = 1_000_000
+threads = 3
+buffer_bytes = 65536
+mode = "fsync"
+
+[workloads.r]
+kind = "par_read"
+files = 4
+file_bytes = 500_000
+threads = 2
+buffer_bytes = 16384
+
+[iosched.dl]
+scheduler = "mq-deadline"
+tunables = { read_expire = 250, nr_requests = 16 }
+
+[matrix]
+workload = ["w", "r"]
+iosched = ["bfq", "dl"]
+"#;
+
+#[test]
+fn a_normal_run_measures_every_file_and_leaves_nothing_behind() {
+    require!(is_root(), "loop devices, mount and I/O scheduler changes need CAP_SYS_ADMIN");
+    let _one = serial();
+    let lab = Lab::new();
+    let before = schedulers();
+    let spec = lab.spec("io.toml", SMALL);
+    lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
+    assert_clean(&lab, &before, "after a normal run");
+    let rows = lab.samples();
+    assert_eq!(rows.len(), 2 * 2 * 2, "2 workloads x 2 schedulers x 2 repetitions, one process each");
+    for r in &rows {
+        let extra: serde_json::Value = serde_json::from_str(r["extra"].as_str().unwrap()).unwrap();
+        let d = &extra["detail"];
+        let (files, size) = if r["workload"] == "w" { (6, 1_000_000) } else { (4, 500_000) };
+        assert_eq!(d["files"], files, "{d}");
+        assert_eq!(r["io_bytes"], files * size);
+        assert_eq!(d["file_times"].as_array().unwrap().len(), files as usize);
+        assert!(d["ops"].as_u64().unwrap() >= (files * size / 65536) as u64);
+        assert_eq!(d["lat_ns"]["count"], d["ops"], "one latency per call");
+        assert!(r["io_lat_p50_us"].as_f64().unwrap() <= r["io_lat_p99_us"].as_f64().unwrap());
+        // The scheduler the cell asked for was really active on the device.
+        let want = if r["iosched"] == "bfq" { "bfq" } else { "mq-deadline" };
+        assert_eq!(r["io_scheduler"], want);
+    }
+    let show = lab.ok(&["show"]);
+    assert!(show.contains("I/O (mean") && show.contains("dl = mq-deadline (loop") && show.contains("write fsync"), "{show}");
+    // The device saw the writes: at least the fsync'd bytes in requests.
+    let text = lab.ok(&["export", "--format", "json"]);
+    assert!(text.contains("io_scheduler"));
+}
+
+/// Starts a run whose cells take long, waits until the device is mounted and a worker
+/// writes, and returns the child.
+fn start_long_run(lab: &Lab) -> std::process::Child {
+    let spec = lab.spec(
+        "long.toml",
+        r#"
+name = "long"
+[workloads.slow]
+kind = "par_write"
+files = 4
+file_bytes = 400_000_000
+threads = 4
+buffer_bytes = 4096
+mode = "sync"
+[device]
+size_mib = 2048
+[matrix]
+workload = ["slow"]
+iosched = ["bfq", "kyber"]
+"#,
+    );
+    let child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
+    let t0 = Instant::now();
+    loop {
+        let mounted = mounts_under(lab.dir.path());
+        let writing = mounted.iter().any(|m| {
+            std::fs::read_dir(Path::new(m).join("work"))
+                .map(|d| d.filter_map(Result::ok).any(|c| std::fs::read_dir(c.path()).is_ok_and(|mut f| f.next().is_some())))
+                .unwrap_or(false)
+        });
+        if writing {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "the long cell never started writing");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child
+}
+
+fn wait(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "schedlab did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn ctrl_c_in_the_middle_of_a_cell_restores_everything() {
+    require!(is_root(), "loop devices, mount and I/O scheduler changes need CAP_SYS_ADMIN");
+    let _one = serial();
+    let lab = Lab::new();
+    let before = schedulers();
+    let mut child = start_long_run(&lab);
+    assert_ne!(schedulers(), before, "the cell's scheduler is in force while it runs");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(wait(&mut child).code(), Some(130));
+    assert_clean(&lab, &before, "after SIGINT");
+}
+
+#[test]
+fn kill_9_then_restore_removes_loop_device_mount_files_and_scheduler_change() {
+    require!(is_root(), "loop devices, mount and I/O scheduler changes need CAP_SYS_ADMIN");
+    let _one = serial();
+    let lab = Lab::new();
+    let before = schedulers();
+    let mut child = start_long_run(&lab);
+    child.kill().unwrap(); // SIGKILL: nothing of schedlab's runs any more
+    let _ = wait(&mut child);
+    // The workers die with the engine (PDEATHSIG); what it changed is still there.
+    assert!(!mounts_under(lab.dir.path()).is_empty() && !loops_under(lab.dir.path()).is_empty(), "the kill left nothing to restore");
+    assert_ne!(schedulers(), before);
+    let t0 = Instant::now();
+    let out = loop {
+        // The workers' exit may take a moment to release the filesystem.
+        let out = lab.run(&["restore"]);
+        if out.status.success() || t0.elapsed() > Duration::from_secs(10) {
+            break out;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("Unmount") && text.contains("DetachLoop") && text.contains("scheduler"), "{text}");
+    assert_clean(&lab, &before, "after kill -9 and schedlab restore");
+}
+
+#[test]
+fn bad_device_input_is_refused_before_any_change() {
+    require!(is_root(), "the device checks read /sys as root");
+    let _one = serial();
+    let lab = Lab::new();
+    let before = schedulers();
+    let base = "name = \"bad\"\n[workloads.w]\nkind = \"par_write\"\nfiles = 2\nfile_bytes = 50_000_000\n";
+    let cases: [(&str, String, &[&str]); 6] = [
+        (
+            "unknown scheduler",
+            format!("{base}[matrix]\nworkload = [\"w\"]\niosched = [\"none\", \"cfq\"]\n"),
+            &["bad.toml:8:", "does not offer the I/O scheduler \"cfq\"", "it offers: none, mq-deadline, kyber, bfq"],
+        ),
+        ("missing device", format!("{base}[device]\npath = \"/dev/schedlab-nonexistent\"\n[matrix]\nworkload = [\"w\"]\n"), &["bad.toml:7:", "No such file"]),
+        (
+            "real disk unconfirmed",
+            format!("{base}[device]\npath = \"{}\"\n[matrix]\nworkload = [\"w\"]\n", lab.dir.path().display()),
+            &["bad.toml:7:", "the files would go to the real disk", "confirm_device = \"", "--yes-device"],
+        ),
+        (
+            "device too small",
+            format!("{base}[device]\nsize_mib = 64\n[matrix]\nworkload = [\"w\"]\n"),
+            &["bad.toml:7:", "a 64 MiB device leaves about", "the largest cell needs 96 MiB"],
+        ),
+        (
+            "no room for the image",
+            format!("{base}[device]\nsize_mib = 16000000\n[matrix]\nworkload = [\"w\"]\n"),
+            &["bad.toml:7:", "not enough space for the 16000000 MiB loop device image"],
+        ),
+        (
+            "unknown tunable",
+            format!("{base}[iosched.b]\nscheduler = \"bfq\"\ntunables = {{ slice_idel = 0 }}\n[matrix]\nworkload = [\"w\"]\niosched = [\"b\"]\n"),
+            &["bad.toml:8:", "bfq has no tunable \"slice_idel\"", "slice_idle"],
+        ),
+    ];
+    for (what, text, expect) in cases {
+        let spec = lab.spec("bad.toml", &text);
+        let out = lab.run(&["run", spec.to_str().unwrap(), "-q"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        for e in expect {
+            assert!(err.contains(e), "{what}: expected {e:?} in: {err}");
+        }
+        assert_clean(&lab, &before, what);
+        assert!(!lab.db().exists() || !lab.ok(&["runs"]).contains("bad"), "{what}: a run was created");
+    }
+}
+
+#[test]
+fn a_directory_on_a_real_disk_needs_confirmation_and_gets_its_scheduler_back() {
+    require!(is_root(), "I/O scheduler changes need CAP_SYS_ADMIN");
+    let _one = serial();
+    let lab = Lab::new();
+    let disk = {
+        let out = std::process::Command::new("findmnt").args(["-no", "SOURCE", "-T"]).arg(lab.dir.path()).output();
+        match out {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().trim_start_matches("/dev/").to_string(),
+            _ => String::new(),
+        }
+    };
+    require!(
+        !disk.is_empty() && Path::new(&format!("/sys/block/{disk}/queue/scheduler")).exists(),
+        "the test directory is not on a whole disk"
+    );
+    let before = schedulers();
+    let active = before.iter().find(|(d, _)| *d == disk).map(|(_, s)| s.clone()).unwrap();
+    let other = if active == "none" { "mq-deadline" } else { "none" };
+    let data = lab.path("data");
+    std::fs::create_dir(&data).unwrap();
+    let spec = lab.spec(
+        "dir.toml",
+        &format!(
+            "name = \"dir\"\n[workloads.w]\nkind = \"par_write\"\nfiles = 3\nfile_bytes = 200_000\nthreads = 3\nmode = \"fsync\"\n\
+             [device]\npath = \"{}\"\n[matrix]\nworkload = [\"w\"]\niosched = [\"{other}\"]\n",
+            data.display()
+        ),
+    );
+    let out = lab.run(&["run", spec.to_str().unwrap(), "-q"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    lab.ok(&["run", spec.to_str().unwrap(), "-q", "--yes-device", &disk]);
+    assert_eq!(schedulers(), before, "{disk}'s scheduler is back");
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0, "only schedlab's own directory was used, and it is gone");
+    let rows = lab.samples();
+    assert_eq!(rows[0]["io_scheduler"], other);
+    assert_eq!(rows[0]["io_bytes"], 600_000);
+}
