@@ -156,6 +156,7 @@ impl Drop for Guard<'_> {
 }
 
 /// The policy core, kept concrete so DWCS's per-task view can be published.
+#[derive(Clone)]
 enum Core {
     Dwcs(Dwcs),
     Edf(Edf),
@@ -166,6 +167,31 @@ impl Core {
         match self {
             Core::Dwcs(d) => d,
             Core::Edf(e) => e,
+        }
+    }
+
+    /// Runs a copy through the calls the loop makes, so the allocations the policy makes on
+    /// first use (ready-set nodes, per-task vectors) happen, and are freed for reuse, before
+    /// the loop: the loop then never grows the heap (no page faults).
+    fn warm_up(&self, cfg: &Config) {
+        let mut copy = self.clone();
+        let p = copy.policy();
+        let n = cfg.tasks.len();
+        for round in 0..2u64 {
+            let t = 1 + round * 10;
+            for (i, task) in cfg.tasks.iter().enumerate() {
+                p.wake(i, t, Arrival::Job { release: t, deadline: Some(t + task.deadline()) });
+            }
+            for _ in 0..n {
+                match p.pick_next(t + 1) {
+                    Some(id) if round == 0 => p.stop(id, t + 2, Stop::Done),
+                    Some(id) => p.stop(id, t + 2, Stop::Preempted),
+                    None => break,
+                }
+            }
+            for i in 0..n {
+                p.cancel(i, t + 3);
+            }
         }
     }
 }
@@ -250,6 +276,7 @@ impl<'a> Loop<'a> {
         for (i, t) in cfg.tasks.iter().enumerate() {
             core.policy().admit(i, &t.params());
         }
+        core.warm_up(cfg);
         let now = os::monotonic_ns();
         let start = match cfg.start_ns {
             Some(s) if s <= now => return Err(DispatchError::Config(format!("start time passed {} us ago", (now - s) / 1000))),
@@ -368,8 +395,7 @@ impl<'a> Loop<'a> {
     fn decide(&mut self, now: u64, tick: bool, boundary: u64) {
         self.completions(now);
         if tick {
-            self.deadlines(now);
-            self.releases(now);
+            self.deadlines_and_releases(now);
             let t = self.at(now);
             if self.core.policy().next_timer().is_some_and(|at| at <= now) {
                 self.core.policy().on_timer(t);
@@ -427,31 +453,27 @@ impl<'a> Loop<'a> {
         }
     }
 
-    fn deadlines(&mut self, now: u64) {
+    /// Drops jobs whose deadline passed and releases the jobs that are due, task by task.
+    ///
+    /// As in the simulator, a task whose late job is dropped at the instant its next job is
+    /// released stays ready: waking it again replaces the job and keeps its first-come-first-served
+    /// place (the policy's documented semantics). Only a task left with no job is cancelled.
+    fn deadlines_and_releases(&mut self, now: u64) {
         for i in 0..self.tasks.len() {
-            let Some(job) = self.tasks[i].live else { continue };
-            if job.deadline > now {
-                continue;
+            let mut withdraw = false;
+            if self.tasks[i].live.is_some_and(|j| j.deadline <= now) {
+                self.tasks[i].outcome(true);
+                self.tasks[i].live = None;
+                self.set_word(i, 0, self.tasks[i].word_run);
+                if self.running.is_some_and(|r| r.id == i) {
+                    let t = self.at(now);
+                    self.core.policy().stop(i, t, Stop::Aborted);
+                    self.running = None;
+                } else {
+                    withdraw = true;
+                }
             }
-            self.tasks[i].outcome(true);
-            self.tasks[i].live = None;
-            self.set_word(i, 0, self.tasks[i].word_run);
-            let t = self.at(now);
-            if self.running.is_some_and(|r| r.id == i) {
-                self.core.policy().stop(i, t, Stop::Aborted);
-                self.running = None;
-            } else {
-                self.core.policy().cancel(i, t);
-            }
-        }
-    }
-
-    fn releases(&mut self, now: u64) {
-        for i in 0..self.tasks.len() {
-            if self.tasks[i].exited {
-                continue;
-            }
-            while self.tasks[i].next_release <= now {
+            while !self.tasks[i].exited && self.tasks[i].next_release <= now {
                 let task = &mut self.tasks[i];
                 let release = task.next_release;
                 let deadline = release + task.deadline;
@@ -468,6 +490,11 @@ impl<'a> Loop<'a> {
                 self.set_word(i, number, self.tasks[i].word_run);
                 let t = self.at(now);
                 self.core.policy().wake(i, t, Arrival::Job { release, deadline: Some(deadline) });
+                withdraw = false;
+            }
+            if withdraw {
+                let t = self.at(now);
+                self.core.policy().cancel(i, t);
             }
         }
     }
@@ -578,6 +605,8 @@ impl<'a> Loop<'a> {
 
     /// Counts jobs already due at the end as missed and builds the record (allocating is fine here).
     fn finish(&mut self, now: u64, faults: (u64, u64)) -> Metrics {
+        self.running = None;
+        self.apply(now);
         for t in &mut self.tasks {
             if let Some(job) = t.live {
                 if job.deadline <= now {

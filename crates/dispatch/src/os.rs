@@ -158,8 +158,20 @@ pub(crate) fn lock_memory() -> io::Result<bool> {
     if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
         return Err(io::Error::last_os_error());
     }
+    keep_heap();
     Ok(true)
 }
+
+/// Tells the allocator never to give freed heap back to the kernel, so a later allocation
+/// never has to grow (and fault in) the heap again: the usual real-time recipe.
+#[cfg(target_env = "gnu")]
+fn keep_heap() {
+    // SAFETY: mallopt only changes allocator tuning.
+    unsafe { libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX) };
+}
+
+#[cfg(not(target_env = "gnu"))]
+fn keep_heap() {}
 
 /// Undoes [`lock_memory`].
 pub(crate) fn unlock_memory() {
