@@ -73,8 +73,9 @@
 //! ## Real-time hygiene
 //! Setup (privilege check first, affinity, parking, waiting for workers to attach,
 //! `mlockall`, allocations, stack prefault) happens before the loop; the loop allocates
-//! nothing it keeps, and counts its own page faults (getrusage RUSAGE_THREAD), which must be
-//! 0. The region lives on tmpfs, where shared pages are never written back (no faults).
+//! nothing new (the policy is warmed up on a copy first, and the allocator is told never to
+//! trim its heap, process-wide), and counts its own page faults (getrusage RUSAGE_THREAD),
+//! which must be 0. The region lives on tmpfs, where shared pages are never written back (no faults).
 //! RT throttling stays on: the workers' real-time load must leave the CPU about 5 % idle, or
 //! the kernel throttles the dispatcher with them (see [`Config::fill`]).
 //!

@@ -107,7 +107,7 @@ pub struct TaskStatus {
     pub completed: u64,
     /// Jobs that missed their deadline (finished late or dropped).
     pub missed: u64,
-    /// Misses the policy counted as window violations (DWCS: a miss with x' = 0; EDF: every miss).
+    /// Window violations: DWCS's own count (misses with x' = 0); under EDF, the sliding-window count.
     pub violations: u64,
     /// Sliding windows of y consecutive deadlines judged so far.
     pub windows: u64,
