@@ -3,7 +3,7 @@
 //! headless Chromium.
 
 use crate::util::{is_root, Lab};
-use schedlab_model::{CellParams, CellRecord, CellStatus, Environment, Mode, Sample};
+use schedlab_model::{CellParams, CellRecord, CellStatus, Environment, GroupParams, Mode, Sample};
 use schedlab_store::{NewRun, Store};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -66,6 +66,108 @@ fn fixture(factor: f64) -> Vec<CellRecord> {
                         io: None,
                     });
                     ordinal += 1;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A lab1-shaped mock (seed 004): 4 or 8 hashers, unpinned or spread, no cgroup or
+/// cpu.weight 200, alone or with 8 background spinners; 3 repetitions. With the background,
+/// the odd hashers take longer (less so when pinned) and the weight gives the hashers more CPU.
+fn lab1_fixture() -> Vec<CellRecord> {
+    let mut out = Vec::new();
+    let mut cell_id = 0;
+    for affinity in ["all", "spread"] {
+        for weight in [None, Some(200u32)] {
+            for n in [4u32, 8] {
+                for bg in [0u32, 8] {
+                    let group = |name: &str, workload: &str, processes, affinity: &str, cpu_weight, background| GroupParams {
+                        name: name.into(),
+                        workload: workload.into(),
+                        workload_kind: workload.into(),
+                        policy: "other".into(),
+                        class: "other".into(),
+                        processes,
+                        affinity: affinity.into(),
+                        cpu_weight,
+                        background,
+                        ..Default::default()
+                    };
+                    let mut groups = vec![group("main", "hash", n, affinity, weight, false)];
+                    if bg > 0 {
+                        groups.push(group("bg", "spin", bg, "all", None, true));
+                    }
+                    let skew = if bg == 0 {
+                        0.0
+                    } else if affinity == "all" {
+                        1.0
+                    } else {
+                        0.25
+                    };
+                    let base = if bg == 0 {
+                        1.0
+                    } else if weight.is_some() {
+                        1.5
+                    } else {
+                        2.0
+                    };
+                    for rep in 0..3u32 {
+                        let f = 1.0 + 0.05 * (rep as f64 - 1.0);
+                        let wall = |i: u32| base * f * (1.0 + skew * (i % 2) as f64);
+                        let mut samples: Vec<Sample> = (0..n)
+                            .map(|i| Sample {
+                                index: i,
+                                group: "main".into(),
+                                exit_code: Some(0),
+                                wall_s: wall(i),
+                                user_s: 0.9 * wall(i),
+                                cpu_pct: 90.0,
+                                involuntary_csw: 10 + bg as i64 + i as i64 % 3,
+                                voluntary_csw: 2 + i as i64 % 2,
+                                window_cpu_s: f,
+                                work_units: 722_000.0,
+                                end_offset_s: wall(i),
+                                ..Default::default()
+                            })
+                            .collect();
+                        let spinner_cpu = if weight.is_some() { 0.5 } else { 1.0 };
+                        samples.extend((0..bg).map(|i| Sample {
+                            index: n + i,
+                            group: "bg".into(),
+                            background: true,
+                            window_cpu_s: spinner_cpu,
+                            work_units: 1e9,
+                            ..Default::default()
+                        }));
+                        out.push(CellRecord {
+                            params: CellParams {
+                                cell_id,
+                                key: format!("hash/other/affinity={affinity}/cpu_weight={}/n{n}+bg.processes={bg}", weight.unwrap_or(0)),
+                                workload: "hash".into(),
+                                workload_kind: "hash".into(),
+                                policy: "other".into(),
+                                class: "other".into(),
+                                processes: n,
+                                groups: groups.clone(),
+                                ..Default::default()
+                            },
+                            rep,
+                            warmup: false,
+                            ordinal: cell_id * 3 + rep,
+                            status: CellStatus::Ok,
+                            message: None,
+                            started_unix: 1.7e9,
+                            makespan_s: wall(1),
+                            stat: Default::default(),
+                            engine_user_s: 0.0,
+                            engine_sys_s: 0.0,
+                            engine_max_rss_kb: 0,
+                            samples,
+                        });
+                    }
+                    cell_id += 1;
                 }
             }
         }
@@ -286,13 +388,15 @@ fn border_runs(w: u32, h: u32, rgb: &[u8], x: u32) -> Vec<(u32, u32)> {
 }
 
 /// Opens the report in Chromium as one tall page and checks each figure box shows its
-/// three series drawn across the process counts. Returns how many figures it checked.
-fn check_in_chromium(chromium: &Path, dir: &Path) -> usize {
+/// `series` series drawn across the plot. Returns how many figures it checked.
+fn check_in_chromium(chromium: &Path, dir: &Path, series: usize) -> usize {
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
     let ids = figure_ids(&html);
     assert!(!ids.is_empty(), "no figures in the report");
     let shot = dir.join("screenshot.png");
-    screenshot(chromium, &dir.join("index.html"), &shot, (1000, 16000));
+    // One figure box per ~510 px in the one-column grid, below the header.
+    let height = (600 * ids.len() as u32 + 2000).max(16000);
+    screenshot(chromium, &dir.join("index.html"), &shot, (1000, height));
     let (w, h, rgb) = decode(&shot);
     // The figure boxes' left border sits at main's left padding; find the column by its colour.
     let x = (16..64).max_by_key(|x| border_runs(w, h, &rgb, *x).len()).unwrap();
@@ -308,7 +412,7 @@ fn check_in_chromium(chromium: &Path, dir: &Path) -> usize {
             e.set_color(png::ColorType::Rgb);
             e.write_header().unwrap().write_image_data(&crop).unwrap();
         }
-        assert_drawn(id, w, &crop, 3);
+        assert_drawn(id, w, &crop, series);
     }
     ids.len()
 }
@@ -332,8 +436,38 @@ fn pa3_report_renders_every_figure_in_chromium() {
         store_run(&lab.db(), "pa3-fixture", &fixture(1.0)).to_string()
     };
     lab.ok(&["report", &id, "-o", "rep"]);
-    let checked = check_in_chromium(&chromium, &lab.path("rep"));
+    let checked = check_in_chromium(&chromium, &lab.path("rep"), 3);
     assert_eq!(checked, 15, "5 figures for each of cpu, io and mixed");
+}
+
+#[test]
+fn lab1_report_renders_every_figure_in_chromium() {
+    let Some(chromium) = chromium() else {
+        eprintln!("SKIPPED report::lab1_report_renders_every_figure_in_chromium: chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let lab = Lab::new();
+    let _one_at_a_time = measuring();
+    // 4 counts x (alone, 8 bg, 9 bg) x 2 affinities x 2 weights.
+    let (id, figures) = if is_root() {
+        let lab1 = concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/lab1.toml");
+        // 48 cells, each hasher ~10 ms of hashing: about 20 s on 2 CPUs, mostly process start-up.
+        lab.ok(&["run", lab1, "--scale", "0.002", "--repetitions", "2"]);
+        // Per background setting (alone, 8 bg, 9 bg): the 5 per-workload figures, Jain's
+        // index and completion times at 4, 8, 16 and 32 hashers; the group share with a background.
+        ("1".to_string(), 3 * (6 + 4) + 2)
+    } else {
+        eprintln!("not root: lab1's cgroup weights need root, so the report is of a lab1-shaped fixture run");
+        (store_run(&lab.db(), "lab1-fixture", &lab1_fixture()).to_string(), 2 * (6 + 2) + 1)
+    };
+    lab.ok(&["report", &id, "-o", "rep"]);
+    let html = std::fs::read_to_string(lab.path("rep/index.html")).unwrap();
+    for fig in ["jain-hash-8_bg", "completion-hash-n8-8_bg", "share-hash-8_bg"] {
+        assert!(html.contains(&format!("<figure id=\"fig-{fig}\">")), "no {fig}: {:?}", figure_ids(&html));
+    }
+    // Every chart has a series per affinity x weight: unpinned or spread, no cgroup or weight 200.
+    let checked = check_in_chromium(&chromium, &lab.path("rep"), 4);
+    assert_eq!(checked, figures, "{:?}", figure_ids(&html));
 }
 
 /// A one-cell experiment whose key (`w/p/n<procs>`) is the same whatever the class, so

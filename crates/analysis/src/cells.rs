@@ -60,6 +60,12 @@ pub struct CellStats {
     pub max_dev_completion: Summary,
     /// Coefficient of variation of completion time.
     pub cv_completion: Summary,
+    /// Completion times by rank: element k summarises, over repetitions, the (k+1)-th
+    /// earliest completion time (end relative to the release) of the measured processes.
+    /// Sorting within a repetition first makes ranks comparable across repetitions, where
+    /// process indices are not (which process lands on which CPU is chance). A repetition
+    /// with fewer processes does not contribute to the ranks it lacks.
+    pub completion_by_rank: Vec<Summary>,
     /// Each group's share of the CPU time all groups used inside the measured window
     /// (release to last measured exit; background groups' lead and stop tail excluded), 0..1.
     pub group_share: Vec<(String, Summary)>,
@@ -143,6 +149,7 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
         jain: per(&|r| jain_index(&measured(r, &|s| if s.wall_s > 0.0 { s.work_units / s.wall_s } else { 0.0 })).unwrap_or(nan)),
         max_dev_completion: per(&|r| max_deviation_from_mean(&measured(r, &|s| s.end_offset_s)).unwrap_or(nan)),
         cv_completion: per(&|r| coefficient_of_variation(&measured(r, &|s| s.end_offset_s)).unwrap_or(nan)),
+        completion_by_rank: by_rank(ran.iter().map(|r| measured(r, &|s| s.end_offset_s))),
         group_share: group_names
             .iter()
             .map(|g| {
@@ -161,6 +168,21 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
             .collect(),
         params,
     })
+}
+
+/// Sorts each repetition's values and summarises the k-th smallest over the repetitions that have one.
+fn by_rank(reps: impl Iterator<Item = Vec<f64>>) -> Vec<Summary> {
+    let mut ranks: Vec<Vec<f64>> = Vec::new();
+    for mut xs in reps {
+        xs.sort_by(f64::total_cmp);
+        for (k, x) in xs.into_iter().enumerate() {
+            if ranks.len() <= k {
+                ranks.push(Vec::new());
+            }
+            ranks[k].push(x);
+        }
+    }
+    ranks.iter().map(|xs| Summary::of(xs).unwrap_or(EMPTY)).collect()
 }
 
 /// The summary of no data: n = 0, everything NaN, so tables print "-".
@@ -230,6 +252,22 @@ mod tests {
         assert_eq!(s.max_dev_completion.mean, 0.5);
         let shares: Vec<(&str, f64)> = s.group_share.iter().map(|(g, x)| (g.as_str(), x.mean)).collect();
         assert_eq!(shares, vec![("main", 0.5), ("bg", 0.5)], "1+1 CPU-s against 2 CPU-s");
+    }
+
+    #[test]
+    fn completion_times_are_ranked_within_each_repetition() {
+        let mut a = rec(0, 0, false, 3.0, &[0, 0, 0]);
+        let mut b = rec(0, 1, false, 3.0, &[0, 0]);
+        for (r, ends) in [(&mut a, &[3.0, 1.0, 2.0][..]), (&mut b, &[2.0, 4.0][..])] {
+            for (s, e) in r.samples.iter_mut().zip(ends) {
+                s.end_offset_s = *e;
+            }
+        }
+        a.samples.push(Sample { end_offset_s: 0.1, background: true, ..Default::default() });
+        let s = &cell_stats(&[a, b])[0];
+        let ranks: Vec<(f64, usize)> = s.completion_by_rank.iter().map(|x| (x.mean, x.n)).collect();
+        // rep 0 sorted 1, 2, 3 (the background worker is not ranked); rep 1 sorted 2, 4.
+        assert_eq!(ranks, vec![(1.5, 2), (3.0, 2), (3.0, 1)]);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The HTML report and the comparison formats on the mock pa3 run: no root, no time.
 
 use crate::html::{render, CompareSection, ReportInput};
-use crate::testdata::{pa3_records, run_meta};
+use crate::testdata::{lab1_records, pa3_records, run_meta};
 use crate::{compare, plots};
 use schedlab_analysis::{cell_outliers, cell_stats, compare_runs, Metric, RunComparison, MODIFIED_Z_THRESHOLD};
 use schedlab_model::CellRecord;
@@ -55,6 +55,25 @@ fn report_is_self_contained_with_every_figure_inline_and_beside_it() {
     assert!(html.contains("<td>fifo prio 98</td>"));
     assert!(html.contains("No process stands out"), "the mock's spread is even: no outliers");
     assert!(!html.contains("id=\"comparison\""));
+}
+
+#[test]
+fn a_fairness_run_shows_its_fairness_figures() {
+    let records = lab1_records();
+    let stats = cell_stats(&records);
+    let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
+    let run = run_meta(9);
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None }).unwrap();
+    let html = html_of(&r.files);
+    // 5 per-workload figures and Jain's index, alone and with the background; completion
+    // times at 4 and 8 processes, alone and with it; the group share with it.
+    assert_eq!(r.charts.len(), 6 * 2 + 4 + 1);
+    assert_eq!(html.matches("<svg ").count(), 17);
+    for id in ["jain-hash-8_bg", "completion-hash-n8-8_bg", "share-hash-8_bg"] {
+        assert!(html.contains(&format!("<figure id=\"fig-{id}\">")), "{id} not in the page");
+    }
+    assert!(html.contains("Jain&#39;s index (sum x)^2 / (n sum x^2)"), "the caption says how the index is computed");
+    assert!(html.contains("when the run studies fairness"), "and when fairness figures are drawn");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! nor time). The repetitions differ by a fixed -3%/0/+3% so intervals have width.
 
 use crate::html::RunMeta;
-use schedlab_model::{CellParams, CellRecord, CellStatus, Environment, Sample};
+use schedlab_model::{CellParams, CellRecord, CellStatus, Environment, GroupParams, Sample};
 
 /// (workload, kind, policy, [per count: wall/child, user/child, preempted/child, blocked/child]).
 type Row = (&'static str, &'static str, &'static str, [(f64, f64, f64, f64); 3]);
@@ -113,4 +113,128 @@ pub fn run_meta(id: i64) -> RunMeta {
             ..Default::default()
         },
     }
+}
+
+/// A mock run shaped like seed 004 (experiments/lab1.toml), 16 cells: 4 or 8 hashing
+/// processes, unpinned or spread, without cgroups or at cpu.weight 200, alone or with 8
+/// background spinners; three repetitions scaled -3%/0/+3%.
+///
+/// Hand-computable fairness: alone, every hasher takes `base` seconds (Jain 1). With the
+/// background, the odd-numbered hashers take `1 + skew` times as long as the even ones, skew 1
+/// unpinned (throughputs 1 : 1/2, Jain (3/2)^2 / (2 (1 + 1/4)) = 0.9) and 1/4 spread
+/// (1 : 4/5, Jain 3.24 / 3.28). Inside the window each hasher uses 1 CPU-second and each
+/// spinner 1, or 1/2 when the hashers' weight is 200: the hashers' share is n / (n + 8) or n / (n + 4).
+pub fn lab1_records() -> Vec<CellRecord> {
+    let mut out = Vec::new();
+    let mut ordinal = 0;
+    let mut cell_id = 0;
+    for affinity in ["all", "spread"] {
+        for weight in [None, Some(200u32)] {
+            for n in [4u32, 8] {
+                for bg in [0u32, 8] {
+                    let key = format!("hash/other/affinity={affinity}/cpu_weight={}/n{n}+bg.processes={bg}", weight.unwrap_or(0));
+                    let main = GroupParams {
+                        name: "main".into(),
+                        workload: "hash".into(),
+                        workload_kind: "hash".into(),
+                        policy: "other".into(),
+                        class: "other".into(),
+                        processes: n,
+                        affinity: affinity.into(),
+                        cpu_weight: weight,
+                        ..Default::default()
+                    };
+                    let mut groups = vec![main];
+                    if bg > 0 {
+                        groups.push(GroupParams {
+                            name: "bg".into(),
+                            workload: "spin".into(),
+                            workload_kind: "pi".into(),
+                            policy: "other".into(),
+                            class: "other".into(),
+                            processes: bg,
+                            affinity: "all".into(),
+                            background: true,
+                            ..Default::default()
+                        });
+                    }
+                    let skew = match (bg, affinity) {
+                        (0, _) => 0.0,
+                        (_, "all") => 1.0,
+                        _ => 0.25,
+                    };
+                    let base = match (bg, weight) {
+                        (0, _) => 1.0,
+                        (_, None) => 2.0,
+                        _ => 1.5,
+                    };
+                    let spinner_cpu = if weight.is_some() { 0.5 } else { 1.0 };
+                    for rep in 0..3u32 {
+                        let f = 1.0 + 0.03 * (rep as f64 - 1.0);
+                        let wall = |i: u32| base * f * (1.0 + skew * (i % 2) as f64);
+                        let makespan = wall(1).max(wall(0));
+                        let mut samples: Vec<Sample> = (0..n)
+                            .map(|i| Sample {
+                                index: i,
+                                group: "main".into(),
+                                pid: 2000 + i as i32,
+                                exit_code: Some(0),
+                                wall_s: wall(i),
+                                user_s: 0.9 * wall(i),
+                                cpu_pct: 90.0,
+                                involuntary_csw: 10 + bg as i64,
+                                voluntary_csw: 2,
+                                window_cpu_s: 1.0,
+                                work_units: 722_000.0,
+                                end_offset_s: wall(i),
+                                ..Default::default()
+                            })
+                            .collect();
+                        samples.extend((0..bg).map(|i| Sample {
+                            index: n + i,
+                            group: "bg".into(),
+                            background: true,
+                            pid: 3000 + i as i32,
+                            signal: Some(15),
+                            wall_s: makespan + 0.2,
+                            user_s: makespan,
+                            window_cpu_s: spinner_cpu,
+                            work_units: 1e9,
+                            start_offset_s: -0.2,
+                            end_offset_s: makespan,
+                            ..Default::default()
+                        }));
+                        out.push(CellRecord {
+                            params: CellParams {
+                                cell_id,
+                                key: key.clone(),
+                                workload: "hash".into(),
+                                workload_kind: "hash".into(),
+                                policy: "other".into(),
+                                class: "other".into(),
+                                processes: n,
+                                groups: groups.clone(),
+                                ..Default::default()
+                            },
+                            rep,
+                            warmup: false,
+                            ordinal,
+                            status: CellStatus::Ok,
+                            message: None,
+                            started_unix: 1.7e9 + ordinal as f64,
+                            makespan_s: makespan,
+                            stat: Default::default(),
+                            engine_user_s: 0.0,
+                            engine_sys_s: 0.0,
+                            engine_max_rss_kb: 0,
+                            samples,
+                        });
+                        ordinal += 1;
+                    }
+                    cell_id += 1;
+                }
+            }
+        }
+    }
+    out
 }

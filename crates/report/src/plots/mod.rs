@@ -9,6 +9,7 @@ pub use render::{png, svg, PlotError, HEIGHT, PALETTE, WIDTH};
 
 use crate::tables::policy_label;
 use schedlab_analysis::{CellStats, Summary};
+use schedlab_model::{CellParams, GroupParams};
 
 /// What figure functions draw from.
 #[derive(Debug, Clone, Copy)]
@@ -66,7 +67,16 @@ pub struct Chart {
 pub type FigureFn = fn(&FigureInput) -> Vec<Chart>;
 
 /// Every figure, in report order.
-pub const FIGURES: &[FigureFn] = &[wall_per_process, involuntary_per_process, voluntary_per_process, throughput, cpu_utilisation];
+pub const FIGURES: &[FigureFn] = &[
+    wall_per_process,
+    involuntary_per_process,
+    voluntary_per_process,
+    throughput,
+    cpu_utilisation,
+    jain_index,
+    completion_times,
+    group_share,
+];
 
 /// All charts of a run, in report order.
 pub fn charts(input: &FigureInput) -> Vec<Chart> {
@@ -75,9 +85,13 @@ pub fn charts(input: &FigureInput) -> Vec<Chart> {
 
 const CI_NOTE: &str = "Points are means over repetitions; error bars are 95% Student-t confidence intervals over repetitions.";
 
+/// When the fairness figures are drawn, for their captions.
+const FAIRNESS_RULE: &str = "Fairness figures are drawn when the run studies fairness: some cell has more than one group \
+                             (competing or background), pins processes to CPUs or sets a cgroup.";
+
 /// Seed 000 Figures 1-3: wall time per process against the process count.
 fn wall_per_process(d: &FigureInput) -> Vec<Chart> {
-    per_workload(d, "wall", "Wall time per process", "wall per process [s]", |s| &s.wall_per_proc, |_| None)
+    per_workload(d, "wall", "Wall time per process", "wall per process [s]", |s| Some(&s.wall_per_proc), None)
         .map(|c| {
             c.with_caption(
                 "Mean elapsed time of a process, on its own clock from the start to the end of its work, so a process \
@@ -90,21 +104,21 @@ fn wall_per_process(d: &FigureInput) -> Vec<Chart> {
 
 /// Seed 000 Figures 4-5: involuntary context switches (preemptions) per process.
 fn involuntary_per_process(d: &FigureInput) -> Vec<Chart> {
-    per_workload(d, "involuntary", "Involuntary context switches per process", "preempted per process", |s| &s.invol_per_proc, |_| None)
+    per_workload(d, "involuntary", "Involuntary context switches per process", "preempted per process", |s| Some(&s.invol_per_proc), None)
         .map(|c| c.with_caption("Involuntary context switches (the process was preempted), from wait4, per process."))
         .collect()
 }
 
 /// Voluntary context switches (blocking) per process, the companion of Figures 4-5.
 fn voluntary_per_process(d: &FigureInput) -> Vec<Chart> {
-    per_workload(d, "voluntary", "Voluntary context switches per process", "blocked per process", |s| &s.vol_per_proc, |_| None)
+    per_workload(d, "voluntary", "Voluntary context switches per process", "blocked per process", |s| Some(&s.vol_per_proc), None)
         .map(|c| c.with_caption("Voluntary context switches (the process blocked, e.g. on I/O), from wait4, per process."))
         .collect()
 }
 
 /// Seed 000 Figures 6-8: processes completed per second.
 fn throughput(d: &FigureInput) -> Vec<Chart> {
-    per_workload(d, "throughput", "Throughput", "processes completed per second", |s| &s.throughput, |_| None)
+    per_workload(d, "throughput", "Throughput", "processes completed per second", |s| Some(&s.throughput), None)
         .map(|c| c.with_caption("Processes in the cell divided by its makespan (release to the last exit)."))
         .collect()
 }
@@ -112,7 +126,7 @@ fn throughput(d: &FigureInput) -> Vec<Chart> {
 /// Seed 000 Figures 9-10: CPU utilisation of the cell's work.
 fn cpu_utilisation(d: &FigureInput) -> Vec<Chart> {
     let ceiling = (d.cpus > 0).then(|| (d.cpus as f64 * 100.0, format!("all {} CPUs", d.cpus)));
-    per_workload(d, "cpu", "CPU utilisation", "CPU [% of one CPU]", |s| &s.cpu_pct_total, |_| ceiling.clone())
+    per_workload(d, "cpu", "CPU utilisation", "CPU [% of one CPU]", |s| Some(&s.cpu_pct_total), ceiling)
         .map(|c| {
             c.with_caption(
                 "CPU time of the cell's work (user + system, less each worker's pre-release setup) over the makespan; \
@@ -122,63 +136,283 @@ fn cpu_utilisation(d: &FigureInput) -> Vec<Chart> {
         .collect()
 }
 
+/// Seed 004 ("fairness"): Jain's index over the measured processes of each cell.
+fn jain_index(d: &FigureInput) -> Vec<Chart> {
+    if !measures_fairness(d.stats) {
+        return Vec::new();
+    }
+    let fair = Some((1.0, "perfectly fair".into()));
+    per_workload(d, "jain", "Jain's fairness index", "Jain's index", |s| (s.params.processes >= 2).then_some(&s.jain), fair)
+        .map(|c| {
+            c.capped_at(1.0).with_caption(&format!(
+                "Jain's index (sum x)^2 / (n sum x^2) over the throughputs x of a repetition's measured processes (work \
+                 units per second of each process's own wall time): 1 when all progressed at the same rate (the grey \
+                 line), 1/n when one process got everything; error bars stop at 1. Cells with one measured process are \
+                 left out. {FAIRNESS_RULE}"
+            ))
+        })
+        .collect()
+}
+
+/// Seed 004 Figures 1-2: every measured process's completion time, by completion rank.
+fn completion_times(d: &FigureInput) -> Vec<Chart> {
+    if !measures_fairness(d.stats) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for p in panels(d.stats) {
+        let labels = p.labels();
+        let mut counts: Vec<u32> = p.cells.iter().map(|s| s.params.processes).filter(|n| *n >= 2).collect();
+        counts.sort_unstable();
+        counts.dedup();
+        for n in counts {
+            let cells = p.cells.iter().zip(&labels).filter(|(s, _)| s.params.processes == n && s.reps > 0);
+            let ranks = cells.clone().map(|(s, _)| s.completion_by_rank.len()).max().unwrap_or(0);
+            let points = cells.flat_map(|(s, l)| s.completion_by_rank.iter().enumerate().map(move |(k, v)| (l, k, v)));
+            let Some(series) = series_of(points.filter(|(_, _, v)| v.mean.is_finite()).map(|(l, k, v)| (l.clone(), point(k, v)))) else {
+                continue;
+            };
+            let chart = Chart {
+                id: p.id("completion", &format!("n{n}")),
+                title: p.title("Completion times", Some(n)),
+                caption: String::new(),
+                x_label: "process, by completion rank (1 = first done)".into(),
+                y_label: "completion [s after release]".into(),
+                categories: (1..=ranks).map(|k| k.to_string()).collect(),
+                series,
+                reference: None,
+            };
+            out.push(chart.with_caption(&format!(
+                "The measured processes' completion times (end of work, seconds after the release), sorted within each \
+                 repetition: rank 1 is the first process done, rank {n} the last. Sorting first makes ranks comparable \
+                 across repetitions, where process numbers are not (which process lands on which CPU is chance); a flat \
+                 line is a fair cell, a rising one an unfair cell. {FAIRNESS_RULE}"
+            )));
+        }
+    }
+    out
+}
+
+/// The measured (primary) group's share of the CPU time all groups used while it was measured.
+fn group_share(d: &FigureInput) -> Vec<Chart> {
+    if !measures_fairness(d.stats) {
+        return Vec::new();
+    }
+    per_workload(d, "share", "Group CPU share", "share of the groups' CPU time", primary_share, None)
+        .map(|c| {
+            c.capped_at(1.0).with_caption(&format!(
+                "CPU time of the cell's measured group (the first, e.g. the hashing processes) over the CPU time of all \
+                 its groups, background ones included, between the release and the last measured exit; 1 = the other \
+                 groups got nothing; error bars stop at 0 and 1. Cells whose measured group runs alone are left out. \
+                 {FAIRNESS_RULE}"
+            ))
+        })
+        .collect()
+}
+
 impl Chart {
     fn with_caption(mut self, what: &str) -> Chart {
         self.caption = format!("{what} {CI_NOTE}");
         self
     }
+
+    /// Error bars of a quantity bounded by 0 and `max` (an index, a share) cut at its bounds:
+    /// a t interval over few repetitions can reach past them.
+    fn capped_at(mut self, max: f64) -> Chart {
+        for p in self.series.iter_mut().flat_map(|s| &mut s.points) {
+            p.lo = p.lo.max(0.0);
+            p.hi = p.hi.min(max);
+        }
+        self
+    }
 }
 
-/// One chart per workload (in cell order): `pick` against the process count, a series per policy.
+/// True when the run studies fairness: some cell has more than one group (competing or
+/// background), pins processes to CPUs or sets a cgroup. A single-group run such as pa3
+/// compares policies, not shares, and gets no fairness figures.
+pub fn measures_fairness(stats: &[CellStats]) -> bool {
+    stats.iter().any(|s| s.params.groups.len() > 1 || s.params.groups.iter().any(|g| pinned(g) || !cgroup(g).is_empty() || g.background))
+}
+
+/// The cell's primary group: the first measured one (None for records without groups).
+fn primary(p: &CellParams) -> Option<usize> {
+    p.groups.iter().position(|g| !g.background).or((!p.groups.is_empty()).then_some(0))
+}
+
+fn pinned(g: &GroupParams) -> bool {
+    !(g.affinity.is_empty() || g.affinity == "all")
+}
+
+fn affinity(g: &GroupParams) -> String {
+    match g.affinity.as_str() {
+        "" | "all" => "unpinned".into(),
+        a @ ("spread" | "compact") => a.into(),
+        list => format!("CPUs {list}"),
+    }
+}
+
+/// The group's cgroup settings, e.g. `weight 200`; empty when it sets none.
+fn cgroup(g: &GroupParams) -> String {
+    let mut parts = Vec::new();
+    if let Some(w) = g.cpu_weight {
+        parts.push(format!("weight {w}"));
+    }
+    if let Some((q, p)) = g.cpu_max {
+        parts.push(format!("cpu.max {q}/{p}"));
+    }
+    if let Some(c) = &g.cpuset {
+        parts.push(format!("cpuset {}", c.iter().map(u32::to_string).collect::<Vec<_>>().join(",")));
+    }
+    parts.join(", ")
+}
+
+fn primary_share(s: &CellStats) -> Option<&Summary> {
+    let name = &s.params.groups.get(primary(&s.params)?)?.name;
+    if s.group_share.len() < 2 {
+        return None;
+    }
+    s.group_share.iter().find(|(g, _)| g == name).map(|(_, v)| v)
+}
+
+/// Cells drawn in one chart: one workload of the primary group, competing with the same other groups.
+struct Panel<'a> {
+    workload: &'a str,
+    kind: &'a str,
+    /// The other groups, e.g. `8 bg`; empty when the primary group runs alone.
+    others: String,
+    cells: Vec<&'a CellStats>,
+}
+
+impl Panel<'_> {
+    fn id(&self, figure: &str, extra: &str) -> String {
+        let parts = [figure.to_string(), slug(self.workload), extra.to_string(), slug(&self.others)];
+        parts.into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
+    }
+
+    /// `what: workload (kind)`, the kind only when it says more than the name, and the other groups.
+    fn title(&self, what: &str, processes: Option<u32>) -> String {
+        let mut t = format!("{what}: ");
+        if let Some(n) = processes {
+            t.push_str(&format!("{n} "));
+        }
+        t.push_str(self.workload);
+        if self.kind != self.workload && !self.kind.is_empty() {
+            t.push_str(&format!(" ({})", self.kind));
+        }
+        if !self.others.is_empty() {
+            t.push_str(&format!(", with {}", self.others));
+        }
+        t
+    }
+
+    /// Each cell's series name: its policy, affinity and cgroup, leaving out what all cells share
+    /// (the policy alone when they share everything).
+    fn labels(&self) -> Vec<String> {
+        let columns: Vec<[String; 3]> = self
+            .cells
+            .iter()
+            .map(|s| {
+                let g = primary(&s.params).map(|i| &s.params.groups[i]);
+                let cg = g.map(cgroup).filter(|c| !c.is_empty()).unwrap_or_else(|| "no cgroup".into());
+                [policy_label(s), g.map(affinity).unwrap_or_else(|| "unpinned".into()), cg]
+            })
+            .collect();
+        let varies: Vec<usize> = (0..3).filter(|&i| columns.iter().any(|c| c[i] != columns[0][i])).collect();
+        columns
+            .iter()
+            .map(|c| if varies.is_empty() { c[0].clone() } else { varies.iter().map(|&i| c[i].as_str()).collect::<Vec<_>>().join(", ") })
+            .collect()
+    }
+}
+
+/// The other groups of a cell, e.g. `8 bg` or `4 io (nice 5, weight 50)`; empty when there are none.
+fn others(p: &CellParams) -> String {
+    let me = primary(p);
+    let mut parts = Vec::new();
+    for (_, g) in p.groups.iter().enumerate().filter(|(i, _)| Some(*i) != me) {
+        let mut settings = Vec::new();
+        if g.class != "other" || g.nice != 0 {
+            settings.push(format!("{}{}", g.class, if g.nice != 0 { format!(" nice {}", g.nice) } else { String::new() }));
+        }
+        if pinned(g) {
+            settings.push(affinity(g));
+        }
+        let cg = cgroup(g);
+        if !cg.is_empty() {
+            settings.push(cg);
+        }
+        let mut d = format!("{} {}", g.processes, g.name);
+        if !settings.is_empty() {
+            d.push_str(&format!(" ({})", settings.join(", ")));
+        }
+        parts.push(d);
+    }
+    parts.join(" + ")
+}
+
+/// The run's cells by (primary workload, other groups), in cell order.
+fn panels(stats: &[CellStats]) -> Vec<Panel<'_>> {
+    let mut out: Vec<Panel> = Vec::new();
+    for s in stats {
+        let o = others(&s.params);
+        match out.iter_mut().find(|p| p.workload == s.params.workload && p.others == o) {
+            Some(p) => p.cells.push(s),
+            None => out.push(Panel { workload: &s.params.workload, kind: &s.params.workload_kind, others: o, cells: vec![s] }),
+        }
+    }
+    out
+}
+
+fn point(x: usize, v: &Summary) -> Point {
+    Point { x, y: v.mean, lo: finite_or(v.ci_low, v.mean), hi: finite_or(v.ci_high, v.mean) }
+}
+
+/// Points grouped into series by name (in order of first appearance), each sorted by x; None when there are none.
+fn series_of(points: impl Iterator<Item = (String, Point)>) -> Option<Vec<Series>> {
+    let mut series: Vec<Series> = Vec::new();
+    for (name, p) in points {
+        match series.iter_mut().find(|x| x.name == name) {
+            Some(x) => x.points.push(p),
+            None => series.push(Series { name, points: vec![p] }),
+        }
+    }
+    for s in &mut series {
+        s.points.sort_by_key(|p| p.x);
+    }
+    (!series.is_empty()).then_some(series)
+}
+
+/// One chart per workload and set of other groups (in cell order): `pick` against the
+/// process count, a series per policy (and affinity or cgroup where the cells differ in them).
+/// Cells for which `pick` gives None are not drawn, nor are their process counts.
 fn per_workload<'a>(
     d: &'a FigureInput,
     id: &'a str,
     title: &'a str,
     y_label: &'a str,
-    pick: fn(&CellStats) -> &Summary,
-    reference: impl Fn(&str) -> Option<(f64, String)> + 'a,
+    pick: fn(&CellStats) -> Option<&Summary>,
+    reference: Option<(f64, String)>,
 ) -> impl Iterator<Item = Chart> + 'a {
-    let mut workloads: Vec<&str> = Vec::new();
-    for s in d.stats {
-        if !workloads.contains(&s.params.workload.as_str()) {
-            workloads.push(&s.params.workload);
-        }
-    }
-    workloads.into_iter().filter_map(move |w| {
-        let cells: Vec<&CellStats> = d.stats.iter().filter(|s| s.params.workload == w).collect();
-        let mut counts: Vec<u32> = cells.iter().map(|s| s.params.processes).collect();
+    panels(d.stats).into_iter().filter_map(move |p| {
+        let labels = p.labels();
+        let mut counts: Vec<u32> = p.cells.iter().filter(|s| pick(s).is_some()).map(|s| s.params.processes).collect();
         counts.sort_unstable();
         counts.dedup();
-        let mut series: Vec<Series> = Vec::new();
-        for s in &cells {
-            let v = pick(s);
-            if s.reps == 0 || !v.mean.is_finite() {
-                continue;
-            }
-            let name = policy_label(s);
+        let points = p.cells.iter().zip(&labels).filter_map(|(s, name)| {
+            let v = pick(s).filter(|v| s.reps > 0 && v.mean.is_finite())?;
             let x = counts.iter().position(|c| *c == s.params.processes).unwrap_or(0);
-            let p = Point { x, y: v.mean, lo: finite_or(v.ci_low, v.mean), hi: finite_or(v.ci_high, v.mean) };
-            match series.iter_mut().find(|x| x.name == name) {
-                Some(x) => x.points.push(p),
-                None => series.push(Series { name, points: vec![p] }),
-            }
-        }
-        if series.is_empty() {
-            return None;
-        }
-        for s in &mut series {
-            s.points.sort_by_key(|p| p.x);
-        }
-        let kind = cells.first().map(|s| s.params.workload_kind.as_str()).unwrap_or("");
+            Some((name.clone(), point(x, v)))
+        });
+        let series = series_of(points)?;
         Some(Chart {
-            id: format!("{id}-{}", slug(w)),
-            title: format!("{title}: {w} ({kind})"),
+            id: p.id(id, ""),
+            title: p.title(title, None),
             caption: String::new(),
             x_label: "processes".into(),
             y_label: y_label.into(),
             categories: counts.iter().map(u32::to_string).collect(),
             series,
-            reference: reference(w),
+            reference: reference.clone(),
         })
     })
 }

@@ -127,7 +127,8 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Dra
     };
     cc.configure_mesh()
         .disable_x_mesh()
-        .x_labels(n + 1)
+        // At most ~16 labels (every other rank of 32 processes): more would overlap.
+        .x_labels((n + 1).min(17))
         .x_label_formatter(&x_fmt)
         .y_labels(6)
         .y_label_formatter(&|v| tick(*v))
@@ -189,8 +190,12 @@ fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &Chart) -> D
         let c = colour(i);
         area.draw(&PathElement::new(vec![(4, y), (34, y)], c.stroke_width(2)))?;
         area.draw(&(EmptyElement::at((19, y)) + marker(i, c)))?;
-        area.draw(&Text::new(s.name.clone(), (42, y - 7), font.clone()))?;
-        y += 24;
+        let lines = wrap(&s.name);
+        let extra = 18 * (lines.len() as i32 - 1);
+        for (k, line) in lines.into_iter().enumerate() {
+            area.draw(&Text::new(line, (42, y - 7 + 18 * k as i32), font.clone()))?;
+        }
+        y += 24 + extra;
     }
     if let Some((_, label)) = &chart.reference {
         area.draw(&PathElement::new(vec![(4, y), (34, y)], RGBColor(120, 120, 120).stroke_width(1)))?;
@@ -201,9 +206,37 @@ fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &Chart) -> D
     Ok(())
 }
 
+/// Characters of a legend line that fit beside the marker.
+const LEGEND_CHARS: usize = 15;
+
+/// A legend label in lines of at most [`LEGEND_CHARS`], broken after its commas
+/// (`spread, weight 200` -> `spread,` / `weight 200`); a longer part keeps its own line.
+fn wrap(label: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for part in label.split_inclusive(", ") {
+        match lines.last_mut() {
+            Some(l) if l.len() + part.trim_end().len() <= LEGEND_CHARS => l.push_str(part),
+            _ => lines.push(part.to_string()),
+        }
+    }
+    let mut lines: Vec<String> = lines.into_iter().map(|l| l.trim_end().to_string()).collect();
+    if lines.is_empty() {
+        lines.push(String::new());
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
-    use super::tick;
+    use super::{tick, wrap};
+
+    #[test]
+    fn long_legend_labels_break_after_commas() {
+        assert_eq!(wrap("fifo prio 98"), ["fifo prio 98"]);
+        assert_eq!(wrap("spread, weight 200"), ["spread,", "weight 200"]);
+        assert_eq!(wrap("a, b, unpinned, no cgroup"), ["a, b, unpinned,", "no cgroup"]);
+        assert_eq!(wrap(""), [""]);
+    }
 
     #[test]
     fn ticks_are_short() {

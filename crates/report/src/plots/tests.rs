@@ -1,7 +1,7 @@
 //! Figures from the mock pa3 run: which charts, what they hold, and that the PNG shows them.
 
 use super::*;
-use crate::testdata::{pa3_records, COUNTS};
+use crate::testdata::{lab1_records, pa3_records, COUNTS};
 use schedlab_analysis::cell_stats;
 
 fn pa3_charts() -> Vec<Chart> {
@@ -127,4 +127,166 @@ fn a_single_count_and_repetition_still_draws() {
 fn slugs_are_file_name_safe() {
     assert_eq!(slug("My Load/2"), "my_load_2");
     assert_eq!(slug("io-bound"), "io-bound");
+}
+
+fn lab1_charts() -> Vec<Chart> {
+    let stats = cell_stats(&lab1_records());
+    charts(&FigureInput { stats: &stats, cpus: 2 })
+}
+
+fn chart<'a>(charts: &'a [Chart], id: &str) -> &'a Chart {
+    charts.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("no chart {id}"))
+}
+
+/// (series name, means in x order).
+fn means(c: &Chart) -> Vec<(&str, Vec<f64>)> {
+    c.series.iter().map(|s| (s.name.as_str(), s.points.iter().map(|p| p.y).collect())).collect()
+}
+
+fn assert_close(got: &[(&str, Vec<f64>)], want: &[(&str, Vec<f64>)]) {
+    assert_eq!(got.len(), want.len(), "{got:?}");
+    for ((gn, gv), (wn, wv)) in got.iter().zip(want) {
+        assert_eq!(gn, wn);
+        assert_eq!(gv.len(), wv.len(), "{gn}: {gv:?}");
+        for (g, w) in gv.iter().zip(wv) {
+            assert!((g - w).abs() < 1e-9, "{gn}: got {gv:?}, want {wv:?}");
+        }
+    }
+}
+
+const LAB1_SERIES: [&str; 4] = ["unpinned, no cgroup", "unpinned, weight 200", "spread, no cgroup", "spread, weight 200"];
+
+#[test]
+fn a_fairness_run_gets_charts_per_background_setting_with_a_series_per_affinity_and_weight() {
+    let charts = lab1_charts();
+    let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
+    let mut want: Vec<String> = Vec::new();
+    for fig in ["wall", "involuntary", "voluntary", "throughput", "cpu", "jain"] {
+        want.extend([format!("{fig}-hash"), format!("{fig}-hash-8_bg")]);
+    }
+    want.extend(["completion-hash-n4", "completion-hash-n8", "completion-hash-n4-8_bg", "completion-hash-n8-8_bg"].map(String::from));
+    want.push("share-hash-8_bg".into());
+    assert_eq!(ids, want);
+    for c in &charts {
+        let names: Vec<&str> = c.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, LAB1_SERIES, "{}", c.id);
+    }
+    assert_eq!(chart(&charts, "wall-hash-8_bg").title, "Wall time per process: hash, with 8 bg");
+    assert_eq!(chart(&charts, "completion-hash-n8-8_bg").title, "Completion times: 8 hash, with 8 bg");
+}
+
+#[test]
+fn jain_means_are_the_hand_computed_indices() {
+    let charts = lab1_charts();
+    let jain = chart(&charts, "jain-hash-8_bg");
+    assert_eq!(jain.categories, ["4", "8"]);
+    assert_eq!(jain.reference, Some((1.0, "perfectly fair".to_string())));
+    // Throughputs 1 : 1/2 unpinned, 1 : 4/5 spread, in equal halves, the same in every repetition.
+    let (unpinned, spread) = (2.25 / 2.5, 3.24 / 3.28);
+    let want = [
+        ("unpinned, no cgroup", vec![unpinned; 2]),
+        ("unpinned, weight 200", vec![unpinned; 2]),
+        ("spread, no cgroup", vec![spread; 2]),
+        ("spread, weight 200", vec![spread; 2]),
+    ];
+    assert_close(&means(jain), &want);
+    assert!((unpinned - 0.9).abs() < 1e-12 && (spread - 0.987_804_878).abs() < 1e-9);
+    let p = jain.series[0].points[0];
+    assert!((p.hi - p.lo).abs() < 1e-12, "equal indices in every repetition have no interval: {p:?}");
+    let alone = chart(&charts, "jain-hash");
+    assert_close(&means(alone), &LAB1_SERIES.map(|n| (n, vec![1.0, 1.0])));
+}
+
+#[test]
+fn completion_times_are_sorted_within_repetitions_with_intervals_over_them() {
+    let charts = lab1_charts();
+    let c = chart(&charts, "completion-hash-n4-8_bg");
+    assert_eq!(c.categories, ["1", "2", "3", "4"]);
+    // Even hashers take base seconds, odd ones (1 + skew) times that; base 2 without weight, 1.5 with.
+    let want = [
+        ("unpinned, no cgroup", vec![2.0, 2.0, 4.0, 4.0]),
+        ("unpinned, weight 200", vec![1.5, 1.5, 3.0, 3.0]),
+        ("spread, no cgroup", vec![2.0, 2.0, 2.5, 2.5]),
+        ("spread, weight 200", vec![1.5, 1.5, 1.875, 1.875]),
+    ];
+    assert_close(&means(c), &want);
+    // The repetitions are 0.97, 1, 1.03 times the mean: sd 0.03 y, half width t(0.975, 2) sd / sqrt(3).
+    let p = c.series[0].points[3];
+    let half = 4.302_652_730 * 0.03 * 4.0 / 3f64.sqrt();
+    assert!((p.hi - p.y - half).abs() < 1e-6 && (p.y - p.lo - half).abs() < 1e-6, "{p:?}");
+    assert_eq!(chart(&charts, "completion-hash-n8").categories.len(), 8);
+}
+
+#[test]
+fn group_share_is_the_measured_groups_cpu_share_only_where_it_competes() {
+    let charts = lab1_charts();
+    assert!(charts.iter().all(|c| c.id != "share-hash"), "a group alone has all of the CPU: nothing to show");
+    let share = chart(&charts, "share-hash-8_bg");
+    // n hashers x 1 CPU-s against 8 spinners x 1 CPU-s, or x 1/2 at weight 200.
+    let want = [
+        ("unpinned, no cgroup", vec![4.0 / 12.0, 8.0 / 16.0]),
+        ("unpinned, weight 200", vec![4.0 / 8.0, 8.0 / 12.0]),
+        ("spread, no cgroup", vec![4.0 / 12.0, 8.0 / 16.0]),
+        ("spread, weight 200", vec![4.0 / 8.0, 8.0 / 12.0]),
+    ];
+    assert_close(&means(share), &want);
+}
+
+#[test]
+fn bounded_quantities_have_their_error_bars_cut_at_the_bounds() {
+    let p = |y: f64, lo: f64, hi: f64| Point { x: 0, y, lo, hi };
+    let c = Chart {
+        id: "x".into(),
+        title: String::new(),
+        caption: String::new(),
+        x_label: String::new(),
+        y_label: String::new(),
+        categories: vec!["1".into()],
+        series: vec![Series { name: "s".into(), points: vec![p(0.9, 0.5, 1.3), p(0.1, -0.4, 0.6)] }],
+        reference: None,
+    };
+    assert_eq!(c.capped_at(1.0).series[0].points, [p(0.9, 0.5, 1.0), p(0.1, 0.0, 0.6)]);
+}
+
+#[test]
+fn runs_that_do_not_study_fairness_get_no_fairness_figures() {
+    let stats = cell_stats(&pa3_records(1.0));
+    assert!(!measures_fairness(&stats));
+    // A real pa3 run stores its one group: unpinned, no cgroup.
+    let mut recs = pa3_records(1.0);
+    for r in &mut recs {
+        let p = &r.params;
+        let g = schedlab_model::GroupParams { name: "main".into(), processes: p.processes, affinity: "all".into(), ..Default::default() };
+        r.params.groups = vec![g];
+    }
+    let stats = cell_stats(&recs);
+    assert!(!measures_fairness(&stats));
+    let ids: Vec<String> = charts(&FigureInput { stats: &stats, cpus: 4 }).into_iter().map(|c| c.id).collect();
+    assert_eq!(ids.len(), 15, "{ids:?}");
+    // Pinning the processes of one cell makes it a fairness study.
+    recs[0].params.groups[0].affinity = "spread".into();
+    let stats = cell_stats(&recs);
+    assert!(measures_fairness(&stats));
+    let charts = charts(&FigureInput { stats: &stats, cpus: 4 });
+    assert!(charts.iter().any(|c| c.id == "jain-cpu") && charts.iter().any(|c| c.id == "completion-cpu-n500"));
+    assert!(charts.iter().all(|c| !c.id.starts_with("share")), "one group: no share");
+}
+
+#[test]
+fn fairness_pngs_show_every_series() {
+    let charts = lab1_charts();
+    for id in ["jain-hash-8_bg", "completion-hash-n8-8_bg", "share-hash-8_bg"] {
+        let c = chart(&charts, id);
+        let bytes = png(c).unwrap();
+        if let Some(dir) = std::env::var_os("SCHEDLAB_DEBUG_PNG") {
+            std::fs::write(std::path::Path::new(&dir).join(format!("{id}.png")), &bytes).unwrap();
+        }
+        let (_, _, rgb) = decode(&bytes);
+        for (i, c) in PALETTE.iter().take(4).enumerate() {
+            let n = count_colour(&rgb, *c);
+            assert!(n > 150, "{id}: series {i} has only {n} pixels of its colour");
+        }
+        let s = svg(c).unwrap();
+        assert!(s.contains(">\nspread,\n</text>") && s.contains(">\nweight 200\n</text>"), "legend labels wrap: {id}");
+    }
 }
