@@ -165,6 +165,7 @@ fn lab1_fixture() -> Vec<CellRecord> {
                             engine_sys_s: 0.0,
                             engine_max_rss_kb: 0,
                             samples,
+                            io: None,
                         });
                     }
                     cell_id += 1;

@@ -228,6 +228,7 @@ pub fn lab1_records() -> Vec<CellRecord> {
                             engine_sys_s: 0.0,
                             engine_max_rss_kb: 0,
                             samples,
+                            io: None,
                         });
                         ordinal += 1;
                     }
