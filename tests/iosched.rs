@@ -317,3 +317,25 @@ fn a_directory_on_a_real_disk_needs_confirmation_and_gets_its_scheduler_back() {
     assert_eq!(rows[0]["io_scheduler"], other);
     assert_eq!(rows[0]["io_bytes"], 600_000);
 }
+
+#[test]
+fn iosched_report_renders_every_io_figure_in_chromium() {
+    require!(is_root(), "the iosched example makes a loop device (CAP_SYS_ADMIN)");
+    let Some(chromium) = crate::report::chromium() else {
+        eprintln!(
+            "SKIPPED iosched::iosched_report_renders_every_io_figure_in_chromium: chromium is not installed (apt-get install chromium)"
+        );
+        return;
+    };
+    let _one = serial();
+    let lab = Lab::new();
+    let spec = concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/iosched.toml");
+    lab.ok(&["run", spec, "--scale", "0.002", "--repetitions", "2", "-q"]);
+    lab.ok(&["report", "-o", "rep"]);
+    let html = std::fs::read_to_string(lab.path("rep/index.html")).unwrap();
+    assert!(html.contains("I/O per cell (seed 002)"), "the I/O table is in the report");
+    let ids = crate::report::figure_ids(&html);
+    assert_eq!(ids.len(), 5, "time, MB/s, p50, p99, p99.9 and nothing per process count: {ids:?}");
+    // Every chart has the three cases as series, each across the four schedulers.
+    assert_eq!(crate::report::check_in_chromium(&chromium, &lab.path("rep"), 3), 5);
+}

@@ -236,7 +236,7 @@ fn assert_drawn(what: &str, w: u32, rgb: &[u8], series: usize) {
     }
 }
 
-fn figure_ids(html: &str) -> Vec<String> {
+pub(crate) fn figure_ids(html: &str) -> Vec<String> {
     html.split("<figure id=\"").skip(1).map(|s| s[..s.find('"').unwrap()].to_string()).collect()
 }
 
@@ -329,7 +329,7 @@ fn compare_prints_table_markdown_and_json_and_the_report_gains_a_section() {
 }
 
 /// Chromium on PATH, if installed.
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     ["chromium", "chromium-browser", "google-chrome"]
         .iter()
@@ -390,7 +390,7 @@ fn border_runs(w: u32, h: u32, rgb: &[u8], x: u32) -> Vec<(u32, u32)> {
 
 /// Opens the report in Chromium as one tall page and checks each figure box shows its
 /// `series` series drawn across the plot. Returns how many figures it checked.
-fn check_in_chromium(chromium: &Path, dir: &Path, series: usize) -> usize {
+pub(crate) fn check_in_chromium(chromium: &Path, dir: &Path, series: usize) -> usize {
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
     let ids = figure_ids(&html);
     assert!(!ids.is_empty(), "no figures in the report");

@@ -92,7 +92,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
     let compare = other.as_ref().map(|o| comparison(&store, &run, o, metric, a.alpha)).transpose()?;
     let run_meta = meta(&run);
-    let rendered = html::render(&ReportInput { run: &run_meta, stats: &stats, outliers: &outliers, compare: compare.as_ref() })?;
+    let io = schedlab_analysis::io_stats(&records);
+    let rendered = html::render(&ReportInput { run: &run_meta, stats: &stats, outliers: &outliers, compare: compare.as_ref(), io: &io })?;
     output::write_dir(&a.output, &rendered.files, a.force).map_err(output_error)?;
     println!(
         "wrote {} ({} figures as SVG and PNG in {})",

@@ -65,6 +65,8 @@ pub struct ReportInput<'a> {
     pub stats: &'a [CellStats],
     /// Per-cell outlier flags.
     pub outliers: &'a [CellOutliers],
+    /// I/O figures of the cells that did I/O.
+    pub io: &'a [schedlab_analysis::IoStats],
     /// The comparison with another run, if asked for.
     pub compare: Option<&'a CompareSection>,
 }
@@ -301,7 +303,7 @@ fn unique_ids(charts: &mut [Chart]) {
 
 /// Renders the report: `index.html` and `figures/<id>.svg` / `.png` for every chart.
 pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
-    let mut charts = plots::charts(&FigureInput { stats: input.stats, cpus: input.run.env.cpus });
+    let mut charts = plots::charts(&FigureInput { stats: input.stats, cpus: input.run.env.cpus, io: input.io });
     unique_ids(&mut charts);
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     let mut figures = Vec::new();
@@ -328,6 +330,7 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
         empty_cells => empty,
         per_process => v(&per_process(input.stats)),
         totals => v(&totals(input.stats)),
+        io => (!input.io.is_empty()).then(|| v(&plain(&tables::IO_HEADER, tables::io_rows(input.io), 3, &[1, 2]))),
         outliers => v(&outliers(input.outliers)),
         outliers_flagged => flagged,
         outliers_examined => input.outliers.iter().map(|c| c.processes).sum::<usize>(),

@@ -3,6 +3,7 @@
 //! shows); [`FIGURES`] lists them in report order, so adding a figure is adding one
 //! function to that list. [`render`] draws a chart as SVG and PNG.
 
+mod io;
 mod render;
 
 pub use render::{png, svg, PlotError, HEIGHT, PALETTE, WIDTH};
@@ -18,6 +19,8 @@ pub struct FigureInput<'a> {
     pub stats: &'a [CellStats],
     /// Online CPUs of the machine that made the run (for the utilisation ceiling).
     pub cpus: u32,
+    /// I/O statistics of the cells that did I/O (empty for other runs).
+    pub io: &'a [schedlab_analysis::IoStats],
 }
 
 /// One point of a series: a category on the x axis, a mean and its confidence interval.
@@ -76,6 +79,11 @@ pub const FIGURES: &[FigureFn] = &[
     jain_index,
     completion_times,
     group_share,
+    io::io_time,
+    io::io_throughput,
+    io::io_p50,
+    io::io_p99,
+    io::io_p999,
 ];
 
 /// All charts of a run, in report order.
@@ -353,7 +361,9 @@ fn others(p: &CellParams) -> String {
 /// The run's cells by (primary workload, other groups), in cell order.
 fn panels(stats: &[CellStats]) -> Vec<Panel<'_>> {
     let mut out: Vec<Panel> = Vec::new();
-    for s in stats {
+    // Cells of an I/O-scheduler sweep differ by scheduler, not by process count: the I/O
+    // figures draw them.
+    for s in stats.iter().filter(|s| s.params.iosched.is_none()) {
         let o = others(&s.params);
         match out.iter_mut().find(|p| p.workload == s.params.workload && p.others == o) {
             Some(p) => p.cells.push(s),

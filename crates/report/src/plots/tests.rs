@@ -6,7 +6,7 @@ use schedlab_analysis::cell_stats;
 
 fn pa3_charts() -> Vec<Chart> {
     let stats = cell_stats(&pa3_records(1.0));
-    charts(&FigureInput { stats: &stats, cpus: 4 })
+    charts(&FigureInput { stats: &stats, cpus: 4, io: &[] })
 }
 
 /// Decodes a PNG into (width, height, RGB bytes).
@@ -66,14 +66,14 @@ fn cells_without_repetitions_are_left_out() {
         r.samples.clear();
     }
     let stats = cell_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 4 });
+    let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[] });
     let fifo = &charts[0].series[1];
     assert_eq!(fifo.points.iter().map(|p| p.x).collect::<Vec<_>>(), vec![0, 2]);
 }
 
 #[test]
 fn a_run_with_nothing_measured_has_no_figures() {
-    assert!(charts(&FigureInput { stats: &[], cpus: 2 }).is_empty());
+    assert!(charts(&FigureInput { stats: &[], cpus: 2, io: &[] }).is_empty());
 }
 
 #[test]
@@ -112,7 +112,7 @@ fn svg_holds_the_title_labels_and_lines() {
 fn a_single_count_and_repetition_still_draws() {
     let recs: Vec<_> = pa3_records(1.0).into_iter().filter(|r| r.params.processes == 10 && r.rep == 0).collect();
     let stats = cell_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 0 });
+    let charts = charts(&FigureInput { stats: &stats, cpus: 0, io: &[] });
     assert_eq!(charts.len(), 15);
     let c = &charts[0];
     assert_eq!(c.categories, vec!["10"]);
@@ -131,7 +131,7 @@ fn slugs_are_file_name_safe() {
 
 fn lab1_charts() -> Vec<Chart> {
     let stats = cell_stats(&lab1_records());
-    charts(&FigureInput { stats: &stats, cpus: 2 })
+    charts(&FigureInput { stats: &stats, cpus: 2, io: &[] })
 }
 
 fn chart<'a>(charts: &'a [Chart], id: &str) -> &'a Chart {
@@ -261,13 +261,13 @@ fn runs_that_do_not_study_fairness_get_no_fairness_figures() {
     }
     let stats = cell_stats(&recs);
     assert!(!measures_fairness(&stats));
-    let ids: Vec<String> = charts(&FigureInput { stats: &stats, cpus: 4 }).into_iter().map(|c| c.id).collect();
+    let ids: Vec<String> = charts(&FigureInput { stats: &stats, cpus: 4, io: &[] }).into_iter().map(|c| c.id).collect();
     assert_eq!(ids.len(), 15, "{ids:?}");
     // Pinning the processes of one cell makes it a fairness study.
     recs[0].params.groups[0].affinity = "spread".into();
     let stats = cell_stats(&recs);
     assert!(measures_fairness(&stats));
-    let charts = charts(&FigureInput { stats: &stats, cpus: 4 });
+    let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[] });
     assert!(charts.iter().any(|c| c.id == "jain-cpu") && charts.iter().any(|c| c.id == "completion-cpu-n500"));
     assert!(charts.iter().all(|c| !c.id.starts_with("share")), "one group: no share");
 }
