@@ -92,21 +92,23 @@ pub fn mount_point_of(root: &Root, rdev: u64) -> Option<PathBuf> {
     fallback
 }
 
-/// mountinfo escapes space, tab, newline and backslash as octal.
+/// mountinfo escapes space, tab, newline and backslash as three octal digits.
 fn unescape(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() + 1 && b[i + 1..].len() >= 3 {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 4], 8) {
-                out.push(v);
+        let octal = b.get(i + 1..i + 4).filter(|d| b[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        match octal {
+            Some(d) => {
+                out.push(d.iter().fold(0u8, |v, c| v.wrapping_mul(8).wrapping_add(c - b'0')));
                 i += 4;
-                continue;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
             }
         }
-        out.push(b[i]);
-        i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
 }
@@ -500,6 +502,8 @@ mod tests {
     fn mountinfo_escapes_are_decoded() {
         assert_eq!(unescape("/mnt/a\\040b"), "/mnt/a b");
         assert_eq!(unescape("/plain"), "/plain");
+        assert_eq!(unescape("/a\\134b\\"), "/a\\b\\");
+        assert_eq!(unescape("/é\\1"), "/é\\1");
     }
 
     #[test]

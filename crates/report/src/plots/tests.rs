@@ -290,3 +290,74 @@ fn fairness_pngs_show_every_series() {
         assert!(s.contains(">\nspread,\n</text>") && s.contains(">\nweight 200\n</text>"), "legend labels wrap: {id}");
     }
 }
+
+/// An I/O-scheduler sweep: two cases x two schedulers x two repetitions, known times.
+fn io_records() -> Vec<schedlab_model::CellRecord> {
+    use schedlab_model::{hist, CellIo, CellParams, CellRecord, CellStatus, IoSummary, Sample};
+    let mut out = Vec::new();
+    for (cell, (workload, sched, makespan)) in
+        [("big", "none", 2.0), ("big", "bfq", 4.0), ("small", "none", 1.0), ("small", "bfq", 3.0)].into_iter().enumerate()
+    {
+        for rep in 0..2u32 {
+            let mut h = hist::Histogram::<u64>::new(3).unwrap();
+            h.record(1000 * (cell as u64 + 1)).unwrap();
+            let io = IoSummary {
+                op: "write".into(),
+                mode: "fsync".into(),
+                bytes: 8_000_000,
+                files: 1,
+                hist: hist::encode(&h),
+                ..Default::default()
+            };
+            out.push(CellRecord {
+                params: CellParams {
+                    cell_id: cell as u32,
+                    key: format!("{workload}/other/n1/iosched={sched}"),
+                    workload: workload.into(),
+                    workload_kind: "par_write".into(),
+                    policy: "other".into(),
+                    class: "other".into(),
+                    processes: 1,
+                    iosched: Some(sched.into()),
+                    ..Default::default()
+                },
+                rep,
+                warmup: false,
+                ordinal: 0,
+                status: CellStatus::Ok,
+                message: None,
+                started_unix: 0.0,
+                makespan_s: makespan + rep as f64 * 0.1,
+                stat: Default::default(),
+                engine_user_s: 0.0,
+                engine_sys_s: 0.0,
+                engine_max_rss_kb: 0,
+                samples: vec![Sample { wall_s: makespan, extra: serde_json::json!({ "detail": io }), ..Default::default() }],
+                io: Some(CellIo { scheduler: sched.into(), queue_device: "loop0".into(), ..Default::default() }),
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn an_io_sweep_gets_the_io_figures_and_no_per_process_count_figures() {
+    let recs = io_records();
+    let stats = cell_stats(&recs);
+    let io = schedlab_analysis::io_stats(&recs);
+    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &io });
+    let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["io-time", "io-mbs", "io-p50", "io-p99", "io-p999"]);
+    let time = &charts[0];
+    assert_eq!(time.categories, ["none", "bfq"]);
+    let names: Vec<&str> = time.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["big", "small"]);
+    // big under bfq: 4.0 and 4.1 s.
+    let p = time.series[0].points[1];
+    assert_eq!(p.x, 1);
+    assert!((p.y - 4.05).abs() < 1e-9 && p.lo < p.y && p.hi > p.y);
+    // Median latency of "small" under bfq (the fourth cell) is 4 us.
+    assert!((charts[2].series[1].points[1].y - 4.0).abs() < 0.01);
+    // Without I/O statistics, nothing is drawn for these cells.
+    assert!(super::charts(&FigureInput { stats: &stats, cpus: 2, io: &[] }).is_empty());
+}
