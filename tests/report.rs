@@ -64,6 +64,7 @@ fn fixture(factor: f64) -> Vec<CellRecord> {
                             })
                             .collect(),
                         io: None,
+                        rt: None,
                     });
                     ordinal += 1;
                 }
@@ -166,6 +167,7 @@ fn lab1_fixture() -> Vec<CellRecord> {
                             engine_max_rss_kb: 0,
                             samples,
                             io: None,
+                            rt: None,
                         });
                     }
                     cell_id += 1;

@@ -53,6 +53,13 @@ fn amount(w: &Workload) -> String {
         Workload::ParWrite(p) | Workload::ParRead(p) => {
             format!("{} x {} B in {} thread(s), {} B per call, {}", p.files, p.file_bytes, p.threads, p.buffer_bytes, p.mode.name())
         }
+        Workload::Periodic(p) => format!(
+            "one task each, {} body, {:.1} s, sum C/T {:.3}{}",
+            p.body.name(),
+            p.duration_ns as f64 / 1e9,
+            p.deadline_bandwidth(),
+            if p.scheduler.dispatched() { format!(", quantum {} ms", p.quantum_ns as f64 / 1e6) } else { String::new() }
+        ),
     }
 }
 
@@ -85,6 +92,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             let per_process_ns = match g.workload {
                 Workload::Pi { iterations } | Workload::Mixed { iterations, .. } => iterations as f64 * ns,
                 Workload::Hash { hashes } => hashes as f64 * hash_ns,
+                Workload::Periodic(ref p) => {
+                    p.tasks.iter().map(|t| p.jobs(t) as f64 * p.work_ns(t) as f64).sum::<f64>() / p.tasks.len() as f64
+                }
                 _ => 0.0,
             };
             let cpu_s = per_process_ns * 1e-9 * g.processes as f64;
@@ -148,6 +158,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         println!("note: --scale does not change command workloads (schedlab cannot know their work amount)");
     }
     let cpus_ok = spec.check_cpus(&schedlab_sys::cpus::online(&Root::default()));
+    for (line, warning) in super::common::feasibility_lines(plan, cpus as usize) {
+        println!("{}{line}", if warning { "warning: " } else { "" });
+    }
     if let Some(line) = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())? {
         println!("{line}");
     }

@@ -102,3 +102,59 @@ pub fn pick_run(store: &Store, id: Option<i64>) -> anyhow::Result<RunRow> {
 pub fn utc(secs: f64) -> String {
     jiff::Timestamp::from_second(secs as i64).map(|t| t.strftime("%Y-%m-%d %H:%M:%S").to_string()).unwrap_or_else(|_| "?".into())
 }
+
+/// What the DWCS feasibility test says about each distinct periodic task set of a plan,
+/// printed before a run: (line, is_warning).
+pub fn feasibility_lines(plan: &schedlab_spec::Plan, cpus: usize) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut seen: Vec<(String, Vec<schedlab_periodic::TaskParams>)> = Vec::new();
+    for c in &plan.cells {
+        for g in &c.groups {
+            let Some(p) = g.workload.periodic() else { continue };
+            if seen.iter().any(|(w, t)| *w == g.workload_name && *t == p.tasks) {
+                continue;
+            }
+            seen.push((g.workload_name.clone(), p.tasks.clone()));
+            let f = schedlab_periodic::feasibility(&p.tasks);
+            let at = match p.utilisation {
+                Some(u) => format!("{} at utilisation {u}", g.workload_name),
+                None => g.workload_name.clone(),
+            };
+            let head = format!(
+                "task set {at}: {} tasks, sum C/T = {:.3}, DWCS minimum utilisation sum (1 - x/y) C/T = {:.3}",
+                p.tasks.len(),
+                f.utilisation,
+                f.min_utilisation
+            );
+            if f.guaranteed {
+                out.push((
+                    format!("{head}; canonical (K = {} ms) and <= 1: DWCS meets every window", f.canonical_k_ns.unwrap_or(0) as f64 / 1e6),
+                    false,
+                ));
+            } else if f.min_utilisation > 1.0 + 1e-9 {
+                out.push((format!("{head}: more than one CPU's worth, so window violations are expected"), true));
+            } else {
+                let why = f.not_canonical_because.unwrap_or_default();
+                out.push((format!("{head}; not canonical ({why}), so the DWCS feasibility guarantee does not apply"), true));
+            }
+            if plan
+                .cells
+                .iter()
+                .flat_map(|c| &c.groups)
+                .any(|h| h.workload.periodic().is_some_and(|q| q.tasks == p.tasks && q.scheduler == schedlab_spec::RtScheduler::Deadline))
+            {
+                let limit = cpus as f64 * 0.95;
+                if p.deadline_bandwidth() > limit {
+                    out.push((
+                        format!(
+                            "task set {at}: SCHED_DEADLINE admission will refuse it: sum of runtime/period {:.3} exceeds {limit:.2} ({cpus} CPUs x 95%)",
+                            p.deadline_bandwidth()
+                        ),
+                        true,
+                    ));
+                }
+            }
+        }
+    }
+    out
+}

@@ -3,6 +3,7 @@
 mod check;
 mod common;
 mod compare;
+mod dwcs;
 mod envcmd;
 mod export;
 mod report;
@@ -53,6 +54,8 @@ pub enum Cmd {
     Restore(restore::Args),
     /// Simulate an experiment (discrete-event model of the schedulers) and store it as a run with mode sim.
     Simulate(simulate::Args),
+    /// The live DWCS/EDF dispatchers of a running experiment (`dwcs status`).
+    Dwcs(dwcs::Args),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -69,5 +72,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Cmd::Env(a) => envcmd::run(a),
         Cmd::Restore(a) => restore::run(a),
         Cmd::Simulate(a) => simulate::run(&cli.db, a),
+        Cmd::Dwcs(a) => dwcs::run(a),
     }
 }

@@ -196,6 +196,13 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             progress.say(line);
         }
     }
+    for (line, warning) in super::common::feasibility_lines(plan, schedlab_sys::cpus::online(&root).len()) {
+        if warning {
+            progress.warn(&line);
+        } else if !a.quiet {
+            progress.say(&line);
+        }
+    }
     let opts = Options {
         dir: a.dir.clone(),
         keep_files: a.keep_files,

@@ -214,6 +214,7 @@ mod tests {
                 .map(|(i, &c)| Sample { index: i as u32, involuntary_csw: c, user_s: 1.0, wall_s: makespan, ..Default::default() })
                 .collect(),
             io: None,
+            rt: None,
         }
     }
 

@@ -157,6 +157,7 @@ mod tests {
                 })
                 .collect(),
             io: None,
+            rt: None,
         }
     }
 

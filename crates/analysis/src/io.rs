@@ -179,6 +179,7 @@ mod tests {
                     ..Default::default()
                 }],
             }),
+            rt: None,
         }
     }
 

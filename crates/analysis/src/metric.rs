@@ -144,6 +144,7 @@ mod tests {
                 })
                 .collect(),
             io: None,
+            rt: None,
         }
     }
 

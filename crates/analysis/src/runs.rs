@@ -179,6 +179,7 @@ mod tests {
             engine_max_rss_kb: 0,
             samples: invol.iter().enumerate().map(|(i, &c)| Sample { index: i as u32, involuntary_csw: c, ..Default::default() }).collect(),
             io: None,
+            rt: None,
         }
     }
 

@@ -105,7 +105,7 @@ pub use metrics::{Latency, Metrics, PolicyView, TaskMetrics, METRICS_SCHEMA};
 pub use os::{is_rt_policy, scheduler_of};
 pub use shm::Region;
 pub use status::{remove_stale, RunState, Snapshot, StatusReader, TaskState, TaskStatus};
-pub use worker::{run_worker, WorkerExit, WorkerStats, STALE_HEARTBEAT_NS, WORKER_POLL_NS};
+pub use worker::{run_worker, run_worker_with, CpuBurn, JobSteps, WorkerExit, WorkerStats, STALE_HEARTBEAT_NS, WORKER_POLL_NS};
 
 /// SCHED_FIFO priority of the dispatcher: below the engine (99), above its workers.
 pub const DISPATCHER_PRIORITY: u32 = 98;

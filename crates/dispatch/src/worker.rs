@@ -1,8 +1,9 @@
 //! The worker side: a process that does the jobs the dispatcher releases to it.
 //!
 //! The worker sleeps on its slot's job word. When the word names a job it has not done
-//! and its run bit is set, it burns the job's CPU time (CLOCK_THREAD_CPUTIME_ID, so time
-//! spent preempted does not count), checking the word between short slices: a cleared run
+//! and its run bit is set, it does the job in short steps ([`JobSteps`]; by default
+//! [`CpuBurn`]: the job's CPU time on CLOCK_THREAD_CPUTIME_ID, so time spent preempted does
+//! not count), checking the word between steps: a cleared run
 //! bit pauses the job (kept for its next turn), a changed job number abandons it (the
 //! dispatcher dropped it at its deadline). A finished job is published as `done_ns`, then
 //! `done` (release), then a bump of the header's completion word, which wakes the dispatcher.
@@ -47,35 +48,79 @@ pub struct WorkerStats {
 
 enum Burn {
     Done,
-    Paused(u64),
+    Paused,
     DispatcherGone,
+}
+
+/// A job done in short steps, so the worker can pause it between two steps when the
+/// dispatcher takes the CPU away, and resume it at its next turn.
+pub trait JobSteps {
+    /// A new job starts (the previous one finished or was abandoned).
+    fn begin(&mut self);
+    /// Does a short piece of the current job (well under a millisecond of CPU, or one
+    /// blocking operation); returns true when the job is complete.
+    fn step(&mut self) -> bool;
+}
+
+/// The default job: burn `work_ns` of thread CPU time. The thread CPU clock stands still
+/// while the worker is preempted or parked, so the job's CPU time is simply the clock's
+/// advance since the job began (everything the worker does for it counts, checks included).
+#[derive(Debug, Clone, Copy)]
+pub struct CpuBurn {
+    work_ns: u64,
+    begun_ns: u64,
+}
+
+impl CpuBurn {
+    /// A job of `work_ns` CPU time.
+    pub fn new(work_ns: u64) -> Self {
+        CpuBurn { work_ns, begun_ns: 0 }
+    }
+}
+
+impl JobSteps for CpuBurn {
+    fn begin(&mut self) {
+        self.begun_ns = os::thread_cpu_ns();
+    }
+
+    fn step(&mut self) -> bool {
+        spin();
+        os::thread_cpu_ns() - self.begun_ns >= self.work_ns
+    }
 }
 
 /// Runs a worker for slot `slot` of the region at `path`: each job burns `work_ns` of CPU
 /// time. Returns when the dispatcher finishes or dies.
 pub fn run_worker(path: &Path, slot: usize, work_ns: u64) -> Result<WorkerStats, DispatchError> {
+    run_worker_with(path, slot, &mut CpuBurn::new(work_ns))
+}
+
+/// Runs a worker for slot `slot` of the region at `path`, each job done by `body`.
+/// Returns when the dispatcher finishes or dies.
+pub fn run_worker_with(path: &Path, slot: usize, body: &mut dyn JobSteps) -> Result<WorkerStats, DispatchError> {
     let region = WorkerRegion::attach(path, slot)?;
     let h = region.header();
     let s = region.slot();
     s.worker.pid.store(os::getpid() as u32, Release);
     let mut stats = WorkerStats { jobs_done: 0, jobs_abandoned: 0, exit: WorkerExit::Shutdown };
     let mut done_job = s.worker.done.load(Relaxed);
-    let mut current: Option<(u32, u64)> = None;
+    let mut current: Option<u32> = None;
     loop {
         if h.info.shutdown.load(Acquire) != 0 {
             return Ok(stats);
         }
         let w = s.control.word.load(Acquire);
         let (job, run) = split_word(w);
-        if current.is_some_and(|(j, _)| j != job) {
+        if current.is_some_and(|j| j != job) {
             stats.jobs_abandoned += 1;
             current = None;
         }
         if current.is_none() && job != 0 && job != done_job {
-            current = Some((job, work_ns));
+            body.begin();
+            current = Some(job);
         }
         match current {
-            Some((j, left)) if run => match burn(left, &s.control.word, w, h) {
+            Some(j) if run => match burn(body, &s.control.word, w, h) {
                 Burn::Done => {
                     s.worker.done_ns.store(os::monotonic_ns(), Relaxed);
                     s.worker.done.store(j, Release);
@@ -85,7 +130,7 @@ pub fn run_worker(path: &Path, slot: usize, work_ns: u64) -> Result<WorkerStats,
                     h.wake.completions.fetch_add(1, Release);
                     os::futex_wake(&h.wake.completions, 1);
                 }
-                Burn::Paused(left) => current = Some((j, left)),
+                Burn::Paused => {}
                 Burn::DispatcherGone => return Ok(gone(stats)),
             },
             _ => {
@@ -109,22 +154,21 @@ fn dispatcher_gone(h: &Header) -> bool {
     h.info.shutdown.load(Acquire) == 0 && !shm::dispatcher_alive(&h.info)
 }
 
-/// Burns up to `budget` ns of thread CPU time while the job word stays `w`.
-fn burn(budget: u64, word: &AtomicU32, w: u32, h: &Header) -> Burn {
-    let t0 = os::thread_cpu_ns();
-    let mut next_check = BURN_CHECK_NS;
+/// Does steps of the current job while the job word stays `w`; every 2 ms (wall clock, so
+/// blocking jobs are covered too) checks that the dispatcher is alive when its heartbeat is old.
+fn burn(body: &mut dyn JobSteps, word: &AtomicU32, w: u32, h: &Header) -> Burn {
+    let mut next_check = os::monotonic_ns() + BURN_CHECK_NS;
     loop {
-        spin();
-        let used = os::thread_cpu_ns() - t0;
-        if used >= budget {
+        if body.step() {
             return Burn::Done;
         }
         if word.load(Relaxed) != w {
-            return Burn::Paused(budget - used);
+            return Burn::Paused;
         }
-        if used >= next_check {
-            next_check += BURN_CHECK_NS;
-            let age = os::monotonic_ns().saturating_sub(h.live.heartbeat_ns.load(Relaxed));
+        let now = os::monotonic_ns();
+        if now >= next_check {
+            next_check = now + BURN_CHECK_NS;
+            let age = now.saturating_sub(h.live.heartbeat_ns.load(Relaxed));
             if age > STALE_HEARTBEAT_NS && dispatcher_gone(h) {
                 return Burn::DispatcherGone;
             }
@@ -132,10 +176,14 @@ fn burn(budget: u64, word: &AtomicU32, w: u32, h: &Header) -> Burn {
     }
 }
 
+/// About 25 us of work here. The thread CPU clock is read once per spin: on some kernels
+/// (seen on this project's VM) reading CLOCK_THREAD_CPUTIME_ID every microsecond or so
+/// makes it run up to 30% slower than the time the thread really spends on the CPU, so a
+/// job would take longer than its budget says.
 #[inline(never)]
 fn spin() {
     let mut x = std::hint::black_box(0x9E37_79B9_7F4A_7C15u64);
-    for _ in 0..200 {
+    for _ in 0..4000 {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;

@@ -238,6 +238,80 @@ pub struct CellRecord {
     /// The experiment device during this repetition (I/O experiments only).
     #[serde(default)]
     pub io: Option<CellIo>,
+    /// The periodic task set of this repetition (real-time experiments only).
+    #[serde(default)]
+    pub rt: Option<CellRt>,
+}
+
+/// A periodic task set's cell: who scheduled it, what theory says about it, and the live
+/// dispatcher's own metrics when it ran the set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CellRt {
+    /// other, fifo-rm, fifo-dm, deadline, edf or dwcs.
+    pub scheduler: String,
+    /// The utilisation the set was generated for (None for a listed or canonical set).
+    pub utilisation: Option<f64>,
+    /// Sum of (1 - x/y) C/T: DWCS minimum utilisation.
+    pub min_utilisation: f64,
+    /// Sum of C/T.
+    pub plain_utilisation: f64,
+    /// Canonical and minimum utilisation <= 1: the DWCS feasibility test's guarantee.
+    pub guaranteed: bool,
+    /// Why the set is not canonical, when it is not.
+    pub not_canonical: Option<String>,
+    /// The CPU the set ran on.
+    pub cpu: u32,
+    /// The dispatcher's quantum, ns.
+    pub quantum_ns: u64,
+    /// The dispatcher's metrics (`schedlab.dispatch.metrics/1`), for edf and dwcs.
+    pub dispatcher: Option<serde_json::Value>,
+}
+
+/// What one periodic task did in a cell repetition (a worker sample's `extra.rt`).
+/// Times in ns; windows as in DWCS: fixed back-to-back windows of y deadlines, and sliding
+/// windows of y consecutive deadlines, violated when more than x of them were missed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RtTask {
+    /// Request length C.
+    pub c_ns: u64,
+    /// Period T.
+    pub t_ns: u64,
+    /// Relative deadline D.
+    pub d_ns: u64,
+    /// Window numerator x.
+    pub x: u32,
+    /// Window denominator y.
+    pub y: u32,
+    /// Jobs released.
+    pub jobs: u64,
+    /// Jobs that finished by their deadline.
+    pub met: u64,
+    /// Jobs that did not.
+    pub misses: u64,
+    /// Fixed windows judged.
+    pub fixed_windows: u64,
+    /// Fixed windows violated.
+    pub fixed_violations: u64,
+    /// Sliding windows judged.
+    pub sliding_windows: u64,
+    /// Sliding windows violated.
+    pub sliding_violations: u64,
+    /// Percentage of periods during which the last y deadlines held more than x misses.
+    pub time_in_violation_pct: f64,
+    /// Mean response time (finish - release) of the jobs that ran.
+    pub response_mean_ns: Option<f64>,
+    /// Largest response time.
+    pub response_max_ns: Option<u64>,
+    /// Largest lateness (finish - deadline).
+    pub lateness_max_ns: Option<i64>,
+    /// Mean CPU time per job.
+    pub cpu_mean_ns: Option<f64>,
+    /// Wake-up latency (actual minus planned release), when the task timed its own releases.
+    pub wakeup: Option<LatencySummary>,
+    /// The wake-up latency histogram ([`hist::encode`]), mergeable across tasks and repetitions.
+    pub wakeup_hist: Option<String>,
+    /// Who counted: "worker" (the task's own clock) or "dispatcher" (the live dispatcher's tally).
+    pub source: String,
 }
 
 /// The experiment's block device during one cell repetition.
@@ -373,6 +447,11 @@ pub mod hist {
 }
 
 impl Sample {
+    /// The periodic task results of a periodic worker, if this sample has them.
+    pub fn rt(&self) -> Option<RtTask> {
+        self.extra.get("rt").and_then(|d| serde_json::from_value(d.clone()).ok())
+    }
+
     /// The I/O summary of an I/O worker, if this sample has one.
     pub fn io(&self) -> Option<IoSummary> {
         self.extra.get("detail").filter(|d| d.get("op").is_some()).and_then(|d| serde_json::from_value(d.clone()).ok())

@@ -78,6 +78,7 @@ pub fn pa3_records(factor: f64) -> Vec<CellRecord> {
                         })
                         .collect(),
                     io: None,
+                    rt: None,
                 });
                 ordinal += 1;
             }
@@ -229,6 +230,7 @@ pub fn lab1_records() -> Vec<CellRecord> {
                             engine_max_rss_kb: 0,
                             samples,
                             io: None,
+                            rt: None,
                         });
                         ordinal += 1;
                     }

@@ -50,6 +50,7 @@ fn fixture() -> Vec<CellRecord> {
                     })
                     .collect(),
                 io: None,
+                rt: None,
             });
         }
     }

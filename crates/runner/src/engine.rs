@@ -1,10 +1,10 @@
 //! One cell repetition: spawn N blocked workers, apply the policy, release them all by
 //! closing one pipe, reap each with wait4, and build its samples.
 
-use crate::protocol::{Job, Report, WORKER_SUBCOMMAND};
+use crate::protocol::{Job, Report, RtJob, WORKER_SUBCOMMAND};
 use crate::signals::{self, Wake};
 use schedlab_model::{CellRecord, CellStatus, Sample};
-use schedlab_spec::{Cell, Class, Group, Step, Workload};
+use schedlab_spec::{Cell, Class, Group, Periodic, Step, Workload};
 use schedlab_sys::cgroup::{self, Hierarchy};
 use schedlab_sys::journal::Journal;
 use schedlab_sys::procfs::{exec_runtime_ns, monotonic_ns, self_usage, tv_secs, Stat};
@@ -133,6 +133,7 @@ pub(crate) fn failed(cell: &Cell, step: &Step, ordinal: u32, msg: String) -> Out
         engine_max_rss_kb: self_usage().2,
         samples: Vec::new(),
         io: None,
+        rt: None,
     }))
 }
 
@@ -146,6 +147,20 @@ fn explain_refusal(cell: &Cell, g: &Group, err: &std::io::Error, root: &Root) ->
     if p.class == Class::Deadline && err.raw_os_error() == Some(libc::EBUSY) {
         let d = p.deadline.expect("deadline params");
         let per = d.runtime_ns as f64 / d.period_ns as f64;
+        if let Some(set) = g.workload.periodic() {
+            let rt: f64 = root.read_parse("/proc/sys/kernel/sched_rt_runtime_us").unwrap_or(950_000.0);
+            let period: f64 = root.read_parse("/proc/sys/kernel/sched_rt_period_us").unwrap_or(1_000_000.0);
+            let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
+            return format!(
+                "SCHED_DEADLINE admission refused: the set's sum of runtime/period is {:.3} ({} tasks), over the limit {:.3} ({} CPUs x {}/{}), less what other deadline tasks already hold",
+                set.deadline_bandwidth(),
+                set.tasks.len(),
+                cpus * rt / period,
+                cpus,
+                rt,
+                period
+            );
+        }
         let rt: f64 = root.read_parse("/proc/sys/kernel/sched_rt_runtime_us").unwrap_or(950_000.0);
         let period: f64 = root.read_parse("/proc/sys/kernel/sched_rt_period_us").unwrap_or(1_000_000.0);
         let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
@@ -169,6 +184,55 @@ struct Worker {
     index: u32,
     group: usize,
     allowed: Vec<u32>,
+    /// The task of a periodic set this worker runs.
+    task: Option<usize>,
+}
+
+/// The periodic set of a cell, as the engine runs it.
+struct RtSet<'a> {
+    group: usize,
+    set: &'a Periodic,
+    cpu: Option<u32>,
+    /// The dispatcher's region file (edf, dwcs).
+    region: Option<PathBuf>,
+}
+
+/// Describes how a reaped process ended.
+fn describe_exit(status: i32) -> String {
+    if libc::WIFSIGNALED(status) {
+        format!("was killed by signal {}", libc::WTERMSIG(status))
+    } else if libc::WIFEXITED(status) {
+        format!("exited with status {}", libc::WEXITSTATUS(status))
+    } else {
+        "ended".into()
+    }
+}
+
+/// The cell's periodic set, with its CPU and (edf, dwcs) a fresh dispatcher region, journaled.
+fn periodic_set<'c>(cx: &mut CellCtx, cell: &'c Cell) -> Result<Option<RtSet<'c>>, String> {
+    let mut sets = cell.groups.iter().enumerate().filter_map(|(i, g)| g.workload.periodic().map(|p| (i, p)));
+    let Some((group, set)) = sets.next() else { return Ok(None) };
+    if sets.next().is_some() {
+        return Err("a cell may hold one periodic set; this one has several".into());
+    }
+    let cpu = crate::rt::set_cpu(set, cx.online);
+    if let Some(c) = cpu.filter(|c| !cx.online.contains(c)) {
+        return Err(format!("the periodic set is pinned to CPU {c}, which is not online"));
+    }
+    let mut region = None;
+    if set.scheduler.dispatched() {
+        let cpu = cpu.expect("dispatched sets are pinned");
+        let dir = schedlab_dispatch::shm::default_dir();
+        // Regions of dispatchers that died elsewhere would only confuse `dwcs status`.
+        let _ = schedlab_dispatch::remove_stale(&dir);
+        let r =
+            schedlab_dispatch::Region::create(&dir, cpu, set.tasks.len()).map_err(|e| format!("creating the dispatcher's region: {e}"))?;
+        cx.journal
+            .record(schedlab_sys::journal::Entry::RemoveFile { path: r.path().to_path_buf() })
+            .map_err(|e| format!("journal: {e}"))?;
+        region = Some(r.disown());
+    }
+    Ok(Some(RtSet { group, set, cpu, region }))
 }
 
 /// Runs one cell repetition.
@@ -180,6 +244,10 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     let (res_r, res_w) = pipe()?;
     let log_path = cx.dir.join("stderr.log");
     let log = File::options().write(true).create_new(true).open(&log_path)?;
+    let rt_set = match periodic_set(cx, cell) {
+        Ok(r) => r,
+        Err(msg) => return Ok(failed(cell, step, ordinal, msg)),
+    };
 
     // Spawn every worker blocked on its release pipe, all in one new process group.
     let mut workers: Vec<Worker> = Vec::with_capacity(n);
@@ -204,6 +272,10 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
                 repeat: g.background,
                 engine_pid: std::process::id() as i32,
                 read_dir: matches!(g.workload, Workload::ParRead(_)).then(|| cx.read_dir.to_path_buf()),
+                rt: rt_set
+                    .as_ref()
+                    .filter(|r| r.group == gi)
+                    .map(|r| RtJob { task: i, dispatch: r.region.as_ref().map(|p| (p.clone(), i as usize)) }),
             };
             let json = serde_json::to_string(&job).expect("job serialises");
             let release = if g.background { bg_r.as_ref().expect("background pipe") } else { &rel_r };
@@ -222,8 +294,13 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
                         pgid = pid;
                     }
                     let allowed = g.cgroup.cpuset.as_deref().unwrap_or(cx.online);
-                    let allowed = g.affinity.cpus_for(i, g.processes, allowed).unwrap_or_default();
-                    workers.push(Worker { pid, index, group: gi, allowed });
+                    let mut allowed = g.affinity.cpus_for(i, g.processes, allowed).unwrap_or_default();
+                    let mut task = None;
+                    if let Some(r) = rt_set.as_ref().filter(|r| r.group == gi) {
+                        allowed = r.cpu.into_iter().collect();
+                        task = Some(i as usize);
+                    }
+                    workers.push(Worker { pid, index, group: gi, allowed, task });
                 }
                 Err(e) => {
                     spawn_err = Some(format!("could not start worker {index} of {n}: {e} (see `schedlab env` for process limits)"));
@@ -264,7 +341,43 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         return Ok(failed(cell, step, ordinal, msg));
     }
 
-    let bg_pids: Vec<i32> = workers.iter().filter(|w| cell.groups[w.group].background).map(|w| w.pid).collect();
+    // The live dispatcher (edf, dwcs) joins the workers' process group, so every kill
+    // path takes it too; it is reaped like a background worker.
+    let mut n = n;
+    let mut dispatcher: Option<i32> = None;
+    let metrics_path = cx.dir.join("dispatch-metrics.json");
+    if let Some(r) = rt_set.as_ref() {
+        if let (Some(region), Some(cpu)) = (&r.region, r.cpu) {
+            let pids: Vec<i32> = workers.iter().filter(|w| w.task.is_some()).map(|w| w.pid).collect();
+            let cfg = serde_json::to_string(&crate::rt::dispatch_config(r.set, cpu, &pids)).expect("config serialises");
+            let spawned = Command::new(cx.exe)
+                .arg(crate::rt::DISPATCH_SUBCOMMAND)
+                .arg(region)
+                .arg(cfg)
+                .arg(&metrics_path)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::from(log.try_clone()?))
+                .current_dir(cx.dir)
+                .process_group(pgid)
+                .spawn();
+            match spawned {
+                Ok(child) => {
+                    dispatcher = Some(child.id() as i32);
+                    n += 1;
+                }
+                Err(e) => {
+                    let mut reaped = Vec::new();
+                    kill_and_reap(pgid, n, &mut reaped, false);
+                    let _ = collector.join();
+                    cx.warnings.extend(cx.journal.undo_to(mark));
+                    return Ok(failed(cell, step, ordinal, format!("could not start the dispatcher: {e}")));
+                }
+            }
+        }
+    }
+    let mut bg_pids: Vec<i32> = workers.iter().filter(|w| cell.groups[w.group].background).map(|w| w.pid).collect();
+    bg_pids.extend(dispatcher);
     let mut reaped: Vec<Reaped> = Vec::with_capacity(n);
     if let Some(w) = bg_w {
         drop(w); // background groups start first and load the machine
@@ -285,15 +398,27 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     let (u0, s0, _) = self_usage();
     let started_unix = unix_now();
     let release_ns = monotonic_ns();
+    if rt_set.as_ref().is_some_and(|r| r.region.is_none()) {
+        // Every task's first release, on one clock for the whole set.
+        std::fs::write(cx.dir.join(crate::rt::START_FILE), (release_ns + crate::rt::START_LEAD_NS).to_string())?;
+    }
     drop(rel_w); // the release: every measured worker's read(2) returns 0 at once
 
     let measured = n - bg_pids.len();
     let done = |r: &[Reaped]| r.iter().filter(|x| !bg_pids.contains(&x.pid)).count() >= measured;
     let deadline = release_ns + cx.timeout.as_nanos() as u64;
     let mut timed_out = false;
+    let mut dispatcher_died: Option<String> = None;
     while !done(&reaped) {
         reap_ready(pgid, &mut reaped, false);
         if done(&reaped) {
+            break;
+        }
+        if let Some(d) = dispatcher.and_then(|pid| reaped.iter().find(|r| r.pid == pid)) {
+            // The workers demote themselves when their dispatcher is gone; the engine does
+            // not wait for that: it kills them at once.
+            dispatcher_died = Some(describe_exit(d.status));
+            kill_and_reap(pgid, n, &mut reaped, false);
             break;
         }
         let now = monotonic_ns();
@@ -336,6 +461,13 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             Err(e) => cx.warnings.push(format!("cell {}: unreadable worker report ({e}): {l}", cell.key)),
         }
     }
+    if let Some(d) = dispatcher.and_then(|pid| reaped.iter().find(|r| r.pid == pid)) {
+        if dispatcher_died.is_none() && !(libc::WIFEXITED(d.status) && libc::WEXITSTATUS(d.status) == 0) {
+            dispatcher_died = Some(describe_exit(d.status));
+        }
+    }
+    let metrics: Option<schedlab_dispatch::Metrics> =
+        dispatcher.and_then(|_| std::fs::read(&metrics_path).ok()).and_then(|b| serde_json::from_slice(&b).ok());
     let by_pid: HashMap<i32, &Worker> = workers.iter().map(|w| (w.pid, w)).collect();
     let mut samples: Vec<Sample> = reaped
         .iter()
@@ -344,6 +476,19 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         })
         .collect();
     samples.sort_by_key(|s| s.index);
+    if let Some(r) = &rt_set {
+        for s in samples.iter_mut() {
+            let Some(task) = by_pid.get(&s.pid).and_then(|w| w.task) else { continue };
+            let rt = match &metrics {
+                Some(m) => crate::rt::task_from_metrics(m, task).and_then(|t| serde_json::to_value(t).ok()),
+                None if r.region.is_none() => s.extra.get_mut("detail").and_then(|d| d.as_object_mut()).and_then(|d| d.remove("rt")),
+                None => None,
+            };
+            if let (Some(rt), Some(extra)) = (rt, s.extra.as_object_mut()) {
+                extra.insert("rt".into(), rt);
+            }
+        }
+    }
     check_samples(cx, cell, &samples);
     if let Ok(text) = std::fs::read_to_string(&log_path) {
         if !text.trim().is_empty() {
@@ -351,13 +496,24 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             cx.warnings.push(format!("cell {}: workers wrote to stderr: {}", cell.key, first.join(" | ")));
         }
     }
+    let message = match (&dispatcher_died, timed_out) {
+        (Some(how), _) => Some(format!("the dispatcher {how}; the engine killed its workers")),
+        (None, true) => Some(format!("watchdog: workers still running after {:.0} s were killed", cx.timeout.as_secs_f64())),
+        (None, false) => None,
+    };
     let record = CellRecord {
         params: cell.params(),
         rep: step.rep,
         warmup: step.warmup,
         ordinal,
-        status: if timed_out { CellStatus::TimedOut } else { CellStatus::Ok },
-        message: timed_out.then(|| format!("watchdog: workers still running after {:.0} s were killed", cx.timeout.as_secs_f64())),
+        status: if dispatcher_died.is_some() {
+            CellStatus::Failed
+        } else if timed_out {
+            CellStatus::TimedOut
+        } else {
+            CellStatus::Ok
+        },
+        message,
         started_unix,
         makespan_s: (end_ns - release_ns) as f64 * 1e-9,
         stat: match (stat0, stat1) {
@@ -377,6 +533,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
                 .collect();
             io
         }),
+        rt: rt_set.as_ref().map(|r| crate::rt::cell_rt(r.set, r.cpu, metrics.as_ref())),
     };
     Ok(Outcome::Done(Box::new(record)))
 }
@@ -404,7 +561,11 @@ fn apply_settings(cx: &mut CellCtx, cell: &Cell, workers: &[Worker]) -> Result<(
             schedlab_sys::cpus::set_affinity(w.pid, &w.allowed)
                 .map_err(|e| format!("pinning worker {} to CPUs {:?}: {e}", w.index, w.allowed))?;
         }
-        sched::apply(w.pid, &g.policy, false)
+        let policy = match (w.task, &g.workload) {
+            (Some(t), Workload::Periodic(p)) => crate::rt::worker_policy(p, t),
+            _ => g.policy,
+        };
+        sched::apply(w.pid, &policy, false)
             .map_err(|e| format!("worker {} (pid {}): {}", w.index, w.pid, explain_refusal(cell, g, &e, cx.root)))?;
     }
     Ok(())
@@ -436,6 +597,10 @@ fn check_samples(cx: &mut CellCtx, cell: &Cell, samples: &[Sample]) {
     for s in samples {
         let g = cell.groups.iter().find(|g| g.name == s.group).expect("sample of a known group");
         let expect = g.policy.class.name();
+        // Tasks of a periodic set each have their own policy (and edf/dwcs ones change it).
+        if g.workload.periodic().is_some() {
+            continue;
+        }
         if s.extra.get("policy").and_then(|p| p.as_str()).is_some_and(|p| p != expect) {
             cx.warnings
                 .push(format!("cell {}: worker {} ran under {} although {} was applied", cell.key, s.index, s.extra["policy"], expect));

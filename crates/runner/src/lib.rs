@@ -10,6 +10,7 @@
 pub mod device;
 mod engine;
 pub mod protocol;
+pub mod rt;
 pub mod signals;
 pub mod worker;
 

@@ -30,6 +30,18 @@ pub struct Job {
     /// Where a par_read worker finds its input files (`r<index>-<file>`).
     #[serde(default)]
     pub read_dir: Option<PathBuf>,
+    /// A periodic worker's task and, under edf/dwcs, its dispatcher slot.
+    #[serde(default)]
+    pub rt: Option<RtJob>,
+}
+
+/// Which task of a periodic set a worker runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RtJob {
+    /// Index of the task in the set.
+    pub task: u32,
+    /// The dispatcher's region file and this worker's slot in it (edf, dwcs).
+    pub dispatch: Option<(PathBuf, usize)>,
 }
 
 /// A worker's report.

@@ -98,12 +98,17 @@ enum Prepared {
     Mixed(std::fs::File),
     Exec(Vec<CString>, std::fs::File),
     Par(Box<wl::ParPrepared>, u32),
+    Periodic(crate::rt::Prepared),
 }
 
 fn prepare(job: &Job) -> Result<Prepared, String> {
     let out_path = job.dir.join(format!("out-{}", job.index));
     match &job.workload {
         Workload::Pi { .. } => Ok(Prepared::Cpu),
+        Workload::Periodic(p) => {
+            let rt = job.rt.as_ref().ok_or("a periodic worker without its task")?;
+            crate::rt::prepare(job, p, rt).map(Prepared::Periodic)
+        }
         Workload::ParWrite(p) | Workload::ParRead(p) => {
             Ok(Prepared::Par(Box::new(wl::ParPrepared::new(p, job.seed ^ job.index as u64)), 0))
         }
@@ -205,6 +210,7 @@ fn work(job: &Job, p: &mut Prepared, report: &mut Report, probe: &mut WorkerProb
             report.units += o.bytes as f64;
             report.detail = serde_json::to_value(o).unwrap_or_default();
         }
+        (Workload::Periodic(_), Prepared::Periodic(p)) => crate::rt::run(job, p, report)?,
         _ => return Err("internal: workload and preparation disagree".into()),
     }
     Ok(())

@@ -36,6 +36,7 @@ pub fn failed(cell: &Cell, message: String) -> CellRecord {
         engine_max_rss_kb: 0,
         samples: Vec::new(),
         io: None,
+        rt: None,
     }
 }
 

@@ -7,13 +7,16 @@
 pub mod cpulist;
 mod device;
 mod error;
+mod periodic_check;
 mod plan;
 mod raw;
+mod rt;
 mod validate;
 
 pub use device::{usable_mib, DeviceFacts};
 pub use error::{line_col, SpecError};
 pub use plan::*;
+pub use rt::*;
 pub use validate::{Capabilities, Location};
 
 use sha2::{Digest, Sha256};

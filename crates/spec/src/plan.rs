@@ -83,7 +83,7 @@ pub struct Policy {
 pub const MAX_WORKER_PRIORITY: i64 = 98;
 
 /// What a worker does.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Workload {
     /// Monte-Carlo pi: pure CPU.
@@ -123,6 +123,8 @@ pub enum Workload {
     /// Threads reading files made in an unmeasured set-up step.
     #[serde(rename = "par_read")]
     ParRead(ParIo),
+    /// A periodic real-time task set: one worker per task (seed 003).
+    Periodic(crate::rt::Periodic),
 }
 
 /// How `par_write` and `par_read` do their I/O.
@@ -200,6 +202,7 @@ impl Workload {
             Workload::Command { .. } => "command",
             Workload::ParWrite(_) => "par_write",
             Workload::ParRead(_) => "par_read",
+            Workload::Periodic(_) => "periodic",
         }
     }
 
@@ -237,6 +240,7 @@ impl Workload {
             Workload::Command { argv } => Workload::Command { argv: argv.clone() },
             Workload::ParWrite(p) => Workload::ParWrite(p.scaled(factor)),
             Workload::ParRead(p) => Workload::ParRead(p.scaled(factor)),
+            Workload::Periodic(p) => Workload::Periodic(p.scaled(factor)),
         }
     }
 
@@ -248,6 +252,16 @@ impl Workload {
             Workload::Copy { transfer_bytes, .. } => *transfer_bytes,
             Workload::Command { .. } => 1,
             Workload::ParWrite(p) | Workload::ParRead(p) => p.bytes(),
+            // Jobs of the set's first task; a worker reports the jobs of its own task.
+            Workload::Periodic(p) => p.tasks.first().map(|t| p.jobs(t)).unwrap_or(1),
+        }
+    }
+
+    /// The periodic task set, for a periodic workload.
+    pub fn periodic(&self) -> Option<&crate::rt::Periodic> {
+        match self {
+            Workload::Periodic(p) => Some(p),
+            _ => None,
         }
     }
 

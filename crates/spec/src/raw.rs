@@ -90,6 +90,10 @@ pub struct RawGroup {
     pub cpuset: Option<Spanned<toml::Value>>,
     #[serde(default)]
     pub background: Option<Spanned<bool>>,
+    #[serde(default)]
+    pub scheduler: Option<Spanned<String>>,
+    #[serde(default)]
+    pub utilisation: Option<Spanned<f64>>,
 }
 
 /// Axes for one group: every group setting may be swept.
@@ -114,6 +118,10 @@ pub struct RawGroupAxes {
     pub cpu_max: Option<Spanned<Vec<Spanned<toml::Value>>>>,
     #[serde(default)]
     pub cpuset: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    #[serde(default)]
+    pub scheduler: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    pub utilisation: Option<Spanned<Vec<Spanned<f64>>>>,
 }
 
 /// The axes whose product is the set of cells. The top-level axes are those of the
@@ -140,6 +148,10 @@ pub struct RawMatrix {
     #[serde(default)]
     pub cpuset: Option<Spanned<Vec<Spanned<toml::Value>>>>,
     #[serde(default)]
+    pub scheduler: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    pub utilisation: Option<Spanned<Vec<Spanned<f64>>>>,
+    #[serde(default)]
     pub groups: BTreeMap<Spanned<String>, Spanned<RawGroupAxes>>,
     #[serde(default)]
     pub iosched: Option<Spanned<Vec<Spanned<String>>>>,
@@ -159,6 +171,8 @@ impl RawMatrix {
             cpu_weight: self.cpu_weight,
             cpu_max: self.cpu_max,
             cpuset: self.cpuset,
+            scheduler: self.scheduler,
+            utilisation: self.utilisation,
         };
         (main, self.groups)
     }
@@ -193,6 +207,78 @@ pub struct RawWorkload {
     pub buffer_bytes: Option<Spanned<i64>>,
     #[serde(default)]
     pub mode: Option<Spanned<String>>,
+    // periodic
+    #[serde(default)]
+    pub body: Option<Spanned<String>>,
+    #[serde(default)]
+    pub duration_s: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub quantum_ms: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub cpu: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub work_fraction: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub fill: Option<Spanned<bool>>,
+    #[serde(default)]
+    pub read_kib: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub tasks: Option<Spanned<Vec<Spanned<RawTask>>>>,
+    #[serde(default)]
+    pub generate: Option<Spanned<RawGenerate>>,
+    #[serde(default)]
+    pub canonical: Option<Spanned<RawCanonical>>,
+}
+
+/// One task of an explicit periodic set, times in milliseconds.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTask {
+    pub c_ms: Spanned<f64>,
+    pub t_ms: Spanned<f64>,
+    #[serde(default)]
+    pub d_ms: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub x: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub y: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub phase_ms: Option<Spanned<f64>>,
+}
+
+/// A generated periodic set (UUniFast-Discard, log-uniform periods).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGenerate {
+    pub tasks: Spanned<i64>,
+    #[serde(default)]
+    pub utilisation: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub measure: Option<Spanned<String>>,
+    #[serde(default)]
+    pub min_period_ms: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub max_period_ms: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub c_granularity_ms: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub x: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub y: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub seed: Option<Spanned<i64>>,
+}
+
+/// A canonical DWCS set: C = the quantum, T = period_quanta quanta.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCanonical {
+    pub tasks: Spanned<i64>,
+    #[serde(default)]
+    pub x: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub y: Option<Spanned<i64>>,
+    pub period_quanta: Spanned<i64>,
 }
 
 /// A named policy definition.

@@ -244,3 +244,94 @@ fn main_axes_may_not_be_given_twice() {
     let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[matrix.groups.main]\nprocesses = [1]\n");
     assert!(e.message.contains("already describe"), "{e}");
 }
+
+const RT: &str = r#"name = "rt"
+[matrix]
+workload = ["set"]
+scheduler = ["other", "fifo-rm", "deadline", "dwcs"]
+utilisation = [0.25, 0.5]
+[workloads.set]
+kind = "periodic"
+duration_s = 2
+generate = { tasks = 4, x = 1, y = 2, seed = 7 }
+"#;
+
+#[test]
+fn periodic_sets_sweep_scheduler_and_utilisation() {
+    let s = parse("rt.toml", RT).unwrap();
+    assert_eq!(s.plan.cells.len(), 8);
+    let c = &s.plan.cells[7];
+    assert_eq!(c.key, "set/dwcs/utilisation=0.5/n4");
+    let g = c.primary();
+    assert_eq!(g.processes, 4, "one process per task");
+    let p = g.workload.periodic().unwrap();
+    assert_eq!(p.scheduler, RtScheduler::Dwcs);
+    assert_eq!(p.utilisation, Some(0.5));
+    let u: f64 = p.tasks.iter().map(|t| t.min_utilisation()).sum();
+    assert!((u - 0.5).abs() < 0.05, "generated for U = 0.5 (window minimum), got {u}");
+    // The same seed gives the same set in every scheduler's cell.
+    assert_eq!(s.plan.cells[1].primary().workload.periodic().unwrap().tasks, s.plan.cells[7].primary().workload.periodic().unwrap().tasks);
+    assert_eq!(s.plan.cells[2].primary().policy.class, Class::Fifo, "fifo-rm workers are SCHED_FIFO");
+    assert_eq!(s.plan.cells[4].primary().policy.class, Class::Deadline);
+    // Scaling shortens the run, never below the longest period.
+    let mut plan = s.plan.clone();
+    plan.scale(0.001);
+    let p = plan.cells[0].primary().workload.periodic().unwrap();
+    assert!(p.duration_ns >= p.tasks.iter().map(|t| t.t_ns).max().unwrap());
+}
+
+#[test]
+fn rm_and_dm_priorities_follow_periods_and_deadlines() {
+    let s = parse(
+        "rt.toml",
+        "name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"periodic\"\ntasks = [{ c_ms = 1, t_ms = 30, d_ms = 10 }, { c_ms = 1, t_ms = 10 }, { c_ms = 2, t_ms = 20, d_ms = 20 }, { c_ms = 1, t_ms = 10 }]\n",
+    )
+    .unwrap();
+    let p = s.plan.cells[0].primary().workload.periodic().unwrap();
+    assert_eq!(p.fifo_priorities(false), vec![88, 90, 89, 90]);
+    assert_eq!(p.fifo_priorities(true), vec![90, 90, 89, 90]);
+    assert!((p.deadline_bandwidth() - (1.0 / 30.0 + 0.1 + 0.1 + 0.1)).abs() < 1e-9);
+    assert_eq!(p.work_ns(&p.tasks[2]), 1_800_000, "90% of C by default");
+}
+
+#[test]
+fn periodic_mistakes_are_located() {
+    let e = err(&RT.replace("\"dwcs\"]", "\"dwcs\", \"lottery\"]"));
+    assert_eq!(e.line, Some(4), "{e}");
+    assert!(e.message.contains("unknown scheduler \"lottery\"") && e.message.contains("fifo-rm"), "{e}");
+    let bad_task = "name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"periodic\"\ntasks = [{ c_ms = 5, t_ms = 4 }]\n";
+    let e = err(bad_task);
+    assert_eq!((e.line, e.col), (Some(6), Some(10)), "{e}");
+    assert!(e.message.contains("C"), "{e}");
+    let e = err(&bad_task.replace("t_ms = 4", "t_ms = 0"));
+    assert_eq!(e.line, Some(6), "{e}");
+    let e = err(&bad_task.replace("c_ms = 5, t_ms = 4", "c_ms = 1, t_ms = 4, x = 3, y = 2"));
+    assert!(e.message.contains("x (misses tolerated) must not exceed y"), "{e}");
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"periodic\"\n");
+    assert!(e.message.contains("needs its task set"), "{e}");
+    let e = err(&RT.replace("kind = \"periodic\"", "kind = \"periodic\"\niterations = 5"));
+    assert!(e.message.contains("`iterations` does not apply"), "{e}");
+    let e = err(&format!("{BASE}scheduler = [\"dwcs\"]\n"));
+    assert!(e.message.contains("applies to periodic workloads only"), "{e}");
+    let e =
+        err(&RT.replace("generate = { tasks = 4, x = 1, y = 2, seed = 7 }", "canonical = { tasks = 2, x = 1, y = 2, period_quanta = 2 }"));
+    assert!(e.message.contains("needs a generated task set"), "{e}");
+    let e = err(&RT.replace("scheduler = [", "policy = [\"fifo\"]\nscheduler = ["));
+    assert!(e.message.contains("not by policy"), "{e}");
+    let e = err(&RT.replace("utilisation = [0.25, 0.5]", "utilisation = [0.25, 9.0]"));
+    assert!(e.message.contains("cannot generate"), "{e}");
+}
+
+#[test]
+fn canonical_sets_use_the_quantum_as_c() {
+    let s = parse(
+        "rt.toml",
+        "name = \"t\"\n[matrix]\nworkload = [\"w\"]\nscheduler = [\"dwcs\"]\n[workloads.w]\nkind = \"periodic\"\nquantum_ms = 5\ncanonical = { tasks = 3, x = 1, y = 3, period_quanta = 2 }\n",
+    )
+    .unwrap();
+    let p = s.plan.cells[0].primary().workload.periodic().unwrap();
+    assert!(p.tasks.iter().all(|t| t.c_ns == 5_000_000 && t.t_ns == 10_000_000 && (t.x, t.y) == (1, 3)));
+    let caps = Capabilities { sys_nice: false, rtprio_limit: 0, min_nice: 0 };
+    let e = s.check_allowed(&caps).unwrap_err();
+    assert!(e.message.contains("CAP_SYS_NICE") && e.line == Some(4), "the dispatcher needs RT privileges: {e}");
+}

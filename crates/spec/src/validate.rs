@@ -55,17 +55,17 @@ const MAX_PROCESSES: i64 = 100_000;
 /// The kernel refuses SCHED_DEADLINE runtimes below 1024 ns.
 const MIN_DL_RUNTIME_NS: u64 = 1024;
 
-struct Ctx<'a> {
-    path: &'a str,
-    src: &'a str,
+pub(crate) struct Ctx<'a> {
+    pub(crate) path: &'a str,
+    pub(crate) src: &'a str,
 }
 
 impl Ctx<'_> {
-    fn err<T>(&self, span: Range<usize>, msg: impl Into<String>) -> Result<T, SpecError> {
+    pub(crate) fn err<T>(&self, span: Range<usize>, msg: impl Into<String>) -> Result<T, SpecError> {
         Err(SpecError::at(self.path, self.src, Some(span), msg))
     }
 
-    fn int_in(&self, v: &Spanned<i64>, lo: i64, hi: i64, what: &str) -> Result<i64, SpecError> {
+    pub(crate) fn int_in(&self, v: &Spanned<i64>, lo: i64, hi: i64, what: &str) -> Result<i64, SpecError> {
         let x = *v.get_ref();
         if x < lo || x > hi {
             return self.err(v.span(), format!("{what} must be between {lo} and {hi}, got {x}"));
@@ -112,7 +112,7 @@ pub(crate) fn validate(path: &str, src: &str, raw: RawSpec) -> Result<(Plan, Loc
     let mut workloads = BTreeMap::new();
     for (k, v) in &raw.workloads {
         check_name(&cx, k)?;
-        workloads.insert(k.get_ref().clone(), workload(&cx, v.get_ref())?);
+        workloads.insert(k.get_ref().clone(), workload(&cx, v.get_ref(), seed)?);
     }
     let mut locations = Locations::default();
     let mut policies = BTreeMap::new();
@@ -271,6 +271,8 @@ enum Setting {
     CpuMax,
     Cpuset,
     Processes,
+    Scheduler,
+    Utilisation,
 }
 
 impl Setting {
@@ -285,6 +287,8 @@ impl Setting {
             Setting::CpuMax => "cpu_max",
             Setting::Cpuset => "cpuset",
             Setting::Processes => "processes",
+            Setting::Scheduler => "scheduler",
+            Setting::Utilisation => "utilisation",
         }
     }
 }
@@ -297,6 +301,7 @@ enum Value {
     Affinity(Affinity),
     Max((u64, u64)),
     Cpus(Vec<u32>),
+    Float(f64),
 }
 
 #[derive(Debug, Clone)]
@@ -314,15 +319,17 @@ struct Axis {
 
 /// A group's settings before axes apply; unset fields take defaults at resolve time.
 #[derive(Debug, Clone, Default)]
-struct GroupDef {
-    workload: Option<String>,
-    processes: Option<i64>,
-    policy: Option<String>,
-    priority: Option<i64>,
-    nice: Option<i64>,
-    affinity: Option<Affinity>,
-    cgroup: CgroupSpec,
-    background: bool,
+pub(crate) struct GroupDef {
+    pub(crate) workload: Option<String>,
+    pub(crate) processes: Option<i64>,
+    pub(crate) policy: Option<String>,
+    pub(crate) priority: Option<i64>,
+    pub(crate) nice: Option<i64>,
+    pub(crate) affinity: Option<Affinity>,
+    pub(crate) cgroup: CgroupSpec,
+    pub(crate) background: bool,
+    pub(crate) scheduler: Option<String>,
+    pub(crate) utilisation: Option<f64>,
 }
 
 impl GroupDef {
@@ -338,6 +345,8 @@ impl GroupDef {
             (Setting::Affinity, Value::Affinity(a)) => self.affinity = Some(a),
             (Setting::CpuMax, Value::Max(m)) => self.cgroup.cpu_max = Some(m),
             (Setting::Cpuset, Value::Cpus(c)) => self.cgroup.cpuset = Some(c),
+            (Setting::Scheduler, Value::Name(n)) => self.scheduler = Some(n),
+            (Setting::Utilisation, Value::Float(u)) => self.utilisation = Some(u),
             (s, v) => unreachable!("axis {s:?} cannot hold {v:?}"),
         }
     }
@@ -359,6 +368,18 @@ impl GroupDef {
             return cx.err(at, format!("group \"{gname}\" has no workload: set `workload` in [groups.{gname}] or as an axis"));
         };
         let workload = workloads.get(wname).cloned().or_else(|| builtin_workload(wname)).expect("checked when the name was read");
+        if let Workload::Periodic(p) = workload {
+            return crate::periodic_check::resolve_group(cx, gname, wname, p, self, at).map(Some);
+        }
+        if self.scheduler.is_some() || self.utilisation.is_some() {
+            let what = if self.scheduler.is_some() { "scheduler" } else { "utilisation" };
+            return cx.err(
+                at,
+                format!(
+                    "group \"{gname}\": `{what}` applies to periodic workloads only, and workload \"{wname}\" is not one (use `policy`)"
+                ),
+            );
+        }
         let pname = self.policy.clone().unwrap_or_else(|| "other".into());
         let mut policy = policies.get(&pname).copied().or_else(|| Class::parse(&pname).map(builtin_policy)).expect("checked when read");
         if let Some(p) = self.priority {
@@ -393,6 +414,8 @@ fn has_any(a: &RawGroupAxes) -> bool {
         || a.cpu_weight.is_some()
         || a.cpu_max.is_some()
         || a.cpuset.is_some()
+        || a.scheduler.is_some()
+        || a.utilisation.is_some()
 }
 
 /// The key part of one group in one cell. The main group keeps the classic
@@ -402,13 +425,16 @@ fn group_key(gname: &str, g: &Option<Group>, tags: &[(Setting, String)], def: &G
     if gname == "main" {
         let Some(g) = g else { return "main.processes=0".into() };
         let mut k = format!("{}/{}", g.workload_name, g.policy_name);
-        if g.policy.class.is_rt() && (tag(Setting::Priority).is_some() || g.policy.priority as i64 != DEFAULT_RT_PRIORITY) {
+        if g.policy.class.is_rt()
+            && g.workload.periodic().is_none()
+            && (tag(Setting::Priority).is_some() || g.policy.priority as i64 != DEFAULT_RT_PRIORITY)
+        {
             k.push_str(&format!(":{}", g.policy.priority));
         }
         if tag(Setting::Nice).is_some() {
             k.push_str(&format!("/nice{}", g.policy.nice));
         }
-        for s in [Setting::Affinity, Setting::CpuWeight, Setting::CpuMax, Setting::Cpuset] {
+        for s in [Setting::Affinity, Setting::CpuWeight, Setting::CpuMax, Setting::Cpuset, Setting::Utilisation] {
             if let Some(l) = tag(s) {
                 k.push_str(&format!("/{}={l}", s.name()));
             }
@@ -455,6 +481,13 @@ fn group_def(cx: &Ctx, g: &RawGroup, locs: &mut Locations) -> Result<GroupDef, S
     }
     if let Some(c) = &g.cpuset {
         d.cgroup.cpuset = Some(cpu_list(cx, c, locs)?);
+    }
+    if let Some(sch) = &g.scheduler {
+        d.scheduler = Some(crate::periodic_check::scheduler_name(cx, sch)?);
+        locs.policies.entry(sch.get_ref().clone()).or_insert_with(|| sch.span());
+    }
+    if let Some(u) = &g.utilisation {
+        d.utilisation = Some(crate::periodic_check::utilisation_value(cx, u)?);
     }
     Ok(d)
 }
@@ -566,6 +599,25 @@ fn group_axes_list(
     }
     if let Some(list) = &a.processes {
         push(Setting::Processes, ints(list, min_procs, MAX_PROCESSES, "processes")?, list.span())?;
+    }
+    if let Some(list) = &a.scheduler {
+        let vals = list
+            .get_ref()
+            .iter()
+            .map(|v| {
+                locs.policies.entry(v.get_ref().clone()).or_insert_with(|| v.span());
+                crate::periodic_check::scheduler_name(cx, v).map(|n| AxisValue { label: n.clone(), value: Value::Name(n) })
+            })
+            .collect::<Result<_, _>>()?;
+        push(Setting::Scheduler, vals, list.span())?;
+    }
+    if let Some(list) = &a.utilisation {
+        let vals = list
+            .get_ref()
+            .iter()
+            .map(|v| crate::periodic_check::utilisation_value(cx, v).map(|u| AxisValue { label: format!("{u}"), value: Value::Float(u) }))
+            .collect::<Result<_, _>>()?;
+        push(Setting::Utilisation, vals, list.span())?;
     }
     Ok(out)
 }
@@ -776,8 +828,11 @@ fn builtin_policy(class: Class) -> Policy {
 /// A workload key, where it was written, and the kinds it belongs to.
 type KeyKinds<'a> = (&'a str, Option<Range<usize>>, &'a [&'a str]);
 
-fn workload(cx: &Ctx, w: &RawWorkload) -> Result<Workload, SpecError> {
+fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Workload, SpecError> {
     let kind = w.kind.get_ref().as_str();
+    if let Some(p) = crate::periodic_check::workload(cx, w, seed)? {
+        return Ok(Workload::Periodic(p));
+    }
     let sp = |v: &Option<Spanned<i64>>| v.as_ref().map(|s| s.span());
     // Which keys belong to which kinds: any other key is an error at its own location.
     let io: &[&str] = &["par_write", "par_read"];
@@ -798,7 +853,7 @@ fn workload(cx: &Ctx, w: &RawWorkload) -> Result<Workload, SpecError> {
     if !["pi", "mixed", "copy", "hash", "command", "par_write", "par_read"].contains(&kind) {
         return cx.err(
             w.kind.span(),
-            format!("unknown workload kind \"{kind}\"; expected one of: pi, copy, mixed, hash, command, par_write, par_read"),
+            format!("unknown workload kind \"{kind}\"; expected one of: pi, copy, mixed, hash, command, par_write, par_read, periodic"),
         );
     }
     for (name, span, kinds) in fields {

@@ -92,6 +92,9 @@ ALTER TABLE samples ADD COLUMN window_cpu_s REAL NOT NULL DEFAULT 0;
 ALTER TABLE cells ADD COLUMN iosched TEXT;
 ALTER TABLE cells ADD COLUMN io_json TEXT;
 "#,
+    r#"
+ALTER TABLE cells ADD COLUMN rt_json TEXT;
+"#,
 ];
 
 /// Applies every migration newer than the database's user_version.

@@ -43,6 +43,7 @@ fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
             })
             .collect(),
         io: None,
+        rt: None,
     }
 }
 

@@ -42,6 +42,11 @@ pub enum Entry {
         /// The backing file (absolute, canonical).
         backing: PathBuf,
     },
+    /// A file schedlab created exclusively (a dispatcher's status region): remove it.
+    RemoveFile {
+        /// The file.
+        path: PathBuf,
+    },
 }
 
 /// The state directory: `SCHEDLAB_STATE_DIR`, else /run/schedlab (root), else a per-user
@@ -166,6 +171,10 @@ fn undo(e: &Entry) -> io::Result<()> {
         }
         Entry::Unmount { path } => crate::blockdev::unmount(path),
         Entry::DetachLoop { backing } => crate::blockdev::loop_detach_backing(backing),
+        Entry::RemoveFile { path } => match std::fs::remove_file(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            r => r,
+        },
     }
 }
 

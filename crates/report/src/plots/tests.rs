@@ -334,6 +334,7 @@ fn io_records() -> Vec<schedlab_model::CellRecord> {
                 engine_max_rss_kb: 0,
                 samples: vec![Sample { wall_s: makespan, extra: serde_json::json!({ "detail": io }), ..Default::default() }],
                 io: Some(CellIo { scheduler: sched.into(), queue_device: "loop0".into(), ..Default::default() }),
+                rt: None,
             });
         }
     }

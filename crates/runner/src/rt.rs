@@ -1,0 +1,298 @@
+//! Periodic real-time task sets in the engine (issue #5): the worker side (a task's job loop,
+//! or a worker driven by the live dispatcher), the dispatcher process, and the engine's
+//! per-task policies and results.
+//!
+//! * `other`, `fifo-rm`, `fifo-dm`, `deadline`: each worker runs its task's job loop
+//!   ([`schedlab_periodic::Runner`]: absolute releases, memory locked, no allocation in the
+//!   loop) under the policy the engine applied to it; the worker's own clock measures every job.
+//! * `edf`, `dwcs`: the engine creates a status region, starts a dispatcher process
+//!   (`schedlab __dispatch`, SCHED_FIFO 98, pinned with its workers) and the workers do their
+//!   jobs only when the dispatcher gives them the CPU ([`schedlab_dispatch::run_worker_with`]);
+//!   the dispatcher's tally is each task's result.
+
+use crate::protocol::{Job, Report, RtJob};
+use schedlab_dispatch::{Config, CpuBurn, DispatchPolicy, JobSteps, Metrics, TaskCfg};
+use schedlab_model::{CellRt, RtTask};
+use schedlab_periodic::{build_body, make_file, BodySpec, JobBody, OverrunPolicy, RunOptions, Runner, TaskParams};
+use schedlab_spec::{Class, DeadlineParams, Periodic, PeriodicBody, Policy, RtScheduler};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The hidden subcommand the engine runs a dispatcher with: `__dispatch REGION CONFIG_JSON OUT`.
+pub const DISPATCH_SUBCOMMAND: &str = "__dispatch";
+
+/// File (in the cell directory) the engine writes the set's common start time into, just
+/// before the release: CLOCK_MONOTONIC ns, decimal.
+pub const START_FILE: &str = "rt-start";
+
+/// How long after the release the first jobs are released: time for every worker to wake,
+/// read the start time and go to sleep until it.
+pub const START_LEAD_NS: u64 = 50_000_000;
+
+/// A periodic worker, prepared before the release.
+pub(crate) enum Prepared {
+    /// Its own job loop.
+    Loop(Box<Runner<Box<dyn JobBody + Send>>>, bool),
+    /// Driven by the dispatcher.
+    Dispatched(Box<dyn JobSteps + Send>, PathBuf, usize, bool),
+}
+
+/// A job body in steps, for the dispatcher: one step is one unit of the body (an FFT pass,
+/// one 4 KiB read).
+struct Steps {
+    body: Box<dyn JobBody + Send>,
+    per_job: u64,
+    done: u64,
+}
+
+impl JobSteps for Steps {
+    fn begin(&mut self) {
+        self.done = 0;
+    }
+
+    fn step(&mut self) -> bool {
+        self.body.run_job();
+        self.done += 1;
+        self.done >= self.per_job
+    }
+}
+
+fn body_spec(p: &Periodic, dir: &Path, index: u32, seed: u64, steps: bool) -> Result<BodySpec, String> {
+    Ok(match p.body {
+        PeriodicBody::Spin => BodySpec::Spin,
+        PeriodicBody::Fft => BodySpec::Fft {
+            len: schedlab_periodic::DEFAULT_FFT_LEN,
+            array_len: schedlab_periodic::DEFAULT_FFT_ARRAY_LEN,
+            passes_per_job: steps.then_some(1),
+        },
+        PeriodicBody::Read { bytes } => {
+            let path = dir.join(format!("rt-read-{index}"));
+            // 16 jobs' worth, at least 4 MiB: the reads cycle through it.
+            make_file(&path, (bytes * 16).max(4 << 20), seed ^ u64::from(index))
+                .map_err(|e| format!("creating {}: {e}", path.display()))?;
+            let chunks = (bytes / 4096).max(1) as u32;
+            BodySpec::ReadFile { path, chunk_bytes: 4096, chunks_per_job: if steps { 1 } else { chunks }, drop_cache: true }
+        }
+    })
+}
+
+/// Setup before the release: the body (an FFT calibrates here), memory locked, records allocated.
+pub(crate) fn prepare(job: &Job, p: &Periodic, rt: &RtJob) -> Result<Prepared, String> {
+    let task = *p.tasks.get(rt.task as usize).ok_or_else(|| format!("task {} of a set of {}", rt.task, p.tasks.len()))?;
+    let work = p.work_ns(&task);
+    // Locked memory keeps page faults out of the loop; without the privilege the run goes on
+    // and the report says so.
+    let locked = schedlab_periodic::lock_memory().is_ok();
+    match &rt.dispatch {
+        None => {
+            let spec = body_spec(p, &job.dir, job.index, job.seed, false)?;
+            let body = build_body(&spec, work).map_err(|e| e.to_string())?;
+            let jobs = p.jobs(&task) as usize;
+            let opts = RunOptions { lock_memory: false, warm_up: true, overrun: OverrunPolicy::SkipMissed };
+            let runner = Runner::prepare(task, jobs, body, opts).map_err(|e| e.to_string())?;
+            Ok(Prepared::Loop(Box::new(runner), locked))
+        }
+        Some((region, slot)) => {
+            let steps: Box<dyn JobSteps + Send> = match p.body {
+                PeriodicBody::Spin => Box::new(CpuBurn::new(work)),
+                PeriodicBody::Fft => {
+                    let spec = body_spec(p, &job.dir, job.index, job.seed, true)?;
+                    let body = build_body(&spec, work).map_err(|e| e.to_string())?;
+                    let per_pass =
+                        schedlab_periodic::calibrate_fft(schedlab_periodic::DEFAULT_FFT_LEN, schedlab_periodic::DEFAULT_FFT_ARRAY_LEN)
+                            .map_err(|e| e.to_string())?;
+                    Box::new(Steps { body, per_job: u64::from(schedlab_periodic::passes_for(work, per_pass)), done: 0 })
+                }
+                PeriodicBody::Read { bytes } => {
+                    let spec = body_spec(p, &job.dir, job.index, job.seed, true)?;
+                    let body = build_body(&spec, work).map_err(|e| e.to_string())?;
+                    Box::new(Steps { body, per_job: (bytes / 4096).max(1), done: 0 })
+                }
+            };
+            Ok(Prepared::Dispatched(steps, region.clone(), *slot, locked))
+        }
+    }
+}
+
+/// Reads the set's start time the engine wrote before the release.
+fn read_start(dir: &Path) -> Result<u64, String> {
+    let path = dir.join(START_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    text.trim().parse().map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Runs the prepared task after the release and fills the report.
+pub(crate) fn run(job: &Job, prep: &mut Prepared, report: &mut Report) -> Result<(), String> {
+    match prep {
+        Prepared::Loop(runner, locked) => {
+            let start = read_start(&job.dir)?;
+            runner.run(start).map_err(|e| e.to_string())?;
+            let s = runner.summary();
+            let h = runner.latency_histogram();
+            let rt = RtTask {
+                c_ns: s.params.c_ns,
+                t_ns: s.params.t_ns,
+                d_ns: s.params.deadline_ns(),
+                x: s.params.x,
+                y: s.params.y,
+                jobs: s.jobs,
+                met: s.met,
+                misses: s.misses,
+                fixed_windows: s.fixed_windows,
+                fixed_violations: s.fixed_window_violations,
+                sliding_windows: s.sliding_windows,
+                sliding_violations: s.sliding_window_violations,
+                time_in_violation_pct: s.time_in_violation_pct,
+                response_mean_ns: Some(s.response_mean_ns),
+                response_max_ns: Some(s.response_max_ns),
+                lateness_max_ns: s.lateness_max_ns,
+                cpu_mean_ns: Some(s.cpu_mean_ns),
+                wakeup: Some(schedlab_model::hist::summary(h)),
+                wakeup_hist: Some(schedlab_model::hist::encode(h)),
+                source: "worker".into(),
+            };
+            report.units += (s.jobs - s.skipped) as f64;
+            report.detail = serde_json::json!({
+                "rt": rt,
+                "memory_locked": *locked,
+                "skipped": s.skipped,
+                "late_starts": s.late_starts,
+                "body_errors": s.body_errors,
+                "minor_faults_in_loop": s.minor_faults_in_loop,
+                "major_faults_in_loop": s.major_faults_in_loop,
+                "latency_overflow": runner.stats().latency_overflow,
+            });
+        }
+        Prepared::Dispatched(steps, region, slot, locked) => {
+            let stats = schedlab_dispatch::run_worker_with(region, *slot, steps.as_mut()).map_err(|e| e.to_string())?;
+            report.units += stats.jobs_done as f64;
+            report.detail = serde_json::json!({ "dispatch": stats, "memory_locked": *locked });
+        }
+    }
+    Ok(())
+}
+
+/// The policy the engine applies to worker `i` of a periodic set before the release.
+pub(crate) fn worker_policy(p: &Periodic, i: usize) -> Policy {
+    let t = &p.tasks[i];
+    let plain = Policy { class: Class::Other, priority: 0, nice: 0, deadline: None };
+    match p.scheduler {
+        // edf/dwcs workers wait at SCHED_OTHER: the dispatcher raises the chosen one.
+        RtScheduler::Other | RtScheduler::Edf | RtScheduler::Dwcs => plain,
+        RtScheduler::FifoRm | RtScheduler::FifoDm => {
+            Policy { class: Class::Fifo, priority: p.fifo_priorities(p.scheduler == RtScheduler::FifoDm)[i], ..plain }
+        }
+        RtScheduler::Deadline => Policy {
+            class: Class::Deadline,
+            deadline: Some(DeadlineParams { runtime_ns: t.c_ns, deadline_ns: t.deadline_ns(), period_ns: t.t_ns }),
+            ..plain
+        },
+    }
+}
+
+/// The CPU a set runs on: the workload's, else the last online CPU (the engine's
+/// bookkeeping tends to land on CPU 0). None for SCHED_DEADLINE, which refuses tasks pinned
+/// to less than their root domain.
+pub(crate) fn set_cpu(p: &Periodic, online: &[u32]) -> Option<u32> {
+    if p.scheduler == RtScheduler::Deadline {
+        return None;
+    }
+    p.cpu.or_else(|| online.last().copied())
+}
+
+/// The dispatcher configuration for a set whose workers have `pids`.
+pub(crate) fn dispatch_config(p: &Periodic, cpu: u32, pids: &[i32]) -> Config {
+    let tasks = p
+        .tasks
+        .iter()
+        .zip(pids)
+        .map(|(t, &pid)| TaskCfg { pid, c_ns: t.c_ns, t_ns: t.t_ns, d_ns: t.deadline_ns(), x: t.x, y: t.y })
+        .collect();
+    let policy = if p.scheduler == RtScheduler::Edf { DispatchPolicy::Edf } else { DispatchPolicy::Dwcs { work_conserving: true } };
+    let mut cfg = Config::new(cpu, policy, tasks);
+    cfg.quantum_ns = p.quantum_ns;
+    cfg.duration_ns = Some(p.duration_ns);
+    cfg.fill = p.fill;
+    cfg
+}
+
+/// A task's result from the dispatcher's tally.
+pub(crate) fn task_from_metrics(m: &Metrics, slot: usize) -> Option<RtTask> {
+    let t = m.tasks.get(slot)?;
+    Some(RtTask {
+        c_ns: t.c_ns,
+        t_ns: t.t_ns,
+        d_ns: t.d_ns,
+        x: t.window.x,
+        y: t.window.y,
+        jobs: t.completed + t.missed,
+        met: t.completed,
+        misses: t.missed,
+        fixed_windows: t.fixed_windows,
+        fixed_violations: t.fixed_window_violations,
+        sliding_windows: t.windows,
+        sliding_violations: t.window_violations,
+        // Each sliding window ends at one deadline: violated windows over deadlines is the
+        // share of periods in violation (the first y - 1 periods counted as not violated).
+        time_in_violation_pct: if t.released == 0 { 0.0 } else { 100.0 * t.window_violations as f64 / t.released as f64 },
+        source: "dispatcher".into(),
+        ..Default::default()
+    })
+}
+
+/// The cell's real-time record: scheduler, theory, and the dispatcher's metrics.
+pub(crate) fn cell_rt(p: &Periodic, cpu: Option<u32>, metrics: Option<&Metrics>) -> CellRt {
+    let tasks: &[TaskParams] = &p.tasks;
+    let f = schedlab_periodic::feasibility(tasks);
+    CellRt {
+        scheduler: p.scheduler.name().into(),
+        utilisation: p.utilisation,
+        min_utilisation: f.min_utilisation,
+        plain_utilisation: f.utilisation,
+        guaranteed: f.guaranteed,
+        not_canonical: f.not_canonical_because,
+        cpu: cpu.unwrap_or(u32::MAX),
+        quantum_ns: p.quantum_ns,
+        dispatcher: metrics.and_then(|m| serde_json::to_value(m).ok()),
+    }
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// The dispatcher process: `__dispatch REGION CONFIG_JSON OUT`. Runs the dispatcher on the
+/// region the engine created, until its duration ends or SIGTERM, and writes its metrics as
+/// JSON to OUT. Returns the exit code.
+pub fn dispatcher_main(region: &str, config: &str, out: &str) -> i32 {
+    // SAFETY: as in the worker: clear the engine's signal mask, die with the engine, and a
+    // handler that only stores to an atomic.
+    unsafe {
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        libc::signal(libc::SIGTERM, on_stop as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_stop as *const () as libc::sighandler_t);
+    }
+    let result = (|| -> Result<Metrics, String> {
+        let cfg: Config = serde_json::from_str(config).map_err(|e| format!("dispatcher configuration: {e}"))?;
+        let region = schedlab_dispatch::Region::open(Path::new(region)).map_err(|e| e.to_string())?;
+        schedlab_dispatch::Dispatcher::new(cfg, region).and_then(|d| d.run(&STOP)).map_err(|e| e.to_string())
+    })();
+    match result {
+        Ok(m) => match std::fs::write(out, serde_json::to_vec(&m).unwrap_or_default()) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("schedlab dispatcher: writing {out}: {e}");
+                1
+            }
+        },
+        Err(e) => {
+            eprintln!("schedlab dispatcher: {e}");
+            1
+        }
+    }
+}

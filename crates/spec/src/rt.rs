@@ -1,0 +1,159 @@
+//! Periodic real-time workloads in the plan: the task set, the job body, and the scheduler
+//! that runs the set (`scheduler` axis).
+
+use schedlab_periodic::{GenSpec, TaskParams};
+use serde::{Deserialize, Serialize};
+
+/// How a periodic task set is scheduled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RtScheduler {
+    /// The kernel's fair class (SCHED_OTHER), every task at nice 0.
+    Other,
+    /// SCHED_FIFO, priorities by period: the shorter, the higher (rate monotonic).
+    FifoRm,
+    /// SCHED_FIFO, priorities by relative deadline (deadline monotonic).
+    FifoDm,
+    /// SCHED_DEADLINE with runtime C, deadline D, period T.
+    Deadline,
+    /// schedlab's live dispatcher driving the EDF policy.
+    Edf,
+    /// schedlab's live dispatcher driving the DWCS policy.
+    Dwcs,
+}
+
+impl RtScheduler {
+    /// Every scheduler, in the order tables list them.
+    pub const ALL: [RtScheduler; 6] =
+        [RtScheduler::Other, RtScheduler::FifoRm, RtScheduler::FifoDm, RtScheduler::Deadline, RtScheduler::Edf, RtScheduler::Dwcs];
+
+    /// The spec name.
+    pub fn name(self) -> &'static str {
+        match self {
+            RtScheduler::Other => "other",
+            RtScheduler::FifoRm => "fifo-rm",
+            RtScheduler::FifoDm => "fifo-dm",
+            RtScheduler::Deadline => "deadline",
+            RtScheduler::Edf => "edf",
+            RtScheduler::Dwcs => "dwcs",
+        }
+    }
+
+    /// Parses a spec name.
+    pub fn parse(s: &str) -> Option<RtScheduler> {
+        RtScheduler::ALL.into_iter().find(|x| x.name() == s)
+    }
+
+    /// True when schedlab's user-space dispatcher runs the set.
+    pub fn dispatched(self) -> bool {
+        matches!(self, RtScheduler::Edf | RtScheduler::Dwcs)
+    }
+}
+
+/// What one job of a periodic task does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PeriodicBody {
+    /// Burn the job's CPU time (thread CPU-time clock).
+    Spin,
+    /// In-core FFT passes over a large array (rustfft), calibrated to the job's CPU time.
+    Fft,
+    /// Read `bytes` of a file made beforehand, 4 KiB at a time, each chunk dropped from the
+    /// page cache first so it comes from the device (the seed's I/O-bound load).
+    Read {
+        /// Bytes per job.
+        bytes: u64,
+    },
+}
+
+impl PeriodicBody {
+    /// The spec name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            PeriodicBody::Spin => "spin",
+            PeriodicBody::Fft => "fft",
+            PeriodicBody::Read { .. } => "read",
+        }
+    }
+}
+
+/// Where the task set came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "source", rename_all = "snake_case")]
+pub enum TaskSource {
+    /// Listed task by task.
+    Explicit,
+    /// Generated for a utilisation (the `utilisation` axis regenerates it).
+    Generated(GenSpec),
+    /// A canonical DWCS set: C = the quantum.
+    Canonical,
+}
+
+/// A periodic task set: one worker process per task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Periodic {
+    /// The tasks (for a generated set, drawn at this cell's utilisation).
+    pub tasks: Vec<TaskParams>,
+    /// How the set was made.
+    pub source: TaskSource,
+    /// The job body.
+    pub body: PeriodicBody,
+    /// How long the set runs, ns (the work amount `--scale` multiplies).
+    pub duration_ns: u64,
+    /// The dispatcher's quantum, ns (edf, dwcs; canonical sets use it as C).
+    pub quantum_ns: u64,
+    /// The CPU every task (and the dispatcher) is pinned to; None = the last online CPU.
+    pub cpu: Option<u32>,
+    /// A job's CPU demand as parts per million of C (spin and fft bodies).
+    pub work_ppm: u32,
+    /// The dispatcher gives the rest of a quantum to the next ready task when a job finishes early.
+    pub fill: bool,
+    /// Who schedules the set (from the group's `scheduler` setting or axis).
+    pub scheduler: RtScheduler,
+    /// The utilisation the set was generated for, when a `utilisation` was applied.
+    pub utilisation: Option<f64>,
+}
+
+/// Highest SCHED_FIFO priority a periodic task gets under fifo-rm / fifo-dm.
+pub const RM_TOP_PRIORITY: u32 = 90;
+
+impl Periodic {
+    /// The CPU work one job of `task` does, ns.
+    pub fn work_ns(&self, task: &TaskParams) -> u64 {
+        ((task.c_ns as u128 * self.work_ppm as u128) / 1_000_000).max(1) as u64
+    }
+
+    /// Jobs task `task` releases in the set's duration (at least one).
+    pub fn jobs(&self, task: &TaskParams) -> u64 {
+        (self.duration_ns.saturating_sub(task.phase_ns) / task.t_ns).max(1)
+    }
+
+    /// SCHED_FIFO priorities for fifo-rm (by period) or fifo-dm (by deadline): the shortest
+    /// gets [`RM_TOP_PRIORITY`], each longer distinct value one less (equal values share a
+    /// priority), never below 1.
+    pub fn fifo_priorities(&self, by_deadline: bool) -> Vec<u32> {
+        let key = |t: &TaskParams| if by_deadline { t.deadline_ns() } else { t.t_ns };
+        let mut distinct: Vec<u64> = self.tasks.iter().map(key).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        self.tasks
+            .iter()
+            .map(|t| {
+                let rank = distinct.binary_search(&key(t)).unwrap_or(0) as u32;
+                RM_TOP_PRIORITY.saturating_sub(rank).max(1)
+            })
+            .collect()
+    }
+
+    /// Sum of runtime/period over the set: what SCHED_DEADLINE admission adds up.
+    pub fn deadline_bandwidth(&self) -> f64 {
+        self.tasks.iter().map(|t| t.c_ns as f64 / t.t_ns as f64).sum()
+    }
+
+    /// The set with its duration multiplied by `factor`: at least one period of its longest task.
+    pub fn scaled(&self, factor: f64) -> Periodic {
+        let longest = self.tasks.iter().map(|t| t.t_ns + t.phase_ns).max().unwrap_or(1);
+        let d = ((self.duration_ns as f64 * factor).round() as u64).max(longest);
+        Periodic { duration_ns: d, ..self.clone() }
+    }
+}
