@@ -9,4 +9,5 @@ mod groups;
 mod interrupt;
 mod iosched;
 mod report;
+mod rt;
 mod simulate;

@@ -1,0 +1,242 @@
+//! Periodic real-time task sets end to end (issue #5): every scheduler, the live dispatcher's
+//! status, a dispatcher killed mid-run, and SCHED_DEADLINE admission.
+
+use crate::util::*;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// RT sets compete for the same CPU: these tests take turns.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The `rt` record of an exported row.
+fn rt(row: &serde_json::Value) -> serde_json::Value {
+    let extra: serde_json::Value = serde_json::from_str(row["extra"].as_str().unwrap()).unwrap();
+    extra["rt"].clone()
+}
+
+/// Region files in `dir` created by process `pid` (dispatch-cpu<N>-<pid>-<k>.shm).
+fn regions_of(dir: &Path, pid: u32) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
+    rd.filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("dispatch-cpu") && n.contains(&format!("-{pid}-")))
+        .collect()
+}
+
+fn region_dir() -> std::path::PathBuf {
+    schedlab_dispatch::shm::default_dir()
+}
+
+const LIGHT: &str = r#"
+name = "rt-light"
+[matrix]
+workload = ["set"]
+scheduler = ["other", "fifo-rm", "fifo-dm", "deadline", "edf", "dwcs"]
+[workloads.set]
+kind = "periodic"
+duration_s = 1.5
+canonical = { tasks = 3, x = 1, y = 3, period_quanta = 4 }
+"#;
+
+#[test]
+fn every_scheduler_runs_a_light_set_and_the_rt_ones_meet_its_deadlines() {
+    require!(is_root(), "SCHED_FIFO, SCHED_DEADLINE and the dispatcher need CAP_SYS_NICE");
+    let _one = serial();
+    let lab = Lab::new();
+    let spec = lab.spec("rt.toml", LIGHT);
+    let child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = lab.samples();
+    assert_eq!(rows.len(), 6 * 3, "six schedulers, one process per task");
+    for r in &rows {
+        let sched = r["policy"].as_str().unwrap();
+        let t = rt(r);
+        assert_eq!(
+            (t["c_ns"].as_u64(), t["t_ns"].as_u64(), t["x"].as_u64(), t["y"].as_u64()),
+            (Some(10_000_000), Some(40_000_000), Some(1), Some(3))
+        );
+        let jobs = t["jobs"].as_u64().unwrap();
+        assert!((35..=38).contains(&jobs), "{sched}: 1.5 s of 40 ms periods, got {jobs} jobs");
+        assert_eq!(t["met"].as_u64().unwrap() + t["misses"].as_u64().unwrap(), jobs);
+        let dispatched = sched == "edf" || sched == "dwcs";
+        assert_eq!(t["source"], if dispatched { "dispatcher" } else { "worker" });
+        assert_eq!(r["allowed_cpus"].as_str().unwrap().is_empty(), sched == "deadline", "{sched}: pinned to one CPU, deadline global");
+        if sched != "other" {
+            // 3 x 9 ms of work every 40 ms on one CPU: every real-time scheduler meets it.
+            assert!(t["misses"].as_u64().unwrap() * 20 <= jobs, "{sched}: {t}");
+        }
+        if !dispatched {
+            let w = &t["wakeup"];
+            assert!(w["count"].as_u64().unwrap() > 0 && w["p50"].as_f64().unwrap() <= w["p99"].as_f64().unwrap(), "{t}");
+            assert!(t["wakeup_hist"].as_str().is_some_and(|h| !h.is_empty()));
+        }
+        let extra: serde_json::Value = serde_json::from_str(r["extra"].as_str().unwrap()).unwrap();
+        if sched.starts_with("fifo") {
+            assert_eq!(extra["policy"], "fifo", "{sched} workers run under SCHED_FIFO");
+        }
+        if sched == "deadline" {
+            assert_eq!(extra["policy"], "deadline");
+        }
+    }
+    // The dispatcher's own metrics are stored with its cells.
+    let db = rusqlite::Connection::open(lab.db()).unwrap();
+    let mut st = db.prepare("SELECT key, rt_json FROM cells").unwrap();
+    let cells: Vec<(String, String)> = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+    assert_eq!(cells.len(), 6);
+    for (key, json) in cells {
+        let c: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert!((c["min_utilisation"].as_f64().unwrap() - 0.5).abs() < 1e-9, "{key}: 3 x (1 - 1/3) x 1/4");
+        assert_eq!(c["guaranteed"], true);
+        let d = &c["dispatcher"];
+        if key.contains("/edf/") || key.contains("/dwcs/") {
+            assert_eq!(d["minor_faults"], 0, "{key}: the dispatcher's loop must not fault");
+            assert!(d["ticks"].as_u64().unwrap() > 100, "{key}: {d}");
+        } else {
+            assert!(d.is_null(), "{key}");
+        }
+    }
+    assert!(regions_of(&region_dir(), pid).is_empty(), "the dispatchers' region files are removed");
+    let show = lab.ok(&["show"]);
+    assert!(show.contains("dwcs") && show.contains("fifo-rm"), "{show}");
+}
+
+/// Starts a run of one dwcs set of `secs` seconds and waits until its dispatcher shows up in
+/// `dwcs status --json`; returns the child and that snapshot.
+fn start_dwcs(lab: &Lab, secs: f64) -> (std::process::Child, serde_json::Value) {
+    let text = format!(
+        "name = \"dwcs\"\n[matrix]\nworkload = [\"set\"]\nscheduler = [\"dwcs\"]\n[workloads.set]\nkind = \"periodic\"\nduration_s = {secs}\ncanonical = {{ tasks = 3, x = 1, y = 2, period_quanta = 3 }}\n"
+    );
+    let spec = lab.spec("dwcs.toml", &text);
+    let child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    let t0 = Instant::now();
+    loop {
+        let snap = status_of(lab, pid);
+        if snap["state"] == "running" && snap["ticks"].as_u64().unwrap_or(0) > 5 {
+            return (child, snap);
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "no running dispatcher of run {pid} after 20 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The `dwcs status --json` snapshot of the dispatcher run `pid` started (Null if none).
+fn status_of(lab: &Lab, pid: u32) -> serde_json::Value {
+    let text = lab.ok(&["dwcs", "status", "--json"]);
+    let all: Vec<serde_json::Value> = serde_json::from_str(&text).expect("status json parses");
+    all.into_iter().find(|s| s["path"].as_str().is_some_and(|p| p.contains(&format!("-{pid}-")))).unwrap_or(serde_json::Value::Null)
+}
+
+#[test]
+fn dwcs_status_shows_live_changing_state() {
+    require!(is_root(), "the dispatcher needs CAP_SYS_NICE");
+    let _one = serial();
+    let lab = Lab::new();
+    let (child, first) = start_dwcs(&lab, 3.0);
+    let pid = child.id();
+    std::thread::sleep(Duration::from_millis(600));
+    let second = status_of(&lab, pid);
+    assert_eq!(first["policy"], "dwcs");
+    assert_eq!(first["quantum_ns"], 10_000_000);
+    assert!(second["ticks"].as_u64() > first["ticks"].as_u64(), "{first}\n{second}");
+    assert!(second["elapsed_ns"].as_u64() > first["elapsed_ns"].as_u64());
+    let tasks = second["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 3);
+    for (a, b) in first["tasks"].as_array().unwrap().iter().zip(tasks) {
+        assert!(b["released"].as_u64() > a["released"].as_u64(), "{a}\n{b}");
+        assert_eq!((b["x"].as_u64(), b["y"].as_u64()), (Some(1), Some(2)));
+        assert!(b["x_cur"].as_u64().is_some() && b["y_cur"].as_u64().is_some(), "DWCS publishes x'/y': {b}");
+        assert!(b["deadline_ns"].as_u64().is_some() || b["state"] == "idle", "{b}");
+    }
+    // The table form names the columns of the seed's /proc/dwcs.
+    let table = lab.ok(&["dwcs", "status"]);
+    assert!(table.contains("x'/y'") && table.contains("deadline") && table.contains("missed"), "{table}");
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(status_of(&lab, pid).is_null(), "a finished run leaves no dispatcher behind");
+    assert!(regions_of(&region_dir(), pid).is_empty());
+}
+
+fn alive(pid: i64) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    unsafe { libc::kill(pid as i32, 0) == 0 }
+}
+
+#[test]
+fn a_killed_dispatcher_leaves_no_worker_running_and_no_state() {
+    require!(is_root(), "the dispatcher needs CAP_SYS_NICE");
+    let _one = serial();
+    let lab = Lab::new();
+    let (child, snap) = start_dwcs(&lab, 8.0);
+    let pid = child.id();
+    let dispatcher = snap["dispatcher_pid"].as_i64().unwrap();
+    let workers: Vec<i64> = snap["tasks"].as_array().unwrap().iter().map(|t| t["pid"].as_i64().unwrap()).collect();
+    assert!(workers.iter().all(|&w| alive(w)));
+    // SAFETY: killing the dispatcher process of our own run.
+    unsafe { libc::kill(dispatcher as i32, libc::SIGKILL) };
+    let t0 = Instant::now();
+    while workers.iter().any(|&w| alive(w)) {
+        assert!(t0.elapsed() < Duration::from_secs(2), "workers still alive 2 s after their dispatcher died");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the run goes on and records the failure: {stderr}");
+    let db = rusqlite::Connection::open(lab.db()).unwrap();
+    let msg: String = db.query_row("SELECT message FROM cells", [], |r| r.get(0)).unwrap();
+    assert_eq!(msg, "the dispatcher was killed by signal 9; the engine killed its workers");
+    assert!(regions_of(&region_dir(), pid).is_empty(), "no region file left");
+    let rows = lab.samples();
+    assert!(rows.iter().all(|r| r["cell_status"] == "failed"), "the cell is marked failed");
+}
+
+#[test]
+fn deadline_admission_refusal_is_explained() {
+    require!(is_root(), "SCHED_DEADLINE needs CAP_SYS_NICE");
+    let _one = serial();
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "dl.toml",
+        "name = \"dl\"\n[matrix]\nworkload = [\"set\"]\nscheduler = [\"deadline\"]\n[workloads.set]\nkind = \"periodic\"\nduration_s = 0.5\ntasks = [{ c_ms = 9, t_ms = 10 }, { c_ms = 9, t_ms = 10 }, { c_ms = 9, t_ms = 10 }]\n",
+    );
+    let out = lab.run(&["run", spec.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("SCHED_DEADLINE admission will refuse it: sum of runtime/period 2.700"), "warned before the run: {stderr}");
+    assert!(
+        stderr.contains("SCHED_DEADLINE admission refused: the set's sum of runtime/period is 2.700 (3 tasks), over the limit"),
+        "the refusal says why: {stderr}"
+    );
+}
+
+#[test]
+fn malformed_sets_are_refused_before_anything_runs() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "bad.toml",
+        "name = \"bad\"\n[matrix]\nworkload = [\"set\"]\nscheduler = [\"dwcs\", \"cfs\"]\n[workloads.set]\nkind = \"periodic\"\ntasks = [{ c_ms = 1, t_ms = 10 }]\n",
+    );
+    let out = lab.run(&["check", spec.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bad.toml:4:") && stderr.contains("unknown scheduler \"cfs\""), "{stderr}");
+    let spec = lab.spec(
+        "bad2.toml",
+        "name = \"bad\"\n[matrix]\nworkload = [\"set\"]\n[workloads.set]\nkind = \"periodic\"\ntasks = [{ c_ms = 12, t_ms = 10 }]\n",
+    );
+    let out = lab.run(&["run", spec.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad2.toml:6:"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!lab.db().exists(), "nothing was stored");
+    let infeasible = lab.spec(
+        "over.toml",
+        "name = \"over\"\n[matrix]\nworkload = [\"set\"]\n[workloads.set]\nkind = \"periodic\"\ncanonical = { tasks = 3, period_quanta = 2 }\n",
+    );
+    let out = lab.ok(&["check", infeasible.to_str().unwrap()]);
+    assert!(out.contains("warning: task set set: 3 tasks") && out.contains("violations are expected"), "{out}");
+}
