@@ -56,6 +56,8 @@ fn every_scheduler_runs_a_light_set_and_the_rt_ones_meet_its_deadlines() {
     assert_eq!(rows.len(), 6 * 3, "six schedulers, one process per task");
     for r in &rows {
         let sched = r["policy"].as_str().unwrap();
+        assert_eq!(r["cell_status"], "ok", "{sched}: {r}");
+        assert_eq!(r["exit_code"], 0, "{sched}: every worker finishes by itself and reports");
         let t = rt(r);
         assert_eq!(
             (t["c_ns"].as_u64(), t["t_ns"].as_u64(), t["x"].as_u64(), t["y"].as_u64()),
@@ -77,6 +79,10 @@ fn every_scheduler_runs_a_light_set_and_the_rt_ones_meet_its_deadlines() {
             assert!(t["wakeup_hist"].as_str().is_some_and(|h| !h.is_empty()));
         }
         let extra: serde_json::Value = serde_json::from_str(r["extra"].as_str().unwrap()).unwrap();
+        if dispatched {
+            assert_eq!(extra["detail"]["dispatch"]["exit"], "shutdown", "{extra}");
+            assert!(extra["detail"]["dispatch"]["jobs_done"].as_u64().unwrap() >= t["met"].as_u64().unwrap());
+        }
         if sched.starts_with("fifo") {
             assert_eq!(extra["policy"], "fifo", "{sched} workers run under SCHED_FIFO");
         }

@@ -128,7 +128,7 @@ pub fn feasibility_lines(plan: &schedlab_spec::Plan, cpus: usize) -> Vec<(String
             );
             if f.guaranteed {
                 out.push((
-                    format!("{head}; canonical (K = {} ms) and <= 1: DWCS meets every window", f.canonical_k_ns.unwrap_or(0) as f64 / 1e6),
+                    format!("{head}; canonical (K = {} ms) and <= 1: the DWCS feasibility test guarantees every window (in theory, without overheads)", f.canonical_k_ns.unwrap_or(0) as f64 / 1e6),
                     false,
                 ));
             } else if f.min_utilisation > 1.0 + 1e-9 {

@@ -415,11 +415,20 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             break;
         }
         if let Some(d) = dispatcher.and_then(|pid| reaped.iter().find(|r| r.pid == pid)) {
-            // The workers demote themselves when their dispatcher is gone; the engine does
-            // not wait for that: it kills them at once.
-            dispatcher_died = Some(describe_exit(d.status));
-            kill_and_reap(pgid, n, &mut reaped, false);
-            break;
+            let clean = libc::WIFEXITED(d.status) && libc::WEXITSTATUS(d.status) == 0;
+            if !clean {
+                // The workers demote themselves when their dispatcher is gone; the engine does
+                // not wait for that: it kills them at once.
+                dispatcher_died = Some(describe_exit(d.status));
+                kill_and_reap(pgid, n, &mut reaped, false);
+                break;
+            }
+            // A finished dispatcher told its workers to exit: they have a second to do so.
+            if monotonic_ns() > d.at_ns + 1_000_000_000 {
+                cx.warnings.push(format!("cell {}: workers still running 1 s after their dispatcher finished were killed", cell.key));
+                kill_and_reap(pgid, n, &mut reaped, false);
+                break;
+            }
         }
         let now = monotonic_ns();
         if now >= deadline {
