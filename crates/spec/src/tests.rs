@@ -335,3 +335,11 @@ fn canonical_sets_use_the_quantum_as_c() {
     let e = s.check_allowed(&caps).unwrap_err();
     assert!(e.message.contains("CAP_SYS_NICE") && e.line == Some(4), "the dispatcher needs RT privileges: {e}");
 }
+
+#[test]
+fn a_periodic_set_on_a_missing_cpu_is_located() {
+    let s = parse("t.toml", &RT.replace("duration_s = 2", "duration_s = 2\ncpu = 7")).unwrap();
+    let e = s.check_cpus(&[0, 1]).unwrap_err();
+    assert_eq!((e.line, e.col), (Some(9), Some(7)), "{e}");
+    assert!(e.message.contains("CPU 7 does not exist"), "{e}");
+}

@@ -115,6 +115,12 @@ pub(crate) fn validate(path: &str, src: &str, raw: RawSpec) -> Result<(Plan, Loc
         workloads.insert(k.get_ref().clone(), workload(&cx, v.get_ref(), seed)?);
     }
     let mut locations = Locations::default();
+    // A periodic set's CPU is checked against the machine like any CPU list.
+    for v in raw.workloads.values() {
+        if let Some(c) = &v.get_ref().cpu {
+            locations.cpus.push((vec![*c.get_ref() as u32], c.span()));
+        }
+    }
     let mut policies = BTreeMap::new();
     for (k, v) in &raw.policies {
         check_name(&cx, k)?;
