@@ -103,6 +103,10 @@ pub struct GenSpec {
     pub max_task_utilisation: f64,
     /// RNG seed.
     pub seed: u64,
+    /// Canonical DWCS sets: every C is this quantum K and each period is the whole number of
+    /// quanta closest to K / (C/T share); the period choice is then not used.
+    #[serde(default)]
+    pub canonical_k_ns: Option<u64>,
 }
 
 /// Why a task set could not be made.
@@ -240,6 +244,21 @@ impl GenSpec {
         }
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed);
         let shares = uunifast_discard(&mut rng, self.tasks, self.utilisation, self.max_task_utilisation * kept)?;
+        if let Some(k) = self.canonical_k_ns {
+            if k == 0 {
+                return Err(GenError::Invalid("canonical_k_ns must be positive".into()));
+            }
+            // C/T = share / kept, so T = K kept / share, rounded to whole quanta (at least one).
+            let tasks: Vec<TaskParams> = shares
+                .iter()
+                .map(|share| {
+                    let q = ((kept / share).round() as u64).max(1);
+                    TaskParams::new(k, q.saturating_mul(k)).with_window(self.x, self.y)
+                })
+                .collect();
+            validate_set(&tasks)?;
+            return Ok(tasks);
+        }
         let g = self.c_granularity_ns;
         let min_c = self.min_c_ns.unwrap_or(g).max(1);
         let tasks: Vec<TaskParams> = shares
@@ -329,6 +348,7 @@ mod tests {
             min_c_ns: None,
             max_task_utilisation: 1.0,
             seed,
+            canonical_k_ns: None,
         }
     }
 
@@ -457,5 +477,21 @@ mod tests {
         assert_eq!(spec.build().unwrap().len(), 4);
         let bad: TaskSetSpec = serde_json::from_str(r#"{"source": "explicit", "tasks": [{"c_ns": 0, "t_ns": 5}]}"#).unwrap();
         assert!(matches!(bad.build(), Err(GenError::Task(TaskError::InSet { index: 0, .. }))));
+    }
+
+    #[test]
+    fn canonical_generation_shares_one_quantum_and_whole_quanta_periods() {
+        let mut spec = log_spec(16, 0.8, 5);
+        spec.measure = UtilisationMeasure::WindowMin;
+        spec.x = 1;
+        spec.y = 2;
+        spec.canonical_k_ns = Some(10_000_000);
+        let set = spec.generate().unwrap();
+        assert_eq!(set.len(), 16);
+        assert_eq!(check_canonical(&set), Ok(10_000_000), "canonical: C = K, T = q K, D = T");
+        // Rounding periods to whole quanta moves each task's share; over 16 tasks the sum stays near.
+        let u = total_min_utilisation(&set);
+        assert!((0.55..1.1).contains(&u), "{u}");
+        assert_eq!(spec.generate().unwrap(), set, "seeded");
     }
 }

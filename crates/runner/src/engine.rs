@@ -574,8 +574,16 @@ fn apply_settings(cx: &mut CellCtx, cell: &Cell, workers: &[Worker]) -> Result<(
             (Some(t), Workload::Periodic(p)) => crate::rt::worker_policy(p, t),
             _ => g.policy,
         };
-        sched::apply(w.pid, &policy, false)
-            .map_err(|e| format!("worker {} (pid {}): {}", w.index, w.pid, explain_refusal(cell, g, &e, cx.root)))?;
+        let mut applied = sched::apply(w.pid, &policy, false);
+        // The bandwidth of SCHED_DEADLINE tasks that just exited (the previous repetition's)
+        // is only returned at their 0-lag time, up to a period later: retry for a second.
+        let mut tries = 0;
+        while policy.class == Class::Deadline && tries < 20 && applied.as_ref().is_err_and(|e| e.raw_os_error() == Some(libc::EBUSY)) {
+            std::thread::sleep(Duration::from_millis(50));
+            applied = sched::apply(w.pid, &policy, false);
+            tries += 1;
+        }
+        applied.map_err(|e| format!("worker {} (pid {}): {}", w.index, w.pid, explain_refusal(cell, g, &e, cx.root)))?;
     }
     Ok(())
 }

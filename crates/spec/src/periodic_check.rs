@@ -261,6 +261,7 @@ fn gen_spec(cx: &Ctx, g: &RawGenerate, at: Range<usize>, quantum_ns: u64, seed: 
         min_c_ns: None,
         max_task_utilisation: 1.0,
         seed,
+        canonical_k_ns: g.canonical.as_ref().is_some_and(|c| *c.get_ref()).then_some(quantum_ns),
     })
 }
 

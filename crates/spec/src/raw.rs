@@ -267,6 +267,8 @@ pub struct RawGenerate {
     pub y: Option<Spanned<i64>>,
     #[serde(default)]
     pub seed: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub canonical: Option<Spanned<bool>>,
 }
 
 /// A canonical DWCS set: C = the quantum, T = period_quanta quanta.

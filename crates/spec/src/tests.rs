@@ -343,3 +343,12 @@ fn a_periodic_set_on_a_missing_cpu_is_located() {
     assert_eq!((e.line, e.col), (Some(9), Some(7)), "{e}");
     assert!(e.message.contains("CPU 7 does not exist"), "{e}");
 }
+
+#[test]
+fn generated_sets_can_be_canonical() {
+    let s = parse("t.toml", &RT.replace("seed = 7 }", "seed = 7, canonical = true }")).unwrap();
+    for c in &s.plan.cells {
+        let p = c.primary().workload.periodic().unwrap();
+        assert!(p.tasks.iter().all(|t| t.c_ns == 10_000_000 && t.t_ns % 10_000_000 == 0), "{:?}", p.tasks);
+    }
+}
