@@ -4,6 +4,7 @@
 mod util;
 
 mod cli_errors;
+mod disturb;
 mod engine;
 mod groups;
 mod interrupt;

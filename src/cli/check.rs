@@ -60,6 +60,10 @@ fn amount(w: &Workload) -> String {
             p.deadline_bandwidth(),
             if p.scheduler.dispatched() { format!(", quantum {} ms", p.quantum_ns as f64 / 1e6) } else { String::new() }
         ),
+        Workload::UdpFlood { packets, packet_bytes } => format!("{packets} UDP datagrams of {packet_bytes} B over 127.0.0.1"),
+        Workload::IoInterrupts { reads, read_bytes, file_bytes } => {
+            format!("{reads} O_DIRECT reads of {read_bytes} B at random in a {file_bytes} B file")
+        }
     }
 }
 

@@ -99,6 +99,8 @@ enum Prepared {
     Exec(Vec<CString>, std::fs::File),
     Par(Box<wl::ParPrepared>, u32),
     Periodic(crate::rt::Prepared),
+    Udp(Box<wl::UdpFlood>),
+    Irq(Box<wl::IrqReader>),
 }
 
 fn prepare(job: &Job) -> Result<Prepared, String> {
@@ -111,6 +113,15 @@ fn prepare(job: &Job) -> Result<Prepared, String> {
         }
         Workload::ParWrite(p) | Workload::ParRead(p) => {
             Ok(Prepared::Par(Box::new(wl::ParPrepared::new(p, job.seed ^ job.index as u64)), 0))
+        }
+        Workload::UdpFlood { packet_bytes, .. } => {
+            wl::UdpFlood::new(*packet_bytes).map(|f| Prepared::Udp(Box::new(f))).map_err(|e| format!("udp_flood sockets: {e}"))
+        }
+        Workload::IoInterrupts { read_bytes, file_bytes, .. } => {
+            let path = job.dir.join(format!("irq-{}", job.index));
+            wl::IrqReader::create(&path, *file_bytes, *read_bytes, job.seed ^ job.index as u64)
+                .map(|r| Prepared::Irq(Box::new(r)))
+                .map_err(|e| format!("io_interrupts: making {}: {e}", path.display()))
         }
         Workload::Hash { .. } => {
             let mut buf = Box::new([0u8; wl::HASH_BUFFER]);
@@ -211,6 +222,16 @@ fn work(job: &Job, p: &mut Prepared, report: &mut Report, probe: &mut WorkerProb
             report.detail = serde_json::to_value(o).unwrap_or_default();
         }
         (Workload::Periodic(_), Prepared::Periodic(p)) => crate::rt::run(job, p, report)?,
+        (Workload::UdpFlood { packets, .. }, Prepared::Udp(f)) => {
+            let o = wl::udp_flood(f, *packets, probe).map_err(|e| format!("udp_flood: {e}"))?;
+            report.units += o.sent as f64;
+            report.detail = serde_json::to_value(f.total()).unwrap_or_default();
+        }
+        (Workload::IoInterrupts { reads, .. }, Prepared::Irq(r)) => {
+            let o = wl::io_interrupts(r, *reads, probe).map_err(|e| format!("io_interrupts: {e}"))?;
+            report.units += o.reads as f64;
+            report.detail = serde_json::to_value(r.total()).unwrap_or_default();
+        }
         _ => return Err("internal: workload and preparation disagree".into()),
     }
     Ok(())

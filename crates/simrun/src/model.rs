@@ -78,6 +78,10 @@ pub fn workload(w: &SpecWorkload, p: &Params) -> Result<Workload, String> {
         other if other.kind() == "command" => {
             Err("a command workload runs a program whose CPU and I/O behaviour the simulator cannot know".to_string())
         }
+        SpecWorkload::UdpFlood { .. } | SpecWorkload::IoInterrupts { .. } => Err(format!(
+            "{} is a disturbance workload (network-stack and interrupt load); the simulator models neither the network stack, softirqs nor device interrupts",
+            w.kind()
+        )),
         other if other.is_io() => Err(format!(
             "{} is an I/O-scheduler workload; the simulator models one device queue with a fixed service time, no page cache and no I/O scheduler",
             other.kind()

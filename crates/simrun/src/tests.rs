@@ -218,3 +218,19 @@ fn pinned_workers_are_partitioned_and_unmodelled_groups_are_refused() {
         assert!(why[0].reason.contains(want), "{}", why[0]);
     }
 }
+
+#[test]
+fn disturbance_workloads_are_refused_with_the_reason() {
+    for kind in ["udp_flood", "io_interrupts"] {
+        let pl = plan(&format!("[matrix]\nworkload = [\"d\", \"pi\"]\n[workloads.d]\nkind = \"{kind}\"\n"));
+        let why = unsupported(&pl, &params(2));
+        assert_eq!(why.len(), 1, "{kind}: only the disturbance cell is refused");
+        assert!(why[0].reason.contains(kind) && why[0].reason.contains("interrupts"), "{}", why[0]);
+        let r = sim(&pl, &params(2));
+        assert_eq!(r.status, CellStatus::Failed);
+        assert!(r.samples.is_empty());
+    }
+    // As a background group (their use), the group is refused before its workload is looked at.
+    let bg = plan("[matrix]\nworkload = [\"pi\"]\n[groups.net]\nworkload = \"udp_flood\"\nbackground = true\n");
+    assert!(unsupported(&bg, &params(2))[0].reason.contains("background group"));
+}

@@ -125,6 +125,26 @@ pub enum Workload {
     ParRead(ParIo),
     /// A periodic real-time task set: one worker per task (seed 003).
     Periodic(crate::rt::Periodic),
+    /// Disturbance: datagrams sent to itself over 127.0.0.1 as fast as it can (network stack
+    /// and softirq load; a sender and a receiver thread).
+    #[serde(rename = "udp_flood")]
+    UdpFlood {
+        /// Datagrams sent.
+        packets: u64,
+        /// Payload bytes per datagram (1..=65507).
+        packet_bytes: u64,
+    },
+    /// Disturbance: O_DIRECT random reads of the worker's own file, each completed by a
+    /// device interrupt.
+    #[serde(rename = "io_interrupts")]
+    IoInterrupts {
+        /// Reads done.
+        reads: u64,
+        /// Bytes per read (a multiple of 4096).
+        read_bytes: u64,
+        /// Size of the file the worker makes in its cell directory (a multiple of 4096).
+        file_bytes: u64,
+    },
 }
 
 /// How `par_write` and `par_read` do their I/O.
@@ -157,6 +177,9 @@ impl IoMode {
 
 /// The alignment O_DIRECT needs here (logical block size of any device we create).
 pub const DIRECT_ALIGN: u64 = 4096;
+
+/// The largest UDP payload over IPv4 (65535 - 8 - 20): `udp_flood`'s largest `packet_bytes`.
+pub const MAX_PACKET_BYTES: u64 = 65_507;
 
 /// The shape of a parallel I/O job: `files` files of `file_bytes` each, shared out among
 /// `threads` threads (each takes the next file when it finishes one), `buffer_bytes` per call.
@@ -203,6 +226,8 @@ impl Workload {
             Workload::ParWrite(_) => "par_write",
             Workload::ParRead(_) => "par_read",
             Workload::Periodic(_) => "periodic",
+            Workload::UdpFlood { .. } => "udp_flood",
+            Workload::IoInterrupts { .. } => "io_interrupts",
         }
     }
 
@@ -217,6 +242,8 @@ impl Workload {
             Workload::ParWrite(p) | Workload::ParRead(p) => p.bytes(),
             Workload::Copy { transfer_bytes, input_bytes, .. } => transfer_bytes + input_bytes,
             Workload::Mixed { iterations, write_every } => (iterations / write_every) * 64,
+            // Its file lives in the cell directory, which is on the device when there is one.
+            Workload::IoInterrupts { file_bytes, .. } => *file_bytes,
             _ => 0,
         }
     }
@@ -241,10 +268,15 @@ impl Workload {
             Workload::ParWrite(p) => Workload::ParWrite(p.scaled(factor)),
             Workload::ParRead(p) => Workload::ParRead(p.scaled(factor)),
             Workload::Periodic(p) => Workload::Periodic(p.scaled(factor)),
+            Workload::UdpFlood { packets, packet_bytes } => Workload::UdpFlood { packets: s(*packets), packet_bytes: *packet_bytes },
+            Workload::IoInterrupts { reads, read_bytes, file_bytes } => {
+                Workload::IoInterrupts { reads: s(*reads), read_bytes: *read_bytes, file_bytes: *file_bytes }
+            }
         }
     }
 
-    /// Work units one worker performs (iterations or bytes; 1 for a command).
+    /// Work units one worker performs (iterations or bytes; 1 for a command; datagrams sent
+    /// for udp_flood, reads for io_interrupts).
     pub fn work_units(&self) -> u64 {
         match self {
             Workload::Pi { iterations } | Workload::Mixed { iterations, .. } => *iterations,
@@ -254,6 +286,8 @@ impl Workload {
             Workload::ParWrite(p) | Workload::ParRead(p) => p.bytes(),
             // Jobs of the set's first task; a worker reports the jobs of its own task.
             Workload::Periodic(p) => p.tasks.first().map(|t| p.jobs(t)).unwrap_or(1),
+            Workload::UdpFlood { packets, .. } => *packets,
+            Workload::IoInterrupts { reads, .. } => *reads,
         }
     }
 

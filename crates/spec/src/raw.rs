@@ -228,6 +228,14 @@ pub struct RawWorkload {
     pub generate: Option<Spanned<RawGenerate>>,
     #[serde(default)]
     pub canonical: Option<Spanned<RawCanonical>>,
+    #[serde(default)]
+    pub packets: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub packet_bytes: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub reads: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub read_bytes: Option<Spanned<i64>>,
 }
 
 /// One task of an explicit periodic set, times in milliseconds.

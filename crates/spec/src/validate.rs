@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::time::Duration;
 
+mod disturb;
+
 /// A byte span in the source, for later errors.
 pub type Location = Range<usize>;
 
@@ -524,8 +526,12 @@ fn group_axes_list(
         let mut vals = Vec::new();
         for w in list.get_ref() {
             if !workloads.contains_key(w.get_ref()) && builtin_workload(w.get_ref()).is_none() {
-                let known: Vec<&str> =
-                    workloads.keys().map(String::as_str).chain(["pi", "copy", "mixed", "hash", "par_write", "par_read"]).collect();
+                let known: Vec<&str> = workloads
+                    .keys()
+                    .map(String::as_str)
+                    .chain(["pi", "copy", "mixed", "hash", "par_write", "par_read"])
+                    .chain(disturb::KINDS)
+                    .collect();
                 return cx.err(
                     w.span(),
                     format!(
@@ -813,7 +819,7 @@ fn builtin_workload(name: &str) -> Option<Workload> {
         "hash" => Workload::Hash { hashes: DEFAULT_HASHES as u64 },
         "par_write" => Workload::ParWrite(DEFAULT_PAR_IO),
         "par_read" => Workload::ParRead(DEFAULT_PAR_IO),
-        _ => return None,
+        _ => return disturb::builtin(name),
     })
 }
 
@@ -836,6 +842,7 @@ type KeyKinds<'a> = (&'a str, Option<Range<usize>>, &'a [&'a str]);
 
 fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Workload, SpecError> {
     let kind = w.kind.get_ref().as_str();
+    disturb::check_keys(cx, w, kind)?;
     if let Some(p) = crate::periodic_check::workload(cx, w, seed)? {
         return Ok(Workload::Periodic(p));
     }
@@ -851,15 +858,15 @@ fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Workload, SpecError>
         ("hashes", sp(&w.hashes), &["hash"]),
         ("argv", w.argv.as_ref().map(|a| a.span()), &["command"]),
         ("files", sp(&w.files), io),
-        ("file_bytes", sp(&w.file_bytes), io),
+        ("file_bytes", sp(&w.file_bytes), &["par_write", "par_read", "io_interrupts"]),
         ("threads", sp(&w.threads), io),
         ("buffer_bytes", sp(&w.buffer_bytes), io),
         ("mode", w.mode.as_ref().map(|m| m.span()), io),
     ];
-    if !["pi", "mixed", "copy", "hash", "command", "par_write", "par_read"].contains(&kind) {
+    if !["pi", "mixed", "copy", "hash", "command", "par_write", "par_read"].contains(&kind) && !disturb::KINDS.contains(&kind) {
         return cx.err(
             w.kind.span(),
-            format!("unknown workload kind \"{kind}\"; expected one of: pi, copy, mixed, hash, command, par_write, par_read, periodic"),
+            format!("unknown workload kind \"{kind}\"; expected one of: pi, copy, mixed, hash, command, par_write, par_read, periodic, udp_flood, io_interrupts"),
         );
     }
     for (name, span, kinds) in fields {
@@ -907,6 +914,7 @@ fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Workload, SpecError>
             }
             Ok(Workload::Copy { transfer_bytes, block_bytes, input_bytes })
         }
+        "udp_flood" | "io_interrupts" => disturb::workload(cx, w, kind),
         "par_write" | "par_read" => {
             let d = DEFAULT_PAR_IO;
             let files = pos(&w.files, d.files as i64, "files")?;

@@ -43,7 +43,7 @@ impl AlignedBuf {
         b
     }
 
-    fn as_mut(&mut self) -> &mut [u8] {
+    pub(crate) fn as_mut(&mut self) -> &mut [u8] {
         // SAFETY: ptr points to len initialised bytes we own.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
     }

@@ -1,0 +1,111 @@
+//! Disturbance workloads as background load: a loopback UDP flood and O_DIRECT reads
+//! (device interrupts) running while a measured pi group works.
+
+use crate::util::Lab;
+use serde_json::Value;
+
+fn f(r: &Value, k: &str) -> f64 {
+    r[k].as_f64().unwrap_or_else(|| panic!("{k} in {r}"))
+}
+
+/// The workload detail of a stored process (`extra.detail`, exported as JSON text).
+fn detail(r: &Value) -> Value {
+    let extra: Value = serde_json::from_str(r["extra"].as_str().unwrap_or_else(|| panic!("extra in {r}"))).unwrap();
+    extra["detail"].clone()
+}
+
+fn u(d: &Value, k: &str) -> u64 {
+    d[k].as_u64().unwrap_or_else(|| panic!("{k} in {d}"))
+}
+
+/// Runs `spec` (a measured pi group "main" and one background group) and returns the
+/// background sample and the measured ones.
+fn run_with_background(lab: &Lab, spec: &str) -> (Value, Vec<Value>) {
+    let path = lab.spec("d.toml", spec);
+    lab.ok(&["run", path.to_str().unwrap(), "-q"]);
+    let rows = lab.samples();
+    let (bg, fg): (Vec<Value>, Vec<Value>) = rows.into_iter().partition(|r| r["background"] == true);
+    assert_eq!(bg.len(), 1, "{bg:?}");
+    assert!(!fg.is_empty());
+    let b = bg.into_iter().next().unwrap();
+    assert_eq!(b["exit_code"], 0, "stopped with SIGTERM, it reports and exits cleanly: {b}");
+    assert!(f(&b, "start_offset_s") < 0.0, "background starts before the release: {b}");
+    let last_fg = fg.iter().map(|r| f(r, "end_offset_s")).fold(0.0, f64::max);
+    assert!(f(&b, "end_offset_s") >= last_fg, "background stops after the measured workers: {b}");
+    for r in &fg {
+        assert_eq!(r["exit_code"], 0, "{r}");
+        assert_eq!(f(r, "work_units"), 100_000_000.0, "{r}");
+    }
+    (b, fg)
+}
+
+#[test]
+fn a_background_udp_flood_floods_until_the_measured_group_is_done() {
+    let lab = Lab::new();
+    let (b, _) = run_with_background(
+        &lab,
+        "name = \"flood\"\n[matrix]\nworkload = [\"cpu\"]\n\
+         [groups.net]\nworkload = \"flood\"\nbackground = true\n\
+         [workloads.cpu]\nkind = \"pi\"\niterations = 100_000_000\n\
+         [workloads.flood]\nkind = \"udp_flood\"\npackets = 5_000\npacket_bytes = 256\n",
+    );
+    assert_eq!(b["group"], "net", "{b}");
+    let d = detail(&b);
+    let (sent, received) = (u(&d, "sent"), u(&d, "received"));
+    eprintln!("background flood: {d} in {:.3} s", f(&b, "wall_s"));
+    assert!(received > 0, "nothing arrived: {d}");
+    assert!(sent >= received, "{d}");
+    assert_eq!(u(&d, "dropped"), sent - received, "{d}");
+    assert_eq!(u(&d, "bytes"), received * 256, "{d}");
+    assert_eq!(f(&b, "work_units"), sent as f64, "work units are datagrams sent: {b}");
+    assert!(sent > 5_000, "a background flood repeats its rounds until stopped: {d}");
+}
+
+#[test]
+fn background_io_interrupts_read_directly_and_raise_interrupts_in_the_cell() {
+    let lab = Lab::new();
+    let (b, fg) = run_with_background(
+        &lab,
+        "name = \"irq\"\n[matrix]\nworkload = [\"cpu\"]\n\
+         [groups.disk]\nworkload = \"reads\"\nbackground = true\n\
+         [workloads.cpu]\nkind = \"pi\"\niterations = 100_000_000\n\
+         [workloads.reads]\nkind = \"io_interrupts\"\nreads = 2_000\nread_bytes = 4096\nfile_bytes = 16_777_216\n",
+    );
+    assert_eq!(b["group"], "disk", "{b}");
+    let d = detail(&b);
+    let reads = u(&d, "reads");
+    eprintln!(
+        "background reads: {d} in {:.3} s; cell: {} interrupts in {:.3} s",
+        f(&b, "wall_s"),
+        fg[0]["cell_interrupts"],
+        f(&fg[0], "cell_makespan_s")
+    );
+    assert!(reads > 0, "{d}");
+    assert_eq!(u(&d, "bytes"), reads * 4096, "{d}");
+    assert_eq!(f(&b, "work_units"), reads as f64, "work units are reads: {b}");
+    // The lab directory is on a disk here unless TMPDIR is a tmpfs: then buffered reads.
+    if d["direct"] == true {
+        // Each direct read completes with the disk's interrupt: the cell's /proc/stat delta
+        // holds at least (half) the reads the background did inside the measured window.
+        let in_window = reads as f64 * f(&fg[0], "cell_makespan_s") / f(&b, "wall_s");
+        let irqs = fg[0]["cell_interrupts"].as_u64().unwrap() as f64;
+        assert!(irqs >= 0.5 * in_window, "{irqs} interrupts for about {in_window:.0} direct reads in the window");
+    } else {
+        assert!(d["fallback"].as_str().unwrap_or("").contains("O_DIRECT"), "{d}");
+    }
+}
+
+#[test]
+fn simulate_refuses_disturbance_workloads_with_the_reason() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "s.toml",
+        "name = \"s\"\n[matrix]\nworkload = [\"net\", \"disk\"]\n\
+         [workloads.net]\nkind = \"udp_flood\"\n[workloads.disk]\nkind = \"io_interrupts\"\n",
+    );
+    let out = lab.run(&["simulate", spec.to_str().unwrap(), "--ns-per-iteration", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("udp_flood is a disturbance workload") && err.contains("--skip-unsupported"), "{err}");
+    assert!(!lab.db().exists(), "nothing may be stored for refused input");
+}
