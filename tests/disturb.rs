@@ -18,16 +18,24 @@ fn u(d: &Value, k: &str) -> u64 {
     d[k].as_u64().unwrap_or_else(|| panic!("{k} in {d}"))
 }
 
-/// Runs `spec` (a measured pi group "main" and one background group) and returns the
-/// background sample and the measured ones.
-fn run_with_background(lab: &Lab, spec: &str) -> (Value, Vec<Value>) {
-    let path = lab.spec("d.toml", spec);
+/// Runs a cell of a measured pi group and a background group `group` doing `workload` (the
+/// body of its `[workloads.bg]` table); returns the background sample, its detail and the
+/// measured samples.
+fn run_with_background(lab: &Lab, group: &str, workload: &str) -> (Value, Value, Vec<Value>) {
+    let path = lab.spec(
+        "d.toml",
+        &format!(
+            "name = \"d\"\n[matrix]\nworkload = [\"cpu\"]\n[groups.{group}]\nworkload = \"bg\"\nbackground = true\n\
+             [workloads.cpu]\nkind = \"pi\"\niterations = 100_000_000\n[workloads.bg]\n{workload}"
+        ),
+    );
     lab.ok(&["run", path.to_str().unwrap(), "-q"]);
     let rows = lab.samples();
     let (bg, fg): (Vec<Value>, Vec<Value>) = rows.into_iter().partition(|r| r["background"] == true);
     assert_eq!(bg.len(), 1, "{bg:?}");
     assert!(!fg.is_empty());
     let b = bg.into_iter().next().unwrap();
+    assert_eq!(b["group"], group, "{b}");
     assert_eq!(b["exit_code"], 0, "stopped with SIGTERM, it reports and exits cleanly: {b}");
     assert!(f(&b, "start_offset_s") < 0.0, "background starts before the release: {b}");
     let last_fg = fg.iter().map(|r| f(r, "end_offset_s")).fold(0.0, f64::max);
@@ -36,21 +44,14 @@ fn run_with_background(lab: &Lab, spec: &str) -> (Value, Vec<Value>) {
         assert_eq!(r["exit_code"], 0, "{r}");
         assert_eq!(f(r, "work_units"), 100_000_000.0, "{r}");
     }
-    (b, fg)
+    let d = detail(&b);
+    (b, d, fg)
 }
 
 #[test]
 fn a_background_udp_flood_floods_until_the_measured_group_is_done() {
     let lab = Lab::new();
-    let (b, _) = run_with_background(
-        &lab,
-        "name = \"flood\"\n[matrix]\nworkload = [\"cpu\"]\n\
-         [groups.net]\nworkload = \"flood\"\nbackground = true\n\
-         [workloads.cpu]\nkind = \"pi\"\niterations = 100_000_000\n\
-         [workloads.flood]\nkind = \"udp_flood\"\npackets = 5_000\npacket_bytes = 256\n",
-    );
-    assert_eq!(b["group"], "net", "{b}");
-    let d = detail(&b);
+    let (b, d, _) = run_with_background(&lab, "net", "kind = \"udp_flood\"\npackets = 5_000\npacket_bytes = 256\n");
     let (sent, received) = (u(&d, "sent"), u(&d, "received"));
     eprintln!("background flood: {d} in {:.3} s", f(&b, "wall_s"));
     assert!(received > 0, "nothing arrived: {d}");
@@ -64,15 +65,8 @@ fn a_background_udp_flood_floods_until_the_measured_group_is_done() {
 #[test]
 fn background_io_interrupts_read_directly_and_raise_interrupts_in_the_cell() {
     let lab = Lab::new();
-    let (b, fg) = run_with_background(
-        &lab,
-        "name = \"irq\"\n[matrix]\nworkload = [\"cpu\"]\n\
-         [groups.disk]\nworkload = \"reads\"\nbackground = true\n\
-         [workloads.cpu]\nkind = \"pi\"\niterations = 100_000_000\n\
-         [workloads.reads]\nkind = \"io_interrupts\"\nreads = 2_000\nread_bytes = 4096\nfile_bytes = 16_777_216\n",
-    );
-    assert_eq!(b["group"], "disk", "{b}");
-    let d = detail(&b);
+    let (b, d, fg) =
+        run_with_background(&lab, "disk", "kind = \"io_interrupts\"\nreads = 2_000\nread_bytes = 4096\nfile_bytes = 16_777_216\n");
     let reads = u(&d, "reads");
     eprintln!(
         "background reads: {d} in {:.3} s; cell: {} interrupts in {:.3} s",

@@ -174,10 +174,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn tmp(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("schedlab-irq-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
+        crate::test_dir(&format!("irq-{tag}"))
     }
 
     /// Read requests completed by the block device holding `dir`, if it is one.

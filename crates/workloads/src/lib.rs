@@ -20,3 +20,12 @@ pub use irq::{io_interrupts, IrqOutcome, IrqReader};
 pub use parallel::{make_read_inputs, par_read, par_write, read_inputs_ready, AlignedBuf, ParPrepared};
 pub use pi::{mixed, pi, PiOutcome};
 pub use probe::{CpuSeen, NoProbe, Probe};
+
+/// A fresh directory for one unit test under the temp dir (`schedlab-<tag>-<pid>`).
+#[cfg(test)]
+pub(crate) fn test_dir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("schedlab-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}

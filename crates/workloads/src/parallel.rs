@@ -291,10 +291,7 @@ mod tests {
     use super::*;
 
     fn tmp(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("schedlab-par-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
+        crate::test_dir(&format!("par-{tag}"))
     }
 
     fn shape(files: u64, bytes: u64, threads: u32, buf: u64, mode: IoMode) -> ParIo {
