@@ -352,3 +352,10 @@ fn generated_sets_can_be_canonical() {
         assert!(p.tasks.iter().all(|t| t.c_ns == 10_000_000 && t.t_ns % 10_000_000 == 0), "{:?}", p.tasks);
     }
 }
+
+#[test]
+fn an_unknown_workload_in_a_group_is_an_error_at_its_name_not_a_panic() {
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[groups.bg]\nworkload = \"nope\"\nbackground = true\n");
+    assert_eq!((e.line, e.col), (Some(5), Some(12)), "{e}");
+    assert!(e.message.contains("unknown workload \"nope\""), "{e}");
+}

@@ -153,6 +153,9 @@ pub(crate) fn validate(path: &str, src: &str, raw: RawSpec) -> Result<(Plan, Loc
     }
     for (k, g) in &raw_groups {
         check_name(&cx, k)?;
+        if let Some(w) = &g.get_ref().workload {
+            check_workload_name(&cx, w, &workloads)?;
+        }
         defs.push((k.get_ref().clone(), group_def(&cx, g.get_ref(), &mut locations)?));
     }
     if defs.is_empty() {
@@ -525,23 +528,7 @@ fn group_axes_list(
     if let Some(list) = &a.workload {
         let mut vals = Vec::new();
         for w in list.get_ref() {
-            if !workloads.contains_key(w.get_ref()) && builtin_workload(w.get_ref()).is_none() {
-                let known: Vec<&str> = workloads
-                    .keys()
-                    .map(String::as_str)
-                    .chain(["pi", "copy", "mixed", "hash", "par_write", "par_read"])
-                    .chain(disturb::KINDS)
-                    .collect();
-                return cx.err(
-                    w.span(),
-                    format!(
-                        "unknown workload \"{}\"; define it under [workloads.{}] or use one of: {}",
-                        w.get_ref(),
-                        w.get_ref(),
-                        known.join(", ")
-                    ),
-                );
-            }
+            check_workload_name(cx, w, workloads)?;
             vals.push(AxisValue { value: Value::Name(w.get_ref().clone()), label: w.get_ref().clone() });
         }
         push(Setting::Workload, vals, list.span())?;
@@ -807,6 +794,21 @@ fn check_name(cx: &Ctx, k: &Spanned<String>) -> Result<(), SpecError> {
         return cx.err(k.span(), format!("name \"{}\" may only use letters, digits, '-' and '_'", k.get_ref()));
     }
     Ok(())
+}
+
+/// A workload name must be defined under [workloads] or be a built-in one.
+fn check_workload_name(cx: &Ctx, w: &Spanned<String>, workloads: &BTreeMap<String, Workload>) -> Result<(), SpecError> {
+    let n = w.get_ref();
+    if workloads.contains_key(n) || builtin_workload(n).is_some() {
+        return Ok(());
+    }
+    let known: Vec<&str> = workloads
+        .keys()
+        .map(String::as_str)
+        .chain(["pi", "copy", "mixed", "hash", "par_write", "par_read"])
+        .chain(disturb::KINDS)
+        .collect();
+    cx.err(w.span(), format!("unknown workload \"{n}\"; define it under [workloads.{n}] or use one of: {}", known.join(", ")))
 }
 
 fn builtin_workload(name: &str) -> Option<Workload> {
