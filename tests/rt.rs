@@ -114,6 +114,8 @@ fn every_scheduler_runs_a_light_set_and_the_rt_ones_meet_its_deadlines() {
 
 /// Starts a run of one dwcs set of `secs` seconds and waits until its dispatcher shows up in
 /// `dwcs status --json`; returns the child and that snapshot.
+// The child is handed to the caller, which waits for it (the lint does not follow the return).
+#[allow(clippy::zombie_processes)]
 fn start_dwcs(lab: &Lab, secs: f64) -> (std::process::Child, serde_json::Value) {
     let text = format!(
         "name = \"dwcs\"\n[matrix]\nworkload = [\"set\"]\nscheduler = [\"dwcs\"]\n[workloads.set]\nkind = \"periodic\"\nduration_s = {secs}\ncanonical = {{ tasks = 3, x = 1, y = 2, period_quanta = 3 }}\n"
