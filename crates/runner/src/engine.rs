@@ -392,6 +392,40 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             reap_ready(pgid, &mut reaped, false);
         }
     }
+    if let Some(r) = &rt_set {
+        // Every task prepared (bodies built, memory locked) before the set's start is fixed;
+        // workers that prepared late would otherwise find their first releases passed.
+        let want = cell.groups[r.group].processes as usize;
+        let until = monotonic_ns() + crate::rt::READY_TIMEOUT_NS;
+        loop {
+            let ready = std::fs::read_dir(cx.dir)
+                .map(|d| d.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with(crate::rt::READY_PREFIX)).count())
+                .unwrap_or(0);
+            if ready >= want {
+                break;
+            }
+            reap_ready(pgid, &mut reaped, false);
+            let exited = !reaped.is_empty();
+            if exited || monotonic_ns() > until {
+                kill_and_reap(pgid, n, &mut reaped, false);
+                let _ = collector.join();
+                cx.warnings.extend(cx.journal.undo_to(mark));
+                let why = if exited { "a process of the cell exited while they prepared (see the warnings)" } else { "not within 120 s" };
+                return Ok(failed(
+                    cell,
+                    step,
+                    ordinal,
+                    format!("the periodic set's workers were not all prepared ({ready} of {want}): {why}"),
+                ));
+            }
+            if let Wake::Stop(sig) = signals::wait(Duration::from_millis(5)) {
+                kill_and_reap(pgid, n, &mut reaped, false);
+                let _ = collector.join();
+                cx.warnings.extend(cx.journal.undo_to(mark));
+                return Ok(Outcome::Interrupted(sig));
+            }
+        }
+    }
     let stat0 = Stat::read(cx.root);
     let disk0 = crate::device::read_stats(cx.root, cx.stat_devs);
     let bg_cpu0: HashMap<i32, u64> = bg_pids.iter().filter_map(|&p| exec_runtime_ns(cx.root, p).map(|ns| (p, ns))).collect();

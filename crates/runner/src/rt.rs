@@ -13,7 +13,7 @@
 use crate::protocol::{Job, Report, RtJob};
 use schedlab_dispatch::{Config, CpuBurn, DispatchPolicy, JobSteps, Metrics, TaskCfg};
 use schedlab_model::{CellRt, RtTask};
-use schedlab_periodic::{build_body, make_file, BodySpec, JobBody, OverrunPolicy, RunOptions, Runner, TaskParams};
+use schedlab_periodic::{build_body, make_file, thread_cpu_ns, BodySpec, FftBody, JobBody, OverrunPolicy, RunOptions, Runner, TaskParams};
 use schedlab_spec::{Class, DeadlineParams, Periodic, PeriodicBody, Policy, RtScheduler};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +24,12 @@ pub const DISPATCH_SUBCOMMAND: &str = "__dispatch";
 /// File (in the cell directory) the engine writes the set's common start time into, just
 /// before the release: CLOCK_MONOTONIC ns, decimal.
 pub const START_FILE: &str = "rt-start";
+
+/// Prefix of the files (in the cell directory) a periodic worker creates when it is prepared.
+pub const READY_PREFIX: &str = "rt-ready-";
+
+/// How long the engine waits for a periodic set's workers to be prepared.
+pub const READY_TIMEOUT_NS: u64 = 120_000_000_000;
 
 /// How long after the release the first jobs are released: time for every worker to wake,
 /// read the start time and go to sleep until it.
@@ -37,8 +43,49 @@ pub(crate) enum Prepared {
     Dispatched(Box<dyn JobSteps + Send>, PathBuf, usize, bool),
 }
 
-/// A job body in steps, for the dispatcher: one step is one unit of the body (an FFT pass,
-/// one 4 KiB read).
+/// The FFT job body: passes over the array until the job has used its CPU time (thread CPU
+/// clock, read once per pass). A fixed number of passes calibrated beforehand proved unfit:
+/// eight tasks' 16 MiB arrays on one CPU evict each other, so a pass costs up to half as much
+/// again as in a calibration run, and every job overran its quantum.
+struct FftForCpu {
+    fft: FftBody,
+    work_ns: u64,
+    begun_ns: u64,
+}
+
+impl FftForCpu {
+    fn new(work_ns: u64) -> Result<Self, String> {
+        let fft = FftBody::new(schedlab_periodic::DEFAULT_FFT_LEN, schedlab_periodic::DEFAULT_FFT_ARRAY_LEN).map_err(|e| e.to_string())?;
+        Ok(FftForCpu { fft, work_ns, begun_ns: 0 })
+    }
+}
+
+impl JobBody for FftForCpu {
+    fn run_job(&mut self) -> u64 {
+        let t0 = thread_cpu_ns();
+        let mut passes = 0;
+        loop {
+            self.fft.pass();
+            passes += 1;
+            if thread_cpu_ns() - t0 >= self.work_ns {
+                return passes;
+            }
+        }
+    }
+}
+
+impl JobSteps for FftForCpu {
+    fn begin(&mut self) {
+        self.begun_ns = thread_cpu_ns();
+    }
+
+    fn step(&mut self) -> bool {
+        self.fft.pass();
+        thread_cpu_ns() - self.begun_ns >= self.work_ns
+    }
+}
+
+/// A job body in steps, for the dispatcher: one step is one unit of the body (one 4 KiB read).
 struct Steps {
     body: Box<dyn JobBody + Send>,
     per_job: u64,
@@ -60,11 +107,7 @@ impl JobSteps for Steps {
 fn body_spec(p: &Periodic, dir: &Path, index: u32, seed: u64, steps: bool) -> Result<BodySpec, String> {
     Ok(match p.body {
         PeriodicBody::Spin => BodySpec::Spin,
-        PeriodicBody::Fft => BodySpec::Fft {
-            len: schedlab_periodic::DEFAULT_FFT_LEN,
-            array_len: schedlab_periodic::DEFAULT_FFT_ARRAY_LEN,
-            passes_per_job: steps.then_some(1),
-        },
+        PeriodicBody::Fft => return Err("internal: the FFT body is built by FftForCpu".into()),
         PeriodicBody::Read { bytes } => {
             let path = dir.join(format!("rt-read-{index}"));
             // 16 jobs' worth, at least 4 MiB: the reads cycle through it.
@@ -85,8 +128,10 @@ pub(crate) fn prepare(job: &Job, p: &Periodic, rt: &RtJob) -> Result<Prepared, S
     let locked = schedlab_periodic::lock_memory().is_ok();
     match &rt.dispatch {
         None => {
-            let spec = body_spec(p, &job.dir, job.index, job.seed, false)?;
-            let body = build_body(&spec, work).map_err(|e| e.to_string())?;
+            let body: Box<dyn JobBody + Send> = match p.body {
+                PeriodicBody::Fft => Box::new(FftForCpu::new(work)?),
+                _ => build_body(&body_spec(p, &job.dir, job.index, job.seed, false)?, work).map_err(|e| e.to_string())?,
+            };
             let jobs = p.jobs(&task) as usize;
             let opts = RunOptions { lock_memory: false, warm_up: true, overrun: OverrunPolicy::SkipMissed };
             let runner = Runner::prepare(task, jobs, body, opts).map_err(|e| e.to_string())?;
@@ -95,14 +140,7 @@ pub(crate) fn prepare(job: &Job, p: &Periodic, rt: &RtJob) -> Result<Prepared, S
         Some((region, slot)) => {
             let steps: Box<dyn JobSteps + Send> = match p.body {
                 PeriodicBody::Spin => Box::new(CpuBurn::new(work)),
-                PeriodicBody::Fft => {
-                    let spec = body_spec(p, &job.dir, job.index, job.seed, true)?;
-                    let body = build_body(&spec, work).map_err(|e| e.to_string())?;
-                    let per_pass =
-                        schedlab_periodic::calibrate_fft(schedlab_periodic::DEFAULT_FFT_LEN, schedlab_periodic::DEFAULT_FFT_ARRAY_LEN)
-                            .map_err(|e| e.to_string())?;
-                    Box::new(Steps { body, per_job: u64::from(schedlab_periodic::passes_for(work, per_pass)), done: 0 })
-                }
+                PeriodicBody::Fft => Box::new(FftForCpu::new(work)?),
                 PeriodicBody::Read { bytes } => {
                     let spec = body_spec(p, &job.dir, job.index, job.seed, true)?;
                     let body = build_body(&spec, work).map_err(|e| e.to_string())?;
@@ -213,6 +251,8 @@ pub(crate) fn dispatch_config(p: &Periodic, cpu: u32, pids: &[i32]) -> Config {
     cfg.quantum_ns = p.quantum_ns;
     cfg.duration_ns = Some(p.duration_ns);
     cfg.fill = p.fill;
+    // Workers attach after the release, once prepared; the engine's watchdog covers a hang.
+    cfg.attach_timeout_ns = 120_000_000_000;
     cfg
 }
 
