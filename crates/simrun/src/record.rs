@@ -62,6 +62,10 @@ pub fn record(cell: &Cell, p: &Params, result: &SimResult, placement: &[(usize, 
                 // One group per periodic cell: sample i is task i.
                 s.work_units = t.jobs as f64;
                 s.extra["rt"] = serde_json::to_value(crate::rt::task_rt(set, i, t)).unwrap_or_default();
+                let cpu = secs(crate::rt::work_cpu_ns(set, i, t));
+                s.user_s = cpu + secs(p.setup_ns);
+                s.window_cpu_s = cpu;
+                s.cpu_pct = if s.wall_s > 0.0 { cpu / s.wall_s * 100.0 } else { 0.0 };
             }
             s
         })

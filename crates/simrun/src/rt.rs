@@ -26,8 +26,8 @@
 //! boundary. With T, D and the phase whole quanta (generated and canonical sets are), a job
 //! that needs w of CPU holds the CPU for ceil(w / q) quanta, which is what the simulated job
 //! takes: every event then falls on the grid and the simulated schedule is the dispatcher's.
-//! The job itself ends w into its last quantum's share, so reported response times are the
-//! simulated ones less the padding (ceil(w / q) q - w). Switches happen inside the quantum
+//! The job itself ends w into its last quantum's share, so reported response times (and the
+//! CPU time) are the simulated ones less the padding (ceil(w / q) q - w). Switches happen inside the quantum
 //! (w = 0.9 C by default leaves room for them), so no switch cost is charged. With
 //! `fill = true` the job takes w and the next task starts at once; the live dispatcher
 //! takes the CPU back at the next boundary, which the simulation does not (an approximation
@@ -79,6 +79,12 @@ fn sim_exec_ns(set: &Periodic, task: &RtParams) -> u64 {
 /// What a task's simulated response times overstate: the idle end of its last quantum.
 fn padding_ns(set: &Periodic, task: &RtParams) -> u64 {
     sim_exec_ns(set, task) - set.work_ns(task)
+}
+
+/// The CPU task `i` worked: what it ran less the idle ends of its completed jobs' last
+/// quanta (a job dropped at its deadline ran whole quanta, all of them work).
+pub fn work_cpu_ns(set: &Periodic, i: usize, t: &TaskResult) -> u64 {
+    t.cpu_time.saturating_sub(t.jobs * padding_ns(set, &set.tasks[i]))
 }
 
 /// The SCHED_DEADLINE reservations of a set: one per task under `deadline`, none otherwise.

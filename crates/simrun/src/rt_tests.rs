@@ -111,6 +111,8 @@ fn dwcs_keeps_the_seeds_pair_inside_its_windows_and_edf_does_not() {
         assert_eq!((t.response_mean_ns, t.response_max_ns), (Some(0.9e6), Some(900_000)));
         assert_eq!(t.lateness_max_ns, Some(-100_000));
     }
+    // Each task worked 0.9 ms in each of its 3 serviced quanta; the rest of each quantum idled.
+    assert!(dwcs_rec.samples.iter().all(|s| (s.user_s - 2.7e-3).abs() < 1e-12), "{:?}", dwcs_rec.samples);
     let rt = dwcs_rec.rt.as_ref().unwrap();
     assert_eq!((rt.cpu, rt.guaranteed), (0, true), "one CPU: CPU 0; {rt:?}");
     assert!((rt.min_utilisation - 1.0).abs() < 1e-12 && (rt.plain_utilisation - 2.0).abs() < 1e-12);
