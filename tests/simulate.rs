@@ -192,3 +192,75 @@ fn gantt_chart_of_one_cell_is_written() {
     assert!(text.contains("w2") && text.contains("CPU 0") && text.contains("CPU 1"));
     assert!(text.matches("<rect").count() > 5);
 }
+
+/// Buttazzo's set in ms: T1 = (2, 5), T2 = (4, 7), U = 0.97, jobs doing all of C. Rate
+/// monotonic lets T2's first job finish at 8 against its deadline 7 (the job loop finishes
+/// it late; the next four meet theirs); EDF meets every deadline.
+const RT_SET: &str = r#"name = "rt-small"
+repetitions = 2
+[workloads.set]
+kind = "periodic"
+tasks = [{ c_ms = 2, t_ms = 5 }, { c_ms = 4, t_ms = 7 }]
+duration_s = 0.035
+quantum_ms = 1
+work_fraction = 1.0
+[matrix]
+workload = ["set"]
+scheduler = ["fifo-rm", "edf"]
+"#;
+
+#[test]
+fn a_periodic_experiment_is_stored_as_a_sim_run_with_rt_records() {
+    let lab = Lab::new();
+    let spec = lab.spec("rt.toml", RT_SET);
+    let mut extra = vec!["--cpus", "2"];
+    extra.extend(NO_COSTS);
+    simulate(&lab, spec.to_str().unwrap(), &extra);
+    let runs = lab.ok(&["runs"]);
+    assert!(runs.contains("sim"), "{runs}");
+    // 2 cells x 2 tasks x 2 repetitions, each sample with its task's results.
+    let rows = lab.samples();
+    assert_eq!(rows.len(), 8);
+    let rt = |r: &Value| -> Value {
+        let extra: Value = serde_json::from_str(r["extra"].as_str().unwrap()).unwrap();
+        extra["rt"].clone()
+    };
+    let tally = |key: &str, index: u64| -> (u64, u64, u64) {
+        let r = rows.iter().find(|r| r["cell_key"] == key && r["index"] == index && r["rep"] == 1).unwrap();
+        let t = rt(r);
+        assert_eq!(t["source"], "sim");
+        (t["jobs"].as_u64().unwrap(), t["met"].as_u64().unwrap(), t["misses"].as_u64().unwrap())
+    };
+    assert_eq!(tally("set/fifo-rm/n2", 0), (7, 7, 0));
+    assert_eq!(tally("set/fifo-rm/n2", 1), (5, 4, 1));
+    assert_eq!(tally("set/edf/n2", 0), (7, 7, 0));
+    assert_eq!(tally("set/edf/n2", 1), (5, 5, 0));
+    let late = rows.iter().find(|r| r["cell_key"] == "set/fifo-rm/n2" && r["index"] == 1).unwrap();
+    assert_eq!((rt(late)["response_max_ns"].as_u64(), rt(late)["lateness_max_ns"].as_i64()), (Some(8_000_000), Some(1_000_000)));
+    assert_eq!(f(late, "work_units"), 5.0);
+    // The cells carry the set's theory and scheduler, as measured cells do.
+    let store = schedlab_store::Store::open(&lab.db()).unwrap();
+    let run = store.latest(None).unwrap().unwrap();
+    let cells = store.cells(run.id).unwrap();
+    assert_eq!(cells.len(), 4);
+    for c in &cells {
+        let rt = c.rt.as_ref().unwrap_or_else(|| panic!("no rt for {}", c.params.key));
+        assert!(c.params.key.contains(&rt.scheduler), "{} {}", c.params.key, rt.scheduler);
+        assert_eq!((rt.cpu, rt.quantum_ns), (1, 1_000_000));
+        assert!((rt.plain_utilisation - (2.0 / 5.0 + 4.0 / 7.0)).abs() < 1e-12);
+    }
+    let shown = lab.ok(&["show"]);
+    assert!(shown.contains("(sim, complete)"), "{shown}");
+}
+
+#[test]
+fn periodic_sets_the_simulator_cannot_model_are_refused() {
+    let lab = Lab::new();
+    let spec = lab.spec("rt.toml", &RT_SET.replace("work_fraction = 1.0", "body = \"read\""));
+    let out = lab.run(&["simulate", spec.to_str().unwrap(), "-q"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("body = \"read\"") && err.contains("no model of that I/O time"), "{err}");
+    assert!(err.contains("--skip-unsupported"), "{err}");
+    assert!(!exists(&lab.db()));
+}

@@ -4,6 +4,8 @@
 //! Parse the spec (same `--scale`/`--repetitions` as `run`), calibrate what was not given
 //! (pi and hash CPU cost, synchronous write cost) on this machine, hand the plan to
 //! `schedlab-simrun`, store each record, print the tables, and optionally draw a Gantt chart.
+//! Periodic task sets need no calibration: their jobs' CPU demand is in the spec
+//! (`schedlab_simrun::rt` says how each scheduler is modelled).
 
 use super::common::{bad_input, load_spec, open_store};
 use schedlab_model::{CellRecord, Mode};
@@ -20,7 +22,8 @@ use std::process::ExitCode;
 pub struct Args {
     /// Experiment file (TOML). Without it, the built-in quick experiment is simulated.
     pub file: Option<PathBuf>,
-    /// Simulated CPUs, one global ready queue (default: this machine's CPUs).
+    /// Simulated CPUs, one global ready queue (default: this machine's CPUs). A periodic set
+    /// runs on one of them (its `cpu`, else the last), except under `deadline`: on all.
     #[arg(long)]
     pub cpus: Option<usize>,
     /// Multiply every work amount (iterations, bytes) by this factor, as `run` does.
@@ -221,6 +224,12 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             p.migration_cost_ns as f64 / 1e3,
             p.setup_ns as f64 / 1e3
         ));
+        if uses(plan, |w| w.periodic().is_some()) {
+            notes.push(format!(
+                "periodic sets: pinned to one CPU (deadline: global EDF + CBS on {}); other, fifo-rm, fifo-dm and deadline skip jobs that cannot start by their deadline, edf and dwcs drop jobs late at their deadline and run in whole quanta",
+                p.cpus
+            ));
+        }
         for n in &notes {
             eprintln!("{n}");
         }

@@ -122,6 +122,10 @@ pub enum MissAction {
     Continue,
     /// Drop the job at its deadline (firm deadlines, DWCS's lost packets).
     Drop,
+    /// Let a late job run to completion, but skip a queued job whose deadline has passed
+    /// (or is reached) by the time it could start: it never runs and counts as a dropped,
+    /// missed job (a periodic job loop catching up with its release grid).
+    Skip,
 }
 
 /// A periodic task: a job of `wcet` every `period`, due `deadline` after release.

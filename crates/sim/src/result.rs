@@ -54,6 +54,10 @@ pub struct TaskResult {
     pub last_cpu: Option<usize>,
     /// When its last completed job (or its whole workload) finished.
     pub completion: Option<Time>,
+    /// When it finished all its work: its last job completed, was dropped or was skipped
+    /// (for a one-shot workload, its completion); None while unfinished.
+    #[serde(default)]
+    pub ended: Option<Time>,
     /// completion - release.
     pub wall: Option<Duration>,
     /// Whether it finished all its work.
@@ -72,10 +76,17 @@ pub struct TaskResult {
     pub jobs: u64,
     /// Jobs that finished after their deadline, were dropped, or were unfinished at a deadline before the end.
     pub deadline_misses: u64,
-    /// Jobs dropped at their deadline ([`MissAction::Drop`](crate::MissAction)).
+    /// Jobs dropped at their deadline ([`MissAction::Drop`](crate::MissAction)) or skipped ([`MissAction::Skip`](crate::MissAction)).
     pub dropped: u64,
     /// Window-constraint violations against the task's x/y (0/0 counts every miss).
     pub window_violations: WindowViolations,
+    /// Deadlines judged, met or missed: the sequence the windows are cut from.
+    #[serde(default)]
+    pub deadlines: u64,
+    /// Deadlines at which the last y deadlines (fewer before the y-th) held more than x
+    /// misses: the periods the task spent in violation.
+    #[serde(default)]
+    pub periods_in_violation: u64,
     /// Response times of completed jobs.
     pub response: ResponseStats,
 }
@@ -137,6 +148,8 @@ pub(crate) struct WindowCounter {
     block_len: usize,
     block_misses: u32,
     pub(crate) counts: WindowViolations,
+    pub(crate) judged: u64,
+    pub(crate) in_violation: u64,
 }
 
 impl WindowCounter {
@@ -153,6 +166,8 @@ impl WindowCounter {
             block_len: 0,
             block_misses: 0,
             counts: WindowViolations::default(),
+            judged: 0,
+            in_violation: 0,
         }
     }
 
@@ -174,8 +189,12 @@ impl WindowCounter {
         self.ring[self.pos] = missed;
         self.ring_misses += u32::from(missed);
         self.pos = (self.pos + 1) % self.y;
-        if self.filled == self.y && self.ring_misses > self.x {
-            self.counts.sliding += 1;
+        self.judged += 1;
+        if self.ring_misses > self.x {
+            self.in_violation += 1;
+            if self.filled == self.y {
+                self.counts.sliding += 1;
+            }
         }
     }
 
@@ -233,6 +252,22 @@ mod tests {
         }
         c.finish();
         c.counts
+    }
+
+    #[test]
+    fn deadlines_in_violation_count_partial_windows_at_the_start() {
+        // 1/2: trailing windows M, MM (violated), M., .M, MM (violated).
+        let mut c = WindowCounter::new(Window::new(1, 2));
+        for ch in "MM.MM".chars() {
+            c.push(ch == 'M');
+        }
+        assert_eq!((c.judged, c.in_violation), (5, 2));
+        // 0/0 counts every miss.
+        let mut c = WindowCounter::new(Window::HARD);
+        for ch in ".M.M".chars() {
+            c.push(ch == 'M');
+        }
+        assert_eq!((c.judged, c.in_violation), (4, 2));
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod gantt;
 pub mod model;
 mod params;
 pub mod record;
+pub mod rt;
 
 use std::collections::HashMap;
 
@@ -85,10 +86,15 @@ fn admission_refusal(cell: &Cell, p: &Params) -> Option<String> {
     let all: Vec<Reservation> = cell
         .groups
         .iter()
-        .filter(|g| g.policy.class == Class::Deadline)
-        .filter_map(|g| g.policy.deadline.map(|d| (g.processes, d)))
-        .flat_map(|(n, d)| {
-            std::iter::repeat_n(Reservation { runtime: d.runtime_ns, deadline: d.deadline_ns, period: d.period_ns }, n as usize)
+        .flat_map(|g| match g.workload.periodic() {
+            // A periodic set's tasks each have their own reservation.
+            Some(set) => rt::reservations(set),
+            None => match (g.policy.class, g.policy.deadline) {
+                (Class::Deadline, Some(d)) => {
+                    vec![Reservation { runtime: d.runtime_ns, deadline: d.deadline_ns, period: d.period_ns }; g.processes as usize]
+                }
+                _ => Vec::new(),
+            },
         })
         .collect();
     if all.is_empty() || cbs::admission(&all, p.cpus, p.rt_share) {
@@ -137,5 +143,7 @@ pub fn simulate_plan<E>(
     Ok(traced)
 }
 
+#[cfg(test)]
+mod rt_tests;
 #[cfg(test)]
 mod tests;

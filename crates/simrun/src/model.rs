@@ -3,7 +3,8 @@
 //!
 //! Each spec workload kind maps to a simulator [`Workload`] in one match arm of
 //! [`workload`], and each scheduling class to a policy in [`policy_spec`] and
-//! [`task_params`]; a new kind (e.g. periodic tasks) is one more arm.
+//! [`task_params`]. A periodic task set (kind `periodic`) is modelled whole, task by task,
+//! in [`crate::rt`].
 
 use schedlab_policy::{fair::SCHED_IDLE_WEIGHT, PolicySpec, Reservation, TaskParams, Time};
 use schedlab_sim::{Mapping, Phase, SimConfig, TaskSpec, Workload};
@@ -86,6 +87,7 @@ pub fn workload(w: &SpecWorkload, p: &Params) -> Result<Workload, String> {
             "{} is an I/O-scheduler workload; the simulator models one device queue with a fixed service time, no page cache and no I/O scheduler",
             other.kind()
         )),
+        SpecWorkload::Periodic(_) => Err("a periodic task set is simulated task by task, not as one worker's workload".to_string()),
         other => Err(format!("workload kind `{}` has no simulation model yet", other.kind())),
     }
 }
@@ -134,14 +136,17 @@ pub fn unsupported(cell: &Cell, p: &Params) -> Option<Unsupported> {
 /// `horizon` (the cell's watchdog), recording the trace if asked.
 pub fn cell_input(cell: &Cell, p: &Params, horizon: Time, trace: bool) -> Result<CellInput, Unsupported> {
     let refuse = |reason: String| Unsupported { key: cell.key.clone(), reason };
+    if let Some(why) = cell.groups.iter().find_map(group_limit) {
+        return Err(refuse(why));
+    }
+    if let Some(set) = cell.groups.iter().find_map(|g| g.workload.periodic()) {
+        return crate::rt::cell_input(cell, set, p, horizon, trace).map_err(refuse);
+    }
     let policy = policy_spec(cell.primary().policy.class, p);
     let all: Vec<u32> = (0..p.cpus as u32).collect();
     let mut tasks = Vec::with_capacity(cell.processes() as usize);
     let mut placement = Vec::with_capacity(tasks.capacity());
     for (gi, g) in cell.groups.iter().enumerate() {
-        if let Some(why) = group_limit(g) {
-            return Err(refuse(why));
-        }
         let other = policy_spec(g.policy.class, p);
         if other.name() != policy.name() {
             return Err(refuse(format!(

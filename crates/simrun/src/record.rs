@@ -2,10 +2,13 @@
 //!
 //! Field by field, a simulated sample means what a measured one means:
 //! `start_offset_s` is the first dispatch (when a measured worker's release read returns),
-//! `end_offset_s` the completion, `wall_s` their difference (the worker's own clock),
+//! `end_offset_s` the completion (for a periodic task, the end of its last job: completed,
+//! dropped or skipped), `wall_s` their difference (the worker's own clock),
 //! `engine_wall_s` release to completion (turnaround), `user_s` the CPU time (plus the
 //! modelled setup), `involuntary_csw` preemptions, `voluntary_csw` blocks. What a
 //! simulation has no notion of (pid, RSS, faults, /proc/stat, the engine's own cost) is 0.
+//! A periodic task's sample counts its completed jobs as work units and carries its
+//! [`RtTask`](schedlab_model::RtTask) in `extra.rt`; the cell gets its `CellRt`.
 
 use schedlab_model::{CellRecord, CellStatus, Sample, StatDelta};
 use schedlab_policy::Time;
@@ -46,7 +49,7 @@ pub fn failed(cell: &Cell, message: String) -> CellRecord {
 pub fn record(cell: &Cell, p: &Params, result: &SimResult, placement: &[(usize, Option<u32>)], horizon: Time) -> CellRecord {
     let model = serde_json::to_value(p).unwrap_or_default();
     let unfinished = result.tasks.iter().filter(|t| !t.finished).count();
-    let makespan = if unfinished > 0 { horizon } else { result.tasks.iter().filter_map(|t| t.completion).max().unwrap_or(0) };
+    let makespan = if unfinished > 0 { horizon } else { result.tasks.iter().filter_map(|t| t.ended).max().unwrap_or(0) };
     let samples = result
         .tasks
         .iter()
@@ -54,7 +57,17 @@ pub fn record(cell: &Cell, p: &Params, result: &SimResult, placement: &[(usize, 
         .enumerate()
         .map(|(i, (t, &(gi, pin)))| {
             let ctx = Ctx { group: &cell.groups[gi], pin, p, policy: &result.policy, model: &model, horizon };
-            sample(i as u32, t, &ctx)
+            let mut s = sample(i as u32, t, &ctx);
+            if let Some(set) = ctx.group.workload.periodic() {
+                // One group per periodic cell: sample i is task i.
+                s.work_units = t.jobs as f64;
+                s.extra["rt"] = serde_json::to_value(crate::rt::task_rt(set, i, t)).unwrap_or_default();
+                let cpu = secs(crate::rt::work_cpu_ns(set, i, t));
+                s.user_s = cpu + secs(p.setup_ns);
+                s.window_cpu_s = cpu;
+                s.cpu_pct = if s.wall_s > 0.0 { cpu / s.wall_s * 100.0 } else { 0.0 };
+            }
+            s
         })
         .collect();
     let mut rec = failed(cell, String::new());
@@ -64,6 +77,7 @@ pub fn record(cell: &Cell, p: &Params, result: &SimResult, placement: &[(usize, 
     });
     rec.makespan_s = secs(makespan);
     rec.samples = samples;
+    rec.rt = cell.groups.iter().find_map(|g| g.workload.periodic()).map(|set| crate::rt::cell_rt(set, p));
     rec
 }
 
@@ -80,7 +94,7 @@ struct Ctx<'a> {
 fn sample(index: u32, t: &TaskResult, cx: &Ctx) -> Sample {
     let g = cx.group;
     let release = t.release.unwrap_or(0);
-    let end = t.completion.unwrap_or(cx.horizon);
+    let end = t.ended.unwrap_or(cx.horizon);
     let start = t.started.unwrap_or(end).min(end);
     let wall = end - start;
     let setup = secs(cx.p.setup_ns);

@@ -82,6 +82,7 @@ struct TaskRt {
     first_release: Option<Time>,
     first_run: Option<Time>,
     completion: Option<Time>,
+    ended: Option<Time>,
     cpu_time: Duration,
     preemptions: u64,
     blocks: u64,
@@ -247,6 +248,7 @@ impl TaskRt {
             first_release: None,
             first_run: None,
             completion: None,
+            ended: None,
             cpu_time: 0,
             preemptions: 0,
             blocks: 0,
@@ -266,6 +268,7 @@ impl TaskRt {
             started: self.first_run,
             last_cpu: self.last_cpu,
             completion: self.completion,
+            ended: self.ended,
             wall: self.completion.zip(self.first_release).map(|(c, r)| c - r),
             finished: self.state == St::Finished,
             cpu_time: self.cpu_time,
@@ -277,6 +280,8 @@ impl TaskRt {
             deadline_misses: self.misses,
             dropped: self.dropped,
             window_violations: self.windows.counts,
+            deadlines: self.windows.judged,
+            periods_in_violation: self.windows.in_violation,
             response: self.responses.into_stats(),
         }
     }

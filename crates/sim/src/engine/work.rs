@@ -70,6 +70,7 @@ impl Engine<'_> {
             None => {
                 self.complete_job(id, now);
                 self.tasks[id].state = St::Finished;
+                self.tasks[id].ended = Some(now);
                 let d = self.tasks[id].domain;
                 self.domains[d].policy.retire(id, now);
             }
@@ -100,12 +101,16 @@ impl Engine<'_> {
         let specs = self.specs;
         if let Workload::Periodic(p) = &specs[id].workload {
             self.complete_job(id, now);
+            if p.on_miss == MissAction::Skip {
+                self.skip_missed(id, now);
+            }
             let t = &mut self.tasks[id];
             if let Some(next) = t.backlog.pop_front() {
                 self.stop_running(cpu, now, Stop::Done);
                 self.start_job(id, next, now);
             } else if p.jobs.is_some_and(|n| t.released >= n) {
                 t.state = St::Finished;
+                t.ended = Some(now);
                 self.stop_running(cpu, now, Stop::Exited);
             } else {
                 t.state = St::Waiting;
@@ -129,6 +134,7 @@ impl Engine<'_> {
             }
             None => {
                 t.state = St::Finished;
+                t.ended = Some(now);
                 self.complete_job(id, now);
                 self.stop_running(cpu, now, Stop::Exited);
             }
@@ -209,11 +215,20 @@ impl Engine<'_> {
         } else if let Workload::Periodic(p) = &specs[id].workload {
             if p.jobs.is_some_and(|n| t.released >= n) {
                 t.state = St::Finished;
+                t.ended = Some(now);
                 let dom = &mut self.domains[t.domain];
                 dom.policy.retire(id, now);
             } else {
                 t.state = St::Waiting;
             }
+        }
+    }
+
+    /// [`MissAction::Skip`]: drops the queued jobs that could start only at or after their deadline.
+    fn skip_missed(&mut self, id: TaskId, now: Time) {
+        while self.tasks[id].backlog.front().is_some_and(|j| j.deadline.is_some_and(|d| d <= now)) {
+            self.tasks[id].backlog.pop_front();
+            self.count_drop(id);
         }
     }
 

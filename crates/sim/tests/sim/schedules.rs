@@ -1,7 +1,7 @@
 //! Uniprocessor textbook schedules: RM, EDF, DM, FIFO, RR.
 
 use schedlab_policy::PolicySpec;
-use schedlab_sim::TaskSpec;
+use schedlab_sim::{MissAction, TaskSpec};
 
 use crate::{run, spans, uni};
 
@@ -110,4 +110,41 @@ fn round_robin_alone_is_not_preempted() {
     assert_eq!(spans(&r, 0), vec![(0, 7)]);
     assert_eq!(r.tasks[0].preemptions, 0);
     assert_eq!(r.cpus[0].switches, 1);
+}
+
+/// What a late job does: a (C = 3, priority 2) leaves b (C = 2, priority 1) one unit of
+/// every period of 4, so b's jobs run late. a runs 0-3, 4-7, 8-11.
+#[test]
+fn late_jobs_continue_skip_or_drop() {
+    let set = |miss: MissAction| {
+        [
+            TaskSpec::periodic("a", 3, 4).priority(2).jobs(3).on_miss(miss),
+            TaskSpec::periodic("b", 2, 4).priority(1).jobs(3).window(1, 2).on_miss(miss),
+        ]
+    };
+    // Continue: b's jobs finish at 8, 13 and 15, all late.
+    let r = run(&uni(PolicySpec::Fifo, 40), &set(MissAction::Continue));
+    assert_eq!(spans(&r, 1), vec![(3, 4), (7, 8), (11, 15)]);
+    let b = &r.tasks[1];
+    assert_eq!((b.jobs, b.deadline_misses, b.dropped, b.completion, b.ended), (3, 3, 0, Some(15), Some(15)));
+    // Skip: job 0 finishes late at 8, when job 1's deadline (8) has come: job 1 is skipped
+    // and job 2 (released at 8, due 12) starts; it ends at 13, late.
+    let r = run(&uni(PolicySpec::Fifo, 40), &set(MissAction::Skip));
+    assert_eq!(spans(&r, 1), vec![(3, 4), (7, 8), (11, 13)]);
+    let b = &r.tasks[1];
+    assert_eq!((b.jobs, b.deadline_misses, b.dropped, b.completion, b.finished), (2, 3, 1, Some(13), true));
+    assert_eq!(b.ended, Some(13));
+    assert_eq!(b.response.max, Some(8));
+    // Three misses in a row against 1/2: trailing windows MM and MM are violated; fixed
+    // window [MM] is, the partial [M] is not.
+    assert_eq!((b.deadlines, b.periods_in_violation), (3, 2));
+    assert_eq!((b.window_violations.fixed, b.window_violations.sliding), (1, 2));
+    assert_eq!(r.tasks[0].deadline_misses, 0);
+    // Drop: every job of b is abandoned at its deadline after one unit.
+    let r = run(&uni(PolicySpec::Fifo, 40), &set(MissAction::Drop));
+    assert_eq!(spans(&r, 1), vec![(3, 4), (7, 8), (11, 12)]);
+    let b = &r.tasks[1];
+    assert_eq!((b.jobs, b.deadline_misses, b.dropped, b.finished), (0, 3, 3, true));
+    // It completed nothing, and ended when its last job was dropped.
+    assert_eq!((b.completion, b.ended), (None, Some(12)));
 }

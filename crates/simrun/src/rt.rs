@@ -1,0 +1,219 @@
+//! Periodic real-time task sets (spec kind `periodic`, issue #6) in the simulator: each task
+//! one simulated periodic task, the set's scheduler mapped to a policy, and the results
+//! turned into the per-task [`RtTask`] and per-cell [`CellRt`] records the engine stores.
+//!
+//! How a measured set runs, and how it is modelled:
+//!
+//! | scheduler | measured | simulated |
+//! |---|---|---|
+//! | `other` | SCHED_OTHER, nice 0, pinned to the set's CPU | the fair (EEVDF) model on that CPU |
+//! | `fifo-rm` | SCHED_FIFO, priority by period | rate monotonic (`rm`) |
+//! | `fifo-dm` | SCHED_FIFO, priority by relative deadline | deadline monotonic (`dm`) |
+//! | `deadline` | SCHED_DEADLINE (runtime C, deadline D, period T), unpinned | EDF + CBS with hard reservations, global on all CPUs |
+//! | `edf` | the live dispatcher on a quantum grid | EDF, jobs in whole quanta |
+//! | `dwcs` | the live dispatcher on a quantum grid | DWCS (work-conserving), jobs in whole quanta |
+//!
+//! **Work.** A job needs the CPU for `Periodic::work_ns` (C x `work_fraction`).
+//!
+//! **Late jobs as measured.** Under `other`, `fifo-*` and `deadline` each worker runs its own
+//! job loop, which lets a late job finish and skips a job whose deadline passed before it
+//! could start ([`MissAction::Skip`]). The live dispatcher (`edf`, `dwcs`) abandons a job
+//! unfinished at its deadline ([`MissAction::Drop`]). Either way a task releases exactly
+//! `Periodic::jobs` jobs, the first at its phase.
+//!
+//! **Quanta.** The dispatcher decides only at quantum boundaries (releases, deadlines, the
+//! run limit C) and, without `fill`, leaves the CPU idle from a job's end to the next
+//! boundary. With T, D and the phase whole quanta (generated and canonical sets are), a job
+//! that needs w of CPU holds the CPU for ceil(w / q) quanta, which is what the simulated job
+//! takes: every event then falls on the grid and the simulated schedule is the dispatcher's.
+//! The job itself ends w into its last quantum's share, so reported response times (and the
+//! CPU time) are the simulated ones less the padding (ceil(w / q) q - w). Switches happen inside the quantum
+//! (w = 0.9 C by default leaves room for them), so no switch cost is charged. With
+//! `fill = true` the job takes w and the next task starts at once; the live dispatcher
+//! takes the CPU back at the next boundary, which the simulation does not (an approximation
+//! for `dwcs`, whose quanta are not preempted). Sets whose T, D or phase are not whole
+//! quanta are refused for `edf` and `dwcs`.
+
+use schedlab_model::{CellRt, RtTask};
+use schedlab_periodic::TaskParams as RtParams;
+use schedlab_policy::{PolicySpec, Reservation, TaskParams, Window};
+use schedlab_sim::{Mapping, MissAction, Periodic as SimPeriodic, SimConfig, TaskResult, TaskSpec, Workload};
+use schedlab_spec::{Cell, Periodic, PeriodicBody, RtScheduler};
+
+use crate::model::CellInput;
+use crate::Params;
+
+/// The simulator's policy for a set's scheduler.
+pub fn policy_spec(s: RtScheduler, p: &Params) -> PolicySpec {
+    match s {
+        RtScheduler::Other => PolicySpec::Fair { base_slice: p.fair_slice_ns },
+        RtScheduler::FifoRm => PolicySpec::Rm,
+        RtScheduler::FifoDm => PolicySpec::Dm,
+        RtScheduler::Deadline => PolicySpec::Cbs { hard: true },
+        RtScheduler::Edf => PolicySpec::Edf,
+        // The engine's dispatcher runs DWCS work-conserving.
+        RtScheduler::Dwcs => PolicySpec::Dwcs { work_conserving: true },
+    }
+}
+
+/// The CPU a pinned set runs on in a simulation of `cpus` CPUs: the workload's `cpu`, else
+/// the last CPU (as the engine picks the last online one). None for `deadline` (global).
+pub fn set_cpu(set: &Periodic, cpus: usize) -> Option<u32> {
+    if set.scheduler == RtScheduler::Deadline {
+        return None;
+    }
+    Some(set.cpu.unwrap_or(cpus.saturating_sub(1) as u32))
+}
+
+/// CPU time a simulated job of `task` takes: its work, in whole quanta when the dispatcher
+/// runs the set without filling.
+fn sim_exec_ns(set: &Periodic, task: &RtParams) -> u64 {
+    let w = set.work_ns(task);
+    if set.scheduler.dispatched() && !set.fill {
+        w.div_ceil(set.quantum_ns) * set.quantum_ns
+    } else {
+        w
+    }
+}
+
+/// What a task's simulated response times overstate: the idle end of its last quantum.
+fn padding_ns(set: &Periodic, task: &RtParams) -> u64 {
+    sim_exec_ns(set, task) - set.work_ns(task)
+}
+
+/// The CPU task `i` worked: what it ran less the idle ends of its completed jobs' last
+/// quanta (a job dropped at its deadline ran whole quanta, all of them work).
+pub fn work_cpu_ns(set: &Periodic, i: usize, t: &TaskResult) -> u64 {
+    t.cpu_time.saturating_sub(t.jobs * padding_ns(set, &set.tasks[i]))
+}
+
+/// The SCHED_DEADLINE reservations of a set: one per task under `deadline`, none otherwise.
+pub fn reservations(set: &Periodic) -> Vec<Reservation> {
+    if set.scheduler != RtScheduler::Deadline {
+        return Vec::new();
+    }
+    set.tasks.iter().map(|t| Reservation { runtime: t.c_ns, deadline: t.deadline_ns(), period: t.t_ns }).collect()
+}
+
+/// Why a set cannot be simulated, if it cannot.
+fn limits(set: &Periodic, p: &Params) -> Result<(), String> {
+    if let PeriodicBody::Read { bytes } = set.body {
+        return Err(format!(
+            "its jobs read {bytes} bytes each from the device with the page cache dropped (body = \"read\"); the simulator has no model of that I/O time: use body = \"spin\" or \"fft\""
+        ));
+    }
+    if let Some(cpu) = set_cpu(set, p.cpus).filter(|&c| c as usize >= p.cpus) {
+        return Err(format!("the set is pinned to CPU {cpu}, but the simulation has {} CPUs (--cpus)", p.cpus));
+    }
+    if set.scheduler.dispatched() {
+        let q = set.quantum_ns;
+        let off = |v: u64| v % q != 0;
+        if let Some((i, t)) = set.tasks.iter().enumerate().find(|(_, t)| off(t.t_ns) || off(t.deadline_ns()) || off(t.phase_ns)) {
+            return Err(format!(
+                "{} decides on a grid of {} ms quanta, and task {i} (T = {} ms, D = {} ms, phase = {} ms) is not on it; the simulator models {} sets whose T, D and phase are whole quanta",
+                set.scheduler.name(),
+                ms(q),
+                ms(t.t_ns),
+                ms(t.deadline_ns()),
+                ms(t.phase_ns),
+                set.scheduler.name()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// The simulator's inputs for a cell whose only group runs the periodic set `set`.
+pub(crate) fn cell_input(cell: &Cell, set: &Periodic, p: &Params, horizon: u64, trace: bool) -> Result<CellInput, String> {
+    if cell.groups.len() > 1 {
+        return Err(
+            "it runs a periodic set beside other groups; the simulator runs one policy per ready queue, so it models a periodic set alone"
+                .to_string(),
+        );
+    }
+    limits(set, p)?;
+    let on_miss = if set.scheduler.dispatched() { MissAction::Drop } else { MissAction::Skip };
+    let tasks: Vec<TaskSpec> = set
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let work = SimPeriodic {
+                wcet: sim_exec_ns(set, t),
+                period: t.t_ns,
+                deadline: t.d_ns,
+                min_exec: None,
+                jobs: Some(set.jobs(t)),
+                on_miss,
+            };
+            let mut params = TaskParams { window: Window::new(t.x, t.y), ..TaskParams::default() };
+            if set.scheduler == RtScheduler::Deadline {
+                params.reservation = Some(Reservation { runtime: t.c_ns, deadline: t.deadline_ns(), period: t.t_ns });
+            }
+            TaskSpec { name: format!("t{i}"), arrival: t.phase_ns, workload: Workload::Periodic(work), params }
+        })
+        .collect();
+    let cpu = set_cpu(set, p.cpus);
+    let mut config = SimConfig::new(p.cpus, policy_spec(set.scheduler, p)).with_horizon(horizon).recording(trace, false);
+    if !set.scheduler.dispatched() {
+        config = config.with_costs(p.switch_cost_ns, p.migration_cost_ns);
+    }
+    if let Some(c) = cpu {
+        config.mapping = Mapping::Partitioned(vec![c as usize; tasks.len()]);
+    }
+    let placement = vec![(0, cpu); tasks.len()];
+    Ok(CellInput { config, tasks, placement })
+}
+
+/// Task `i`'s result as the engine records it in a sample's `extra.rt`, with source "sim".
+pub fn task_rt(set: &Periodic, i: usize, t: &TaskResult) -> RtTask {
+    let task = &set.tasks[i];
+    let window = schedlab_periodic::Window::new(task.x, task.y);
+    let y = u64::from(window.y());
+    let n = t.deadlines;
+    let pad = padding_ns(set, task);
+    let d = task.deadline_ns();
+    RtTask {
+        c_ns: task.c_ns,
+        t_ns: task.t_ns,
+        d_ns: d,
+        x: task.x,
+        y: task.y,
+        jobs: n,
+        met: n - t.deadline_misses.min(n),
+        misses: t.deadline_misses,
+        fixed_windows: n.div_ceil(y),
+        fixed_violations: t.window_violations.fixed,
+        sliding_windows: if n >= y { n - y + 1 } else { u64::from(n > 0) },
+        sliding_violations: t.window_violations.sliding,
+        time_in_violation_pct: if n == 0 { 0.0 } else { 100.0 * t.periods_in_violation as f64 / n as f64 },
+        response_mean_ns: t.response.mean.map(|m| m - pad as f64),
+        response_max_ns: t.response.max.map(|m| m - pad),
+        lateness_max_ns: t.response.max.map(|m| (m - pad) as i64 - d as i64),
+        cpu_mean_ns: (t.jobs > 0).then(|| set.work_ns(task) as f64),
+        wakeup: None,
+        wakeup_hist: None,
+        source: "sim".into(),
+    }
+}
+
+/// The cell's real-time record: scheduler, theory, CPU (`u32::MAX` when global) and quantum,
+/// the fields the engine fills; no dispatcher metrics.
+pub fn cell_rt(set: &Periodic, p: &Params) -> CellRt {
+    let f = schedlab_periodic::feasibility(&set.tasks);
+    CellRt {
+        scheduler: set.scheduler.name().into(),
+        utilisation: set.utilisation,
+        min_utilisation: f.min_utilisation,
+        plain_utilisation: f.utilisation,
+        guaranteed: f.guaranteed,
+        not_canonical: f.not_canonical_because,
+        cpu: set_cpu(set, p.cpus).unwrap_or(u32::MAX),
+        quantum_ns: set.quantum_ns,
+        dispatcher: None,
+    }
+}
