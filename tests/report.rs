@@ -25,30 +25,23 @@ fn fixture(factor: f64) -> Vec<CellRecord> {
                 let vol = [2.0, 250.0, 450.0][wi];
                 for rep in 0..3u32 {
                     let f = factor * (1.0 + 0.05 * (rep as f64 - 1.0));
-                    out.push(CellRecord {
-                        params: CellParams {
-                            cell_id,
-                            key: format!("{w}/{p}{}/n{n}", if rt { ":98" } else { "" }),
-                            workload: w.to_string(),
-                            workload_kind: ["pi", "copy", "mixed"][wi].to_string(),
-                            policy: p.to_string(),
-                            class: p.to_string(),
-                            priority: if rt { 98 } else { 0 },
-                            processes: n,
-                            ..Default::default()
-                        },
+                    let params = CellParams {
+                        cell_id,
+                        key: format!("{w}/{p}{}/n{n}", if rt { ":98" } else { "" }),
+                        workload: w.to_string(),
+                        workload_kind: ["pi", "copy", "mixed"][wi].to_string(),
+                        policy: p.to_string(),
+                        class: p.to_string(),
+                        priority: if rt { 98 } else { 0 },
+                        processes: n,
+                        ..Default::default()
+                    };
+                    out.push(record(
+                        params,
                         rep,
-                        warmup: false,
                         ordinal,
-                        status: CellStatus::Ok,
-                        message: None,
-                        started_unix: 1.7e9 + ordinal as f64,
-                        makespan_s: wall * f * n as f64 / 2.0,
-                        stat: Default::default(),
-                        engine_user_s: 0.0,
-                        engine_sys_s: 0.0,
-                        engine_max_rss_kb: 0,
-                        samples: (0..n)
+                        wall * f * n as f64 / 2.0,
+                        (0..n)
                             .map(|i| Sample {
                                 index: i,
                                 pid: 100 + i as i32,
@@ -63,15 +56,34 @@ fn fixture(factor: f64) -> Vec<CellRecord> {
                                 ..Default::default()
                             })
                             .collect(),
-                        io: None,
-                        rt: None,
-                    });
+                    ));
                     ordinal += 1;
                 }
             }
         }
     }
     out
+}
+
+/// A measured repetition that ended well, released at 1.7e9 + `ordinal` (Unix seconds).
+pub(crate) fn record(params: CellParams, rep: u32, ordinal: u32, makespan_s: f64, samples: Vec<Sample>) -> CellRecord {
+    CellRecord {
+        params,
+        rep,
+        warmup: false,
+        ordinal,
+        status: CellStatus::Ok,
+        message: None,
+        started_unix: 1.7e9 + ordinal as f64,
+        makespan_s,
+        stat: Default::default(),
+        engine_user_s: 0.0,
+        engine_sys_s: 0.0,
+        engine_max_rss_kb: 0,
+        samples,
+        io: None,
+        rt: None,
+    }
 }
 
 /// A lab1-shaped mock (seed 004): 4 or 8 hashers, unpinned or spread, no cgroup or
@@ -142,33 +154,18 @@ fn lab1_fixture() -> Vec<CellRecord> {
                             work_units: 1e9,
                             ..Default::default()
                         }));
-                        out.push(CellRecord {
-                            params: CellParams {
-                                cell_id,
-                                key: format!("hash/other/affinity={affinity}/cpu_weight={}/n{n}+bg.processes={bg}", weight.unwrap_or(0)),
-                                workload: "hash".into(),
-                                workload_kind: "hash".into(),
-                                policy: "other".into(),
-                                class: "other".into(),
-                                processes: n,
-                                groups: groups.clone(),
-                                ..Default::default()
-                            },
-                            rep,
-                            warmup: false,
-                            ordinal: cell_id * 3 + rep,
-                            status: CellStatus::Ok,
-                            message: None,
-                            started_unix: 1.7e9,
-                            makespan_s: wall(1),
-                            stat: Default::default(),
-                            engine_user_s: 0.0,
-                            engine_sys_s: 0.0,
-                            engine_max_rss_kb: 0,
-                            samples,
-                            io: None,
-                            rt: None,
-                        });
+                        let params = CellParams {
+                            cell_id,
+                            key: format!("hash/other/affinity={affinity}/cpu_weight={}/n{n}+bg.processes={bg}", weight.unwrap_or(0)),
+                            workload: "hash".into(),
+                            workload_kind: "hash".into(),
+                            policy: "other".into(),
+                            class: "other".into(),
+                            processes: n,
+                            groups: groups.clone(),
+                            ..Default::default()
+                        };
+                        out.push(record(params, rep, cell_id * 3 + rep, wall(1), samples));
                     }
                     cell_id += 1;
                 }
@@ -179,7 +176,7 @@ fn lab1_fixture() -> Vec<CellRecord> {
 }
 
 /// Writes a finished run of `records` through the store; returns its id.
-fn store_run(db: &Path, name: &str, records: &[CellRecord]) -> i64 {
+pub(crate) fn store_run(db: &Path, name: &str, records: &[CellRecord]) -> i64 {
     let mut store = Store::open(db).unwrap();
     let env =
         Environment { kernel: "6.1.0-test".into(), cpu_model: "Fixture CPU".into(), cpus: 2, cgroup: "v2".into(), ..Default::default() };
@@ -204,7 +201,7 @@ fn store_run(db: &Path, name: &str, records: &[CellRecord]) -> i64 {
     id
 }
 
-fn decode(path: &Path) -> (u32, u32, Vec<u8>) {
+pub(crate) fn decode(path: &Path) -> (u32, u32, Vec<u8>) {
     let dec = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
     let mut r = dec.read_info().unwrap();
     let mut buf = vec![0; r.output_buffer_size().unwrap()];
@@ -231,7 +228,7 @@ fn colour_extent(w: u32, rgb: &[u8], c: (u8, u8, u8)) -> (usize, u32) {
 }
 
 /// Asserts an image shows `series` lines drawn across the categories (not just a legend).
-fn assert_drawn(what: &str, w: u32, rgb: &[u8], series: usize) {
+pub(crate) fn assert_drawn(what: &str, w: u32, rgb: &[u8], series: usize) {
     for (i, c) in schedlab_report::plots::PALETTE.iter().take(series).enumerate() {
         let (n, extent) = colour_extent(w, rgb, *c);
         assert!(n > 100 && extent > 200, "{what}: series {i} shows {n} pixels over {extent} px: the figure is blank or cut");
@@ -330,6 +327,15 @@ fn compare_prints_table_markdown_and_json_and_the_report_gains_a_section() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Chromium for `test`, or None after printing why the test is skipped.
+pub(crate) fn chromium_for(test: &str) -> Option<PathBuf> {
+    let found = chromium();
+    if found.is_none() {
+        eprintln!("SKIPPED {test}: chromium is not installed (apt-get install chromium)");
+    }
+    found
+}
+
 /// Chromium on PATH, if installed.
 pub(crate) fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -393,6 +399,12 @@ fn border_runs(w: u32, h: u32, rgb: &[u8], x: u32) -> Vec<(u32, u32)> {
 /// Opens the report in Chromium as one tall page and checks each figure box shows its
 /// `series` series drawn across the plot. Returns how many figures it checked.
 pub(crate) fn check_in_chromium(chromium: &Path, dir: &Path, series: usize) -> usize {
+    check_figures_in_chromium(chromium, dir, &|_| (series, series))
+}
+
+/// As [`check_in_chromium`], with `want(figure id)` = (the series the figure has, how many of
+/// them must be drawn across the plot): a measured run's lines may coincide and hide each other.
+pub(crate) fn check_figures_in_chromium(chromium: &Path, dir: &Path, want: &dyn Fn(&str) -> (usize, usize)) -> usize {
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
     let ids = figure_ids(&html);
     assert!(!ids.is_empty(), "no figures in the report");
@@ -415,17 +427,20 @@ pub(crate) fn check_in_chromium(chromium: &Path, dir: &Path, series: usize) -> u
             e.set_color(png::ColorType::Rgb);
             e.write_header().unwrap().write_image_data(&crop).unwrap();
         }
-        assert_drawn(id, w, &crop, series);
+        let (series, spanning) = want(id);
+        let drawn = schedlab_report::plots::PALETTE.iter().take(series).filter(|c| {
+            let (n, extent) = colour_extent(w, &crop, **c);
+            n > 100 && extent > 200
+        });
+        let drawn = drawn.count();
+        assert!(drawn >= spanning, "{id}: {drawn} of its {series} series drawn across the plot, {spanning} wanted: blank or cut?");
     }
     ids.len()
 }
 
 #[test]
 fn pa3_report_renders_every_figure_in_chromium() {
-    let Some(chromium) = chromium() else {
-        eprintln!("SKIPPED report::pa3_report_renders_every_figure_in_chromium: chromium is not installed (apt-get install chromium)");
-        return;
-    };
+    let Some(chromium) = chromium_for("report::pa3_report_renders_every_figure_in_chromium") else { return };
     let lab = Lab::new();
     let _one_at_a_time = measuring();
     let id = if is_root() {
@@ -445,10 +460,7 @@ fn pa3_report_renders_every_figure_in_chromium() {
 
 #[test]
 fn lab1_report_renders_every_figure_in_chromium() {
-    let Some(chromium) = chromium() else {
-        eprintln!("SKIPPED report::lab1_report_renders_every_figure_in_chromium: chromium is not installed (apt-get install chromium)");
-        return;
-    };
+    let Some(chromium) = chromium_for("report::lab1_report_renders_every_figure_in_chromium") else { return };
     let lab = Lab::new();
     let _one_at_a_time = measuring();
     // 4 counts x (alone, 8 bg, 9 bg) x 2 affinities x 2 weights.
@@ -487,7 +499,7 @@ fn one_cell_spec(lab: &Lab, class: &str, procs: usize) -> String {
 /// compare tests and change what they measure.
 static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn measuring() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn measuring() -> std::sync::MutexGuard<'static, ()> {
     MEASURING.lock().unwrap_or_else(|e| e.into_inner())
 }
 

@@ -11,4 +11,5 @@ mod interrupt;
 mod iosched;
 mod report;
 mod rt;
+mod rtreport;
 mod simulate;

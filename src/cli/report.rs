@@ -93,7 +93,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let compare = other.as_ref().map(|o| comparison(&store, &run, o, metric, a.alpha)).transpose()?;
     let run_meta = meta(&run);
     let io = schedlab_analysis::io_stats(&records);
-    let rendered = html::render(&ReportInput { run: &run_meta, stats: &stats, outliers: &outliers, compare: compare.as_ref(), io: &io })?;
+    let rt = schedlab_analysis::rt_stats(&records);
+    let rendered =
+        html::render(&ReportInput { run: &run_meta, stats: &stats, outliers: &outliers, compare: compare.as_ref(), io: &io, rt: &rt })?;
     output::write_dir(&a.output, &rendered.files, a.force).map_err(output_error)?;
     println!(
         "wrote {} ({} figures as SVG and PNG in {})",

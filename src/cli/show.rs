@@ -55,6 +55,13 @@ pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
         );
         println!("{}", schedlab_report::tables::io(&io));
     }
+    let rt = schedlab_analysis::rt_stats(&cells);
+    if !rt.is_empty() {
+        println!(
+            "\nReal-time task sets (mean ±95% CI over n repetitions; per process = averaged over the set's tasks; missed = misses / jobs; violations of (x, y) windows, fixed and sliding; wake-up latency percentiles of each repetition's merged histogram):"
+        );
+        println!("{}", schedlab_report::tables::rt(&rt));
+    }
     if !run.warnings.is_empty() {
         println!("\n{} warning(s) during the run:", run.warnings.len());
         for w in run.warnings.iter().take(20) {

@@ -185,6 +185,28 @@ fn by_rank(reps: impl Iterator<Item = Vec<f64>>) -> Vec<Summary> {
     ranks.iter().map(|xs| Summary::of(xs).unwrap_or(EMPTY)).collect()
 }
 
+/// A measured repetition that ended well, for tests.
+#[cfg(test)]
+pub(crate) fn test_record(params: CellParams, rep: u32, makespan_s: f64, samples: Vec<schedlab_model::Sample>) -> CellRecord {
+    CellRecord {
+        params,
+        rep,
+        warmup: false,
+        ordinal: rep,
+        status: CellStatus::Ok,
+        message: None,
+        started_unix: 0.0,
+        makespan_s,
+        stat: Default::default(),
+        engine_user_s: 0.0,
+        engine_sys_s: 0.0,
+        engine_max_rss_kb: 0,
+        samples,
+        io: None,
+        rt: None,
+    }
+}
+
 /// The summary of no data: n = 0, everything NaN, so tables print "-".
 pub const EMPTY: Summary =
     Summary { n: 0, mean: f64::NAN, sd: f64::NAN, median: f64::NAN, min: f64::NAN, max: f64::NAN, ci_low: f64::NAN, ci_high: f64::NAN };
@@ -195,27 +217,13 @@ mod tests {
     use schedlab_model::Sample;
 
     fn rec(cell_id: u32, rep: u32, warmup: bool, makespan: f64, invol: &[i64]) -> CellRecord {
-        CellRecord {
-            params: CellParams { cell_id, key: format!("k{cell_id}"), processes: invol.len() as u32, ..Default::default() },
-            rep,
-            warmup,
-            ordinal: 0,
-            status: CellStatus::Ok,
-            message: None,
-            started_unix: 0.0,
-            makespan_s: makespan,
-            stat: Default::default(),
-            engine_user_s: 0.0,
-            engine_sys_s: 0.0,
-            engine_max_rss_kb: 0,
-            samples: invol
-                .iter()
-                .enumerate()
-                .map(|(i, &c)| Sample { index: i as u32, involuntary_csw: c, user_s: 1.0, wall_s: makespan, ..Default::default() })
-                .collect(),
-            io: None,
-            rt: None,
-        }
+        let params = CellParams { cell_id, key: format!("k{cell_id}"), processes: invol.len() as u32, ..Default::default() };
+        let samples = invol
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| Sample { index: i as u32, involuntary_csw: c, user_s: 1.0, wall_s: makespan, ..Default::default() })
+            .collect();
+        CellRecord { warmup, ..test_record(params, rep, makespan, samples) }
     }
 
     #[test]

@@ -127,38 +127,18 @@ pub fn cell_outliers(records: &[CellRecord], threshold: f64) -> Vec<CellOutliers
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cells::test_record;
     use crate::MODIFIED_Z_THRESHOLD;
-    use schedlab_model::{CellParams, CellStatus};
+    use schedlab_model::CellParams;
 
     fn rec(cell_id: u32, rep: u32, warmup: bool, walls: &[f64]) -> CellRecord {
-        CellRecord {
-            params: CellParams { cell_id, key: format!("cpu/other/n{}", walls.len()), ..Default::default() },
-            rep,
-            warmup,
-            ordinal: 0,
-            status: CellStatus::Ok,
-            message: None,
-            started_unix: 0.0,
-            makespan_s: 1.0,
-            stat: Default::default(),
-            engine_user_s: 0.0,
-            engine_sys_s: 0.0,
-            engine_max_rss_kb: 0,
-            samples: walls
-                .iter()
-                .enumerate()
-                .map(|(i, &w)| Sample {
-                    index: i as u32,
-                    wall_s: w,
-                    user_s: 1.0,
-                    voluntary_csw: 2,
-                    involuntary_csw: 5,
-                    ..Default::default()
-                })
-                .collect(),
-            io: None,
-            rt: None,
-        }
+        let params = CellParams { cell_id, key: format!("cpu/other/n{}", walls.len()), ..Default::default() };
+        let samples = walls
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| Sample { index: i as u32, wall_s: w, user_s: 1.0, voluntary_csw: 2, involuntary_csw: 5, ..Default::default() })
+            .collect();
+        CellRecord { warmup, ordinal: 0, ..test_record(params, rep, 1.0, samples) }
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //! histograms, and the device's request counts, each a [`Summary`] over repetitions.
 
 use crate::cells::EMPTY;
+use crate::hist::{merge, quantile_us};
 use crate::Summary;
-use schedlab_model::{hist, CellParams, CellRecord, CellStatus, IoSummary};
+use schedlab_model::hist::Histogram;
+use schedlab_model::{CellParams, CellRecord, CellStatus, IoSummary};
 use std::collections::BTreeMap;
 
 /// I/O figures of one cell.
@@ -70,24 +72,9 @@ fn summarise(reps: &[&CellRecord]) -> Option<IoStats> {
         let xs: Vec<f64> = (0..reps.len()).filter_map(f).filter(|x| x.is_finite()).collect();
         Summary::of(&xs).unwrap_or(EMPTY)
     };
-    let mut pooled = hist::Histogram::<u64>::new(3).expect("valid sigfig");
-    let mut merged: Vec<Option<hist::Histogram<u64>>> = Vec::new();
-    for rep in &ios {
-        let mut h: Option<hist::Histogram<u64>> = None;
-        for io in rep {
-            if let Some(x) = hist::decode(&io.hist) {
-                let _ = pooled.add(&x);
-                match &mut h {
-                    Some(h) => {
-                        let _ = h.add(&x);
-                    }
-                    None => h = Some(x),
-                }
-            }
-        }
-        merged.push(h);
-    }
-    let lat = |q: f64| per(&|i| merged[i].as_ref().filter(|h| !h.is_empty()).map(|h| h.value_at_quantile(q) as f64 / 1e3));
+    let merged: Vec<Option<Histogram<u64>>> = ios.iter().map(|rep| merge(rep.iter().map(|io| io.hist.as_str()))).collect();
+    let pooled = merge(ios.iter().flatten().map(|io| io.hist.as_str()));
+    let lat = |q: f64| per(&|i| merged[i].as_ref().and_then(|h| quantile_us(h, q)));
     let dev = |i: usize| reps[i].io.as_ref().and_then(|io| io.stats.first().cloned());
     let mut schedulers: Vec<String> = Vec::new();
     for r in reps {
@@ -97,7 +84,7 @@ fn summarise(reps: &[&CellRecord]) -> Option<IoStats> {
             }
         }
     }
-    let pq = |q: f64| if pooled.is_empty() { f64::NAN } else { pooled.value_at_quantile(q) as f64 / 1e3 };
+    let pq = |q: f64| pooled.as_ref().and_then(|h| quantile_us(h, q)).unwrap_or(f64::NAN);
     let any = ios.iter().flatten().next()?;
     Some(IoStats {
         params: first.params.clone(),
@@ -135,7 +122,8 @@ fn summarise(reps: &[&CellRecord]) -> Option<IoStats> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schedlab_model::{CellIo, DiskStatDelta, Sample};
+    use crate::cells::test_record;
+    use schedlab_model::{hist, CellIo, DiskStatDelta, Sample};
 
     fn rec(rep: u32, makespan: f64, lat_ns: &[u64], bytes: u64) -> CellRecord {
         let mut h = hist::Histogram::<u64>::new(3).unwrap();
@@ -151,36 +139,18 @@ mod tests {
             file_times: vec![(0, 0, 0.0, 1.0), (1, 0, 1.0, 4.0)],
             ..Default::default()
         };
-        CellRecord {
-            params: CellParams { cell_id: 0, key: "w/other/n1/iosched=bfq".into(), iosched: Some("bfq".into()), ..Default::default() },
-            rep,
-            warmup: false,
-            ordinal: rep,
-            status: CellStatus::Ok,
-            message: None,
-            started_unix: 0.0,
-            makespan_s: makespan,
-            stat: Default::default(),
-            engine_user_s: 0.0,
-            engine_sys_s: 0.0,
-            engine_max_rss_kb: 0,
-            samples: vec![Sample { extra: serde_json::json!({ "detail": io }), ..Default::default() }],
-            io: Some(CellIo {
-                device: "loop0".into(),
-                queue_device: "loop0".into(),
-                scheduler: "bfq".into(),
-                tunables: vec![],
-                stats: vec![DiskStatDelta {
-                    device: "loop0".into(),
-                    write_ios: 100,
-                    write_merges: 10,
-                    write_sectors: 100 * 256,
-                    time_in_queue_ms: 500,
-                    ..Default::default()
-                }],
-            }),
-            rt: None,
-        }
+        let params = CellParams { cell_id: 0, key: "w/other/n1/iosched=bfq".into(), iosched: Some("bfq".into()), ..Default::default() };
+        let samples = vec![Sample { extra: serde_json::json!({ "detail": io }), ..Default::default() }];
+        let stats = vec![DiskStatDelta {
+            device: "loop0".into(),
+            write_ios: 100,
+            write_merges: 10,
+            write_sectors: 100 * 256,
+            time_in_queue_ms: 500,
+            ..Default::default()
+        }];
+        let io = CellIo { device: "loop0".into(), queue_device: "loop0".into(), scheduler: "bfq".into(), tunables: vec![], stats };
+        CellRecord { io: Some(io), ..test_record(params, rep, makespan, samples) }
     }
 
     #[test]

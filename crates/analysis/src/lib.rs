@@ -1,7 +1,7 @@
 //! Pure statistics for schedlab: descriptive summaries, confidence intervals,
 //! fairness indices, Welch's t-test, ratio-of-means intervals and outlier
-//! detection; per-cell aggregation, per-process outlier flags and run-to-run
-//! comparisons over stored cell records.
+//! detection; per-cell aggregation, I/O and real-time figures, per-process outlier
+//! flags and run-to-run comparisons over stored cell records.
 //!
 //! Nothing in this crate performs I/O or prints; callers decide how results
 //! are stored and shown. Distribution functions (Student t quantiles and
@@ -12,12 +12,14 @@ pub mod cells;
 mod compare;
 mod fairness;
 mod flags;
+mod hist;
 mod io;
 mod metric;
 mod moments;
 mod outliers;
 mod percentile;
 mod ratio;
+mod rt;
 mod runs;
 mod summary;
 mod welch;
@@ -31,6 +33,7 @@ pub use metric::Metric;
 pub use outliers::{modified_z_scores, outliers, MODIFIED_Z_THRESHOLD};
 pub use percentile::{percentile, percentiles};
 pub use ratio::{ratio_of_means, Ratio};
+pub use rt::{key_utilisation, rt_stats, RtStats};
 pub use runs::{compare_runs, CellComparison, Change, CompareSummary, RunComparison};
 pub use summary::{t_critical, t_interval, Summary, DEFAULT_CONFIDENCE};
 pub use welch::{welch_t_test, Welch};

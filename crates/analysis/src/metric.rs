@@ -115,37 +115,24 @@ pub(crate) fn counts(r: &CellRecord) -> bool {
 mod tests {
     use super::*;
     use crate::cell_stats;
+    use crate::cells::test_record;
     use schedlab_model::CellParams;
 
     fn rec(warmup: bool, status: CellStatus, makespan: f64, walls: &[f64]) -> CellRecord {
-        CellRecord {
-            params: CellParams { cell_id: 0, key: "k".into(), processes: walls.len() as u32, ..Default::default() },
-            rep: 0,
-            warmup,
-            ordinal: 0,
-            status,
-            message: None,
-            started_unix: 0.0,
-            makespan_s: makespan,
-            stat: Default::default(),
-            engine_user_s: 0.0,
-            engine_sys_s: 0.0,
-            engine_max_rss_kb: 0,
-            samples: walls
-                .iter()
-                .enumerate()
-                .map(|(i, &w)| Sample {
-                    index: i as u32,
-                    wall_s: w,
-                    user_s: w / 2.0,
-                    involuntary_csw: 10 * i as i64,
-                    voluntary_csw: 3,
-                    ..Default::default()
-                })
-                .collect(),
-            io: None,
-            rt: None,
-        }
+        let params = CellParams { cell_id: 0, key: "k".into(), processes: walls.len() as u32, ..Default::default() };
+        let samples = walls
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| Sample {
+                index: i as u32,
+                wall_s: w,
+                user_s: w / 2.0,
+                involuntary_csw: 10 * i as i64,
+                voluntary_csw: 3,
+                ..Default::default()
+            })
+            .collect();
+        CellRecord { warmup, status, ..test_record(params, 0, makespan, samples) }
     }
 
     #[test]

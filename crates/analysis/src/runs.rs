@@ -161,26 +161,14 @@ pub fn compare_runs(a: &[CellRecord], b: &[CellRecord], metric: Metric, alpha: f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schedlab_model::{CellStatus, Sample};
+    use crate::cells::test_record;
+    use schedlab_model::Sample;
 
     fn rep(cell_id: u32, key: &str, rep: u32, invol: &[i64]) -> CellRecord {
-        CellRecord {
-            params: CellParams { cell_id, key: key.into(), processes: invol.len() as u32, ..Default::default() },
-            rep,
-            warmup: false,
-            ordinal: rep,
-            status: CellStatus::Ok,
-            message: None,
-            started_unix: 0.0,
-            makespan_s: 2.0,
-            stat: Default::default(),
-            engine_user_s: 0.0,
-            engine_sys_s: 0.0,
-            engine_max_rss_kb: 0,
-            samples: invol.iter().enumerate().map(|(i, &c)| Sample { index: i as u32, involuntary_csw: c, ..Default::default() }).collect(),
-            io: None,
-            rt: None,
-        }
+        let params = CellParams { cell_id, key: key.into(), processes: invol.len() as u32, ..Default::default() };
+        let samples =
+            invol.iter().enumerate().map(|(i, &c)| Sample { index: i as u32, involuntary_csw: c, ..Default::default() }).collect();
+        test_record(params, rep, 2.0, samples)
     }
 
     #[test]

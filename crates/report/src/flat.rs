@@ -117,6 +117,26 @@ pub struct FlatSample {
     pub io_lat_p999_us: Option<f64>,
     /// Maximum latency, microseconds.
     pub io_lat_max_us: Option<f64>,
+    /// Who scheduled the cell's periodic task set (other, fifo-rm, fifo-dm, deadline, edf, dwcs).
+    pub rt_scheduler: Option<String>,
+    /// The value of the cell's utilisation axis.
+    pub rt_utilisation: Option<f64>,
+    /// Jobs this periodic task released.
+    pub rt_jobs: Option<u64>,
+    /// Jobs that finished by their deadline.
+    pub rt_met: Option<u64>,
+    /// Jobs that did not.
+    pub rt_misses: Option<u64>,
+    /// Violated fixed windows (back-to-back windows of y deadlines with more than x missed).
+    pub rt_fixed_violations: Option<u64>,
+    /// Violated sliding windows (any y consecutive deadlines with more than x missed).
+    pub rt_sliding_violations: Option<u64>,
+    /// Percentage of periods spent in violation.
+    pub rt_time_in_violation_pct: Option<f64>,
+    /// Median wake-up latency, microseconds (tasks that timed their own releases).
+    pub rt_wakeup_p50_us: Option<f64>,
+    /// 99th percentile wake-up latency, microseconds.
+    pub rt_wakeup_p99_us: Option<f64>,
     /// Workload extras (policy seen, CPU, estimate, ...), as JSON text.
     pub extra: String,
 }
@@ -132,6 +152,8 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
         let p = &c.params;
         for s in &c.samples {
             let io = s.io();
+            let rt = s.rt();
+            let wakeup = rt.as_ref().and_then(|x| x.wakeup);
             out.push(FlatSample {
                 run_id,
                 cell_id: p.cell_id,
@@ -188,6 +210,16 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
                 io_lat_p99_us: io.as_ref().map(|x| x.lat_ns.p99 / 1e3),
                 io_lat_p999_us: io.as_ref().map(|x| x.lat_ns.p999 / 1e3),
                 io_lat_max_us: io.as_ref().map(|x| x.lat_ns.max / 1e3),
+                rt_scheduler: c.rt.as_ref().map(|x| x.scheduler.clone()),
+                rt_utilisation: c.rt.as_ref().and_then(|x| x.utilisation),
+                rt_jobs: rt.as_ref().map(|x| x.jobs),
+                rt_met: rt.as_ref().map(|x| x.met),
+                rt_misses: rt.as_ref().map(|x| x.misses),
+                rt_fixed_violations: rt.as_ref().map(|x| x.fixed_violations),
+                rt_sliding_violations: rt.as_ref().map(|x| x.sliding_violations),
+                rt_time_in_violation_pct: rt.as_ref().map(|x| x.time_in_violation_pct),
+                rt_wakeup_p50_us: wakeup.map(|x| x.p50 / 1e3),
+                rt_wakeup_p99_us: wakeup.map(|x| x.p99 / 1e3),
                 extra: s.extra.to_string(),
             });
         }

@@ -67,6 +67,8 @@ pub struct ReportInput<'a> {
     pub outliers: &'a [CellOutliers],
     /// I/O figures of the cells that did I/O.
     pub io: &'a [schedlab_analysis::IoStats],
+    /// Real-time figures of the cells that ran periodic task sets.
+    pub rt: &'a [schedlab_analysis::RtStats],
     /// The comparison with another run, if asked for.
     pub compare: Option<&'a CompareSection>,
 }
@@ -303,7 +305,7 @@ fn unique_ids(charts: &mut [Chart]) {
 
 /// Renders the report: `index.html` and `figures/<id>.svg` / `.png` for every chart.
 pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
-    let mut charts = plots::charts(&FigureInput { stats: input.stats, cpus: input.run.env.cpus, io: input.io });
+    let mut charts = plots::charts(&FigureInput { stats: input.stats, cpus: input.run.env.cpus, io: input.io, rt: input.rt });
     unique_ids(&mut charts);
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     let mut figures = Vec::new();
@@ -331,6 +333,7 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
         per_process => v(&per_process(input.stats)),
         totals => v(&totals(input.stats)),
         io => (!input.io.is_empty()).then(|| v(&plain(&tables::IO_HEADER, tables::io_rows(input.io), 3, &[1, 2]))),
+        rt => (!input.rt.is_empty()).then(|| v(&plain(&tables::RT_HEADER, tables::rt_rows(input.rt), 2, &[tables::RT_HEADER.len() - 1]))),
         outliers => v(&outliers(input.outliers)),
         outliers_flagged => flagged,
         outliers_examined => input.outliers.iter().map(|c| c.processes).sum::<usize>(),

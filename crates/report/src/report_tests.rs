@@ -32,7 +32,7 @@ fn report_is_self_contained_with_every_figure_inline_and_beside_it() {
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
     let run = run_meta(7);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None, io: &[] }).unwrap();
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None, io: &[], rt: &[] }).unwrap();
     let html = html_of(&r.files);
     assert_eq!(r.charts.len(), 15);
     assert_eq!(r.files.len(), 1 + 2 * 15);
@@ -63,7 +63,7 @@ fn a_fairness_run_shows_its_fairness_figures() {
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
     let run = run_meta(9);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None, io: &[] }).unwrap();
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None, io: &[], rt: &[] }).unwrap();
     let html = html_of(&r.files);
     // 5 per-workload figures and Jain's index, alone and with the background; completion
     // times at 4 and 8 processes, alone and with it; the group share with it.
@@ -83,7 +83,7 @@ fn outliers_are_tabulated_when_flagged() {
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
     let run = run_meta(7);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None, io: &[] }).unwrap();
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None, io: &[], rt: &[] }).unwrap();
     let html = html_of(&r.files);
     assert!(html.contains("<td>cpu/other/n10</td>"), "the flagged cell is listed");
     assert!(html.contains("rep 0 process 3: wall 100.0 vs median"), "{}", &html[html.find("id=\"outliers\"").unwrap()..][..2000]);
@@ -99,7 +99,7 @@ fn comparison_section_shows_every_metric_with_the_chosen_one_open() {
     let section = CompareSection { other: run_meta(8), by_metric };
     let stats = cell_stats(&a);
     let run = run_meta(7);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: Some(&section), io: &[] }).unwrap();
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: Some(&section), io: &[], rt: &[] }).unwrap();
     let html = html_of(&r.files);
     assert!(html.contains("Comparison: run 7 (A) against run 8 (B)"));
     assert!(html.contains("<details open>\n<summary>involuntary switches per process</summary>"));
@@ -111,8 +111,8 @@ fn comparison_section_shows_every_metric_with_the_chosen_one_open() {
 #[test]
 fn charts_follow_the_figure_list() {
     let stats = cell_stats(&pa3_records(1.0));
-    let n: usize = plots::FIGURES.iter().map(|f| f(&plots::FigureInput { stats: &stats, cpus: 4, io: &[] }).len()).sum();
-    assert_eq!(n, plots::charts(&plots::FigureInput { stats: &stats, cpus: 4, io: &[] }).len());
+    let n: usize = plots::FIGURES.iter().map(|f| f(&plots::FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[] }).len()).sum();
+    assert_eq!(n, plots::charts(&plots::FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[] }).len());
 }
 
 #[test]
@@ -140,4 +140,25 @@ fn compare_summary_counts_the_verdicts() {
         "{line}"
     );
     assert!(line.ends_with("; 1 only in run 1"), "{line}");
+}
+
+#[test]
+fn a_real_time_run_shows_its_figures_and_table() {
+    let records = crate::testdata::rt_records(&["set"], &[Some(0.25), Some(0.5)]);
+    let stats = cell_stats(&records);
+    let rt = schedlab_analysis::rt_stats(&records);
+    let run = run_meta(11);
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &rt }).unwrap();
+    let html = html_of(&r.files);
+    let ids: Vec<&str> = r.charts.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["rt-violations", "rt-violation-time", "rt-misses", "rt-wakeup-u0_25", "rt-wakeup-u0_5"]);
+    assert_eq!(r.files.len(), 1 + 2 * 5, "every figure as SVG and PNG");
+    assert_eq!(html.matches("<svg ").count(), 5);
+    assert!(html.contains("Real-time task sets per cell (seed 003)"));
+    assert!(html.contains("<th>sliding viol./proc</th>") && html.contains("<td>fifo-rm</td>"));
+    assert!(html.contains("dispatcher&#39;s tally (no wake-ups)"), "dispatcher cells say why they have no wake-ups");
+    assert!(html.contains("Sliding windows are drawn"), "the caption says which windows");
+    let pa3 =
+        render(&ReportInput { run: &run, stats: &cell_stats(&pa3_records(1.0)), outliers: &[], compare: None, io: &[], rt: &[] }).unwrap();
+    assert!(!html_of(&pa3.files).contains("Real-time task sets"), "no real-time table without periodic cells");
 }

@@ -3,7 +3,7 @@
 //! confidence interval half-width.
 
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
-use schedlab_analysis::{CellStats, IoStats, Summary};
+use schedlab_analysis::{CellStats, IoStats, RtStats, Summary};
 
 /// Formats a summary as `mean ±ci` with `prec` decimals; `-` when there is no data.
 pub fn fmt_summary(s: &Summary, prec: usize) -> String {
@@ -234,6 +234,86 @@ pub fn io_rows(stats: &[IoStats]) -> Vec<Vec<String>> {
 pub fn io(stats: &[IoStats]) -> Table {
     let mut t = table(&IO_HEADER);
     for row in io_rows(stats) {
+        t.add_row(row);
+    }
+    t
+}
+
+/// Columns of the real-time table.
+pub const RT_HEADER: [&str; 14] = [
+    "workload",
+    "scheduler",
+    "utilisation",
+    "n",
+    "min util.",
+    "jobs",
+    "missed [%]",
+    "misses/proc",
+    "fixed viol./proc",
+    "sliding viol./proc",
+    "in violation [%]",
+    "wake-up p50 [us]",
+    "wake-up p99 [us]",
+    "notes",
+];
+
+/// Why a real-time cell's numbers may be incomplete or differ in kind: failed starts,
+/// time-outs, who counted, the feasibility test's guarantee.
+fn rt_notes(s: &RtStats) -> String {
+    let mut notes = Vec::new();
+    if s.failed > 0 {
+        notes.push(format!("{} failed: {}", s.failed, s.failure.as_deref().unwrap_or("?")));
+    }
+    if s.timed_out > 0 {
+        notes.push(format!("{} timed out", s.timed_out));
+    }
+    if s.source == "dispatcher" {
+        notes.push("dispatcher's tally (no wake-ups)".into());
+    }
+    if s.guaranteed {
+        notes.push("DWCS-guaranteed".into());
+    }
+    notes.join("; ")
+}
+
+/// Rows of the real-time table (seed 003), one per periodic cell; shared by the terminal
+/// and the HTML report.
+pub fn rt_rows(stats: &[RtStats]) -> Vec<Vec<String>> {
+    stats
+        .iter()
+        .map(|s| {
+            let mut row = vec![
+                s.params.workload.clone(),
+                s.scheduler.clone(),
+                s.utilisation.map_or_else(|| "-".into(), |u| u.to_string()),
+                s.reps.to_string(),
+                s.min_utilisation.map_or_else(|| "-".into(), |u| format!("{u:.3}")),
+            ];
+            let figures = [
+                (&s.jobs, 0),
+                (&s.miss_pct, 2),
+                (&s.misses_per_proc, 1),
+                (&s.fixed_violations_per_proc, 1),
+                (&s.sliding_violations_per_proc, 1),
+                (&s.time_in_violation_pct, 2),
+                (&s.wakeup_p50_us, 1),
+                (&s.wakeup_p99_us, 1),
+            ];
+            row.extend(figures.iter().map(|(x, prec)| fmt_summary(x, *prec)));
+            row.push(rt_notes(s));
+            row
+        })
+        .collect()
+}
+
+/// The real-time table: per periodic cell, jobs, deadline misses, window violations per
+/// process, time in violation and wake-up latency percentiles.
+pub fn rt(stats: &[RtStats]) -> Table {
+    let mut t = table(&RT_HEADER);
+    if let Some(c) = t.column_mut(RT_HEADER.len() - 1) {
+        c.set_cell_alignment(CellAlignment::Left);
+    }
+    for row in rt_rows(stats) {
         t.add_row(row);
     }
     t

@@ -34,31 +34,24 @@ pub fn pa3_records(factor: f64) -> Vec<CellRecord> {
             let rt = *policy != "other";
             for rep in 0..3u32 {
                 let f = factor * (1.0 + 0.03 * (rep as f64 - 1.0));
-                out.push(CellRecord {
-                    params: CellParams {
-                        cell_id,
-                        key: format!("{workload}/{policy}{}/n{n}", if rt { ":98" } else { "" }),
-                        workload: workload.to_string(),
-                        workload_kind: kind.to_string(),
-                        policy: policy.to_string(),
-                        class: policy.to_string(),
-                        priority: if rt { 98 } else { 0 },
-                        nice: 0,
-                        processes: n,
-                        ..Default::default()
-                    },
+                let params = CellParams {
+                    cell_id,
+                    key: format!("{workload}/{policy}{}/n{n}", if rt { ":98" } else { "" }),
+                    workload: workload.to_string(),
+                    workload_kind: kind.to_string(),
+                    policy: policy.to_string(),
+                    class: policy.to_string(),
+                    priority: if rt { 98 } else { 0 },
+                    nice: 0,
+                    processes: n,
+                    ..Default::default()
+                };
+                out.push(record(
+                    params,
                     rep,
-                    warmup: false,
                     ordinal,
-                    status: CellStatus::Ok,
-                    message: None,
-                    started_unix: 1.7e9 + ordinal as f64,
-                    makespan_s: wall * n as f64 * f / 4.0 + 0.5,
-                    stat: Default::default(),
-                    engine_user_s: 0.0,
-                    engine_sys_s: 0.0,
-                    engine_max_rss_kb: 0,
-                    samples: (0..n)
+                    wall * n as f64 * f / 4.0 + 0.5,
+                    (0..n)
                         .map(|i| {
                             // A symmetric +-10% spread around the mean keeps the per-process mean exact.
                             let spread = if n > 1 { 0.9 + 0.2 * i as f64 / (n - 1) as f64 } else { 1.0 };
@@ -77,14 +70,33 @@ pub fn pa3_records(factor: f64) -> Vec<CellRecord> {
                             }
                         })
                         .collect(),
-                    io: None,
-                    rt: None,
-                });
+                ));
                 ordinal += 1;
             }
         }
     }
     out
+}
+
+/// A measured repetition that ended well, released at 1.7e9 + `ordinal` (Unix seconds).
+pub fn record(params: CellParams, rep: u32, ordinal: u32, makespan_s: f64, samples: Vec<Sample>) -> CellRecord {
+    CellRecord {
+        params,
+        rep,
+        warmup: false,
+        ordinal,
+        status: CellStatus::Ok,
+        message: None,
+        started_unix: 1.7e9 + ordinal as f64,
+        makespan_s,
+        stat: Default::default(),
+        engine_user_s: 0.0,
+        engine_sys_s: 0.0,
+        engine_max_rss_kb: 0,
+        samples,
+        io: None,
+        rt: None,
+    }
 }
 
 /// The mock run's header.
@@ -205,37 +217,113 @@ pub fn lab1_records() -> Vec<CellRecord> {
                             end_offset_s: makespan,
                             ..Default::default()
                         }));
-                        out.push(CellRecord {
-                            params: CellParams {
-                                cell_id,
-                                key: key.clone(),
-                                workload: "hash".into(),
-                                workload_kind: "hash".into(),
-                                policy: "other".into(),
-                                class: "other".into(),
-                                processes: n,
-                                groups: groups.clone(),
-                                ..Default::default()
-                            },
-                            rep,
-                            warmup: false,
-                            ordinal,
-                            status: CellStatus::Ok,
-                            message: None,
-                            started_unix: 1.7e9 + ordinal as f64,
-                            makespan_s: makespan,
-                            stat: Default::default(),
-                            engine_user_s: 0.0,
-                            engine_sys_s: 0.0,
-                            engine_max_rss_kb: 0,
-                            samples,
-                            io: None,
-                            rt: None,
-                        });
+                        let params = CellParams {
+                            cell_id,
+                            key: key.clone(),
+                            workload: "hash".into(),
+                            workload_kind: "hash".into(),
+                            policy: "other".into(),
+                            class: "other".into(),
+                            processes: n,
+                            groups: groups.clone(),
+                            ..Default::default()
+                        };
+                        out.push(record(params, rep, ordinal, makespan, samples));
                         ordinal += 1;
                     }
                     cell_id += 1;
                 }
+            }
+        }
+    }
+    out
+}
+
+/// Schedulers of the mock real-time run: two whose tasks time their own wake-ups, two
+/// driven by the dispatcher (no wake-ups).
+pub const RT_SCHEDULERS: [&str; 4] = ["other", "fifo-rm", "edf", "dwcs"];
+
+/// A mock seed-003 run: a periodic set of 4 tasks per workload, under each of
+/// [`RT_SCHEDULERS`], at each utilisation (None: a listed set), two repetitions.
+///
+/// Hand-computable: with k = (scheduler index + 1) x (utilisation index + 1), every task of
+/// repetition r releases 100 jobs and misses 5k + r of them, violates k + r fixed and 2k + r
+/// sliding windows and spends (2k + r)% of its periods in violation; a worker-timed task's
+/// wake-ups are 1, 2, ..., 20 us times k.
+pub fn rt_records(workloads: &[&str], utilisations: &[Option<f64>]) -> Vec<CellRecord> {
+    use schedlab_model::{hist, CellRt, RtTask};
+    let mut out = Vec::new();
+    let mut cell_id = 0;
+    for w in workloads {
+        for (si, sched) in RT_SCHEDULERS.iter().enumerate() {
+            for (ui, u) in utilisations.iter().enumerate() {
+                let k = ((si + 1) * (ui + 1)) as u64;
+                let dispatched = si >= 2;
+                let u_key = u.map(|u| format!("/utilisation={u}")).unwrap_or_default();
+                for rep in 0..2u32 {
+                    let r = rep as u64;
+                    let samples = (0..4u32)
+                        .map(|i| {
+                            let wakeup_hist = (!dispatched).then(|| {
+                                let mut h = hist::Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
+                                for us in 1..=20 {
+                                    h.record(us * k * 1000).unwrap();
+                                }
+                                h
+                            });
+                            let rt = RtTask {
+                                c_ns: 1_000_000,
+                                t_ns: 10_000_000,
+                                d_ns: 10_000_000,
+                                x: 1,
+                                y: 2,
+                                jobs: 100,
+                                met: 100 - (5 * k + r),
+                                misses: 5 * k + r,
+                                fixed_windows: 50,
+                                fixed_violations: k + r,
+                                sliding_windows: 99,
+                                sliding_violations: 2 * k + r,
+                                time_in_violation_pct: (2 * k + r) as f64,
+                                wakeup: wakeup_hist.as_ref().map(hist::summary),
+                                wakeup_hist: wakeup_hist.as_ref().map(hist::encode),
+                                source: if dispatched { "dispatcher" } else { "worker" }.into(),
+                                ..Default::default()
+                            };
+                            Sample {
+                                index: i,
+                                pid: 4000 + i as i32,
+                                exit_code: Some(0),
+                                wall_s: 1.0,
+                                user_s: 0.1,
+                                work_units: 100.0,
+                                extra: serde_json::json!({ "rt": rt }),
+                                ..Default::default()
+                            }
+                        })
+                        .collect();
+                    let params = CellParams {
+                        cell_id,
+                        key: format!("{w}/{sched}{u_key}/n4"),
+                        workload: w.to_string(),
+                        workload_kind: "periodic".into(),
+                        policy: sched.to_string(),
+                        class: if *sched == "fifo-rm" { "fifo" } else { "other" }.into(),
+                        processes: 4,
+                        ..Default::default()
+                    };
+                    let min_utilisation = u.unwrap_or(0.3);
+                    let rt = CellRt {
+                        scheduler: sched.to_string(),
+                        utilisation: *u,
+                        min_utilisation,
+                        plain_utilisation: 2.0 * min_utilisation,
+                        guaranteed: min_utilisation <= 0.5,
+                        ..Default::default()
+                    };
+                    out.push(CellRecord { rt: Some(rt), ..record(params, rep, cell_id * 2 + rep, 1.0, samples) });
+                }
+                cell_id += 1;
             }
         }
     }

@@ -100,3 +100,63 @@ fn json_export_has_one_object_per_process() {
     assert_eq!(v[0]["run_id"], 7);
     assert_eq!(v[0]["involuntary_csw"], 700);
 }
+
+/// The mock real-time run at two utilisations, and a cell whose start was refused.
+fn rt_fixture() -> Vec<CellRecord> {
+    let mut recs = crate::testdata::rt_records(&["set"], &[Some(0.25), Some(0.5)]);
+    let mut refused = recs[0].clone();
+    refused.params = CellParams {
+        cell_id: 99,
+        key: "set/deadline/utilisation=0.9/n4".into(),
+        policy: "deadline".into(),
+        class: "deadline".into(),
+        ..refused.params
+    };
+    refused.status = CellStatus::Failed;
+    refused.message = Some("SCHED_DEADLINE admission refused".into());
+    refused.samples.clear();
+    refused.rt = None;
+    recs.push(refused);
+    recs
+}
+
+#[test]
+fn rt_table() {
+    let stats = schedlab_analysis::rt_stats(&rt_fixture());
+    insta::assert_snapshot!(tables::rt(&stats).to_string());
+}
+
+/// The CSV export's cell key, index and rt_* columns (the rest is the same as for any process).
+fn rt_columns(csv: &str) -> String {
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let keep: Vec<usize> =
+        rows[0].iter().enumerate().filter(|(_, h)| h.starts_with("rt_") || ["cell_key", "index"].contains(h)).map(|(i, _)| i).collect();
+    rows.iter().map(|r| keep.iter().map(|&i| r[i]).collect::<Vec<_>>().join(",")).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn rt_csv_export() {
+    let recs = rt_fixture();
+    // fifo-rm (its tasks time their wake-ups) and dwcs (the dispatcher's tally) at 0.25, repetition 1.
+    let cells: Vec<CellRecord> = recs.into_iter().filter(|r| r.rep == 1 && (r.params.cell_id == 2 || r.params.cell_id == 6)).collect();
+    let rows = flat::flatten(7, &cells);
+    let mut out = Vec::new();
+    export::by_name("csv").unwrap().write(&rows, &mut out).unwrap();
+    insta::assert_snapshot!(rt_columns(&String::from_utf8(out).unwrap()));
+}
+
+#[test]
+fn rt_columns_are_in_every_format() {
+    let rows = flat::flatten(7, &rt_fixture()[4..5]);
+    let mut out = Vec::new();
+    export::by_name("json").unwrap().write(&rows, &mut out).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!((v[0]["rt_scheduler"].as_str(), v[0]["rt_utilisation"].as_f64()), (Some("fifo-rm"), Some(0.25)));
+    // k = 2: 10 misses of 100 jobs in repetition 0; wake-ups 2..40 us, median the 10th.
+    assert_eq!((v[0]["rt_jobs"].as_u64(), v[0]["rt_misses"].as_u64(), v[0]["rt_met"].as_u64()), (Some(100), Some(10), Some(90)));
+    assert!((v[0]["rt_wakeup_p50_us"].as_f64().unwrap() - 20.0).abs() < 0.1, "{}", v[0]);
+    let mut out = Vec::new();
+    export::by_name("markdown").unwrap().write(&rows, &mut out).unwrap();
+    let md = String::from_utf8(out).unwrap();
+    assert!(md.lines().next().unwrap().contains("| rt_jobs | rt_met | rt_misses | rt_fixed_violations | rt_sliding_violations |"), "{md}");
+}

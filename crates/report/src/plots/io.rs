@@ -3,7 +3,7 @@
 //! its aggregate throughput, and per-call latency percentiles. Error bars are 95% CIs over
 //! repetitions.
 
-use super::{point, series_of, Chart, FigureInput};
+use super::{point, series_of, Chart, ChartKind, FigureInput};
 use schedlab_analysis::{IoStats, Summary};
 
 const NOTE: &str = "Points are means over repetitions; error bars are 95% Student-t confidence intervals over repetitions.";
@@ -30,6 +30,7 @@ fn by_scheduler(d: &FigureInput, id: &str, title: &str, y_label: &str, caption: 
     });
     let Some(series) = series_of(points) else { return Vec::new() };
     vec![Chart {
+        kind: ChartKind::Lines,
         id: id.into(),
         title: title.into(),
         caption: format!("{caption} {NOTE}"),

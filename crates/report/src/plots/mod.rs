@@ -5,6 +5,7 @@
 
 mod io;
 mod render;
+mod rt;
 
 pub use render::{png, svg, PlotError, HEIGHT, PALETTE, WIDTH};
 
@@ -21,6 +22,8 @@ pub struct FigureInput<'a> {
     pub cpus: u32,
     /// I/O statistics of the cells that did I/O (empty for other runs).
     pub io: &'a [schedlab_analysis::IoStats],
+    /// Real-time statistics of the cells that ran periodic task sets (empty for other runs).
+    pub rt: &'a [schedlab_analysis::RtStats],
 }
 
 /// One point of a series: a category on the x axis, a mean and its confidence interval.
@@ -43,11 +46,33 @@ pub struct Series {
     pub name: String,
     /// Points in x order; categories without data are absent.
     pub points: Vec<Point>,
+    /// A distribution's curve, (value, cumulative fraction) in value order
+    /// ([`ChartKind::Cdf`] charts; empty in the others).
+    pub curve: Vec<(f64, f64)>,
+    /// Its colour and marker ([`PALETTE`] index, wrapping), so that one thing (a scheduler)
+    /// looks the same in every chart; None: by its position.
+    pub colour: Option<usize>,
 }
 
-/// A line chart over categories (process counts), with error bars.
+/// How a chart is drawn.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ChartKind {
+    /// A line per series over the categories, with error bars.
+    Lines,
+    /// Bars side by side in each category, a colour per series, with error bars.
+    Bars,
+    /// Cumulative distributions: each series' `curve`, the x axis logarithmic when `log_x`.
+    Cdf {
+        /// Logarithmic x axis.
+        log_x: bool,
+    },
+}
+
+/// A chart over categories (process counts, schedulers) with error bars, or of distributions.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chart {
+    /// How it is drawn.
+    pub kind: ChartKind,
     /// File stem and HTML anchor, e.g. `wall-cpu`.
     pub id: String,
     /// Title drawn above the plot.
@@ -84,6 +109,10 @@ pub const FIGURES: &[FigureFn] = &[
     io::io_p50,
     io::io_p99,
     io::io_p999,
+    rt::violations,
+    rt::violation_time,
+    rt::miss_ratio,
+    rt::wakeup_cdf,
 ];
 
 /// All charts of a run, in report order.
@@ -181,6 +210,7 @@ fn completion_times(d: &FigureInput) -> Vec<Chart> {
                 continue;
             };
             let chart = Chart {
+                kind: ChartKind::Lines,
                 id: p.id("completion", &format!("n{n}")),
                 title: p.title("Completion times", Some(n)),
                 caption: String::new(),
@@ -362,8 +392,9 @@ fn others(p: &CellParams) -> String {
 fn panels(stats: &[CellStats]) -> Vec<Panel<'_>> {
     let mut out: Vec<Panel> = Vec::new();
     // Cells of an I/O-scheduler sweep differ by scheduler, not by process count: the I/O
-    // figures draw them.
-    for s in stats.iter().filter(|s| s.params.iosched.is_none()) {
+    // figures draw them. Periodic task sets differ by scheduler and utilisation: the
+    // real-time figures draw them.
+    for s in stats.iter().filter(|s| s.params.iosched.is_none() && s.params.workload_kind != "periodic") {
         let o = others(&s.params);
         match out.iter_mut().find(|p| p.workload == s.params.workload && p.others == o) {
             Some(p) => p.cells.push(s),
@@ -383,7 +414,7 @@ fn series_of(points: impl Iterator<Item = (String, Point)>) -> Option<Vec<Series
     for (name, p) in points {
         match series.iter_mut().find(|x| x.name == name) {
             Some(x) => x.points.push(p),
-            None => series.push(Series { name, points: vec![p] }),
+            None => series.push(Series { name, points: vec![p], curve: Vec::new(), colour: None }),
         }
     }
     for s in &mut series {
@@ -415,6 +446,7 @@ fn per_workload<'a>(
         });
         let series = series_of(points)?;
         Some(Chart {
+            kind: ChartKind::Lines,
             id: p.id(id, ""),
             title: p.title(title, None),
             caption: String::new(),

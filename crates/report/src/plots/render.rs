@@ -2,7 +2,9 @@
 //! left to the viewer's fonts) and on the bitmap backend (text rasterised with the
 //! embedded DejaVu Sans through ab_glyph, so PNGs need no fontconfig or system font).
 
-use super::{Chart, Point};
+use super::{Chart, ChartKind, Point, Series};
+use plotters::coord::ranged1d::ValueFormatter;
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::sync::Once;
@@ -74,6 +76,11 @@ pub fn png(chart: &Chart) -> Result<Vec<u8>, PlotError> {
     Ok(out)
 }
 
+/// The colour and marker index of series `i`: its own when it has one, else its position.
+fn style(i: usize, s: &Series) -> usize {
+    s.colour.unwrap_or(i)
+}
+
 fn colour(i: usize) -> RGBColor {
     let (r, g, b) = PALETTE[i % PALETTE.len()];
     RGBColor(r, g, b)
@@ -108,14 +115,24 @@ type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::Er
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> DrawResult<DB> {
     root.fill(&WHITE)?;
     let (plot_area, legend_area) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+    match chart.kind {
+        ChartKind::Lines | ChartKind::Bars => draw_categories(&plot_area, chart)?,
+        ChartKind::Cdf { log_x } => draw_cdf(&plot_area, chart, log_x)?,
+    }
+    legend(&legend_area, chart)
+}
+
+/// The plot area with the chart's title and margins.
+fn builder<'a, 'b, DB: DrawingBackend>(area: &'a DrawingArea<DB, Shift>, chart: &'b Chart) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(area);
+    b.caption(&chart.title, (FONT, 20).into_font().style(FontStyle::Bold)).margin(12).x_label_area_size(46).y_label_area_size(64);
+    b
+}
+
+fn draw_categories<DB: DrawingBackend>(plot_area: &DrawingArea<DB, Shift>, chart: &Chart) -> DrawResult<DB> {
     let n = chart.categories.len().max(1);
     let top = y_max(chart);
-    let mut cc = ChartBuilder::on(&plot_area)
-        .caption(&chart.title, (FONT, 20).into_font().style(FontStyle::Bold))
-        .margin(12)
-        .x_label_area_size(46)
-        .y_label_area_size(64)
-        .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..top)?;
+    let mut cc = builder(plot_area, chart).build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..top)?;
     let cats = &chart.categories;
     let x_fmt = |v: &f64| {
         let i = v.round();
@@ -125,20 +142,8 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Dra
             String::new()
         }
     };
-    cc.configure_mesh()
-        .disable_x_mesh()
-        // At most ~16 labels (every other rank of 32 processes): more would overlap.
-        .x_labels((n + 1).min(17))
-        .x_label_formatter(&x_fmt)
-        .y_labels(6)
-        .y_label_formatter(&|v| tick(*v))
-        .x_desc(&chart.x_label)
-        .y_desc(&chart.y_label)
-        .label_style((FONT, 15))
-        .axis_desc_style((FONT, 16))
-        .bold_line_style(RGBColor(225, 225, 225))
-        .light_line_style(TRANSPARENT)
-        .draw()?;
+    // At most ~16 labels (every other rank of 32 processes): more would overlap.
+    mesh(&mut cc, chart, (n + 1).min(17), &x_fmt, false)?;
 
     if let Some((value, _)) = &chart.reference {
         cc.draw_series(std::iter::once(PathElement::new(
@@ -147,29 +152,114 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Dra
         )))?;
     }
     let k = chart.series.len();
+    if chart.kind == ChartKind::Bars {
+        // Bars side by side in 80% of each category.
+        let width = 0.8 / k.max(1) as f64;
+        for (i, s) in chart.series.iter().enumerate() {
+            for p in &s.points {
+                let x0 = p.x as f64 - 0.4 + i as f64 * width;
+                cc.draw_series(std::iter::once(Rectangle::new(
+                    [(x0 + 0.01, 0.0), (x0 + width - 0.01, p.y)],
+                    colour(style(i, s)).filled(),
+                )))?;
+                error_bar(&mut cc, x0 + width / 2.0, p, (width / 4.0).min(0.035), RGBColor(40, 40, 40))?;
+            }
+        }
+        return Ok(());
+    }
     // Spread the series a little around each category so their error bars do not overlap.
     let dodge_step = if k > 1 { (0.3 / (k - 1) as f64).min(0.08) } else { 0.0 };
     for (i, s) in chart.series.iter().enumerate() {
-        let c = colour(i);
+        let c = colour(style(i, s));
         let dx = (i as f64 - (k as f64 - 1.0) / 2.0) * dodge_step;
         let at = |p: &Point| (p.x as f64 + dx, p.y);
         cc.draw_series(LineSeries::new(s.points.iter().map(at), c.stroke_width(2)))?;
-        for p in s.points.iter().filter(|p| p.hi > p.lo) {
-            let x = p.x as f64 + dx;
-            let cap = 0.035;
-            let style = c.stroke_width(2);
-            cc.draw_series([
-                PathElement::new(vec![(x, p.lo), (x, p.hi)], style),
-                PathElement::new(vec![(x - cap, p.lo), (x + cap, p.lo)], style),
-                PathElement::new(vec![(x - cap, p.hi), (x + cap, p.hi)], style),
-            ])?;
+        for p in &s.points {
+            error_bar(&mut cc, p.x as f64 + dx, p, 0.035, c)?;
         }
         for p in &s.points {
             let (x, y) = at(p);
-            cc.plotting_area().draw(&(EmptyElement::at((x, y)) + marker(i, c)))?;
+            cc.plotting_area().draw(&(EmptyElement::at((x, y)) + marker(style(i, s), c)))?;
         }
     }
-    legend(&legend_area, chart)
+    Ok(())
+}
+
+type Categories<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The point's confidence interval at `x` with caps `cap` wide each side (nothing without one).
+fn error_bar<DB: DrawingBackend>(cc: &mut Categories<'_, DB>, x: f64, p: &Point, cap: f64, c: RGBColor) -> DrawResult<DB> {
+    if p.hi > p.lo {
+        let style = c.stroke_width(2);
+        cc.draw_series([
+            PathElement::new(vec![(x, p.lo), (x, p.hi)], style),
+            PathElement::new(vec![(x - cap, p.lo), (x + cap, p.lo)], style),
+            PathElement::new(vec![(x - cap, p.hi), (x + cap, p.hi)], style),
+        ])?;
+    }
+    Ok(())
+}
+
+/// The x range of the chart's curves: from the smallest positive value (a log axis has no
+/// 0) to the largest, widened to a decade's edges on a log axis.
+fn cdf_range(chart: &Chart, log_x: bool) -> (f64, f64) {
+    let xs = || chart.series.iter().flat_map(|s| &s.curve).map(|p| p.0).filter(|x| x.is_finite());
+    let (lo, hi) = (xs().filter(|x| *x > 0.0).fold(f64::INFINITY, f64::min), xs().fold(0.0f64, f64::max));
+    if !lo.is_finite() || hi <= 0.0 {
+        return (if log_x { 0.1 } else { 0.0 }, 1.0);
+    }
+    if log_x {
+        (10f64.powf(lo.log10().floor()), 10f64.powf(hi.log10().ceil()))
+    } else {
+        (0.0, hi * 1.05)
+    }
+}
+
+fn draw_cdf<DB: DrawingBackend>(plot_area: &DrawingArea<DB, Shift>, chart: &Chart, log_x: bool) -> DrawResult<DB> {
+    let (lo, hi) = cdf_range(chart, log_x);
+    if log_x {
+        let mut cc = builder(plot_area, chart).build_cartesian_2d((lo..hi).log_scale(), 0f64..1.0)?;
+        mesh(&mut cc, chart, 8, &|v| tick(*v), true)?;
+        for (i, s) in chart.series.iter().enumerate() {
+            cc.draw_series(LineSeries::new(s.curve.iter().map(|&(x, y)| (x.max(lo), y)), colour(style(i, s)).stroke_width(2)))?;
+        }
+    } else {
+        let mut cc = builder(plot_area, chart).build_cartesian_2d(lo..hi, 0f64..1.0)?;
+        mesh(&mut cc, chart, 8, &|v| tick(*v), true)?;
+        for (i, s) in chart.series.iter().enumerate() {
+            cc.draw_series(LineSeries::new(s.curve.iter().copied(), colour(style(i, s)).stroke_width(2)))?;
+        }
+    }
+    Ok(())
+}
+
+/// Axes, ticks (`x_labels` on the x axis, written by `x_fmt`), their descriptions and the
+/// grid (vertical lines only with `x_grid`).
+fn mesh<'b, DB: DrawingBackend, X>(
+    cc: &'b mut ChartContext<'_, DB, Cartesian2d<X, RangedCoordf64>>,
+    chart: &Chart,
+    x_labels: usize,
+    x_fmt: &'b dyn Fn(&f64) -> String,
+    x_grid: bool,
+) -> DrawResult<DB>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let mut m = cc.configure_mesh();
+    if !x_grid {
+        m.disable_x_mesh();
+    }
+    m.x_labels(x_labels)
+        .x_label_formatter(x_fmt)
+        .y_labels(6)
+        .y_label_formatter(&|v| tick(*v))
+        .x_desc(&chart.x_label)
+        .y_desc(&chart.y_label)
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 16))
+        .bold_line_style(RGBColor(225, 225, 225))
+        .light_line_style(TRANSPARENT)
+        .draw()
 }
 
 /// The marker of series `i`: circle, triangle, square, diamond, in turn.
@@ -187,9 +277,15 @@ fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &Chart) -> D
     let font = (FONT, 16).into_font();
     let mut y = 52;
     for (i, s) in chart.series.iter().enumerate() {
-        let c = colour(i);
-        area.draw(&PathElement::new(vec![(4, y), (34, y)], c.stroke_width(2)))?;
-        area.draw(&(EmptyElement::at((19, y)) + marker(i, c)))?;
+        let c = colour(style(i, s));
+        match chart.kind {
+            ChartKind::Lines => {
+                area.draw(&PathElement::new(vec![(4, y), (34, y)], c.stroke_width(2)))?;
+                area.draw(&(EmptyElement::at((19, y)) + marker(style(i, s), c)))?;
+            }
+            ChartKind::Bars => area.draw(&Rectangle::new([(9, y - 8), (29, y + 8)], c.filled()))?,
+            ChartKind::Cdf { .. } => area.draw(&PathElement::new(vec![(4, y), (34, y)], c.stroke_width(3)))?,
+        }
         let lines = wrap(&s.name);
         let extra = 18 * (lines.len() as i32 - 1);
         for (k, line) in lines.into_iter().enumerate() {
@@ -202,7 +298,12 @@ fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &Chart) -> D
         area.draw(&Text::new(label.clone(), (42, y - 7), font.clone()))?;
         y += 24;
     }
-    area.draw(&Text::new("bars: 95% CI", (4, y + 4), (FONT, 14).into_font().color(&RGBColor(90, 90, 90))))?;
+    let note = match chart.kind {
+        ChartKind::Cdf { .. } => "pooled over repetitions",
+        ChartKind::Bars => "whiskers: 95% CI",
+        ChartKind::Lines => "bars: 95% CI",
+    };
+    area.draw(&Text::new(note, (4, y + 4), (FONT, 14).into_font().color(&RGBColor(90, 90, 90))))?;
     Ok(())
 }
 

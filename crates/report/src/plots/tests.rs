@@ -1,12 +1,12 @@
 //! Figures from the mock pa3 run: which charts, what they hold, and that the PNG shows them.
 
 use super::*;
-use crate::testdata::{lab1_records, pa3_records, COUNTS};
+use crate::testdata::{lab1_records, pa3_records, COUNTS, RT_SCHEDULERS};
 use schedlab_analysis::cell_stats;
 
 fn pa3_charts() -> Vec<Chart> {
     let stats = cell_stats(&pa3_records(1.0));
-    charts(&FigureInput { stats: &stats, cpus: 4, io: &[] })
+    charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[] })
 }
 
 /// Decodes a PNG into (width, height, RGB bytes).
@@ -66,14 +66,14 @@ fn cells_without_repetitions_are_left_out() {
         r.samples.clear();
     }
     let stats = cell_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[] });
+    let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[] });
     let fifo = &charts[0].series[1];
     assert_eq!(fifo.points.iter().map(|p| p.x).collect::<Vec<_>>(), vec![0, 2]);
 }
 
 #[test]
 fn a_run_with_nothing_measured_has_no_figures() {
-    assert!(charts(&FigureInput { stats: &[], cpus: 2, io: &[] }).is_empty());
+    assert!(charts(&FigureInput { stats: &[], cpus: 2, io: &[], rt: &[] }).is_empty());
 }
 
 #[test]
@@ -112,7 +112,7 @@ fn svg_holds_the_title_labels_and_lines() {
 fn a_single_count_and_repetition_still_draws() {
     let recs: Vec<_> = pa3_records(1.0).into_iter().filter(|r| r.params.processes == 10 && r.rep == 0).collect();
     let stats = cell_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 0, io: &[] });
+    let charts = charts(&FigureInput { stats: &stats, cpus: 0, io: &[], rt: &[] });
     assert_eq!(charts.len(), 15);
     let c = &charts[0];
     assert_eq!(c.categories, vec!["10"]);
@@ -131,7 +131,7 @@ fn slugs_are_file_name_safe() {
 
 fn lab1_charts() -> Vec<Chart> {
     let stats = cell_stats(&lab1_records());
-    charts(&FigureInput { stats: &stats, cpus: 2, io: &[] })
+    charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &[] })
 }
 
 fn chart<'a>(charts: &'a [Chart], id: &str) -> &'a Chart {
@@ -236,13 +236,14 @@ fn group_share_is_the_measured_groups_cpu_share_only_where_it_competes() {
 fn bounded_quantities_have_their_error_bars_cut_at_the_bounds() {
     let p = |y: f64, lo: f64, hi: f64| Point { x: 0, y, lo, hi };
     let c = Chart {
+        kind: ChartKind::Lines,
         id: "x".into(),
         title: String::new(),
         caption: String::new(),
         x_label: String::new(),
         y_label: String::new(),
         categories: vec!["1".into()],
-        series: vec![Series { name: "s".into(), points: vec![p(0.9, 0.5, 1.3), p(0.1, -0.4, 0.6)] }],
+        series: vec![Series { name: "s".into(), points: vec![p(0.9, 0.5, 1.3), p(0.1, -0.4, 0.6)], curve: Vec::new(), colour: None }],
         reference: None,
     };
     assert_eq!(c.capped_at(1.0).series[0].points, [p(0.9, 0.5, 1.0), p(0.1, 0.0, 0.6)]);
@@ -261,13 +262,13 @@ fn runs_that_do_not_study_fairness_get_no_fairness_figures() {
     }
     let stats = cell_stats(&recs);
     assert!(!measures_fairness(&stats));
-    let ids: Vec<String> = charts(&FigureInput { stats: &stats, cpus: 4, io: &[] }).into_iter().map(|c| c.id).collect();
+    let ids: Vec<String> = charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[] }).into_iter().map(|c| c.id).collect();
     assert_eq!(ids.len(), 15, "{ids:?}");
     // Pinning the processes of one cell makes it a fairness study.
     recs[0].params.groups[0].affinity = "spread".into();
     let stats = cell_stats(&recs);
     assert!(measures_fairness(&stats));
-    let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[] });
+    let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[] });
     assert!(charts.iter().any(|c| c.id == "jain-cpu") && charts.iter().any(|c| c.id == "completion-cpu-n500"));
     assert!(charts.iter().all(|c| !c.id.starts_with("share")), "one group: no share");
 }
@@ -346,7 +347,7 @@ fn an_io_sweep_gets_the_io_figures_and_no_per_process_count_figures() {
     let recs = io_records();
     let stats = cell_stats(&recs);
     let io = schedlab_analysis::io_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &io });
+    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &io, rt: &[] });
     let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["io-time", "io-mbs", "io-p50", "io-p99", "io-p999"]);
     let time = &charts[0];
@@ -360,5 +361,120 @@ fn an_io_sweep_gets_the_io_figures_and_no_per_process_count_figures() {
     // Median latency of "small" under bfq (the fourth cell) is 4 us.
     assert!((charts[2].series[1].points[1].y - 4.0).abs() < 0.01);
     // Without I/O statistics, nothing is drawn for these cells.
-    assert!(super::charts(&FigureInput { stats: &stats, cpus: 2, io: &[] }).is_empty());
+    assert!(super::charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &[] }).is_empty());
+}
+
+fn rt_charts(workloads: &[&str], utilisations: &[Option<f64>]) -> Vec<Chart> {
+    let recs = crate::testdata::rt_records(workloads, utilisations);
+    let stats = cell_stats(&recs);
+    let rt = schedlab_analysis::rt_stats(&recs);
+    charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt })
+}
+
+fn names(c: &Chart) -> Vec<&str> {
+    c.series.iter().map(|s| s.name.as_str()).collect()
+}
+
+#[test]
+fn a_utilisation_sweep_gets_lines_per_scheduler_and_a_wakeup_distribution_per_utilisation() {
+    let charts = rt_charts(&["set"], &[Some(0.25), Some(0.5)]);
+    let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
+    // No per-process-count figures: every cell has the set's 4 processes.
+    assert_eq!(ids, ["rt-violations", "rt-violation-time", "rt-misses", "rt-wakeup-u0_25", "rt-wakeup-u0_5"]);
+    let v = &charts[0];
+    assert_eq!((v.kind, v.title.as_str()), (ChartKind::Lines, "Average violations per process against utilisation"));
+    assert_eq!(v.categories, ["0.25", "0.5"]);
+    assert!(v.caption.contains("Sliding windows are drawn"), "{}", v.caption);
+    // 2k + r sliding violations per task in repetition r, k = (scheduler + 1) (utilisation + 1).
+    let want = [("other", vec![2.5, 4.5]), ("fifo-rm", vec![4.5, 8.5]), ("edf", vec![6.5, 12.5]), ("dwcs", vec![8.5, 16.5])];
+    assert_close(&means(v), &want);
+    // Repetitions 2k and 2k + 1: half width t(0.975, 1) x 0.5 = 6.353102; cut at 0 below.
+    let p = v.series[3].points[1];
+    assert!((p.hi - 16.5 - 6.353_102_368).abs() < 1e-6 && (16.5 - p.lo - 6.353_102_368).abs() < 1e-6, "{p:?}");
+    assert_eq!(v.series[0].points[0].lo, 0.0, "2.5 - 6.35 is cut at 0");
+    let misses = chart(&charts, "rt-misses");
+    assert_close(&means(misses)[..1], &[("other", vec![5.5, 10.5])]);
+    assert!(misses.series.iter().flat_map(|s| &s.points).all(|p| p.hi <= 100.0));
+    assert_close(&means(chart(&charts, "rt-violation-time"))[..1], &[("other", vec![2.5, 4.5])]);
+    // Wake-ups only where the tasks timed their own releases.
+    let w = chart(&charts, "rt-wakeup-u0_5");
+    assert_eq!((w.kind, names(w)), (ChartKind::Cdf { log_x: true }, vec!["other", "fifo-rm"]));
+    assert_eq!(w.title, "Wake-up latency, utilisation 0.5");
+    // fifo-rm at 0.5: k = 4, wake-ups 4..80 us; the pooled median is the 10th of 20 values.
+    let curve = &w.series[1].curve;
+    assert!((curve[50].0 - 40.0).abs() < 0.1 && curve[50].1 == 0.5, "{:?}", curve[50]);
+    assert!((curve.last().unwrap().0 - 80.0).abs() < 0.1);
+    assert!(w.caption.contains("fifo-rm 160 over 2 repetitions"), "{}", w.caption);
+}
+
+#[test]
+fn a_single_utilisation_gets_bars_per_scheduler() {
+    let charts = rt_charts(&["set"], &[Some(0.5)]);
+    let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["rt-violations", "rt-violation-time", "rt-misses", "rt-wakeup-u0_5"]);
+    let m = chart(&charts, "rt-misses");
+    assert_eq!((m.kind, m.title.as_str()), (ChartKind::Bars, "Deadline miss ratio per scheduler, utilisation 0.5"));
+    assert_eq!(m.categories, RT_SCHEDULERS);
+    assert_close(&means(m), &[("set", vec![5.5, 10.5, 15.5, 20.5])]);
+    assert_eq!(m.series[0].points.iter().map(|p| p.x).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    // A listed set (no utilisation axis) is drawn the same way, without the value.
+    let charts = rt_charts(&["set"], &[None]);
+    assert_eq!(charts[0].title, "Average violations per process per scheduler");
+    assert_eq!(charts.last().unwrap().id, "rt-wakeup");
+}
+
+#[test]
+fn several_workloads_get_a_series_per_scheduler_and_workload() {
+    let charts = rt_charts(&["a", "b"], &[Some(0.25), Some(0.5)]);
+    let v = chart(&charts, "rt-violations");
+    assert_eq!(v.series.len(), 8);
+    assert_eq!(&names(v)[..3], ["other, a", "fifo-rm, a", "edf, a"]);
+    assert_eq!(names(v)[4], "other, b");
+    let w = chart(&charts, "rt-wakeup-b-u0_25");
+    assert_eq!(w.title, "Wake-up latency: b, utilisation 0.25");
+    assert_eq!(charts.iter().filter(|c| c.id.starts_with("rt-wakeup")).count(), 4);
+}
+
+#[test]
+fn runs_without_periodic_sets_get_no_real_time_figures() {
+    let recs = pa3_records(1.0);
+    assert!(schedlab_analysis::rt_stats(&recs).is_empty());
+    assert!(pa3_charts().iter().all(|c| !c.id.starts_with("rt-")));
+}
+
+#[test]
+fn real_time_pngs_show_every_series() {
+    let charts = rt_charts(&["set"], &[Some(0.25), Some(0.5)]);
+    let bars = rt_charts(&["set"], &[Some(0.5)]);
+    for (k, c) in [chart(&charts, "rt-violations"), chart(&charts, "rt-wakeup-u0_25"), chart(&bars, "rt-misses")].into_iter().enumerate() {
+        let bytes = png(c).unwrap();
+        if let Some(dir) = std::env::var_os("SCHEDLAB_DEBUG_PNG") {
+            std::fs::write(std::path::Path::new(&dir).join(format!("{}-{k}.png", c.id)), &bytes).unwrap();
+        }
+        let (_, _, rgb) = decode(&bytes);
+        for (i, _) in c.series.iter().enumerate() {
+            let n = count_colour(&rgb, PALETTE[i]);
+            assert!(n > 150, "{}: series {i} has only {n} pixels of its colour", c.id);
+        }
+        let s = svg(c).unwrap();
+        assert!(s.contains(&format!(">\n{}\n</text>", c.series[0].name)), "{}: legend", c.id);
+    }
+}
+
+#[test]
+fn a_scheduler_keeps_its_colour_in_every_real_time_chart() {
+    let mut recs = crate::testdata::rt_records(&["set"], &[Some(0.25), Some(0.5)]);
+    // Without "other" at 0.5, fifo-rm is the first line of that wake-up chart, in its own colour.
+    recs.retain(|r| r.params.key != "set/other/utilisation=0.5/n4");
+    let stats = cell_stats(&recs);
+    let rt = schedlab_analysis::rt_stats(&recs);
+    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt });
+    let colours = |id: &str| chart(&charts, id).series.iter().map(|s| (s.name.clone(), s.colour)).collect::<Vec<_>>();
+    assert_eq!(colours("rt-wakeup-u0_5"), [("fifo-rm".to_string(), Some(1))]);
+    assert_eq!(colours("rt-wakeup-u0_25")[1], ("fifo-rm".to_string(), Some(1)));
+    assert_eq!(colours("rt-violations")[3], ("dwcs".to_string(), Some(3)));
+    let (_, _, rgb) = decode(&png(chart(&charts, "rt-wakeup-u0_5")).unwrap());
+    assert!(count_colour(&rgb, PALETTE[1]) > 150 && count_colour(&rgb, PALETTE[0]) < 20, "drawn in fifo-rm's colour");
+    // Several workloads: a series per scheduler and workload, coloured in turn.
+    assert!(rt_charts(&["a", "b"], &[Some(0.25), Some(0.5)])[0].series.iter().all(|s| s.colour.is_none()));
 }

@@ -1,0 +1,278 @@
+//! Real-time figures of a periodic task set's cell across repetitions (seed 003): jobs,
+//! deadline misses, DWCS window violations and time in violation per process, and wake-up
+//! latency percentiles of the merged histograms, each a [`Summary`] over repetitions (the
+//! repetition is the unit of replication; per-process values are averaged within a
+//! repetition first, as in [`crate::cell_stats`]).
+
+use crate::cells::EMPTY;
+use crate::hist::{cdf_us, merge, quantile_us};
+use crate::Summary;
+use schedlab_model::{CellParams, CellRecord, CellStatus, RtTask};
+use std::collections::BTreeMap;
+
+/// Real-time figures of one cell of a periodic task set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RtStats {
+    /// Which cell.
+    pub params: CellParams,
+    /// Who scheduled the set: other, fifo-rm, fifo-dm, deadline, edf or dwcs.
+    pub scheduler: String,
+    /// The value of the cell's `utilisation` axis (None for a listed or canonical set).
+    pub utilisation: Option<f64>,
+    /// DWCS minimum utilisation, sum of (1 - x/y) C/T (None when no repetition ran).
+    pub min_utilisation: Option<f64>,
+    /// Sum of C/T (None when no repetition ran).
+    pub plain_utilisation: Option<f64>,
+    /// The DWCS feasibility test guarantees the set (canonical, minimum utilisation <= 1).
+    pub guaranteed: bool,
+    /// Who counted the jobs: "worker" (each task's own clock) or "dispatcher" (the live
+    /// dispatcher's tally: no wake-up latencies).
+    pub source: String,
+    /// Tasks (worker processes with results) per repetition, the most seen.
+    pub tasks: usize,
+    /// Measured repetitions with task results (warm-ups and failed starts excluded).
+    pub reps: usize,
+    /// Repetitions that could not start or whose dispatcher died.
+    pub failed: usize,
+    /// The first failure message, if any.
+    pub failure: Option<String>,
+    /// Repetitions in which the watchdog killed workers.
+    pub timed_out: usize,
+    /// Jobs released, summed over the set's tasks.
+    pub jobs: Summary,
+    /// Deadline misses, summed over the set's tasks.
+    pub misses: Summary,
+    /// Misses over jobs of the whole set, percent.
+    pub miss_pct: Summary,
+    /// Mean deadline misses per task (process).
+    pub misses_per_proc: Summary,
+    /// Mean violated fixed windows (back-to-back windows of y deadlines) per task.
+    pub fixed_violations_per_proc: Summary,
+    /// Mean violated sliding windows (every y consecutive deadlines) per task.
+    pub sliding_violations_per_proc: Summary,
+    /// Mean over tasks of the percentage of periods spent in violation.
+    pub time_in_violation_pct: Summary,
+    /// Median wake-up latency of each repetition's merged histogram, microseconds.
+    pub wakeup_p50_us: Summary,
+    /// 99th percentile.
+    pub wakeup_p99_us: Summary,
+    /// Maximum.
+    pub wakeup_max_us: Summary,
+    /// Wake-ups recorded over every repetition.
+    pub wakeups: u64,
+    /// The pooled wake-up latency distribution of every repetition: (microseconds, fraction
+    /// of wake-ups at or below), empty without wake-up histograms.
+    pub wakeup_cdf: Vec<(f64, f64)>,
+}
+
+/// The value of the `utilisation` axis in a cell key (`set/dwcs/utilisation=0.5/n4`), for
+/// cells that stored no real-time record (every start failed).
+pub fn key_utilisation(key: &str) -> Option<f64> {
+    key.split('/').find_map(|part| part.strip_prefix("utilisation=")).and_then(|v| v.parse().ok())
+}
+
+fn is_periodic(r: &CellRecord) -> bool {
+    r.rt.is_some() || r.params.workload_kind == "periodic"
+}
+
+/// The cells of a run that ran periodic task sets, in cell order. Cells whose every
+/// repetition failed are kept with `reps == 0`, so tables can say why.
+pub fn rt_stats(records: &[CellRecord]) -> Vec<RtStats> {
+    let mut by_cell: BTreeMap<u32, Vec<&CellRecord>> = BTreeMap::new();
+    for r in records.iter().filter(|r| !r.warmup && is_periodic(r)) {
+        by_cell.entry(r.params.cell_id).or_default().push(r);
+    }
+    by_cell.into_values().filter_map(|reps| summarise(&reps)).collect()
+}
+
+/// The task results of one repetition's measured workers.
+fn tasks(r: &CellRecord) -> Vec<RtTask> {
+    r.samples.iter().filter(|s| !s.background).filter_map(|s| s.rt()).collect()
+}
+
+fn mean(xs: impl ExactSizeIterator<Item = f64>) -> Option<f64> {
+    let n = xs.len();
+    (n > 0).then(|| xs.sum::<f64>() / n as f64)
+}
+
+fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
+    let first = all.first()?;
+    let failed: Vec<&&CellRecord> = all.iter().filter(|r| r.status == CellStatus::Failed).collect();
+    let ran: Vec<(&CellRecord, Vec<RtTask>)> =
+        all.iter().filter(|r| r.status != CellStatus::Failed).map(|r| (*r, tasks(r))).filter(|(_, t)| !t.is_empty()).collect();
+    let per = |f: &dyn Fn(&[RtTask]) -> Option<f64>| -> Summary {
+        let xs: Vec<f64> = ran.iter().filter_map(|(_, t)| f(t)).filter(|x| x.is_finite()).collect();
+        Summary::of(&xs).unwrap_or(EMPTY)
+    };
+    let sum = |t: &[RtTask], f: fn(&RtTask) -> u64| t.iter().map(f).sum::<u64>();
+    let wakeups: Vec<Option<_>> =
+        ran.iter().map(|(_, t)| merge(t.iter().filter_map(|x| x.wakeup_hist.as_deref())).filter(|h| !h.is_empty())).collect();
+    let lat = |q: f64| {
+        let xs: Vec<f64> = wakeups.iter().flatten().filter_map(|h| quantile_us(h, q)).collect();
+        Summary::of(&xs).unwrap_or(EMPTY)
+    };
+    let pooled = merge(ran.iter().flat_map(|(_, t)| t.iter().filter_map(|x| x.wakeup_hist.as_deref())));
+    let cell_rt = ran.iter().find_map(|(r, _)| r.rt.as_ref()).or_else(|| all.iter().find_map(|r| r.rt.as_ref()));
+    let mut sources: Vec<&str> = ran.iter().flat_map(|(_, t)| t.iter().map(|x| x.source.as_str())).collect();
+    sources.sort_unstable();
+    sources.dedup();
+    Some(RtStats {
+        params: first.params.clone(),
+        scheduler: cell_rt.map(|c| c.scheduler.clone()).unwrap_or_else(|| first.params.policy.clone()),
+        utilisation: match cell_rt {
+            Some(c) => c.utilisation,
+            None => key_utilisation(&first.params.key),
+        },
+        min_utilisation: cell_rt.map(|c| c.min_utilisation),
+        plain_utilisation: cell_rt.map(|c| c.plain_utilisation),
+        guaranteed: cell_rt.is_some_and(|c| c.guaranteed),
+        source: sources.join("/"),
+        tasks: ran.iter().map(|(_, t)| t.len()).max().unwrap_or(0),
+        reps: ran.len(),
+        failed: failed.len(),
+        failure: failed.first().and_then(|r| r.message.clone()),
+        timed_out: ran.iter().filter(|(r, _)| r.status == CellStatus::TimedOut).count(),
+        jobs: per(&|t| Some(sum(t, |x| x.jobs) as f64)),
+        misses: per(&|t| Some(sum(t, |x| x.misses) as f64)),
+        miss_pct: per(&|t| {
+            let jobs = sum(t, |x| x.jobs);
+            (jobs > 0).then(|| 100.0 * sum(t, |x| x.misses) as f64 / jobs as f64)
+        }),
+        misses_per_proc: per(&|t| mean(t.iter().map(|x| x.misses as f64))),
+        fixed_violations_per_proc: per(&|t| mean(t.iter().map(|x| x.fixed_violations as f64))),
+        sliding_violations_per_proc: per(&|t| mean(t.iter().map(|x| x.sliding_violations as f64))),
+        time_in_violation_pct: per(&|t| mean(t.iter().map(|x| x.time_in_violation_pct))),
+        wakeup_p50_us: lat(0.5),
+        wakeup_p99_us: lat(0.99),
+        wakeup_max_us: lat(1.0),
+        wakeups: pooled.as_ref().map_or(0, |h| h.len()),
+        wakeup_cdf: pooled.as_ref().map(cdf_us).unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cells::test_record;
+    use schedlab_model::{hist, CellRt, Sample};
+
+    /// A task with `jobs` jobs, `misses` misses, (fixed, sliding) violations, % in violation
+    /// and wake-up latencies in us (none: a dispatcher task).
+    fn task(jobs: u64, misses: u64, viol: (u64, u64), pct: f64, wake_us: &[u64]) -> Sample {
+        let hist = (!wake_us.is_empty()).then(|| {
+            let mut h = hist::Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
+            for v in wake_us {
+                h.record(v * 1000).unwrap();
+            }
+            hist::encode(&h)
+        });
+        let rt = RtTask {
+            x: 1,
+            y: 2,
+            jobs,
+            met: jobs - misses,
+            misses,
+            fixed_violations: viol.0,
+            sliding_violations: viol.1,
+            time_in_violation_pct: pct,
+            wakeup_hist: hist,
+            source: if wake_us.is_empty() { "dispatcher" } else { "worker" }.into(),
+            ..Default::default()
+        };
+        Sample { extra: serde_json::json!({ "rt": rt }), ..Default::default() }
+    }
+
+    fn rec(rep: u32, warmup: bool, samples: Vec<Sample>) -> CellRecord {
+        let params = CellParams {
+            cell_id: 3,
+            key: "set/fifo-rm/utilisation=0.5/n2".into(),
+            workload: "set".into(),
+            workload_kind: "periodic".into(),
+            policy: "fifo-rm".into(),
+            class: "fifo".into(),
+            processes: 2,
+            ..Default::default()
+        };
+        let rt = CellRt {
+            scheduler: "fifo-rm".into(),
+            utilisation: Some(0.5),
+            min_utilisation: 0.5,
+            plain_utilisation: 1.0,
+            guaranteed: true,
+            ..Default::default()
+        };
+        CellRecord { warmup, rt: Some(rt), ..test_record(params, rep, 1.0, samples) }
+    }
+
+    fn close(got: f64, want: f64) {
+        assert!((got - want).abs() < 1e-9, "got {got}, want {want}");
+    }
+
+    #[test]
+    fn misses_violations_and_time_in_violation_over_repetitions() {
+        let recs = vec![
+            // rep 0: 100 + 50 jobs, 10 + 5 misses: 10% missed; 7.5 misses, 2.5 fixed and 4.5
+            // sliding violations per process; (20 + 10) / 2 = 15% in violation.
+            rec(0, false, vec![task(100, 10, (3, 6), 20.0, &[10, 20]), task(50, 5, (2, 3), 10.0, &[30, 40])]),
+            // rep 1: 100 + 100 jobs, 30 + 0 misses: 15%; 15 misses, 4 fixed and 8 sliding per
+            // process; (50 + 0) / 2 = 25% in violation.
+            rec(1, false, vec![task(100, 30, (8, 16), 50.0, &[50, 60]), task(100, 0, (0, 0), 0.0, &[70, 80])]),
+            // A warm-up with every job missed: never counted.
+            rec(0, true, vec![task(10, 10, (5, 9), 100.0, &[9999])]),
+        ];
+        let s = &rt_stats(&recs)[0];
+        assert_eq!((s.reps, s.tasks, s.failed), (2, 2, 0));
+        assert_eq!((s.scheduler.as_str(), s.utilisation, s.min_utilisation), ("fifo-rm", Some(0.5), Some(0.5)));
+        assert!(s.guaranteed);
+        assert_eq!(s.source, "worker");
+        close(s.jobs.mean, 175.0);
+        close(s.misses.mean, 22.5);
+        close(s.miss_pct.mean, 12.5);
+        close(s.misses_per_proc.mean, 11.25);
+        close(s.fixed_violations_per_proc.mean, 3.25);
+        close(s.sliding_violations_per_proc.mean, 6.25);
+        close(s.time_in_violation_pct.mean, 20.0);
+        // Two repetitions 10% and 15%: sd = 2.5 * sqrt(2) = 3.535534, half width
+        // t(0.975, 1) sd / sqrt(2) = 12.706205 * 2.5 = 31.765512.
+        close(s.miss_pct.ci_half_width(), 12.706_204_736 * 2.5);
+        // Wake-ups 10..40 us (rep 0) and 50..80 us (rep 1): medians (the 2nd of 4 values) 20 and 60 us, maxima 40 and 80.
+        // (HdrHistogram at 3 significant digits reports a bucket's highest value: 80 us is 80.063.)
+        assert!((s.wakeup_p50_us.mean - 40.0).abs() < 0.1, "{:?}", s.wakeup_p50_us);
+        assert!((s.wakeup_max_us.mean - 60.0).abs() < 0.1, "{:?}", s.wakeup_max_us);
+        assert!((s.wakeup_p99_us.mean - 60.0).abs() < 0.1, "{:?}", s.wakeup_p99_us);
+        assert_eq!(s.wakeups, 8, "the warm-up's wake-up is not pooled");
+        let last = s.wakeup_cdf.last().unwrap();
+        assert!((last.0 - 80.0).abs() < 0.1 && last.1 == 1.0, "{last:?}");
+        let median = s.wakeup_cdf[50];
+        assert!((median.0 - 40.0).abs() < 0.1 && median.1 == 0.5, "pooled median 40 us: {median:?}");
+    }
+
+    #[test]
+    fn dispatcher_tasks_have_no_wake_ups() {
+        let s = &rt_stats(&[rec(0, false, vec![task(20, 4, (1, 2), 5.0, &[]), task(20, 0, (0, 0), 0.0, &[])])])[0];
+        assert_eq!(s.source, "dispatcher");
+        close(s.miss_pct.mean, 10.0);
+        close(s.sliding_violations_per_proc.mean, 1.0);
+        assert_eq!((s.wakeup_p50_us.n, s.wakeups), (0, 0));
+        assert!(s.wakeup_p50_us.mean.is_nan() && s.wakeup_cdf.is_empty());
+        assert_eq!(s.miss_pct.ci_low, s.miss_pct.mean, "one repetition has no interval");
+    }
+
+    #[test]
+    fn failed_starts_are_counted_and_other_runs_have_no_rt_figures() {
+        let mut f = rec(0, false, Vec::new());
+        f.status = CellStatus::Failed;
+        f.message = Some("SCHED_DEADLINE admission refused".into());
+        f.rt = None;
+        f.params.key = "set/deadline/utilisation=0.9/n2".into();
+        f.params.policy = "deadline".into();
+        let s = &rt_stats(&[f.clone()])[0];
+        assert_eq!((s.reps, s.failed, s.scheduler.as_str(), s.utilisation), (0, 1, "deadline", Some(0.9)));
+        assert_eq!(s.failure.as_deref(), Some("SCHED_DEADLINE admission refused"));
+        assert!(s.jobs.mean.is_nan() && s.min_utilisation.is_none());
+        f.params.workload_kind = "pi".into();
+        assert!(rt_stats(&[f]).is_empty(), "not a periodic cell");
+        assert_eq!(key_utilisation("set/dwcs/n4"), None);
+        assert_eq!(key_utilisation("set/dwcs/utilisation=0.25/n4"), Some(0.25));
+    }
+}

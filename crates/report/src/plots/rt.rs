@@ -1,0 +1,214 @@
+//! Seed 003's figures, from the real-time statistics of a run's periodic task sets: window
+//! violations per process, time in violation and the deadline miss ratio against the
+//! utilisation the sets were generated for, one series per scheduler (and workload, when
+//! the run has several); bars per scheduler instead when the run does not sweep
+//! utilisation; and the wake-up latency distribution, a line per scheduler.
+
+use super::{point, series_of, slug, Chart, ChartKind, FigureInput, Series};
+use schedlab_analysis::{RtStats, Summary};
+
+/// The cells drawn: those with at least one measured repetition.
+fn drawn<'a>(d: &FigureInput<'a>) -> impl Iterator<Item = &'a RtStats> + 'a {
+    d.rt.iter().filter(|s| s.reps > 0)
+}
+
+fn several_workloads(d: &FigureInput) -> bool {
+    drawn(d).any(|s| s.params.workload != d.rt[0].params.workload)
+}
+
+/// The utilisation values of the drawn cells, in increasing order (a listed set, None, first).
+fn utilisations(d: &FigureInput) -> Vec<Option<f64>> {
+    let mut us: Vec<Option<f64>> = drawn(d).map(|s| s.utilisation).collect();
+    us.sort_by(|a, b| a.unwrap_or(f64::NEG_INFINITY).total_cmp(&b.unwrap_or(f64::NEG_INFINITY)));
+    us.dedup();
+    us
+}
+
+fn u_label(u: Option<f64>) -> String {
+    u.map_or_else(|| "listed set".into(), |u| u.to_string())
+}
+
+/// The colour of a scheduler: its place among the run's schedulers (in cell order), so it
+/// looks the same in every chart, whichever others a chart lacks.
+fn scheduler_colour(d: &FigureInput, scheduler: &str) -> Option<usize> {
+    categories(drawn(d).map(|s| s.scheduler.as_str())).iter().position(|c| c == scheduler)
+}
+
+/// Categories in order of first appearance.
+fn categories<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        if !out.iter().any(|c| c == n) {
+            out.push(n.to_string());
+        }
+    }
+    out
+}
+
+/// One chart of `pick` over the run's periodic cells: against the utilisation, a line per
+/// scheduler (and workload), when the run sweeps it; otherwise bars per scheduler, a colour
+/// per workload. Error bars are cut at 0 and at `max`.
+fn by_utilisation(
+    d: &FigureInput,
+    id: &str,
+    what: &str,
+    y_label: &str,
+    caption: &str,
+    max: f64,
+    pick: fn(&RtStats) -> &Summary,
+) -> Vec<Chart> {
+    let us = utilisations(d);
+    let several = several_workloads(d);
+    let usable = |s: &&RtStats| pick(s).mean.is_finite();
+    let chart = if us.len() > 1 {
+        let points = drawn(d).filter(usable).map(|s| {
+            let name = if several { format!("{}, {}", s.scheduler, s.params.workload) } else { s.scheduler.clone() };
+            let x = us.iter().position(|u| *u == s.utilisation).unwrap_or(0);
+            (name, point(x, pick(s)))
+        });
+        let Some(mut series) = series_of(points) else { return Vec::new() };
+        if !several {
+            for s in &mut series {
+                s.colour = scheduler_colour(d, &s.name);
+            }
+        }
+        Chart {
+            kind: ChartKind::Lines,
+            id: id.into(),
+            title: format!("{what} against utilisation"),
+            caption: String::new(),
+            x_label: "utilisation the set was generated for".into(),
+            y_label: y_label.into(),
+            categories: us.into_iter().map(u_label).collect(),
+            series,
+            reference: None,
+        }
+    } else {
+        let schedulers = categories(drawn(d).filter(usable).map(|s| s.scheduler.as_str()));
+        let points = drawn(d).filter(usable).map(|s| {
+            let x = schedulers.iter().position(|c| *c == s.scheduler).unwrap_or(0);
+            (s.params.workload.clone(), point(x, pick(s)))
+        });
+        let Some(series) = series_of(points) else { return Vec::new() };
+        let at = us.first().copied().flatten().map(|u| format!(", utilisation {u}")).unwrap_or_default();
+        Chart {
+            kind: ChartKind::Bars,
+            id: id.into(),
+            title: format!("{what} per scheduler{at}"),
+            caption: String::new(),
+            x_label: "scheduler".into(),
+            y_label: y_label.into(),
+            categories: schedulers,
+            series,
+            reference: None,
+        }
+    };
+    vec![chart.capped_at(max).with_caption(caption)]
+}
+
+const WINDOWS: &str = "A task's (x, y) window constraint (DWCS) tolerates at most x missed deadlines in any y \
+                       consecutive ones; a sliding window ends at each of its deadlines, a fixed window at every y-th.";
+
+/// Seed 003's "Average Violations per Process": violated sliding windows per task.
+pub(super) fn violations(d: &FigureInput) -> Vec<Chart> {
+    by_utilisation(
+        d,
+        "rt-violations",
+        "Average violations per process",
+        "sliding-window violations per process",
+        &format!(
+            "Violated sliding windows (more than x of y consecutive deadlines missed), averaged over the set's tasks \
+             (processes) within each repetition. {WINDOWS} Sliding windows are drawn; the real-time table also \
+             gives fixed windows."
+        ),
+        f64::INFINITY,
+        |s| &s.sliding_violations_per_proc,
+    )
+}
+
+/// The share of time a task spends violating its window constraint.
+pub(super) fn violation_time(d: &FigureInput) -> Vec<Chart> {
+    by_utilisation(
+        d,
+        "rt-violation-time",
+        "Time in violation",
+        "time in violation [% of periods]",
+        &format!(
+            "Percentage of a task's periods during which its last y deadlines held more than x misses, averaged \
+             over the set's tasks within each repetition. {WINDOWS}"
+        ),
+        100.0,
+        |s| &s.time_in_violation_pct,
+    )
+}
+
+/// Missed deadlines over jobs released, of the whole set.
+pub(super) fn miss_ratio(d: &FigureInput) -> Vec<Chart> {
+    by_utilisation(
+        d,
+        "rt-misses",
+        "Deadline miss ratio",
+        "missed deadlines [% of jobs]",
+        "Jobs that did not finish by their deadline over the jobs released, all tasks of the set together, per \
+         repetition.",
+        100.0,
+        |s| &s.miss_pct,
+    )
+}
+
+/// The wake-up latency distribution (actual minus planned release), a line per scheduler,
+/// one chart per workload and utilisation. Dispatcher-driven sets (edf, dwcs) record none.
+pub(super) fn wakeup_cdf(d: &FigureInput) -> Vec<Chart> {
+    let several = several_workloads(d);
+    let mut out = Vec::new();
+    let workloads = categories(drawn(d).map(|s| s.params.workload.as_str()));
+    for w in &workloads {
+        for u in utilisations(d) {
+            let cells: Vec<&RtStats> =
+                drawn(d).filter(|s| &s.params.workload == w && s.utilisation == u && !s.wakeup_cdf.is_empty()).collect();
+            if cells.is_empty() {
+                continue;
+            }
+            let series: Vec<Series> = cells
+                .iter()
+                .map(|s| Series {
+                    name: s.scheduler.clone(),
+                    points: Vec::new(),
+                    curve: s.wakeup_cdf.clone(),
+                    colour: scheduler_colour(d, &s.scheduler),
+                })
+                .collect();
+            let positive = || series.iter().flat_map(|s| &s.curve).map(|p| p.0).filter(|x| *x > 0.0);
+            let (lo, hi) = (positive().fold(f64::INFINITY, f64::min), positive().fold(0.0, f64::max));
+            let mut id = String::from("rt-wakeup");
+            let mut title = String::from("Wake-up latency");
+            if several {
+                id.push_str(&format!("-{}", slug(w)));
+                title.push_str(&format!(": {w}"));
+            }
+            if let Some(u) = u {
+                id.push_str(&format!("-u{}", slug(&u.to_string())));
+                title.push_str(&format!(", utilisation {u}"));
+            }
+            let pooled: Vec<String> = cells.iter().map(|s| format!("{} {} over {} repetitions", s.scheduler, s.wakeups, s.reps)).collect();
+            out.push(Chart {
+                kind: ChartKind::Cdf { log_x: hi > 20.0 * lo },
+                id,
+                title,
+                caption: format!(
+                    "Cumulative distribution of the wake-up latency (when a job's process ran, less its planned release), \
+                     from the HdrHistograms of every task of the set, merged over the repetitions; a line per scheduler \
+                     whose tasks timed their own releases (the edf and dwcs dispatchers' workers record none). Wake-ups: \
+                     {}.",
+                    pooled.join(", ")
+                ),
+                x_label: "wake-up latency [us]".into(),
+                y_label: "fraction of wake-ups at or below".into(),
+                categories: Vec::new(),
+                series,
+                reference: None,
+            });
+        }
+    }
+    out
+}
