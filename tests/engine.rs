@@ -1,6 +1,6 @@
 //! The engine on this machine: what it stores, and what the kernel does to the workers.
 
-use crate::util::{is_root, mean_of, Lab};
+use crate::util::{is_root, mean_of, measuring, Lab};
 use serde_json::Value;
 
 const REQUIRED: &[&str] = &[
@@ -71,6 +71,7 @@ fn every_process_is_stored_with_the_documented_fields() {
 #[test]
 fn rt_workers_are_preempted_far_less_than_other_workers() {
     require!(is_root(), "needs root for SCHED_FIFO/SCHED_RR");
+    let _one_at_a_time = measuring();
     let lab = Lab::new();
     let spec = lab.spec(
         "rt.toml",

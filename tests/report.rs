@@ -495,12 +495,10 @@ fn one_cell_spec(lab: &Lab, class: &str, procs: usize) -> String {
     lab.spec(&format!("{class}.toml"), &text).to_str().unwrap().to_string()
 }
 
-/// Serialises this file's real runs: pa3's RT workers would preempt the FIFO workers of the
-/// compare tests and change what they measure.
-static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
+/// Serialises real runs: pa3's RT workers would preempt the FIFO workers of the compare
+/// tests and change what they measure (one lock shared with the other RT tests).
 pub(crate) fn measuring() -> std::sync::MutexGuard<'static, ()> {
-    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
+    crate::util::measuring()
 }
 
 /// Two CPU-bound processes per CPU, so SCHED_OTHER ones preempt each other.

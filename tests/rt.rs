@@ -6,10 +6,9 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-/// RT sets compete for the same CPU: these tests take turns.
+/// RT sets compete for the same CPU: these tests take turns with every other RT test.
 fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    measuring()
 }
 
 /// The `rt` record of an exported row.

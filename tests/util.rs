@@ -92,3 +92,10 @@ pub fn mean_of(rows: &[serde_json::Value], field: &str, pred: impl Fn(&serde_jso
 pub fn exists(p: &Path) -> bool {
     p.exists()
 }
+
+/// One lock for every test whose measurements real-time load would disturb (RT workers, the
+/// live dispatcher, timing comparisons): they take turns across all test modules.
+pub fn measuring() -> std::sync::MutexGuard<'static, ()> {
+    static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
+}
