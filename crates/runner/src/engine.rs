@@ -410,7 +410,13 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
                 kill_and_reap(pgid, n, &mut reaped, false);
                 let _ = collector.join();
                 cx.warnings.extend(cx.journal.undo_to(mark));
-                let why = if exited { "a process of the cell exited while they prepared (see the warnings)" } else { "not within 120 s" };
+                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                let said: Vec<&str> = log.lines().take(3).collect();
+                let why = match (exited, said.is_empty()) {
+                    (true, true) => "a process of the cell exited while they prepared".to_string(),
+                    (true, false) => format!("a process of the cell exited while they prepared: {}", said.join(" | ")),
+                    (false, _) => "not within 120 s".to_string(),
+                };
                 return Ok(failed(
                     cell,
                     step,
