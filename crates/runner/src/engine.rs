@@ -145,34 +145,23 @@ fn unix_now() -> f64 {
 fn explain_refusal(cell: &Cell, g: &Group, err: &std::io::Error, root: &Root) -> String {
     let p = &g.policy;
     if p.class == Class::Deadline && err.raw_os_error() == Some(libc::EBUSY) {
-        let d = p.deadline.expect("deadline params");
-        let per = d.runtime_ns as f64 / d.period_ns as f64;
-        if let Some(set) = g.workload.periodic() {
-            let rt: f64 = root.read_parse("/proc/sys/kernel/sched_rt_runtime_us").unwrap_or(950_000.0);
-            let period: f64 = root.read_parse("/proc/sys/kernel/sched_rt_period_us").unwrap_or(1_000_000.0);
-            let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
-            return format!(
-                "SCHED_DEADLINE admission refused: the set's sum of runtime/period is {:.3} ({} tasks), over the limit {:.3} ({} CPUs x {}/{}), less what other deadline tasks already hold",
-                set.deadline_bandwidth(),
-                set.tasks.len(),
-                cpus * rt / period,
-                cpus,
-                rt,
-                period
-            );
-        }
         let rt: f64 = root.read_parse("/proc/sys/kernel/sched_rt_runtime_us").unwrap_or(950_000.0);
         let period: f64 = root.read_parse("/proc/sys/kernel/sched_rt_period_us").unwrap_or(1_000_000.0);
         let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
+        let limit = format!("{:.3} ({cpus} CPUs x {rt}/{period}), less what other deadline tasks already hold", cpus * rt / period);
+        if let Some(set) = g.workload.periodic() {
+            return format!(
+                "SCHED_DEADLINE admission refused: the set's sum of runtime/period is {:.3} ({} tasks), over the limit {limit}",
+                set.deadline_bandwidth(),
+                set.tasks.len()
+            );
+        }
+        let d = p.deadline.expect("deadline params");
+        let per = d.runtime_ns as f64 / d.period_ns as f64;
+        let n = cell.processes();
         return format!(
-            "SCHED_DEADLINE admission refused: {} workers x runtime/period {:.4} = {:.3} exceeds the limit {:.3} ({} CPUs x {}/{}), less what other deadline tasks already hold",
-            cell.processes(),
-            per,
-            per * cell.processes() as f64,
-            cpus * rt / period,
-            cpus,
-            rt,
-            period
+            "SCHED_DEADLINE admission refused: {n} workers x runtime/period {per:.4} = {:.3} exceeds the limit {limit}",
+            per * n as f64
         );
     }
     format!("cannot apply policy {} ({}) to group {}: {err}", g.policy_name, p.class.name(), g.name)
