@@ -1,4 +1,5 @@
-//! `schedlab export`: per-process samples as csv, json or markdown.
+//! `schedlab export`: per-process samples, or per-job records of periodic tasks, as csv,
+//! json or markdown.
 
 use super::common::{bad_input, open_existing, pick_run};
 use std::io::Write;
@@ -19,6 +20,10 @@ pub struct Args {
     /// Include warm-up repetitions.
     #[arg(long)]
     pub include_warmup: bool,
+    /// One row per job of every periodic task (release, start, finish, lateness, met)
+    /// instead of one row per process.
+    #[arg(long)]
+    pub jobs: bool,
 }
 
 /// Runs `schedlab export`.
@@ -28,7 +33,19 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let store = open_existing(db)?;
     let run = pick_run(&store, a.run)?;
     let cells: Vec<_> = store.cells(run.id)?.into_iter().filter(|c| a.include_warmup || !c.warmup).collect();
-    let rows = schedlab_report::flat::flatten(run.id, &cells);
+    let rows = if a.jobs {
+        let mut rows = Vec::new();
+        for c in &cells {
+            let logs = store.job_logs(run.id, c.params.cell_id, c.rep, c.warmup)?;
+            rows.extend(schedlab_report::flat::flatten_jobs(run.id, c, &logs));
+        }
+        if rows.is_empty() {
+            return Err(bad_input(format!("run {} has no per-job records (they come from periodic workloads)", run.id)));
+        }
+        schedlab_report::export::values(&rows)
+    } else {
+        schedlab_report::export::values(&schedlab_report::flat::flatten(run.id, &cells))
+    };
     match &a.output {
         Some(p) => {
             let f = std::fs::OpenOptions::new()
@@ -37,12 +54,12 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                 .open(p)
                 .map_err(|e| bad_input(format!("cannot create {}: {e}", p.display())))?;
             let mut w = std::io::BufWriter::new(f);
-            exporter.write(&rows, &mut w)?;
+            exporter.write_values(&rows, &mut w)?;
             w.flush()?;
         }
         None => {
             let mut w = std::io::BufWriter::new(std::io::stdout().lock());
-            exporter.write(&rows, &mut w)?;
+            exporter.write_values(&rows, &mut w)?;
             w.flush()?;
         }
     }

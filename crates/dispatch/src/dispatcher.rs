@@ -20,6 +20,7 @@ use crate::shm::{self, job_word, Region};
 use crate::status::{RunState, TaskState};
 use crate::{DISPATCHER_PRIORITY, RUN_PRIORITY};
 use hdrhistogram::Histogram;
+use schedlab_model::jobs::{JobLog, JobTrace};
 use schedlab_policy::dwcs::Dwcs;
 use schedlab_policy::edf::Edf;
 use schedlab_policy::{Arrival, Policy, Stop};
@@ -200,7 +201,13 @@ impl Core {
 struct Job {
     number: u32,
     deadline: u64,
+    release: u64,
+    /// Its per-job record (None when the record buffer was full).
+    trace: Option<usize>,
 }
+
+/// Most per-job records a task keeps (64 bytes each), whatever the run's length.
+const MAX_TRACE: u64 = 1 << 20;
 
 struct TaskRt {
     pid: i32,
@@ -218,9 +225,28 @@ struct TaskRt {
     dispatches: u64,
     tally: WindowTally,
     exited: bool,
+    /// Per-job records, allocated (and touched) before the loop; pushing never grows it.
+    trace: Vec<JobTrace>,
+    unrecorded: u64,
 }
 
 impl TaskRt {
+    /// Records a job released at `release` (ns after the start); None when the buffer is full.
+    fn record(&mut self, release: u64) -> Option<usize> {
+        if self.trace.len() == self.trace.capacity() {
+            self.unrecorded += 1;
+            return None;
+        }
+        self.trace.push(JobTrace { release_ns: release, ..Default::default() });
+        Some(self.trace.len() - 1)
+    }
+
+    /// The live job's record.
+    fn live_trace(&mut self) -> Option<&mut JobTrace> {
+        let at = self.live?.trace?;
+        self.trace.get_mut(at)
+    }
+
     fn outcome(&mut self, missed: bool) {
         if missed {
             self.missed += 1;
@@ -286,22 +312,31 @@ impl<'a> Loop<'a> {
         let tasks = cfg
             .tasks
             .iter()
-            .map(|t| TaskRt {
-                pid: t.pid,
-                period: t.t_ns,
-                deadline: t.deadline(),
-                next_index: 0,
-                next_release: start,
-                live: None,
-                word_job: 0,
-                word_run: false,
-                released: 0,
-                completed: 0,
-                missed: 0,
-                late: 0,
-                dispatches: 0,
-                tally: WindowTally::new(t.window()),
-                exited: false,
+            .map(|t| {
+                // Jobs in the duration, and room for a dispatcher that wakes late at the end.
+                let jobs = cfg.duration_ns.map_or(0, |d| (d / t.t_ns) * 9 / 8 + 16).min(MAX_TRACE) as usize;
+                let mut trace = Vec::with_capacity(jobs);
+                trace.resize(jobs, JobTrace::default());
+                trace.clear();
+                TaskRt {
+                    pid: t.pid,
+                    period: t.t_ns,
+                    deadline: t.deadline(),
+                    next_index: 0,
+                    next_release: start,
+                    live: None,
+                    word_job: 0,
+                    word_run: false,
+                    released: 0,
+                    completed: 0,
+                    missed: 0,
+                    late: 0,
+                    dispatches: 0,
+                    tally: WindowTally::new(t.window()),
+                    exited: false,
+                    trace,
+                    unrecorded: 0,
+                }
             })
             .collect();
         Ok(Loop {
@@ -423,7 +458,12 @@ impl<'a> Loop<'a> {
                 let from = if tick { boundary } else { now };
                 let limit_end = self.core.policy().run_limit(id, t).map_or(u64::MAX, |l| from.saturating_add(l));
                 self.running = Some(Run { id, on_grid: tick, limit_end });
-                self.tasks[id].dispatches += 1;
+                let task = &mut self.tasks[id];
+                task.dispatches += 1;
+                let release = task.live.map_or(now, |j| j.release);
+                if let Some(r) = task.live_trace().filter(|r| r.start_ns.is_none()) {
+                    r.start_ns = Some(now.saturating_sub(release));
+                }
             }
         }
         self.apply(now);
@@ -439,6 +479,10 @@ impl<'a> Loop<'a> {
             let done_at = w.done_ns.load(Relaxed);
             let late = done_at > job.deadline;
             let task = &mut self.tasks[i];
+            if let Some(r) = task.live_trace() {
+                r.finish_ns = Some(done_at.saturating_sub(job.release));
+                r.met = !late;
+            }
             task.outcome(late);
             task.late += u64::from(late);
             task.live = None;
@@ -482,12 +526,13 @@ impl<'a> Loop<'a> {
                 task.next_index += 1;
                 task.next_release += task.period;
                 task.released += 1;
+                let trace = task.record(release - self.start);
                 if deadline <= now {
                     // Released and due while the dispatcher was late: never announced.
                     task.outcome(true);
                     continue;
                 }
-                task.live = Some(Job { number, deadline });
+                task.live = Some(Job { number, deadline, release, trace });
                 self.set_word(i, number, self.tasks[i].word_run);
                 let t = self.at(now);
                 self.core.policy().wake(i, t, Arrival::Job { release, deadline: Some(deadline) });
@@ -613,6 +658,9 @@ impl<'a> Loop<'a> {
                 if job.deadline <= now {
                     t.live = None;
                     t.outcome(true);
+                } else if let Some(at) = job.trace {
+                    // Neither met nor missed when the run ended: not a job of the result.
+                    t.trace.truncate(at);
                 }
             }
         }
@@ -673,6 +721,16 @@ impl<'a> Loop<'a> {
             control_errors: self.control_errors,
             offcpu_completions: self.offcpu,
             tasks,
+            job_logs: self
+                .cfg
+                .tasks
+                .iter()
+                .zip(&self.tasks)
+                .map(|(c, t)| {
+                    let log = JobLog { source: "dispatcher".into(), d_ns: c.deadline(), jobs: t.trace.clone(), unrecorded: t.unrecorded };
+                    log.to_base64()
+                })
+                .collect(),
         }
     }
 }

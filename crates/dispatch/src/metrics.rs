@@ -133,6 +133,10 @@ pub struct Metrics {
     pub offcpu_completions: u64,
     /// Per-task figures.
     pub tasks: Vec<TaskMetrics>,
+    /// Per task, its per-job records (`schedlab_model::jobs::JobLog::to_base64`): release,
+    /// first dispatch, completion, met.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_logs: Vec<String>,
 }
 
 impl Metrics {
@@ -158,6 +162,10 @@ impl Metrics {
             ("control_errors", "failed scheduling-class changes of workers"),
             ("offcpu_completions", "jobs finished by a worker that was not the chosen one (switch race)"),
             ("tasks", "per task: parameters, released/completed/missed jobs, dispatches, sliding and fixed window violations, DWCS view"),
+            (
+                "job_logs",
+                "per task: every job's release, first dispatch (ns after release), completion and whether it met its deadline; encoded",
+            ),
         ]
     }
 
@@ -300,6 +308,7 @@ mod tests {
             control_errors: 0,
             offcpu_completions: 0,
             tasks: vec![],
+            job_logs: vec!["".into()],
         };
         let v = serde_json::to_value(&m).unwrap();
         let keys: Vec<&String> = v.as_object().unwrap().keys().collect();

@@ -216,6 +216,27 @@ fn assert_rt_hygiene(m: &Metrics) {
     assert_eq!((m.minor_faults, m.major_faults), (0, 0), "page faults inside the loop");
     assert!(m.ticks > 0 && m.dispatch_latency.samples > 0);
     assert_eq!(m.control_errors, 0);
+    assert_job_logs_agree(m);
+}
+
+/// Every task's per-job records tell the same story as its tally: one record per counted
+/// job, the met ones are the completed ones, releases one period apart from the start,
+/// and a finished job started (was dispatched) no later than it finished.
+fn assert_job_logs_agree(m: &Metrics) {
+    assert_eq!(m.job_logs.len(), m.tasks.len());
+    for (t, text) in m.tasks.iter().zip(&m.job_logs) {
+        let log = schedlab_model::jobs::JobLog::from_base64(text).unwrap();
+        assert_eq!((log.source.as_str(), log.d_ns, log.unrecorded), ("dispatcher", t.d_ns, 0));
+        assert_eq!(log.jobs.len() as u64, t.completed + t.missed, "slot {}", t.slot);
+        assert_eq!(log.met(), t.completed, "slot {}", t.slot);
+        for (k, j) in log.jobs.iter().enumerate() {
+            assert_eq!(j.release_ns, k as u64 * t.t_ns, "slot {} job {k}", t.slot);
+            if let Some(f) = j.finish_ns {
+                assert!(j.start_ns.is_some_and(|s| s <= f), "slot {} job {k}: {j:?}", t.slot);
+            }
+            assert_eq!(j.met, j.finish_ns.is_some_and(|f| f <= t.d_ns), "slot {} job {k}: {j:?}", t.slot);
+        }
+    }
 }
 
 #[test]

@@ -8,6 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod jobs;
+
 /// Whether a run was measured on the machine or simulated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -88,6 +90,10 @@ pub struct Sample {
     pub end_offset_s: f64,
     /// Workload-specific extras (scheduling policy seen by the worker, CPU it ended on, ...).
     pub extra: serde_json::Value,
+    /// A periodic task's per-job records. The store keeps them in their own table and
+    /// [`Sample`]s read back from it leave them out (see the store's `job_logs`).
+    #[serde(skip)]
+    pub jobs: Option<jobs::JobLog>,
 }
 
 /// Deltas of /proc/stat over one cell repetition.

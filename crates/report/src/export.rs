@@ -1,13 +1,25 @@
 //! Exporters: one small trait, one implementation per format. All write the same flat
-//! rows (one per process), so a sample looks the same in every format.
+//! rows (one per process, or one per job of a periodic task), so a row looks the same in
+//! every format.
 
 use crate::flat::FlatSample;
+use serde::Serialize;
 use std::io::{self, Write};
 
-/// Writes flat samples in one format.
+/// Writes flat rows in one format.
 pub trait Exporter {
-    /// Writes every row to `out`.
-    fn write(&self, rows: &[FlatSample], out: &mut dyn Write) -> io::Result<()>;
+    /// Writes every row (each a JSON object, fields in order) to `out`.
+    fn write_values(&self, rows: &[serde_json::Value], out: &mut dyn Write) -> io::Result<()>;
+
+    /// Writes every flat sample to `out`.
+    fn write(&self, rows: &[FlatSample], out: &mut dyn Write) -> io::Result<()> {
+        self.write_values(&values(rows), out)
+    }
+}
+
+/// Rows of any flat record type as JSON objects, for [`Exporter::write_values`].
+pub fn values<T: Serialize>(rows: &[T]) -> Vec<serde_json::Value> {
+    rows.iter().map(|r| serde_json::to_value(r).expect("flat rows serialise")).collect()
 }
 
 /// Picks the exporter for a format name.
@@ -21,9 +33,8 @@ pub fn by_name(name: &str) -> Option<Box<dyn Exporter>> {
 }
 
 /// Field names and values of a row, in declaration order, from its serde form.
-fn fields(row: &FlatSample) -> Vec<(String, String)> {
-    let v = serde_json::to_value(row).expect("flat rows serialise");
-    let obj = v.as_object().expect("a struct serialises to an object");
+fn fields(row: &serde_json::Value) -> Vec<(String, String)> {
+    let obj = row.as_object().expect("a struct serialises to an object");
     obj.iter()
         .map(|(k, v)| {
             let s = match v {
@@ -48,7 +59,7 @@ fn csv_quote(s: &str) -> String {
 }
 
 impl Exporter for Csv {
-    fn write(&self, rows: &[FlatSample], out: &mut dyn Write) -> io::Result<()> {
+    fn write_values(&self, rows: &[serde_json::Value], out: &mut dyn Write) -> io::Result<()> {
         let mut header_done = false;
         for r in rows {
             let f = fields(r);
@@ -66,7 +77,7 @@ impl Exporter for Csv {
 pub struct Json;
 
 impl Exporter for Json {
-    fn write(&self, rows: &[FlatSample], out: &mut dyn Write) -> io::Result<()> {
+    fn write_values(&self, rows: &[serde_json::Value], out: &mut dyn Write) -> io::Result<()> {
         serde_json::to_writer_pretty(&mut *out, rows)?;
         writeln!(out)
     }
@@ -76,7 +87,7 @@ impl Exporter for Json {
 pub struct Markdown;
 
 impl Exporter for Markdown {
-    fn write(&self, rows: &[FlatSample], out: &mut dyn Write) -> io::Result<()> {
+    fn write_values(&self, rows: &[serde_json::Value], out: &mut dyn Write) -> io::Result<()> {
         let mut header_done = false;
         for r in rows {
             let f = fields(r);

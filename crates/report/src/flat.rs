@@ -226,3 +226,69 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
     }
     out
 }
+
+/// One job of one periodic task in one cell repetition (`schedlab export --jobs`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlatJob {
+    /// Run id.
+    pub run_id: i64,
+    /// Matrix cell index.
+    pub cell_id: u32,
+    /// Cell key.
+    pub cell_key: String,
+    /// Repetition.
+    pub rep: u32,
+    /// A warm-up repetition.
+    pub warmup: bool,
+    /// Who scheduled the set (other, fifo-rm, ..., dwcs).
+    pub rt_scheduler: Option<String>,
+    /// Worker index (= the task's index in the set).
+    pub index: u32,
+    /// Who timed the jobs: worker or dispatcher.
+    pub source: String,
+    /// Job number, from 0.
+    pub job: u64,
+    /// Release, ms after the set's start.
+    pub release_ms: f64,
+    /// First ran, us after the release (empty: never ran).
+    pub start_us: Option<f64>,
+    /// Finished, us after the release (= response time; empty: dropped unfinished).
+    pub finish_us: Option<f64>,
+    /// Finish minus deadline, us (negative: early).
+    pub lateness_us: Option<f64>,
+    /// CPU time used, us (jobs timed by the worker).
+    pub cpu_us: Option<f64>,
+    /// Met its deadline.
+    pub met: bool,
+    /// The task slept until the release, so `start_us` is its wake-up latency.
+    pub slept: bool,
+}
+
+/// Flattens one cell repetition's per-job records (from the store's `job_logs`).
+pub fn flatten_jobs(run_id: i64, cell: &CellRecord, logs: &[(u32, schedlab_model::jobs::JobLog)]) -> Vec<FlatJob> {
+    let us = |ns: u64| ns as f64 / 1e3;
+    let mut out = Vec::new();
+    for (index, log) in logs {
+        for (k, j) in log.jobs.iter().enumerate() {
+            out.push(FlatJob {
+                run_id,
+                cell_id: cell.params.cell_id,
+                cell_key: cell.params.key.clone(),
+                rep: cell.rep,
+                warmup: cell.warmup,
+                rt_scheduler: cell.rt.as_ref().map(|r| r.scheduler.clone()),
+                index: *index,
+                source: log.source.clone(),
+                job: k as u64,
+                release_ms: j.release_ns as f64 / 1e6,
+                start_us: j.start_ns.map(us),
+                finish_us: j.finish_ns.map(us),
+                lateness_us: j.lateness_ns(log.d_ns).map(|l| l as f64 / 1e3),
+                cpu_us: j.cpu_ns.map(us),
+                met: j.met,
+                slept: j.slept,
+            });
+        }
+    }
+    out
+}

@@ -504,8 +504,10 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             dispatcher_died = Some(describe_exit(d.status));
         }
     }
-    let metrics: Option<schedlab_dispatch::Metrics> =
+    let mut metrics: Option<schedlab_dispatch::Metrics> =
         dispatcher.and_then(|_| std::fs::read(&metrics_path).ok()).and_then(|b| serde_json::from_slice(&b).ok());
+    // The dispatcher's per-job records go to the samples, not into the cell's rt_json.
+    let dispatch_logs = metrics.as_mut().map(|m| std::mem::take(&mut m.job_logs)).unwrap_or_default();
     let by_pid: HashMap<i32, &Worker> = workers.iter().map(|w| (w.pid, w)).collect();
     let mut samples: Vec<Sample> = reaped
         .iter()
@@ -524,6 +526,17 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             };
             if let (Some(rt), Some(extra)) = (rt, s.extra.as_object_mut()) {
                 extra.insert("rt".into(), rt);
+            }
+            // Per-job records: the worker's own (in its report), else the dispatcher's.
+            let own = s.extra.get_mut("detail").and_then(|d| d.as_object_mut()).and_then(|d| d.remove(crate::rt::JOBS_KEY));
+            let encoded = match &own {
+                Some(v) => v.as_str(),
+                None => dispatch_logs.get(task).map(String::as_str),
+            };
+            match encoded.map(schedlab_model::jobs::JobLog::from_base64) {
+                Some(Ok(log)) => s.jobs = Some(log),
+                Some(Err(e)) => cx.warnings.push(format!("cell {}: worker {}: {e}", cell.key, s.index)),
+                None => {}
             }
         }
     }
@@ -731,5 +744,6 @@ fn sample(r: &Reaped, w: &Worker, g: &Group, rep: Option<&Report>, release_ns: u
         start_offset_s: start_off,
         end_offset_s: end_off,
         extra: serde_json::Value::Object(extra),
+        jobs: None,
     }
 }

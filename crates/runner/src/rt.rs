@@ -12,8 +12,11 @@
 
 use crate::protocol::{Job, Report, RtJob};
 use schedlab_dispatch::{Config, CpuBurn, DispatchPolicy, JobSteps, Metrics, TaskCfg};
+use schedlab_model::jobs::{JobLog, JobTrace};
 use schedlab_model::{CellRt, RtTask};
-use schedlab_periodic::{build_body, make_file, thread_cpu_ns, BodySpec, FftBody, JobBody, OverrunPolicy, RunOptions, Runner, TaskParams};
+use schedlab_periodic::{
+    build_body, make_file, thread_cpu_ns, BodySpec, FftBody, JobBody, JobRecord, OverrunPolicy, RunOptions, Runner, TaskParams,
+};
 use schedlab_spec::{Class, DeadlineParams, Periodic, PeriodicBody, Policy, RtScheduler};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -165,6 +168,7 @@ pub(crate) fn run(job: &Job, prep: &mut Prepared, report: &mut Report) -> Result
         Prepared::Loop(runner, locked) => {
             let start = read_start(&job.dir)?;
             runner.run(start).map_err(|e| e.to_string())?;
+            let log = job_log(runner.records(), start, runner.params().deadline_ns());
             let s = runner.summary();
             let h = runner.latency_histogram();
             let rt = RtTask {
@@ -199,6 +203,7 @@ pub(crate) fn run(job: &Job, prep: &mut Prepared, report: &mut Report) -> Result
                 "minor_faults_in_loop": s.minor_faults_in_loop,
                 "major_faults_in_loop": s.major_faults_in_loop,
                 "latency_overflow": runner.stats().latency_overflow,
+                JOBS_KEY: log.to_base64(),
             });
         }
         Prepared::Dispatched(steps, region, slot, locked) => {
@@ -208,6 +213,29 @@ pub(crate) fn run(job: &Job, prep: &mut Prepared, report: &mut Report) -> Result
         }
     }
     Ok(())
+}
+
+/// Key of the encoded per-job records in a periodic worker's report detail (the engine moves
+/// them to the sample's `jobs`).
+pub(crate) const JOBS_KEY: &str = "jobs";
+
+/// The per-job records of a worker's own loop, times from the set's start `start_ns`.
+fn job_log(records: &[JobRecord], start_ns: u64, d_ns: u64) -> JobLog {
+    let jobs = records
+        .iter()
+        .map(|r| {
+            let ran = !r.skipped;
+            JobTrace {
+                release_ns: r.release_ns.saturating_sub(start_ns),
+                start_ns: ran.then(|| r.start_ns.saturating_sub(r.release_ns)),
+                finish_ns: ran.then(|| r.finish_ns.saturating_sub(r.release_ns)),
+                cpu_ns: ran.then_some(r.cpu_ns),
+                met: r.met(),
+                slept: r.slept,
+            }
+        })
+        .collect();
+    JobLog { source: "worker".into(), d_ns, jobs, unrecorded: 0 }
 }
 
 /// The policy the engine applies to worker `i` of a periodic set before the release.

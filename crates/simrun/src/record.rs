@@ -135,5 +135,6 @@ fn sample(index: u32, t: &TaskResult, cx: &Ctx) -> Sample {
         start_offset_s: secs(start - release),
         end_offset_s: secs(end - release),
         extra,
+        jobs: None,
     }
 }

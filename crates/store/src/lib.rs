@@ -7,6 +7,7 @@
 mod schema;
 
 use rusqlite::{params, Connection, OptionalExtension};
+use schedlab_model::jobs::JobLog;
 use schedlab_model::{CellParams, CellRecord, CellStatus, Environment, Mode, Sample, StatDelta};
 use std::path::Path;
 
@@ -227,6 +228,12 @@ impl Store {
                     x.window_cpu_s
                 ])?;
             }
+            let mut jt = tx.prepare("INSERT INTO jobs (cell_row, idx, jobs, data) VALUES (?1, ?2, ?3, ?4)")?;
+            for x in &c.samples {
+                if let Some(log) = &x.jobs {
+                    jt.execute(params![row, x.index, log.jobs.len() as i64, log.encode()])?;
+                }
+            }
         }
         tx.commit()?;
         Ok(row)
@@ -272,6 +279,23 @@ impl Store {
         let mut st = self.conn.prepare("SELECT cell_id, rep, warmup FROM cells WHERE run_id = ?1")?;
         let rows = st.query_map(params![run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         rows.collect()
+    }
+
+    /// The per-job records of one stored cell repetition, by worker index (periodic tasks
+    /// only; other workers have none).
+    pub fn job_logs(&self, run_id: i64, cell_id: u32, rep: u32, warmup: bool) -> Result<Vec<(u32, JobLog)>, DbError> {
+        let mut st = self.conn.prepare(
+            "SELECT j.idx, j.data FROM jobs j JOIN cells c ON c.id = j.cell_row
+             WHERE c.run_id = ?1 AND c.cell_id = ?2 AND c.rep = ?3 AND c.warmup = ?4 ORDER BY j.idx",
+        )?;
+        let rows = st.query_map(params![run_id, cell_id, rep, warmup], |r| Ok((r.get::<_, u32>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (idx, bytes) = row?;
+            let log = JobLog::decode(&bytes).map_err(|e| DbError::FromSqlConversionFailure(3, rusqlite::types::Type::Blob, Box::new(e)))?;
+            out.push((idx, log));
+        }
+        Ok(out)
     }
 
     /// Every stored cell repetition of a run with its samples, in execution order.
@@ -371,6 +395,7 @@ impl Store {
                         start_offset_s: r.get(16)?,
                         end_offset_s: r.get(17)?,
                         extra: serde_json::from_str(&extra).unwrap_or(serde_json::Value::Null),
+                        jobs: None,
                     })
                 })?
                 .collect::<Result<_, _>>()?;

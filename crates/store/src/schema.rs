@@ -95,6 +95,15 @@ ALTER TABLE cells ADD COLUMN io_json TEXT;
     r#"
 ALTER TABLE cells ADD COLUMN rt_json TEXT;
 "#,
+    r#"
+CREATE TABLE jobs (
+    cell_row INTEGER NOT NULL REFERENCES cells(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    jobs INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (cell_row, idx)
+);
+"#,
 ];
 
 /// Applies every migration newer than the database's user_version.

@@ -123,3 +123,26 @@ fn reopening_a_file_keeps_data_and_schema_version() {
     assert_eq!(s.runs().unwrap()[0].cells_done, 1);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn per_job_records_go_to_their_own_table_and_come_back() {
+    use schedlab_model::jobs::{JobLog, JobTrace};
+    let mut s = Store::memory().unwrap();
+    let id = new_run(&s);
+    let mut rec = record(4, 1, 3);
+    let log = |n: u64| JobLog {
+        source: "worker".into(),
+        d_ns: 10_000_000,
+        jobs: (0..n).map(|k| JobTrace { release_ns: k * 10_000_000, start_ns: Some(20_000), met: true, ..Default::default() }).collect(),
+        unrecorded: 0,
+    };
+    rec.samples[0].jobs = Some(log(500));
+    rec.samples[2].jobs = Some(log(3));
+    s.insert_cell(id, &rec).unwrap();
+    s.insert_cell(id, &record(5, 0, 1)).unwrap();
+    let logs = s.job_logs(id, 4, 1, false).unwrap();
+    assert_eq!(logs, vec![(0, log(500)), (2, log(3))]);
+    assert!(s.job_logs(id, 5, 0, false).unwrap().is_empty());
+    // Samples read back leave the records out (they are heavy); their table keeps them.
+    assert!(s.cells(id).unwrap().iter().all(|c| c.samples.iter().all(|x| x.jobs.is_none())));
+}
