@@ -87,11 +87,19 @@ fn a_real_time_fixture_run_is_shown_exported_and_reported() {
     // t(0.975, 2) x 1 / sqrt(3) = 2.48.
     let row = show.lines().find(|l| l.contains("fifo-rm") && l.contains("0.6 ")).unwrap();
     assert!(row.contains("13.0 ±2.5"), "{row}");
-    assert!(show.contains("dispatcher's tally (no wake-ups)"), "{show}");
+    assert!(show.contains("dispatcher's tally; no latencies recorded"), "{show}");
 
     let csv = lab.ok(&["export", &id, "--format", "csv"]);
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    for col in ["rt_scheduler", "rt_jobs", "rt_misses", "rt_sliding_violations", "rt_time_in_violation_pct", "rt_wakeup_p99_us"] {
+    for col in [
+        "rt_scheduler",
+        "rt_jobs",
+        "rt_misses",
+        "rt_sliding_violations",
+        "rt_time_in_violation_pct",
+        "rt_wakeup_p99_us",
+        "rt_handoff_p99_us",
+    ] {
         assert!(header.contains(&col), "no {col} column: {header:?}");
     }
 

@@ -52,7 +52,13 @@ pub struct RtStats {
     pub sliding_violations_per_proc: Summary,
     /// Mean over tasks of the percentage of periods spent in violation.
     pub time_in_violation_pct: Summary,
-    /// Median wake-up latency of each repetition's merged histogram, microseconds.
+    /// What the latency figures are: "wake-up" (tasks that timed their own releases: when a
+    /// job's process ran, less its planned release), "hand-off" (the edf and dwcs dispatchers'
+    /// workers: when the worker ran, less when the dispatcher gave it the CPU), both joined by
+    /// "/" if the cells differ, or "" when no task recorded either.
+    pub latency_kind: String,
+    /// Median scheduling latency ([`RtStats::latency_kind`]) of each repetition's merged
+    /// histogram, microseconds.
     pub wakeup_p50_us: Summary,
     /// 99th percentile.
     pub wakeup_p99_us: Summary,
@@ -95,6 +101,12 @@ fn mean(xs: impl ExactSizeIterator<Item = f64>) -> Option<f64> {
     (n > 0).then(|| xs.sum::<f64>() / n as f64)
 }
 
+/// A task's scheduling latency histogram: its wake-up latency when it timed its own releases,
+/// else the hand-off latency its worker timed under the dispatcher.
+fn latency(x: &RtTask) -> Option<&str> {
+    x.wakeup_hist.as_deref().filter(|h| !h.is_empty()).or(x.handoff_hist.as_deref()).filter(|h| !h.is_empty())
+}
+
 fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
     let first = all.first()?;
     let failed: Vec<&&CellRecord> = all.iter().filter(|r| r.status == CellStatus::Failed).collect();
@@ -105,13 +117,23 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
         Summary::of(&xs).unwrap_or(EMPTY)
     };
     let sum = |t: &[RtTask], f: fn(&RtTask) -> u64| t.iter().map(f).sum::<u64>();
-    let wakeups: Vec<Option<_>> =
-        ran.iter().map(|(_, t)| merge(t.iter().filter_map(|x| x.wakeup_hist.as_deref())).filter(|h| !h.is_empty())).collect();
+    let mut kinds: Vec<&str> = ran
+        .iter()
+        .flat_map(|(_, t)| t.iter())
+        .filter_map(|x| match (&x.wakeup_hist, &x.handoff_hist) {
+            (Some(h), _) if !h.is_empty() => Some("wake-up"),
+            (_, Some(h)) if !h.is_empty() => Some("hand-off"),
+            _ => None,
+        })
+        .collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    let wakeups: Vec<Option<_>> = ran.iter().map(|(_, t)| merge(t.iter().filter_map(latency)).filter(|h| !h.is_empty())).collect();
     let lat = |q: f64| {
         let xs: Vec<f64> = wakeups.iter().flatten().filter_map(|h| quantile_us(h, q)).collect();
         Summary::of(&xs).unwrap_or(EMPTY)
     };
-    let pooled = merge(ran.iter().flat_map(|(_, t)| t.iter().filter_map(|x| x.wakeup_hist.as_deref())));
+    let pooled = merge(ran.iter().flat_map(|(_, t)| t.iter().filter_map(latency)));
     let cell_rt = ran.iter().find_map(|(r, _)| r.rt.as_ref()).or_else(|| all.iter().find_map(|r| r.rt.as_ref()));
     let mut sources: Vec<&str> = ran.iter().flat_map(|(_, t)| t.iter().map(|x| x.source.as_str())).collect();
     sources.sort_unstable();
@@ -142,6 +164,7 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
         fixed_violations_per_proc: per(&|t| mean(t.iter().map(|x| x.fixed_violations as f64))),
         sliding_violations_per_proc: per(&|t| mean(t.iter().map(|x| x.sliding_violations as f64))),
         time_in_violation_pct: per(&|t| mean(t.iter().map(|x| x.time_in_violation_pct))),
+        latency_kind: kinds.join("/"),
         wakeup_p50_us: lat(0.5),
         wakeup_p99_us: lat(0.99),
         wakeup_max_us: lat(1.0),

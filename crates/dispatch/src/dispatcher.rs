@@ -550,10 +550,13 @@ impl<'a> Loop<'a> {
         let task = &mut self.tasks[i];
         task.word_job = job;
         task.word_run = run;
-        let word = &self.region.slot(i).control.word;
-        word.store(job_word(job, run), Release);
+        let control = &self.region.slot(i).control;
         if run && job != 0 {
-            os::futex_wake(word, 1);
+            control.granted_ns.store(os::monotonic_ns(), Relaxed);
+        }
+        control.word.store(job_word(job, run), Release);
+        if run && job != 0 {
+            os::futex_wake(&control.word, 1);
         }
     }
 

@@ -15,7 +15,7 @@
 //! Slot[i] worker   written by the worker: its pid, `done` (index+1 of its last finished
 //!                  job) and `done_ns` (when it finished)
 //!         control  written by the dispatcher: the job word (job index+1 << 1 | run bit),
-//!                  the futex word the worker sleeps on
+//!                  the futex word the worker sleeps on; when it last set the run bit
 //!         params   pid, C, T, D, x, y
 //!         status   seqlock + state, x'/y', tag, deadlines, job and window counters
 //! ```
@@ -36,7 +36,7 @@ use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering::*};
 /// "SLDISPAT" as a little-endian u64: marks a complete region header.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"SLDISPAT");
 /// Layout version; readers refuse other versions.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// The most tasks one region (one dispatcher) holds.
 pub const MAX_TASKS: usize = 256;
 /// File name prefix of region files.
@@ -158,6 +158,9 @@ pub(crate) struct WorkerPart {
 #[repr(C, align(64))]
 pub(crate) struct Control {
     pub word: AtomicU32,
+    /// When the dispatcher last gave the worker the CPU (set before the word), so the worker
+    /// can time the hand-off.
+    pub granted_ns: AtomicU64,
 }
 
 #[repr(C, align(64))]

@@ -13,8 +13,10 @@
 //! exits, so a crashed dispatcher never leaves a worker at a real-time priority.
 
 use crate::error::DispatchError;
+use crate::metrics::Latency;
 use crate::os::{self, Wake};
 use crate::shm::{self, split_word, Header, WorkerRegion};
+use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering::*};
@@ -36,7 +38,7 @@ pub enum WorkerExit {
 }
 
 /// What a worker did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WorkerStats {
     /// Jobs finished.
     pub jobs_done: u64,
@@ -44,6 +46,11 @@ pub struct WorkerStats {
     pub jobs_abandoned: u64,
     /// Why it stopped.
     pub exit: WorkerExit,
+    /// Hand-off latency: from the dispatcher giving this worker the CPU (raising it and
+    /// setting its run bit) to the worker running, once per grant.
+    pub handoff: Latency,
+    /// The hand-off latencies as a histogram (`schedlab_model::hist` encoding).
+    pub handoff_hist: String,
 }
 
 enum Burn {
@@ -102,12 +109,25 @@ pub fn run_worker_with(path: &Path, slot: usize, body: &mut dyn JobSteps) -> Res
     let h = region.header();
     let s = region.slot();
     s.worker.pid.store(os::getpid() as u32, Release);
-    let mut stats = WorkerStats { jobs_done: 0, jobs_abandoned: 0, exit: WorkerExit::Shutdown };
+    let mut stats = WorkerStats {
+        jobs_done: 0,
+        jobs_abandoned: 0,
+        exit: WorkerExit::Shutdown,
+        handoff: Latency::default(),
+        handoff_hist: String::new(),
+    };
+    let mut handoff = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid histogram bounds");
+    let mut last_grant = s.control.granted_ns.load(Relaxed);
     let mut done_job = s.worker.done.load(Relaxed);
     let mut current: Option<u32> = None;
+    let finish = |mut stats: WorkerStats, h: &Histogram<u64>| {
+        stats.handoff = Latency::of(h);
+        stats.handoff_hist = schedlab_model::hist::encode(h);
+        stats
+    };
     loop {
         if h.info.shutdown.load(Acquire) != 0 {
-            return Ok(stats);
+            return Ok(finish(stats, &handoff));
         }
         let w = s.control.word.load(Acquire);
         let (job, run) = split_word(w);
@@ -118,6 +138,14 @@ pub fn run_worker_with(path: &Path, slot: usize, body: &mut dyn JobSteps) -> Res
         if current.is_none() && job != 0 && job != done_job {
             body.begin();
             current = Some(job);
+        }
+        if run && job != 0 {
+            // A new grant (its time written before the word we read): time the hand-off.
+            let granted = s.control.granted_ns.load(Relaxed);
+            if granted != last_grant {
+                last_grant = granted;
+                handoff.saturating_record(os::monotonic_ns().saturating_sub(granted));
+            }
         }
         match current {
             Some(j) if run => match burn(body, &s.control.word, w, h) {
@@ -131,11 +159,11 @@ pub fn run_worker_with(path: &Path, slot: usize, body: &mut dyn JobSteps) -> Res
                     os::futex_wake(&h.wake.completions, 1);
                 }
                 Burn::Paused => {}
-                Burn::DispatcherGone => return Ok(gone(stats)),
+                Burn::DispatcherGone => return Ok(gone(finish(stats, &handoff))),
             },
             _ => {
                 if os::futex_wait(&s.control.word, w, WORKER_POLL_NS) == Wake::TimedOut && dispatcher_gone(h) {
-                    return Ok(gone(stats));
+                    return Ok(gone(finish(stats, &handoff)));
                 }
             }
         }

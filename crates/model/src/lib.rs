@@ -316,6 +316,13 @@ pub struct RtTask {
     pub wakeup: Option<LatencySummary>,
     /// The wake-up latency histogram ([`hist::encode`]), mergeable across tasks and repetitions.
     pub wakeup_hist: Option<String>,
+    /// Under the live dispatcher: hand-off latency, from the dispatcher giving the task the
+    /// CPU to the task running (the dispatched counterpart of the wake-up latency).
+    #[serde(default)]
+    pub handoff: Option<LatencySummary>,
+    /// The hand-off latency histogram ([`hist::encode`]).
+    #[serde(default)]
+    pub handoff_hist: Option<String>,
     /// Who counted: "worker" (the task's own clock) or "dispatcher" (the live dispatcher's tally).
     pub source: String,
 }

@@ -137,6 +137,11 @@ pub struct FlatSample {
     pub rt_wakeup_p50_us: Option<f64>,
     /// 99th percentile wake-up latency, microseconds.
     pub rt_wakeup_p99_us: Option<f64>,
+    /// Median hand-off latency, microseconds (dispatcher-driven tasks: the dispatcher's grant
+    /// to the worker running).
+    pub rt_handoff_p50_us: Option<f64>,
+    /// 99th percentile hand-off latency, microseconds.
+    pub rt_handoff_p99_us: Option<f64>,
     /// Workload extras (policy seen, CPU, estimate, ...), as JSON text.
     pub extra: String,
 }
@@ -154,6 +159,7 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
             let io = s.io();
             let rt = s.rt();
             let wakeup = rt.as_ref().and_then(|x| x.wakeup);
+            let handoff = rt.as_ref().and_then(|x| x.handoff);
             out.push(FlatSample {
                 run_id,
                 cell_id: p.cell_id,
@@ -220,6 +226,8 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
                 rt_time_in_violation_pct: rt.as_ref().map(|x| x.time_in_violation_pct),
                 rt_wakeup_p50_us: wakeup.map(|x| x.p50 / 1e3),
                 rt_wakeup_p99_us: wakeup.map(|x| x.p99 / 1e3),
+                rt_handoff_p50_us: handoff.map(|x| x.p50 / 1e3),
+                rt_handoff_p99_us: handoff.map(|x| x.p99 / 1e3),
                 extra: s.extra.to_string(),
             });
         }

@@ -156,7 +156,8 @@ fn a_real_time_run_shows_its_figures_and_table() {
     assert_eq!(html.matches("<svg ").count(), 5);
     assert!(html.contains("Real-time task sets per cell (seed 003)"));
     assert!(html.contains("<th>sliding viol./proc</th>") && html.contains("<td>fifo-rm</td>"));
-    assert!(html.contains("dispatcher&#39;s tally (no wake-ups)"), "dispatcher cells say why they have no wake-ups");
+    assert!(html.contains("dispatcher&#39;s tally; no latencies recorded"), "edf cells say why they have no latencies");
+    assert!(html.contains("dispatcher&#39;s tally; latency = hand-off"), "dwcs cells say what their latency is");
     assert!(html.contains("Sliding windows are drawn"), "the caption says which windows");
     let pa3 =
         render(&ReportInput { run: &run, stats: &cell_stats(&pa3_records(1.0)), outliers: &[], compare: None, io: &[], rt: &[] }).unwrap();

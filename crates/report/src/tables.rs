@@ -252,8 +252,8 @@ pub const RT_HEADER: [&str; 14] = [
     "fixed viol./proc",
     "sliding viol./proc",
     "in violation [%]",
-    "wake-up p50 [us]",
-    "wake-up p99 [us]",
+    "latency p50 [us]",
+    "latency p99 [us]",
     "notes",
 ];
 
@@ -268,7 +268,12 @@ fn rt_notes(s: &RtStats) -> String {
         notes.push(format!("{} timed out", s.timed_out));
     }
     if s.source == "dispatcher" {
-        notes.push("dispatcher's tally (no wake-ups)".into());
+        notes.push("dispatcher's tally".into());
+    }
+    match s.latency_kind.as_str() {
+        "" if s.reps > 0 => notes.push("no latencies recorded".into()),
+        "hand-off" => notes.push("latency = hand-off".into()),
+        _ => {}
     }
     if s.guaranteed {
         notes.push("DWCS-guaranteed".into());

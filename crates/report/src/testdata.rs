@@ -240,7 +240,7 @@ pub fn lab1_records() -> Vec<CellRecord> {
 }
 
 /// Schedulers of the mock real-time run: two whose tasks time their own wake-ups, two
-/// driven by the dispatcher (no wake-ups).
+/// driven by the dispatcher (edf's workers recorded no latencies, dwcs's their hand-offs).
 pub const RT_SCHEDULERS: [&str; 4] = ["other", "fifo-rm", "edf", "dwcs"];
 
 /// A mock seed-003 run: a periodic set of 4 tasks per workload, under each of
@@ -249,7 +249,7 @@ pub const RT_SCHEDULERS: [&str; 4] = ["other", "fifo-rm", "edf", "dwcs"];
 /// Hand-computable: with k = (scheduler index + 1) x (utilisation index + 1), every task of
 /// repetition r releases 100 jobs and misses 5k + r of them, violates k + r fixed and 2k + r
 /// sliding windows and spends (2k + r)% of its periods in violation; a worker-timed task's
-/// wake-ups are 1, 2, ..., 20 us times k.
+/// wake-ups, and a dwcs task's hand-offs, are 1, 2, ..., 20 us times k.
 pub fn rt_records(workloads: &[&str], utilisations: &[Option<f64>]) -> Vec<CellRecord> {
     use schedlab_model::{hist, CellRt, RtTask};
     let mut out = Vec::new();
@@ -264,7 +264,7 @@ pub fn rt_records(workloads: &[&str], utilisations: &[Option<f64>]) -> Vec<CellR
                     let r = rep as u64;
                     let samples = (0..4u32)
                         .map(|i| {
-                            let wakeup_hist = (!dispatched).then(|| {
+                            let latency_hist = (!dispatched || *sched == "dwcs").then(|| {
                                 let mut h = hist::Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
                                 for us in 1..=20 {
                                     h.record(us * k * 1000).unwrap();
@@ -285,8 +285,10 @@ pub fn rt_records(workloads: &[&str], utilisations: &[Option<f64>]) -> Vec<CellR
                                 sliding_windows: 99,
                                 sliding_violations: 2 * k + r,
                                 time_in_violation_pct: (2 * k + r) as f64,
-                                wakeup: wakeup_hist.as_ref().map(hist::summary),
-                                wakeup_hist: wakeup_hist.as_ref().map(hist::encode),
+                                wakeup: latency_hist.as_ref().filter(|_| !dispatched).map(hist::summary),
+                                wakeup_hist: latency_hist.as_ref().filter(|_| !dispatched).map(hist::encode),
+                                handoff: latency_hist.as_ref().filter(|_| dispatched).map(hist::summary),
+                                handoff_hist: latency_hist.as_ref().filter(|_| dispatched).map(hist::encode),
                                 source: if dispatched { "dispatcher" } else { "worker" }.into(),
                                 ..Default::default()
                             };

@@ -520,7 +520,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         for s in samples.iter_mut() {
             let Some(task) = by_pid.get(&s.pid).and_then(|w| w.task) else { continue };
             let rt = match &metrics {
-                Some(m) => crate::rt::task_from_metrics(m, task).and_then(|t| serde_json::to_value(t).ok()),
+                Some(m) => crate::rt::task_from_metrics(m, task, s.extra.get("detail")).and_then(|t| serde_json::to_value(t).ok()),
                 None if r.region.is_none() => s.extra.get_mut("detail").and_then(|d| d.as_object_mut()).and_then(|d| d.remove("rt")),
                 None => None,
             };

@@ -192,6 +192,8 @@ pub(crate) fn run(job: &Job, prep: &mut Prepared, report: &mut Report) -> Result
                 wakeup: Some(schedlab_model::hist::summary(h)),
                 wakeup_hist: Some(schedlab_model::hist::encode(h)),
                 source: "worker".into(),
+                handoff: None,
+                handoff_hist: None,
             };
             report.units += (s.jobs - s.skipped) as f64;
             report.detail = serde_json::json!({
@@ -284,9 +286,12 @@ pub(crate) fn dispatch_config(p: &Periodic, cpu: u32, pids: &[i32]) -> Config {
     cfg
 }
 
-/// A task's result from the dispatcher's tally.
-pub(crate) fn task_from_metrics(m: &Metrics, slot: usize) -> Option<RtTask> {
+/// A task's result from the dispatcher's tally, with the hand-off latencies its worker
+/// timed (`detail`: the worker's report detail).
+pub(crate) fn task_from_metrics(m: &Metrics, slot: usize, detail: Option<&serde_json::Value>) -> Option<RtTask> {
     let t = m.tasks.get(slot)?;
+    let handoff_hist = detail.and_then(|d| d["dispatch"]["handoff_hist"].as_str()).filter(|h| !h.is_empty());
+    let handoff = handoff_hist.and_then(schedlab_model::hist::decode).map(|h| schedlab_model::hist::summary(&h));
     Some(RtTask {
         c_ns: t.c_ns,
         t_ns: t.t_ns,
@@ -304,6 +309,8 @@ pub(crate) fn task_from_metrics(m: &Metrics, slot: usize) -> Option<RtTask> {
         // share of periods in violation (the first y - 1 periods counted as not violated).
         time_in_violation_pct: if t.released == 0 { 0.0 } else { 100.0 * t.window_violations as f64 / t.released as f64 },
         source: "dispatcher".into(),
+        handoff,
+        handoff_hist: handoff_hist.map(str::to_string),
         ..Default::default()
     })
 }

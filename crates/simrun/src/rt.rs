@@ -197,6 +197,8 @@ pub fn task_rt(set: &Periodic, i: usize, t: &TaskResult) -> RtTask {
         cpu_mean_ns: (t.jobs > 0).then(|| set.work_ns(task) as f64),
         wakeup: None,
         wakeup_hist: None,
+        handoff: None,
+        handoff_hist: None,
         source: "sim".into(),
     }
 }

@@ -156,8 +156,9 @@ pub(super) fn miss_ratio(d: &FigureInput) -> Vec<Chart> {
     )
 }
 
-/// The wake-up latency distribution (actual minus planned release), a line per scheduler,
-/// one chart per workload and utilisation. Dispatcher-driven sets (edf, dwcs) record none.
+/// The scheduling latency distribution, a line per scheduler, one chart per workload and
+/// utilisation: wake-up latency (actual minus planned release) for tasks that timed their
+/// own releases, hand-off latency (dispatcher's grant to the worker running) under edf and dwcs.
 pub(super) fn wakeup_cdf(d: &FigureInput) -> Vec<Chart> {
     let several = several_workloads(d);
     let mut out = Vec::new();
@@ -172,7 +173,7 @@ pub(super) fn wakeup_cdf(d: &FigureInput) -> Vec<Chart> {
             let series: Vec<Series> = cells
                 .iter()
                 .map(|s| Series {
-                    name: s.scheduler.clone(),
+                    name: if s.latency_kind == "hand-off" { format!("{} (hand-off)", s.scheduler) } else { s.scheduler.clone() },
                     points: Vec::new(),
                     curve: s.wakeup_cdf.clone(),
                     colour: scheduler_colour(d, &s.scheduler),
@@ -181,7 +182,7 @@ pub(super) fn wakeup_cdf(d: &FigureInput) -> Vec<Chart> {
             let positive = || series.iter().flat_map(|s| &s.curve).map(|p| p.0).filter(|x| *x > 0.0);
             let (lo, hi) = (positive().fold(f64::INFINITY, f64::min), positive().fold(0.0, f64::max));
             let mut id = String::from("rt-wakeup");
-            let mut title = String::from("Wake-up latency");
+            let mut title = String::from("Scheduling latency");
             if several {
                 id.push_str(&format!("-{}", slug(w)));
                 title.push_str(&format!(": {w}"));
@@ -196,14 +197,15 @@ pub(super) fn wakeup_cdf(d: &FigureInput) -> Vec<Chart> {
                 id,
                 title,
                 caption: format!(
-                    "Cumulative distribution of the wake-up latency (when a job's process ran, less its planned release), \
-                     from the HdrHistograms of every task of the set, merged over the repetitions; a line per scheduler \
-                     whose tasks timed their own releases (the edf and dwcs dispatchers' workers record none). Wake-ups: \
-                     {}.",
+                    "Cumulative distribution of the scheduling latency, from the HdrHistograms of every task of the set, \
+                     merged over the repetitions, a line per scheduler: for tasks that timed their own releases the wake-up \
+                     latency (when a job's process ran, less its planned release); for the edf and dwcs dispatchers' workers \
+                     the hand-off latency (when the worker ran, less when the dispatcher raised it and set its run bit; the \
+                     dispatcher's own lateness at the quantum boundary is in its metrics). Latencies: {}.",
                     pooled.join(", ")
                 ),
-                x_label: "wake-up latency [us]".into(),
-                y_label: "fraction of wake-ups at or below".into(),
+                x_label: "latency [us]".into(),
+                y_label: "fraction of latencies at or below".into(),
                 categories: Vec::new(),
                 series,
                 reference: None,

@@ -85,8 +85,8 @@ fn png_shows_every_series_and_text() {
         }
         let (w, h, rgb) = decode(&bytes);
         assert_eq!((w, h), (WIDTH, HEIGHT));
-        for (i, _) in c.series.iter().enumerate() {
-            let n = count_colour(&rgb, PALETTE[i]);
+        for (i, series) in c.series.iter().enumerate() {
+            let n = count_colour(&rgb, PALETTE[series.colour.unwrap_or(i)]);
             assert!(n > 150, "{}: series {i} has only {n} pixels of its colour", c.id);
         }
         // Titles, ticks and legend are drawn in black with the embedded font.
@@ -396,10 +396,13 @@ fn a_utilisation_sweep_gets_lines_per_scheduler_and_a_wakeup_distribution_per_ut
     assert_close(&means(misses)[..1], &[("other", vec![5.5, 10.5])]);
     assert!(misses.series.iter().flat_map(|s| &s.points).all(|p| p.hi <= 100.0));
     assert_close(&means(chart(&charts, "rt-violation-time"))[..1], &[("other", vec![2.5, 4.5])]);
-    // Wake-ups only where the tasks timed their own releases.
+    // Wake-ups where the tasks timed their own releases, hand-offs where the dispatcher's
+    // workers timed them, nothing where neither was recorded (edf here).
     let w = chart(&charts, "rt-wakeup-u0_5");
-    assert_eq!((w.kind, names(w)), (ChartKind::Cdf { log_x: true }, vec!["other", "fifo-rm"]));
-    assert_eq!(w.title, "Wake-up latency, utilisation 0.5");
+    assert_eq!((w.kind, names(w)), (ChartKind::Cdf { log_x: true }, vec!["other", "fifo-rm", "dwcs (hand-off)"]));
+    assert_eq!(w.title, "Scheduling latency, utilisation 0.5");
+    // dwcs at 0.5: k = 8, hand-offs 8..160 us.
+    assert!((w.series[2].curve.last().unwrap().0 - 160.0).abs() < 0.2, "{:?}", w.series[2].curve.last());
     // fifo-rm at 0.5: k = 4, wake-ups 4..80 us; the pooled median is the 10th of 20 values.
     let curve = &w.series[1].curve;
     assert!((curve[50].0 - 40.0).abs() < 0.1 && curve[50].1 == 0.5, "{:?}", curve[50]);
@@ -431,7 +434,7 @@ fn several_workloads_get_a_series_per_scheduler_and_workload() {
     assert_eq!(&names(v)[..3], ["other, a", "fifo-rm, a", "edf, a"]);
     assert_eq!(names(v)[4], "other, b");
     let w = chart(&charts, "rt-wakeup-b-u0_25");
-    assert_eq!(w.title, "Wake-up latency: b, utilisation 0.25");
+    assert_eq!(w.title, "Scheduling latency: b, utilisation 0.25");
     assert_eq!(charts.iter().filter(|c| c.id.starts_with("rt-wakeup")).count(), 4);
 }
 
@@ -452,8 +455,8 @@ fn real_time_pngs_show_every_series() {
             std::fs::write(std::path::Path::new(&dir).join(format!("{}-{k}.png", c.id)), &bytes).unwrap();
         }
         let (_, _, rgb) = decode(&bytes);
-        for (i, _) in c.series.iter().enumerate() {
-            let n = count_colour(&rgb, PALETTE[i]);
+        for (i, series) in c.series.iter().enumerate() {
+            let n = count_colour(&rgb, PALETTE[series.colour.unwrap_or(i)]);
             assert!(n > 150, "{}: series {i} has only {n} pixels of its colour", c.id);
         }
         let s = svg(c).unwrap();
@@ -470,7 +473,7 @@ fn a_scheduler_keeps_its_colour_in_every_real_time_chart() {
     let rt = schedlab_analysis::rt_stats(&recs);
     let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt });
     let colours = |id: &str| chart(&charts, id).series.iter().map(|s| (s.name.clone(), s.colour)).collect::<Vec<_>>();
-    assert_eq!(colours("rt-wakeup-u0_5"), [("fifo-rm".to_string(), Some(1))]);
+    assert_eq!(colours("rt-wakeup-u0_5"), [("fifo-rm".to_string(), Some(1)), ("dwcs (hand-off)".to_string(), Some(3))]);
     assert_eq!(colours("rt-wakeup-u0_25")[1], ("fifo-rm".to_string(), Some(1)));
     assert_eq!(colours("rt-violations")[3], ("dwcs".to_string(), Some(3)));
     let (_, _, rgb) = decode(&png(chart(&charts, "rt-wakeup-u0_5")).unwrap());
