@@ -25,7 +25,7 @@ pub use gen::{
     canonical_set, uunifast, uunifast_discard, GenError, GenSpec, PeriodChoice, TaskSetSpec, UtilisationMeasure, MAX_DISCARDS,
     SEED_LATENCY_SETS,
 };
-pub use hist::{new_latency_histogram, HistogramBuckets, HistogramError, LatencySummary, LATENCY_HIGH_NS, LATENCY_LOW_NS, LATENCY_SIGFIG};
+pub use hist::{new_latency_histogram, LatencySummary, LATENCY_HIGH_NS, LATENCY_LOW_NS, LATENCY_SIGFIG};
 pub use run::{lock_memory, JobRecord, LoopStats, OverrunPolicy, RunError, RunOptions, Runner};
 pub use summary::TaskSummary;
 pub use task::{

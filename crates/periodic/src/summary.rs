@@ -1,6 +1,6 @@
 //! The per-task summary a worker reports to the engine (serialised as JSON).
 
-use crate::hist::{HistogramBuckets, LatencySummary};
+use crate::hist::LatencySummary;
 use crate::run::{JobRecord, LoopStats};
 use crate::task::TaskParams;
 use crate::windows::{account, Window};
@@ -42,8 +42,6 @@ pub struct TaskSummary {
     pub cpu_mean_ns: f64,
     /// Wake-up latency percentiles.
     pub wakeup_latency: LatencySummary,
-    /// Wake-up latency histogram, mergeable across tasks.
-    pub wakeup_histogram: HistogramBuckets,
     /// Minor page faults in the loop.
     pub minor_faults_in_loop: u64,
     /// Major page faults in the loop.
@@ -87,7 +85,6 @@ impl TaskSummary {
             lateness_max_ns: ran.iter().filter_map(|r| r.lateness_ns()).max(),
             cpu_mean_ns: mean(&|r| r.cpu_ns),
             wakeup_latency: LatencySummary::of(latency, stats.latency_overflow),
-            wakeup_histogram: HistogramBuckets::from_histogram(latency),
             minor_faults_in_loop: stats.minor_faults_in_loop,
             major_faults_in_loop: stats.major_faults_in_loop,
             voluntary_switches_in_loop: stats.voluntary_switches_in_loop,
@@ -144,7 +141,6 @@ mod tests {
         assert_eq!(s.lateness_max_ns, Some(20));
         assert_eq!(s.cpu_mean_ns, 73.0);
         assert_eq!((s.wakeup_latency.samples, s.wakeup_latency.p50_ns), (4, 5));
-        assert_eq!(s.wakeup_histogram.count(), 4);
         assert_eq!(s.minor_faults_in_loop, 2);
     }
 
@@ -166,7 +162,6 @@ mod tests {
             "sliding_window_violations",
             "time_in_violation_pct",
             "wakeup_latency",
-            "wakeup_histogram",
             "minor_faults_in_loop",
         ] {
             assert!(v.get(key).is_some(), "{key} missing from {v}");
