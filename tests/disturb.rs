@@ -1,7 +1,7 @@
 //! Disturbance workloads as background load: a loopback UDP flood and O_DIRECT reads
 //! (device interrupts) running while a measured pi group works.
 
-use crate::util::Lab;
+use crate::util::{measuring, Lab};
 use serde_json::Value;
 
 fn f(r: &Value, k: &str) -> f64 {
@@ -50,6 +50,8 @@ fn run_with_background(lab: &Lab, group: &str, workload: &str) -> (Value, Value,
 
 #[test]
 fn a_background_udp_flood_floods_until_the_measured_group_is_done() {
+    // A flood's softirq load would disturb the real-time tests' measurements: take turns.
+    let _one_at_a_time = measuring();
     let lab = Lab::new();
     let (b, d, _) = run_with_background(&lab, "net", "kind = \"udp_flood\"\npackets = 5_000\npacket_bytes = 256\n");
     let (sent, received) = (u(&d, "sent"), u(&d, "received"));
@@ -64,6 +66,7 @@ fn a_background_udp_flood_floods_until_the_measured_group_is_done() {
 
 #[test]
 fn background_io_interrupts_read_directly_and_raise_interrupts_in_the_cell() {
+    let _one_at_a_time = measuring();
     let lab = Lab::new();
     let (b, d, fg) =
         run_with_background(&lab, "disk", "kind = \"io_interrupts\"\nreads = 2_000\nread_bytes = 4096\nfile_bytes = 16_777_216\n");

@@ -310,6 +310,19 @@ fn a_directory_on_a_real_disk_needs_confirmation_and_gets_its_scheduler_back() {
     );
     let out = lab.run(&["run", spec.to_str().unwrap(), "-q"]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    {
+        // While another process holds the disk's queue (as a concurrent run would), the run
+        // refuses before changing anything.
+        use std::os::fd::AsRawFd;
+        let held = std::fs::File::open(format!("/sys/block/{disk}/queue/scheduler")).unwrap();
+        // SAFETY: plain syscall on our own descriptor.
+        assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }, 0);
+        let out = lab.run(&["run", spec.to_str().unwrap(), "-q", "--yes-device", &disk]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("cannot overlap") && err.contains(&disk), "{err}");
+        assert_eq!(schedulers(), before, "nothing switched");
+        assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0, "nothing created");
+    }
     lab.ok(&["run", spec.to_str().unwrap(), "-q", "--yes-device", &disk]);
     assert_eq!(schedulers(), before, "{disk}'s scheduler is back");
     assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0, "only schedlab's own directory was used, and it is gone");

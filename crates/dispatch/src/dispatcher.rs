@@ -518,7 +518,10 @@ impl<'a> Loop<'a> {
                     withdraw = true;
                 }
             }
-            while !self.tasks[i].exited && self.tasks[i].next_release <= now {
+            // Only jobs released before the end are the run's: a dispatcher woken late at the
+            // end must not release (and count as missed) jobs after it.
+            let last = self.end.unwrap_or(u64::MAX);
+            while !self.tasks[i].exited && self.tasks[i].next_release <= now && self.tasks[i].next_release < last {
                 let task = &mut self.tasks[i];
                 let release = task.next_release;
                 let deadline = release + task.deadline;

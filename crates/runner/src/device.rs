@@ -24,10 +24,21 @@ pub struct ExpDevice {
     pub stat_devs: Vec<String>,
     /// sync and drop caches before every cell.
     pub drop_caches: bool,
+    /// Held for the run when its cells switch `queue_dev`'s I/O scheduler.
+    pub queue_lock: Option<std::sync::Arc<blockdev::QueueLock>>,
 }
 
 /// Creates the device for `plan` under `exp_dir` (which the journal already removes).
 pub fn setup(spec: &DeviceSpec, plan: &Plan, exp_dir: &Path, tag: &str, journal: &mut Journal, root: &Root) -> anyhow::Result<ExpDevice> {
+    // A run that switches an existing disk's scheduler holds that queue's lock, taken before
+    // anything is changed; a fresh loop device is the run's own.
+    let switches = plan.cells.iter().any(|c| c.io.is_some());
+    let lock = |dev: &str| -> anyhow::Result<Option<std::sync::Arc<blockdev::QueueLock>>> {
+        match switches {
+            true => blockdev::lock_queue(root, dev).map(|l| Some(std::sync::Arc::new(l))).map_err(anyhow::Error::msg),
+            false => Ok(None),
+        }
+    };
     match &spec.target {
         DeviceTarget::Loop { fs, direct_io, .. } => {
             let size = plan.loop_size_mib().unwrap_or(64) << 20;
@@ -37,6 +48,10 @@ pub fn setup(spec: &DeviceSpec, plan: &Plan, exp_dir: &Path, tag: &str, journal:
             drop(f);
             let image = image.canonicalize()?;
             let backing_disk = blockdev::disk_of_path(root, exp_dir).ok();
+            let backing_lock = match (&spec.queue, &backing_disk) {
+                (QueueTarget::Backing, Some(disk)) => lock(disk)?,
+                _ => None,
+            };
             journal.record(Entry::DetachLoop { backing: image.clone() })?;
             let dev = blockdev::loop_attach(&image, *direct_io).context("attaching a loop device (needs CAP_SYS_ADMIN)")?;
             blockdev::mkfs(fs, &dev).map_err(anyhow::Error::msg)?;
@@ -46,17 +61,18 @@ pub fn setup(spec: &DeviceSpec, plan: &Plan, exp_dir: &Path, tag: &str, journal:
             blockdev::mount_private(&dev, &mnt, fs).with_context(|| format!("mounting /dev/{dev} on {}", mnt.display()))?;
             let files_dir = mnt.join("work");
             std::fs::create_dir(&files_dir)?;
-            let queue_dev = match spec.queue {
-                QueueTarget::Device => dev.clone(),
-                QueueTarget::Backing => backing_disk.clone().context("the disk holding the loop image is unknown")?,
+            let (queue_dev, queue_lock) = match spec.queue {
+                QueueTarget::Device => (dev.clone(), lock(&dev)?),
+                QueueTarget::Backing => (backing_disk.clone().context("the disk holding the loop image is unknown")?, backing_lock),
             };
             let mut stat_devs = vec![dev.clone()];
             stat_devs.extend(backing_disk);
-            Ok(ExpDevice { files_dir, data_dev: dev, queue_dev, stat_devs, drop_caches: spec.drop_caches })
+            Ok(ExpDevice { files_dir, data_dev: dev, queue_dev, stat_devs, drop_caches: spec.drop_caches, queue_lock })
         }
         DeviceTarget::Dir { path } => {
             let dir = blockdev::resolve_dir(root, path).map_err(anyhow::Error::msg)?;
             let disk = blockdev::disk_of_path(root, &dir)?;
+            let queue_lock = lock(&disk)?;
             let files_dir = crate::make_experiment_dir(&dir, tag)?;
             journal.record(Entry::RemoveTree { path: files_dir.clone() })?;
             Ok(ExpDevice {
@@ -65,6 +81,7 @@ pub fn setup(spec: &DeviceSpec, plan: &Plan, exp_dir: &Path, tag: &str, journal:
                 queue_dev: disk.clone(),
                 stat_devs: vec![disk],
                 drop_caches: spec.drop_caches,
+                queue_lock,
             })
         }
     }

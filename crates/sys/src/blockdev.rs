@@ -161,6 +161,37 @@ impl DiskStat {
     }
 }
 
+/// An exclusive hold on a device's I/O scheduler setting for one run: a `flock` on its
+/// `/sys/block/<dev>/queue/scheduler` file (kernfs keeps one inode per attribute, so every
+/// process locks the same one, whatever its state directory). Two runs switching the same
+/// queue would each journal the other's setting as the one to restore, and leave the device
+/// on a scheduler neither found. Released when dropped (or when the process dies).
+#[derive(Debug)]
+pub struct QueueLock {
+    _file: std::fs::File,
+}
+
+/// Takes the [`QueueLock`] of `dev`, or says who may hold it. Never waits.
+pub fn lock_queue(root: &Root, dev: &str) -> Result<QueueLock, String> {
+    use std::os::fd::AsRawFd;
+    let path = root.path(&format!("/sys/block/{dev}/queue/scheduler"));
+    let file = std::fs::File::open(&path).map_err(|e| format!("opening {}: {e}", path.display()))?;
+    // SAFETY: plain syscall on our own descriptor.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            format!(
+                "another process (another schedlab run?) is changing {dev}'s I/O scheduler ({} is locked); \
+                 runs that switch the same device's scheduler cannot overlap: wait for it to finish",
+                path.display()
+            )
+        } else {
+            format!("locking {}: {e}", path.display())
+        });
+    }
+    Ok(QueueLock { _file: file })
+}
+
 /// Switches `dev`'s scheduler and writes the tunables, journaling first every value the
 /// switch may change: the queue tunables a scheduler switch resets (nr_requests) are
 /// recorded before the scheduler, so they are restored after it. Returns the scheduler and
@@ -504,6 +535,19 @@ mod tests {
         assert_eq!(unescape("/plain"), "/plain");
         assert_eq!(unescape("/a\\134b\\"), "/a\\b\\");
         assert_eq!(unescape("/é\\1"), "/é\\1");
+    }
+
+    #[test]
+    fn a_queue_is_locked_by_one_holder_at_a_time() {
+        let (_d, root) = fake(&[("/sys/block/vdb/queue/scheduler", "[none] mq-deadline\n")]);
+        let held = lock_queue(&root, "vdb").unwrap();
+        // flock locks belong to the open file description: a second open conflicts even in
+        // the same process, as another run's would.
+        let e = lock_queue(&root, "vdb").unwrap_err();
+        assert!(e.contains("cannot overlap") && e.contains("vdb"), "{e}");
+        drop(held);
+        assert!(lock_queue(&root, "vdb").is_ok(), "released when dropped");
+        assert!(lock_queue(&root, "nosuch").unwrap_err().contains("opening"));
     }
 
     #[test]
