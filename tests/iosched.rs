@@ -57,10 +57,11 @@ fn schedulers() -> Vec<(String, String)> {
     out
 }
 
-/// The machine's I/O state is shared: these tests take turns.
+/// The machine's I/O state is shared: these tests take turns, and not beside the real-time
+/// tests either (cache drops and loop-device I/O keep kernel threads busy enough to make
+/// real-time tasks miss deadlines).
 fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    crate::util::measuring()
 }
 
 fn assert_clean(lab: &Lab, before: &[(String, String)], when: &str) {
