@@ -249,6 +249,13 @@ fn a_periodic_experiment_is_stored_as_a_sim_run_with_rt_records() {
         assert_eq!((rt.cpu, rt.quantum_ns), (1, 1_000_000));
         assert!((rt.plain_utilisation - (2.0 / 5.0 + 4.0 / 7.0)).abs() < 1e-12);
     }
+    // Simulated jobs are exported one by one, like measured ones: 2 cells x 2 repetitions x 12 jobs.
+    let jobs: Vec<Value> = serde_json::from_str(&lab.ok(&["export", "--jobs", "--format", "json"])).unwrap();
+    assert_eq!(jobs.len(), 4 * (7 + 5));
+    assert!(jobs.iter().all(|j| j["source"] == "sim"));
+    let missed: Vec<&Value> = jobs.iter().filter(|j| j["met"] == false).collect();
+    assert_eq!(missed.len(), 2, "fifo-rm's one miss, in each repetition");
+    assert!(missed.iter().all(|j| j["cell_key"] == "set/fifo-rm/n2" && j["lateness_us"].as_f64() == Some(1000.0)), "{missed:?}");
     let shown = lab.ok(&["show"]);
     assert!(shown.contains("(sim, complete)"), "{shown}");
 }

@@ -31,7 +31,8 @@ pub struct Costs {
 pub struct Record {
     /// Keep the execution trace (one slice per stretch a task ran on a CPU).
     pub trace: bool,
-    /// Keep every job's response time, not only min/mean/max.
+    /// Keep every job's response time, not only min/mean/max, and every periodic job's release,
+    /// start, finish and outcome (`TaskResult::job_log`).
     pub responses: bool,
 }
 

@@ -89,6 +89,22 @@ pub struct TaskResult {
     pub periods_in_violation: u64,
     /// Response times of completed jobs.
     pub response: ResponseStats,
+    /// A periodic task's jobs in release order, when [`Record::responses`](crate::Record) is on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_log: Vec<JobOutcome>,
+}
+
+/// One job of a periodic task as simulated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct JobOutcome {
+    /// Release.
+    pub release: Time,
+    /// When it first made progress on a CPU (None: it never ran).
+    pub start: Option<Time>,
+    /// When it completed (None: dropped, skipped, or unfinished at the end).
+    pub finish: Option<Time>,
+    /// Completed by its deadline (a job without a deadline: completed).
+    pub met: bool,
 }
 
 /// What happened to one CPU.

@@ -62,6 +62,7 @@ pub fn record(cell: &Cell, p: &Params, result: &SimResult, placement: &[(usize, 
                 // One group per periodic cell: sample i is task i.
                 s.work_units = t.jobs as f64;
                 s.extra["rt"] = serde_json::to_value(crate::rt::task_rt(set, i, t)).unwrap_or_default();
+                s.jobs = Some(crate::rt::task_jobs(set, i, t));
                 let cpu = secs(crate::rt::work_cpu_ns(set, i, t));
                 s.user_s = cpu + secs(p.setup_ns);
                 s.window_cpu_s = cpu;

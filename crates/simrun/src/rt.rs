@@ -34,6 +34,7 @@
 //! for `dwcs`, whose quanta are not preempted). Sets whose T, D or phase are not whole
 //! quanta are refused for `edf` and `dwcs`.
 
+use schedlab_model::jobs::{JobLog, JobTrace};
 use schedlab_model::{CellRt, RtTask};
 use schedlab_periodic::TaskParams as RtParams;
 use schedlab_policy::{PolicySpec, Reservation, TaskParams, Window};
@@ -158,7 +159,8 @@ pub(crate) fn cell_input(cell: &Cell, set: &Periodic, p: &Params, horizon: u64, 
         })
         .collect();
     let cpu = set_cpu(set, p.cpus);
-    let mut config = SimConfig::new(p.cpus, policy_spec(set.scheduler, p)).with_horizon(horizon).recording(trace, false);
+    // Responses on: the per-job log is kept (sets are short enough for every job to be kept).
+    let mut config = SimConfig::new(p.cpus, policy_spec(set.scheduler, p)).with_horizon(horizon).recording(trace, true);
     if !set.scheduler.dispatched() {
         config = config.with_costs(p.switch_cost_ns, p.migration_cost_ns);
     }
@@ -167,6 +169,31 @@ pub(crate) fn cell_input(cell: &Cell, set: &Periodic, p: &Params, horizon: u64, 
     }
     let placement = vec![(0, cpu); tasks.len()];
     Ok(CellInput { config, tasks, placement })
+}
+
+/// Task `i`'s jobs as the engine stores them, with source "sim": the judged ones (the jobs
+/// of [`task_rt`], a prefix of the releases), the finish less the idle end of its last quantum.
+pub fn task_jobs(set: &Periodic, i: usize, t: &TaskResult) -> JobLog {
+    let task = &set.tasks[i];
+    let pad = padding_ns(set, task);
+    let jobs = t
+        .job_log
+        .iter()
+        .take(t.deadlines as usize)
+        .map(|j| {
+            let finish = j.finish.map(|f| (f - j.release).saturating_sub(pad));
+            JobTrace {
+                release_ns: j.release,
+                start_ns: j.start.map(|s| s - j.release),
+                finish_ns: finish,
+                cpu_ns: finish.map(|_| set.work_ns(task)),
+                met: j.met,
+                // The start is when the job first ran, not a wake-up latency.
+                slept: false,
+            }
+        })
+        .collect();
+    JobLog { source: "sim".into(), d_ns: task.deadline_ns(), jobs, unrecorded: 0 }
 }
 
 /// Task `i`'s result as the engine records it in a sample's `extra.rt`, with source "sim".

@@ -62,6 +62,21 @@ fn rate_monotonic_misses_a_u1_set_that_edf_meets() {
     assert_eq!(t2.time_in_violation_pct, 50.0);
     assert_eq!((t2.source.as_str(), t2.cpu_mean_ns, t2.c_ns, t2.t_ns, t2.d_ns), ("sim", Some(3e6), 3 * MS, 6 * MS, 6 * MS));
     assert_eq!(rm[0].response_max_ns, Some(2 * MS));
+    // Per job, T2 under RM: (release, start, finish) in ms after the release, met.
+    let rec = sim_key(&plan, "set/fifo-rm/n2", &p);
+    let log = rec.samples[1].jobs.as_ref().expect("per-job records");
+    assert_eq!((log.source.as_str(), log.d_ns, log.met()), ("sim", 6 * MS, 2));
+    let ms = |x: Option<u64>| x.map(|v| v as f64 / MS as f64);
+    let jobs: Vec<_> = log.jobs.iter().map(|j| (j.release_ns / MS, ms(j.start_ns), ms(j.finish_ns), j.met)).collect();
+    assert_eq!(
+        jobs,
+        vec![
+            (0, Some(2.0), Some(7.0), false),
+            (6, Some(1.0), Some(6.0), true),
+            (12, Some(2.0), Some(7.0), false),
+            (18, Some(1.0), Some(6.0), true)
+        ]
+    );
     // D = T: deadline monotonic is rate monotonic.
     assert_eq!(outcomes(&tasks(&sim_key(&plan, "set/fifo-dm/n2", &p))), outcomes(&rm));
     // EDF: T1 0-2, T2 2-5, T1 5-7, T2 7-10, T1 10-12: every deadline met.

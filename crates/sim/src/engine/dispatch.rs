@@ -130,6 +130,9 @@ impl Engine<'_> {
         c.running = Some(id);
         c.work_start = now + overhead;
         t.first_run.get_or_insert(c.work_start);
+        if let Some(o) = t.job.and_then(|j| t.job_log.get_mut(j.index as usize)) {
+            o.start.get_or_insert(c.work_start);
+        }
         // The limit runs from when the task makes progress, so a cost can never starve it.
         c.limit_end = limit.map(|l| c.work_start + l.max(1));
         self.arm_cpu(cpu);

@@ -15,7 +15,7 @@ use schedlab_policy::{Clock, Duration, Policy, TaskId, Time, VirtualClock};
 
 use crate::config::{Mapping, SimConfig, TaskSpec};
 use crate::event::{Class, EventQueue};
-use crate::result::{CpuResult, ResponseAcc, SimResult, Slice, TaskResult, WindowCounter};
+use crate::result::{CpuResult, JobOutcome, ResponseAcc, SimResult, Slice, TaskResult, WindowCounter};
 use crate::rng::SplitMix64;
 
 #[derive(Debug, Clone, Copy)]
@@ -92,6 +92,7 @@ struct TaskRt {
     dropped: u64,
     windows: WindowCounter,
     responses: ResponseAcc,
+    job_log: Vec<JobOutcome>,
 }
 
 #[derive(Debug, Default)]
@@ -258,6 +259,7 @@ impl TaskRt {
             dropped: 0,
             windows: WindowCounter::new(spec.params.window),
             responses: ResponseAcc::default(),
+            job_log: Vec::new(),
         }
     }
 
@@ -283,6 +285,7 @@ impl TaskRt {
             deadlines: self.windows.judged,
             periods_in_violation: self.windows.in_violation,
             response: self.responses.into_stats(),
+            job_log: self.job_log,
         }
     }
 }

@@ -5,6 +5,7 @@ use schedlab_policy::{Arrival, Stop, TaskId, Time};
 use super::{Engine, Ev, Job, St};
 use crate::config::{MissAction, Phase, Workload};
 use crate::event::Class;
+use crate::result::JobOutcome;
 
 impl Engine<'_> {
     /// A task's first arrival, or the next job of a periodic task.
@@ -20,6 +21,9 @@ impl Engine<'_> {
         };
         let index = t.released;
         t.released += 1;
+        if self.cfg.record.responses {
+            t.job_log.push(JobOutcome { release: now, ..Default::default() });
+        }
         let exec = match p.min_exec {
             Some(min) => self.rng.range_inclusive(min, p.wcet),
             None => p.wcet,
@@ -148,6 +152,10 @@ impl Engine<'_> {
         t.jobs += 1;
         t.completion = Some(now);
         t.responses.push(now - job.release, keep);
+        if let Some(o) = t.job_log.get_mut(job.index as usize) {
+            o.finish = Some(now);
+            o.met = job.deadline.is_none_or(|d| now <= d);
+        }
         if let Some(d) = job.deadline {
             let missed = now > d;
             t.misses += u64::from(missed);

@@ -1,7 +1,7 @@
 //! Uniprocessor textbook schedules: RM, EDF, DM, FIFO, RR.
 
 use schedlab_policy::PolicySpec;
-use schedlab_sim::{MissAction, TaskSpec};
+use schedlab_sim::{MissAction, SimResult, TaskSpec};
 
 use crate::{run, spans, uni};
 
@@ -127,6 +127,10 @@ fn late_jobs_continue_skip_or_drop() {
     assert_eq!(spans(&r, 1), vec![(3, 4), (7, 8), (11, 15)]);
     let b = &r.tasks[1];
     assert_eq!((b.jobs, b.deadline_misses, b.dropped, b.completion, b.ended), (3, 3, 0, Some(15), Some(15)));
+    // Per job: (release, start, finish, met); job 2 starts when job 1 hands over at 13.
+    let log = |r: &SimResult, i: usize| r.tasks[i].job_log.iter().map(|j| (j.release, j.start, j.finish, j.met)).collect::<Vec<_>>();
+    assert_eq!(log(&r, 1), vec![(0, Some(3), Some(8), false), (4, Some(11), Some(13), false), (8, Some(13), Some(15), false)]);
+    assert_eq!(log(&r, 0), vec![(0, Some(0), Some(3), true), (4, Some(4), Some(7), true), (8, Some(8), Some(11), true)]);
     // Skip: job 0 finishes late at 8, when job 1's deadline (8) has come: job 1 is skipped
     // and job 2 (released at 8, due 12) starts; it ends at 13, late.
     let r = run(&uni(PolicySpec::Fifo, 40), &set(MissAction::Skip));
@@ -134,6 +138,7 @@ fn late_jobs_continue_skip_or_drop() {
     let b = &r.tasks[1];
     assert_eq!((b.jobs, b.deadline_misses, b.dropped, b.completion, b.finished), (2, 3, 1, Some(13), true));
     assert_eq!(b.ended, Some(13));
+    assert_eq!(log(&r, 1), vec![(0, Some(3), Some(8), false), (4, None, None, false), (8, Some(11), Some(13), false)]);
     assert_eq!(b.response.max, Some(8));
     // Three misses in a row against 1/2: trailing windows MM and MM are violated; fixed
     // window [MM] is, the partial [M] is not.
@@ -147,4 +152,8 @@ fn late_jobs_continue_skip_or_drop() {
     assert_eq!((b.jobs, b.deadline_misses, b.dropped, b.finished), (0, 3, 3, true));
     // It completed nothing, and ended when its last job was dropped.
     assert_eq!((b.completion, b.ended), (None, Some(12)));
+    assert_eq!(log(&r, 1), vec![(0, Some(3), None, false), (4, Some(7), None, false), (8, Some(11), None, false)]);
+    // Without recording, no log.
+    let quiet = schedlab_sim::simulate(&uni(PolicySpec::Fifo, 40).recording(false, false), &set(MissAction::Drop)).unwrap();
+    assert!(quiet.tasks.iter().all(|t| t.job_log.is_empty()));
 }
