@@ -158,6 +158,8 @@ fn rt_report_renders_every_figure_in_chromium() {
         assert!(ids.contains(&format!("fig-{fig}")), "no {fig}: {ids:?}");
     }
     assert!(ids.iter().any(|i| i.starts_with("fig-rt-wakeup")), "no wake-up distribution: {ids:?}");
+    // A measured run stored every job: the report loads them for the response time figure.
+    assert_eq!(ids.iter().any(|i| i.starts_with("fig-rt-response")), measured, "{ids:?}");
     // Measured lines may coincide (no violations at all at a low utilisation, say) and hide
     // each other: each figure must show at least one drawn across the plot. The fixture's
     // lines all differ: every one must be.

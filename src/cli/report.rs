@@ -87,7 +87,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let store = open_existing(db)?;
     let run = pick_run(&store, a.run)?;
     let other = a.compare.map(|id| pick_run(&store, Some(id))).transpose()?;
-    let records = store.cells(run.id)?;
+    let mut records = store.cells(run.id)?;
+    // Per-job records feed the response time figure of periodic sets.
+    store.attach_job_logs(run.id, &mut records)?;
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
     let compare = other.as_ref().map(|o| comparison(&store, &run, o, metric, a.alpha)).transpose()?;

@@ -7,6 +7,7 @@
 use crate::cells::EMPTY;
 use crate::hist::{cdf_us, merge, quantile_us};
 use crate::Summary;
+use schedlab_model::hist::Histogram;
 use schedlab_model::{CellParams, CellRecord, CellStatus, RtTask};
 use std::collections::BTreeMap;
 
@@ -69,6 +70,14 @@ pub struct RtStats {
     /// The pooled wake-up latency distribution of every repetition: (microseconds, fraction
     /// of wake-ups at or below), empty without wake-up histograms.
     pub wakeup_cdf: Vec<(f64, f64)>,
+    /// Finished jobs in the per-job records of every repetition (0 when the records were not
+    /// loaded: see the store's `job_logs`).
+    pub finished_jobs: u64,
+    /// Jobs in those records that never finished (dropped or skipped).
+    pub unfinished_jobs: u64,
+    /// The pooled response time distribution (finish - release) of the finished jobs:
+    /// (microseconds, fraction at or below), empty without per-job records.
+    pub response_cdf: Vec<(f64, f64)>,
 }
 
 /// The value of the `utilisation` axis in a cell key (`set/dwcs/utilisation=0.5/n4`), for
@@ -107,6 +116,23 @@ fn latency(x: &RtTask) -> Option<&str> {
     x.wakeup_hist.as_deref().filter(|h| !h.is_empty()).or(x.handoff_hist.as_deref()).filter(|h| !h.is_empty())
 }
 
+/// The response times (ns) of the finished jobs in the measured workers' per-job records of
+/// `reps`, and the count of jobs that never finished.
+fn responses<'a>(reps: impl Iterator<Item = &'a CellRecord>) -> (Histogram<u64>, u64) {
+    let mut h = Histogram::new(3).expect("3 significant digits is valid");
+    let mut unfinished = 0;
+    for j in reps.flat_map(|r| &r.samples).filter(|s| !s.background).filter_map(|s| s.jobs.as_ref()).flat_map(|l| &l.jobs) {
+        match j.finish_ns {
+            // An auto-resizing histogram grows to take any value (saturating_record would not grow it).
+            Some(f) => {
+                let _ = h.record(f);
+            }
+            None => unfinished += 1,
+        }
+    }
+    (h, unfinished)
+}
+
 fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
     let first = all.first()?;
     let failed: Vec<&&CellRecord> = all.iter().filter(|r| r.status == CellStatus::Failed).collect();
@@ -134,6 +160,7 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
         Summary::of(&xs).unwrap_or(EMPTY)
     };
     let pooled = merge(ran.iter().flat_map(|(_, t)| t.iter().filter_map(latency)));
+    let (responses, unfinished_jobs) = responses(ran.iter().map(|(r, _)| *r));
     let cell_rt = ran.iter().find_map(|(r, _)| r.rt.as_ref()).or_else(|| all.iter().find_map(|r| r.rt.as_ref()));
     let mut sources: Vec<&str> = ran.iter().flat_map(|(_, t)| t.iter().map(|x| x.source.as_str())).collect();
     sources.sort_unstable();
@@ -170,6 +197,9 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
         wakeup_max_us: lat(1.0),
         wakeups: pooled.as_ref().map_or(0, |h| h.len()),
         wakeup_cdf: pooled.as_ref().map(cdf_us).unwrap_or_default(),
+        finished_jobs: responses.len(),
+        unfinished_jobs,
+        response_cdf: cdf_us(&responses),
     })
 }
 

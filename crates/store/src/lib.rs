@@ -298,6 +298,19 @@ impl Store {
         Ok(out)
     }
 
+    /// Fills the `jobs` of the samples of `records` (a run's cells, as [`Store::cells`]
+    /// returns them) from the `jobs` table; samples without records keep None.
+    pub fn attach_job_logs(&self, run_id: i64, records: &mut [CellRecord]) -> Result<(), DbError> {
+        for r in records.iter_mut() {
+            for (idx, log) in self.job_logs(run_id, r.params.cell_id, r.rep, r.warmup)? {
+                if let Some(s) = r.samples.iter_mut().find(|s| s.index == idx) {
+                    s.jobs = Some(log);
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Every stored cell repetition of a run with its samples, in execution order.
     pub fn cells(&self, run_id: i64) -> Result<Vec<CellRecord>, DbError> {
         let mut st = self.conn.prepare(

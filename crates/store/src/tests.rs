@@ -144,5 +144,13 @@ fn per_job_records_go_to_their_own_table_and_come_back() {
     assert_eq!(logs, vec![(0, log(500)), (2, log(3))]);
     assert!(s.job_logs(id, 5, 0, false).unwrap().is_empty());
     // Samples read back leave the records out (they are heavy); their table keeps them.
-    assert!(s.cells(id).unwrap().iter().all(|c| c.samples.iter().all(|x| x.jobs.is_none())));
+    let mut cells = s.cells(id).unwrap();
+    assert!(cells.iter().all(|c| c.samples.iter().all(|x| x.jobs.is_none())));
+    s.attach_job_logs(id, &mut cells).unwrap();
+    let lens = |cell_id: u32| -> Vec<Option<usize>> {
+        let c = cells.iter().find(|c| c.params.cell_id == cell_id).unwrap();
+        c.samples.iter().map(|x| x.jobs.as_ref().map(|l| l.jobs.len())).collect()
+    };
+    assert_eq!(lens(4), [Some(500), None, Some(3)]);
+    assert_eq!(lens(5), [None]);
 }

@@ -113,6 +113,7 @@ pub const FIGURES: &[FigureFn] = &[
     rt::violation_time,
     rt::miss_ratio,
     rt::wakeup_cdf,
+    rt::response_cdf,
 ];
 
 /// All charts of a run, in report order.

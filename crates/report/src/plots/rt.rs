@@ -156,33 +156,47 @@ pub(super) fn miss_ratio(d: &FigureInput) -> Vec<Chart> {
     )
 }
 
-/// The scheduling latency distribution, a line per scheduler, one chart per workload and
-/// utilisation: wake-up latency (actual minus planned release) for tasks that timed their
-/// own releases, hand-off latency (dispatcher's grant to the worker running) under edf and dwcs.
-pub(super) fn wakeup_cdf(d: &FigureInput) -> Vec<Chart> {
+/// What one kind of distribution chart draws, for [`cdf_charts`].
+struct CdfKind {
+    id: &'static str,
+    title: &'static str,
+    x_label: &'static str,
+    y_label: &'static str,
+    /// The cell's distribution (empty: not drawn).
+    curve: fn(&RtStats) -> &[(f64, f64)],
+    /// The series name of a cell.
+    name: fn(&RtStats) -> String,
+    /// The caption, given one "scheduler N over R repetitions" note per cell.
+    caption: fn(&str) -> String,
+    /// How many values a cell's distribution pooled.
+    count: fn(&RtStats) -> String,
+}
+
+/// One chart per workload and utilisation, a line per scheduler with a non-empty curve.
+fn cdf_charts(d: &FigureInput, k: &CdfKind) -> Vec<Chart> {
     let several = several_workloads(d);
     let mut out = Vec::new();
     let workloads = categories(drawn(d).map(|s| s.params.workload.as_str()));
     for w in &workloads {
         for u in utilisations(d) {
             let cells: Vec<&RtStats> =
-                drawn(d).filter(|s| &s.params.workload == w && s.utilisation == u && !s.wakeup_cdf.is_empty()).collect();
+                drawn(d).filter(|s| &s.params.workload == w && s.utilisation == u && !(k.curve)(s).is_empty()).collect();
             if cells.is_empty() {
                 continue;
             }
             let series: Vec<Series> = cells
                 .iter()
                 .map(|s| Series {
-                    name: if s.latency_kind == "hand-off" { format!("{} (hand-off)", s.scheduler) } else { s.scheduler.clone() },
+                    name: (k.name)(s),
                     points: Vec::new(),
-                    curve: s.wakeup_cdf.clone(),
+                    curve: (k.curve)(s).to_vec(),
                     colour: scheduler_colour(d, &s.scheduler),
                 })
                 .collect();
             let positive = || series.iter().flat_map(|s| &s.curve).map(|p| p.0).filter(|x| *x > 0.0);
             let (lo, hi) = (positive().fold(f64::INFINITY, f64::min), positive().fold(0.0, f64::max));
-            let mut id = String::from("rt-wakeup");
-            let mut title = String::from("Scheduling latency");
+            let mut id = String::from(k.id);
+            let mut title = String::from(k.title);
             if several {
                 id.push_str(&format!("-{}", slug(w)));
                 title.push_str(&format!(": {w}"));
@@ -191,21 +205,15 @@ pub(super) fn wakeup_cdf(d: &FigureInput) -> Vec<Chart> {
                 id.push_str(&format!("-u{}", slug(&u.to_string())));
                 title.push_str(&format!(", utilisation {u}"));
             }
-            let pooled: Vec<String> = cells.iter().map(|s| format!("{} {} over {} repetitions", s.scheduler, s.wakeups, s.reps)).collect();
+            let pooled: Vec<String> =
+                cells.iter().map(|s| format!("{} {} over {} repetitions", s.scheduler, (k.count)(s), s.reps)).collect();
             out.push(Chart {
                 kind: ChartKind::Cdf { log_x: hi > 20.0 * lo },
                 id,
                 title,
-                caption: format!(
-                    "Cumulative distribution of the scheduling latency, from the HdrHistograms of every task of the set, \
-                     merged over the repetitions, a line per scheduler: for tasks that timed their own releases the wake-up \
-                     latency (when a job's process ran, less its planned release); for the edf and dwcs dispatchers' workers \
-                     the hand-off latency (when the worker ran, less when the dispatcher raised it and set its run bit; the \
-                     dispatcher's own lateness at the quantum boundary is in its metrics). Latencies: {}.",
-                    pooled.join(", ")
-                ),
-                x_label: "latency [us]".into(),
-                y_label: "fraction of latencies at or below".into(),
+                caption: (k.caption)(&pooled.join(", ")),
+                x_label: k.x_label.into(),
+                y_label: k.y_label.into(),
                 categories: Vec::new(),
                 series,
                 reference: None,
@@ -213,4 +221,55 @@ pub(super) fn wakeup_cdf(d: &FigureInput) -> Vec<Chart> {
         }
     }
     out
+}
+
+/// The scheduling latency distribution, a line per scheduler, one chart per workload and
+/// utilisation: wake-up latency (actual minus planned release) for tasks that timed their
+/// own releases, hand-off latency (dispatcher's grant to the worker running) under edf and dwcs.
+pub(super) fn wakeup_cdf(d: &FigureInput) -> Vec<Chart> {
+    cdf_charts(
+        d,
+        &CdfKind {
+            id: "rt-wakeup",
+            title: "Scheduling latency",
+            x_label: "latency [us]",
+            y_label: "fraction of latencies at or below",
+            curve: |s| &s.wakeup_cdf,
+            name: |s| if s.latency_kind == "hand-off" { format!("{} (hand-off)", s.scheduler) } else { s.scheduler.clone() },
+            caption: |pooled| {
+                format!(
+                    "Cumulative distribution of the scheduling latency, from the HdrHistograms of every task of the set, \
+                     merged over the repetitions, a line per scheduler: for tasks that timed their own releases the wake-up \
+                     latency (when a job's process ran, less its planned release); for the edf and dwcs dispatchers' workers \
+                     the hand-off latency (when the worker ran, less when the dispatcher raised it and set its run bit; the \
+                     dispatcher's own lateness at the quantum boundary is in its metrics). Latencies: {pooled}."
+                )
+            },
+            count: |s| s.wakeups.to_string(),
+        },
+    )
+}
+
+/// The response time distribution of the jobs that finished, from the per-job records, a
+/// line per scheduler, one chart per workload and utilisation.
+pub(super) fn response_cdf(d: &FigureInput) -> Vec<Chart> {
+    cdf_charts(
+        d,
+        &CdfKind {
+            id: "rt-response",
+            title: "Response time",
+            x_label: "response time [us]",
+            y_label: "fraction of finished jobs at or below",
+            curve: |s| &s.response_cdf,
+            name: |s| s.scheduler.clone(),
+            caption: |pooled| {
+                format!(
+                    "Cumulative distribution of the response time (finish less release) of every job that finished, from the \
+                     per-job records of every task of the set over the repetitions, a line per scheduler; jobs dropped or \
+                     skipped unfinished are not in it (they count as misses). Finished jobs: {pooled}."
+                )
+            },
+            count: |s| format!("{} (+{} unfinished)", s.finished_jobs, s.unfinished_jobs),
+        },
+    )
 }

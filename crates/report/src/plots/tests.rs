@@ -481,3 +481,38 @@ fn a_scheduler_keeps_its_colour_in_every_real_time_chart() {
     // Several workloads: a series per scheduler and workload, coloured in turn.
     assert!(rt_charts(&["a", "b"], &[Some(0.25), Some(0.5)])[0].series.iter().all(|s| s.colour.is_none()));
 }
+
+#[test]
+fn per_job_records_give_a_response_time_distribution() {
+    use schedlab_model::jobs::{JobLog, JobTrace};
+    let mut recs = crate::testdata::rt_records(&["set"], &[Some(0.5)]);
+    // fifo-rm's and dwcs's tasks: 10 jobs each, finishing 1..9 ms after release (times k),
+    // and one dropped; the other schedulers' records were not loaded.
+    for r in recs.iter_mut().filter(|r| r.params.key.contains("/fifo-rm/") || r.params.key.contains("/dwcs/")) {
+        let k = if r.params.key.contains("/dwcs/") { 2 } else { 1 };
+        for s in r.samples.iter_mut() {
+            let jobs = (0..10u64)
+                .map(|j| JobTrace {
+                    release_ns: j * 10_000_000,
+                    finish_ns: (j < 9).then_some((j + 1) * k * 1_000_000),
+                    met: j < 9,
+                    ..Default::default()
+                })
+                .collect();
+            s.jobs = Some(JobLog { source: "worker".into(), d_ns: 10_000_000, jobs, unrecorded: 0 });
+        }
+    }
+    let stats = cell_stats(&recs);
+    let rt = schedlab_analysis::rt_stats(&recs);
+    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt });
+    let c = chart(&charts, "rt-response-u0_5");
+    assert_eq!((c.kind, names(c)), (ChartKind::Cdf { log_x: false }, vec!["fifo-rm", "dwcs"]));
+    assert_eq!(c.title, "Response time, utilisation 0.5");
+    // 4 tasks x 2 repetitions x 9 finished jobs; fifo-rm's longest 9 ms, dwcs's 18 ms.
+    assert!(c.caption.contains("fifo-rm 72 (+8 unfinished) over 2 repetitions"), "{}", c.caption);
+    let last = |i: usize| c.series[i].curve.last().unwrap().0;
+    assert!((last(0) - 9_000.0).abs() < 10.0 && (last(1) - 18_000.0).abs() < 20.0, "{} {}", last(0), last(1));
+    assert_eq!(c.series[1].colour, Some(3), "dwcs keeps its colour");
+    // Without records, no such chart.
+    assert!(rt_charts(&["set"], &[Some(0.5)]).iter().all(|c| !c.id.starts_with("rt-response")));
+}
