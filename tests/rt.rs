@@ -65,6 +65,9 @@ fn every_scheduler_runs_a_light_set_and_the_rt_ones_meet_its_deadlines() {
         if missing.is_empty() {
             break;
         }
+        // Let whatever held the machine off pass before the next run.
+        std::thread::sleep(Duration::from_secs(2));
+        schedlab_sys::procfs::settle_writeback(Duration::from_secs(20));
     }
     assert!(missing.is_empty(), "in three runs these real-time schedulers missed deadlines each time: {missing:?}");
 }

@@ -97,5 +97,8 @@ pub fn exists(p: &Path) -> bool {
 /// live dispatcher, timing comparisons): they take turns across all test modules.
 pub fn measuring() -> std::sync::MutexGuard<'static, ()> {
     static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
+    let guard = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
+    // Earlier tests' writeback can hold a vCPU off for tens of milliseconds: let it drain.
+    schedlab_sys::procfs::settle_writeback(std::time::Duration::from_secs(20));
+    guard
 }

@@ -23,8 +23,11 @@ const WORK: u64 = 7 * MS;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
+/// One test at a time, each after earlier work's writeback has drained.
 fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    schedlab_sys::procfs::settle_writeback(std::time::Duration::from_secs(20));
+    guard
 }
 
 fn root_or_skip(test: &str) -> bool {
@@ -195,9 +198,10 @@ macro_rules! check {
 /// process at a higher RT priority, a stalled vCPU). Overruns show when the dispatcher itself
 /// was held off, but its workers can be held off alone: on this project's VM, a run at load
 /// average 24 violated 27 of 721 windows with no overrun, and the same test passed on every
-/// run after. So a failed run may be repeated, saying why; the property must hold in one of
-/// `ATTEMPTS` (a policy bug fails every one).
-const ATTEMPTS: usize = 3;
+/// run after; in one CI run the dispatcher itself woke up to 211 ms late in every attempt for
+/// a minute. So a failed run is repeated after a pause, saying why; the property must hold in
+/// one of `ATTEMPTS` (a policy bug fails every one).
+const ATTEMPTS: usize = 4;
 
 fn in_some_attempt(test: &str, mut attempt: impl FnMut() -> (Metrics, Result<(), String>)) {
     let mut failures = Vec::new();
@@ -208,6 +212,9 @@ fn in_some_attempt(test: &str, mut attempt: impl FnMut() -> (Metrics, Result<(),
             Err(e) => {
                 eprintln!("{test}: attempt {} failed ({} dispatcher overruns): {e}", i + 1, m.overruns);
                 failures.push(format!("{e} ({} overruns)", m.overruns));
+                // Let whatever held the machine off pass before the next attempt.
+                std::thread::sleep(std::time::Duration::from_secs(2));
+                schedlab_sys::procfs::settle_writeback(std::time::Duration::from_secs(20));
             }
         }
     }
