@@ -94,6 +94,33 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Dirty and under-writeback page cache, in KiB, from /proc/meminfo.
+pub fn unwritten_kib(root: &Root) -> Option<u64> {
+    let text = std::fs::read_to_string(root.path("/proc/meminfo")).ok()?;
+    let field = |name: &str| -> Option<u64> {
+        text.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    };
+    Some(field("Dirty:")? + field("Writeback:")?)
+}
+
+/// Starts writeback of everything dirty and waits, up to `limit`, until less than 8 MiB is
+/// left unwritten. Timing measurements run after it: on a virtual machine, a burst of
+/// writeback left by earlier work can hold a vCPU off for tens of milliseconds. Returns the
+/// KiB still unwritten.
+pub fn settle_writeback(limit: std::time::Duration) -> u64 {
+    // SAFETY: sync(2) takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+    let root = Root::default();
+    let until = std::time::Instant::now() + limit;
+    loop {
+        let left = unwritten_kib(&root).unwrap_or(0);
+        if left < 8 * 1024 || std::time::Instant::now() >= until {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,32 +171,5 @@ mod tests {
     #[test]
     fn rejects_text_without_a_cpu_line() {
         assert!(Stat::parse("ctxt 5\n").is_none());
-    }
-}
-
-/// Dirty and under-writeback page cache, in KiB, from /proc/meminfo.
-pub fn unwritten_kib(root: &Root) -> Option<u64> {
-    let text = std::fs::read_to_string(root.path("/proc/meminfo")).ok()?;
-    let field = |name: &str| -> Option<u64> {
-        text.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-    };
-    Some(field("Dirty:")? + field("Writeback:")?)
-}
-
-/// Starts writeback of everything dirty and waits, up to `limit`, until less than 8 MiB is
-/// left unwritten. Timing measurements run after it: on a virtual machine, a burst of
-/// writeback left by earlier work can hold a vCPU off for tens of milliseconds. Returns the
-/// KiB still unwritten.
-pub fn settle_writeback(limit: std::time::Duration) -> u64 {
-    // SAFETY: sync(2) takes no arguments and cannot fail.
-    unsafe { libc::sync() };
-    let root = Root::default();
-    let until = std::time::Instant::now() + limit;
-    loop {
-        let left = unwritten_kib(&root).unwrap_or(0);
-        if left < 8 * 1024 || std::time::Instant::now() >= until {
-            return left;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
