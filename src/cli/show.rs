@@ -58,7 +58,7 @@ pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
     let rt = schedlab_analysis::rt_stats(&cells);
     if !rt.is_empty() {
         println!(
-            "\nReal-time task sets (mean ±95% CI over n repetitions; per process = averaged over the set's tasks; missed = misses / jobs; violations of (x, y) windows, fixed and sliding; wake-up latency percentiles of each repetition's merged histogram):"
+            "\nReal-time task sets (mean ±95% CI over n repetitions; per process = averaged over the set's tasks; missed = misses / jobs; violations of (x, y) windows, fixed and sliding; latency = scheduling latency (wake-up, or hand-off under the edf and dwcs dispatchers), percentiles of each repetition's merged histogram; every job: export --jobs):"
         );
         println!("{}", schedlab_report::tables::rt(&rt));
     }
