@@ -3,7 +3,7 @@
 //! headless Chromium.
 
 use crate::util::{is_root, Lab};
-use schedlab_model::{CellParams, CellRecord, CellStatus, Environment, GroupParams, Mode, Sample};
+use schedlab_model::{CellParams, CellRecord, Environment, GroupParams, Mode, Sample};
 use schedlab_store::{NewRun, Store};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -67,23 +67,7 @@ fn fixture(factor: f64) -> Vec<CellRecord> {
 
 /// A measured repetition that ended well, released at 1.7e9 + `ordinal` (Unix seconds).
 pub(crate) fn record(params: CellParams, rep: u32, ordinal: u32, makespan_s: f64, samples: Vec<Sample>) -> CellRecord {
-    CellRecord {
-        params,
-        rep,
-        warmup: false,
-        ordinal,
-        status: CellStatus::Ok,
-        message: None,
-        started_unix: 1.7e9 + ordinal as f64,
-        makespan_s,
-        stat: Default::default(),
-        engine_user_s: 0.0,
-        engine_sys_s: 0.0,
-        engine_max_rss_kb: 0,
-        samples,
-        io: None,
-        rt: None,
-    }
+    CellRecord { params, rep, ordinal, started_unix: 1.7e9 + ordinal as f64, makespan_s, samples, ..Default::default() }
 }
 
 /// A lab1-shaped mock (seed 004): 4 or 8 hashers, unpinned or spread, no cgroup or

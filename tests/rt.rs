@@ -77,7 +77,7 @@ fn every_scheduler_runs_a_light_set_and_the_rt_ones_meet_its_deadlines() {
         std::thread::sleep(Duration::from_secs(2));
         schedlab_sys::procfs::settle_writeback(Duration::from_secs(20));
     }
-    if !missing.is_empty() && least_stolen > STOLEN_TOO_MUCH {
+    if !missing.is_empty() && least_stolen > schedlab_sys::procfs::STEAL_SPOILS_TIMING {
         eprintln!(
             "skipped the deadline property: the hypervisor stole at least {:.1}% of the CPU time in every failed run ({missing:?})",
             least_stolen * 100.0

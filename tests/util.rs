@@ -102,7 +102,3 @@ pub fn measuring() -> std::sync::MutexGuard<'static, ()> {
     schedlab_sys::procfs::settle_writeback(std::time::Duration::from_secs(20));
     guard
 }
-
-/// A stolen share of the machine's CPU time above which timing results say more about the
-/// host than about the scheduler under test: at 1% of two CPUs, 200 ms of a 10 s run.
-pub const STOLEN_TOO_MUCH: f64 = 0.01;

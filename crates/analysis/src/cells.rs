@@ -188,23 +188,7 @@ fn by_rank(reps: impl Iterator<Item = Vec<f64>>) -> Vec<Summary> {
 /// A measured repetition that ended well, for tests.
 #[cfg(test)]
 pub(crate) fn test_record(params: CellParams, rep: u32, makespan_s: f64, samples: Vec<schedlab_model::Sample>) -> CellRecord {
-    CellRecord {
-        params,
-        rep,
-        warmup: false,
-        ordinal: rep,
-        status: CellStatus::Ok,
-        message: None,
-        started_unix: 0.0,
-        makespan_s,
-        stat: Default::default(),
-        engine_user_s: 0.0,
-        engine_sys_s: 0.0,
-        engine_max_rss_kb: 0,
-        samples,
-        io: None,
-        rt: None,
-    }
+    CellRecord { params, rep, ordinal: rep, makespan_s, samples, ..Default::default() }
 }
 
 /// The summary of no data: n = 0, everything NaN, so tables print "-".

@@ -110,10 +110,20 @@ fn mean(xs: impl ExactSizeIterator<Item = f64>) -> Option<f64> {
     (n > 0).then(|| xs.sum::<f64>() / n as f64)
 }
 
-/// A task's scheduling latency histogram: its wake-up latency when it timed its own releases,
-/// else the hand-off latency its worker timed under the dispatcher.
-fn latency(x: &RtTask) -> Option<&str> {
-    x.wakeup_hist.as_deref().filter(|h| !h.is_empty()).or(x.handoff_hist.as_deref()).filter(|h| !h.is_empty())
+/// A task's scheduling latency, kind and histogram: its wake-up latency when it timed its own
+/// releases, else the hand-off latency its worker timed under the dispatcher.
+fn latency(x: &RtTask) -> Option<(&'static str, &str)> {
+    recorded(&x.wakeup_hist).map(|h| ("wake-up", h)).or_else(|| recorded(&x.handoff_hist).map(|h| ("hand-off", h)))
+}
+
+/// An encoded histogram that was recorded (not absent or empty).
+fn recorded(h: &Option<String>) -> Option<&str> {
+    h.as_deref().filter(|h| !h.is_empty())
+}
+
+/// [`latency`]'s histogram alone.
+fn latency_hist(x: &RtTask) -> Option<&str> {
+    latency(x).map(|(_, h)| h)
 }
 
 /// The response times (ns) of the finished jobs in the measured workers' per-job records of
@@ -143,23 +153,15 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
         Summary::of(&xs).unwrap_or(EMPTY)
     };
     let sum = |t: &[RtTask], f: fn(&RtTask) -> u64| t.iter().map(f).sum::<u64>();
-    let mut kinds: Vec<&str> = ran
-        .iter()
-        .flat_map(|(_, t)| t.iter())
-        .filter_map(|x| match (&x.wakeup_hist, &x.handoff_hist) {
-            (Some(h), _) if !h.is_empty() => Some("wake-up"),
-            (_, Some(h)) if !h.is_empty() => Some("hand-off"),
-            _ => None,
-        })
-        .collect();
+    let mut kinds: Vec<&str> = ran.iter().flat_map(|(_, t)| t.iter()).filter_map(latency).map(|(kind, _)| kind).collect();
     kinds.sort_unstable();
     kinds.dedup();
-    let wakeups: Vec<Option<_>> = ran.iter().map(|(_, t)| merge(t.iter().filter_map(latency)).filter(|h| !h.is_empty())).collect();
+    let wakeups: Vec<Option<_>> = ran.iter().map(|(_, t)| merge(t.iter().filter_map(latency_hist)).filter(|h| !h.is_empty())).collect();
     let lat = |q: f64| {
         let xs: Vec<f64> = wakeups.iter().flatten().filter_map(|h| quantile_us(h, q)).collect();
         Summary::of(&xs).unwrap_or(EMPTY)
     };
-    let pooled = merge(ran.iter().flat_map(|(_, t)| t.iter().filter_map(latency)));
+    let pooled = merge(ran.iter().flat_map(|(_, t)| t.iter().filter_map(latency_hist)));
     let (responses, unfinished_jobs) = responses(ran.iter().map(|(r, _)| *r));
     let cell_rt = ran.iter().find_map(|(r, _)| r.rt.as_ref()).or_else(|| all.iter().find_map(|r| r.rt.as_ref()));
     let mut sources: Vec<&str> = ran.iter().flat_map(|(_, t)| t.iter().map(|x| x.source.as_str())).collect();

@@ -203,10 +203,6 @@ macro_rules! check {
 /// one of `ATTEMPTS` (a policy bug fails every one).
 const ATTEMPTS: usize = 4;
 
-/// A stolen share of the machine's CPU time above which a timing result says more about the
-/// host than about the dispatcher: at 1% of two CPUs, 100 ms of a 5 s run.
-const STOLEN_TOO_MUCH: f64 = 0.01;
-
 fn in_some_attempt(test: &str, mut attempt: impl FnMut() -> (Metrics, Result<(), String>)) {
     let mut failures = Vec::new();
     let mut least_stolen = f64::INFINITY;
@@ -227,7 +223,7 @@ fn in_some_attempt(test: &str, mut attempt: impl FnMut() -> (Metrics, Result<(),
         }
     }
     // A hypervisor that stole a real share of the CPU in every attempt leaves nothing to judge.
-    if least_stolen > STOLEN_TOO_MUCH {
+    if least_stolen > schedlab_sys::procfs::STEAL_SPOILS_TIMING {
         eprintln!(
             "{test}: skipped: the hypervisor stole at least {:.1}% of the CPU time in every attempt: {failures:?}",
             least_stolen * 100.0

@@ -122,10 +122,11 @@ pub struct StatDelta {
 }
 
 /// How a cell repetition ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CellStatus {
     /// Every worker was reaped.
+    #[default]
     Ok,
     /// The watchdog killed at least one worker.
     TimedOut,
@@ -212,8 +213,9 @@ pub struct CellParams {
     pub iosched: Option<String>,
 }
 
-/// One finished cell repetition with all its samples.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One finished cell repetition with all its samples (the default: an empty repetition that
+/// ended well, for building records field by field).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CellRecord {
     /// Which cell.
     pub params: CellParams,

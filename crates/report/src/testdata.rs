@@ -3,7 +3,7 @@
 //! nor time). The repetitions differ by a fixed -3%/0/+3% so intervals have width.
 
 use crate::html::RunMeta;
-use schedlab_model::{CellParams, CellRecord, CellStatus, Environment, GroupParams, Sample};
+use schedlab_model::{CellParams, CellRecord, Environment, GroupParams, Sample};
 
 /// (workload, kind, policy, [per count: wall/child, user/child, preempted/child, blocked/child]).
 type Row = (&'static str, &'static str, &'static str, [(f64, f64, f64, f64); 3]);
@@ -80,23 +80,7 @@ pub fn pa3_records(factor: f64) -> Vec<CellRecord> {
 
 /// A measured repetition that ended well, released at 1.7e9 + `ordinal` (Unix seconds).
 pub fn record(params: CellParams, rep: u32, ordinal: u32, makespan_s: f64, samples: Vec<Sample>) -> CellRecord {
-    CellRecord {
-        params,
-        rep,
-        warmup: false,
-        ordinal,
-        status: CellStatus::Ok,
-        message: None,
-        started_unix: 1.7e9 + ordinal as f64,
-        makespan_s,
-        stat: Default::default(),
-        engine_user_s: 0.0,
-        engine_sys_s: 0.0,
-        engine_max_rss_kb: 0,
-        samples,
-        io: None,
-        rt: None,
-    }
+    CellRecord { params, rep, ordinal, started_unix: 1.7e9 + ordinal as f64, makespan_s, samples, ..Default::default() }
 }
 
 /// The mock run's header.
