@@ -14,7 +14,7 @@
 
 use crate::config::{Config, DispatchPolicy};
 use crate::error::DispatchError;
-use crate::metrics::{Latency, Metrics, PolicyView, TaskMetrics, WindowTally, METRICS_SCHEMA};
+use crate::metrics::{Latency, Metrics, PolicyView, TaskMetrics, METRICS_SCHEMA};
 use crate::os::{self, Wake};
 use crate::shm::{self, job_word, Region};
 use crate::status::{RunState, TaskState};
@@ -23,7 +23,7 @@ use hdrhistogram::Histogram;
 use schedlab_model::jobs::{JobLog, JobTrace};
 use schedlab_policy::dwcs::Dwcs;
 use schedlab_policy::edf::Edf;
-use schedlab_policy::{Arrival, Policy, Stop};
+use schedlab_policy::{Arrival, Policy, Stop, WindowCounter};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::*};
 
@@ -223,7 +223,8 @@ struct TaskRt {
     missed: u64,
     late: u64,
     dispatches: u64,
-    tally: WindowTally,
+    /// Judges its deadlines (fixed and sliding windows): measurement, not the policy's view.
+    windows: WindowCounter,
     exited: bool,
     /// Per-job records, allocated (and touched) before the loop; pushing never grows it.
     trace: Vec<JobTrace>,
@@ -253,7 +254,7 @@ impl TaskRt {
         } else {
             self.completed += 1;
         }
-        self.tally.push(missed);
+        self.windows.push(missed);
     }
 }
 
@@ -332,7 +333,7 @@ impl<'a> Loop<'a> {
                     missed: 0,
                     late: 0,
                     dispatches: 0,
-                    tally: WindowTally::new(t.window()),
+                    windows: WindowCounter::new(t.window()),
                     exited: false,
                     trace,
                     unrecorded: 0,
@@ -629,12 +630,13 @@ impl<'a> Loop<'a> {
                 TaskState::Idle
             };
             let job_deadline = task.live.map_or(0, |j| j.deadline);
+            let sliding = task.windows.report().sliding;
             let (cur, deadline, violations) = match &self.core {
                 Core::Dwcs(d) => match d.view(i) {
                     Some(v) => ((v.current.x, v.current.y, v.current.tagged), v.deadline.unwrap_or(0), v.violations),
                     None => ((0, 0, false), 0, 0),
                 },
-                Core::Edf(_) => ((0, 0, false), job_deadline, task.tally.violations),
+                Core::Edf(_) => ((0, 0, false), job_deadline, sliding.violations),
             };
             st.seq.write(|| {
                 st.state.store(state.as_u32(), Relaxed);
@@ -647,8 +649,8 @@ impl<'a> Loop<'a> {
                 st.completed.store(task.completed, Relaxed);
                 st.missed.store(task.missed, Relaxed);
                 st.violations.store(violations, Relaxed);
-                st.windows.store(task.tally.windows, Relaxed);
-                st.window_violations.store(task.tally.violations, Relaxed);
+                st.windows.store(sliding.windows, Relaxed);
+                st.window_violations.store(sliding.violations, Relaxed);
                 st.dispatches.store(task.dispatches, Relaxed);
                 st.last_decision_ns.store(now, Relaxed);
             });
@@ -677,7 +679,8 @@ impl<'a> Loop<'a> {
             .iter()
             .zip(&self.tasks)
             .enumerate()
-            .map(|(i, (c, t))| TaskMetrics {
+            .map(|(i, (c, t))| (i, c, t, t.windows.report()))
+            .map(|(i, c, t, w)| TaskMetrics {
                 slot: i,
                 pid: c.pid,
                 c_ns: c.c_ns,
@@ -689,10 +692,11 @@ impl<'a> Loop<'a> {
                 missed: t.missed,
                 late_completions: t.late,
                 dispatches: t.dispatches,
-                windows: t.tally.windows,
-                window_violations: t.tally.violations,
-                fixed_windows: t.tally.fixed_windows,
-                fixed_window_violations: t.tally.fixed_violations,
+                windows: w.sliding.windows,
+                window_violations: w.sliding.violations,
+                fixed_windows: w.fixed.windows,
+                fixed_window_violations: w.fixed.violations,
+                periods_in_violation: w.periods_in_violation,
                 policy: match &self.core {
                     Core::Dwcs(d) => d.view(i).map(|v| PolicyView {
                         x_cur: v.current.x,

@@ -1,6 +1,6 @@
-//! The dispatcher's self-describing metrics, and the window tally they are built from.
+//! The dispatcher's self-describing metrics.
 
-use schedlab_policy::Window;
+use schedlab_policy::{Window, WindowCounts, WindowReport};
 use serde::{Deserialize, Serialize};
 
 /// Identifies the metrics layout in serialised output.
@@ -86,10 +86,25 @@ pub struct TaskMetrics {
     pub fixed_windows: u64,
     /// Fixed windows with more than x misses.
     pub fixed_window_violations: u64,
+    /// Deadlines whose trailing window (the last y, fewer at the start) held more than x misses.
+    #[serde(default)]
+    pub periods_in_violation: u64,
     /// The DWCS policy's view (None under EDF).
     pub policy: Option<PolicyView>,
     /// Whether the worker disappeared during the run.
     pub exited: bool,
+}
+
+impl TaskMetrics {
+    /// The window counts as [`schedlab_policy::WindowCounter`] reported them.
+    pub fn windows(&self) -> WindowReport {
+        WindowReport {
+            fixed: WindowCounts { windows: self.fixed_windows, violations: self.fixed_window_violations },
+            sliding: WindowCounts { windows: self.windows, violations: self.window_violations },
+            deadlines: self.completed + self.missed,
+            periods_in_violation: self.periods_in_violation,
+        }
+    }
 }
 
 /// What a dispatcher run measured. Every field is described in [`Metrics::describe`].
@@ -200,90 +215,42 @@ impl Metrics {
     }
 }
 
-/// Counts windows with more than x misses among y consecutive deadlines, both sliding
-/// (every run of y deadlines) and fixed (back-to-back blocks of y). A 0/0 window is 0 of 1.
-///
-/// This is measurement, not policy: it judges outcomes, whatever the policy did.
-#[derive(Debug, Clone)]
-pub(crate) struct WindowTally {
-    x: u32,
-    ring: Vec<bool>,
-    pos: usize,
-    filled: usize,
-    ring_misses: u32,
-    block_len: usize,
-    block_misses: u32,
-    pub windows: u64,
-    pub violations: u64,
-    pub fixed_windows: u64,
-    pub fixed_violations: u64,
-}
-
-impl WindowTally {
-    /// Allocates its ring here, so `push` never allocates.
-    pub(crate) fn new(w: Window) -> Self {
-        let (x, y) = if w.y == 0 { (0, 1) } else { (w.x, w.y as usize) };
-        Self {
-            x,
-            ring: vec![false; y],
-            pos: 0,
-            filled: 0,
-            ring_misses: 0,
-            block_len: 0,
-            block_misses: 0,
-            windows: 0,
-            violations: 0,
-            fixed_windows: 0,
-            fixed_violations: 0,
-        }
-    }
-
-    /// Records the outcome of the next deadline.
-    pub(crate) fn push(&mut self, missed: bool) {
-        let y = self.ring.len();
-        self.block_len += 1;
-        self.block_misses += u32::from(missed);
-        if self.block_len == y {
-            self.fixed_windows += 1;
-            self.fixed_violations += u64::from(self.block_misses > self.x);
-            self.block_len = 0;
-            self.block_misses = 0;
-        }
-        if self.filled == y {
-            self.ring_misses -= u32::from(self.ring[self.pos]);
-        } else {
-            self.filled += 1;
-        }
-        self.ring[self.pos] = missed;
-        self.ring_misses += u32::from(missed);
-        self.pos = (self.pos + 1) % y;
-        if self.filled == y {
-            self.windows += 1;
-            self.violations += u64::from(self.ring_misses > self.x);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn tally(w: Window, outcomes: &str) -> WindowTally {
-        let mut t = WindowTally::new(w);
-        for c in outcomes.chars() {
-            t.push(c == 'M');
-        }
-        t
-    }
-
     #[test]
-    fn sliding_and_fixed_windows() {
-        let t = tally(Window::new(1, 2), ".MM.");
-        assert_eq!((t.windows, t.violations, t.fixed_windows, t.fixed_violations), (3, 1, 2, 0));
-        let t = tally(Window::HARD, ".M.M");
-        assert_eq!((t.windows, t.violations, t.fixed_violations), (4, 2, 2));
-        let t = tally(Window::new(1, 3), "M.M.M.");
-        assert_eq!((t.windows, t.violations), (4, 2));
+    fn a_task_carries_the_whole_window_report() {
+        // 1/3 over o x x o x x o: trailing windows o, ox, then oxx, xxo, xox, oxx, xxo, all
+        // violated: five of seven periods in violation.
+        let window = Window::new(1, 3);
+        let missed = [false, true, true, false, true, true, false];
+        let mut c = schedlab_policy::WindowCounter::new(window);
+        missed.iter().for_each(|&m| c.push(m));
+        let r = c.report();
+        let t = TaskMetrics {
+            slot: 0,
+            pid: 1,
+            c_ns: 1,
+            t_ns: 10,
+            d_ns: 10,
+            window,
+            released: 8,
+            completed: 3,
+            missed: 4,
+            late_completions: 0,
+            dispatches: 3,
+            windows: r.sliding.windows,
+            window_violations: r.sliding.violations,
+            fixed_windows: r.fixed.windows,
+            fixed_window_violations: r.fixed.violations,
+            periods_in_violation: r.periods_in_violation,
+            policy: None,
+            exited: false,
+        };
+        assert_eq!(t.windows(), r);
+        // Judged over the 7 deadlines, not the 8 released jobs (the last was unfinished).
+        assert!((t.windows().time_in_violation_pct() - 500.0 / 7.0).abs() < 1e-9);
     }
 
     #[test]

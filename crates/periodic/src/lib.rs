@@ -1,5 +1,6 @@
 //! Worker-side core of schedlab's periodic real-time tasks (issue #5): the task model,
-//! task-set generation, window-constraint accounting, job bodies and the measured job loop.
+//! task-set generation, job bodies, the measured job loop and its summary (windows judged by
+//! [`schedlab_policy::WindowCounter`], the counter the dispatcher and the simulator use too).
 //!
 //! A worker process builds a [`Runner`] for its task with [`Runner::prepare`] (memory locked,
 //! everything preallocated), calls [`Runner::run`] with the task set's common absolute start
@@ -14,7 +15,6 @@ mod hist;
 mod run;
 mod summary;
 mod task;
-mod windows;
 
 pub use body::{
     build_body, calibrate_fft, make_file, passes_for, BodyError, BodySpec, FftBody, JobBody, ReadFileBody, SpinBody, DEFAULT_FFT_ARRAY_LEN,
@@ -30,7 +30,4 @@ pub use run::{lock_memory, JobRecord, LoopStats, OverrunPolicy, RunError, RunOpt
 pub use summary::TaskSummary;
 pub use task::{
     check_canonical, feasibility, total_min_utilisation, total_utilisation, validate_set, Feasibility, NonCanonical, TaskError, TaskParams,
-};
-pub use windows::{
-    account, fixed_windows, sliding_windows, time_in_violation_pct, trailing_violations, Window, WindowCounts, WindowReport,
 };

@@ -3,11 +3,11 @@
 use crate::hist::LatencySummary;
 use crate::run::{JobRecord, LoopStats};
 use crate::task::TaskParams;
-use crate::windows::{account, Window};
 use hdrhistogram::Histogram;
+use schedlab_policy::{Window, WindowReport};
 use serde::{Deserialize, Serialize};
 
-/// What one periodic task did. Times in ns; window terms as in [`crate::windows`].
+/// What one periodic task did. Times in ns; window terms as in [`schedlab_policy::windows`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskSummary {
     /// The task's parameters.
@@ -57,8 +57,7 @@ pub struct TaskSummary {
 impl TaskSummary {
     /// Summarises one run: its records, wake-up latency histogram and loop counters.
     pub fn new(params: &TaskParams, records: &[JobRecord], latency: &Histogram<u64>, stats: &LoopStats, body_errors: u64) -> Self {
-        let met: Vec<bool> = records.iter().map(JobRecord::met).collect();
-        let windows = account(&met, Window::new(params.x, params.y));
+        let windows = WindowReport::of(Window::new(params.x, params.y), records.iter().map(|r| !r.met()));
         let ran: Vec<&JobRecord> = records.iter().filter(|r| !r.skipped).collect();
         let mean = |f: &dyn Fn(&JobRecord) -> u64| {
             if ran.is_empty() {
@@ -67,7 +66,7 @@ impl TaskSummary {
                 ran.iter().map(|r| f(r) as f64).sum::<f64>() / ran.len() as f64
             }
         };
-        let met_count = met.iter().filter(|&&m| m).count() as u64;
+        let met_count = records.iter().filter(|r| r.met()).count() as u64;
         TaskSummary {
             params: *params,
             jobs: records.len() as u64,
@@ -79,7 +78,7 @@ impl TaskSummary {
             fixed_window_violations: windows.fixed.violations,
             sliding_windows: windows.sliding.windows,
             sliding_window_violations: windows.sliding.violations,
-            time_in_violation_pct: windows.time_in_violation_pct,
+            time_in_violation_pct: windows.time_in_violation_pct(),
             response_mean_ns: mean(&|r| r.response_ns().unwrap_or(0)),
             response_max_ns: ran.iter().filter_map(|r| r.response_ns()).max().unwrap_or(0),
             lateness_max_ns: ran.iter().filter_map(|r| r.lateness_ns()).max(),

@@ -19,6 +19,9 @@
 //! | [`dwcs`] | dynamic window-constrained scheduling, plus its feasibility test |
 //! | [`cbs`] | EDF with constant bandwidth servers (SCHED_DEADLINE) |
 //!
+//! [`windows`] judges outcomes against a window constraint (fixed and sliding windows, time
+//! in violation): one counter for the worker loop, the live dispatcher and the simulator.
+//!
 //! [`PolicySpec`] is the plain, serialisable choice of a policy and its
 //! parameters; [`PolicySpec::build`] turns it into a boxed [`Policy`].
 //!
@@ -52,6 +55,7 @@ pub mod rr;
 mod spec;
 mod task;
 mod time;
+pub mod windows;
 
 pub use api::Policy;
 pub use error::PolicyError;
@@ -59,3 +63,4 @@ pub use ready::ReadySet;
 pub use spec::{PolicySpec, DEFAULT_BASE_SLICE, DEFAULT_RR_QUANTUM};
 pub use task::{Arrival, Reservation, Stop, TaskId, TaskParams, Window};
 pub use time::{Clock, Duration, Time, VirtualClock, MICROSECOND, MILLISECOND, SECOND};
+pub use windows::{WindowCounter, WindowCounts, WindowReport};

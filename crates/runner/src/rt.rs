@@ -305,9 +305,7 @@ pub(crate) fn task_from_metrics(m: &Metrics, slot: usize, detail: Option<&serde_
         fixed_violations: t.fixed_window_violations,
         sliding_windows: t.windows,
         sliding_violations: t.window_violations,
-        // Each sliding window ends at one deadline: violated windows over deadlines is the
-        // share of periods in violation (the first y - 1 periods counted as not violated).
-        time_in_violation_pct: if t.released == 0 { 0.0 } else { 100.0 * t.window_violations as f64 / t.released as f64 },
+        time_in_violation_pct: t.windows().time_in_violation_pct(),
         source: "dispatcher".into(),
         handoff,
         handoff_hist: handoff_hist.map(str::to_string),

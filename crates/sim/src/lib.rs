@@ -33,7 +33,7 @@ mod validate;
 
 pub use config::{Costs, Mapping, MissAction, Periodic, Phase, Record, SimConfig, TaskSpec, Workload};
 pub use error::SimError;
-pub use result::{CpuResult, JobOutcome, ResponseStats, SimResult, Slice, TaskResult, WindowViolations};
+pub use result::{CpuResult, JobOutcome, ResponseStats, SimResult, Slice, TaskResult};
 pub use validate::validate;
 
 /// Validates the inputs and runs the simulation to its horizon (or until all work is done).

@@ -1,8 +1,8 @@
-//! The plain result structs, and the counters that fill them.
+//! The plain result structs, and the response-time accumulator that fills them.
 
 use serde::{Deserialize, Serialize};
 
-use schedlab_policy::{Duration, TaskId, Time, Window};
+use schedlab_policy::{Duration, TaskId, Time, WindowReport};
 
 /// One stretch of time a task ran on a CPU, for Gantt charts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,15 +30,6 @@ pub struct ResponseStats {
     pub max: Option<Duration>,
     /// Every response time in job order, when [`Record::responses`](crate::Record) is on.
     pub all: Vec<Duration>,
-}
-
-/// Windows of y consecutive deadlines that held more than x misses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct WindowViolations {
-    /// Counted over back-to-back windows: deadlines 1..y, y+1..2y, and so on.
-    pub fixed: u64,
-    /// Counted over every window of y consecutive deadlines.
-    pub sliding: u64,
 }
 
 /// What happened to one task.
@@ -78,15 +69,9 @@ pub struct TaskResult {
     pub deadline_misses: u64,
     /// Jobs dropped at their deadline ([`MissAction::Drop`](crate::MissAction)) or skipped ([`MissAction::Skip`](crate::MissAction)).
     pub dropped: u64,
-    /// Window-constraint violations against the task's x/y (0/0 counts every miss).
-    pub window_violations: WindowViolations,
-    /// Deadlines judged, met or missed: the sequence the windows are cut from.
-    #[serde(default)]
-    pub deadlines: u64,
-    /// Deadlines at which the last y deadlines (fewer before the y-th) held more than x
-    /// misses: the periods the task spent in violation.
-    #[serde(default)]
-    pub periods_in_violation: u64,
+    /// Its deadlines judged against its x/y (0/0 counts every miss): fixed and sliding
+    /// windows, deadlines judged, periods in violation. The live runs use the same counter.
+    pub windows: WindowReport,
     /// Response times of completed jobs.
     pub response: ResponseStats,
     /// A periodic task's jobs in release order, when [`Record::responses`](crate::Record) is on.
@@ -152,79 +137,6 @@ impl SimResult {
     }
 }
 
-/// Streams job outcomes into fixed and sliding window-violation counts.
-#[derive(Debug, Clone)]
-pub(crate) struct WindowCounter {
-    x: u32,
-    y: usize,
-    ring: Vec<bool>,
-    pos: usize,
-    filled: usize,
-    ring_misses: u32,
-    block_len: usize,
-    block_misses: u32,
-    pub(crate) counts: WindowViolations,
-    pub(crate) judged: u64,
-    pub(crate) in_violation: u64,
-}
-
-impl WindowCounter {
-    /// A 0/0 window tolerates nothing, which is the same as 0 of every 1.
-    pub(crate) fn new(w: Window) -> Self {
-        let (x, y) = if w.y == 0 { (0, 1) } else { (w.x, w.y as usize) };
-        Self {
-            x,
-            y,
-            ring: vec![false; y],
-            pos: 0,
-            filled: 0,
-            ring_misses: 0,
-            block_len: 0,
-            block_misses: 0,
-            counts: WindowViolations::default(),
-            judged: 0,
-            in_violation: 0,
-        }
-    }
-
-    pub(crate) fn push(&mut self, missed: bool) {
-        self.block_len += 1;
-        self.block_misses += u32::from(missed);
-        if self.block_len == self.y {
-            if self.block_misses > self.x {
-                self.counts.fixed += 1;
-            }
-            self.block_len = 0;
-            self.block_misses = 0;
-        }
-        if self.filled == self.y {
-            self.ring_misses -= u32::from(self.ring[self.pos]);
-        } else {
-            self.filled += 1;
-        }
-        self.ring[self.pos] = missed;
-        self.ring_misses += u32::from(missed);
-        self.pos = (self.pos + 1) % self.y;
-        self.judged += 1;
-        if self.ring_misses > self.x {
-            self.in_violation += 1;
-            if self.filled == self.y {
-                self.counts.sliding += 1;
-            }
-        }
-    }
-
-    /// Counts a last, incomplete window that already holds more than x misses.
-    pub(crate) fn finish(&mut self) {
-        if self.block_len > 0 && self.block_misses > self.x {
-            self.counts.fixed += 1;
-        }
-        if self.filled < self.y && self.ring_misses > self.x {
-            self.counts.sliding += 1;
-        }
-    }
-}
-
 /// Running min/sum/max of response times.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ResponseAcc {
@@ -254,49 +166,5 @@ impl ResponseAcc {
             max: self.max,
             all: self.all,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn count(w: Window, outcomes: &str) -> WindowViolations {
-        let mut c = WindowCounter::new(w);
-        for ch in outcomes.chars() {
-            c.push(ch == 'M');
-        }
-        c.finish();
-        c.counts
-    }
-
-    #[test]
-    fn deadlines_in_violation_count_partial_windows_at_the_start() {
-        // 1/2: trailing windows M, MM (violated), M., .M, MM (violated).
-        let mut c = WindowCounter::new(Window::new(1, 2));
-        for ch in "MM.MM".chars() {
-            c.push(ch == 'M');
-        }
-        assert_eq!((c.judged, c.in_violation), (5, 2));
-        // 0/0 counts every miss.
-        let mut c = WindowCounter::new(Window::HARD);
-        for ch in ".M.M".chars() {
-            c.push(ch == 'M');
-        }
-        assert_eq!((c.judged, c.in_violation), (4, 2));
-    }
-
-    #[test]
-    fn fixed_and_sliding_windows() {
-        let w = Window::new(1, 2);
-        // Windows [.M][M.] are fine; sliding [MM] in the middle is not.
-        assert_eq!(count(w, ".MM."), WindowViolations { fixed: 0, sliding: 1 });
-        assert_eq!(count(w, "MM.."), WindowViolations { fixed: 1, sliding: 1 });
-        // A hard window counts every miss.
-        assert_eq!(count(Window::HARD, ".M.M"), WindowViolations { fixed: 2, sliding: 2 });
-        // An incomplete last window with too many misses counts.
-        assert_eq!(count(Window::new(1, 4), "MM").fixed, 1);
-        assert_eq!(count(Window::new(1, 4), "MM").sliding, 1);
-        assert_eq!(count(Window::new(1, 4), "M").sliding, 0);
     }
 }

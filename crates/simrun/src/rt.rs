@@ -179,7 +179,7 @@ pub fn task_jobs(set: &Periodic, i: usize, t: &TaskResult) -> JobLog {
     let jobs = t
         .job_log
         .iter()
-        .take(t.deadlines as usize)
+        .take(t.windows.deadlines as usize)
         .map(|j| {
             let finish = j.finish.map(|f| (f - j.release).saturating_sub(pad));
             JobTrace {
@@ -199,9 +199,8 @@ pub fn task_jobs(set: &Periodic, i: usize, t: &TaskResult) -> JobLog {
 /// Task `i`'s result as the engine records it in a sample's `extra.rt`, with source "sim".
 pub fn task_rt(set: &Periodic, i: usize, t: &TaskResult) -> RtTask {
     let task = &set.tasks[i];
-    let window = schedlab_periodic::Window::new(task.x, task.y);
-    let y = u64::from(window.y());
-    let n = t.deadlines;
+    let w = &t.windows;
+    let n = w.deadlines;
     let pad = padding_ns(set, task);
     let d = task.deadline_ns();
     RtTask {
@@ -213,11 +212,11 @@ pub fn task_rt(set: &Periodic, i: usize, t: &TaskResult) -> RtTask {
         jobs: n,
         met: n - t.deadline_misses.min(n),
         misses: t.deadline_misses,
-        fixed_windows: n.div_ceil(y),
-        fixed_violations: t.window_violations.fixed,
-        sliding_windows: if n >= y { n - y + 1 } else { u64::from(n > 0) },
-        sliding_violations: t.window_violations.sliding,
-        time_in_violation_pct: if n == 0 { 0.0 } else { 100.0 * t.periods_in_violation as f64 / n as f64 },
+        fixed_windows: w.fixed.windows,
+        fixed_violations: w.fixed.violations,
+        sliding_windows: w.sliding.windows,
+        sliding_violations: w.sliding.violations,
+        time_in_violation_pct: w.time_in_violation_pct(),
         response_mean_ns: t.response.mean.map(|m| m - pad as f64),
         response_max_ns: t.response.max.map(|m| m - pad),
         lateness_max_ns: t.response.max.map(|m| (m - pad) as i64 - d as i64),

@@ -11,11 +11,11 @@ mod work;
 
 use std::collections::VecDeque;
 
-use schedlab_policy::{Clock, Duration, Policy, TaskId, Time, VirtualClock};
+use schedlab_policy::{Clock, Duration, Policy, TaskId, Time, VirtualClock, WindowCounter};
 
 use crate::config::{Mapping, SimConfig, TaskSpec};
 use crate::event::{Class, EventQueue};
-use crate::result::{CpuResult, JobOutcome, ResponseAcc, SimResult, Slice, TaskResult, WindowCounter};
+use crate::result::{CpuResult, JobOutcome, ResponseAcc, SimResult, Slice, TaskResult};
 use crate::rng::SplitMix64;
 
 #[derive(Debug, Clone, Copy)]
@@ -215,7 +215,6 @@ impl<'a> Engine<'a> {
                     t.windows.push(true);
                 }
             }
-            t.windows.finish();
         }
         self.trace.sort_by_key(|s| (s.start, s.cpu));
         let tasks = self.tasks.into_iter().zip(self.specs).map(|(t, s)| t.into_result(s)).collect();
@@ -281,9 +280,7 @@ impl TaskRt {
             jobs: self.jobs,
             deadline_misses: self.misses,
             dropped: self.dropped,
-            window_violations: self.windows.counts,
-            deadlines: self.windows.judged,
-            periods_in_violation: self.windows.in_violation,
+            windows: self.windows.report(),
             response: self.responses.into_stats(),
             job_log: self.job_log,
         }

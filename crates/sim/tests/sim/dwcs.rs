@@ -2,7 +2,7 @@
 
 use schedlab_policy::dwcs::{feasibility, WindowTask};
 use schedlab_policy::{PolicySpec, Window};
-use schedlab_sim::{MissAction, TaskSpec, WindowViolations};
+use schedlab_sim::{MissAction, TaskSpec};
 
 use crate::{run, spans, uni};
 
@@ -63,7 +63,7 @@ fn two_task_overload_alternates_and_keeps_windows() {
         assert_eq!(t.jobs, 3, "{}", t.name);
         assert_eq!(t.dropped, 3, "{}", t.name);
         assert_eq!(t.deadline_misses, 3, "{}", t.name);
-        assert_eq!(t.window_violations, WindowViolations::default(), "{}", t.name);
+        assert_eq!((t.windows.fixed.violations, t.windows.sliding.violations), (0, 0), "{}", t.name);
     }
 }
 
@@ -74,7 +74,8 @@ fn edf_starves_the_same_pair() {
     assert_eq!(spans(&r, 0), vec![(0, 6)]);
     assert_eq!(r.tasks[0].deadline_misses, 0);
     assert_eq!(r.tasks[1].deadline_misses, 6);
-    assert_eq!(r.tasks[1].window_violations, WindowViolations { fixed: 3, sliding: 5 });
+    let w = r.tasks[1].windows;
+    assert_eq!((w.fixed.windows, w.fixed.violations, w.sliding.windows, w.sliding.violations), (3, 3, 5, 5));
 }
 
 /// A 0/0 window tolerates no loss: DWCS is EDF, and every miss is a violation.
@@ -88,6 +89,6 @@ fn hard_windows_make_dwcs_edf() {
     assert_eq!(&dwcs.trace[..4], &edf.trace[..4]);
     let late = run(&uni(DWCS, 10), &[TaskSpec::periodic("late", 3, 5), TaskSpec::periodic("hog", 3, 5)]);
     assert_eq!(late.total_misses(), 2);
-    let v: u64 = late.tasks.iter().map(|t| t.window_violations.sliding).sum();
+    let v: u64 = late.tasks.iter().map(|t| t.windows.sliding.violations).sum();
     assert_eq!(v, 2);
 }

@@ -142,8 +142,8 @@ fn late_jobs_continue_skip_or_drop() {
     assert_eq!(b.response.max, Some(8));
     // Three misses in a row against 1/2: trailing windows MM and MM are violated; fixed
     // window [MM] is, the partial [M] is not.
-    assert_eq!((b.deadlines, b.periods_in_violation), (3, 2));
-    assert_eq!((b.window_violations.fixed, b.window_violations.sliding), (1, 2));
+    assert_eq!((b.windows.deadlines, b.windows.periods_in_violation), (3, 2));
+    assert_eq!((b.windows.fixed.violations, b.windows.sliding.violations), (1, 2));
     assert_eq!(r.tasks[0].deadline_misses, 0);
     // Drop: every job of b is abandoned at its deadline after one unit.
     let r = run(&uni(PolicySpec::Fifo, 40), &set(MissAction::Drop));
