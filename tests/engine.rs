@@ -143,6 +143,24 @@ fn the_watchdog_kills_stragglers_and_marks_them() {
     assert_eq!(rows[1]["cell_status"], "timed_out");
 }
 
+/// No worker is released before every worker of the cell is prepared: worker 0 prepares
+/// 1.5 s longer than the others (a test hook), and still all three start together.
+#[test]
+fn no_worker_starts_before_every_worker_is_prepared() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "prep.toml",
+        "name = \"prep\"\n[matrix]\nworkload = [\"cpu\"]\nprocesses = [3]\n[workloads.cpu]\nkind = \"pi\"\niterations = 1000\n",
+    );
+    let out = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).env("SCHEDLAB_TEST_PREPARE_DELAY_MS", "1500").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let starts: Vec<f64> = lab.samples().iter().map(|r| r["start_offset_s"].as_f64().unwrap()).collect();
+    assert_eq!(starts.len(), 3);
+    let spread = starts.iter().cloned().fold(f64::MIN, f64::max) - starts.iter().cloned().fold(f64::MAX, f64::min);
+    // Released before worker 0 was prepared, the others would start 1.5 s before it.
+    assert!(spread < 0.5, "start offsets {starts:?}: a worker started while another still prepared");
+}
+
 #[test]
 fn two_thousand_processes_in_one_cell() {
     // 2,000 runnable processes load both CPUs (load average > 150): timing and accounting

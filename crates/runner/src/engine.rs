@@ -1,5 +1,5 @@
-//! One cell repetition: spawn N blocked workers, apply the policy, release them all by
-//! closing one pipe, reap each with wait4, and build its samples.
+//! One cell repetition: spawn N blocked workers, apply the policy, wait until all are
+//! prepared, release them all by closing one pipe, reap each with wait4, and build its samples.
 
 use crate::protocol::{Job, Report, RtJob, WORKER_SUBCOMMAND};
 use crate::signals::{self, Wake};
@@ -16,6 +16,7 @@ use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// What came of one cell repetition.
@@ -224,6 +225,36 @@ fn periodic_set<'c>(cx: &mut CellCtx, cell: &'c Cell) -> Result<Option<RtSet<'c>
     Ok(Some(RtSet { group, set, cpu, region }))
 }
 
+/// Why the workers were not all prepared.
+enum Unprepared {
+    /// A stop signal arrived.
+    Signal(i32),
+    /// A process exited, or the time ran out: the message says which.
+    Failed(String),
+}
+
+/// Waits until `want` workers said they are prepared ([`crate::protocol::ready_line`]).
+fn wait_prepared(prepared: &AtomicUsize, want: usize, pgid: i32, reaped: &mut Vec<Reaped>) -> Result<(), Unprepared> {
+    let until = monotonic_ns() + crate::protocol::READY_TIMEOUT.as_nanos() as u64;
+    loop {
+        let ready = prepared.load(Ordering::Acquire);
+        if ready >= want {
+            return Ok(());
+        }
+        reap_ready(pgid, reaped, false);
+        let not_all = |why: &str| Unprepared::Failed(format!("the cell's workers were not all prepared ({ready} of {want}): {why}"));
+        if !reaped.is_empty() {
+            return Err(not_all("a process of the cell exited while they prepared"));
+        }
+        if monotonic_ns() > until {
+            return Err(not_all(&format!("not within {} s", crate::protocol::READY_TIMEOUT.as_secs())));
+        }
+        if let Wake::Stop(sig) = signals::wait(Duration::from_millis(2)) {
+            return Err(Unprepared::Signal(sig));
+        }
+    }
+}
+
 /// Runs one cell repetition.
 pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std::io::Result<Outcome> {
     let n = cell.processes() as usize;
@@ -307,11 +338,17 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         return Ok(failed(cell, step, ordinal, msg));
     }
 
-    // Collect reports while workers run: the pipe holds only 64 KiB.
+    // Collect reports while workers run (the pipe holds only 64 KiB), and count the workers
+    // that said they are prepared.
+    let prepared = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&prepared);
     let collector = std::thread::spawn(move || {
         let mut lines = Vec::new();
         for line in BufReader::new(File::from(res_r)).lines() {
             match line {
+                Ok(l) if crate::protocol::parse_ready(&l).is_some() => {
+                    counted.fetch_add(1, Ordering::Release);
+                }
                 Ok(l) => lines.push(l),
                 Err(_) => break,
             }
@@ -368,6 +405,26 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     let mut bg_pids: Vec<i32> = workers.iter().filter(|w| cell.groups[w.group].background).map(|w| w.pid).collect();
     bg_pids.extend(dispatcher);
     let mut reaped: Vec<Reaped> = Vec::with_capacity(n);
+    // Every worker prepared (files written, bodies built, memory locked) before anyone is
+    // released: no preparation overlaps measured work or the background lead, and a periodic
+    // set's start is fixed only when every task can meet its first release.
+    match wait_prepared(&prepared, workers.len(), pgid, &mut reaped) {
+        Ok(()) => {}
+        Err(stop) => {
+            kill_and_reap(pgid, n, &mut reaped, false);
+            let _ = collector.join();
+            cx.warnings.extend(cx.journal.undo_to(mark));
+            return Ok(match stop {
+                Unprepared::Signal(sig) => Outcome::Interrupted(sig),
+                Unprepared::Failed(why) => {
+                    let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                    let said: Vec<&str> = log.lines().take(3).collect();
+                    let why = if said.is_empty() { why } else { format!("{why}: {}", said.join(" | ")) };
+                    failed(cell, step, ordinal, why)
+                }
+            });
+        }
+    }
     if let Some(w) = bg_w {
         drop(w); // background groups start first and load the machine
         let until = monotonic_ns() + cx.background_lead.as_nanos() as u64;
@@ -379,46 +436,6 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
                 return Ok(Outcome::Interrupted(sig));
             }
             reap_ready(pgid, &mut reaped, false);
-        }
-    }
-    if let Some(r) = &rt_set {
-        // Every task prepared (bodies built, memory locked) before the set's start is fixed;
-        // workers that prepared late would otherwise find their first releases passed.
-        let want = cell.groups[r.group].processes as usize;
-        let until = monotonic_ns() + crate::rt::READY_TIMEOUT_NS;
-        loop {
-            let ready = std::fs::read_dir(cx.dir)
-                .map(|d| d.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with(crate::rt::READY_PREFIX)).count())
-                .unwrap_or(0);
-            if ready >= want {
-                break;
-            }
-            reap_ready(pgid, &mut reaped, false);
-            let exited = !reaped.is_empty();
-            if exited || monotonic_ns() > until {
-                kill_and_reap(pgid, n, &mut reaped, false);
-                let _ = collector.join();
-                cx.warnings.extend(cx.journal.undo_to(mark));
-                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-                let said: Vec<&str> = log.lines().take(3).collect();
-                let why = match (exited, said.is_empty()) {
-                    (true, true) => "a process of the cell exited while they prepared".to_string(),
-                    (true, false) => format!("a process of the cell exited while they prepared: {}", said.join(" | ")),
-                    (false, _) => "not within 120 s".to_string(),
-                };
-                return Ok(failed(
-                    cell,
-                    step,
-                    ordinal,
-                    format!("the periodic set's workers were not all prepared ({ready} of {want}): {why}"),
-                ));
-            }
-            if let Wake::Stop(sig) = signals::wait(Duration::from_millis(5)) {
-                kill_and_reap(pgid, n, &mut reaped, false);
-                let _ = collector.join();
-                cx.warnings.extend(cx.journal.undo_to(mark));
-                return Ok(Outcome::Interrupted(sig));
-            }
         }
     }
     let stat0 = Stat::read(cx.root);

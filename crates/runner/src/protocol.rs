@@ -1,5 +1,7 @@
-//! What the engine tells a worker (argv) and what a worker tells the engine (one line on
-//! its stdout, written with a single write(2) so lines from many workers never interleave).
+//! What the engine tells a worker (argv) and what a worker tells the engine: lines on its
+//! stdout, each written with a single write(2) so lines from many workers never interleave.
+//! A worker writes its [ready line](ready_line) once prepared, then, after the release, its
+//! JSON [`Report`].
 
 use schedlab_spec::Workload;
 use serde::{Deserialize, Serialize};
@@ -82,3 +84,32 @@ pub struct Report {
 
 /// Longest line written to the result pipe: below PIPE_BUF (4096), so writes stay atomic.
 pub const MAX_LINE: usize = 4000;
+
+/// How long the engine waits for a cell's workers to be prepared before it gives up.
+pub const READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The line worker `i` writes once it is prepared (files written, buffers filled, memory
+/// locked) and waits for its release. A report is JSON, so it never starts like this.
+pub fn ready_line(i: u32) -> String {
+    format!("ready {i}\n")
+}
+
+/// The worker index of a [`ready_line`] (with or without its newline).
+pub fn parse_ready(line: &str) -> Option<u32> {
+    line.strip_prefix("ready ")?.trim_end().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ready_lines_round_trip_and_reports_are_not_ready_lines() {
+        assert_eq!(parse_ready(&ready_line(1999)), Some(1999));
+        assert_eq!(parse_ready("ready 7"), Some(7));
+        let report = serde_json::to_string(&Report { i: 3, ..Default::default() }).unwrap();
+        assert_eq!(parse_ready(&report), None);
+        assert_eq!(parse_ready("ready"), None);
+        assert_eq!(parse_ready("ready x"), None);
+    }
+}

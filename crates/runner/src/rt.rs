@@ -28,12 +28,6 @@ pub const DISPATCH_SUBCOMMAND: &str = "__dispatch";
 /// before the release: CLOCK_MONOTONIC ns, decimal.
 pub const START_FILE: &str = "rt-start";
 
-/// Prefix of the files (in the cell directory) a periodic worker creates when it is prepared.
-pub const READY_PREFIX: &str = "rt-ready-";
-
-/// How long the engine waits for a periodic set's workers to be prepared.
-pub const READY_TIMEOUT_NS: u64 = 120_000_000_000;
-
 /// How long after the release the first jobs are released: time for every worker to wake,
 /// read the start time and go to sleep until it.
 pub const START_LEAD_NS: u64 = 50_000_000;

@@ -1,6 +1,6 @@
 //! The worker side: the engine execs its own binary with [`WORKER_SUBCOMMAND`] and a
-//! [`Job`]. The worker prepares, blocks reading stdin (the release pipe) until the engine
-//! closes the write end, does the work, and reports one line on stdout.
+//! [`Job`]. The worker prepares, says so on stdout, blocks reading stdin (the release pipe)
+//! until the engine closes the write end, does the work, and reports one line on stdout.
 
 use crate::protocol::{Job, Report};
 use schedlab_spec::Workload;
@@ -63,11 +63,16 @@ pub fn main(job_json: &str) -> i32 {
     }
     let mut report = Report { i: job.index, ..Default::default() };
     let prepared = prepare(&job);
-    if job.rt.is_some() {
-        // A periodic set starts at one time for all its tasks: the engine waits for this
-        // mark from every task before it fixes the start and releases them.
-        let _ = std::fs::write(job.dir.join(format!("{}{}", crate::rt::READY_PREFIX, job.index)), b"");
+    if job.index == 0 {
+        // Test hook: a slow preparation on demand (the engine's wait for it is tested).
+        if let Some(ms) = std::env::var(PREPARE_DELAY_ENV).ok().and_then(|v| v.parse().ok()) {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
     }
+    // The engine releases no one before every worker said this (a failed preparation too:
+    // its error is reported after the release), so no preparation overlaps measured work,
+    // and a periodic set's start is fixed only once all its tasks can meet their first release.
+    say(crate::protocol::ready_line(job.index).as_bytes());
     wait_for_release();
     report.start_ns = monotonic_ns();
     report.setup = setup_usage();
@@ -94,6 +99,10 @@ pub fn main(job_json: &str) -> i32 {
     send(&report, &job.dir);
     0
 }
+
+/// Milliseconds worker 0 sleeps after preparing, for tests of the engine's wait for
+/// preparation; unset in normal use.
+pub const PREPARE_DELAY_ENV: &str = "SCHEDLAB_TEST_PREPARE_DELAY_MS";
 
 /// Setup that must not be measured: opening files, filling buffers, building argv.
 enum Prepared {
@@ -278,7 +287,12 @@ fn send(r: &Report, dir: &std::path::Path) {
         }
     }
     line.push(b'\n');
+    say(&line);
+}
+
+/// One line to the engine, in one write (lines are shorter than PIPE_BUF).
+fn say(line: &[u8]) {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(&line);
+    let _ = out.write_all(line);
     let _ = out.flush();
 }
