@@ -260,6 +260,34 @@ fn a_periodic_experiment_is_stored_as_a_sim_run_with_rt_records() {
     assert!(shown.contains("(sim, complete)"), "{shown}");
 }
 
+/// The same periodic experiment measured and simulated: `report --compare` draws each cell's
+/// response times of both runs in one figure.
+#[test]
+fn a_report_sets_measured_response_times_beside_simulated_ones() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "rt.toml",
+        &RT_SET
+            .replace("repetitions = 2", "repetitions = 1")
+            .replace("duration_s = 0.035", "duration_s = 0.2")
+            .replace("scheduler = [\"fifo-rm\", \"edf\"]", "scheduler = [\"other\"]"),
+    );
+    lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
+    simulate(&lab, spec.to_str().unwrap(), &NO_COSTS);
+    let out = lab.path("report");
+    lab.ok(&["report", "1", "--compare", "2", "-o", out.to_str().unwrap()]);
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let section = &html[html.find("Response times, A against B").expect("the comparison's response time figures")..];
+    assert!(section.contains("Figure C1.") && !section.contains("Figure C2."), "one shared periodic cell");
+    assert!(section.contains("run 1 (measured): median") && section.contains("run 2 (simulated): median"));
+    for ext in ["svg", "png"] {
+        assert!(exists(&out.join(format!("figures/compare-rt-response-set_other_n2.{ext}"))));
+    }
+    // 0.2 s of T = 5 and 7 ms tasks: 40 + 28 jobs released, the simulated ones all finish.
+    let simulated = &section[section.find("run 2 (simulated): median").unwrap()..];
+    assert!(simulated.contains("68 finished jobs (+0 unfinished) over 1 repetition."), "{}", &simulated[..300.min(simulated.len())]);
+}
+
 #[test]
 fn periodic_sets_the_simulator_cannot_model_are_refused() {
     let lab = Lab::new();

@@ -3,6 +3,7 @@
 
 use super::common::{bad_input, open_existing, pick_run, utc};
 use schedlab_analysis::{cell_outliers, cell_stats, compare_runs, Metric, MODIFIED_Z_THRESHOLD};
+use schedlab_model::CellRecord;
 use schedlab_report::html::{self, CompareSection, ReportInput, RunMeta};
 use schedlab_report::output::{self, OutputError};
 use schedlab_store::{RunRow, Store};
@@ -71,13 +72,13 @@ fn output_error(e: OutputError) -> anyhow::Error {
     }
 }
 
-fn comparison(store: &Store, run: &RunRow, other: &RunRow, first: Metric, alpha: f64) -> anyhow::Result<CompareSection> {
-    let a = store.cells(run.id)?;
-    let b = store.cells(other.id)?;
+fn comparison(store: &Store, a: &[CellRecord], other: &RunRow, first: Metric, alpha: f64) -> anyhow::Result<CompareSection> {
+    let mut b = store.cells(other.id)?;
+    store.attach_job_logs(other.id, &mut b)?;
     let mut metrics = vec![first];
     metrics.extend(Metric::ALL.iter().copied().filter(|m| *m != first));
-    let by_metric = metrics.into_iter().filter_map(|m| compare_runs(&a, &b, m, alpha)).collect();
-    Ok(CompareSection { other: meta(other), by_metric })
+    let by_metric = metrics.into_iter().filter_map(|m| compare_runs(a, &b, m, alpha)).collect();
+    Ok(CompareSection { other: meta(other), by_metric, rt: schedlab_analysis::rt_stats(&b) })
 }
 
 /// Runs `schedlab report`.
@@ -92,7 +93,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     store.attach_job_logs(run.id, &mut records)?;
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
-    let compare = other.as_ref().map(|o| comparison(&store, &run, o, metric, a.alpha)).transpose()?;
+    let compare = other.as_ref().map(|o| comparison(&store, &records, o, metric, a.alpha)).transpose()?;
     let run_meta = meta(&run);
     let io = schedlab_analysis::io_stats(&records);
     let rt = schedlab_analysis::rt_stats(&records);

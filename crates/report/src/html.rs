@@ -54,6 +54,9 @@ pub struct CompareSection {
     pub other: RunMeta,
     /// One comparison per metric, the chosen one first.
     pub by_metric: Vec<RunComparison>,
+    /// The other run's real-time figures (with per-job records loaded), for the response
+    /// time figures of the periodic cells both runs have; empty when it has none.
+    pub rt: Vec<schedlab_analysis::RtStats>,
 }
 
 /// Everything the report draws, as analysis computed it.
@@ -306,6 +309,11 @@ fn unique_ids(charts: &mut [Chart]) {
 /// Renders the report: `index.html` and `figures/<id>.svg` / `.png` for every chart.
 pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
     let mut charts = plots::charts(&FigureInput { stats: input.stats, cpus: input.run.env.cpus, io: input.io, rt: input.rt });
+    let main_charts = charts.len();
+    if let Some(c) = input.compare {
+        let label = |r: &RunMeta| format!("run {} ({})", r.id, if r.mode == "sim" { "simulated" } else { "measured" });
+        charts.extend(plots::comparison_charts(input.rt, &c.rt, &label(input.run), &label(&c.other)));
+    }
     unique_ids(&mut charts);
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     let mut figures = Vec::new();
@@ -320,6 +328,7 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
         files.push((svg_file, svg.into_bytes()));
         files.push((png_file, png));
     }
+    let compare_figures = figures.split_off(main_charts);
     let empty = input.stats.iter().filter(|s| s.reps == 0).map(|s| s.params.key.clone()).collect::<Vec<_>>();
     let e = &input.run.env;
     let flagged = input.outliers.iter().map(|c| c.flagged.len()).sum::<usize>();
@@ -339,6 +348,7 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
         outliers_examined => input.outliers.iter().map(|c| c.processes).sum::<usize>(),
         outlier_threshold => MODIFIED_Z_THRESHOLD,
         comparison => input.compare.map(|c| comparison(input.run, c)),
+        compare_figures => compare_figures,
     };
     let mut env = Environment::new();
     env.set_formatter(html_formatter);

@@ -1,6 +1,6 @@
 //! The HTML report and the comparison formats on the mock pa3 run: no root, no time.
 
-use crate::html::{render, CompareSection, ReportInput};
+use crate::html::{render, CompareSection, ReportInput, RunMeta};
 use crate::testdata::{lab1_records, pa3_records, run_meta};
 use crate::{compare, plots};
 use schedlab_analysis::{cell_outliers, cell_stats, compare_runs, Metric, RunComparison, MODIFIED_Z_THRESHOLD};
@@ -96,7 +96,7 @@ fn comparison_section_shows_every_metric_with_the_chosen_one_open() {
         .iter()
         .map(|m| compare_runs(&a, &b, *m, 0.05).unwrap())
         .collect();
-    let section = CompareSection { other: run_meta(8), by_metric };
+    let section = CompareSection { other: run_meta(8), by_metric, rt: Vec::new() };
     let stats = cell_stats(&a);
     let run = run_meta(7);
     let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: Some(&section), io: &[], rt: &[] }).unwrap();
@@ -140,6 +140,31 @@ fn compare_summary_counts_the_verdicts() {
         "{line}"
     );
     assert!(line.ends_with("; 1 only in run 1"), "{line}");
+}
+
+#[test]
+fn a_comparison_of_real_time_runs_draws_their_response_times_side_by_side() {
+    let a = crate::testdata::rt_records_with_jobs(1);
+    let b = crate::testdata::rt_records_with_jobs(2);
+    let by_metric = vec![compare_runs(&a, &b, Metric::WallPerProc, 0.05).unwrap()];
+    let other = RunMeta { mode: "sim".into(), ..run_meta(12) };
+    let section = CompareSection { other, by_metric, rt: schedlab_analysis::rt_stats(&b) };
+    let (stats, rt) = (cell_stats(&a), schedlab_analysis::rt_stats(&a));
+    let run = run_meta(11);
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: Some(&section), io: &[], rt: &rt }).unwrap();
+    let html = html_of(&r.files);
+    let section = &html[html.find("id=\"comparison\"").expect("a comparison section")..];
+    assert!(section.contains("Response times, A against B"));
+    // fifo-rm and dwcs have per-job records in both runs: one figure each, in the section.
+    assert_eq!(section.matches("<strong>Figure C").count(), 2);
+    assert!(section.contains("run 11 (measured): median 5.00 ms") && section.contains("run 12 (simulated): median 10.0 ms"));
+    for id in ["compare-rt-response-set_fifo-rm_utilisation_0_5_n4", "compare-rt-response-set_dwcs_utilisation_0_5_n4"] {
+        assert!(r.files.iter().any(|(f, _)| f == &format!("figures/{id}.svg")), "{id}.svg");
+        assert!(r.files.iter().any(|(f, _)| f == &format!("figures/{id}.png")), "{id}.png");
+    }
+    // Without a comparison, none of these.
+    let alone = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &rt }).unwrap();
+    assert!(!alone.files.iter().any(|(f, _)| f.contains("compare-")));
 }
 
 #[test]

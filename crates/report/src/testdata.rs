@@ -315,3 +315,26 @@ pub fn rt_records(workloads: &[&str], utilisations: &[Option<f64>]) -> Vec<CellR
     }
     out
 }
+
+/// The mock real-time run at utilisation 0.5 with per-job records for fifo-rm's and dwcs's
+/// tasks: 10 jobs each, finishing 1..9 ms after release (times k: 1 for fifo-rm, 2 for dwcs,
+/// times `scale`), and one dropped; the other schedulers' records were not loaded.
+pub fn rt_records_with_jobs(scale: u64) -> Vec<schedlab_model::CellRecord> {
+    use schedlab_model::jobs::{JobLog, JobTrace};
+    let mut recs = rt_records(&["set"], &[Some(0.5)]);
+    for r in recs.iter_mut().filter(|r| r.params.key.contains("/fifo-rm/") || r.params.key.contains("/dwcs/")) {
+        let k = scale * if r.params.key.contains("/dwcs/") { 2 } else { 1 };
+        for s in r.samples.iter_mut() {
+            let jobs = (0..10u64)
+                .map(|j| JobTrace {
+                    release_ns: j * 10_000_000,
+                    finish_ns: (j < 9).then_some((j + 1) * k * 1_000_000),
+                    met: j < 9,
+                    ..Default::default()
+                })
+                .collect();
+            s.jobs = Some(JobLog { source: "worker".into(), d_ns: 10_000_000, jobs, unrecorded: 0 });
+        }
+    }
+    recs
+}

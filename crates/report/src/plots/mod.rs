@@ -10,7 +10,7 @@ mod rt;
 pub use render::{png, svg, PlotError, HEIGHT, PALETTE, WIDTH};
 
 use crate::tables::policy_label;
-use schedlab_analysis::{CellStats, Summary};
+use schedlab_analysis::{CellStats, RtStats, Summary};
 use schedlab_model::{CellParams, GroupParams};
 
 /// What figure functions draw from.
@@ -119,6 +119,13 @@ pub const FIGURES: &[FigureFn] = &[
 /// All charts of a run, in report order.
 pub fn charts(input: &FigureInput) -> Vec<Chart> {
     FIGURES.iter().flat_map(|f| f(input)).collect()
+}
+
+/// The charts of a report's comparison section: run A's cells against run B's, matched by key
+/// (today the response time distributions of shared periodic cells). `a_label`, `b_label`
+/// name the two runs in legends and captions.
+pub fn comparison_charts(a: &[RtStats], b: &[RtStats], a_label: &str, b_label: &str) -> Vec<Chart> {
+    rt::response_against(a, b, a_label, b_label)
 }
 
 const CI_NOTE: &str = "Points are means over repetitions; error bars are 95% Student-t confidence intervals over repetitions.";

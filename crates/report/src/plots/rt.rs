@@ -2,7 +2,8 @@
 //! violations per process, time in violation and the deadline miss ratio against the
 //! utilisation the sets were generated for, one series per scheduler (and workload, when
 //! the run has several); bars per scheduler instead when the run does not sweep
-//! utilisation; and the wake-up latency distribution, a line per scheduler.
+//! utilisation; the scheduling latency and response time distributions, a line per
+//! scheduler; and, in a comparison, each shared cell's response times in run A and run B.
 
 use super::{point, series_of, slug, Chart, ChartKind, FigureInput, Series};
 use schedlab_analysis::{RtStats, Summary};
@@ -206,7 +207,7 @@ fn cdf_charts(d: &FigureInput, k: &CdfKind) -> Vec<Chart> {
                 title.push_str(&format!(", utilisation {u}"));
             }
             let pooled: Vec<String> =
-                cells.iter().map(|s| format!("{} {} over {} repetitions", s.scheduler, (k.count)(s), s.reps)).collect();
+                cells.iter().map(|s| format!("{} {} over {}", s.scheduler, (k.count)(s), repetitions(s.reps))).collect();
             out.push(Chart {
                 kind: ChartKind::Cdf { log_x: hi > 20.0 * lo },
                 id,
@@ -272,4 +273,83 @@ pub(super) fn response_cdf(d: &FigureInput) -> Vec<Chart> {
             count: |s| format!("{} (+{} unfinished)", s.finished_jobs, s.unfinished_jobs),
         },
     )
+}
+
+/// The value at cumulative fraction `q` of a drawn distribution (its points include every
+/// whole percent), None when empty.
+fn at_fraction(curve: &[(f64, f64)], q: f64) -> Option<f64> {
+    curve.iter().find(|p| p.1 >= q - 1e-9).map(|p| p.0)
+}
+
+/// "1 repetition", "2 repetitions".
+fn repetitions(n: usize) -> String {
+    format!("{n} repetition{}", if n == 1 { "" } else { "s" })
+}
+
+/// Microseconds to three significant digits, in ms from 1 ms on (histogram values carry
+/// three significant digits).
+fn three_digits_us(v: f64) -> String {
+    let (x, unit) = if v >= 1000.0 { (v / 1000.0, "ms") } else { (v, "us") };
+    let decimals = if x >= 100.0 {
+        0
+    } else if x >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{x:.decimals$} {unit}")
+}
+
+/// The response time distributions of the periodic cells two runs share (matched by key),
+/// run A's and run B's finished jobs as two lines of one chart per cell: a measured run
+/// against the simulation of the same experiment file puts theory beside measurement.
+pub(super) fn response_against(a: &[RtStats], b: &[RtStats], a_label: &str, b_label: &str) -> Vec<Chart> {
+    a.iter()
+        .filter(|sa| !sa.response_cdf.is_empty())
+        .filter_map(|sa| {
+            let sb = b.iter().find(|s| s.params.key == sa.params.key && !s.response_cdf.is_empty())?;
+            let sides = [(a_label, sa), (b_label, sb)];
+            let series: Vec<Series> = sides
+                .iter()
+                .enumerate()
+                .map(|(i, (label, s))| Series {
+                    name: label.to_string(),
+                    points: Vec::new(),
+                    curve: s.response_cdf.clone(),
+                    colour: Some(i),
+                })
+                .collect();
+            let positive = || series.iter().flat_map(|s| &s.curve).map(|p| p.0).filter(|x| *x > 0.0);
+            let (lo, hi) = (positive().fold(f64::INFINITY, f64::min), positive().fold(0.0, f64::max));
+            let us = |v: Option<f64>| v.map_or("-".to_string(), three_digits_us);
+            let side = |(label, s): &(&str, &RtStats)| {
+                format!(
+                    "{label}: median {}, 99th percentile {}, {} finished jobs (+{} unfinished) over {}",
+                    us(at_fraction(&s.response_cdf, 0.5)),
+                    us(at_fraction(&s.response_cdf, 0.99)),
+                    s.finished_jobs,
+                    s.unfinished_jobs,
+                    repetitions(s.reps)
+                )
+            };
+            Some(Chart {
+                kind: ChartKind::Cdf { log_x: hi > 20.0 * lo },
+                id: format!("compare-rt-response-{}", slug(&sa.params.key)),
+                title: format!("Response time, A against B: {}", sa.params.key),
+                caption: format!(
+                    "Cumulative distribution of the response time (finish less release) of every finished job of the set \
+                     under {}, from the per-job records of both runs, cell {}. {}; {}.",
+                    sa.scheduler,
+                    sa.params.key,
+                    side(&sides[0]),
+                    side(&sides[1])
+                ),
+                x_label: "response time [us]".into(),
+                y_label: "fraction of finished jobs at or below".into(),
+                categories: Vec::new(),
+                series,
+                reference: None,
+            })
+        })
+        .collect()
 }

@@ -484,24 +484,7 @@ fn a_scheduler_keeps_its_colour_in_every_real_time_chart() {
 
 #[test]
 fn per_job_records_give_a_response_time_distribution() {
-    use schedlab_model::jobs::{JobLog, JobTrace};
-    let mut recs = crate::testdata::rt_records(&["set"], &[Some(0.5)]);
-    // fifo-rm's and dwcs's tasks: 10 jobs each, finishing 1..9 ms after release (times k),
-    // and one dropped; the other schedulers' records were not loaded.
-    for r in recs.iter_mut().filter(|r| r.params.key.contains("/fifo-rm/") || r.params.key.contains("/dwcs/")) {
-        let k = if r.params.key.contains("/dwcs/") { 2 } else { 1 };
-        for s in r.samples.iter_mut() {
-            let jobs = (0..10u64)
-                .map(|j| JobTrace {
-                    release_ns: j * 10_000_000,
-                    finish_ns: (j < 9).then_some((j + 1) * k * 1_000_000),
-                    met: j < 9,
-                    ..Default::default()
-                })
-                .collect();
-            s.jobs = Some(JobLog { source: "worker".into(), d_ns: 10_000_000, jobs, unrecorded: 0 });
-        }
-    }
+    let recs = crate::testdata::rt_records_with_jobs(1);
     let stats = cell_stats(&recs);
     let rt = schedlab_analysis::rt_stats(&recs);
     let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt });
@@ -515,4 +498,35 @@ fn per_job_records_give_a_response_time_distribution() {
     assert_eq!(c.series[1].colour, Some(3), "dwcs keeps its colour");
     // Without records, no such chart.
     assert!(rt_charts(&["set"], &[Some(0.5)]).iter().all(|c| !c.id.starts_with("rt-response")));
+}
+
+#[test]
+fn a_comparison_draws_each_shared_cells_response_times_of_both_runs() {
+    let a = schedlab_analysis::rt_stats(&crate::testdata::rt_records_with_jobs(1));
+    // Run B: the same cells, every job taking twice as long; dwcs's records not loaded.
+    let mut b_recs = crate::testdata::rt_records_with_jobs(2);
+    for r in b_recs.iter_mut().filter(|r| r.params.key.contains("/dwcs/")) {
+        r.samples.iter_mut().for_each(|s| s.jobs = None);
+    }
+    let b = schedlab_analysis::rt_stats(&b_recs);
+    let charts = super::comparison_charts(&a, &b, "run 1 (measured)", "run 2 (simulated)");
+    // Only fifo-rm has records on both sides.
+    assert_eq!(charts.len(), 1, "{:?}", charts.iter().map(|c| &c.id).collect::<Vec<_>>());
+    let c = &charts[0];
+    assert_eq!(c.id, "compare-rt-response-set_fifo-rm_utilisation_0_5_n4");
+    assert_eq!(c.title, "Response time, A against B: set/fifo-rm/utilisation=0.5/n4");
+    assert_eq!(names(c), vec!["run 1 (measured)", "run 2 (simulated)"]);
+    assert_eq!((c.series[0].colour, c.series[1].colour), (Some(0), Some(1)));
+    // Finishing 1..9 ms after release: median 5 ms in A, 10 ms in B; 72 finished, 8 dropped.
+    assert!(
+        c.caption.contains("run 1 (measured): median 5.00 ms, 99th percentile 9.00 ms, 72 finished jobs (+8 unfinished)"),
+        "{}",
+        c.caption
+    );
+    assert!(c.caption.contains("run 2 (simulated): median 10.0 ms, 99th percentile 18.0 ms"), "{}", c.caption);
+    let last = |i: usize| c.series[i].curve.last().unwrap().0;
+    assert!((last(0) - 9_000.0).abs() < 10.0 && (last(1) - 18_000.0).abs() < 20.0, "{} {}", last(0), last(1));
+    // No run B cells, no chart; and each chart renders.
+    assert!(super::comparison_charts(&a, &[], "A", "B").is_empty());
+    assert!(svg(c).unwrap().contains("run 2 (simulated)"));
 }
