@@ -26,6 +26,14 @@ fn regions_of(dir: &Path, pid: u32) -> Vec<String> {
         .collect()
 }
 
+/// Each cell of the newest run with its stored real-time record (`rt_json`).
+fn cell_rts(lab: &Lab) -> Vec<(String, serde_json::Value)> {
+    let db = rusqlite::Connection::open(lab.db()).unwrap();
+    let mut st = db.prepare("SELECT key, rt_json FROM cells WHERE run_id = (SELECT max(id) FROM runs)").unwrap();
+    let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))).unwrap();
+    rows.map(Result::unwrap).map(|(k, j)| (k, serde_json::from_str(&j).unwrap())).collect()
+}
+
 fn region_dir() -> std::path::PathBuf {
     schedlab_dispatch::shm::default_dir()
 }
@@ -136,12 +144,9 @@ fn light_run(lab: &Lab, spec: &Path) -> std::collections::BTreeMap<String, Strin
         }
     }
     // The dispatcher's own metrics are stored with its cells.
-    let db = rusqlite::Connection::open(lab.db()).unwrap();
-    let mut st = db.prepare("SELECT key, rt_json FROM cells WHERE run_id = (SELECT max(id) FROM runs)").unwrap();
-    let cells: Vec<(String, String)> = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+    let cells = cell_rts(lab);
     assert_eq!(cells.len(), 6);
-    for (key, json) in cells {
-        let c: serde_json::Value = serde_json::from_str(&json).unwrap();
+    for (key, c) in cells {
         assert!((c["min_utilisation"].as_f64().unwrap() - 0.5).abs() < 1e-9, "{key}: 3 x (1 - 1/3) x 1/4");
         assert_eq!(c["guaranteed"], true);
         let d = &c["dispatcher"];
@@ -325,4 +330,75 @@ fn malformed_sets_are_refused_before_anything_runs() {
     );
     let out = lab.ok(&["check", infeasible.to_str().unwrap()]);
     assert!(out.contains("warning: task set set: 3 tasks") && out.contains("violations are expected"), "{out}");
+}
+
+/// The canonical set (C/T 0.5, 0.5, 0.25, 0.2: 1.45 in all) partitioned over CPUs 0 and 1:
+/// the two 20 ms tasks fill CPU 0, the others share CPU 1.
+const PARTITIONED: &str = r#"
+name = "rt-partitioned"
+[matrix]
+workload = ["set"]
+scheduler = ["dwcs", "fifo-rm"]
+[workloads.set]
+kind = "periodic"
+cpus = "0-1"
+duration_s = 1
+quantum_ms = 10
+tasks = [
+  { c_ms = 10, t_ms = 20, x = 1, y = 2 },
+  { c_ms = 10, t_ms = 20, x = 1, y = 2 },
+  { c_ms = 10, t_ms = 40, x = 1, y = 3 },
+  { c_ms = 10, t_ms = 50 },
+]
+"#;
+
+/// A set partitioned over two CPUs runs with one dispatcher per CPU under dwcs, each driving
+/// only its CPU's tasks, every worker pinned to its CPU; fifo-rm gets the same partition.
+#[test]
+fn a_set_partitioned_over_two_cpus_gets_a_dispatcher_per_cpu() {
+    require!(is_root(), "the dispatcher needs CAP_SYS_NICE");
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    require!(schedlab_spec::cpulist::parse(online.trim()).is_ok_and(|c| c.contains(&0) && c.contains(&1)), "needs CPUs 0 and 1 online");
+    let _one = serial();
+    let lab = Lab::new();
+    let spec = lab.spec("part.toml", PARTITIONED);
+    let check = lab.ok(&["check", spec.to_str().unwrap()]);
+    assert!(check.contains("partitioned") && check.contains("CPU 0: tasks 0 1") && check.contains("CPU 1: tasks 2 3"), "{check}");
+    let child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = lab.samples();
+    assert_eq!(rows.len(), 2 * 4);
+    for r in &rows {
+        let (sched, i) = (r["policy"].as_str().unwrap(), r["index"].as_u64().unwrap());
+        let cpu = if i < 2 { "0" } else { "1" };
+        assert_eq!((r["allowed_cpus"].as_str(), r["cpus_seen"].as_str()), (Some(cpu), Some(cpu)), "{sched} task {i}: {r}");
+        assert_eq!(r["exit_code"], 0, "{sched}: {r}");
+        let t = rt(r);
+        let expected = [50, 50, 25, 20][i as usize];
+        let jobs = t["jobs"].as_u64().unwrap();
+        assert!((expected - 2..=expected).contains(&jobs), "{sched} task {i}: 1 s of its periods, got {jobs} jobs");
+        assert_eq!(t["met"].as_u64().unwrap() + t["misses"].as_u64().unwrap(), jobs);
+        assert_eq!(t["source"], if sched == "dwcs" { "dispatcher" } else { "worker" });
+    }
+    let cells = cell_rts(&lab);
+    assert_eq!(cells.len(), 2);
+    for (key, c) in cells {
+        assert_eq!(c["task_cpus"], serde_json::json!([0, 0, 1, 1]), "{key}");
+        assert_eq!(c["cpu"], u32::MAX, "{key}: not on one CPU");
+        assert_eq!(c["guaranteed"], true, "{key}: each CPU's share is canonical and at most 1");
+        if key.contains("/dwcs/") {
+            let d = c["dispatcher"].as_array().unwrap_or_else(|| panic!("{key}: one dispatcher per CPU: {c}"));
+            assert_eq!(d.len(), 2);
+            for (cpu, m) in d.iter().enumerate() {
+                assert_eq!(m["cpu"], cpu, "{key}");
+                assert_eq!(m["tasks"].as_array().unwrap().len(), 2, "{key}: CPU {cpu}'s dispatcher drives its two tasks");
+                assert_eq!(m["minor_faults"], 0, "{key}: the dispatcher's loop must not fault");
+            }
+        } else {
+            assert!(c["dispatcher"].is_null(), "{key}");
+        }
+    }
+    assert!(regions_of(&region_dir(), pid).is_empty(), "both dispatchers' region files are removed");
 }

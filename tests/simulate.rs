@@ -288,6 +288,42 @@ fn a_report_sets_measured_response_times_beside_simulated_ones() {
     assert!(simulated.contains("68 finished jobs (+0 unfinished) over 1 repetition."), "{}", &simulated[..300.min(simulated.len())]);
 }
 
+/// The canonical set (1.45 CPUs of demand) on one CPU and partitioned over two: the
+/// simulator places the tasks as the engine does, and partitioned, every CPU's share is at
+/// most 1, so DWCS misses nothing.
+#[test]
+fn a_partitioned_set_is_simulated_on_the_engines_placement() {
+    let lab = Lab::new();
+    let set = "name = \"part\"\n[matrix]\nworkload = [\"one\", \"two\"]\nscheduler = [\"dwcs\"]\n\
+               [workloads.one]\nkind = \"periodic\"\ncpu = 1\nduration_s = 2\nTASKS\n\
+               [workloads.two]\nkind = \"periodic\"\ncpus = \"0-1\"\nduration_s = 2\nTASKS\n";
+    let tasks = "tasks = [{ c_ms = 10, t_ms = 20, x = 1, y = 2 }, { c_ms = 10, t_ms = 20, x = 1, y = 2 }, { c_ms = 10, t_ms = 40, x = 1, y = 3 }, { c_ms = 10, t_ms = 50 }]";
+    let spec = lab.spec("part.toml", &set.replace("TASKS", tasks));
+    simulate(&lab, spec.to_str().unwrap(), &["--cpus", "2"]);
+    let store = schedlab_store::Store::open(&lab.db()).unwrap();
+    let run = store.latest(None).unwrap().unwrap();
+    let cells = store.cells(run.id).unwrap();
+    let misses = |key: &str| -> u64 {
+        let c = cells.iter().find(|c| c.params.key == key).unwrap_or_else(|| panic!("{key}"));
+        c.samples.iter().map(|s| s.rt().unwrap().misses).sum()
+    };
+    let cell = |key: &str| cells.iter().find(|c| c.params.key == key).unwrap().rt.clone().unwrap();
+    assert_eq!((cell("one/dwcs/n4").cpu, cell("one/dwcs/n4").task_cpus), (1, vec![1; 4]));
+    assert_eq!((cell("two/dwcs/n4").cpu, cell("two/dwcs/n4").task_cpus), (u32::MAX, vec![0, 0, 1, 1]));
+    // One CPU: 290 one-quantum jobs in 2 s (100 + 100 + 50 + 40) for 200 quanta, so DWCS
+    // drops 90 by the windows; partitioned, none.
+    assert_eq!(misses("one/dwcs/n4"), 90);
+    assert_eq!(misses("two/dwcs/n4"), 0);
+    // The engine's placement needs CPUs the simulation has.
+    let out = lab.run(&["simulate", spec.to_str().unwrap(), "-q", "--cpus", "1", RATES[0], RATES[1]]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("pinned to CPU 1, but the simulation has 1 CPUs"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn periodic_sets_the_simulator_cannot_model_are_refused() {
     let lab = Lab::new();

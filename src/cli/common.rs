@@ -126,7 +126,33 @@ pub fn feasibility_lines(plan: &schedlab_spec::Plan, cpus: usize) -> Vec<(String
                 f.utilisation,
                 f.min_utilisation
             );
-            if f.guaranteed {
+            let placement = p.pinned_placement(cpus.saturating_sub(1) as u32);
+            let per_cpu = p.feasibility_per_cpu(Some(&placement));
+            if per_cpu.len() > 1 {
+                let shares: Vec<String> = per_cpu
+                    .iter()
+                    .map(|(c, f)| {
+                        let tasks: Vec<String> = (0..placement.len()).filter(|&i| placement[i] == *c).map(|i| i.to_string()).collect();
+                        format!(
+                            "CPU {c}: tasks {}, sum C/T = {:.3}, minimum utilisation = {:.3}",
+                            tasks.join(" "),
+                            f.utilisation,
+                            f.min_utilisation
+                        )
+                    })
+                    .collect();
+                let line = format!("{head}; partitioned (first-fit decreasing by C/T; deadline tasks stay global): {}", shares.join("; "));
+                if per_cpu.iter().all(|(_, f)| f.guaranteed) {
+                    out.push((format!("{line}; every CPU's share is canonical and <= 1: the DWCS feasibility test guarantees every window (in theory, without overheads)"), false));
+                } else if let Some((c, _)) = per_cpu.iter().find(|(_, f)| f.min_utilisation > 1.0 + 1e-9) {
+                    out.push((format!("{line}; CPU {c}'s share is more than one CPU's worth, so window violations are expected"), true));
+                } else {
+                    out.push((
+                        format!("{line}; not every CPU's share is canonical, so the DWCS feasibility guarantee does not apply"),
+                        true,
+                    ));
+                }
+            } else if f.guaranteed {
                 out.push((
                     format!("{head}; canonical (K = {} ms) and <= 1: the DWCS feasibility test guarantees every window (in theory, without overheads)", f.canonical_k_ns.unwrap_or(0) as f64 / 1e6),
                     false,

@@ -267,11 +267,16 @@ pub struct CellRt {
     pub guaranteed: bool,
     /// Why the set is not canonical, when it is not.
     pub not_canonical: Option<String>,
-    /// The CPU the set ran on.
+    /// The CPU the set ran on; `u32::MAX` when it was not on one CPU (SCHED_DEADLINE runs
+    /// globally; a partitioned set's CPUs are in `task_cpus`).
     pub cpu: u32,
+    /// Each task's CPU, when the set was pinned (empty under SCHED_DEADLINE).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub task_cpus: Vec<u32>,
     /// The dispatcher's quantum, ns.
     pub quantum_ns: u64,
-    /// The dispatcher's metrics (`schedlab.dispatch.metrics/1`), for edf and dwcs.
+    /// The dispatcher's metrics (`schedlab.dispatch.metrics/1`), for edf and dwcs: one
+    /// object, or an array of one per CPU (ascending) when the set was partitioned.
     pub dispatcher: Option<serde_json::Value>,
 }
 

@@ -29,5 +29,6 @@ pub use hist::{new_latency_histogram, LatencySummary, LATENCY_HIGH_NS, LATENCY_L
 pub use run::{lock_memory, JobRecord, LoopStats, OverrunPolicy, RunError, RunOptions, Runner};
 pub use summary::TaskSummary;
 pub use task::{
-    check_canonical, feasibility, total_min_utilisation, total_utilisation, validate_set, Feasibility, NonCanonical, TaskError, TaskParams,
+    check_canonical, feasibility, partition, total_min_utilisation, total_utilisation, validate_set, Feasibility, NonCanonical, TaskError,
+    TaskParams,
 };

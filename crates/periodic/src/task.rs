@@ -249,6 +249,29 @@ pub fn feasibility(tasks: &[TaskParams]) -> Feasibility {
     }
 }
 
+/// Partitions a task set over `bins` CPUs: first-fit decreasing by utilisation C/T (ties
+/// by task index), each task on the first CPU whose sum of C/T stays at most 1; a task that
+/// fits nowhere goes to the CPU with the smallest sum. Returns each task's bin (0..bins).
+/// One rule for every scheduler, so the schedulers of a run are compared on the same
+/// partition; deterministic, so the engine and the simulator agree.
+pub fn partition(tasks: &[TaskParams], bins: usize) -> Vec<usize> {
+    let bins = bins.max(1);
+    let mut order: Vec<usize> = (0..tasks.len()).collect();
+    // Stable sort: equal utilisations keep task order.
+    order.sort_by(|&a, &b| tasks[b].utilisation().total_cmp(&tasks[a].utilisation()));
+    let mut load = vec![0.0f64; bins];
+    let mut out = vec![0; tasks.len()];
+    for i in order {
+        let u = tasks[i].utilisation();
+        let bin = (0..bins)
+            .find(|&b| load[b] + u <= 1.0 + 1e-9)
+            .unwrap_or_else(|| (0..bins).min_by(|&a, &b| load[a].total_cmp(&load[b])).expect("at least one bin"));
+        load[bin] += u;
+        out[i] = bin;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,5 +351,31 @@ mod tests {
         assert!(serde_json::from_str::<TaskParams>(r#"{"c_ns": 5, "t_ns": 10, "period": 3}"#).is_err());
         let back: TaskParams = serde_json::from_str(&serde_json::to_string(&t.with_window(1, 3)).unwrap()).unwrap();
         assert_eq!(back, t.with_window(1, 3));
+    }
+
+    #[test]
+    fn partition_is_first_fit_decreasing_by_utilisation() {
+        // C/T: 0.5, 0.5, 0.25, 0.2 (the canonical set, 1.45 in all): 0.5 and 0.5 fill CPU 0,
+        // 0.25 and 0.2 go to CPU 1.
+        let set = [TaskParams::new(10, 20), TaskParams::new(10, 20), TaskParams::new(10, 40), TaskParams::new(10, 50)];
+        assert_eq!(partition(&set, 2), [0, 0, 1, 1]);
+        // Largest first, whatever the listed order: 0.2 is listed first but placed last.
+        let set = [TaskParams::new(2, 10), TaskParams::new(6, 10), TaskParams::new(5, 10), TaskParams::new(3, 10)];
+        // 0.6 -> 0; 0.5 -> 1; 0.3 -> 0 (0.9); 0.2 -> 1 (0.7).
+        assert_eq!(partition(&set, 2), [1, 0, 1, 0]);
+        // One CPU, or none: everything on bin 0.
+        assert_eq!(partition(&set, 1), [0; 4]);
+        assert_eq!(partition(&set, 0), [0; 4]);
+    }
+
+    #[test]
+    fn partition_puts_what_fits_nowhere_on_the_least_loaded_cpu() {
+        // 0.9, 0.8, 0.7 on two CPUs: 0.9 -> 0, 0.8 -> 1, 0.7 fits nowhere -> 1 (0.8 < 0.9).
+        let set = [TaskParams::new(7, 10), TaskParams::new(9, 10), TaskParams::new(8, 10)];
+        assert_eq!(partition(&set, 2), [1, 0, 1]);
+        // Equal utilisations keep their order, so the result is deterministic.
+        let same = [TaskParams::new(1, 4); 5];
+        assert_eq!(partition(&same, 2), [0, 0, 0, 0, 1]);
+        assert_eq!(partition(&[], 2), Vec::<usize>::new());
     }
 }

@@ -182,9 +182,33 @@ struct Worker {
 struct RtSet<'a> {
     group: usize,
     set: &'a Periodic,
-    cpu: Option<u32>,
-    /// The dispatcher's region file (edf, dwcs).
-    region: Option<PathBuf>,
+    /// Each task's CPU (None: SCHED_DEADLINE, global).
+    placement: Option<Vec<u32>>,
+    /// Under edf and dwcs, one dispatcher per CPU the set uses; empty otherwise.
+    parts: Vec<Part>,
+}
+
+/// The tasks of a dispatched set on one CPU, and that CPU's dispatcher.
+struct Part {
+    cpu: u32,
+    /// The set's task indices, in slot order.
+    tasks: Vec<usize>,
+    /// The dispatcher's region file.
+    region: PathBuf,
+    /// Where the dispatcher writes its metrics.
+    metrics: PathBuf,
+}
+
+impl RtSet<'_> {
+    /// Whether the live dispatcher runs the set (edf, dwcs).
+    fn dispatched(&self) -> bool {
+        !self.parts.is_empty()
+    }
+
+    /// The part holding `task`, and the task's slot in it.
+    fn slot(&self, task: usize) -> Option<(usize, usize)> {
+        self.parts.iter().enumerate().find_map(|(p, part)| part.tasks.iter().position(|&t| t == task).map(|s| (p, s)))
+    }
 }
 
 /// Describes how a reaped process ended.
@@ -205,24 +229,29 @@ fn periodic_set<'c>(cx: &mut CellCtx, cell: &'c Cell) -> Result<Option<RtSet<'c>
     if sets.next().is_some() {
         return Err("a cell may hold one periodic set; this one has several".into());
     }
-    let cpu = crate::rt::set_cpu(set, cx.online);
-    if let Some(c) = cpu.filter(|c| !cx.online.contains(c)) {
+    let placement = set.placement(cx.online.last().copied().unwrap_or(0));
+    if let Some(c) = placement.iter().flatten().find(|c| !cx.online.contains(c)) {
         return Err(format!("the periodic set is pinned to CPU {c}, which is not online"));
     }
-    let mut region = None;
-    if set.scheduler.dispatched() {
-        let cpu = cpu.expect("dispatched sets are pinned");
+    let mut parts = Vec::new();
+    if let (true, Some(placement)) = (set.scheduler.dispatched(), &placement) {
         let dir = schedlab_dispatch::shm::default_dir();
         // Regions of dispatchers that died elsewhere would only confuse `dwcs status`.
         let _ = schedlab_dispatch::remove_stale(&dir);
-        let r =
-            schedlab_dispatch::Region::create(&dir, cpu, set.tasks.len()).map_err(|e| format!("creating the dispatcher's region: {e}"))?;
-        cx.journal
-            .record(schedlab_sys::journal::Entry::RemoveFile { path: r.path().to_path_buf() })
-            .map_err(|e| format!("journal: {e}"))?;
-        region = Some(r.disown());
+        let mut cpus: Vec<u32> = placement.clone();
+        cpus.sort_unstable();
+        cpus.dedup();
+        for cpu in cpus {
+            let tasks: Vec<usize> = (0..placement.len()).filter(|&i| placement[i] == cpu).collect();
+            let r = schedlab_dispatch::Region::create(&dir, cpu, tasks.len())
+                .map_err(|e| format!("creating the dispatcher's region for CPU {cpu}: {e}"))?;
+            cx.journal
+                .record(schedlab_sys::journal::Entry::RemoveFile { path: r.path().to_path_buf() })
+                .map_err(|e| format!("journal: {e}"))?;
+            parts.push(Part { cpu, tasks, region: r.disown(), metrics: cx.dir.join(format!("dispatch-metrics-{cpu}.json")) });
+        }
     }
-    Ok(Some(RtSet { group, set, cpu, region }))
+    Ok(Some(RtSet { group, set, placement, parts }))
 }
 
 /// Why the workers were not all prepared.
@@ -295,7 +324,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
                 rt: rt_set
                     .as_ref()
                     .filter(|r| r.group == gi)
-                    .map(|r| RtJob { task: i, dispatch: r.region.as_ref().map(|p| (p.clone(), i as usize)) }),
+                    .map(|r| RtJob { task: i, dispatch: r.slot(i as usize).map(|(p, slot)| (r.parts[p].region.clone(), slot)) }),
             };
             let json = serde_json::to_string(&job).expect("job serialises");
             let release = if g.background { bg_r.as_ref().expect("background pipe") } else { &rel_r };
@@ -317,7 +346,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
                     let mut allowed = g.affinity.cpus_for(i, g.processes, allowed).unwrap_or_default();
                     let mut task = None;
                     if let Some(r) = rt_set.as_ref().filter(|r| r.group == gi) {
-                        allowed = r.cpu.into_iter().collect();
+                        allowed = r.placement.as_ref().map(|p| vec![p[i as usize]]).unwrap_or_default();
                         task = Some(i as usize);
                     }
                     workers.push(Worker { pid, index, group: gi, allowed, task });
@@ -367,20 +396,20 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         return Ok(failed(cell, step, ordinal, msg));
     }
 
-    // The live dispatcher (edf, dwcs) joins the workers' process group, so every kill
-    // path takes it too; it is reaped like a background worker.
+    // The live dispatchers (edf, dwcs; one per CPU the set uses) join the workers' process
+    // group, so every kill path takes them too; they are reaped like background workers.
     let mut n = n;
-    let mut dispatcher: Option<i32> = None;
-    let metrics_path = cx.dir.join("dispatch-metrics.json");
+    let mut dispatchers: Vec<i32> = Vec::new();
     if let Some(r) = rt_set.as_ref() {
-        if let (Some(region), Some(cpu)) = (&r.region, r.cpu) {
-            let pids: Vec<i32> = workers.iter().filter(|w| w.task.is_some()).map(|w| w.pid).collect();
-            let cfg = serde_json::to_string(&crate::rt::dispatch_config(r.set, cpu, &pids)).expect("config serialises");
+        let task_pid: HashMap<usize, i32> = workers.iter().filter_map(|w| w.task.map(|t| (t, w.pid))).collect();
+        for part in &r.parts {
+            let pids: Vec<i32> = part.tasks.iter().map(|t| task_pid[t]).collect();
+            let cfg = serde_json::to_string(&crate::rt::dispatch_config(r.set, part.cpu, &part.tasks, &pids)).expect("config serialises");
             let spawned = Command::new(cx.exe)
                 .arg(crate::rt::DISPATCH_SUBCOMMAND)
-                .arg(region)
+                .arg(&part.region)
                 .arg(cfg)
-                .arg(&metrics_path)
+                .arg(&part.metrics)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::from(log.try_clone()?))
@@ -389,7 +418,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
                 .spawn();
             match spawned {
                 Ok(child) => {
-                    dispatcher = Some(child.id() as i32);
+                    dispatchers.push(child.id() as i32);
                     n += 1;
                 }
                 Err(e) => {
@@ -397,13 +426,13 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
                     kill_and_reap(pgid, n, &mut reaped, false);
                     let _ = collector.join();
                     cx.warnings.extend(cx.journal.undo_to(mark));
-                    return Ok(failed(cell, step, ordinal, format!("could not start the dispatcher: {e}")));
+                    return Ok(failed(cell, step, ordinal, format!("could not start the dispatcher for CPU {}: {e}", part.cpu)));
                 }
             }
         }
     }
     let mut bg_pids: Vec<i32> = workers.iter().filter(|w| cell.groups[w.group].background).map(|w| w.pid).collect();
-    bg_pids.extend(dispatcher);
+    bg_pids.extend(&dispatchers);
     let mut reaped: Vec<Reaped> = Vec::with_capacity(n);
     // Every worker prepared (files written, bodies built, memory locked) before anyone is
     // released: no preparation overlaps measured work or the background lead, and a periodic
@@ -444,7 +473,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     let (u0, s0, _) = self_usage();
     let started_unix = unix_now();
     let release_ns = monotonic_ns();
-    if rt_set.as_ref().is_some_and(|r| r.region.is_none()) {
+    if rt_set.as_ref().is_some_and(|r| !r.dispatched()) {
         // Every task's first release, on one clock for the whole set.
         std::fs::write(cx.dir.join(crate::rt::START_FILE), (release_ns + crate::rt::START_LEAD_NS).to_string())?;
     }
@@ -460,17 +489,18 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         if done(&reaped) {
             break;
         }
-        if let Some(d) = dispatcher.and_then(|pid| reaped.iter().find(|r| r.pid == pid)) {
-            let clean = libc::WIFEXITED(d.status) && libc::WEXITSTATUS(d.status) == 0;
-            if !clean {
-                // The workers demote themselves when their dispatcher is gone; the engine does
-                // not wait for that: it kills them at once.
-                dispatcher_died = Some(describe_exit(d.status));
-                kill_and_reap(pgid, n, &mut reaped, false);
-                break;
-            }
-            // A finished dispatcher told its workers to exit: they have a second to do so.
-            if monotonic_ns() > d.at_ns + 1_000_000_000 {
+        let ended: Vec<&Reaped> = reaped.iter().filter(|r| dispatchers.contains(&r.pid)).collect();
+        if let Some(d) = ended.iter().find(|d| !(libc::WIFEXITED(d.status) && libc::WEXITSTATUS(d.status) == 0)) {
+            // The workers demote themselves when their dispatcher is gone; the engine does
+            // not wait for that: it kills them (and the other CPUs' dispatchers) at once.
+            dispatcher_died = Some(describe_exit(d.status));
+            kill_and_reap(pgid, n, &mut reaped, false);
+            break;
+        }
+        // Finished dispatchers told their workers to exit: they have a second to do so.
+        let last = ended.iter().map(|d| d.at_ns).max();
+        if let (true, Some(last)) = (!dispatchers.is_empty() && ended.len() == dispatchers.len(), last) {
+            if monotonic_ns() > last + 1_000_000_000 {
                 cx.warnings.push(format!("cell {}: workers still running 1 s after their dispatcher finished were killed", cell.key));
                 kill_and_reap(pgid, n, &mut reaped, false);
                 break;
@@ -516,15 +546,19 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             Err(e) => cx.warnings.push(format!("cell {}: unreadable worker report ({e}): {l}", cell.key)),
         }
     }
-    if let Some(d) = dispatcher.and_then(|pid| reaped.iter().find(|r| r.pid == pid)) {
+    for d in reaped.iter().filter(|r| dispatchers.contains(&r.pid)) {
         if dispatcher_died.is_none() && !(libc::WIFEXITED(d.status) && libc::WEXITSTATUS(d.status) == 0) {
             dispatcher_died = Some(describe_exit(d.status));
         }
     }
-    let mut metrics: Option<schedlab_dispatch::Metrics> =
-        dispatcher.and_then(|_| std::fs::read(&metrics_path).ok()).and_then(|b| serde_json::from_slice(&b).ok());
-    // The dispatcher's per-job records go to the samples, not into the cell's rt_json.
-    let dispatch_logs = metrics.as_mut().map(|m| std::mem::take(&mut m.job_logs)).unwrap_or_default();
+    // Each CPU's dispatcher metrics (None where none was written).
+    let mut metrics: Vec<Option<schedlab_dispatch::Metrics>> = match &rt_set {
+        Some(r) => r.parts.iter().map(|p| std::fs::read(&p.metrics).ok().and_then(|b| serde_json::from_slice(&b).ok())).collect(),
+        None => Vec::new(),
+    };
+    // The dispatchers' per-job records go to the samples, not into the cell's rt_json.
+    let dispatch_logs: Vec<Vec<String>> =
+        metrics.iter_mut().map(|m| m.as_mut().map(|m| std::mem::take(&mut m.job_logs)).unwrap_or_default()).collect();
     let by_pid: HashMap<i32, &Worker> = workers.iter().map(|w| (w.pid, w)).collect();
     let mut samples: Vec<Sample> = reaped
         .iter()
@@ -536,10 +570,13 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     if let Some(r) = &rt_set {
         for s in samples.iter_mut() {
             let Some(task) = by_pid.get(&s.pid).and_then(|w| w.task) else { continue };
-            let rt = match &metrics {
-                Some(m) => crate::rt::task_from_metrics(m, task, s.extra.get("detail")).and_then(|t| serde_json::to_value(t).ok()),
-                None if r.region.is_none() => s.extra.get_mut("detail").and_then(|d| d.as_object_mut()).and_then(|d| d.remove("rt")),
-                None => None,
+            let slot = r.slot(task);
+            let rt = match slot {
+                Some((p, slot)) => metrics[p]
+                    .as_ref()
+                    .and_then(|m| crate::rt::task_from_metrics(m, slot, s.extra.get("detail")))
+                    .and_then(|t| serde_json::to_value(t).ok()),
+                None => s.extra.get_mut("detail").and_then(|d| d.as_object_mut()).and_then(|d| d.remove("rt")),
             };
             if let (Some(rt), Some(extra)) = (rt, s.extra.as_object_mut()) {
                 extra.insert("rt".into(), rt);
@@ -548,7 +585,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             let own = s.extra.get_mut("detail").and_then(|d| d.as_object_mut()).and_then(|d| d.remove(crate::rt::JOBS_KEY));
             let encoded = match &own {
                 Some(v) => v.as_str(),
-                None => dispatch_logs.get(task).map(String::as_str),
+                None => slot.and_then(|(p, slot)| dispatch_logs[p].get(slot)).map(String::as_str),
             };
             match encoded.map(schedlab_model::jobs::JobLog::from_base64) {
                 Some(Ok(log)) => s.jobs = Some(log),
@@ -601,7 +638,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
                 .collect();
             io
         }),
-        rt: rt_set.as_ref().map(|r| crate::rt::cell_rt(r.set, r.cpu, metrics.as_ref())),
+        rt: rt_set.as_ref().map(|r| crate::rt::cell_rt(r.set, r.placement.as_deref(), &metrics)),
     };
     Ok(Outcome::Done(Box::new(record)))
 }

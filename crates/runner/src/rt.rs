@@ -14,9 +14,7 @@ use crate::protocol::{Job, Report, RtJob};
 use schedlab_dispatch::{Config, CpuBurn, DispatchPolicy, JobSteps, Metrics, TaskCfg};
 use schedlab_model::jobs::{JobLog, JobTrace};
 use schedlab_model::{CellRt, RtTask};
-use schedlab_periodic::{
-    build_body, make_file, thread_cpu_ns, BodySpec, FftBody, JobBody, JobRecord, OverrunPolicy, RunOptions, Runner, TaskParams,
-};
+use schedlab_periodic::{build_body, make_file, thread_cpu_ns, BodySpec, FftBody, JobBody, JobRecord, OverrunPolicy, RunOptions, Runner};
 use schedlab_spec::{Class, DeadlineParams, Periodic, PeriodicBody, Policy, RtScheduler};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -252,21 +250,12 @@ pub(crate) fn worker_policy(p: &Periodic, i: usize) -> Policy {
     }
 }
 
-/// The CPU a set runs on: the workload's, else the last online CPU (the engine's
-/// bookkeeping tends to land on CPU 0). None for SCHED_DEADLINE, which refuses tasks pinned
-/// to less than their root domain.
-pub(crate) fn set_cpu(p: &Periodic, online: &[u32]) -> Option<u32> {
-    if p.scheduler == RtScheduler::Deadline {
-        return None;
-    }
-    p.cpu.or_else(|| online.last().copied())
-}
-
-/// The dispatcher configuration for a set whose workers have `pids`.
-pub(crate) fn dispatch_config(p: &Periodic, cpu: u32, pids: &[i32]) -> Config {
-    let tasks = p
-        .tasks
+/// The configuration of the dispatcher on `cpu` for the set's `tasks` (indices, in slot
+/// order), whose workers have `pids`.
+pub(crate) fn dispatch_config(p: &Periodic, cpu: u32, tasks: &[usize], pids: &[i32]) -> Config {
+    let tasks = tasks
         .iter()
+        .map(|&i| &p.tasks[i])
         .zip(pids)
         .map(|(t, &pid)| TaskCfg { pid, c_ns: t.c_ns, t_ns: t.t_ns, d_ns: t.deadline_ns(), x: t.x, y: t.y })
         .collect();
@@ -307,21 +296,15 @@ pub(crate) fn task_from_metrics(m: &Metrics, slot: usize, detail: Option<&serde_
     })
 }
 
-/// The cell's real-time record: scheduler, theory, and the dispatcher's metrics.
-pub(crate) fn cell_rt(p: &Periodic, cpu: Option<u32>, metrics: Option<&Metrics>) -> CellRt {
-    let tasks: &[TaskParams] = &p.tasks;
-    let f = schedlab_periodic::feasibility(tasks);
-    CellRt {
-        scheduler: p.scheduler.name().into(),
-        utilisation: p.utilisation,
-        min_utilisation: f.min_utilisation,
-        plain_utilisation: f.utilisation,
-        guaranteed: f.guaranteed,
-        not_canonical: f.not_canonical_because,
-        cpu: cpu.unwrap_or(u32::MAX),
-        quantum_ns: p.quantum_ns,
-        dispatcher: metrics.and_then(|m| serde_json::to_value(m).ok()),
-    }
+/// The cell's real-time record ([`Periodic::cell_rt`]) with the dispatchers' metrics: one
+/// object, or an array of one per CPU when the set was partitioned.
+pub(crate) fn cell_rt(p: &Periodic, placement: Option<&[u32]>, metrics: &[Option<Metrics>]) -> CellRt {
+    let dispatcher = match metrics {
+        [] => None,
+        [one] => one.as_ref().and_then(|m| serde_json::to_value(m).ok()),
+        several => serde_json::to_value(several).ok(),
+    };
+    CellRt { dispatcher, ..p.cell_rt(placement) }
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);

@@ -57,13 +57,10 @@ pub fn policy_spec(s: RtScheduler, p: &Params) -> PolicySpec {
     }
 }
 
-/// The CPU a pinned set runs on in a simulation of `cpus` CPUs: the workload's `cpu`, else
-/// the last CPU (as the engine picks the last online one). None for `deadline` (global).
-pub fn set_cpu(set: &Periodic, cpus: usize) -> Option<u32> {
-    if set.scheduler == RtScheduler::Deadline {
-        return None;
-    }
-    Some(set.cpu.unwrap_or(cpus.saturating_sub(1) as u32))
+/// Each task's CPU in a simulation of `cpus` CPUs ([`Periodic::placement`] with the last CPU
+/// as the default, as the engine picks the last online one). None for `deadline` (global).
+pub fn placement(set: &Periodic, cpus: usize) -> Option<Vec<u32>> {
+    set.placement(cpus.saturating_sub(1) as u32)
 }
 
 /// CPU time a simulated job of `task` takes: its work, in whole quanta when the dispatcher
@@ -103,7 +100,7 @@ fn limits(set: &Periodic, p: &Params) -> Result<(), String> {
             "its jobs read {bytes} bytes each from the device with the page cache dropped (body = \"read\"); the simulator has no model of that I/O time: use body = \"spin\" or \"fft\""
         ));
     }
-    if let Some(cpu) = set_cpu(set, p.cpus).filter(|&c| c as usize >= p.cpus) {
+    if let Some(cpu) = placement(set, p.cpus).into_iter().flatten().find(|&c| c as usize >= p.cpus) {
         return Err(format!("the set is pinned to CPU {cpu}, but the simulation has {} CPUs (--cpus)", p.cpus));
     }
     if set.scheduler.dispatched() {
@@ -158,16 +155,16 @@ pub(crate) fn cell_input(cell: &Cell, set: &Periodic, p: &Params, horizon: u64, 
             TaskSpec { name: format!("t{i}"), arrival: t.phase_ns, workload: Workload::Periodic(work), params }
         })
         .collect();
-    let cpu = set_cpu(set, p.cpus);
+    let placement = placement(set, p.cpus);
     // Responses on: the per-job log is kept (sets are short enough for every job to be kept).
     let mut config = SimConfig::new(p.cpus, policy_spec(set.scheduler, p)).with_horizon(horizon).recording(trace, true);
     if !set.scheduler.dispatched() {
         config = config.with_costs(p.switch_cost_ns, p.migration_cost_ns);
     }
-    if let Some(c) = cpu {
-        config.mapping = Mapping::Partitioned(vec![c as usize; tasks.len()]);
+    if let Some(cpus) = &placement {
+        config.mapping = Mapping::Partitioned(cpus.iter().map(|&c| c as usize).collect());
     }
-    let placement = vec![(0, cpu); tasks.len()];
+    let placement = (0..tasks.len()).map(|i| (0, placement.as_ref().map(|p| p[i]))).collect();
     Ok(CellInput { config, tasks, placement })
 }
 
@@ -229,19 +226,8 @@ pub fn task_rt(set: &Periodic, i: usize, t: &TaskResult) -> RtTask {
     }
 }
 
-/// The cell's real-time record: scheduler, theory, CPU (`u32::MAX` when global) and quantum,
-/// the fields the engine fills; no dispatcher metrics.
+/// The cell's real-time record ([`Periodic::cell_rt`]): the fields the engine fills, on the
+/// simulation's placement; no dispatcher metrics.
 pub fn cell_rt(set: &Periodic, p: &Params) -> CellRt {
-    let f = schedlab_periodic::feasibility(&set.tasks);
-    CellRt {
-        scheduler: set.scheduler.name().into(),
-        utilisation: set.utilisation,
-        min_utilisation: f.min_utilisation,
-        plain_utilisation: f.utilisation,
-        guaranteed: f.guaranteed,
-        not_canonical: f.not_canonical_because,
-        cpu: set_cpu(set, p.cpus).unwrap_or(u32::MAX),
-        quantum_ns: set.quantum_ns,
-        dispatcher: None,
-    }
+    set.cell_rt(placement(set, p.cpus).as_deref())
 }

@@ -72,11 +72,12 @@ fn window(cx: &Ctx, x: &Option<Spanned<i64>>, y: &Option<Spanned<i64>>, at: Rang
 /// no periodic key).
 pub(crate) fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Option<Periodic>, SpecError> {
     let kind = w.kind.get_ref().as_str();
-    let periodic_keys: [(&str, Option<Range<usize>>); 10] = [
+    let periodic_keys: [(&str, Option<Range<usize>>); 11] = [
         ("body", w.body.as_ref().map(|v| v.span())),
         ("duration_s", w.duration_s.as_ref().map(|v| v.span())),
         ("quantum_ms", w.quantum_ms.as_ref().map(|v| v.span())),
         ("cpu", w.cpu.as_ref().map(|v| v.span())),
+        ("cpus", w.cpus.as_ref().map(|v| v.span())),
         ("work_fraction", w.work_fraction.as_ref().map(|v| v.span())),
         ("fill", w.fill.as_ref().map(|v| v.span())),
         ("read_kib", w.read_kib.as_ref().map(|v| v.span())),
@@ -128,6 +129,12 @@ pub(crate) fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Option<Pe
     let cpu = match &w.cpu {
         Some(c) => Some(cx.int_in(c, 0, 4095, "cpu")? as u32),
         None => None,
+    };
+    let cpus = match (&w.cpus, &w.cpu) {
+        (Some(c), Some(_)) => return cx.err(c.span(), "give `cpu` (the set on one CPU) or `cpus` (partitioned over several), not both"),
+        // The validator checks these CPUs against the machine like any CPU list.
+        (Some(c), None) => crate::validate::cpu_list(cx, c, &mut Default::default())?,
+        (None, _) => Vec::new(),
     };
     let work_ppm = match &w.work_fraction {
         Some(f) if !(f.get_ref().is_finite() && *f.get_ref() > 0.0 && *f.get_ref() <= 1.0) => {
@@ -189,6 +196,7 @@ pub(crate) fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Option<Pe
         duration_ns,
         quantum_ns,
         cpu,
+        cpus,
         work_ppm,
         fill: w.fill.as_ref().map(|f| *f.get_ref()).unwrap_or(false),
         scheduler: RtScheduler::Other,

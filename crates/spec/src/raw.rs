@@ -217,6 +217,8 @@ pub struct RawWorkload {
     #[serde(default)]
     pub cpu: Option<Spanned<i64>>,
     #[serde(default)]
+    pub cpus: Option<Spanned<toml::Value>>,
+    #[serde(default)]
     pub work_fraction: Option<Spanned<f64>>,
     #[serde(default)]
     pub fill: Option<Spanned<bool>>,

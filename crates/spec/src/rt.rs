@@ -104,6 +104,10 @@ pub struct Periodic {
     pub quantum_ns: u64,
     /// The CPU every task (and the dispatcher) is pinned to; None = the last online CPU.
     pub cpu: Option<u32>,
+    /// The CPUs the set is partitioned over (`cpus`; empty unless given): each task pinned
+    /// to one of them by [`schedlab_periodic::partition`], one dispatcher per CPU.
+    #[serde(default)]
+    pub cpus: Vec<u32>,
     /// A job's CPU demand as parts per million of C (spin and fft bodies).
     pub work_ppm: u32,
     /// The dispatcher gives the rest of a quantum to the next ready task when a job finishes early.
@@ -118,6 +122,59 @@ pub struct Periodic {
 pub const RM_TOP_PRIORITY: u32 = 90;
 
 impl Periodic {
+    /// Each task's CPU: partitioned over `cpus` when several are given (first-fit decreasing
+    /// by C/T), else all on `cpus`'s one CPU, on `cpu`, or on `default_cpu` (the engine's
+    /// last online CPU). None under `deadline`: SCHED_DEADLINE tasks run on every CPU.
+    pub fn placement(&self, default_cpu: u32) -> Option<Vec<u32>> {
+        (self.scheduler != RtScheduler::Deadline).then(|| self.pinned_placement(default_cpu))
+    }
+
+    /// Each task's CPU when the set is pinned, whatever its scheduler (see [`Self::placement`]).
+    pub fn pinned_placement(&self, default_cpu: u32) -> Vec<u32> {
+        if self.cpus.len() > 1 {
+            let bins = schedlab_periodic::partition(&self.tasks, self.cpus.len());
+            return bins.into_iter().map(|b| self.cpus[b]).collect();
+        }
+        let cpu = self.cpus.first().copied().or(self.cpu).unwrap_or(default_cpu);
+        vec![cpu; self.tasks.len()]
+    }
+
+    /// The cell's real-time record as the engine and the simulator store it, without
+    /// dispatcher metrics: scheduler, theory (the DWCS guarantee holds when it holds on every
+    /// CPU of `placement`, each task's CPU), the one CPU of the set (`u32::MAX` when it is
+    /// global or partitioned) and the quantum.
+    pub fn cell_rt(&self, placement: Option<&[u32]>) -> schedlab_model::CellRt {
+        let f = schedlab_periodic::feasibility(&self.tasks);
+        let one_cpu = placement.and_then(|pl| pl.first().filter(|&&c| pl.iter().all(|&x| x == c))).copied();
+        schedlab_model::CellRt {
+            scheduler: self.scheduler.name().into(),
+            utilisation: self.utilisation,
+            min_utilisation: f.min_utilisation,
+            plain_utilisation: f.utilisation,
+            guaranteed: self.feasibility_per_cpu(placement).iter().all(|(_, f)| f.guaranteed),
+            not_canonical: f.not_canonical_because,
+            cpu: one_cpu.unwrap_or(u32::MAX),
+            task_cpus: placement.map(<[u32]>::to_vec).unwrap_or_default(),
+            quantum_ns: self.quantum_ns,
+            dispatcher: None,
+        }
+    }
+
+    /// The DWCS feasibility test of each CPU's tasks under `placement` (each task's CPU), CPUs
+    /// ascending; the whole set as one entry (CPU `u32::MAX`) without a placement.
+    pub fn feasibility_per_cpu(&self, placement: Option<&[u32]>) -> Vec<(u32, schedlab_periodic::Feasibility)> {
+        let Some(placement) = placement else { return vec![(u32::MAX, schedlab_periodic::feasibility(&self.tasks))] };
+        let mut cpus: Vec<u32> = placement.to_vec();
+        cpus.sort_unstable();
+        cpus.dedup();
+        cpus.into_iter()
+            .map(|c| {
+                let tasks: Vec<TaskParams> = self.tasks.iter().zip(placement).filter(|(_, &p)| p == c).map(|(t, _)| *t).collect();
+                (c, schedlab_periodic::feasibility(&tasks))
+            })
+            .collect()
+    }
+
     /// The CPU work one job of `task` does, ns.
     pub fn work_ns(&self, task: &TaskParams) -> u64 {
         ((task.c_ns as u128 * self.work_ppm as u128) / 1_000_000).max(1) as u64

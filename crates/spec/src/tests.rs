@@ -295,6 +295,31 @@ fn rm_and_dm_priorities_follow_periods_and_deadlines() {
 }
 
 #[test]
+fn a_set_on_several_cpus_is_partitioned_the_same_way_under_every_scheduler() {
+    let spec = "name = \"t\"\n[matrix]\nworkload = [\"w\"]\nscheduler = [\"dwcs\", \"fifo-rm\", \"deadline\"]\n[workloads.w]\nkind = \"periodic\"\ncpus = \"0-1\"\ntasks = [{ c_ms = 10, t_ms = 40 }, { c_ms = 10, t_ms = 20 }, { c_ms = 10, t_ms = 50 }, { c_ms = 10, t_ms = 20 }]\n";
+    let s = parse("rt.toml", spec).unwrap();
+    let placement = |i: usize| s.plan.cells[i].primary().workload.periodic().unwrap().placement(7);
+    // C/T 0.25, 0.5, 0.2, 0.5: the two halves fill CPU 0, the others go to CPU 1.
+    assert_eq!(placement(0), Some(vec![1, 0, 1, 0]));
+    assert_eq!(placement(1), placement(0), "fifo-rm gets dwcs's partition");
+    assert_eq!(placement(2), None, "SCHED_DEADLINE tasks are global");
+    // One CPU in `cpus`, `cpu`, or neither (the default CPU).
+    let one = parse("rt.toml", &spec.replace("cpus = \"0-1\"", "cpus = [1]")).unwrap();
+    assert_eq!(one.plan.cells[0].primary().workload.periodic().unwrap().placement(7), Some(vec![1; 4]));
+    let cpu = parse("rt.toml", &spec.replace("cpus = \"0-1\"", "cpu = 0")).unwrap();
+    assert_eq!(cpu.plan.cells[0].primary().workload.periodic().unwrap().placement(7), Some(vec![0; 4]));
+    let neither = parse("rt.toml", &spec.replace("cpus = \"0-1\"\n", "")).unwrap();
+    assert_eq!(neither.plan.cells[0].primary().workload.periodic().unwrap().placement(7), Some(vec![7; 4]));
+    // Both keys, a bad list, or `cpus` on another kind are refused where they are written.
+    let e = err(&spec.replace("cpus = \"0-1\"", "cpus = \"0-1\"\ncpu = 0"));
+    assert!(e.message.contains("not both") && e.line == Some(7), "{e}");
+    let e = err(&spec.replace("cpus = \"0-1\"", "cpus = \"1-0\""));
+    assert!(e.message.contains("runs backwards") && e.line == Some(7), "{e}");
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[workloads.pi]\nkind = \"pi\"\ncpus = \"0\"\n");
+    assert!(e.message.contains("`cpus` applies only to a workload of kind \"periodic\""), "{e}");
+}
+
+#[test]
 fn periodic_mistakes_are_located() {
     let e = err(&RT.replace("\"dwcs\"]", "\"dwcs\", \"lottery\"]"));
     assert_eq!(e.line, Some(4), "{e}");

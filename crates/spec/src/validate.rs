@@ -122,6 +122,9 @@ pub(crate) fn validate(path: &str, src: &str, raw: RawSpec) -> Result<(Plan, Loc
         if let Some(c) = &v.get_ref().cpu {
             locations.cpus.push((vec![*c.get_ref() as u32], c.span()));
         }
+        if let Some(c) = &v.get_ref().cpus {
+            cpu_list(&cx, c, &mut locations)?;
+        }
     }
     let mut policies = BTreeMap::new();
     for (k, v) in &raw.policies {
@@ -633,7 +636,7 @@ fn affinity(cx: &Ctx, v: &Spanned<toml::Value>, locs: &mut Locations) -> Result<
     }
 }
 
-fn cpu_list(cx: &Ctx, v: &Spanned<toml::Value>, locs: &mut Locations) -> Result<Vec<u32>, SpecError> {
+pub(crate) fn cpu_list(cx: &Ctx, v: &Spanned<toml::Value>, locs: &mut Locations) -> Result<Vec<u32>, SpecError> {
     let cpus = match v.get_ref() {
         toml::Value::String(s) => crate::cpulist::parse(s).or_else(|e| cx.err(v.span(), e))?,
         toml::Value::Array(a) => {
