@@ -152,8 +152,26 @@ fn no_worker_starts_before_every_worker_is_prepared() {
         "prep.toml",
         "name = \"prep\"\n[matrix]\nworkload = [\"cpu\"]\nprocesses = [3]\n[workloads.cpu]\nkind = \"pi\"\niterations = 1000\n",
     );
-    let out = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).env("SCHEDLAB_TEST_PREPARE_DELAY_MS", "1500").output().unwrap();
+    let child = lab
+        .cmd(&["run", spec.to_str().unwrap(), "-q"])
+        .env("SCHEDLAB_TEST_PREPARE_DELAY_MS", "1500")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While worker 0 prepares, the engine (at SCHED_FIFO 99) sleeps until the last ready line
+    // wakes it: polling would preempt whatever else runs on the machine.
+    let switches = |pid: u32| -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        status.lines().find_map(|l| l.strip_prefix("voluntary_ctxt_switches:")).and_then(|v| v.trim().parse().ok()).unwrap_or(0)
+    };
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    let before = switches(child.id());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let woke = switches(child.id()).saturating_sub(before);
+    let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(woke < 25, "the engine woke {woke} times in 0.5 s while a worker prepared: it must sleep, not poll");
     let starts: Vec<f64> = lab.samples().iter().map(|r| r["start_offset_s"].as_f64().unwrap()).collect();
     assert_eq!(starts.len(), 3);
     let spread = starts.iter().cloned().fold(f64::MIN, f64::max) - starts.iter().cloned().fold(f64::MAX, f64::min);

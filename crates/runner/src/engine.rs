@@ -278,7 +278,9 @@ fn wait_prepared(prepared: &AtomicUsize, want: usize, pgid: i32, reaped: &mut Ve
         if monotonic_ns() > until {
             return Err(not_all(&format!("not within {} s", crate::protocol::READY_TIMEOUT.as_secs())));
         }
-        if let Wake::Stop(sig) = signals::wait(Duration::from_millis(2)) {
+        // Woken by the last ready line (`signals::wake`) or a child's exit; the timeout is a
+        // fallback only.
+        if let Wake::Stop(sig) = signals::wait(Duration::from_millis(200)) {
             return Err(Unprepared::Signal(sig));
         }
     }
@@ -371,12 +373,17 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     // that said they are prepared.
     let prepared = std::sync::Arc::new(AtomicUsize::new(0));
     let counted = std::sync::Arc::clone(&prepared);
+    let spawned = workers.len();
     let collector = std::thread::spawn(move || {
         let mut lines = Vec::new();
         for line in BufReader::new(File::from(res_r)).lines() {
             match line {
                 Ok(l) if crate::protocol::parse_ready(&l).is_some() => {
-                    counted.fetch_add(1, Ordering::Release);
+                    // The last one wakes the engine, which sleeps meanwhile: at SCHED_FIFO 99,
+                    // polling would preempt the work of anything else running.
+                    if counted.fetch_add(1, Ordering::Release) + 1 == spawned {
+                        signals::wake();
+                    }
                 }
                 Ok(l) => lines.push(l),
                 Err(_) => break,

@@ -39,6 +39,14 @@ pub fn block() {
     unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &s, std::ptr::null_mut()) };
 }
 
+/// Wakes this process's [`wait`] as a child event would (a SIGCHLD to itself, which every
+/// thread blocks and only `wait` takes): for a thread with news for the engine, so the engine
+/// need not poll. A spurious wake-up is harmless: every waiter re-checks its condition.
+pub fn wake() {
+    // SAFETY: sending a blocked, ignored-by-default signal to our own process.
+    unsafe { libc::kill(libc::getpid(), libc::SIGCHLD) };
+}
+
 /// Waits up to `timeout` for a child event or a stop request.
 pub fn wait(timeout: Duration) -> Wake {
     if let Some(sig) = stopped() {
