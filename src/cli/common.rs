@@ -131,8 +131,8 @@ pub fn feasibility_lines(plan: &schedlab_spec::Plan, cpus: usize) -> Vec<(String
             if per_cpu.len() > 1 {
                 let shares: Vec<String> = per_cpu
                     .iter()
-                    .map(|(c, f)| {
-                        let tasks: Vec<String> = (0..placement.len()).filter(|&i| placement[i] == *c).map(|i| i.to_string()).collect();
+                    .map(|(c, idx, f)| {
+                        let tasks: Vec<String> = idx.iter().map(|i| i.to_string()).collect();
                         format!(
                             "CPU {c}: tasks {}, sum C/T = {:.3}, minimum utilisation = {:.3}",
                             tasks.join(" "),
@@ -142,9 +142,9 @@ pub fn feasibility_lines(plan: &schedlab_spec::Plan, cpus: usize) -> Vec<(String
                     })
                     .collect();
                 let line = format!("{head}; partitioned (first-fit decreasing by C/T; deadline tasks stay global): {}", shares.join("; "));
-                if per_cpu.iter().all(|(_, f)| f.guaranteed) {
+                if per_cpu.iter().all(|(_, _, f)| f.guaranteed) {
                     out.push((format!("{line}; every CPU's share is canonical and <= 1: the DWCS feasibility test guarantees every window (in theory, without overheads)"), false));
-                } else if let Some((c, _)) = per_cpu.iter().find(|(_, f)| f.min_utilisation > 1.0 + 1e-9) {
+                } else if let Some((c, _, _)) = per_cpu.iter().find(|(_, _, f)| f.min_utilisation > 1.0 + 1e-9) {
                     out.push((format!("{line}; CPU {c}'s share is more than one CPU's worth, so window violations are expected"), true));
                 } else {
                     out.push((

@@ -118,6 +118,15 @@ pub struct Periodic {
     pub utilisation: Option<f64>,
 }
 
+/// The tasks of a placement (each task's CPU) grouped by CPU: (CPU, task indices in order),
+/// CPUs ascending.
+pub fn by_cpu(placement: &[u32]) -> Vec<(u32, Vec<usize>)> {
+    let mut cpus: Vec<u32> = placement.to_vec();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus.into_iter().map(|c| (c, (0..placement.len()).filter(|&i| placement[i] == c).collect())).collect()
+}
+
 /// Highest SCHED_FIFO priority a periodic task gets under fifo-rm / fifo-dm.
 pub const RM_TOP_PRIORITY: u32 = 90;
 
@@ -145,32 +154,38 @@ impl Periodic {
     /// global or partitioned) and the quantum.
     pub fn cell_rt(&self, placement: Option<&[u32]>) -> schedlab_model::CellRt {
         let f = schedlab_periodic::feasibility(&self.tasks);
-        let one_cpu = placement.and_then(|pl| pl.first().filter(|&&c| pl.iter().all(|&x| x == c))).copied();
+        // One entry on u32::MAX without a placement, one per CPU with one.
+        let per_cpu = self.feasibility_per_cpu(placement);
         schedlab_model::CellRt {
             scheduler: self.scheduler.name().into(),
             utilisation: self.utilisation,
             min_utilisation: f.min_utilisation,
             plain_utilisation: f.utilisation,
-            guaranteed: self.feasibility_per_cpu(placement).iter().all(|(_, f)| f.guaranteed),
+            guaranteed: per_cpu.iter().all(|(_, _, f)| f.guaranteed),
             not_canonical: f.not_canonical_because,
-            cpu: one_cpu.unwrap_or(u32::MAX),
+            cpu: match per_cpu.as_slice() {
+                [(cpu, _, _)] => *cpu,
+                _ => u32::MAX,
+            },
             task_cpus: placement.map(<[u32]>::to_vec).unwrap_or_default(),
             quantum_ns: self.quantum_ns,
             dispatcher: None,
         }
     }
 
-    /// The DWCS feasibility test of each CPU's tasks under `placement` (each task's CPU), CPUs
-    /// ascending; the whole set as one entry (CPU `u32::MAX`) without a placement.
-    pub fn feasibility_per_cpu(&self, placement: Option<&[u32]>) -> Vec<(u32, schedlab_periodic::Feasibility)> {
-        let Some(placement) = placement else { return vec![(u32::MAX, schedlab_periodic::feasibility(&self.tasks))] };
-        let mut cpus: Vec<u32> = placement.to_vec();
-        cpus.sort_unstable();
-        cpus.dedup();
-        cpus.into_iter()
-            .map(|c| {
-                let tasks: Vec<TaskParams> = self.tasks.iter().zip(placement).filter(|(_, &p)| p == c).map(|(t, _)| *t).collect();
-                (c, schedlab_periodic::feasibility(&tasks))
+    /// The DWCS feasibility test of each CPU's tasks under `placement` (each task's CPU):
+    /// (CPU, its task indices, their test), CPUs ascending; without a placement, the whole
+    /// set as one entry on CPU `u32::MAX`.
+    pub fn feasibility_per_cpu(&self, placement: Option<&[u32]>) -> Vec<(u32, Vec<usize>, schedlab_periodic::Feasibility)> {
+        let Some(placement) = placement else {
+            return vec![(u32::MAX, (0..self.tasks.len()).collect(), schedlab_periodic::feasibility(&self.tasks))];
+        };
+        by_cpu(placement)
+            .into_iter()
+            .map(|(c, idx)| {
+                let tasks: Vec<TaskParams> = idx.iter().map(|&i| self.tasks[i]).collect();
+                let f = schedlab_periodic::feasibility(&tasks);
+                (c, idx, f)
             })
             .collect()
     }
