@@ -56,43 +56,19 @@ fn every_scheduler_runs_a_light_set_and_the_rt_ones_meet_its_deadlines() {
     let lab = Lab::new();
     let spec = lab.spec("rt.toml", LIGHT);
     // This VM's vCPUs are sometimes held off for tens of ms (the dispatcher, at SCHED_FIFO 98,
-    // has been seen waking 190 ms late): a real-time scheduler's deadline property must hold in
-    // one of three runs; everything else must hold in every run. When the hypervisor stole a
-    // real share of the CPU time in every failed run (13% in one CI run), the property cannot
-    // be judged on this machine at this time: the test says so instead of failing.
-    let mut missing: std::collections::BTreeMap<String, String> =
-        ["fifo-rm", "fifo-dm", "deadline", "edf", "dwcs"].iter().map(|s| (s.to_string(), String::new())).collect();
-    let mut least_stolen = f64::INFINITY;
-    for attempt in 1..=3 {
-        let meter = schedlab_sys::procfs::StealMeter::start();
+    // has been seen waking 190 ms late): each real-time scheduler's deadline property must hold
+    // in one of three runs (testkit's rule, which skips when the hypervisor stole a real share of
+    // the CPU time in every failed run: 13% in one CI run); everything else must hold in every run.
+    let mut missing: std::collections::BTreeSet<&str> = ["fifo-rm", "fifo-dm", "deadline", "edf", "dwcs"].into();
+    schedlab_testkit::in_some_attempt("light set deadlines", 3, |_| {
         let failed = light_run(&lab, &spec);
-        let stolen = meter.share();
-        missing.retain(|sched, why| match failed.get(sched) {
-            Some(w) => {
-                eprintln!("attempt {attempt}: {sched} missed: {w} ({:.1}% of the CPU time stolen by the hypervisor)", stolen * 100.0);
-                *why = w.clone();
-                true
-            }
-            None => false,
-        });
-        if !failed.is_empty() {
-            least_stolen = least_stolen.min(stolen);
-        }
+        missing.retain(|sched| failed.contains_key(*sched));
         if missing.is_empty() {
-            break;
+            Ok(())
+        } else {
+            Err(format!("still missing deadlines in every run so far: {:?}", missing.iter().map(|s| (s, &failed[*s])).collect::<Vec<_>>()))
         }
-        // Let whatever held the machine off pass before the next run.
-        std::thread::sleep(Duration::from_secs(2));
-        schedlab_sys::procfs::settle_writeback(Duration::from_secs(20));
-    }
-    if !missing.is_empty() && least_stolen > schedlab_sys::procfs::STEAL_SPOILS_TIMING {
-        eprintln!(
-            "skipped the deadline property: the hypervisor stole at least {:.1}% of the CPU time in every failed run ({missing:?})",
-            least_stolen * 100.0
-        );
-        return;
-    }
-    assert!(missing.is_empty(), "in three runs these real-time schedulers missed deadlines each time: {missing:?}");
+    });
 }
 
 /// One run of the light set: asserts what must hold every time, returns the real-time

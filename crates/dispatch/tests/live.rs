@@ -199,38 +199,15 @@ macro_rules! check {
 /// was held off, but its workers can be held off alone: on this project's VM, a run at load
 /// average 24 violated 27 of 721 windows with no overrun, and the same test passed on every
 /// run after; in one CI run the dispatcher itself woke up to 211 ms late in every attempt for
-/// a minute. So a failed run is repeated after a pause, saying why; the property must hold in
-/// one of `ATTEMPTS` (a policy bug fails every one).
+/// a minute. So the property must hold in one of `ATTEMPTS` (testkit's rule: a policy bug fails
+/// every one; a hypervisor that stole CPU time in every attempt makes it a skip).
 const ATTEMPTS: usize = 4;
 
 fn in_some_attempt(test: &str, mut attempt: impl FnMut() -> (Metrics, Result<(), String>)) {
-    let mut failures = Vec::new();
-    let mut least_stolen = f64::INFINITY;
-    for i in 0..ATTEMPTS {
-        let meter = schedlab_sys::procfs::StealMeter::start();
+    schedlab_testkit::in_some_attempt(test, ATTEMPTS, |_| {
         let (m, verdict) = attempt();
-        let stolen = meter.share();
-        match verdict {
-            Ok(()) => return,
-            Err(e) => {
-                eprintln!("{test}: attempt {} failed ({} dispatcher overruns, {:.1}% stolen): {e}", i + 1, m.overruns, stolen * 100.0);
-                failures.push(format!("{e} ({} overruns)", m.overruns));
-                least_stolen = least_stolen.min(stolen);
-                // Let whatever held the machine off pass before the next attempt.
-                std::thread::sleep(std::time::Duration::from_secs(2));
-                schedlab_sys::procfs::settle_writeback(std::time::Duration::from_secs(20));
-            }
-        }
-    }
-    // A hypervisor that stole a real share of the CPU in every attempt leaves nothing to judge.
-    if least_stolen > schedlab_sys::procfs::STEAL_SPOILS_TIMING {
-        eprintln!(
-            "{test}: skipped: the hypervisor stole at least {:.1}% of the CPU time in every attempt: {failures:?}",
-            least_stolen * 100.0
-        );
-        return;
-    }
-    panic!("{test}: failed in all {ATTEMPTS} attempts: {failures:?}");
+        verdict.map_err(|e| format!("{e} ({} dispatcher overruns)", m.overruns))
+    });
 }
 
 fn assert_rt_hygiene(m: &Metrics) {

@@ -225,28 +225,50 @@ fn fifo_task_with_locked_memory_records_every_wake_up() {
     }
     let params = TaskParams::new(MS, 10 * MS);
     let jobs = 50;
-    // mlockall is process-wide: lock, prepare and run, then unlock for the other tests.
-    let mut runner = Runner::prepare(params, jobs, SpinBody::new(params.c_ns), RunOptions::default()).unwrap();
-    let Some(guard) = FifoGuard::set(80) else {
-        // SAFETY: undoes the mlockall above.
+    // At FIFO 80 a 1 ms job in a 10 ms period finishes long before the next release, so every
+    // job sleeps until its release: unless the vCPU itself is held off for 9 ms, which a CI
+    // host did once. So that property follows testkit's rule (it must hold in one of three
+    // runs; stolen CPU time in every failed run makes it a skip); the rest holds in every run.
+    schedlab_testkit::in_some_attempt("FIFO job loop sleeps to every release", 3, |_| {
+        // mlockall is process-wide: lock, prepare and run, then unlock for the other tests.
+        let mut runner = Runner::prepare(params, jobs, SpinBody::new(params.c_ns), RunOptions::default()).unwrap();
+        let Some(guard) = FifoGuard::set(80) else {
+            // SAFETY: undoes the mlockall above.
+            unsafe { libc::munlockall() };
+            eprintln!("skipped: sched_setscheduler(SCHED_FIFO, 80) refused (no RT budget in this cgroup?)");
+            return Ok(());
+        };
+        // SAFETY: reading the calling thread's policy.
+        assert_eq!(unsafe { libc::sched_getscheduler(0) }, libc::SCHED_FIFO);
+        let start = now_ns() + 5 * MS;
+        let stats = runner.run(start).unwrap();
+        drop(guard);
+        // SAFETY: undoes the mlockall in prepare.
         unsafe { libc::munlockall() };
-        eprintln!("skipped: sched_setscheduler(SCHED_FIFO, 80) refused (no RT budget in this cgroup?)");
-        return;
-    };
-    // SAFETY: reading the calling thread's policy.
-    assert_eq!(unsafe { libc::sched_getscheduler(0) }, libc::SCHED_FIFO);
-    let start = now_ns() + 5 * MS;
-    let stats = runner.run(start).unwrap();
-    drop(guard);
-    // SAFETY: undoes the mlockall in prepare.
-    unsafe { libc::munlockall() };
-    // SAFETY: as above.
-    assert_eq!(unsafe { libc::sched_getscheduler(0) }, libc::SCHED_OTHER, "policy restored");
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::sched_getscheduler(0) }, libc::SCHED_OTHER, "policy restored");
 
-    check_run(&params, runner.records(), start, jobs);
-    // At FIFO 80 a 1 ms job in a 10 ms period always finishes before the next release.
-    assert!(runner.records().iter().all(|r| r.slept), "every job slept until its release");
-    assert_eq!(runner.latency_histogram().len(), jobs as u64, "a wake-up latency for every job");
-    assert_eq!(stats.minor_faults_in_loop, 0, "memory is locked and prefaulted");
-    assert_eq!(stats.major_faults_in_loop, 0);
+        check_run(&params, runner.records(), start, jobs);
+        assert_eq!(stats.minor_faults_in_loop, 0, "memory is locked and prefaulted");
+        assert_eq!(stats.major_faults_in_loop, 0);
+        let slept = runner.records().iter().filter(|r| r.slept).count();
+        assert_eq!(runner.latency_histogram().len(), slept as u64, "a wake-up latency for every job that slept");
+        if slept < jobs {
+            let late: Vec<String> = runner
+                .records()
+                .windows(2)
+                .filter(|w| !w[1].slept)
+                .map(|w| {
+                    format!(
+                        "job {} finished {:.2} ms after job {}'s release",
+                        w[0].index,
+                        (w[0].finish_ns as f64 - w[1].release_ns as f64) / 1e6,
+                        w[1].index
+                    )
+                })
+                .collect();
+            return Err(format!("{} of {jobs} jobs did not sleep until their release: {late:?}", jobs - slept));
+        }
+        Ok(())
+    });
 }

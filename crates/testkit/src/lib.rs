@@ -1,0 +1,154 @@
+//! Test support shared by schedlab's crates.
+//!
+//! Timing properties (a real-time task met its deadlines, a FIFO job slept until its release)
+//! hold on a quiet machine and can be spoiled by one that is not: this project's VM has seen its
+//! vCPUs held off for tens of milliseconds, and CI machines share their hosts. [`in_some_attempt`]
+//! is the one rule every such test follows: repeat a failed attempt after a pause, saying why;
+//! pass when one attempt holds; skip, saying so, when the hypervisor stole a real share of the CPU
+//! in every failed attempt; fail otherwise (a bug fails every attempt on a quiet machine).
+
+use schedlab_sys::procfs::{settle_writeback, StealMeter, STEAL_SPOILS_TIMING};
+use std::time::Duration;
+
+/// How a timing judgement ended when it did not fail.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Judged {
+    /// The property held in the attempt numbered here (1-based).
+    Held(usize),
+    /// Every attempt failed while the hypervisor stole at least this share (0 to 1) of the
+    /// CPU time: nothing can be judged on this machine at this time.
+    Spoiled(f64),
+}
+
+/// Runs `attempt` (given its 1-based number) up to `attempts` times until it returns `Ok`.
+///
+/// Between failed attempts it waits 2 s and for the page cache's writeback to settle, so a
+/// passing disturbance can pass. Each failure is printed with the share of CPU time the
+/// hypervisor stole during it. If every attempt failed and at least
+/// [`STEAL_SPOILS_TIMING`] was stolen in each, the judgement is [`Judged::Spoiled`] (printed as
+/// a skip); otherwise it panics with every attempt's reason.
+#[track_caller]
+pub fn in_some_attempt(test: &str, attempts: usize, attempt: impl FnMut(usize) -> Result<(), String>) -> Judged {
+    judge(test, attempts, Duration::from_secs(2), StealMeter::start, attempt)
+}
+
+/// [`in_some_attempt`] with the pause and the steal meter as parameters (for its own tests).
+#[track_caller]
+fn judge<M: Meter>(
+    test: &str,
+    attempts: usize,
+    pause: Duration,
+    meter: impl Fn() -> M,
+    mut attempt: impl FnMut(usize) -> Result<(), String>,
+) -> Judged {
+    assert!(attempts > 0, "{test}: at least one attempt");
+    let mut failures = Vec::new();
+    let mut least_stolen = f64::INFINITY;
+    for n in 1..=attempts {
+        let m = meter();
+        let verdict = attempt(n);
+        let stolen = m.share();
+        match verdict {
+            Ok(()) => return Judged::Held(n),
+            Err(why) => {
+                eprintln!("{test}: attempt {n} of {attempts} failed ({:.1}% of the CPU time stolen): {why}", stolen * 100.0);
+                failures.push(why);
+                least_stolen = least_stolen.min(stolen);
+                if n < attempts {
+                    std::thread::sleep(pause);
+                    settle_writeback(Duration::from_secs(20));
+                }
+            }
+        }
+    }
+    if least_stolen > STEAL_SPOILS_TIMING {
+        eprintln!(
+            "{test}: skipped: the hypervisor stole at least {:.1}% of the CPU time in every attempt: {failures:?}",
+            least_stolen * 100.0
+        );
+        return Judged::Spoiled(least_stolen);
+    }
+    panic!("{test}: failed in all {attempts} attempts: {failures:?}");
+}
+
+/// Something that tells the stolen share since it was made.
+trait Meter {
+    fn share(&self) -> f64;
+}
+
+impl Meter for StealMeter {
+    fn share(&self) -> f64 {
+        StealMeter::share(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    struct Fixed(f64);
+
+    impl Meter for Fixed {
+        fn share(&self) -> f64 {
+            self.0
+        }
+    }
+
+    #[test]
+    fn the_first_attempt_that_holds_ends_the_judgement() {
+        let calls = Cell::new(0);
+        let judged = judge(
+            "t",
+            4,
+            Duration::ZERO,
+            || Fixed(0.0),
+            |n| {
+                calls.set(calls.get() + 1);
+                if n < 3 {
+                    Err(format!("attempt {n}"))
+                } else {
+                    Ok(())
+                }
+            },
+        );
+        assert_eq!((judged, calls.get()), (Judged::Held(3), 3));
+    }
+
+    #[test]
+    #[should_panic(expected = "failed in all 2 attempts: [\"a\", \"b\"]")]
+    fn a_property_that_never_holds_on_a_quiet_machine_fails() {
+        let why = ["a", "b"];
+        judge("t", 2, Duration::ZERO, || Fixed(0.0), |n| Err(why[n - 1].to_string()));
+    }
+
+    #[test]
+    fn steal_in_every_failed_attempt_spoils_the_judgement() {
+        let judged = judge("t", 3, Duration::ZERO, || Fixed(0.05), |_| Err("late".into()));
+        assert_eq!(judged, Judged::Spoiled(0.05));
+    }
+
+    #[test]
+    #[should_panic(expected = "failed in all 3 attempts")]
+    fn one_quiet_failed_attempt_is_enough_to_fail() {
+        let stolen = [0.2, 0.0, 0.3];
+        let next = Cell::new(0);
+        judge(
+            "t",
+            3,
+            Duration::ZERO,
+            || {
+                let s = stolen[next.get()];
+                next.set(next.get() + 1);
+                Fixed(s)
+            },
+            |_| Err("late".into()),
+        );
+    }
+
+    #[test]
+    fn the_real_meter_reads_this_machine() {
+        let judged = in_some_attempt("t", 1, |_| Ok(()));
+        assert_eq!(judged, Judged::Held(1));
+    }
+}
