@@ -377,4 +377,7 @@ fn a_set_partitioned_over_two_cpus_gets_a_dispatcher_per_cpu() {
         }
     }
     assert!(regions_of(&region_dir(), pid).is_empty(), "both dispatchers' region files are removed");
+    let show = lab.ok(&["show"]);
+    let rows = per_cpu_rows(&show);
+    assert_eq!(rows.len(), 2 * 2, "each scheduler's cell, a row per CPU: {show}");
 }

@@ -2,7 +2,7 @@
 //! to end, determinism, and bad input. Every run gives the model's rates explicitly, so no
 //! test depends on this machine's speed.
 
-use crate::util::{exists, Lab};
+use crate::util::{exists, per_cpu_rows, Lab};
 use serde_json::Value;
 
 /// 1 ns per pi iteration, 5 us CPU + 50 us device per synchronous write.
@@ -314,6 +314,11 @@ fn a_partitioned_set_is_simulated_on_the_engines_placement() {
     // drops 90 by the windows; partitioned, none.
     assert_eq!(misses("one/dwcs/n4"), 90);
     assert_eq!(misses("two/dwcs/n4"), 0);
+    // `show` splits the partitioned cell by CPU (one row each), not the one on one CPU.
+    let show = lab.ok(&["show"]);
+    let rows = per_cpu_rows(&show);
+    assert_eq!(rows.len(), 2, "{show}");
+    assert!(rows.iter().all(|r| r.contains("two") && r.contains("dwcs") && !r.contains("one")), "{rows:?}");
     // The engine's placement needs CPUs the simulation has.
     let out = lab.run(&["simulate", spec.to_str().unwrap(), "-q", "--cpus", "1", RATES[0], RATES[1]]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));

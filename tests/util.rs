@@ -102,3 +102,15 @@ pub fn measuring() -> std::sync::MutexGuard<'static, ()> {
     schedlab_sys::procfs::settle_writeback(std::time::Duration::from_secs(20));
     guard
 }
+
+/// The rows of `show`'s per-CPU table of partitioned sets (none without the table).
+pub fn per_cpu_rows(show: &str) -> Vec<&str> {
+    let Some(table) = show.split("Partitioned sets, per CPU").nth(1) else { return Vec::new() };
+    // The table runs to the first blank line; its rows are the lines with a workload name.
+    table
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.contains("dwcs") || l.contains("edf") || l.contains("fifo"))
+        .collect()
+}

@@ -61,6 +61,10 @@ pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
             "\nReal-time task sets (mean ±95% CI over n repetitions; per process = averaged over the set's tasks; missed = misses / jobs; violations of (x, y) windows, fixed and sliding; latency = scheduling latency (wake-up, or hand-off under the edf and dwcs dispatchers), percentiles of each repetition's merged histogram; every job: export --jobs):"
         );
         println!("{}", schedlab_report::tables::rt(&rt));
+        if let Some(t) = schedlab_report::tables::rt_cpus(&rt) {
+            println!("\nPartitioned sets, per CPU (the same figures for each CPU's tasks; C/T and min util. = that CPU's share):");
+            println!("{t}");
+        }
     }
     if !run.warnings.is_empty() {
         println!("\n{} warning(s) during the run:", run.warnings.len());

@@ -78,6 +78,31 @@ pub struct RtStats {
     /// The pooled response time distribution (finish - release) of the finished jobs:
     /// (microseconds, fraction at or below), empty without per-job records.
     pub response_cdf: Vec<(f64, f64)>,
+    /// A partitioned set's figures on each of its CPUs, ascending; empty when the set ran on
+    /// one CPU or globally (SCHED_DEADLINE).
+    pub per_cpu: Vec<CpuRt>,
+}
+
+/// A partitioned set's real-time figures on one CPU: its tasks' jobs, misses and window
+/// violations, each a [`Summary`] over repetitions (as the cell's own figures).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CpuRt {
+    /// Which CPU.
+    pub cpu: u32,
+    /// Tasks placed on it.
+    pub tasks: usize,
+    /// Their sum of C/T.
+    pub plain_utilisation: f64,
+    /// Their sum of (1 - x/y) C/T (DWCS minimum utilisation).
+    pub min_utilisation: f64,
+    /// Jobs released by its tasks.
+    pub jobs: Summary,
+    /// Misses over jobs, percent.
+    pub miss_pct: Summary,
+    /// Mean violated sliding windows per task.
+    pub sliding_violations_per_proc: Summary,
+    /// Mean over its tasks of the percentage of periods spent in violation.
+    pub time_in_violation_pct: Summary,
 }
 
 /// The value of the `utilisation` axis in a cell key (`set/dwcs/utilisation=0.5/n4`), for
@@ -202,7 +227,45 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
         finished_jobs: responses.len(),
         unfinished_jobs,
         response_cdf: cdf_us(&responses),
+        per_cpu: cell_rt.map(|c| per_cpu(&c.task_cpus, &ran)).unwrap_or_default(),
     })
+}
+
+/// Each CPU's figures when `task_cpus` spreads the set over several CPUs. Task k is the k-th
+/// measured worker with a result (the engine and the simulator store them in task order); a
+/// repetition missing a task's result cannot be split by CPU and is left out of these figures.
+fn per_cpu(task_cpus: &[u32], ran: &[(&CellRecord, Vec<RtTask>)]) -> Vec<CpuRt> {
+    let by_cpu = schedlab_model::by_cpu(task_cpus);
+    if by_cpu.len() < 2 {
+        return Vec::new();
+    }
+    let complete: Vec<&[RtTask]> = ran.iter().map(|(_, t)| t.as_slice()).filter(|t| t.len() == task_cpus.len()).collect();
+    let Some(first) = complete.first() else { return Vec::new() };
+    by_cpu
+        .into_iter()
+        .map(|(cpu, idx)| {
+            let on = |t: &[RtTask]| -> Vec<RtTask> { idx.iter().map(|&i| t[i].clone()).collect() };
+            let per = |f: &dyn Fn(&[RtTask]) -> Option<f64>| -> Summary {
+                let xs: Vec<f64> = complete.iter().filter_map(|t| f(&on(t))).filter(|x| x.is_finite()).collect();
+                Summary::of(&xs).unwrap_or(EMPTY)
+            };
+            let mine = on(first);
+            let share = |t: &RtTask| if t.t_ns == 0 { 0.0 } else { t.c_ns as f64 / t.t_ns as f64 };
+            CpuRt {
+                cpu,
+                tasks: idx.len(),
+                plain_utilisation: mine.iter().map(share).sum(),
+                min_utilisation: mine.iter().map(|t| (1.0 - if t.y == 0 { 0.0 } else { t.x as f64 / t.y as f64 }) * share(t)).sum(),
+                jobs: per(&|t| Some(t.iter().map(|x| x.jobs).sum::<u64>() as f64)),
+                miss_pct: per(&|t| {
+                    let jobs: u64 = t.iter().map(|x| x.jobs).sum();
+                    (jobs > 0).then(|| 100.0 * t.iter().map(|x| x.misses).sum::<u64>() as f64 / jobs as f64)
+                }),
+                sliding_violations_per_proc: per(&|t| mean(t.iter().map(|x| x.sliding_violations as f64))),
+                time_in_violation_pct: per(&|t| mean(t.iter().map(|x| x.time_in_violation_pct))),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -300,6 +363,57 @@ mod tests {
         assert!((last.0 - 80.0).abs() < 0.1 && last.1 == 1.0, "{last:?}");
         let median = s.wakeup_cdf[50];
         assert!((median.0 - 40.0).abs() < 0.1 && median.1 == 0.5, "pooled median 40 us: {median:?}");
+    }
+
+    /// [`task`] with its request length and period, ms.
+    fn timed(c_ms: u64, t_ms: u64, s: Sample) -> Sample {
+        let mut rt: RtTask = serde_json::from_value(s.extra["rt"].clone()).unwrap();
+        (rt.c_ns, rt.t_ns) = (c_ms * 1_000_000, t_ms * 1_000_000);
+        Sample { extra: serde_json::json!({ "rt": rt }), ..s }
+    }
+
+    #[test]
+    fn a_partitioned_set_is_also_summarised_per_cpu() {
+        let placed = |rep: u32, tasks: Vec<Sample>, cpus: &[u32]| {
+            let mut r = rec(rep, false, tasks);
+            r.rt.as_mut().unwrap().task_cpus = cpus.to_vec();
+            r
+        };
+        let three = |a: (u64, u64, (u64, u64), f64), b: (u64, u64, (u64, u64), f64), c: (u64, u64, (u64, u64), f64)| {
+            vec![
+                timed(10, 40, task(a.0, a.1, a.2, a.3, &[])),
+                timed(10, 20, task(b.0, b.1, b.2, b.3, &[])),
+                timed(5, 50, task(c.0, c.1, c.2, c.3, &[])),
+            ]
+        };
+        let cpus = [0, 1, 0];
+        let mut recs = vec![
+            placed(0, three((100, 10, (1, 2), 5.0), (50, 0, (0, 0), 0.0), (100, 30, (3, 6), 20.0)), &cpus),
+            placed(1, three((100, 0, (0, 0), 0.0), (50, 5, (1, 1), 10.0), (100, 10, (1, 2), 4.0)), &cpus),
+        ];
+        // A repetition that lost a task's result cannot be split by CPU: left out.
+        let mut short = three((100, 100, (9, 9), 90.0), (50, 50, (9, 9), 90.0), (0, 0, (0, 0), 0.0));
+        short.pop();
+        recs.push(placed(2, short, &cpus));
+        let s = &rt_stats(&recs)[0];
+        assert_eq!(s.reps, 3, "the cell's own figures keep every repetition");
+        assert_eq!(s.per_cpu.len(), 2);
+        let (c0, c1) = (&s.per_cpu[0], &s.per_cpu[1]);
+        assert_eq!((c0.cpu, c0.tasks, c1.cpu, c1.tasks), (0, 2, 1, 1));
+        assert!((c0.plain_utilisation - (0.25 + 0.1)).abs() < 1e-12);
+        assert!((c0.min_utilisation - 0.5 * (0.25 + 0.1)).abs() < 1e-12, "x/y = 1/2 halves each share");
+        assert!((c1.plain_utilisation - 0.5).abs() < 1e-12);
+        assert_eq!((c0.jobs.n, c0.jobs.mean), (2, 200.0));
+        assert!((c0.miss_pct.mean - 12.5).abs() < 1e-9, "20% and 5%: {:?}", c0.miss_pct);
+        assert!((c1.miss_pct.mean - 5.0).abs() < 1e-9, "0% and 10%: {:?}", c1.miss_pct);
+        assert!((c0.sliding_violations_per_proc.mean - 2.5).abs() < 1e-9, "(2 + 6) / 2 and (0 + 2) / 2");
+        assert!((c1.time_in_violation_pct.mean - 5.0).abs() < 1e-9);
+
+        // One CPU, or no placement (SCHED_DEADLINE): no breakdown.
+        for one in [vec![1, 1, 1], vec![]] {
+            let r = placed(0, three((10, 0, (0, 0), 0.0), (10, 0, (0, 0), 0.0), (10, 0, (0, 0), 0.0)), &one);
+            assert!(rt_stats(&[r])[0].per_cpu.is_empty(), "{one:?}");
+        }
     }
 
     #[test]

@@ -280,6 +280,15 @@ pub struct CellRt {
     pub dispatcher: Option<serde_json::Value>,
 }
 
+/// The tasks of a placement (each task's CPU) grouped by CPU: (CPU, task indices in order),
+/// CPUs ascending.
+pub fn by_cpu(placement: &[u32]) -> Vec<(u32, Vec<usize>)> {
+    let mut cpus: Vec<u32> = placement.to_vec();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus.into_iter().map(|c| (c, (0..placement.len()).filter(|&i| placement[i] == c).collect())).collect()
+}
+
 /// What one periodic task did in a cell repetition (a worker sample's `extra.rt`).
 /// Times in ns; windows as in DWCS: fixed back-to-back windows of y deadlines, and sliding
 /// windows of y consecutive deadlines, violated when more than x of them were missed.
@@ -511,4 +520,16 @@ pub struct Environment {
     pub tool_version: String,
     /// Running as root / with CAP_SYS_NICE.
     pub cap_sys_nice: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::by_cpu;
+
+    #[test]
+    fn a_placement_groups_task_indices_by_cpu() {
+        assert_eq!(by_cpu(&[1, 0, 1, 3]), vec![(0, vec![1]), (1, vec![0, 2]), (3, vec![3])]);
+        assert_eq!(by_cpu(&[2, 2]), vec![(2, vec![0, 1])]);
+        assert!(by_cpu(&[]).is_empty());
+    }
 }

@@ -343,6 +343,7 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
         totals => v(&totals(input.stats)),
         io => (!input.io.is_empty()).then(|| v(&plain(&tables::IO_HEADER, tables::io_rows(input.io), 3, &[1, 2]))),
         rt => (!input.rt.is_empty()).then(|| v(&plain(&tables::RT_HEADER, tables::rt_rows(input.rt), 2, &[tables::RT_HEADER.len() - 1]))),
+        rt_cpu => Some(tables::rt_cpu_rows(input.rt)).filter(|r| !r.is_empty()).map(|rows| v(&plain(&tables::RT_CPU_HEADER, rows, 3, &[]))),
         outliers => v(&outliers(input.outliers)),
         outliers_flagged => flagged,
         outliers_examined => input.outliers.iter().map(|c| c.processes).sum::<usize>(),

@@ -187,4 +187,40 @@ fn a_real_time_run_shows_its_figures_and_table() {
     let pa3 =
         render(&ReportInput { run: &run, stats: &cell_stats(&pa3_records(1.0)), outliers: &[], compare: None, io: &[], rt: &[] }).unwrap();
     assert!(!html_of(&pa3.files).contains("Real-time task sets"), "no real-time table without periodic cells");
+    assert!(!html.contains("Partitioned sets, per CPU"), "no per-CPU table when every set ran on one CPU");
+}
+
+#[test]
+fn a_partitioned_set_gets_a_row_per_cpu() {
+    let mut records = crate::testdata::rt_records(&["set"], &[Some(0.5)]);
+    // dwcs's cell (the last): tasks 0 and 2 on CPU 0, 1 and 3 on CPU 1; on CPU 1, task 3 missed
+    // 20 more jobs of its 100 in each repetition.
+    let dwcs = records.iter().map(|r| r.params.cell_id).max().unwrap();
+    for r in records.iter_mut().filter(|r| r.params.cell_id == dwcs) {
+        r.rt.as_mut().unwrap().task_cpus = vec![0, 1, 0, 1];
+        let mut t: schedlab_model::RtTask = serde_json::from_value(r.samples[3].extra["rt"].clone()).unwrap();
+        (t.misses, t.met) = (t.misses + 20, t.met - 20);
+        r.samples[3].extra["rt"] = serde_json::to_value(t).unwrap();
+    }
+    let rt = schedlab_analysis::rt_stats(&records);
+    let rows = crate::tables::rt_cpu_rows(&rt);
+    assert_eq!(rows.len(), 2, "one row per CPU of the one partitioned cell: {rows:?}");
+    // k = 4 for dwcs at the only utilisation: 20 + r misses per task of 100 jobs.
+    let at = |cpu: usize, col: &str| rows[cpu][crate::tables::RT_CPU_HEADER.iter().position(|h| *h == col).unwrap()].clone();
+    assert_eq!(
+        (at(0, "scheduler"), at(0, "cpu"), at(0, "tasks"), at(0, "C/T"), at(0, "min util.")),
+        ("dwcs".into(), "0".into(), "2".into(), "0.200".into(), "0.100".into())
+    );
+    assert!(at(0, "missed [%]").starts_with("20.50 "), "CPU 0: 20 and 21 of 100: {}", at(0, "missed [%]"));
+    assert!(at(1, "missed [%]").starts_with("30.50 "), "CPU 1: (20 + 40) / 200 and (21 + 41) / 200: {}", at(1, "missed [%]"));
+    let table = crate::tables::rt_cpus(&rt).expect("a table").to_string();
+    assert!(table.contains("sliding viol./proc") && table.contains("30.50"), "{table}");
+    let r =
+        render(&ReportInput { run: &run_meta(11), stats: &cell_stats(&records), outliers: &[], compare: None, io: &[], rt: &rt }).unwrap();
+    let html = html_of(&r.files);
+    assert!(
+        html.contains("Partitioned sets, per CPU") && html.contains("<th>C/T</th>") && html.contains("30.50"),
+        "per-CPU table in the report"
+    );
+    assert!(crate::tables::rt_cpus(&schedlab_analysis::rt_stats(&crate::testdata::rt_records(&["set"], &[Some(0.5)]))).is_none());
 }

@@ -324,6 +324,57 @@ pub fn rt(stats: &[RtStats]) -> Table {
     t
 }
 
+/// Columns of the per-CPU table of partitioned real-time sets.
+pub const RT_CPU_HEADER: [&str; 11] = [
+    "workload",
+    "scheduler",
+    "utilisation",
+    "cpu",
+    "tasks",
+    "C/T",
+    "min util.",
+    "jobs",
+    "missed [%]",
+    "sliding viol./proc",
+    "in violation [%]",
+];
+
+/// Rows of the per-CPU table: one per CPU of each partitioned periodic cell (cells on one
+/// CPU have none); shared by the terminal and the HTML report.
+pub fn rt_cpu_rows(stats: &[RtStats]) -> Vec<Vec<String>> {
+    stats
+        .iter()
+        .flat_map(|s| {
+            s.per_cpu.iter().map(move |c| {
+                let mut row = vec![
+                    s.params.workload.clone(),
+                    s.scheduler.clone(),
+                    s.utilisation.map_or_else(|| "-".into(), |u| u.to_string()),
+                    c.cpu.to_string(),
+                    c.tasks.to_string(),
+                    format!("{:.3}", c.plain_utilisation),
+                    format!("{:.3}", c.min_utilisation),
+                ];
+                let figures = [(&c.jobs, 0), (&c.miss_pct, 2), (&c.sliding_violations_per_proc, 1), (&c.time_in_violation_pct, 2)];
+                row.extend(figures.iter().map(|(x, prec)| fmt_summary(x, *prec)));
+                row
+            })
+        })
+        .collect()
+}
+
+/// The per-CPU table of partitioned sets, or None when no cell was partitioned.
+pub fn rt_cpus(stats: &[RtStats]) -> Option<Table> {
+    let rows = rt_cpu_rows(stats);
+    (!rows.is_empty()).then(|| {
+        let mut t = table(&RT_CPU_HEADER);
+        for row in rows {
+            t.add_row(row);
+        }
+        t
+    })
+}
+
 fn scaled(s: &Summary, k: f64) -> Summary {
     Summary {
         mean: s.mean * k,

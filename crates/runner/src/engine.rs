@@ -238,7 +238,7 @@ fn periodic_set<'c>(cx: &mut CellCtx, cell: &'c Cell) -> Result<Option<RtSet<'c>
         let dir = schedlab_dispatch::shm::default_dir();
         // Regions of dispatchers that died elsewhere would only confuse `dwcs status`.
         let _ = schedlab_dispatch::remove_stale(&dir);
-        for (cpu, tasks) in schedlab_spec::by_cpu(placement) {
+        for (cpu, tasks) in schedlab_model::by_cpu(placement) {
             let r = schedlab_dispatch::Region::create(&dir, cpu, tasks.len())
                 .map_err(|e| format!("creating the dispatcher's region for CPU {cpu}: {e}"))?;
             cx.journal

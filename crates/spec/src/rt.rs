@@ -118,15 +118,6 @@ pub struct Periodic {
     pub utilisation: Option<f64>,
 }
 
-/// The tasks of a placement (each task's CPU) grouped by CPU: (CPU, task indices in order),
-/// CPUs ascending.
-pub fn by_cpu(placement: &[u32]) -> Vec<(u32, Vec<usize>)> {
-    let mut cpus: Vec<u32> = placement.to_vec();
-    cpus.sort_unstable();
-    cpus.dedup();
-    cpus.into_iter().map(|c| (c, (0..placement.len()).filter(|&i| placement[i] == c).collect())).collect()
-}
-
 /// Highest SCHED_FIFO priority a periodic task gets under fifo-rm / fifo-dm.
 pub const RM_TOP_PRIORITY: u32 = 90;
 
@@ -180,7 +171,7 @@ impl Periodic {
         let Some(placement) = placement else {
             return vec![(u32::MAX, (0..self.tasks.len()).collect(), schedlab_periodic::feasibility(&self.tasks))];
         };
-        by_cpu(placement)
+        schedlab_model::by_cpu(placement)
             .into_iter()
             .map(|(c, idx)| {
                 let tasks: Vec<TaskParams> = idx.iter().map(|&i| self.tasks[i]).collect();
