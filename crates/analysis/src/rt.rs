@@ -234,23 +234,23 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
 /// Each CPU's figures when `task_cpus` spreads the set over several CPUs. Task k is the k-th
 /// measured worker with a result (the engine and the simulator store them in task order); a
 /// repetition missing a task's result cannot be split by CPU and is left out of these figures.
-fn per_cpu(task_cpus: &[u32], ran: &[(&CellRecord, Vec<RtTask>)]) -> Vec<CpuRt> {
+fn per_cpu<'a>(task_cpus: &[u32], ran: &'a [(&CellRecord, Vec<RtTask>)]) -> Vec<CpuRt> {
     let by_cpu = schedlab_model::by_cpu(task_cpus);
     if by_cpu.len() < 2 {
         return Vec::new();
     }
-    let complete: Vec<&[RtTask]> = ran.iter().map(|(_, t)| t.as_slice()).filter(|t| t.len() == task_cpus.len()).collect();
+    let complete: Vec<&'a [RtTask]> = ran.iter().map(|(_, t)| t.as_slice()).filter(|t| t.len() == task_cpus.len()).collect();
     let Some(first) = complete.first() else { return Vec::new() };
     by_cpu
         .into_iter()
         .map(|(cpu, idx)| {
-            let on = |t: &[RtTask]| -> Vec<RtTask> { idx.iter().map(|&i| t[i].clone()).collect() };
-            let per = |f: &dyn Fn(&[RtTask]) -> Option<f64>| -> Summary {
+            let on = |t: &'a [RtTask]| -> Vec<&'a RtTask> { idx.iter().map(|&i| &t[i]).collect() };
+            let per = |f: &dyn Fn(&[&RtTask]) -> Option<f64>| -> Summary {
                 let xs: Vec<f64> = complete.iter().filter_map(|t| f(&on(t))).filter(|x| x.is_finite()).collect();
                 Summary::of(&xs).unwrap_or(EMPTY)
             };
             let mine = on(first);
-            let share = |t: &RtTask| if t.t_ns == 0 { 0.0 } else { t.c_ns as f64 / t.t_ns as f64 };
+            let share = |t: &&RtTask| if t.t_ns == 0 { 0.0 } else { t.c_ns as f64 / t.t_ns as f64 };
             CpuRt {
                 cpu,
                 tasks: idx.len(),
