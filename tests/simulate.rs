@@ -310,6 +310,14 @@ fn a_partitioned_set_is_simulated_on_the_engines_placement() {
     let cell = |key: &str| cells.iter().find(|c| c.params.key == key).unwrap().rt.clone().unwrap();
     assert_eq!((cell("one/dwcs/n4").cpu, cell("one/dwcs/n4").task_cpus), (1, vec![1; 4]));
     assert_eq!((cell("two/dwcs/n4").cpu, cell("two/dwcs/n4").task_cpus), (u32::MAX, vec![0, 0, 1, 1]));
+    // Each CPU's feasibility test is stored with the partitioned cell: C/T 0.5 + 0.5 on CPU 0,
+    // 0.25 + 0.2 on CPU 1; minimum utilisation (1 - 1/2) of each on CPU 0, 2/3 x 0.25 + 0.2 on CPU 1.
+    let theory: Vec<(u32, f64, f64, bool)> =
+        cell("two/dwcs/n4").cpu_theory.iter().map(|t| (t.cpu, t.plain_utilisation, t.min_utilisation, t.guaranteed)).collect();
+    assert_eq!(theory.len(), 2, "{theory:?}");
+    assert!((theory[0].1 - 1.0).abs() < 1e-12 && (theory[0].2 - 0.5).abs() < 1e-12 && theory[0].3, "{theory:?}");
+    assert!((theory[1].1 - 0.45).abs() < 1e-12 && (theory[1].2 - (0.25 * 2.0 / 3.0 + 0.2)).abs() < 1e-12 && theory[1].3, "{theory:?}");
+    assert!(cell("one/dwcs/n4").cpu_theory.is_empty(), "one CPU: the cell's own test");
     // One CPU: 290 one-quantum jobs in 2 s (100 + 100 + 50 + 40) for 200 quanta, so DWCS
     // drops 90 by the windows; partitioned, none.
     assert_eq!(misses("one/dwcs/n4"), 90);

@@ -8,7 +8,7 @@ use crate::cells::EMPTY;
 use crate::hist::{cdf_us, merge, quantile_us};
 use crate::Summary;
 use schedlab_model::hist::Histogram;
-use schedlab_model::{CellParams, CellRecord, CellStatus, RtTask};
+use schedlab_model::{CellParams, CellRecord, CellRt, CellStatus, CpuTheory, RtTask};
 use std::collections::BTreeMap;
 
 /// Real-time figures of one cell of a periodic task set.
@@ -91,10 +91,9 @@ pub struct CpuRt {
     pub cpu: u32,
     /// Tasks placed on it.
     pub tasks: usize,
-    /// Their sum of C/T.
-    pub plain_utilisation: f64,
-    /// Their sum of (1 - x/y) C/T (DWCS minimum utilisation).
-    pub min_utilisation: f64,
+    /// The DWCS feasibility test of its tasks, as the run stored it (None for runs stored
+    /// before it was).
+    pub theory: Option<CpuTheory>,
     /// Jobs released by its tasks.
     pub jobs: Summary,
     /// Misses over jobs, percent.
@@ -227,20 +226,23 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
         finished_jobs: responses.len(),
         unfinished_jobs,
         response_cdf: cdf_us(&responses),
-        per_cpu: cell_rt.map(|c| per_cpu(&c.task_cpus, &ran)).unwrap_or_default(),
+        per_cpu: cell_rt.map(|c| per_cpu(c, &ran)).unwrap_or_default(),
     })
 }
 
-/// Each CPU's figures when `task_cpus` spreads the set over several CPUs. Task k is the k-th
-/// measured worker with a result (the engine and the simulator store them in task order); a
-/// repetition missing a task's result cannot be split by CPU and is left out of these figures.
-fn per_cpu<'a>(task_cpus: &[u32], ran: &'a [(&CellRecord, Vec<RtTask>)]) -> Vec<CpuRt> {
+/// Each CPU's figures when the cell's `task_cpus` spread the set over several CPUs. Task k is
+/// the k-th measured worker with a result (the engine and the simulator store them in task
+/// order); a repetition missing a task's result cannot be split by CPU and is left out here.
+fn per_cpu<'a>(c: &CellRt, ran: &'a [(&CellRecord, Vec<RtTask>)]) -> Vec<CpuRt> {
+    let task_cpus = &c.task_cpus;
     let by_cpu = schedlab_model::by_cpu(task_cpus);
     if by_cpu.len() < 2 {
         return Vec::new();
     }
     let complete: Vec<&'a [RtTask]> = ran.iter().map(|(_, t)| t.as_slice()).filter(|t| t.len() == task_cpus.len()).collect();
-    let Some(first) = complete.first() else { return Vec::new() };
+    if complete.is_empty() {
+        return Vec::new();
+    }
     by_cpu
         .into_iter()
         .map(|(cpu, idx)| {
@@ -249,13 +251,10 @@ fn per_cpu<'a>(task_cpus: &[u32], ran: &'a [(&CellRecord, Vec<RtTask>)]) -> Vec<
                 let xs: Vec<f64> = complete.iter().filter_map(|t| f(&on(t))).filter(|x| x.is_finite()).collect();
                 Summary::of(&xs).unwrap_or(EMPTY)
             };
-            let mine = on(first);
-            let share = |t: &&RtTask| if t.t_ns == 0 { 0.0 } else { t.c_ns as f64 / t.t_ns as f64 };
             CpuRt {
                 cpu,
                 tasks: idx.len(),
-                plain_utilisation: mine.iter().map(share).sum(),
-                min_utilisation: mine.iter().map(|t| (1.0 - if t.y == 0 { 0.0 } else { t.x as f64 / t.y as f64 }) * share(t)).sum(),
+                theory: c.cpu_theory.iter().find(|t| t.cpu == cpu).cloned(),
                 jobs: per(&|t| Some(t.iter().map(|x| x.jobs).sum::<u64>() as f64)),
                 miss_pct: per(&|t| {
                     let jobs: u64 = t.iter().map(|x| x.jobs).sum();
@@ -365,26 +364,19 @@ mod tests {
         assert!((median.0 - 40.0).abs() < 0.1 && median.1 == 0.5, "pooled median 40 us: {median:?}");
     }
 
-    /// [`task`] with its request length and period, ms.
-    fn timed(c_ms: u64, t_ms: u64, s: Sample) -> Sample {
-        let mut rt: RtTask = serde_json::from_value(s.extra["rt"].clone()).unwrap();
-        (rt.c_ns, rt.t_ns) = (c_ms * 1_000_000, t_ms * 1_000_000);
-        Sample { extra: serde_json::json!({ "rt": rt }), ..s }
-    }
-
     #[test]
     fn a_partitioned_set_is_also_summarised_per_cpu() {
         let placed = |rep: u32, tasks: Vec<Sample>, cpus: &[u32]| {
             let mut r = rec(rep, false, tasks);
-            r.rt.as_mut().unwrap().task_cpus = cpus.to_vec();
+            let rt = r.rt.as_mut().unwrap();
+            rt.task_cpus = cpus.to_vec();
+            // Each CPU's test as the run stores it: (10/40 + 5/50) on CPU 0, 10/20 on CPU 1, x/y = 1/2.
+            let theory = |cpu: u32, u: f64| CpuTheory { cpu, plain_utilisation: u, min_utilisation: u / 2.0, guaranteed: true };
+            rt.cpu_theory = if cpus.iter().any(|&c| c != cpus[0]) { vec![theory(0, 0.25 + 0.1), theory(1, 0.5)] } else { Vec::new() };
             r
         };
         let three = |a: (u64, u64, (u64, u64), f64), b: (u64, u64, (u64, u64), f64), c: (u64, u64, (u64, u64), f64)| {
-            vec![
-                timed(10, 40, task(a.0, a.1, a.2, a.3, &[])),
-                timed(10, 20, task(b.0, b.1, b.2, b.3, &[])),
-                timed(5, 50, task(c.0, c.1, c.2, c.3, &[])),
-            ]
+            vec![task(a.0, a.1, a.2, a.3, &[]), task(b.0, b.1, b.2, b.3, &[]), task(c.0, c.1, c.2, c.3, &[])]
         };
         let cpus = [0, 1, 0];
         let mut recs = vec![
@@ -400,9 +392,10 @@ mod tests {
         assert_eq!(s.per_cpu.len(), 2);
         let (c0, c1) = (&s.per_cpu[0], &s.per_cpu[1]);
         assert_eq!((c0.cpu, c0.tasks, c1.cpu, c1.tasks), (0, 2, 1, 1));
-        assert!((c0.plain_utilisation - (0.25 + 0.1)).abs() < 1e-12);
-        assert!((c0.min_utilisation - 0.5 * (0.25 + 0.1)).abs() < 1e-12, "x/y = 1/2 halves each share");
-        assert!((c1.plain_utilisation - 0.5).abs() < 1e-12);
+        let (t0, t1) = (c0.theory.as_ref().unwrap(), c1.theory.as_ref().unwrap());
+        assert!((t0.plain_utilisation - (0.25 + 0.1)).abs() < 1e-12);
+        assert!((t0.min_utilisation - 0.5 * (0.25 + 0.1)).abs() < 1e-12, "x/y = 1/2 halves each share");
+        assert!((t1.plain_utilisation - 0.5).abs() < 1e-12);
         assert_eq!((c0.jobs.n, c0.jobs.mean), (2, 200.0));
         assert!((c0.miss_pct.mean - 12.5).abs() < 1e-9, "20% and 5%: {:?}", c0.miss_pct);
         assert!((c1.miss_pct.mean - 5.0).abs() < 1e-9, "0% and 10%: {:?}", c1.miss_pct);

@@ -273,11 +273,28 @@ pub struct CellRt {
     /// Each task's CPU, when the set was pinned (empty under SCHED_DEADLINE).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub task_cpus: Vec<u32>,
+    /// A partitioned set's feasibility test on each of its CPUs, ascending (empty when the set
+    /// was on one CPU or global).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_theory: Vec<CpuTheory>,
     /// The dispatcher's quantum, ns.
     pub quantum_ns: u64,
     /// The dispatcher's metrics (`schedlab.dispatch.metrics/1`), for edf and dwcs: one
     /// object, or an array of one per CPU (ascending) when the set was partitioned.
     pub dispatcher: Option<serde_json::Value>,
+}
+
+/// The DWCS feasibility test of the tasks a partitioned set placed on one CPU.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuTheory {
+    /// Which CPU.
+    pub cpu: u32,
+    /// Sum of its tasks' C/T.
+    pub plain_utilisation: f64,
+    /// Sum of their (1 - x/y) C/T.
+    pub min_utilisation: f64,
+    /// Canonical and minimum utilisation <= 1 on this CPU.
+    pub guaranteed: bool,
 }
 
 /// The tasks of a placement (each task's CPU) grouped by CPU: (CPU, task indices in order),

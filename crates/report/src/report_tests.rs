@@ -4,7 +4,7 @@ use crate::html::{render, CompareSection, ReportInput, RunMeta};
 use crate::testdata::{lab1_records, pa3_records, run_meta};
 use crate::{compare, plots};
 use schedlab_analysis::{cell_outliers, cell_stats, compare_runs, Metric, RunComparison, MODIFIED_Z_THRESHOLD};
-use schedlab_model::CellRecord;
+use schedlab_model::{CellRecord, CpuTheory};
 
 fn html_of(files: &[(String, Vec<u8>)]) -> String {
     assert_eq!(files[0].0, "index.html");
@@ -197,7 +197,10 @@ fn a_partitioned_set_gets_a_row_per_cpu() {
     // 20 more jobs of its 100 in each repetition.
     let dwcs = records.iter().map(|r| r.params.cell_id).max().unwrap();
     for r in records.iter_mut().filter(|r| r.params.cell_id == dwcs) {
-        r.rt.as_mut().unwrap().task_cpus = vec![0, 1, 0, 1];
+        let rt = r.rt.as_mut().unwrap();
+        rt.task_cpus = vec![0, 1, 0, 1];
+        // Two tasks of C/T 0.1, x/y = 1/2, on each CPU.
+        rt.cpu_theory = (0..2).map(|cpu| CpuTheory { cpu, plain_utilisation: 0.2, min_utilisation: 0.1, guaranteed: true }).collect();
         let mut t: schedlab_model::RtTask = serde_json::from_value(r.samples[3].extra["rt"].clone()).unwrap();
         (t.misses, t.met) = (t.misses + 20, t.met - 20);
         r.samples[3].extra["rt"] = serde_json::to_value(t).unwrap();

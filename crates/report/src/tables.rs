@@ -352,8 +352,8 @@ pub fn rt_cpu_rows(stats: &[RtStats]) -> Vec<Vec<String>> {
                     s.utilisation.map_or_else(|| "-".into(), |u| u.to_string()),
                     c.cpu.to_string(),
                     c.tasks.to_string(),
-                    format!("{:.3}", c.plain_utilisation),
-                    format!("{:.3}", c.min_utilisation),
+                    c.theory.as_ref().map_or_else(|| "-".into(), |t| format!("{:.3}", t.plain_utilisation)),
+                    c.theory.as_ref().map_or_else(|| "-".into(), |t| format!("{:.3}", t.min_utilisation)),
                 ];
                 let figures = [(&c.jobs, 0), (&c.miss_pct, 2), (&c.sliding_violations_per_proc, 1), (&c.time_in_violation_pct, 2)];
                 row.extend(figures.iter().map(|(x, prec)| fmt_summary(x, *prec)));

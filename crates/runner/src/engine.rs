@@ -211,6 +211,11 @@ impl RtSet<'_> {
     }
 }
 
+/// Whether a reaped process exited by itself with status 0.
+fn exited_cleanly(status: i32) -> bool {
+    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+}
+
 /// Describes how a reaped process ended.
 fn describe_exit(status: i32) -> String {
     if libc::WIFSIGNALED(status) {
@@ -493,7 +498,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             break;
         }
         let ended: Vec<&Reaped> = reaped.iter().filter(|r| dispatchers.contains(&r.pid)).collect();
-        if let Some(d) = ended.iter().find(|d| !(libc::WIFEXITED(d.status) && libc::WEXITSTATUS(d.status) == 0)) {
+        if let Some(d) = ended.iter().find(|d| !exited_cleanly(d.status)) {
             // The workers demote themselves when their dispatcher is gone; the engine does
             // not wait for that: it kills them (and the other CPUs' dispatchers) at once.
             dispatcher_died = Some(describe_exit(d.status));
@@ -501,8 +506,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             break;
         }
         // Finished dispatchers told their workers to exit: they have a second to do so.
-        let last = ended.iter().map(|d| d.at_ns).max();
-        if let (true, Some(last)) = (!dispatchers.is_empty() && ended.len() == dispatchers.len(), last) {
+        if let Some(last) = ended.iter().map(|d| d.at_ns).max().filter(|_| ended.len() == dispatchers.len()) {
             if monotonic_ns() > last + 1_000_000_000 {
                 cx.warnings.push(format!("cell {}: workers still running 1 s after their dispatcher finished were killed", cell.key));
                 kill_and_reap(pgid, n, &mut reaped, false);
@@ -550,7 +554,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         }
     }
     for d in reaped.iter().filter(|r| dispatchers.contains(&r.pid)) {
-        if dispatcher_died.is_none() && !(libc::WIFEXITED(d.status) && libc::WEXITSTATUS(d.status) == 0) {
+        if dispatcher_died.is_none() && !exited_cleanly(d.status) {
             dispatcher_died = Some(describe_exit(d.status));
         }
     }

@@ -141,12 +141,27 @@ impl Periodic {
 
     /// The cell's real-time record as the engine and the simulator store it, without
     /// dispatcher metrics: scheduler, theory (the DWCS guarantee holds when it holds on every
-    /// CPU of `placement`, each task's CPU), the one CPU of the set (`u32::MAX` when it is
-    /// global or partitioned) and the quantum.
+    /// CPU of `placement`, each task's CPU; a partitioned set keeps each CPU's test), the one
+    /// CPU of the set (`u32::MAX` when it is global or partitioned) and the quantum.
     pub fn cell_rt(&self, placement: Option<&[u32]>) -> schedlab_model::CellRt {
         let f = schedlab_periodic::feasibility(&self.tasks);
         // One entry on u32::MAX without a placement, one per CPU with one.
         let per_cpu = self.feasibility_per_cpu(placement);
+        let (cpu, cpu_theory) = match per_cpu.as_slice() {
+            [(cpu, _, _)] => (*cpu, Vec::new()),
+            several => (
+                u32::MAX,
+                several
+                    .iter()
+                    .map(|(cpu, _, f)| schedlab_model::CpuTheory {
+                        cpu: *cpu,
+                        plain_utilisation: f.utilisation,
+                        min_utilisation: f.min_utilisation,
+                        guaranteed: f.guaranteed,
+                    })
+                    .collect(),
+            ),
+        };
         schedlab_model::CellRt {
             scheduler: self.scheduler.name().into(),
             utilisation: self.utilisation,
@@ -154,11 +169,9 @@ impl Periodic {
             plain_utilisation: f.utilisation,
             guaranteed: per_cpu.iter().all(|(_, _, f)| f.guaranteed),
             not_canonical: f.not_canonical_because,
-            cpu: match per_cpu.as_slice() {
-                [(cpu, _, _)] => *cpu,
-                _ => u32::MAX,
-            },
+            cpu,
             task_cpus: placement.map(<[u32]>::to_vec).unwrap_or_default(),
+            cpu_theory,
             quantum_ns: self.quantum_ns,
             dispatcher: None,
         }

@@ -98,39 +98,6 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// A stolen share of the machine's CPU time above which a timing result says more about the
-/// host than about the scheduler under test (at 1% of two CPUs, 200 ms of a 10 s run).
-pub const STEAL_SPOILS_TIMING: f64 = 0.01;
-
-/// Measures how much of the machine's CPU time a hypervisor stole over an interval (the
-/// "steal" of /proc/stat). Timing tests use it to tell a scheduling result from a virtual
-/// machine whose vCPUs were not running at all.
-#[derive(Debug, Clone, Copy)]
-pub struct StealMeter {
-    steal: u64,
-    at: std::time::Instant,
-}
-
-impl StealMeter {
-    /// Starts measuring now.
-    pub fn start() -> StealMeter {
-        StealMeter { steal: Stat::read(&Root::default()).map_or(0, |s| s.steal), at: std::time::Instant::now() }
-    }
-
-    /// The stolen share (0 to 1) of all online CPUs' time since [`StealMeter::start`].
-    pub fn share(&self) -> f64 {
-        let now = Stat::read(&Root::default()).map_or(self.steal, |s| s.steal);
-        // SAFETY: sysconf has no failure mode that matters here (-1 is handled).
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-        let cpus = crate::cpus::online(&Root::default()).len().max(1) as f64;
-        let wall = self.at.elapsed().as_secs_f64() * cpus;
-        if wall <= 0.0 {
-            return 0.0;
-        }
-        (now.saturating_sub(self.steal) as f64 / hz / wall).min(1.0)
-    }
-}
-
 /// Dirty and under-writeback page cache, in KiB, from /proc/meminfo.
 pub fn unwritten_kib(root: &Root) -> Option<u64> {
     let text = std::fs::read_to_string(root.path("/proc/meminfo")).ok()?;
@@ -172,9 +139,6 @@ mod tests {
         let stolen = Stat::parse("cpu  100 5 50 1000 20 3 4 77 0 0\n").unwrap();
         assert_eq!(stolen.steal, 77);
         assert_eq!(Stat::parse("cpu  100 5 50 1000 20 3 4\n").unwrap().steal, 0, "kernels without steal");
-        let m = StealMeter::start();
-        let share = m.share();
-        assert!((0.0..=1.0).contains(&share), "{share}");
         assert_eq!((s.ctxt, s.intr, s.processes), (999, 12345, 77));
     }
 

@@ -7,7 +7,8 @@
 //! pass when one attempt holds; skip, saying so, when the hypervisor stole a real share of the CPU
 //! in every failed attempt; fail otherwise (a bug fails every attempt on a quiet machine).
 
-use schedlab_sys::procfs::{settle_writeback, StealMeter, STEAL_SPOILS_TIMING};
+use schedlab_sys::procfs::{settle_writeback, Stat};
+use schedlab_sys::Root;
 use std::time::Duration;
 
 /// How a timing judgement ended when it did not fail.
@@ -69,6 +70,39 @@ fn judge<M: Meter>(
         return Judged::Spoiled(least_stolen);
     }
     panic!("{test}: failed in all {attempts} attempts: {failures:?}");
+}
+
+/// A stolen share of the machine's CPU time above which a timing result says more about the
+/// host than about the scheduler under test (at 1% of two CPUs, 200 ms of a 10 s run).
+pub const STEAL_SPOILS_TIMING: f64 = 0.01;
+
+/// Measures how much of the machine's CPU time a hypervisor stole over an interval (the
+/// "steal" of /proc/stat): it tells a scheduling result from a virtual machine whose vCPUs
+/// were not running at all.
+#[derive(Debug, Clone, Copy)]
+pub struct StealMeter {
+    steal: u64,
+    at: std::time::Instant,
+}
+
+impl StealMeter {
+    /// Starts measuring now.
+    pub fn start() -> StealMeter {
+        StealMeter { steal: Stat::read(&Root::default()).map_or(0, |s| s.steal), at: std::time::Instant::now() }
+    }
+
+    /// The stolen share (0 to 1) of all online CPUs' time since [`StealMeter::start`].
+    pub fn share(&self) -> f64 {
+        let now = Stat::read(&Root::default()).map_or(self.steal, |s| s.steal);
+        // SAFETY: sysconf has no failure mode that matters here (-1 is handled).
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        let cpus = schedlab_sys::cpus::online(&Root::default()).len().max(1) as f64;
+        let wall = self.at.elapsed().as_secs_f64() * cpus;
+        if wall <= 0.0 {
+            return 0.0;
+        }
+        (now.saturating_sub(self.steal) as f64 / hz / wall).min(1.0)
+    }
 }
 
 /// Something that tells the stolen share since it was made.
@@ -150,5 +184,7 @@ mod tests {
     fn the_real_meter_reads_this_machine() {
         let judged = in_some_attempt("t", 1, |_| Ok(()));
         assert_eq!(judged, Judged::Held(1));
+        let share = StealMeter::start().share();
+        assert!((0.0..=1.0).contains(&share), "{share}");
     }
 }
