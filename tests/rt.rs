@@ -56,25 +56,27 @@ fn every_scheduler_runs_a_light_set_and_the_rt_ones_meet_its_deadlines() {
     let lab = Lab::new();
     let spec = lab.spec("rt.toml", LIGHT);
     // This VM's vCPUs are sometimes held off for tens of ms (the dispatcher, at SCHED_FIFO 98,
-    // has been seen waking 190 ms late): each real-time scheduler's deadline property must hold
-    // in one of three runs (testkit's rule, which skips when the hypervisor stole a real share of
-    // the CPU time in every failed run: 13% in one CI run); everything else must hold in every run.
-    let mut missing: std::collections::BTreeSet<&str> = ["fifo-rm", "fifo-dm", "deadline", "edf", "dwcs"].into();
+    // has been seen waking 190 ms late): each scheduler's timing (the real-time ones' deadlines,
+    // every worker's latencies) must hold in one of three runs (testkit's rule, which skips when
+    // the hypervisor stole a real share of the CPU time in every failed run: 13% in one CI run,
+    // 68% in another); everything else must hold in every run.
+    let mut missing: std::collections::BTreeSet<&str> = ["other", "fifo-rm", "fifo-dm", "deadline", "edf", "dwcs"].into();
     schedlab_testkit::in_some_attempt("light set deadlines", 3, |_| {
         let failed = light_run(&lab, &spec);
         missing.retain(|sched| failed.contains_key(*sched));
         if missing.is_empty() {
             Ok(())
         } else {
-            Err(format!("still missing deadlines in every run so far: {:?}", missing.iter().map(|s| (s, &failed[*s])).collect::<Vec<_>>()))
+            Err(format!("still failing in every run so far: {:?}", missing.iter().map(|s| (s, &failed[*s])).collect::<Vec<_>>()))
         }
     });
 }
 
-/// One run of the light set: asserts what must hold every time, returns the real-time
-/// schedulers that missed more than one job in twenty, with their figures.
+/// One run of the light set: asserts what must hold every time, returns the schedulers whose
+/// timing failed, with their figures: a real-time one that missed more than one job in twenty,
+/// or any whose worker recorded no latency at all.
 fn light_run(lab: &Lab, spec: &Path) -> std::collections::BTreeMap<String, String> {
-    let mut missed = std::collections::BTreeMap::new();
+    let mut failed = std::collections::BTreeMap::new();
     let child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
@@ -98,19 +100,28 @@ fn light_run(lab: &Lab, spec: &Path) -> std::collections::BTreeMap<String, Strin
         assert_eq!(r["allowed_cpus"].as_str().unwrap().is_empty(), sched == "deadline", "{sched}: pinned to one CPU, deadline global");
         if sched != "other" && t["misses"].as_u64().unwrap() * 20 > jobs {
             // 3 x 9 ms of work every 40 ms on one CPU: every real-time scheduler meets it.
-            missed.insert(sched.to_string(), format!("{} of {jobs} jobs of worker {}", t["misses"], r["index"]));
+            failed.insert(sched.to_string(), format!("{} of {jobs} jobs of worker {}", t["misses"], r["index"]));
         }
         // Tasks that time their own releases record wake-up latencies; the dispatcher's
         // workers time each hand-off (from the grant to running) instead.
         let (kind, other) = if dispatched { ("handoff", "wakeup") } else { ("wakeup", "handoff") };
         let w = &t[kind];
-        assert!(w["count"].as_u64().unwrap() > 0 && w["p50"].as_f64().unwrap() <= w["p99"].as_f64().unwrap(), "{sched} {kind}: {t}");
+        let count = w["count"].as_u64().unwrap();
+        assert!(count == 0 || w["p50"].as_f64().unwrap() <= w["p99"].as_f64().unwrap(), "{sched} {kind}: {t}");
         assert!(t[format!("{kind}_hist")].as_str().is_some_and(|h| !h.is_empty()), "{sched}: {t}");
         assert!(t[other].is_null(), "{sched}: {t}");
         let extra: serde_json::Value = serde_json::from_str(r["extra"].as_str().unwrap()).unwrap();
         if dispatched {
+            let done = extra["detail"]["dispatch"]["jobs_done"].as_u64().unwrap();
             assert_eq!(extra["detail"]["dispatch"]["exit"], "shutdown", "{extra}");
-            assert!(extra["detail"]["dispatch"]["jobs_done"].as_u64().unwrap() >= t["met"].as_u64().unwrap());
+            assert!(done >= t["met"].as_u64().unwrap());
+            assert!(done == 0 || count > 0, "{sched}: a worker that finished a job was handed the CPU: {t}");
+        }
+        if count == 0 {
+            // A worker that was never handed the CPU, or whose jobs all ran late and never slept
+            // (a CI host stole 68% of the CPU time: EDF's ties then starved the last task), has
+            // no latency to record: timing, judged with the deadlines.
+            failed.entry(sched.to_string()).or_insert(format!("worker {} recorded no {kind} latency", r["index"]));
         }
         if sched.starts_with("fifo") {
             assert_eq!(extra["policy"], "fifo", "{sched} workers run under SCHED_FIFO");
@@ -136,7 +147,7 @@ fn light_run(lab: &Lab, spec: &Path) -> std::collections::BTreeMap<String, Strin
             assert!(ticks > 0 && boundaries >= 145 && (ticks + skipped).abs_diff(boundaries) <= 2, "{key}: {d}");
             if skipped * 20 > boundaries {
                 let sched = if key.contains("/edf/") { "edf" } else { "dwcs" };
-                missed.entry(sched.to_string()).or_insert(format!("the dispatcher skipped {skipped} of {boundaries} quanta: woken late"));
+                failed.entry(sched.to_string()).or_insert(format!("the dispatcher skipped {skipped} of {boundaries} quanta: woken late"));
             }
         } else {
             assert!(d.is_null(), "{key}");
@@ -146,7 +157,7 @@ fn light_run(lab: &Lab, spec: &Path) -> std::collections::BTreeMap<String, Strin
     check_job_records(lab, &rows);
     let show = lab.ok(&["show"]);
     assert!(show.contains("dwcs") && show.contains("fifo-rm"), "{show}");
-    missed
+    failed
 }
 
 /// Every periodic worker's per-job records (`export --jobs`) agree with its summary: one row

@@ -27,7 +27,9 @@ pub enum Judged {
 /// passing disturbance can pass. Each failure is printed with the share of CPU time the
 /// hypervisor stole during it. If every attempt failed and at least
 /// [`STEAL_SPOILS_TIMING`] was stolen in each, the judgement is [`Judged::Spoiled`] (printed as
-/// a skip); otherwise it panics with every attempt's reason.
+/// a skip); otherwise it panics with every attempt's reason. An attempt that panics (a property
+/// that must hold every time) ends the judgement at once: its panic goes on, after a line
+/// with the share stolen during it.
 #[track_caller]
 pub fn in_some_attempt(test: &str, attempts: usize, attempt: impl FnMut(usize) -> Result<(), String>) -> Judged {
     judge(test, attempts, Duration::from_secs(2), StealMeter::start, attempt)
@@ -47,8 +49,14 @@ fn judge<M: Meter>(
     let mut least_stolen = f64::INFINITY;
     for n in 1..=attempts {
         let m = meter();
-        let verdict = attempt(n);
+        let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| attempt(n)));
         let stolen = m.share();
+        let verdict = verdict.unwrap_or_else(|payload| {
+            // A property that must hold in every attempt failed: no retry, but say what the host
+            // did meanwhile, so a structural failure on a starved machine can be told apart.
+            eprintln!("{test}: attempt {n} of {attempts} panicked ({:.1}% of the CPU time stolen)", stolen * 100.0);
+            std::panic::resume_unwind(payload)
+        });
         match verdict {
             Ok(()) => return Judged::Held(n),
             Err(why) => {
@@ -178,6 +186,26 @@ mod tests {
             },
             |_| Err("late".into()),
         );
+    }
+
+    #[test]
+    fn a_panicking_attempt_is_not_retried_and_its_panic_goes_on() {
+        let calls = Cell::new(0);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            judge(
+                "t",
+                3,
+                Duration::ZERO,
+                || Fixed(0.5),
+                |_| {
+                    calls.set(calls.get() + 1);
+                    panic!("structure broke")
+                },
+            )
+        }));
+        let payload = caught.expect_err("the panic reaches the test");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"structure broke"));
+        assert_eq!(calls.get(), 1, "not retried, not skipped for the steal");
     }
 
     #[test]
