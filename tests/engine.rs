@@ -72,22 +72,31 @@ fn every_process_is_stored_with_the_documented_fields() {
 fn rt_workers_are_preempted_far_less_than_other_workers() {
     require!(is_root(), "needs root for SCHED_FIFO/SCHED_RR");
     let _one_at_a_time = measuring();
-    let lab = Lab::new();
-    let spec = lab.spec(
-        "rt.toml",
-        "name = \"rt\"\n[matrix]\nworkload = [\"cpu\"]\npolicy = [\"other\", \"fifo\", \"rr\"]\nprocesses = [6]\n[workloads.cpu]\nkind = \"pi\"\niterations = 40_000_000\n",
-    );
-    lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
-    let rows = lab.samples();
-    let invol = |p: &str| mean_of(&rows, "involuntary_csw", |r| r["policy"] == p);
-    let (other, fifo, rr) = (invol("other"), invol("fifo"), invol("rr"));
-    eprintln!("involuntary switches per process: other {other:.1}, fifo {fifo:.1}, rr {rr:.1}");
-    assert!(other > 5.0 * fifo.max(1.0), "other {other} vs fifo {fifo}");
-    assert!(other > 2.0 * rr.max(1.0), "other {other} vs rr {rr}");
-    for r in &rows {
-        let seen = r["extra"].as_str().unwrap();
-        assert!(seen.contains(&format!("\"policy\":\"{}\"", r["class"].as_str().unwrap())), "worker saw another policy: {seen}");
-    }
+    // The ratios are timing: RR slices and the engine's wake-ups follow wall time, which a host
+    // that stops the vCPUs stretches, while SCHED_OTHER's preemptions follow CPU time.
+    schedlab_testkit::in_some_attempt("rt preemptions", 3, |_| {
+        let lab = Lab::new();
+        let spec = lab.spec(
+            "rt.toml",
+            "name = \"rt\"\n[matrix]\nworkload = [\"cpu\"]\npolicy = [\"other\", \"fifo\", \"rr\"]\nprocesses = [6]\n[workloads.cpu]\nkind = \"pi\"\niterations = 40_000_000\n",
+        );
+        lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
+        let rows = lab.samples();
+        for r in &rows {
+            let seen = r["extra"].as_str().unwrap();
+            assert!(seen.contains(&format!("\"policy\":\"{}\"", r["class"].as_str().unwrap())), "worker saw another policy: {seen}");
+        }
+        let invol = |p: &str| mean_of(&rows, "involuntary_csw", |r| r["policy"] == p);
+        let (other, fifo, rr) = (invol("other"), invol("fifo"), invol("rr"));
+        eprintln!("involuntary switches per process: other {other:.1}, fifo {fifo:.1}, rr {rr:.1}");
+        if other <= 5.0 * fifo.max(1.0) {
+            Err(format!("other {other} vs fifo {fifo}"))
+        } else if other <= 2.0 * rr.max(1.0) {
+            Err(format!("other {other} vs rr {rr}"))
+        } else {
+            Ok(())
+        }
+    });
 }
 
 #[test]
@@ -133,11 +142,12 @@ fn the_watchdog_kills_stragglers_and_marks_them() {
     let lab = Lab::new();
     let spec = lab.spec(
         "slow.toml",
-        "name = \"slow\"\ntimeout_s = 0.5\n[matrix]\nworkload = [\"w\"]\nprocesses = [2]\n[workloads.w]\nkind = \"command\"\nargv = [\"sleep\", \"{index}\"]\n",
+        "name = \"slow\"\ntimeout_s = 3\n[matrix]\nworkload = [\"w\"]\nprocesses = [2]\n[workloads.w]\nkind = \"command\"\nargv = [\"sleep\", \"{index}0\"]\n",
     );
     lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
     let rows = lab.samples();
-    // worker 0 sleeps 0 s and exits; worker 1 sleeps 1 s and is killed at 0.5 s
+    // worker 0 sleeps 0 s ("00") and exits; worker 1 sleeps 10 s and is killed at 3 s (the
+    // margin lets worker 0 exec and exit on a host that stalls the VM)
     assert_eq!((rows[0]["timed_out"].as_bool(), rows[0]["exit_code"].as_i64()), (Some(false), Some(0)));
     assert_eq!((rows[1]["timed_out"].as_bool(), rows[1]["signal"].as_i64()), (Some(true), Some(9)));
     assert_eq!(rows[1]["cell_status"], "timed_out");
@@ -176,7 +186,7 @@ fn no_worker_starts_before_every_worker_is_prepared() {
     assert_eq!(starts.len(), 3);
     let spread = starts.iter().cloned().fold(f64::MIN, f64::max) - starts.iter().cloned().fold(f64::MAX, f64::min);
     // Released before worker 0 was prepared, the others would start 1.5 s before it.
-    assert!(spread < 0.5, "start offsets {starts:?}: a worker started while another still prepared");
+    assert!(spread < 1.0, "start offsets {starts:?}: a worker started while another still prepared");
 }
 
 #[test]

@@ -499,36 +499,49 @@ fn compare_json(lab: &Lab, metric: &str, alpha: &str) -> serde_json::Value {
 fn compare_flags_fifo_against_other_involuntary_switches() {
     require!(is_root(), "SCHED_FIFO needs CAP_SYS_NICE (run as root)");
     let _one_at_a_time = measuring();
-    let lab = Lab::new();
-    let n = procs();
-    lab.ok(&["run", &one_cell_spec(&lab, "other", n)]);
-    lab.ok(&["run", &one_cell_spec(&lab, "fifo", n)]);
-    let v = compare_json(&lab, "involuntary", "0.05");
-    let c = &v["cells"][0];
-    assert_eq!(c["key"], format!("w/p/n{n}"));
-    assert_eq!(c["a_values"].as_array().unwrap().len(), 8, "one value per repetition: {c}");
-    // Run to completion, FIFO workers are (almost) never preempted; SCHED_OTHER ones share CPUs.
-    assert_eq!(c["change"], "lower", "{c}");
-    assert!(c["welch"]["p_value"].as_f64().unwrap() < 0.05, "{c}");
-    assert!(c["ratio"]["ratio"].as_f64().unwrap() < 0.5, "{c}");
+    // What the two runs measure is timing (a stretched wall time raises FIFO workers' switches):
+    // the comparison is judged under testkit's retry rule, each attempt with two fresh runs.
+    schedlab_testkit::in_some_attempt("compare fifo against other", 3, |_| {
+        let lab = Lab::new();
+        let n = procs();
+        lab.ok(&["run", &one_cell_spec(&lab, "other", n)]);
+        lab.ok(&["run", &one_cell_spec(&lab, "fifo", n)]);
+        let v = compare_json(&lab, "involuntary", "0.05");
+        let c = &v["cells"][0];
+        assert_eq!(c["key"], format!("w/p/n{n}"));
+        assert_eq!(c["a_values"].as_array().unwrap().len(), 8, "one value per repetition: {c}");
+        // Run to completion, FIFO workers are (almost) never preempted; SCHED_OTHER ones share CPUs.
+        let (p, ratio) = (c["welch"]["p_value"].as_f64().unwrap(), c["ratio"]["ratio"].as_f64().unwrap());
+        if c["change"] == "lower" && p < 0.05 && ratio < 0.5 {
+            Ok(())
+        } else {
+            Err(format!("FIFO not clearly lower (change {}, p {p}, ratio {ratio}): {c}", c["change"]))
+        }
+    });
 }
 
 #[test]
 fn two_runs_of_the_same_cell_are_not_significant() {
     require!(is_root(), "SCHED_FIFO needs CAP_SYS_NICE (run as root)");
     let _one_at_a_time = measuring();
-    let lab = Lab::new();
-    let spec = one_cell_spec(&lab, "fifo", procs());
-    lab.ok(&["run", &spec]);
-    lab.ok(&["run", &spec]);
-    // Involuntary switches of FIFO workers do not depend on how fast the machine is at the
+    // Involuntary switches of FIFO workers hardly depend on how fast the machine is at the
     // moment (user and wall times do: other load shifts them between runs, and compare
-    // rightly reports that as a difference). At alpha 0.001 chance alone fails this test
-    // once in a thousand runs when nothing changed, which a CI can live with; at 0.05 it
-    // would fail one run in twenty.
-    let v = compare_json(&lab, "involuntary", "0.001");
-    let c = &v["cells"][0];
-    assert_eq!(c["change"], "unchanged", "{c}");
-    assert_eq!(v["summary"]["higher"], 0);
-    assert_eq!(v["summary"]["lower"], 0);
+    // rightly reports that as a difference). At alpha 0.001 chance alone fails an attempt
+    // once in a thousand when nothing changed; at 0.05 one in twenty. A host that stops the
+    // vCPUs during one run only is a real difference between the runs: timing, retried.
+    schedlab_testkit::in_some_attempt("two runs of one cell", 3, |_| {
+        let lab = Lab::new();
+        let spec = one_cell_spec(&lab, "fifo", procs());
+        lab.ok(&["run", &spec]);
+        lab.ok(&["run", &spec]);
+        let v = compare_json(&lab, "involuntary", "0.001");
+        let c = &v["cells"][0];
+        let summary = &v["summary"];
+        assert_eq!((summary["higher"] == 0, summary["lower"] == 0), (c["change"] != "higher", c["change"] != "lower"), "{v}");
+        if c["change"] == "unchanged" {
+            Ok(())
+        } else {
+            Err(format!("the same cell changed between two runs: {c}"))
+        }
+    });
 }

@@ -225,7 +225,8 @@ fn dwcs_status_shows_live_changing_state() {
     require!(is_root(), "the dispatcher needs CAP_SYS_NICE");
     let _one = serial();
     let lab = Lab::new();
-    let (child, first) = start_dwcs(&lab, 3.0);
+    // 6 s: the run outlives the two snapshots and the 600 ms between them on a stalled host.
+    let (child, first) = start_dwcs(&lab, 6.0);
     let pid = child.id();
     std::thread::sleep(Duration::from_millis(600));
     let second = status_of(&lab, pid);
@@ -269,7 +270,8 @@ fn a_killed_dispatcher_leaves_no_worker_running_and_no_state() {
     unsafe { libc::kill(dispatcher as i32, libc::SIGKILL) };
     let t0 = Instant::now();
     while workers.iter().any(|&w| alive(w)) {
-        assert!(t0.elapsed() < Duration::from_secs(2), "workers still alive 2 s after their dispatcher died");
+        // The engine kills them at once; the margin is for a host that stalls the VM.
+        assert!(t0.elapsed() < Duration::from_secs(15), "workers still alive 15 s after their dispatcher died");
         std::thread::sleep(Duration::from_millis(10));
     }
     let out = child.wait_with_output().unwrap();

@@ -359,7 +359,7 @@ fn status_shows_live_changing_state_and_the_end_of_the_run() {
         let r = StatusReader::open(path).expect("reader");
         let t0 = Instant::now();
         while r.snapshot().state != RunState::Running {
-            assert!(t0.elapsed() < Duration::from_secs(5), "the dispatcher never started");
+            assert!(t0.elapsed() < Duration::from_secs(20), "the dispatcher never started");
             std::thread::sleep(Duration::from_millis(5));
         }
         std::thread::sleep(Duration::from_millis(300));
@@ -383,7 +383,7 @@ fn status_shows_live_changing_state_and_the_end_of_the_run() {
     assert!(end.tasks.iter().all(|t| t.state != TaskState::Running));
     assert_eq!(jobs(&end), m.total_released());
     // Told to shut down, the workers exit, none at a real-time priority.
-    assert!(lab.workers_exit_within(Duration::from_secs(2)), "workers exit after the run");
+    assert!(lab.workers_exit_within(Duration::from_secs(15)), "workers exit after the run");
     assert!(StatusReader::discover(&lab.dir).unwrap().is_empty(), "no state left behind");
     lab.workers.clear();
 }
@@ -424,7 +424,7 @@ fn a_killed_dispatcher_leaves_no_worker_at_rt_priority_and_no_state_behind() {
         if let Some(&p) = pids.iter().find(|&&p| scheduler_of(p).is_ok_and(|s| s == libc::SCHED_FIFO)) {
             break p;
         }
-        assert!(t0.elapsed() < Duration::from_secs(3), "no worker was ever seen at SCHED_FIFO");
+        assert!(t0.elapsed() < Duration::from_secs(15), "no worker was ever seen at SCHED_FIFO");
         std::thread::sleep(Duration::from_micros(200));
     };
     assert!(reader.snapshot().dispatcher_alive);
@@ -440,11 +440,12 @@ fn a_killed_dispatcher_leaves_no_worker_at_rt_priority_and_no_state_behind() {
         if rt.is_empty() {
             break;
         }
-        assert!(t0.elapsed() < Duration::from_secs(3), "workers still real-time 3 s after the dispatcher died: {rt:?}");
+        // They take milliseconds (printed below); the bound is for a host that stalls the VM.
+        assert!(t0.elapsed() < Duration::from_secs(15), "workers still real-time 15 s after the dispatcher died: {rt:?}");
         std::thread::sleep(Duration::from_millis(10));
     }
     eprintln!("kill: worker {fifo} at FIFO when the dispatcher died: {was_fifo}; none real-time {} ms later", t0.elapsed().as_millis());
-    assert!(lab.workers_exit_within(Duration::from_secs(3)), "workers exit when their dispatcher is gone");
+    assert!(lab.workers_exit_within(Duration::from_secs(15)), "workers exit when their dispatcher is gone");
     // The engine's clean-up finds the orphaned region and removes it.
     assert_eq!(remove_stale(&lab.dir).unwrap(), vec![path.clone()]);
     assert!(!path.exists());

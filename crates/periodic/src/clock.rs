@@ -113,10 +113,10 @@ mod tests {
     fn thread_usage_counts_voluntary_switches() {
         let before = ThreadUsage::now().unwrap();
         for _ in 0..3 {
-            sleep_until(now_ns() + 1_000_000);
+            sleep_until(now_ns() + 20_000_000);
         }
         let d = ThreadUsage::now().unwrap().since(&before);
-        // Each 1 ms sleep blocks unless the thread was held up for over 1 ms before it.
+        // Each 20 ms sleep blocks unless the thread was held up for over 20 ms before it.
         assert!(d.voluntary_switches >= 1, "{d:?}");
     }
 }

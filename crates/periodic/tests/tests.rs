@@ -89,31 +89,44 @@ fn counting_allocator_sees_allocations() {
 
 #[test]
 fn spin_task_at_sched_other_releases_on_the_grid() {
-    let params = TaskParams { phase_ns: 2 * MS, ..TaskParams::new(MS, 10 * MS) };
-    let jobs = 50;
-    let mut runner = Runner::prepare(params, jobs, SpinBody::new(params.c_ns), unlocked()).unwrap();
-    let start = now_ns() + 5 * MS;
-    let stats = runner.run(start).unwrap();
-    check_run(&params, runner.records(), start, jobs);
-    for r in runner.records() {
-        assert!(r.response_ns().unwrap() >= params.c_ns, "a job burns C of CPU, so responds in at least C");
-        assert!(r.cpu_ns >= params.c_ns);
-    }
-    let slept = runner.records().iter().filter(|r| r.slept).count() as u64;
-    assert_eq!(runner.latency_histogram().len(), slept, "one wake-up latency per job that slept");
-    assert!(slept > 0, "with 9 ms of slack per period some job sleeps until its release");
-    // A sleep whose release passed just before clock_nanosleep returns at once, so only "some".
-    assert!(stats.voluntary_switches_in_loop > 0, "sleeping to releases blocks the thread");
+    // That some job sleeps until its release is timing (a host that stalls the VM for the
+    // whole half second leaves every job late): judged under testkit's retry rule.
+    schedlab_testkit::in_some_attempt("SCHED_OTHER job loop", 3, |_| {
+        let params = TaskParams { phase_ns: 2 * MS, ..TaskParams::new(MS, 10 * MS) };
+        let jobs = 50;
+        let mut runner = Runner::prepare(params, jobs, SpinBody::new(params.c_ns), unlocked()).unwrap();
+        let start = now_ns() + 5 * MS;
+        let stats = runner.run(start).unwrap();
+        check_run(&params, runner.records(), start, jobs);
+        for r in runner.records() {
+            assert!(r.response_ns().unwrap() >= params.c_ns, "a job burns C of CPU, so responds in at least C");
+            assert!(r.cpu_ns >= params.c_ns);
+        }
+        let slept = runner.records().iter().filter(|r| r.slept).count() as u64;
+        assert_eq!(runner.latency_histogram().len(), slept, "one wake-up latency per job that slept");
 
-    let summary = runner.summary();
-    assert_eq!(summary.jobs, jobs as u64);
-    assert_eq!(summary.met + summary.misses, jobs as u64);
-    assert_eq!(summary.wakeup_latency.samples, slept);
-    let json = serde_json::to_string(&summary).unwrap();
-    let back: TaskSummary = serde_json::from_str(&json).unwrap();
-    assert_eq!(back.jobs, summary.jobs);
-    // (the mean is a float: JSON keeps it to the last digit or so, not exactly)
-    assert_eq!((back.wakeup_latency.samples, back.wakeup_latency.p99_ns), (summary.wakeup_latency.samples, summary.wakeup_latency.p99_ns));
+        let summary = runner.summary();
+        assert_eq!(summary.jobs, jobs as u64);
+        assert_eq!(summary.met + summary.misses, jobs as u64);
+        assert_eq!(summary.wakeup_latency.samples, slept);
+        let json = serde_json::to_string(&summary).unwrap();
+        let back: TaskSummary = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.jobs, summary.jobs);
+        // (the mean is a float: JSON keeps it to the last digit or so, not exactly)
+        assert_eq!(
+            (back.wakeup_latency.samples, back.wakeup_latency.p99_ns),
+            (summary.wakeup_latency.samples, summary.wakeup_latency.p99_ns)
+        );
+
+        // With 9 ms of slack per period some job sleeps until its release, and sleeping blocks
+        // the thread. (A sleep whose release passed just before clock_nanosleep returns at
+        // once, so only "some".)
+        if slept == 0 || stats.voluntary_switches_in_loop == 0 {
+            Err(format!("no job slept until its release ({slept} slept, {} voluntary switches)", stats.voluntary_switches_in_loop))
+        } else {
+            Ok(())
+        }
+    });
 }
 
 /// Runs `body` for a few jobs and returns the allocations `run` made on this thread.

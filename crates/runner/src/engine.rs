@@ -505,10 +505,14 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             kill_and_reap(pgid, n, &mut reaped, false);
             break;
         }
-        // Finished dispatchers told their workers to exit: they have a second to do so.
+        // Finished dispatchers told their workers to exit: they have EXIT_GRACE to do so.
         if let Some(last) = ended.iter().map(|d| d.at_ns).max().filter(|_| ended.len() == dispatchers.len()) {
-            if monotonic_ns() > last + 1_000_000_000 {
-                cx.warnings.push(format!("cell {}: workers still running 1 s after their dispatcher finished were killed", cell.key));
+            if monotonic_ns() > last + EXIT_GRACE.as_nanos() as u64 {
+                cx.warnings.push(format!(
+                    "cell {}: workers still running {} s after their dispatcher finished were killed",
+                    cell.key,
+                    EXIT_GRACE.as_secs()
+                ));
                 kill_and_reap(pgid, n, &mut reaped, false);
                 break;
             }
@@ -691,7 +695,14 @@ fn apply_settings(cx: &mut CellCtx, cell: &Cell, workers: &[Worker]) -> Result<(
     Ok(())
 }
 
-/// Stops background workers: SIGTERM (they finish a chunk and report), SIGKILL after 1 s.
+/// How long workers told to stop (background ones by SIGTERM, dispatched ones by their
+/// dispatcher's shutdown) have to report and exit before they are killed. They take
+/// milliseconds; the margin is for a host that stops the VM's CPUs for a while (steal), when
+/// killing them would lose their reports.
+const EXIT_GRACE: Duration = Duration::from_secs(5);
+
+/// Stops background workers: SIGTERM (they finish a chunk and report), SIGKILL after
+/// [`EXIT_GRACE`].
 fn stop_background(pgid: i32, n: usize, bg: &[i32], reaped: &mut Vec<Reaped>) {
     if bg.is_empty() {
         return;
@@ -702,7 +713,7 @@ fn stop_background(pgid: i32, n: usize, bg: &[i32], reaped: &mut Vec<Reaped>) {
             unsafe { libc::kill(pid, libc::SIGTERM) };
         }
     }
-    let until = monotonic_ns() + 1_000_000_000;
+    let until = monotonic_ns() + EXIT_GRACE.as_nanos() as u64;
     while reaped.len() < n && monotonic_ns() < until {
         reap_ready(pgid, reaped, false);
         if reaped.len() < n {
