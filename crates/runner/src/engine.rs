@@ -397,10 +397,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     let mark = cx.journal.entries().len();
     let setup = apply_settings(cx, cell, &workers);
     if let Err(msg) = setup {
-        let mut reaped = Vec::new();
-        kill_and_reap(pgid, n, &mut reaped, false);
-        let _ = collector.join();
-        cx.warnings.extend(cx.journal.undo_to(mark));
+        abandon(cx, pgid, n, &mut Vec::new(), collector, mark);
         return Ok(failed(cell, step, ordinal, msg));
     }
 
@@ -430,10 +427,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
                     n += 1;
                 }
                 Err(e) => {
-                    let mut reaped = Vec::new();
-                    kill_and_reap(pgid, n, &mut reaped, false);
-                    let _ = collector.join();
-                    cx.warnings.extend(cx.journal.undo_to(mark));
+                    abandon(cx, pgid, n, &mut Vec::new(), collector, mark);
                     return Ok(failed(cell, step, ordinal, format!("could not start the dispatcher for CPU {}: {e}", part.cpu)));
                 }
             }
@@ -448,9 +442,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     match wait_prepared(&prepared, workers.len(), pgid, &mut reaped) {
         Ok(()) => {}
         Err(stop) => {
-            kill_and_reap(pgid, n, &mut reaped, false);
-            let _ = collector.join();
-            cx.warnings.extend(cx.journal.undo_to(mark));
+            abandon(cx, pgid, n, &mut reaped, collector, mark);
             return Ok(match stop {
                 Unprepared::Signal(sig) => Outcome::Interrupted(sig),
                 Unprepared::Failed(why) => {
@@ -467,9 +459,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         let until = monotonic_ns() + cx.background_lead.as_nanos() as u64;
         while monotonic_ns() < until {
             if let Wake::Stop(sig) = signals::wait(Duration::from_nanos(until.saturating_sub(monotonic_ns()).max(1))) {
-                kill_and_reap(pgid, n, &mut reaped, false);
-                let _ = collector.join();
-                cx.warnings.extend(cx.journal.undo_to(mark));
+                abandon(cx, pgid, n, &mut reaped, collector, mark);
                 return Ok(Outcome::Interrupted(sig));
             }
             reap_ready(pgid, &mut reaped, false);
@@ -525,9 +515,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         }
         let wait = Duration::from_nanos((deadline - now).min(250_000_000));
         if let Wake::Stop(sig) = signals::wait(wait) {
-            kill_and_reap(pgid, n, &mut reaped, false);
-            let _ = collector.join();
-            cx.warnings.extend(cx.journal.undo_to(mark));
+            abandon(cx, pgid, n, &mut reaped, collector, mark);
             return Ok(Outcome::Interrupted(sig));
         }
     }
@@ -693,6 +681,15 @@ fn apply_settings(cx: &mut CellCtx, cell: &Cell, workers: &[Worker]) -> Result<(
         applied.map_err(|e| format!("worker {} (pid {}): {}", w.index, w.pid, explain_refusal(cell, g, &e, cx.root)))?;
     }
     Ok(())
+}
+
+/// Gives up a cell whose settings were applied (a stop signal, or a failure before its end):
+/// kills and reaps its `n` processes, drops their reports and undoes the cell's settings
+/// journaled since `mark`, so every early return leaves the machine as the cell found it.
+fn abandon(cx: &mut CellCtx, pgid: i32, n: usize, reaped: &mut Vec<Reaped>, collector: std::thread::JoinHandle<Vec<String>>, mark: usize) {
+    kill_and_reap(pgid, n, reaped, false);
+    let _ = collector.join();
+    cx.warnings.extend(cx.journal.undo_to(mark));
 }
 
 /// How long workers told to stop (background ones by SIGTERM, dispatched ones by their
