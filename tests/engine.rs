@@ -164,7 +164,7 @@ fn no_worker_starts_before_every_worker_is_prepared() {
     );
     let child = lab
         .cmd(&["run", spec.to_str().unwrap(), "-q"])
-        .env("SCHEDLAB_TEST_PREPARE_DELAY_MS", "1500")
+        .env(schedlab_runner::worker::PREPARE_DELAY_ENV, "1500")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
