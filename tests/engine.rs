@@ -124,7 +124,8 @@ fn a_crashing_worker_is_recorded_with_its_signal_and_the_run_goes_on() {
         "crash.toml",
         "name = \"crash\"\nrepetitions = 2\n[matrix]\nworkload = [\"crash\", \"ok\"]\nprocesses = [2]\n[workloads.crash]\nkind = \"command\"\nargv = [\"sh\", \"-c\", \"kill -SEGV $$\"]\n[workloads.ok]\nkind = \"command\"\nargv = [\"true\"]\n",
     );
-    lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
+    let out = lab.run(&["run", spec.to_str().unwrap(), "-q"]);
+    assert_eq!(out.status.code(), Some(1), "a failed cell makes the run exit 1: {}", String::from_utf8_lossy(&out.stderr));
     let rows = lab.samples();
     assert_eq!(rows.len(), 8);
     for r in &rows {
@@ -135,6 +136,8 @@ fn a_crashing_worker_is_recorded_with_its_signal_and_the_run_goes_on() {
     }
     let show = lab.ok(&["show"]);
     assert!(show.contains("4 killed by signal"), "{show}");
+    assert!(show.contains("FAILED 2 of 2 reps"), "{show}");
+    assert!(lab.ok(&["runs"]).contains("complete with failures"));
 }
 
 #[test]
@@ -144,13 +147,49 @@ fn the_watchdog_kills_stragglers_and_marks_them() {
         "slow.toml",
         "name = \"slow\"\ntimeout_s = 3\n[matrix]\nworkload = [\"w\"]\nprocesses = [2]\n[workloads.w]\nkind = \"command\"\nargv = [\"sleep\", \"{index}0\"]\n",
     );
-    lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
+    assert_eq!(lab.run(&["run", spec.to_str().unwrap(), "-q"]).status.code(), Some(1), "a timed-out cell is a failed one");
     let rows = lab.samples();
     // worker 0 sleeps 0 s ("00") and exits; worker 1 sleeps 10 s and is killed at 3 s (the
     // margin lets worker 0 exec and exit on a host that stalls the VM)
     assert_eq!((rows[0]["timed_out"].as_bool(), rows[0]["exit_code"].as_i64()), (Some(false), Some(0)));
     assert_eq!((rows[1]["timed_out"].as_bool(), rows[1]["signal"].as_i64()), (Some(true), Some(9)));
     assert_eq!(rows[1]["cell_status"], "timed_out");
+    assert!(rows[1]["cell_message"].as_str().unwrap().starts_with("timed out"), "{}", rows[1]);
+}
+
+/// A cell whose command fails is stored failed, left out of the means, and the run exits 1
+/// ends `complete with failures`; the other cells' figures are unchanged.
+#[test]
+fn a_failing_command_is_reported_failed_not_ok() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "false.toml",
+        "name = \"f\"\nrepetitions = 2\n[matrix]\nworkload = [\"bad\", \"good\"]\nprocesses = [2]\n\
+         [workloads.bad]\nkind = \"command\"\nargv = [\"/bin/false\"]\n[workloads.good]\nkind = \"command\"\nargv = [\"/bin/true\"]\n",
+    );
+    let out = lab.run(&["run", spec.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("2 of 4 measured cell repetitions FAILED"), "{stderr}");
+    let show = lab.ok(&["show"]);
+    assert!(show.contains("complete with failures"), "{show}");
+    assert!(show.contains("FAILED 2 of 2 reps (left out): 2 workers of 2 exited with status != 0"), "{show}");
+    assert!(show.contains("bad/other/n2 rep 1: failed:"), "{show}");
+    // The failed cell has no figures (n = 0); the good one has both repetitions.
+    let row = |w: &str| show.lines().find(|l| l.contains(&format!(" {w} "))).unwrap().to_string();
+    let cols = |l: String| l.split('┆').map(|c| c.trim().to_string()).collect::<Vec<_>>();
+    assert_eq!((cols(row("bad"))[3].as_str(), cols(row("good"))[3].as_str()), ("0", "2"), "{show}");
+    let rows = lab.samples();
+    for r in &rows {
+        let failed = r["workload"] == "bad";
+        assert_eq!(r["cell_status"], if failed { "failed" } else { "ok" }, "{r}");
+        assert_eq!(r["cell_message"].as_str().unwrap().is_empty(), !failed, "{r}");
+    }
+    let report = lab.path("report");
+    let out = lab.run(&["report", "-o", report.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(html.contains("FAILED 2 of 2 reps"), "the report marks the failed cell");
 }
 
 /// No worker is released before every worker of the cell is prepared: worker 0 prepares
@@ -218,7 +257,7 @@ fn deadline_workers_run_under_sched_deadline_and_a_refusal_is_explained() {
         "dl.toml",
         "name = \"dl\"\n[matrix]\nworkload = [\"cpu\"]\npolicy = [\"dl\"]\nprocesses = [2, 40]\n[workloads.cpu]\nkind = \"pi\"\niterations = 2_000_000\n[policies.dl]\nclass = \"deadline\"\nruntime_us = 10000\nperiod_us = 100000\n",
     );
-    lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
+    assert_eq!(lab.run(&["run", spec.to_str().unwrap(), "-q"]).status.code(), Some(1), "the refused cell failed");
     let rows = lab.samples();
     assert_eq!(rows.len(), 2, "the 40-worker cell (40 x 0.1 > 1.9 CPUs) was refused");
     assert!(rows.iter().all(|r| r["extra"].as_str().unwrap().contains("\"policy\":\"deadline\"")));

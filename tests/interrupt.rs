@@ -17,12 +17,14 @@ fn interrupt_then_resume(signal: i32, marker: &str) {
     let spec = lab.spec(
         "int.toml",
         &format!(
-            "name = \"int\"\nrepetitions = 3\n[matrix]\nworkload = [\"short\", \"long\"]\nprocesses = [2]\n\
+            "name = \"int\"\nrepetitions = 1\n[matrix]\nworkload = [\"short\", \"long\"]\nprocesses = [2]\n\
              [workloads.short]\nkind = \"command\"\nargv = [\"sleep\", \"0.1\"]\n\
              [workloads.long]\nkind = \"command\"\nargv = [\"sleep\", \"{marker}\"]\n"
         ),
     );
-    let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
+    // Options on the command line: resuming must take them from the stored run.
+    let mut child =
+        lab.cmd(&["run", spec.to_str().unwrap(), "-q", "--repetitions", "3"]).stderr(std::process::Stdio::piped()).spawn().unwrap();
     // Wait until the long cell's workers are running.
     let t0 = Instant::now();
     while count_processes_with_arg(marker) < 2 {
@@ -40,7 +42,9 @@ fn interrupt_then_resume(signal: i32, marker: &str) {
         std::thread::sleep(Duration::from_millis(10));
     };
     let took = sent.elapsed();
-    assert_eq!(status.code(), Some(130));
+    assert_eq!(status.code(), Some(128 + signal), "stopped by signal {signal}: exit 128 + {signal}");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     // The long cell's workers sleep 8 s: an engine that waited for them instead of killing
     // them would take that long (the bound leaves room for a host that stalls the VM).
     assert!(took < Duration::from_secs(5), "stopping took {took:?}");
@@ -48,9 +52,22 @@ fn interrupt_then_resume(signal: i32, marker: &str) {
     let runs = lab.ok(&["runs"]);
     assert!(runs.contains("interrupted"), "{runs}");
     assert_eq!(lab.samples().len(), 3 * 2, "the three finished short cells are kept");
-    // Resume runs only what is missing.
-    let out = lab.run(&["run", spec.to_str().unwrap(), "--resume", "-q"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Resume runs only what is missing, with the command the interruption printed, pasted
+    // as it is (no --repetitions: it comes from the stored run).
+    let hint = stderr.split('`').nth(1).unwrap_or_else(|| panic!("no command in: {stderr}"));
+    let words: Vec<&str> = hint.split_whitespace().collect();
+    assert_eq!(words[0], "schedlab", "{hint}");
+    assert!(!hint.contains("--repetitions"), "{hint}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(&words[1..])
+        .arg("-q")
+        .env("TMPDIR", lab.dir.path())
+        .env("SCHEDLAB_STATE_DIR", lab.path("state"))
+        .env_remove("SCHEDLAB_DB")
+        .current_dir(lab.dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{hint}: {}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("3 of 6 cell repetitions already stored"));
     assert_eq!(lab.samples().len(), 6 * 2);
     assert!(lab.ok(&["runs"]).contains("complete"));
@@ -64,7 +81,7 @@ fn sigint_stops_at_once_keeps_finished_cells_and_resume_completes() {
 }
 
 #[test]
-fn sigterm_behaves_like_sigint() {
+fn sigterm_exits_143_and_keeps_every_finished_cell() {
     interrupt_then_resume(libc::SIGTERM, "8.2346");
 }
 

@@ -276,7 +276,7 @@ fn a_killed_dispatcher_leaves_no_worker_running_and_no_state() {
     }
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "the run goes on and records the failure: {stderr}");
+    assert_eq!(out.status.code(), Some(1), "the run goes on, records the failure and exits 1: {stderr}");
     let db = rusqlite::Connection::open(lab.db()).unwrap();
     let msg: String = db.query_row("SELECT message FROM cells", [], |r| r.get(0)).unwrap();
     assert_eq!(msg, "the dispatcher was killed by signal 9; the engine killed its workers");

@@ -33,6 +33,16 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let store = open_existing(db)?;
     let run = pick_run(&store, a.run)?;
     let cells: Vec<_> = store.cells(run.id)?.into_iter().filter(|c| a.include_warmup || !c.warmup).collect();
+    let failed = cells.iter().filter(|c| !c.status.is_ok()).count();
+    if failed > 0 {
+        let empty = cells.iter().filter(|c| !c.status.is_ok() && c.samples.is_empty()).count();
+        eprintln!(
+            "note: {failed} of {} cell repetitions of run {} failed: their rows have cell_status != ok and the reason in cell_message{}",
+            cells.len(),
+            run.id,
+            if empty > 0 { format!("; {empty} never started and have no rows (`schedlab show` lists them)") } else { String::new() }
+        );
+    }
     let rows = if a.jobs {
         let mut rows = Vec::new();
         for c in &cells {

@@ -19,13 +19,24 @@ use std::process::ExitCode;
 
 pub use common::Exit;
 
+/// The results database when neither --db nor SCHEDLAB_DB names one.
+pub const DEFAULT_DB: &str = "schedlab.db";
+
+/// The exit statuses, as `--help` prints them (and the README lists them).
+const EXIT_STATUS: &str = "Exit status:
+  0        success: every measured cell repetition ran to its end
+  1        some cell repetitions failed (workers exited non-zero, died by a signal, timed out
+           or could not start: `schedlab show` lists them), or an error after the run began
+  2        bad input, or refused before anything on the machine was changed
+  128+N    stopped by signal N (130 for SIGINT, 143 for SIGTERM); finished cells are kept";
+
 /// A laboratory for the Linux schedulers: run scheduling experiments from a TOML file,
 /// store every measurement in SQLite, and show, export and compare the results.
 #[derive(Parser, Debug)]
-#[command(name = "schedlab", version, about, long_about = None)]
+#[command(name = "schedlab", version, about, long_about = None, after_help = EXIT_STATUS)]
 pub struct Cli {
     /// SQLite database for results.
-    #[arg(long, global = true, env = "SCHEDLAB_DB", default_value = "schedlab.db")]
+    #[arg(long, global = true, env = "SCHEDLAB_DB", default_value = DEFAULT_DB)]
     pub db: PathBuf,
     #[command(subcommand)]
     pub cmd: Cmd,

@@ -1,7 +1,7 @@
 //! `schedlab run`: validate, check privileges, then run every cell repetition, storing
 //! each as it finishes.
 
-use super::common::{bad_input, load_spec, open_store};
+use super::common::{bad_input, load_spec, open_existing, open_store};
 use indicatif::{ProgressBar, ProgressStyle};
 use schedlab_model::{CellRecord, Mode};
 use schedlab_runner::{Ending, Observer, Options};
@@ -110,9 +110,92 @@ fn check_cgroups(plan: &Plan, root: &Root) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The command that resumes this run, ready to paste: the same database and file.
+fn resume_command(db: &Path, file: Option<&Path>) -> String {
+    let mut cmd = String::from("schedlab");
+    if db != Path::new(super::DEFAULT_DB) {
+        cmd.push_str(&format!(" --db {}", shell_word(&db.display().to_string())));
+    }
+    cmd.push_str(" run");
+    if let Some(f) = file {
+        cmd.push_str(&format!(" {}", shell_word(&f.display().to_string())));
+    }
+    cmd.push_str(" --resume");
+    cmd
+}
+
+/// A path as one shell word: as it is when it has nothing a shell would split or expand,
+/// else single-quoted.
+fn shell_word(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// Stores a finished cell repetition, retrying a database that is busy or failing; when it
+/// still refuses, the record goes to the run's spool file beside it, so nothing measured is
+/// lost. Returns the database's error when the record was spooled.
+fn keep(store: &mut schedlab_store::Store, spool: &Path, run_id: i64, rec: &CellRecord) -> anyhow::Result<Option<String>> {
+    let mut last = None;
+    for pause in [Duration::ZERO, Duration::from_secs(1), Duration::from_secs(3)] {
+        std::thread::sleep(pause);
+        match store.insert_cell(run_id, rec) {
+            Ok(_) => return Ok(None),
+            Err(e) => last = Some(e.to_string()),
+        }
+    }
+    let why = last.unwrap_or_default();
+    schedlab_store::spool::append(spool, run_id, rec).map_err(|e| {
+        anyhow::anyhow!(
+            "cell {} rep {} could neither be stored ({why}) nor spooled to {} ({e})",
+            rec.params.key,
+            rec.rep + 1,
+            spool.display()
+        )
+    })?;
+    Ok(Some(why))
+}
+
+/// The stored run `--resume` continues: the newest unfinished run of this same spec text.
+/// Its plan (scale, repetitions) is the stored one, so resuming needs nothing but the spec;
+/// options given again must agree with it.
+fn resumed_run(store: &schedlab_store::Store, db: &Path, spec: &schedlab_spec::Spec, a: &Args) -> anyhow::Result<(i64, Plan)> {
+    let Some(row) = store.resumable_by_hash(&spec.hash)? else {
+        return Err(bad_input(format!("nothing to resume: no unfinished run of this experiment file in {}", db.display())));
+    };
+    let plan: Plan = serde_json::from_str(&row.plan_json)
+        .map_err(|e| anyhow::anyhow!("run {} was stored by another version of schedlab and cannot be resumed: {e}", row.id))?;
+    if let Some(f) = a.scale.filter(|f| *f != plan.scale) {
+        return Err(bad_input(format!(
+            "run {} was made at scale {}, not {f}: --resume takes the scale from the stored run (drop --scale)",
+            row.id, plan.scale
+        )));
+    }
+    if let Some(r) = a.repetitions.filter(|r| *r != plan.repetitions) {
+        return Err(bad_input(format!(
+            "run {} was made with {} repetitions, not {r}: --resume takes them from the stored run (drop --repetitions)",
+            row.id, plan.repetitions
+        )));
+    }
+    Ok((row.id, plan))
+}
+
 /// Runs `schedlab run`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
-    let spec = load_spec(a.file.as_deref(), a.scale, a.repetitions)?;
+    let mut spec = if a.resume { load_spec(a.file.as_deref(), None, None)? } else { load_spec(a.file.as_deref(), a.scale, a.repetitions)? };
+    let resume_cmd = resume_command(db, a.file.as_deref());
+    // For --resume the database must exist already; look the run up before checking the
+    // plan, which comes from it.
+    let resumed = if a.resume {
+        let store = open_existing(db)?;
+        let (id, plan) = resumed_run(&store, db, &spec, &a)?;
+        spec.plan = plan;
+        Some((store, id))
+    } else {
+        None
+    };
     let plan = &spec.plan;
     let root = Root::default();
     let caps = env::capabilities(&root);
@@ -140,35 +223,50 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     for line in schedlab_sys::journal::recover(&state, false) {
         eprintln!("restore: {line}");
     }
-    let mut store = open_store(db)?;
     let plan_json = serde_json::to_string(plan)?;
     let all_steps = plan.steps();
-    let (run_id, steps) = if a.resume {
-        let Some(id) = store.resumable(&spec.hash, &plan_json)? else {
-            return Err(bad_input(format!(
-                "nothing to resume: no unfinished run of this experiment (same file and options) in {}",
-                db.display()
-            )));
-        };
-        let done: std::collections::HashSet<(u32, u32, bool)> = store.done_steps(id)?.into_iter().collect();
-        store.reopen_run(id)?;
-        let left: Vec<Step> = all_steps.iter().copied().filter(|s| !done.contains(&(s.cell, s.rep, s.warmup))).collect();
-        eprintln!("resuming run {id}: {} of {} cell repetitions already stored, {} to go", done.len(), all_steps.len(), left.len());
-        (id, left)
-    } else {
-        let cmdline = std::env::args().collect::<Vec<_>>().join(" ");
-        let id = store.create_run(&NewRun {
-            name: &plan.name,
-            mode: Mode::Measured,
-            spec_path: &plan.source_path,
-            spec_text: &spec.text,
-            spec_hash: &spec.hash,
-            plan_json: &plan_json,
-            scale: plan.scale,
-            env: &environment,
-            command_line: &cmdline,
-        })?;
-        (id, all_steps)
+    let (mut store, run_id, steps) = match resumed {
+        Some((mut store, id)) => {
+            // Records a failing database could not take come first.
+            let spooled = schedlab_store::spool::path(db, id);
+            if spooled.exists() {
+                let recs = schedlab_store::spool::read(&spooled, id)
+                    .map_err(|e| anyhow::anyhow!("cannot read the spool {}: {e}", spooled.display()))?;
+                let n = store.import(id, &recs).map_err(|e| {
+                    anyhow::anyhow!("cannot import the spool {} into {} ({e}); it is kept, try again", spooled.display(), db.display())
+                })?;
+                std::fs::remove_file(&spooled)?;
+                eprintln!("imported {n} cell repetitions of run {id} from {}", spooled.display());
+            }
+            let done: std::collections::HashSet<(u32, u32, bool)> = store.done_steps(id)?.into_iter().collect();
+            store.reopen_run(id)?;
+            let left: Vec<Step> = all_steps.iter().copied().filter(|s| !done.contains(&(s.cell, s.rep, s.warmup))).collect();
+            eprintln!(
+                "resuming run {id} (scale {}, {} repetitions): {} of {} cell repetitions already stored, {} to go",
+                plan.scale,
+                plan.repetitions,
+                done.len(),
+                all_steps.len(),
+                left.len()
+            );
+            (store, id, left)
+        }
+        None => {
+            let store = open_store(db)?;
+            let cmdline = std::env::args().collect::<Vec<_>>().join(" ");
+            let id = store.create_run(&NewRun {
+                name: &plan.name,
+                mode: Mode::Measured,
+                spec_path: &plan.source_path,
+                spec_text: &spec.text,
+                spec_hash: &spec.hash,
+                plan_json: &plan_json,
+                scale: plan.scale,
+                env: &environment,
+                command_line: &cmdline,
+            })?;
+            (store, id, all_steps)
+        }
     };
 
     // Before any thread exists, so every thread inherits the mask.
@@ -213,8 +311,12 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     };
     let mut journal = schedlab_sys::journal::Journal::create(&state)
         .map_err(|e| anyhow::anyhow!("cannot create the restore journal in {}: {e}", state.display()))?;
+    let spool = schedlab_store::spool::path(db, run_id);
+    let mut spooled: Vec<String> = Vec::new();
     let result = schedlab_runner::run(plan, &steps, &run_id.to_string(), &opts, &mut journal, &mut progress, &mut |rec: &CellRecord| {
-        store.insert_cell(run_id, rec)?;
+        if let Some(why) = keep(&mut store, &spool, run_id, rec)? {
+            spooled.push(why);
+        }
         Ok(())
     });
     for e in journal.close() {
@@ -223,31 +325,60 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     if let Some(b) = &progress.bar {
         b.finish_and_clear();
     }
+    if let Some(why) = spooled.first() {
+        progress.warn(&format!(
+            "{} cell repetitions could not be stored in {} ({why}); they are safe in {}: `{resume_cmd}` imports them first",
+            spooled.len(),
+            db.display(),
+            spool.display()
+        ));
+    }
     let warnings = progress.warnings.clone();
+    // A database that refuses the run's end leaves the run `running`: say how to finish it.
+    let finish = |store: &schedlab_store::Store, status: &str| {
+        store
+            .finish_run(run_id, status, &warnings)
+            .map_err(|e| anyhow::anyhow!("cannot mark run {run_id} {status} in {} ({e}); `{resume_cmd}` finishes it", db.display()))
+    };
     let ending = match result {
         Ok(e) => e,
         Err(e) => {
-            store.finish_run(run_id, "failed", &warnings)?;
-            return Err(e.context(format!("run {run_id} failed; the cells it finished are stored (resume with --resume)")));
+            finish(&store, "failed")?;
+            return Err(e.context(format!("run {run_id} failed; the cells it finished are stored: `{resume_cmd}` runs the rest")));
         }
     };
     match ending {
+        Ending::Complete if !spooled.is_empty() => {
+            // The run is complete only once its spool is in the database.
+            let _ = store.finish_run(run_id, "spooled", &warnings);
+            Err(anyhow::anyhow!(
+                "run {run_id}: {} cell repetitions are in {}, not yet in {}: import them with `{resume_cmd}`",
+                spooled.len(),
+                spool.display(),
+                db.display()
+            ))
+        }
         Ending::Complete => {
-            store.finish_run(run_id, "complete", &warnings)?;
+            let (failed, measured) = store.failed_count(run_id)?;
+            finish(&store, if failed > 0 { "complete with failures" } else { "complete" })?;
             if !a.quiet {
                 super::show::print_run(&store, run_id)?;
+            }
+            if failed > 0 {
+                eprintln!(
+                    "run {run_id}: {failed} of {measured} measured cell repetitions FAILED and are left out of the figures (`schedlab show {run_id}` lists them); exit status 1"
+                );
+                return Ok(ExitCode::from(1));
             }
             Ok(ExitCode::SUCCESS)
         }
         Ending::Interrupted(sig) => {
-            store.finish_run(run_id, "interrupted", &warnings)?;
+            finish(&store, "interrupted")?;
             let stored = store.done_steps(run_id)?.len();
-            let file = a.file.as_ref().map(|f| format!(" {}", f.display())).unwrap_or_default();
             eprintln!(
-                "interrupted by signal {sig}: workers killed; {stored} finished cell repetitions of run {run_id} are stored. Finish it with `schedlab run{file} --resume`{}",
-                if a.scale.is_some() || a.repetitions.is_some() { " and the same --scale/--repetitions" } else { "" }
+                "interrupted by signal {sig}: workers killed; {stored} finished cell repetitions of run {run_id} are stored. Finish it with `{resume_cmd}`"
             );
-            Ok(ExitCode::from(130))
+            Ok(ExitCode::from(128 + sig.clamp(1, 127) as u8))
         }
     }
 }

@@ -66,6 +66,7 @@ pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
             println!("{t}");
         }
     }
+    print_failures(&cells);
     if !run.warnings.is_empty() {
         println!("\n{} warning(s) during the run:", run.warnings.len());
         for w in run.warnings.iter().take(20) {
@@ -73,6 +74,28 @@ pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Lists the measured repetitions left out of the figures because they failed, with why.
+fn print_failures(cells: &[schedlab_model::CellRecord]) {
+    let measured: Vec<_> = cells.iter().filter(|c| !c.warmup).collect();
+    let failed: Vec<_> = measured.iter().filter(|c| !c.status.is_ok()).collect();
+    if failed.is_empty() {
+        return;
+    }
+    println!(
+        "
+{} of {} measured cell repetitions FAILED and are left out of the figures above:",
+        failed.len(),
+        measured.len()
+    );
+    const SHOWN: usize = 20;
+    for c in failed.iter().take(SHOWN) {
+        println!("  - {} rep {}: {}: {}", c.params.key, c.rep + 1, c.status.as_str(), c.message.as_deref().unwrap_or("?"));
+    }
+    if failed.len() > SHOWN {
+        println!("  ... and {} more (`schedlab export` has every one: cell_status, cell_message)", failed.len() - SHOWN);
+    }
 }
 
 /// Runs `schedlab show`.

@@ -11,17 +11,18 @@ use std::collections::BTreeMap;
 pub struct CellStats {
     /// Which cell.
     pub params: CellParams,
-    /// Measured repetitions that ran (warm-ups and failed starts excluded).
+    /// Measured repetitions whose figures count (status ok; warm-ups excluded).
     pub reps: usize,
-    /// Repetitions that could not start (e.g. admission refused), with the first reason.
+    /// Measured repetitions left out of the figures because they failed (could not start,
+    /// workers exited non-zero, died by a signal, timed out).
     pub failed: usize,
     /// The first failure message, if any.
     pub failure: Option<String>,
-    /// Repetitions in which the watchdog killed workers.
+    /// Of the failed repetitions, those in which the watchdog killed workers.
     pub timed_out: usize,
-    /// Processes that ended by a signal, over all repetitions.
+    /// Measured processes that ended by a signal, over all measured repetitions.
     pub signalled: usize,
-    /// Processes that exited non-zero, over all repetitions.
+    /// Measured processes that exited non-zero, over all measured repetitions.
     pub nonzero_exit: usize,
     /// Release to last reap, seconds.
     pub makespan: Summary,
@@ -93,8 +94,9 @@ pub fn cell_stats(records: &[CellRecord]) -> Vec<CellStats> {
 
 fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
     let params = all.first()?.params.clone();
-    let failed: Vec<&&CellRecord> = all.iter().filter(|r| r.status == CellStatus::Failed).collect();
-    let ran: Vec<&CellRecord> = all.iter().copied().filter(|r| r.status != CellStatus::Failed && !r.samples.is_empty()).collect();
+    let failed: Vec<&&CellRecord> = all.iter().filter(|r| !r.status.is_ok()).collect();
+    let ran: Vec<&CellRecord> = all.iter().copied().filter(|r| r.status.is_ok() && !r.samples.is_empty()).collect();
+    let measured_samples = || all.iter().flat_map(|r| &r.samples).filter(|s| !s.background);
     let per = |f: &dyn Fn(&CellRecord) -> f64| -> Summary {
         let xs: Vec<f64> = ran.iter().map(|r| f(r)).collect();
         Summary::of(&xs).unwrap_or(EMPTY)
@@ -116,9 +118,9 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
         reps: ran.len(),
         failed: failed.len(),
         failure: failed.first().and_then(|r| r.message.clone()),
-        timed_out: ran.iter().filter(|r| r.status == CellStatus::TimedOut).count(),
-        signalled: ran.iter().flat_map(|r| &r.samples).filter(|s| s.signal.is_some()).count(),
-        nonzero_exit: ran.iter().flat_map(|r| &r.samples).filter(|s| s.exit_code.is_some_and(|c| c != 0)).count(),
+        timed_out: failed.iter().filter(|r| r.status == CellStatus::TimedOut).count(),
+        signalled: measured_samples().filter(|s| s.signal.is_some()).count(),
+        nonzero_exit: measured_samples().filter(|s| s.exit_code.is_some_and(|c| c != 0)).count(),
         makespan: per(&|r| r.makespan_s),
         user_total: per(&|r| sum(r, &|s| s.user_s)),
         sys_total: per(&|r| sum(r, &|s| s.sys_s)),
@@ -261,6 +263,24 @@ mod tests {
         let ranks: Vec<(f64, usize)> = s.completion_by_rank.iter().map(|x| (x.mean, x.n)).collect();
         // rep 0 sorted 1, 2, 3 (the background worker is not ranked); rep 1 sorted 2, 4.
         assert_eq!(ranks, vec![(1.5, 2), (3.0, 2), (3.0, 1)]);
+    }
+
+    #[test]
+    fn repetitions_with_failed_workers_are_left_out_of_the_means_and_counted() {
+        let ok = rec(1, 0, false, 2.0, &[1, 1]);
+        let mut bad = rec(1, 1, false, 9.0, &[9, 9]);
+        bad.samples[1].exit_code = Some(1);
+        bad.status = CellStatus::Failed;
+        bad.message = Some("1 worker of 2 exited with status != 0 (worker 1: status 1)".into());
+        let mut slow = rec(1, 2, false, 30.0, &[30, 30]);
+        slow.samples[0].signal = Some(9);
+        slow.samples[0].timed_out = true;
+        slow.status = CellStatus::TimedOut;
+        let s = &cell_stats(&[ok, bad, slow])[0];
+        assert_eq!((s.reps, s.failed, s.timed_out, s.nonzero_exit, s.signalled), (1, 2, 1, 1, 1));
+        assert_eq!(s.makespan.mean, 2.0, "only the ok repetition counts");
+        assert_eq!(s.wall_per_proc.mean, 2.0);
+        assert!(s.failure.as_deref().unwrap().contains("exited with status != 0"));
     }
 
     #[test]

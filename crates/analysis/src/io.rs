@@ -6,7 +6,7 @@ use crate::cells::EMPTY;
 use crate::hist::{merge, quantile_us};
 use crate::Summary;
 use schedlab_model::hist::Histogram;
-use schedlab_model::{CellParams, CellRecord, CellStatus, IoSummary};
+use schedlab_model::{CellParams, CellRecord, IoSummary};
 use std::collections::BTreeMap;
 
 /// I/O figures of one cell.
@@ -56,7 +56,7 @@ pub struct IoStats {
 /// The cells of a run that did I/O (par_write/par_read workers), in cell order.
 pub fn io_stats(records: &[CellRecord]) -> Vec<IoStats> {
     let mut by_cell: BTreeMap<u32, Vec<&CellRecord>> = BTreeMap::new();
-    for r in records.iter().filter(|r| !r.warmup && r.status != CellStatus::Failed) {
+    for r in records.iter().filter(|r| !r.warmup && r.status.is_ok()) {
         if r.samples.iter().any(|s| !s.background && s.io().is_some()) {
             by_cell.entry(r.params.cell_id).or_default().push(r);
         }

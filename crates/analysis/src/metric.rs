@@ -4,7 +4,7 @@
 //! as [`crate::CellStats`] (per-process figures are means over the repetition's processes),
 //! so a comparison and a table of the same run agree.
 
-use schedlab_model::{CellRecord, CellStatus, Sample};
+use schedlab_model::{CellRecord, Sample};
 
 /// A per-repetition figure of a cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -108,7 +108,7 @@ impl std::fmt::Display for Metric {
 
 /// Whether a stored repetition is one the statistics count (as in [`crate::cell_stats`]).
 pub(crate) fn counts(r: &CellRecord) -> bool {
-    !r.warmup && r.status != CellStatus::Failed && !r.samples.is_empty()
+    !r.warmup && r.status.is_ok() && !r.samples.is_empty()
 }
 
 #[cfg(test)]
@@ -116,7 +116,7 @@ mod tests {
     use super::*;
     use crate::cell_stats;
     use crate::cells::test_record;
-    use schedlab_model::CellParams;
+    use schedlab_model::{CellParams, CellStatus};
 
     fn rec(warmup: bool, status: CellStatus, makespan: f64, walls: &[f64]) -> CellRecord {
         let params = CellParams { cell_id: 0, key: "k".into(), processes: walls.len() as u32, ..Default::default() };
@@ -152,8 +152,8 @@ mod tests {
         assert_eq!(Metric::WallPerProc.value(&rec(false, CellStatus::Failed, 1.0, &[1.0])), None);
         assert_eq!(Metric::WallPerProc.value(&rec(false, CellStatus::Ok, 1.0, &[])), None);
         assert_eq!(Metric::Throughput.value(&rec(false, CellStatus::Ok, 0.0, &[1.0])), None);
-        // A timed-out repetition still ran: it counts, as in cell_stats.
-        assert_eq!(Metric::WallPerProc.value(&rec(false, CellStatus::TimedOut, 1.0, &[2.0])), Some(2.0));
+        // A timed-out repetition did not finish its work: left out, as in cell_stats.
+        assert_eq!(Metric::WallPerProc.value(&rec(false, CellStatus::TimedOut, 1.0, &[2.0])), None);
     }
 
     #[test]

@@ -31,13 +31,14 @@ pub struct RtStats {
     pub source: String,
     /// Tasks (worker processes with results) per repetition, the most seen.
     pub tasks: usize,
-    /// Measured repetitions with task results (warm-ups and failed starts excluded).
+    /// Measured repetitions with task results whose figures count (status ok).
     pub reps: usize,
-    /// Repetitions that could not start or whose dispatcher died.
+    /// Measured repetitions left out because they failed (could not start, the dispatcher
+    /// died, workers failed or timed out).
     pub failed: usize,
     /// The first failure message, if any.
     pub failure: Option<String>,
-    /// Repetitions in which the watchdog killed workers.
+    /// Of the failed repetitions, those in which the watchdog killed workers.
     pub timed_out: usize,
     /// Jobs released, summed over the set's tasks.
     pub jobs: Summary,
@@ -169,9 +170,9 @@ fn responses<'a>(reps: impl Iterator<Item = &'a CellRecord>) -> (Histogram<u64>,
 
 fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
     let first = all.first()?;
-    let failed: Vec<&&CellRecord> = all.iter().filter(|r| r.status == CellStatus::Failed).collect();
+    let failed: Vec<&&CellRecord> = all.iter().filter(|r| !r.status.is_ok()).collect();
     let ran: Vec<(&CellRecord, Vec<RtTask>)> =
-        all.iter().filter(|r| r.status != CellStatus::Failed).map(|r| (*r, tasks(r))).filter(|(_, t)| !t.is_empty()).collect();
+        all.iter().filter(|r| r.status.is_ok()).map(|r| (*r, tasks(r))).filter(|(_, t)| !t.is_empty()).collect();
     let per = |f: &dyn Fn(&[RtTask]) -> Option<f64>| -> Summary {
         let xs: Vec<f64> = ran.iter().filter_map(|(_, t)| f(t)).filter(|x| x.is_finite()).collect();
         Summary::of(&xs).unwrap_or(EMPTY)
@@ -206,7 +207,7 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
         reps: ran.len(),
         failed: failed.len(),
         failure: failed.first().and_then(|r| r.message.clone()),
-        timed_out: ran.iter().filter(|(r, _)| r.status == CellStatus::TimedOut).count(),
+        timed_out: failed.iter().filter(|r| r.status == CellStatus::TimedOut).count(),
         jobs: per(&|t| Some(sum(t, |x| x.jobs) as f64)),
         misses: per(&|t| Some(sum(t, |x| x.misses) as f64)),
         miss_pct: per(&|t| {

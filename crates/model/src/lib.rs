@@ -121,20 +121,26 @@ pub struct StatDelta {
     pub forks: u64,
 }
 
-/// How a cell repetition ended.
+/// How a cell repetition ended. Only `Ok` repetitions enter the figures; the others are
+/// stored with their reason (`CellRecord::message`), shown as failed and counted as left out.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CellStatus {
-    /// Every worker was reaped.
+    /// Every measured worker exited 0 with its report.
     #[default]
     Ok,
     /// The watchdog killed at least one worker.
     TimedOut,
-    /// The cell could not be started (e.g. SCHED_DEADLINE admission refused).
+    /// It could not start (spawn failed, admission refused), or workers exited non-zero,
+    /// died by a signal or did not report.
     Failed,
 }
 
 impl CellStatus {
+    /// Whether the repetition ran to its end as planned (its figures count).
+    pub fn is_ok(self) -> bool {
+        self == CellStatus::Ok
+    }
     /// The name stored in the database.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -87,8 +87,10 @@ pub struct FlatSample {
     pub end_offset_s: f64,
     /// Cell makespan, seconds.
     pub cell_makespan_s: f64,
-    /// Cell status.
+    /// How the cell repetition ended: ok, failed or timed_out (only ok ones enter the figures).
     pub cell_status: String,
+    /// Why it failed or timed out (empty when ok).
+    pub cell_message: String,
     /// /proc/stat user jiffies over the cell.
     pub cell_user_jiffies: u64,
     /// /proc/stat system jiffies over the cell.
@@ -202,6 +204,7 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
                 end_offset_s: s.end_offset_s,
                 cell_makespan_s: c.makespan_s,
                 cell_status: c.status.as_str().to_string(),
+                cell_message: c.message.clone().unwrap_or_default(),
                 cell_user_jiffies: c.stat.user,
                 cell_system_jiffies: c.stat.system,
                 cell_idle_jiffies: c.stat.idle,

@@ -51,14 +51,18 @@ pub fn workload_label(s: &CellStats) -> String {
     }
 }
 
+/// The note on failed repetitions: how many of the cell's were left out of its figures,
+/// how many of them timed out, and the first reason.
+fn left_out(failed: usize, ok: usize, timed_out: usize, why: Option<&str>) -> String {
+    let t = if timed_out > 0 { format!(", {timed_out} timed out") } else { String::new() };
+    format!("FAILED {failed} of {} reps (left out{t}): {}", failed + ok, why.unwrap_or("?"))
+}
+
 /// Why a cell's numbers may be incomplete: failures, time-outs, signals, non-zero exits.
 pub fn status(s: &CellStats) -> String {
     let mut notes = Vec::new();
     if s.failed > 0 {
-        notes.push(format!("{} failed: {}", s.failed, s.failure.as_deref().unwrap_or("?")));
-    }
-    if s.timed_out > 0 {
-        notes.push(format!("{} timed out", s.timed_out));
+        notes.push(left_out(s.failed, s.reps, s.timed_out, s.failure.as_deref()));
     }
     if s.signalled > 0 {
         notes.push(format!("{} killed by signal", s.signalled));
@@ -262,10 +266,7 @@ pub const RT_HEADER: [&str; 14] = [
 fn rt_notes(s: &RtStats) -> String {
     let mut notes = Vec::new();
     if s.failed > 0 {
-        notes.push(format!("{} failed: {}", s.failed, s.failure.as_deref().unwrap_or("?")));
-    }
-    if s.timed_out > 0 {
-        notes.push(format!("{} timed out", s.timed_out));
+        notes.push(left_out(s.failed, s.reps, s.timed_out, s.failure.as_deref()));
     }
     if s.source == "dispatcher" {
         notes.push("dispatcher's tally".into());

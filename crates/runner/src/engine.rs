@@ -600,23 +600,18 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             cx.warnings.push(format!("cell {}: workers wrote to stderr: {}", cell.key, first.join(" | ")));
         }
     }
-    let message = match (&dispatcher_died, timed_out) {
-        (Some(how), _) => Some(format!("the dispatcher {how}; the engine killed its workers")),
-        (None, true) => Some(format!("watchdog: workers still running after {:.0} s were killed", cx.timeout.as_secs_f64())),
-        (None, false) => None,
+    let cut = match (&dispatcher_died, timed_out) {
+        (Some(how), _) => crate::verdict::Cut::Dispatcher(how.clone()),
+        (None, true) => crate::verdict::Cut::Watchdog(cx.timeout.as_secs_f64()),
+        (None, false) => crate::verdict::Cut::None,
     };
+    let (status, message) = crate::verdict::judge(&samples, &cut);
     let record = CellRecord {
         params: cell.params(),
         rep: step.rep,
         warmup: step.warmup,
         ordinal,
-        status: if dispatcher_died.is_some() {
-            CellStatus::Failed
-        } else if timed_out {
-            CellStatus::TimedOut
-        } else {
-            CellStatus::Ok
-        },
+        status,
         message,
         started_unix,
         makespan_s: (end_ns - release_ns) as f64 * 1e-9,

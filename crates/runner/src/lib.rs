@@ -12,6 +12,7 @@ mod engine;
 pub mod protocol;
 pub mod rt;
 pub mod signals;
+pub mod verdict;
 pub mod worker;
 
 use engine::{CellCtx, Outcome};

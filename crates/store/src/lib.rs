@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 mod schema;
+pub mod spool;
 
 use rusqlite::{params, Connection, OptionalExtension};
 use schedlab_model::jobs::JobLog;
@@ -87,13 +88,20 @@ impl Store {
         Store::init(conn)
     }
 
+    /// How long a statement waits for another process's lock before it fails (10 s;
+    /// `SCHEDLAB_BUSY_TIMEOUT_MS` overrides it).
+    pub fn busy_timeout() -> std::time::Duration {
+        let ms = std::env::var("SCHEDLAB_BUSY_TIMEOUT_MS").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(10_000);
+        std::time::Duration::from_millis(ms)
+    }
+
     /// An in-memory database (tests).
     pub fn memory() -> Result<Store, DbError> {
         Store::init(Connection::open_in_memory()?)
     }
 
     fn init(conn: Connection) -> Result<Store, DbError> {
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.busy_timeout(Store::busy_timeout())?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
@@ -263,15 +271,43 @@ impl Store {
         }
     }
 
-    /// The newest unfinished run made from exactly this plan, for --resume.
-    pub fn resumable(&self, spec_hash: &str, plan_json: &str) -> Result<Option<i64>, DbError> {
-        self.conn
+    /// The newest unfinished measured run of this spec text, whatever its options (scale,
+    /// repetitions): `--resume` takes them from it.
+    pub fn resumable_by_hash(&self, spec_hash: &str) -> Result<Option<RunRow>, DbError> {
+        let id: Option<i64> = self
+            .conn
             .query_row(
-                "SELECT id FROM runs WHERE spec_hash = ?1 AND plan_json = ?2 AND status != 'complete' AND mode = 'measured' ORDER BY id DESC LIMIT 1",
-                params![spec_hash, plan_json],
+                "SELECT id FROM runs WHERE spec_hash = ?1 AND status NOT LIKE 'complete%' AND mode = 'measured' ORDER BY id DESC LIMIT 1",
+                params![spec_hash],
                 |r| r.get(0),
             )
-            .optional()
+            .optional()?;
+        match id {
+            Some(id) => self.run(id),
+            None => Ok(None),
+        }
+    }
+
+    /// (failed, all) measured (not warm-up) cell repetitions of a run: failed ones have a
+    /// status other than ok.
+    pub fn failed_count(&self, run_id: i64) -> Result<(usize, usize), DbError> {
+        self.conn.query_row(
+            "SELECT COALESCE(SUM(status != 'ok'), 0), COUNT(*) FROM cells WHERE run_id = ?1 AND warmup = 0",
+            params![run_id],
+            |r| Ok((r.get::<_, i64>(0)? as usize, r.get::<_, i64>(1)? as usize)),
+        )
+    }
+
+    /// Stores spooled records of a run, each in its own transaction, skipping those already
+    /// stored (an import interrupted half-way is simply run again); returns how many were new.
+    pub fn import(&mut self, run_id: i64, records: &[CellRecord]) -> Result<usize, DbError> {
+        let done: std::collections::HashSet<(u32, u32, bool)> = self.done_steps(run_id)?.into_iter().collect();
+        let mut n = 0;
+        for r in records.iter().filter(|r| !done.contains(&(r.params.cell_id, r.rep, r.warmup))) {
+            self.insert_cell(run_id, r)?;
+            n += 1;
+        }
+        Ok(n)
     }
 
     /// (cell_id, rep, warmup) of every stored cell repetition of a run.

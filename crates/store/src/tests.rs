@@ -1,4 +1,5 @@
 use super::*;
+use std::io::Write;
 
 fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
     CellRecord {
@@ -88,13 +89,59 @@ fn the_same_step_cannot_be_stored_twice() {
 }
 
 #[test]
-fn resumable_finds_only_unfinished_runs_of_the_same_plan() {
+fn resume_finds_the_newest_unfinished_run_of_the_spec_whatever_its_options() {
     let s = Store::memory().unwrap();
     let id = new_run(&s);
-    assert_eq!(s.resumable("abc", "{}").unwrap(), Some(id));
-    assert_eq!(s.resumable("abc", "{\"other\":1}").unwrap(), None);
-    s.finish_run(id, "complete", &[]).unwrap();
-    assert_eq!(s.resumable("abc", "{}").unwrap(), None);
+    assert_eq!(s.resumable_by_hash("abc").unwrap().map(|r| r.id), Some(id));
+    assert_eq!(s.resumable_by_hash("other").unwrap(), None);
+    s.finish_run(id, "complete with failures", &[]).unwrap();
+    assert_eq!(s.resumable_by_hash("abc").unwrap(), None, "a run with failures is complete");
+    let id2 = new_run(&s);
+    s.finish_run(id2, "spooled", &[]).unwrap();
+    assert_eq!(s.resumable_by_hash("abc").unwrap().map(|r| r.id), Some(id2));
+}
+
+#[test]
+fn failed_repetitions_are_counted_per_run_without_warmups() {
+    let mut s = Store::memory().unwrap();
+    let id = new_run(&s);
+    s.insert_cell(id, &record(0, 0, 1)).unwrap();
+    let mut bad = record(0, 1, 1);
+    bad.status = CellStatus::Failed;
+    s.insert_cell(id, &bad).unwrap();
+    let mut warm = record(0, 0, 1);
+    warm.warmup = true;
+    warm.status = CellStatus::TimedOut;
+    s.insert_cell(id, &warm).unwrap();
+    assert_eq!(s.failed_count(id).unwrap(), (1, 2));
+}
+
+#[test]
+fn a_spooled_record_is_imported_once_with_its_jobs() {
+    let dir = std::env::temp_dir().join(format!("schedlab-spool-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("r.db");
+    let file = crate::spool::path(&db, 7);
+    assert_eq!(file, dir.join("r.db.spool-run7.jsonl"));
+    let _ = std::fs::remove_file(&file);
+    let mut a = record(0, 0, 2);
+    a.samples[1].jobs = Some(schedlab_model::jobs::JobLog::default());
+    let b = record(1, 0, 1);
+    crate::spool::append(&file, 7, &a).unwrap();
+    crate::spool::append(&file, 7, &b).unwrap();
+    crate::spool::append(&file, 8, &b).unwrap();
+    // A torn last line, as a kill while appending leaves it.
+    std::fs::OpenOptions::new().append(true).open(&file).unwrap().write_all(b"{\"run_id\":7,\"rec").unwrap();
+    let recs = crate::spool::read(&file, 7).unwrap();
+    assert_eq!(recs.len(), 2, "run 8's record and the torn line are not run 7's");
+    assert!(recs[0].samples[1].jobs.is_some());
+    let mut s = Store::memory().unwrap();
+    let id = new_run(&s);
+    s.insert_cell(id, &b).unwrap();
+    assert_eq!(s.import(id, &recs).unwrap(), 1, "the record already stored is skipped");
+    assert_eq!(s.import(id, &recs).unwrap(), 0, "importing twice adds nothing");
+    assert_eq!(s.cells(id).unwrap().len(), 2);
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
