@@ -1,7 +1,7 @@
 //! schedlab: a laboratory for the Linux schedulers.
 //!
 //! `main` is thin: parse arguments, run the subcommand, print the whole error chain and
-//! map the outcome to an exit status (0 ok, 1 failure, 2 bad input, 130 interrupted).
+//! map the outcome to an exit status (0 ok, 1 failed cells or an error, 2 bad input, 128+N stopped by signal N).
 
 mod cli;
 

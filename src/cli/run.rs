@@ -352,10 +352,11 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             // The run is complete only once its spool is in the database.
             let _ = store.finish_run(run_id, "spooled", &warnings);
             Err(anyhow::anyhow!(
-                "run {run_id}: {} cell repetitions are in {}, not yet in {}: import them with `{resume_cmd}`",
+                "run {run_id}: {} cell repetitions are in {}, not yet in {} ({}): import them with `{resume_cmd}`",
                 spooled.len(),
                 spool.display(),
-                db.display()
+                db.display(),
+                spooled[0]
             ))
         }
         Ending::Complete => {

@@ -1,0 +1,69 @@
+//! Nothing measured is lost when the results database fails mid-run.
+
+use crate::util::Lab;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn stored_cells(lab: &Lab) -> i64 {
+    let Ok(db) = rusqlite::Connection::open(lab.db()) else { return 0 };
+    db.query_row("SELECT COUNT(*) FROM cells", [], |r| r.get(0)).unwrap_or(0)
+}
+
+/// A database locked by another process after the first cell: the run finishes its cells,
+/// spools the ones the database refuses, exits 1 naming the command that imports them, and
+/// that command, pasted, stores every cell and completes the run.
+#[test]
+fn a_locked_database_spools_finished_cells_and_resume_imports_them() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "three.toml",
+        "name = \"three\"\n[matrix]\nworkload = [\"a\", \"b\", \"c\"]\nprocesses = [1]\n[workloads.a]\nkind = \"command\"\nargv = [\"sleep\", \"1\"]\n\
+         [workloads.b]\nkind = \"command\"\nargv = [\"sleep\", \"1\"]\n[workloads.c]\nkind = \"command\"\nargv = [\"sleep\", \"1\"]\n",
+    );
+    let child =
+        lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).env("SCHEDLAB_BUSY_TIMEOUT_MS", "100").stderr(Stdio::piped()).spawn().unwrap();
+    let t0 = Instant::now();
+    while stored_cells(&lab) < 1 {
+        assert!(t0.elapsed() < Duration::from_secs(30), "the first cell was never stored");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Another process takes the write lock and keeps it until the run has ended.
+    let db = rusqlite::Connection::open(lab.db()).unwrap();
+    db.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let out = child.wait_with_output().unwrap();
+    db.execute_batch("COMMIT").unwrap();
+    drop(db);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("database is locked"), "the error says why: {stderr}");
+    let spool = std::fs::read_dir(lab.dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains(".spool-run"))
+        .expect("a spool file beside the database");
+    assert!(stderr.contains(&spool.display().to_string()), "the error names the spool: {stderr}");
+    let in_db = stored_cells(&lab);
+    assert!(in_db < 3, "some cells were spooled, not stored");
+    // The command the error printed, pasted as it is.
+    let hint = stderr.rsplit('`').nth(1).unwrap_or_else(|| panic!("no command in: {stderr}"));
+    let words: Vec<&str> = hint.split_whitespace().collect();
+    assert_eq!((words[0], words.last().copied()), ("schedlab", Some("--resume")), "{hint}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(&words[1..])
+        .arg("-q")
+        .env("TMPDIR", lab.dir.path())
+        .env("SCHEDLAB_STATE_DIR", lab.path("state"))
+        .env_remove("SCHEDLAB_DB")
+        .current_dir(lab.dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{hint}: {stderr}");
+    assert!(stderr.contains(&format!("imported {} cell repetitions", 3 - in_db)), "{stderr}");
+    assert!(stderr.contains("0 to go"), "every cell was measured once: {stderr}");
+    assert!(!spool.exists(), "the imported spool is removed");
+    assert_eq!(stored_cells(&lab), 3);
+    assert_eq!(lab.samples().len(), 3);
+    assert!(lab.ok(&["runs"]).contains("complete"));
+}
