@@ -558,3 +558,45 @@ fn a_comparison_draws_each_shared_cells_response_times_of_both_runs() {
     assert!(super::comparison_charts(&a, &[], "A", "B").is_empty());
     assert!(svg(c).unwrap().contains("run 2 (simulated)"));
 }
+
+#[test]
+fn quiet_and_flooded_sets_are_separate_series_and_rows() {
+    use schedlab_model::GroupParams;
+    // The DWCS study's sets quiet and under a UDP flood: same workload, scheduler and
+    // utilisation, told apart only by the background group.
+    let quiet = crate::testdata::rt_records(&["set"], &[Some(0.25), Some(0.5)]);
+    let main = |p: &schedlab_model::CellParams| GroupParams {
+        name: "main".into(),
+        class: "other".into(),
+        processes: p.processes,
+        ..Default::default()
+    };
+    let flood = GroupParams { name: "flood".into(), class: "other".into(), processes: 1, background: true, ..Default::default() };
+    let mut recs = Vec::new();
+    for r in &quiet {
+        let mut q = r.clone();
+        q.params.groups = vec![main(&r.params)];
+        let mut f = r.clone();
+        f.params.cell_id += 100;
+        f.params.key.push_str("+flood.processes=1");
+        f.params.groups = vec![main(&r.params), flood.clone()];
+        recs.extend([q, f]);
+    }
+    let stats = cell_stats(&recs);
+    let rt = schedlab_analysis::rt_stats(&recs);
+    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt });
+    let v = chart(&charts, "rt-violations");
+    let quiet_names: Vec<&str> = names(v).into_iter().filter(|n| !n.contains("flood")).collect();
+    let flood_names: Vec<String> = quiet_names.iter().map(|n| format!("{n} vs 1 flood")).collect();
+    assert_eq!(names(v), [quiet_names.clone(), flood_names.iter().map(String::as_str).collect()].concat());
+    assert!(quiet_names.len() >= 4, "{quiet_names:?}");
+    assert!(v.series.iter().all(|s| s.points.len() == 2 && s.points[0].x == 0 && s.points[1].x == 1), "one point per utilisation");
+    let wake = chart(&charts, "rt-wakeup-u0_5");
+    assert!(names(wake).contains(&"other vs 1 flood"), "{:?}", names(wake));
+    let rows = crate::tables::rt_rows(&rt);
+    let named: Vec<String> = rows.iter().map(|r| r[..3].join(" | ")).collect();
+    assert!(
+        named.contains(&"set | other | 0.25".to_string()) && named.contains(&"set vs 1 flood | other | 0.25".to_string()),
+        "{named:#?}"
+    );
+}
