@@ -107,9 +107,9 @@ impl Summary {
         (self.mean != 0.0).then(|| self.sd / self.mean.abs())
     }
 
-    /// Confidence-interval half-width relative to |mean|; None when the mean is 0.
+    /// Confidence-interval half-width relative to |mean|; None when the mean is 0 or there is no interval (n < 2).
     pub fn rel_ci(&self) -> Option<f64> {
-        (self.mean != 0.0).then(|| self.ci_half_width() / self.mean.abs())
+        (self.mean != 0.0 && !self.ci_low.is_nan()).then(|| self.ci_half_width() / self.mean.abs())
     }
 }
 
@@ -213,6 +213,7 @@ mod tests {
         assert_eq!((s.mean, s.median, s.min, s.max), (7.0, 7.0, 7.0, 7.0));
         assert!(s.ci_low.is_nan() && s.ci_high.is_nan());
         assert_eq!(s.interval(), Err(NoInterval::FewValues));
+        assert_eq!(s.rel_ci(), None);
         assert_eq!(s.cv(), Some(0.0));
     }
 
