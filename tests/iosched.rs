@@ -347,7 +347,7 @@ fn iosched_report_renders_every_io_figure_in_chromium() {
     lab.ok(&["run", spec, "--scale", "0.002", "--repetitions", "2", "-q"]);
     lab.ok(&["report", "-o", "rep"]);
     let html = std::fs::read_to_string(lab.path("rep/index.html")).unwrap();
-    assert!(html.contains("I/O per cell (seed 002)"), "the I/O table is in the report");
+    assert!(html.contains("I/O per cell (as in the I/O-scheduler study)"), "the I/O table is in the report");
     let ids = crate::report::figure_ids(&html);
     assert_eq!(ids.len(), 5, "time, MB/s, p50, p99, p99.9 and nothing per process count: {ids:?}");
     // Every chart has the three cases as series, each across the four schedulers.

@@ -161,19 +161,23 @@ fn lab1_fixture() -> Vec<CellRecord> {
 
 /// Writes a finished run of `records` through the store; returns its id.
 pub(crate) fn store_run(db: &Path, name: &str, records: &[CellRecord]) -> i64 {
+    store_run_as(db, name, records, Mode::Measured, 1.0, "Fixture CPU", "0")
+}
+
+/// [`store_run`] with the run's mode, scale, CPU model and spec hash given.
+fn store_run_as(db: &Path, name: &str, records: &[CellRecord], mode: Mode, scale: f64, cpu: &str, hash: &str) -> i64 {
     let mut store = Store::open(db).unwrap();
-    let env =
-        Environment { kernel: "6.1.0-test".into(), cpu_model: "Fixture CPU".into(), cpus: 2, cgroup: "v2".into(), ..Default::default() };
+    let env = Environment { kernel: "6.1.0-test".into(), cpu_model: cpu.into(), cpus: 2, cgroup: "v2".into(), ..Default::default() };
     let spec = format!("name = \"{name}\"\n[matrix]\nworkload = [\"cpu\", \"io\", \"mixed\"]\n");
     let id = store
         .create_run(&NewRun {
             name,
-            mode: Mode::Measured,
+            mode,
             spec_path: "fixture.toml",
             spec_text: &spec,
-            spec_hash: "0",
+            spec_hash: hash,
             plan_json: "{}",
-            scale: 1.0,
+            scale,
             env: &env,
             command_line: "fixture",
         })
@@ -309,6 +313,31 @@ fn compare_prints_table_markdown_and_json_and_the_report_gains_a_section() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no cell in common"));
     let out = lab.run(&["compare", &a, &b, "--format", "xml"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn compare_warns_on_stderr_markdown_and_json_when_runs_differ_in_scale_mode_machine_or_spec() {
+    let lab = Lab::new();
+    let a = store_run(&lab.db(), "a", &fixture(1.0)).to_string();
+    let same = store_run(&lab.db(), "same", &fixture(1.0)).to_string();
+    let out = lab.run(&["compare", &a, &same]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"), "two runs alike: no warning");
+    let b = store_run_as(&lab.db(), "b", &fixture(1.0), Mode::Sim, 0.5, "Other CPU", "1").to_string();
+    let out = lab.run(&["compare", &a, &b]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for w in [
+        "differ in scale (run 1: 1, run 3: 0.5)",
+        "run 1 was measured and run 3 simulated",
+        "CPU Fixture CPU vs Other CPU",
+        "different spec texts",
+    ] {
+        assert!(err.contains(w), "no warning {w:?}: {err}");
+    }
+    let md = lab.ok(&["compare", &a, &b, "--format", "markdown"]);
+    assert!(md.starts_with("> **Warning:** the runs differ in scale"), "{md}");
+    let json: serde_json::Value = serde_json::from_str(&lab.ok(&["compare", &a, &b, "--format", "json"])).unwrap();
+    assert_eq!(json["warnings"].as_array().unwrap().len(), 4, "{}", json["warnings"]);
 }
 
 /// Chromium for `test`, or None after printing why the test is skipped.

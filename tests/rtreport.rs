@@ -83,10 +83,10 @@ fn a_real_time_fixture_run_is_shown_exported_and_reported() {
     let id = store_run(&lab.db(), "rt-fixture", &fixture()).to_string();
     let show = lab.ok(&["show", &id]);
     assert!(show.contains("Real-time task sets"), "{show}");
-    // fifo-rm at 0.6: k = 4, sliding violations 12, 13, 14 per task: mean 13, half width
-    // t(0.975, 2) x 1 / sqrt(3) = 2.48.
+    // fifo-rm at 0.6: k = 4, sliding violations 12, 13, 14 per task: mean 13, on the log scale
+    // h = t(0.975, 2) x (1 / 13) / sqrt(3) = 0.1911, so 13 e^h = 15.74 and 13 e^-h = 10.74.
     let row = show.lines().find(|l| l.contains("fifo-rm") && l.contains("0.6 ")).unwrap();
-    assert!(row.contains("13.0 ±2.5"), "{row}");
+    assert!(row.contains("13.0 +2.7/-2.3"), "{row}");
     assert!(show.contains("dispatcher's tally; no latencies recorded"), "{show}");
 
     let csv = lab.ok(&["export", &id, "--format", "csv"]);
@@ -112,7 +112,7 @@ fn a_real_time_fixture_run_is_shown_exported_and_reported() {
         ["rt-violations", "rt-violation-time", "rt-misses", "rt-wakeup-u0_3", "rt-wakeup-u0_6", "rt-wakeup-u0_9"]
             .map(|i| format!("fig-{i}"))
     );
-    assert!(html.contains("Real-time task sets per cell (seed 003)"));
+    assert!(html.contains("Real-time task sets per cell (as in the DWCS real-time study)"));
     for id in &ids {
         let stem = id.strip_prefix("fig-").unwrap();
         let svg = std::fs::read_to_string(lab.path(&format!("rep/figures/{stem}.svg"))).unwrap();

@@ -1,8 +1,9 @@
 //! `schedlab compare A B`: two stored runs cell by cell (matched by key), with the ratio
-//! of means, its CI and Welch's test over repetitions.
+//! of means, its CI and Welch's test over repetitions, and a warning for each way the two
+//! runs differ (scale, measured or simulated, machine, spec).
 
 use super::common::{bad_input, open_existing, pick_run, utc};
-use super::report::metric_and_alpha;
+use super::report::{meta, metric_and_alpha};
 use schedlab_analysis::compare_runs;
 use schedlab_report::compare;
 use std::io::Write;
@@ -43,19 +44,24 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             ra.id, ra.name, rb.id, rb.name
         )));
     }
+    let warnings = compare::run_differences(&meta(&ra), &meta(&rb));
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match a.format.as_str() {
         "json" => {
-            serde_json::to_writer_pretty(&mut out, &compare::json(&c, ra.id, rb.id))?;
+            serde_json::to_writer_pretty(&mut out, &compare::json(&c, ra.id, rb.id, &warnings))?;
             writeln!(out)?;
         }
-        "markdown" | "md" => write!(out, "{}", compare::markdown(&c, ra.id, rb.id))?,
+        "markdown" | "md" => write!(out, "{}", compare::markdown(&c, ra.id, rb.id, &warnings))?,
         _ => {
             writeln!(out, "A = run {} ({}, {}, started {} UTC)", ra.id, ra.name, ra.status, utc(ra.started_unix))?;
             writeln!(out, "B = run {} ({}, {}, started {} UTC)", rb.id, rb.name, rb.status, utc(rb.started_unix))?;
             writeln!(
                 out,
-                "{} per repetition, mean ±{} CI over repetitions; ratio B/A; Welch's t-test:",
+                "{} per repetition, mean ±{} CI over repetitions (+up/-down where it is not symmetric; n < 3: too few \
+                 repetitions for an interval; ± > mean: its half-width exceeds the mean); ratio B/A [CI]; Welch's t-test:",
                 metric.label(),
                 compare::level(&c)
             )?;

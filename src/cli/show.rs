@@ -35,6 +35,7 @@ pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
         run.env.rt_runtime_us.map(|v| v.to_string()).unwrap_or("?".into()),
         run.env.rt_period_us.map(|v| v.to_string()).unwrap_or("?".into())
     );
+    println!("\nValues are means over n repetitions; {}.", schedlab_report::tables::INTERVAL_NOTE);
     println!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
     println!("{}", schedlab_report::tables::totals(&stats));
     println!("\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions):");

@@ -2,7 +2,7 @@
 //! and per-process means (its Figure 12), each a [`Summary`] over repetitions, because the
 //! repetition, not the process, is the independent unit.
 
-use crate::{coefficient_of_variation, jain_index, max_deviation_from_mean, Summary};
+use crate::{coefficient_of_variation, jain_index, max_deviation_from_mean, Domain, Summary};
 use schedlab_model::{CellParams, CellRecord, CellStatus};
 use std::collections::BTreeMap;
 
@@ -97,10 +97,12 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
     let failed: Vec<&&CellRecord> = all.iter().filter(|r| !r.status.is_ok()).collect();
     let ran: Vec<&CellRecord> = all.iter().copied().filter(|r| r.status.is_ok() && !r.samples.is_empty()).collect();
     let measured_samples = || all.iter().flat_map(|r| &r.samples).filter(|s| !s.background);
-    let per = |f: &dyn Fn(&CellRecord) -> f64| -> Summary {
+    // Every figure is a time, a count or a rate but Jain's index and the shares, in [0, 1].
+    let within = |d: Domain, f: &dyn Fn(&CellRecord) -> f64| -> Summary {
         let xs: Vec<f64> = ran.iter().map(|r| f(r)).collect();
-        Summary::of(&xs).unwrap_or(EMPTY)
+        Summary::in_domain(&xs, d).unwrap_or(EMPTY)
     };
+    let per = |f: &dyn Fn(&CellRecord) -> f64| within(Domain::NonNegative, f);
     // Background workers are kept in the database but never enter the measured figures.
     let sum = |r: &CellRecord, f: &dyn Fn(&schedlab_model::Sample) -> f64| r.samples.iter().filter(|s| !s.background).map(f).sum::<f64>();
     let avg = |r: &CellRecord, f: &dyn Fn(&schedlab_model::Sample) -> f64| mean(r.samples.iter().filter(|s| !s.background).map(f));
@@ -148,14 +150,16 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
         }),
         work_rate: per(&|r| if r.makespan_s > 0.0 { sum(r, &|s| s.work_units) / r.makespan_s } else { 0.0 }),
         completion: per(&|r| avg(r, &|s| s.end_offset_s)),
-        jain: per(&|r| jain_index(&measured(r, &|s| if s.wall_s > 0.0 { s.work_units / s.wall_s } else { 0.0 })).unwrap_or(nan)),
+        jain: within(Domain::FRACTION, &|r| {
+            jain_index(&measured(r, &|s| if s.wall_s > 0.0 { s.work_units / s.wall_s } else { 0.0 })).unwrap_or(nan)
+        }),
         max_dev_completion: per(&|r| max_deviation_from_mean(&measured(r, &|s| s.end_offset_s)).unwrap_or(nan)),
         cv_completion: per(&|r| coefficient_of_variation(&measured(r, &|s| s.end_offset_s)).unwrap_or(nan)),
         completion_by_rank: by_rank(ran.iter().map(|r| measured(r, &|s| s.end_offset_s))),
         group_share: group_names
             .iter()
             .map(|g| {
-                let share = per(&|r| {
+                let share = within(Domain::FRACTION, &|r| {
                     let cpu = |s: &schedlab_model::Sample| s.window_cpu_s;
                     let total: f64 = r.samples.iter().map(cpu).sum();
                     let mine: f64 = r.samples.iter().filter(|s| &s.group == g).map(cpu).sum();
@@ -184,7 +188,7 @@ fn by_rank(reps: impl Iterator<Item = Vec<f64>>) -> Vec<Summary> {
             ranks[k].push(x);
         }
     }
-    ranks.iter().map(|xs| Summary::of(xs).unwrap_or(EMPTY)).collect()
+    ranks.iter().map(|xs| Summary::in_domain(xs, Domain::NonNegative).unwrap_or(EMPTY)).collect()
 }
 
 /// A measured repetition that ended well, for tests.
@@ -194,8 +198,7 @@ pub(crate) fn test_record(params: CellParams, rep: u32, makespan_s: f64, samples
 }
 
 /// The summary of no data: n = 0, everything NaN, so tables print "-".
-pub const EMPTY: Summary =
-    Summary { n: 0, mean: f64::NAN, sd: f64::NAN, median: f64::NAN, min: f64::NAN, max: f64::NAN, ci_low: f64::NAN, ci_high: f64::NAN };
+pub const EMPTY: Summary = Summary::EMPTY;
 
 #[cfg(test)]
 mod tests {

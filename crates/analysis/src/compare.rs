@@ -1,5 +1,6 @@
 //! The two-sample verdict behind `schedlab compare`.
 
+use crate::interval::Domain;
 use crate::moments::valid_level;
 use crate::ratio::{ratio_of_means, Ratio};
 use crate::summary::Summary;
@@ -20,17 +21,19 @@ pub struct Comparison {
     pub significant: bool,
 }
 
-/// Compares baseline `a` with candidate `b` at significance `alpha` in (0, 1); None for empty/non-finite samples or a bad alpha.
+/// Compares baseline `a` with candidate `b`, samples of a non-negative quantity (a time, a
+/// count, a rate), at significance `alpha` in (0, 1); None for empty, negative or non-finite
+/// samples or a bad alpha.
 ///
 /// All intervals use level 1 − alpha so that they agree with the test's
-/// verdict (alpha = 0.05 gives the usual 95% intervals).
+/// verdict (alpha = 0.05 gives the usual 95% intervals), and stay above zero (see [`Domain`]).
 pub fn compare(a: &[f64], b: &[f64], alpha: f64) -> Option<Comparison> {
     if !valid_level(alpha) {
         return None;
     }
     let level = 1.0 - alpha;
-    let sa = Summary::with_confidence(a, level)?;
-    let sb = Summary::with_confidence(b, level)?;
+    let sa = Summary::in_domain_at(a, Domain::NonNegative, level)?;
+    let sb = Summary::in_domain_at(b, Domain::NonNegative, level)?;
     let welch = welch_t_test(a, b);
     Some(Comparison { a: sa, b: sb, ratio: ratio_of_means(a, b, level), welch, significant: welch.is_some_and(|w| w.p_value < alpha) })
 }
@@ -55,8 +58,8 @@ mod tests {
     #[test]
     fn parts_match_the_standalone_functions() {
         let c = compare(&A1, &A2, 0.05).unwrap();
-        assert_eq!(c.a, Summary::of(&A1).unwrap());
-        assert_eq!(c.b, Summary::of(&A2).unwrap());
+        assert_eq!(c.a, Summary::in_domain(&A1, Domain::NonNegative).unwrap());
+        assert_eq!(c.b, Summary::in_domain(&A2, Domain::NonNegative).unwrap());
         assert_eq!(c.welch, welch_t_test(&A1, &A2));
         assert_eq!(c.ratio, ratio_of_means(&A1, &A2, 0.95));
         // mean(A2) / mean(A1) = 22.986667 / 20.82 = 1.104067
@@ -82,6 +85,7 @@ mod tests {
     fn rejects_bad_input() {
         assert_eq!(compare(&[], &[1.0], 0.05), None);
         assert_eq!(compare(&[1.0], &[f64::NAN], 0.05), None);
+        assert_eq!(compare(&[1.0, 2.0], &[-1.0, 2.0], 0.05), None, "a time or a count is never negative");
         assert_eq!(compare(&[1.0, 2.0], &[1.0, 2.0], 0.0), None);
         assert_eq!(compare(&[1.0, 2.0], &[1.0, 2.0], 1.0), None);
     }

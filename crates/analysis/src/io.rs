@@ -4,7 +4,7 @@
 
 use crate::cells::EMPTY;
 use crate::hist::{merge, quantile_us};
-use crate::Summary;
+use crate::{Domain, Summary};
 use schedlab_model::hist::Histogram;
 use schedlab_model::{CellParams, CellRecord, IoSummary};
 use std::collections::BTreeMap;
@@ -70,7 +70,7 @@ fn summarise(reps: &[&CellRecord]) -> Option<IoStats> {
         reps.iter().map(|r| r.samples.iter().filter(|s| !s.background).filter_map(|s| s.io()).collect()).collect();
     let per = |f: &dyn Fn(usize) -> Option<f64>| -> Summary {
         let xs: Vec<f64> = (0..reps.len()).filter_map(f).filter(|x| x.is_finite()).collect();
-        Summary::of(&xs).unwrap_or(EMPTY)
+        Summary::in_domain(&xs, Domain::NonNegative).unwrap_or(EMPTY)
     };
     let merged: Vec<Option<Histogram<u64>>> = ios.iter().map(|rep| merge(rep.iter().map(|io| io.hist.as_str()))).collect();
     let pooled = merge(ios.iter().flatten().map(|io| io.hist.as_str()));

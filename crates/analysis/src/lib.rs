@@ -1,5 +1,5 @@
-//! Pure statistics for schedlab: descriptive summaries, confidence intervals,
-//! fairness indices, Welch's t-test, ratio-of-means intervals and outlier
+//! Pure statistics for schedlab: descriptive summaries, confidence intervals that stay in
+//! their quantity's domain, fairness indices, Welch's t-test, ratio-of-means intervals and outlier
 //! detection; per-cell aggregation, I/O and real-time figures, per-process outlier
 //! flags and run-to-run comparisons over stored cell records.
 //!
@@ -13,6 +13,7 @@ mod compare;
 mod fairness;
 mod flags;
 mod hist;
+mod interval;
 mod io;
 mod metric;
 mod moments;
@@ -28,6 +29,7 @@ pub use cells::{cell_stats, CellStats};
 pub use compare::{compare, Comparison};
 pub use fairness::{coefficient_of_variation, jain_index, max_deviation_from_mean};
 pub use flags::{cell_outliers, CellOutliers, ProcessOutlier, ProcessValue};
+pub use interval::{mean_interval, Domain, NoInterval, MIN_VALUES_FOR_INTERVAL};
 pub use io::{io_stats, IoStats};
 pub use metric::Metric;
 pub use outliers::{modified_z_scores, outliers, MODIFIED_Z_THRESHOLD};

@@ -1,14 +1,15 @@
-//! Descriptive statistics and Student-t confidence intervals of the mean.
+//! Descriptive statistics and confidence intervals of the mean, in the quantity's domain.
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
+use crate::interval::{mean_interval, shown, Domain, NoInterval};
 use crate::moments::{all_finite, mean, sample_variance, valid_level};
 use crate::percentile::percentile_sorted;
 
 /// Confidence level used by [`Summary::of`].
 pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 
-/// Descriptive statistics of one sample, with a Student-t confidence interval of the mean.
+/// Descriptive statistics of one sample, with a confidence interval of the mean in its domain.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Summary {
     /// Number of observations.
@@ -23,33 +24,80 @@ pub struct Summary {
     pub min: f64,
     /// Largest observation.
     pub max: f64,
-    /// Lower bound of the confidence interval of the mean; equal to `mean` when n < 2.
+    /// Lower bound of the confidence interval of the mean (see [`Domain`]); NaN when n < 2.
     pub ci_low: f64,
-    /// Upper bound of the confidence interval of the mean; equal to `mean` when n < 2.
+    /// Upper bound of the confidence interval of the mean; NaN when n < 2.
     pub ci_high: f64,
+    /// The values the quantity can take, which shaped the interval.
+    pub domain: Domain,
 }
 
 impl Summary {
-    /// Summary with a 95% confidence interval; None for empty input or any non-finite value.
+    /// The summary of no data: n = 0, everything NaN, so tables print "-".
+    pub const EMPTY: Summary = Summary {
+        n: 0,
+        mean: f64::NAN,
+        sd: f64::NAN,
+        median: f64::NAN,
+        min: f64::NAN,
+        max: f64::NAN,
+        ci_low: f64::NAN,
+        ci_high: f64::NAN,
+        domain: Domain::Real,
+    };
+
+    /// Summary with a 95% Student-t interval; None for empty input or any non-finite value.
     pub fn of(xs: &[f64]) -> Option<Summary> {
         Self::with_confidence(xs, DEFAULT_CONFIDENCE)
     }
 
-    /// Summary with a confidence interval at `level` in (0, 1); None for empty input, any non-finite value or a bad level.
+    /// Summary with a Student-t interval at `level` in (0, 1); None for empty input, any non-finite value or a bad level.
     pub fn with_confidence(xs: &[f64], level: f64) -> Option<Summary> {
-        if xs.is_empty() || !all_finite(xs) || !valid_level(level) {
+        Self::in_domain_at(xs, Domain::Real, level)
+    }
+
+    /// Summary of a quantity in `domain` with a 95% interval that stays in it; None for empty
+    /// input or a value outside the domain.
+    pub fn in_domain(xs: &[f64], domain: Domain) -> Option<Summary> {
+        Self::in_domain_at(xs, domain, DEFAULT_CONFIDENCE)
+    }
+
+    /// [`Summary::in_domain`] at confidence `level` in (0, 1).
+    pub fn in_domain_at(xs: &[f64], domain: Domain, level: f64) -> Option<Summary> {
+        if xs.is_empty() || !all_finite(xs) || !valid_level(level) || !xs.iter().all(|x| domain.contains(*x)) {
             return None;
         }
         let n = xs.len();
         let mut sorted = xs.to_vec();
         sorted.sort_by(f64::total_cmp);
-        let mean = mean(xs);
+        let mean = mean(xs).clamp(sorted[0], sorted[n - 1]);
         let sd = sample_variance(xs, mean).sqrt();
-        let (ci_low, ci_high) = t_interval(mean, sd, n, level);
-        Some(Summary { n, mean, sd, median: percentile_sorted(&sorted, 50.0), min: sorted[0], max: sorted[n - 1], ci_low, ci_high })
+        let (ci_low, ci_high) = mean_interval(mean, sd, n, level, domain);
+        Some(Summary { n, mean, sd, median: percentile_sorted(&sorted, 50.0), min: sorted[0], max: sorted[n - 1], ci_low, ci_high, domain })
     }
 
-    /// Half the width of the confidence interval (the "±" value).
+    /// The interval as tables and figures show it, or why they show none: fewer than 3
+    /// values, or, for a quantity that cannot be negative, a half-width beyond the mean.
+    pub fn interval(&self) -> Result<(f64, f64), NoInterval> {
+        shown(self.n, self.mean, self.ci_low, self.ci_high, self.domain == Domain::NonNegative)
+    }
+
+    /// The same summary with every value multiplied by `k > 0` (a fraction as a percentage).
+    pub fn scaled(&self, k: f64) -> Summary {
+        Summary {
+            n: self.n,
+            mean: self.mean * k,
+            sd: self.sd * k,
+            median: self.median * k,
+            min: self.min * k,
+            max: self.max * k,
+            ci_low: self.ci_low * k,
+            ci_high: self.ci_high * k,
+            domain: self.domain.scaled(k),
+        }
+    }
+
+    /// Half the width of the confidence interval (NaN without one).
     pub fn ci_half_width(&self) -> f64 {
         (self.ci_high - self.ci_low) / 2.0
     }
@@ -59,9 +107,9 @@ impl Summary {
         (self.mean != 0.0).then(|| self.sd / self.mean.abs())
     }
 
-    /// Confidence-interval half-width relative to |mean|; None when the mean is 0.
+    /// Confidence-interval half-width relative to |mean|; None when the mean is 0 or there is no interval (n < 2).
     pub fn rel_ci(&self) -> Option<f64> {
-        (self.mean != 0.0).then(|| self.ci_half_width() / self.mean.abs())
+        (self.mean != 0.0 && !self.ci_low.is_nan()).then(|| self.ci_half_width() / self.mean.abs())
     }
 }
 
@@ -158,13 +206,14 @@ mod tests {
     }
 
     #[test]
-    fn single_value_has_degenerate_interval() {
+    fn single_value_has_no_interval_rather_than_a_zero_width_one() {
         let s = Summary::of(&[7.0]).unwrap();
         assert_eq!(s.n, 1);
         assert_eq!(s.sd, 0.0);
         assert_eq!((s.mean, s.median, s.min, s.max), (7.0, 7.0, 7.0, 7.0));
-        assert_eq!((s.ci_low, s.ci_high), (7.0, 7.0));
-        assert_eq!(s.ci_half_width(), 0.0);
+        assert!(s.ci_low.is_nan() && s.ci_high.is_nan());
+        assert_eq!(s.interval(), Err(NoInterval::FewValues));
+        assert_eq!(s.rel_ci(), None);
         assert_eq!(s.cv(), Some(0.0));
     }
 
@@ -173,6 +222,44 @@ mod tests {
         let s = Summary::of(&[3.0; 5]).unwrap();
         assert_eq!(s.sd, 0.0);
         assert_eq!((s.ci_low, s.ci_high), (3.0, 3.0));
+        assert_eq!(Summary::in_domain(&[3.0; 5], Domain::NonNegative).unwrap().interval(), Ok((3.0, 3.0)));
+    }
+
+    #[test]
+    fn two_repetitions_with_a_large_spread_show_no_interval_and_none_below_zero() {
+        // pa3 at n = 2: t(0.975, 1) = 12.71 made the symmetric interval [-24.7, 32.7] around 4.
+        let s = Summary::in_domain(&[2.0, 6.0], Domain::NonNegative).unwrap();
+        let t = Summary::of(&[2.0, 6.0]).unwrap();
+        assert!(t.ci_low < 0.0, "the Student-t interval went negative: {}", t.ci_low);
+        assert!(s.ci_low > 0.0 && s.ci_low < 4.0 && s.ci_high > 4.0, "[{}, {}]", s.ci_low, s.ci_high);
+        assert_eq!(s.interval(), Err(NoInterval::FewValues), "n < 3 is shown as such");
+    }
+
+    #[test]
+    fn an_interval_wider_than_the_mean_is_not_shown() {
+        // Voluntary switches 0, 0, 9: mean 3, sd 5.196, SE 3; h = 4.303 * 3 / 3 = 4.303, so the
+        // log interval is [0.04, 221]: in the domain, but it says nothing.
+        let s = Summary::in_domain(&[0.0, 0.0, 9.0], Domain::NonNegative).unwrap();
+        assert!(s.ci_low > 0.0 && s.ci_high > 100.0, "[{}, {}]", s.ci_low, s.ci_high);
+        assert_eq!(s.interval(), Err(NoInterval::WiderThanEstimate));
+        let tight = Summary::in_domain(&[10.0, 11.0, 12.0], Domain::NonNegative).unwrap();
+        assert!(tight.interval().is_ok());
+    }
+
+    #[test]
+    fn values_outside_the_domain_are_refused() {
+        assert_eq!(Summary::in_domain(&[1.0, -0.5], Domain::NonNegative), None);
+        assert_eq!(Summary::in_domain(&[0.5, 1.2], Domain::FRACTION), None);
+        assert!(Summary::in_domain(&[0.0, 1.0], Domain::FRACTION).is_some(), "the bounds are in the domain");
+    }
+
+    #[test]
+    fn scaling_a_fraction_scales_its_interval_and_bounds() {
+        let s = Summary::in_domain(&[0.2, 0.3, 0.4], Domain::FRACTION).unwrap();
+        let p = s.scaled(100.0);
+        assert_eq!(p.domain, Domain::PERCENT);
+        assert!((p.ci_low - 100.0 * s.ci_low).abs() < 1e-9 && (p.ci_high - 100.0 * s.ci_high).abs() < 1e-9);
+        assert_eq!(p.interval().is_ok(), s.interval().is_ok());
     }
 
     #[test]

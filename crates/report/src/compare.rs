@@ -2,8 +2,10 @@
 //! ratio B/A with its CI, Welch's p-value, the verdict) and a summary line, as a terminal
 //! table, Markdown or JSON. The same rows feed the report's comparison section.
 
+use crate::html::RunMeta;
+use crate::tables::offsets;
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
-use schedlab_analysis::{CellComparison, Change, RunComparison, Summary};
+use schedlab_analysis::{CellComparison, Change, NoInterval, Ratio, RunComparison, Summary};
 use serde_json::{json, Value};
 
 /// The confidence level of a comparison's intervals, e.g. `95%`.
@@ -52,12 +54,19 @@ pub fn num(v: f64) -> String {
 
 fn mean_ci(s: &Summary) -> String {
     if s.n == 0 || !s.mean.is_finite() {
-        "-".into()
-    } else if s.n < 2 {
-        num(s.mean)
-    } else {
-        let d = decimals(s.mean);
-        format!("{:.d$} ±{:.d$}", s.mean, s.ci_half_width())
+        return "-".into();
+    }
+    let d = decimals(s.mean);
+    match s.interval() {
+        Ok((lo, hi)) => format!("{} {}", num(s.mean), offsets(s.mean, lo, hi, d)),
+        Err(why) => format!("{} ({})", num(s.mean), why.mark()),
+    }
+}
+
+fn ratio_ci(r: &Ratio) -> String {
+    match r.interval() {
+        Ok((lo, hi)) => format!("{:.3} [{:.3}, {:.3}]", r.ratio, lo, hi),
+        Err(why) => format!("{:.3} ({})", r.ratio, why.mark()),
     }
 }
 
@@ -90,7 +99,7 @@ fn row(c: &CellComparison) -> Vec<String> {
         Some(r) => (
             mean_ci(&r.a),
             mean_ci(&r.b),
-            r.ratio.map(|x| format!("{:.3} [{:.3}, {:.3}]", x.ratio, x.ci_low, x.ci_high)).unwrap_or_else(|| "-".into()),
+            r.ratio.as_ref().map(ratio_ci).unwrap_or_else(|| "-".into()),
             p_value(r.welch.map(|w| w.p_value)),
         ),
         None => ("-".into(), "-".into(), "-".into(), "-".into()),
@@ -141,11 +150,17 @@ pub fn table(c: &RunComparison, a: i64, b: i64) -> Table {
     t
 }
 
-/// The comparison as a GitHub-flavoured Markdown table followed by the summary line.
-pub fn markdown(c: &RunComparison, a: i64, b: i64) -> String {
+/// The comparison as GitHub-flavoured Markdown: the `warnings` about the two runs (see
+/// [`run_differences`]) as quoted lines, the table, then the summary line.
+pub fn markdown(c: &RunComparison, a: i64, b: i64, warnings: &[String]) -> String {
     let esc = |s: &str| s.replace('|', "\\|");
     let h = header(c, a, b);
-    let mut out = format!("| {} |\n", h.iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | "));
+    let mut out: String = warnings.iter().map(|w| format!("> **Warning:** {w}\n>\n")).collect();
+    if !warnings.is_empty() {
+        out.truncate(out.len() - 2);
+        out.push('\n');
+    }
+    out.push_str(&format!("| {} |\n", h.iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | ")));
     out.push_str(&format!("|---|{}\n", "---:|".repeat(h.len() - 2) + "---|"));
     for r in rows(c) {
         out.push_str(&format!("| {} |\n", r.iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | ")));
@@ -154,12 +169,78 @@ pub fn markdown(c: &RunComparison, a: i64, b: i64) -> String {
     out
 }
 
-fn summary_json(s: &Summary) -> Value {
-    json!({"n": s.n, "mean": s.mean, "sd": s.sd, "ci_low": s.ci_low, "ci_high": s.ci_high})
+/// Why a table shows no interval, for JSON (null when it shows one).
+fn no_interval(i: Result<(f64, f64), NoInterval>) -> Option<&'static str> {
+    i.err().map(NoInterval::reason)
 }
 
-/// The comparison as JSON: every number behind the table, per-repetition values included.
-pub fn json(c: &RunComparison, a: i64, b: i64) -> Value {
+fn summary_json(s: &Summary) -> Value {
+    json!({
+        "n": s.n, "mean": s.mean, "sd": s.sd, "ci_low": s.ci_low, "ci_high": s.ci_high,
+        "ci_method": s.domain.method(), "no_interval": no_interval(s.interval()),
+    })
+}
+
+fn ratio_json(r: &Ratio) -> Value {
+    json!({
+        "ratio": r.ratio, "ci_low": r.ci_low, "ci_high": r.ci_high,
+        "ci_method": "Student t on the log ratio, Welch-Satterthwaite df (delta method)",
+        "no_interval": no_interval(r.interval()),
+    })
+}
+
+/// What the reader of a comparison of run `a` with run `b` should know before reading it:
+/// the runs differ in scale, mode (measured or simulated: allowed, that is how measurement
+/// meets the model), machine (CPU model, online CPUs, kernel; no host name is stored) or
+/// spec text. Empty when they agree on all.
+pub fn run_differences(a: &RunMeta, b: &RunMeta) -> Vec<String> {
+    let mut out = Vec::new();
+    if a.scale != b.scale {
+        out.push(format!(
+            "the runs differ in scale (run {}: {}, run {}: {}): times, counts and rates grow with the work, so the ratios \
+             show the scale as well as any change",
+            a.id, a.scale, b.id, b.scale
+        ));
+    }
+    if a.mode != b.mode {
+        let how = |m: &str| if m == "sim" { "simulated" } else { "measured" };
+        out.push(format!(
+            "run {} was {} and run {} {}: this compares a measurement with the simulator's model, not two measurements",
+            a.id,
+            how(&a.mode),
+            b.id,
+            how(&b.mode)
+        ));
+    }
+    let (ea, eb) = (&a.env, &b.env);
+    let mut machine = Vec::new();
+    if ea.cpu_model != eb.cpu_model {
+        machine.push(format!("CPU {} vs {}", ea.cpu_model, eb.cpu_model));
+    }
+    if ea.cpus != eb.cpus {
+        machine.push(format!("{} vs {} online CPUs", ea.cpus, eb.cpus));
+    }
+    if ea.kernel != eb.kernel {
+        machine.push(format!("kernel {} vs {}", ea.kernel, eb.kernel));
+    }
+    if !machine.is_empty() {
+        out.push(format!("the runs were made on different machines ({}): a difference may be the machine's", machine.join("; ")));
+    }
+    if a.spec_hash != b.spec_hash {
+        let short = |h: &str| h.chars().take(12).collect::<String>();
+        out.push(format!(
+            "the runs come from different spec texts (sha256 {} vs {}): cells are matched by key, and a key does not name \
+             every setting (work per process, durations, other groups' workloads)",
+            short(&a.spec_hash),
+            short(&b.spec_hash)
+        ));
+    }
+    out
+}
+
+/// The comparison as JSON: every number behind the table, per-repetition values included,
+/// and the `warnings` about the two runs (see [`run_differences`]).
+pub fn json(c: &RunComparison, a: i64, b: i64, warnings: &[String]) -> Value {
     let s = c.summary();
     let change = |x: Change| match x {
         Change::Higher => "higher",
@@ -178,7 +259,7 @@ pub fn json(c: &RunComparison, a: i64, b: i64) -> Value {
                 "b_values": cell.b,
                 "a": r.map(|r| summary_json(&r.a)),
                 "b": r.map(|r| summary_json(&r.b)),
-                "ratio": r.and_then(|r| r.ratio).map(|x| json!({"ratio": x.ratio, "ci_low": x.ci_low, "ci_high": x.ci_high})),
+                "ratio": r.and_then(|r| r.ratio).as_ref().map(ratio_json),
                 "welch": r.and_then(|r| r.welch).map(|w| json!({"t": w.t, "df": w.df, "p_value": w.p_value})),
                 "significant": r.is_some_and(|r| r.significant),
                 "change": change(cell.change()),
@@ -190,6 +271,7 @@ pub fn json(c: &RunComparison, a: i64, b: i64) -> Value {
         "run_b": b,
         "metric": c.metric.name(),
         "metric_label": c.metric.label(),
+        "warnings": warnings,
         "alpha": c.alpha,
         "unit": "repetition (per-process values are averaged within a repetition first)",
         "cells": cells,

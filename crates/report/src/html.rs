@@ -262,6 +262,7 @@ fn comparison(run: &RunMeta, c: &CompareSection) -> Value {
     let first = c.by_metric.first();
     context! {
         other => v(&c.other),
+        warnings => compare::run_differences(run, &c.other),
         alpha => first.map(|m| m.alpha),
         level => first.map(compare::level),
         summary => v(&summary),

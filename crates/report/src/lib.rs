@@ -8,6 +8,7 @@ pub mod compare;
 pub mod export;
 pub mod flat;
 pub mod html;
+pub mod labels;
 pub mod output;
 pub mod plots;
 pub mod tables;

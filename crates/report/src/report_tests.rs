@@ -122,12 +122,12 @@ fn compare_table() {
 
 #[test]
 fn compare_markdown() {
-    insta::assert_snapshot!(compare::markdown(&small_comparison(Metric::InvoluntaryPerProc), 1, 2));
+    insta::assert_snapshot!(compare::markdown(&small_comparison(Metric::InvoluntaryPerProc), 1, 2, &[]));
 }
 
 #[test]
 fn compare_json() {
-    let v = compare::json(&small_comparison(Metric::WallPerProc), 1, 2);
+    let v = compare::json(&small_comparison(Metric::WallPerProc), 1, 2, &[]);
     insta::assert_snapshot!(serde_json::to_string_pretty(&v).unwrap());
 }
 
@@ -179,7 +179,7 @@ fn a_real_time_run_shows_its_figures_and_table() {
     assert_eq!(ids, ["rt-violations", "rt-violation-time", "rt-misses", "rt-wakeup-u0_25", "rt-wakeup-u0_5"]);
     assert_eq!(r.files.len(), 1 + 2 * 5, "every figure as SVG and PNG");
     assert_eq!(html.matches("<svg ").count(), 5);
-    assert!(html.contains("Real-time task sets per cell (seed 003)"));
+    assert!(html.contains("Real-time task sets per cell (as in the DWCS real-time study)"));
     assert!(html.contains("<th>sliding viol./proc</th>") && html.contains("<td>fifo-rm</td>"));
     assert!(html.contains("dispatcher&#39;s tally; no latencies recorded"), "edf cells say why they have no latencies");
     assert!(html.contains("dispatcher&#39;s tally; latency = hand-off"), "dwcs cells say what their latency is");
@@ -226,4 +226,76 @@ fn a_partitioned_set_gets_a_row_per_cpu() {
         "per-CPU table in the report"
     );
     assert!(crate::tables::rt_cpus(&schedlab_analysis::rt_stats(&crate::testdata::rt_records(&["set"], &[Some(0.5)]))).is_none());
+}
+
+#[test]
+fn lab1_table_rows_are_told_apart_by_affinity_weight_and_background() {
+    let stats = cell_stats(&lab1_records());
+    for rows in [crate::tables::per_process_rows(&stats), crate::tables::totals_rows(&stats)] {
+        let names: Vec<String> = rows.iter().map(|r| r[..3].join(" | ")).collect();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), stats.len(), "two cells share a row name: {names:#?}");
+        assert!(names.contains(&"hash vs 8 bg | other, spread, weight 200 | 8".to_string()), "{names:#?}");
+        assert!(names.contains(&"hash | other, unpinned, no cgroup | 4".to_string()), "{names:#?}");
+    }
+    let run = run_meta(9);
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &[] }).unwrap();
+    assert!(html_of(&r.files).contains("<td>hash vs 8 bg</td><td>other, spread, weight 200</td>"));
+}
+
+#[test]
+fn report_headings_name_the_study_not_a_file_of_ours() {
+    let run = run_meta(7);
+    let stats = cell_stats(&pa3_records(1.0));
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &[] }).unwrap();
+    let html = html_of(&r.files);
+    assert!(html.contains("Per process (as in the PA3 scheduler study, Figure 12)"));
+    let visible = html.split("<h2 id=\"spec\">").next().unwrap();
+    for file_name in ["seed 0", "Seed 0", ".txt"] {
+        assert!(!visible.contains(file_name), "the page names {file_name}");
+    }
+}
+
+#[test]
+fn compare_warns_when_runs_differ_in_scale_mode_machine_or_spec() {
+    let a = run_meta(1);
+    assert!(compare::run_differences(&a, &run_meta(2)).is_empty(), "two runs of one spec on one machine");
+    let mut b = run_meta(2);
+    b.scale = 0.1;
+    b.mode = "sim".into();
+    b.env.cpu_model = "Other CPU".into();
+    b.env.cpus = 8;
+    b.spec_hash = "cd34".into();
+    let w = compare::run_differences(&a, &b);
+    assert_eq!(w.len(), 4, "{w:#?}");
+    assert!(w[0].contains("scale (run 1: 0.02, run 2: 0.1)"), "{}", w[0]);
+    assert!(w[1].contains("run 1 was measured and run 2 simulated"), "{}", w[1]);
+    assert!(w[2].contains("CPU Test CPU vs Other CPU; 4 vs 8 online CPUs"), "{}", w[2]);
+    assert!(w[3].contains("different spec texts (sha256 ab12 vs cd34)"), "{}", w[3]);
+    let c = small_comparison(Metric::WallPerProc);
+    let md = compare::markdown(&c, 1, 2, &w);
+    assert!(md.starts_with("> **Warning:** the runs differ in scale"), "{md}");
+    assert!(md.contains(">\n> **Warning:** run 1 was measured") && md.contains("\n| cell |"), "{md}");
+    let json = compare::json(&c, 1, 2, &w);
+    assert_eq!(json["warnings"].as_array().unwrap().len(), 4);
+    let section = CompareSection { other: b, by_metric: vec![c], rt: Vec::new() };
+    let r = render(&ReportInput { run: &a, stats: &[], outliers: &[], compare: Some(&section), io: &[], rt: &[] }).unwrap();
+    assert!(html_of(&r.files).contains("Warning: run 1 was measured and run 2 simulated"));
+}
+
+#[test]
+fn compare_shows_no_interval_for_two_repetitions_and_says_why_in_json() {
+    // pa3 at n = 2 with a large spread: the delta method's ratio interval reached below zero.
+    let (a, b) = two_runs();
+    let two = |rs: Vec<CellRecord>| rs.into_iter().filter(|r| r.rep < 2).collect::<Vec<_>>();
+    let c = compare_runs(&two(a), &two(b), Metric::WallPerProc, 0.05).unwrap();
+    let rows = compare::rows(&c);
+    assert!(rows[0][2].ends_with("(n < 3)") && rows[0][5].ends_with("(n < 3)"), "{:?}", rows[0]);
+    let json = compare::json(&c, 1, 2, &[]);
+    let cell = &json["cells"][0];
+    assert_eq!(cell["a"]["no_interval"], "fewer than 3 values: too few for a useful interval");
+    assert_eq!(cell["ratio"]["no_interval"], "fewer than 3 values: too few for a useful interval");
+    assert!(cell["ratio"]["ci_low"].as_f64().unwrap() > 0.0, "the numbers stay, in the domain: {cell}");
 }

@@ -1,20 +1,41 @@
-//! The tables of `schedlab show`: per-cell totals (like seed 000's Figure 11) and
-//! per-process means (its Figure 12), each value a mean over repetitions with its 95%
-//! confidence interval half-width.
+//! The tables of `schedlab show`: per-cell totals (like the PA3 scheduler study's Figure 11)
+//! and per-process means (its Figure 12), each value a mean over repetitions with its 95%
+//! confidence interval (analysis shapes it to stay in the quantity's range).
 
+use crate::labels;
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 use schedlab_analysis::{CellStats, IoStats, RtStats, Summary};
 
-/// Formats a summary as `mean ±ci` with `prec` decimals; `-` when there is no data.
+/// Formats a summary as `mean ±ci` (`mean +up/-down` when the interval is not symmetric at
+/// `prec` decimals), or the mean with why it has no interval (`1.25 (n < 3)`); `-` when there
+/// is no data.
 pub fn fmt_summary(s: &Summary, prec: usize) -> String {
     if s.n == 0 || s.mean.is_nan() {
         return "-".into();
     }
-    if s.n < 2 {
-        return format!("{:.*}", prec, s.mean);
+    let mean = format!("{:.*}", prec, s.mean);
+    match s.interval() {
+        Ok((lo, hi)) => format!("{mean} {}", offsets(s.mean, lo, hi, prec)),
+        Err(why) => format!("{mean} ({})", why.mark()),
     }
-    format!("{:.*} ±{:.*}", prec, s.mean, prec, s.ci_half_width())
 }
+
+/// An interval as offsets from its centre: `±h` when both round alike at `prec` decimals,
+/// else `+up/-down`.
+pub fn offsets(centre: f64, lo: f64, hi: f64, prec: usize) -> String {
+    let up = format!("{:.*}", prec, hi - centre);
+    let down = format!("{:.*}", prec, centre - lo);
+    if up == down {
+        format!("±{up}")
+    } else {
+        format!("+{up}/-{down}")
+    }
+}
+
+/// What a table's `±` and marks mean, for the line above it.
+pub const INTERVAL_NOTE: &str = "± = 95% CI over repetitions, +up/-down where it is not symmetric (log scale for times, \
+                                 counts and rates, logit scale for shares and percentages); (n < 3): too few repetitions \
+                                 for an interval; (± > mean): its half-width exceeds the mean";
 
 fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
@@ -27,28 +48,17 @@ fn table(header: &[&str]) -> Table {
     t
 }
 
-/// The policy as a reader names it: name, class when it differs, RT priority, nice.
-pub fn policy_label(s: &CellStats) -> String {
-    let p = &s.params;
-    let mut l = p.policy.clone();
-    if p.policy != p.class {
-        l.push_str(&format!(" ({})", p.class));
-    }
-    if p.class == "fifo" || p.class == "rr" {
-        l.push_str(&format!(" prio {}", p.priority));
-    }
-    if p.nice != 0 {
-        l.push_str(&format!(" nice {}", p.nice));
-    }
-    l
+/// Each cell's (workload, policy) row names: the workload with the groups it competes with,
+/// the policy with its affinity and cgroup, each only where the cells differ in it (lab1's
+/// `hash vs 8 bg` | `other, spread, weight 200`).
+fn row_labels(stats: &[CellStats]) -> Vec<(String, String)> {
+    labels::rows(&stats.iter().map(|s| &s.params).collect::<Vec<_>>(), true)
 }
 
-/// The workload as a reader names it, with the cell's I/O scheduler setting if it has one.
-pub fn workload_label(s: &CellStats) -> String {
-    match &s.params.iosched {
-        Some(io) => format!("{} @{io}", s.params.workload),
-        None => s.params.workload.clone(),
-    }
+/// The workload column of tables with their own scheduler columns (I/O, real-time): the
+/// workload and, where the cells differ in it, what it competes with (`fft vs 1 flood`).
+fn workload_names<'a>(params: impl Iterator<Item = &'a schedlab_model::CellParams>) -> Vec<String> {
+    labels::rows(&params.collect::<Vec<_>>(), false).into_iter().map(|(w, _)| w).collect()
 }
 
 /// The note on failed repetitions: how many of the cell's were left out of its figures,
@@ -81,10 +91,11 @@ pub const TOTALS_HEADER: [&str; 11] =
 pub fn totals_rows(stats: &[CellStats]) -> Vec<Vec<String>> {
     stats
         .iter()
-        .map(|s| {
+        .zip(row_labels(stats))
+        .map(|(s, (workload, policy))| {
             vec![
-                workload_label(s),
-                policy_label(s),
+                workload,
+                policy,
                 s.params.processes.to_string(),
                 s.reps.to_string(),
                 fmt_summary(&s.makespan, 2),
@@ -118,10 +129,11 @@ pub const PER_PROCESS_HEADER: [&str; 11] = [
 pub fn per_process_rows(stats: &[CellStats]) -> Vec<Vec<String>> {
     stats
         .iter()
-        .map(|s| {
+        .zip(row_labels(stats))
+        .map(|(s, (workload, policy))| {
             vec![
-                workload_label(s),
-                policy_label(s),
+                workload,
+                policy,
                 s.params.processes.to_string(),
                 s.reps.to_string(),
                 fmt_summary(&s.wall_per_proc, 3),
@@ -160,7 +172,7 @@ pub fn per_process(stats: &[CellStats]) -> Table {
 pub fn fairness(stats: &[CellStats]) -> Table {
     let mut t = table(&["cell", "procs", "n", "makespan [s]", "procs/s", "units/s", "Jain", "max dev [s]", "CV", "CPU share by group"]);
     for s in stats {
-        let shares = s.group_share.iter().map(|(g, x)| format!("{g} {}", fmt_summary(&scaled(x, 100.0), 0))).collect::<Vec<_>>().join(", ");
+        let shares = s.group_share.iter().map(|(g, x)| format!("{g} {}", fmt_summary(&x.scaled(100.0), 0))).collect::<Vec<_>>().join(", ");
         t.add_row(vec![
             s.params.key.clone(),
             s.params
@@ -206,14 +218,15 @@ pub const IO_HEADER: [&str; 15] = [
 pub fn io_rows(stats: &[IoStats]) -> Vec<Vec<String>> {
     stats
         .iter()
-        .map(|s| {
+        .zip(workload_names(stats.iter().map(|s| &s.params)))
+        .map(|(s, workload)| {
             let sched = match (&s.params.iosched, s.schedulers.as_slice()) {
                 (Some(name), [one]) if name == one => format!("{one} ({})", s.queue_device),
                 (Some(name), seen) => format!("{name} = {} ({})", seen.join("/"), s.queue_device),
                 (None, seen) => format!("{} ({})", seen.join("/"), s.queue_device),
             };
             vec![
-                s.params.workload.clone(),
+                workload,
                 sched,
                 format!("{} {}", s.op, s.mode),
                 s.reps.to_string(),
@@ -287,9 +300,10 @@ fn rt_notes(s: &RtStats) -> String {
 pub fn rt_rows(stats: &[RtStats]) -> Vec<Vec<String>> {
     stats
         .iter()
-        .map(|s| {
+        .zip(workload_names(stats.iter().map(|s| &s.params)))
+        .map(|(s, workload)| {
             let mut row = vec![
-                s.params.workload.clone(),
+                workload,
                 s.scheduler.clone(),
                 s.utilisation.map_or_else(|| "-".into(), |u| u.to_string()),
                 s.reps.to_string(),
@@ -345,10 +359,11 @@ pub const RT_CPU_HEADER: [&str; 11] = [
 pub fn rt_cpu_rows(stats: &[RtStats]) -> Vec<Vec<String>> {
     stats
         .iter()
-        .flat_map(|s| {
+        .zip(workload_names(stats.iter().map(|s| &s.params)))
+        .flat_map(|(s, workload)| {
             s.per_cpu.iter().map(move |c| {
                 let mut row = vec![
-                    s.params.workload.clone(),
+                    workload.clone(),
                     s.scheduler.clone(),
                     s.utilisation.map_or_else(|| "-".into(), |u| u.to_string()),
                     c.cpu.to_string(),
@@ -374,17 +389,4 @@ pub fn rt_cpus(stats: &[RtStats]) -> Option<Table> {
         }
         t
     })
-}
-
-fn scaled(s: &Summary, k: f64) -> Summary {
-    Summary {
-        mean: s.mean * k,
-        sd: s.sd * k,
-        median: s.median * k,
-        min: s.min * k,
-        max: s.max * k,
-        ci_low: s.ci_low * k,
-        ci_high: s.ci_high * k,
-        n: s.n,
-    }
 }

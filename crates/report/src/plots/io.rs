@@ -1,12 +1,10 @@
 //! Seed 002's figures, from the I/O statistics of a run: per I/O scheduler (categories, in
 //! the order the run listed them), one series per case (workload): the time the case took,
 //! its aggregate throughput, and per-call latency percentiles. Error bars are 95% CIs over
-//! repetitions.
+//! repetitions, on the log scale (they stay above zero).
 
 use super::{point, series_of, Chart, ChartKind, FigureInput};
 use schedlab_analysis::{IoStats, Summary};
-
-const NOTE: &str = "Points are means over repetitions; error bars are 95% Student-t confidence intervals over repetitions.";
 
 fn sched_label(s: &IoStats) -> String {
     s.params.iosched.clone().unwrap_or_else(|| s.schedulers.join("/"))
@@ -33,13 +31,14 @@ fn by_scheduler(d: &FigureInput, id: &str, title: &str, y_label: &str, caption: 
         kind: ChartKind::Lines,
         id: id.into(),
         title: title.into(),
-        caption: format!("{caption} {NOTE}"),
+        caption: String::new(),
         x_label: "I/O scheduler".into(),
         y_label: y_label.into(),
         categories: cats,
         series,
         reference: None,
-    }]
+    }
+    .with_caption(caption)]
 }
 
 /// Seed 002 Figures 1-3: time to finish each case, per scheduler.

@@ -9,9 +9,8 @@ mod rt;
 
 pub use render::{png, svg, PlotError, HEIGHT, PALETTE, WIDTH};
 
-use crate::tables::policy_label;
-use schedlab_analysis::{CellStats, RtStats, Summary};
-use schedlab_model::{CellParams, GroupParams};
+use crate::labels::{self, cgroup, others, pinned, primary};
+use schedlab_analysis::{CellStats, NoInterval, RtStats, Summary};
 
 /// What figure functions draw from.
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +36,8 @@ pub struct Point {
     pub lo: f64,
     /// Upper end of the error bar.
     pub hi: f64,
+    /// Why the point has no error bar (too few repetitions, or an interval wider than the mean).
+    pub no_bar: Option<NoInterval>,
 }
 
 /// One line of a chart (one policy).
@@ -128,7 +129,9 @@ pub fn comparison_charts(a: &[RtStats], b: &[RtStats], a_label: &str, b_label: &
     rt::response_against(a, b, a_label, b_label)
 }
 
-const CI_NOTE: &str = "Points are means over repetitions; error bars are 95% Student-t confidence intervals over repetitions.";
+const CI_NOTE: &str = "Points are means over repetitions; error bars are 95% confidence intervals of the mean over \
+                       repetitions, computed on the log scale for times, counts and rates and on the logit scale for \
+                       indices, shares and percentages, so that they stay within the quantity's range.";
 
 /// When the fairness figures are drawn, for their captions.
 const FAIRNESS_RULE: &str = "Fairness figures are drawn when the run studies fairness: some cell has more than one group \
@@ -140,8 +143,9 @@ fn wall_per_process(d: &FigureInput) -> Vec<Chart> {
         .map(|c| {
             c.with_caption(
                 "Mean elapsed time of a process, on its own clock from the start to the end of its work, so a process \
-                 queued behind others (e.g. under SCHED_FIFO) is not charged its wait. Seed 000's \"wall/child\" is the \
-                 makespan divided by the processes: the inverse of the throughput figure.",
+                 queued behind others (e.g. under SCHED_FIFO) is not charged its wait. The PA3 scheduler study's \
+                 \"wall/child\" (its Figures 1-3) is the makespan divided by the processes: the inverse of the \
+                 throughput figure.",
             )
         })
         .collect()
@@ -189,10 +193,10 @@ fn jain_index(d: &FigureInput) -> Vec<Chart> {
     let fair = Some((1.0, "perfectly fair".into()));
     per_workload(d, "jain", "Jain's fairness index", "Jain's index", |s| (s.params.processes >= 2).then_some(&s.jain), fair)
         .map(|c| {
-            c.capped_at(1.0).with_caption(&format!(
+            c.with_caption(&format!(
                 "Jain's index (sum x)^2 / (n sum x^2) over the throughputs x of a repetition's measured processes (work \
                  units per second of each process's own wall time): 1 when all progressed at the same rate (the grey \
-                 line), 1/n when one process got everything; error bars stop at 1. Cells with one measured process are \
+                 line), 1/n when one process got everything. Cells with one measured process are \
                  left out. {FAIRNESS_RULE}"
             ))
         })
@@ -246,10 +250,10 @@ fn group_share(d: &FigureInput) -> Vec<Chart> {
     }
     per_workload(d, "share", "Group CPU share", "share of the groups' CPU time", primary_share, None)
         .map(|c| {
-            c.capped_at(1.0).with_caption(&format!(
+            c.with_caption(&format!(
                 "CPU time of the cell's measured group (the first, e.g. the hashing processes) over the CPU time of all \
                  its groups, background ones included, between the release and the last measured exit; 1 = the other \
-                 groups got nothing; error bars stop at 0 and 1. Cells whose measured group runs alone are left out. \
+                 groups got nothing. Cells whose measured group runs alone are left out. \
                  {FAIRNESS_RULE}"
             ))
         })
@@ -257,19 +261,28 @@ fn group_share(d: &FigureInput) -> Vec<Chart> {
 }
 
 impl Chart {
+    /// The caption: what the figure shows, how its error bars are made, and which points have none.
     fn with_caption(mut self, what: &str) -> Chart {
-        self.caption = format!("{what} {CI_NOTE}");
+        self.caption = format!("{what} {CI_NOTE}{}", self.missing_bars());
         self
     }
 
-    /// Error bars of a quantity bounded by 0 and `max` (an index, a share) cut at its bounds:
-    /// a t interval over few repetitions can reach past them.
-    fn capped_at(mut self, max: f64) -> Chart {
-        for p in self.series.iter_mut().flat_map(|s| &mut s.points) {
-            p.lo = p.lo.max(0.0);
-            p.hi = p.hi.min(max);
+    /// A note on the points drawn without an error bar, and why; empty when every point has one.
+    fn missing_bars(&self) -> String {
+        let points: Vec<&Point> = self.series.iter().flat_map(|s| &s.points).collect();
+        let mut note = String::new();
+        for why in [NoInterval::FewValues, NoInterval::WiderThanEstimate] {
+            let k = points.iter().filter(|p| p.no_bar == Some(why)).count();
+            if k == 0 {
+                continue;
+            }
+            let which = if k == points.len() { "any point".to_string() } else { format!("{k} of the {} points", points.len()) };
+            note.push_str(&match why {
+                NoInterval::FewValues => format!(" No error bar on {which}: fewer than 3 repetitions (n < 3)."),
+                NoInterval::WiderThanEstimate => format!(" No error bar on {which}: the interval's half-width exceeds the mean."),
+            });
         }
-        self
+        note
     }
 }
 
@@ -278,38 +291,6 @@ impl Chart {
 /// compares policies, not shares, and gets no fairness figures.
 pub fn measures_fairness(stats: &[CellStats]) -> bool {
     stats.iter().any(|s| s.params.groups.len() > 1 || s.params.groups.iter().any(|g| pinned(g) || !cgroup(g).is_empty() || g.background))
-}
-
-/// The cell's primary group: the first measured one (None for records without groups).
-fn primary(p: &CellParams) -> Option<usize> {
-    p.groups.iter().position(|g| !g.background).or((!p.groups.is_empty()).then_some(0))
-}
-
-fn pinned(g: &GroupParams) -> bool {
-    !(g.affinity.is_empty() || g.affinity == "all")
-}
-
-fn affinity(g: &GroupParams) -> String {
-    match g.affinity.as_str() {
-        "" | "all" => "unpinned".into(),
-        a @ ("spread" | "compact") => a.into(),
-        list => format!("CPUs {list}"),
-    }
-}
-
-/// The group's cgroup settings, e.g. `weight 200`; empty when it sets none.
-fn cgroup(g: &GroupParams) -> String {
-    let mut parts = Vec::new();
-    if let Some(w) = g.cpu_weight {
-        parts.push(format!("weight {w}"));
-    }
-    if let Some((q, p)) = g.cpu_max {
-        parts.push(format!("cpu.max {q}/{p}"));
-    }
-    if let Some(c) = &g.cpuset {
-        parts.push(format!("cpuset {}", c.iter().map(u32::to_string).collect::<Vec<_>>().join(",")));
-    }
-    parts.join(", ")
 }
 
 fn primary_share(s: &CellStats) -> Option<&Summary> {
@@ -358,42 +339,16 @@ impl Panel<'_> {
             .cells
             .iter()
             .map(|s| {
-                let g = primary(&s.params).map(|i| &s.params.groups[i]);
-                let cg = g.map(cgroup).filter(|c| !c.is_empty()).unwrap_or_else(|| "no cgroup".into());
-                [policy_label(s), g.map(affinity).unwrap_or_else(|| "unpinned".into()), cg]
+                let [aff, cg] = labels::placement(&s.params);
+                [labels::policy(&s.params), aff, cg]
             })
             .collect();
-        let varies: Vec<usize> = (0..3).filter(|&i| columns.iter().any(|c| c[i] != columns[0][i])).collect();
+        let varies = labels::varying(&columns);
         columns
             .iter()
             .map(|c| if varies.is_empty() { c[0].clone() } else { varies.iter().map(|&i| c[i].as_str()).collect::<Vec<_>>().join(", ") })
             .collect()
     }
-}
-
-/// The other groups of a cell, e.g. `8 bg` or `4 io (nice 5, weight 50)`; empty when there are none.
-fn others(p: &CellParams) -> String {
-    let me = primary(p);
-    let mut parts = Vec::new();
-    for (_, g) in p.groups.iter().enumerate().filter(|(i, _)| Some(*i) != me) {
-        let mut settings = Vec::new();
-        if g.class != "other" || g.nice != 0 {
-            settings.push(format!("{}{}", g.class, if g.nice != 0 { format!(" nice {}", g.nice) } else { String::new() }));
-        }
-        if pinned(g) {
-            settings.push(affinity(g));
-        }
-        let cg = cgroup(g);
-        if !cg.is_empty() {
-            settings.push(cg);
-        }
-        let mut d = format!("{} {}", g.processes, g.name);
-        if !settings.is_empty() {
-            d.push_str(&format!(" ({})", settings.join(", ")));
-        }
-        parts.push(d);
-    }
-    parts.join(" + ")
 }
 
 /// The run's cells by (primary workload, other groups), in cell order.
@@ -412,8 +367,12 @@ fn panels(stats: &[CellStats]) -> Vec<Panel<'_>> {
     out
 }
 
+/// A mean with its interval as analysis shaped it, or no error bar and why.
 fn point(x: usize, v: &Summary) -> Point {
-    Point { x, y: v.mean, lo: finite_or(v.ci_low, v.mean), hi: finite_or(v.ci_high, v.mean) }
+    match v.interval() {
+        Ok((lo, hi)) => Point { x, y: v.mean, lo, hi, no_bar: None },
+        Err(why) => Point { x, y: v.mean, lo: v.mean, hi: v.mean, no_bar: Some(why) },
+    }
 }
 
 /// Points grouped into series by name (in order of first appearance), each sorted by x; None when there are none.
@@ -465,14 +424,6 @@ fn per_workload<'a>(
             reference: reference.clone(),
         })
     })
-}
-
-fn finite_or(v: f64, or: f64) -> f64 {
-    if v.is_finite() {
-        v
-    } else {
-        or
-    }
 }
 
 /// A file-name-safe form of a name: ASCII alphanumerics kept, anything else as `_`.

@@ -6,6 +6,7 @@
 //! scheduler; and, in a comparison, each shared cell's response times in run A and run B.
 
 use super::{point, series_of, slug, Chart, ChartKind, FigureInput, Series};
+use crate::labels::others;
 use schedlab_analysis::{RtStats, Summary};
 
 /// The cells drawn: those with at least one measured repetition.
@@ -29,9 +30,28 @@ fn u_label(u: Option<f64>) -> String {
     u.map_or_else(|| "listed set".into(), |u| u.to_string())
 }
 
+/// Whether the drawn cells differ in the groups the set competes with (e.g. quiet and under a
+/// UDP flood): then a series names them, and a scheduler no longer has one colour.
+fn competition_varies(d: &FigureInput) -> bool {
+    let mut o = drawn(d).map(|s| others(&s.params));
+    o.next().is_some_and(|first| o.any(|x| x != first))
+}
+
+/// `name`, extended by what the cell's set competes with (`dwcs vs 1 flood`) when `varies`.
+fn vs(name: String, s: &RtStats, varies: bool) -> String {
+    match others(&s.params) {
+        o if varies && !o.is_empty() => format!("{name} vs {o}"),
+        _ => name,
+    }
+}
+
 /// The colour of a scheduler: its place among the run's schedulers (in cell order), so it
-/// looks the same in every chart, whichever others a chart lacks.
+/// looks the same in every chart, whichever others a chart lacks; None (by position) when
+/// the run's sets also differ in what they compete with.
 fn scheduler_colour(d: &FigureInput, scheduler: &str) -> Option<usize> {
+    if competition_varies(d) {
+        return None;
+    }
     categories(drawn(d).map(|s| s.scheduler.as_str())).iter().position(|c| c == scheduler)
 }
 
@@ -48,24 +68,17 @@ fn categories<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
 
 /// One chart of `pick` over the run's periodic cells: against the utilisation, a line per
 /// scheduler (and workload), when the run sweeps it; otherwise bars per scheduler, a colour
-/// per workload. Error bars are cut at 0 and at `max`.
-fn by_utilisation(
-    d: &FigureInput,
-    id: &str,
-    what: &str,
-    y_label: &str,
-    caption: &str,
-    max: f64,
-    pick: fn(&RtStats) -> &Summary,
-) -> Vec<Chart> {
+/// per workload. Error bars stay within the quantity's range (analysis shapes them so).
+fn by_utilisation(d: &FigureInput, id: &str, what: &str, y_label: &str, caption: &str, pick: fn(&RtStats) -> &Summary) -> Vec<Chart> {
     let us = utilisations(d);
     let several = several_workloads(d);
+    let competing = competition_varies(d);
     let usable = |s: &&RtStats| pick(s).mean.is_finite();
     let chart = if us.len() > 1 {
         let points = drawn(d).filter(usable).map(|s| {
             let name = if several { format!("{}, {}", s.scheduler, s.params.workload) } else { s.scheduler.clone() };
             let x = us.iter().position(|u| *u == s.utilisation).unwrap_or(0);
-            (name, point(x, pick(s)))
+            (vs(name, s, competing), point(x, pick(s)))
         });
         let Some(mut series) = series_of(points) else { return Vec::new() };
         if !several {
@@ -88,7 +101,7 @@ fn by_utilisation(
         let schedulers = categories(drawn(d).filter(usable).map(|s| s.scheduler.as_str()));
         let points = drawn(d).filter(usable).map(|s| {
             let x = schedulers.iter().position(|c| *c == s.scheduler).unwrap_or(0);
-            (s.params.workload.clone(), point(x, pick(s)))
+            (vs(s.params.workload.clone(), s, competing), point(x, pick(s)))
         });
         let Some(series) = series_of(points) else { return Vec::new() };
         let at = us.first().copied().flatten().map(|u| format!(", utilisation {u}")).unwrap_or_default();
@@ -104,7 +117,7 @@ fn by_utilisation(
             reference: None,
         }
     };
-    vec![chart.capped_at(max).with_caption(caption)]
+    vec![chart.with_caption(caption)]
 }
 
 const WINDOWS: &str = "A task's (x, y) window constraint (DWCS) tolerates at most x missed deadlines in any y \
@@ -122,7 +135,6 @@ pub(super) fn violations(d: &FigureInput) -> Vec<Chart> {
              (processes) within each repetition. {WINDOWS} Sliding windows are drawn; the real-time table also \
              gives fixed windows."
         ),
-        f64::INFINITY,
         |s| &s.sliding_violations_per_proc,
     )
 }
@@ -138,7 +150,6 @@ pub(super) fn violation_time(d: &FigureInput) -> Vec<Chart> {
             "Percentage of a task's periods during which its last y deadlines held more than x misses, averaged \
              over the set's tasks within each repetition. {WINDOWS}"
         ),
-        100.0,
         |s| &s.time_in_violation_pct,
     )
 }
@@ -152,7 +163,6 @@ pub(super) fn miss_ratio(d: &FigureInput) -> Vec<Chart> {
         "missed deadlines [% of jobs]",
         "Jobs that did not finish by their deadline over the jobs released, all tasks of the set together, per \
          repetition.",
-        100.0,
         |s| &s.miss_pct,
     )
 }
@@ -188,7 +198,7 @@ fn cdf_charts(d: &FigureInput, k: &CdfKind) -> Vec<Chart> {
             let series: Vec<Series> = cells
                 .iter()
                 .map(|s| Series {
-                    name: (k.name)(s),
+                    name: vs((k.name)(s), s, competition_varies(d)),
                     points: Vec::new(),
                     curve: (k.curve)(s).to_vec(),
                     colour: scheduler_colour(d, &s.scheduler),

@@ -51,9 +51,11 @@ fn points_are_means_with_their_intervals() {
     let p = wall_cpu.series[0].points[0];
     assert_eq!(p.x, 0);
     assert!((p.y - 1.284).abs() < 1e-9, "{p:?}");
-    // sd = 0.03 * 1.284, half width = t(0.975, 2) * sd / sqrt(3) = 4.302653 * 0.03852 / 1.732051
-    let half = 4.302_652_730 * 0.03 * 1.284 / 3f64.sqrt();
-    assert!((p.hi - p.y - half).abs() < 1e-6 && (p.y - p.lo - half).abs() < 1e-6, "{p:?}");
+    // sd = 0.03 * 1.284; on the log scale h = t(0.975, 2) * (sd / mean) / sqrt(3) = 4.302653 * 0.03 / 1.732051,
+    // and the bar runs from mean e^-h to mean e^h.
+    let h = 4.302_652_730 * 0.03 / 3f64.sqrt();
+    assert!((p.hi - p.y * h.exp()).abs() < 1e-9 && (p.lo - p.y * (-h).exp()).abs() < 1e-9, "{p:?}");
+    assert_eq!(p.no_bar, None);
     let cpu = charts.iter().find(|c| c.id == "cpu-cpu").unwrap();
     assert_eq!(cpu.reference, Some((400.0, "all 4 CPUs".to_string())));
 }
@@ -118,6 +120,7 @@ fn a_single_count_and_repetition_still_draws() {
     assert_eq!(c.categories, vec!["10"]);
     let p = c.series[0].points[0];
     assert_eq!(p.lo, p.hi, "one repetition has no interval");
+    assert_eq!(p.no_bar, Some(NoInterval::FewValues));
     assert!(charts.iter().all(|c| c.reference.is_none()), "no CPU count, no ceiling");
     let (_, _, rgb) = decode(&png(c).unwrap());
     assert!(count_colour(&rgb, PALETTE[0]) > 20);
@@ -210,10 +213,10 @@ fn completion_times_are_sorted_within_repetitions_with_intervals_over_them() {
         ("spread, weight 200", vec![1.5, 1.5, 1.875, 1.875]),
     ];
     assert_close(&means(c), &want);
-    // The repetitions are 0.97, 1, 1.03 times the mean: sd 0.03 y, half width t(0.975, 2) sd / sqrt(3).
+    // The repetitions are 0.97, 1, 1.03 times the mean: sd 0.03 y, so h = t(0.975, 2) 0.03 / sqrt(3) on the log scale.
     let p = c.series[0].points[3];
-    let half = 4.302_652_730 * 0.03 * 4.0 / 3f64.sqrt();
-    assert!((p.hi - p.y - half).abs() < 1e-6 && (p.y - p.lo - half).abs() < 1e-6, "{p:?}");
+    let h = 4.302_652_730 * 0.03 / 3f64.sqrt();
+    assert!((p.hi - p.y * h.exp()).abs() < 1e-9 && (p.lo - p.y * (-h).exp()).abs() < 1e-9, "{p:?}");
     assert_eq!(chart(&charts, "completion-hash-n8").categories.len(), 8);
 }
 
@@ -233,20 +236,44 @@ fn group_share_is_the_measured_groups_cpu_share_only_where_it_competes() {
 }
 
 #[test]
-fn bounded_quantities_have_their_error_bars_cut_at_the_bounds() {
-    let p = |y: f64, lo: f64, hi: f64| Point { x: 0, y, lo, hi };
-    let c = Chart {
-        kind: ChartKind::Lines,
-        id: "x".into(),
-        title: String::new(),
-        caption: String::new(),
-        x_label: String::new(),
-        y_label: String::new(),
-        categories: vec!["1".into()],
-        series: vec![Series { name: "s".into(), points: vec![p(0.9, 0.5, 1.3), p(0.1, -0.4, 0.6)], curve: Vec::new(), colour: None }],
-        reference: None,
-    };
-    assert_eq!(c.capped_at(1.0).series[0].points, [p(0.9, 0.5, 1.0), p(0.1, 0.0, 0.6)]);
+fn error_bars_of_noisy_repetitions_stay_above_zero_and_within_bounds() {
+    use schedlab_analysis::Domain;
+    // A time over three repetitions far apart, whose t interval went below zero, and Jain's
+    // index and a share near their bounds, whose t intervals left [0, 1].
+    for (xs, d, max) in [
+        ([0.2, 0.25, 1.2], Domain::NonNegative, f64::INFINITY),
+        ([0.99, 0.93, 1.0], Domain::FRACTION, 1.0),
+        ([0.02, 0.09, 0.01], Domain::FRACTION, 1.0),
+    ] {
+        let v = Summary::in_domain(&xs, d).unwrap();
+        let t = Summary::of(&xs).unwrap();
+        assert!(t.ci_low < 0.0 || t.ci_high > max, "the symmetric interval left the domain: {t:?}");
+        let p = point(0, &v);
+        assert!(p.lo >= 0.0 && p.hi <= max && p.lo <= p.y && p.y <= p.hi, "{xs:?}: {p:?}");
+    }
+}
+
+#[test]
+fn points_without_an_error_bar_are_named_in_the_caption() {
+    // pa3 at n = 2: every point lacks its bar, and the caption says why.
+    let recs: Vec<_> = pa3_records(1.0).into_iter().filter(|r| r.rep < 2).collect();
+    let stats = cell_stats(&recs);
+    let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[] });
+    for c in &charts {
+        assert!(c.series.iter().flat_map(|s| &s.points).all(|p| p.lo == p.y && p.hi == p.y && p.no_bar.is_some()), "{}", c.id);
+        assert!(c.caption.contains("No error bar on any point: fewer than 3 repetitions (n < 3)."), "{}", c.caption);
+    }
+    // Three repetitions: bars everywhere, no note.
+    assert!(pa3_charts().iter().all(|c| !c.caption.contains("No error bar")));
+    // One cell short of repetitions: the note counts it.
+    let recs: Vec<_> = pa3_records(1.0).into_iter().filter(|r| r.params.key != "cpu/other/n10" || r.rep < 2).collect();
+    let stats = cell_stats(&recs);
+    let c = &charts_of(&stats)[0];
+    assert!(c.caption.contains("No error bar on 1 of the 9 points: fewer than 3 repetitions"), "{}", c.caption);
+}
+
+fn charts_of(stats: &[schedlab_analysis::CellStats]) -> Vec<Chart> {
+    charts(&FigureInput { stats, cpus: 4, io: &[], rt: &[] })
 }
 
 #[test]
@@ -357,7 +384,9 @@ fn an_io_sweep_gets_the_io_figures_and_no_per_process_count_figures() {
     // big under bfq: 4.0 and 4.1 s.
     let p = time.series[0].points[1];
     assert_eq!(p.x, 1);
-    assert!((p.y - 4.05).abs() < 1e-9 && p.lo < p.y && p.hi > p.y);
+    assert!((p.y - 4.05).abs() < 1e-9, "{p:?}");
+    assert_eq!((p.lo, p.hi, p.no_bar), (p.y, p.y, Some(NoInterval::FewValues)), "two repetitions: no error bar");
+    assert!(time.caption.contains("No error bar on any point: fewer than 3 repetitions"), "{}", time.caption);
     // Median latency of "small" under bfq (the fourth cell) is 4 us.
     assert!((charts[2].series[1].points[1].y - 4.0).abs() < 0.01);
     // Without I/O statistics, nothing is drawn for these cells.
@@ -388,13 +417,12 @@ fn a_utilisation_sweep_gets_lines_per_scheduler_and_a_wakeup_distribution_per_ut
     // 2k + r sliding violations per task in repetition r, k = (scheduler + 1) (utilisation + 1).
     let want = [("other", vec![2.5, 4.5]), ("fifo-rm", vec![4.5, 8.5]), ("edf", vec![6.5, 12.5]), ("dwcs", vec![8.5, 16.5])];
     assert_close(&means(v), &want);
-    // Repetitions 2k and 2k + 1: half width t(0.975, 1) x 0.5 = 6.353102; cut at 0 below.
-    let p = v.series[3].points[1];
-    assert!((p.hi - 16.5 - 6.353_102_368).abs() < 1e-6 && (16.5 - p.lo - 6.353_102_368).abs() < 1e-6, "{p:?}");
-    assert_eq!(v.series[0].points[0].lo, 0.0, "2.5 - 6.35 is cut at 0");
+    // Repetitions 2k and 2k + 1: the t interval 2.5 ± 6.35 reached below zero; at n = 2 no bar is drawn.
+    let p = v.series[0].points[0];
+    assert_eq!((p.lo, p.hi, p.no_bar), (2.5, 2.5, Some(NoInterval::FewValues)), "{p:?}");
     let misses = chart(&charts, "rt-misses");
     assert_close(&means(misses)[..1], &[("other", vec![5.5, 10.5])]);
-    assert!(misses.series.iter().flat_map(|s| &s.points).all(|p| p.hi <= 100.0));
+    assert!(misses.series.iter().flat_map(|s| &s.points).all(|p| p.lo >= 0.0 && p.hi <= 100.0));
     assert_close(&means(chart(&charts, "rt-violation-time"))[..1], &[("other", vec![2.5, 4.5])]);
     // Wake-ups where the tasks timed their own releases, hand-offs where the dispatcher's
     // workers timed them, nothing where neither was recorded (edf here).
@@ -529,4 +557,46 @@ fn a_comparison_draws_each_shared_cells_response_times_of_both_runs() {
     // No run B cells, no chart; and each chart renders.
     assert!(super::comparison_charts(&a, &[], "A", "B").is_empty());
     assert!(svg(c).unwrap().contains("run 2 (simulated)"));
+}
+
+#[test]
+fn quiet_and_flooded_sets_are_separate_series_and_rows() {
+    use schedlab_model::GroupParams;
+    // The DWCS study's sets quiet and under a UDP flood: same workload, scheduler and
+    // utilisation, told apart only by the background group.
+    let quiet = crate::testdata::rt_records(&["set"], &[Some(0.25), Some(0.5)]);
+    let main = |p: &schedlab_model::CellParams| GroupParams {
+        name: "main".into(),
+        class: "other".into(),
+        processes: p.processes,
+        ..Default::default()
+    };
+    let flood = GroupParams { name: "flood".into(), class: "other".into(), processes: 1, background: true, ..Default::default() };
+    let mut recs = Vec::new();
+    for r in &quiet {
+        let mut q = r.clone();
+        q.params.groups = vec![main(&r.params)];
+        let mut f = r.clone();
+        f.params.cell_id += 100;
+        f.params.key.push_str("+flood.processes=1");
+        f.params.groups = vec![main(&r.params), flood.clone()];
+        recs.extend([q, f]);
+    }
+    let stats = cell_stats(&recs);
+    let rt = schedlab_analysis::rt_stats(&recs);
+    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt });
+    let v = chart(&charts, "rt-violations");
+    let quiet_names: Vec<&str> = names(v).into_iter().filter(|n| !n.contains("flood")).collect();
+    let flood_names: Vec<String> = quiet_names.iter().map(|n| format!("{n} vs 1 flood")).collect();
+    assert_eq!(names(v), [quiet_names.clone(), flood_names.iter().map(String::as_str).collect()].concat());
+    assert!(quiet_names.len() >= 4, "{quiet_names:?}");
+    assert!(v.series.iter().all(|s| s.points.len() == 2 && s.points[0].x == 0 && s.points[1].x == 1), "one point per utilisation");
+    let wake = chart(&charts, "rt-wakeup-u0_5");
+    assert!(names(wake).contains(&"other vs 1 flood"), "{:?}", names(wake));
+    let rows = crate::tables::rt_rows(&rt);
+    let named: Vec<String> = rows.iter().map(|r| r[..3].join(" | ")).collect();
+    assert!(
+        named.contains(&"set | other | 0.25".to_string()) && named.contains(&"set vs 1 flood | other | 0.25".to_string()),
+        "{named:#?}"
+    );
 }
