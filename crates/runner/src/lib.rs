@@ -78,16 +78,31 @@ pub enum Ending {
     Interrupted(i32),
 }
 
-/// Creates `parent/schedlab-<tag>-<n>` exclusively (mkdir fails on anything already there,
-/// symlinks included), so the engine only ever deletes what it created.
-pub(crate) fn make_experiment_dir(parent: &Path, tag: &str) -> std::io::Result<PathBuf> {
+/// Creates `parent/schedlab-<tag>-<pid>-<n>` exclusively (mkdir fails on anything already
+/// there, symlinks included), so the engine only ever deletes what it created. With a
+/// journal, its removal is journaled before the mkdir; a name found taken is retracted.
+/// The path is canonical, as mountinfo names a mount inside it.
+pub(crate) fn make_experiment_dir(parent: &Path, tag: &str, mut journal: Option<&mut Journal>) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(parent)?;
+    let parent = parent.canonicalize()?;
     for n in 0..1000 {
         let p = parent.join(format!("schedlab-{tag}-{}-{n}", std::process::id()));
+        if p.symlink_metadata().is_ok() {
+            continue;
+        }
+        if let Some(j) = journal.as_deref_mut() {
+            j.record(Entry::RemoveTree { path: p.clone() })?;
+        }
         match std::fs::create_dir(&p) {
             Ok(()) => return Ok(p),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
+            Err(e) => {
+                if let Some(j) = journal.as_deref_mut() {
+                    j.retract()?;
+                }
+                if e.kind() != std::io::ErrorKind::AlreadyExists {
+                    return Err(e);
+                }
+            }
         }
     }
     Err(std::io::Error::other("could not create a fresh experiment directory"))
@@ -122,10 +137,7 @@ pub fn run(
         None => std::env::current_exe()?,
     };
     let parent = opts.dir.clone().or_else(|| plan.dir.clone()).unwrap_or_else(std::env::temp_dir);
-    let exp_dir = make_experiment_dir(&parent, run_tag)?;
-    if !opts.keep_files {
-        journal.record(Entry::RemoveTree { path: exp_dir.clone() })?;
-    }
+    let exp_dir = make_experiment_dir(&parent, run_tag, (!opts.keep_files).then_some(&mut *journal))?;
     let timeout = opts.timeout.unwrap_or(plan.timeout);
     let online = cpus::online(&opts.root);
     let hierarchy = if plan.cells.iter().any(|c| c.uses_cgroups()) { cgroup::detect(&opts.root) } else { None };

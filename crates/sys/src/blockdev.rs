@@ -14,6 +14,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
 /// The schedulers `/sys/block/<dev>/queue/scheduler` offers and the active one (in brackets).
@@ -336,6 +337,20 @@ pub fn mkfs(fs: &str, dev: &str) -> Result<(), String> {
         "ext4" => cmd.args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", "-L", "schedlab", &node]),
         _ => cmd.args(["-q", "-f", &node]),
     };
+    // mkfs dies with schedlab: killed, schedlab leaves none writing to a device `restore`
+    // detaches. Asked for before exec; a parent already gone by then means exit at once.
+    let parent = std::process::id() as i32;
+    // SAFETY: only async-signal-safe calls (prctl, getppid) and no allocation between fork
+    // and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+            match libc::getppid() == parent {
+                true => Ok(()),
+                false => Err(io::Error::from_raw_os_error(libc::ESRCH)),
+            }
+        });
+    }
     let out = cmd.stdin(std::process::Stdio::null()).output().map_err(|e| format!("running {}: {e}", tool.display()))?;
     if !out.status.success() {
         return Err(format!("{} {node} failed ({}): {}", tool.display(), out.status, String::from_utf8_lossy(&out.stderr).trim()));
