@@ -9,6 +9,7 @@ mod engine;
 mod groups;
 mod interrupt;
 mod iosched;
+mod killed;
 mod report;
 mod rt;
 mod rtreport;

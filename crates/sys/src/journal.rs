@@ -375,6 +375,11 @@ fn read_contents(path: &Path) -> io::Result<Contents> {
     Ok(Contents { in_force, unreadable })
 }
 
+/// The changes a journal file holds in force, oldest first (what a replay would undo).
+pub fn in_force(path: &Path) -> io::Result<Vec<Entry>> {
+    Ok(read_contents(path)?.in_force.into_iter().map(|(_, e)| e).collect())
+}
+
 /// Undoes a journal file's changes still in force, newest first, and removes the file when
 /// all succeeded (else marks those undone, so a later replay retries only the rest);
 /// returns a line per action.
