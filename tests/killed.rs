@@ -476,3 +476,15 @@ fn restore_leaves_nothing_after_sigkill_at_any_moment() {
         assert!(by_phase.contains_key(want), "no kill landed in phase \"{want}\": {by_phase:?}");
     }
 }
+
+/// A dispatcher whose engine died before the dispatcher could ask to die with it (its parent
+/// is then another process) exits at once instead of waiting for workers that are gone.
+#[test]
+fn a_dispatcher_whose_engine_is_gone_exits_at_once() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args([schedlab_runner::rt::DISPATCH_SUBCOMMAND, "/nonexistent-region", "{}", "/nonexistent-out"])
+        .env(schedlab_runner::rt::ENGINE_PID_ENV, "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -288,3 +288,43 @@ fn ensure_inputs(dir: &Path, inputs: &mut Vec<PathBuf>, have_len: &mut u64, n: u
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("schedlab-runner-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn the_experiment_directory_is_journaled_before_it_exists_and_never_one_found_taken() {
+        let d = scratch("expdir");
+        let mut j = Journal::create(&d.join("state")).unwrap();
+        // A directory of that name already there (another run's kept files): not ours.
+        let taken = d.join(format!("schedlab-t-{}-0", std::process::id()));
+        std::fs::create_dir(&taken).unwrap();
+        std::os::unix::fs::symlink(&d, d.join("link")).unwrap();
+        let p = make_experiment_dir(&d.join("link"), "t", Some(&mut j)).unwrap();
+        assert_eq!(p, d.canonicalize().unwrap().join(format!("schedlab-t-{}-1", std::process::id())), "canonical, next free name");
+        assert!(p.is_dir());
+        assert_eq!(j.entries(), [Entry::RemoveTree { path: p.clone() }]);
+        assert_eq!(schedlab_sys::journal::in_force(j.path()).unwrap(), [Entry::RemoveTree { path: p.clone() }]);
+        assert!(j.close().is_empty());
+        assert!(!p.exists() && taken.exists());
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn a_regions_name_begins_with_the_prefix_its_removal_is_journaled_under() {
+        let dir = PathBuf::from(format!("/dev/shm/schedlab-runner-prefix-{}", std::process::id()));
+        let r = schedlab_dispatch::Region::create(&dir, 1, 2).unwrap();
+        let name = r.path().file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with(&schedlab_dispatch::shm::name_prefix(1, std::process::id() as i32)), "{name}");
+        drop(r);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -309,7 +309,7 @@ pub(crate) fn cell_rt(p: &Periodic, placement: Option<&[u32]>, metrics: &[Option
 
 /// The environment variable that gives a dispatcher its engine's pid: a dispatcher whose
 /// engine died before it could ask to die with it exits at once.
-pub(crate) const ENGINE_PID_ENV: &str = "SCHEDLAB_ENGINE_PID";
+pub const ENGINE_PID_ENV: &str = "SCHEDLAB_ENGINE_PID";
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
