@@ -218,6 +218,13 @@ pub fn apply_iosched(j: &mut Journal, root: &Root, dev: &str, s: &IoSetting) -> 
             record(j, qpath(k))?;
         }
     }
+    // Switched away and back, a scheduler starts again from its defaults: its own tunables
+    // are journaled before the switch, so they are written back after the switch back.
+    if s.scheduler != active {
+        for p in writable_files(&qpath("iosched")) {
+            record(j, p)?;
+        }
+    }
     j.record(Entry::Restore { path: qpath("scheduler"), value: active.clone() }).map_err(|e| format!("journal: {e}"))?;
     std::fs::write(qpath("scheduler"), &s.scheduler).map_err(|e| format!("setting {dev}'s scheduler to {}: {e}", s.scheduler))?;
     let mut applied = Vec::new();
@@ -238,6 +245,20 @@ pub fn apply_iosched(j: &mut Journal, root: &Root, dev: &str, s: &IoSetting) -> 
         return Err(format!("{dev}: wrote scheduler {} but the kernel reports {now}", s.scheduler));
     }
     Ok((now, applied))
+}
+
+/// The files in `dir` that can be written (a scheduler's tunables), by name; none if `dir`
+/// does not exist (a queue without a scheduler).
+fn writable_files(dir: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut out: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .filter(|e| e.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o200 != 0))
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
 }
 
 // Loop device ioctls (linux/loop.h).
@@ -586,5 +607,32 @@ mod tests {
         assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/read_ahead_kb")).unwrap(), "128");
         assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/scheduler")).unwrap(), "none");
         assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/nr_requests")).unwrap(), "64");
+    }
+
+    #[test]
+    fn the_schedulers_own_tunables_come_back_after_a_switch_away_and_back() {
+        let (d, r) = fake(&[
+            ("/sys/block/sdz/queue/scheduler", "[mq-deadline] bfq\n"),
+            ("/sys/block/sdz/queue/nr_requests", "64\n"),
+            ("/sys/block/sdz/queue/iosched/read_expire", "123\n"),
+            ("/sys/block/sdz/queue/iosched/fifo_batch", "4\n"),
+        ]);
+        let mut j = Journal::create(&d.0.join("state")).unwrap();
+        let s = IoSetting { name: "bfq".into(), scheduler: "bfq".into(), tunables: vec![] };
+        apply_iosched(&mut j, &r, "sdz", &s).unwrap();
+        let names: Vec<String> = j
+            .entries()
+            .iter()
+            .map(|e| match e {
+                Entry::Restore { path, .. } => path.strip_prefix(r.path("/sys/block/sdz/queue")).unwrap().display().to_string(),
+                e => panic!("{e:?}"),
+            })
+            .collect();
+        assert_eq!(names, ["nr_requests", "iosched/fifo_batch", "iosched/read_expire", "scheduler"], "tunables before the scheduler");
+        // The kernel's switch back brings mq-deadline's defaults.
+        std::fs::write(r.path("/sys/block/sdz/queue/iosched/read_expire"), "500").unwrap();
+        assert!(j.undo_to(0).is_empty());
+        assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/scheduler")).unwrap(), "mq-deadline");
+        assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/iosched/read_expire")).unwrap(), "123");
     }
 }
