@@ -9,6 +9,7 @@ mod engine;
 mod groups;
 mod interrupt;
 mod iosched;
+mod killed;
 mod nothing_lost;
 mod report;
 mod rt;

@@ -210,16 +210,7 @@ pub(crate) fn getpid() -> i32 {
 /// A process's start time (field 22 of /proc/PID/stat, in clock ticks since boot) and
 /// whether it is still running (not a zombie); None if it does not exist.
 pub(crate) fn process_start(pid: i32) -> Option<(u64, bool)> {
-    if pid <= 0 {
-        return None;
-    }
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: fields start after the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let state = fields.first()?;
-    let start = fields.get(19)?.parse().ok()?;
-    Some((start, !matches!(*state, "Z" | "X" | "x")))
+    schedlab_sys::procfs::process_start(pid)
 }
 
 /// Whether process `pid` that started at `start` (0 = unknown) is alive: it exists, is not

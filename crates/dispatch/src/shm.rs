@@ -55,6 +55,12 @@ pub fn default_dir() -> PathBuf {
     }
 }
 
+/// How the names of the regions process `pid` creates for CPU `cpu` begin
+/// (`dispatch-cpu<N>-<pid>-`): their removal can be journaled before one exists.
+pub fn name_prefix(cpu: u32, pid: i32) -> String {
+    format!("{FILE_PREFIX}cpu{cpu}-{pid}-")
+}
+
 /// A seqlock count: odd while the writer is inside.
 #[repr(C)]
 pub(crate) struct Seq(AtomicU32);
@@ -319,7 +325,7 @@ impl Region {
             return Err(DispatchError::NotMemoryFs(dir.to_path_buf()));
         }
         static SEQ: AtomicU32 = AtomicU32::new(0);
-        let name = format!("{FILE_PREFIX}cpu{cpu}-{}-{}{FILE_SUFFIX}", os::getpid(), SEQ.fetch_add(1, Relaxed));
+        let name = format!("{}{}{FILE_SUFFIX}", name_prefix(cpu, os::getpid()), SEQ.fetch_add(1, Relaxed));
         let path = dir.join(name);
         let file = OpenOptions::new()
             .read(true)

@@ -73,8 +73,7 @@ pub fn setup(spec: &DeviceSpec, plan: &Plan, exp_dir: &Path, tag: &str, journal:
             let dir = blockdev::resolve_dir(root, path).map_err(anyhow::Error::msg)?;
             let disk = blockdev::disk_of_path(root, &dir)?;
             let queue_lock = lock(&disk)?;
-            let files_dir = crate::make_experiment_dir(&dir, tag)?;
-            journal.record(Entry::RemoveTree { path: files_dir.clone() })?;
+            let files_dir = crate::make_experiment_dir(&dir, tag, Some(journal))?;
             Ok(ExpDevice {
                 files_dir,
                 data_dev: disk.clone(),

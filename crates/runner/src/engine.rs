@@ -6,7 +6,7 @@ use crate::signals::{self, Wake};
 use schedlab_model::{CellRecord, CellStatus, Sample};
 use schedlab_spec::{Cell, Class, Group, Periodic, Step, Workload};
 use schedlab_sys::cgroup::{self, Hierarchy};
-use schedlab_sys::journal::Journal;
+use schedlab_sys::journal::{Entry, Journal};
 use schedlab_sys::procfs::{exec_runtime_ns, monotonic_ns, self_usage, tv_secs, Stat};
 use schedlab_sys::{sched, Root};
 use std::collections::HashMap;
@@ -244,11 +244,10 @@ fn periodic_set<'c>(cx: &mut CellCtx, cell: &'c Cell) -> Result<Option<RtSet<'c>
         // Regions of dispatchers that died elsewhere would only confuse `dwcs status`.
         let _ = schedlab_dispatch::remove_stale(&dir);
         for (cpu, tasks) in schedlab_model::by_cpu(placement) {
+            let prefix = schedlab_dispatch::shm::name_prefix(cpu, std::process::id() as i32);
+            cx.journal.record(Entry::RemoveFiles { dir: dir.clone(), prefix }).map_err(|e| format!("journal: {e}"))?;
             let r = schedlab_dispatch::Region::create(&dir, cpu, tasks.len())
                 .map_err(|e| format!("creating the dispatcher's region for CPU {cpu}: {e}"))?;
-            cx.journal
-                .record(schedlab_sys::journal::Entry::RemoveFile { path: r.path().to_path_buf() })
-                .map_err(|e| format!("journal: {e}"))?;
             parts.push(Part { cpu, tasks, region: r.disown(), metrics: cx.dir.join(format!("dispatch-metrics-{cpu}.json")) });
         }
     }
@@ -415,6 +414,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
                 .arg(&part.region)
                 .arg(cfg)
                 .arg(&part.metrics)
+                .env(crate::rt::ENGINE_PID_ENV, std::process::id().to_string())
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::from(log.try_clone()?))

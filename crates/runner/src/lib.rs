@@ -79,16 +79,31 @@ pub enum Ending {
     Interrupted(i32),
 }
 
-/// Creates `parent/schedlab-<tag>-<n>` exclusively (mkdir fails on anything already there,
-/// symlinks included), so the engine only ever deletes what it created.
-pub(crate) fn make_experiment_dir(parent: &Path, tag: &str) -> std::io::Result<PathBuf> {
+/// Creates `parent/schedlab-<tag>-<pid>-<n>` exclusively (mkdir fails on anything already
+/// there, symlinks included), so the engine only ever deletes what it created. With a
+/// journal, its removal is journaled before the mkdir; a name found taken is retracted.
+/// The path is canonical, as mountinfo names a mount inside it.
+pub(crate) fn make_experiment_dir(parent: &Path, tag: &str, mut journal: Option<&mut Journal>) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(parent)?;
+    let parent = parent.canonicalize()?;
     for n in 0..1000 {
         let p = parent.join(format!("schedlab-{tag}-{}-{n}", std::process::id()));
+        if p.symlink_metadata().is_ok() {
+            continue;
+        }
+        if let Some(j) = journal.as_deref_mut() {
+            j.record(Entry::RemoveTree { path: p.clone() })?;
+        }
         match std::fs::create_dir(&p) {
             Ok(()) => return Ok(p),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
+            Err(e) => {
+                if let Some(j) = journal.as_deref_mut() {
+                    j.retract()?;
+                }
+                if e.kind() != std::io::ErrorKind::AlreadyExists {
+                    return Err(e);
+                }
+            }
         }
     }
     Err(std::io::Error::other("could not create a fresh experiment directory"))
@@ -123,10 +138,7 @@ pub fn run(
         None => std::env::current_exe()?,
     };
     let parent = opts.dir.clone().or_else(|| plan.dir.clone()).unwrap_or_else(std::env::temp_dir);
-    let exp_dir = make_experiment_dir(&parent, run_tag)?;
-    if !opts.keep_files {
-        journal.record(Entry::RemoveTree { path: exp_dir.clone() })?;
-    }
+    let exp_dir = make_experiment_dir(&parent, run_tag, (!opts.keep_files).then_some(&mut *journal))?;
     let timeout = opts.timeout.unwrap_or(plan.timeout);
     let online = cpus::online(&opts.root);
     let hierarchy = if plan.cells.iter().any(|c| c.uses_cgroups()) { cgroup::detect(&opts.root) } else { None };
@@ -276,4 +288,44 @@ fn ensure_inputs(dir: &Path, inputs: &mut Vec<PathBuf>, have_len: &mut u64, n: u
         inputs.push(p);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("schedlab-runner-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn the_experiment_directory_is_journaled_before_it_exists_and_never_one_found_taken() {
+        let d = scratch("expdir");
+        let mut j = Journal::create(&d.join("state")).unwrap();
+        // A directory of that name already there (another run's kept files): not ours.
+        let taken = d.join(format!("schedlab-t-{}-0", std::process::id()));
+        std::fs::create_dir(&taken).unwrap();
+        std::os::unix::fs::symlink(&d, d.join("link")).unwrap();
+        let p = make_experiment_dir(&d.join("link"), "t", Some(&mut j)).unwrap();
+        assert_eq!(p, d.canonicalize().unwrap().join(format!("schedlab-t-{}-1", std::process::id())), "canonical, next free name");
+        assert!(p.is_dir());
+        assert_eq!(j.entries(), [Entry::RemoveTree { path: p.clone() }]);
+        assert_eq!(schedlab_sys::journal::in_force(j.path()).unwrap(), [Entry::RemoveTree { path: p.clone() }]);
+        assert!(j.close().is_empty());
+        assert!(!p.exists() && taken.exists());
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn a_regions_name_begins_with_the_prefix_its_removal_is_journaled_under() {
+        let dir = PathBuf::from(format!("/dev/shm/schedlab-runner-prefix-{}", std::process::id()));
+        let r = schedlab_dispatch::Region::create(&dir, 1, 2).unwrap();
+        let name = r.path().file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with(&schedlab_dispatch::shm::name_prefix(1, std::process::id() as i32)), "{name}");
+        drop(r);
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

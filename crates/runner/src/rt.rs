@@ -307,6 +307,10 @@ pub(crate) fn cell_rt(p: &Periodic, placement: Option<&[u32]>, metrics: &[Option
     CellRt { dispatcher, ..p.cell_rt(placement) }
 }
 
+/// The environment variable that gives a dispatcher its engine's pid: a dispatcher whose
+/// engine died before it could ask to die with it exits at once.
+pub const ENGINE_PID_ENV: &str = "SCHEDLAB_ENGINE_PID";
+
 static STOP: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_stop(_: libc::c_int) {
@@ -324,6 +328,10 @@ pub fn dispatcher_main(region: &str, config: &str, out: &str) -> i32 {
         libc::sigemptyset(&mut none);
         libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        let engine = std::env::var(ENGINE_PID_ENV).ok().and_then(|p| p.parse::<i32>().ok());
+        if engine.is_some_and(|pid| libc::getppid() != pid) {
+            return 3;
+        }
         libc::signal(libc::SIGTERM, on_stop as *const () as libc::sighandler_t);
         libc::signal(libc::SIGINT, on_stop as *const () as libc::sighandler_t);
     }

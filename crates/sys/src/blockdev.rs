@@ -14,6 +14,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
 /// The schedulers `/sys/block/<dev>/queue/scheduler` offers and the active one (in brackets).
@@ -217,6 +218,13 @@ pub fn apply_iosched(j: &mut Journal, root: &Root, dev: &str, s: &IoSetting) -> 
             record(j, qpath(k))?;
         }
     }
+    // Switched away and back, a scheduler starts again from its defaults: its own tunables
+    // are journaled before the switch, so they are written back after the switch back.
+    if s.scheduler != active {
+        for p in writable_files(&qpath("iosched")) {
+            record(j, p)?;
+        }
+    }
     j.record(Entry::Restore { path: qpath("scheduler"), value: active.clone() }).map_err(|e| format!("journal: {e}"))?;
     std::fs::write(qpath("scheduler"), &s.scheduler).map_err(|e| format!("setting {dev}'s scheduler to {}: {e}", s.scheduler))?;
     let mut applied = Vec::new();
@@ -237,6 +245,20 @@ pub fn apply_iosched(j: &mut Journal, root: &Root, dev: &str, s: &IoSetting) -> 
         return Err(format!("{dev}: wrote scheduler {} but the kernel reports {now}", s.scheduler));
     }
     Ok((now, applied))
+}
+
+/// The files in `dir` that can be written (a scheduler's tunables), by name; none if `dir`
+/// does not exist (a queue without a scheduler).
+fn writable_files(dir: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut out: Vec<PathBuf> = rd
+        .filter_map(Result::ok)
+        .filter(|e| e.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o200 != 0))
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
 }
 
 // Loop device ioctls (linux/loop.h).
@@ -336,6 +358,20 @@ pub fn mkfs(fs: &str, dev: &str) -> Result<(), String> {
         "ext4" => cmd.args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", "-L", "schedlab", &node]),
         _ => cmd.args(["-q", "-f", &node]),
     };
+    // mkfs dies with schedlab: killed, schedlab leaves none writing to a device `restore`
+    // detaches. Asked for before exec; a parent already gone by then means exit at once.
+    let parent = std::process::id() as i32;
+    // SAFETY: only async-signal-safe calls (prctl, getppid) and no allocation between fork
+    // and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+            match libc::getppid() == parent {
+                true => Ok(()),
+                false => Err(io::Error::from_raw_os_error(libc::ESRCH)),
+            }
+        });
+    }
     let out = cmd.stdin(std::process::Stdio::null()).output().map_err(|e| format!("running {}: {e}", tool.display()))?;
     if !out.status.success() {
         return Err(format!("{} {node} failed ({}): {}", tool.display(), out.status, String::from_utf8_lossy(&out.stderr).trim()));
@@ -571,5 +607,32 @@ mod tests {
         assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/read_ahead_kb")).unwrap(), "128");
         assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/scheduler")).unwrap(), "none");
         assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/nr_requests")).unwrap(), "64");
+    }
+
+    #[test]
+    fn the_schedulers_own_tunables_come_back_after_a_switch_away_and_back() {
+        let (d, r) = fake(&[
+            ("/sys/block/sdz/queue/scheduler", "[mq-deadline] bfq\n"),
+            ("/sys/block/sdz/queue/nr_requests", "64\n"),
+            ("/sys/block/sdz/queue/iosched/read_expire", "123\n"),
+            ("/sys/block/sdz/queue/iosched/fifo_batch", "4\n"),
+        ]);
+        let mut j = Journal::create(&d.0.join("state")).unwrap();
+        let s = IoSetting { name: "bfq".into(), scheduler: "bfq".into(), tunables: vec![] };
+        apply_iosched(&mut j, &r, "sdz", &s).unwrap();
+        let names: Vec<String> = j
+            .entries()
+            .iter()
+            .map(|e| match e {
+                Entry::Restore { path, .. } => path.strip_prefix(r.path("/sys/block/sdz/queue")).unwrap().display().to_string(),
+                e => panic!("{e:?}"),
+            })
+            .collect();
+        assert_eq!(names, ["nr_requests", "iosched/fifo_batch", "iosched/read_expire", "scheduler"], "tunables before the scheduler");
+        // The kernel's switch back brings mq-deadline's defaults.
+        std::fs::write(r.path("/sys/block/sdz/queue/iosched/read_expire"), "500").unwrap();
+        assert!(j.undo_to(0).is_empty());
+        assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/scheduler")).unwrap(), "mq-deadline");
+        assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/iosched/read_expire")).unwrap(), "123");
     }
 }

@@ -5,10 +5,26 @@
 //!
 //! Journals live in a state directory on tmpfs (`/run/schedlab` for root): what they undo
 //! (cgroups, loop devices, mounts) does not survive a reboot either.
+//!
+//! A journal is append-only, one JSON object a line, so a kill at any instruction leaves a
+//! file that says what is still in force:
+//!
+//! * a change: `{"seq":N,"undo":...}`, written and synced before the change is made;
+//! * a marker `{"undone":[N,...]}` once those changes are undone; a kill before the marker
+//!   replays them once more, which is harmless because every undo is idempotent (undoing a
+//!   change that was never made, or was already undone, succeeds and does nothing);
+//! * a last line cut short by the kill is ignored: its change was not made yet.
+//!
+//! The file is named `journal-<pid>-<start>.jsonl` (start: the process's start time in
+//! clock ticks since boot), so a later process that reuses the pid is not taken for its
+//! owner. Older schedlab versions named it `journal-<pid>.jsonl` and rewrote it through
+//! `journal-<pid>.tmp`; [`recover`] reads both.
 
+use crate::procfs;
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// One change, described by how to undo it.
@@ -20,7 +36,8 @@ pub enum Entry {
         /// The cgroup directory.
         path: PathBuf,
     },
-    /// A file whose content schedlab changed: write `value` back.
+    /// A file whose content schedlab changed: write `value` back (a file that is gone
+    /// went with what it belonged to, and needs nothing).
     Restore {
         /// The file.
         path: PathBuf,
@@ -42,10 +59,19 @@ pub enum Entry {
         /// The backing file (absolute, canonical).
         backing: PathBuf,
     },
-    /// A file schedlab created exclusively (a dispatcher's status region): remove it.
+    /// A file schedlab created exclusively: remove it.
     RemoveFile {
         /// The file.
         path: PathBuf,
+    },
+    /// Files schedlab creates under names it completes only when creating them (a
+    /// dispatcher's status region): remove every file in `dir` whose name starts with
+    /// `prefix`. Journaled before the first such file exists.
+    RemoveFiles {
+        /// The directory.
+        dir: PathBuf,
+        /// The names' common beginning, unique to this process.
+        prefix: String,
     },
 }
 
@@ -66,35 +92,130 @@ pub fn state_dir() -> PathBuf {
     }
 }
 
+/// The process a journal belongs to: its pid and, where known, its start time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Owner {
+    pid: i32,
+    start: Option<u64>,
+}
+
+impl Owner {
+    fn me() -> Owner {
+        let pid = std::process::id() as i32;
+        Owner { pid, start: procfs::process_start(pid).map(|s| s.0) }
+    }
+
+    /// The journal's file name without its extension.
+    fn stem(&self) -> String {
+        match self.start {
+            Some(start) => format!("journal-{}-{start}", self.pid),
+            None => format!("journal-{}", self.pid),
+        }
+    }
+
+    /// Reads a stem `journal-<pid>-<start>` or an older version's `journal-<pid>`.
+    fn parse(stem: &str) -> Option<Owner> {
+        let rest = stem.strip_prefix("journal-")?;
+        let (pid, start) = match rest.split_once('-') {
+            Some((pid, start)) => (pid, Some(start.parse().ok()?)),
+            None => (rest, None),
+        };
+        Some(Owner { pid: pid.parse().ok()?, start })
+    }
+
+    /// Whether the owner still runs (and may still undo its own changes). A zombie does not;
+    /// a process that reused the pid is not the owner.
+    fn alive(&self) -> bool {
+        match procfs::process_start(self.pid) {
+            None | Some((_, false)) => false,
+            Some((start, true)) => match self.start {
+                Some(s) => s == start,
+                None => runs_schedlab(self.pid),
+            },
+        }
+    }
+}
+
+/// For a journal whose name has no start time: whether `pid` runs a program named schedlab
+/// (when that cannot be read, it is assumed to, so nothing is undone under a live run).
+fn runs_schedlab(pid: i32) -> bool {
+    match std::fs::read_link(format!("/proc/{pid}/exe")) {
+        Ok(exe) => {
+            let name = exe.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            name.trim_end_matches(" (deleted)") == "schedlab"
+        }
+        Err(_) => true,
+    }
+}
+
 /// An open journal of this process.
 #[derive(Debug)]
 pub struct Journal {
     path: PathBuf,
     file: File,
+    /// Bytes of whole lines in the file: a write that fails part-way is cut back to this, so
+    /// the next line is not glued to a fragment.
+    len: u64,
+    /// Changes in force, oldest first, with their sequence numbers.
     entries: Vec<Entry>,
+    seqs: Vec<u64>,
+    next_seq: u64,
+    /// Changes whose undo failed: left in force in the file, for `schedlab restore`.
+    unresolved: usize,
+    /// A failed write could not be cut back: nothing more may be recorded.
+    broken: bool,
+    /// Closed: Drop has nothing left to do.
+    closed: bool,
 }
 
 impl Journal {
     /// Creates this process's journal in `dir`.
     pub fn create(dir: &Path) -> io::Result<Journal> {
         std::fs::create_dir_all(dir)?;
-        let path = dir.join(format!("journal-{}.jsonl", std::process::id()));
-        // A journal left by an earlier process with our pid is replayed first.
-        if path.exists() {
-            replay(&path);
-        }
+        let path = dir.join(format!("{}.jsonl", Owner::me().stem()));
         let file = OpenOptions::new().append(true).create_new(true).open(&path)?;
-        Ok(Journal { path, file, entries: Vec::new() })
+        Ok(Journal { path, file, len: 0, entries: Vec::new(), seqs: Vec::new(), next_seq: 0, unresolved: 0, broken: false, closed: false })
+    }
+
+    /// The journal file.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Records `e` durably; call before making the change it undoes.
     pub fn record(&mut self, e: Entry) -> io::Result<()> {
-        let mut line = serde_json::to_vec(&e).map_err(io::Error::other)?;
-        line.push(b'\n');
-        self.file.write_all(&line)?;
-        self.file.sync_data()?;
+        let seq = self.next_seq;
+        self.append(&change_line(seq, &e)?)?;
+        self.next_seq += 1;
         self.entries.push(e);
+        self.seqs.push(seq);
         Ok(())
+    }
+
+    /// Takes back the newest entry without undoing it: its change was not made, and undoing
+    /// it would touch what is not ours (a directory that already existed).
+    pub fn retract(&mut self) -> io::Result<()> {
+        let Some(seq) = self.seqs.pop() else { return Ok(()) };
+        self.entries.pop();
+        self.append(&undone_line(&[seq]))
+    }
+
+    fn append(&mut self, line: &[u8]) -> io::Result<()> {
+        if self.broken {
+            return Err(io::Error::other(format!("{} could not be repaired after a failed write", self.path.display())));
+        }
+        match self.file.write_all(line).and_then(|()| self.file.sync_data()) {
+            Ok(()) => {
+                self.len += line.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                if self.file.set_len(self.len).is_err() {
+                    self.broken = true;
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Changes recorded and not yet undone.
@@ -103,40 +224,44 @@ impl Journal {
     }
 
     /// Undoes the newest entries until `keep` remain (e.g. a cell's cgroups after the cell).
+    /// An entry whose undo fails stays in force in the file, for `schedlab restore`.
     pub fn undo_to(&mut self, keep: usize) -> Vec<String> {
         let mut errors = Vec::new();
+        let mut undone = Vec::new();
         while self.entries.len() > keep {
             let e = self.entries.pop().expect("len > keep");
-            if let Err(err) = undo(&e) {
-                errors.push(format!("{e:?}: {err}"));
+            let seq = self.seqs.pop().expect("one seq per entry");
+            match undo(&e) {
+                Ok(()) => undone.push(seq),
+                Err(err) => {
+                    self.unresolved += 1;
+                    errors.push(format!("{e:?}: {err}"));
+                }
             }
         }
-        // Rewrite the file so a crash from here on replays only what is still in force.
-        let _ = self.rewrite();
+        if undone.is_empty() {
+            return errors;
+        }
+        // Nothing left in force: an empty file says so in one step.
+        if self.entries.is_empty() && self.unresolved == 0 && !self.broken && self.file.set_len(0).is_ok() {
+            self.len = 0;
+        } else {
+            let _ = self.append(&undone_line(&undone));
+        }
         errors
     }
 
-    fn rewrite(&mut self) -> io::Result<()> {
-        let tmp = self.path.with_extension("tmp");
-        let mut f = OpenOptions::new().write(true).create(true).truncate(true).open(&tmp)?;
-        for e in &self.entries {
-            let mut line = serde_json::to_vec(e).map_err(io::Error::other)?;
-            line.push(b'\n');
-            f.write_all(&line)?;
-        }
-        f.sync_data()?;
-        std::fs::rename(&tmp, &self.path)?;
-        self.file = OpenOptions::new().append(true).open(&self.path)?;
-        Ok(())
+    /// Undoes everything and removes the journal file (kept if an undo failed).
+    pub fn close(mut self) -> Vec<String> {
+        self.finish()
     }
 
-    /// Undoes everything and removes the journal file.
-    pub fn close(mut self) -> Vec<String> {
+    fn finish(&mut self) -> Vec<String> {
+        self.closed = true;
         let errors = self.undo_to(0);
-        if errors.is_empty() {
+        if self.unresolved == 0 {
             let _ = std::fs::remove_file(&self.path);
         }
-        std::mem::forget(self);
         errors
     }
 }
@@ -144,49 +269,144 @@ impl Journal {
 impl Drop for Journal {
     /// The panic and early-return path: undo whatever is still in force.
     fn drop(&mut self) {
-        let errors = self.undo_to(0);
-        if errors.is_empty() {
-            let _ = std::fs::remove_file(&self.path);
-        } else {
-            for e in errors {
-                eprintln!("schedlab: could not undo {e}; run `schedlab restore`");
-            }
+        if self.closed {
+            return;
+        }
+        for e in self.finish() {
+            eprintln!("schedlab: could not undo {e}; run `schedlab restore`");
         }
     }
 }
 
+/// A change's line: its sequence number first, then the entry.
+fn change_line(seq: u64, e: &Entry) -> io::Result<Vec<u8>> {
+    let mut obj = serde_json::Map::new();
+    obj.insert("seq".into(), seq.into());
+    match serde_json::to_value(e).map_err(io::Error::other)? {
+        serde_json::Value::Object(fields) => obj.extend(fields),
+        _ => unreachable!("an internally tagged enum serialises as an object"),
+    }
+    let mut line = serde_json::to_vec(&obj).map_err(io::Error::other)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+fn undone_line(seqs: &[u64]) -> Vec<u8> {
+    let mut line = serde_json::to_vec(&serde_json::json!({ "undone": seqs })).expect("numbers serialise");
+    line.push(b'\n');
+    line
+}
+
 fn undo(e: &Entry) -> io::Result<()> {
+    let gone_is_done = |r: io::Result<()>| match r {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        r => r,
+    };
     match e {
         Entry::RemoveCgroup { path } => crate::cgroup::remove_dir(path),
-        Entry::Restore { path, value } => std::fs::write(path, value),
+        // Never created: a missing file is not made (a fake tree's too).
+        Entry::Restore { path, value } => {
+            gone_is_done(OpenOptions::new().write(true).truncate(true).open(path).and_then(|mut f| f.write_all(value.as_bytes())))
+        }
         Entry::RemoveTree { path } => {
             // Never delete through a filesystem still mounted inside the tree.
             if crate::blockdev::is_mount_point(&path.join("mnt")) {
                 crate::blockdev::unmount(&path.join("mnt"))?;
             }
-            match std::fs::remove_dir_all(path) {
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-                r => r,
-            }
+            gone_is_done(std::fs::remove_dir_all(path))
         }
         Entry::Unmount { path } => crate::blockdev::unmount(path),
         Entry::DetachLoop { backing } => crate::blockdev::loop_detach_backing(backing),
-        Entry::RemoveFile { path } => match std::fs::remove_file(path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            r => r,
-        },
+        Entry::RemoveFile { path } => gone_is_done(std::fs::remove_file(path)),
+        Entry::RemoveFiles { dir, prefix } => {
+            let rd = match std::fs::read_dir(dir) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                r => r?,
+            };
+            for f in rd.filter_map(Result::ok) {
+                // Files and links only (a link is removed, never followed); never a directory.
+                if f.file_name().to_string_lossy().starts_with(prefix.as_str()) && f.file_type().is_ok_and(|t| !t.is_dir()) {
+                    gone_is_done(std::fs::remove_file(f.path()))?;
+                }
+            }
+            Ok(())
+        }
     }
 }
 
-/// Undoes a journal file's entries in reverse order; returns what was done and what failed.
+/// What a journal file says: the changes still in force (oldest first, with their sequence
+/// numbers where the line had one) and how many lines could not be read.
+struct Contents {
+    in_force: Vec<(Option<u64>, Entry)>,
+    unreadable: usize,
+}
+
+enum Line {
+    Change(Option<u64>, Entry),
+    Undone(Vec<u64>),
+}
+
+fn parse_line(line: &[u8]) -> Option<Line> {
+    let mut v: serde_json::Value = serde_json::from_slice(line).ok()?;
+    let obj = v.as_object_mut()?;
+    if let Some(u) = obj.get("undone") {
+        return serde_json::from_value(u.clone()).ok().map(Line::Undone);
+    }
+    let seq = match obj.remove("seq") {
+        Some(s) => Some(s.as_u64()?),
+        None => None,
+    };
+    serde_json::from_value(v).ok().map(|e| Line::Change(seq, e))
+}
+
+fn read_contents(path: &Path) -> io::Result<Contents> {
+    let bytes = std::fs::read(path)?;
+    let mut changes = Vec::new();
+    let mut undone = HashSet::new();
+    let mut unreadable = 0;
+    for line in bytes.split(|b| *b == b'\n').filter(|l| !l.trim_ascii().is_empty()) {
+        match parse_line(line) {
+            Some(Line::Change(seq, e)) => changes.push((seq, e)),
+            Some(Line::Undone(seqs)) => undone.extend(seqs),
+            None => unreadable += 1,
+        }
+    }
+    let in_force = changes.into_iter().filter(|(seq, _)| !seq.is_some_and(|s| undone.contains(&s))).collect();
+    Ok(Contents { in_force, unreadable })
+}
+
+/// The changes a journal file holds in force, oldest first (what a replay would undo).
+pub fn in_force(path: &Path) -> io::Result<Vec<Entry>> {
+    Ok(read_contents(path)?.in_force.into_iter().map(|(_, e)| e).collect())
+}
+
+/// Undoes a journal file's changes still in force, newest first, and removes the file when
+/// all succeeded (else marks those undone, so a later replay retries only the rest);
+/// returns a line per action.
 pub fn replay(path: &Path) -> Vec<String> {
     let mut out = Vec::new();
-    let Ok(f) = File::open(path) else { return out };
-    let entries: Vec<Entry> = io::BufReader::new(f).lines().map_while(Result::ok).filter_map(|l| serde_json::from_str(&l).ok()).collect();
+    let contents = match read_contents(path) {
+        Ok(c) => c,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return out,
+        Err(e) => {
+            out.push(format!("FAILED: reading {}: {e}", path.display()));
+            return out;
+        }
+    };
+    if contents.unreadable > 0 {
+        out.push(format!(
+            "ignored {} unreadable line(s): a record cut short (its change is made only after the whole record)",
+            contents.unreadable
+        ));
+    }
+    let mut undone = Vec::new();
     let mut failed = false;
-    for e in entries.iter().rev() {
+    for (seq, e) in contents.in_force.iter().rev() {
         match undo(e) {
-            Ok(()) => out.push(format!("undone: {e:?}")),
+            Ok(()) => {
+                out.push(format!("undone: {e:?}"));
+                undone.extend(*seq);
+            }
             Err(err) => {
                 failed = true;
                 out.push(format!("FAILED: {e:?}: {err}"));
@@ -195,13 +415,15 @@ pub fn replay(path: &Path) -> Vec<String> {
     }
     if !failed {
         let _ = std::fs::remove_file(path);
+    } else if !undone.is_empty() {
+        // A leading newline ends a fragment the kill may have left on the last line.
+        let mut line = b"\n".to_vec();
+        line.extend(undone_line(&undone));
+        if let Err(e) = OpenOptions::new().append(true).open(path).and_then(|mut f| f.write_all(&line)) {
+            out.push(format!("could not mark the undone changes in {}: {e} (a later replay repeats them, harmlessly)", path.display()));
+        }
     }
     out
-}
-
-fn pid_alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    unsafe { libc::kill(pid, 0) == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM) }
 }
 
 /// Replays every journal in `dir` whose owner process is gone (or all with `all`);
@@ -209,78 +431,35 @@ fn pid_alive(pid: i32) -> bool {
 pub fn recover(dir: &Path, all: bool) -> Vec<String> {
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir(dir) else { return out };
-    for e in rd.filter_map(Result::ok) {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name.strip_prefix("journal-").and_then(|s| s.strip_suffix(".jsonl")).and_then(|s| s.parse::<i32>().ok()) else {
+    let mut names: Vec<String> = rd.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    for name in &names {
+        let Some((stem, ext @ ("jsonl" | "tmp"))) = name.rsplit_once('.') else { continue };
+        let Some(owner) = Owner::parse(stem) else { continue };
+        let (journal, tmp) = (dir.join(format!("{stem}.jsonl")), dir.join(format!("{stem}.tmp")));
+        // An older version rewrote its journal through `.tmp` + rename: a kill before the
+        // rename left the tmp beside the journal, which holds every change the tmp does
+        // (and more: replaying them again is harmless); the tmp goes with its journal.
+        if ext == "tmp" && journal.exists() {
             continue;
-        };
-        if all || !pid_alive(pid) {
-            out.push(format!("journal of process {pid} ({}):", e.path().display()));
-            out.extend(replay(&e.path()).into_iter().map(|l| format!("  {l}")));
+        }
+        if !all && owner.alive() {
+            continue;
+        }
+        let path = dir.join(name);
+        out.push(format!("journal of process {} ({}):", owner.pid, path.display()));
+        let lines = replay(&path);
+        let failed = lines.iter().any(|l| l.starts_with("FAILED"));
+        out.extend(lines.into_iter().map(|l| format!("  {l}")));
+        if ext == "jsonl" && !failed && tmp.exists() {
+            match std::fs::remove_file(&tmp) {
+                Ok(()) => out.push(format!("  removed {} (an unfinished rewrite of the journal)", tmp.display())),
+                Err(e) => out.push(format!("  FAILED: removing {}: {e}", tmp.display())),
+            }
         }
     }
     out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn dir(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("schedlab-journal-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
-
-    #[test]
-    fn undoes_in_reverse_and_removes_itself() {
-        let d = dir("rev");
-        let f = d.join("setting");
-        std::fs::write(&f, "original").unwrap();
-        let mut j = Journal::create(&d.join("state")).unwrap();
-        j.record(Entry::Restore { path: f.clone(), value: "original".into() }).unwrap();
-        std::fs::write(&f, "first").unwrap();
-        j.record(Entry::Restore { path: f.clone(), value: "first".into() }).unwrap();
-        std::fs::write(&f, "second").unwrap();
-        assert!(j.close().is_empty());
-        assert_eq!(std::fs::read_to_string(&f).unwrap(), "original");
-        assert_eq!(std::fs::read_dir(d.join("state")).unwrap().count(), 0, "journal file removed");
-        std::fs::remove_dir_all(d).unwrap();
-    }
-
-    #[test]
-    fn a_journal_left_behind_is_replayed_by_recover() {
-        let d = dir("stale");
-        let tree = d.join("experiment");
-        std::fs::create_dir_all(tree.join("sub")).unwrap();
-        let state = d.join("state");
-        std::fs::create_dir_all(&state).unwrap();
-        // As if process 999999 (not alive) had crashed after recording.
-        let line = serde_json::to_string(&Entry::RemoveTree { path: tree.clone() }).unwrap();
-        std::fs::write(state.join("journal-999999.jsonl"), format!("{line}\n")).unwrap();
-        let report = recover(&state, false);
-        assert!(report.iter().any(|l| l.contains("undone")), "{report:?}");
-        assert!(!tree.exists());
-        assert!(!state.join("journal-999999.jsonl").exists());
-        std::fs::remove_dir_all(d).unwrap();
-    }
-
-    #[test]
-    fn undo_to_keeps_older_entries() {
-        let d = dir("partial");
-        let (a, b) = (d.join("a"), d.join("b"));
-        std::fs::write(&a, "a0").unwrap();
-        std::fs::write(&b, "b0").unwrap();
-        let mut j = Journal::create(&d.join("state")).unwrap();
-        j.record(Entry::Restore { path: a.clone(), value: "a0".into() }).unwrap();
-        std::fs::write(&a, "a1").unwrap();
-        j.record(Entry::Restore { path: b.clone(), value: "b0".into() }).unwrap();
-        std::fs::write(&b, "b1").unwrap();
-        assert!(j.undo_to(1).is_empty());
-        assert_eq!((std::fs::read_to_string(&a).unwrap(), std::fs::read_to_string(&b).unwrap()), ("a1".into(), "b0".into()));
-        drop(j); // the Drop path undoes the rest
-        assert_eq!(std::fs::read_to_string(&a).unwrap(), "a0");
-        std::fs::remove_dir_all(d).unwrap();
-    }
-}
+mod tests;

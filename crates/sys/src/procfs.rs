@@ -71,6 +71,22 @@ pub fn exec_runtime_ns(root: &Root, pid: i32) -> Option<u64> {
     root.read(&format!("/proc/{pid}/schedstat")).ok()?.split_whitespace().next()?.parse().ok()
 }
 
+/// A process's start time (field 22 of /proc/PID/stat, clock ticks since boot) and whether it
+/// is running (not a zombie): with the pid, it names one process for the whole uptime, where
+/// the pid alone may be reused.
+pub fn process_start(pid: i32) -> Option<(u64, bool)> {
+    if pid <= 0 {
+        return None;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: fields start after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let state = fields.first()?;
+    let start = fields.get(19)?.parse().ok()?;
+    Some((start, !matches!(*state, "Z" | "X" | "x")))
+}
+
 /// Seconds in a timeval.
 pub fn tv_secs(tv: libc::timeval) -> f64 {
     tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6
