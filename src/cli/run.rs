@@ -118,6 +118,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let caps = env::capabilities(&root);
     spec.check_allowed(&caps).map_err(|e| bad_input(e.to_string()))?;
     spec.check_cpus(&schedlab_sys::cpus::online(&root)).map_err(|e| bad_input(e.to_string()))?;
+    spec.check_paths(a.dir.is_some()).map_err(|e| bad_input(e.to_string()))?;
     check_cgroups(plan, &root)?;
     let device_line = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())?;
     let environment = env::environment(&root);
@@ -204,7 +205,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let opts = Options {
-        dir: a.dir.clone(),
+        // Workers run in their cell's directory: a relative --dir would not reach them.
+        dir: a.dir.as_deref().map(std::path::absolute).transpose()?,
         keep_files: a.keep_files,
         timeout,
         engine_rt: caps.sys_nice && !a.no_engine_rt,
