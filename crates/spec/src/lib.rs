@@ -98,6 +98,13 @@ impl Spec {
         paths::check(&self.plan.source_path, &self.text, &self.locations.paths, skip_dir)
     }
 
+    /// An error about the machine's support for a group's cgroup settings, at the group's
+    /// first cgroup setting.
+    pub fn cgroup_error(&self, group: &str, message: impl Into<String>) -> SpecError {
+        let span = self.locations.cgroups.iter().find(|(g, _)| g == group).map_or(self.locations.matrix.clone(), |(_, s)| s.clone());
+        SpecError::at(&self.plan.source_path, &self.text, span, message)
+    }
+
     /// Checks that every CPU named in an affinity or cpuset is online here.
     pub fn check_cpus(&self, online: &[u32]) -> Result<(), SpecError> {
         for (cpus, span) in &self.locations.cpus {

@@ -411,3 +411,18 @@ fn device_errors_of_an_implicit_loop_device_point_at_the_io_workload() {
     assert_eq!((e.line, e.col), (3, 19), "{e}");
     assert!(e.message.contains("CAP_SYS_ADMIN"), "{e}");
 }
+
+#[test]
+fn a_cgroup_error_points_at_the_groups_first_cgroup_setting() {
+    let s = parse(
+        "t.toml",
+        "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\ncpuset = [\"0\"]\n[groups.bg]\nworkload = \"pi\"\ncpu_max = [5000, 10000]\ncpu_weight = 50\n",
+    )
+    .unwrap();
+    let at = |g: &str| {
+        let e = s.cgroup_error(g, "no cpu controller");
+        (e.line, e.col)
+    };
+    assert_eq!(at("main"), (4, 10));
+    assert_eq!(at("bg"), (7, 11));
+}

@@ -34,6 +34,8 @@ pub struct Locations {
     pub paths: Vec<PathUse>,
     /// Every explicit nice value (policies, groups, axes) with its span.
     pub nice: Vec<(i64, Location)>,
+    /// Each group's first cgroup setting (definition or axis), for errors about cgroups.
+    pub cgroups: Vec<(String, Location)>,
     /// Every use of a workload name (axes, groups), for errors about what it needs.
     pub workloads: Vec<(String, Location)>,
     /// The `[matrix]` table: where an error with no better place points.
@@ -176,6 +178,12 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
             locations.workloads.push((w.get_ref().clone(), w.span()));
         }
         defs.push((k.get_ref().clone(), group_def(&cx, g.get_ref(), &mut locations)?));
+        let g = g.get_ref();
+        let cgroup_keys =
+            [g.cpu_weight.as_ref().map(|v| v.span()), g.cpu_max.as_ref().map(|v| v.span()), g.cpuset.as_ref().map(|v| v.span())];
+        if let Some(span) = cgroup_keys.into_iter().flatten().min_by_key(|s| s.start) {
+            locations.cgroups.push((k.get_ref().clone(), span));
+        }
     }
     if defs.is_empty() {
         return cx.err(matrix_span, "the matrix needs `workload = [...]` (or [groups.NAME] definitions)");
@@ -538,6 +546,10 @@ fn group_axes_list(
 ) -> Result<Vec<Axis>, SpecError> {
     let mut out = Vec::new();
     let min_procs = if gname == "main" && a.processes.is_some() { 1 } else { 0 };
+    let cgroup_axes = [a.cpu_weight.as_ref().map(|v| v.span()), a.cpu_max.as_ref().map(|v| v.span()), a.cpuset.as_ref().map(|v| v.span())];
+    if let Some(span) = cgroup_axes.into_iter().flatten().min_by_key(|s| s.start) {
+        locs.cgroups.push((gname.to_string(), span));
+    }
     let mut push = |setting: Setting, values: Vec<AxisValue>, span: Range<usize>| -> Result<(), SpecError> {
         if values.is_empty() {
             return cx.err(span, format!("the {} axis must list at least one value", setting.name()));
