@@ -179,9 +179,9 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         }
         defs.push((k.get_ref().clone(), group_def(&cx, g.get_ref(), &mut locations)?));
         let g = g.get_ref();
-        let cgroup_keys =
-            [g.cpu_weight.as_ref().map(|v| v.span()), g.cpu_max.as_ref().map(|v| v.span()), g.cpuset.as_ref().map(|v| v.span())];
-        if let Some(span) = cgroup_keys.into_iter().flatten().min_by_key(|s| s.start) {
+        if let Some(span) =
+            earliest([g.cpu_weight.as_ref().map(|v| v.span()), g.cpu_max.as_ref().map(|v| v.span()), g.cpuset.as_ref().map(|v| v.span())])
+        {
             locations.cgroups.push((k.get_ref().clone(), span));
         }
     }
@@ -546,8 +546,9 @@ fn group_axes_list(
 ) -> Result<Vec<Axis>, SpecError> {
     let mut out = Vec::new();
     let min_procs = if gname == "main" && a.processes.is_some() { 1 } else { 0 };
-    let cgroup_axes = [a.cpu_weight.as_ref().map(|v| v.span()), a.cpu_max.as_ref().map(|v| v.span()), a.cpuset.as_ref().map(|v| v.span())];
-    if let Some(span) = cgroup_axes.into_iter().flatten().min_by_key(|s| s.start) {
+    if let Some(span) =
+        earliest([a.cpu_weight.as_ref().map(|v| v.span()), a.cpu_max.as_ref().map(|v| v.span()), a.cpuset.as_ref().map(|v| v.span())])
+    {
         locs.cgroups.push((gname.to_string(), span));
     }
     let mut push = |setting: Setting, values: Vec<AxisValue>, span: Range<usize>| -> Result<(), SpecError> {
@@ -1126,4 +1127,9 @@ fn path_value(cx: &Ctx, v: &Spanned<String>, key: PathKey, locs: &mut Locations)
     let path = crate::paths::resolve(cx.base, written);
     locs.paths.push(PathUse { key, path: path.clone(), span: v.span() });
     Ok(path)
+}
+
+/// The span written first of those given.
+fn earliest<const N: usize>(spans: [Option<Location>; N]) -> Option<Location> {
+    spans.into_iter().flatten().min_by_key(|s| s.start)
 }
