@@ -15,3 +15,4 @@ mod report;
 mod rt;
 mod rtreport;
 mod simulate;
+mod spec_input;

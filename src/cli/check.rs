@@ -161,7 +161,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if plan.cells.iter().flat_map(|c| &c.groups).any(|g| matches!(g.workload, Workload::Command { .. })) && plan.scale != 1.0 {
         println!("note: --scale does not change command workloads (schedlab cannot know their work amount)");
     }
-    let cpus_ok = spec.check_cpus(&schedlab_sys::cpus::online(&Root::default()));
+    let cpus_ok = spec.check_cpus(&schedlab_sys::cpus::online(&Root::default())).and(spec.check_paths(a.dir.is_some()));
     for (line, warning) in super::common::feasibility_lines(plan, cpus as usize) {
         println!("{}{line}", if warning { "warning: " } else { "" });
     }

@@ -26,16 +26,21 @@ pub fn bad_input(message: impl Into<String>) -> anyhow::Error {
 }
 
 /// Reads and validates a spec (the built-in quick experiment when `file` is None), then
-/// applies command-line overrides.
+/// applies command-line overrides. Paths in a file resolve against its directory; the
+/// built-in experiment's (it has none) would resolve against the current directory.
 pub fn load_spec(file: Option<&Path>, scale: Option<f64>, repetitions: Option<u32>) -> anyhow::Result<schedlab_spec::Spec> {
-    let (path, text) = match file {
+    let parsed = match file {
         Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| bad_input(format!("cannot read {}: {e}", p.display())))?;
-            (p.display().to_string(), text)
+            let bytes = std::fs::read(p).map_err(|e| bad_input(format!("cannot read {}: {e}", p.display())))?;
+            let path = p.display().to_string();
+            schedlab_spec::decode(&path, &bytes).and_then(|text| schedlab_spec::parse_at(&path, text, &schedlab_spec::spec_dir(&path)))
         }
-        None => ("<built-in quick.toml>".to_string(), schedlab_spec::BUILTIN_QUICK.to_string()),
+        None => {
+            let cwd = std::env::current_dir().map_err(|e| bad_input(format!("cannot resolve the current directory: {e}")))?;
+            schedlab_spec::parse_at("<built-in quick.toml>", schedlab_spec::BUILTIN_QUICK, &cwd)
+        }
     };
-    let mut spec = schedlab_spec::parse(&path, &text).map_err(|e| bad_input(e.to_string()))?;
+    let mut spec = parsed.map_err(|e| bad_input(e.to_string()))?;
     if let Some(f) = scale {
         if !(f > 0.0 && f.is_finite()) {
             return Err(bad_input(format!("--scale must be a positive number, got {f}")));

@@ -99,13 +99,18 @@ impl Observer for Progress {
 }
 
 /// Refuses a plan whose cgroup settings this machine cannot honour, before any change.
-fn check_cgroups(plan: &Plan, root: &Root) -> anyhow::Result<()> {
-    let Some(g) = plan.cells.iter().flat_map(|c| &c.groups).find(|g| g.cgroup.any()) else { return Ok(()) };
+fn check_cgroups(spec: &schedlab_spec::Spec, root: &Root) -> anyhow::Result<()> {
+    let groups = || spec.plan.cells.iter().flat_map(|c| &c.groups);
+    let Some(g) = groups().find(|g| g.cgroup.any()) else { return Ok(()) };
+    let refuse = |g: &str, msg: String| bad_input(spec.cgroup_error(g, msg).to_string());
     let Some(h) = schedlab_sys::cgroup::detect(root) else {
-        return Err(bad_input(format!("group \"{}\" asks for cgroup settings, but this machine has no usable cgroup hierarchy", g.name)));
+        return Err(refuse(
+            &g.name,
+            format!("group \"{}\" asks for cgroup settings, but this machine has no usable cgroup hierarchy", g.name),
+        ));
     };
-    for g in plan.cells.iter().flat_map(|c| &c.groups) {
-        h.check(&(&g.cgroup).into()).map_err(|e| bad_input(format!("group \"{}\": {e}", g.name)))?;
+    for g in groups() {
+        h.check(&(&g.cgroup).into()).map_err(|e| refuse(&g.name, format!("group \"{}\": {e}", g.name)))?;
     }
     Ok(())
 }
@@ -201,7 +206,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let caps = env::capabilities(&root);
     spec.check_allowed(&caps).map_err(|e| bad_input(e.to_string()))?;
     spec.check_cpus(&schedlab_sys::cpus::online(&root)).map_err(|e| bad_input(e.to_string()))?;
-    check_cgroups(plan, &root)?;
+    spec.check_paths(a.dir.is_some()).map_err(|e| bad_input(e.to_string()))?;
+    check_cgroups(&spec, &root)?;
     let device_line = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())?;
     let environment = env::environment(&root);
     if plan.has_realtime() && !env::rt_throttled(&environment) && !a.allow_unthrottled {
@@ -302,7 +308,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let opts = Options {
-        dir: a.dir.clone(),
+        // Workers run in their cell's directory: a relative --dir would not reach them.
+        dir: a.dir.as_deref().map(std::path::absolute).transpose()?,
         keep_files: a.keep_files,
         timeout,
         engine_rt: caps.sys_nice && !a.no_engine_rt,

@@ -56,7 +56,9 @@ impl Plan {
 
 pub(crate) fn check(plan: &Plan, locs: &Locations, src: &str, f: &DeviceFacts, yes_device: Option<&str>) -> Result<(), SpecError> {
     let Some(dev) = &plan.device else { return Ok(()) };
-    let err = |span: Option<std::ops::Range<usize>>, msg: String| Err(SpecError::at(&plan.source_path, src, span, msg));
+    let err = |span: Option<std::ops::Range<usize>>, msg: String| {
+        Err(SpecError::at(&plan.source_path, src, span.unwrap_or_else(|| locs.matrix.clone()), msg))
+    };
     let first_io = locs.iosched.first().map(|(_, s)| s.clone());
     let is_loop = matches!(dev.target, DeviceTarget::Loop { .. });
     if !f.privileged && (is_loop || first_io.is_some()) {

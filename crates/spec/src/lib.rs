@@ -1,25 +1,31 @@
 //! Experiment files: parse TOML into raw structs (unknown keys are errors), then
 //! validate them into a fully resolved [`Plan`]. Every error carries file:line:col.
+//! Paths in a spec resolve against the spec file's directory.
 //!
-//! This crate never runs anything; it only reads text.
+//! This crate never runs anything; it reads text, and [`Spec::check_paths`] reads the
+//! metadata of the files the spec names.
 #![deny(missing_docs)]
 
 pub mod cpulist;
 mod device;
 mod error;
+mod paths;
 mod periodic_check;
 mod plan;
 mod raw;
 mod rt;
+mod syntax;
 mod validate;
 
 pub use device::{usable_mib, DeviceFacts};
-pub use error::{line_col, SpecError};
+pub use error::{cut, line_col, SpecError, ECHO_CHARS};
+pub use paths::{PathKey, PathUse};
 pub use plan::*;
 pub use rt::*;
 pub use validate::{Capabilities, Location};
 
 use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
 
 /// The built-in quick experiment that `schedlab run` uses without a file.
 pub const BUILTIN_QUICK: &str = include_str!("../../../experiments/quick.toml");
@@ -37,13 +43,37 @@ pub struct Spec {
     pub locations: validate::Locations,
 }
 
-/// Parses and validates an experiment file's text. `path` is used in error messages.
+/// Parses and validates an experiment file's text. `path` is used in error messages, and
+/// relative paths in the spec resolve against its directory ([`spec_dir`]).
 pub fn parse(path: &str, text: &str) -> Result<Spec, SpecError> {
+    parse_at(path, text, &spec_dir(path))
+}
+
+/// The directory the paths of the spec file at `path` resolve against: the file's own,
+/// absolute (workers do not share the caller's working directory), canonical if it exists.
+pub fn spec_dir(path: &str) -> PathBuf {
+    let parent = Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::canonicalize(parent).or_else(|_| std::path::absolute(parent)).unwrap_or_else(|_| parent.to_path_buf())
+}
+
+/// A spec file's bytes as text; invalid UTF-8 is an error at its first bad byte.
+pub fn decode<'a>(path: &str, bytes: &'a [u8]) -> Result<&'a str, SpecError> {
+    std::str::from_utf8(bytes).map_err(|e| SpecError::not_utf8(path, bytes, e))
+}
+
+/// [`parse`] with relative paths resolved against `base` (which should be absolute).
+pub fn parse_at(path: &str, text: &str, base: &Path) -> Result<Spec, SpecError> {
     let raw: raw::RawSpec = toml::from_str(text).map_err(|e| {
-        let msg = e.message().trim_end().to_string();
-        SpecError::at(path, text, e.span(), msg)
+        let msg = e.message().trim_end();
+        match e.span() {
+            Some(span) => SpecError::at(path, text, span, msg),
+            None => {
+                let (at, msg) = syntax::locate(text, msg);
+                SpecError::at(path, text, at..at, msg)
+            }
+        }
     })?;
-    let (plan, locations) = validate::validate(path, text, raw)?;
+    let (plan, locations) = validate::validate(path, text, base, raw)?;
     let hash = hex::encode(Sha256::digest(text.as_bytes()));
     Ok(Spec { plan, text: text.to_string(), hash, locations })
 }
@@ -61,6 +91,20 @@ impl Spec {
         device::check(&self.plan, &self.locations, &self.text, facts, yes_device)
     }
 
+    /// Checks every path the spec names against the filesystem (`dir` a directory or
+    /// creatable, `[device] path` a directory or block device, a command's program an
+    /// executable file); `skip_dir` when `--dir` replaces the spec's `dir`.
+    pub fn check_paths(&self, skip_dir: bool) -> Result<(), SpecError> {
+        paths::check(&self.plan.source_path, &self.text, &self.locations.paths, skip_dir)
+    }
+
+    /// An error about the machine's support for a group's cgroup settings, at the group's
+    /// first cgroup setting.
+    pub fn cgroup_error(&self, group: &str, message: impl Into<String>) -> SpecError {
+        let span = self.locations.cgroups.iter().find(|(g, _)| g == group).map_or(self.locations.matrix.clone(), |(_, s)| s.clone());
+        SpecError::at(&self.plan.source_path, &self.text, span, message)
+    }
+
     /// Checks that every CPU named in an affinity or cpuset is online here.
     pub fn check_cpus(&self, online: &[u32]) -> Result<(), SpecError> {
         for (cpus, span) in &self.locations.cpus {
@@ -68,7 +112,7 @@ impl Spec {
                 return Err(SpecError::at(
                     &self.plan.source_path,
                     &self.text,
-                    Some(span.clone()),
+                    span.clone(),
                     format!("CPU {c} does not exist on this machine (online: {})", cpulist::format(online)),
                 ));
             }

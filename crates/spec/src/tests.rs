@@ -9,7 +9,7 @@ const BASE: &str = "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n";
 #[test]
 fn misspelled_key_points_at_its_line_and_column() {
     let e = err("name = \"t\"\nrepetitons = 3\n[matrix]\nworkload = [\"pi\"]\n");
-    assert_eq!((e.line, e.col), (Some(2), Some(1)), "{e}");
+    assert_eq!((e.line, e.col), (2, 1), "{e}");
     assert!(e.message.contains("unknown field `repetitons`"), "{e}");
     assert!(e.to_string().starts_with("t.toml:2:1: "), "{e}");
 }
@@ -17,22 +17,22 @@ fn misspelled_key_points_at_its_line_and_column() {
 #[test]
 fn misspelled_key_inside_a_table_is_located_too() {
     let e = err("name = \"t\"\n[matrix]\nworkload = [\"cpu\"]\n[workloads.cpu]\nkind = \"pi\"\niteratons = 5\n");
-    assert_eq!((e.line, e.col), (Some(6), Some(1)), "{e}");
+    assert_eq!((e.line, e.col), (6, 1), "{e}");
 }
 
 #[test]
 fn wrong_type_is_located() {
     let e = err("name = \"t\"\nrepetitions = \"three\"\n[matrix]\nworkload = [\"pi\"]\n");
-    assert_eq!(e.line, Some(2), "{e}");
+    assert_eq!(e.line, 2, "{e}");
 }
 
 #[test]
 fn priority_out_of_range_names_the_range() {
     let e = err(&format!("{BASE}[policies.f]\nclass = \"fifo\"\npriority = 99\n"));
-    assert_eq!((e.line, e.col), (Some(6), Some(12)), "{e}");
+    assert_eq!((e.line, e.col), (6, 12), "{e}");
     assert!(e.message.contains("between 1 and 98"), "{e}");
     let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"fifo\"]\npriority = [0]\n");
-    assert_eq!(e.line, Some(5), "{e}");
+    assert_eq!(e.line, 5, "{e}");
 }
 
 #[test]
@@ -44,7 +44,7 @@ fn priority_on_a_fair_class_is_an_error() {
 #[test]
 fn unknown_names_list_the_alternatives() {
     let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"fifi\"]\n");
-    assert_eq!((e.line, e.col), (Some(4), Some(11)), "{e}");
+    assert_eq!((e.line, e.col), (4, 11), "{e}");
     assert!(e.message.contains("fifo"), "{e}");
     let e = err("name = \"t\"\n[matrix]\nworkload = [\"cpux\"]\n");
     assert!(e.message.contains("unknown workload \"cpux\""), "{e}");
@@ -53,7 +53,7 @@ fn unknown_names_list_the_alternatives() {
 #[test]
 fn keys_of_another_kind_are_rejected() {
     let e = err("name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"pi\"\nblock_bytes = 10\n");
-    assert_eq!(e.line, Some(6), "{e}");
+    assert_eq!(e.line, 6, "{e}");
     assert!(e.message.contains("does not apply"), "{e}");
 }
 
@@ -117,7 +117,7 @@ fn privileges_are_checked_and_named() {
     let none = Capabilities { sys_nice: false, rtprio_limit: 0, min_nice: 0 };
     let e = s.check_allowed(&none).unwrap_err();
     assert!(e.message.contains("CAP_SYS_NICE") && e.message.contains("RLIMIT_RTPRIO"), "{e}");
-    assert_eq!((e.line, e.col), (Some(4), Some(20)), "{e}");
+    assert_eq!((e.line, e.col), (4, 20), "{e}");
     assert!(s.check_allowed(&Capabilities { sys_nice: false, rtprio_limit: 50, min_nice: 0 }).is_ok());
     assert!(s.check_allowed(&Capabilities { sys_nice: true, rtprio_limit: 0, min_nice: 0 }).is_ok());
 }
@@ -127,7 +127,7 @@ fn command_needs_argv_and_never_a_shell_string() {
     let e = err("name = \"t\"\n[matrix]\nworkload = [\"c\"]\n[workloads.c]\nkind = \"command\"\n");
     assert!(e.message.contains("argv"), "{e}");
     let e = err("name = \"t\"\n[matrix]\nworkload = [\"c\"]\n[workloads.c]\nkind = \"command\"\nargv = \"ls -l\"\n");
-    assert_eq!(e.line, Some(6), "a string is not an argument vector: {e}");
+    assert_eq!(e.line, 6, "a string is not an argument vector: {e}");
 }
 
 #[test]
@@ -196,7 +196,7 @@ fn affinity_spread_and_compact_follow_the_documented_rules() {
 fn group_settings_are_validated_where_they_are_written() {
     let base = "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[groups.g]\nworkload = \"pi\"\n";
     let e = err(&format!("{base}cpu_weight = 20000\n"));
-    assert_eq!(e.line, Some(6), "{e}");
+    assert_eq!(e.line, 6, "{e}");
     assert!(e.message.contains("between 1 and 10000"), "{e}");
     let e = err(&format!("{base}affinity = \"0-x\"\n"));
     assert!(e.message.contains("affinity must be"), "{e}");
@@ -213,7 +213,7 @@ fn cpus_that_do_not_exist_are_reported_with_their_location() {
     let s = parse("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\naffinity = [\"spread\", \"0-3\"]\n").unwrap();
     assert!(s.check_cpus(&[0, 1, 2, 3]).is_ok());
     let e = s.check_cpus(&[0, 1]).unwrap_err();
-    assert_eq!((e.line, e.col), (Some(4), Some(23)), "{e}");
+    assert_eq!((e.line, e.col), (4, 23), "{e}");
     assert!(e.message.contains("CPU 2 does not exist") && e.message.contains("online: 0-1"), "{e}");
 }
 
@@ -312,9 +312,9 @@ fn a_set_on_several_cpus_is_partitioned_the_same_way_under_every_scheduler() {
     assert_eq!(neither.plan.cells[0].primary().workload.periodic().unwrap().placement(7), Some(vec![7; 4]));
     // Both keys, a bad list, or `cpus` on another kind are refused where they are written.
     let e = err(&spec.replace("cpus = \"0-1\"", "cpus = \"0-1\"\ncpu = 0"));
-    assert!(e.message.contains("not both") && e.line == Some(7), "{e}");
+    assert!(e.message.contains("not both") && e.line == 7, "{e}");
     let e = err(&spec.replace("cpus = \"0-1\"", "cpus = \"1-0\""));
-    assert!(e.message.contains("runs backwards") && e.line == Some(7), "{e}");
+    assert!(e.message.contains("runs backwards") && e.line == 7, "{e}");
     let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[workloads.pi]\nkind = \"pi\"\ncpus = \"0\"\n");
     assert!(e.message.contains("`cpus` applies only to a workload of kind \"periodic\""), "{e}");
 }
@@ -322,14 +322,14 @@ fn a_set_on_several_cpus_is_partitioned_the_same_way_under_every_scheduler() {
 #[test]
 fn periodic_mistakes_are_located() {
     let e = err(&RT.replace("\"dwcs\"]", "\"dwcs\", \"lottery\"]"));
-    assert_eq!(e.line, Some(4), "{e}");
+    assert_eq!(e.line, 4, "{e}");
     assert!(e.message.contains("unknown scheduler \"lottery\"") && e.message.contains("fifo-rm"), "{e}");
     let bad_task = "name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"periodic\"\ntasks = [{ c_ms = 5, t_ms = 4 }]\n";
     let e = err(bad_task);
-    assert_eq!((e.line, e.col), (Some(6), Some(10)), "{e}");
+    assert_eq!((e.line, e.col), (6, 10), "{e}");
     assert!(e.message.contains("C"), "{e}");
     let e = err(&bad_task.replace("t_ms = 4", "t_ms = 0"));
-    assert_eq!(e.line, Some(6), "{e}");
+    assert_eq!(e.line, 6, "{e}");
     let e = err(&bad_task.replace("c_ms = 5, t_ms = 4", "c_ms = 1, t_ms = 4, x = 3, y = 2"));
     assert!(e.message.contains("x (misses tolerated) must not exceed y"), "{e}");
     let e = err("name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"periodic\"\n");
@@ -358,14 +358,14 @@ fn canonical_sets_use_the_quantum_as_c() {
     assert!(p.tasks.iter().all(|t| t.c_ns == 5_000_000 && t.t_ns == 10_000_000 && (t.x, t.y) == (1, 3)));
     let caps = Capabilities { sys_nice: false, rtprio_limit: 0, min_nice: 0 };
     let e = s.check_allowed(&caps).unwrap_err();
-    assert!(e.message.contains("CAP_SYS_NICE") && e.line == Some(4), "the dispatcher needs RT privileges: {e}");
+    assert!(e.message.contains("CAP_SYS_NICE") && e.line == 4, "the dispatcher needs RT privileges: {e}");
 }
 
 #[test]
 fn a_periodic_set_on_a_missing_cpu_is_located() {
     let s = parse("t.toml", &RT.replace("duration_s = 2", "duration_s = 2\ncpu = 7")).unwrap();
     let e = s.check_cpus(&[0, 1]).unwrap_err();
-    assert_eq!((e.line, e.col), (Some(9), Some(7)), "{e}");
+    assert_eq!((e.line, e.col), (9, 7), "{e}");
     assert!(e.message.contains("CPU 7 does not exist"), "{e}");
 }
 
@@ -381,6 +381,48 @@ fn generated_sets_can_be_canonical() {
 #[test]
 fn an_unknown_workload_in_a_group_is_an_error_at_its_name_not_a_panic() {
     let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[groups.bg]\nworkload = \"nope\"\nbackground = true\n");
-    assert_eq!((e.line, e.col), (Some(5), Some(12)), "{e}");
+    assert_eq!((e.line, e.col), (5, 12), "{e}");
     assert!(e.message.contains("unknown workload \"nope\""), "{e}");
+}
+
+#[test]
+fn a_key_dotted_past_the_toml_depth_limit_is_located_at_the_key() {
+    let deep = vec!["k"; 120].join(".");
+    for (text, col) in [(format!("name = \"t\"\n{deep} = 1\n"), 1), (format!("name = \"t\"\n[{deep}]\n"), 2)] {
+        let e = err(&text);
+        assert_eq!((e.line, e.col), (2, col), "{e}");
+        assert!(e.message.contains("120 dotted parts"), "{e}");
+    }
+}
+
+#[test]
+fn a_nice_this_process_may_not_set_points_at_the_nice_value() {
+    let user = Capabilities { sys_nice: false, rtprio_limit: 0, min_nice: 0 };
+    let s = parse("t.toml", &format!("{BASE}nice = [0, -5]\n")).unwrap();
+    let e = s.check_allowed(&user).unwrap_err();
+    assert_eq!((e.line, e.col), (4, 12), "{e}");
+    assert!(e.message.contains("RLIMIT_NICE"), "{e}");
+}
+
+#[test]
+fn device_errors_of_an_implicit_loop_device_point_at_the_io_workload() {
+    let s = parse("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"pi\", \"par_write\"]\n").unwrap();
+    let e = s.check_device(&DeviceFacts::default(), None).unwrap_err();
+    assert_eq!((e.line, e.col), (3, 19), "{e}");
+    assert!(e.message.contains("CAP_SYS_ADMIN"), "{e}");
+}
+
+#[test]
+fn a_cgroup_error_points_at_the_groups_first_cgroup_setting() {
+    let s = parse(
+        "t.toml",
+        "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\ncpuset = [\"0\"]\n[groups.bg]\nworkload = \"pi\"\ncpu_max = [5000, 10000]\ncpu_weight = 50\n",
+    )
+    .unwrap();
+    let at = |g: &str| {
+        let e = s.cgroup_error(g, "no cpu controller");
+        (e.line, e.col)
+    };
+    assert_eq!(at("main"), (4, 10));
+    assert_eq!(at("bg"), (7, 11));
 }

@@ -1,11 +1,13 @@
 //! Raw spec -> Plan: defaults, ranges, name resolution, the matrix product.
 
 use crate::error::SpecError;
+use crate::paths::{PathKey, PathUse};
 use crate::plan::*;
 use crate::raw::*;
 use serde_spanned::Spanned;
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod disturb;
@@ -28,6 +30,16 @@ pub struct Locations {
     pub device_path: Option<Location>,
     /// `[device] size_mib`.
     pub device_size: Option<Location>,
+    /// Every path of the spec (resolved) with its span, for the filesystem check.
+    pub paths: Vec<PathUse>,
+    /// Every explicit nice value (policies, groups, axes) with its span.
+    pub nice: Vec<(i64, Location)>,
+    /// Each group's first cgroup setting (definition or axis), for errors about cgroups.
+    pub cgroups: Vec<(String, Location)>,
+    /// Every use of a workload name (axes, groups), for errors about what it needs.
+    pub workloads: Vec<(String, Location)>,
+    /// The `[matrix]` table: where an error with no better place points.
+    pub matrix: Location,
 }
 
 /// What this process is allowed to do, as far as the spec is concerned.
@@ -60,11 +72,13 @@ const MIN_DL_RUNTIME_NS: u64 = 1024;
 pub(crate) struct Ctx<'a> {
     pub(crate) path: &'a str,
     pub(crate) src: &'a str,
+    /// The directory relative paths resolve against.
+    pub(crate) base: &'a Path,
 }
 
 impl Ctx<'_> {
     pub(crate) fn err<T>(&self, span: Range<usize>, msg: impl Into<String>) -> Result<T, SpecError> {
-        Err(SpecError::at(self.path, self.src, Some(span), msg))
+        Err(SpecError::at(self.path, self.src, span, msg))
     }
 
     pub(crate) fn int_in(&self, v: &Spanned<i64>, lo: i64, hi: i64, what: &str) -> Result<i64, SpecError> {
@@ -76,8 +90,8 @@ impl Ctx<'_> {
     }
 }
 
-pub(crate) fn validate(path: &str, src: &str, raw: RawSpec) -> Result<(Plan, Locations), SpecError> {
-    let cx = Ctx { path, src };
+pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Result<(Plan, Locations), SpecError> {
+    let cx = Ctx { path, src, base };
     let name = raw.name.get_ref().trim().to_string();
     if name.is_empty() {
         return cx.err(raw.name.span(), "name must not be empty");
@@ -109,14 +123,17 @@ pub(crate) fn validate(path: &str, src: &str, raw: RawSpec) -> Result<(Plan, Loc
         Some(t) => Duration::from_secs_f64(*t.get_ref()),
         None => Duration::from_secs_f64(DEFAULT_TIMEOUT_S),
     };
-    let dir = raw.dir.as_ref().map(|d| std::path::PathBuf::from(d.get_ref()));
+    let mut locations = Locations { matrix: raw.matrix.span(), ..Locations::default() };
+    let dir = match &raw.dir {
+        Some(d) => Some(path_value(&cx, d, PathKey::Dir, &mut locations)?),
+        None => None,
+    };
 
     let mut workloads = BTreeMap::new();
     for (k, v) in &raw.workloads {
         check_name(&cx, k)?;
-        workloads.insert(k.get_ref().clone(), workload(&cx, v.get_ref(), seed)?);
+        workloads.insert(k.get_ref().clone(), workload(&cx, v.get_ref(), seed, &mut locations)?);
     }
-    let mut locations = Locations::default();
     // A periodic set's CPU is checked against the machine like any CPU list.
     for v in raw.workloads.values() {
         if let Some(c) = &v.get_ref().cpu {
@@ -129,7 +146,7 @@ pub(crate) fn validate(path: &str, src: &str, raw: RawSpec) -> Result<(Plan, Loc
     let mut policies = BTreeMap::new();
     for (k, v) in &raw.policies {
         check_name(&cx, k)?;
-        policies.insert(k.get_ref().clone(), policy(&cx, v.get_ref())?);
+        policies.insert(k.get_ref().clone(), policy(&cx, v.get_ref(), &mut locations)?);
         locations.policies.insert(k.get_ref().clone(), k.span());
     }
 
@@ -158,8 +175,15 @@ pub(crate) fn validate(path: &str, src: &str, raw: RawSpec) -> Result<(Plan, Loc
         check_name(&cx, k)?;
         if let Some(w) = &g.get_ref().workload {
             check_workload_name(&cx, w, &workloads)?;
+            locations.workloads.push((w.get_ref().clone(), w.span()));
         }
         defs.push((k.get_ref().clone(), group_def(&cx, g.get_ref(), &mut locations)?));
+        let g = g.get_ref();
+        if let Some(span) =
+            earliest([g.cpu_weight.as_ref().map(|v| v.span()), g.cpu_max.as_ref().map(|v| v.span()), g.cpuset.as_ref().map(|v| v.span())])
+        {
+            locations.cgroups.push((k.get_ref().clone(), span));
+        }
     }
     if defs.is_empty() {
         return cx.err(matrix_span, "the matrix needs `workload = [...]` (or [groups.NAME] definitions)");
@@ -248,12 +272,17 @@ pub(crate) fn validate(path: &str, src: &str, raw: RawSpec) -> Result<(Plan, Loc
             locations.device = Some(d.span());
             Some(device(&cx, d.get_ref(), &mut locations)?)
         }
-        None if needs_device => Some(DeviceSpec {
-            target: DeviceTarget::Loop { size_mib: None, fs: "ext4".into(), direct_io: false },
-            queue: QueueTarget::Device,
-            confirm_device: None,
-            drop_caches: true,
-        }),
+        None if needs_device => {
+            // The loop device exists for the first I/O workload: errors about it point there.
+            let is_io = |n: &String| workloads.get(n).cloned().or_else(|| builtin_workload(n)).is_some_and(|w| w.is_io());
+            locations.device = locations.workloads.iter().find(|(n, _)| is_io(n)).map(|(_, s)| s.clone());
+            Some(DeviceSpec {
+                target: DeviceTarget::Loop { size_mib: None, fs: "ext4".into(), direct_io: false },
+                queue: QueueTarget::Device,
+                confirm_device: None,
+                drop_caches: true,
+            })
+        }
         None => None,
     };
     let plan = Plan {
@@ -483,6 +512,7 @@ fn group_def(cx: &Ctx, g: &RawGroup, locs: &mut Locations) -> Result<GroupDef, S
     }
     if let Some(n) = &g.nice {
         d.nice = Some(cx.int_in(n, -20, 19, "nice")?);
+        locs.nice.push((*n.get_ref(), n.span()));
     }
     if let Some(a) = &g.affinity {
         d.affinity = Some(affinity(cx, a, locs)?);
@@ -516,6 +546,11 @@ fn group_axes_list(
 ) -> Result<Vec<Axis>, SpecError> {
     let mut out = Vec::new();
     let min_procs = if gname == "main" && a.processes.is_some() { 1 } else { 0 };
+    if let Some(span) =
+        earliest([a.cpu_weight.as_ref().map(|v| v.span()), a.cpu_max.as_ref().map(|v| v.span()), a.cpuset.as_ref().map(|v| v.span())])
+    {
+        locs.cgroups.push((gname.to_string(), span));
+    }
     let mut push = |setting: Setting, values: Vec<AxisValue>, span: Range<usize>| -> Result<(), SpecError> {
         if values.is_empty() {
             return cx.err(span, format!("the {} axis must list at least one value", setting.name()));
@@ -532,6 +567,7 @@ fn group_axes_list(
         let mut vals = Vec::new();
         for w in list.get_ref() {
             check_workload_name(cx, w, workloads)?;
+            locs.workloads.push((w.get_ref().clone(), w.span()));
             vals.push(AxisValue { value: Value::Name(w.get_ref().clone()), label: w.get_ref().clone() });
         }
         push(Setting::Workload, vals, list.span())?;
@@ -567,6 +603,7 @@ fn group_axes_list(
     }
     if let Some(list) = &a.nice {
         push(Setting::Nice, ints(list, -20, 19, "nice")?, list.span())?;
+        locs.nice.extend(list.get_ref().iter().map(|n| (*n.get_ref(), n.span())));
     }
     if let Some(list) = &a.affinity {
         let vals = list
@@ -759,11 +796,9 @@ fn device(cx: &Ctx, d: &RawDevice, locs: &mut Locations) -> Result<DeviceSpec, S
             if queue == QueueTarget::Backing {
                 return cx.err(d.queue.as_ref().unwrap().span(), "queue = \"backing\" applies only to a loop device (no `path`)");
             }
-            if !p.get_ref().starts_with('/') {
-                return cx.err(p.span(), "device path must be absolute (a directory, or a block device such as /dev/sdb)");
-            }
             locs.device_path = Some(p.span());
-            DeviceTarget::Dir { path: p.get_ref().clone() }
+            let path = path_value(cx, p, PathKey::Device, locs)?;
+            DeviceTarget::Dir { path: path.to_string_lossy().into_owned() }
         }
         None => {
             let size_mib = match &d.size_mib {
@@ -845,7 +880,7 @@ fn builtin_policy(class: Class) -> Policy {
 /// A workload key, where it was written, and the kinds it belongs to.
 type KeyKinds<'a> = (&'a str, Option<Range<usize>>, &'a [&'a str]);
 
-fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Workload, SpecError> {
+fn workload(cx: &Ctx, w: &RawWorkload, seed: u64, locs: &mut Locations) -> Result<Workload, SpecError> {
     let kind = w.kind.get_ref().as_str();
     disturb::check_keys(cx, w, kind)?;
     if let Some(p) = crate::periodic_check::workload(cx, w, seed)? {
@@ -969,12 +1004,22 @@ fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Workload, SpecError>
                     return cx.err(a.span(), "arguments may not contain NUL bytes");
                 }
             }
-            Ok(Workload::Command { argv: argv.get_ref().iter().map(|a| a.get_ref().clone()).collect() })
+            let mut args: Vec<String> = argv.get_ref().iter().map(|a| a.get_ref().clone()).collect();
+            let program = &argv.get_ref()[0];
+            if crate::paths::is_program_path(program.get_ref()) {
+                let path = crate::paths::resolve(cx.base, program.get_ref());
+                // A per-worker program ("./w{index}") is known only at run time.
+                if !program.get_ref().contains("{index}") {
+                    locs.paths.push(PathUse { key: PathKey::Program, path: path.clone(), span: program.span() });
+                }
+                args[0] = path.to_string_lossy().into_owned();
+            }
+            Ok(Workload::Command { argv: args })
         }
     }
 }
 
-fn policy(cx: &Ctx, p: &RawPolicy) -> Result<Policy, SpecError> {
+fn policy(cx: &Ctx, p: &RawPolicy, locs: &mut Locations) -> Result<Policy, SpecError> {
     let Some(class) = Class::parse(p.class.get_ref()) else {
         return cx.err(
             p.class.span(),
@@ -991,6 +1036,7 @@ fn policy(cx: &Ctx, p: &RawPolicy) -> Result<Policy, SpecError> {
     }
     if let Some(n) = &p.nice {
         pol.nice = cx.int_in(n, -20, 19, "nice")? as i32;
+        locs.nice.push((*n.get_ref(), n.span()));
     }
     let dl_fields = [&p.runtime_us, &p.deadline_us, &p.period_us];
     if class != Class::Deadline {
@@ -1037,22 +1083,53 @@ pub(crate) fn check_allowed(plan: &Plan, locs: &Locations, src: &str, caps: &Cap
     }
     for g in plan.cells.iter().flat_map(|c| &c.groups) {
         let p = &g.policy;
-        let problem = match p.class {
-            Class::Deadline => Some("SCHED_DEADLINE needs CAP_SYS_NICE (run as root); RLIMIT_RTPRIO does not allow it".to_string()),
-            Class::Fifo | Class::Rr if p.priority as u64 > caps.rtprio_limit => Some(format!(
-                "SCHED_{} priority {} needs CAP_SYS_NICE (run as root) or RLIMIT_RTPRIO >= {}; this process has neither (RLIMIT_RTPRIO = {})",
-                p.class.name().to_uppercase(),
-                p.priority,
-                p.priority,
-                caps.rtprio_limit
-            )),
-            _ if p.nice < caps.min_nice => Some(format!("nice {} needs CAP_SYS_NICE (run as root) or RLIMIT_NICE >= {}; the lowest nice allowed here is {}", p.nice, 20 - p.nice, caps.min_nice)),
-            _ => None,
+        let policy_at = locs.policies.get(&g.policy_name);
+        let (msg, at) = match p.class {
+            Class::Deadline => ("SCHED_DEADLINE needs CAP_SYS_NICE (run as root); RLIMIT_RTPRIO does not allow it".to_string(), policy_at),
+            Class::Fifo | Class::Rr if p.priority as u64 > caps.rtprio_limit => (
+                format!(
+                    "SCHED_{} priority {} needs CAP_SYS_NICE (run as root) or RLIMIT_RTPRIO >= {}; this process has neither (RLIMIT_RTPRIO = {})",
+                    p.class.name().to_uppercase(),
+                    p.priority,
+                    p.priority,
+                    caps.rtprio_limit
+                ),
+                policy_at,
+            ),
+            _ if p.nice < caps.min_nice => (
+                format!(
+                    "nice {} needs CAP_SYS_NICE (run as root) or RLIMIT_NICE >= {}; the lowest nice allowed here is {}",
+                    p.nice,
+                    20 - p.nice,
+                    caps.min_nice
+                ),
+                // The nice value that set it, if the spec wrote one; else its policy.
+                locs.nice.iter().find(|(n, _)| *n == p.nice as i64).map(|(_, s)| s).or(policy_at),
+            ),
+            _ => continue,
         };
-        if let Some(msg) = problem {
-            let span = locs.policies.get(&g.policy_name).cloned();
-            return Err(SpecError::at(&plan.source_path, src, span, format!("policy \"{}\": {msg}", g.policy_name)));
-        }
+        let span = at.unwrap_or(&locs.matrix).clone();
+        return Err(SpecError::at(&plan.source_path, src, span, format!("policy \"{}\": {msg}", g.policy_name)));
     }
     Ok(())
+}
+
+/// A path-valued key: not empty, no NUL byte, resolved against the spec's directory and
+/// recorded for the filesystem check.
+fn path_value(cx: &Ctx, v: &Spanned<String>, key: PathKey, locs: &mut Locations) -> Result<PathBuf, SpecError> {
+    let written = v.get_ref();
+    if written.is_empty() {
+        return cx.err(v.span(), format!("{} must not be empty", key.name()));
+    }
+    if written.contains('\0') {
+        return cx.err(v.span(), format!("{} may not contain NUL bytes", key.name()));
+    }
+    let path = crate::paths::resolve(cx.base, written);
+    locs.paths.push(PathUse { key, path: path.clone(), span: v.span() });
+    Ok(path)
+}
+
+/// The span written first of those given.
+fn earliest<const N: usize>(spans: [Option<Location>; N]) -> Option<Location> {
+    spans.into_iter().flatten().min_by_key(|s| s.start)
 }

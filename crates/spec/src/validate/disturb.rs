@@ -102,12 +102,12 @@ mod tests {
     #[test]
     fn udp_flood_ranges_are_errors_at_the_value() {
         let e = err("kind = \"udp_flood\"\npacket_bytes = 65508\n");
-        assert_eq!((e.line, e.col), (Some(6), Some(16)), "{e}");
+        assert_eq!((e.line, e.col), (6, 16), "{e}");
         assert!(e.message.contains("between 1 and 65507") && e.message.contains("65508"), "{e}");
         let e = err("kind = \"udp_flood\"\npacket_bytes = 0\n");
-        assert_eq!(e.line, Some(6), "{e}");
+        assert_eq!(e.line, 6, "{e}");
         let e = err("kind = \"udp_flood\"\npackets = 0\n");
-        assert_eq!((e.line, e.col), (Some(6), Some(11)), "{e}");
+        assert_eq!((e.line, e.col), (6, 11), "{e}");
         assert!(e.message.contains("packets must be between 1"), "{e}");
     }
 
@@ -117,18 +117,18 @@ mod tests {
         assert_eq!(w, Workload::IoInterrupts { reads: 100_000, read_bytes: 4096, file_bytes: 64 << 20 });
         assert_eq!((w.kind(), w.work_units(), w.device_bytes(), w.is_io()), ("io_interrupts", 100_000, 64 << 20, false));
         let e = err("kind = \"io_interrupts\"\nread_bytes = 5000\n");
-        assert_eq!((e.line, e.col), (Some(6), Some(14)), "{e}");
+        assert_eq!((e.line, e.col), (6, 14), "{e}");
         assert!(e.message.contains("multiple of 4096"), "{e}");
         let e = err("kind = \"io_interrupts\"\nfile_bytes = 1048577\n");
-        assert_eq!((e.line, e.col), (Some(6), Some(14)), "{e}");
+        assert_eq!((e.line, e.col), (6, 14), "{e}");
         assert!(e.message.contains("file_bytes must be a multiple of 4096"), "{e}");
         let e = err("kind = \"io_interrupts\"\nread_bytes = 8192\nfile_bytes = 4096\n");
-        assert_eq!(e.line, Some(6), "{e}");
+        assert_eq!(e.line, 6, "{e}");
         assert!(e.message.contains("larger than file_bytes"), "{e}");
         let e = err("kind = \"io_interrupts\"\nread_bytes = 2048\n");
         assert!(e.message.contains("read_bytes must be between 4096"), "{e}");
         let e = err("kind = \"io_interrupts\"\nreads = -1\n");
-        assert_eq!((e.line, e.col), (Some(6), Some(9)), "{e}");
+        assert_eq!((e.line, e.col), (6, 9), "{e}");
     }
 
     #[test]
@@ -143,7 +143,7 @@ mod tests {
         ] {
             let e = err(text);
             // At the value: `key = ` is its length + 3 columns.
-            assert_eq!((e.line, e.col), (Some(6), Some(key.len() + 4)), "{e}");
+            assert_eq!((e.line, e.col), (6, key.len() + 4), "{e}");
             assert!(e.message.contains(&format!("`{key}` does not apply")), "{e}");
         }
         let e = err("kind = \"udp_flod\"\n");

@@ -1,0 +1,182 @@
+//! Paths in a spec: each resolves against the spec file's directory, so a run finds the
+//! same files from any working directory, and each is checked against the filesystem
+//! before anything runs.
+
+use crate::error::SpecError;
+use crate::validate::Location;
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// What a path in the spec must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathKey {
+    /// `dir`: the parent of the experiment's directory: a directory, or creatable as one.
+    Dir,
+    /// `[device] path`: an existing directory or block device.
+    Device,
+    /// A command workload's `argv[0]` with a '/': an executable file.
+    Program,
+}
+
+impl PathKey {
+    /// The key as written in the spec.
+    pub fn name(self) -> &'static str {
+        match self {
+            PathKey::Dir => "dir",
+            PathKey::Device => "[device] path",
+            PathKey::Program => "argv[0]",
+        }
+    }
+}
+
+/// One path of the spec, resolved, with where it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathUse {
+    /// Which key it is.
+    pub key: PathKey,
+    /// The path, resolved against the spec's directory.
+    pub path: PathBuf,
+    /// The value's span in the source.
+    pub span: Location,
+}
+
+/// `written` resolved against `base` (the spec file's directory); `.` components and
+/// doubled slashes dropped. An absolute path stays as it is.
+pub(crate) fn resolve(base: &Path, written: &str) -> PathBuf {
+    base.join(written).components().collect()
+}
+
+/// What is wrong with `u` on this machine, if anything.
+fn problem(u: &PathUse) -> Option<String> {
+    let p = u.path.display();
+    match u.key {
+        PathKey::Dir => match std::fs::metadata(&u.path) {
+            Ok(m) if m.is_dir() => None,
+            Ok(_) => Some(format!("dir: {p} is not a directory")),
+            Err(_) => {
+                // Created with its parents at the run's start: the nearest existing ancestor
+                // must be a directory.
+                let ancestor = u.path.ancestors().skip(1).find(|a| std::fs::symlink_metadata(a).is_ok())?;
+                match std::fs::metadata(ancestor) {
+                    Ok(m) if m.is_dir() => None,
+                    _ => Some(format!("dir: {p} cannot be created: {} is not a directory", ancestor.display())),
+                }
+            }
+        },
+        PathKey::Device => match std::fs::metadata(&u.path) {
+            Ok(m) if m.is_dir() || m.file_type().is_block_device() => None,
+            Ok(_) => Some(format!("device path {p} is neither a directory nor a block device")),
+            Err(e) => Some(format!("device path {p}: {e}")),
+        },
+        PathKey::Program => match std::fs::metadata(&u.path) {
+            Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => None,
+            Ok(m) if m.is_file() => Some(format!("program {p} is not executable")),
+            Ok(_) => Some(format!("program {p} is not a file")),
+            Err(e) => Some(format!("program {p}: {e}")),
+        },
+    }
+}
+
+/// Checks every path of the spec; `skip_dir` when `--dir` replaces the spec's `dir`.
+pub(crate) fn check(path: &str, src: &str, uses: &[PathUse], skip_dir: bool) -> Result<(), SpecError> {
+    for u in uses.iter().filter(|u| !(skip_dir && u.key == PathKey::Dir)) {
+        if let Some(msg) = problem(u) {
+            return Err(SpecError::at(path, src, u.span.clone(), msg));
+        }
+    }
+    Ok(())
+}
+
+/// True when a command's `argv[0]` names a file by path (not through PATH) that the spec
+/// can resolve: `{dir}` is the cell's directory, known only at run time.
+pub(crate) fn is_program_path(argv0: &str) -> bool {
+    argv0.contains('/') && !argv0.starts_with("{dir}")
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{parse_at, PathKey, SpecError, Workload};
+    use std::path::Path;
+
+    const CMD: &str = "name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"command\"\n";
+
+    fn spec(text: &str, base: &Path) -> crate::Spec {
+        parse_at("t.toml", text, base).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn argv(s: &crate::Spec) -> Vec<String> {
+        match &s.plan.cells[0].groups[0].workload {
+            Workload::Command { argv } => argv.clone(),
+            w => panic!("{w:?}"),
+        }
+    }
+
+    #[test]
+    fn relative_paths_resolve_against_the_base_and_absolute_ones_stay() {
+        let base = Path::new("/srv/specs");
+        let s = spec(
+            &format!("dir = \"runs/./x\"\n{CMD}argv = [\"./bin/tool\", \"./arg\", \"{{dir}}\"]\n[device]\npath = \"../data\"\n"),
+            base,
+        );
+        assert_eq!(s.plan.dir.as_deref(), Some(Path::new("/srv/specs/runs/x")));
+        assert_eq!(argv(&s), ["/srv/specs/bin/tool", "./arg", "{dir}"], "only the program is a path the spec knows");
+        assert!(matches!(&s.plan.device.as_ref().unwrap().target, crate::DeviceTarget::Dir { path } if path == "/srv/specs/../data"));
+        let keys: Vec<PathKey> = s.locations.paths.iter().map(|u| u.key).collect();
+        assert_eq!(keys, [PathKey::Dir, PathKey::Program, PathKey::Device]);
+        let s = spec(&format!("dir = \"/var/tmp\"\n{CMD}argv = [\"/bin/true\"]\n"), base);
+        assert_eq!(s.plan.dir.as_deref(), Some(Path::new("/var/tmp")));
+        assert_eq!(argv(&s), ["/bin/true"]);
+    }
+
+    #[test]
+    fn programs_from_path_or_the_cell_directory_are_left_alone() {
+        for program in ["true", "{dir}/run.sh"] {
+            let s = spec(&format!("{CMD}argv = [\"{program}\"]\n"), Path::new("/srv"));
+            assert_eq!(argv(&s), [program]);
+            assert!(s.locations.paths.is_empty(), "{program}");
+        }
+        let s = spec(&format!("{CMD}argv = [\"./w{{index}}\"]\n"), Path::new("/srv"));
+        assert_eq!(argv(&s), ["/srv/w{index}"]);
+        assert!(s.locations.paths.is_empty(), "a per-worker program cannot be checked before the run");
+    }
+
+    #[test]
+    fn an_empty_path_is_an_error_at_its_value() {
+        let e = parse_at("t.toml", &format!("dir = \"\"\n{CMD}argv = [\"true\"]\n"), Path::new("/")).unwrap_err();
+        assert_eq!((e.line, e.col), (1, 7), "{e}");
+    }
+
+    fn check(text: &str, base: &Path) -> Result<(), SpecError> {
+        spec(text, base).check_paths(false)
+    }
+
+    #[test]
+    fn check_paths_points_at_the_key_whose_path_is_wrong() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path();
+        std::fs::write(base.join("file"), "x").unwrap();
+        std::fs::write(base.join("tool"), "#!/bin/sh\n").unwrap();
+        std::os::unix::fs::symlink("/bin/true", base.join("linked")).unwrap();
+        for good in ["dir = \"new/deeper\"", "dir = \".\""] {
+            check(&format!("{good}\n{CMD}argv = [\"./linked\"]\n"), base).unwrap_or_else(|e| panic!("{good}: {e}"));
+        }
+        // (before the tables, after them, line, column, what)
+        let cases = [
+            ("dir = \"file\"\n", "", 1, 7, "is not a directory"),
+            ("dir = \"file/sub\"\n", "", 1, 7, "cannot be created"),
+            ("", "[device]\npath = \"file\"\n", 8, 8, "neither a directory nor a block device"),
+            ("", "[device]\npath = \"nowhere\"\n", 8, 8, "No such file"),
+        ];
+        for (top, tail, line, col, what) in cases {
+            let e = check(&format!("{top}{CMD}argv = [\"true\"]\n{tail}"), base).expect_err(what);
+            assert_eq!((e.line, e.col), (line, col), "{e}");
+            assert!(e.message.contains(what), "{e}");
+        }
+        let e = check(&format!("{CMD}argv = [\"./tool\"]\n"), base).unwrap_err();
+        assert_eq!((e.line, e.col, e.message.contains("not executable")), (6, 9, true), "{e}");
+        let e = check(&format!("{CMD}argv = [\"./missing\"]\n"), base).unwrap_err();
+        assert!(e.message.contains(&format!("{}/missing", base.display())), "{e}");
+        let s = spec(&format!("dir = \"file\"\n{CMD}argv = [\"true\"]\n"), base);
+        assert!(s.check_paths(true).is_ok(), "--dir replaces the spec's dir");
+    }
+}
