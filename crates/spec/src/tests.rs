@@ -114,12 +114,12 @@ fn random_order_is_seeded_and_warmups_precede_their_cell() {
 #[test]
 fn privileges_are_checked_and_named() {
     let s = parse("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"other\", \"fifo\"]\n").unwrap();
-    let none = Capabilities { sys_nice: false, rtprio_limit: 0, min_nice: 0 };
+    let none = Capabilities::unprivileged();
     let e = s.check_allowed(&none).unwrap_err();
     assert!(e.message.contains("CAP_SYS_NICE") && e.message.contains("RLIMIT_RTPRIO"), "{e}");
     assert_eq!((e.line, e.col), (Some(4), Some(20)), "{e}");
-    assert!(s.check_allowed(&Capabilities { sys_nice: false, rtprio_limit: 50, min_nice: 0 }).is_ok());
-    assert!(s.check_allowed(&Capabilities { sys_nice: true, rtprio_limit: 0, min_nice: 0 }).is_ok());
+    assert!(s.check_allowed(&Capabilities { rtprio_limit: 50, ..Capabilities::unprivileged() }).is_ok());
+    assert!(s.check_allowed(&Capabilities::root()).is_ok());
 }
 
 #[test]
@@ -356,7 +356,7 @@ fn canonical_sets_use_the_quantum_as_c() {
     .unwrap();
     let p = s.plan.cells[0].primary().workload.periodic().unwrap();
     assert!(p.tasks.iter().all(|t| t.c_ns == 5_000_000 && t.t_ns == 10_000_000 && (t.x, t.y) == (1, 3)));
-    let caps = Capabilities { sys_nice: false, rtprio_limit: 0, min_nice: 0 };
+    let caps = Capabilities::unprivileged();
     let e = s.check_allowed(&caps).unwrap_err();
     assert!(e.message.contains("CAP_SYS_NICE") && e.line == Some(4), "the dispatcher needs RT privileges: {e}");
 }

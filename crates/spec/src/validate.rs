@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::time::Duration;
 
+#[cfg(test)]
+mod allowed_tests;
 mod disturb;
 
 /// A byte span in the source, for later errors.
@@ -31,7 +33,7 @@ pub struct Locations {
 }
 
 /// What this process is allowed to do, as far as the spec is concerned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Capabilities {
     /// CAP_SYS_NICE (root has it): any policy, priority and nice.
     pub sys_nice: bool,
@@ -39,6 +41,35 @@ pub struct Capabilities {
     pub rtprio_limit: u64,
     /// Lowest nice allowed without CAP_SYS_NICE (from RLIMIT_NICE: 20 - limit).
     pub min_nice: i32,
+    /// This process's nice: workers start at it, and any nice >= it needs no privilege.
+    pub nice: i32,
+    /// A directory schedlab would create cgroups in or move workers through that this process
+    /// may not write (None: it may write every one, or the machine has no cgroups).
+    pub cgroup_unwritable: Option<String>,
+}
+
+impl Capabilities {
+    /// An ordinary user's process at nice 0: no capability, RLIMIT_RTPRIO and RLIMIT_NICE 0,
+    /// cgroups not writable (the distribution default; tests start from it).
+    pub fn unprivileged() -> Capabilities {
+        Capabilities { sys_nice: false, rtprio_limit: 0, min_nice: 20, nice: 0, cgroup_unwritable: Some("/sys/fs/cgroup".into()) }
+    }
+
+    /// Root: everything allowed.
+    pub fn root() -> Capabilities {
+        Capabilities { sys_nice: true, rtprio_limit: 99, min_nice: -20, nice: 0, cgroup_unwritable: None }
+    }
+
+    /// True when workers may get `nice` without CAP_SYS_NICE: not below this process's nice,
+    /// or not below RLIMIT_NICE's floor (the kernel's can_nice).
+    pub fn may_nice(&self, nice: i32) -> bool {
+        self.sys_nice || nice >= self.nice || nice >= self.min_nice
+    }
+
+    /// True when workers may run SCHED_FIFO/SCHED_RR at `priority` without CAP_SYS_NICE.
+    pub fn may_rt(&self, priority: u32) -> bool {
+        self.sys_nice || priority as u64 <= self.rtprio_limit
+    }
 }
 
 const DEFAULT_PI_ITERATIONS: i64 = 100_000_000;
@@ -1031,28 +1062,86 @@ fn policy(cx: &Ctx, p: &RawPolicy) -> Result<Policy, SpecError> {
     Ok(pol)
 }
 
+/// The live dispatcher's own SCHED_FIFO priority (schedlab-dispatch's DISPATCHER_PRIORITY).
+const DISPATCHER_PRIORITY: u32 = 98;
+
+/// Refuses, naming the missing privilege, what this process may not do: nice below its own
+/// and RLIMIT_NICE's floor, SCHED_FIFO/SCHED_RR above RLIMIT_RTPRIO (a dispatched set's
+/// dispatcher runs at 98), SCHED_DEADLINE without CAP_SYS_NICE, cgroups it cannot write.
 pub(crate) fn check_allowed(plan: &Plan, locs: &Locations, src: &str, caps: &Capabilities) -> Result<(), SpecError> {
-    if caps.sys_nice {
-        return Ok(());
-    }
     for g in plan.cells.iter().flat_map(|c| &c.groups) {
         let p = &g.policy;
+        let dispatched = g.workload.periodic().is_some_and(|w| w.scheduler.dispatched());
+        let rt_priority = if dispatched { DISPATCHER_PRIORITY } else { p.priority };
         let problem = match p.class {
-            Class::Deadline => Some("SCHED_DEADLINE needs CAP_SYS_NICE (run as root); RLIMIT_RTPRIO does not allow it".to_string()),
-            Class::Fifo | Class::Rr if p.priority as u64 > caps.rtprio_limit => Some(format!(
-                "SCHED_{} priority {} needs CAP_SYS_NICE (run as root) or RLIMIT_RTPRIO >= {}; this process has neither (RLIMIT_RTPRIO = {})",
-                p.class.name().to_uppercase(),
-                p.priority,
-                p.priority,
+            Class::Deadline if !caps.sys_nice => {
+                Some("SCHED_DEADLINE needs CAP_SYS_NICE (run as root); RLIMIT_RTPRIO does not allow it".to_string())
+            }
+            Class::Fifo | Class::Rr if !caps.may_rt(rt_priority) => Some(format!(
+                "{} needs CAP_SYS_NICE (run as root) or RLIMIT_RTPRIO >= {rt_priority}; this process has neither (RLIMIT_RTPRIO = {})",
+                if dispatched {
+                    format!("the {} dispatcher's SCHED_FIFO priority {rt_priority}", g.policy_name)
+                } else {
+                    format!("SCHED_{} priority {rt_priority}", p.class.name().to_uppercase())
+                },
                 caps.rtprio_limit
             )),
-            _ if p.nice < caps.min_nice => Some(format!("nice {} needs CAP_SYS_NICE (run as root) or RLIMIT_NICE >= {}; the lowest nice allowed here is {}", p.nice, 20 - p.nice, caps.min_nice)),
+            _ if !caps.may_nice(p.nice) => Some(format!(
+                "nice {} is below this process's nice {}: it needs CAP_SYS_NICE (run as root) or RLIMIT_NICE >= {} (it is {})",
+                p.nice,
+                caps.nice,
+                20 - p.nice,
+                20 - caps.min_nice
+            )),
             _ => None,
         };
         if let Some(msg) = problem {
             let span = locs.policies.get(&g.policy_name).cloned();
             return Err(SpecError::at(&plan.source_path, src, span, format!("policy \"{}\": {msg}", g.policy_name)));
         }
+        if let (true, Some(dir)) = (g.cgroup.any(), &caps.cgroup_unwritable) {
+            return Err(SpecError::at(
+                &plan.source_path,
+                src,
+                first_cgroup_key(src),
+                format!(
+                    "group \"{}\" sets cgroup controls, which needs write access to {dir} (schedlab creates its cgroups there and moves workers in): run as root, or delegate that cgroup to this user",
+                    g.name
+                ),
+            ));
+        }
     }
     Ok(())
+}
+
+/// The span of the first cgroup control (`cpu_weight`, `cpu_max`, `cpuset`) set in the spec,
+/// found in the text itself so the error points at it.
+fn first_cgroup_key(src: &str) -> Option<Location> {
+    fn walk(t: &toml::de::DeTable, out: &mut Vec<Location>) {
+        for (k, v) in t {
+            if ["cpu_weight", "cpu_max", "cpuset"].contains(&k.get_ref().as_ref()) && !is_zero(v.get_ref()) {
+                out.push(k.span());
+            }
+            walk_value(v.get_ref(), out);
+        }
+    }
+    fn walk_value(v: &toml::de::DeValue, out: &mut Vec<Location>) {
+        match v {
+            toml::de::DeValue::Table(t) => walk(t, out),
+            toml::de::DeValue::Array(a) => a.iter().for_each(|x| walk_value(x.get_ref(), out)),
+            _ => {}
+        }
+    }
+    // `cpu_weight = [0]` on an axis means no cgroup.
+    fn is_zero(v: &toml::de::DeValue) -> bool {
+        match v {
+            toml::de::DeValue::Integer(i) => i.as_str() == "0",
+            toml::de::DeValue::Array(a) => a.iter().all(|x| is_zero(x.get_ref())),
+            _ => false,
+        }
+    }
+    let doc = toml::de::DeTable::parse(src).ok()?;
+    let mut found = Vec::new();
+    walk(doc.get_ref(), &mut found);
+    found.into_iter().min_by_key(|s| s.start)
 }
