@@ -7,6 +7,8 @@
 pub mod cpulist;
 mod device;
 mod error;
+mod limits;
+mod locate;
 mod periodic_check;
 mod plan;
 mod raw;
@@ -15,6 +17,7 @@ mod validate;
 
 pub use device::{usable_mib, DeviceFacts};
 pub use error::{line_col, SpecError};
+pub use limits::MachineLimits;
 pub use plan::*;
 pub use rt::*;
 pub use validate::{Capabilities, Location};
@@ -59,6 +62,12 @@ impl Spec {
     /// confirmation of a real disk, offered schedulers, free space), before any change.
     pub fn check_device(&self, facts: &DeviceFacts, yes_device: Option<&str>) -> Result<(), SpecError> {
         device::check(&self.plan, &self.locations, &self.text, facts, yes_device)
+    }
+
+    /// Checks every cell against the machine's limits on tasks (kernel.pid_max,
+    /// kernel.threads-max, RLIMIT_NPROC) and memory; the error names the limit and both numbers.
+    pub fn check_limits(&self, m: &MachineLimits) -> Result<(), SpecError> {
+        limits::check(&self.plan, &self.text, m)
     }
 
     /// Checks that every CPU named in an affinity or cpuset is online here.

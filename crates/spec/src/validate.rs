@@ -1114,34 +1114,12 @@ pub(crate) fn check_allowed(plan: &Plan, locs: &Locations, src: &str, caps: &Cap
     Ok(())
 }
 
-/// The span of the first cgroup control (`cpu_weight`, `cpu_max`, `cpuset`) set in the spec,
-/// found in the text itself so the error points at it.
+/// The span of the first cgroup control (`cpu_weight`, `cpu_max`, `cpuset`) set in the spec;
+/// an axis of weight 0 only (no cgroup) does not count.
 fn first_cgroup_key(src: &str) -> Option<Location> {
-    fn walk(t: &toml::de::DeTable, out: &mut Vec<Location>) {
-        for (k, v) in t {
-            if ["cpu_weight", "cpu_max", "cpuset"].contains(&k.get_ref().as_ref()) && !is_zero(v.get_ref()) {
-                out.push(k.span());
-            }
-            walk_value(v.get_ref(), out);
-        }
-    }
-    fn walk_value(v: &toml::de::DeValue, out: &mut Vec<Location>) {
-        match v {
-            toml::de::DeValue::Table(t) => walk(t, out),
-            toml::de::DeValue::Array(a) => a.iter().for_each(|x| walk_value(x.get_ref(), out)),
-            _ => {}
-        }
-    }
-    // `cpu_weight = [0]` on an axis means no cgroup.
-    fn is_zero(v: &toml::de::DeValue) -> bool {
-        match v {
-            toml::de::DeValue::Integer(i) => i.as_str() == "0",
-            toml::de::DeValue::Array(a) => a.iter().all(|x| is_zero(x.get_ref())),
-            _ => false,
-        }
-    }
-    let doc = toml::de::DeTable::parse(src).ok()?;
-    let mut found = Vec::new();
-    walk(doc.get_ref(), &mut found);
-    found.into_iter().min_by_key(|s| s.start)
+    let zero = |v: &toml::de::DeValue| match v {
+        toml::de::DeValue::Array(a) => a.iter().all(|x| crate::locate::int(x.get_ref()) == Some(0)),
+        v => crate::locate::int(v) == Some(0),
+    };
+    crate::locate::keys(src, &["cpu_weight", "cpu_max", "cpuset"]).into_iter().find(|(_, v, _)| !zero(v)).map(|(k, _, _)| k)
 }

@@ -115,11 +115,7 @@ pub fn environment(root: &Root) -> Environment {
         .find_map(|l| l.strip_prefix("model name").map(|r| r.trim_start_matches([' ', '\t', ':']).to_string()))
         .unwrap_or_default();
     let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
-    let mem_total_kb = root
-        .read("/proc/meminfo")
-        .ok()
-        .and_then(|m| m.lines().find_map(|l| l.strip_prefix("MemTotal:").map(|v| v.trim().trim_end_matches(" kB").trim().to_string())))
-        .and_then(|v| v.parse().ok());
+    let mem_total_kb = crate::limits::meminfo_kib(root, "MemTotal:");
     let mut io_devices = Vec::new();
     if let Ok(rd) = std::fs::read_dir(root.path("/sys/block")) {
         let mut names: Vec<String> = rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
