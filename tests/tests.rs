@@ -13,3 +13,4 @@ mod report;
 mod rt;
 mod rtreport;
 mod simulate;
+mod unprivileged;
