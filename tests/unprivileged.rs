@@ -204,6 +204,12 @@ fn what_needs_a_privilege_is_refused_by_name_before_anything_changes() {
             "SCHED_DEADLINE needs CAP_SYS_NICE",
         ),
         ("loop.toml", "name = \"x\"\n[device]\nsize_mib = 64\n[matrix]\nworkload = [\"pi\"]\n", "2:1:", "needs CAP_SYS_ADMIN"),
+        (
+            "dir.toml",
+            "name = \"x\"\n[device]\npath = \"/tmp\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"par_write\"\n",
+            "2:1:",
+            "writes /proc/sys/vm/drop_caches: only root may",
+        ),
     ];
     for (file, spec_text, at, says) in cases {
         let spec = u.spec(file, spec_text);

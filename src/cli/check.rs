@@ -166,14 +166,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     for (line, warning) in super::common::feasibility_lines(plan, cpus as usize) {
         println!("{}{line}", if warning { "warning: " } else { "" });
     }
+    // In the order `run` refuses them: privileges, CPUs, limits, then the device.
+    allowed.and(cpus_ok).and(limits_ok).map_err(|e| bad_input(e.to_string()))?;
     if let Some(line) = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())? {
         println!("{line}");
     }
-    match allowed.and(cpus_ok).and(limits_ok) {
-        Ok(()) => {
-            println!("ok: the spec is valid, this process may apply every policy in it, and every cell fits this machine's limits");
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => Err(bad_input(e.to_string())),
-    }
+    println!("ok: the spec is valid, this process may apply every policy in it, and every cell fits this machine's limits");
+    Ok(ExitCode::SUCCESS)
 }

@@ -46,18 +46,28 @@ pub struct Capabilities {
     /// A directory schedlab would create cgroups in or move workers through that this process
     /// may not write (None: it may write every one, or the machine has no cgroups).
     pub cgroup_unwritable: Option<String>,
+    /// May write /proc/sys/vm/drop_caches (root only): `[device]` drops the page cache
+    /// before each cell unless `drop_caches = false`.
+    pub drop_caches: bool,
 }
 
 impl Capabilities {
     /// An ordinary user's process at nice 0: no capability, RLIMIT_RTPRIO and RLIMIT_NICE 0,
     /// cgroups not writable (the distribution default; tests start from it).
     pub fn unprivileged() -> Capabilities {
-        Capabilities { sys_nice: false, rtprio_limit: 0, min_nice: 20, nice: 0, cgroup_unwritable: Some("/sys/fs/cgroup".into()) }
+        Capabilities {
+            sys_nice: false,
+            rtprio_limit: 0,
+            min_nice: 20,
+            nice: 0,
+            cgroup_unwritable: Some("/sys/fs/cgroup".into()),
+            drop_caches: false,
+        }
     }
 
     /// Root: everything allowed.
     pub fn root() -> Capabilities {
-        Capabilities { sys_nice: true, rtprio_limit: 99, min_nice: -20, nice: 0, cgroup_unwritable: None }
+        Capabilities { sys_nice: true, rtprio_limit: 99, min_nice: -20, nice: 0, cgroup_unwritable: None, drop_caches: true }
     }
 
     /// True when workers may get `nice` without CAP_SYS_NICE: not below this process's nice,
@@ -1108,6 +1118,17 @@ pub(crate) fn check_allowed(plan: &Plan, locs: &Locations, src: &str, caps: &Cap
                     "group \"{}\" sets cgroup controls, which needs write access to {dir} (schedlab creates its cgroups there and moves workers in): run as root, or delegate that cgroup to this user",
                     g.name
                 ),
+            ));
+        }
+    }
+    // A loop device or an I/O scheduler axis needs root anyway, and the device check says so.
+    if let Some(d) = plan.device.as_ref().filter(|d| matches!(d.target, DeviceTarget::Dir { .. }) && locs.iosched.is_empty()) {
+        if d.drop_caches && !caps.drop_caches {
+            return Err(SpecError::at(
+                &plan.source_path,
+                src,
+                locs.device.clone(),
+                "[device] drops the page cache before each cell (drop_caches, on by default), which writes /proc/sys/vm/drop_caches: only root may; run as root, or set drop_caches = false",
             ));
         }
     }

@@ -43,6 +43,7 @@ pub fn capabilities(root: &Root) -> Capabilities {
         min_nice: 20 - nice.min(40) as i32,
         nice: current_nice(),
         cgroup_unwritable: cgroup_unwritable(root, may_write),
+        drop_caches: may_write(&root.path("/proc/sys/vm/drop_caches")),
     }
 }
 

@@ -94,3 +94,15 @@ fn cgroup_controls_name_the_directory_this_process_cannot_write() {
     assert!(e.message.contains("group \"bg\""), "{e}");
     assert_eq!(e.line, Some(6), "{e}");
 }
+
+#[test]
+fn a_directory_device_that_drops_the_page_cache_needs_root_unless_told_not_to() {
+    let text = "name = \"t\"\n[device]\npath = \"/tmp\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"par_write\"\n";
+    let s = parse("t.toml", text).unwrap();
+    let e = s.check_allowed(&Capabilities::unprivileged()).unwrap_err();
+    assert!(e.message.contains("/proc/sys/vm/drop_caches") && e.message.contains("drop_caches = false"), "{e}");
+    assert_eq!((e.line, e.col), (Some(2), Some(1)), "points at [device]: {e}");
+    assert!(s.check_allowed(&Capabilities::root()).is_ok());
+    let off = parse("t.toml", &text.replace("path = \"/tmp\"\n", "path = \"/tmp\"\ndrop_caches = false\n")).unwrap();
+    assert!(off.check_allowed(&Capabilities::unprivileged()).is_ok(), "files in a directory need no privilege");
+}
