@@ -185,6 +185,29 @@ fn an_unprivileged_user_runs_policy_other_batch_and_idle_to_the_end() {
 }
 
 #[test]
+fn an_unprivileged_user_runs_fifo_and_rr_up_to_rlimit_rtprio() {
+    require!(cannot_drop().is_none(), cannot_drop().unwrap());
+    let u = Dropped::new();
+    let rtprio = [(libc::RLIMIT_RTPRIO, 10)];
+    // Raising the hard limit needs CAP_SYS_RESOURCE, which some containers withhold from root.
+    require!(u.cmd(&["env"], &rtprio).output().is_ok(), "this root cannot raise RLIMIT_RTPRIO (no CAP_SYS_RESOURCE)");
+    let rt = "name = \"rt\"\nrepetitions = 1\nwarmup = 0\n[matrix]\nworkload = [\"cpu\"]\npolicy = [\"f\", \"r\"]\nprocesses = [2]\n[workloads.cpu]\nkind = \"pi\"\niterations = 200000\n[policies.f]\nclass = \"fifo\"\npriority = 10\n[policies.r]\nclass = \"rr\"\npriority = 5\n";
+    let spec = u.spec("rt.toml", rt);
+    let run = u.cmd(&["run", "-q", spec.to_str().unwrap()], &rtprio).output().unwrap();
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    let db = rusqlite::Connection::open(u.db()).unwrap();
+    let seen: Vec<String> = rows(&db, "SELECT extra_json FROM samples", |r| r.get(0));
+    let policies: Vec<String> =
+        seen.iter().map(|e| serde_json::from_str::<serde_json::Value>(e).unwrap()["policy"].as_str().unwrap().to_string()).collect();
+    assert_eq!(policies.iter().filter(|p| *p == "fifo").count(), 2, "{policies:?}");
+    assert_eq!(policies.iter().filter(|p| *p == "rr").count(), 2, "{policies:?}");
+    let above = u.spec("above.toml", &rt.replace("priority = 10", "priority = 11"));
+    let out = u.cmd(&["check", above.to_str().unwrap()], &rtprio).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("RLIMIT_RTPRIO >= 11") && text(&out).contains("RLIMIT_RTPRIO = 10"), "{}", text(&out));
+}
+
+#[test]
 fn what_needs_a_privilege_is_refused_by_name_before_anything_changes() {
     require!(cannot_drop().is_none(), cannot_drop().unwrap());
     let u = Dropped::new();
