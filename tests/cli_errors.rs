@@ -1,5 +1,6 @@
 //! Bad input: clear errors with file:line:col, exit status 2, nothing run, nothing written.
 
+use crate::unprivileged::{cannot_drop, Dropped};
 use crate::util::{exists, is_root, Lab};
 
 #[test]
@@ -29,29 +30,50 @@ fn priority_out_of_range_is_refused_by_check_and_run() {
 
 #[test]
 fn a_policy_this_process_may_not_use_names_the_missing_privilege() {
+    let text = "name = \"x\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"fifo\"]\n";
     let lab = Lab::new();
-    let spec = lab.spec("rt.toml", "name = \"x\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"fifo\"]\n");
-    let out = if is_root() {
-        // Drop to nobody with no capabilities and RLIMIT_RTPRIO 0.
-        require!(std::path::Path::new("/usr/bin/setpriv").exists(), "setpriv (util-linux) is not installed");
-        std::fs::set_permissions(lab.dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-        std::process::Command::new("/usr/bin/setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--"])
-            .arg("prlimit")
-            .arg("--rtprio=0")
-            .arg(env!("CARGO_BIN_EXE_schedlab"))
-            .arg("--db")
-            .arg(lab.db())
-            .args(["run", spec.to_str().unwrap()])
-            .output()
-            .unwrap()
+    let (out, db) = if is_root() {
+        // Drop to a user without capabilities and RLIMIT_RTPRIO 0.
+        require!(cannot_drop().is_none(), cannot_drop().unwrap());
+        let u = Dropped::new();
+        let spec = u.spec("rt.toml", text);
+        (u.cmd(&["run", spec.to_str().unwrap()], &[(libc::RLIMIT_RTPRIO, 0)]).output().unwrap(), u.db())
     } else {
-        lab.run(&["run", spec.to_str().unwrap()])
+        let spec = lab.spec("rt.toml", text);
+        (lab.run(&["run", spec.to_str().unwrap()]), lab.db())
     };
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("rt.toml:4:11:") && err.contains("CAP_SYS_NICE"), "{err}");
+    assert!(!exists(&db));
+}
+
+/// 100,000 processes passed `check`, then exhausted kernel.pid_max and starved the machine
+/// for about 35 s.
+#[test]
+fn a_cell_beyond_the_machines_limits_is_refused_before_anything_is_spawned() {
+    let text =
+        "name = \"big\"\n[matrix]\nworkload = [\"cpu\"]\nprocesses = [2, 100000]\n[workloads.cpu]\nkind = \"pi\"\niterations = 1000\n";
+    let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse().unwrap();
+    require!(pid_max < 101_003, format!("kernel.pid_max is {pid_max}: 100,000 processes (the most a spec may ask) fit under it"));
+    let says = |out: &std::process::Output, what: &str| {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        assert!(err.contains("big.toml:4:17: cell 1 (cpu/other/n100000) needs 100,003 processes and threads"), "{what}: {err}");
+        assert!(err.contains(&format!("kernel.pid_max is {},{:03}", pid_max / 1000, pid_max % 1000)), "{what}: {err}");
+        assert!(!err.contains("[1/"), "{what}: no cell started: {err}");
+    };
+    let lab = Lab::new();
+    let spec = lab.spec("big.toml", text);
+    says(&lab.run(&["check", spec.to_str().unwrap()]), "check");
     assert!(!exists(&lab.db()));
+    // `run` as a user whose RLIMIT_NPROC would stop a regression at 200 forks: root ignores it.
+    require!(cannot_drop().is_none(), cannot_drop().unwrap());
+    let u = Dropped::new();
+    let spec = u.spec("big.toml", text);
+    says(&u.cmd(&["run", spec.to_str().unwrap()], &[(libc::RLIMIT_NPROC, 200)]).output().unwrap(), "run");
+    let left: Vec<String> = std::fs::read_dir(u.work()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(left, ["big.toml"], "no database, journal or experiment directory");
 }
 
 #[test]

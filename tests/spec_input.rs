@@ -289,9 +289,18 @@ struct Tally {
 /// Every spec-derived check the CLI makes, in-process, under a privileged and an
 /// unprivileged view of the machine; the errors they return.
 fn every_check(spec: &schedlab_spec::Spec) -> Vec<schedlab_spec::SpecError> {
-    use schedlab_spec::{Capabilities, DeviceFacts};
-    let root = Capabilities { sys_nice: true, rtprio_limit: 99, min_nice: -20 };
-    let user = Capabilities { sys_nice: false, rtprio_limit: 0, min_nice: 0 };
+    use schedlab_spec::{Capabilities, DeviceFacts, MachineLimits};
+    let root = Capabilities::root();
+    let user = Capabilities::unprivileged();
+    // A small machine, so the limit check refuses many mutants too.
+    let small = MachineLimits {
+        pid_max: Some(2_000),
+        threads_max: Some(4_000),
+        tasks: Some(200),
+        nproc: Some(500),
+        user_tasks: Some(50),
+        mem_available_kib: Some(64 << 10),
+    };
     let broken = DeviceFacts {
         privileged: true,
         path_error: Some("not mounted".into()),
@@ -305,6 +314,7 @@ fn every_check(spec: &schedlab_spec::Spec) -> Vec<schedlab_spec::SpecError> {
     out.extend(spec.check_allowed(&user).err());
     out.extend(spec.check_cpus(&[0]).err());
     out.extend(spec.check_paths(false).err());
+    out.extend(spec.check_limits(&small).err());
     out.extend(spec.check_device(&DeviceFacts::default(), None).err());
     out.extend(spec.check_device(&DeviceFacts { path_error: None, mkfs_error: None, ..broken.clone() }, None).err());
     out.extend(spec.check_device(&broken, None).err());

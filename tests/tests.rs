@@ -16,3 +16,4 @@ mod rt;
 mod rtreport;
 mod simulate;
 mod spec_input;
+mod unprivileged;

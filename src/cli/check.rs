@@ -162,17 +162,15 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         println!("note: --scale does not change command workloads (schedlab cannot know their work amount)");
     }
     let cpus_ok = spec.check_cpus(&schedlab_sys::cpus::online(&Root::default())).and(spec.check_paths(a.dir.is_some()));
+    let limits_ok = super::machine::check_limits(&spec, &Root::default());
     for (line, warning) in super::common::feasibility_lines(plan, cpus as usize) {
         println!("{}{line}", if warning { "warning: " } else { "" });
     }
+    // In the order `run` refuses them: privileges, CPUs, limits, then the device.
+    allowed.and(cpus_ok).and(limits_ok).map_err(|e| bad_input(e.to_string()))?;
     if let Some(line) = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())? {
         println!("{line}");
     }
-    match allowed.and(cpus_ok) {
-        Ok(()) => {
-            println!("ok: the spec is valid and this process may apply every policy in it");
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(e) => Err(bad_input(e.to_string())),
-    }
+    println!("ok: the spec is valid, this process may apply every policy in it, and every cell fits this machine's limits");
+    Ok(ExitCode::SUCCESS)
 }

@@ -11,15 +11,56 @@ pub struct Args {
     pub json: bool,
 }
 
+/// What this user may do here beyond the spec's policies: cgroups, I/O schedulers, loop
+/// devices, locked memory.
+struct Powers {
+    /// Block devices whose queue/scheduler this process may write.
+    schedulers: Vec<String>,
+    /// Every block device with a scheduler file.
+    devices: usize,
+    /// CAP_SYS_ADMIN and write access to /dev/loop-control.
+    loop_devices: bool,
+    /// CAP_IPC_LOCK.
+    ipc_lock: bool,
+}
+
+fn powers(root: &Root, e: &schedlab_model::Environment) -> Powers {
+    let names: Vec<&str> = e.io_devices.iter().filter_map(|d| d.split(':').next()).collect();
+    let schedulers =
+        names.iter().filter(|n| env::may_write(&root.path(&format!("/sys/block/{n}/queue/scheduler")))).map(|n| n.to_string()).collect();
+    Powers {
+        schedulers,
+        devices: names.len(),
+        loop_devices: env::has_cap(root, env::cap::SYS_ADMIN) && env::may_write(&root.path("/dev/loop-control")),
+        ipc_lock: env::has_cap(root, env::cap::IPC_LOCK),
+    }
+}
+
+/// Which policies and priorities this process may give its workers.
+fn policies(caps: &schedlab_spec::Capabilities) -> Vec<String> {
+    let lowest = if caps.sys_nice { -20 } else { caps.nice.min(caps.min_nice) };
+    let mut out = vec![format!("other, batch, idle at nice >= {lowest}")];
+    out.push(match (caps.sys_nice, caps.rtprio_limit) {
+        (true, _) => "fifo, rr at priority 1-98".into(),
+        (false, 0) => "no fifo or rr (RLIMIT_RTPRIO is 0)".into(),
+        (false, r) => format!("fifo, rr at priority 1-{} (RLIMIT_RTPRIO)", r.min(98)),
+    });
+    out.push(if caps.sys_nice { "deadline".into() } else { "no deadline (needs CAP_SYS_NICE)".into() });
+    out
+}
+
 /// Runs `schedlab env`.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let root = Root::default();
     let e = env::environment(&root);
     let caps = env::capabilities(&root);
+    let p = powers(&root, &e);
+    let lim = schedlab_sys::limits::read(&root);
     // SAFETY: getuid has no failure mode.
     let uid = unsafe { libc::getuid() };
     let nproc = rlimit(libc::RLIMIT_NPROC);
     let nofile = rlimit(libc::RLIMIT_NOFILE);
+    let memlock = rlimit(libc::RLIMIT_MEMLOCK);
     if a.json {
         let v = serde_json::json!({
             "environment": e,
@@ -27,8 +68,22 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "cap_sys_nice": caps.sys_nice,
             "rlimit_rtprio": caps.rtprio_limit,
             "min_nice": caps.min_nice,
+            "nice": caps.nice,
+            "policies": policies(&caps),
+            "cgroups_writable": caps.cgroup_unwritable.is_none(),
+            "cgroup_unwritable": caps.cgroup_unwritable,
+            "iosched_devices": p.schedulers,
+            "loop_devices": p.loop_devices,
+            "cap_ipc_lock": p.ipc_lock,
+            "rlimit_memlock": memlock,
             "rlimit_nproc": nproc,
+            "rlimit_nproc_applies": lim.nproc.is_some(),
             "rlimit_nofile": nofile,
+            "pid_max": lim.pid_max,
+            "threads_max": lim.threads_max,
+            "tasks_now": lim.tasks,
+            "user_tasks_now": lim.user_tasks,
+            "mem_available_kb": lim.mem_available_kib,
             "rt_throttling": env::rt_throttled(&e),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -36,22 +91,50 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     let yes = |b: bool| if b { "yes" } else { "no" };
     let opt = |v: Option<i64>| v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into());
+    let num = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into());
     println!("kernel           {} ({})", e.kernel, e.kernel_version);
     println!("cpu              {} x {}", e.cpus, e.cpu_model);
     println!("memory           {} MiB", e.mem_total_kb.map(|k| k / 1024).unwrap_or(0));
     println!("HZ               {}", e.hz.map(|h| h.to_string()).unwrap_or_else(|| "unknown (no /boot/config)".into()));
     println!("uid              {uid}{}", if uid == 0 { " (root)" } else { "" });
-    println!("CAP_SYS_NICE     {}  (needed for fifo/rr above RLIMIT_RTPRIO, deadline, negative nice)", yes(caps.sys_nice));
+    println!("CAP_SYS_NICE     {}  (needed for fifo/rr above RLIMIT_RTPRIO, deadline, a nice below this process's)", yes(caps.sys_nice));
     println!("RLIMIT_RTPRIO    {}", caps.rtprio_limit);
-    println!("lowest nice      {}", if caps.sys_nice { -20 } else { caps.min_nice });
-    println!("RLIMIT_NPROC     {}", nproc);
+    println!(
+        "nice             {} now (workers start at it); {}",
+        caps.nice,
+        if caps.sys_nice {
+            "any nice with CAP_SYS_NICE".to_string()
+        } else {
+            format!("RLIMIT_NICE {} allows nice >= {}", 20 - caps.min_nice, caps.min_nice)
+        }
+    );
+    println!("policies allowed {}", policies(&caps).join("; "));
+    println!(
+        "cgroups          {}",
+        match &caps.cgroup_unwritable {
+            None => "yes (cpu_weight, cpu_max, cpuset)".to_string(),
+            Some(d) => format!("no: needs write access to {d} (root, or a cgroup delegated to this user)"),
+        }
+    );
+    println!(
+        "I/O schedulers   {}",
+        if p.schedulers.is_empty() {
+            format!("no: none of the {} queue/scheduler files in /sys/block is writable (root)", p.devices)
+        } else {
+            format!("yes: {}", p.schedulers.join(", "))
+        }
+    );
+    println!("loop devices     {}", if p.loop_devices { "yes" } else { "no: needs CAP_SYS_ADMIN and /dev/loop-control (root)" });
+    println!("locked memory    CAP_IPC_LOCK {}, RLIMIT_MEMLOCK {memlock} bytes (the live dispatchers lock theirs)", yes(p.ipc_lock));
+    println!("kernel.pid_max   {} ({} processes and threads running now)", num(lim.pid_max), num(lim.tasks));
+    println!("threads-max      {}", num(lim.threads_max));
+    println!(
+        "RLIMIT_NPROC     {nproc} ({}this user's processes and threads now: {})",
+        if lim.nproc.is_none() && nproc != "unlimited" { "not applied to root; " } else { "" },
+        num(lim.user_tasks)
+    );
     println!("RLIMIT_NOFILE    {}", nofile);
-    let allowed: Vec<&str> = ["other", "batch", "idle"]
-        .into_iter()
-        .chain(if caps.sys_nice || caps.rtprio_limit > 0 { vec!["fifo", "rr"] } else { vec![] })
-        .chain(if caps.sys_nice { vec!["deadline"] } else { vec![] })
-        .collect();
-    println!("policies allowed {}", allowed.join(", "));
+    println!("MemAvailable     {} MiB", lim.mem_available_kib.map(|k| (k / 1024).to_string()).unwrap_or_else(|| "unknown".into()));
     println!(
         "RT throttling    {} (sched_rt_runtime_us {} / sched_rt_period_us {})",
         if env::rt_throttled(&e) { "on" } else { "OFF: real-time cells need --allow-unthrottled" },
@@ -65,7 +148,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     );
     println!("governor         {}", e.governor.as_deref().unwrap_or("none (no cpufreq)"));
     println!(
-        "cgroups          {} (schedlab uses: {})",
+        "cgroup layout    {} (schedlab uses: {})",
         e.cgroup,
         schedlab_sys::cgroup::detect(&root).map(|h| h.describe()).unwrap_or_else(|| "none".into())
     );

@@ -6,6 +6,7 @@ mod compare;
 mod dwcs;
 mod envcmd;
 mod export;
+mod machine;
 mod report;
 mod restore;
 mod run;

@@ -208,6 +208,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     spec.check_cpus(&schedlab_sys::cpus::online(&root)).map_err(|e| bad_input(e.to_string()))?;
     spec.check_paths(a.dir.is_some()).map_err(|e| bad_input(e.to_string()))?;
     check_cgroups(&spec, &root)?;
+    super::machine::check_run(&spec, &root)?;
     let device_line = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())?;
     let environment = env::environment(&root);
     if plan.has_realtime() && !env::rt_throttled(&environment) && !a.allow_unthrottled {

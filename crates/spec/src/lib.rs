@@ -9,6 +9,8 @@
 pub mod cpulist;
 mod device;
 mod error;
+mod limits;
+mod locate;
 mod paths;
 mod periodic_check;
 mod plan;
@@ -19,6 +21,7 @@ mod validate;
 
 pub use device::{usable_mib, DeviceFacts};
 pub use error::{cut, line_col, SpecError, ECHO_CHARS};
+pub use limits::MachineLimits;
 pub use paths::{PathKey, PathUse};
 pub use plan::*;
 pub use rt::*;
@@ -103,6 +106,12 @@ impl Spec {
     pub fn cgroup_error(&self, group: &str, message: impl Into<String>) -> SpecError {
         let span = self.locations.cgroups.iter().find(|(g, _)| g == group).map_or(self.locations.matrix.clone(), |(_, s)| s.clone());
         SpecError::at(&self.plan.source_path, &self.text, span, message)
+    }
+
+    /// Checks every cell against the machine's limits on tasks (kernel.pid_max,
+    /// kernel.threads-max, RLIMIT_NPROC) and memory; the error names the limit and both numbers.
+    pub fn check_limits(&self, m: &MachineLimits) -> Result<(), SpecError> {
+        limits::check(&self.plan, &self.text, m, &self.locations.matrix)
     }
 
     /// Checks that every CPU named in an affinity or cpuset is online here.

@@ -114,12 +114,12 @@ fn random_order_is_seeded_and_warmups_precede_their_cell() {
 #[test]
 fn privileges_are_checked_and_named() {
     let s = parse("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"other\", \"fifo\"]\n").unwrap();
-    let none = Capabilities { sys_nice: false, rtprio_limit: 0, min_nice: 0 };
+    let none = Capabilities::unprivileged();
     let e = s.check_allowed(&none).unwrap_err();
     assert!(e.message.contains("CAP_SYS_NICE") && e.message.contains("RLIMIT_RTPRIO"), "{e}");
     assert_eq!((e.line, e.col), (4, 20), "{e}");
-    assert!(s.check_allowed(&Capabilities { sys_nice: false, rtprio_limit: 50, min_nice: 0 }).is_ok());
-    assert!(s.check_allowed(&Capabilities { sys_nice: true, rtprio_limit: 0, min_nice: 0 }).is_ok());
+    assert!(s.check_allowed(&Capabilities { rtprio_limit: 50, ..Capabilities::unprivileged() }).is_ok());
+    assert!(s.check_allowed(&Capabilities::root()).is_ok());
 }
 
 #[test]
@@ -356,7 +356,7 @@ fn canonical_sets_use_the_quantum_as_c() {
     .unwrap();
     let p = s.plan.cells[0].primary().workload.periodic().unwrap();
     assert!(p.tasks.iter().all(|t| t.c_ns == 5_000_000 && t.t_ns == 10_000_000 && (t.x, t.y) == (1, 3)));
-    let caps = Capabilities { sys_nice: false, rtprio_limit: 0, min_nice: 0 };
+    let caps = Capabilities::unprivileged();
     let e = s.check_allowed(&caps).unwrap_err();
     assert!(e.message.contains("CAP_SYS_NICE") && e.line == 4, "the dispatcher needs RT privileges: {e}");
 }
@@ -397,7 +397,7 @@ fn a_key_dotted_past_the_toml_depth_limit_is_located_at_the_key() {
 
 #[test]
 fn a_nice_this_process_may_not_set_points_at_the_nice_value() {
-    let user = Capabilities { sys_nice: false, rtprio_limit: 0, min_nice: 0 };
+    let user = Capabilities::unprivileged();
     let s = parse("t.toml", &format!("{BASE}nice = [0, -5]\n")).unwrap();
     let e = s.check_allowed(&user).unwrap_err();
     assert_eq!((e.line, e.col), (4, 12), "{e}");

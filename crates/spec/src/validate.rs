@@ -10,6 +10,8 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+#[cfg(test)]
+mod allowed_tests;
 mod disturb;
 
 /// A byte span in the source, for later errors.
@@ -43,7 +45,7 @@ pub struct Locations {
 }
 
 /// What this process is allowed to do, as far as the spec is concerned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Capabilities {
     /// CAP_SYS_NICE (root has it): any policy, priority and nice.
     pub sys_nice: bool,
@@ -51,6 +53,45 @@ pub struct Capabilities {
     pub rtprio_limit: u64,
     /// Lowest nice allowed without CAP_SYS_NICE (from RLIMIT_NICE: 20 - limit).
     pub min_nice: i32,
+    /// This process's nice: workers start at it, and any nice >= it needs no privilege.
+    pub nice: i32,
+    /// A directory schedlab would create cgroups in or move workers through that this process
+    /// may not write (None: it may write every one, or the machine has no cgroups).
+    pub cgroup_unwritable: Option<String>,
+    /// May write /proc/sys/vm/drop_caches (root only): `[device]` drops the page cache
+    /// before each cell unless `drop_caches = false`.
+    pub drop_caches: bool,
+}
+
+impl Capabilities {
+    /// An ordinary user's process at nice 0: no capability, RLIMIT_RTPRIO and RLIMIT_NICE 0,
+    /// cgroups not writable (the distribution default; tests start from it).
+    pub fn unprivileged() -> Capabilities {
+        Capabilities {
+            sys_nice: false,
+            rtprio_limit: 0,
+            min_nice: 20,
+            nice: 0,
+            cgroup_unwritable: Some("/sys/fs/cgroup".into()),
+            drop_caches: false,
+        }
+    }
+
+    /// Root: everything allowed.
+    pub fn root() -> Capabilities {
+        Capabilities { sys_nice: true, rtprio_limit: 99, min_nice: -20, nice: 0, cgroup_unwritable: None, drop_caches: true }
+    }
+
+    /// True when workers may get `nice` without CAP_SYS_NICE: not below this process's nice,
+    /// or not below RLIMIT_NICE's floor (the kernel's can_nice).
+    pub fn may_nice(&self, nice: i32) -> bool {
+        self.sys_nice || nice >= self.nice || nice >= self.min_nice
+    }
+
+    /// True when workers may run SCHED_FIFO/SCHED_RR at `priority` without CAP_SYS_NICE.
+    pub fn may_rt(&self, priority: u32) -> bool {
+        self.sys_nice || priority as u64 <= self.rtprio_limit
+    }
 }
 
 const DEFAULT_PI_ITERATIONS: i64 = 100_000_000;
@@ -1077,39 +1118,74 @@ fn policy(cx: &Ctx, p: &RawPolicy, locs: &mut Locations) -> Result<Policy, SpecE
     Ok(pol)
 }
 
+/// The live dispatcher's own SCHED_FIFO priority (schedlab-dispatch's DISPATCHER_PRIORITY).
+const DISPATCHER_PRIORITY: u32 = 98;
+
+/// Refuses, naming the missing privilege, what this process may not do: nice below its own
+/// and RLIMIT_NICE's floor, SCHED_FIFO/SCHED_RR above RLIMIT_RTPRIO (a dispatched set's
+/// dispatcher runs at 98), SCHED_DEADLINE without CAP_SYS_NICE, cgroups it cannot write.
 pub(crate) fn check_allowed(plan: &Plan, locs: &Locations, src: &str, caps: &Capabilities) -> Result<(), SpecError> {
-    if caps.sys_nice {
-        return Ok(());
-    }
     for g in plan.cells.iter().flat_map(|c| &c.groups) {
         let p = &g.policy;
+        let dispatched = g.workload.periodic().is_some_and(|w| w.scheduler.dispatched());
+        let rt_priority = if dispatched { DISPATCHER_PRIORITY } else { p.priority };
         let policy_at = locs.policies.get(&g.policy_name);
-        let (msg, at) = match p.class {
-            Class::Deadline => ("SCHED_DEADLINE needs CAP_SYS_NICE (run as root); RLIMIT_RTPRIO does not allow it".to_string(), policy_at),
-            Class::Fifo | Class::Rr if p.priority as u64 > caps.rtprio_limit => (
+        let problem = match p.class {
+            Class::Deadline if !caps.sys_nice => {
+                Some(("SCHED_DEADLINE needs CAP_SYS_NICE (run as root); RLIMIT_RTPRIO does not allow it".to_string(), policy_at))
+            }
+            Class::Fifo | Class::Rr if !caps.may_rt(rt_priority) => Some((
                 format!(
-                    "SCHED_{} priority {} needs CAP_SYS_NICE (run as root) or RLIMIT_RTPRIO >= {}; this process has neither (RLIMIT_RTPRIO = {})",
-                    p.class.name().to_uppercase(),
-                    p.priority,
-                    p.priority,
+                    "{} needs CAP_SYS_NICE (run as root) or RLIMIT_RTPRIO >= {rt_priority}; this process has neither (RLIMIT_RTPRIO = {})",
+                    if dispatched {
+                        format!("the {} dispatcher's SCHED_FIFO priority {rt_priority}", g.policy_name)
+                    } else {
+                        format!("SCHED_{} priority {rt_priority}", p.class.name().to_uppercase())
+                    },
                     caps.rtprio_limit
                 ),
                 policy_at,
-            ),
-            _ if p.nice < caps.min_nice => (
+            )),
+            _ if !caps.may_nice(p.nice) => Some((
                 format!(
-                    "nice {} needs CAP_SYS_NICE (run as root) or RLIMIT_NICE >= {}; the lowest nice allowed here is {}",
+                    "nice {} is below this process's nice {}: it needs CAP_SYS_NICE (run as root) or RLIMIT_NICE >= {} (it is {})",
                     p.nice,
+                    caps.nice,
                     20 - p.nice,
-                    caps.min_nice
+                    20 - caps.min_nice
                 ),
                 // The nice value that set it, if the spec wrote one; else its policy.
                 locs.nice.iter().find(|(n, _)| *n == p.nice as i64).map(|(_, s)| s).or(policy_at),
-            ),
-            _ => continue,
+            )),
+            _ => None,
         };
-        let span = at.unwrap_or(&locs.matrix).clone();
-        return Err(SpecError::at(&plan.source_path, src, span, format!("policy \"{}\": {msg}", g.policy_name)));
+        if let Some((msg, at)) = problem {
+            let span = at.unwrap_or(&locs.matrix).clone();
+            return Err(SpecError::at(&plan.source_path, src, span, format!("policy \"{}\": {msg}", g.policy_name)));
+        }
+        if let (true, Some(dir)) = (g.cgroup.any(), &caps.cgroup_unwritable) {
+            let span = locs.cgroups.iter().find(|(n, _)| *n == g.name).map(|(_, s)| s.clone()).or_else(|| first_cgroup_key(src));
+            return Err(SpecError::at(
+                &plan.source_path,
+                src,
+                span.unwrap_or_else(|| locs.matrix.clone()),
+                format!(
+                    "group \"{}\" sets cgroup controls, which needs write access to {dir} (schedlab creates its cgroups there and moves workers in): run as root, or delegate that cgroup to this user",
+                    g.name
+                ),
+            ));
+        }
+    }
+    // A loop device or an I/O scheduler axis needs root anyway, and the device check says so.
+    if let Some(d) = plan.device.as_ref().filter(|d| matches!(d.target, DeviceTarget::Dir { .. }) && locs.iosched.is_empty()) {
+        if d.drop_caches && !caps.drop_caches {
+            return Err(SpecError::at(
+                &plan.source_path,
+                src,
+                locs.device.clone().unwrap_or_else(|| locs.matrix.clone()),
+                "[device] drops the page cache before each cell (drop_caches, on by default), which writes /proc/sys/vm/drop_caches: only root may; run as root, or set drop_caches = false",
+            ));
+        }
     }
     Ok(())
 }
@@ -1132,4 +1208,14 @@ fn path_value(cx: &Ctx, v: &Spanned<String>, key: PathKey, locs: &mut Locations)
 /// The span written first of those given.
 fn earliest<const N: usize>(spans: [Option<Location>; N]) -> Option<Location> {
     spans.into_iter().flatten().min_by_key(|s| s.start)
+}
+
+/// The span of the first cgroup control (`cpu_weight`, `cpu_max`, `cpuset`) set in the spec;
+/// an axis of weight 0 only (no cgroup) does not count.
+fn first_cgroup_key(src: &str) -> Option<Location> {
+    let zero = |v: &toml::de::DeValue| match v {
+        toml::de::DeValue::Array(a) => a.iter().all(|x| crate::locate::int(x.get_ref()) == Some(0)),
+        v => crate::locate::int(v) == Some(0),
+    };
+    crate::locate::keys(src, &["cpu_weight", "cpu_max", "cpuset"]).into_iter().find(|(_, v, _)| !zero(v)).map(|(k, _, _)| k)
 }

@@ -3,22 +3,79 @@
 use crate::Root;
 use schedlab_model::Environment;
 use schedlab_spec::Capabilities;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
-/// Effective capability bit of CAP_SYS_NICE.
-const CAP_SYS_NICE: u32 = 23;
+/// Capability bits of CapEff (linux/capability.h).
+pub mod cap {
+    /// CAP_IPC_LOCK: lock memory beyond RLIMIT_MEMLOCK.
+    pub const IPC_LOCK: u32 = 14;
+    /// CAP_SYS_ADMIN: loop devices, mounts; exempt from RLIMIT_NPROC.
+    pub const SYS_ADMIN: u32 = 21;
+    /// CAP_SYS_NICE: any policy, priority and nice.
+    pub const SYS_NICE: u32 = 23;
+    /// CAP_SYS_RESOURCE: exempt from RLIMIT_NPROC.
+    pub const SYS_RESOURCE: u32 = 24;
+}
 
-/// Reads CapEff from /proc/self/status and the RLIMIT_RTPRIO / RLIMIT_NICE soft limits.
-pub fn capabilities(root: &Root) -> Capabilities {
-    let sys_nice = root
-        .read("/proc/self/status")
+/// True when this process's effective capabilities (CapEff in /proc/self/status) hold `bit`.
+pub fn has_cap(root: &Root, bit: u32) -> bool {
+    root.read("/proc/self/status")
         .ok()
         .and_then(|s| s.lines().find_map(|l| l.strip_prefix("CapEff:").map(|v| v.trim().to_string())))
         .and_then(|hex| u64::from_str_radix(&hex, 16).ok())
-        .map(|bits| bits & (1 << CAP_SYS_NICE) != 0)
-        .unwrap_or(false);
+        .is_some_and(|bits| bits & (1 << bit) != 0)
+}
+
+/// This process's nice (its workers start at it).
+pub fn current_nice() -> i32 {
+    crate::sched::current().1
+}
+
+/// Reads CapEff from /proc/self/status, the RLIMIT_RTPRIO / RLIMIT_NICE soft limits, this
+/// process's nice and whether it may write where schedlab makes its cgroups.
+pub fn capabilities(root: &Root) -> Capabilities {
     let rtprio = soft_limit(libc::RLIMIT_RTPRIO);
     let nice = soft_limit(libc::RLIMIT_NICE);
-    Capabilities { sys_nice, rtprio_limit: rtprio.min(99), min_nice: 20 - nice.min(40) as i32 }
+    Capabilities {
+        sys_nice: has_cap(root, cap::SYS_NICE),
+        rtprio_limit: rtprio.min(99),
+        min_nice: 20 - nice.min(40) as i32,
+        nice: current_nice(),
+        cgroup_unwritable: cgroup_unwritable(root, may_write),
+        drop_caches: may_write(&root.path("/proc/sys/vm/drop_caches")),
+    }
+}
+
+/// True when this process may write `path` (faccessat with the effective ids, as the kernel
+/// will judge the write; a read-only mount says no even to root).
+pub fn may_write(path: &Path) -> bool {
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return false };
+    // SAFETY: a valid C string; faccessat only reads it.
+    unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) == 0 }
+}
+
+/// The first place schedlab's cgroups need that `writable` refuses: the directory it creates
+/// `schedlab/<group>` in (or `schedlab` itself where it exists already, e.g. delegated), and
+/// on v2 the root's `cgroup.procs`, since moving a worker from its own cgroup into another
+/// writes the common ancestor's. None when all are writable or there is no hierarchy.
+pub fn cgroup_unwritable(root: &Root, writable: impl Fn(&Path) -> bool) -> Option<String> {
+    let (dirs, v2) = match crate::cgroup::detect(root)? {
+        crate::cgroup::Hierarchy::V1 { cpu, cpuset } => (cpu.into_iter().chain(cpuset).collect::<Vec<_>>(), false),
+        crate::cgroup::Hierarchy::V2 { root, .. } => (vec![root], true),
+    };
+    for d in dirs {
+        let ours = d.join("schedlab");
+        let made_in = if ours.is_dir() { ours } else { d.clone() };
+        if !writable(&made_in) {
+            return Some(made_in.display().to_string());
+        }
+        let procs = d.join("cgroup.procs");
+        if v2 && !writable(&procs) {
+            return Some(procs.display().to_string());
+        }
+    }
+    None
 }
 
 /// The soft limit of a resource (RLIM_INFINITY when unlimited).
@@ -59,11 +116,7 @@ pub fn environment(root: &Root) -> Environment {
         .find_map(|l| l.strip_prefix("model name").map(|r| r.trim_start_matches([' ', '\t', ':']).to_string()))
         .unwrap_or_default();
     let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
-    let mem_total_kb = root
-        .read("/proc/meminfo")
-        .ok()
-        .and_then(|m| m.lines().find_map(|l| l.strip_prefix("MemTotal:").map(|v| v.trim().trim_end_matches(" kB").trim().to_string())))
-        .and_then(|v| v.parse().ok());
+    let mem_total_kb = crate::limits::meminfo_kib(root, "MemTotal:");
     let mut io_devices = Vec::new();
     if let Ok(rd) = std::fs::read_dir(root.path("/sys/block")) {
         let mut names: Vec<String> = rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
@@ -104,13 +157,42 @@ mod tests {
     use super::*;
 
     fn fake(files: &[(&str, &str)]) -> (Root, std::path::PathBuf) {
-        let dir = std::env::temp_dir().join(format!("schedlab-env-{}-{}", std::process::id(), files.len()));
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("schedlab-env-{}-{n}", std::process::id()));
         for (p, text) in files {
             let path = dir.join(p.trim_start_matches('/'));
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
         }
         (Root::new(&dir), dir)
+    }
+
+    #[test]
+    fn cgroup_access_names_the_first_directory_this_process_cannot_write() {
+        let (root, dir) = fake(&[("/sys/fs/cgroup/cgroup.controllers", "cpu cpuset\n"), ("/sys/fs/cgroup/cgroup.procs", "")]);
+        let cg = dir.join("sys/fs/cgroup");
+        assert_eq!(cgroup_unwritable(&root, |_| true), None);
+        assert_eq!(cgroup_unwritable(&root, |_| false), Some(cg.display().to_string()));
+        // A writable (delegated) directory is not enough on v2: moving a worker in writes the
+        // common ancestor's cgroup.procs.
+        let procs = cg.join("cgroup.procs");
+        assert_eq!(cgroup_unwritable(&root, |p| p != procs), Some(procs.display().to_string()));
+        // Where `schedlab` exists, it is the directory that must be writable.
+        std::fs::create_dir(cg.join("schedlab")).unwrap();
+        let ours = cg.join("schedlab");
+        assert_eq!(cgroup_unwritable(&root, |p| p != ours), Some(ours.display().to_string()));
+        assert_eq!(cgroup_unwritable(&Root::new(dir.join("nothing")), |_| false), None, "no hierarchy, nothing to write");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn cgroup_v1_needs_each_controllers_directory() {
+        let (root, dir) = fake(&[("/sys/fs/cgroup/cpu/cpu.shares", "1024\n"), ("/sys/fs/cgroup/cpuset/cpuset.cpus", "0-1\n")]);
+        let cpuset = dir.join("sys/fs/cgroup/cpuset");
+        assert_eq!(cgroup_unwritable(&root, |p| p != cpuset), Some(cpuset.display().to_string()));
+        assert_eq!(cgroup_unwritable(&root, |p| p.ends_with("cpu") || p.ends_with("cpuset")), None, "v1 moves need no root cgroup.procs");
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

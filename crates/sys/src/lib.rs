@@ -10,6 +10,7 @@ pub mod cgroup;
 pub mod cpus;
 pub mod env;
 pub mod journal;
+pub mod limits;
 pub mod procfs;
 pub mod sched;
 

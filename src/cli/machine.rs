@@ -1,0 +1,30 @@
+//! What this machine and this user allow a run, checked before anything is created or
+//! changed: the cells against the task and memory limits, the restore journal's directory.
+
+use super::common::bad_input;
+use schedlab_spec::{Spec, SpecError};
+use schedlab_sys::Root;
+use std::path::Path;
+
+/// Every cell against kernel.pid_max, kernel.threads-max, RLIMIT_NPROC and MemAvailable.
+pub fn check_limits(spec: &Spec, root: &Root) -> Result<(), SpecError> {
+    spec.check_limits(&schedlab_sys::limits::read(root))
+}
+
+/// Refuses (exit 2) a run that could not be carried out here: a cell beyond this machine's
+/// limits, or a restore journal this user cannot write (an inherited XDG_RUNTIME_DIR of
+/// another user, say), which would otherwise fail only after the run was recorded.
+pub fn check_run(spec: &Spec, root: &Root) -> anyhow::Result<()> {
+    check_limits(spec, root).map_err(|e| bad_input(e.to_string()))?;
+    let state = schedlab_sys::journal::state_dir();
+    // The journal creates the directory if needed: the nearest existing ancestor must take it.
+    let existing = state.ancestors().find(|p| p.exists()).unwrap_or(Path::new("/"));
+    if !schedlab_sys::env::may_write(existing) {
+        return Err(bad_input(format!(
+            "this user cannot write the restore journal's directory {} ({} is not writable); set SCHEDLAB_STATE_DIR (or XDG_RUNTIME_DIR) to a directory of this user's",
+            state.display(),
+            existing.display()
+        )));
+    }
+    Ok(())
+}
