@@ -96,3 +96,17 @@ fn export_rejects_an_unknown_format_and_show_a_missing_database() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!exists(&lab.db()));
 }
+
+/// `schedlab env | head`: a reader that goes away ends the command quietly (SIGPIPE, as for
+/// cat), never with a panic about a broken pipe.
+#[test]
+fn a_closed_pipe_ends_a_printing_command_without_a_panic() {
+    let lab = Lab::new();
+    for _ in 0..3 {
+        let mut child = lab.cmd(&["env"]).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked") && out.status.code() != Some(101), "{:?}: {stderr}", out.status);
+    }
+}

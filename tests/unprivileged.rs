@@ -212,12 +212,12 @@ fn what_needs_a_privilege_is_refused_by_name_before_anything_changes() {
     require!(cannot_drop().is_none(), cannot_drop().unwrap());
     let u = Dropped::new();
     let cases = [
-        ("cgroup.toml", "name = \"x\"\n[matrix]\nworkload = [\"pi\"]\ncpu_weight = [200]\n", "4:1:", "needs write access to /sys/fs/cgroup"),
+        ("cgroup.toml", "name = \"x\"\n[matrix]\nworkload = [\"pi\"]\ncpu_weight = [200]\n", "4:14:", "needs write access to /sys/fs/cgroup"),
         ("fifo.toml", "name = \"x\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"fifo\"]\n", "4:11:", "RLIMIT_RTPRIO >= 50"),
         (
             "nice.toml",
             "name = \"x\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"n\"]\n[policies.n]\nclass = \"other\"\nnice = -5\n",
-            "5:11:",
+            "7:8:",
             "nice -5 is below this process's nice 0: it needs CAP_SYS_NICE",
         ),
         (

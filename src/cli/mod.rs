@@ -73,6 +73,13 @@ pub enum Cmd {
 /// Parses the command line and runs the subcommand.
 pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
+    // Commands that only print die quietly when their reader goes away (`schedlab env |
+    // head`), as cat does; println! would panic instead. run and simulate keep ignoring
+    // SIGPIPE: a closed pipe must not kill an engine mid-cell.
+    if !matches!(cli.cmd, Cmd::Run(_) | Cmd::Simulate(_) | Cmd::Restore(_)) {
+        // SAFETY: restoring the default disposition of one signal, before any thread exists.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     match cli.cmd {
         Cmd::Run(a) => run::run(&cli.db, a),
         Cmd::Check(a) => check::run(a),

@@ -75,6 +75,45 @@ pub enum Entry {
     },
 }
 
+/// Makes sure `dir` is a directory (not a link) owned by this user that no one else may
+/// write: creates it with mode 0700 if it is missing, takes group and other write away from
+/// one of ours. The per-user fallback lives in a shared temp dir, where another user could
+/// otherwise have made it first and planted journals for `restore` to replay.
+pub fn private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+        _ => {}
+    }
+    let m = std::fs::symlink_metadata(dir)?;
+    // SAFETY: no failure mode.
+    let me = unsafe { libc::geteuid() };
+    if !m.file_type().is_dir() || m.uid() != me {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "the state directory {} is {} (uid {}), not a directory of this user (uid {me}): remove it, or set SCHEDLAB_STATE_DIR",
+                dir.display(),
+                if m.file_type().is_symlink() {
+                    "a symbolic link"
+                } else if m.file_type().is_dir() {
+                    "owned by another user"
+                } else {
+                    "not a directory"
+                },
+                m.uid()
+            ),
+        ));
+    }
+    if m.mode() & 0o022 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(m.mode() & 0o755))?;
+    }
+    Ok(())
+}
+
 /// The state directory: `SCHEDLAB_STATE_DIR`, else /run/schedlab (root), else a per-user
 /// directory under the runtime or temp dir.
 pub fn state_dir() -> PathBuf {
@@ -171,7 +210,7 @@ pub struct Journal {
 impl Journal {
     /// Creates this process's journal in `dir`.
     pub fn create(dir: &Path) -> io::Result<Journal> {
-        std::fs::create_dir_all(dir)?;
+        private_dir(dir)?;
         let path = dir.join(format!("{}.jsonl", Owner::me().stem()));
         let file = OpenOptions::new().append(true).create_new(true).open(&path)?;
         Ok(Journal { path, file, len: 0, entries: Vec::new(), seqs: Vec::new(), next_seq: 0, unresolved: 0, broken: false, closed: false })
@@ -430,6 +469,15 @@ pub fn replay(path: &Path) -> Vec<String> {
 /// returns a line per action.
 pub fn recover(dir: &Path, all: bool) -> Vec<String> {
     let mut out = Vec::new();
+    if !dir.exists() {
+        return out;
+    }
+    // A journal says what to delete and write back: only ones this user alone could have
+    // written are replayed.
+    if let Err(e) = private_dir(dir) {
+        out.push(format!("FAILED: not replaying the journals in {}: {e}", dir.display()));
+        return out;
+    }
     let Ok(rd) = std::fs::read_dir(dir) else { return out };
     let mut names: Vec<String> = rd.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     names.sort();

@@ -322,3 +322,48 @@ fn retract_takes_an_entry_back_without_undoing_it() {
     assert!(theirs.exists());
     std::fs::remove_dir_all(d).unwrap();
 }
+
+/// Another user could make the per-user fallback state dir (in a shared temp dir) first, or
+/// link it elsewhere, and plant journals: neither is written to nor replayed.
+#[test]
+fn a_state_dir_that_is_a_link_or_not_ours_is_neither_used_nor_replayed() {
+    let d = dir("foreign");
+    let target = d.join("elsewhere");
+    std::fs::create_dir_all(&target).unwrap();
+    let victim = d.join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    let planted = change(0, &Entry::RemoveTree { path: victim.clone() });
+    leave(&target, "journal-999999999-1.jsonl", std::slice::from_ref(&planted), "");
+    let link = d.join("state");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    assert!(Journal::create(&link).is_err(), "a link is not a private state dir");
+    let report = recover(&link, false);
+    assert!(report.iter().any(|l| l.contains("FAILED: not replaying")), "{report:?}");
+    assert!(victim.exists(), "the planted journal was not replayed");
+    // SAFETY: no failure mode.
+    if unsafe { libc::geteuid() } == 0 {
+        let theirs = d.join("theirs");
+        std::fs::create_dir_all(&theirs).unwrap();
+        leave(&theirs, "journal-999999999-1.jsonl", &[planted], "");
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+        assert!(Journal::create(&theirs).is_err(), "a dir of another user is not ours");
+        assert!(recover(&theirs, false).iter().any(|l| l.contains("owned by another user")));
+        assert!(victim.exists());
+    }
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn a_new_state_dir_is_private_and_an_open_one_of_ours_is_closed() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = dir("private");
+    let fresh = d.join("new").join("state");
+    drop(Journal::create(&fresh).unwrap());
+    assert_eq!(std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777, 0o700);
+    let open = d.join("open");
+    std::fs::create_dir_all(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    drop(Journal::create(&open).unwrap());
+    assert_eq!(std::fs::metadata(&open).unwrap().permissions().mode() & 0o022, 0, "no one else may write it");
+    std::fs::remove_dir_all(d).unwrap();
+}
