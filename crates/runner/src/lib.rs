@@ -84,7 +84,19 @@ pub enum Ending {
 /// journal, its removal is journaled before the mkdir; a name found taken is retracted.
 /// The path is canonical, as mountinfo names a mount inside it.
 pub(crate) fn make_experiment_dir(parent: &Path, tag: &str, mut journal: Option<&mut Journal>) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(parent)?;
+    // Parents that do not exist yet are journaled (outermost first, so the innermost is
+    // removed first) before they are made, and removed afterwards if they are still empty.
+    let parent = std::path::absolute(parent)?;
+    let missing: Vec<&Path> = parent.ancestors().take_while(|a| a.symlink_metadata().is_err()).collect();
+    for dir in missing.iter().rev() {
+        if let Some(j) = journal.as_deref_mut() {
+            j.record(Entry::RemoveEmptyDir { path: dir.to_path_buf() })?;
+        }
+        match std::fs::create_dir(dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+    }
     let parent = parent.canonicalize()?;
     for n in 0..1000 {
         let p = parent.join(format!("schedlab-{tag}-{}-{n}", std::process::id()));
@@ -316,6 +328,30 @@ mod tests {
         assert_eq!(schedlab_sys::journal::in_force(j.path()).unwrap(), [Entry::RemoveTree { path: p.clone() }]);
         assert!(j.close().is_empty());
         assert!(!p.exists() && taken.exists());
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    /// A `dir` that did not exist was made with its parents and left behind after the run.
+    #[test]
+    fn parents_made_for_the_experiment_directory_go_when_empty_and_stay_when_not() {
+        let d = scratch("parents");
+        let mut j = Journal::create(&d.join("state")).unwrap();
+        let p = make_experiment_dir(&d.join("a/b"), "t", Some(&mut j)).unwrap();
+        assert!(p.starts_with(d.join("a/b")));
+        let made = |e: &Entry| matches!(e, Entry::RemoveEmptyDir { .. });
+        assert_eq!(
+            j.entries().iter().filter(|e| made(e)).cloned().collect::<Vec<_>>(),
+            [Entry::RemoveEmptyDir { path: d.join("a") }, Entry::RemoveEmptyDir { path: d.join("a/b") }],
+            "journaled outermost first"
+        );
+        assert!(j.close().is_empty());
+        assert!(!d.join("a").exists(), "every directory it made is gone");
+        // Someone else's file in a parent it made: that parent stays, with the file.
+        let mut j = Journal::create(&d.join("state")).unwrap();
+        make_experiment_dir(&d.join("a/b"), "t", Some(&mut j)).unwrap();
+        std::fs::write(d.join("a/theirs"), "x").unwrap();
+        assert!(j.close().is_empty());
+        assert!(!d.join("a/b").exists() && d.join("a/theirs").exists());
         std::fs::remove_dir_all(d).unwrap();
     }
 

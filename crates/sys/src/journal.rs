@@ -59,6 +59,13 @@ pub enum Entry {
         /// The backing file (absolute, canonical).
         backing: PathBuf,
     },
+    /// A directory schedlab created on the way to its experiment directory (a parent named
+    /// by `dir` that did not exist): remove it if it is empty; one that is not empty keeps
+    /// what someone else put there.
+    RemoveEmptyDir {
+        /// The directory.
+        path: PathBuf,
+    },
     /// A file schedlab created exclusively: remove it.
     RemoveFile {
         /// The file.
@@ -357,6 +364,10 @@ fn undo(e: &Entry) -> io::Result<()> {
         Entry::Unmount { path } => crate::blockdev::unmount(path),
         Entry::DetachLoop { backing } => crate::blockdev::loop_detach_backing(backing),
         Entry::RemoveFile { path } => gone_is_done(std::fs::remove_file(path)),
+        Entry::RemoveEmptyDir { path } => match std::fs::remove_dir(path) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOTEMPTY) || e.raw_os_error() == Some(libc::EEXIST) => Ok(()),
+            r => gone_is_done(r),
+        },
         Entry::RemoveFiles { dir, prefix } => {
             let rd = match std::fs::read_dir(dir) {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
