@@ -352,7 +352,11 @@ fn undo(e: &Entry) -> io::Result<()> {
         Entry::RemoveCgroup { path } => crate::cgroup::remove_dir(path),
         // Never created: a missing file is not made (a fake tree's too).
         Entry::Restore { path, value } => {
-            gone_is_done(OpenOptions::new().write(true).truncate(true).open(path).and_then(|mut f| f.write_all(value.as_bytes())))
+            let r = gone_is_done(OpenOptions::new().write(true).truncate(true).open(path).and_then(|mut f| f.write_all(value.as_bytes())));
+            match r {
+                Err(e) if still_in_use(path, value, &e) => Ok(()),
+                r => r,
+            }
         }
         Entry::RemoveTree { path } => {
             // Never delete through a filesystem still mounted inside the tree.
@@ -382,6 +386,14 @@ fn undo(e: &Entry) -> io::Result<()> {
             Ok(())
         }
     }
+}
+
+/// A v2 controller schedlab enabled in a `cgroup.subtree_control` that cgroups made since
+/// (by others) now use: the kernel refuses to disable it (EBUSY), and it must stay enabled
+/// for them, so the undo is done as far as it may be. Without this, every later `restore`
+/// would fail on it.
+fn still_in_use(path: &Path, value: &str, e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EBUSY) && value.starts_with('-') && path.file_name().is_some_and(|n| n == "cgroup.subtree_control")
 }
 
 /// What a journal file says: the changes still in force (oldest first, with their sequence

@@ -367,3 +367,15 @@ fn a_new_state_dir_is_private_and_an_open_one_of_ours_is_closed() {
     assert_eq!(std::fs::metadata(&open).unwrap().permissions().mode() & 0o022, 0, "no one else may write it");
     std::fs::remove_dir_all(d).unwrap();
 }
+
+/// On cgroup v2, disabling a controller others' cgroups now use fails with EBUSY: that undo
+/// is as done as it may be, not a failure every later restore repeats; nothing else is.
+#[test]
+fn a_controller_others_now_use_is_left_enabled_not_a_failed_undo() {
+    let busy = io::Error::from_raw_os_error(libc::EBUSY);
+    let st = Path::new("/sys/fs/cgroup/cgroup.subtree_control");
+    assert!(still_in_use(st, "-cpu", &busy));
+    assert!(!still_in_use(st, "+cpu", &busy), "only a disable");
+    assert!(!still_in_use(Path::new("/sys/fs/cgroup/x/cpu.weight"), "-cpu", &busy), "only subtree_control");
+    assert!(!still_in_use(st, "-cpu", &io::Error::from_raw_os_error(libc::EINVAL)), "only EBUSY");
+}
