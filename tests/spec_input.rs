@@ -42,7 +42,8 @@ fn a_relative_dir_resolves_against_the_spec_file_from_any_working_directory() {
          generate = { tasks = 2, x = 1, y = 2, seed = 3, canonical = true }\n",
     )
     .unwrap();
-    let out = run_in(&lab, &cwd, &["run", "-q", "../specs/p.toml"]);
+    // Kept files show where the experiment directory was (a parent made for it goes with it).
+    let out = run_in(&lab, &cwd, &["run", "-q", "--keep-files", "../specs/p.toml"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(specs.join("scratch").is_dir(), "the experiment directory's parent is beside the spec");
     assert!(!cwd.join("scratch").exists(), "nothing is made relative to the working directory");
@@ -69,12 +70,16 @@ fn relative_paths_reach_the_workers_from_the_spec_and_the_command_line() {
         "name = \"probe\"\n[matrix]\nworkload = [\"p\"]\n[workloads.p]\nkind = \"command\"\nargv = [\"./probe.sh\", \"{dir}\"]\n",
     )
     .unwrap();
-    let out = run_in(&lab, &cwd, &["run", "-q", "--dir", "parent", "../specs/c.toml"]);
+    let out = run_in(&lab, &cwd, &["run", "-q", "--keep-files", "--dir", "parent", "../specs/c.toml"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(cwd.join("parent").is_dir(), "--dir is relative to the working directory");
     let rows = lab.samples();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["exit_code"], 0, "the program ran and saw its cell directory: {}", rows[0]);
+    // Without --keep-files the parent made for the run goes with it.
+    let out = run_in(&lab, &cwd, &["run", "-q", "--dir", "fresh/parent", "../specs/c.toml"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!cwd.join("fresh").exists(), "the parents made for the run are removed with it");
 }
 
 #[test]
