@@ -14,6 +14,8 @@ mod nothing_lost;
 mod report;
 mod rt;
 mod rtreport;
+mod sim_rt_schedules;
+mod sim_schedules;
 mod simulate;
 mod spec_input;
 mod unprivileged;
