@@ -10,6 +10,7 @@ mod groups;
 mod interrupt;
 mod iosched;
 mod killed;
+mod layers;
 mod nothing_lost;
 mod report;
 mod rt;
