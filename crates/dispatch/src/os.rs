@@ -2,7 +2,7 @@
 //! shared futexes, scheduling classes of other processes, affinity, memory locking,
 //! per-thread page-fault counts and process liveness.
 
-use schedlab_spec::{Class, Policy};
+use schedlab_plan::{Class, Policy};
 use schedlab_sys::sched;
 use std::io;
 use std::sync::atomic::AtomicU32;

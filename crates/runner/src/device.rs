@@ -5,7 +5,7 @@
 
 use anyhow::Context;
 use schedlab_model::CellIo;
-use schedlab_spec::{DeviceSpec, DeviceTarget, IoSetting, Plan, QueueTarget};
+use schedlab_plan::{DeviceSpec, DeviceTarget, IoSetting, Plan, QueueTarget};
 use schedlab_sys::blockdev::{self, DiskStat};
 use schedlab_sys::journal::{Entry, Journal};
 use schedlab_sys::Root;

@@ -4,7 +4,7 @@
 use crate::protocol::{Job, Report, RtJob, WORKER_SUBCOMMAND};
 use crate::signals::{self, Wake};
 use schedlab_model::{CellRecord, CellStatus, Sample};
-use schedlab_spec::{Cell, Class, Group, Periodic, Step, Workload};
+use schedlab_plan::{Cell, Class, Group, Periodic, Step, Workload};
 use schedlab_sys::cgroup::{self, Hierarchy};
 use schedlab_sys::journal::{Entry, Journal};
 use schedlab_sys::procfs::{exec_runtime_ns, monotonic_ns, self_usage, tv_secs, Stat};

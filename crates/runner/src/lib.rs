@@ -17,7 +17,7 @@ pub mod worker;
 
 use engine::{CellCtx, Outcome};
 use schedlab_model::CellRecord;
-use schedlab_spec::{Plan, Step, Workload};
+use schedlab_plan::{Plan, Step, Workload};
 use schedlab_sys::journal::{Entry, Journal};
 use schedlab_sys::{cgroup, cpus, sched, Root};
 use std::path::{Path, PathBuf};
@@ -255,9 +255,9 @@ pub fn run(
 /// Makes the input files of a cell's `par_read` workers (set-up, not measured) in `dir`:
 /// worker i reads `r<i>-<file>`. Inputs of one shape are kept for the next cell; another
 /// shape replaces them.
-fn ensure_read_inputs(dir: &Path, cell: &schedlab_spec::Cell, seed: u64) -> anyhow::Result<()> {
+fn ensure_read_inputs(dir: &Path, cell: &schedlab_plan::Cell, seed: u64) -> anyhow::Result<()> {
     let mut index = 0u32;
-    let mut wanted: Vec<(u32, schedlab_spec::ParIo)> = Vec::new();
+    let mut wanted: Vec<(u32, schedlab_plan::ParIo)> = Vec::new();
     for g in &cell.groups {
         for _ in 0..g.processes {
             if let Workload::ParRead(p) = g.workload {

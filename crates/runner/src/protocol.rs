@@ -3,7 +3,7 @@
 //! A worker writes its [ready line](ready_line) once prepared, then, after the release, its
 //! JSON [`Report`].
 
-use schedlab_spec::Workload;
+use schedlab_plan::Workload;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 

@@ -15,7 +15,7 @@ use schedlab_dispatch::{Config, CpuBurn, DispatchPolicy, JobSteps, Metrics, Task
 use schedlab_model::jobs::{JobLog, JobTrace};
 use schedlab_model::{CellRt, RtTask};
 use schedlab_periodic::{build_body, make_file, thread_cpu_ns, BodySpec, FftBody, JobBody, JobRecord, OverrunPolicy, RunOptions, Runner};
-use schedlab_spec::{Class, DeadlineParams, Periodic, PeriodicBody, Policy, RtScheduler};
+use schedlab_plan::{Class, DeadlineParams, Periodic, PeriodicBody, Policy, RtScheduler};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 

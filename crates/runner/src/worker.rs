@@ -3,7 +3,7 @@
 //! until the engine closes the write end, does the work, and reports one line on stdout.
 
 use crate::protocol::{Job, Report};
-use schedlab_spec::Workload;
+use schedlab_plan::Workload;
 use schedlab_sys::{procfs::monotonic_ns, sched};
 use schedlab_workloads::{self as wl, CpuSeen, Probe};
 use std::ffi::CString;

@@ -10,10 +10,37 @@
 //! (simulated once, copied per repetition and warm-up).
 //!
 //! ```
+//! use schedlab_plan::{Affinity, CgroupSpec, Cell, Class, Group, Order, Plan, Policy, Workload};
 //! use schedlab_simrun::{simulate_plan, Params};
 //!
-//! let text = "name = \"x\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"fifo\"]\nprocesses = [4]\n";
-//! let mut plan = schedlab_spec::parse("x.toml", text).unwrap().plan;
+//! // What `schedlab-spec` makes of `workload = ["pi"]`, `policy = ["fifo"]`, `processes = [4]`.
+//! let fifo = Policy { class: Class::Fifo, priority: 50, nice: 0, deadline: None };
+//! let group = Group {
+//!     name: "main".into(),
+//!     workload_name: "pi".into(),
+//!     workload: Workload::Pi { iterations: 100_000_000 },
+//!     policy_name: "fifo".into(),
+//!     policy: fifo,
+//!     processes: 4,
+//!     affinity: Affinity::All,
+//!     cgroup: CgroupSpec::default(),
+//!     background: false,
+//! };
+//! let cell = Cell { index: 0, key: "pi/fifo/n4".into(), groups: vec![group], io: None };
+//! let mut plan = Plan {
+//!     name: "x".into(),
+//!     description: None,
+//!     source_path: "x.toml".into(),
+//!     repetitions: 1,
+//!     warmup: 0,
+//!     order: Order::Sequential,
+//!     seed: 1,
+//!     timeout: std::time::Duration::from_secs(1800),
+//!     dir: None,
+//!     scale: 1.0,
+//!     device: None,
+//!     cells: vec![cell],
+//! };
 //! plan.scale(1e-6); // 100 iterations per worker
 //! let params = Params::new(2, 10.0, 0, 0).without_costs();
 //! let mut records = Vec::new();
@@ -33,9 +60,9 @@ pub mod rt;
 use std::collections::HashMap;
 
 use schedlab_model::CellRecord;
+use schedlab_plan::{Cell, Class, Plan};
 use schedlab_policy::{cbs, Reservation, Time};
 use schedlab_sim::SimResult;
-use schedlab_spec::{Cell, Class, Plan};
 
 pub use model::{cell_input, CellInput, Unsupported};
 pub use params::{fair_slice, ParamError, Params, DEFAULT_HZ, DEFAULT_MIGRATION_COST_NS, DEFAULT_SWITCH_COST_NS, KERNEL_BASE_SLICE_NS};
@@ -142,8 +169,3 @@ pub fn simulate_plan<E>(
     }
     Ok(traced)
 }
-
-#[cfg(test)]
-mod rt_tests;
-#[cfg(test)]
-mod tests;

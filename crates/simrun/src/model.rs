@@ -6,9 +6,9 @@
 //! [`task_params`]. A periodic task set (kind `periodic`) is modelled whole, task by task,
 //! in [`crate::rt`].
 
+use schedlab_plan::{Cell, Class, Group, Policy, Workload as SpecWorkload};
 use schedlab_policy::{fair::SCHED_IDLE_WEIGHT, PolicySpec, Reservation, TaskParams, Time};
 use schedlab_sim::{Mapping, Phase, SimConfig, TaskSpec, Workload};
-use schedlab_spec::{Cell, Class, Group, Policy, Workload as SpecWorkload};
 
 use crate::Params;
 

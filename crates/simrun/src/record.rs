@@ -11,9 +11,9 @@
 //! [`RtTask`](schedlab_model::RtTask) in `extra.rt`; the cell gets its `CellRt`.
 
 use schedlab_model::{CellRecord, CellStatus, Sample, StatDelta};
+use schedlab_plan::{Cell, Group};
 use schedlab_policy::Time;
 use schedlab_sim::{SimResult, TaskResult};
-use schedlab_spec::{Cell, Group};
 
 use crate::Params;
 

@@ -2,57 +2,11 @@
 //! facts are gathered by the caller (sys reads /sys and /proc), the judgement is here so
 //! every error points at the spec line it is about.
 
-use crate::plan::{DeviceTarget, Plan, QueueTarget};
 use crate::validate::Locations;
 use crate::SpecError;
+use schedlab_plan::{usable_mib, DeviceFacts, DeviceTarget, Plan, QueueTarget};
 
 const MIB: u64 = 1 << 20;
-/// Room a fresh filesystem takes for itself (journal, metadata), MiB, beyond 10%.
-const FS_OVERHEAD_MIB: u64 = 48;
-
-/// What the machine says about the device a plan wants.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DeviceFacts {
-    /// The process may create loop devices, mount and write sysfs (CAP_SYS_ADMIN, root).
-    pub privileged: bool,
-    /// Why a `path` target cannot be used (missing, not mounted, not on a block device).
-    pub path_error: Option<String>,
-    /// The real disk the run would touch (the disk holding `path`; a loop device's backing
-    /// disk when `queue = "backing"`); None for a loop device on its own queue.
-    pub disk: Option<String>,
-    /// Schedulers offered by the queue the `iosched` axis sets, if known.
-    pub offered: Option<Vec<String>>,
-    /// Free bytes where the files (Dir) or the loop image (Loop) go.
-    pub free_bytes: Option<u64>,
-    /// Why the filesystem cannot be made (mkfs tool missing).
-    pub mkfs_error: Option<String>,
-}
-
-/// Smallest filesystem each mkfs accepts, MiB.
-fn min_fs_mib(fs: &str) -> u64 {
-    match fs {
-        "xfs" => 320,
-        "btrfs" => 256,
-        _ => 64,
-    }
-}
-
-/// MiB a filesystem of `size_mib` leaves for files (a conservative estimate).
-pub fn usable_mib(size_mib: u64) -> u64 {
-    (size_mib * 9 / 10).saturating_sub(FS_OVERHEAD_MIB)
-}
-
-impl Plan {
-    /// The loop device's size in MiB: the spec's, or enough for the largest cell.
-    pub fn loop_size_mib(&self) -> Option<u64> {
-        let Some(DeviceTarget::Loop { size_mib, fs, .. }) = self.device.as_ref().map(|d| &d.target) else { return None };
-        if let Some(s) = size_mib {
-            return Some(*s);
-        }
-        let need = self.device_bytes().div_ceil(MIB);
-        Some(((need + FS_OVERHEAD_MIB) * 10).div_ceil(9).max(min_fs_mib(fs)))
-    }
-}
 
 pub(crate) fn check(plan: &Plan, locs: &Locations, src: &str, f: &DeviceFacts, yes_device: Option<&str>) -> Result<(), SpecError> {
     let Some(dev) = &plan.device else { return Ok(()) };

@@ -1,31 +1,27 @@
 //! Experiment files: parse TOML into raw structs (unknown keys are errors), then
-//! validate them into a fully resolved [`Plan`]. Every error carries file:line:col.
-//! Paths in a spec resolve against the spec file's directory.
+//! validate them into a fully resolved [`Plan`] (defined in `schedlab-plan`, re-exported
+//! here). Every error carries file:line:col. Paths in a spec resolve against the spec
+//! file's directory. Only the CLI depends on this crate; the rooms below it take a `Plan`.
 //!
 //! This crate never runs anything; it reads text, and [`Spec::check_paths`] reads the
 //! metadata of the files the spec names.
 #![deny(missing_docs)]
 
-pub mod cpulist;
 mod device;
 mod error;
 mod limits;
 mod locate;
 mod paths;
 mod periodic_check;
-mod plan;
 mod raw;
-mod rt;
 mod syntax;
 mod validate;
 
-pub use device::{usable_mib, DeviceFacts};
 pub use error::{cut, line_col, SpecError, ECHO_CHARS};
-pub use limits::MachineLimits;
 pub use paths::{PathKey, PathUse};
-pub use plan::*;
-pub use rt::*;
-pub use validate::{Capabilities, Location};
+/// The vocabulary and the plan this crate produces, re-exported for the CLI.
+pub use schedlab_plan::*;
+pub use validate::Location;
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};

@@ -1,11 +1,10 @@
 //! Validation of `periodic` workloads and of the `scheduler` and `utilisation` settings.
 
 use crate::error::SpecError;
-use crate::plan::{Affinity, Class, DeadlineParams, Group, Policy};
 use crate::raw::{RawCanonical, RawGenerate, RawTask, RawWorkload};
-use crate::rt::{Periodic, PeriodicBody, RtScheduler, TaskSource, RM_TOP_PRIORITY};
 use crate::validate::{Ctx, GroupDef};
 use schedlab_periodic::{canonical_set, GenSpec, PeriodChoice, TaskParams, UtilisationMeasure};
+use schedlab_plan::{Affinity, Class, DeadlineParams, Group, Periodic, PeriodicBody, Policy, RtScheduler, TaskSource, RM_TOP_PRIORITY};
 use serde_spanned::Spanned;
 use std::ops::Range;
 
@@ -342,7 +341,7 @@ pub(crate) fn resolve_group(
         name: gname.to_string(),
         workload_name: wname.to_string(),
         processes: p.tasks.len() as u32,
-        workload: crate::plan::Workload::Periodic(p),
+        workload: schedlab_plan::Workload::Periodic(p),
         policy_name: scheduler.name().to_string(),
         policy,
         affinity: Affinity::All,

@@ -2,8 +2,8 @@
 
 use crate::error::SpecError;
 use crate::paths::{PathKey, PathUse};
-use crate::plan::*;
 use crate::raw::*;
+use schedlab_plan::*;
 use serde_spanned::Spanned;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -42,56 +42,6 @@ pub struct Locations {
     pub workloads: Vec<(String, Location)>,
     /// The `[matrix]` table: where an error with no better place points.
     pub matrix: Location,
-}
-
-/// What this process is allowed to do, as far as the spec is concerned.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Capabilities {
-    /// CAP_SYS_NICE (root has it): any policy, priority and nice.
-    pub sys_nice: bool,
-    /// RLIMIT_RTPRIO soft limit: highest RT priority allowed without CAP_SYS_NICE.
-    pub rtprio_limit: u64,
-    /// Lowest nice allowed without CAP_SYS_NICE (from RLIMIT_NICE: 20 - limit).
-    pub min_nice: i32,
-    /// This process's nice: workers start at it, and any nice >= it needs no privilege.
-    pub nice: i32,
-    /// A directory schedlab would create cgroups in or move workers through that this process
-    /// may not write (None: it may write every one, or the machine has no cgroups).
-    pub cgroup_unwritable: Option<String>,
-    /// May write /proc/sys/vm/drop_caches (root only): `[device]` drops the page cache
-    /// before each cell unless `drop_caches = false`.
-    pub drop_caches: bool,
-}
-
-impl Capabilities {
-    /// An ordinary user's process at nice 0: no capability, RLIMIT_RTPRIO and RLIMIT_NICE 0,
-    /// cgroups not writable (the distribution default; tests start from it).
-    pub fn unprivileged() -> Capabilities {
-        Capabilities {
-            sys_nice: false,
-            rtprio_limit: 0,
-            min_nice: 20,
-            nice: 0,
-            cgroup_unwritable: Some("/sys/fs/cgroup".into()),
-            drop_caches: false,
-        }
-    }
-
-    /// Root: everything allowed.
-    pub fn root() -> Capabilities {
-        Capabilities { sys_nice: true, rtprio_limit: 99, min_nice: -20, nice: 0, cgroup_unwritable: None, drop_caches: true }
-    }
-
-    /// True when workers may get `nice` without CAP_SYS_NICE: not below this process's nice,
-    /// or not below RLIMIT_NICE's floor (the kernel's can_nice).
-    pub fn may_nice(&self, nice: i32) -> bool {
-        self.sys_nice || nice >= self.nice || nice >= self.min_nice
-    }
-
-    /// True when workers may run SCHED_FIFO/SCHED_RR at `priority` without CAP_SYS_NICE.
-    pub fn may_rt(&self, priority: u32) -> bool {
-        self.sys_nice || priority as u64 <= self.rtprio_limit
-    }
 }
 
 const DEFAULT_PI_ITERATIONS: i64 = 100_000_000;
@@ -673,7 +623,7 @@ fn group_axes_list(
         let vals = list
             .get_ref()
             .iter()
-            .map(|v| cpu_list(cx, v, locs).map(|c| AxisValue { label: crate::cpulist::format(&c), value: Value::Cpus(c) }))
+            .map(|v| cpu_list(cx, v, locs).map(|c| AxisValue { label: schedlab_plan::cpulist::format(&c), value: Value::Cpus(c) }))
             .collect::<Result<_, _>>()?;
         push(Setting::Cpuset, vals, list.span())?;
     }
@@ -716,7 +666,7 @@ fn affinity(cx: &Ctx, v: &Spanned<toml::Value>, locs: &mut Locations) -> Result<
 
 pub(crate) fn cpu_list(cx: &Ctx, v: &Spanned<toml::Value>, locs: &mut Locations) -> Result<Vec<u32>, SpecError> {
     let cpus = match v.get_ref() {
-        toml::Value::String(s) => crate::cpulist::parse(s).or_else(|e| cx.err(v.span(), e))?,
+        toml::Value::String(s) => schedlab_plan::cpulist::parse(s).or_else(|e| cx.err(v.span(), e))?,
         toml::Value::Array(a) => {
             let mut out = Vec::new();
             for x in a {

@@ -8,7 +8,7 @@
 use crate::journal::{Entry, Journal};
 use crate::Root;
 use schedlab_model::DiskStatDelta;
-use schedlab_spec::{DeviceFacts, DeviceSpec, DeviceTarget, IoSetting, QueueTarget, QUEUE_TUNABLES};
+use schedlab_plan::{DeviceFacts, DeviceSpec, DeviceTarget, IoSetting, QueueTarget, QUEUE_TUNABLES};
 use std::ffi::CString;
 use std::io;
 use std::os::fd::AsRawFd;

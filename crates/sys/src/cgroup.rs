@@ -44,8 +44,8 @@ pub struct Settings {
     pub cpuset: Option<Vec<u32>>,
 }
 
-impl From<&schedlab_spec::CgroupSpec> for Settings {
-    fn from(c: &schedlab_spec::CgroupSpec) -> Settings {
+impl From<&schedlab_plan::CgroupSpec> for Settings {
+    fn from(c: &schedlab_plan::CgroupSpec) -> Settings {
         Settings { weight: c.cpu_weight, max: c.cpu_max, cpuset: c.cpuset.clone() }
     }
 }

@@ -3,7 +3,7 @@
 use crate::Root;
 use std::io;
 
-pub use schedlab_spec::cpulist::{format as format_list, parse as parse_list};
+pub use schedlab_plan::cpulist::{format as format_list, parse as parse_list};
 
 /// The online CPUs, from /sys/devices/system/cpu/online (falling back to 0..available).
 pub fn online(root: &Root) -> Vec<u32> {

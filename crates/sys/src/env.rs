@@ -2,7 +2,7 @@
 
 use crate::Root;
 use schedlab_model::Environment;
-use schedlab_spec::Capabilities;
+use schedlab_plan::Capabilities;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 

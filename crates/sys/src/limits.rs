@@ -3,7 +3,7 @@
 
 use crate::env::{cap, has_cap, soft_limit};
 use crate::Root;
-use schedlab_spec::MachineLimits;
+use schedlab_plan::MachineLimits;
 
 /// Reads kernel.pid_max, kernel.threads-max, the tasks running now (/proc/loadavg), this
 /// process's RLIMIT_NPROC where the kernel applies it and its user's tasks now, and

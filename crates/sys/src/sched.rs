@@ -1,6 +1,6 @@
 //! sched_setattr for all six policies, nice, and the engine's own RT priority.
 
-use schedlab_spec::{Class, Policy};
+use schedlab_plan::{Class, Policy};
 use std::io;
 
 /// SCHED_* constants from <linux/sched.h>.

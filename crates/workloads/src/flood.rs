@@ -13,7 +13,7 @@ use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use schedlab_spec::MAX_PACKET_BYTES;
+use schedlab_plan::MAX_PACKET_BYTES;
 
 /// Datagrams sent between probe ticks (well under a millisecond of sending).
 const CHUNK: u64 = 256;

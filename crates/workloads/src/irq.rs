@@ -10,7 +10,7 @@ use crate::parallel::AlignedBuf;
 use crate::Probe;
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use schedlab_spec::DIRECT_ALIGN;
+use schedlab_plan::DIRECT_ALIGN;
 use serde::Serialize;
 use std::fs::{File, OpenOptions};
 use std::io::{self, ErrorKind, Write};

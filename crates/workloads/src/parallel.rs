@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 use rand_core::{RngCore, SeedableRng};
 use schedlab_model::hist;
 use schedlab_model::IoSummary;
-use schedlab_spec::{IoMode, ParIo, DIRECT_ALIGN};
+use schedlab_plan::{IoMode, ParIo, DIRECT_ALIGN};
 use std::fs::OpenOptions;
 use std::io::{self, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;

@@ -3,8 +3,8 @@
 
 use super::{Ctx, KeyKinds};
 use crate::error::SpecError;
-use crate::plan::{Workload, DIRECT_ALIGN, MAX_PACKET_BYTES};
 use crate::raw::RawWorkload;
+use schedlab_plan::{Workload, DIRECT_ALIGN, MAX_PACKET_BYTES};
 use serde_spanned::Spanned;
 
 /// The kind names.

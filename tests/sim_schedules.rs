@@ -3,7 +3,7 @@
 use schedlab_model::{CellRecord, CellStatus};
 use schedlab_spec::Plan;
 
-use crate::{gantt, simulate_cell, simulate_plan, unsupported, Params};
+use schedlab_simrun::{gantt, simulate_cell, simulate_plan, unsupported, Params};
 
 fn plan(body: &str) -> Plan {
     let text = format!("name = \"t\"\n{body}");
@@ -24,7 +24,7 @@ fn params(cpus: usize) -> Params {
 }
 
 fn sim(plan: &Plan, p: &Params) -> CellRecord {
-    simulate_cell(&plan.cells[0], p, crate::horizon(plan), false).record
+    simulate_cell(&plan.cells[0], p, schedlab_simrun::horizon(plan), false).record
 }
 
 fn field(r: &CellRecord, f: impl Fn(&schedlab_model::Sample) -> f64) -> Vec<f64> {
@@ -191,7 +191,7 @@ fn every_step_is_stored_and_repetitions_are_identical() {
 #[test]
 fn gantt_draws_one_bar_per_slice_in_range() {
     let pl = plan(CPU4);
-    let traced = simulate_cell(&pl.cells[0], &params(2), crate::horizon(&pl), true).traced.expect("trace");
+    let traced = simulate_cell(&pl.cells[0], &params(2), schedlab_simrun::horizon(&pl), true).traced.expect("trace");
     let svg = gantt::svg(&traced, "cpu/fifo/n4", 0, 20_000_000).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("CPU 0") && svg.contains("CPU 1") && svg.contains("w3"), "{svg}");
     // Only the first two workers ran in the first 5 ms.

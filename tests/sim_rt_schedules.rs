@@ -4,7 +4,7 @@
 use schedlab_model::{CellRecord, CellStatus, RtTask};
 use schedlab_spec::Plan;
 
-use crate::{simulate_cell, simulate_plan, unsupported, Params};
+use schedlab_simrun::{simulate_cell, simulate_plan, unsupported, Params};
 
 const MS: u64 = 1_000_000;
 
@@ -20,7 +20,7 @@ fn params(cpus: usize) -> Params {
 
 fn sim_key(plan: &Plan, key: &str, p: &Params) -> CellRecord {
     let cell = plan.cells.iter().find(|c| c.key == key).unwrap_or_else(|| panic!("no cell {key}"));
-    simulate_cell(cell, p, crate::horizon(plan), false).record
+    simulate_cell(cell, p, schedlab_simrun::horizon(plan), false).record
 }
 
 fn tasks(r: &CellRecord) -> Vec<RtTask> {
@@ -256,7 +256,7 @@ fn what_the_simulator_cannot_model_is_refused_with_a_reason() {
     assert!(r.contains("beside other groups"), "{r}");
     // A refused cell is stored as failed, with the reason.
     let plan = plan(&read);
-    let rec = simulate_cell(&plan.cells[0], &p, crate::horizon(&plan), false).record;
+    let rec = simulate_cell(&plan.cells[0], &p, schedlab_simrun::horizon(&plan), false).record;
     assert_eq!(rec.status, CellStatus::Failed);
     assert!(rec.message.unwrap().starts_with("cannot be simulated: its jobs read"));
 }

@@ -1,4 +1,4 @@
-//! Kernel-style CPU lists ("0-1,3"): parsed here for specs, and reused by the sys crate.
+//! Kernel-style CPU lists ("0-1,3"), as specs write them and the kernel prints them.
 
 /// Parses a CPU list such as `0-1,3` into ascending CPU numbers without duplicates.
 pub fn parse(s: &str) -> Result<Vec<u32>, String> {

@@ -1,0 +1,90 @@
+//! Facts about the machine that sys reads and the spec checks a plan against, before
+//! anything is changed: what this process may do, its limits on tasks and memory, and the
+//! experiment device.
+
+/// What this process is allowed to do, as far as the spec is concerned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capabilities {
+    /// CAP_SYS_NICE (root has it): any policy, priority and nice.
+    pub sys_nice: bool,
+    /// RLIMIT_RTPRIO soft limit: highest RT priority allowed without CAP_SYS_NICE.
+    pub rtprio_limit: u64,
+    /// Lowest nice allowed without CAP_SYS_NICE (from RLIMIT_NICE: 20 - limit).
+    pub min_nice: i32,
+    /// This process's nice: workers start at it, and any nice >= it needs no privilege.
+    pub nice: i32,
+    /// A directory schedlab would create cgroups in or move workers through that this process
+    /// may not write (None: it may write every one, or the machine has no cgroups).
+    pub cgroup_unwritable: Option<String>,
+    /// May write /proc/sys/vm/drop_caches (root only): `[device]` drops the page cache
+    /// before each cell unless `drop_caches = false`.
+    pub drop_caches: bool,
+}
+
+impl Capabilities {
+    /// An ordinary user's process at nice 0: no capability, RLIMIT_RTPRIO and RLIMIT_NICE 0,
+    /// cgroups not writable (the distribution default; tests start from it).
+    pub fn unprivileged() -> Capabilities {
+        Capabilities {
+            sys_nice: false,
+            rtprio_limit: 0,
+            min_nice: 20,
+            nice: 0,
+            cgroup_unwritable: Some("/sys/fs/cgroup".into()),
+            drop_caches: false,
+        }
+    }
+
+    /// Root: everything allowed.
+    pub fn root() -> Capabilities {
+        Capabilities { sys_nice: true, rtprio_limit: 99, min_nice: -20, nice: 0, cgroup_unwritable: None, drop_caches: true }
+    }
+
+    /// True when workers may get `nice` without CAP_SYS_NICE: not below this process's nice,
+    /// or not below RLIMIT_NICE's floor (the kernel's can_nice).
+    pub fn may_nice(&self, nice: i32) -> bool {
+        self.sys_nice || nice >= self.nice || nice >= self.min_nice
+    }
+
+    /// True when workers may run SCHED_FIFO/SCHED_RR at `priority` without CAP_SYS_NICE.
+    pub fn may_rt(&self, priority: u32) -> bool {
+        self.sys_nice || priority as u64 <= self.rtprio_limit
+    }
+}
+
+/// What the machine allows, as read just before the check; None where unknown (or, for
+/// RLIMIT_NPROC, where it does not apply).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MachineLimits {
+    /// kernel.pid_max: every process and thread takes a pid below it.
+    pub pid_max: Option<u64>,
+    /// kernel.threads-max: the most tasks the kernel lets exist at once.
+    pub threads_max: Option<u64>,
+    /// Tasks (processes and threads) on the machine now.
+    pub tasks: Option<u64>,
+    /// This process's RLIMIT_NPROC (soft), when it applies: not unlimited, and the user is
+    /// not root and has neither CAP_SYS_ADMIN nor CAP_SYS_RESOURCE.
+    pub nproc: Option<u64>,
+    /// Tasks of this process's real user now: what RLIMIT_NPROC counts.
+    pub user_tasks: Option<u64>,
+    /// MemAvailable from /proc/meminfo, KiB.
+    pub mem_available_kib: Option<u64>,
+}
+
+/// What the machine says about the device a plan wants.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeviceFacts {
+    /// The process may create loop devices, mount and write sysfs (CAP_SYS_ADMIN, root).
+    pub privileged: bool,
+    /// Why a `path` target cannot be used (missing, not mounted, not on a block device).
+    pub path_error: Option<String>,
+    /// The real disk the run would touch (the disk holding `path`; a loop device's backing
+    /// disk when `queue = "backing"`); None for a loop device on its own queue.
+    pub disk: Option<String>,
+    /// Schedulers offered by the queue the `iosched` axis sets, if known.
+    pub offered: Option<Vec<String>>,
+    /// Free bytes where the files (Dir) or the loop image (Loop) go.
+    pub free_bytes: Option<u64>,
+    /// Why the filesystem cannot be made (mkfs tool missing).
+    pub mkfs_error: Option<String>,
+}

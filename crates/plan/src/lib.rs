@@ -1,0 +1,28 @@
+//! schedlab's vocabulary and its resolved experiment plan: scheduling classes and
+//! policies, workloads, cgroup and I/O scheduler settings, CPU lists, periodic task sets,
+//! and the [`Plan`] of cells and groups that the engine runs and the simulator models;
+//! also the machine's facts a plan is checked against ([`Capabilities`],
+//! [`MachineLimits`], [`DeviceFacts`]).
+//!
+//! This crate sits at the bottom: it knows nothing of TOML (`schedlab-spec` turns a spec
+//! file into a [`Plan`]) and nothing of the machine (`schedlab-sys` reads the facts). A
+//! plan is stored as JSON with each run and read back by `--resume`, so the serde shapes
+//! here are a stored format.
+#![deny(missing_docs)]
+
+pub mod cpulist;
+mod device;
+mod facts;
+mod needs;
+mod plan;
+mod policy;
+mod rt;
+mod workload;
+
+pub use device::*;
+pub use facts::*;
+pub use needs::*;
+pub use plan::*;
+pub use policy::*;
+pub use rt::*;
+pub use workload::*;

@@ -1,0 +1,259 @@
+//! The validated, fully resolved experiment: every cell with its workload and policy.
+
+use crate::{DeviceSpec, IoSetting, Policy, Workload};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Which CPUs a group's workers may run on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Affinity {
+    /// No pinning: every CPU the cgroup allows.
+    All,
+    /// Worker i pinned to allowed CPU (i mod n): round-robin over the CPUs.
+    Spread,
+    /// Worker i pinned to allowed CPU floor(i / ceil(N / n)): each CPU filled in turn.
+    Compact,
+    /// Every worker may run on exactly these CPUs.
+    List(Vec<u32>),
+}
+
+impl Affinity {
+    /// The spec spelling, for keys and tables.
+    pub fn label(&self) -> String {
+        match self {
+            Affinity::All => "all".into(),
+            Affinity::Spread => "spread".into(),
+            Affinity::Compact => "compact".into(),
+            Affinity::List(l) => l.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+        }
+    }
+
+    /// CPUs worker `i` of `n` is pinned to, given the CPUs the group may use; None = no pinning.
+    pub fn cpus_for(&self, i: u32, n: u32, allowed: &[u32]) -> Option<Vec<u32>> {
+        let k = allowed.len() as u32;
+        match self {
+            Affinity::All => None,
+            Affinity::List(l) => Some(l.clone()),
+            _ if k == 0 => None,
+            Affinity::Spread => Some(vec![allowed[(i % k) as usize]]),
+            Affinity::Compact => {
+                let per = n.div_ceil(k).max(1);
+                Some(vec![allowed[((i / per).min(k - 1)) as usize]])
+            }
+        }
+    }
+}
+
+/// cgroup settings of a group (all optional).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CgroupSpec {
+    /// cpu.weight in v2 units, 1..10000 (v1: shares = weight * 1024 / 100).
+    pub cpu_weight: Option<u32>,
+    /// (quota_us, period_us).
+    pub cpu_max: Option<(u64, u64)>,
+    /// cpuset CPUs.
+    pub cpuset: Option<Vec<u32>>,
+}
+
+impl CgroupSpec {
+    /// True if any setting is given.
+    pub fn any(&self) -> bool {
+        self.cpu_weight.is_some() || self.cpu_max.is_some() || self.cpuset.is_some()
+    }
+}
+
+/// A group of identical workers within a cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Group {
+    /// Group name ("main" for the top-level axes).
+    pub name: String,
+    /// Workload name from the spec.
+    pub workload_name: String,
+    /// The resolved workload (already scaled).
+    pub workload: Workload,
+    /// Policy name from the spec.
+    pub policy_name: String,
+    /// The resolved policy.
+    pub policy: Policy,
+    /// Worker processes (at least 1; groups with 0 are left out of the cell).
+    pub processes: u32,
+    /// CPU pinning.
+    pub affinity: Affinity,
+    /// cgroup settings.
+    pub cgroup: CgroupSpec,
+    /// Started before the measured groups, stopped when they finish; never in the figures.
+    pub background: bool,
+}
+
+impl Group {
+    /// The group as stored beside the cell's results.
+    pub fn params(&self) -> schedlab_model::GroupParams {
+        schedlab_model::GroupParams {
+            name: self.name.clone(),
+            workload: self.workload_name.clone(),
+            workload_kind: self.workload.kind().to_string(),
+            policy: self.policy_name.clone(),
+            class: self.policy.class.name().to_string(),
+            priority: self.policy.priority as i32,
+            nice: self.policy.nice,
+            processes: self.processes,
+            affinity: self.affinity.label(),
+            cpu_weight: self.cgroup.cpu_weight,
+            cpu_max: self.cgroup.cpu_max,
+            cpuset: self.cgroup.cpuset.clone(),
+            background: self.background,
+        }
+    }
+}
+
+/// One point of the matrix: one or more groups of workers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Index in the plan (stable for a given spec).
+    pub index: u32,
+    /// Human-readable key, e.g. `cpu/fifo:50/n10` or `hash/other/n8+bg.processes=9`.
+    pub key: String,
+    /// The groups, measured ones first.
+    pub groups: Vec<Group>,
+    /// The I/O scheduler setting for this cell (from the `iosched` axis).
+    #[serde(default)]
+    pub io: Option<IoSetting>,
+}
+
+impl Cell {
+    /// The first measured group: what the per-cell tables describe.
+    pub fn primary(&self) -> &Group {
+        self.groups.iter().find(|g| !g.background).unwrap_or(&self.groups[0])
+    }
+
+    /// Worker processes in all groups.
+    pub fn processes(&self) -> u32 {
+        self.groups.iter().map(|g| g.processes).sum()
+    }
+
+    /// The parameters stored beside the cell's results (the primary group's, and every group).
+    pub fn params(&self) -> schedlab_model::CellParams {
+        let p = self.primary();
+        schedlab_model::CellParams {
+            cell_id: self.index,
+            key: self.key.clone(),
+            workload: p.workload_name.clone(),
+            workload_kind: p.workload.kind().to_string(),
+            policy: p.policy_name.clone(),
+            class: p.policy.class.name().to_string(),
+            priority: p.policy.priority as i32,
+            nice: p.policy.nice,
+            processes: p.processes,
+            groups: self.groups.iter().map(Group::params).collect(),
+            iosched: self.io.as_ref().map(|i| i.name.clone()),
+        }
+    }
+
+    /// True if any group needs a cgroup; then every group of the cell gets one, so
+    /// weights compare like with like.
+    pub fn uses_cgroups(&self) -> bool {
+        self.groups.iter().any(|g| g.cgroup.any())
+    }
+}
+
+/// The order in which (cell, repetition) pairs run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Cell by cell, repetitions together.
+    Sequential,
+    /// Shuffled with the plan's seed.
+    Random,
+}
+
+/// One unit of work for the engine: a cell repetition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    /// Cell index.
+    pub cell: u32,
+    /// Repetition number.
+    pub rep: u32,
+    /// Warm-up repetitions are stored but kept out of the figures.
+    pub warmup: bool,
+}
+
+/// A validated experiment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Experiment name.
+    pub name: String,
+    /// Free text.
+    pub description: Option<String>,
+    /// Path the spec was read from (`<built-in>` for the default).
+    pub source_path: String,
+    /// Measured repetitions per cell.
+    pub repetitions: u32,
+    /// Warm-up repetitions per cell.
+    pub warmup: u32,
+    /// Execution order.
+    pub order: Order,
+    /// Seed for the order shuffle and the workers' RNGs.
+    pub seed: u64,
+    /// Per-cell watchdog.
+    pub timeout: Duration,
+    /// Experiment directory chosen in the spec.
+    pub dir: Option<PathBuf>,
+    /// Work multiplier applied to every cell.
+    pub scale: f64,
+    /// The experiment device, when any cell does I/O on one.
+    #[serde(default)]
+    pub device: Option<DeviceSpec>,
+    /// All cells.
+    pub cells: Vec<Cell>,
+}
+
+impl Plan {
+    /// Multiplies every work amount by `factor`.
+    pub fn scale(&mut self, factor: f64) {
+        self.scale *= factor;
+        for g in self.cells.iter_mut().flat_map(|c| c.groups.iter_mut()) {
+            g.workload = g.workload.scaled(factor);
+        }
+    }
+
+    /// Every (cell, repetition) pair in execution order; each cell's warm-ups run right
+    /// before its first measured repetition.
+    pub fn steps(&self) -> Vec<Step> {
+        let mut measured: Vec<Step> = Vec::new();
+        for c in &self.cells {
+            for rep in 0..self.repetitions {
+                measured.push(Step { cell: c.index, rep, warmup: false });
+            }
+        }
+        if self.order == Order::Random {
+            use rand::seq::SliceRandom;
+            use rand::SeedableRng;
+            let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(self.seed);
+            measured.shuffle(&mut rng);
+        }
+        let mut out = Vec::with_capacity(measured.len() + self.cells.len() * self.warmup as usize);
+        let mut warmed = vec![false; self.cells.len()];
+        for s in measured {
+            if !warmed[s.cell as usize] {
+                warmed[s.cell as usize] = true;
+                for rep in 0..self.warmup {
+                    out.push(Step { cell: s.cell, rep, warmup: true });
+                }
+            }
+            out.push(s);
+        }
+        out
+    }
+
+    /// Bytes the largest cell keeps on the experiment device at once.
+    pub fn device_bytes(&self) -> u64 {
+        self.cells.iter().map(|c| c.groups.iter().map(|g| g.workload.device_bytes() * g.processes as u64).sum::<u64>()).max().unwrap_or(0)
+    }
+
+    /// True if any cell uses a class that can starve ordinary tasks.
+    pub fn has_realtime(&self) -> bool {
+        self.cells.iter().flat_map(|c| &c.groups).any(|g| g.policy.class.is_realtime())
+    }
+}
