@@ -110,3 +110,20 @@ fn a_closed_pipe_ends_a_printing_command_without_a_panic() {
         assert!(!stderr.contains("panicked") && out.status.code() != Some(101), "{:?}: {stderr}", out.status);
     }
 }
+
+/// A state directory another user owns (made first in a shared temp dir, say) could hold
+/// journals planted for `restore` to replay: `run` refuses it before anything is recorded.
+#[test]
+fn a_state_dir_of_another_user_is_refused_before_the_run_is_recorded() {
+    require!(is_root(), "giving a directory to another user needs root");
+    let lab = Lab::new();
+    let theirs = lab.path("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+    let spec = lab.spec("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"command\"\nargv = [\"true\"]\n");
+    let out = lab.cmd(&["run", spec.to_str().unwrap()]).env("SCHEDLAB_STATE_DIR", &theirs).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not a directory of this user"), "{stderr}");
+    assert!(!lab.db().exists(), "nothing was recorded");
+}

@@ -17,6 +17,18 @@ pub fn check_limits(spec: &Spec, root: &Root) -> Result<(), SpecError> {
 pub fn check_run(spec: &Spec, root: &Root) -> anyhow::Result<()> {
     check_limits(spec, root).map_err(|e| bad_input(e.to_string()))?;
     let state = schedlab_sys::journal::state_dir();
+    if let Ok(m) = std::fs::symlink_metadata(&state) {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: no failure mode.
+        let me = unsafe { libc::geteuid() };
+        if !m.file_type().is_dir() || m.uid() != me {
+            return Err(bad_input(format!(
+                "the restore journal's directory {} is not a directory of this user (owner uid {}, this user {me}); remove it, or set SCHEDLAB_STATE_DIR",
+                state.display(),
+                m.uid()
+            )));
+        }
+    }
     // The journal creates the directory if needed: the nearest existing ancestor must take it.
     let existing = state.ancestors().find(|p| p.exists()).unwrap_or(Path::new("/"));
     if !schedlab_sys::env::may_write(existing) {
