@@ -291,3 +291,117 @@ impl Decider {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TaskCfg;
+    use schedlab_policy::PolicySpec;
+    use schedlab_sim::{simulate, MissAction, SimConfig, TaskSpec};
+
+    /// One quantum; every C and T is a whole number of quanta, so the simulator's events all
+    /// fall on the dispatcher's boundaries and both see the same instants.
+    const Q: u64 = 1_000_000;
+    const START: u64 = 5 * Q;
+
+    /// Per task, per job: release, first run and finish (both ns after the release), met.
+    type Outcomes = Vec<Vec<(u64, Option<u64>, Option<u64>, bool)>>;
+
+    /// An overloaded set (U = 1.15): some jobs finish, some are dropped at their deadline.
+    fn tasks() -> Vec<TaskCfg> {
+        [(2, 4, 1, 2), (3, 7, 1, 3), (2, 9, 0, 1)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(c, t, x, y))| TaskCfg { pid: i as i32 + 1, c_ns: c * Q, t_ns: t * Q, d_ns: 0, x, y })
+            .collect()
+    }
+
+    /// The simulator, firm deadlines, to `horizon`; releases rebased to the dispatcher's start.
+    fn simulated(policy: PolicySpec, horizon: u64) -> Outcomes {
+        let specs: Vec<TaskSpec> = tasks()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let mut s = TaskSpec::periodic(format!("t{i}"), t.c_ns, t.t_ns).on_miss(MissAction::Drop);
+                s.params = t.params();
+                s
+            })
+            .collect();
+        let r = simulate(&SimConfig::new(1, policy).with_horizon(horizon), &specs).expect("a valid set");
+        let job = |j: &schedlab_sim::JobOutcome| (j.release, j.start.map(|s| s - j.release), j.finish.map(|f| f - j.release), j.met);
+        r.tasks.iter().map(|t| t.job_log.iter().map(job).collect()).collect()
+    }
+
+    /// The dispatcher's decision core on a test clock, with workers that do exactly C of work
+    /// per job while chosen (the canonical one-job-per-quantum model).
+    fn dispatched(policy: DispatchPolicy, horizon: u64) -> Outcomes {
+        let cfg = Config {
+            tasks: tasks(),
+            quantum_ns: Q,
+            cpu: 0,
+            start_ns: Some(START),
+            duration_ns: Some(horizon),
+            policy,
+            fill: false,
+            attach_timeout_ns: 0,
+        };
+        let mut d = Decider::new(&cfg, START);
+        let n = cfg.tasks.len();
+        // Each worker: the job it works on and the work left; its last finished job and when.
+        let mut work: Vec<(Option<u64>, u64)> = vec![(None, 0); n];
+        let mut done: Vec<(u32, u64)> = vec![(0, 0); n];
+        let mut now = START;
+        while now < START + horizon {
+            if let Some(r) = d.running {
+                let (job, left) = &mut work[r.id];
+                if let Some(index) = *job {
+                    *left -= Q;
+                    if *left == 0 {
+                        done[r.id] = (job_number(index), now);
+                    }
+                }
+            }
+            d.decide(now, true, now, |i| done[i]);
+            for (i, t) in d.tasks.iter().enumerate() {
+                let current = t.jobs.current().map(|j| j.index);
+                if current != work[i].0 {
+                    work[i] = (current, cfg.tasks[i].c_ns);
+                }
+            }
+            now += Q;
+        }
+        d.finish(now);
+        d.tasks.iter().map(|t| t.trace.iter().map(|j| (j.release_ns, j.start_ns, j.finish_ns, j.met)).collect()).collect()
+    }
+
+    /// Jobs whose outcome is settled well before the end (the two drivers stop differently).
+    fn settled(mut o: Outcomes, end: u64) -> Outcomes {
+        for jobs in &mut o {
+            jobs.retain(|j| j.0 + 9 * Q < end);
+        }
+        o
+    }
+
+    fn assert_same_lifecycle(sim: PolicySpec, live: DispatchPolicy) {
+        // Three hyperperiods (lcm of 4, 7 and 9 quanta).
+        let horizon = 3 * 252 * Q;
+        let s = settled(simulated(sim, horizon), horizon);
+        let l = settled(dispatched(live, horizon), horizon);
+        let jobs = s.iter().flatten();
+        assert!(jobs.clone().any(|j| j.3) && jobs.clone().any(|j| j.2.is_none()), "the trace has met and dropped jobs");
+        assert!(s.iter().all(|jobs| jobs.len() > 60), "three hyperperiods of jobs");
+        for (i, (s, l)) in s.iter().zip(&l).enumerate() {
+            assert_eq!(s, l, "task {i}: (release, start, finish, met) per job, simulator vs dispatcher");
+        }
+    }
+
+    #[test]
+    fn simulator_and_dispatcher_agree_job_by_job_under_edf() {
+        assert_same_lifecycle(PolicySpec::Edf, DispatchPolicy::Edf);
+    }
+
+    #[test]
+    fn simulator_and_dispatcher_agree_job_by_job_under_dwcs() {
+        assert_same_lifecycle(PolicySpec::Dwcs { work_conserving: true }, DispatchPolicy::Dwcs { work_conserving: true });
+    }
+}
