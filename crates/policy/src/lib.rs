@@ -22,6 +22,9 @@
 //! [`windows`] judges outcomes against a window constraint (fixed and sliding windows, time
 //! in violation): one counter for the worker loop, the live dispatcher and the simulator.
 //!
+//! [`jobs`] is the periodic job lifecycle (releases, deadlines, dropped and late jobs) that
+//! the simulator and the live dispatcher both drive.
+//!
 //! [`PolicySpec`] is the plain, serialisable choice of a policy and its
 //! parameters; [`PolicySpec::build`] turns it into a boxed [`Policy`].
 //!
@@ -49,6 +52,7 @@ pub mod edf;
 mod error;
 pub mod fair;
 pub mod fifo;
+pub mod jobs;
 mod ready;
 pub mod rm;
 pub mod rr;

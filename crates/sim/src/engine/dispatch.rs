@@ -130,7 +130,7 @@ impl Engine<'_> {
         c.running = Some(id);
         c.work_start = now + overhead;
         t.first_run.get_or_insert(c.work_start);
-        if let Some(o) = t.job.and_then(|j| t.job_log.get_mut(j.index as usize)) {
+        if let Some(o) = t.jobs.current().and_then(|j| t.job_log.get_mut(j.index as usize)) {
             o.start.get_or_insert(c.work_start);
         }
         // The limit runs from when the task makes progress, so a cost can never starve it.

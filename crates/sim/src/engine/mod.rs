@@ -11,9 +11,10 @@ mod work;
 
 use std::collections::VecDeque;
 
-use schedlab_policy::{Clock, Duration, Policy, TaskId, Time, VirtualClock, WindowCounter};
+use schedlab_policy::jobs::{JobLifecycle, JobSpec, LateJob};
+use schedlab_policy::{Clock, Duration, Policy, TaskId, Time, VirtualClock};
 
-use crate::config::{Mapping, SimConfig, TaskSpec};
+use crate::config::{Mapping, MissAction, SimConfig, TaskSpec, Workload};
 use crate::event::{Class, EventQueue};
 use crate::result::{CpuResult, JobOutcome, ResponseAcc, SimResult, Slice, TaskResult};
 use crate::rng::SplitMix64;
@@ -24,7 +25,7 @@ enum Ev {
     Cpu { cpu: usize, gen: u64 },
     IoDone,
     Timer { domain: usize, gen: u64 },
-    Deadline { task: TaskId, job: u64 },
+    Deadline(TaskId),
 }
 
 /// One ready queue (one policy instance) and the CPUs it feeds.
@@ -60,13 +61,8 @@ enum St {
     Finished,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Job {
-    index: u64,
-    release: Time,
-    deadline: Option<Time>,
-    exec: Duration,
-}
+/// A job; its payload is the work it needs.
+type Job = schedlab_policy::jobs::Job<Duration>;
 
 #[derive(Debug)]
 struct TaskRt {
@@ -76,9 +72,7 @@ struct TaskRt {
     remaining: Duration,
     announced: bool,
     last_cpu: Option<usize>,
-    job: Option<Job>,
-    backlog: VecDeque<Job>,
-    released: u64,
+    jobs: JobLifecycle<Duration>,
     first_release: Option<Time>,
     first_run: Option<Time>,
     completion: Option<Time>,
@@ -87,10 +81,6 @@ struct TaskRt {
     preemptions: u64,
     blocks: u64,
     migrations: u64,
-    jobs: u64,
-    misses: u64,
-    dropped: u64,
-    windows: WindowCounter,
     responses: ResponseAcc,
     job_log: Vec<JobOutcome>,
 }
@@ -196,7 +186,7 @@ impl<'a> Engine<'a> {
                     dom.dirty = true;
                 }
             }
-            Ev::Deadline { task, job } => self.deadline_check(task, job, now),
+            Ev::Deadline(task) => self.deadline_check(task, now),
         }
     }
 
@@ -208,13 +198,7 @@ impl<'a> Engine<'a> {
             self.account(cpu, end);
         }
         for t in &mut self.tasks {
-            let unfinished = t.job.iter().chain(t.backlog.iter());
-            for job in unfinished {
-                if job.deadline.is_some_and(|d| d <= end) {
-                    t.misses += 1;
-                    t.windows.push(true);
-                }
-            }
+            t.jobs.finish(end);
         }
         self.trace.sort_by_key(|s| (s.start, s.cpu));
         let tasks = self.tasks.into_iter().zip(self.specs).map(|(t, s)| t.into_result(s)).collect();
@@ -226,6 +210,23 @@ impl<'a> Engine<'a> {
             cpus: self.cpus.iter().map(|c| c.result).collect(),
             trace: self.trace,
         }
+    }
+}
+
+/// A periodic task's jobs on their grid; any other task has a single job, released at arrival.
+fn job_spec(spec: &TaskSpec) -> JobSpec {
+    match &spec.workload {
+        Workload::Periodic(p) => JobSpec {
+            period: Some(p.period),
+            deadline: Some(p.relative_deadline()),
+            late: match p.on_miss {
+                MissAction::Continue => LateJob::Continue,
+                MissAction::Drop => LateJob::Drop,
+                MissAction::Skip => LateJob::Skip,
+            },
+            limit: p.jobs,
+        },
+        _ => JobSpec { period: None, deadline: spec.params.deadline, late: LateJob::Continue, limit: Some(1) },
     }
 }
 
@@ -242,9 +243,7 @@ impl TaskRt {
             remaining: 0,
             announced: false,
             last_cpu: None,
-            job: None,
-            backlog: VecDeque::new(),
-            released: 0,
+            jobs: JobLifecycle::judged(job_spec(spec), spec.arrival, 0, spec.params.window),
             first_release: None,
             first_run: None,
             completion: None,
@@ -253,16 +252,13 @@ impl TaskRt {
             preemptions: 0,
             blocks: 0,
             migrations: 0,
-            jobs: 0,
-            misses: 0,
-            dropped: 0,
-            windows: WindowCounter::new(spec.params.window),
             responses: ResponseAcc::default(),
             job_log: Vec::new(),
         }
     }
 
     fn into_result(self, spec: &TaskSpec) -> TaskResult {
+        let counts = self.jobs.counts();
         TaskResult {
             name: spec.name.clone(),
             release: self.first_release,
@@ -276,11 +272,11 @@ impl TaskRt {
             preemptions: self.preemptions,
             blocks: self.blocks,
             migrations: self.migrations,
-            released: self.released,
-            jobs: self.jobs,
-            deadline_misses: self.misses,
-            dropped: self.dropped,
-            windows: self.windows.report(),
+            released: counts.released,
+            jobs: counts.completed(),
+            deadline_misses: counts.missed(),
+            dropped: counts.dropped,
+            windows: self.jobs.windows(),
             response: self.responses.into_stats(),
             job_log: self.job_log,
         }

@@ -11,48 +11,39 @@ impl Engine<'_> {
     /// A task's first arrival, or the next job of a periodic task.
     pub(super) fn release(&mut self, id: TaskId, now: Time) {
         let specs = self.specs;
+        let periodic = match &specs[id].workload {
+            Workload::Periodic(p) => Some(p),
+            _ => None,
+        };
+        let exec = match periodic {
+            Some(p) => match p.min_exec {
+                Some(min) => self.rng.range_inclusive(min, p.wcet),
+                None => p.wcet,
+            },
+            None => 0,
+        };
         let t = &mut self.tasks[id];
         t.first_release.get_or_insert(now);
-        let Workload::Periodic(p) = &specs[id].workload else {
-            t.released = 1;
-            let job = Job { index: 0, release: now, deadline: specs[id].params.deadline.map(|d| now.saturating_add(d)), exec: 0 };
-            self.start_job(id, job, now);
-            return;
-        };
-        let index = t.released;
-        t.released += 1;
-        if self.cfg.record.responses {
+        let Some(r) = t.jobs.release(now, exec) else { return };
+        if periodic.is_some() && self.cfg.record.responses {
             t.job_log.push(JobOutcome { release: now, ..Default::default() });
         }
-        let exec = match p.min_exec {
-            Some(min) => self.rng.range_inclusive(min, p.wcet),
-            None => p.wcet,
-        };
-        let deadline = now.saturating_add(p.relative_deadline());
-        let job = Job { index, release: now, deadline: Some(deadline), exec };
-        if p.jobs.is_none_or(|n| index + 1 < n) {
-            let next = now.saturating_add(p.period);
-            if next <= self.horizon {
-                self.events.push(next, Class::Arrival, Ev::Release(id));
-            }
+        if let Some(next) = t.jobs.next_release().filter(|&n| n <= self.horizon) {
+            self.events.push(next, Class::Arrival, Ev::Release(id));
         }
-        if p.on_miss == MissAction::Drop && deadline <= self.horizon {
-            self.events.push(deadline, Class::Deadline, Ev::Deadline { task: id, job: index });
+        if let Some(deadline) = r.job.deadline.filter(|&d| d <= self.horizon && periodic.is_some_and(|p| p.on_miss == MissAction::Drop)) {
+            self.events.push(deadline, Class::Deadline, Ev::Deadline(id));
         }
-        let t = &mut self.tasks[id];
-        if t.job.is_none() {
-            self.start_job(id, job, now);
-        } else {
-            t.backlog.push_back(job);
+        if r.started {
+            self.start_job(id, r.job, now);
         }
     }
 
     fn start_job(&mut self, id: TaskId, job: Job, now: Time) {
         let t = &mut self.tasks[id];
-        t.job = Some(job);
         t.announced = false;
         if matches!(self.specs[id].workload, Workload::Periodic(_)) {
-            t.remaining = job.exec;
+            t.remaining = job.payload;
             self.make_ready(id, now);
         } else {
             t.phase = 0;
@@ -84,7 +75,7 @@ impl Engine<'_> {
     fn make_ready(&mut self, id: TaskId, now: Time) {
         let t = &mut self.tasks[id];
         t.state = St::Ready;
-        let arrival = match (t.announced, t.job) {
+        let arrival = match (t.announced, t.jobs.current()) {
             (false, Some(job)) => Arrival::Job { release: job.release, deadline: job.deadline },
             _ => Arrival::Resume,
         };
@@ -103,16 +94,13 @@ impl Engine<'_> {
             return;
         }
         let specs = self.specs;
-        if let Workload::Periodic(p) = &specs[id].workload {
-            self.complete_job(id, now);
-            if p.on_miss == MissAction::Skip {
-                self.skip_missed(id, now);
-            }
+        if let Workload::Periodic(_) = &specs[id].workload {
+            let next = self.complete_job(id, now);
             let t = &mut self.tasks[id];
-            if let Some(next) = t.backlog.pop_front() {
+            if let Some(next) = next {
                 self.stop_running(cpu, now, Stop::Done);
                 self.start_job(id, next, now);
-            } else if p.jobs.is_some_and(|n| t.released >= n) {
+            } else if t.jobs.next_release().is_none() {
                 t.state = St::Finished;
                 t.ended = Some(now);
                 self.stop_running(cpu, now, Stop::Exited);
@@ -145,22 +133,18 @@ impl Engine<'_> {
         }
     }
 
-    fn complete_job(&mut self, id: TaskId, now: Time) {
+    /// The current job finished; returns the queued job that follows it, if any.
+    fn complete_job(&mut self, id: TaskId, now: Time) -> Option<Job> {
         let keep = self.cfg.record.responses;
         let t = &mut self.tasks[id];
-        let Some(job) = t.job.take() else { return };
-        t.jobs += 1;
+        let done = t.jobs.complete(now)?;
         t.completion = Some(now);
-        t.responses.push(now - job.release, keep);
-        if let Some(o) = t.job_log.get_mut(job.index as usize) {
+        t.responses.push(now - done.job.release, keep);
+        if let Some(o) = t.job_log.get_mut(done.job.index as usize) {
             o.finish = Some(now);
-            o.met = job.deadline.is_none_or(|d| now <= d);
+            o.met = done.met;
         }
-        if let Some(d) = job.deadline {
-            let missed = now > d;
-            t.misses += u64::from(missed);
-            t.windows.push(missed);
-        }
+        done.next
     }
 
     fn device_submit(&mut self, id: TaskId, service: Time, now: Time) {
@@ -188,19 +172,13 @@ impl Engine<'_> {
         self.enter_phase(id, now);
     }
 
-    /// Drops job `job` of task `id` at its deadline if it is still pending.
-    pub(super) fn deadline_check(&mut self, id: TaskId, job: u64, now: Time) {
+    /// Drops task `id`'s jobs unfinished at their deadline (`now`).
+    pub(super) fn deadline_check(&mut self, id: TaskId, now: Time) {
         let t = &mut self.tasks[id];
-        if let Some(pos) = t.backlog.iter().position(|j| j.index == job) {
-            t.backlog.remove(pos);
-            self.count_drop(id);
+        let expired = t.jobs.expire(now);
+        if expired.current.is_none() {
             return;
         }
-        if t.job.is_none_or(|j| j.index != job) {
-            return;
-        }
-        t.job = None;
-        let next = t.backlog.pop_front();
         match t.state {
             St::Running => {
                 let cpu = t.last_cpu.expect("a running task has a CPU");
@@ -208,42 +186,23 @@ impl Engine<'_> {
                 self.stop_running(cpu, now, Stop::Aborted);
             }
             // With a next job waiting, the task stays ready: waking it again swaps the job in place.
-            St::Ready if next.is_none() => {
+            St::Ready if expired.next.is_none() => {
                 let dom = &mut self.domains[t.domain];
                 dom.policy.cancel(id, now);
                 dom.dirty = true;
             }
             _ => {}
         }
-        self.count_drop(id);
-        let specs = self.specs;
         let t = &mut self.tasks[id];
-        if let Some(next) = next {
+        if let Some(next) = expired.next {
             self.start_job(id, next, now);
-        } else if let Workload::Periodic(p) = &specs[id].workload {
-            if p.jobs.is_some_and(|n| t.released >= n) {
-                t.state = St::Finished;
-                t.ended = Some(now);
-                let dom = &mut self.domains[t.domain];
-                dom.policy.retire(id, now);
-            } else {
-                t.state = St::Waiting;
-            }
+        } else if t.jobs.next_release().is_none() {
+            t.state = St::Finished;
+            t.ended = Some(now);
+            let dom = &mut self.domains[t.domain];
+            dom.policy.retire(id, now);
+        } else {
+            t.state = St::Waiting;
         }
-    }
-
-    /// [`MissAction::Skip`]: drops the queued jobs that could start only at or after their deadline.
-    fn skip_missed(&mut self, id: TaskId, now: Time) {
-        while self.tasks[id].backlog.front().is_some_and(|j| j.deadline.is_some_and(|d| d <= now)) {
-            self.tasks[id].backlog.pop_front();
-            self.count_drop(id);
-        }
-    }
-
-    fn count_drop(&mut self, id: TaskId) {
-        let t = &mut self.tasks[id];
-        t.misses += 1;
-        t.dropped += 1;
-        t.windows.push(true);
     }
 }
