@@ -9,15 +9,18 @@
 
 pub mod device;
 mod engine;
+pub mod mock;
 pub mod protocol;
 pub mod rt;
 pub mod signals;
 pub mod verdict;
 pub mod worker;
 
-use engine::{CellCtx, Outcome};
+use engine::failed;
+pub use engine::{CellCtx, Outcome};
+pub use mock::MockExecutor;
 use schedlab_model::CellRecord;
-use schedlab_plan::{Plan, Step, Workload};
+use schedlab_plan::{Cell, Plan, Step, Workload};
 use schedlab_sys::journal::{Entry, Journal};
 use schedlab_sys::{cgroup, cpus, sched, Root};
 use std::path::{Path, PathBuf};
@@ -31,6 +34,26 @@ pub trait Observer {
     fn step_finished(&mut self, _rec: &CellRecord) {}
     /// Something the user should know.
     fn warn(&mut self, _msg: &str) {}
+}
+
+/// Runs one cell repetition: the real [`Engine`], or a stand-in such as [`MockExecutor`].
+pub trait Executor {
+    /// Runs `step` of `cell`, the run's `ordinal`-th step, with what the run set up in `cx`.
+    fn run_cell(&mut self, cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std::io::Result<Outcome>;
+
+    /// The stop signal received so far, asked between steps.
+    fn stopped(&mut self) -> Option<i32> {
+        signals::stopped()
+    }
+}
+
+/// The real engine: spawns, applies, releases and reaps the cell's processes.
+pub struct Engine;
+
+impl Executor for Engine {
+    fn run_cell(&mut self, cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std::io::Result<Outcome> {
+        engine::run_cell(cx, cell, step, ordinal)
+    }
 }
 
 /// An observer that ignores everything.
@@ -145,6 +168,21 @@ pub fn run(
     observer: &mut dyn Observer,
     sink: &mut dyn FnMut(&CellRecord) -> anyhow::Result<()>,
 ) -> anyhow::Result<Ending> {
+    run_with(&mut Engine, plan, steps, run_tag, opts, journal, observer, sink)
+}
+
+/// [`run`] with each cell repetition run by `executor` (and stops asked of it).
+#[allow(clippy::too_many_arguments)]
+pub fn run_with(
+    executor: &mut dyn Executor,
+    plan: &Plan,
+    steps: &[Step],
+    run_tag: &str,
+    opts: &Options,
+    journal: &mut Journal,
+    observer: &mut dyn Observer,
+    sink: &mut dyn FnMut(&CellRecord) -> anyhow::Result<()>,
+) -> anyhow::Result<Ending> {
     let exe = match &opts.exe {
         Some(e) => e.clone(),
         None => std::env::current_exe()?,
@@ -181,7 +219,7 @@ pub fn run(
     let mut input_len = 0u64;
     let total = steps.len();
     for (done, step) in steps.iter().enumerate() {
-        if let Some(sig) = signals::stopped() {
+        if let Some(sig) = executor.stopped() {
             return Ok(Ending::Interrupted(sig));
         }
         let cell = &plan.cells[step.cell as usize];
@@ -208,7 +246,7 @@ pub fn run(
                         observer.warn(&w);
                     }
                     let _ = std::fs::remove_dir_all(&cell_dir);
-                    if let Outcome::Done(rec) = engine::failed(cell, step, done as u32, msg) {
+                    if let Outcome::Done(rec) = failed(cell, step, done as u32, msg) {
                         sink(&rec)?;
                         observer.step_finished(&rec);
                     }
@@ -233,7 +271,7 @@ pub fn run(
             stat_devs: device.as_ref().map(|d| &d.stat_devs).unwrap_or(&no_devs),
             read_dir: &read_dir,
         };
-        let outcome = engine::run_cell(&mut cx, cell, step, done as u32);
+        let outcome = executor.run_cell(&mut cx, cell, step, done as u32);
         let _ = std::fs::remove_dir_all(&cell_dir);
         for w in journal.undo_to(io_mark) {
             observer.warn(&w);
@@ -301,6 +339,9 @@ fn ensure_inputs(dir: &Path, inputs: &mut Vec<PathBuf>, have_len: &mut u64, n: u
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod run_tests;
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,232 @@
+//! One cell repetition: spawn N blocked workers, apply the policy, wait until all are
+//! prepared, release them all by closing one pipe, reap each with wait4, and build its samples.
+//! [`run_cell`] reads as that list of steps; each lives in a module of its own.
+
+mod periodic;
+mod reap;
+mod samples;
+mod settings;
+mod spawn;
+mod supervise;
+
+use reap::{describe_exit, exited_cleanly, kill_and_reap, stop_background, Reaped};
+use schedlab_model::{CellRecord, CellStatus};
+use schedlab_plan::{Cell, Step};
+use schedlab_sys::cgroup::Hierarchy;
+use schedlab_sys::journal::Journal;
+use schedlab_sys::procfs::{exec_runtime_ns, monotonic_ns, self_usage, Stat};
+use schedlab_sys::Root;
+use spawn::{Collector, Spawned};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use supervise::{Released, Unprepared};
+
+/// What came of one cell repetition.
+pub enum Outcome {
+    /// It finished (possibly with timed-out or failed workers, or failed to start).
+    Done(Box<CellRecord>),
+    /// A stop signal arrived; workers were killed and nothing is kept.
+    Interrupted(i32),
+}
+
+/// Everything run_cell needs from the run.
+pub struct CellCtx<'a> {
+    /// The binary to exec as a worker.
+    pub exe: &'a Path,
+    /// This cell's scratch directory (created by the caller, removed by it).
+    pub dir: &'a Path,
+    /// Input files for copy workers, by index.
+    pub inputs: &'a [PathBuf],
+    /// The plan's seed.
+    pub seed: u64,
+    /// Watchdog.
+    pub timeout: Duration,
+    /// Where /proc is.
+    pub root: &'a Root,
+    /// Warnings for the user (policy not seen by a worker, stderr output, ...).
+    pub warnings: &'a mut Vec<String>,
+    /// Every machine change is journaled here first.
+    pub journal: &'a mut Journal,
+    /// The cgroup hierarchy, if the plan uses cgroups.
+    pub cgroups: Option<&'a Hierarchy>,
+    /// Online CPUs (what "spread"/"compact" distribute over when there is no cpuset).
+    pub online: &'a [u32],
+    /// Unique tag of this run, for cgroup names.
+    pub tag: &'a str,
+    /// How long background groups run before the measured groups are released.
+    pub background_lead: Duration,
+    /// The experiment device's record for this cell (scheduler set), statistics to fill in.
+    pub io: Option<schedlab_model::CellIo>,
+    /// Devices whose /sys/block stat deltas are taken over the measured window.
+    pub stat_devs: &'a [String],
+    /// Where par_read workers find their inputs.
+    pub read_dir: &'a Path,
+}
+
+/// A record of a repetition that failed before it ran, saying why.
+pub fn failed(cell: &Cell, step: &Step, ordinal: u32, msg: String) -> Outcome {
+    Outcome::Done(Box::new(CellRecord {
+        started_unix: unix_now(),
+        engine_max_rss_kb: self_usage().2,
+        ..judged(cell, step, ordinal, (CellStatus::Failed, Some(msg)))
+    }))
+}
+
+/// The record of `step` of `cell` with its verdict and nothing measured yet.
+pub(crate) fn judged(cell: &Cell, step: &Step, ordinal: u32, (status, message): (CellStatus, Option<String>)) -> CellRecord {
+    CellRecord { params: cell.params(), rep: step.rep, warmup: step.warmup, ordinal, status, message, ..CellRecord::default() }
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
+
+/// Gives up a cell whose settings were applied (a stop signal, or a failure before its end):
+/// kills and reaps its `n` processes, drops their reports and undoes the cell's settings
+/// journaled since `mark`, so every early return leaves the machine as the cell found it.
+fn abandon(cx: &mut CellCtx, pgid: i32, n: usize, reaped: &mut Vec<Reaped>, collector: Collector, mark: usize) {
+    kill_and_reap(pgid, n, reaped, false);
+    let _ = collector.join();
+    cx.warnings.extend(cx.journal.undo_to(mark));
+}
+
+/// Runs one cell repetition.
+pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std::io::Result<Outcome> {
+    let n = cell.processes() as usize;
+    let (ends, worker_ends) = spawn::pipes(cx, cell)?;
+    let rt_set = match periodic::periodic_set(cx, cell) {
+        Ok(r) => r,
+        Err(msg) => return Ok(failed(cell, step, ordinal, msg)),
+    };
+
+    // Spawn every worker blocked on its release pipe, all in one new process group.
+    let (workers, pgid) = match spawn::workers(cx, cell, rt_set.as_ref(), worker_ends, &ends.log)? {
+        Spawned::All { workers, pgid } => (workers, pgid),
+        Spawned::Stopped(sig) => return Ok(Outcome::Interrupted(sig)),
+        Spawned::Failed(msg) => return Ok(failed(cell, step, ordinal, msg)),
+    };
+    let collector = Collector::start(ends.results, workers.len());
+
+    // cgroups, policy and pinning, for every worker, before any of them is released.
+    let mark = cx.journal.entries().len();
+    if let Err(msg) = settings::apply_settings(cx, cell, &workers) {
+        abandon(cx, pgid, n, &mut Vec::new(), collector, mark);
+        return Ok(failed(cell, step, ordinal, msg));
+    }
+
+    // The live dispatchers are reaped like background workers.
+    let dispatchers = match spawn::dispatchers(cx, rt_set.as_ref(), &workers, &ends.log, pgid) {
+        Ok(d) => d,
+        Err((started, msg)) => {
+            abandon(cx, pgid, n + started.len(), &mut Vec::new(), collector, mark);
+            return Ok(failed(cell, step, ordinal, msg));
+        }
+    };
+    let n = n + dispatchers.len();
+    let mut bg_pids: Vec<i32> = workers.iter().filter(|w| cell.groups[w.group].background).map(|w| w.pid).collect();
+    bg_pids.extend(&dispatchers);
+    let mut reaped: Vec<Reaped> = Vec::with_capacity(n);
+
+    // Every worker prepared (files written, bodies built, memory locked) before anyone is
+    // released: no preparation overlaps measured work or the background lead, and a periodic
+    // set's start is fixed only when every task can meet its first release.
+    if let Err(stop) = supervise::wait_prepared(&collector.prepared, workers.len(), pgid, &mut reaped) {
+        abandon(cx, pgid, n, &mut reaped, collector, mark);
+        return Ok(match stop {
+            Unprepared::Signal(sig) => Outcome::Interrupted(sig),
+            Unprepared::Failed(why) => {
+                let log = std::fs::read_to_string(&ends.log_path).unwrap_or_default();
+                let said: Vec<&str> = log.lines().take(3).collect();
+                let why = if said.is_empty() { why } else { format!("{why}: {}", said.join(" | ")) };
+                failed(cell, step, ordinal, why)
+            }
+        });
+    }
+    if let Some(w) = ends.background {
+        drop(w); // background groups start first and load the machine
+        if let Err(sig) = supervise::background_lead(cx.background_lead, pgid, &mut reaped) {
+            abandon(cx, pgid, n, &mut reaped, collector, mark);
+            return Ok(Outcome::Interrupted(sig));
+        }
+    }
+
+    // The release, bracketed by the machine's counters.
+    let stat0 = Stat::read(cx.root);
+    let disk0 = crate::device::read_stats(cx.root, cx.stat_devs);
+    let bg_cpu0: HashMap<i32, u64> = bg_pids.iter().filter_map(|&p| exec_runtime_ns(cx.root, p).map(|ns| (p, ns))).collect();
+    let (u0, s0, _) = self_usage();
+    let started_unix = unix_now();
+    let release_ns = monotonic_ns();
+    if rt_set.as_ref().is_some_and(|r| !r.dispatched()) {
+        // Every task's first release, on one clock for the whole set.
+        std::fs::write(cx.dir.join(crate::rt::START_FILE), (release_ns + crate::rt::START_LEAD_NS).to_string())?;
+    }
+    drop(ends.release); // the release: every measured worker's read(2) returns 0 at once
+
+    let released = Released { pgid, n, background: &bg_pids, dispatchers: &dispatchers, release_ns };
+    let mut end = match supervise::supervise(cx, cell, &released, &mut reaped) {
+        Ok(end) => end,
+        Err(sig) => {
+            abandon(cx, pgid, n, &mut reaped, collector, mark);
+            return Ok(Outcome::Interrupted(sig));
+        }
+    };
+    let end_ns = supervise::measured_end(&reaped, &bg_pids, release_ns);
+    let stat1 = Stat::read(cx.root);
+    let disk1 = crate::device::read_stats(cx.root, cx.stat_devs);
+    let (u1, s1, rss) = self_usage();
+    // Background CPU inside the measured window: their lead and stop tail are left out.
+    let bg_window: HashMap<i32, f64> =
+        bg_pids.iter().filter_map(|p| Some((*p, exec_runtime_ns(cx.root, *p)?.saturating_sub(*bg_cpu0.get(p)?) as f64 * 1e-9))).collect();
+
+    // Stop the background, collect the reports, undo the cell's settings.
+    stop_background(pgid, n, &bg_pids, &mut reaped);
+    let lines = collector.join();
+    cx.warnings.extend(cx.journal.undo_to(mark));
+
+    // The samples and the verdict.
+    let reports = samples::parse_reports(&lines, &cell.key, cx.warnings);
+    for d in reaped.iter().filter(|r| dispatchers.contains(&r.pid)) {
+        if end.dispatcher_died.is_none() && !exited_cleanly(d.status) {
+            end.dispatcher_died = Some(describe_exit(d.status));
+        }
+    }
+    let (metrics, dispatch_logs) = samples::dispatcher_metrics(rt_set.as_ref());
+    let mut samples = samples::build(cell, &workers, &reaped, &reports, release_ns, &bg_window);
+    if let Some(r) = &rt_set {
+        samples::attach_rt(cx, cell, r, &workers, &mut samples, &metrics, &dispatch_logs);
+    }
+    samples::check_samples(cx, cell, &samples);
+    cx.warnings.extend(samples::stderr_warning(cell, &ends.log_path));
+    let cut = match (&end.dispatcher_died, end.timed_out) {
+        (Some(how), _) => crate::verdict::Cut::Dispatcher(how.clone()),
+        (None, true) => crate::verdict::Cut::Watchdog(cx.timeout.as_secs_f64()),
+        (None, false) => crate::verdict::Cut::None,
+    };
+    let verdict = crate::verdict::judge(&samples, &cut);
+    let record = CellRecord {
+        started_unix,
+        makespan_s: (end_ns - release_ns) as f64 * 1e-9,
+        stat: match (stat0, stat1) {
+            (Some(a), Some(b)) => b.since(&a),
+            _ => Default::default(),
+        },
+        engine_user_s: u1 - u0,
+        engine_sys_s: s1 - s0,
+        engine_max_rss_kb: rss,
+        samples,
+        io: cx.io.take().map(|mut io| {
+            io.stats = cx
+                .stat_devs
+                .iter()
+                .zip(disk0.iter().zip(&disk1))
+                .filter_map(|(d, (a, b))| Some(b.as_ref()?.since(a.as_ref()?, d)))
+                .collect();
+            io
+        }),
+        rt: rt_set.as_ref().map(|r| crate::rt::cell_rt(r.set, r.placement.as_deref(), &metrics)),
+        ..judged(cell, step, ordinal, verdict)
+    };
+    Ok(Outcome::Done(Box::new(record)))
+}

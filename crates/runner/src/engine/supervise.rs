@@ -1,0 +1,154 @@
+//! From spawned to finished: waiting until every worker is prepared, the background lead,
+//! and the reap loop with its watchdog after the release.
+
+use super::reap::{describe_exit, exited_cleanly, kill_and_reap, reap_ready, Reaped, EXIT_GRACE};
+use super::CellCtx;
+use crate::signals::{self, Wake};
+use schedlab_plan::Cell;
+use schedlab_sys::procfs::monotonic_ns;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Why the workers were not all prepared.
+pub(super) enum Unprepared {
+    /// A stop signal arrived.
+    Signal(i32),
+    /// A process exited, or the time ran out: the message says which.
+    Failed(String),
+}
+
+/// Waits until `want` workers said they are prepared ([`crate::protocol::ready_line`]).
+pub(super) fn wait_prepared(prepared: &AtomicUsize, want: usize, pgid: i32, reaped: &mut Vec<Reaped>) -> Result<(), Unprepared> {
+    let until = monotonic_ns() + crate::protocol::READY_TIMEOUT.as_nanos() as u64;
+    loop {
+        let ready = prepared.load(Ordering::Acquire);
+        if ready >= want {
+            return Ok(());
+        }
+        reap_ready(pgid, reaped, false);
+        let not_all = |why: &str| Unprepared::Failed(format!("the cell's workers were not all prepared ({ready} of {want}): {why}"));
+        if !reaped.is_empty() {
+            return Err(not_all("a process of the cell exited while they prepared"));
+        }
+        if monotonic_ns() > until {
+            return Err(not_all(&format!("not within {} s", crate::protocol::READY_TIMEOUT.as_secs())));
+        }
+        // Woken by the last ready line (`signals::wake`) or a child's exit; the timeout is a
+        // fallback only.
+        if let Wake::Stop(sig) = signals::wait(Duration::from_millis(200)) {
+            return Err(Unprepared::Signal(sig));
+        }
+    }
+}
+
+/// Lets the released background groups run alone for `lead`, reaping what exits; a stop
+/// signal is returned.
+pub(super) fn background_lead(lead: Duration, pgid: i32, reaped: &mut Vec<Reaped>) -> Result<(), i32> {
+    let until = monotonic_ns() + lead.as_nanos() as u64;
+    while monotonic_ns() < until {
+        if let Wake::Stop(sig) = signals::wait(Duration::from_nanos(until.saturating_sub(monotonic_ns()).max(1))) {
+            return Err(sig);
+        }
+        reap_ready(pgid, reaped, false);
+    }
+    Ok(())
+}
+
+/// The cell's processes after the release.
+pub(super) struct Released<'a> {
+    /// Their process group.
+    pub(super) pgid: i32,
+    /// How many there are (workers and dispatchers).
+    pub(super) n: usize,
+    /// Background workers and dispatchers: not waited for.
+    pub(super) background: &'a [i32],
+    /// The live dispatchers.
+    pub(super) dispatchers: &'a [i32],
+    /// When the measured workers were released.
+    pub(super) release_ns: u64,
+}
+
+/// How the reap loop ended without a stop signal.
+#[derive(Debug, Default)]
+pub(super) struct Ended {
+    /// The watchdog killed the stragglers.
+    pub(super) timed_out: bool,
+    /// How a dispatcher that ended badly ended.
+    pub(super) dispatcher_died: Option<String>,
+}
+
+/// Whether every measured process (those not in `background`) is among `reaped`.
+pub(super) fn measured_done(reaped: &[Reaped], background: &[i32], measured: usize) -> bool {
+    reaped.iter().filter(|x| !background.contains(&x.pid)).count() >= measured
+}
+
+/// When the last measured process was reaped (the release if none was).
+pub(super) fn measured_end(reaped: &[Reaped], background: &[i32], release_ns: u64) -> u64 {
+    reaped.iter().filter(|r| !background.contains(&r.pid)).map(|r| r.at_ns).max().unwrap_or(release_ns)
+}
+
+/// Reaps until every measured worker is done, the watchdog fires or a dispatcher ends
+/// badly; a stop signal is returned (the caller abandons the cell).
+pub(super) fn supervise(cx: &mut CellCtx, cell: &Cell, p: &Released, reaped: &mut Vec<Reaped>) -> Result<Ended, i32> {
+    let measured = p.n - p.background.len();
+    let deadline = p.release_ns + cx.timeout.as_nanos() as u64;
+    let mut end = Ended::default();
+    while !measured_done(reaped, p.background, measured) {
+        reap_ready(p.pgid, reaped, false);
+        if measured_done(reaped, p.background, measured) {
+            break;
+        }
+        let ended: Vec<&Reaped> = reaped.iter().filter(|r| p.dispatchers.contains(&r.pid)).collect();
+        if let Some(d) = ended.iter().find(|d| !exited_cleanly(d.status)) {
+            // The workers demote themselves when their dispatcher is gone; the engine does
+            // not wait for that: it kills them (and the other CPUs' dispatchers) at once.
+            end.dispatcher_died = Some(describe_exit(d.status));
+            kill_and_reap(p.pgid, p.n, reaped, false);
+            break;
+        }
+        // Finished dispatchers told their workers to exit: they have EXIT_GRACE to do so.
+        if let Some(last) = ended.iter().map(|d| d.at_ns).max().filter(|_| ended.len() == p.dispatchers.len()) {
+            if monotonic_ns() > last + EXIT_GRACE.as_nanos() as u64 {
+                cx.warnings.push(format!(
+                    "cell {}: workers still running {} s after their dispatcher finished were killed",
+                    cell.key,
+                    EXIT_GRACE.as_secs()
+                ));
+                kill_and_reap(p.pgid, p.n, reaped, false);
+                break;
+            }
+        }
+        let now = monotonic_ns();
+        if now >= deadline {
+            end.timed_out = true;
+            kill_and_reap(p.pgid, p.n, reaped, true);
+            break;
+        }
+        let wait = Duration::from_nanos((deadline - now).min(250_000_000));
+        if let Wake::Stop(sig) = signals::wait(wait) {
+            return Err(sig);
+        }
+    }
+    Ok(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reaped(pid: i32, at_ns: u64) -> Reaped {
+        // SAFETY: rusage is plain data.
+        Reaped { pid, status: 0, ru: unsafe { std::mem::zeroed() }, at_ns, timed_out: false }
+    }
+
+    #[test]
+    fn background_processes_neither_finish_the_cell_nor_end_its_window() {
+        let bg = [5, 6];
+        let r = [reaped(1, 100), reaped(5, 900), reaped(2, 300)];
+        assert!(!measured_done(&r, &bg, 3), "two of three measured");
+        assert!(measured_done(&r, &bg, 2));
+        assert!(!measured_done(&r[1..2], &bg, 1), "a background exit is not a measured one");
+        assert_eq!(measured_end(&r, &bg, 50), 300, "the last measured reap, not the background's");
+        assert_eq!(measured_end(&r[1..2], &bg, 50), 50, "none measured: the release");
+    }
+}
