@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// Each entry upgrades the schema by one version; never edit a released entry, append.
-const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
