@@ -91,6 +91,10 @@ record! {
             start_offset_s: f64,
             /// The worker's own end relative to the release, seconds.
             end_offset_s: f64,
+            /// Block input operations (wait4 rusage ru_inblock; 0 in databases from before it).
+            block_in: i64,
+            /// Block output operations (ru_oublock).
+            block_out: i64,
         }
         other {
             /// Workload-specific extras (scheduling policy seen by the worker, CPU it ended on, ...).

@@ -104,6 +104,10 @@ CREATE TABLE jobs (
     PRIMARY KEY (cell_row, idx)
 );
 "#,
+    r#"
+ALTER TABLE samples ADD COLUMN block_in INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN block_out INTEGER NOT NULL DEFAULT 0;
+"#,
 ];
 
 /// Applies every migration newer than the database's user_version.
