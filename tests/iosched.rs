@@ -132,6 +132,10 @@ fn a_normal_run_measures_every_file_and_leaves_nothing_behind() {
         // The scheduler the cell asked for was really active on the device.
         let want = if r["iosched"] == "bfq" { "bfq" } else { "mq-deadline" };
         assert_eq!(r["io_scheduler"], want);
+        if r["workload"] == "w" {
+            // wait4's ru_oublock counts 512-byte units sent to the device: all the fsync'd bytes.
+            assert!(r["block_out"].as_i64().unwrap() * 512 >= (files * size) as i64, "{r}");
+        }
     }
     let show = lab.ok(&["show"]);
     assert!(show.contains("I/O (mean") && show.contains("dl = mq-deadline (loop") && show.contains("write fsync"), "{show}");

@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod columns;
 pub mod jobs;
 
 /// Whether a run was measured on the machine or simulated.
@@ -30,70 +31,80 @@ impl Mode {
     }
 }
 
-/// One worker process of one cell repetition: its accounting from wait4 and its own report.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Sample {
-    /// Worker index within the cell (0..processes, over all groups).
-    pub index: u32,
-    /// The worker's group ("main" unless the spec names groups).
-    pub group: String,
-    /// A background worker: kept, but never in the measured figures.
-    pub background: bool,
-    /// CPUs it was pinned to (empty: not pinned).
-    pub allowed_cpus: Vec<u32>,
-    /// CPUs it was seen running on (sampled between chunks of work; empty if unknown).
-    pub cpus_seen: Vec<u32>,
-    /// Process id.
-    pub pid: i32,
-    /// Exit status when the worker exited normally.
-    pub exit_code: Option<i32>,
-    /// Signal number when the worker was killed by a signal.
-    pub signal: Option<i32>,
-    /// The worker was killed by the cell's watchdog.
-    pub timed_out: bool,
-    /// Elapsed seconds of the work, from the worker's own clock (engine view if it did not report).
-    pub wall_s: f64,
-    /// Elapsed seconds from release to reap, as the engine saw it.
-    pub engine_wall_s: f64,
-    /// User CPU seconds (wait4 rusage of exactly this child).
-    pub user_s: f64,
-    /// System CPU seconds.
-    pub sys_s: f64,
-    /// (user + sys) / wall * 100.
-    pub cpu_pct: f64,
-    /// Voluntary context switches ("blocked").
-    pub voluntary_csw: i64,
-    /// Involuntary context switches ("preempted").
-    pub involuntary_csw: i64,
-    /// Maximum resident set size in KiB.
-    pub max_rss_kb: i64,
-    /// Minor page faults.
-    pub minor_faults: i64,
-    /// Major page faults.
-    pub major_faults: i64,
-    /// User CPU seconds before the release (exec, setup, the wait itself), from the worker.
-    pub setup_user_s: f64,
-    /// System CPU seconds before the release.
-    pub setup_sys_s: f64,
-    /// Voluntary context switches before the release (at least the release wait).
-    pub setup_voluntary_csw: i64,
-    /// Involuntary context switches before the release.
-    pub setup_involuntary_csw: i64,
-    /// CPU seconds used between the measured release and the last measured exit: the work's
-    /// CPU for measured workers, /proc/<pid>/schedstat deltas for background workers.
-    pub window_cpu_s: f64,
-    /// Work units the worker reported (iterations, bytes, ...); 0 if it did not report.
-    pub work_units: f64,
-    /// The worker's own start relative to the release, seconds.
-    pub start_offset_s: f64,
-    /// The worker's own end relative to the release, seconds.
-    pub end_offset_s: f64,
-    /// Workload-specific extras (scheduling policy seen by the worker, CPU it ended on, ...).
-    pub extra: serde_json::Value,
-    /// A periodic task's per-job records. The store keeps them in their own table and
-    /// [`Sample`]s read back from it leave them out (see the store's `job_logs`).
-    #[serde(skip)]
-    pub jobs: Option<jobs::JobLog>,
+record! {
+    /// One worker process of one cell repetition: its accounting from wait4 and its own report.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    pub struct Sample {
+        columns {
+            /// Worker index within the cell (0..processes, over all groups).
+            index: u32 => "idx",
+            /// The worker's group ("main" unless the spec names groups).
+            group: String => "group_name",
+            /// A background worker: kept, but never in the measured figures.
+            background: bool,
+            /// CPUs it was pinned to (empty: not pinned).
+            allowed_cpus: Vec<u32>,
+            /// CPUs it was seen running on (sampled between chunks of work; empty if unknown).
+            cpus_seen: Vec<u32>,
+            /// Process id.
+            pid: i32,
+            /// Exit status when the worker exited normally.
+            exit_code: Option<i32>,
+            /// Signal number when the worker was killed by a signal.
+            signal: Option<i32>,
+            /// The worker was killed by the cell's watchdog.
+            timed_out: bool,
+            /// Elapsed seconds of the work, from the worker's own clock (engine view if it did not report).
+            wall_s: f64,
+            /// Elapsed seconds from release to reap, as the engine saw it.
+            engine_wall_s: f64,
+            /// User CPU seconds (wait4 rusage of exactly this child).
+            user_s: f64,
+            /// System CPU seconds.
+            sys_s: f64,
+            /// (user + sys) / wall * 100.
+            cpu_pct: f64,
+            /// Voluntary context switches ("blocked").
+            voluntary_csw: i64,
+            /// Involuntary context switches ("preempted").
+            involuntary_csw: i64,
+            /// Maximum resident set size in KiB.
+            max_rss_kb: i64,
+            /// Minor page faults.
+            minor_faults: i64,
+            /// Major page faults.
+            major_faults: i64,
+            /// User CPU seconds before the release (exec, setup, the wait itself), from the worker.
+            setup_user_s: f64,
+            /// System CPU seconds before the release.
+            setup_sys_s: f64,
+            /// Voluntary context switches before the release (at least the release wait).
+            setup_voluntary_csw: i64,
+            /// Involuntary context switches before the release.
+            setup_involuntary_csw: i64,
+            /// CPU seconds used between the measured release and the last measured exit: the work's
+            /// CPU for measured workers, /proc/<pid>/schedstat deltas for background workers.
+            window_cpu_s: f64,
+            /// Work units the worker reported (iterations, bytes, ...); 0 if it did not report.
+            work_units: f64,
+            /// The worker's own start relative to the release, seconds.
+            start_offset_s: f64,
+            /// The worker's own end relative to the release, seconds.
+            end_offset_s: f64,
+            /// Block input operations (wait4 rusage ru_inblock; 0 in databases from before it).
+            block_in: i64,
+            /// Block output operations (ru_oublock).
+            block_out: i64,
+        }
+        other {
+            /// Workload-specific extras (scheduling policy seen by the worker, CPU it ended on, ...).
+            extra: serde_json::Value,
+            /// A periodic task's per-job records. The store keeps them in their own table and
+            /// [`Sample`]s read back from it leave them out (see the store's `job_logs`).
+            #[serde(skip)]
+            jobs: Option<jobs::JobLog>,
+        }
+    }
 }
 
 /// Deltas of /proc/stat over one cell repetition.

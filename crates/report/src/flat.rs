@@ -1,8 +1,10 @@
 //! One flat row per worker process: the sample joined with its cell and run, the shape
 //! every exporter writes.
 
-use schedlab_model::CellRecord;
-use serde::Serialize;
+use schedlab_model::columns::{Column, ColumnValue};
+use schedlab_model::{CellRecord, Sample};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 
 /// One process of one cell repetition, with everything needed to analyse it alone.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -31,60 +33,9 @@ pub struct FlatSample {
     pub nice: i32,
     /// Processes in the cell.
     pub processes: u32,
-    /// Worker index.
-    pub index: u32,
-    /// Worker group.
-    pub group: String,
-    /// A background worker (never in the measured figures).
-    pub background: bool,
-    /// CPUs it was pinned to ("" = not pinned).
-    pub allowed_cpus: String,
-    /// CPUs it was seen on.
-    pub cpus_seen: String,
-    /// Process id.
-    pub pid: i32,
-    /// Exit status.
-    pub exit_code: Option<i32>,
-    /// Terminating signal.
-    pub signal: Option<i32>,
-    /// Killed by the watchdog.
-    pub timed_out: bool,
-    /// Wall seconds (worker's own clock).
-    pub wall_s: f64,
-    /// Wall seconds from release to reap.
-    pub engine_wall_s: f64,
-    /// User CPU seconds.
-    pub user_s: f64,
-    /// System CPU seconds.
-    pub sys_s: f64,
-    /// CPU percent.
-    pub cpu_pct: f64,
-    /// Voluntary context switches.
-    pub voluntary_csw: i64,
-    /// Involuntary context switches.
-    pub involuntary_csw: i64,
-    /// Peak RSS, KiB.
-    pub max_rss_kb: i64,
-    /// Minor faults.
-    pub minor_faults: i64,
-    /// Major faults.
-    pub major_faults: i64,
-    /// User seconds before the release (exec and setup), included in user_s.
-    pub setup_user_s: f64,
-    /// System seconds before the release, included in sys_s.
-    pub setup_sys_s: f64,
-    /// Voluntary switches before the release, included in voluntary_csw.
-    pub setup_voluntary_csw: i64,
-    /// Involuntary switches before the release, included in involuntary_csw.
-    pub setup_involuntary_csw: i64,
-    /// CPU seconds inside the measured window (release to last measured exit).
-    pub window_cpu_s: f64,
-    /// Work units.
-    pub work_units: f64,
-    /// Start relative to release, seconds.
-    pub start_offset_s: f64,
-    /// End relative to release, seconds.
-    pub end_offset_s: f64,
+    /// The process's own figures, one per [`Sample::COLUMNS`] entry up to `end_offset_s`.
+    #[serde(flatten)]
+    pub process: Columns,
     /// Cell makespan, seconds.
     pub cell_makespan_s: f64,
     /// How the cell repetition ended: ok, failed or timed_out (only ok ones enter the figures).
@@ -146,6 +97,41 @@ pub struct FlatSample {
     pub rt_handoff_p99_us: Option<f64>,
     /// Workload extras (policy seen, CPU, estimate, ...), as JSON text.
     pub extra: String,
+    /// The process's figures added after the export layout settled, at the end so that no
+    /// older column moves.
+    #[serde(flatten)]
+    pub process_added: Columns,
+}
+
+/// The last [`Sample::COLUMNS`] entry that exports put before the cell's columns; the
+/// entries after it are appended at the end of the row.
+const LAST_EARLY_COLUMN: &str = "end_offset_s";
+
+/// Some of a sample's plain columns, serialised as fields named after them, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Columns(pub Vec<(&'static str, ColumnValue)>);
+
+impl Columns {
+    /// The columns of `s` from `cols`.
+    fn of(s: &Sample, cols: &[Column<Sample>]) -> Columns {
+        Columns(cols.iter().map(|c| (c.name, (c.get)(s))).collect())
+    }
+}
+
+impl Serialize for Columns {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut map = ser.serialize_map(Some(self.0.len()))?;
+        for (name, v) in &self.0 {
+            match v {
+                ColumnValue::Int(i) => map.serialize_entry(name, i)?,
+                ColumnValue::Real(x) => map.serialize_entry(name, x)?,
+                ColumnValue::Bool(b) => map.serialize_entry(name, b)?,
+                ColumnValue::Text(t) => map.serialize_entry(name, t)?,
+                ColumnValue::Cpus(c) => map.serialize_entry(name, &cpulist(c))?,
+            }
+        }
+        map.end()
+    }
 }
 
 fn cpulist(c: &[u32]) -> String {
@@ -154,6 +140,8 @@ fn cpulist(c: &[u32]) -> String {
 
 /// Flattens stored cells into one row per process.
 pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
+    let split = Sample::COLUMNS.iter().position(|c| c.name == LAST_EARLY_COLUMN).map_or(0, |i| i + 1);
+    let (early, added) = Sample::COLUMNS.split_at(split);
     let mut out = Vec::new();
     for c in cells {
         let p = &c.params;
@@ -175,33 +163,7 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
                 priority: p.priority,
                 nice: p.nice,
                 processes: p.processes,
-                index: s.index,
-                group: s.group.clone(),
-                background: s.background,
-                allowed_cpus: cpulist(&s.allowed_cpus),
-                cpus_seen: cpulist(&s.cpus_seen),
-                pid: s.pid,
-                exit_code: s.exit_code,
-                signal: s.signal,
-                timed_out: s.timed_out,
-                wall_s: s.wall_s,
-                engine_wall_s: s.engine_wall_s,
-                user_s: s.user_s,
-                sys_s: s.sys_s,
-                cpu_pct: s.cpu_pct,
-                voluntary_csw: s.voluntary_csw,
-                involuntary_csw: s.involuntary_csw,
-                max_rss_kb: s.max_rss_kb,
-                minor_faults: s.minor_faults,
-                major_faults: s.major_faults,
-                setup_user_s: s.setup_user_s,
-                setup_sys_s: s.setup_sys_s,
-                setup_voluntary_csw: s.setup_voluntary_csw,
-                setup_involuntary_csw: s.setup_involuntary_csw,
-                window_cpu_s: s.window_cpu_s,
-                work_units: s.work_units,
-                start_offset_s: s.start_offset_s,
-                end_offset_s: s.end_offset_s,
+                process: Columns::of(s, early),
                 cell_makespan_s: c.makespan_s,
                 cell_status: c.status.as_str().to_string(),
                 cell_message: c.message.clone().unwrap_or_default(),
@@ -232,6 +194,7 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
                 rt_handoff_p50_us: handoff.map(|x| x.p50 / 1e3),
                 rt_handoff_p99_us: handoff.map(|x| x.p99 / 1e3),
                 extra: s.extra.to_string(),
+                process_added: Columns::of(s, added),
             });
         }
     }

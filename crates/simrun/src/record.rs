@@ -127,6 +127,8 @@ fn sample(index: u32, t: &TaskResult, cx: &Ctx) -> Sample {
         max_rss_kb: 0,
         minor_faults: 0,
         major_faults: 0,
+        block_in: 0,
+        block_out: 0,
         setup_user_s: setup,
         setup_sys_s: 0.0,
         setup_voluntary_csw: 0,

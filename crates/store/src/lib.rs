@@ -7,7 +7,9 @@
 mod schema;
 pub mod spool;
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::types::{Value, ValueRef};
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
+use schedlab_model::columns::{ColumnValue, Kind};
 use schedlab_model::jobs::JobLog;
 use schedlab_model::{CellParams, CellRecord, CellStatus, Environment, Mode, Sample, StatDelta};
 use std::path::Path;
@@ -196,45 +198,11 @@ impl Store {
         )?;
         let row = tx.last_insert_rowid();
         {
-            let mut st = tx.prepare(
-                "INSERT INTO samples (cell_row, idx, pid, exit_code, signal, timed_out, wall_s, engine_wall_s, user_s, sys_s, cpu_pct,
-                   voluntary_csw, involuntary_csw, max_rss_kb, minor_faults, major_faults, setup_user_s, setup_sys_s, setup_voluntary_csw,
-                   setup_involuntary_csw, work_units, start_offset_s, end_offset_s, extra_json,
-                   group_name, background, allowed_cpus, cpus_seen, window_cpu_s)
-                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29)",
-            )?;
+            let mut st = tx.prepare(&sample_insert())?;
             for x in &c.samples {
-                st.execute(params![
-                    row,
-                    x.index,
-                    x.pid,
-                    x.exit_code,
-                    x.signal,
-                    x.timed_out,
-                    x.wall_s,
-                    x.engine_wall_s,
-                    x.user_s,
-                    x.sys_s,
-                    x.cpu_pct,
-                    x.voluntary_csw,
-                    x.involuntary_csw,
-                    x.max_rss_kb,
-                    x.minor_faults,
-                    x.major_faults,
-                    x.setup_user_s,
-                    x.setup_sys_s,
-                    x.setup_voluntary_csw,
-                    x.setup_involuntary_csw,
-                    x.work_units,
-                    x.start_offset_s,
-                    x.end_offset_s,
-                    x.extra.to_string(),
-                    x.group,
-                    x.background,
-                    serde_json::to_string(&x.allowed_cpus).unwrap_or_default(),
-                    serde_json::to_string(&x.cpus_seen).unwrap_or_default(),
-                    x.window_cpu_s
-                ])?;
+                let mut values = vec![Value::Integer(row), Value::Text(x.extra.to_string())];
+                values.extend(Sample::COLUMNS.iter().map(|col| to_sql((col.get)(x))));
+                st.execute(params_from_iter(values))?;
             }
             let mut jt = tx.prepare("INSERT INTO jobs (cell_row, idx, jobs, data) VALUES (?1, ?2, ?3, ?4)")?;
             for x in &c.samples {
@@ -355,13 +323,7 @@ impl Store {
                     stat_intr, stat_forks, engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json, iosched, io_json, rt_json
              FROM cells WHERE run_id = ?1 ORDER BY ordinal, id",
         )?;
-        let mut sst = self.conn.prepare(
-            "SELECT idx, pid, exit_code, signal, timed_out, wall_s, engine_wall_s, user_s, sys_s, cpu_pct, voluntary_csw, involuntary_csw,
-                    max_rss_kb, minor_faults, major_faults, work_units, start_offset_s, end_offset_s, extra_json,
-                    setup_user_s, setup_sys_s, setup_voluntary_csw, setup_involuntary_csw,
-                    group_name, background, allowed_cpus, cpus_seen, window_cpu_s
-             FROM samples WHERE cell_row = ?1 ORDER BY idx",
-        )?;
+        let mut sst = self.conn.prepare(&sample_select())?;
         let heads: Vec<(i64, CellRecord)> = st
             .query_map(params![run_id], |r| {
                 let g = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)? as u64) };
@@ -414,44 +376,64 @@ impl Store {
         for (row, mut rec) in heads {
             rec.samples = sst
                 .query_map(params![row], |r| {
-                    let extra: String = r.get(18)?;
-                    Ok(Sample {
-                        index: r.get(0)?,
-                        group: r.get(23)?,
-                        background: r.get(24)?,
-                        allowed_cpus: serde_json::from_str(&r.get::<_, String>(25)?).unwrap_or_default(),
-                        cpus_seen: serde_json::from_str(&r.get::<_, String>(26)?).unwrap_or_default(),
-                        window_cpu_s: r.get(27)?,
-                        pid: r.get(1)?,
-                        exit_code: r.get(2)?,
-                        signal: r.get(3)?,
-                        timed_out: r.get(4)?,
-                        wall_s: r.get(5)?,
-                        engine_wall_s: r.get(6)?,
-                        user_s: r.get(7)?,
-                        sys_s: r.get(8)?,
-                        cpu_pct: r.get(9)?,
-                        voluntary_csw: r.get(10)?,
-                        involuntary_csw: r.get(11)?,
-                        max_rss_kb: r.get(12)?,
-                        minor_faults: r.get(13)?,
-                        major_faults: r.get(14)?,
-                        setup_user_s: r.get(19)?,
-                        setup_sys_s: r.get(20)?,
-                        setup_voluntary_csw: r.get(21)?,
-                        setup_involuntary_csw: r.get(22)?,
-                        work_units: r.get(15)?,
-                        start_offset_s: r.get(16)?,
-                        end_offset_s: r.get(17)?,
-                        extra: serde_json::from_str(&extra).unwrap_or(serde_json::Value::Null),
-                        jobs: None,
-                    })
+                    let extra: String = r.get(0)?;
+                    let mut x = Sample { extra: serde_json::from_str(&extra).unwrap_or(serde_json::Value::Null), ..Default::default() };
+                    for (i, col) in Sample::COLUMNS.iter().enumerate() {
+                        let v = from_sql(col.kind, r.get_ref(i + 1)?).ok_or_else(|| wrong_value(i + 1, col.db, r))?;
+                        if !(col.set)(&mut x, v) {
+                            return Err(wrong_value(i + 1, col.db, r));
+                        }
+                    }
+                    Ok(x)
                 })?
                 .collect::<Result<_, _>>()?;
             out.push(rec);
         }
         Ok(out)
     }
+}
+
+/// The INSERT of one sample row: cell_row, extra_json, then [`Sample::COLUMNS`].
+fn sample_insert() -> String {
+    let cols: Vec<&str> = Sample::COLUMNS.iter().map(|c| c.db).collect();
+    let marks: Vec<String> = (1..=cols.len() + 2).map(|i| format!("?{i}")).collect();
+    format!("INSERT INTO samples (cell_row, extra_json, {}) VALUES ({})", cols.join(", "), marks.join(","))
+}
+
+/// The SELECT of a cell's sample rows: extra_json, then [`Sample::COLUMNS`].
+fn sample_select() -> String {
+    let cols: Vec<&str> = Sample::COLUMNS.iter().map(|c| c.db).collect();
+    format!("SELECT extra_json, {} FROM samples WHERE cell_row = ?1 ORDER BY idx", cols.join(", "))
+}
+
+fn to_sql(v: ColumnValue) -> Value {
+    match v {
+        ColumnValue::Int(Some(i)) => Value::Integer(i),
+        ColumnValue::Int(None) => Value::Null,
+        ColumnValue::Real(x) => Value::Real(x),
+        ColumnValue::Bool(b) => Value::Integer(b.into()),
+        ColumnValue::Text(s) => Value::Text(s),
+        ColumnValue::Cpus(c) => Value::Text(serde_json::to_string(&c).unwrap_or_else(|_| "[]".into())),
+    }
+}
+
+/// A stored value as a column of `kind`; None if it cannot be one.
+fn from_sql(kind: Kind, v: ValueRef) -> Option<ColumnValue> {
+    Some(match (kind, v) {
+        (Kind::Int, ValueRef::Integer(i)) => ColumnValue::Int(Some(i)),
+        (Kind::Int, ValueRef::Null) => ColumnValue::Int(None),
+        (Kind::Real, ValueRef::Real(x)) => ColumnValue::Real(x),
+        (Kind::Real, ValueRef::Integer(i)) => ColumnValue::Real(i as f64),
+        (Kind::Bool, ValueRef::Integer(i)) => ColumnValue::Bool(i != 0),
+        (Kind::Text, ValueRef::Text(t)) => ColumnValue::Text(String::from_utf8_lossy(t).into_owned()),
+        (Kind::Cpus, ValueRef::Text(t)) => ColumnValue::Cpus(serde_json::from_slice(t).unwrap_or_default()),
+        _ => return None,
+    })
+}
+
+fn wrong_value(i: usize, db: &str, r: &rusqlite::Row) -> DbError {
+    let ty = r.get_ref(i).map(|v| v.data_type()).unwrap_or(rusqlite::types::Type::Null);
+    DbError::InvalidColumnType(i, format!("samples.{db}"), ty)
 }
 
 const RUN_SELECT: &str =

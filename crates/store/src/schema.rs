@@ -3,7 +3,7 @@
 use rusqlite::Connection;
 
 /// Each entry upgrades the schema by one version; never edit a released entry, append.
-const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -103,6 +103,10 @@ CREATE TABLE jobs (
     data BLOB NOT NULL,
     PRIMARY KEY (cell_row, idx)
 );
+"#,
+    r#"
+ALTER TABLE samples ADD COLUMN block_in INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN block_out INTEGER NOT NULL DEFAULT 0;
 "#,
 ];
 

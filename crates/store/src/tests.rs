@@ -201,3 +201,128 @@ fn per_job_records_go_to_their_own_table_and_come_back() {
     assert_eq!(lens(4), [Some(500), None, Some(3)]);
     assert_eq!(lens(5), [None]);
 }
+
+#[test]
+fn every_sample_column_has_a_migration() {
+    let store = Store::memory().unwrap();
+    let mut st = store.conn.prepare("SELECT name, type FROM pragma_table_info('samples')").unwrap();
+    let have: Vec<(String, String)> = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().collect::<Result<_, _>>().unwrap();
+    for c in Sample::COLUMNS {
+        let found = have.iter().find(|(name, _)| name == c.db);
+        assert!(
+            found.is_some(),
+            "Sample::{} has no column `{}` in the latest schema: append `ALTER TABLE samples ADD COLUMN {} {} NOT NULL DEFAULT ...;` to MIGRATIONS in crates/store/src/schema.rs",
+            c.name,
+            c.db,
+            c.db,
+            c.kind.sql()
+        );
+        assert_eq!(found.unwrap().1, c.kind.sql(), "samples.{} is stored with another SQL type than Sample::{} holds", c.db, c.name);
+    }
+}
+
+/// The sample INSERT as written by hand before the column table (schema version 6).
+const INSERT_V6: &str = "INSERT INTO samples (cell_row, idx, pid, exit_code, signal, timed_out, wall_s, engine_wall_s, user_s, sys_s, cpu_pct,
+    voluntary_csw, involuntary_csw, max_rss_kb, minor_faults, major_faults, setup_user_s, setup_sys_s, setup_voluntary_csw,
+    setup_involuntary_csw, work_units, start_offset_s, end_offset_s, extra_json, group_name, background, allowed_cpus, cpus_seen, window_cpu_s)
+    VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29)";
+
+#[test]
+fn a_database_written_before_the_column_table_reads_back_the_same_samples() {
+    let dir = std::env::temp_dir().join(format!("schedlab-store-v6-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("old.db");
+    let _ = std::fs::remove_file(&path);
+    {
+        let conn = Connection::open(&path).unwrap();
+        for m in &schema::MIGRATIONS[..6] {
+            conn.execute_batch(m).unwrap();
+        }
+        conn.execute_batch("PRAGMA user_version = 6").unwrap();
+        conn.execute(
+            "INSERT INTO runs (name, mode, status, started_unix, spec_path, spec_text, spec_hash, plan_json, scale, env_json, tool_version, command_line, warnings_json)
+             VALUES ('t', 'measured', 'complete', 1, 't.toml', '', 'abc', '{}', 1, '{}', '0', 'schedlab', '[]')",
+            [],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO cells (run_id, cell_id, key, workload, workload_kind, policy, class, priority, nice, processes, rep, warmup, ordinal,
+               status, started_unix, makespan_s, stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq,
+               stat_ctxt, stat_intr, stat_forks, engine_user_s, engine_sys_s, engine_max_rss_kb)
+             VALUES (1, 0, 'cpu/other/n2', 'cpu', 'pi', 'other', 'other', 0, 0, 2, 0, 0, 0, 'ok', 1.5, 2.0, 0,0,0,0,0,0,0,0,0,0, 0,0,0)",
+            [],
+        )
+        .unwrap();
+        conn.execute(
+            INSERT_V6,
+            params![
+                1,
+                1,
+                4242,
+                None::<i32>,
+                9,
+                true,
+                1.25,
+                1.5,
+                0.75,
+                0.125,
+                50.0,
+                3,
+                4,
+                2048,
+                10,
+                1,
+                0.01,
+                0.02,
+                5,
+                6,
+                1e6,
+                0.001,
+                1.25,
+                r#"{"cpu":1}"#,
+                "bg",
+                true,
+                "[0,1]",
+                "[1]",
+                0.5
+            ],
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let cells = store.cells(1).unwrap();
+    let want = Sample {
+        index: 1,
+        group: "bg".into(),
+        background: true,
+        allowed_cpus: vec![0, 1],
+        cpus_seen: vec![1],
+        pid: 4242,
+        exit_code: None,
+        signal: Some(9),
+        timed_out: true,
+        wall_s: 1.25,
+        engine_wall_s: 1.5,
+        user_s: 0.75,
+        sys_s: 0.125,
+        cpu_pct: 50.0,
+        voluntary_csw: 3,
+        involuntary_csw: 4,
+        max_rss_kb: 2048,
+        minor_faults: 10,
+        major_faults: 1,
+        setup_user_s: 0.01,
+        setup_sys_s: 0.02,
+        setup_voluntary_csw: 5,
+        setup_involuntary_csw: 6,
+        window_cpu_s: 0.5,
+        work_units: 1e6,
+        start_offset_s: 0.001,
+        end_offset_s: 1.25,
+        extra: serde_json::json!({"cpu": 1}),
+        ..Default::default()
+    };
+    assert_eq!(cells[0].samples, vec![want]);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -93,6 +93,8 @@ pub(super) fn sample(r: &Reaped, w: &Worker, g: &Group, rep: Option<&Report>, re
         max_rss_kb: r.ru.ru_maxrss,
         minor_faults: r.ru.ru_minflt,
         major_faults: r.ru.ru_majflt,
+        block_in: r.ru.ru_inblock,
+        block_out: r.ru.ru_oublock,
         setup_user_s: rep.map(|p| p.setup[0]).unwrap_or(0.0),
         setup_sys_s: rep.map(|p| p.setup[1]).unwrap_or(0.0),
         setup_voluntary_csw: rep.map(|p| p.setup[2] as i64).unwrap_or(0),
