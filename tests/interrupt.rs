@@ -55,18 +55,8 @@ fn interrupt_then_resume(signal: i32, marker: &str) {
     // Resume runs only what is missing, with the command the interruption printed, pasted
     // as it is (no --repetitions: it comes from the stored run).
     let hint = stderr.split('`').nth(1).unwrap_or_else(|| panic!("no command in: {stderr}"));
-    let words: Vec<&str> = hint.split_whitespace().collect();
-    assert_eq!(words[0], "schedlab", "{hint}");
     assert!(!hint.contains("--repetitions"), "{hint}");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args(&words[1..])
-        .arg("-q")
-        .env("TMPDIR", lab.dir.path())
-        .env("SCHEDLAB_STATE_DIR", lab.path("state"))
-        .env_remove("SCHEDLAB_DB")
-        .current_dir(lab.dir.path())
-        .output()
-        .unwrap();
+    let out = lab.paste(hint, &["-q"]);
     assert!(out.status.success(), "{hint}: {}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("3 of 6 cell repetitions already stored"));
     assert_eq!(lab.samples().len(), 6 * 2);

@@ -47,17 +47,8 @@ fn a_locked_database_spools_finished_cells_and_resume_imports_them() {
     assert!(in_db < 3, "some cells were spooled, not stored");
     // The command the error printed, pasted as it is.
     let hint = stderr.rsplit('`').nth(1).unwrap_or_else(|| panic!("no command in: {stderr}"));
-    let words: Vec<&str> = hint.split_whitespace().collect();
-    assert_eq!((words[0], words.last().copied()), ("schedlab", Some("--resume")), "{hint}");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args(&words[1..])
-        .arg("-q")
-        .env("TMPDIR", lab.dir.path())
-        .env("SCHEDLAB_STATE_DIR", lab.path("state"))
-        .env_remove("SCHEDLAB_DB")
-        .current_dir(lab.dir.path())
-        .output()
-        .unwrap();
+    assert!(hint.ends_with("--resume"), "{hint}");
+    let out = lab.paste(hint, &["-q"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{hint}: {stderr}");
     assert!(stderr.contains(&format!("imported {} cell repetitions", 3 - in_db)), "{stderr}");

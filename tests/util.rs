@@ -58,6 +58,23 @@ impl Lab {
         c
     }
 
+    /// Runs a `schedlab ...` command line as schedlab printed it for the user to paste (in
+    /// this lab's directory, without SCHEDLAB_DB: the line must name everything it needs),
+    /// with `extra` arguments after it.
+    pub fn paste(&self, line: &str, extra: &[&str]) -> Output {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words.first(), Some(&"schedlab"), "not a schedlab command: {line}");
+        Command::new(env!("CARGO_BIN_EXE_schedlab"))
+            .args(&words[1..])
+            .args(extra)
+            .env("TMPDIR", self.dir.path())
+            .env("SCHEDLAB_STATE_DIR", self.path("state"))
+            .env_remove("SCHEDLAB_DB")
+            .current_dir(self.dir.path())
+            .output()
+            .expect("schedlab runs")
+    }
+
     pub fn run(&self, args: &[&str]) -> Output {
         self.cmd(args).output().expect("schedlab runs")
     }
