@@ -86,57 +86,24 @@ impl ColumnType for Option<i32> {
     }
 }
 
-impl ColumnType for f64 {
-    const KIND: Kind = Kind::Real;
-    fn to_column(&self) -> ColumnValue {
-        ColumnValue::Real(*self)
-    }
-    fn from_column(v: ColumnValue) -> Option<Self> {
-        match v {
-            ColumnValue::Real(x) => Some(x),
-            _ => None,
+/// A field type held whole in one variant of [`ColumnValue`].
+macro_rules! plain_column {
+    ($($t:ty => $kind:ident),*) => {$(
+        impl ColumnType for $t {
+            const KIND: Kind = Kind::$kind;
+            fn to_column(&self) -> ColumnValue {
+                ColumnValue::$kind(self.clone())
+            }
+            fn from_column(v: ColumnValue) -> Option<Self> {
+                match v {
+                    ColumnValue::$kind(x) => Some(x),
+                    _ => None,
+                }
+            }
         }
-    }
+    )*};
 }
-
-impl ColumnType for bool {
-    const KIND: Kind = Kind::Bool;
-    fn to_column(&self) -> ColumnValue {
-        ColumnValue::Bool(*self)
-    }
-    fn from_column(v: ColumnValue) -> Option<Self> {
-        match v {
-            ColumnValue::Bool(b) => Some(b),
-            _ => None,
-        }
-    }
-}
-
-impl ColumnType for String {
-    const KIND: Kind = Kind::Text;
-    fn to_column(&self) -> ColumnValue {
-        ColumnValue::Text(self.clone())
-    }
-    fn from_column(v: ColumnValue) -> Option<Self> {
-        match v {
-            ColumnValue::Text(s) => Some(s),
-            _ => None,
-        }
-    }
-}
-
-impl ColumnType for Vec<u32> {
-    const KIND: Kind = Kind::Cpus;
-    fn to_column(&self) -> ColumnValue {
-        ColumnValue::Cpus(self.clone())
-    }
-    fn from_column(v: ColumnValue) -> Option<Self> {
-        match v {
-            ColumnValue::Cpus(c) => Some(c),
-            _ => None,
-        }
-    }
-}
+plain_column!(f64 => Real, bool => Bool, String => Text, Vec<u32> => Cpus);
 
 /// One plain column of record `R`: its export name, its store column, and how to read it
 /// from and write it into a record.
