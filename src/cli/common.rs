@@ -82,6 +82,28 @@ pub fn check_device(spec: &schedlab_spec::Spec, dir: Option<&Path>, yes_device: 
     Ok(Some(format!("{line}; page cache dropped before each cell: {}", if d.drop_caches { "yes" } else { "no" })))
 }
 
+/// Records a new run of `spec`'s plan (stored as `plan_json`) with this command line; returns its id.
+pub fn create_run(
+    store: &Store,
+    spec: &schedlab_spec::Spec,
+    mode: schedlab_model::Mode,
+    env: &schedlab_model::Environment,
+    plan_json: &str,
+) -> anyhow::Result<i64> {
+    let plan = &spec.plan;
+    Ok(store.create_run(&schedlab_store::NewRun {
+        name: &plan.name,
+        mode,
+        spec_path: &plan.source_path,
+        spec_text: &spec.text,
+        spec_hash: &spec.hash,
+        plan_json,
+        scale: plan.scale,
+        env,
+        command_line: &std::env::args().collect::<Vec<_>>().join(" "),
+    })?)
+}
+
 /// Opens the results database.
 pub fn open_store(db: &Path) -> anyhow::Result<Store> {
     Store::open(db).map_err(|e| anyhow::anyhow!("cannot open the results database {}: {e}", db.display()))

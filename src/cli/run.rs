@@ -6,7 +6,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use schedlab_model::{CellRecord, Mode};
 use schedlab_runner::{Ending, Observer, Options};
 use schedlab_spec::{Plan, Step};
-use schedlab_store::NewRun;
 use schedlab_sys::{env, Root};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -260,18 +259,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         }
         None => {
             let store = open_store(db)?;
-            let cmdline = std::env::args().collect::<Vec<_>>().join(" ");
-            let id = store.create_run(&NewRun {
-                name: &plan.name,
-                mode: Mode::Measured,
-                spec_path: &plan.source_path,
-                spec_text: &spec.text,
-                spec_hash: &spec.hash,
-                plan_json: &plan_json,
-                scale: plan.scale,
-                env: &environment,
-                command_line: &cmdline,
-            })?;
+            let id = super::common::create_run(&store, &spec, Mode::Measured, &environment, &plan_json)?;
             (store, id, all_steps)
         }
     };

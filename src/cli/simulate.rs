@@ -11,7 +11,6 @@ use super::common::{bad_input, load_spec, open_store};
 use schedlab_model::{CellRecord, Mode};
 use schedlab_simrun::Params;
 use schedlab_spec::{Plan, Workload};
-use schedlab_store::NewRun;
 use schedlab_sys::{env, Root};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -240,17 +239,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
 
     let mut store = open_store(db)?;
     let plan_json = serde_json::to_string(plan)?;
-    let run_id = store.create_run(&NewRun {
-        name: &plan.name,
-        mode: Mode::Sim,
-        spec_path: &plan.source_path,
-        spec_text: &spec.text,
-        spec_hash: &spec.hash,
-        plan_json: &plan_json,
-        scale: plan.scale,
-        env: &environment,
-        command_line: &std::env::args().collect::<Vec<_>>().join(" "),
-    })?;
+    let run_id = super::common::create_run(&store, &spec, Mode::Sim, &environment, &plan_json)?;
     let steps = plan.steps().len();
     if !a.quiet {
         eprintln!(
