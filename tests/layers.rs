@@ -55,7 +55,7 @@ fn bottom_crates_depend_on_nothing_above_them() {
     // (package, workspace crates it may use, and those its tests alone may add). testkit is
     // test support (a steal meter over sys's /proc/stat reader), never built into the tool.
     let allowed: [(&str, &[&str], &[&str]); 7] = [
-        ("schedlab-model", &[], &[]),
+        ("schedlab-model", &["schedlab-policy"], &[]),
         ("schedlab-policy", &[], &[]),
         ("schedlab-sim", &["schedlab-policy"], &[]),
         ("schedlab-periodic", &["schedlab-policy"], &["schedlab-testkit"]),
@@ -71,4 +71,86 @@ fn bottom_crates_depend_on_nothing_above_them() {
             assert!(ok, "{pkg} depends on {dep} ({kind}), which is above it; it may use {normal:?} (tests also {dev_only:?})");
         }
     }
+}
+
+/// The crates records travel through, from a worker's report to analysis.
+const RECORD_PATH: [&str; 9] = ["model", "runner", "workloads", "periodic", "dispatch", "analysis", "store", "sim", "simrun"];
+/// What untyped JSON looks like in code.
+const UNTYPED: [&str; 5] = ["serde_json::Value", "json!", "serde_json::Map", "serde_json::to_value", "serde_json::from_value"];
+
+/// The lines of `text` outside `#[cfg(test)]` items, and the names of the test-only modules
+/// it declares (`#[cfg(test)] mod name;`, whose files are test code too).
+fn non_test_lines(text: &str) -> (Vec<(usize, &str)>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut test_mods = Vec::new();
+    let mut lines = text.lines().enumerate().peekable();
+    while let Some((n, line)) = lines.next() {
+        if line.trim() != "#[cfg(test)]" {
+            out.push((n + 1, line));
+            continue;
+        }
+        // The item after the attribute: a one-line declaration, or a block to its closing brace.
+        let Some((_, item)) = lines.next() else { break };
+        if let Some(name) = item.trim().strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) {
+            test_mods.push(name.trim().to_string());
+            continue;
+        }
+        let mut depth = item.matches('{').count() as i64 - item.matches('}').count() as i64;
+        while depth > 0 {
+            let Some((_, l)) = lines.next() else { break };
+            depth += l.matches('{').count() as i64 - l.matches('}').count() as i64;
+        }
+    }
+    (out, test_mods)
+}
+
+#[test]
+fn records_are_typed_on_their_whole_path() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates");
+    let mut found = Vec::new();
+    let mut files = 0;
+    for krate in RECORD_PATH {
+        let mut stack = vec![root.join(krate).join("src")];
+        let mut sources = Vec::new();
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    sources.push(p);
+                }
+            }
+        }
+        let mut test_files = Vec::new();
+        let texts: Vec<(std::path::PathBuf, String)> =
+            sources.into_iter().map(|p| (p.clone(), std::fs::read_to_string(&p).unwrap())).collect();
+        for (_, text) in &texts {
+            test_files.extend(non_test_lines(text).1);
+        }
+        for (path, text) in &texts {
+            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+            if test_files.contains(&stem) {
+                continue;
+            }
+            files += 1;
+            for (n, line) in non_test_lines(text).0 {
+                if UNTYPED.iter().any(|u| line.contains(u)) && !line.trim_start().starts_with("//") {
+                    found.push(format!("{}:{n}: {}", path.strip_prefix(&root).unwrap().display(), line.trim()));
+                }
+            }
+        }
+    }
+    assert!(files > 50, "only {files} source files found: is the layout still crates/<name>/src?");
+    assert!(found.is_empty(), "untyped JSON on the record path (type it in schedlab-model):\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_test_code_filter_keeps_code_and_drops_test_items() {
+    let text =
+        "fn a() {}\n#[cfg(test)]\nmod run_tests;\nfn b() { json!(1) }\n#[cfg(test)]\nmod tests {\n    fn t() { json!({}) }\n}\nfn c() {}\n";
+    let (lines, mods) = non_test_lines(text);
+    let kept: Vec<&str> = lines.iter().map(|(_, l)| *l).collect();
+    assert_eq!(kept, vec!["fn a() {}", "fn b() { json!(1) }", "fn c() {}"]);
+    assert_eq!(mods, vec!["run_tests".to_string()]);
 }

@@ -12,7 +12,7 @@ const UTILISATIONS: [f64; 3] = [0.3, 0.6, 0.9];
 /// One task's results: with k = (scheduler + 1) x (utilisation + 1), `3k + rep` sliding
 /// violations, half as many fixed ones, `4k + rep` of 200 jobs missed; tasks the engine's
 /// first three schedulers run time their wake-ups, spread over 5..500 us times the scheduler.
-fn task(scheduler: usize, utilisation: usize, rep: u64) -> serde_json::Value {
+fn task(scheduler: usize, utilisation: usize, rep: u64) -> schedlab_model::Extra {
     let k = ((scheduler + 1) * (utilisation + 1)) as u64;
     let timed = scheduler < 3;
     let h = timed.then(|| {
@@ -37,7 +37,7 @@ fn task(scheduler: usize, utilisation: usize, rep: u64) -> serde_json::Value {
         source: if timed { "worker" } else { "dispatcher" }.into(),
         ..Default::default()
     };
-    serde_json::json!({ "rt": rt })
+    schedlab_model::Extra { rt: Some(rt), ..Default::default() }
 }
 
 /// 5 schedulers x 3 utilisations of a 4-task set, 3 repetitions.

@@ -25,7 +25,7 @@ fn sim_key(plan: &Plan, key: &str, p: &Params) -> CellRecord {
 
 fn tasks(r: &CellRecord) -> Vec<RtTask> {
     assert_eq!(r.status, CellStatus::Ok, "{:?}", r.message);
-    r.samples.iter().map(|s| s.rt().unwrap_or_else(|| panic!("no rt in sample {}", s.index))).collect()
+    r.samples.iter().map(|s| s.rt().cloned().unwrap_or_else(|| panic!("no rt in sample {}", s.index))).collect()
 }
 
 /// (jobs, met, misses) per task.
@@ -90,7 +90,7 @@ fn rate_monotonic_misses_a_u1_set_that_edf_meets() {
     // The samples: completed jobs as work units, pinned to the last CPU, a sleep between jobs.
     let s = &edf_rec.samples[1];
     assert_eq!((s.work_units, s.allowed_cpus.as_slice(), s.voluntary_csw), (4.0, &[1u32][..], 3));
-    assert_eq!(s.extra["sim"]["policy"], "edf");
+    assert_eq!(s.extra.sim.as_ref().unwrap().policy, "edf");
     let rt = edf_rec.rt.as_ref().expect("cell rt");
     assert_eq!((rt.scheduler.as_str(), rt.cpu, rt.quantum_ns, rt.utilisation), ("edf", 1, MS, None));
     assert!((rt.plain_utilisation - 1.0).abs() < 1e-12 && (rt.min_utilisation - 1.0).abs() < 1e-12, "{rt:?}");
@@ -189,7 +189,7 @@ tasks = [{ c_ms = 9, t_ms = 10 }, { c_ms = 9, t_ms = 10 }]
     let r = sim_key(&plan, "set/deadline/n2", &params(2));
     let t = tasks(&r);
     assert_eq!(outcomes(&t), vec![(10, 10, 0), (10, 10, 0)]);
-    let mut cpus: Vec<_> = r.samples.iter().map(|s| s.extra["cpu"].as_u64().unwrap()).collect();
+    let mut cpus: Vec<_> = r.samples.iter().map(|s| s.extra.cpu.unwrap()).collect();
     cpus.sort_unstable();
     assert_eq!(cpus, [0, 1]);
     assert!(r.samples.iter().all(|s| s.allowed_cpus.is_empty()));

@@ -51,7 +51,7 @@ fn four_fifo_bursts_on_two_cpus_take_two_bursts() {
     assert!(close(&field(&r, |s| s.user_s), &[ms(10.0); 4]));
     assert!(close(&field(&r, |s| s.cpu_pct), &[100.0; 4]));
     assert!(r.samples.iter().all(|s| s.involuntary_csw == 0 && s.voluntary_csw == 0 && s.exit_code == Some(0)));
-    assert!(r.samples.iter().all(|s| s.work_units == 10_000_000.0 && s.extra["policy"] == "fifo"));
+    assert!(r.samples.iter().all(|s| s.work_units == 10_000_000.0 && s.extra.policy.as_deref() == Some("fifo")));
 }
 
 #[test]
@@ -89,8 +89,8 @@ fn fair_classes_share_the_cpu_and_idle_uses_its_own_weight() {
     // Equal weights of 3 give the same shares; the record says which class was modelled.
     let idle = sim(&plan(&spec("idle")), &p);
     assert_eq!(idle.makespan_s, ms(20.0));
-    assert_eq!(idle.samples[0].extra["policy"], "idle");
-    assert_eq!(idle.samples[0].extra["sim"]["policy"], "fair");
+    assert_eq!(idle.samples[0].extra.policy.as_deref(), Some("idle"));
+    assert_eq!(idle.samples[0].extra.sim.as_ref().unwrap().policy, "fair");
 }
 
 #[test]
@@ -102,7 +102,10 @@ fn copy_workers_queue_on_one_device() {
     // w1: cpu 1-2, write 11-21, cpu 21-22, write 31-41, cpu 41-42, write 51-61.
     assert!(close(&field(&r, |s| s.end_offset_s), &[us(51.0), us(61.0)]), "{:?}", r.samples);
     assert!(close(&field(&r, |s| s.user_s), &[us(3.0), us(3.0)]));
-    assert!(r.samples.iter().all(|s| s.voluntary_csw == 3 && s.extra["detail"]["sync_writes"] == 3));
+    assert!(r
+        .samples
+        .iter()
+        .all(|s| s.voluntary_csw == 3 && s.extra.detail.as_ref().and_then(schedlab_model::Detail::sync_writes) == Some(3)));
 }
 
 #[test]
@@ -209,7 +212,7 @@ fn pinned_workers_are_partitioned_and_unmodelled_groups_are_refused() {
     let cpus: Vec<Vec<u32>> = r.samples.iter().map(|s| s.allowed_cpus.clone()).collect();
     assert_eq!(cpus, [vec![0], vec![1], vec![0], vec![1]]);
     assert!(close(&field(&r, |s| s.end_offset_s), &[ms(10.0), ms(10.0), ms(20.0), ms(20.0)]));
-    assert!(r.samples.iter().all(|s| s.extra["migrations"] == 0));
+    assert!(r.samples.iter().all(|s| s.extra.migrations == Some(0)));
     let bg = "[matrix]\nworkload = [\"pi\"]\n[matrix.groups.bg]\nprocesses = [2]\n[groups.bg]\nworkload = \"pi\"\nbackground = true\n";
     let weighted = "[matrix]\nworkload = [\"pi\"]\ncpu_weight = [200]\n";
     for (spec, want) in [(bg, "background group"), (weighted, "cgroup")] {

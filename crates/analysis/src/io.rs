@@ -67,7 +67,7 @@ pub fn io_stats(records: &[CellRecord]) -> Vec<IoStats> {
 fn summarise(reps: &[&CellRecord]) -> Option<IoStats> {
     let first = reps.first()?;
     let ios: Vec<Vec<IoSummary>> =
-        reps.iter().map(|r| r.samples.iter().filter(|s| !s.background).filter_map(|s| s.io()).collect()).collect();
+        reps.iter().map(|r| r.samples.iter().filter(|s| !s.background).filter_map(|s| s.io().cloned()).collect()).collect();
     let per = |f: &dyn Fn(usize) -> Option<f64>| -> Summary {
         let xs: Vec<f64> = (0..reps.len()).filter_map(f).filter(|x| x.is_finite()).collect();
         Summary::in_domain(&xs, Domain::NonNegative).unwrap_or(EMPTY)
@@ -140,7 +140,10 @@ mod tests {
             ..Default::default()
         };
         let params = CellParams { cell_id: 0, key: "w/other/n1/iosched=bfq".into(), iosched: Some("bfq".into()), ..Default::default() };
-        let samples = vec![Sample { extra: serde_json::json!({ "detail": io }), ..Default::default() }];
+        let samples = vec![Sample {
+            extra: schedlab_model::Extra { detail: Some(schedlab_model::Detail::Io(io)), ..Default::default() },
+            ..Default::default()
+        }];
         let stats = vec![DiskStatDelta {
             device: "loop0".into(),
             write_ios: 100,
@@ -176,7 +179,7 @@ mod tests {
     #[test]
     fn runs_without_io_have_no_io_figures() {
         let mut r = rec(0, 1.0, &[1000], 10);
-        r.samples[0].extra = serde_json::json!({ "detail": { "estimate": 3.0 } });
+        r.samples[0].extra = schedlab_model::Extra { detail: Some(schedlab_model::Detail::Pi { estimate: 3.0 }), ..Default::default() };
         assert!(io_stats(&[r]).is_empty());
     }
 }

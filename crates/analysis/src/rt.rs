@@ -105,12 +105,6 @@ pub struct CpuRt {
     pub time_in_violation_pct: Summary,
 }
 
-/// The value of the `utilisation` axis in a cell key (`set/dwcs/utilisation=0.5/n4`), for
-/// cells that stored no real-time record (every start failed).
-pub fn key_utilisation(key: &str) -> Option<f64> {
-    key.split('/').find_map(|part| part.strip_prefix("utilisation=")).and_then(|v| v.parse().ok())
-}
-
 fn is_periodic(r: &CellRecord) -> bool {
     r.rt.is_some() || r.params.workload_kind == "periodic"
 }
@@ -127,7 +121,7 @@ pub fn rt_stats(records: &[CellRecord]) -> Vec<RtStats> {
 
 /// The task results of one repetition's measured workers.
 fn tasks(r: &CellRecord) -> Vec<RtTask> {
-    r.samples.iter().filter(|s| !s.background).filter_map(|s| s.rt()).collect()
+    r.samples.iter().filter(|s| !s.background).filter_map(|s| s.rt().cloned()).collect()
 }
 
 fn mean(xs: impl ExactSizeIterator<Item = f64>) -> Option<f64> {
@@ -199,7 +193,8 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
         scheduler: cell_rt.map(|c| c.scheduler.clone()).unwrap_or_else(|| first.params.policy.clone()),
         utilisation: match cell_rt {
             Some(c) => c.utilisation,
-            None => key_utilisation(&first.params.key),
+            // Every start failed, so no repetition stored the set: its group says.
+            None => first.params.groups.iter().find_map(|g| g.utilisation),
         },
         min_utilisation: cell_rt.map(|c| c.min_utilisation),
         plain_utilisation: cell_rt.map(|c| c.plain_utilisation),
@@ -300,7 +295,7 @@ mod tests {
             source: if wake_us.is_empty() { "dispatcher" } else { "worker" }.into(),
             ..Default::default()
         };
-        Sample { extra: serde_json::json!({ "rt": rt }), ..Default::default() }
+        Sample { extra: schedlab_model::Extra { rt: Some(rt), ..Default::default() }, ..Default::default() }
     }
 
     fn rec(rep: u32, warmup: bool, samples: Vec<Sample>) -> CellRecord {
@@ -432,6 +427,7 @@ mod tests {
         f.message = Some("SCHED_DEADLINE admission refused".into());
         f.rt = None;
         f.params.key = "set/deadline/utilisation=0.9/n2".into();
+        f.params.groups = vec![schedlab_model::GroupParams { utilisation: Some(0.9), ..Default::default() }];
         f.params.policy = "deadline".into();
         let s = &rt_stats(&[f.clone()])[0];
         assert_eq!((s.reps, s.failed, s.scheduler.as_str(), s.utilisation), (0, 1, "deadline", Some(0.9)));
@@ -439,7 +435,5 @@ mod tests {
         assert!(s.jobs.mean.is_nan() && s.min_utilisation.is_none());
         f.params.workload_kind = "pi".into();
         assert!(rt_stats(&[f]).is_empty(), "not a periodic cell");
-        assert_eq!(key_utilisation("set/dwcs/n4"), None);
-        assert_eq!(key_utilisation("set/dwcs/utilisation=0.25/n4"), Some(0.25));
     }
 }

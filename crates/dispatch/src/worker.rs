@@ -13,11 +13,11 @@
 //! exits, so a crashed dispatcher never leaves a worker at a real-time priority.
 
 use crate::error::DispatchError;
-use crate::metrics::Latency;
 use crate::os::{self, Wake};
 use crate::shm::{self, split_word, Header, WorkerRegion};
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use schedlab_model::dispatch::Latency;
+pub use schedlab_model::dispatch::{WorkerExit, WorkerStats};
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering::*};
 
@@ -26,32 +26,6 @@ pub const WORKER_POLL_NS: u64 = 100_000_000;
 /// A heartbeat older than this makes a burning worker check on its dispatcher, ns.
 pub const STALE_HEARTBEAT_NS: u64 = 200_000_000;
 const BURN_CHECK_NS: u64 = 2_000_000;
-
-/// Why a worker stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WorkerExit {
-    /// The dispatcher finished and told its workers to exit.
-    Shutdown,
-    /// The dispatcher died without finishing; the worker demoted itself.
-    DispatcherGone,
-}
-
-/// What a worker did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct WorkerStats {
-    /// Jobs finished.
-    pub jobs_done: u64,
-    /// Jobs abandoned because the dispatcher dropped them.
-    pub jobs_abandoned: u64,
-    /// Why it stopped.
-    pub exit: WorkerExit,
-    /// Hand-off latency: from the dispatcher giving this worker the CPU (raising it and
-    /// setting its run bit) to the worker running, once per grant.
-    pub handoff: Latency,
-    /// The hand-off latencies as a histogram (`schedlab_model::hist` encoding).
-    pub handoff_hist: String,
-}
 
 enum Burn {
     Done,

@@ -4,11 +4,14 @@
 //! A minute of a 10 ms task is 6000 jobs, so the records travel and are stored in a compact
 //! binary form ([`JobLog::encode`]): per job, LEB128 varints of the release's distance from
 //! the previous release and of the start, finish and CPU time as offsets from the release
-//! (about 10 to 14 bytes a job), behind a one-line header that names the format.
+//! (about 10 to 14 bytes a job), behind a one-line header that names the format. A
+//! [`JobLog`] serialises as that form in base64 text wherever it goes (a worker's report,
+//! the dispatcher's metrics, the store's spool), so it is typed on both ends and never
+//! spelled out job by job in JSON.
 
 use base64::Engine as _;
 use integer_encoding::{VarInt, VarIntWriter};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Name and version of the encoding, the first bytes of every encoded log.
 pub const FORMAT: &[u8] = b"schedlab-jobs/1\n";
@@ -46,7 +49,7 @@ impl JobTrace {
 }
 
 /// The jobs of one task in one cell repetition.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct JobLog {
     /// Who timed the jobs: "worker" (the task's own clock) or "dispatcher".
     pub source: String,
@@ -159,6 +162,19 @@ impl JobLog {
     }
 }
 
+impl Serialize for JobLog {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_base64())
+    }
+}
+
+impl<'de> Deserialize<'de> for JobLog {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<JobLog, D::Error> {
+        let text = std::borrow::Cow::<str>::deserialize(d)?;
+        JobLog::from_base64(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
@@ -206,6 +222,11 @@ mod tests {
         // release delta 4 bytes + start 2-3 + finish 3 + cpu 3 + flags: under 16 bytes a job.
         assert!(bytes.len() < 16 * l.jobs.len(), "{} bytes for {} jobs", bytes.len(), l.jobs.len());
         assert_eq!(JobLog::from_base64(&l.to_base64()).unwrap(), l);
+        // In JSON it is the same text, typed on both ends.
+        let json = serde_json::to_string(&l).unwrap();
+        assert_eq!(json, format!("\"{}\"", l.to_base64()));
+        assert_eq!(serde_json::from_str::<JobLog>(&json).unwrap(), l);
+        assert!(serde_json::from_str::<JobLog>("\"bm90IGEgbG9n\"").unwrap_err().to_string().contains("unknown format"));
         let empty = JobLog { source: "dispatcher".into(), ..Default::default() };
         assert_eq!(JobLog::decode(&empty.encode()).unwrap(), empty);
     }

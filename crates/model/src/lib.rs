@@ -9,7 +9,12 @@
 use serde::{Deserialize, Serialize};
 
 pub mod columns;
+pub mod detail;
+pub mod dispatch;
 pub mod jobs;
+pub mod sim_params;
+
+pub use detail::{Detail, Extra};
 
 /// Whether a run was measured on the machine or simulated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -97,8 +102,9 @@ record! {
             block_out: i64,
         }
         other {
-            /// Workload-specific extras (scheduling policy seen by the worker, CPU it ended on, ...).
-            extra: serde_json::Value,
+            /// The worker's own report beside wait4's (scheduling policy it saw, CPU it ended on,
+            /// what its workload measured, a periodic task's results, ...).
+            extra: Extra,
             /// A periodic task's per-job records. The store keeps them in their own table and
             /// [`Sample`]s read back from it leave them out (see the store's `job_logs`).
             #[serde(skip)]
@@ -200,6 +206,9 @@ pub struct GroupParams {
     pub cpuset: Option<Vec<u32>>,
     /// Background group.
     pub background: bool,
+    /// The utilisation a periodic set was generated for (the `utilisation` axis), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utilisation: Option<f64>,
 }
 
 /// The parameters that identify a matrix cell, as stored beside its results.
@@ -296,9 +305,29 @@ pub struct CellRt {
     pub cpu_theory: Vec<CpuTheory>,
     /// The dispatcher's quantum, ns.
     pub quantum_ns: u64,
-    /// The dispatcher's metrics (`schedlab.dispatch.metrics/1`), for edf and dwcs: one
-    /// object, or an array of one per CPU (ascending) when the set was partitioned.
-    pub dispatcher: Option<serde_json::Value>,
+    /// The dispatcher's metrics (`schedlab.dispatch.metrics/1`), for edf and dwcs.
+    pub dispatcher: Option<Dispatchers>,
+}
+
+/// The live dispatchers of a periodic cell: stored as one object, or an array of one per CPU
+/// (ascending) when the set was partitioned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Dispatchers {
+    /// The set ran on one CPU.
+    One(Box<dispatch::Metrics>),
+    /// A partitioned set: one per CPU it used, ascending (None where a dispatcher wrote none).
+    PerCpu(Vec<Option<dispatch::Metrics>>),
+}
+
+impl Dispatchers {
+    /// Each dispatcher's metrics, CPUs ascending (None where a dispatcher wrote none).
+    pub fn per_cpu(&self) -> Vec<Option<&dispatch::Metrics>> {
+        match self {
+            Dispatchers::One(m) => vec![Some(m)],
+            Dispatchers::PerCpu(v) => v.iter().map(Option::as_ref).collect(),
+        }
+    }
 }
 
 /// The DWCS feasibility test of the tasks a partitioned set placed on one CPU.
@@ -448,6 +477,7 @@ pub struct IoSummary {
     /// Bytes per thread.
     pub thread_bytes: Vec<u64>,
     /// Time spent in fsync at the end of each file (fsync mode), seconds summed over files.
+    #[serde(default)]
     pub fsync_s: f64,
 }
 
@@ -511,13 +541,16 @@ pub mod hist {
 
 impl Sample {
     /// The periodic task results of a periodic worker, if this sample has them.
-    pub fn rt(&self) -> Option<RtTask> {
-        self.extra.get("rt").and_then(|d| serde_json::from_value(d.clone()).ok())
+    pub fn rt(&self) -> Option<&RtTask> {
+        self.extra.rt.as_ref()
     }
 
     /// The I/O summary of an I/O worker, if this sample has one.
-    pub fn io(&self) -> Option<IoSummary> {
-        self.extra.get("detail").filter(|d| d.get("op").is_some()).and_then(|d| serde_json::from_value(d.clone()).ok())
+    pub fn io(&self) -> Option<&IoSummary> {
+        match &self.extra.detail {
+            Some(Detail::Io(io)) => Some(io),
+            _ => None,
+        }
     }
 }
 

@@ -104,6 +104,7 @@ impl Group {
             cpu_max: self.cgroup.cpu_max,
             cpuset: self.cgroup.cpuset.clone(),
             background: self.background,
+            utilisation: self.workload.periodic().and_then(|p| p.utilisation),
         }
     }
 }

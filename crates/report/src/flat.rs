@@ -193,7 +193,7 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
                 rt_wakeup_p99_us: wakeup.map(|x| x.p99 / 1e3),
                 rt_handoff_p50_us: handoff.map(|x| x.p50 / 1e3),
                 rt_handoff_p99_us: handoff.map(|x| x.p99 / 1e3),
-                extra: s.extra.to_string(),
+                extra: s.extra.to_stored(),
                 process_added: Columns::of(s, added),
             });
         }

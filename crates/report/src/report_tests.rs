@@ -201,9 +201,8 @@ fn a_partitioned_set_gets_a_row_per_cpu() {
         rt.task_cpus = vec![0, 1, 0, 1];
         // Two tasks of C/T 0.1, x/y = 1/2, on each CPU.
         rt.cpu_theory = (0..2).map(|cpu| CpuTheory { cpu, plain_utilisation: 0.2, min_utilisation: 0.1, guaranteed: true }).collect();
-        let mut t: schedlab_model::RtTask = serde_json::from_value(r.samples[3].extra["rt"].clone()).unwrap();
+        let t = r.samples[3].extra.rt.as_mut().unwrap();
         (t.misses, t.met) = (t.misses + 20, t.met - 20);
-        r.samples[3].extra["rt"] = serde_json::to_value(t).unwrap();
     }
     let rt = schedlab_analysis::rt_stats(&records);
     let rows = crate::tables::rt_cpu_rows(&rt);

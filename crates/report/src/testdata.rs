@@ -283,7 +283,7 @@ pub fn rt_records(workloads: &[&str], utilisations: &[Option<f64>]) -> Vec<CellR
                                 wall_s: 1.0,
                                 user_s: 0.1,
                                 work_units: 100.0,
-                                extra: serde_json::json!({ "rt": rt }),
+                                extra: schedlab_model::Extra { rt: Some(rt), ..Default::default() },
                                 ..Default::default()
                             }
                         })

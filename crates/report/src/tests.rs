@@ -45,7 +45,7 @@ fn fixture() -> Vec<CellRecord> {
                         voluntary_csw: 2,
                         involuntary_csw: invol + rep as i64 * 10,
                         work_units: 1e6,
-                        extra: serde_json::json!({"policy": policy}),
+                        extra: schedlab_model::Extra { policy: Some(policy.to_string()), ..Default::default() },
                         ..Default::default()
                     })
                     .collect(),
@@ -110,6 +110,7 @@ fn rt_fixture() -> Vec<CellRecord> {
         key: "set/deadline/utilisation=0.9/n4".into(),
         policy: "deadline".into(),
         class: "deadline".into(),
+        groups: vec![schedlab_model::GroupParams { utilisation: Some(0.9), ..Default::default() }],
         ..refused.params
     };
     refused.status = CellStatus::Failed;

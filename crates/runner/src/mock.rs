@@ -4,7 +4,7 @@
 
 use crate::engine::{CellCtx, Outcome};
 use crate::Executor;
-use schedlab_model::{CellRecord, Sample};
+use schedlab_model::{CellRecord, Extra, Sample};
 use schedlab_plan::{Cell, Step};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -75,7 +75,12 @@ impl MockExecutor {
                     window_cpu_s: 1.0,
                     work_units: 1.0,
                     end_offset_s: wall,
-                    extra: serde_json::json!({ "policy": g.policy.class.name(), "nice": g.policy.nice, "cpu": 0 }),
+                    extra: Extra {
+                        policy: Some(g.policy.class.name().into()),
+                        nice: Some(g.policy.nice),
+                        cpu: Some(0),
+                        ..Default::default()
+                    },
                     ..Sample::default()
                 });
             }

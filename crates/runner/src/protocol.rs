@@ -66,9 +66,16 @@ pub struct Report {
     /// CPUs seen between chunks of work.
     #[serde(default)]
     pub cpus: Vec<u32>,
-    /// Workload-specific results (pi estimate, synchronous writes, ...).
+    /// What the workload measured (pi estimate, synchronous writes, I/O summary, ...).
     #[serde(default)]
-    pub detail: serde_json::Value,
+    pub detail: Option<schedlab_model::Detail>,
+    /// A periodic task's results from its own job loop.
+    #[serde(default)]
+    pub rt: Option<schedlab_model::RtTask>,
+    /// A periodic task's per-job records from its own job loop (compact: see
+    /// `schedlab_model::jobs`).
+    #[serde(default)]
+    pub jobs: Option<schedlab_model::jobs::JobLog>,
     /// The worker's own rusage at the release (exec, setup and the wait itself), so
     /// the engine can tell the work from its preparation: [user_s, sys_s, voluntary, involuntary].
     #[serde(default)]

@@ -12,8 +12,9 @@
 
 use crate::protocol::{Job, Report, RtJob};
 use schedlab_dispatch::{Config, CpuBurn, DispatchPolicy, JobSteps, Metrics, TaskCfg};
+use schedlab_model::detail::{DispatchedDetail, PeriodicDetail};
 use schedlab_model::jobs::{JobLog, JobTrace};
-use schedlab_model::{CellRt, RtTask};
+use schedlab_model::{CellRt, Detail, Dispatchers, RtTask};
 use schedlab_periodic::{build_body, make_file, thread_cpu_ns, BodySpec, FftBody, JobBody, JobRecord, OverrunPolicy, RunOptions, Runner};
 use schedlab_plan::{Class, DeadlineParams, Periodic, PeriodicBody, Policy, RtScheduler};
 use std::path::{Path, PathBuf};
@@ -188,30 +189,26 @@ pub(crate) fn run(job: &Job, prep: &mut Prepared, report: &mut Report) -> Result
                 handoff_hist: None,
             };
             report.units += (s.jobs - s.skipped) as f64;
-            report.detail = serde_json::json!({
-                "rt": rt,
-                "memory_locked": *locked,
-                "skipped": s.skipped,
-                "late_starts": s.late_starts,
-                "body_errors": s.body_errors,
-                "minor_faults_in_loop": s.minor_faults_in_loop,
-                "major_faults_in_loop": s.major_faults_in_loop,
-                "latency_overflow": runner.stats().latency_overflow,
-                JOBS_KEY: log.to_base64(),
-            });
+            report.rt = Some(rt);
+            report.jobs = Some(log);
+            report.detail = Some(Detail::Periodic(PeriodicDetail {
+                memory_locked: *locked,
+                skipped: s.skipped,
+                late_starts: s.late_starts,
+                body_errors: s.body_errors,
+                minor_faults_in_loop: s.minor_faults_in_loop,
+                major_faults_in_loop: s.major_faults_in_loop,
+                latency_overflow: runner.stats().latency_overflow,
+            }));
         }
         Prepared::Dispatched(steps, region, slot, locked) => {
             let stats = schedlab_dispatch::run_worker_with(region, *slot, steps.as_mut()).map_err(|e| e.to_string())?;
             report.units += stats.jobs_done as f64;
-            report.detail = serde_json::json!({ "dispatch": stats, "memory_locked": *locked });
+            report.detail = Some(Detail::Dispatched(DispatchedDetail { dispatch: stats, memory_locked: *locked }));
         }
     }
     Ok(())
 }
-
-/// Key of the encoded per-job records in a periodic worker's report detail (the engine moves
-/// them to the sample's `jobs`).
-pub(crate) const JOBS_KEY: &str = "jobs";
 
 /// The per-job records of a worker's own loop, times from the set's start `start_ns`.
 fn job_log(records: &[JobRecord], start_ns: u64, d_ns: u64) -> JobLog {
@@ -270,10 +267,13 @@ pub(crate) fn dispatch_config(p: &Periodic, cpu: u32, tasks: &[usize], pids: &[i
 }
 
 /// A task's result from the dispatcher's tally, with the hand-off latencies its worker
-/// timed (`detail`: the worker's report detail).
-pub(crate) fn task_from_metrics(m: &Metrics, slot: usize, detail: Option<&serde_json::Value>) -> Option<RtTask> {
+/// timed (`detail`: what the worker reported).
+pub(crate) fn task_from_metrics(m: &Metrics, slot: usize, detail: Option<&Detail>) -> Option<RtTask> {
     let t = m.tasks.get(slot)?;
-    let handoff_hist = detail.and_then(|d| d["dispatch"]["handoff_hist"].as_str()).filter(|h| !h.is_empty());
+    let handoff_hist = match detail {
+        Some(Detail::Dispatched(d)) => Some(d.dispatch.handoff_hist.as_str()).filter(|h| !h.is_empty()),
+        _ => None,
+    };
     let handoff = handoff_hist.and_then(schedlab_model::hist::decode).map(|h| schedlab_model::hist::summary(&h));
     Some(RtTask {
         c_ns: t.c_ns,
@@ -301,8 +301,8 @@ pub(crate) fn task_from_metrics(m: &Metrics, slot: usize, detail: Option<&serde_
 pub(crate) fn cell_rt(p: &Periodic, placement: Option<&[u32]>, metrics: &[Option<Metrics>]) -> CellRt {
     let dispatcher = match metrics {
         [] => None,
-        [one] => one.as_ref().and_then(|m| serde_json::to_value(m).ok()),
-        several => serde_json::to_value(several).ok(),
+        [one] => one.clone().map(|m| Dispatchers::One(Box::new(m))),
+        several => Some(Dispatchers::PerCpu(several.to_vec())),
     };
     CellRt { dispatcher, ..p.cell_rt(placement) }
 }

@@ -62,7 +62,7 @@ pub fn judge(samples: &[Sample], cut: &Cut) -> (CellStatus, Option<String>) {
         ));
     }
     // A worker that exited 0 without a report did no measured work we can count.
-    let silent: Vec<&&Sample> = measured.iter().filter(|s| s.exit_code == Some(0) && s.extra.get("policy").is_none()).collect();
+    let silent: Vec<&&Sample> = measured.iter().filter(|s| s.exit_code == Some(0) && s.extra.policy.is_none()).collect();
     if let Some(first) = silent.first() {
         reasons.push(format!("{} of {of} exited without a report (worker {})", plural(silent.len(), "worker", "workers"), first.index));
     }
@@ -85,9 +85,17 @@ pub fn judge(samples: &[Sample], cut: &Cut) -> (CellStatus, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use schedlab_model::Extra;
 
     fn worker(index: u32, exit: Option<i32>, signal: Option<i32>) -> Sample {
-        Sample { index, exit_code: exit, signal, extra: serde_json::json!({"policy": "other"}), group: "main".into(), ..Default::default() }
+        Sample {
+            index,
+            exit_code: exit,
+            signal,
+            extra: Extra { policy: Some("other".into()), ..Default::default() },
+            group: "main".into(),
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -126,7 +134,7 @@ mod tests {
     #[test]
     fn a_worker_without_a_report_fails_the_repetition() {
         let mut silent = worker(0, Some(0), None);
-        silent.extra = serde_json::json!({});
+        silent.extra = Extra::default();
         let (st, why) = judge(&[silent], &Cut::None);
         assert_eq!(st, CellStatus::Failed);
         assert!(why.unwrap().contains("without a report"));

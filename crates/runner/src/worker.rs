@@ -3,6 +3,7 @@
 //! until the engine closes the write end, does the work, and reports one line on stdout.
 
 use crate::protocol::{Job, Report};
+use schedlab_model::Detail;
 use schedlab_plan::Workload;
 use schedlab_sys::{procfs::monotonic_ns, sched};
 use schedlab_workloads::{self as wl, CpuSeen, Probe};
@@ -202,24 +203,24 @@ fn work(job: &Job, p: &mut Prepared, report: &mut Report, probe: &mut WorkerProb
         (Workload::Pi { iterations }, Prepared::Cpu) => {
             let o = wl::pi(*iterations, seed, job.index as u64, probe);
             report.units += o.iterations as f64;
-            report.detail = serde_json::json!({ "estimate": o.estimate });
+            report.detail = Some(Detail::Pi { estimate: o.estimate });
         }
         (Workload::Hash { hashes }, Prepared::Hash(buf)) => {
             let o = wl::hash(*hashes, buf, probe);
             report.units += o.hashes as f64;
-            report.detail = serde_json::json!({ "digest": format!("{:032x}", o.digest) });
+            report.detail = Some(Detail::Hash { digest: format!("{:032x}", o.digest) });
         }
         (Workload::Mixed { iterations, write_every }, Prepared::Mixed(f)) => {
             let o = wl::mixed(*iterations, *write_every, seed, job.index as u64, f, probe).map_err(|e| format!("mixed: {e}"))?;
             report.units += o.iterations as f64;
-            let writes = report.detail.get("sync_writes").and_then(|w| w.as_u64()).unwrap_or(0) + o.writes;
-            report.detail = serde_json::json!({ "estimate": o.estimate, "sync_writes": writes });
+            let sync_writes = report.detail.as_ref().and_then(Detail::sync_writes).unwrap_or(0) + o.writes;
+            report.detail = Some(Detail::Mixed { estimate: o.estimate, sync_writes });
         }
         (Workload::Copy { transfer_bytes, block_bytes, .. }, Prepared::Copy(files)) => {
             let (bytes, w) = wl::copy(files, *transfer_bytes, *block_bytes).map_err(|e| format!("copy: {e}"))?;
             report.units += bytes as f64;
-            let writes = report.detail.get("sync_writes").and_then(|x| x.as_u64()).unwrap_or(0) + w;
-            report.detail = serde_json::json!({ "sync_writes": writes });
+            let sync_writes = report.detail.as_ref().and_then(Detail::sync_writes).unwrap_or(0) + w;
+            report.detail = Some(Detail::Writes { sync_writes });
         }
         (Workload::Command { .. }, Prepared::Exec(args, out)) => exec(std::mem::take(args), out, report, &job.dir),
         (Workload::ParWrite(_), Prepared::Par(p, round)) => {
@@ -227,24 +228,24 @@ fn work(job: &Job, p: &mut Prepared, report: &mut Report, probe: &mut WorkerProb
             let o = wl::par_write(&job.dir, &format!("w{}-{round}-", job.index), p, &STOP).map_err(|e| format!("par_write: {e}"))?;
             *round += 1;
             report.units += o.bytes as f64;
-            report.detail = serde_json::to_value(o).unwrap_or_default();
+            report.detail = Some(Detail::Io(o));
         }
         (Workload::ParRead(_), Prepared::Par(p, _)) => {
             let dir = job.read_dir.as_ref().ok_or("par_read without an input directory")?;
             let o = wl::par_read(dir, &format!("r{}-", job.index), p, &STOP).map_err(|e| format!("par_read: {e}"))?;
             report.units += o.bytes as f64;
-            report.detail = serde_json::to_value(o).unwrap_or_default();
+            report.detail = Some(Detail::Io(o));
         }
         (Workload::Periodic(_), Prepared::Periodic(p)) => crate::rt::run(job, p, report)?,
         (Workload::UdpFlood { packets, .. }, Prepared::Udp(f)) => {
             let o = wl::udp_flood(f, *packets, probe).map_err(|e| format!("udp_flood: {e}"))?;
             report.units += o.sent as f64;
-            report.detail = serde_json::to_value(f.total()).unwrap_or_default();
+            report.detail = Some(Detail::Flood(f.total()));
         }
         (Workload::IoInterrupts { reads, .. }, Prepared::Irq(r)) => {
             let o = wl::io_interrupts(r, *reads, probe).map_err(|e| format!("io_interrupts: {e}"))?;
             report.units += o.reads as f64;
-            report.detail = serde_json::to_value(r.total()).unwrap_or_default();
+            report.detail = Some(Detail::Irq(r.total()));
         }
         _ => return Err("internal: workload and preparation disagree".into()),
     }
@@ -255,7 +256,7 @@ fn work(job: &Job, p: &mut Prepared, report: &mut Report, probe: &mut WorkerProb
 /// policy, nice, affinity and cgroup, so wait4's rusage covers the program itself.
 fn exec(args: Vec<CString>, out: &std::fs::File, report: &mut Report, dir: &std::path::Path) -> ! {
     report.cpu = sched::current_cpu();
-    report.detail = serde_json::json!({ "exec": args[0].to_string_lossy() });
+    report.detail = Some(Detail::Exec { exec: args[0].to_string_lossy().into_owned() });
     send(report, dir);
     use std::os::fd::AsRawFd;
     // SAFETY: dup2 onto stdout so the program's output goes to its own file, not the

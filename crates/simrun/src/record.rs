@@ -10,7 +10,8 @@
 //! A periodic task's sample counts its completed jobs as work units and carries its
 //! [`RtTask`](schedlab_model::RtTask) in `extra.rt`; the cell gets its `CellRt`.
 
-use schedlab_model::{CellRecord, CellStatus, Sample, StatDelta};
+use schedlab_model::detail::SimOrigin;
+use schedlab_model::{CellRecord, CellStatus, Detail, Extra, Sample, StatDelta};
 use schedlab_plan::{Cell, Group};
 use schedlab_policy::Time;
 use schedlab_sim::{SimResult, TaskResult};
@@ -47,7 +48,6 @@ pub fn failed(cell: &Cell, message: String) -> CellRecord {
 /// (repetition 0, ordinal 0, `started_unix` 0: the caller fills them in). `placement` is
 /// each task's group and pinned CPU, as [`CellInput`](crate::CellInput) has it.
 pub fn record(cell: &Cell, p: &Params, result: &SimResult, placement: &[(usize, Option<u32>)], horizon: Time) -> CellRecord {
-    let model = serde_json::to_value(p).unwrap_or_default();
     let unfinished = result.tasks.iter().filter(|t| !t.finished).count();
     let makespan = if unfinished > 0 { horizon } else { result.tasks.iter().filter_map(|t| t.ended).max().unwrap_or(0) };
     let samples = result
@@ -56,12 +56,12 @@ pub fn record(cell: &Cell, p: &Params, result: &SimResult, placement: &[(usize, 
         .zip(placement)
         .enumerate()
         .map(|(i, (t, &(gi, pin)))| {
-            let ctx = Ctx { group: &cell.groups[gi], pin, p, policy: &result.policy, model: &model, horizon };
+            let ctx = Ctx { group: &cell.groups[gi], pin, p, policy: &result.policy, horizon };
             let mut s = sample(i as u32, t, &ctx);
             if let Some(set) = ctx.group.workload.periodic() {
                 // One group per periodic cell: sample i is task i.
                 s.work_units = t.jobs as f64;
-                s.extra["rt"] = serde_json::to_value(crate::rt::task_rt(set, i, t)).unwrap_or_default();
+                s.extra.rt = Some(crate::rt::task_rt(set, i, t));
                 s.jobs = Some(crate::rt::task_jobs(set, i, t));
                 let cpu = secs(crate::rt::work_cpu_ns(set, i, t));
                 s.user_s = cpu + secs(p.setup_ns);
@@ -88,7 +88,6 @@ struct Ctx<'a> {
     pin: Option<u32>,
     p: &'a Params,
     policy: &'a str,
-    model: &'a serde_json::Value,
     horizon: Time,
 }
 
@@ -99,14 +98,15 @@ fn sample(index: u32, t: &TaskResult, cx: &Ctx) -> Sample {
     let start = t.started.unwrap_or(end).min(end);
     let wall = end - start;
     let setup = secs(cx.p.setup_ns);
-    let extra = serde_json::json!({
-        "policy": g.policy.class.name(),
-        "nice": g.policy.nice,
-        "cpu": t.last_cpu,
-        "migrations": t.migrations,
-        "detail": { "sync_writes": if t.finished { g.workload.sync_writes() } else { 0 } },
-        "sim": { "policy": cx.policy, "model": cx.model },
-    });
+    let extra = Extra {
+        policy: Some(g.policy.class.name().into()),
+        nice: Some(g.policy.nice),
+        cpu: t.last_cpu.map(|c| c as i32),
+        migrations: Some(t.migrations),
+        detail: Some(Detail::Writes { sync_writes: if t.finished { g.workload.sync_writes() } else { 0 } }),
+        sim: Some(SimOrigin { policy: cx.policy.to_string(), model: cx.p.clone() }),
+        ..Default::default()
+    };
     Sample {
         index,
         group: g.name.clone(),

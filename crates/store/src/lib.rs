@@ -11,7 +11,7 @@ use rusqlite::types::{Value, ValueRef};
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use schedlab_model::columns::{ColumnValue, Kind};
 use schedlab_model::jobs::JobLog;
-use schedlab_model::{CellParams, CellRecord, CellStatus, Environment, Mode, Sample, StatDelta};
+use schedlab_model::{CellParams, CellRecord, CellStatus, Environment, Extra, Mode, Sample, StatDelta};
 use std::path::Path;
 
 pub use rusqlite::Error as DbError;
@@ -200,7 +200,7 @@ impl Store {
         {
             let mut st = tx.prepare(&sample_insert())?;
             for x in &c.samples {
-                let mut values = vec![Value::Integer(row), Value::Text(x.extra.to_string())];
+                let mut values = vec![Value::Integer(row), Value::Text(x.extra.to_stored())];
                 values.extend(Sample::COLUMNS.iter().map(|col| to_sql((col.get)(x))));
                 st.execute(params_from_iter(values))?;
             }
@@ -377,7 +377,7 @@ impl Store {
             rec.samples = sst
                 .query_map(params![row], |r| {
                     let extra: String = r.get(0)?;
-                    let mut x = Sample { extra: serde_json::from_str(&extra).unwrap_or(serde_json::Value::Null), ..Default::default() };
+                    let mut x = Sample { extra: Extra::from_stored(&extra), ..Default::default() };
                     for (i, col) in Sample::COLUMNS.iter().enumerate() {
                         let v = from_sql(col.kind, r.get_ref(i + 1)?).ok_or_else(|| wrong_value(i + 1, col.db, r))?;
                         if !(col.set)(&mut x, v) {

@@ -108,6 +108,15 @@ CREATE TABLE jobs (
 ALTER TABLE samples ADD COLUMN block_in INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE samples ADD COLUMN block_out INTEGER NOT NULL DEFAULT 0;
 "#,
+    // A periodic set's utilisation was only in the cell key (`set/dwcs/utilisation=0.5/n4`)
+    // before its group stored it: copy it from the key of older rows, once.
+    r#"
+UPDATE cells SET groups_json = json_set(groups_json, '$[0].utilisation',
+    CAST(substr(substr(key, instr(key, 'utilisation=') + 12), 1,
+                instr(substr(key, instr(key, 'utilisation=') + 12) || '/', '/') - 1) AS REAL))
+WHERE instr(key, 'utilisation=') > 0 AND json_array_length(groups_json) > 0
+  AND json_extract(groups_json, '$[0].utilisation') IS NULL;
+"#,
 ];
 
 /// Applies every migration newer than the database's user_version.

@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 struct Line {
     run_id: i64,
     record: CellRecord,
-    /// (worker index, base64 per-job records).
-    jobs: Vec<(u32, String)>,
+    /// (worker index, its per-job records).
+    jobs: Vec<(u32, JobLog)>,
 }
 
 /// The spool file of `run_id` beside the database `db`.
@@ -28,7 +28,7 @@ pub fn path(db: &Path, run_id: i64) -> PathBuf {
 /// Appends `rec` to `file` durably (created if needed, never through a symlink).
 pub fn append(file: &Path, run_id: i64, rec: &CellRecord) -> io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
-    let jobs = rec.samples.iter().filter_map(|s| s.jobs.as_ref().map(|j| (s.index, j.to_base64()))).collect();
+    let jobs = rec.samples.iter().filter_map(|s| s.jobs.clone().map(|j| (s.index, j))).collect();
     let mut line = serde_json::to_vec(&Line { run_id, record: rec.clone(), jobs }).map_err(io::Error::other)?;
     line.push(b'\n');
     let mut f = std::fs::OpenOptions::new().append(true).create(true).custom_flags(libc::O_NOFOLLOW).open(file)?;
@@ -48,9 +48,9 @@ pub fn read(file: &Path, run_id: i64) -> io::Result<Vec<CellRecord>> {
             continue;
         }
         let mut rec = l.record;
-        for (idx, text) in l.jobs {
+        for (idx, log) in l.jobs {
             if let Some(s) = rec.samples.iter_mut().find(|s| s.index == idx) {
-                s.jobs = Some(JobLog::from_base64(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?);
+                s.jobs = Some(log);
             }
         }
         out.push(rec);

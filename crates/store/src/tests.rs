@@ -39,7 +39,7 @@ fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
                 exit_code: Some(0),
                 wall_s: 1.0 + i as f64,
                 involuntary_csw: 7,
-                extra: serde_json::json!({"cpu": 1}),
+                extra: schedlab_model::Extra { cpu: Some(1), ..Default::default() },
                 ..Default::default()
             })
             .collect(),
@@ -227,24 +227,31 @@ const INSERT_V6: &str = "INSERT INTO samples (cell_row, idx, pid, exit_code, sig
     setup_involuntary_csw, work_units, start_offset_s, end_offset_s, extra_json, group_name, background, allowed_cpus, cpus_seen, window_cpu_s)
     VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29)";
 
-#[test]
-fn a_database_written_before_the_column_table_reads_back_the_same_samples() {
-    let dir = std::env::temp_dir().join(format!("schedlab-store-v6-{}", std::process::id()));
+/// A database at schema `version` in a directory of its own, with one run (id 1).
+fn old_database(tag: &str, version: usize) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("schedlab-store-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("old.db");
     let _ = std::fs::remove_file(&path);
+    let conn = Connection::open(&path).unwrap();
+    for m in &schema::MIGRATIONS[..version] {
+        conn.execute_batch(m).unwrap();
+    }
+    conn.execute_batch(&format!("PRAGMA user_version = {version}")).unwrap();
+    conn.execute(
+        "INSERT INTO runs (name, mode, status, started_unix, spec_path, spec_text, spec_hash, plan_json, scale, env_json, tool_version, command_line, warnings_json)
+         VALUES ('t', 'measured', 'complete', 1, 't.toml', '', 'abc', '{}', 1, '{}', '0', 'schedlab', '[]')",
+        [],
+    )
+    .unwrap();
+    (dir, path)
+}
+
+#[test]
+fn a_database_written_before_the_column_table_reads_back_the_same_samples() {
+    let (dir, path) = old_database("v6", 6);
     {
         let conn = Connection::open(&path).unwrap();
-        for m in &schema::MIGRATIONS[..6] {
-            conn.execute_batch(m).unwrap();
-        }
-        conn.execute_batch("PRAGMA user_version = 6").unwrap();
-        conn.execute(
-            "INSERT INTO runs (name, mode, status, started_unix, spec_path, spec_text, spec_hash, plan_json, scale, env_json, tool_version, command_line, warnings_json)
-             VALUES ('t', 'measured', 'complete', 1, 't.toml', '', 'abc', '{}', 1, '{}', '0', 'schedlab', '[]')",
-            [],
-        )
-        .unwrap();
         conn.execute(
             "INSERT INTO cells (run_id, cell_id, key, workload, workload_kind, policy, class, priority, nice, processes, rep, warmup, ordinal,
                status, started_unix, makespan_s, stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq,
@@ -319,10 +326,36 @@ fn a_database_written_before_the_column_table_reads_back_the_same_samples() {
         work_units: 1e6,
         start_offset_s: 0.001,
         end_offset_s: 1.25,
-        extra: serde_json::json!({"cpu": 1}),
+        extra: schedlab_model::Extra { cpu: Some(1), ..Default::default() },
         ..Default::default()
     };
     assert_eq!(cells[0].samples, vec![want]);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_periodic_cell_stored_before_groups_kept_utilisation_gets_it_from_its_key() {
+    let (dir, path) = old_database("v7", 7);
+    {
+        let conn = Connection::open(&path).unwrap();
+        let group = r#"[{"name":"main","workload":"set","workload_kind":"periodic","policy":"dwcs","class":"other","priority":0,"nice":0,"processes":4,"affinity":"all","cpu_weight":null,"cpu_max":null,"cpuset":null,"background":false}]"#;
+        for (cell, key) in [(0, "set/dwcs/utilisation=0.25/n4"), (1, "set/edf/utilisation=0.5"), (2, "set/dwcs/n4")] {
+            conn.execute(
+                "INSERT INTO cells (run_id, cell_id, key, workload, workload_kind, policy, class, priority, nice, processes, rep, warmup, ordinal,
+                   status, started_unix, makespan_s, stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq,
+                   stat_ctxt, stat_intr, stat_forks, engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json)
+                 VALUES (1, ?1, ?2, 'set', 'periodic', 'dwcs', 'other', 0, 0, 4, 0, 0, ?1, 'failed', 1.5, 0, 0,0,0,0,0,0,0,0,0,0, 0,0,0, ?3)",
+                params![cell, key, group],
+            )
+            .unwrap();
+        }
+    }
+    let store = Store::open(&path).unwrap();
+    let cells = store.cells(1).unwrap();
+    let got: Vec<Option<f64>> = cells.iter().map(|c| c.params.groups[0].utilisation).collect();
+    assert_eq!(got, vec![Some(0.25), Some(0.5), None]);
+    assert_eq!(cells[0].params.groups[0].processes, 4, "the rest of the group is as it was");
     drop(store);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,7 +6,6 @@
 //! nothing else on the machine can add to (or receive) the counts.
 
 use crate::Probe;
-use serde::Serialize;
 use std::io::{self, ErrorKind};
 use std::net::{Ipv4Addr, UdpSocket};
 use std::ops::ControlFlow;
@@ -22,30 +21,7 @@ const CHUNK: u64 = 256;
 /// lost datagrams never make it hang longer than this after the last send.
 const RECV_TIMEOUT: Duration = Duration::from_millis(50);
 
-/// What a flood did (one round, or the running total of a repeating worker).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct FloodOutcome {
-    /// Datagrams the sender handed to the kernel.
-    pub sent: u64,
-    /// Datagrams the receiver got.
-    pub received: u64,
-    /// sent - received: datagrams the kernel dropped (full receive buffer).
-    pub dropped: u64,
-    /// Payload bytes received.
-    pub bytes: u64,
-    /// Payload bytes per datagram.
-    pub packet_bytes: u64,
-}
-
-impl FloodOutcome {
-    fn add(&mut self, o: &FloodOutcome) {
-        self.sent += o.sent;
-        self.received += o.received;
-        self.dropped += o.dropped;
-        self.bytes += o.bytes;
-        self.packet_bytes = o.packet_bytes;
-    }
-}
+pub use schedlab_model::detail::FloodOutcome;
 
 /// A worker's two sockets and buffers, made before the release.
 #[derive(Debug)]

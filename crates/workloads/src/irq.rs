@@ -11,7 +11,6 @@ use crate::Probe;
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use schedlab_plan::DIRECT_ALIGN;
-use serde::Serialize;
 use std::fs::{File, OpenOptions};
 use std::io::{self, ErrorKind, Write};
 use std::ops::ControlFlow;
@@ -22,19 +21,7 @@ use std::path::Path;
 /// Reads between probe ticks (a few milliseconds of disk reads at most).
 const CHUNK: u64 = 16;
 
-/// What the reads did (one round, or the running total of a repeating worker).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct IrqOutcome {
-    /// Reads done.
-    pub reads: u64,
-    /// Bytes read.
-    pub bytes: u64,
-    /// True if the reads bypassed the page cache (O_DIRECT).
-    pub direct: bool,
-    /// Why O_DIRECT was not used, when it was not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fallback: Option<String>,
-}
+pub use schedlab_model::detail::IrqOutcome;
 
 /// A worker's file, opened for its reads, and its aligned buffer; made before the release.
 pub struct IrqReader {

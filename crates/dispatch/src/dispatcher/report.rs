@@ -132,10 +132,7 @@ impl Loop<'_> {
                 .tasks
                 .iter()
                 .zip(&self.decider.tasks)
-                .map(|(c, t)| {
-                    let log = JobLog { source: "dispatcher".into(), d_ns: c.deadline(), jobs: t.trace.clone(), unrecorded: t.unrecorded };
-                    log.to_base64()
-                })
+                .map(|(c, t)| JobLog { source: "dispatcher".into(), d_ns: c.deadline(), jobs: t.trace.clone(), unrecorded: t.unrecorded })
                 .collect(),
         }
     }

@@ -360,7 +360,11 @@ fn io_records() -> Vec<schedlab_model::CellRecord> {
                 engine_user_s: 0.0,
                 engine_sys_s: 0.0,
                 engine_max_rss_kb: 0,
-                samples: vec![Sample { wall_s: makespan, extra: serde_json::json!({ "detail": io }), ..Default::default() }],
+                samples: vec![Sample {
+                    wall_s: makespan,
+                    extra: schedlab_model::Extra { detail: Some(schedlab_model::Detail::Io(io)), ..Default::default() },
+                    ..Default::default()
+                }],
                 io: Some(CellIo { scheduler: sched.into(), queue_device: "loop0".into(), ..Default::default() }),
                 rt: None,
             });

@@ -192,10 +192,10 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             end.dispatcher_died = Some(describe_exit(d.status));
         }
     }
-    let (metrics, dispatch_logs) = samples::dispatcher_metrics(rt_set.as_ref());
+    let (metrics, mut dispatch_logs) = samples::dispatcher_metrics(rt_set.as_ref());
     let mut samples = samples::build(cell, &workers, &reaped, &reports, release_ns, &bg_window);
     if let Some(r) = &rt_set {
-        samples::attach_rt(cx, cell, r, &workers, &mut samples, &metrics, &dispatch_logs);
+        samples::attach_rt(r, &workers, &mut samples, &metrics, &mut dispatch_logs);
     }
     samples::check_samples(cx, cell, &samples);
     cx.warnings.extend(samples::stderr_warning(cell, &ends.log_path));

@@ -5,7 +5,8 @@ use super::reap::Reaped;
 use super::spawn::Worker;
 use super::CellCtx;
 use crate::protocol::Report;
-use schedlab_model::Sample;
+use schedlab_model::jobs::JobLog;
+use schedlab_model::{Extra, Sample};
 use schedlab_plan::{Cell, Group, Workload};
 use schedlab_sys::procfs::tv_secs;
 use std::collections::HashMap;
@@ -20,17 +21,18 @@ pub(super) fn check_samples(cx: &mut CellCtx, cell: &Cell, samples: &[Sample]) {
         if g.workload.periodic().is_some() {
             continue;
         }
-        if s.extra.get("policy").and_then(|p| p.as_str()).is_some_and(|p| p != expect) {
-            cx.warnings
-                .push(format!("cell {}: worker {} ran under {} although {} was applied", cell.key, s.index, s.extra["policy"], expect));
+        if let Some(seen) = s.extra.policy.as_deref().filter(|p| *p != expect) {
+            cx.warnings.push(format!("cell {}: worker {} ran under \"{seen}\" although {} was applied", cell.key, s.index, expect));
             break;
         }
         if !s.allowed_cpus.is_empty() && s.cpus_seen.iter().any(|c| !s.allowed_cpus.contains(c)) {
             cx.warnings.push(format!("cell {}: worker {} pinned to {:?} was seen on {:?}", cell.key, s.index, s.allowed_cpus, s.cpus_seen));
         }
     }
-    for s in samples.iter().filter(|s| s.extra.get("error").is_some_and(|e| !e.is_null())) {
-        cx.warnings.push(format!("cell {}: worker {} failed: {}", cell.key, s.index, s.extra["error"]));
+    for s in samples {
+        if let Some(e) = &s.extra.error {
+            cx.warnings.push(format!("cell {}: worker {} failed: {e:?}", cell.key, s.index));
+        }
     }
 }
 
@@ -60,18 +62,18 @@ pub(super) fn sample(r: &Reaped, w: &Worker, g: &Group, rep: Option<&Report>, re
         _ => (0.0, engine_wall, engine_wall),
     };
     let setup_cpu = rep.map(|p| p.setup[0] + p.setup[1]).unwrap_or(0.0);
-    let mut extra = serde_json::Map::new();
-    if let Some(p) = rep {
-        extra.insert("policy".into(), p.policy.clone().into());
-        extra.insert("nice".into(), p.nice.into());
-        extra.insert("cpu".into(), p.cpu.into());
-        if !p.detail.is_null() {
-            extra.insert("detail".into(), p.detail.clone());
-        }
-        if let Some(e) = &p.error {
-            extra.insert("error".into(), e.clone().into());
-        }
-    }
+    let extra = match rep {
+        Some(p) => Extra {
+            policy: Some(p.policy.clone()),
+            nice: Some(p.nice),
+            cpu: Some(p.cpu),
+            detail: p.detail.clone(),
+            error: p.error.clone(),
+            rt: p.rt.clone(),
+            ..Default::default()
+        },
+        None => Extra::default(),
+    };
     Sample {
         index: w.index,
         group: g.name.clone(),
@@ -107,8 +109,8 @@ pub(super) fn sample(r: &Reaped, w: &Worker, g: &Group, rep: Option<&Report>, re
         work_units: rep.map(|p| if is_exec { 1.0 } else { p.units }).unwrap_or(0.0),
         start_offset_s: start_off,
         end_offset_s: end_off,
-        extra: serde_json::Value::Object(extra),
-        jobs: None,
+        extra,
+        jobs: rep.and_then(|p| p.jobs.clone()),
     }
 }
 
@@ -155,50 +157,34 @@ pub(super) fn build(
 
 /// Each CPU's dispatcher metrics (None where none was written), and the dispatchers'
 /// per-job records taken out of them: those go to the samples, not into the cell's rt_json.
-pub(super) fn dispatcher_metrics(rt_set: Option<&RtSet>) -> (Vec<Option<schedlab_dispatch::Metrics>>, Vec<Vec<String>>) {
+pub(super) fn dispatcher_metrics(rt_set: Option<&RtSet>) -> (Vec<Option<schedlab_dispatch::Metrics>>, Vec<Vec<JobLog>>) {
     let mut metrics: Vec<Option<schedlab_dispatch::Metrics>> = match rt_set {
         Some(r) => r.parts.iter().map(|p| std::fs::read(&p.metrics).ok().and_then(|b| serde_json::from_slice(&b).ok())).collect(),
         None => Vec::new(),
     };
-    let dispatch_logs: Vec<Vec<String>> =
+    let dispatch_logs: Vec<Vec<JobLog>> =
         metrics.iter_mut().map(|m| m.as_mut().map(|m| std::mem::take(&mut m.job_logs)).unwrap_or_default()).collect();
     (metrics, dispatch_logs)
 }
 
-/// Gives each periodic task's sample its results (`rt`) and per-job records: the worker's
-/// own, else its dispatcher's.
+/// Gives each periodic task driven by a dispatcher its results (`rt`) from the dispatcher's
+/// tally, and its per-job records from the dispatcher when the worker kept none (a task
+/// with its own job loop brought both in its report).
 pub(super) fn attach_rt(
-    cx: &mut CellCtx,
-    cell: &Cell,
     r: &RtSet,
     workers: &[Worker],
     samples: &mut [Sample],
     metrics: &[Option<schedlab_dispatch::Metrics>],
-    dispatch_logs: &[Vec<String>],
+    dispatch_logs: &mut [Vec<JobLog>],
 ) {
     let by_pid: HashMap<i32, &Worker> = workers.iter().map(|w| (w.pid, w)).collect();
     for s in samples.iter_mut() {
-        let Some(task) = by_pid.get(&s.pid).and_then(|w| w.task) else { continue };
-        let slot = r.slot(task);
-        let rt = match slot {
-            Some((p, slot)) => metrics[p]
-                .as_ref()
-                .and_then(|m| crate::rt::task_from_metrics(m, slot, s.extra.get("detail")))
-                .and_then(|t| serde_json::to_value(t).ok()),
-            None => s.extra.get_mut("detail").and_then(|d| d.as_object_mut()).and_then(|d| d.remove("rt")),
-        };
-        if let (Some(rt), Some(extra)) = (rt, s.extra.as_object_mut()) {
-            extra.insert("rt".into(), rt);
+        let Some((p, slot)) = by_pid.get(&s.pid).and_then(|w| w.task).and_then(|task| r.slot(task)) else { continue };
+        if let Some(rt) = metrics[p].as_ref().and_then(|m| crate::rt::task_from_metrics(m, slot, s.extra.detail.as_ref())) {
+            s.extra.rt = Some(rt);
         }
-        let own = s.extra.get_mut("detail").and_then(|d| d.as_object_mut()).and_then(|d| d.remove(crate::rt::JOBS_KEY));
-        let encoded = match &own {
-            Some(v) => v.as_str(),
-            None => slot.and_then(|(p, slot)| dispatch_logs[p].get(slot)).map(String::as_str),
-        };
-        match encoded.map(schedlab_model::jobs::JobLog::from_base64) {
-            Some(Ok(log)) => s.jobs = Some(log),
-            Some(Err(e)) => cx.warnings.push(format!("cell {}: worker {}: {e}", cell.key, s.index)),
-            None => {}
+        if s.jobs.is_none() {
+            s.jobs = dispatch_logs[p].get_mut(slot).map(std::mem::take);
         }
     }
 }
@@ -252,11 +238,18 @@ mod tests {
 
     /// Worker 3's report: work from 1 s to 3 s after the release, 0.5 s of CPU in setup.
     fn report() -> Report {
-        serde_json::from_value(serde_json::json!({
-            "i": 3, "start_ns": RELEASE + 1_000_000_000, "end_ns": RELEASE + 3_000_000_000, "units": 5.0,
-            "policy": "SCHED_OTHER", "nice": 0, "cpu": 1, "cpus": [1], "setup": [0.25, 0.25, 2.0, 1.0]
-        }))
-        .unwrap()
+        Report {
+            i: 3,
+            start_ns: RELEASE + 1_000_000_000,
+            end_ns: RELEASE + 3_000_000_000,
+            units: 5.0,
+            policy: "SCHED_OTHER".into(),
+            nice: 0,
+            cpu: 1,
+            cpus: vec![1],
+            setup: [0.25, 0.25, 2.0, 1.0],
+            ..Default::default()
+        }
     }
 
     fn near(a: f64, b: f64) -> bool {
@@ -275,7 +268,7 @@ mod tests {
         assert_eq!((s.voluntary_csw, s.involuntary_csw, s.max_rss_kb), (7, 3, 2048));
         assert_eq!((s.setup_voluntary_csw, s.setup_involuntary_csw), (2, 1));
         assert_eq!((s.work_units, s.allowed_cpus.clone(), s.cpus_seen.clone()), (5.0, vec![1], vec![1]));
-        assert_eq!(s.extra["policy"], "SCHED_OTHER");
+        assert_eq!(s.extra.policy.as_deref(), Some("SCHED_OTHER"));
     }
 
     #[test]
@@ -283,7 +276,7 @@ mod tests {
         let s = sample(&reaped(libc::SIGKILL, 2_000_000_000), &worker(), &group(Workload::Pi { iterations: 1 }), None, RELEASE, None);
         assert_eq!((s.exit_code, s.signal), (None, Some(libc::SIGKILL)));
         assert!(near(s.wall_s, 2.0) && near(s.engine_wall_s, 2.0) && s.start_offset_s == 0.0 && near(s.end_offset_s, 2.0));
-        assert_eq!((s.work_units, s.extra.as_object().map(|o| o.len())), (0.0, Some(0)));
+        assert_eq!((s.work_units, &s.extra), (0.0, &Extra::default()));
     }
 
     #[test]

@@ -1,0 +1,162 @@
+//! The model's parameters: rates, costs and policy settings, in one serialisable struct
+//! that is stored with every simulated sample.
+
+use serde::{Deserialize, Serialize};
+
+use schedlab_policy::{Duration, MICROSECOND};
+
+/// Context-switch cost: half a pipe round trip between two processes on one CPU, measured on
+/// the development machine (`cargo run --release -p schedlab-simrun --example costs`, and
+/// `taskset -c 0 perf bench sched pipe` agrees; see docs/BENCHMARKS.md).
+pub const DEFAULT_SWITCH_COST_NS: Duration = 1_700;
+
+/// Extra cost of running on another CPU than last time: a forced move between CPUs 0 and 1
+/// with a 32 KiB working set, measured on the development machine (same example); an upper
+/// bound for a task the scheduler pulls from a queue, which needs no stopper thread.
+pub const DEFAULT_MIGRATION_COST_NS: Duration = 15 * MICROSECOND;
+
+/// The kernel's `sysctl_sched_base_slice` before CPU scaling (0.75 ms).
+pub const KERNEL_BASE_SLICE_NS: Duration = 750 * MICROSECOND;
+
+/// The tick rate assumed when the kernel configuration cannot be read.
+pub const DEFAULT_HZ: u32 = 250;
+
+/// Everything the model needs besides the plan. Times are integer nanoseconds except the
+/// CPU cost of one pi iteration, which is fractional.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Params {
+    /// CPUs, all in one global ready queue.
+    pub cpus: usize,
+    /// CPU time of one pi iteration (calibrated on the machine, or given).
+    pub ns_per_iteration: f64,
+    /// CPU time of one hash of the `hash` workload; 0 when not calibrated (hash cells then fail).
+    pub ns_per_hash: f64,
+    /// CPU time of one synchronous write (the syscall and, for copy, the read before it).
+    pub write_cpu_ns: Duration,
+    /// Device service time of one synchronous write; one FIFO queue serves all writes.
+    pub write_service_ns: Duration,
+    /// SCHED_RR quantum.
+    pub rr_quantum_ns: Duration,
+    /// Slice of the fair (EEVDF) model.
+    pub fair_slice_ns: Duration,
+    /// Charged when a CPU starts a task other than the one it ran last.
+    pub switch_cost_ns: Duration,
+    /// Charged on top when the task last ran on another CPU.
+    pub migration_cost_ns: Duration,
+    /// CPU each worker spent before the release (exec, setup): reported, never scheduled.
+    pub setup_ns: Duration,
+    /// sched_rt_runtime_us / sched_rt_period_us, for the SCHED_DEADLINE admission test.
+    pub rt_share: f64,
+}
+
+impl Params {
+    /// Parameters for `cpus` CPUs with the measured default costs, the kernel's default RR
+    /// quantum, the fair slice of [`fair_slice`] at [`DEFAULT_HZ`], no setup and the
+    /// given calibration.
+    pub fn new(cpus: usize, ns_per_iteration: f64, write_cpu_ns: Duration, write_service_ns: Duration) -> Self {
+        Self {
+            cpus,
+            ns_per_iteration,
+            ns_per_hash: 0.0,
+            write_cpu_ns,
+            write_service_ns,
+            rr_quantum_ns: schedlab_policy::DEFAULT_RR_QUANTUM,
+            fair_slice_ns: fair_slice(cpus, None),
+            switch_cost_ns: DEFAULT_SWITCH_COST_NS,
+            migration_cost_ns: DEFAULT_MIGRATION_COST_NS,
+            setup_ns: 0,
+            rt_share: 0.95,
+        }
+    }
+
+    /// The same parameters with switch and migration costs set to zero (textbook schedules).
+    pub fn without_costs(mut self) -> Self {
+        self.switch_cost_ns = 0;
+        self.migration_cost_ns = 0;
+        self
+    }
+
+    /// Checks that every value can drive a simulation.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        if self.cpus == 0 {
+            return Err(ParamError::NoCpus);
+        }
+        if !(self.ns_per_iteration.is_finite() && self.ns_per_iteration > 0.0) {
+            return Err(ParamError::NotPositive { name: "ns per iteration", value: self.ns_per_iteration });
+        }
+        if !(self.ns_per_hash.is_finite() && self.ns_per_hash >= 0.0) {
+            return Err(ParamError::NotPositive { name: "ns per hash", value: self.ns_per_hash });
+        }
+        if self.rr_quantum_ns == 0 {
+            return Err(ParamError::NotPositive { name: "RR quantum", value: 0.0 });
+        }
+        if self.fair_slice_ns == 0 {
+            return Err(ParamError::NotPositive { name: "fair slice", value: 0.0 });
+        }
+        if !(self.rt_share.is_finite() && self.rt_share > 0.0 && self.rt_share <= 1.0) {
+            return Err(ParamError::RtShare(self.rt_share));
+        }
+        Ok(())
+    }
+
+    /// CPU time of `iterations` pi iterations, at least 1 ns.
+    pub fn compute_ns(&self, iterations: u64) -> Duration {
+        ((iterations as f64 * self.ns_per_iteration).round() as Duration).max(1)
+    }
+}
+
+/// The fair model's slice for `cpus` CPUs: the kernel's base slice scaled by
+/// 1 + log2(min(cpus, 8)) (SCHED_TUNABLESCALING_LOG), plus half a tick of `hz`
+/// ([`DEFAULT_HZ`] when unknown): without HRTICK the kernel notices an expired slice only
+/// at the next tick, on average half a tick late.
+pub fn fair_slice(cpus: usize, hz: Option<u32>) -> Duration {
+    let factor = 1 + u64::from(cpus.clamp(1, 8).ilog2());
+    let tick = 1_000_000_000 / u64::from(hz.unwrap_or(DEFAULT_HZ).max(1));
+    KERNEL_BASE_SLICE_NS * factor + tick / 2
+}
+
+/// A parameter the model cannot work with.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ParamError {
+    /// Zero CPUs.
+    #[error("the number of CPUs must be at least 1")]
+    NoCpus,
+    /// A rate or length that must be positive.
+    #[error("the {name} must be a positive number, got {value}")]
+    NotPositive {
+        /// Which parameter.
+        name: &'static str,
+        /// The value given.
+        value: f64,
+    },
+    /// An RT share outside (0, 1].
+    #[error("the RT share (sched_rt_runtime_us / sched_rt_period_us) must be in (0, 1], got {0}")]
+    RtShare(f64),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fair_slice_scales_with_cpus_and_adds_half_a_tick() {
+        // 0.75 ms x 2 = 1.5 ms on 2 CPUs, + 2 ms at 250 Hz, + 0.5 ms at 1000 Hz.
+        assert_eq!(fair_slice(2, Some(250)), 3_500_000);
+        assert_eq!(fair_slice(2, Some(1000)), 2_000_000);
+        // 8 CPUs and more: 0.75 x 4 = 3 ms.
+        assert_eq!(fair_slice(64, Some(1000)), 3_500_000);
+        assert_eq!(fair_slice(1, None), 2_750_000);
+    }
+
+    #[test]
+    fn validation_names_the_bad_value() {
+        let ok = Params::new(2, 2.5, 1000, 40_000);
+        assert_eq!(ok.validate(), Ok(()));
+        assert_eq!(Params { cpus: 0, ..ok.clone() }.validate(), Err(ParamError::NoCpus));
+        let e = Params { ns_per_iteration: f64::NAN, ..ok.clone() }.validate().unwrap_err();
+        assert!(e.to_string().contains("ns per iteration"), "{e}");
+        assert!(Params { rt_share: 1.5, ..ok.clone() }.validate().is_err());
+        assert_eq!(ok.compute_ns(4), 10);
+        assert_eq!(ok.compute_ns(0), 1);
+    }
+}
