@@ -12,6 +12,7 @@ mod iosched;
 mod killed;
 mod layers;
 mod nothing_lost;
+mod old_database;
 mod report;
 mod rt;
 mod rtreport;
