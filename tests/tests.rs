@@ -11,6 +11,7 @@ mod interrupt;
 mod iosched;
 mod killed;
 mod layers;
+mod mock_records;
 mod nothing_lost;
 mod old_database;
 mod report;
