@@ -3,7 +3,8 @@
 //!
 //! The store keeps an [`Extra`] as JSON text in the sample's `extra` column, and exports
 //! show that text, so the serialised shape is a stored format: every shape an earlier
-//! version wrote still reads back (the tests below keep one of each).
+//! version wrote still reads back (the tests below keep one of each), and fields are
+//! declared in the order earlier versions wrote them, so exports print the same text.
 
 use crate::dispatch::WorkerStats;
 use crate::sim_params::Params;
@@ -33,12 +34,12 @@ pub struct Extra {
     /// Why its setup or work failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// A periodic task's results.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rt: Option<RtTask>,
     /// A simulated worker: the policy model and the parameters that produced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sim: Option<SimOrigin>,
+    /// A periodic task's results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rt: Option<RtTask>,
     /// The stored text, when it could not be read as an `Extra` (written by a version that
     /// knew shapes this one does not): kept so that exports still show it.
     #[serde(skip)]
@@ -129,6 +130,8 @@ impl Detail {
 /// What a periodic worker's own job loop reports beside its task results.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PeriodicDetail {
+    /// Wake-up latencies beyond the histogram's range.
+    pub latency_overflow: u64,
     /// Its memory was locked (mlockall) for the loop.
     pub memory_locked: bool,
     /// Jobs skipped because they could start only after their deadline.
@@ -141,8 +144,6 @@ pub struct PeriodicDetail {
     pub minor_faults_in_loop: u64,
     /// Major page faults inside the loop.
     pub major_faults_in_loop: u64,
-    /// Wake-up latencies beyond the histogram's range.
-    pub latency_overflow: u64,
 }
 
 /// What a worker driven by the live dispatcher reports.
