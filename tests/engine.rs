@@ -318,3 +318,39 @@ fn command_accounting_matches_gnu_time() {
         assert!(invol >= t[3] - 1.0 && invol <= 2.0 * t[3] + 30.0, "involuntary {invol} vs {}", t[3]);
     }
 }
+
+#[test]
+fn a_fifo_cell_holds_cpu_dma_latency_at_0_while_it_runs_and_lets_it_go() {
+    require!(is_root(), "needs root for SCHED_FIFO and /dev/cpu_dma_latency");
+    let dev = std::path::Path::new("/dev/cpu_dma_latency");
+    require!(dev.exists(), "no /dev/cpu_dma_latency (kernel without PM QoS)");
+    let read = || -> i32 { i32::from_ne_bytes(std::fs::read(dev).unwrap()[..4].try_into().unwrap()) };
+    let before = read();
+    let lab = Lab::new();
+    // Each worker writes the latency in force while it runs; `od` prints the s32.
+    let seen = lab.path("seen");
+    let cmd = format!("od -An -td4 /dev/cpu_dma_latency > {}-$$", seen.display());
+    let spec = lab.spec(
+        "dma.toml",
+        &format!("name = \"dma\"\n[matrix]\nworkload = [\"w\"]\npolicy = [\"fifo\", \"other\"]\n[workloads.w]\nkind = \"command\"\nargv = [\"sh\", \"-c\", {cmd:?}]\n"),
+    );
+    lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
+    let mut values = Vec::new();
+    for e in std::fs::read_dir(lab.path("")).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name().unwrap().to_string_lossy().starts_with("seen-") {
+            values.push(std::fs::read_to_string(&p).unwrap().trim().parse::<i64>().unwrap());
+        }
+    }
+    values.sort_unstable();
+    // The fifo worker saw 0; the other one whatever the machine had (unless another
+    // holder asked for less meanwhile).
+    assert_eq!(values.len(), 2, "{values:?}");
+    assert_eq!(values[0], 0, "the fifo cell held 0: {values:?}");
+    assert_eq!(read(), before, "the request is withdrawn after the run");
+    let show = lab.ok(&["show"]);
+    assert!(show.contains("cpu_dma_latency held at 0 us in 1 of 2 cells"), "{show}");
+    let store = schedlab_store::Store::open(&lab.db()).unwrap();
+    let held: Vec<(String, Option<u32>)> = store.cells(1).unwrap().into_iter().map(|c| (c.params.policy, c.cpu_dma_latency_us)).collect();
+    assert!(held.contains(&("fifo".into(), Some(0))) && held.contains(&("other".into(), None)), "{held:?}");
+}

@@ -61,6 +61,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let nproc = rlimit(libc::RLIMIT_NPROC);
     let nofile = rlimit(libc::RLIMIT_NOFILE);
     let memlock = rlimit(libc::RLIMIT_MEMLOCK);
+    let dma = schedlab_sys::pmqos::current(&schedlab_sys::pmqos::device(&root));
     if a.json {
         let v = serde_json::json!({
             "environment": e,
@@ -85,6 +86,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "user_tasks_now": lim.user_tasks,
             "mem_available_kb": lim.mem_available_kib,
             "rt_throttling": env::rt_throttled(&e),
+            "cpu_dma_latency_us": dma.as_ref().ok(),
+            "cpu_dma_latency_holdable": caps.cpu_dma_latency,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
@@ -140,6 +143,18 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         if env::rt_throttled(&e) { "on" } else { "OFF: real-time cells need --allow-unthrottled" },
         opt(e.rt_runtime_us),
         opt(e.rt_period_us)
+    );
+    println!(
+        "cpu_dma_latency  {}; {}",
+        match &dma {
+            Ok(us) => format!("{us} us in force now"),
+            Err(e) => format!("unknown ({e})"),
+        },
+        if caps.cpu_dma_latency {
+            "real-time and periodic cells hold it at 0 us while they run (spec: cpu_dma_latency)"
+        } else {
+            "real-time cells cannot hold it (only root may open /dev/cpu_dma_latency)"
+        }
     );
     println!("RR timeslice     {} ms", opt(e.rr_timeslice_ms));
     println!(

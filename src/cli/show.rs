@@ -35,6 +35,9 @@ pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
         run.env.rt_runtime_us.map(|v| v.to_string()).unwrap_or("?".into()),
         run.env.rt_period_us.map(|v| v.to_string()).unwrap_or("?".into())
     );
+    if let Some(note) = schedlab_report::tables::dma_latency_note(&stats) {
+        println!("cpu_dma_latency {note}.");
+    }
     println!("\nValues are means over n repetitions; {}.", schedlab_report::tables::INTERVAL_NOTE);
     println!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
     println!("{}", schedlab_report::tables::totals(&stats));

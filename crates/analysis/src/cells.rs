@@ -20,6 +20,9 @@ pub struct CellStats {
     pub failure: Option<String>,
     /// Of the failed repetitions, those in which the watchdog killed workers.
     pub timed_out: usize,
+    /// The CPU wake-up latency its counted repetitions held /dev/cpu_dma_latency at,
+    /// microseconds (the largest, if they differed; None: not held).
+    pub cpu_dma_latency_us: Option<u32>,
     /// Measured processes that ended by a signal, over all measured repetitions.
     pub signalled: usize,
     /// Measured processes that exited non-zero, over all measured repetitions.
@@ -121,6 +124,7 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
         failed: failed.len(),
         failure: failed.first().and_then(|r| r.message.clone()),
         timed_out: failed.iter().filter(|r| r.status == CellStatus::TimedOut).count(),
+        cpu_dma_latency_us: ran.iter().filter_map(|r| r.cpu_dma_latency_us).max(),
         signalled: measured_samples().filter(|s| s.signal.is_some()).count(),
         nonzero_exit: measured_samples().filter(|s| s.exit_code.is_some_and(|c| c != 0)).count(),
         makespan: per(&|r| r.makespan_s),

@@ -275,6 +275,10 @@ pub struct CellRecord {
     /// The periodic task set of this repetition (real-time experiments only).
     #[serde(default)]
     pub rt: Option<CellRt>,
+    /// The CPU wake-up latency /dev/cpu_dma_latency was held at during this repetition,
+    /// microseconds (None: not held; only real-time and periodic cells hold it).
+    #[serde(default)]
+    pub cpu_dma_latency_us: Option<u32>,
 }
 
 /// A periodic task set's cell: who scheduled it, what theory says about it, and the live

@@ -19,6 +19,8 @@ pub struct Capabilities {
     /// May write /proc/sys/vm/drop_caches (root only): `[device]` drops the page cache
     /// before each cell unless `drop_caches = false`.
     pub drop_caches: bool,
+    /// May open /dev/cpu_dma_latency for writing (root only), which real-time cells hold.
+    pub cpu_dma_latency: bool,
 }
 
 impl Capabilities {
@@ -32,12 +34,21 @@ impl Capabilities {
             nice: 0,
             cgroup_unwritable: Some("/sys/fs/cgroup".into()),
             drop_caches: false,
+            cpu_dma_latency: false,
         }
     }
 
     /// Root: everything allowed.
     pub fn root() -> Capabilities {
-        Capabilities { sys_nice: true, rtprio_limit: 99, min_nice: -20, nice: 0, cgroup_unwritable: None, drop_caches: true }
+        Capabilities {
+            sys_nice: true,
+            rtprio_limit: 99,
+            min_nice: -20,
+            nice: 0,
+            cgroup_unwritable: None,
+            drop_caches: true,
+            cpu_dma_latency: true,
+        }
     }
 
     /// True when workers may get `nice` without CAP_SYS_NICE: not below this process's nice,

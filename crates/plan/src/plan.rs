@@ -124,6 +124,11 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// True when a group runs under a real-time class (fifo, rr, deadline) or is a periodic set.
+    pub fn is_realtime(&self) -> bool {
+        self.groups.iter().any(|g| g.policy.class.is_realtime() || g.workload.periodic().is_some())
+    }
+
     /// The first measured group: what the per-cell tables describe.
     pub fn primary(&self) -> &Group {
         self.groups.iter().find(|g| !g.background).unwrap_or(&self.groups[0])
@@ -208,6 +213,38 @@ pub struct Plan {
     pub device: Option<DeviceSpec>,
     /// All cells.
     pub cells: Vec<Cell>,
+    /// What real-time cells hold /dev/cpu_dma_latency at.
+    #[serde(default)]
+    pub cpu_dma_latency: DmaLatency,
+}
+
+/// The CPU wake-up latency a real-time cell asks the kernel's PM QoS for, as cyclictest
+/// does: held through /dev/cpu_dma_latency for the cell's duration, so deep idle states
+/// do not add their exit latency to the workers' wake-ups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DmaLatency {
+    /// Leave it to the machine.
+    Off,
+    /// Hold this many microseconds (cyclictest's default is 0).
+    Hold(u32),
+}
+
+impl Default for DmaLatency {
+    fn default() -> Self {
+        DmaLatency::Hold(0)
+    }
+}
+
+impl Plan {
+    /// The latency `cell` holds /dev/cpu_dma_latency at, if any: real-time and periodic
+    /// cells hold the plan's, other cells nothing.
+    pub fn dma_latency_for(&self, cell: &Cell) -> Option<u32> {
+        match self.cpu_dma_latency {
+            DmaLatency::Hold(us) if cell.is_realtime() => Some(us),
+            _ => None,
+        }
+    }
 }
 
 impl Plan {

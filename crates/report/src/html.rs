@@ -188,9 +188,10 @@ fn rt_throttling(e: &Machine) -> String {
     }
 }
 
-fn environment(run: &RunMeta) -> Vec<(String, String)> {
+fn environment(run: &RunMeta, stats: &[CellStats]) -> Vec<(String, String)> {
     let e = &run.env;
     let rt = rt_throttling(e);
+    let dma = crate::tables::dma_latency_note(stats).map(|n| ("cpu_dma_latency", n));
     [
         ("kernel", format!("{} {}", e.kernel, e.kernel_version)),
         ("CPU", e.cpu_model.clone()),
@@ -210,6 +211,7 @@ fn environment(run: &RunMeta) -> Vec<(String, String)> {
         ("scale", run.scale.to_string()),
     ]
     .into_iter()
+    .chain(dma)
     .map(|(k, v)| (k.to_string(), v))
     .collect()
 }
@@ -337,7 +339,7 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
         run => v(input.run),
         machine => format!("{} CPUs ({}), kernel {}, RT throttling {}.", e.cpus, e.cpu_model, e.kernel, rt_throttling(e)),
         metric_default => Metric::WallPerProc.label(),
-        environment => environment(input.run),
+        environment => environment(input.run, input.stats),
         figures => figures,
         empty_cells => empty,
         per_process => v(&per_process(input.stats)),

@@ -32,6 +32,20 @@ pub fn offsets(centre: f64, lo: f64, hi: f64, prec: usize) -> String {
     }
 }
 
+/// What the run held /dev/cpu_dma_latency at, e.g. "held at 0 us in 4 of 10 cells (the
+/// real-time ones)"; None when no cell held it (nor for runs from before it was stored).
+pub fn dma_latency_note(stats: &[CellStats]) -> Option<String> {
+    let mut held: Vec<u32> = stats.iter().filter_map(|s| s.cpu_dma_latency_us).collect();
+    if held.is_empty() {
+        return None;
+    }
+    let n = held.len();
+    held.sort_unstable();
+    held.dedup();
+    let values = held.iter().map(|v| format!("{v} us")).collect::<Vec<_>>().join(" / ");
+    Some(format!("held at {values} in {n} of {} cells (the real-time and periodic ones), as cyclictest holds it", stats.len()))
+}
+
 /// What a table's `±` and marks mean, for the line above it.
 pub const INTERVAL_NOTE: &str = "± = 95% CI over repetitions, +up/-down where it is not symmetric (log scale for times, \
                                  counts and rates, logit scale for shares and percentages); (n < 3): too few repetitions \

@@ -51,6 +51,7 @@ fn fixture() -> Vec<CellRecord> {
                     .collect(),
                 io: None,
                 rt: None,
+                cpu_dma_latency_us: None,
             });
         }
     }

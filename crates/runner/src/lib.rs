@@ -266,6 +266,7 @@ pub fn run_with(
             cgroups: hierarchy.as_ref(),
             online: &online,
             tag: &tag,
+            dma_latency: plan.dma_latency_for(cell),
             background_lead: opts.background_lead,
             io: cell_io,
             stat_devs: device.as_ref().map(|d| &d.stat_devs).unwrap_or(&no_devs),

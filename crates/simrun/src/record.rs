@@ -41,6 +41,7 @@ pub fn failed(cell: &Cell, message: String) -> CellRecord {
         samples: Vec::new(),
         io: None,
         rt: None,
+        cpu_dma_latency_us: None,
     }
 }
 

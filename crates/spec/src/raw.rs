@@ -24,6 +24,8 @@ pub struct RawSpec {
     pub timeout_s: Option<Spanned<f64>>,
     #[serde(default)]
     pub dir: Option<Spanned<String>>,
+    #[serde(default)]
+    pub cpu_dma_latency: Option<Spanned<toml::Value>>,
     pub matrix: Spanned<RawMatrix>,
     #[serde(default)]
     pub workloads: BTreeMap<Spanned<String>, Spanned<RawWorkload>>,

@@ -13,6 +13,7 @@ use std::time::Duration;
 #[cfg(test)]
 mod allowed_tests;
 mod disturb;
+mod dma;
 
 /// A byte span in the source, for later errors.
 pub type Location = Range<usize>;
@@ -40,6 +41,8 @@ pub struct Locations {
     pub cgroups: Vec<(String, Location)>,
     /// Every use of a workload name (axes, groups), for errors about what it needs.
     pub workloads: Vec<(String, Location)>,
+    /// `cpu_dma_latency`, when the spec sets a value to hold.
+    pub dma_latency: Option<Location>,
     /// The `[matrix]` table: where an error with no better place points.
     pub matrix: Location,
 }
@@ -119,6 +122,7 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         Some(d) => Some(path_value(&cx, d, PathKey::Dir, &mut locations)?),
         None => None,
     };
+    let cpu_dma_latency = dma::dma_latency(&cx, raw.cpu_dma_latency.as_ref(), &mut locations)?;
 
     let mut workloads = BTreeMap::new();
     for (k, v) in &raw.workloads {
@@ -289,6 +293,7 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         scale: 1.0,
         device,
         cells,
+        cpu_dma_latency,
     };
     Ok((plan, locations))
 }
@@ -1126,6 +1131,7 @@ pub(crate) fn check_allowed(plan: &Plan, locs: &Locations, src: &str, caps: &Cap
             ));
         }
     }
+    dma::check(plan, locs, src, caps)?;
     // A loop device or an I/O scheduler axis needs root anyway, and the device check says so.
     if let Some(d) = plan.device.as_ref().filter(|d| matches!(d.target, DeviceTarget::Dir { .. }) && locs.iosched.is_empty()) {
         if d.drop_caches && !caps.drop_caches {

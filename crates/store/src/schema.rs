@@ -117,6 +117,9 @@ UPDATE cells SET groups_json = json_set(groups_json, '$[0].utilisation',
 WHERE instr(key, 'utilisation=') > 0 AND json_array_length(groups_json) > 0
   AND json_extract(groups_json, '$[0].utilisation') IS NULL;
 "#,
+    r#"
+ALTER TABLE cells ADD COLUMN cpu_dma_latency_us INTEGER;
+"#,
 ];
 
 /// Applies every migration newer than the database's user_version.

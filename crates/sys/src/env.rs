@@ -44,6 +44,7 @@ pub fn capabilities(root: &Root) -> Capabilities {
         nice: current_nice(),
         cgroup_unwritable: cgroup_unwritable(root, may_write),
         drop_caches: may_write(&root.path("/proc/sys/vm/drop_caches")),
+        cpu_dma_latency: may_write(&crate::pmqos::device(root)),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod cpus;
 pub mod env;
 pub mod journal;
 pub mod limits;
+pub mod pmqos;
 pub mod procfs;
 pub mod sched;
 

@@ -14,6 +14,7 @@ use schedlab_model::{CellRecord, CellStatus};
 use schedlab_plan::{Cell, Step};
 use schedlab_sys::cgroup::Hierarchy;
 use schedlab_sys::journal::Journal;
+use schedlab_sys::pmqos::{self, DmaLatencyHold};
 use schedlab_sys::procfs::{exec_runtime_ns, monotonic_ns, self_usage, Stat};
 use schedlab_sys::Root;
 use spawn::{Collector, Spawned};
@@ -52,6 +53,8 @@ pub struct CellCtx<'a> {
     pub cgroups: Option<&'a Hierarchy>,
     /// Online CPUs (what "spread"/"compact" distribute over when there is no cpuset).
     pub online: &'a [u32],
+    /// What this cell holds /dev/cpu_dma_latency at, microseconds (None: nothing).
+    pub dma_latency: Option<u32>,
     /// Unique tag of this run, for cgroup names.
     pub tag: &'a str,
     /// How long background groups run before the measured groups are released.
@@ -94,6 +97,15 @@ fn abandon(cx: &mut CellCtx, pgid: i32, n: usize, reaped: &mut Vec<Reaped>, coll
 /// Runs one cell repetition.
 pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std::io::Result<Outcome> {
     let n = cell.processes() as usize;
+    // Held from before the workers exist to after the last is reaped, as cyclictest holds
+    // it for its whole run; dropping it (any return, or the engine's death) withdraws it.
+    let dma_hold = cx.dma_latency.and_then(|us| match DmaLatencyHold::hold(&pmqos::device(cx.root), us) {
+        Ok(h) => Some(h),
+        Err(e) => {
+            cx.warnings.push(format!("cell {}: could not hold {} at {us} us ({e}); the cell ran without it", cell.key, pmqos::DEVICE));
+            None
+        }
+    });
     let (ends, worker_ends) = spawn::pipes(cx, cell)?;
     let rt_set = match periodic::periodic_set(cx, cell) {
         Ok(r) => r,
@@ -226,6 +238,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             io
         }),
         rt: rt_set.as_ref().map(|r| crate::rt::cell_rt(r.set, r.placement.as_deref(), &metrics)),
+        cpu_dma_latency_us: dma_hold.as_ref().map(DmaLatencyHold::us),
         ..judged(cell, step, ordinal, verdict)
     };
     Ok(Outcome::Done(Box::new(record)))

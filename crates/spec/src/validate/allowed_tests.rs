@@ -106,3 +106,35 @@ fn a_directory_device_that_drops_the_page_cache_needs_root_unless_told_not_to() 
     let off = parse("t.toml", &text.replace("path = \"/tmp\"\n", "path = \"/tmp\"\ndrop_caches = false\n")).unwrap();
     assert!(off.check_allowed(&Capabilities::unprivileged()).is_ok(), "files in a directory need no privilege");
 }
+
+/// A fifo or other cell with `top` as the spec's first lines.
+fn dma_spec(top: &str, class: &str) -> Result<Spec, crate::SpecError> {
+    parse("t.toml", &format!("name = \"t\"\n{top}\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"{class}\"]\n"))
+}
+
+#[test]
+fn real_time_cells_hold_cpu_dma_latency_at_0_unless_the_spec_says_otherwise() {
+    use schedlab_plan::DmaLatency;
+    let s = dma_spec("", "fifo").unwrap();
+    assert_eq!(s.plan.cpu_dma_latency, DmaLatency::Hold(0));
+    assert_eq!(s.plan.dma_latency_for(&s.plan.cells[0]), Some(0));
+    let other = dma_spec("cpu_dma_latency = 20", "other").unwrap();
+    assert_eq!(other.plan.dma_latency_for(&other.plan.cells[0]), None, "not a real-time cell");
+    let off = dma_spec("cpu_dma_latency = \"off\"", "fifo").unwrap();
+    assert_eq!((off.plan.cpu_dma_latency, off.plan.dma_latency_for(&off.plan.cells[0])), (DmaLatency::Off, None));
+    for bad in ["-1", "2000000001", "\"on\"", "1.5"] {
+        let e = dma_spec(&format!("cpu_dma_latency = {bad}"), "fifo").unwrap_err();
+        assert!(e.message.contains("cpu_dma_latency must be microseconds") && (e.line, e.col) == (2, 19), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn an_explicit_cpu_dma_latency_needs_root_only_for_real_time_cells() {
+    let rt_user = Capabilities { rtprio_limit: 99, ..Capabilities::unprivileged() };
+    let e = dma_spec("cpu_dma_latency = 10", "fifo").unwrap().check_allowed(&rt_user).unwrap_err();
+    assert!(e.message.contains("/dev/cpu_dma_latency, which only root may open") && (e.line, e.col) == (2, 19), "{e}");
+    assert!(dma_spec("cpu_dma_latency = 10", "fifo").unwrap().check_allowed(&Capabilities::root()).is_ok());
+    // The default is held where it can be; an ordinary cell holds nothing.
+    assert!(dma_spec("", "fifo").unwrap().check_allowed(&rt_user).is_ok());
+    assert!(dma_spec("cpu_dma_latency = 10", "other").unwrap().check_allowed(&Capabilities::unprivileged()).is_ok());
+}
