@@ -1,8 +1,8 @@
 //! schedlab's vocabulary and its resolved experiment plan: the matrix axes ([`axis`]),
 //! scheduling classes and policies, workloads, cgroup and I/O scheduler settings, CPU
-//! lists, periodic task sets, and the [`Plan`] of cells and groups that the engine runs and the simulator models;
-//! also the machine's facts a plan is checked against ([`Capabilities`],
-//! [`MachineLimits`], [`DeviceFacts`]).
+//! lists, periodic task sets, and the [`Plan`] of cells and groups that the engine runs
+//! and the simulator models; also the machine's facts a plan is checked against
+//! ([`Capabilities`], [`MachineLimits`], [`DeviceFacts`]).
 //!
 //! This crate sits at the bottom: it knows nothing of TOML (`schedlab-spec` turns a spec
 //! file into a [`Plan`]) and nothing of the machine (`schedlab-sys` reads the facts). A
