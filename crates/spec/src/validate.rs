@@ -163,7 +163,7 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         check_name(&cx, k)?;
         let given = g.get_ref().given();
         defs.push((k.get_ref().clone(), group_def(&mut ck, g.get_ref(), &given)?));
-        if let Some(span) = earliest(given.iter().filter(|(key, _)| axes::def(key).axis.cgroup).map(|(_, v)| v.span())) {
+        if let Some(span) = first_cgroup(given.iter().map(|(key, v)| (*key, v.span()))) {
             ck.locs.cgroups.push((k.get_ref().clone(), span));
         }
     }
@@ -189,7 +189,7 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
     for (gname, _) in &defs {
         if let Some(a) = axes_of.get(gname) {
             let given = a.get_ref().given();
-            if let Some(span) = earliest(given.iter().filter(|(key, _)| axes::def(key).axis.cgroup).map(|(_, l)| l.span.clone())) {
+            if let Some(span) = first_cgroup(given.iter().map(|(key, l)| (*key, l.span.clone()))) {
                 ck.locs.cgroups.push((gname.clone(), span));
             }
             swept.extend(sweep(&mut ck, gname, &given, if gname == MAIN { Use::MainAxis } else { Use::Axis })?);
@@ -843,9 +843,9 @@ fn path_value(cx: &Ctx, v: &Spanned<String>, key: PathKey, locs: &mut Locations)
     Ok(path)
 }
 
-/// The span written first of those given.
-fn earliest(spans: impl IntoIterator<Item = Location>) -> Option<Location> {
-    spans.into_iter().min_by_key(|s| s.start)
+/// Where the first cgroup control of those written (key, span) is.
+fn first_cgroup<'a>(written: impl Iterator<Item = (&'a str, Location)>) -> Option<Location> {
+    written.filter(|(key, _)| axes::def(key).axis.cgroup).map(|(_, span)| span).min_by_key(|s| s.start)
 }
 
 /// The span of the first cgroup control (`cpu_weight`, `cpu_max`, `cpuset`) set in the spec;
