@@ -223,12 +223,12 @@ pub const IOSCHED: Axis = Axis {
 
 /// Every axis, in the order cells are numbered: cell axes vary slowest, then each group's
 /// axes in this order (the last varies fastest); other groups' keys list their axes in it.
-pub const AXES: [&Axis; 12] =
-    [&IOSCHED, &WORKLOAD, &POLICY, &PRIORITY, &NICE, &AFFINITY, &CPU_WEIGHT, &CPU_MAX, &CPUSET, &PROCESSES, &SCHEDULER, &UTILISATION];
+pub const AXES: &[&Axis] =
+    &[&IOSCHED, &WORKLOAD, &POLICY, &PRIORITY, &NICE, &AFFINITY, &CPU_WEIGHT, &CPU_MAX, &CPUSET, &PROCESSES, &SCHEDULER, &UTILISATION];
 
 /// The axis a spec key names.
 pub fn by_name(name: &str) -> Option<&'static Axis> {
-    AXES.into_iter().find(|a| a.name == name)
+    AXES.iter().copied().find(|a| a.name == name)
 }
 
 /// One group's part of a cell key, given the axes swept for it in [`AXES`] order with their

@@ -85,7 +85,7 @@ impl SpecAxis {
 }
 
 /// Every axis's TOML side (in any order: cells follow `axis::AXES`).
-pub(crate) static SPEC_AXES: [SpecAxis; 12] = [
+pub(crate) static SPEC_AXES: &[SpecAxis] = &[
     SpecAxis { axis: &axis::WORKLOAD, parse: workload, list: each, apply: Apply::Group(|g, v| g.workload = Some(name(v))) },
     SpecAxis { axis: &axis::POLICY, parse: policy, list: each, apply: Apply::Group(|g, v| g.policy = Some(name(v))) },
     SpecAxis { axis: &axis::PRIORITY, parse: priority, list: each, apply: Apply::Group(|g, v| g.priority = Some(int(v))) },

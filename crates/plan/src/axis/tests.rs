@@ -104,7 +104,7 @@ fn each_axis_value_reads_back_from_its_stored_parameters_as_the_key_spells_it() 
         ),
     ];
     for a in AXES {
-        assert!(cases.iter().any(|(b, ..)| *b == a), "no case for the {} axis", a.name);
+        assert!(cases.iter().any(|(b, ..)| b == a), "no case for the {} axis", a.name);
     }
     for (a, value, set, main_key, other_key) in cases {
         for (name, want) in [(MAIN, main_key), ("bg", other_key)] {
