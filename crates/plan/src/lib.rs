@@ -1,8 +1,8 @@
-//! schedlab's vocabulary and its resolved experiment plan: scheduling classes and
-//! policies, workloads, cgroup and I/O scheduler settings, CPU lists, periodic task sets,
-//! and the [`Plan`] of cells and groups that the engine runs and the simulator models;
-//! also the machine's facts a plan is checked against ([`Capabilities`],
-//! [`MachineLimits`], [`DeviceFacts`]).
+//! schedlab's vocabulary and its resolved experiment plan: the matrix axes ([`axis`]),
+//! scheduling classes and policies, workloads, cgroup and I/O scheduler settings, CPU
+//! lists, periodic task sets, and the [`Plan`] of cells and groups that the engine runs
+//! and the simulator models; also the machine's facts a plan is checked against
+//! ([`Capabilities`], [`MachineLimits`], [`DeviceFacts`]).
 //!
 //! This crate sits at the bottom: it knows nothing of TOML (`schedlab-spec` turns a spec
 //! file into a [`Plan`]) and nothing of the machine (`schedlab-sys` reads the facts). A
@@ -10,6 +10,7 @@
 //! here are a stored format.
 #![deny(missing_docs)]
 
+pub mod axis;
 pub mod cpulist;
 mod device;
 mod facts;

@@ -213,8 +213,9 @@ pub struct Plan {
     pub device: Option<DeviceSpec>,
     /// All cells.
     pub cells: Vec<Cell>,
-    /// What real-time cells hold /dev/cpu_dma_latency at.
-    #[serde(default)]
+    /// What real-time cells hold /dev/cpu_dma_latency at (left out of the stored plan when
+    /// it is the default, so plans stored before it read and serialise as they did).
+    #[serde(default, skip_serializing_if = "DmaLatency::is_default")]
     pub cpu_dma_latency: DmaLatency,
 }
 
@@ -228,6 +229,13 @@ pub enum DmaLatency {
     Off,
     /// Hold this many microseconds (cyclictest's default is 0).
     Hold(u32),
+}
+
+impl DmaLatency {
+    /// Holding 0, as cyclictest does.
+    pub fn is_default(&self) -> bool {
+        *self == DmaLatency::default()
+    }
 }
 
 impl Default for DmaLatency {

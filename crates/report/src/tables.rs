@@ -5,6 +5,7 @@
 use crate::labels;
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 use schedlab_analysis::{CellStats, IoStats, RtStats, Summary};
+use schedlab_plan::axis;
 
 /// Formats a summary as `mean ±ci` (`mean +up/-down` when the interval is not symmetric at
 /// `prec` decimals), or the mean with why it has no interval (`1.25 (n < 3)`); `-` when there
@@ -98,8 +99,19 @@ pub fn status(s: &CellStats) -> String {
 }
 
 /// Columns of the per-cell totals (the last one, notes, is text).
-pub const TOTALS_HEADER: [&str; 11] =
-    ["workload", "policy", "procs", "n", "wall [s]", "user [CPU-s]", "sys [CPU-s]", "CPU [%]", "preempted", "blocked", "notes"];
+pub const TOTALS_HEADER: [&str; 11] = [
+    axis::WORKLOAD.header,
+    axis::POLICY.header,
+    axis::PROCESSES.header,
+    "n",
+    "wall [s]",
+    "user [CPU-s]",
+    "sys [CPU-s]",
+    "CPU [%]",
+    "preempted",
+    "blocked",
+    "notes",
+];
 
 /// Rows of the per-cell totals, one per cell; the terminal and the HTML report both draw these.
 pub fn totals_rows(stats: &[CellStats]) -> Vec<Vec<String>> {
@@ -126,9 +138,9 @@ pub fn totals_rows(stats: &[CellStats]) -> Vec<Vec<String>> {
 
 /// Columns of the per-process means.
 pub const PER_PROCESS_HEADER: [&str; 11] = [
-    "workload",
-    "policy",
-    "procs",
+    axis::WORKLOAD.header,
+    axis::POLICY.header,
+    axis::PROCESSES.header,
     "n",
     "wall/proc [s]",
     "user/proc",
@@ -210,8 +222,8 @@ pub fn fairness(stats: &[CellStats]) -> Table {
 
 /// Columns of the I/O table.
 pub const IO_HEADER: [&str; 15] = [
-    "workload",
-    "iosched",
+    axis::WORKLOAD.header,
+    axis::IOSCHED.header,
     "op",
     "n",
     "time [s]",
@@ -272,9 +284,9 @@ pub fn io(stats: &[IoStats]) -> Table {
 
 /// Columns of the real-time table.
 pub const RT_HEADER: [&str; 14] = [
-    "workload",
-    "scheduler",
-    "utilisation",
+    axis::WORKLOAD.header,
+    axis::SCHEDULER.header,
+    axis::UTILISATION.header,
     "n",
     "min util.",
     "jobs",
@@ -355,9 +367,9 @@ pub fn rt(stats: &[RtStats]) -> Table {
 
 /// Columns of the per-CPU table of partitioned real-time sets.
 pub const RT_CPU_HEADER: [&str; 11] = [
-    "workload",
-    "scheduler",
-    "utilisation",
+    axis::WORKLOAD.header,
+    axis::SCHEDULER.header,
+    axis::UTILISATION.header,
     "cpu",
     "tasks",
     "C/T",

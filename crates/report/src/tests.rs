@@ -162,3 +162,12 @@ fn rt_columns_are_in_every_format() {
     let md = String::from_utf8(out).unwrap();
     assert!(md.lines().next().unwrap().contains("| rt_jobs | rt_met | rt_misses | rt_fixed_violations | rt_sliding_violations |"), "{md}");
 }
+
+#[test]
+fn every_matrix_axis_has_its_column_in_a_table() {
+    use crate::tables::{IO_HEADER, PER_PROCESS_HEADER, RT_CPU_HEADER, RT_HEADER, TOTALS_HEADER};
+    let headers: Vec<&str> = [&TOTALS_HEADER[..], &PER_PROCESS_HEADER, &IO_HEADER, &RT_HEADER, &RT_CPU_HEADER].concat();
+    for a in schedlab_plan::axis::AXES {
+        assert!(headers.contains(&a.header), "the {} axis's column \"{}\" is in no table", a.name, a.header);
+    }
+}

@@ -7,6 +7,7 @@
 //! metadata of the files the spec names.
 #![deny(missing_docs)]
 
+mod axes;
 mod device;
 mod error;
 mod limits;

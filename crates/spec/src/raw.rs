@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use serde_spanned::Spanned;
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 /// The top level of an experiment file.
 #[derive(Debug, Deserialize)]
@@ -68,115 +69,184 @@ pub struct RawIosched {
     pub tunables: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
 }
 
-/// A named worker group: its fixed settings.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawGroup {
-    #[serde(default)]
-    pub workload: Option<Spanned<String>>,
-    #[serde(default)]
-    pub processes: Option<Spanned<i64>>,
-    #[serde(default)]
-    pub policy: Option<Spanned<String>>,
-    #[serde(default)]
-    pub priority: Option<Spanned<i64>>,
-    #[serde(default)]
-    pub nice: Option<Spanned<i64>>,
-    #[serde(default)]
-    pub affinity: Option<Spanned<toml::Value>>,
-    #[serde(default)]
-    pub cpu_weight: Option<Spanned<i64>>,
-    #[serde(default)]
-    pub cpu_max: Option<Spanned<toml::Value>>,
-    #[serde(default)]
-    pub cpuset: Option<Spanned<toml::Value>>,
-    #[serde(default)]
-    pub background: Option<Spanned<bool>>,
-    #[serde(default)]
-    pub scheduler: Option<Spanned<String>>,
-    #[serde(default)]
-    pub utilisation: Option<Spanned<f64>>,
+/// One written value of an axis key, typed as its line in [`axis_keys!`] declares it.
+#[derive(Debug, Clone, Copy)]
+pub enum RawValue<'a> {
+    Str(&'a Spanned<String>),
+    Int(&'a Spanned<i64>),
+    Float(&'a Spanned<f64>),
+    Toml(&'a Spanned<toml::Value>),
 }
 
-/// Axes for one group: every group setting may be swept.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawGroupAxes {
-    #[serde(default)]
-    pub workload: Option<Spanned<Vec<Spanned<String>>>>,
-    #[serde(default)]
-    pub processes: Option<Spanned<Vec<Spanned<i64>>>>,
-    #[serde(default)]
-    pub policy: Option<Spanned<Vec<Spanned<String>>>>,
-    #[serde(default)]
-    pub priority: Option<Spanned<Vec<Spanned<i64>>>>,
-    #[serde(default)]
-    pub nice: Option<Spanned<Vec<Spanned<i64>>>>,
-    #[serde(default)]
-    pub affinity: Option<Spanned<Vec<Spanned<toml::Value>>>>,
-    #[serde(default)]
-    pub cpu_weight: Option<Spanned<Vec<Spanned<i64>>>>,
-    #[serde(default)]
-    pub cpu_max: Option<Spanned<Vec<Spanned<toml::Value>>>>,
-    #[serde(default)]
-    pub cpuset: Option<Spanned<Vec<Spanned<toml::Value>>>>,
-    #[serde(default)]
-    pub scheduler: Option<Spanned<Vec<Spanned<String>>>>,
-    #[serde(default)]
-    pub utilisation: Option<Spanned<Vec<Spanned<f64>>>>,
+impl RawValue<'_> {
+    /// Where the value is written.
+    pub fn span(&self) -> Range<usize> {
+        match self {
+            RawValue::Str(v) => v.span(),
+            RawValue::Int(v) => v.span(),
+            RawValue::Float(v) => v.span(),
+            RawValue::Toml(v) => v.span(),
+        }
+    }
 }
 
-/// The axes whose product is the set of cells. The top-level axes are those of the
-/// group "main"; `groups.NAME` holds the axes of other groups.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawMatrix {
-    #[serde(default)]
-    pub workload: Option<Spanned<Vec<Spanned<String>>>>,
-    #[serde(default)]
-    pub processes: Option<Spanned<Vec<Spanned<i64>>>>,
-    #[serde(default)]
-    pub policy: Option<Spanned<Vec<Spanned<String>>>>,
-    #[serde(default)]
-    pub priority: Option<Spanned<Vec<Spanned<i64>>>>,
-    #[serde(default)]
-    pub nice: Option<Spanned<Vec<Spanned<i64>>>>,
-    #[serde(default)]
-    pub affinity: Option<Spanned<Vec<Spanned<toml::Value>>>>,
-    #[serde(default)]
-    pub cpu_weight: Option<Spanned<Vec<Spanned<i64>>>>,
-    #[serde(default)]
-    pub cpu_max: Option<Spanned<Vec<Spanned<toml::Value>>>>,
-    #[serde(default)]
-    pub cpuset: Option<Spanned<Vec<Spanned<toml::Value>>>>,
-    #[serde(default)]
-    pub scheduler: Option<Spanned<Vec<Spanned<String>>>>,
-    #[serde(default)]
-    pub utilisation: Option<Spanned<Vec<Spanned<f64>>>>,
-    #[serde(default)]
-    pub groups: BTreeMap<Spanned<String>, Spanned<RawGroupAxes>>,
-    #[serde(default)]
-    pub iosched: Option<Spanned<Vec<Spanned<String>>>>,
+/// A TOML type an axis key may be declared with in [`axis_keys!`].
+pub trait RawType: Sized {
+    /// The written value, typed.
+    fn raw(v: &Spanned<Self>) -> RawValue<'_>;
 }
 
-impl RawMatrix {
-    /// Splits the top-level axes (the "main" group's) from the other groups' axes; the
-    /// cell-level `iosched` axis must be taken out first.
-    pub fn split(self) -> (RawGroupAxes, BTreeMap<Spanned<String>, Spanned<RawGroupAxes>>) {
-        let main = RawGroupAxes {
-            workload: self.workload,
-            processes: self.processes,
-            policy: self.policy,
-            priority: self.priority,
-            nice: self.nice,
-            affinity: self.affinity,
-            cpu_weight: self.cpu_weight,
-            cpu_max: self.cpu_max,
-            cpuset: self.cpuset,
-            scheduler: self.scheduler,
-            utilisation: self.utilisation,
-        };
-        (main, self.groups)
+impl RawType for String {
+    fn raw(v: &Spanned<Self>) -> RawValue<'_> {
+        RawValue::Str(v)
+    }
+}
+
+impl RawType for i64 {
+    fn raw(v: &Spanned<Self>) -> RawValue<'_> {
+        RawValue::Int(v)
+    }
+}
+
+impl RawType for f64 {
+    fn raw(v: &Spanned<Self>) -> RawValue<'_> {
+        RawValue::Float(v)
+    }
+}
+
+impl RawType for toml::Value {
+    fn raw(v: &Spanned<Self>) -> RawValue<'_> {
+        RawValue::Toml(v)
+    }
+}
+
+/// An axis key's list of values as written.
+#[derive(Debug)]
+pub struct RawList<'a> {
+    /// Where the list is written.
+    pub span: Range<usize>,
+    /// Its values.
+    pub values: Vec<RawValue<'a>>,
+}
+
+fn list<T: RawType>(l: &Spanned<Vec<Spanned<T>>>) -> RawList<'_> {
+    RawList { span: l.span(), values: l.get_ref().iter().map(T::raw).collect() }
+}
+
+/// Declares the axis keys of `[matrix]`, `[matrix.groups.NAME]` and `[groups.NAME]` (each
+/// axis's checks are in `crate::axes`, by name): `group` and `group_later` are group
+/// settings, `[groups.NAME] background` is declared between them and `[matrix] groups`
+/// before the `cell` axes, so that serde lists every table's keys in the order it always
+/// has. A new group axis goes at the end of `group_later`, a new cell axis at the end of
+/// `cell`.
+macro_rules! axis_keys {
+    (
+        group { $($g:ident: $gt:ty,)* }
+        group_later { $($l:ident: $lt:ty,)* }
+        cell { $($c:ident: $ct:ty,)* }
+    ) => {
+        /// A named worker group: its fixed settings.
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct RawGroup {
+            $(#[serde(default)] pub $g: Option<Spanned<$gt>>,)*
+            #[serde(default)]
+            pub background: Option<Spanned<bool>>,
+            $(#[serde(default)] pub $l: Option<Spanned<$lt>>,)*
+        }
+
+        impl RawGroup {
+            /// Each setting written, by key, in declaration order.
+            pub fn given(&self) -> Vec<(&'static str, RawValue<'_>)> {
+                let mut out = Vec::new();
+                $(if let Some(v) = &self.$g { out.push((stringify!($g), RawType::raw(v))); })*
+                $(if let Some(v) = &self.$l { out.push((stringify!($l), RawType::raw(v))); })*
+                out
+            }
+        }
+
+        /// Axes for one group: every group setting may be swept.
+        #[derive(Debug, Default, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct RawGroupAxes {
+            $(#[serde(default)] pub $g: Option<Spanned<Vec<Spanned<$gt>>>>,)*
+            $(#[serde(default)] pub $l: Option<Spanned<Vec<Spanned<$lt>>>>,)*
+        }
+
+        impl RawGroupAxes {
+            /// Each axis written, by key, with its list.
+            pub fn given(&self) -> Vec<(&'static str, RawList<'_>)> {
+                let mut out = Vec::new();
+                $(if let Some(l) = &self.$g { out.push((stringify!($g), list(l))); })*
+                $(if let Some(l) = &self.$l { out.push((stringify!($l), list(l))); })*
+                out
+            }
+        }
+
+        /// The cell axes of `[matrix]`, taken out of it by [`RawMatrix::split`].
+        #[derive(Debug, Default)]
+        pub struct RawCellAxes {
+            $(pub $c: Option<Spanned<Vec<Spanned<$ct>>>>,)*
+        }
+
+        impl RawCellAxes {
+            /// Each axis written, by key, with its list.
+            pub fn given(&self) -> Vec<(&'static str, RawList<'_>)> {
+                let mut out = Vec::new();
+                $(if let Some(l) = &self.$c { out.push((stringify!($c), list(l))); })*
+                out
+            }
+        }
+
+        /// The axes whose product is the set of cells. The top-level group axes are those of
+        /// the group "main"; `groups.NAME` holds the axes of other groups.
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct RawMatrix {
+            $(#[serde(default)] pub $g: Option<Spanned<Vec<Spanned<$gt>>>>,)*
+            $(#[serde(default)] pub $l: Option<Spanned<Vec<Spanned<$lt>>>>,)*
+            #[serde(default)]
+            pub groups: BTreeMap<Spanned<String>, Spanned<RawGroupAxes>>,
+            $(#[serde(default)] pub $c: Option<Spanned<Vec<Spanned<$ct>>>>,)*
+        }
+
+        impl RawMatrix {
+            /// Splits the cell axes, the top-level group axes (the "main" group's) and the
+            /// other groups' axes.
+            pub fn split(self) -> (RawCellAxes, RawGroupAxes, BTreeMap<Spanned<String>, Spanned<RawGroupAxes>>) {
+                let cell = RawCellAxes { $($c: self.$c,)* };
+                let main = RawGroupAxes { $($g: self.$g,)* $($l: self.$l,)* };
+                (cell, main, self.groups)
+            }
+        }
+
+        /// The keys of the group axes, as declared.
+        #[cfg(test)]
+        pub const GROUP_KEYS: &[&str] = &[$(stringify!($g),)* $(stringify!($l),)*];
+        /// The keys of the cell axes, as declared.
+        #[cfg(test)]
+        pub const CELL_KEYS: &[&str] = &[$(stringify!($c),)*];
+    };
+}
+
+axis_keys! {
+    group {
+        workload: String,
+        processes: i64,
+        policy: String,
+        priority: i64,
+        nice: i64,
+        affinity: toml::Value,
+        cpu_weight: i64,
+        cpu_max: toml::Value,
+        cpuset: toml::Value,
+    }
+    group_later {
+        scheduler: String,
+        utilisation: f64,
+    }
+    cell {
+        iosched: String,
     }
 }
 

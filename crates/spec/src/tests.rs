@@ -386,6 +386,13 @@ fn an_unknown_workload_in_a_group_is_an_error_at_its_name_not_a_panic() {
 }
 
 #[test]
+fn an_unknown_policy_in_a_group_is_an_error_at_its_name_not_a_panic() {
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[groups.bg]\nworkload = \"pi\"\npolicy = \"nope\"\n");
+    assert_eq!((e.line, e.col), (6, 10), "{e}");
+    assert!(e.message.starts_with("unknown policy \"nope\"; define it under [policies.nope]"), "{e}");
+}
+
+#[test]
 fn a_key_dotted_past_the_toml_depth_limit_is_located_at_the_key() {
     let deep = vec!["k"; 120].join(".");
     for (text, col) in [(format!("name = \"t\"\n{deep} = 1\n"), 1), (format!("name = \"t\"\n[{deep}]\n"), 2)] {

@@ -1,8 +1,10 @@
 //! Raw spec -> Plan: defaults, ranges, name resolution, the matrix product.
 
+use crate::axes::{self, CellDef, Check, SpecAxis, Use};
 use crate::error::SpecError;
 use crate::paths::{PathKey, PathUse};
 use crate::raw::*;
+use schedlab_plan::axis::{AxisValue, AXES, DEFAULT_RT_PRIORITY, MAIN};
 use schedlab_plan::*;
 use serde_spanned::Spanned;
 use std::collections::BTreeMap;
@@ -53,13 +55,11 @@ const DEFAULT_WRITE_EVERY: i64 = 100_000;
 const DEFAULT_TRANSFER: i64 = 102_400;
 const DEFAULT_BLOCK: i64 = 1024;
 const DEFAULT_INPUT: i64 = 1 << 20;
-const DEFAULT_RT_PRIORITY: i64 = 50;
 /// The seed computed about 722,000 hashes in 5 s on its machine.
 const DEFAULT_HASHES: i64 = 722_000;
 const DEFAULT_TIMEOUT_S: f64 = 1800.0;
 /// One 100 MiB file, one thread, 64 KiB per call, through the page cache.
 const DEFAULT_PAR_IO: ParIo = ParIo { files: 1, file_bytes: 100 << 20, threads: 1, buffer_bytes: 64 << 10, mode: IoMode::Buffered };
-const MAX_PROCESSES: i64 = 100_000;
 /// The kernel refuses SCHED_DEADLINE runtimes below 1024 ns.
 const MIN_DL_RUNTIME_NS: u64 = 1024;
 
@@ -153,42 +153,33 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
 
     let RawSpec { matrix, groups: raw_groups, device: raw_device, .. } = raw;
     let matrix_span = matrix.span();
-    let mut matrix = matrix.into_inner();
-    let io_axis = match matrix.iosched.take() {
-        None => None,
-        Some(list) => Some(iosched_axis(&cx, &list, &io_defs, &mut locations)?),
-    };
-    let (main_axes, mut group_axes) = matrix.split();
+    let (cell_axes, main_axes, mut group_axes) = matrix.into_inner().split();
+    let mut ck = Check { cx: &cx, locs: &mut locations, workloads: &workloads, policies: &policies, io_defs: &io_defs };
+    let cell_swept = sweep(&mut ck, "", &cell_axes.given(), Use::Axis)?;
 
     // Group definitions: fixed settings, to which the axes then apply.
     let mut defs: Vec<(String, GroupDef)> = Vec::new();
-    let main_defined = raw_groups.keys().any(|k| k.get_ref() == "main");
+    let main_defined = raw_groups.keys().any(|k| k.get_ref() == MAIN);
     if main_axes.workload.is_some() && !main_defined {
-        defs.push(("main".into(), GroupDef::default()));
+        defs.push((MAIN.into(), GroupDef::default()));
     }
     for (k, g) in &raw_groups {
         check_name(&cx, k)?;
-        if let Some(w) = &g.get_ref().workload {
-            check_workload_name(&cx, w, &workloads)?;
-            locations.workloads.push((w.get_ref().clone(), w.span()));
-        }
-        defs.push((k.get_ref().clone(), group_def(&cx, g.get_ref(), &mut locations)?));
-        let g = g.get_ref();
-        if let Some(span) =
-            earliest([g.cpu_weight.as_ref().map(|v| v.span()), g.cpu_max.as_ref().map(|v| v.span()), g.cpuset.as_ref().map(|v| v.span())])
-        {
-            locations.cgroups.push((k.get_ref().clone(), span));
+        let given = g.get_ref().given();
+        defs.push((k.get_ref().clone(), group_def(&mut ck, g.get_ref(), &given)?));
+        if let Some(span) = first_cgroup(given.iter().map(|(key, v)| (*key, v.span()))) {
+            ck.locs.cgroups.push((k.get_ref().clone(), span));
         }
     }
     if defs.is_empty() {
         return cx.err(matrix_span, "the matrix needs `workload = [...]` (or [groups.NAME] definitions)");
     }
     // main first, then the other groups in name order
-    defs.sort_by_key(|(n, _)| (n != "main", n.clone()));
+    defs.sort_by_key(|(n, _)| (n != MAIN, n.clone()));
     let mut axes_of: BTreeMap<String, Spanned<RawGroupAxes>> = BTreeMap::new();
-    axes_of.insert("main".into(), Spanned::new(0..0, main_axes));
+    axes_of.insert(MAIN.into(), Spanned::new(0..0, main_axes));
     for (k, a) in std::mem::take(&mut group_axes) {
-        if k.get_ref() == "main" && axes_of.get("main").is_some_and(|m| has_any(m.get_ref())) {
+        if k.get_ref() == MAIN && axes_of.get(MAIN).is_some_and(|m| !m.get_ref().given().is_empty()) {
             return cx.err(k.span(), "the top-level matrix axes already describe the group \"main\": put these axes there");
         }
         if !defs.iter().any(|(n, _)| n == k.get_ref()) {
@@ -198,14 +189,18 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
     }
 
     // Every axis of every group, resolved, in a fixed order.
-    let mut axes: Vec<Axis> = Vec::new();
+    let mut swept: Vec<Swept> = Vec::new();
     for (gname, _) in &defs {
         if let Some(a) = axes_of.get(gname) {
-            axes.extend(group_axes_list(&cx, gname, a.get_ref(), &workloads, &policies, &mut locations)?);
+            let given = a.get_ref().given();
+            if let Some(span) = first_cgroup(given.iter().map(|(key, l)| (*key, l.span.clone()))) {
+                ck.locs.cgroups.push((gname.clone(), span));
+            }
+            swept.extend(sweep(&mut ck, gname, &given, if gname == MAIN { Use::MainAxis } else { Use::Axis })?);
         }
     }
-    if let Some(main) = axes_of.get("main") {
-        if defs.iter().all(|(n, _)| n != "main") && has_any(main.get_ref()) {
+    if let Some(main) = axes_of.get(MAIN) {
+        if defs.iter().all(|(n, _)| n != MAIN) && !main.get_ref().given().is_empty() {
             return cx
                 .err(matrix_span, "top-level matrix axes describe the group \"main\", which needs `workload = [...]` or [groups.main]");
         }
@@ -213,10 +208,8 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
 
     let mut cells: Vec<Cell> = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    let mut counts: Vec<usize> = axes.iter().map(|a| a.values.len()).collect();
-    // The cell-level iosched axis varies slowest: a run's cells of one scheduler are adjacent.
-    let io_values: Vec<IoSetting> = io_axis.clone().unwrap_or_default();
-    counts.insert(0, io_values.len().max(1));
+    // Cell axes vary slowest: a run's cells of one I/O scheduler are adjacent.
+    let counts: Vec<usize> = cell_swept.iter().chain(&swept).map(|a| a.values.len()).collect();
     let total: usize = counts.iter().product();
     if total > 100_000 {
         return cx.err(matrix_span, format!("the matrix has {total} cells; at most 100000"));
@@ -229,19 +222,26 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
             picks[i] = rest % counts[i];
             rest /= counts[i];
         }
-        let io = io_values.get(picks.remove(0)).cloned();
+        let (cell_picks, group_picks) = picks.split_at(cell_swept.len());
+        let mut cell = CellDef::default();
+        let mut cell_tags = Vec::new();
+        for (a, &pick) in cell_swept.iter().zip(cell_picks) {
+            let v = &a.values[pick];
+            a.def.apply_cell(&mut cell, v.clone());
+            cell_tags.push((a.def.axis, v.label()));
+        }
         let mut groups = Vec::new();
         let mut key_parts: Vec<String> = Vec::new();
         for (gname, def) in &defs {
             let mut g = def.clone();
-            let mut tags: Vec<(Setting, String)> = Vec::new();
-            for (ai, a) in axes.iter().enumerate().filter(|(_, a)| &a.group == gname) {
-                let v = &a.values[picks[ai]];
-                g.set(a.setting, v.value.clone());
-                tags.push((a.setting, v.label.clone()));
+            let mut tags = Vec::new();
+            for (a, &pick) in swept.iter().zip(group_picks).filter(|(a, _)| &a.group == gname) {
+                let v = &a.values[pick];
+                a.def.apply_group(&mut g, v.clone());
+                tags.push((a.def.axis, v.label()));
             }
             let group = g.resolve(&cx, gname, &workloads, &policies, matrix_span.clone())?;
-            key_parts.push(group_key(gname, &group, &tags, def));
+            key_parts.push(axis::group_key(gname, group.as_ref(), &tags));
             if let Some(group) = group {
                 groups.push(group);
             }
@@ -250,18 +250,15 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
             continue; // a cell needs something to measure (e.g. main.processes = 0 with only background left)
         }
         groups.sort_by_key(|g| g.background);
-        let mut key = key_parts.into_iter().filter(|k| !k.is_empty()).collect::<Vec<_>>().join("+");
-        if let Some(io) = &io {
-            key.push_str(&format!("/iosched={}", io.name));
-        }
+        let key = axis::cell_key(key_parts, &cell_tags);
         if seen.insert(key.clone()) {
-            cells.push(Cell { index: cells.len() as u32, key, groups, io });
+            cells.push(Cell { index: cells.len() as u32, key, groups, io: cell.io });
         }
     }
     if cells.is_empty() {
         return cx.err(matrix_span, "the matrix produces no cell with a measured group");
     }
-    let needs_device = io_axis.is_some() || cells.iter().flat_map(|c| &c.groups).any(|g| g.workload.is_io());
+    let needs_device = cells.iter().any(|c| c.io.is_some()) || cells.iter().flat_map(|c| &c.groups).any(|g| g.workload.is_io());
     let device = match &raw_device {
         Some(d) => {
             locations.device = Some(d.span());
@@ -298,62 +295,24 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
     Ok((plan, locations))
 }
 
-/// A group setting that an axis can vary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Setting {
-    Workload,
-    Policy,
-    Priority,
-    Nice,
-    Affinity,
-    CpuWeight,
-    CpuMax,
-    Cpuset,
-    Processes,
-    Scheduler,
-    Utilisation,
+/// The values of one axis of one group (or of the cell: `group` empty), checked.
+struct Swept {
+    group: String,
+    def: &'static SpecAxis,
+    values: Vec<AxisValue>,
 }
 
-impl Setting {
-    fn name(self) -> &'static str {
-        match self {
-            Setting::Workload => "workload",
-            Setting::Policy => "policy",
-            Setting::Priority => "priority",
-            Setting::Nice => "nice",
-            Setting::Affinity => "affinity",
-            Setting::CpuWeight => "cpu_weight",
-            Setting::CpuMax => "cpu_max",
-            Setting::Cpuset => "cpuset",
-            Setting::Processes => "processes",
-            Setting::Scheduler => "scheduler",
-            Setting::Utilisation => "utilisation",
+/// The axes written for one group (or the cell), checked in [`AXES`] order: the order cells
+/// are numbered in and other groups' keys list them in.
+fn sweep(ck: &mut Check, group: &str, given: &[(&'static str, RawList)], how: Use) -> Result<Vec<Swept>, SpecError> {
+    let mut out = Vec::new();
+    for a in AXES {
+        if let Some((_, list)) = given.iter().find(|(key, _)| *key == a.name) {
+            let def = axes::def(a.name);
+            out.push(Swept { group: group.to_string(), def, values: (def.list)(ck, def, list, how)? });
         }
     }
-}
-
-/// A resolved axis value.
-#[derive(Debug, Clone, PartialEq)]
-enum Value {
-    Name(String),
-    Int(i64),
-    Affinity(Affinity),
-    Max((u64, u64)),
-    Cpus(Vec<u32>),
-    Float(f64),
-}
-
-#[derive(Debug, Clone)]
-struct AxisValue {
-    value: Value,
-    label: String,
-}
-
-#[derive(Debug, Clone)]
-struct Axis {
-    group: String,
-    setting: Setting,
-    values: Vec<AxisValue>,
+    Ok(out)
 }
 
 /// A group's settings before axes apply; unset fields take defaults at resolve time.
@@ -372,24 +331,6 @@ pub(crate) struct GroupDef {
 }
 
 impl GroupDef {
-    fn set(&mut self, s: Setting, v: Value) {
-        match (s, v) {
-            (Setting::Workload, Value::Name(n)) => self.workload = Some(n),
-            (Setting::Policy, Value::Name(n)) => self.policy = Some(n),
-            (Setting::Priority, Value::Int(i)) => self.priority = Some(i),
-            (Setting::Nice, Value::Int(i)) => self.nice = Some(i),
-            (Setting::Processes, Value::Int(i)) => self.processes = Some(i),
-            // On an axis, 0 means "no weight": the cell's baseline without cgroups.
-            (Setting::CpuWeight, Value::Int(i)) => self.cgroup.cpu_weight = (i > 0).then_some(i as u32),
-            (Setting::Affinity, Value::Affinity(a)) => self.affinity = Some(a),
-            (Setting::CpuMax, Value::Max(m)) => self.cgroup.cpu_max = Some(m),
-            (Setting::Cpuset, Value::Cpus(c)) => self.cgroup.cpuset = Some(c),
-            (Setting::Scheduler, Value::Name(n)) => self.scheduler = Some(n),
-            (Setting::Utilisation, Value::Float(u)) => self.utilisation = Some(u),
-            (s, v) => unreachable!("axis {s:?} cannot hold {v:?}"),
-        }
-    }
-
     /// The group for one cell, or None if it has 0 processes there.
     fn resolve(
         &self,
@@ -443,230 +384,15 @@ impl GroupDef {
     }
 }
 
-fn has_any(a: &RawGroupAxes) -> bool {
-    a.workload.is_some()
-        || a.processes.is_some()
-        || a.policy.is_some()
-        || a.priority.is_some()
-        || a.nice.is_some()
-        || a.affinity.is_some()
-        || a.cpu_weight.is_some()
-        || a.cpu_max.is_some()
-        || a.cpuset.is_some()
-        || a.scheduler.is_some()
-        || a.utilisation.is_some()
-}
-
-/// The key part of one group in one cell. The main group keeps the classic
-/// `workload/policy[:prio][/niceN]/nN` shape; other groups show only their varying axes.
-fn group_key(gname: &str, g: &Option<Group>, tags: &[(Setting, String)], def: &GroupDef) -> String {
-    let tag = |s: Setting| tags.iter().find(|(t, _)| *t == s).map(|(_, l)| l.clone());
-    if gname == "main" {
-        let Some(g) = g else { return "main.processes=0".into() };
-        let mut k = format!("{}/{}", g.workload_name, g.policy_name);
-        if g.policy.class.is_rt()
-            && g.workload.periodic().is_none()
-            && (tag(Setting::Priority).is_some() || g.policy.priority as i64 != DEFAULT_RT_PRIORITY)
-        {
-            k.push_str(&format!(":{}", g.policy.priority));
-        }
-        if tag(Setting::Nice).is_some() {
-            k.push_str(&format!("/nice{}", g.policy.nice));
-        }
-        for s in [Setting::Affinity, Setting::CpuWeight, Setting::CpuMax, Setting::Cpuset, Setting::Utilisation] {
-            if let Some(l) = tag(s) {
-                k.push_str(&format!("/{}={l}", s.name()));
-            }
-        }
-        k.push_str(&format!("/n{}", g.processes));
-        return k;
-    }
-    let _ = def;
-    let mut k = gname.to_string();
-    for (s, l) in tags {
-        // A priority on a non-RT policy has no effect: leave it out so such cells collapse.
-        if *s == Setting::Priority && !g.as_ref().is_some_and(|g| g.policy.class.is_rt()) {
-            continue;
-        }
-        k.push_str(&format!(".{}={l}", s.name()));
-    }
-    k
-}
-
-fn group_def(cx: &Ctx, g: &RawGroup, locs: &mut Locations) -> Result<GroupDef, SpecError> {
+/// A group's fixed settings, checked as their axes check a value.
+fn group_def(ck: &mut Check, g: &RawGroup, given: &[(&'static str, RawValue)]) -> Result<GroupDef, SpecError> {
     let mut d = GroupDef { background: g.background.as_ref().map(|b| *b.get_ref()).unwrap_or(false), ..Default::default() };
-    d.workload = g.workload.as_ref().map(|w| w.get_ref().clone());
-    if let Some(p) = &g.processes {
-        d.processes = Some(cx.int_in(p, 0, MAX_PROCESSES, "processes")?);
-    }
-    if let Some(p) = &g.policy {
-        d.policy = Some(p.get_ref().clone());
-        locs.policies.entry(p.get_ref().clone()).or_insert_with(|| p.span());
-    }
-    if let Some(p) = &g.priority {
-        d.priority = Some(cx.int_in(p, 1, MAX_WORKER_PRIORITY, "priority (99 is reserved for the engine)")?);
-    }
-    if let Some(n) = &g.nice {
-        d.nice = Some(cx.int_in(n, -20, 19, "nice")?);
-        locs.nice.push((*n.get_ref(), n.span()));
-    }
-    if let Some(a) = &g.affinity {
-        d.affinity = Some(affinity(cx, a, locs)?);
-    }
-    if let Some(w) = &g.cpu_weight {
-        d.cgroup.cpu_weight = Some(cx.int_in(w, 1, 10_000, "cpu_weight (cgroup v2 units; v1 shares = weight x 1024 / 100)")? as u32);
-    }
-    if let Some(m) = &g.cpu_max {
-        d.cgroup.cpu_max = Some(cpu_max(cx, m)?);
-    }
-    if let Some(c) = &g.cpuset {
-        d.cgroup.cpuset = Some(cpu_list(cx, c, locs)?);
-    }
-    if let Some(sch) = &g.scheduler {
-        d.scheduler = Some(crate::periodic_check::scheduler_name(cx, sch)?);
-        locs.policies.entry(sch.get_ref().clone()).or_insert_with(|| sch.span());
-    }
-    if let Some(u) = &g.utilisation {
-        d.utilisation = Some(crate::periodic_check::utilisation_value(cx, u)?);
+    for (key, v) in given {
+        let def = axes::def(key);
+        let value = (def.parse)(ck, *v, Use::Fixed)?;
+        def.apply_group(&mut d, value);
     }
     Ok(d)
-}
-
-fn group_axes_list(
-    cx: &Ctx,
-    gname: &str,
-    a: &RawGroupAxes,
-    workloads: &BTreeMap<String, Workload>,
-    policies: &BTreeMap<String, Policy>,
-    locs: &mut Locations,
-) -> Result<Vec<Axis>, SpecError> {
-    let mut out = Vec::new();
-    let min_procs = if gname == "main" && a.processes.is_some() { 1 } else { 0 };
-    if let Some(span) =
-        earliest([a.cpu_weight.as_ref().map(|v| v.span()), a.cpu_max.as_ref().map(|v| v.span()), a.cpuset.as_ref().map(|v| v.span())])
-    {
-        locs.cgroups.push((gname.to_string(), span));
-    }
-    let mut push = |setting: Setting, values: Vec<AxisValue>, span: Range<usize>| -> Result<(), SpecError> {
-        if values.is_empty() {
-            return cx.err(span, format!("the {} axis must list at least one value", setting.name()));
-        }
-        for (i, v) in values.iter().enumerate() {
-            if values[..i].iter().any(|w| w.value == v.value) {
-                return cx.err(span, format!("the {} axis lists {} twice", setting.name(), v.label));
-            }
-        }
-        out.push(Axis { group: gname.to_string(), setting, values });
-        Ok(())
-    };
-    if let Some(list) = &a.workload {
-        let mut vals = Vec::new();
-        for w in list.get_ref() {
-            check_workload_name(cx, w, workloads)?;
-            locs.workloads.push((w.get_ref().clone(), w.span()));
-            vals.push(AxisValue { value: Value::Name(w.get_ref().clone()), label: w.get_ref().clone() });
-        }
-        push(Setting::Workload, vals, list.span())?;
-    }
-    if let Some(list) = &a.policy {
-        let mut vals = Vec::new();
-        for p in list.get_ref() {
-            if !policies.contains_key(p.get_ref()) && Class::parse(p.get_ref()).is_none() {
-                let known: Vec<&str> = policies.keys().map(String::as_str).chain(Class::ALL.iter().map(|c| c.name())).collect();
-                return cx.err(
-                    p.span(),
-                    format!(
-                        "unknown policy \"{}\"; define it under [policies.{}] or use one of: {}",
-                        p.get_ref(),
-                        p.get_ref(),
-                        known.join(", ")
-                    ),
-                );
-            }
-            locs.policies.entry(p.get_ref().clone()).or_insert_with(|| p.span());
-            vals.push(AxisValue { value: Value::Name(p.get_ref().clone()), label: p.get_ref().clone() });
-        }
-        push(Setting::Policy, vals, list.span())?;
-    }
-    let ints = |list: &Spanned<Vec<Spanned<i64>>>, lo: i64, hi: i64, what: &str| -> Result<Vec<AxisValue>, SpecError> {
-        list.get_ref()
-            .iter()
-            .map(|v| cx.int_in(v, lo, hi, what).map(|x| AxisValue { value: Value::Int(x), label: x.to_string() }))
-            .collect()
-    };
-    if let Some(list) = &a.priority {
-        push(Setting::Priority, ints(list, 1, MAX_WORKER_PRIORITY, "priority (99 is reserved for the engine)")?, list.span())?;
-    }
-    if let Some(list) = &a.nice {
-        push(Setting::Nice, ints(list, -20, 19, "nice")?, list.span())?;
-        locs.nice.extend(list.get_ref().iter().map(|n| (*n.get_ref(), n.span())));
-    }
-    if let Some(list) = &a.affinity {
-        let vals = list
-            .get_ref()
-            .iter()
-            .map(|v| affinity(cx, v, locs).map(|x| AxisValue { label: x.label(), value: Value::Affinity(x) }))
-            .collect::<Result<_, _>>()?;
-        push(Setting::Affinity, vals, list.span())?;
-    }
-    if let Some(list) = &a.cpu_weight {
-        push(
-            Setting::CpuWeight,
-            ints(list, 0, 10_000, "cpu_weight (cgroup v2 units, 0 = none; v1 shares = weight x 1024 / 100)")?,
-            list.span(),
-        )?;
-    }
-    if let Some(list) = &a.cpu_max {
-        let vals = list
-            .get_ref()
-            .iter()
-            .map(|v| cpu_max(cx, v).map(|m| AxisValue { label: format!("{}:{}", m.0, m.1), value: Value::Max(m) }))
-            .collect::<Result<_, _>>()?;
-        push(Setting::CpuMax, vals, list.span())?;
-    }
-    if let Some(list) = &a.cpuset {
-        let vals = list
-            .get_ref()
-            .iter()
-            .map(|v| cpu_list(cx, v, locs).map(|c| AxisValue { label: schedlab_plan::cpulist::format(&c), value: Value::Cpus(c) }))
-            .collect::<Result<_, _>>()?;
-        push(Setting::Cpuset, vals, list.span())?;
-    }
-    if let Some(list) = &a.processes {
-        push(Setting::Processes, ints(list, min_procs, MAX_PROCESSES, "processes")?, list.span())?;
-    }
-    if let Some(list) = &a.scheduler {
-        let vals = list
-            .get_ref()
-            .iter()
-            .map(|v| {
-                locs.policies.entry(v.get_ref().clone()).or_insert_with(|| v.span());
-                crate::periodic_check::scheduler_name(cx, v).map(|n| AxisValue { label: n.clone(), value: Value::Name(n) })
-            })
-            .collect::<Result<_, _>>()?;
-        push(Setting::Scheduler, vals, list.span())?;
-    }
-    if let Some(list) = &a.utilisation {
-        let vals = list
-            .get_ref()
-            .iter()
-            .map(|v| crate::periodic_check::utilisation_value(cx, v).map(|u| AxisValue { label: format!("{u}"), value: Value::Float(u) }))
-            .collect::<Result<_, _>>()?;
-        push(Setting::Utilisation, vals, list.span())?;
-    }
-    Ok(out)
-}
-
-fn affinity(cx: &Ctx, v: &Spanned<toml::Value>, locs: &mut Locations) -> Result<Affinity, SpecError> {
-    match v.get_ref() {
-        toml::Value::String(s) if s == "all" => Ok(Affinity::All),
-        toml::Value::String(s) if s == "spread" => Ok(Affinity::Spread),
-        toml::Value::String(s) if s == "compact" => Ok(Affinity::Compact),
-        _ => cpu_list(cx, v, locs).map(Affinity::List).map_err(|mut e| {
-            e.message = format!("affinity must be \"all\", \"spread\", \"compact\", a CPU list like \"0-1,3\" or [0, 1]: {}", e.message);
-            e
-        }),
-    }
 }
 
 pub(crate) fn cpu_list(cx: &Ctx, v: &Spanned<toml::Value>, locs: &mut Locations) -> Result<Vec<u32>, SpecError> {
@@ -693,21 +419,7 @@ pub(crate) fn cpu_list(cx: &Ctx, v: &Spanned<toml::Value>, locs: &mut Locations)
     Ok(cpus)
 }
 
-fn cpu_max(cx: &Ctx, v: &Spanned<toml::Value>) -> Result<(u64, u64), SpecError> {
-    let pair = v.get_ref().as_array().filter(|a| a.len() == 2).and_then(|a| Some((a[0].as_integer()?, a[1].as_integer()?)));
-    let Some((quota, period)) = pair else {
-        return cx.err(v.span(), "cpu_max must be [quota_us, period_us], e.g. [50000, 100000] for half a CPU");
-    };
-    if !(1000..=1_000_000).contains(&period) {
-        return cx.err(v.span(), format!("cpu_max period must be between 1000 and 1000000 us, got {period}"));
-    }
-    if quota < 1000 {
-        return cx.err(v.span(), format!("cpu_max quota must be at least 1000 us, got {quota}"));
-    }
-    Ok((quota as u64, period as u64))
-}
-
-fn scheduler_name(cx: &Ctx, v: &Spanned<String>) -> Result<String, SpecError> {
+pub(crate) fn scheduler_name(cx: &Ctx, v: &Spanned<String>) -> Result<String, SpecError> {
     let n = v.get_ref();
     if n.is_empty() || !n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_') {
         return cx.err(v.span(), format!("\"{n}\" is not an I/O scheduler name (e.g. none, mq-deadline, kyber, bfq)"));
@@ -743,30 +455,6 @@ fn iosched_def(cx: &Ctx, name: &str, r: &RawIosched) -> Result<IoSetting, SpecEr
         tunables.push((key.clone(), value));
     }
     Ok(IoSetting { name: name.to_string(), scheduler, tunables })
-}
-
-fn iosched_axis(
-    cx: &Ctx,
-    list: &Spanned<Vec<Spanned<String>>>,
-    defs: &BTreeMap<String, IoSetting>,
-    locs: &mut Locations,
-) -> Result<Vec<IoSetting>, SpecError> {
-    if list.get_ref().is_empty() {
-        return cx.err(list.span(), "the iosched axis must list at least one scheduler");
-    }
-    let mut out: Vec<IoSetting> = Vec::new();
-    for v in list.get_ref() {
-        let setting = match defs.get(v.get_ref()) {
-            Some(d) => d.clone(),
-            None => IoSetting { name: v.get_ref().clone(), scheduler: scheduler_name(cx, v)?, tunables: Vec::new() },
-        };
-        if out.iter().any(|o| o.name == setting.name) {
-            return cx.err(v.span(), format!("the iosched axis lists {} twice", setting.name));
-        }
-        locs.iosched.push((setting.scheduler.clone(), v.span()));
-        out.push(setting);
-    }
-    Ok(out)
 }
 
 fn device(cx: &Ctx, d: &RawDevice, locs: &mut Locations) -> Result<DeviceSpec, SpecError> {
@@ -831,7 +519,7 @@ fn check_name(cx: &Ctx, k: &Spanned<String>) -> Result<(), SpecError> {
 }
 
 /// A workload name must be defined under [workloads] or be a built-in one.
-fn check_workload_name(cx: &Ctx, w: &Spanned<String>, workloads: &BTreeMap<String, Workload>) -> Result<(), SpecError> {
+pub(crate) fn check_workload_name(cx: &Ctx, w: &Spanned<String>, workloads: &BTreeMap<String, Workload>) -> Result<(), SpecError> {
     let n = w.get_ref();
     if workloads.contains_key(n) || builtin_workload(n).is_some() {
         return Ok(());
@@ -862,7 +550,7 @@ fn builtin_workload(name: &str) -> Option<Workload> {
 fn builtin_policy(class: Class) -> Policy {
     Policy {
         class,
-        priority: if class.is_rt() { DEFAULT_RT_PRIORITY as u32 } else { 0 },
+        priority: if class.is_rt() { DEFAULT_RT_PRIORITY } else { 0 },
         nice: 0,
         // 5 ms every 100 ms: admits up to 38 workers on 2 CPUs at 95% RT bandwidth.
         deadline: (class == Class::Deadline).then_some(DeadlineParams {
@@ -1161,9 +849,9 @@ fn path_value(cx: &Ctx, v: &Spanned<String>, key: PathKey, locs: &mut Locations)
     Ok(path)
 }
 
-/// The span written first of those given.
-fn earliest<const N: usize>(spans: [Option<Location>; N]) -> Option<Location> {
-    spans.into_iter().flatten().min_by_key(|s| s.start)
+/// Where the first cgroup control of those written (key, span) is.
+fn first_cgroup<'a>(written: impl Iterator<Item = (&'a str, Location)>) -> Option<Location> {
+    written.filter(|(key, _)| axes::def(key).axis.cgroup).map(|(_, span)| span).min_by_key(|s| s.start)
 }
 
 /// The span of the first cgroup control (`cpu_weight`, `cpu_max`, `cpuset`) set in the spec;
@@ -1173,5 +861,6 @@ fn first_cgroup_key(src: &str) -> Option<Location> {
         toml::de::DeValue::Array(a) => a.iter().all(|x| crate::locate::int(x.get_ref()) == Some(0)),
         v => crate::locate::int(v) == Some(0),
     };
-    crate::locate::keys(src, &["cpu_weight", "cpu_max", "cpuset"]).into_iter().find(|(_, v, _)| !zero(v)).map(|(k, _, _)| k)
+    let keys: Vec<&str> = AXES.iter().filter(|a| a.cgroup).map(|a| a.name).collect();
+    crate::locate::keys(src, &keys).into_iter().find(|(_, v, _)| !zero(v)).map(|(k, _, _)| k)
 }
