@@ -40,6 +40,7 @@
 //!     scale: 1.0,
 //!     device: None,
 //!     cells: vec![cell],
+//!     cpu_dma_latency: Default::default(),
 //! };
 //! plan.scale(1e-6); // 100 iterations per worker
 //! let params = Params::new(2, 10.0, 0, 0).without_costs();
