@@ -6,7 +6,9 @@
 
 pub mod capture;
 pub mod decode;
+pub mod figures;
 pub mod format;
+pub mod procs;
 pub mod raw;
 pub mod tracefs;
 
@@ -17,6 +19,28 @@ pub use capture::{Capture, Options};
 pub use decode::{decode, Decoded, Event, Kind};
 pub use raw::Raw;
 pub use tracefs::{Instance, Settings, Tracefs};
+
+/// A captured cell's figures: its decoded events over `window` (the whole capture if
+/// None), the engine's tasks with the capture's reader added, other tasks classified
+/// through /proc; lost events are the most any count says (buffer counters, page flags).
+pub fn cell_trace(
+    raw: &Raw,
+    decoded: &Decoded,
+    workers: &[i32],
+    engine: &[i32],
+    window: Option<figures::Window>,
+) -> schedlab_model::trace::CellTrace {
+    let window = window.unwrap_or(figures::Window { start_ns: raw.start_ns, end_ns: raw.stop_ns });
+    let mut engine = engine.to_vec();
+    if raw.reader_tid > 0 {
+        engine.push(raw.reader_tid);
+    }
+    let lost = raw.lost().max(decoded.stats.missed_counted).max(decoded.stats.missed_pages);
+    let root = schedlab_sys::Root::default();
+    figures::figures(&decoded.events, &figures::Roles { workers, engine: &engine }, window, lost, |pid, comm| {
+        procs::classify(&root, pid, comm)
+    })
+}
 
 /// Why tracing failed.
 #[derive(Debug, thiserror::Error)]
