@@ -82,6 +82,10 @@ pub struct CellTrace {
     pub cpus: Vec<CpuTrace>,
     /// Events the kernel's buffers lost (0 when the figures are complete).
     pub lost_events: u64,
+    /// Switches the trace did not show (a task left a CPU no traced switch gave it): each
+    /// is taken to have happened at the CPU's previous switch.
+    #[serde(default)]
+    pub untraced_switches: u64,
     /// Events decoded.
     pub events: u64,
     /// The window the figures cover, seconds.

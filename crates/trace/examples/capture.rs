@@ -4,7 +4,7 @@
 //!   capture [--buffer-kb N] [--block] [-o FILE] -- COMMAND [ARGS...]
 
 use schedlab_sys::journal::{state_dir, Journal};
-use schedlab_trace::{decode, Capture, Options, Tracefs};
+use schedlab_trace::{cell_trace, decode, Capture, Options, Tracefs};
 use std::process::Command;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -30,7 +30,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut journal = Journal::create(&state_dir())?;
     let tfs = Tracefs::find_or_mount(&Default::default(), &mut journal)?;
     let cap = Capture::start(&tfs, &mut journal, &opts)?;
-    let status = Command::new(&cmd[0]).args(&cmd[1..]).status();
+    let child = Command::new(&cmd[0]).args(&cmd[1..]).spawn();
+    let usage = child.as_ref().ok().map(|c| {
+        let (mut status, pid) = (0, c.id() as i32);
+        // SAFETY: rusage is plain data that wait4 fills.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
+        (pid, secs(ru.ru_utime) + secs(ru.ru_stime), ru.ru_nivcsw)
+    });
     let raw = cap.stop(&mut journal)?;
     let errors = journal.close();
     let t = std::time::Instant::now();
@@ -46,6 +54,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         d.stats.missed_pages,
         took.as_secs_f64()
     );
+    if let Some((pid, cpu_s, nivcsw)) = usage {
+        let cell = cell_trace(&raw, &d, &[pid], &[std::process::id() as i32], None);
+        let w = &cell.workers[0];
+        println!(
+            "  command (pid {pid}, its threads and children): wait4 user+sys {cpu_s:.4} s, trace run {:.4} s; ru_nivcsw {nivcsw}, trace involuntary {} {:?}; runnable {:.4} s, blocked {:.4} s; {} switches not in the trace",
+            w.run_s, w.involuntary, w.preempted_by, w.runnable_s, w.blocked_s, cell.untraced_switches
+        );
+    }
     for c in &raw.cpus {
         println!("  cpu{}: {} pages, {:?}", c.cpu, c.pages.len() / raw.page_size, c.stats);
     }
@@ -56,6 +72,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for e in errors {
         eprintln!("could not undo {e}");
     }
-    status?;
+    child?;
     Ok(())
 }

@@ -8,6 +8,14 @@
 //! (switched out: it was running; switched in: runnable; woken: blocked), since any earlier
 //! change inside the window would have been an event. Time is counted inside the window
 //! only; counts only for events inside it.
+//!
+//! Some switches are not in the trace at all: on the machine this was built on (a
+//! Firecracker guest), no switch away from the guest's init threads is ever recorded, so the
+//! task the CPU went back to seems to leave a CPU it never got. Such a switch shows as a
+//! switch-out whose task is not the one the CPU's last switch brought; the task is taken to
+//! have got the CPU when that last switch happened (the hidden task's own run, typically
+//! ~0.1 ms, is counted as the worker's rather than a whole slice lost), and the switches
+//! are counted (`untraced_switches`).
 
 use crate::decode::{Comm, Event, Kind};
 use schedlab_model::hist::{self, Histogram};
@@ -141,18 +149,34 @@ pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut c
     let mut acc: Vec<Acc> = roles.workers.iter().map(|_| Acc::new()).collect();
     let mut engine: HashSet<i32> = roles.engine.iter().copied().collect();
     let mut cpus: BTreeMap<u32, CpuAcc> = BTreeMap::new();
+    let mut untraced = 0;
     for e in events {
         let ts = e.ts;
         match &e.kind {
             Kind::Switch(s) => {
                 let cpu = cpus.entry(e.cpu).or_default();
                 cpu.close(&window, ts);
+                // The task leaving is not the one the last switch here brought: the switch
+                // that brought it was not traced. It is taken to have come at once, when the
+                // task the trace shows arriving last came (see the module's docs).
+                let hidden = cpu.current.filter(|(pid, _)| *pid != s.prev_pid).map(|(_, since)| since);
+                if hidden.is_some() && window.holds(ts) {
+                    untraced += 1;
+                }
                 cpu.current = Some((s.next_pid, ts));
                 if let Some(t) = tasks.get_mut(&s.prev_pid) {
                     let a = &mut acc[t.worker];
-                    let since = match t.state {
-                        State::Running(since) => Some(since),
-                        State::Unknown => Some(window.start_ns),
+                    let since = match (t.state, hidden) {
+                        (State::Running(since), _) => Some(since),
+                        (State::Unknown, _) => Some(window.start_ns),
+                        (State::Runnable(since), Some(came)) => {
+                            a.runnable += window.clip(since, came.max(since));
+                            Some(came.max(since))
+                        }
+                        (State::Blocked(since), Some(came)) => {
+                            a.blocked += window.clip(since, came.max(since));
+                            Some(came.max(since))
+                        }
                         _ => None,
                     };
                     if let Some(since) = since {
@@ -300,7 +324,14 @@ pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut c
             }
         })
         .collect();
-    CellTrace { workers, cpus, lost_events: lost, events: events.len() as u64, span_s: secs(window.end_ns.saturating_sub(window.start_ns)) }
+    CellTrace {
+        workers,
+        cpus,
+        lost_events: lost,
+        untraced_switches: untraced,
+        events: events.len() as u64,
+        span_s: secs(window.end_ns.saturating_sub(window.start_ns)),
+    }
 }
 
 fn secs(ns: u64) -> f64 {

@@ -197,3 +197,15 @@ fn a_worker_without_events_has_zero_figures() {
     let w = &c.workers[0];
     assert_eq!((w.pid, w.run_s, w.involuntary, w.wakeup_p50_us.is_none(), w.wakeup_hist.is_none()), (10, 0.0, 0, true, true));
 }
+
+#[test]
+fn a_switch_the_trace_did_not_show_gives_the_cpu_back_at_the_previous_switch() {
+    // 10 is preempted by 67, whose switch back to 10 is never recorded; 10 leaves at 500.
+    let events = [sw(0, 0, 0, 0, 10), sw(100, 0, 10, R_PLUS, 67), sw(500, 0, 10, R_PLUS, 20), sw(600, 0, 20, S, 10)];
+    let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
+    let w = &c.workers[0];
+    assert_eq!((w.run_s * 1e9, w.runnable_s * 1e9), (100.0 + 400.0 + 400.0, 100.0));
+    assert_eq!(w.involuntary, 2, "both switch-outs were real");
+    assert_eq!(c.untraced_switches, 1);
+    assert_eq!(c.cpus[0].busy_s * 1e9, 1000.0);
+}
