@@ -1,9 +1,10 @@
 //! Captures the scheduler's events while a command runs, the way a traced cell is captured,
 //! and prints what was read and lost; `-o FILE` keeps the capture (the bench's fixture).
 //!
-//!   capture [--buffer-kb N] [--block] [-o FILE] -- COMMAND [ARGS...]
+//!   capture [--buffer-kb N] [--block] [--reader-nice N | --reader-fifo P] [-o FILE] -- COMMAND [ARGS...]
 
 use schedlab_sys::journal::{state_dir, Journal};
+use schedlab_trace::capture::ReaderPolicy;
 use schedlab_trace::{cell_trace, decode, Capture, Options, Tracefs};
 use std::process::Command;
 
@@ -16,6 +17,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         match a.as_str() {
             "--buffer-kb" => opts.settings.buffer_kb = args.next().ok_or("--buffer-kb N")?.parse()?,
             "--block" => opts.settings.block = true,
+            "--reader-nice" => opts.reader = ReaderPolicy::Other { nice: args.next().ok_or("--reader-nice N")?.parse()? },
+            "--reader-fifo" => opts.reader = ReaderPolicy::Fifo { priority: args.next().ok_or("--reader-fifo P")?.parse()? },
             "-o" => out = Some(args.next().ok_or("-o FILE")?),
             "--" => {
                 cmd = args.by_ref().collect();

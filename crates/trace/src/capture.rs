@@ -16,11 +16,44 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// How the reader thread is scheduled. It never runs RT above the workers: the caller gives
+/// `Fifo` only below every worker's RT priority (the engine's rule, not checked here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReaderPolicy {
+    /// SCHED_OTHER at this nice value.
+    Other {
+        /// -20..=19.
+        nice: i32,
+    },
+    /// SCHED_FIFO at this priority.
+    Fifo {
+        /// 1..=99.
+        priority: u32,
+    },
+}
+
+impl ReaderPolicy {
+    /// The reader for a cell whose lowest worker RT priority is `lowest_rt` (None: no RT
+    /// worker). Among SCHED_OTHER workers it is one of them (nice 0). Among RT workers it is
+    /// SCHED_FIFO 1: below every worker, so it never takes a CPU from one, yet above the
+    /// machine's other tasks, so it runs whenever the workers leave a CPU. At SCHED_OTHER
+    /// there (even at nice -20) it waited behind 500 FIFO workers until a pa3 cell's 4 MiB
+    /// buffers had overrun by two million events (docs/BENCHMARKS.md).
+    pub fn for_cell(lowest_rt: Option<u32>) -> ReaderPolicy {
+        match lowest_rt {
+            None => ReaderPolicy::Other { nice: 0 },
+            Some(_) => ReaderPolicy::Fifo { priority: 1 },
+        }
+    }
+}
+
 /// How a capture runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     /// The instance's settings (buffer size, block events).
     pub settings: Settings,
+    /// The reader's scheduling.
+    pub reader: ReaderPolicy,
     /// CPUs the workers use: the reader is pinned to another allowed CPU if there is one.
     pub avoid_cpus: Vec<u32>,
     /// How often the reader wakes on its own to empty the buffers.
@@ -29,7 +62,12 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { settings: Settings::default(), avoid_cpus: Vec::new(), poll: Duration::from_millis(100) }
+        Options {
+            settings: Settings::default(),
+            reader: ReaderPolicy::Other { nice: 0 },
+            avoid_cpus: Vec::new(),
+            poll: Duration::from_millis(100),
+        }
     }
 }
 
@@ -76,10 +114,10 @@ impl Capture {
         let reader_cpu = reader_cpu(&opts.avoid_cpus);
         let (ready_tx, ready_rx) = mpsc::channel();
         let wake_fd = wake.as_raw_fd();
-        let poll = opts.poll;
+        let (poll, policy) = (opts.poll, opts.reader);
         let reader = std::thread::Builder::new()
             .name("schedlab-trace".into())
-            .spawn(move || read_loop(pipes, wake_fd, page_size, poll, reader_cpu, ready_tx))
+            .spawn(move || read_loop(pipes, wake_fd, page_size, poll, (policy, reader_cpu), ready_tx))
             .map_err(|source| Error::Io { what: "starting the trace reader".into(), source })?;
         let reader_tid = match ready_rx.recv() {
             Ok(Ok(tid)) => tid,
@@ -188,18 +226,35 @@ fn allowed_cpus() -> Vec<u32> {
     }
 }
 
-/// The reader thread: SCHED_OTHER (the engine it comes from may be SCHED_FIFO), pinned if
-/// asked, then polls and reads until woken through `wake`, then drains.
+/// Schedules the calling thread by `p` (whatever the thread that made it had: the engine
+/// runs at SCHED_FIFO 99).
+fn schedule_self(p: ReaderPolicy) -> io::Result<()> {
+    let (policy, priority, nice) = match p {
+        ReaderPolicy::Other { nice } => (libc::SCHED_OTHER, 0, nice),
+        ReaderPolicy::Fifo { priority } => (libc::SCHED_FIFO, priority as i32, 0),
+    };
+    let param = libc::sched_param { sched_priority: priority };
+    // SAFETY: plain syscalls on the calling thread (0), with a live sched_param.
+    unsafe {
+        if libc::sched_setscheduler(0, policy, &param) != 0 || libc::setpriority(libc::PRIO_PROCESS, 0, nice) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// The reader thread: scheduled as asked, pinned if a CPU is given, then polls and reads
+/// until woken through `wake`, then drains.
 fn read_loop(
     pipes: Vec<(u32, OwnedFd)>,
     wake: i32,
     page_size: usize,
     poll: Duration,
-    cpu: Option<u32>,
+    (policy, cpu): (ReaderPolicy, Option<u32>),
     ready: mpsc::Sender<io::Result<i32>>,
 ) -> io::Result<Vec<CpuRaw>> {
     let setup = (|| {
-        schedlab_sys::sched::lower_engine()?;
+        schedule_self(policy)?;
         if let Some(c) = cpu {
             schedlab_sys::cpus::set_affinity(0, &[c])?;
         }
@@ -256,5 +311,30 @@ fn drain(fd: &OwnedFd, page_size: usize, pages: &mut Vec<u8>) -> io::Result<()> 
             }
         }
         // A short read leaves the rest of the page zero: the commit word bounds the data.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reader_is_never_rt_above_a_worker() {
+        assert_eq!(ReaderPolicy::for_cell(None), ReaderPolicy::Other { nice: 0 });
+        for lowest in [1, 2, 50, 98] {
+            let ReaderPolicy::Fifo { priority } = ReaderPolicy::for_cell(Some(lowest)) else { panic!("RT workers get an RT reader") };
+            assert!(priority <= lowest, "reader {priority} above a worker at {lowest}");
+        }
+    }
+
+    #[test]
+    fn the_reader_avoids_the_workers_cpus_when_it_can() {
+        let allowed = allowed_cpus();
+        assert_eq!(reader_cpu(&[]), allowed.last().copied());
+        assert_eq!(reader_cpu(&allowed), None, "no free CPU: not pinned");
+        if allowed.len() > 1 {
+            let all_but_first = &allowed[1..];
+            assert_eq!(reader_cpu(all_but_first), Some(allowed[0]));
+        }
     }
 }

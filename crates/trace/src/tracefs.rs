@@ -30,9 +30,11 @@ pub const SCHED_EVENTS: [&str; 8] = [
 /// The block layer's events a capture of an I/O cell adds.
 pub const BLOCK_EVENTS: [&str; 2] = ["block/block_rq_issue", "block/block_rq_complete"];
 
-/// Per-CPU buffer size schedlab's instances get unless told otherwise, KiB: room for every
-/// event of a pa3 cell at scale 0.25 while the reader cannot run (docs/BENCHMARKS.md).
-pub const DEFAULT_BUFFER_KB: u32 = 8192;
+/// Per-CPU buffer size schedlab's instances get unless told otherwise, KiB. Every pa3 cell
+/// at scale 0.25 (500 processes, up to 270k events/s) lost nothing at 2048 with the reader
+/// scheduled by [`crate::capture::ReaderPolicy::for_cell`]; 1024 lost events
+/// (docs/BENCHMARKS.md). Twice the smallest that held is the default.
+pub const DEFAULT_BUFFER_KB: u32 = 4096;
 
 /// The prefix of every instance schedlab creates: `schedlab-<pid>-<start>-<n>`.
 pub const INSTANCE_PREFIX: &str = "schedlab-";

@@ -3,6 +3,7 @@
 
 use schedlab_sys::journal::{self, Journal};
 use schedlab_sys::Root;
+use schedlab_trace::capture::ReaderPolicy;
 use schedlab_trace::{cell_trace, decode, Capture, Options, Tracefs};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -147,6 +148,12 @@ fn a_capture_leaves_no_instance_and_the_global_settings_as_they_were() {
         assert_eq!(reader_cpu, online.last().unwrap().to_string(), "pinned away from the workers' CPU 0");
     }
     assert_eq!(mine(&tfs), 0, "a dropped capture removes its instance");
+    // Among RT workers the reader is RT below them.
+    let opts = Options { reader: ReaderPolicy::for_cell(Some(98)), ..Default::default() };
+    let cap = Capture::start(&tfs, &mut j, &opts).unwrap();
+    // SAFETY: plain syscall on a thread of ours.
+    assert_eq!(unsafe { libc::sched_getscheduler(cap.reader_tid()) }, libc::SCHED_FIFO);
+    cap.stop(&mut j).unwrap();
     let cap = Capture::start(&tfs, &mut j, &Options::default()).unwrap();
     let raw = cap.stop(&mut j).unwrap();
     assert_eq!(mine(&tfs), 0, "a stopped one too");
