@@ -6,7 +6,7 @@
 //! after `stop` switches tracing off, drains what is left.
 
 use crate::raw::{CpuRaw, Raw};
-use crate::tracefs::{Instance, Settings, Tracefs};
+use crate::tracefs::{Instance, Layouts, Settings, Tracefs};
 use crate::Error;
 use schedlab_sys::journal::Journal;
 use std::io;
@@ -79,8 +79,7 @@ pub struct Capture {
     mark: usize,
     reader: Option<JoinHandle<io::Result<Vec<CpuRaw>>>>,
     wake: OwnedFd,
-    header_page: String,
-    formats: Vec<String>,
+    layouts: Layouts,
     page_size: usize,
     start_ns: u64,
     reader_tid: i32,
@@ -92,8 +91,8 @@ impl Capture {
     pub fn start(tfs: &Tracefs, journal: &mut Journal, opts: &Options) -> Result<Capture, Error> {
         let mark = journal.entries().len();
         let instance = Instance::create(tfs, journal, &opts.settings)?;
-        let (header_page, formats) = instance.layouts()?;
-        let page_size = instance.page_size(&header_page)?;
+        let layouts = instance.layouts()?;
+        let page_size = instance.page_size(&layouts.header_page)?;
         let mut pipes = Vec::new();
         for cpu in instance.cpus()? {
             let p = instance.pipe_path(cpu);
@@ -126,18 +125,7 @@ impl Capture {
         };
         instance.set_on(true)?;
         let start_ns = schedlab_sys::procfs::monotonic_ns();
-        Ok(Capture {
-            instance: Some(instance),
-            mark,
-            reader: Some(reader),
-            wake,
-            header_page,
-            formats,
-            page_size,
-            start_ns,
-            reader_tid,
-            reader_cpu,
-        })
+        Ok(Capture { instance: Some(instance), mark, reader: Some(reader), wake, layouts, page_size, start_ns, reader_tid, reader_cpu })
     }
 
     /// The reader thread's id (it is a thread of this process, and may appear in the trace).
@@ -174,8 +162,9 @@ impl Capture {
             return Err(Error::Cleanup(errors));
         }
         Ok(Raw {
-            header_page: std::mem::take(&mut self.header_page),
-            formats: std::mem::take(&mut self.formats),
+            header_page: std::mem::take(&mut self.layouts.header_page),
+            header_event: std::mem::take(&mut self.layouts.header_event),
+            formats: std::mem::take(&mut self.layouts.formats),
             page_size: self.page_size,
             cpus,
             start_ns: self.start_ns,

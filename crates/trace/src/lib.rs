@@ -10,6 +10,7 @@ pub mod figures;
 pub mod format;
 pub mod procs;
 pub mod raw;
+pub mod tracedat;
 pub mod tracefs;
 
 #[cfg(test)]

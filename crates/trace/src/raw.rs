@@ -67,6 +67,8 @@ pub struct CpuRaw {
 pub struct Raw {
     /// `events/header_page`.
     pub header_page: String,
+    /// `events/header_event` (what trace-cmd checks the event header against).
+    pub header_event: String,
     /// The `format` files of the events enabled.
     pub formats: Vec<String>,
     /// Bytes per page.
@@ -86,6 +88,8 @@ pub struct Raw {
 #[derive(Debug, Serialize, Deserialize)]
 struct Meta {
     header_page: String,
+    #[serde(default)]
+    header_event: String,
     formats: Vec<String>,
     page_size: usize,
     /// (cpu, bytes of pages, counters).
@@ -110,6 +114,7 @@ impl Raw {
     pub fn write_to(&self, mut w: impl Write) -> io::Result<()> {
         let meta = Meta {
             header_page: self.header_page.clone(),
+            header_event: self.header_event.clone(),
             formats: self.formats.clone(),
             page_size: self.page_size,
             cpus: self.cpus.iter().map(|c| (c.cpu, c.pages.len(), c.stats)).collect(),
@@ -155,6 +160,7 @@ impl Raw {
         }
         Ok(Raw {
             header_page: meta.header_page,
+            header_event: meta.header_event,
             formats: meta.formats,
             page_size: meta.page_size,
             cpus,
@@ -181,6 +187,7 @@ mod tests {
     fn a_capture_survives_its_file() {
         let raw = Raw {
             header_page: "h".into(),
+            header_event: "e".into(),
             formats: vec!["a".into(), "b".into()],
             page_size: 4,
             cpus: vec![

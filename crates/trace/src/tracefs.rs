@@ -130,6 +130,17 @@ fn mount_tracefs(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// The layout files a capture is decoded with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Layouts {
+    /// `events/header_page`.
+    pub header_page: String,
+    /// `events/header_event`.
+    pub header_event: String,
+    /// Each enabled event's `format`, in the order enabled.
+    pub formats: Vec<String>,
+}
+
 /// How an instance is set up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
@@ -251,11 +262,13 @@ impl Instance {
         self.path.join(format!("per_cpu/cpu{cpu}/trace_pipe_raw"))
     }
 
-    /// The page layout and the enabled events' formats.
-    pub fn layouts(&self) -> Result<(String, Vec<String>), Error> {
-        let header = self.read("events/header_page")?;
-        let formats = self.events.iter().map(|ev| self.read(&format!("events/{ev}/format"))).collect::<Result<_, _>>()?;
-        Ok((header, formats))
+    /// The page layout, the event header's and the enabled events' formats.
+    pub fn layouts(&self) -> Result<Layouts, Error> {
+        Ok(Layouts {
+            header_page: self.read("events/header_page")?,
+            header_event: self.read("events/header_event")?,
+            formats: self.events.iter().map(|ev| self.read(&format!("events/{ev}/format"))).collect::<Result<_, _>>()?,
+        })
     }
 
     /// Bytes per page: the instance's sub-buffer size where the kernel has the setting,
