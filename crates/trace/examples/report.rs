@@ -83,7 +83,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 if matches!(e.kind, Kind::BlockIssue(_)) { "block_rq_issue" } else { "block_rq_complete" },
                 b.dev >> 20,
                 b.dev & ((1 << 20) - 1),
-                String::from_utf8_lossy(&b.rwbs).trim_end_matches('\0'),
+                String::from_utf8_lossy(&b.rwbs[..b.rwbs.iter().position(|c| *c == 0).unwrap_or(b.rwbs.len())]),
                 b.sector,
                 b.nr_sector
             )?,
