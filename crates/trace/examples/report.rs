@@ -21,22 +21,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut kinds: HashMap<&str, u64> = HashMap::new();
         let mut switches: HashMap<String, u64> = HashMap::new();
         for e in &d.events {
-            let k = match &e.kind {
-                Kind::Switch(s) => {
-                    *switches.entry(comm_str(&s.next_comm).into_owned()).or_default() += 1;
-                    "sched_switch"
-                }
-                Kind::Waking(_) => "sched_waking",
-                Kind::Wakeup(_) => "sched_wakeup",
-                Kind::WakeupNew(_) => "sched_wakeup_new",
-                Kind::Migrate { .. } => "sched_migrate_task",
-                Kind::Fork { .. } => "sched_process_fork",
-                Kind::Exec { .. } => "sched_process_exec",
-                Kind::Exit { .. } => "sched_process_exit",
-                Kind::BlockIssue(_) => "block_rq_issue",
-                Kind::BlockComplete(_) => "block_rq_complete",
-                Kind::Lost { .. } => "lost",
-            };
+            if let Kind::Switch(s) = &e.kind {
+                *switches.entry(comm_str(&s.next_comm).into_owned()).or_default() += 1;
+            }
+            let k = e.kind.name();
             *kinds.entry(k).or_default() += 1;
         }
         let mut kinds: Vec<_> = kinds.into_iter().collect();
@@ -80,7 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Kind::BlockIssue(b) | Kind::BlockComplete(b) => writeln!(
                 out,
                 "{}: {},{} {} {} + {}",
-                if matches!(e.kind, Kind::BlockIssue(_)) { "block_rq_issue" } else { "block_rq_complete" },
+                e.kind.name(),
                 b.dev >> 20,
                 b.dev & ((1 << 20) - 1),
                 String::from_utf8_lossy(&b.rwbs[..b.rwbs.iter().position(|c| *c == 0).unwrap_or(b.rwbs.len())]),

@@ -82,6 +82,25 @@ pub enum Kind {
     },
 }
 
+impl Kind {
+    /// The tracepoint's name (`lost` for a loss marker), as trace-cmd prints it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::Switch(_) => "sched_switch",
+            Kind::Waking(_) => "sched_waking",
+            Kind::Wakeup(_) => "sched_wakeup",
+            Kind::WakeupNew(_) => "sched_wakeup_new",
+            Kind::Migrate { .. } => "sched_migrate_task",
+            Kind::Fork { .. } => "sched_process_fork",
+            Kind::Exec { .. } => "sched_process_exec",
+            Kind::Exit { .. } => "sched_process_exit",
+            Kind::BlockIssue(_) => "block_rq_issue",
+            Kind::BlockComplete(_) => "block_rq_complete",
+            Kind::Lost { .. } => "lost",
+        }
+    }
+}
+
 /// A sched_switch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Switch {

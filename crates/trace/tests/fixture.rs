@@ -16,22 +16,6 @@ fn fixture() -> (Raw, Decoded) {
     (raw, d)
 }
 
-fn name(k: &Kind) -> &'static str {
-    match k {
-        Kind::Switch(_) => "sched_switch",
-        Kind::Waking(_) => "sched_waking",
-        Kind::Wakeup(_) => "sched_wakeup",
-        Kind::WakeupNew(_) => "sched_wakeup_new",
-        Kind::Migrate { .. } => "sched_migrate_task",
-        Kind::Fork { .. } => "sched_process_fork",
-        Kind::Exec { .. } => "sched_process_exec",
-        Kind::Exit { .. } => "sched_process_exit",
-        Kind::BlockIssue(_) => "block_rq_issue",
-        Kind::BlockComplete(_) => "block_rq_complete",
-        Kind::Lost { .. } => "lost",
-    }
-}
-
 #[test]
 fn every_event_the_kernel_says_it_gave_is_decoded_in_order() {
     let (raw, d) = fixture();
@@ -84,7 +68,7 @@ fn trace_cmd_reads_the_same_events_from_the_same_pages() {
         eprintln!("skipped: trace-cmd is not installed (apt-get install trace-cmd)");
         return;
     };
-    let mut ours: Lines = d.events.iter().map(|e| (e.ts, e.cpu, name(&e.kind).to_string())).collect();
+    let mut ours: Lines = d.events.iter().map(|e| (e.ts, e.cpu, e.kind.name().to_string())).collect();
     let mut our_switches: Switches = d
         .events
         .iter()
