@@ -26,11 +26,25 @@ macro_rules! require_tracing {
     };
 }
 
-/// A state directory of the test's own (journals, the private tracefs mount point).
-fn state(tag: &str) -> PathBuf {
+/// A state directory of the test's own (journals, the private tracefs mount point),
+/// removed when the test ends, passed or failed, unless something is still mounted in it
+/// (a tracefs mount's instances are everyone's: never delete through one).
+struct State(PathBuf);
+
+impl Drop for State {
+    fn drop(&mut self) {
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let inside = mounts.lines().filter_map(|l| l.split_whitespace().nth(4)).any(|m| Path::new(m).starts_with(&self.0));
+        if !inside {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn state(tag: &str) -> State {
     let d = std::env::temp_dir().join(format!("schedlab-trace-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
-    d
+    State(d)
 }
 
 fn is_mount_point(p: &Path) -> bool {
@@ -74,8 +88,9 @@ fn reap(child: &std::process::Child) -> (f64, i64) {
 fn trace_cpu_time_and_involuntary_switches_agree_with_wait4() {
     require_tracing!();
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = state("wait4");
-    let mut j = Journal::create(&dir).unwrap();
+    let state = state("wait4");
+    let dir = &state.0;
+    let mut j = Journal::create(dir).unwrap();
     let tfs = Tracefs::find_or_mount(&Root::default(), &mut j).unwrap();
     let cap = Capture::start(&tfs, &mut j, &Options { avoid_cpus: vec![0], ..Default::default() }).unwrap();
     // Two pinned to CPU 0 take it from each other; the third runs where it is put.
@@ -105,7 +120,6 @@ fn trace_cpu_time_and_involuntary_switches_agree_with_wait4() {
     assert!(!tfs.schedlab_instances().iter().any(|n| n.contains(&format!("-{}-", std::process::id()))), "the instance went with stop");
     assert!(j.close().is_empty());
     assert!(!is_mount_point(tfs.dir()) || !tfs.mounted_here(), "the private mount went with the journal");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// The global instance's settings a capture must leave as they were.
@@ -120,8 +134,9 @@ fn global_settings(tfs: &Path) -> Vec<(String, String)> {
 fn a_capture_leaves_no_instance_and_the_global_settings_as_they_were() {
     require_tracing!();
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = state("clean");
-    let mut j = Journal::create(&dir).unwrap();
+    let state = state("clean");
+    let dir = &state.0;
+    let mut j = Journal::create(dir).unwrap();
     let tfs = Tracefs::find_or_mount(&Root::default(), &mut j).unwrap();
     let before = global_settings(tfs.dir());
     let mine = |tfs: &Tracefs| tfs.schedlab_instances().into_iter().filter(|n| n.contains(&format!("-{}-", std::process::id()))).count();
@@ -160,7 +175,6 @@ fn a_capture_leaves_no_instance_and_the_global_settings_as_they_were() {
     assert!(raw.stop_ns >= raw.start_ns && raw.formats.len() == 8);
     assert_eq!(global_settings(tfs.dir()), before);
     assert!(j.close().is_empty());
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Set in the environment of the helper below, which captures until it is killed.
@@ -182,10 +196,11 @@ fn capture_until_killed() {
 fn a_killed_capture_is_undone_by_replaying_its_journal() {
     require_tracing!();
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = state("killed");
+    let state = state("killed");
+    let dir = &state.0;
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "capture_until_killed", "--ignored", "--nocapture", "--test-threads", "1"])
-        .env(HELPER, &dir)
+        .env(HELPER, dir)
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -202,19 +217,18 @@ fn a_killed_capture_is_undone_by_replaying_its_journal() {
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     assert!(instance.is_dir(), "nothing undid it: the process was killed");
-    let lines = journal::recover(&dir, false);
+    let lines = journal::recover(dir, false);
     assert!(!lines.iter().any(|l| l.contains("FAILED")), "{lines:#?}");
     assert!(lines.iter().any(|l| l.contains("RemoveTraceInstance")), "{lines:#?}");
     let mount = instance.parent().and_then(Path::parent).unwrap().to_path_buf();
     if mounted_here {
         assert!(!is_mount_point(&mount) && !mount.exists(), "the private mount and its directory are gone: {lines:#?}");
         // Look for the instance through a tracefs of our own.
-        let mut j = Journal::create(&dir).unwrap();
+        let mut j = Journal::create(dir).unwrap();
         let tfs = Tracefs::find_or_mount(&Root::default(), &mut j).unwrap();
         assert!(!tfs.dir().join("instances").join(instance.file_name().unwrap()).exists(), "the instance is gone");
         assert!(j.close().is_empty());
     } else {
         assert!(!instance.exists(), "the instance is gone");
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
