@@ -13,6 +13,7 @@ pub mod detail;
 pub mod dispatch;
 pub mod jobs;
 pub mod sim_params;
+pub mod trace;
 
 pub use detail::{Detail, Extra};
 

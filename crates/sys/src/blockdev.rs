@@ -400,6 +400,18 @@ pub fn mount_private(dev: &str, dir: &Path, fs: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// The mount points of every filesystem of type `fstype` in a mountinfo text.
+pub fn mounts_of_type(mountinfo: &str, fstype: &str) -> Vec<PathBuf> {
+    mountinfo
+        .lines()
+        .filter_map(|l| {
+            let (head, tail) = l.split_once(" - ")?;
+            let point = head.split_whitespace().nth(4)?;
+            (tail.split_whitespace().next()? == fstype).then(|| PathBuf::from(unescape(point)))
+        })
+        .collect()
+}
+
 /// True if `dir` is a mount point in this mount namespace.
 pub fn is_mount_point(dir: &Path) -> bool {
     let want = dir.to_string_lossy();
@@ -563,6 +575,15 @@ mod tests {
     fn old_kernels_eleven_fields_still_parse() {
         let (_d, r) = fake(&[("/sys/block/sdz/stat", "1 2 3 4 5 6 7 8 9 10 11\n")]);
         assert!(DiskStat::read(&r, "sdz").is_some());
+    }
+
+    #[test]
+    fn mounts_of_a_type_are_read_from_mountinfo() {
+        let text = "22 1 0:21 / /proc rw - proc proc rw\n\
+                    40 30 0:12 / /sys/kernel/tracing rw,nosuid - tracefs tracefs rw\n\
+                    41 30 0:12 / /run/a\\040b rw shared:5 - tracefs nodev rw\n";
+        assert_eq!(mounts_of_type(text, "tracefs"), [PathBuf::from("/sys/kernel/tracing"), PathBuf::from("/run/a b")]);
+        assert!(mounts_of_type(text, "debugfs").is_empty());
     }
 
     #[test]

@@ -80,6 +80,12 @@ pub enum Entry {
         /// The names' common beginning, unique to this process.
         prefix: String,
     },
+    /// A tracefs instance schedlab created (`<tracefs>/instances/<name>`): rmdir it, which
+    /// frees its buffers and every setting made inside it.
+    RemoveTraceInstance {
+        /// The instance directory.
+        path: PathBuf,
+    },
 }
 
 /// Makes sure `dir` is a directory (not a link) owned by this user that no one else may
@@ -385,7 +391,50 @@ fn undo(e: &Entry) -> io::Result<()> {
             }
             Ok(())
         }
+        Entry::RemoveTraceInstance { path } => remove_trace_instance(path, &crate::Root::default()),
     }
+}
+
+/// Removes a tracefs instance. Gone is done, but only where tracefs is still mounted to say
+/// so: if the mount the path went through is gone, the instance is looked for under every
+/// tracefs mounted now, and an error (the entry stays in force) when there is none.
+fn remove_trace_instance(path: &Path, root: &crate::Root) -> io::Result<()> {
+    let (Some(instances), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not an instance path", path.display())));
+    };
+    let candidates: Vec<PathBuf> = if instances.is_dir() {
+        vec![path.to_path_buf()]
+    } else {
+        let mounts = root.read("/proc/self/mountinfo").unwrap_or_default();
+        let found: Vec<PathBuf> =
+            crate::blockdev::mounts_of_type(&mounts, "tracefs").into_iter().map(|m| m.join("instances").join(name)).collect();
+        if found.is_empty() {
+            return Err(io::Error::other(format!(
+                "tracefs is not mounted: the instance {} may remain; mount tracefs and run `schedlab restore`",
+                name.to_string_lossy()
+            )));
+        }
+        found
+    };
+    for p in candidates {
+        // Busy while a reader still holds one of its files open: that reader is ours and is
+        // closing, so wait a little before giving up.
+        let mut tries = 0;
+        loop {
+            match std::fs::remove_dir(&p) {
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) && tries < 20 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => break,
+                r => {
+                    r?;
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A v2 controller schedlab enabled in a `cgroup.subtree_control` that cgroups made since

@@ -379,3 +379,36 @@ fn a_controller_others_now_use_is_left_enabled_not_a_failed_undo() {
     assert!(!still_in_use(Path::new("/sys/fs/cgroup/x/cpu.weight"), "-cpu", &busy), "only subtree_control");
     assert!(!still_in_use(st, "-cpu", &io::Error::from_raw_os_error(libc::EINVAL)), "only EBUSY");
 }
+
+#[test]
+fn a_trace_instance_is_removed_once_and_gone_is_done() {
+    let d = dir("traceinst");
+    let inst = d.join("tracing/instances/schedlab-1-2-0");
+    std::fs::create_dir_all(&inst).unwrap();
+    let e = Entry::RemoveTraceInstance { path: inst.clone() };
+    undo(&e).unwrap();
+    assert!(!inst.exists() && d.join("tracing/instances").is_dir());
+    undo(&e).expect("undoing it again is harmless");
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn a_trace_instance_whose_mount_is_gone_is_looked_for_under_mounted_tracefs() {
+    let d = dir("traceremount");
+    let fake = crate::Root::new(d.join("root"));
+    std::fs::create_dir_all(d.join("root/proc/self")).unwrap();
+    let gone = d.join("old-mount/instances/schedlab-7-8-0");
+    // No tracefs mounted anywhere: nothing can say the instance is gone, so it stays in force.
+    std::fs::write(d.join("root/proc/self/mountinfo"), "22 1 0:21 / /proc rw - proc proc rw\n").unwrap();
+    let e = remove_trace_instance(&gone, &fake).unwrap_err();
+    assert!(e.to_string().contains("tracefs is not mounted") && e.to_string().contains("schedlab-7-8-0"), "{e}");
+    // Mounted elsewhere now: the instance is removed there.
+    let other = d.join("tracing");
+    std::fs::create_dir_all(other.join("instances/schedlab-7-8-0")).unwrap();
+    let line = format!("40 1 0:12 / {} rw,nosuid - tracefs nodev rw\n", other.display());
+    std::fs::write(d.join("root/proc/self/mountinfo"), line).unwrap();
+    remove_trace_instance(&gone, &fake).unwrap();
+    assert!(!other.join("instances/schedlab-7-8-0").exists());
+    remove_trace_instance(&gone, &fake).expect("and again: gone is done");
+    std::fs::remove_dir_all(d).unwrap();
+}

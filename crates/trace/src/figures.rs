@@ -1,0 +1,342 @@
+//! Per-worker and per-CPU figures from a cell's decoded events: a pure function of the
+//! events, the workers' and engine's pids and a classifier for the other tasks that took a
+//! worker's CPU (the real one reads /proc once per task, at the end: [`crate::procs`]).
+//!
+//! Each task is in one state at a time, changed only by events: running (switched in),
+//! runnable (switched out still runnable, or woken), blocked (switched out asleep), dead
+//! (its last switch). Before a task's first event its state is inferred from that event
+//! (switched out: it was running; switched in: runnable; woken: blocked), since any earlier
+//! change inside the window would have been an event. Time is counted inside the window
+//! only; counts only for events inside it.
+//!
+//! Some switches are not in the trace at all: on the machine this was built on (a
+//! Firecracker guest), no switch away from the guest's init threads is ever recorded, so the
+//! task the CPU went back to seems to leave a CPU it never got. Such a switch shows as a
+//! switch-out whose task is not the one the CPU's last switch brought; the task is taken to
+//! have got the CPU when that last switch happened (the hidden task's own run, typically
+//! ~0.1 ms, is counted as the worker's rather than a whole slice lost), and the switches
+//! are counted (`untraced_switches`).
+
+use crate::decode::{Comm, Event, Kind};
+use schedlab_model::hist::{self, Histogram};
+use schedlab_model::trace::{CellTrace, CpuTrace, PreemptedBy, WorkerTrace};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+/// What kind of task took a worker's CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Who {
+    /// A worker of the cell (its threads and children too).
+    Worker,
+    /// schedlab's engine.
+    Engine,
+    /// A kernel thread, or the idle task.
+    Kernel,
+    /// Any other task.
+    Other,
+}
+
+/// The tasks of a cell.
+#[derive(Debug, Clone, Copy)]
+pub struct Roles<'a> {
+    /// The workers' pids, in the order their figures are wanted.
+    pub workers: &'a [i32],
+    /// The engine's tasks: its threads (the trace reader's included). Tasks they create
+    /// that are not workers count as the engine's too.
+    pub engine: &'a [i32],
+}
+
+/// The span of time the figures cover, CLOCK_MONOTONIC ns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// From.
+    pub start_ns: u64,
+    /// To.
+    pub end_ns: u64,
+}
+
+impl Window {
+    fn clip(&self, from: u64, to: u64) -> u64 {
+        to.min(self.end_ns).saturating_sub(from.max(self.start_ns))
+    }
+
+    fn holds(&self, ts: u64) -> bool {
+        (self.start_ns..=self.end_ns).contains(&ts)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Unknown,
+    Running(u64),
+    Runnable(u64),
+    Blocked(u64),
+    Dead,
+}
+
+/// One task of a worker.
+#[derive(Debug)]
+struct Task {
+    worker: usize,
+    state: State,
+    /// When its pending wake-up began.
+    waking: Option<u64>,
+}
+
+/// A worker's running totals.
+#[derive(Debug)]
+struct Acc {
+    run: u64,
+    runnable: u64,
+    blocked: u64,
+    involuntary: u64,
+    voluntary: u64,
+    /// Who took the CPU, by task, with the comm it had: resolved at the end.
+    preemptors: HashMap<i32, (u64, Comm)>,
+    wakeups: Histogram<u64>,
+    migrations: u64,
+    cpus: BTreeSet<u32>,
+    tasks: u32,
+}
+
+impl Acc {
+    fn new() -> Acc {
+        Acc {
+            run: 0,
+            runnable: 0,
+            blocked: 0,
+            involuntary: 0,
+            voluntary: 0,
+            preemptors: HashMap::new(),
+            wakeups: Histogram::new(3).expect("3 significant figures are allowed"),
+            migrations: 0,
+            cpus: BTreeSet::new(),
+            tasks: 1,
+        }
+    }
+}
+
+/// A CPU's running totals.
+#[derive(Debug, Default)]
+struct CpuAcc {
+    /// The task on it and since when, once a switch said.
+    current: Option<(i32, u64)>,
+    busy: u64,
+    idle: u64,
+}
+
+impl CpuAcc {
+    /// Counts the current task's time up to `ts`.
+    fn close(&mut self, window: &Window, ts: u64) {
+        if let Some((pid, since)) = self.current {
+            let d = window.clip(since, ts);
+            if pid == 0 {
+                self.idle += d;
+            } else {
+                self.busy += d;
+            }
+        }
+    }
+}
+
+/// The figures of a cell's events (in timestamp order) over `window`. `classify` is asked,
+/// once per task, about each task that took a worker's CPU and is neither a worker's nor
+/// the engine's, with the comm the trace gave it; `lost` is what the buffers lost.
+pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut classify: impl FnMut(i32, &Comm) -> Who) -> CellTrace {
+    let mut tasks: HashMap<i32, Task> = HashMap::new();
+    for (i, &pid) in roles.workers.iter().enumerate() {
+        tasks.insert(pid, Task { worker: i, state: State::Unknown, waking: None });
+    }
+    let mut acc: Vec<Acc> = roles.workers.iter().map(|_| Acc::new()).collect();
+    let mut engine: HashSet<i32> = roles.engine.iter().copied().collect();
+    let mut cpus: BTreeMap<u32, CpuAcc> = BTreeMap::new();
+    let mut untraced = 0;
+    for e in events {
+        let ts = e.ts;
+        match &e.kind {
+            Kind::Switch(s) => {
+                let cpu = cpus.entry(e.cpu).or_default();
+                cpu.close(&window, ts);
+                // The task leaving is not the one the last switch here brought: the switch
+                // that brought it was not traced. It is taken to have come at once, when the
+                // task the trace shows arriving last came (see the module's docs).
+                let hidden = cpu.current.filter(|(pid, _)| *pid != s.prev_pid).map(|(_, since)| since);
+                if hidden.is_some() && window.holds(ts) {
+                    untraced += 1;
+                }
+                cpu.current = Some((s.next_pid, ts));
+                if let Some(t) = tasks.get_mut(&s.prev_pid) {
+                    let a = &mut acc[t.worker];
+                    let since = match (t.state, hidden) {
+                        (State::Running(since), _) => Some(since),
+                        (State::Unknown, _) => Some(window.start_ns),
+                        (State::Runnable(since), Some(came)) => {
+                            a.runnable += window.clip(since, came.max(since));
+                            Some(came.max(since))
+                        }
+                        (State::Blocked(since), Some(came)) => {
+                            a.blocked += window.clip(since, came.max(since));
+                            Some(came.max(since))
+                        }
+                        _ => None,
+                    };
+                    if let Some(since) = since {
+                        a.run += window.clip(since, ts);
+                    }
+                    t.state = if s.prev_dead {
+                        State::Dead
+                    } else if s.prev_runnable {
+                        if window.holds(ts) {
+                            a.involuntary += 1;
+                            let p = a.preemptors.entry(s.next_pid).or_insert((0, s.next_comm));
+                            p.0 += 1;
+                        }
+                        State::Runnable(ts)
+                    } else {
+                        if window.holds(ts) {
+                            a.voluntary += 1;
+                        }
+                        State::Blocked(ts)
+                    };
+                    t.waking = None;
+                }
+                if let Some(t) = tasks.get_mut(&s.next_pid) {
+                    let a = &mut acc[t.worker];
+                    match t.state {
+                        State::Runnable(since) => a.runnable += window.clip(since, ts),
+                        State::Unknown => a.runnable += window.clip(window.start_ns, ts),
+                        // Woken without a wake-up event (lost, or not traced).
+                        State::Blocked(since) => a.blocked += window.clip(since, ts),
+                        State::Running(_) | State::Dead => {}
+                    }
+                    if let Some(w) = t.waking.take() {
+                        if window.holds(ts) {
+                            let _ = a.wakeups.record(ts.saturating_sub(w));
+                        }
+                    }
+                    t.state = State::Running(ts);
+                    a.cpus.insert(e.cpu);
+                }
+            }
+            Kind::Waking(w) | Kind::Wakeup(w) => {
+                if let Some(t) = tasks.get_mut(&w.pid) {
+                    // A wakeup after its waking is the same wake-up; a task already
+                    // running or runnable was not asleep.
+                    let since = match t.state {
+                        State::Blocked(since) => since,
+                        State::Unknown => window.start_ns,
+                        _ => continue,
+                    };
+                    acc[t.worker].blocked += window.clip(since, ts);
+                    t.state = State::Runnable(ts);
+                    t.waking = Some(ts);
+                }
+            }
+            Kind::WakeupNew(w) => {
+                if let Some(t) = tasks.get_mut(&w.pid) {
+                    t.state = State::Runnable(ts);
+                    t.waking = Some(ts);
+                }
+            }
+            Kind::Migrate { pid, .. } => {
+                if let Some(t) = tasks.get(pid) {
+                    if window.holds(ts) {
+                        acc[t.worker].migrations += 1;
+                    }
+                }
+            }
+            Kind::Fork { parent, child } => {
+                if tasks.contains_key(child) || engine.contains(child) {
+                    continue;
+                }
+                if let Some(w) = tasks.get(parent).map(|t| t.worker) {
+                    tasks.insert(*child, Task { worker: w, state: State::Unknown, waking: None });
+                    acc[w].tasks += 1;
+                } else if engine.contains(parent) {
+                    engine.insert(*child);
+                }
+            }
+            Kind::Exec { .. } | Kind::Exit { .. } | Kind::BlockIssue(_) | Kind::BlockComplete(_) | Kind::Lost { .. } => {}
+        }
+    }
+    // What is still open at the window's end.
+    for t in tasks.values() {
+        let a = &mut acc[t.worker];
+        match t.state {
+            State::Running(since) => a.run += window.clip(since, window.end_ns),
+            State::Runnable(since) => a.runnable += window.clip(since, window.end_ns),
+            State::Blocked(since) => a.blocked += window.clip(since, window.end_ns),
+            State::Unknown | State::Dead => {}
+        }
+    }
+    let cpus = cpus
+        .into_iter()
+        .map(|(cpu, mut a)| {
+            a.close(&window, window.end_ns);
+            CpuTrace { cpu, busy_s: secs(a.busy), idle_s: secs(a.idle) }
+        })
+        .collect();
+    // Classify each task that took a worker's CPU, once.
+    let mut kinds: HashMap<i32, Who> = HashMap::new();
+    let mut who = |pid: i32, comm: &Comm| -> Who {
+        if tasks.contains_key(&pid) {
+            Who::Worker
+        } else if engine.contains(&pid) {
+            Who::Engine
+        } else if pid == 0 {
+            Who::Kernel
+        } else {
+            *kinds.entry(pid).or_insert_with(|| classify(pid, comm))
+        }
+    };
+    let workers = acc
+        .into_iter()
+        .zip(roles.workers)
+        .map(|(a, &pid)| {
+            let mut by = PreemptedBy::default();
+            let mut preemptors: Vec<_> = a.preemptors.into_iter().collect();
+            preemptors.sort_unstable_by_key(|(p, _)| *p);
+            for (p, (n, comm)) in preemptors {
+                match who(p, &comm) {
+                    Who::Worker => by.worker += n,
+                    Who::Engine => by.engine += n,
+                    Who::Kernel => by.kernel += n,
+                    Who::Other => by.other += n,
+                }
+            }
+            let h = &a.wakeups;
+            let us = |q: f64| (!h.is_empty()).then(|| h.value_at_quantile(q) as f64 / 1e3);
+            WorkerTrace {
+                pid,
+                run_s: secs(a.run),
+                runnable_s: secs(a.runnable),
+                blocked_s: secs(a.blocked),
+                involuntary: a.involuntary,
+                voluntary: a.voluntary,
+                preempted_by: by,
+                wakeups: h.len(),
+                wakeup_p50_us: us(0.5),
+                wakeup_p99_us: us(0.99),
+                wakeup_max_us: (!h.is_empty()).then(|| h.max() as f64 / 1e3),
+                wakeup_hist: (!h.is_empty()).then(|| hist::encode(h)),
+                migrations: a.migrations,
+                cpus: a.cpus.into_iter().collect(),
+                tasks: a.tasks,
+            }
+        })
+        .collect();
+    CellTrace {
+        workers,
+        cpus,
+        lost_events: lost,
+        untraced_switches: untraced,
+        events: events.len() as u64,
+        span_s: secs(window.end_ns.saturating_sub(window.start_ns)),
+    }
+}
+
+fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,211 @@
+use super::*;
+use crate::decode::{Switch, Wake};
+
+const R_PLUS: i64 = 0x100;
+const S: i64 = 0x1;
+const Z: i64 = 0x20;
+
+fn comm(name: &str) -> Comm {
+    let mut c = [0u8; 16];
+    c[..name.len()].copy_from_slice(name.as_bytes());
+    c
+}
+
+fn sw(ts: u64, cpu: u32, prev: i32, state: i64, next: i32) -> Event {
+    let next_comm = comm(match next {
+        0 => "swapper/0",
+        n if n >= 9000 => "kworker/0:1",
+        _ => "task",
+    });
+    Event {
+        ts,
+        cpu,
+        kind: Kind::Switch(Switch {
+            prev_pid: prev,
+            prev_prio: 120,
+            prev_state: state,
+            prev_runnable: state & 0xff == 0,
+            prev_dead: state & 0x30 != 0,
+            next_pid: next,
+            next_prio: 120,
+            prev_comm: comm("task"),
+            next_comm,
+        }),
+    }
+}
+
+fn waking(ts: u64, pid: i32) -> Event {
+    Event { ts, cpu: 0, kind: Kind::Waking(Wake { pid, target_cpu: 0 }) }
+}
+
+fn ev(ts: u64, kind: Kind) -> Event {
+    Event { ts, cpu: 0, kind }
+}
+
+/// Pids from 9000 are kernel threads, others other processes.
+fn by_pid(pid: i32, _: &Comm) -> Who {
+    if pid >= 9000 {
+        Who::Kernel
+    } else {
+        Who::Other
+    }
+}
+
+const ALL: Window = Window { start_ns: 0, end_ns: 1000 };
+
+#[test]
+fn a_workers_time_splits_into_running_runnable_and_blocked() {
+    let events = [
+        sw(0, 0, 0, 0, 10),
+        sw(100, 0, 10, R_PLUS, 20),
+        sw(150, 0, 20, S, 10),
+        sw(300, 0, 10, S, 0),
+        waking(400, 10),
+        ev(405, Kind::Wakeup(Wake { pid: 10, target_cpu: 1 })),
+        sw(420, 1, 0, 0, 10),
+        ev(450, Kind::Exit { pid: 10 }),
+        sw(500, 1, 10, Z, 0),
+    ];
+    let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
+    let w = &c.workers[0];
+    assert_eq!((w.run_s * 1e9, w.runnable_s * 1e9, w.blocked_s * 1e9), (330.0, 70.0, 100.0));
+    assert_eq!((w.involuntary, w.voluntary), (1, 1), "the last switch of a dead task is neither");
+    assert_eq!(w.preempted_by, PreemptedBy { other: 1, ..Default::default() });
+    assert_eq!(w.cpus, [0, 1]);
+    assert_eq!((w.wakeups, w.wakeup_p50_us, w.wakeup_max_us), (1, Some(0.02), Some(0.02)), "waking at 400, running at 420");
+    assert_eq!(c.cpus, [CpuTrace { cpu: 0, busy_s: 300e-9, idle_s: 700e-9 }, CpuTrace { cpu: 1, busy_s: 80e-9, idle_s: 500e-9 }]);
+    assert_eq!((c.events, c.span_s), (9, 1e-6));
+}
+
+#[test]
+fn each_preemptor_is_classified_once_by_kind() {
+    let (a, b, engine, kworker, other) = (10, 11, 500, 9001, 77);
+    let events = [
+        sw(0, 0, 0, 0, a),
+        sw(10, 0, a, R_PLUS, b),
+        sw(20, 0, b, R_PLUS, a),
+        sw(30, 0, a, R_PLUS, engine),
+        sw(40, 0, engine, S, a),
+        sw(50, 0, a, R_PLUS, kworker),
+        sw(60, 0, kworker, 0x80, b),
+        sw(70, 0, b, R_PLUS, kworker),
+        sw(80, 0, kworker, 0x80, a),
+        sw(90, 0, a, 0, other),
+        sw(100, 0, other, S, a),
+        sw(110, 0, a, R_PLUS, 0),
+        sw(120, 0, 0, 0, a),
+    ];
+    let mut asked = Vec::new();
+    let c = figures(&events, &Roles { workers: &[a, b], engine: &[engine] }, ALL, 0, |pid, comm| {
+        asked.push((pid, crate::decode::comm_str(comm).into_owned()));
+        by_pid(pid, comm)
+    });
+    assert_eq!(
+        asked,
+        [(other, "task".to_string()), (kworker, "kworker/0:1".to_string())],
+        "workers, the engine and idle need no asking; each other task once"
+    );
+    let pa = c.workers[0].preempted_by;
+    assert_eq!(pa, PreemptedBy { worker: 1, engine: 1, kernel: 2, other: 1 }, "a yield (R) counts like R+, the idle task as the kernel");
+    assert_eq!(c.workers[0].involuntary, 5);
+    assert_eq!(c.workers[1].preempted_by, PreemptedBy { worker: 1, kernel: 1, ..Default::default() });
+}
+
+#[test]
+fn threads_and_children_count_with_their_worker_and_the_engines_with_the_engine() {
+    let (w, thread, engine, helper) = (10, 12, 500, 501);
+    let events = [
+        ev(0, Kind::Fork { parent: engine, child: w }),
+        ev(1, Kind::Fork { parent: engine, child: helper }),
+        ev(2, Kind::Fork { parent: w, child: thread }),
+        ev(3, Kind::WakeupNew(Wake { pid: thread, target_cpu: 1 })),
+        sw(5, 1, 0, 0, thread),
+        sw(105, 1, thread, R_PLUS, helper),
+        sw(110, 1, helper, S, thread),
+        sw(200, 1, thread, Z, 0),
+    ];
+    let c = figures(&events, &Roles { workers: &[w], engine: &[engine] }, ALL, 0, |_, _| panic!("nothing to ask"));
+    let wt = &c.workers[0];
+    assert_eq!(wt.tasks, 2);
+    assert_eq!(wt.run_s * 1e9, 190.0);
+    assert_eq!(wt.runnable_s * 1e9, 2.0 + 5.0, "new at 3, running at 5; preempted 105..110");
+    assert_eq!(wt.preempted_by, PreemptedBy { engine: 1, ..Default::default() }, "the engine's child is the engine's");
+    assert_eq!((wt.wakeups, wt.wakeup_p50_us), (1, Some(0.002)), "a new task's first run is timed from wakeup_new");
+}
+
+#[test]
+fn time_and_counts_are_kept_to_the_window() {
+    let events = [
+        sw(0, 0, 0, 0, 10),
+        sw(50, 0, 10, R_PLUS, 20),
+        sw(60, 0, 20, S, 10),
+        ev(70, Kind::Migrate { pid: 10, orig_cpu: 0, dest_cpu: 1 }),
+        sw(300, 0, 10, R_PLUS, 20),
+        ev(320, Kind::Migrate { pid: 10, orig_cpu: 1, dest_cpu: 0 }),
+        ev(330, Kind::Migrate { pid: 20, orig_cpu: 1, dest_cpu: 0 }),
+        sw(350, 0, 20, S, 10),
+    ];
+    let win = Window { start_ns: 100, end_ns: 400 };
+    let c = figures(&events, &Roles { workers: &[10], engine: &[] }, win, 3, by_pid);
+    let w = &c.workers[0];
+    assert_eq!(w.run_s * 1e9, 200.0 + 50.0, "100..300 and 350..400");
+    assert_eq!(w.runnable_s * 1e9, 50.0);
+    assert_eq!((w.involuntary, w.migrations), (1, 1), "only what happened inside");
+    assert_eq!(c.cpus[0].busy_s * 1e9, 300.0);
+    assert_eq!(c.lost_events, 3);
+    assert_eq!(c.span_s, 300e-9);
+}
+
+#[test]
+fn a_state_before_the_first_event_is_inferred_from_it() {
+    // 10 was running when tracing began, 11 runnable, 12 asleep.
+    let events = [sw(100, 0, 10, R_PLUS, 11), waking(150, 12), sw(200, 0, 11, S, 12)];
+    let c = figures(&events, &Roles { workers: &[10, 11, 12], engine: &[] }, ALL, 0, by_pid);
+    assert_eq!(c.workers[0].run_s * 1e9, 100.0);
+    assert_eq!(c.workers[0].runnable_s * 1e9, 900.0, "runnable to the end");
+    assert_eq!(c.workers[1].runnable_s * 1e9, 100.0);
+    assert_eq!(c.workers[2].blocked_s * 1e9, 150.0);
+    assert_eq!(c.workers[2].run_s * 1e9, 800.0);
+    assert_eq!(c.workers[2].wakeups, 1);
+}
+
+#[test]
+fn wake_up_latencies_make_a_mergeable_histogram() {
+    let mut events = vec![sw(0, 0, 10, S, 0)];
+    let mut ts = 0;
+    for i in 1..=100u64 {
+        ts += 10_000;
+        events.push(waking(ts, 10));
+        ts += i * 1_000; // 1 .. 100 µs
+        events.push(sw(ts, 0, 0, 0, 10));
+        ts += 1_000;
+        events.push(sw(ts, 0, 10, S, 0));
+    }
+    let c = figures(&events, &Roles { workers: &[10], engine: &[] }, Window { start_ns: 0, end_ns: ts }, 0, by_pid);
+    let w = &c.workers[0];
+    assert_eq!(w.wakeups, 100);
+    let near = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() <= b * 0.01);
+    assert!(near(w.wakeup_p50_us, 50.0) && near(w.wakeup_p99_us, 99.0) && near(w.wakeup_max_us, 100.0), "{w:?}");
+    let h = hist::decode(w.wakeup_hist.as_deref().unwrap()).unwrap();
+    assert_eq!(h.len(), 100);
+    assert_eq!(w.voluntary, 101);
+}
+
+#[test]
+fn a_worker_without_events_has_zero_figures() {
+    let c = figures(&[sw(10, 0, 1, S, 2)], &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
+    let w = &c.workers[0];
+    assert_eq!((w.pid, w.run_s, w.involuntary, w.wakeup_p50_us.is_none(), w.wakeup_hist.is_none()), (10, 0.0, 0, true, true));
+}
+
+#[test]
+fn a_switch_the_trace_did_not_show_gives_the_cpu_back_at_the_previous_switch() {
+    // 10 is preempted by 67, whose switch back to 10 is never recorded; 10 leaves at 500.
+    let events = [sw(0, 0, 0, 0, 10), sw(100, 0, 10, R_PLUS, 67), sw(500, 0, 10, R_PLUS, 20), sw(600, 0, 20, S, 10)];
+    let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
+    let w = &c.workers[0];
+    assert_eq!((w.run_s * 1e9, w.runnable_s * 1e9), (100.0 + 400.0 + 400.0, 100.0));
+    assert_eq!(w.involuntary, 2, "both switch-outs were real");
+    assert_eq!(c.untraced_switches, 1);
+    assert_eq!(c.cpus[0].busy_s * 1e9, 1000.0);
+}
