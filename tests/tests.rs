@@ -21,4 +21,5 @@ mod sim_rt_schedules;
 mod sim_schedules;
 mod simulate;
 mod spec_input;
+mod trace;
 mod unprivileged;

@@ -16,6 +16,7 @@ pub fn check_limits(spec: &Spec, root: &Root) -> Result<(), SpecError> {
 /// another user, say), which would otherwise fail only after the run was recorded.
 pub fn check_run(spec: &Spec, root: &Root) -> anyhow::Result<()> {
     check_limits(spec, root).map_err(|e| bad_input(e.to_string()))?;
+    check_trace(spec, root)?;
     let state = schedlab_sys::journal::state_dir();
     if let Ok(m) = std::fs::symlink_metadata(&state) {
         use std::os::unix::fs::MetadataExt;
@@ -37,6 +38,16 @@ pub fn check_run(spec: &Spec, root: &Root) -> anyhow::Result<()> {
             state.display(),
             existing.display()
         )));
+    }
+    Ok(())
+}
+
+/// A traced cell needs what tracing needs (root, a kernel with tracefs): refused by name
+/// before anything is changed.
+pub fn check_trace(spec: &Spec, root: &Root) -> anyhow::Result<()> {
+    if spec.plan.cells.iter().any(|c| spec.plan.traced(c)) {
+        schedlab_trace::tracefs::preflight(root)
+            .map_err(|why| bad_input(format!("the plan traces cells (trace = true or --trace), but {why}")))?;
     }
     Ok(())
 }

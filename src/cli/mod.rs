@@ -13,6 +13,7 @@ mod run;
 mod runs;
 mod show;
 mod simulate;
+mod trace;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -68,6 +69,8 @@ pub enum Cmd {
     Simulate(simulate::Args),
     /// The live DWCS/EDF dispatchers of a running experiment (`dwcs status`).
     Dwcs(dwcs::Args),
+    /// What the kernel's scheduler trace of a run's cells says, per worker (runs made with --trace).
+    Trace(trace::Args),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -92,5 +95,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Cmd::Restore(a) => restore::run(a),
         Cmd::Simulate(a) => simulate::run(&cli.db, a),
         Cmd::Dwcs(a) => dwcs::run(a),
+        Cmd::Trace(a) => trace::run(&cli.db, a),
     }
 }

@@ -47,6 +47,13 @@ pub struct Args {
     /// watchdog and the reaping times.
     #[arg(long)]
     pub no_engine_rt: bool,
+    /// Record the scheduler's kernel trace of every cell repetition (as `trace = true` in the
+    /// spec); `schedlab trace` shows what it says. Needs root.
+    #[arg(long)]
+    pub trace: bool,
+    /// The trace buffer per CPU, KiB (as `trace_buffer_kb` in the spec; default 4096).
+    #[arg(long, value_name = "KIB", value_parser = clap::value_parser!(u32).range(64..=4194304))]
+    pub trace_buffer_kb: Option<u32>,
     /// No progress, no tables: only errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -200,6 +207,12 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
+    if a.trace && !a.resume {
+        spec.plan.trace.all = true;
+    }
+    if let Some(kb) = a.trace_buffer_kb.filter(|_| !a.resume) {
+        spec.plan.trace.buffer_kb = Some(kb);
+    }
     let plan = &spec.plan;
     let root = Root::default();
     let caps = env::capabilities(&root);

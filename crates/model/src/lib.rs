@@ -280,6 +280,9 @@ pub struct CellRecord {
     /// microseconds (None: not held; only real-time and periodic cells hold it).
     #[serde(default)]
     pub cpu_dma_latency_us: Option<u32>,
+    /// What the kernel's scheduler trace of this repetition says (traced cells only).
+    #[serde(default)]
+    pub trace: Option<trace::CellTrace>,
 }
 
 /// A periodic task set's cell: who scheduled it, what theory says about it, and the live

@@ -217,6 +217,29 @@ pub struct Plan {
     /// it is the default, so plans stored before it read and serialise as they did).
     #[serde(default, skip_serializing_if = "DmaLatency::is_default")]
     pub cpu_dma_latency: DmaLatency,
+    /// Which cells record a kernel trace (none by default).
+    #[serde(default, skip_serializing_if = "TraceSetting::is_off")]
+    pub trace: TraceSetting,
+}
+
+/// Which cells record the scheduler's tracepoints, and with what buffer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceSetting {
+    /// Every cell (`trace = true`, `run --trace`).
+    pub all: bool,
+    /// Cells with a group running one of these workloads (`[workloads.NAME] trace = true`).
+    #[serde(default)]
+    pub workloads: Vec<String>,
+    /// The instance's buffer per CPU, KiB (None: the trace crate's default).
+    #[serde(default)]
+    pub buffer_kb: Option<u32>,
+}
+
+impl TraceSetting {
+    /// No cell is traced and nothing was set.
+    pub fn is_off(&self) -> bool {
+        *self == TraceSetting::default()
+    }
 }
 
 /// The CPU wake-up latency a real-time cell asks the kernel's PM QoS for, as cyclictest
@@ -245,6 +268,11 @@ impl Default for DmaLatency {
 }
 
 impl Plan {
+    /// True when `cell` records a kernel trace.
+    pub fn traced(&self, cell: &Cell) -> bool {
+        self.trace.all || cell.groups.iter().any(|g| self.trace.workloads.contains(&g.workload_name))
+    }
+
     /// The latency `cell` holds /dev/cpu_dma_latency at, if any: real-time and periodic
     /// cells hold the plan's, other cells nothing.
     pub fn dma_latency_for(&self, cell: &Cell) -> Option<u32> {

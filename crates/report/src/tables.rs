@@ -416,3 +416,80 @@ pub fn rt_cpus(stats: &[RtStats]) -> Option<Table> {
         t
     })
 }
+
+/// Columns of the per-worker trace table (`schedlab trace`).
+pub const TRACE_HEADER: [&str; 13] = [
+    "worker",
+    "pid",
+    "group",
+    "run [s]",
+    "wait4 cpu [s]",
+    "runnable [s]",
+    "blocked [s]",
+    "involuntary",
+    "preempted by w/e/k/o",
+    "migrations",
+    "wake-up p50 [us]",
+    "wake-up p99 [us]",
+    "cpus",
+];
+
+/// One cell repetition's trace, a row per worker (beside its wait4 CPU time, the figure the
+/// trace must agree with) and a last row of totals.
+pub fn trace(t: &schedlab_model::trace::CellTrace, samples: &[schedlab_model::Sample]) -> Table {
+    let mut tb = table(&TRACE_HEADER);
+    let us = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into());
+    let mut tot = schedlab_model::trace::WorkerTrace::default();
+    let mut cpu = 0.0;
+    for (i, w) in t.workers.iter().enumerate() {
+        let s = samples.iter().find(|s| s.pid == w.pid);
+        let by = &w.preempted_by;
+        tb.add_row(vec![
+            s.map(|s| s.index).unwrap_or(i as u32).to_string(),
+            w.pid.to_string(),
+            s.map(|s| s.group.clone()).unwrap_or_default(),
+            format!("{:.4}", w.run_s),
+            s.map(|s| format!("{:.4}", s.user_s + s.sys_s)).unwrap_or_else(|| "-".into()),
+            format!("{:.4}", w.runnable_s),
+            format!("{:.4}", w.blocked_s),
+            w.involuntary.to_string(),
+            format!("{}/{}/{}/{}", by.worker, by.engine, by.kernel, by.other),
+            w.migrations.to_string(),
+            us(w.wakeup_p50_us),
+            us(w.wakeup_p99_us),
+            crate::tables::cpu_list(&w.cpus),
+        ]);
+        tot.run_s += w.run_s;
+        tot.runnable_s += w.runnable_s;
+        tot.blocked_s += w.blocked_s;
+        tot.involuntary += w.involuntary;
+        tot.migrations += w.migrations;
+        tot.preempted_by.worker += by.worker;
+        tot.preempted_by.engine += by.engine;
+        tot.preempted_by.kernel += by.kernel;
+        tot.preempted_by.other += by.other;
+        cpu += s.map(|s| s.user_s + s.sys_s).unwrap_or(0.0);
+    }
+    let by = &tot.preempted_by;
+    tb.add_row(vec![
+        "all".to_string(),
+        String::new(),
+        String::new(),
+        format!("{:.4}", tot.run_s),
+        format!("{cpu:.4}"),
+        format!("{:.4}", tot.runnable_s),
+        format!("{:.4}", tot.blocked_s),
+        tot.involuntary.to_string(),
+        format!("{}/{}/{}/{}", by.worker, by.engine, by.kernel, by.other),
+        tot.migrations.to_string(),
+        String::new(),
+        String::new(),
+        String::new(),
+    ]);
+    tb
+}
+
+/// A CPU list in the kernel's short form (`0-2,5`).
+fn cpu_list(cpus: &[u32]) -> String {
+    schedlab_plan::cpulist::format(cpus)
+}

@@ -52,6 +52,7 @@ fn fixture() -> Vec<CellRecord> {
                 io: None,
                 rt: None,
                 cpu_dma_latency_us: None,
+                trace: None,
             });
         }
     }

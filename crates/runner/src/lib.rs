@@ -215,6 +215,14 @@ pub fn run_with(
     };
     let _rt_guard = RtGuard(rt);
 
+    // One tracefs for the run (mounted, journaled, only if none is mounted), when any of
+    // its cells is traced.
+    let tracefs = if steps.iter().any(|st| plan.traced(&plan.cells[st.cell as usize])) {
+        Some(schedlab_trace::Tracefs::find_or_mount(&opts.root, journal)?)
+    } else {
+        None
+    };
+
     let mut inputs: Vec<PathBuf> = Vec::new();
     let mut input_len = 0u64;
     let total = steps.len();
@@ -267,6 +275,7 @@ pub fn run_with(
             online: &online,
             tag: &tag,
             dma_latency: plan.dma_latency_for(cell),
+            trace: tracefs.as_ref().filter(|_| plan.traced(cell)).map(|t| engine::Tracing { tracefs: t, buffer_kb: plan.trace.buffer_kb }),
             background_lead: opts.background_lead,
             io: cell_io,
             stat_devs: device.as_ref().map(|d| &d.stat_devs).unwrap_or(&no_devs),

@@ -38,6 +38,7 @@ fn plan(dir: &Path) -> Plan {
             Cell { index: 1, key: "pi/other/n1+bg".into(), groups: vec![group("main", 1, false), group("bg", 1, true)], io: None },
         ],
         cpu_dma_latency: Default::default(),
+        trace: Default::default(),
     }
 }
 

@@ -41,6 +41,7 @@
 //!     device: None,
 //!     cells: vec![cell],
 //!     cpu_dma_latency: Default::default(),
+//!     trace: Default::default(),
 //! };
 //! plan.scale(1e-6); // 100 iterations per worker
 //! let params = Params::new(2, 10.0, 0, 0).without_costs();

@@ -27,6 +27,10 @@ pub struct RawSpec {
     pub dir: Option<Spanned<String>>,
     #[serde(default)]
     pub cpu_dma_latency: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    pub trace: Option<Spanned<bool>>,
+    #[serde(default)]
+    pub trace_buffer_kb: Option<Spanned<i64>>,
     pub matrix: Spanned<RawMatrix>,
     #[serde(default)]
     pub workloads: BTreeMap<Spanned<String>, Spanned<RawWorkload>>,
@@ -255,6 +259,8 @@ axis_keys! {
 #[serde(deny_unknown_fields)]
 pub struct RawWorkload {
     pub kind: Spanned<String>,
+    #[serde(default)]
+    pub trace: Option<Spanned<bool>>,
     #[serde(default)]
     pub iterations: Option<Spanned<i64>>,
     #[serde(default)]

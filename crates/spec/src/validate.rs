@@ -123,6 +123,19 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         None => None,
     };
     let cpu_dma_latency = dma::dma_latency(&cx, raw.cpu_dma_latency.as_ref(), &mut locations)?;
+    let trace = TraceSetting {
+        all: raw.trace.as_ref().is_some_and(|t| *t.get_ref()),
+        workloads: raw
+            .workloads
+            .iter()
+            .filter(|(_, w)| w.get_ref().trace.as_ref().is_some_and(|t| *t.get_ref()))
+            .map(|(k, _)| k.get_ref().clone())
+            .collect(),
+        buffer_kb: match &raw.trace_buffer_kb {
+            Some(b) => Some(cx.int_in(b, 64, 1 << 22, "trace_buffer_kb")? as u32),
+            None => None,
+        },
+    };
 
     let mut workloads = BTreeMap::new();
     for (k, v) in &raw.workloads {
@@ -291,6 +304,7 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         device,
         cells,
         cpu_dma_latency,
+        trace,
     };
     Ok((plan, locations))
 }

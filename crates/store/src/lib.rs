@@ -157,8 +157,8 @@ impl Store {
             "INSERT INTO cells (run_id, cell_id, key, workload, workload_kind, policy, class, priority, nice, processes,
                rep, warmup, ordinal, status, message, started_unix, makespan_s,
                stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq, stat_ctxt, stat_intr, stat_forks,
-               engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json, iosched, io_json, rt_json, cpu_dma_latency_us)
-             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35)",
+               engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json, iosched, io_json, rt_json, cpu_dma_latency_us, trace_json)
+             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36)",
             params![
                 run_id,
                 p.cell_id,
@@ -194,7 +194,8 @@ impl Store {
                 p.iosched,
                 c.io.as_ref().map(|io| serde_json::to_string(io).unwrap_or_default()),
                 c.rt.as_ref().map(|rt| serde_json::to_string(rt).unwrap_or_default()),
-                c.cpu_dma_latency_us
+                c.cpu_dma_latency_us,
+                c.trace.as_ref().map(|t| serde_json::to_string(t).unwrap_or_default())
             ],
         )?;
         let row = tx.last_insert_rowid();
@@ -322,7 +323,7 @@ impl Store {
             "SELECT id, cell_id, key, workload, workload_kind, policy, class, priority, nice, processes, rep, warmup, ordinal, status, message,
                     started_unix, makespan_s, stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq, stat_ctxt,
                     stat_intr, stat_forks, engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json, iosched, io_json, rt_json,
-                    cpu_dma_latency_us
+                    cpu_dma_latency_us, trace_json
              FROM cells WHERE run_id = ?1 ORDER BY ordinal, id",
         )?;
         let mut sst = self.conn.prepare(&sample_select())?;
@@ -371,6 +372,7 @@ impl Store {
                         io: r.get::<_, Option<String>>(32)?.and_then(|j| serde_json::from_str(&j).ok()),
                         rt: r.get::<_, Option<String>>(33)?.and_then(|j| serde_json::from_str(&j).ok()),
                         cpu_dma_latency_us: r.get(34)?,
+                        trace: r.get::<_, Option<String>>(35)?.and_then(|j| serde_json::from_str(&j).ok()),
                     },
                 ))
             })?

@@ -120,6 +120,9 @@ WHERE instr(key, 'utilisation=') > 0 AND json_array_length(groups_json) > 0
     r#"
 ALTER TABLE cells ADD COLUMN cpu_dma_latency_us INTEGER;
 "#,
+    r#"
+ALTER TABLE cells ADD COLUMN trace_json TEXT;
+"#,
 ];
 
 /// Applies every migration newer than the database's user_version.

@@ -47,6 +47,7 @@ fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
         rt: None,
         // Held by real-time cells (0 µs by default), absent from the others.
         cpu_dma_latency_us: (cell_id % 2 == 0).then_some(cell_id * 10),
+        trace: None,
     }
 }
 

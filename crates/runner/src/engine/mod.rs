@@ -8,6 +8,7 @@ mod samples;
 mod settings;
 mod spawn;
 mod supervise;
+mod trace;
 
 use reap::{describe_exit, exited_cleanly, kill_and_reap, stop_background, Reaped};
 use schedlab_model::{CellRecord, CellStatus};
@@ -55,6 +56,8 @@ pub struct CellCtx<'a> {
     pub online: &'a [u32],
     /// What this cell holds /dev/cpu_dma_latency at, microseconds (None: nothing).
     pub dma_latency: Option<u32>,
+    /// Where and how to trace this cell (None: not traced).
+    pub trace: Option<Tracing<'a>>,
     /// Unique tag of this run, for cgroup names.
     pub tag: &'a str,
     /// How long background groups run before the measured groups are released.
@@ -95,6 +98,15 @@ fn abandon(cx: &mut CellCtx, pgid: i32, n: usize, reaped: &mut Vec<Reaped>, coll
 }
 
 /// Runs one cell repetition.
+/// A traced cell's tracefs and buffer size.
+#[derive(Debug, Clone, Copy)]
+pub struct Tracing<'a> {
+    /// The tracefs the run found or mounted.
+    pub tracefs: &'a schedlab_trace::Tracefs,
+    /// Per-CPU buffer, KiB (None: the trace crate's default).
+    pub buffer_kb: Option<u32>,
+}
+
 pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std::io::Result<Outcome> {
     let n = cell.processes() as usize;
     // Held from before the workers exist to after the last is reaped, as cyclictest holds
@@ -110,6 +122,14 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     let rt_set = match periodic::periodic_set(cx, cell) {
         Ok(r) => r,
         Err(msg) => return Ok(failed(cell, step, ordinal, msg)),
+    };
+    // The trace covers the workers' whole lives (fork to reap), as wait4's accounting does.
+    let capture = match cx.trace {
+        Some(t) => match trace::start(cx, cell, t) {
+            Ok(c) => Some(c),
+            Err(e) => return Ok(failed(cell, step, ordinal, format!("could not start the kernel trace: {e}"))),
+        },
+        None => None,
     };
 
     // Spawn every worker blocked on its release pipe, all in one new process group.
@@ -196,6 +216,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     stop_background(pgid, n, &bg_pids, &mut reaped);
     let lines = collector.join();
     cx.warnings.extend(cx.journal.undo_to(mark));
+    let cell_trace = capture.and_then(|c| trace::finish(cx, cell, c, &workers, &dispatchers));
 
     // The samples and the verdict.
     let reports = samples::parse_reports(&lines, &cell.key, cx.warnings);
@@ -239,6 +260,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         }),
         rt: rt_set.as_ref().map(|r| crate::rt::cell_rt(r.set, r.placement.as_deref(), &metrics)),
         cpu_dma_latency_us: dma_hold.as_ref().map(DmaLatencyHold::us),
+        trace: cell_trace,
         ..judged(cell, step, ordinal, verdict)
     };
     Ok(Outcome::Done(Box::new(record)))

@@ -1,0 +1,70 @@
+//! A traced cell: the capture around the workers' lives and the figures from it.
+
+use super::spawn::Worker;
+use super::{CellCtx, Tracing};
+use schedlab_model::trace::CellTrace;
+use schedlab_plan::{Affinity, Cell};
+use schedlab_trace::capture::ReaderPolicy;
+use schedlab_trace::{Capture, Options};
+
+/// Starts the capture before any worker exists: the reader below every RT worker, away
+/// from the CPUs the workers are pinned to when there is a CPU left.
+pub(super) fn start(cx: &mut CellCtx, cell: &Cell, t: Tracing) -> Result<Capture, schedlab_trace::Error> {
+    let mut opts = Options::default();
+    if let Some(kb) = t.buffer_kb {
+        opts.settings.buffer_kb = kb;
+    }
+    opts.settings.block = cell.io.is_some() || cell.groups.iter().any(|g| g.workload.is_io());
+    opts.reader = ReaderPolicy::for_cell(cell.is_realtime().then_some(1));
+    opts.avoid_cpus = worker_cpus(cell, cx.online);
+    Capture::start(t.tracefs, cx.journal, &opts)
+}
+
+/// The CPUs the cell's workers may use: the union of their groups' lists when every group
+/// is pinned to a list, else every online CPU.
+fn worker_cpus(cell: &Cell, online: &[u32]) -> Vec<u32> {
+    let mut cpus = Vec::new();
+    for g in &cell.groups {
+        match (&g.affinity, &g.cgroup.cpuset) {
+            (Affinity::List(l), _) => cpus.extend(l),
+            (_, Some(set)) => cpus.extend(set),
+            _ => return online.to_vec(),
+        }
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
+}
+
+/// Stops the capture and computes the figures of the workers (in index order), with the
+/// engine's threads and the live dispatchers counted as the engine. A capture that cannot
+/// be read becomes a warning: the cell's measurements stand without it.
+pub(super) fn finish(cx: &mut CellCtx, cell: &Cell, capture: Capture, workers: &[Worker], dispatchers: &[i32]) -> Option<CellTrace> {
+    let raw = match capture.stop(cx.journal) {
+        Ok(r) => r,
+        Err(e) => {
+            cx.warnings.push(format!("cell {}: the kernel trace could not be read: {e}", cell.key));
+            return None;
+        }
+    };
+    let decoded = match schedlab_trace::decode(&raw) {
+        Ok(d) => d,
+        Err(e) => {
+            cx.warnings.push(format!("cell {}: the kernel trace could not be decoded: {e}", cell.key));
+            return None;
+        }
+    };
+    let mut ordered: Vec<&Worker> = workers.iter().collect();
+    ordered.sort_by_key(|w| w.index);
+    let pids: Vec<i32> = ordered.iter().map(|w| w.pid).collect();
+    let mut engine = schedlab_trace::procs::threads(cx.root, std::process::id() as i32);
+    engine.extend(dispatchers);
+    let t = schedlab_trace::cell_trace(&raw, &decoded, &pids, &engine, None);
+    if t.lost_events > 0 {
+        cx.warnings.push(format!(
+            "cell {}: the kernel trace lost {} events (buffers overran): its figures undercount; raise trace_buffer_kb",
+            cell.key, t.lost_events
+        ));
+    }
+    Some(t)
+}

@@ -1,0 +1,100 @@
+//! `schedlab trace`: what the kernel's scheduler trace of a run's cells says, per worker.
+
+use super::common::{bad_input, open_existing, pick_run};
+use schedlab_model::CellRecord;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Output formats of `schedlab trace`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// A table per cell repetition.
+    Table,
+    /// One JSON array of cell repetitions.
+    Json,
+}
+
+/// Arguments of `schedlab trace`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Run id (the newest run without it).
+    pub run: Option<i64>,
+    /// Only the cell with this key (as `show` prints it).
+    #[arg(long, value_name = "KEY")]
+    pub cell: Option<String>,
+    /// Only this repetition (1-based, as `show` counts them).
+    #[arg(long, value_name = "N")]
+    pub rep: Option<u32>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+/// Runs `schedlab trace`.
+pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
+    let store = open_existing(db)?;
+    let run = pick_run(&store, a.run)?;
+    let cells = store.cells(run.id)?;
+    let traced: Vec<&CellRecord> = cells.iter().filter(|c| c.trace.is_some()).collect();
+    if traced.is_empty() {
+        return Err(bad_input(format!("run {} has no kernel traces: run it with --trace (or trace = true in the spec), as root", run.id)));
+    }
+    if let Some(k) = &a.cell {
+        if !traced.iter().any(|c| &c.params.key == k) {
+            let keys: Vec<&str> =
+                traced.iter().map(|c| c.params.key.as_str()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+            return Err(bad_input(format!("run {} has no traced cell {k:?}; traced cells: {}", run.id, keys.join(", "))));
+        }
+    }
+    let chosen: Vec<&CellRecord> = traced
+        .into_iter()
+        .filter(|c| a.cell.as_ref().is_none_or(|k| &c.params.key == k))
+        .filter(|c| a.rep.is_none_or(|r| c.rep + 1 == r))
+        .collect();
+    if chosen.is_empty() {
+        return Err(bad_input(format!("no traced repetition {} of that cell in run {}", a.rep.unwrap_or(0), run.id)));
+    }
+    match a.format {
+        Format::Json => {
+            let out: Vec<serde_json::Value> = chosen.iter().map(|c| json(c)).collect();
+            println!("{}", serde_json::to_string_pretty(&out)?);
+        }
+        Format::Table => {
+            for c in chosen {
+                let t = c.trace.as_ref().expect("filtered on traces");
+                println!(
+                    "{} rep {}{}: lost events {}{}",
+                    c.params.key,
+                    c.rep + 1,
+                    if c.warmup { " (warm-up)" } else { "" },
+                    t.lost_events,
+                    if t.untraced_switches > 0 {
+                        format!(", {} switches the trace did not show (repaired)", t.untraced_switches)
+                    } else {
+                        String::new()
+                    }
+                );
+                println!("{}", schedlab_report::tables::trace(t, &c.samples));
+                let cpus: Vec<String> =
+                    t.cpus.iter().map(|p| format!("cpu{} busy {:.3} s, idle {:.3} s", p.cpu, p.busy_s, p.idle_s)).collect();
+                println!("{}\n", cpus.join("; "));
+            }
+            println!("preempted by: w = another worker of the cell, e = schedlab's engine, k = a kernel thread, o = another process");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A cell repetition's trace as JSON: the stored record, with the cell's identity.
+fn json(c: &CellRecord) -> serde_json::Value {
+    let t = c.trace.as_ref().expect("filtered on traces");
+    serde_json::json!({
+        "key": c.params.key,
+        "rep": c.rep + 1,
+        "warmup": c.warmup,
+        "lost_events": t.lost_events,
+        "untraced_switches": t.untraced_switches,
+        "cpus": t.cpus,
+        "workers": t.workers,
+    })
+}
