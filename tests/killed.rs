@@ -36,6 +36,7 @@ iosched = ["bfq", "dl", "kyber"]
 /// lab1's shape, small: hashers with a cgroup weight against a background group.
 const CGROUPS: &str = r#"
 name = "killed-cgroups"
+trace = true
 [matrix]
 workload = ["hash"]
 processes = [2]
@@ -229,6 +230,17 @@ fn leftovers(lab: &Lab, before: &Before, engines: &[i32], kids: &[Proc]) -> Vec<
             out.push(format!("{dev}'s queue: {}", diff.join(", ")));
         }
     }
+    // The traced cells' tracefs instances, wherever tracefs is mounted (a mount of the
+    // engine's own is in the lab's state directory, which the mount check above covers).
+    for m in std::fs::read_to_string("/proc/self/mountinfo").unwrap().lines().filter(|l| l.contains(" - tracefs ")) {
+        let Some(dir) = m.split_whitespace().nth(4) else { continue };
+        for e in std::fs::read_dir(format!("{dir}/instances")).into_iter().flatten().filter_map(Result::ok) {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if engines.iter().any(|pid| n.starts_with(&format!("schedlab-{pid}-"))) {
+                out.push(format!("tracefs instance {dir}/instances/{n}"));
+            }
+        }
+    }
     if let Ok(rd) = std::fs::read_dir(schedlab_dispatch::shm::default_dir()) {
         for e in rd.filter_map(Result::ok) {
             let n = e.file_name().to_string_lossy().into_owned();
@@ -359,6 +371,10 @@ fn restore_leaves_nothing_after_sigkill_at_any_moment() {
     require!(is_root(), "loop devices, mounts, cgroups and I/O schedulers need root");
     require!(Path::new("/dev/loop-control").exists(), "no loop devices here (/dev/loop-control)");
     require!(schedlab_sys::blockdev::mkfs_tool("ext4").is_some(), "mkfs.ext4 is not installed");
+    require!(
+        std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.lines().any(|l| l.ends_with("tracefs"))),
+        "this kernel has no tracefs (the cgroup runs are traced)"
+    );
     let cpu_weight = schedlab_sys::cgroup::Settings { weight: Some(200), ..Default::default() };
     require!(
         schedlab_sys::cgroup::detect(&schedlab_sys::Root::default()).is_some_and(|h| h.check(&cpu_weight).is_ok()),
