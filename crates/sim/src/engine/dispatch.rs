@@ -147,7 +147,7 @@ impl Engine<'_> {
         let at = c.limit_end.map_or(done, |l| l.min(done));
         if at <= self.horizon {
             let gen = c.gen;
-            self.events.push(at, Class::Cpu, Ev::Cpu { cpu, gen });
+            self.events.push(at, Class::Cpu, Ev::Cpu { cpu: cpu as u32, gen });
         }
     }
 
@@ -206,7 +206,7 @@ impl Engine<'_> {
             dom.timer_gen += 1;
             dom.timer = Some(at);
             let gen = dom.timer_gen;
-            self.events.push(at, Class::Arrival, Ev::Timer { domain: d, gen });
+            self.events.push(at, Class::Arrival, Ev::Timer { domain: d as u32, gen });
         }
     }
 }

@@ -19,13 +19,14 @@ use crate::event::{Class, EventQueue};
 use crate::result::{CpuResult, JobOutcome, ResponseAcc, SimResult, Slice, TaskResult};
 use crate::rng::SplitMix64;
 
+/// Indices are u32 so that an event, and the queue's entries, stay small.
 #[derive(Debug, Clone, Copy)]
 enum Ev {
-    Release(TaskId),
-    Cpu { cpu: usize, gen: u64 },
+    Release(u32),
+    Cpu { cpu: u32, gen: u64 },
     IoDone,
-    Timer { domain: usize, gen: u64 },
-    Deadline(TaskId),
+    Timer { domain: u32, gen: u64 },
+    Deadline(u32),
 }
 
 /// One ready queue (one policy instance) and the CPUs it feeds.
@@ -140,7 +141,7 @@ impl<'a> Engine<'a> {
             let d = engine.tasks[id].domain;
             engine.domains[d].policy.admit(id, &s.effective_params());
             if s.arrival <= engine.horizon {
-                engine.events.push(s.arrival, Class::Arrival, Ev::Release(id));
+                engine.events.push(s.arrival, Class::Arrival, Ev::Release(id as u32));
             }
         }
         engine
@@ -153,8 +154,7 @@ impl<'a> Engine<'a> {
                 break;
             }
             self.clock.set(now);
-            while self.events.peek_time() == Some(now) {
-                let (_, ev) = self.events.pop().expect("peeked");
+            while let Some(ev) = self.events.pop_at(now) {
                 self.handled += 1;
                 self.handle(ev, now);
             }
@@ -171,22 +171,23 @@ impl<'a> Engine<'a> {
 
     fn handle(&mut self, ev: Ev, now: Time) {
         match ev {
-            Ev::Release(id) => self.release(id, now),
+            Ev::Release(id) => self.release(id as TaskId, now),
             Ev::Cpu { cpu, gen } => {
+                let cpu = cpu as usize;
                 if self.cpus[cpu].gen == gen && self.cpus[cpu].running.is_some() {
                     self.cpu_timer(cpu, now);
                 }
             }
             Ev::IoDone => self.io_done(now),
             Ev::Timer { domain, gen } => {
-                let dom = &mut self.domains[domain];
+                let dom = &mut self.domains[domain as usize];
                 if dom.timer_gen == gen {
                     dom.timer = None;
                     dom.policy.on_timer(now);
                     dom.dirty = true;
                 }
             }
-            Ev::Deadline(task) => self.deadline_check(task, now),
+            Ev::Deadline(task) => self.deadline_check(task as TaskId, now),
         }
     }
 

@@ -29,10 +29,10 @@ impl Engine<'_> {
             t.job_log.push(JobOutcome { release: now, ..Default::default() });
         }
         if let Some(next) = t.jobs.next_release().filter(|&n| n <= self.horizon) {
-            self.events.push(next, Class::Arrival, Ev::Release(id));
+            self.events.push(next, Class::Arrival, Ev::Release(id as u32));
         }
         if let Some(deadline) = r.job.deadline.filter(|&d| d <= self.horizon && periodic.is_some_and(|p| p.on_miss == MissAction::Drop)) {
-            self.events.push(deadline, Class::Deadline, Ev::Deadline(id));
+            self.events.push(deadline, Class::Deadline, Ev::Deadline(id as u32));
         }
         if r.started {
             self.start_job(id, r.job, now);
