@@ -1,12 +1,12 @@
 //! Decisions: filling free CPUs, preemption, dispatch costs and CPU accounting.
 
-use schedlab_policy::{Stop, TaskId, Time};
+use schedlab_policy::{Policy, Stop, TaskId, Time};
 
 use super::{Engine, Ev, St};
 use crate::event::Class;
 use crate::result::Slice;
 
-impl Engine<'_> {
+impl<P: Policy> Engine<'_, P> {
     /// Lets domain `d`'s policy fill its free CPUs and preempt where it wants to.
     pub(super) fn resched(&mut self, d: usize, now: Time) {
         self.changed.clear();

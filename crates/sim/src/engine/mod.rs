@@ -30,8 +30,8 @@ enum Ev {
 }
 
 /// One ready queue (one policy instance) and the CPUs it feeds.
-struct Domain {
-    policy: Box<dyn Policy + Send>,
+struct Domain<P> {
+    policy: P,
     cpus: Vec<usize>,
     dirty: bool,
     timer: Option<Time>,
@@ -92,13 +92,14 @@ struct Device {
     busy: bool,
 }
 
-pub(crate) struct Engine<'a> {
+/// The engine is generic over the policy, so each policy's calls are direct and inlined.
+pub(crate) struct Engine<'a, P> {
     cfg: &'a SimConfig,
     specs: &'a [TaskSpec],
     clock: VirtualClock,
     horizon: Time,
     events: EventQueue<Ev>,
-    domains: Vec<Domain>,
+    domains: Vec<Domain<P>>,
     cpus: Vec<Cpu>,
     tasks: Vec<TaskRt>,
     device: Device,
@@ -108,12 +109,14 @@ pub(crate) struct Engine<'a> {
     handled: u64,
 }
 
-impl<'a> Engine<'a> {
-    /// Builds the engine for inputs that [`validate`](crate::validate) accepted.
-    pub(crate) fn new(cfg: &'a SimConfig, specs: &'a [TaskSpec]) -> Self {
-        let (domains, domain_of_task): (Vec<Domain>, Vec<usize>) = match &cfg.mapping {
-            Mapping::Global => (vec![domain(cfg, (0..cfg.cpus).collect())], vec![0; specs.len()]),
-            Mapping::Partitioned(map) => ((0..cfg.cpus).map(|c| domain(cfg, vec![c])).collect(), map.clone()),
+impl<'a, P: Policy> Engine<'a, P> {
+    /// Builds the engine for inputs that [`validate`](crate::validate) accepted, with one
+    /// policy from `policy` per ready queue.
+    pub(crate) fn new(cfg: &'a SimConfig, specs: &'a [TaskSpec], policy: impl Fn() -> P) -> Self {
+        let domain = |cpus| Domain { policy: policy(), cpus, dirty: false, timer: None, timer_gen: 0 };
+        let (domains, domain_of_task): (Vec<Domain<P>>, Vec<usize>) = match &cfg.mapping {
+            Mapping::Global => (vec![domain((0..cfg.cpus).collect())], vec![0; specs.len()]),
+            Mapping::Partitioned(map) => ((0..cfg.cpus).map(|c| domain(vec![c])).collect(), map.clone()),
         };
         let mut cpus: Vec<Cpu> = (0..cfg.cpus).map(|_| Cpu::default()).collect();
         for (d, dom) in domains.iter().enumerate() {
@@ -229,10 +232,6 @@ fn job_spec(spec: &TaskSpec) -> JobSpec {
         },
         _ => JobSpec { period: None, deadline: spec.params.deadline, late: LateJob::Continue, limit: Some(1) },
     }
-}
-
-fn domain(cfg: &SimConfig, cpus: Vec<usize>) -> Domain {
-    Domain { policy: cfg.policy.build(), cpus, dirty: false, timer: None, timer_gen: 0 }
 }
 
 impl TaskRt {

@@ -1,13 +1,13 @@
 //! Task progress: releases, phase ends, I/O, job outcomes and dropped jobs.
 
-use schedlab_policy::{Arrival, Stop, TaskId, Time};
+use schedlab_policy::{Arrival, Policy, Stop, TaskId, Time};
 
 use super::{Engine, Ev, Job, St};
 use crate::config::{MissAction, Phase, Workload};
 use crate::event::Class;
 use crate::result::JobOutcome;
 
-impl Engine<'_> {
+impl<P: Policy> Engine<'_, P> {
     /// A task's first arrival, or the next job of a periodic task.
     pub(super) fn release(&mut self, id: TaskId, now: Time) {
         let specs = self.specs;
