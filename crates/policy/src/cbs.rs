@@ -78,7 +78,16 @@ impl Cbs {
         self.ready.insert(id, (class, d, self.seq));
     }
 
+    /// Replenishes the servers whose throttling ended by `now`; called on every policy call,
+    /// so the common case (none due) stays inline.
+    #[inline]
     fn advance(&mut self, now: Time) {
+        if self.throttled.first().is_some_and(|(at, _)| at <= now) {
+            self.replenish_due(now);
+        }
+    }
+
+    fn replenish_due(&mut self, now: Time) {
         while let Some((at, id)) = self.throttled.first() {
             if at > now {
                 break;

@@ -38,7 +38,9 @@ impl<K: Ord + Copy> Entries<K> {
     fn insert(&mut self, entry: (K, TaskId)) {
         match self {
             Entries::Small(v) if v.len() < SMALL => {
-                let at = v.partition_point(|e| *e > entry);
+                // From the largest end: a new job's key (a later deadline or release) is
+                // usually among the largest, so the scan is short.
+                let at = v.iter().position(|e| *e < entry).unwrap_or(v.len());
                 v.insert(at, entry);
             }
             Entries::Small(v) => {
