@@ -124,7 +124,7 @@ impl<'a, P: Policy> Engine<'a, P> {
                 cpus[c].domain = d;
             }
         }
-        let tasks = specs.iter().zip(&domain_of_task).map(|(s, &d)| TaskRt::new(d, s)).collect();
+        let tasks = specs.iter().zip(&domain_of_task).map(|(s, &d)| TaskRt::new(d, s, cfg)).collect();
         let mut engine = Self {
             cfg,
             specs,
@@ -217,6 +217,20 @@ impl<'a, P: Policy> Engine<'a, P> {
     }
 }
 
+/// How many jobs a task will release (bounded, for reserving its records once rather than
+/// growing them job by job: each growth copies and touches fresh pages).
+fn expected_jobs(spec: &TaskSpec, horizon: Option<Time>) -> usize {
+    const MOST: u64 = 1 << 20;
+    let n = match &spec.workload {
+        Workload::Periodic(p) => {
+            let by_horizon = horizon.map_or(u64::MAX, |h| h.saturating_sub(spec.arrival) / p.period + 1);
+            p.jobs.unwrap_or(u64::MAX).min(by_horizon)
+        }
+        _ => 1,
+    };
+    n.min(MOST) as usize
+}
+
 /// A periodic task's jobs on their grid; any other task has a single job, released at arrival.
 fn job_spec(spec: &TaskSpec) -> JobSpec {
     match &spec.workload {
@@ -235,7 +249,8 @@ fn job_spec(spec: &TaskSpec) -> JobSpec {
 }
 
 impl TaskRt {
-    fn new(domain: usize, spec: &TaskSpec) -> Self {
+    fn new(domain: usize, spec: &TaskSpec, cfg: &SimConfig) -> Self {
+        let kept = if cfg.record.responses { expected_jobs(spec, cfg.horizon) } else { 0 };
         Self {
             domain,
             state: St::Waiting,
@@ -252,8 +267,8 @@ impl TaskRt {
             preemptions: 0,
             blocks: 0,
             migrations: 0,
-            responses: ResponseAcc::default(),
-            job_log: Vec::new(),
+            responses: ResponseAcc::with_capacity(kept),
+            job_log: Vec::with_capacity(if matches!(spec.workload, Workload::Periodic(_)) { kept } else { 0 }),
         }
     }
 
