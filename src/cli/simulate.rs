@@ -194,6 +194,7 @@ fn unix_now() -> f64 {
 
 /// Runs `schedlab simulate`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
+    keep_freed_memory();
     let spec = load_spec(a.file.as_deref(), a.scale, a.repetitions)?;
     let plan = &spec.plan;
     let environment = env::environment(&Root::default());
@@ -288,6 +289,18 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         super::show::print_run(&store, run_id)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Lets freed memory be reused instead of returned to the kernel: a simulated cell's per-job
+/// records pass through several buffers of megabytes, and on a VM every first touch of a
+/// fresh page (a page fault) costs microseconds.
+fn keep_freed_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt only sets allocator thresholds; 32 MiB is glibc's largest mmap threshold.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 512 << 20);
+    }
 }
 
 /// Measurements on this machine that give the model its rates.
