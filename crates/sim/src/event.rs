@@ -1,4 +1,13 @@
 //! The event queue: earliest first, equal times in insertion order.
+//!
+//! Most events come from a fixed set of sources that each have at most one event pending,
+//! a newer one replacing the older: a CPU's timer (its task's phase end or run limit) and a
+//! ready queue's policy timer. Those live in *slots*, one per source, ordered among
+//! themselves by a small tournament tree; all other events (releases, I/O completions,
+//! deadline checks) in a binary heap. A replaced or cancelled timer is gone at once instead
+//! of lingering in the heap until its time. Either way an event's key is (time, class,
+//! sequence number), the sequence taken from one counter when the event is scheduled, so
+//! the order is the same as that of one queue holding every event.
 
 use schedlab_policy::Time;
 
@@ -23,74 +32,138 @@ struct Entry<E> {
     event: E,
 }
 
-/// Children per node: a shallower heap than a binary one, whose children share a cache line.
-const ARITY: usize = 4;
+/// The key of an empty slot: above every real key, whose class bits are never both set.
+const EMPTY: u128 = u128::MAX;
 
-/// A priority queue of events ordered by (time, class, sequence number): a 4-ary min-heap.
+/// A priority queue of events ordered by (time, class, sequence number): a binary min-heap
+/// plus the slots of sources with one pending event each.
 #[derive(Debug)]
 pub(crate) struct EventQueue<E> {
     heap: Vec<Entry<E>>,
     seq: u64,
+    /// Each slot's key (`EMPTY` when none), padded to a power of two.
+    slot_keys: Vec<u128>,
+    slot_events: Vec<Option<E>>,
+    /// Tournament tree over the slots: node i holds the slot with the smaller key of its two
+    /// children (2i, 2i + 1); the leaves, from `slot_keys.len()`, are the slots themselves.
+    winners: Vec<u32>,
 }
 
 impl<E: Copy> EventQueue<E> {
-    pub(crate) fn with_capacity(n: usize) -> Self {
-        Self { heap: Vec::with_capacity(n), seq: 0 }
+    /// A queue with room for `n` heap events and `slots` single-event sources.
+    pub(crate) fn with_capacity(n: usize, slots: usize) -> Self {
+        let size = slots.next_power_of_two();
+        let mut winners = vec![0; 2 * size];
+        for (i, w) in winners.iter_mut().enumerate().skip(size) {
+            *w = (i - size) as u32;
+        }
+        for i in (1..size).rev() {
+            winners[i] = winners[2 * i];
+        }
+        Self { heap: Vec::with_capacity(n), seq: 0, slot_keys: vec![EMPTY; size], slot_events: vec![None; size], winners }
     }
 
-    pub(crate) fn push(&mut self, time: Time, class: Class, event: E) {
+    fn key(&mut self, time: Time, class: Class) -> u128 {
         self.seq += 1;
         debug_assert!(self.seq < 1 << SEQ_BITS);
         let order = (class as u64) << SEQ_BITS | self.seq;
-        let entry = Entry { key: u128::from(time) << 64 | u128::from(order), event };
-        let mut i = self.heap.len();
+        u128::from(time) << 64 | u128::from(order)
+    }
+
+    /// Schedules `event` in `slot`, replacing the slot's pending event; returns the replaced
+    /// event's time.
+    pub(crate) fn arm(&mut self, slot: usize, time: Time, class: Class, event: E) -> Option<Time> {
+        let key = self.key(time, class);
+        self.slot_events[slot] = Some(event);
+        self.set_slot(slot, key)
+    }
+
+    /// Cancels `slot`'s pending event; returns its time.
+    pub(crate) fn disarm(&mut self, slot: usize) -> Option<Time> {
+        self.slot_events[slot] = None;
+        self.set_slot(slot, EMPTY)
+    }
+
+    fn set_slot(&mut self, slot: usize, key: u128) -> Option<Time> {
+        let old = std::mem::replace(&mut self.slot_keys[slot], key);
+        let size = self.slot_keys.len();
+        let mut node = (size + slot) / 2;
+        while node > 0 {
+            let (a, b) = (self.winners[2 * node], self.winners[2 * node + 1]);
+            self.winners[node] = if self.slot_keys[b as usize] < self.slot_keys[a as usize] { b } else { a };
+            node /= 2;
+        }
+        (old != EMPTY).then_some((old >> 64) as Time)
+    }
+
+    /// The slot whose event comes first, and its key.
+    fn first_slot(&self) -> (usize, u128) {
+        let slot = self.winners[1] as usize;
+        (slot, self.slot_keys[slot])
+    }
+
+    pub(crate) fn push(&mut self, time: Time, class: Class, event: E) {
+        let entry = Entry { key: self.key(time, class), event };
         self.heap.push(entry);
-        while i > 0 {
-            let parent = (i - 1) / ARITY;
+        self.sift_up(self.heap.len() - 1, entry);
+    }
+
+    /// Puts `entry` at `hole` or above it, moving larger parents down.
+    fn sift_up(&mut self, mut hole: usize, entry: Entry<E>) {
+        while hole > 0 {
+            let parent = (hole - 1) / 2;
             if self.heap[parent].key <= entry.key {
                 break;
             }
-            self.heap[i] = self.heap[parent];
-            i = parent;
+            self.heap[hole] = self.heap[parent];
+            hole = parent;
         }
-        self.heap[i] = entry;
+        self.heap[hole] = entry;
     }
 
     pub(crate) fn peek_time(&self) -> Option<Time> {
-        self.heap.first().map(|e| (e.key >> 64) as Time)
+        let heap = self.heap.first().map_or(EMPTY, |e| e.key);
+        let key = heap.min(self.first_slot().1);
+        (key != EMPTY).then_some((key >> 64) as Time)
     }
 
     /// Removes and returns the first event if it is due at `time`.
     pub(crate) fn pop_at(&mut self, time: Time) -> Option<E> {
-        if self.peek_time() != Some(time) {
+        let (slot, slot_key) = self.first_slot();
+        let heap_key = self.heap.first().map_or(EMPTY, |e| e.key);
+        if slot_key < heap_key {
+            if (slot_key >> 64) as Time != time {
+                return None;
+            }
+            let event = self.slot_events[slot].take();
+            self.set_slot(slot, EMPTY);
+            return event;
+        }
+        if heap_key == EMPTY || (heap_key >> 64) as Time != time {
             return None;
         }
-        let first = self.heap[0].event;
+        let first = self.heap[0];
         let last = self.heap.pop().expect("not empty");
         let n = self.heap.len();
-        if n > 0 {
-            let mut i = 0;
-            loop {
-                let child = ARITY * i + 1;
-                if child >= n {
-                    break;
-                }
-                let end = (child + ARITY).min(n);
-                let mut best = child;
-                for c in child + 1..end {
-                    if self.heap[c].key < self.heap[best].key {
-                        best = c;
-                    }
-                }
-                if last.key <= self.heap[best].key {
-                    break;
-                }
-                self.heap[i] = self.heap[best];
-                i = best;
-            }
-            self.heap[i] = last;
+        if n == 0 {
+            return Some(first.event);
         }
-        Some(first)
+        // Floyd's deletion: move the hole down to a leaf along the smaller children, then
+        // let the last entry rise from there (it usually belongs near the bottom).
+        let mut hole = 0;
+        let mut child = 1;
+        while child + 1 < n {
+            child += usize::from(self.heap[child + 1].key < self.heap[child].key);
+            self.heap[hole] = self.heap[child];
+            hole = child;
+            child = 2 * hole + 1;
+        }
+        if child < n {
+            self.heap[hole] = self.heap[child];
+            hole = child;
+        }
+        self.sift_up(hole, last);
+        Some(first.event)
     }
 }
 
@@ -108,7 +181,7 @@ mod tests {
 
     #[test]
     fn equal_times_come_out_by_class_then_insertion_order() {
-        let mut q = EventQueue::with_capacity(4);
+        let mut q = EventQueue::with_capacity(4, 0);
         q.push(5, Class::Cpu, "cpu");
         q.push(5, Class::Arrival, "a1");
         q.push(3, Class::Deadline, "early");
@@ -120,7 +193,7 @@ mod tests {
 
     #[test]
     fn pop_at_takes_only_events_due_at_that_time() {
-        let mut q = EventQueue::with_capacity(2);
+        let mut q = EventQueue::with_capacity(2, 1);
         q.push(4, Class::Arrival, 'a');
         assert_eq!(q.pop_at(3), None);
         assert_eq!(q.pop_at(4), Some('a'));
@@ -128,31 +201,61 @@ mod tests {
     }
 
     #[test]
-    fn interleaved_pushes_and_pops_come_out_as_a_stable_sort_would() {
-        // A fixed pseudo-random sequence of pushes (times with many ties) and pops.
-        let mut q = EventQueue::with_capacity(8);
-        let mut reference: Vec<(Time, Class, u32)> = Vec::new();
+    fn a_slot_holds_one_event_and_orders_with_the_heap() {
+        let mut q = EventQueue::with_capacity(2, 3);
+        q.push(5, Class::Arrival, "release");
+        assert_eq!(q.arm(1, 9, Class::Cpu, "cpu late"), None);
+        assert_eq!(q.arm(1, 5, Class::Cpu, "cpu"), Some(9));
+        q.arm(2, 5, Class::Arrival, "timer");
+        assert_eq!(q.arm(0, 2, Class::Cpu, "cancelled"), None);
+        assert_eq!(q.disarm(0), Some(2));
+        assert_eq!(q.disarm(0), None);
+        let order: Vec<_> = drain(&mut q).into_iter().map(|(_, e)| e).collect();
+        assert_eq!(order, vec!["release", "timer", "cpu"]);
+    }
+
+    #[test]
+    fn interleaved_pushes_arms_and_pops_come_out_as_a_stable_sort_would() {
+        // A fixed pseudo-random sequence of pushes (times with many ties), slot events armed,
+        // re-armed and cancelled, and pops, against a list kept in scheduling order.
+        const SLOTS: usize = 5;
+        let mut q = EventQueue::with_capacity(8, SLOTS);
+        // (time, class, event id, slot)
+        let mut reference: Vec<(Time, Class, u32, Option<usize>)> = Vec::new();
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut popped = Vec::new();
         let mut expected = Vec::new();
         let mut floor = 0;
-        for n in 0..5_000u32 {
+        for n in 0..20_000u32 {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if x % 3 == 0 && !reference.is_empty() {
-                let t = q.peek_time().expect("not empty");
-                popped.push((t, q.pop_at(t).expect("due")));
-                // The stable sort by (time, class) of what is queued gives the next one.
-                let i = (0..reference.len()).min_by_key(|&i| (reference[i].0, reference[i].1)).expect("not empty");
-                let (rt, _, id) = reference.remove(i);
-                expected.push((rt, id));
-                floor = rt;
-            } else {
-                let class = [Class::Arrival, Class::Cpu, Class::Deadline][(x >> 8) as usize % 3];
-                let t = floor + (x >> 16) % 7;
-                q.push(t, class, n);
-                reference.push((t, class, n));
+            let class = [Class::Arrival, Class::Cpu, Class::Deadline][(x >> 8) as usize % 3];
+            let t = floor + (x >> 16) % 7;
+            let slot = (x >> 24) as usize % SLOTS;
+            match x % 8 {
+                0..=2 if !reference.is_empty() => {
+                    let t = q.peek_time().expect("not empty");
+                    popped.push((t, q.pop_at(t).expect("due")));
+                    // The stable sort by (time, class) of what is pending gives the next one.
+                    let i = (0..reference.len()).min_by_key(|&i| (reference[i].0, reference[i].1)).expect("not empty");
+                    let (rt, _, id, _) = reference.remove(i);
+                    expected.push((rt, id));
+                    floor = rt;
+                }
+                3 | 4 => {
+                    let old = reference.iter().position(|r| r.3 == Some(slot)).map(|i| reference.remove(i).0);
+                    assert_eq!(q.arm(slot, t, class, n), old);
+                    reference.push((t, class, n, Some(slot)));
+                }
+                5 => {
+                    let old = reference.iter().position(|r| r.3 == Some(slot)).map(|i| reference.remove(i).0);
+                    assert_eq!(q.disarm(slot), old);
+                }
+                _ => {
+                    q.push(t, class, n);
+                    reference.push((t, class, n, None));
+                }
             }
         }
         assert_eq!(popped, expected);

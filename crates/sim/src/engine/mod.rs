@@ -23,9 +23,9 @@ use crate::rng::SplitMix64;
 #[derive(Debug, Clone, Copy)]
 enum Ev {
     Release(u32),
-    Cpu { cpu: u32, gen: u64 },
+    Cpu { cpu: u32 },
     IoDone,
-    Timer { domain: u32, gen: u64 },
+    Timer { domain: u32 },
     Deadline(u32),
 }
 
@@ -35,7 +35,6 @@ struct Domain<P> {
     cpus: Vec<usize>,
     dirty: bool,
     timer: Option<Time>,
-    timer_gen: u64,
 }
 
 #[derive(Debug, Default)]
@@ -44,8 +43,6 @@ struct Cpu {
     running: Option<TaskId>,
     work_start: Time,
     limit_end: Option<Time>,
-    // Bumped whenever the running task's timer is re-armed or cancelled, so stale timers are ignored.
-    gen: u64,
     last_task: Option<TaskId>,
     // A task stopped involuntarily in this step; it counts as preempted unless it resumes here.
     stopped: Option<TaskId>,
@@ -107,13 +104,15 @@ pub(crate) struct Engine<'a, P> {
     trace: Vec<Slice>,
     changed: Vec<usize>,
     handled: u64,
+    /// The latest time of a timer that was replaced or cancelled before it was due.
+    dropped_until: Time,
 }
 
 impl<'a, P: Policy> Engine<'a, P> {
     /// Builds the engine for inputs that [`validate`](crate::validate) accepted, with one
     /// policy from `policy` per ready queue.
     pub(crate) fn new(cfg: &'a SimConfig, specs: &'a [TaskSpec], policy: impl Fn() -> P) -> Self {
-        let domain = |cpus| Domain { policy: policy(), cpus, dirty: false, timer: None, timer_gen: 0 };
+        let domain = |cpus| Domain { policy: policy(), cpus, dirty: false, timer: None };
         let (domains, domain_of_task): (Vec<Domain<P>>, Vec<usize>) = match &cfg.mapping {
             Mapping::Global => (vec![domain((0..cfg.cpus).collect())], vec![0; specs.len()]),
             Mapping::Partitioned(map) => ((0..cfg.cpus).map(|c| domain(vec![c])).collect(), map.clone()),
@@ -125,12 +124,15 @@ impl<'a, P: Policy> Engine<'a, P> {
             }
         }
         let tasks = specs.iter().zip(&domain_of_task).map(|(s, &d)| TaskRt::new(d, s, cfg)).collect();
+        let ndomains = domains.len();
         let mut engine = Self {
             cfg,
             specs,
             clock: VirtualClock::new(0),
             horizon: cfg.horizon.unwrap_or(Time::MAX),
-            events: EventQueue::with_capacity(4 * specs.len() + 4 * cfg.cpus + 16),
+            // A slot per CPU timer, then one per ready queue's policy timer.
+            events: EventQueue::with_capacity(2 * specs.len() + 16, cfg.cpus + ndomains),
+            dropped_until: 0,
             domains,
             cpus,
             tasks,
@@ -168,27 +170,22 @@ impl<'a, P: Policy> Engine<'a, P> {
                 }
             }
         }
-        let end = if self.horizon == Time::MAX { self.clock.now() } else { self.horizon };
+        // Without a horizon the run ends at its last event, a timer replaced or cancelled
+        // before its time included (as when it stayed queued and was skipped then).
+        let end = if self.horizon == Time::MAX { self.clock.now().max(self.dropped_until) } else { self.horizon };
         self.finish(end)
     }
 
     fn handle(&mut self, ev: Ev, now: Time) {
         match ev {
             Ev::Release(id) => self.release(id as TaskId, now),
-            Ev::Cpu { cpu, gen } => {
-                let cpu = cpu as usize;
-                if self.cpus[cpu].gen == gen && self.cpus[cpu].running.is_some() {
-                    self.cpu_timer(cpu, now);
-                }
-            }
+            Ev::Cpu { cpu } => self.cpu_timer(cpu as usize, now),
             Ev::IoDone => self.io_done(now),
-            Ev::Timer { domain, gen } => {
+            Ev::Timer { domain } => {
                 let dom = &mut self.domains[domain as usize];
-                if dom.timer_gen == gen {
-                    dom.timer = None;
-                    dom.policy.on_timer(now);
-                    dom.dirty = true;
-                }
+                dom.timer = None;
+                dom.policy.on_timer(now);
+                dom.dirty = true;
             }
             Ev::Deadline(task) => self.deadline_check(task as TaskId, now),
         }
