@@ -2,8 +2,8 @@
 //!
 //! Most events come from a fixed set of sources that each have at most one event pending,
 //! a newer one replacing the older: a CPU's timer (its task's phase end or run limit) and a
-//! ready queue's policy timer. Those live in *slots*, one per source, ordered among
-//! themselves by a small tournament tree; all other events (releases, I/O completions,
+//! ready queue's policy timer. Those live in *slots*, one per source, the first of them
+//! remembered; all other events (releases, I/O completions,
 //! deadline checks) in a binary heap. A replaced or cancelled timer is gone at once instead
 //! of lingering in the heap until its time. Either way an event's key is (time, class,
 //! sequence number), the sequence taken from one counter when the event is scheduled, so
@@ -41,26 +41,18 @@ const EMPTY: u128 = u128::MAX;
 pub(crate) struct EventQueue<E> {
     heap: Vec<Entry<E>>,
     seq: u64,
-    /// Each slot's key (`EMPTY` when none), padded to a power of two.
+    /// Each slot's key (`EMPTY` when none).
     slot_keys: Vec<u128>,
     slot_events: Vec<Option<E>>,
-    /// Tournament tree over the slots: node i holds the slot with the smaller key of its two
-    /// children (2i, 2i + 1); the leaves, from `slot_keys.len()`, are the slots themselves.
-    winners: Vec<u32>,
+    /// The slot with the smallest key.
+    first: usize,
 }
 
 impl<E: Copy> EventQueue<E> {
     /// A queue with room for `n` heap events and `slots` single-event sources.
     pub(crate) fn with_capacity(n: usize, slots: usize) -> Self {
-        let size = slots.next_power_of_two();
-        let mut winners = vec![0; 2 * size];
-        for (i, w) in winners.iter_mut().enumerate().skip(size) {
-            *w = (i - size) as u32;
-        }
-        for i in (1..size).rev() {
-            winners[i] = winners[2 * i];
-        }
-        Self { heap: Vec::with_capacity(n), seq: 0, slot_keys: vec![EMPTY; size], slot_events: vec![None; size], winners }
+        let slots = slots.max(1);
+        Self { heap: Vec::with_capacity(n), seq: 0, slot_keys: vec![EMPTY; slots], slot_events: vec![None; slots], first: 0 }
     }
 
     fn key(&mut self, time: Time, class: Class) -> u128 {
@@ -80,26 +72,30 @@ impl<E: Copy> EventQueue<E> {
 
     /// Cancels `slot`'s pending event; returns its time.
     pub(crate) fn disarm(&mut self, slot: usize) -> Option<Time> {
+        // Usually already empty: the timer that fired is what stops its task.
+        if self.slot_keys[slot] == EMPTY {
+            return None;
+        }
         self.slot_events[slot] = None;
         self.set_slot(slot, EMPTY)
     }
 
     fn set_slot(&mut self, slot: usize, key: u128) -> Option<Time> {
         let old = std::mem::replace(&mut self.slot_keys[slot], key);
-        let size = self.slot_keys.len();
-        let mut node = (size + slot) / 2;
-        while node > 0 {
-            let (a, b) = (self.winners[2 * node], self.winners[2 * node + 1]);
-            self.winners[node] = if self.slot_keys[b as usize] < self.slot_keys[a as usize] { b } else { a };
-            node /= 2;
+        if key < self.slot_keys[self.first] {
+            self.first = slot;
+        } else if slot == self.first {
+            // The first slot's key went up: look for the smallest again. There are as many
+            // slots as CPUs and ready queues, a handful.
+            let keys = &self.slot_keys;
+            self.first = (0..keys.len()).fold(0, |best, i| if keys[i] < keys[best] { i } else { best });
         }
         (old != EMPTY).then_some((old >> 64) as Time)
     }
 
     /// The slot whose event comes first, and its key.
     fn first_slot(&self) -> (usize, u128) {
-        let slot = self.winners[1] as usize;
-        (slot, self.slot_keys[slot])
+        (self.first, self.slot_keys[self.first])
     }
 
     pub(crate) fn push(&mut self, time: Time, class: Class, event: E) {
