@@ -348,3 +348,30 @@ fn periodic_sets_the_simulator_cannot_model_are_refused() {
     assert!(err.contains("--skip-unsupported"), "{err}");
     assert!(!exists(&lab.db()));
 }
+
+#[test]
+fn a_database_opened_beside_the_simulation_still_reports_in_order_and_fails_cleanly() {
+    // The database is opened on another thread while the first cell is simulated: the run's
+    // announcement still comes before the first cell's line, and a database that cannot be
+    // opened still fails the command (exit 1) with the reason.
+    let lab = Lab::new();
+    let spec = lab.spec("p.toml", "name = \"p\"\n[matrix]\nworkload = [\"pi\"]\nprocesses = [1, 2]\n");
+    let mut args = vec!["simulate", spec.to_str().unwrap()];
+    args.extend(RATES);
+    let out = lab.run(&args);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let at = |s: &str| err.find(s).unwrap_or_else(|| panic!("{s} in {err}"));
+    assert!(at("run 1: simulating p") < at("[1/2]") && at("[1/2]") < at("[2/2]"), "{err}");
+
+    let other = Lab::new();
+    std::fs::create_dir(other.db()).unwrap();
+    let spec = other.spec("p.toml", "name = \"p\"\n[matrix]\nworkload = [\"pi\"]\nprocesses = [1, 2]\n");
+    let mut args = vec!["simulate", spec.to_str().unwrap()];
+    args.extend(RATES);
+    let out = other.run(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot open the results database"), "{err}");
+    assert!(!err.contains("[1/2]"), "{err}");
+}

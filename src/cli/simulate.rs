@@ -11,6 +11,7 @@ use super::common::{bad_input, load_spec, open_store};
 use schedlab_model::{CellRecord, Mode};
 use schedlab_simrun::Params;
 use schedlab_spec::{Plan, Workload};
+use schedlab_store::Store;
 use schedlab_sys::{env, Root};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -194,6 +195,7 @@ fn unix_now() -> f64 {
 
 /// Runs `schedlab simulate`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
+    keep_freed_memory();
     let spec = load_spec(a.file.as_deref(), a.scale, a.repetitions)?;
     let plan = &spec.plan;
     let environment = env::environment(&Root::default());
@@ -237,28 +239,50 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         }
     }
 
-    let mut store = open_store(db)?;
     let plan_json = serde_json::to_string(plan)?;
-    let run_id = super::common::create_run(&store, &spec, Mode::Sim, &environment, &plan_json)?;
     let steps = plan.steps().len();
-    if !a.quiet {
-        eprintln!(
-            "run {run_id}: simulating {} ({} cells x {} repetitions); results in {}",
-            plan.name,
-            plan.cells.len(),
-            plan.repetitions,
-            db.display()
-        );
-    }
-    let result = schedlab_simrun::simulate_plan(plan, &p, gantt.as_ref().map(|g| g.cell), |mut rec: CellRecord| -> anyhow::Result<()> {
-        rec.started_unix = unix_now();
-        if !a.quiet && rec.rep == 0 && !rec.warmup {
-            let what = rec.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
-            eprintln!("[{}/{steps}] {}: makespan {:.3} s{what}", rec.ordinal + 1, rec.params.key, rec.makespan_s);
+    let announce = |run_id: i64| {
+        if !a.quiet {
+            eprintln!(
+                "run {run_id}: simulating {} ({} cells x {} repetitions); results in {}",
+                plan.name,
+                plan.cells.len(),
+                plan.repetitions,
+                db.display()
+            );
         }
-        store.insert_cell(run_id, &rec)?;
-        Ok(())
+    };
+    let (result, opened) = std::thread::scope(|scope| {
+        // Opening the database and recording the run mostly wait for the disk (the first
+        // write creates and syncs the WAL file), so they go on beside the simulation of the
+        // first cell, which needs neither; the first record waits for them.
+        let mut store = StoreWhenReady::Opening(scope.spawn(|| -> anyhow::Result<(Store, i64)> {
+            let store = open_store(db)?;
+            let run_id = super::common::create_run(&store, &spec, Mode::Sim, &environment, &plan_json)?;
+            Ok((store, run_id))
+        }));
+        let result =
+            schedlab_simrun::simulate_plan(plan, &p, gantt.as_ref().map(|g| g.cell), |mut rec: CellRecord| -> anyhow::Result<()> {
+                let (store, run_id) = store.get(&announce)?;
+                rec.started_unix = unix_now();
+                if !a.quiet && rec.rep == 0 && !rec.warmup {
+                    let what = rec.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
+                    eprintln!("[{}/{steps}] {}: makespan {:.3} s{what}", rec.ordinal + 1, rec.params.key, rec.makespan_s);
+                }
+                store.insert_cell(run_id, &rec)?;
+                Ok(())
+            });
+        let ready = store.get(&announce).map(|_| ());
+        let opened = ready.map(|()| store.into_open());
+        (result, opened)
     });
+    let (store, run_id) = match (result.as_ref(), opened) {
+        (_, Ok(Some(open))) => open,
+        // The database could not be opened: the simulation's error says why.
+        (Err(_), _) => return result.map(|_| ExitCode::FAILURE),
+        (Ok(_), Err(e)) => return Err(e),
+        (Ok(_), Ok(None)) => unreachable!("get() succeeded, so the store is open"),
+    };
     let traced = match result {
         Ok(t) => t,
         Err(e) => {
@@ -288,6 +312,49 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         super::show::print_run(&store, run_id)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The results database, opened by another thread until the first record needs it.
+enum StoreWhenReady<'s> {
+    Opening(std::thread::ScopedJoinHandle<'s, anyhow::Result<(Store, i64)>>),
+    Open(Store, i64),
+    Failed,
+}
+
+impl StoreWhenReady<'_> {
+    /// The open store and the run's id, waiting for them the first time (and then calling
+    /// `announce` with the id).
+    fn get(&mut self, announce: &impl Fn(i64)) -> anyhow::Result<(&mut Store, i64)> {
+        if matches!(self, StoreWhenReady::Opening(_)) {
+            let StoreWhenReady::Opening(opening) = std::mem::replace(self, StoreWhenReady::Failed) else { unreachable!() };
+            let (store, run_id) = opening.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            announce(run_id);
+            *self = StoreWhenReady::Open(store, run_id);
+        }
+        match self {
+            StoreWhenReady::Open(store, run_id) => Ok((store, *run_id)),
+            _ => Err(anyhow::anyhow!("the results database could not be opened")),
+        }
+    }
+
+    fn into_open(self) -> Option<(Store, i64)> {
+        match self {
+            StoreWhenReady::Open(store, run_id) => Some((store, run_id)),
+            _ => None,
+        }
+    }
+}
+
+/// Lets freed memory be reused instead of returned to the kernel: a simulated cell's per-job
+/// records pass through several buffers of megabytes, and on a VM every first touch of a
+/// fresh page (a page fault) costs microseconds.
+fn keep_freed_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt only sets allocator thresholds; 32 MiB is glibc's largest mmap threshold.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 512 << 20);
+    }
 }
 
 /// Measurements on this machine that give the model its rates.

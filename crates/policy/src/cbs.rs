@@ -21,8 +21,6 @@
 //! Left out: GRUB reclaiming, the global admission test (see
 //! [`admission`]), and dl_server / RT throttling interactions.
 
-use std::collections::BTreeSet;
-
 use crate::{Arrival, Duration, Policy, ReadySet, Reservation, Stop, TaskId, TaskParams, Time};
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -41,7 +39,8 @@ pub struct Cbs {
     hard: bool,
     tasks: Vec<Server>,
     ready: ReadySet<(u8, Time, u64)>,
-    throttled: BTreeSet<(Time, TaskId)>,
+    /// Throttled servers by replenishment time (a task is throttled at most once at a time).
+    throttled: ReadySet<Time>,
     seq: u64,
 }
 
@@ -56,7 +55,7 @@ pub fn admission(reservations: &[Reservation], cpus: usize, rt_share: f64) -> bo
 impl Cbs {
     /// A policy with hard (throttling) or soft (postpone at once) reservations.
     pub fn new(hard: bool) -> Self {
-        Self { hard, tasks: Vec::new(), ready: ReadySet::new(), throttled: BTreeSet::new(), seq: 0 }
+        Self { hard, tasks: Vec::new(), ready: ReadySet::new(), throttled: ReadySet::new(), seq: 0 }
     }
 
     /// A server's remaining budget and scheduling deadline.
@@ -79,8 +78,17 @@ impl Cbs {
         self.ready.insert(id, (class, d, self.seq));
     }
 
+    /// Replenishes the servers whose throttling ended by `now`; called on every policy call,
+    /// so the common case (none due) stays inline.
+    #[inline]
     fn advance(&mut self, now: Time) {
-        while let Some(&(at, id)) = self.throttled.first() {
+        if self.throttled.first().is_some_and(|(at, _)| at <= now) {
+            self.replenish_due(now);
+        }
+    }
+
+    fn replenish_due(&mut self, now: Time) {
+        while let Some((at, id)) = self.throttled.first() {
             if at > now {
                 break;
             }
@@ -109,7 +117,7 @@ impl Cbs {
         let next_period = (s.d + r.period).saturating_sub(r.deadline);
         if self.hard && next_period > now {
             s.throttled = Some(next_period);
-            self.throttled.insert((next_period, id));
+            self.throttled.insert(id, next_period);
         } else {
             self.replenish(id, now);
         }
@@ -204,7 +212,7 @@ impl Policy for Cbs {
     }
 
     fn next_timer(&self) -> Option<Time> {
-        self.throttled.first().map(|&(t, _)| t)
+        self.throttled.first().map(|(t, _)| t)
     }
 
     fn on_timer(&mut self, now: Time) {

@@ -4,15 +4,28 @@ use std::collections::BTreeSet;
 
 use crate::TaskId;
 
+/// Up to this many ready tasks the set is a sorted vector; past it, a B-tree.
+const SMALL: usize = 32;
+
 /// Ready tasks ordered by a policy-defined key, smallest first, ties broken by task id.
 ///
 /// This is the shape scx's user-space schedulers use (a set keyed by
-/// `(deadline, timestamp, pid)`): ordered iteration, O(log n) insert and removal,
-/// and removal by id through the remembered key.
+/// `(deadline, timestamp, pid)`): ordered iteration, insert and removal by id
+/// through the remembered key. A few ready tasks live in a vector sorted
+/// largest first (the smallest is popped from its end without moving the
+/// rest), which beats a B-tree's node walks and allocations at that size;
+/// a set that once grows past 32 becomes a B-tree for good.
 #[derive(Debug, Clone)]
 pub struct ReadySet<K> {
-    set: BTreeSet<(K, TaskId)>,
+    entries: Entries<K>,
     keys: Vec<Option<K>>,
+}
+
+#[derive(Debug, Clone)]
+enum Entries<K> {
+    /// Sorted in descending order: the smallest entry is last.
+    Small(Vec<(K, TaskId)>),
+    Large(BTreeSet<(K, TaskId)>),
 }
 
 impl<K: Ord + Copy> Default for ReadySet<K> {
@@ -21,10 +34,45 @@ impl<K: Ord + Copy> Default for ReadySet<K> {
     }
 }
 
+impl<K: Ord + Copy> Entries<K> {
+    fn insert(&mut self, entry: (K, TaskId)) {
+        match self {
+            Entries::Small(v) if v.len() < SMALL => {
+                // From the largest end: a new job's key (a later deadline or release) is
+                // usually among the largest, so the scan is short.
+                let at = v.iter().position(|e| *e < entry).unwrap_or(v.len());
+                v.insert(at, entry);
+            }
+            Entries::Small(v) => {
+                let mut set: BTreeSet<_> = v.drain(..).collect();
+                set.insert(entry);
+                *self = Entries::Large(set);
+            }
+            Entries::Large(set) => {
+                set.insert(entry);
+            }
+        }
+    }
+
+    fn remove(&mut self, entry: &(K, TaskId)) {
+        match self {
+            Entries::Small(v) => {
+                let at = v.partition_point(|e| e > entry);
+                if v.get(at) == Some(entry) {
+                    v.remove(at);
+                }
+            }
+            Entries::Large(set) => {
+                set.remove(entry);
+            }
+        }
+    }
+}
+
 impl<K: Ord + Copy> ReadySet<K> {
     /// An empty set.
     pub fn new() -> Self {
-        Self { set: BTreeSet::new(), keys: Vec::new() }
+        Self { entries: Entries::Small(Vec::new()), keys: Vec::new() }
     }
 
     /// Inserts `id` with `key`, replacing its previous entry if any.
@@ -33,15 +81,15 @@ impl<K: Ord + Copy> ReadySet<K> {
             self.keys.resize(id + 1, None);
         }
         if let Some(old) = self.keys[id].replace(key) {
-            self.set.remove(&(old, id));
+            self.entries.remove(&(old, id));
         }
-        self.set.insert((key, id));
+        self.entries.insert((key, id));
     }
 
     /// Removes `id`, returning its key if it was present.
     pub fn remove(&mut self, id: TaskId) -> Option<K> {
         let key = self.keys.get_mut(id)?.take()?;
-        self.set.remove(&(key, id));
+        self.entries.remove(&(key, id));
         Some(key)
     }
 
@@ -57,29 +105,42 @@ impl<K: Ord + Copy> ReadySet<K> {
 
     /// The smallest entry.
     pub fn first(&self) -> Option<(K, TaskId)> {
-        self.set.first().copied()
+        match &self.entries {
+            Entries::Small(v) => v.last().copied(),
+            Entries::Large(set) => set.first().copied(),
+        }
     }
 
     /// Removes and returns the smallest entry.
     pub fn pop_first(&mut self) -> Option<(K, TaskId)> {
-        let (key, id) = self.set.pop_first()?;
+        let (key, id) = match &mut self.entries {
+            Entries::Small(v) => v.pop()?,
+            Entries::Large(set) => set.pop_first()?,
+        };
         self.keys[id] = None;
         Some((key, id))
     }
 
     /// The entries in order.
     pub fn iter(&self) -> impl Iterator<Item = (K, TaskId)> + '_ {
-        self.set.iter().copied()
+        let (small, large) = match &self.entries {
+            Entries::Small(v) => (Some(v.iter().rev().copied()), None),
+            Entries::Large(set) => (None, Some(set.iter().copied())),
+        };
+        small.into_iter().flatten().chain(large.into_iter().flatten())
     }
 
     /// Number of ready tasks.
     pub fn len(&self) -> usize {
-        self.set.len()
+        match &self.entries {
+            Entries::Small(v) => v.len(),
+            Entries::Large(set) => set.len(),
+        }
     }
 
     /// Whether no task is ready.
     pub fn is_empty(&self) -> bool {
-        self.set.is_empty()
+        self.len() == 0
     }
 }
 
@@ -102,5 +163,43 @@ mod tests {
         assert_eq!(r.pop_first(), Some(((10, 0), 1)));
         assert!(!r.contains(1));
         assert_eq!(r.len(), 1);
+    }
+
+    #[test]
+    fn a_set_that_outgrows_the_vector_keeps_its_order() {
+        // The same operations on a set of 100 tasks (a B-tree past 32) and on a plain
+        // B-tree give the same entries at every step.
+        let mut r = ReadySet::new();
+        let mut reference = BTreeSet::new();
+        let mut keys = vec![None; 100];
+        let mut x: u64 = 12345;
+        for _ in 0..20_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let id = (x >> 33) as usize % 100;
+            let key = (x >> 50) % 16;
+            match (x >> 20) % 4 {
+                0 => {
+                    assert_eq!(r.remove(id), keys[id].take().inspect(|k| assert!(reference.remove(&(*k, id)))));
+                }
+                1 => {
+                    let first = reference.pop_first();
+                    if let Some((_, i)) = first {
+                        keys[i] = None;
+                    }
+                    assert_eq!(r.pop_first(), first);
+                }
+                _ => {
+                    r.insert(id, key);
+                    if let Some(old) = keys[id].replace(key) {
+                        reference.remove(&(old, id));
+                    }
+                    reference.insert((key, id));
+                }
+            }
+            assert_eq!(r.first(), reference.first().copied());
+            assert_eq!(r.len(), reference.len());
+        }
+        assert!(r.iter().eq(reference.iter().copied()));
+        assert!(matches!(r.entries, Entries::Large(_)), "the test should reach the B-tree");
     }
 }

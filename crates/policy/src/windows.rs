@@ -138,7 +138,10 @@ impl WindowCounter {
         }
         self.ring[self.pos] = missed;
         self.ring_misses += u32::from(missed);
-        self.pos = (self.pos + 1) % y;
+        self.pos += 1;
+        if self.pos == y {
+            self.pos = 0;
+        }
         self.deadlines += 1;
         let violated = self.ring_misses > self.x;
         self.periods_in_violation += u64::from(violated);

@@ -58,4 +58,10 @@ fn main() {
     }
     let traced = SimConfig::new(2, PolicySpec::Edf).with_horizon(horizon);
     bench("edf global+trace", &traced, &tasks);
+    // What `schedlab simulate` runs for this set under `scheduler = "deadline"`: EDF with hard
+    // CBS reservations (runtime C, deadline = period T), every job's outcome kept.
+    let reserved: Vec<TaskSpec> =
+        tasks.iter().zip(SET).map(|(t, (c, p))| t.clone().reservation(c * MILLISECOND, p * MILLISECOND, p * MILLISECOND)).collect();
+    let deadline = SimConfig::new(2, PolicySpec::Cbs { hard: true }).with_horizon(horizon).recording(false, true);
+    bench("cbs global+jobs", &deadline, &reserved);
 }

@@ -36,8 +36,29 @@ pub use error::SimError;
 pub use result::{CpuResult, JobOutcome, ResponseStats, SimResult, Slice, TaskResult};
 pub use validate::validate;
 
+use engine::Engine;
+use schedlab_policy::cbs::Cbs;
+use schedlab_policy::dwcs::Dwcs;
+use schedlab_policy::edf::Edf;
+use schedlab_policy::fair::Fair;
+use schedlab_policy::fifo::Fifo;
+use schedlab_policy::rm::Monotonic;
+use schedlab_policy::rr::RoundRobin;
+use schedlab_policy::PolicySpec;
+
 /// Validates the inputs and runs the simulation to its horizon (or until all work is done).
 pub fn simulate(config: &SimConfig, tasks: &[TaskSpec]) -> Result<SimResult, SimError> {
     validate(config, tasks)?;
-    Ok(engine::Engine::new(config, tasks).run())
+    let (c, t) = (config, tasks);
+    // One engine per policy type (what `PolicySpec::build` would box), so no call is virtual.
+    Ok(match config.policy {
+        PolicySpec::Fifo => Engine::new(c, t, Fifo::new).run(),
+        PolicySpec::Rr { quantum } => Engine::new(c, t, || RoundRobin::new(quantum)).run(),
+        PolicySpec::Fair { base_slice } => Engine::new(c, t, || Fair::new(base_slice)).run(),
+        PolicySpec::Edf => Engine::new(c, t, Edf::new).run(),
+        PolicySpec::Rm => Engine::new(c, t, Monotonic::rate).run(),
+        PolicySpec::Dm => Engine::new(c, t, Monotonic::deadline).run(),
+        PolicySpec::Dwcs { work_conserving } => Engine::new(c, t, || Dwcs::new(work_conserving)).run(),
+        PolicySpec::Cbs { hard } => Engine::new(c, t, || Cbs::new(hard)).run(),
+    })
 }

@@ -148,6 +148,10 @@ pub(crate) struct ResponseAcc {
 }
 
 impl ResponseAcc {
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Self { all: Vec::with_capacity(n), ..Self::default() }
+    }
+
     pub(crate) fn push(&mut self, r: Duration, keep: bool) {
         self.count += 1;
         self.sum += u128::from(r);

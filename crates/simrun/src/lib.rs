@@ -39,6 +39,7 @@
 //!     dir: None,
 //!     scale: 1.0,
 //!     device: None,
+//!     cpu_dma_latency: Default::default(),
 //!     cells: vec![cell],
 //!     cpu_dma_latency: Default::default(),
 //!     trace: Default::default(),
@@ -58,8 +59,6 @@ pub mod model;
 mod params;
 pub mod record;
 pub mod rt;
-
-use std::collections::HashMap;
 
 use schedlab_model::CellRecord;
 use schedlab_plan::{Cell, Class, Plan};
@@ -102,8 +101,8 @@ pub fn simulate_cell(cell: &Cell, p: &Params, horizon: Time, trace: bool) -> Cel
         Err(u) => return failed(format!("cannot be simulated: {}", u.reason)),
     };
     match schedlab_sim::simulate(&input.config, &input.tasks) {
-        Ok(result) => {
-            let record = record::record(cell, p, &result, &input.placement, horizon);
+        Ok(mut result) => {
+            let record = record::record(cell, p, &mut result, &input.placement, horizon);
             CellSim { record, traced: trace.then_some(result) }
         }
         Err(e) => failed(format!("the simulator refused this cell: {e}")),
@@ -149,21 +148,25 @@ pub fn simulate_plan<E>(
     mut sink: impl FnMut(CellRecord) -> Result<(), E>,
 ) -> Result<Option<SimResult>, E> {
     let horizon = horizon(plan);
-    let mut done: HashMap<u32, CellRecord> = HashMap::new();
+    let steps = plan.steps();
+    // Steps left per cell: the last one takes the record instead of a copy of it.
+    let mut left = vec![0usize; plan.cells.len()];
+    for s in &steps {
+        left[s.cell as usize] += 1;
+    }
+    let mut done: Vec<Option<CellRecord>> = vec![None; plan.cells.len()];
     let mut traced = None;
-    for (ordinal, step) in plan.steps().into_iter().enumerate() {
-        let template = match done.get(&step.cell) {
-            Some(r) => r,
-            None => {
-                let cell = &plan.cells[step.cell as usize];
-                let sim = simulate_cell(cell, p, horizon, trace_cell == Some(step.cell));
-                if sim.traced.is_some() {
-                    traced = sim.traced;
-                }
-                done.entry(step.cell).or_insert(sim.record)
+    for (ordinal, step) in steps.into_iter().enumerate() {
+        let c = step.cell as usize;
+        if done[c].is_none() {
+            let sim = simulate_cell(&plan.cells[c], p, horizon, trace_cell == Some(step.cell));
+            if sim.traced.is_some() {
+                traced = sim.traced;
             }
-        };
-        let mut rec = template.clone();
+            done[c] = Some(sim.record);
+        }
+        left[c] -= 1;
+        let mut rec = if left[c] == 0 { done[c].take() } else { done[c].clone() }.expect("simulated above");
         rec.rep = step.rep;
         rec.warmup = step.warmup;
         rec.ordinal = ordinal as u32;

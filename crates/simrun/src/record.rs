@@ -48,23 +48,29 @@ pub fn failed(cell: &Cell, message: String) -> CellRecord {
 
 /// The record of a finished simulation of `cell` that stopped at `horizon` at the latest
 /// (repetition 0, ordinal 0, `started_unix` 0: the caller fills them in). `placement` is
-/// each task's group and pinned CPU, as [`CellInput`](crate::CellInput) has it.
-pub fn record(cell: &Cell, p: &Params, result: &SimResult, placement: &[(usize, Option<u32>)], horizon: Time) -> CellRecord {
+/// each task's group and pinned CPU, as [`CellInput`](crate::CellInput) has it. Each task's
+/// `job_log` and list of response times are used up (left empty in `result`) task by task,
+/// so the memory of one task's outcomes is reused for the next task's per-job records.
+pub fn record(cell: &Cell, p: &Params, result: &mut SimResult, placement: &[(usize, Option<u32>)], horizon: Time) -> CellRecord {
     let unfinished = result.tasks.iter().filter(|t| !t.finished).count();
     let makespan = if unfinished > 0 { horizon } else { result.tasks.iter().filter_map(|t| t.ended).max().unwrap_or(0) };
+    let policy = result.policy.as_str();
     let samples = result
         .tasks
-        .iter()
+        .iter_mut()
         .zip(placement)
         .enumerate()
         .map(|(i, (t, &(gi, pin)))| {
-            let ctx = Ctx { group: &cell.groups[gi], pin, p, policy: &result.policy, horizon };
+            let ctx = Ctx { group: &cell.groups[gi], pin, p, policy, horizon };
             let mut s = sample(i as u32, t, &ctx);
             if let Some(set) = ctx.group.workload.periodic() {
                 // One group per periodic cell: sample i is task i.
                 s.work_units = t.jobs as f64;
                 s.extra.rt = Some(crate::rt::task_rt(set, i, t));
-                s.jobs = Some(crate::rt::task_jobs(set, i, t));
+                let jobs = crate::rt::task_jobs(set, i, t);
+                t.job_log = Vec::new();
+                t.response.all = Vec::new();
+                s.jobs = Some(jobs);
                 let cpu = secs(crate::rt::work_cpu_ns(set, i, t));
                 s.user_s = cpu + secs(p.setup_ns);
                 s.window_cpu_s = cpu;

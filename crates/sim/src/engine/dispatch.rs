@@ -1,12 +1,12 @@
 //! Decisions: filling free CPUs, preemption, dispatch costs and CPU accounting.
 
-use schedlab_policy::{Stop, TaskId, Time};
+use schedlab_policy::{Policy, Stop, TaskId, Time};
 
 use super::{Engine, Ev, St};
 use crate::event::Class;
 use crate::result::Slice;
 
-impl Engine<'_> {
+impl<P: Policy> Engine<'_, P> {
     /// Lets domain `d`'s policy fill its free CPUs and preempt where it wants to.
     pub(super) fn resched(&mut self, d: usize, now: Time) {
         self.changed.clear();
@@ -140,15 +140,13 @@ impl Engine<'_> {
 
     /// (Re)arms the CPU timer for the running task's phase end or run limit.
     pub(super) fn arm_cpu(&mut self, cpu: usize) {
-        let c = &mut self.cpus[cpu];
+        let c = &self.cpus[cpu];
         let Some(id) = c.running else { return };
-        c.gen += 1;
         let done = c.work_start + self.tasks[id].remaining;
         let at = c.limit_end.map_or(done, |l| l.min(done));
-        if at <= self.horizon {
-            let gen = c.gen;
-            self.events.push(at, Class::Cpu, Ev::Cpu { cpu, gen });
-        }
+        let replaced =
+            if at <= self.horizon { self.events.arm(cpu, at, Class::Cpu, Ev::Cpu { cpu: cpu as u32 }) } else { self.events.disarm(cpu) };
+        self.dropped(replaced);
     }
 
     /// Credits the running task with its progress up to `now`.
@@ -186,7 +184,6 @@ impl Engine<'_> {
     pub(super) fn stop_running(&mut self, cpu: usize, now: Time, why: Stop) {
         let c = &mut self.cpus[cpu];
         let Some(id) = c.running.take() else { return };
-        c.gen += 1;
         c.limit_end = None;
         if why.stays_ready() {
             c.stopped = Some(id);
@@ -195,6 +192,15 @@ impl Engine<'_> {
         let dom = &mut self.domains[c.domain];
         dom.policy.stop(id, now, why);
         dom.dirty = true;
+        let cancelled = self.events.disarm(cpu);
+        self.dropped(cancelled);
+    }
+
+    /// Notes the time of a timer dropped before it was due (see `run`).
+    fn dropped(&mut self, at: Option<Time>) {
+        if let Some(at) = at {
+            self.dropped_until = self.dropped_until.max(at);
+        }
     }
 
     fn arm_policy_timer(&mut self, d: usize, now: Time) {
@@ -203,10 +209,9 @@ impl Engine<'_> {
             return;
         };
         if at > now && at <= self.horizon && dom.timer != Some(at) {
-            dom.timer_gen += 1;
             dom.timer = Some(at);
-            let gen = dom.timer_gen;
-            self.events.push(at, Class::Arrival, Ev::Timer { domain: d, gen });
+            let replaced = self.events.arm(self.cfg.cpus + d, at, Class::Arrival, Ev::Timer { domain: d as u32 });
+            self.dropped(replaced);
         }
     }
 }

@@ -19,22 +19,22 @@ use crate::event::{Class, EventQueue};
 use crate::result::{CpuResult, JobOutcome, ResponseAcc, SimResult, Slice, TaskResult};
 use crate::rng::SplitMix64;
 
+/// Indices are u32 so that an event, and the queue's entries, stay small.
 #[derive(Debug, Clone, Copy)]
 enum Ev {
-    Release(TaskId),
-    Cpu { cpu: usize, gen: u64 },
+    Release(u32),
+    Cpu { cpu: u32 },
     IoDone,
-    Timer { domain: usize, gen: u64 },
-    Deadline(TaskId),
+    Timer { domain: u32 },
+    Deadline(u32),
 }
 
 /// One ready queue (one policy instance) and the CPUs it feeds.
-struct Domain {
-    policy: Box<dyn Policy + Send>,
+struct Domain<P> {
+    policy: P,
     cpus: Vec<usize>,
     dirty: bool,
     timer: Option<Time>,
-    timer_gen: u64,
 }
 
 #[derive(Debug, Default)]
@@ -43,8 +43,6 @@ struct Cpu {
     running: Option<TaskId>,
     work_start: Time,
     limit_end: Option<Time>,
-    // Bumped whenever the running task's timer is re-armed or cancelled, so stale timers are ignored.
-    gen: u64,
     last_task: Option<TaskId>,
     // A task stopped involuntarily in this step; it counts as preempted unless it resumes here.
     stopped: Option<TaskId>,
@@ -91,13 +89,14 @@ struct Device {
     busy: bool,
 }
 
-pub(crate) struct Engine<'a> {
+/// The engine is generic over the policy, so each policy's calls are direct and inlined.
+pub(crate) struct Engine<'a, P> {
     cfg: &'a SimConfig,
     specs: &'a [TaskSpec],
     clock: VirtualClock,
     horizon: Time,
     events: EventQueue<Ev>,
-    domains: Vec<Domain>,
+    domains: Vec<Domain<P>>,
     cpus: Vec<Cpu>,
     tasks: Vec<TaskRt>,
     device: Device,
@@ -105,14 +104,18 @@ pub(crate) struct Engine<'a> {
     trace: Vec<Slice>,
     changed: Vec<usize>,
     handled: u64,
+    /// The latest time of a timer that was replaced or cancelled before it was due.
+    dropped_until: Time,
 }
 
-impl<'a> Engine<'a> {
-    /// Builds the engine for inputs that [`validate`](crate::validate) accepted.
-    pub(crate) fn new(cfg: &'a SimConfig, specs: &'a [TaskSpec]) -> Self {
-        let (domains, domain_of_task): (Vec<Domain>, Vec<usize>) = match &cfg.mapping {
-            Mapping::Global => (vec![domain(cfg, (0..cfg.cpus).collect())], vec![0; specs.len()]),
-            Mapping::Partitioned(map) => ((0..cfg.cpus).map(|c| domain(cfg, vec![c])).collect(), map.clone()),
+impl<'a, P: Policy> Engine<'a, P> {
+    /// Builds the engine for inputs that [`validate`](crate::validate) accepted, with one
+    /// policy from `policy` per ready queue.
+    pub(crate) fn new(cfg: &'a SimConfig, specs: &'a [TaskSpec], policy: impl Fn() -> P) -> Self {
+        let domain = |cpus| Domain { policy: policy(), cpus, dirty: false, timer: None };
+        let (domains, domain_of_task): (Vec<Domain<P>>, Vec<usize>) = match &cfg.mapping {
+            Mapping::Global => (vec![domain((0..cfg.cpus).collect())], vec![0; specs.len()]),
+            Mapping::Partitioned(map) => ((0..cfg.cpus).map(|c| domain(vec![c])).collect(), map.clone()),
         };
         let mut cpus: Vec<Cpu> = (0..cfg.cpus).map(|_| Cpu::default()).collect();
         for (d, dom) in domains.iter().enumerate() {
@@ -120,13 +123,16 @@ impl<'a> Engine<'a> {
                 cpus[c].domain = d;
             }
         }
-        let tasks = specs.iter().zip(&domain_of_task).map(|(s, &d)| TaskRt::new(d, s)).collect();
+        let tasks = specs.iter().zip(&domain_of_task).map(|(s, &d)| TaskRt::new(d, s, cfg)).collect();
+        let ndomains = domains.len();
         let mut engine = Self {
             cfg,
             specs,
             clock: VirtualClock::new(0),
             horizon: cfg.horizon.unwrap_or(Time::MAX),
-            events: EventQueue::with_capacity(4 * specs.len() + 4 * cfg.cpus + 16),
+            // A slot per CPU timer, then one per ready queue's policy timer.
+            events: EventQueue::with_capacity(2 * specs.len() + 16, cfg.cpus + ndomains),
+            dropped_until: 0,
             domains,
             cpus,
             tasks,
@@ -140,7 +146,7 @@ impl<'a> Engine<'a> {
             let d = engine.tasks[id].domain;
             engine.domains[d].policy.admit(id, &s.effective_params());
             if s.arrival <= engine.horizon {
-                engine.events.push(s.arrival, Class::Arrival, Ev::Release(id));
+                engine.events.push(s.arrival, Class::Arrival, Ev::Release(id as u32));
             }
         }
         engine
@@ -153,8 +159,7 @@ impl<'a> Engine<'a> {
                 break;
             }
             self.clock.set(now);
-            while self.events.peek_time() == Some(now) {
-                let (_, ev) = self.events.pop().expect("peeked");
+            while let Some(ev) = self.events.pop_at(now) {
                 self.handled += 1;
                 self.handle(ev, now);
             }
@@ -165,28 +170,24 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        let end = if self.horizon == Time::MAX { self.clock.now() } else { self.horizon };
+        // Without a horizon the run ends at its last event, a timer replaced or cancelled
+        // before its time included (as when it stayed queued and was skipped then).
+        let end = if self.horizon == Time::MAX { self.clock.now().max(self.dropped_until) } else { self.horizon };
         self.finish(end)
     }
 
     fn handle(&mut self, ev: Ev, now: Time) {
         match ev {
-            Ev::Release(id) => self.release(id, now),
-            Ev::Cpu { cpu, gen } => {
-                if self.cpus[cpu].gen == gen && self.cpus[cpu].running.is_some() {
-                    self.cpu_timer(cpu, now);
-                }
-            }
+            Ev::Release(id) => self.release(id as TaskId, now),
+            Ev::Cpu { cpu } => self.cpu_timer(cpu as usize, now),
             Ev::IoDone => self.io_done(now),
-            Ev::Timer { domain, gen } => {
-                let dom = &mut self.domains[domain];
-                if dom.timer_gen == gen {
-                    dom.timer = None;
-                    dom.policy.on_timer(now);
-                    dom.dirty = true;
-                }
+            Ev::Timer { domain } => {
+                let dom = &mut self.domains[domain as usize];
+                dom.timer = None;
+                dom.policy.on_timer(now);
+                dom.dirty = true;
             }
-            Ev::Deadline(task) => self.deadline_check(task, now),
+            Ev::Deadline(task) => self.deadline_check(task as TaskId, now),
         }
     }
 
@@ -213,6 +214,20 @@ impl<'a> Engine<'a> {
     }
 }
 
+/// How many jobs a task will release (bounded, for reserving its records once rather than
+/// growing them job by job: each growth copies and touches fresh pages).
+fn expected_jobs(spec: &TaskSpec, horizon: Option<Time>) -> usize {
+    const MOST: u64 = 1 << 20;
+    let n = match &spec.workload {
+        Workload::Periodic(p) => {
+            let by_horizon = horizon.map_or(u64::MAX, |h| h.saturating_sub(spec.arrival) / p.period + 1);
+            p.jobs.unwrap_or(u64::MAX).min(by_horizon)
+        }
+        _ => 1,
+    };
+    n.min(MOST) as usize
+}
+
 /// A periodic task's jobs on their grid; any other task has a single job, released at arrival.
 fn job_spec(spec: &TaskSpec) -> JobSpec {
     match &spec.workload {
@@ -230,12 +245,9 @@ fn job_spec(spec: &TaskSpec) -> JobSpec {
     }
 }
 
-fn domain(cfg: &SimConfig, cpus: Vec<usize>) -> Domain {
-    Domain { policy: cfg.policy.build(), cpus, dirty: false, timer: None, timer_gen: 0 }
-}
-
 impl TaskRt {
-    fn new(domain: usize, spec: &TaskSpec) -> Self {
+    fn new(domain: usize, spec: &TaskSpec, cfg: &SimConfig) -> Self {
+        let kept = if cfg.record.responses { expected_jobs(spec, cfg.horizon) } else { 0 };
         Self {
             domain,
             state: St::Waiting,
@@ -252,8 +264,8 @@ impl TaskRt {
             preemptions: 0,
             blocks: 0,
             migrations: 0,
-            responses: ResponseAcc::default(),
-            job_log: Vec::new(),
+            responses: ResponseAcc::with_capacity(kept),
+            job_log: Vec::with_capacity(if matches!(spec.workload, Workload::Periodic(_)) { kept } else { 0 }),
         }
     }
 

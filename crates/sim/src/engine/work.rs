@@ -1,13 +1,13 @@
 //! Task progress: releases, phase ends, I/O, job outcomes and dropped jobs.
 
-use schedlab_policy::{Arrival, Stop, TaskId, Time};
+use schedlab_policy::{Arrival, Policy, Stop, TaskId, Time};
 
 use super::{Engine, Ev, Job, St};
 use crate::config::{MissAction, Phase, Workload};
 use crate::event::Class;
 use crate::result::JobOutcome;
 
-impl Engine<'_> {
+impl<P: Policy> Engine<'_, P> {
     /// A task's first arrival, or the next job of a periodic task.
     pub(super) fn release(&mut self, id: TaskId, now: Time) {
         let specs = self.specs;
@@ -29,10 +29,10 @@ impl Engine<'_> {
             t.job_log.push(JobOutcome { release: now, ..Default::default() });
         }
         if let Some(next) = t.jobs.next_release().filter(|&n| n <= self.horizon) {
-            self.events.push(next, Class::Arrival, Ev::Release(id));
+            self.events.push(next, Class::Arrival, Ev::Release(id as u32));
         }
         if let Some(deadline) = r.job.deadline.filter(|&d| d <= self.horizon && periodic.is_some_and(|p| p.on_miss == MissAction::Drop)) {
-            self.events.push(deadline, Class::Deadline, Ev::Deadline(id));
+            self.events.push(deadline, Class::Deadline, Ev::Deadline(id as u32));
         }
         if r.started {
             self.start_job(id, r.job, now);

@@ -1,7 +1,7 @@
 //! Same input, same output: results and trace, bit for bit.
 
 use schedlab_policy::PolicySpec;
-use schedlab_sim::{SimConfig, TaskSpec};
+use schedlab_sim::{MissAction, SimConfig, TaskSpec};
 
 use crate::run;
 
@@ -58,4 +58,18 @@ fn turning_recording_off_changes_nothing_else() {
         l.job_log = f.job_log.clone();
     }
     assert_eq!(lean, full);
+}
+
+#[test]
+fn a_run_without_horizon_ends_at_the_timer_of_a_job_dropped_before_it() {
+    // Two jobs of 4 due at 5 on one CPU under EDF, late jobs dropped: t1 runs 0-4, t2 from 4
+    // would finish at 8 but is dropped at its deadline 5. The run ends at 8, the time of the
+    // dropped job's completion timer, as it did when cancelled timers stayed queued.
+    let tasks = [
+        TaskSpec::periodic("t1", 4, 5).jobs(1).on_miss(MissAction::Drop),
+        TaskSpec::periodic("t2", 4, 5).jobs(1).on_miss(MissAction::Drop),
+    ];
+    let r = run(&SimConfig::new(1, PolicySpec::Edf), &tasks);
+    assert_eq!((r.tasks[1].dropped, r.tasks[1].ended), (1, Some(5)));
+    assert_eq!(r.end, 8);
 }
