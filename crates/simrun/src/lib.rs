@@ -41,7 +41,6 @@
 //!     device: None,
 //!     cpu_dma_latency: Default::default(),
 //!     cells: vec![cell],
-//!     cpu_dma_latency: Default::default(),
 //!     trace: Default::default(),
 //! };
 //! plan.scale(1e-6); // 100 iterations per worker
