@@ -3,7 +3,7 @@
 //! runs differ (scale, measured or simulated, machine, spec).
 
 use super::common::{bad_input, open_existing, pick_run, utc};
-use super::report::{meta, metric_and_alpha};
+use super::report::{check_traced, meta, metric_and_alpha};
 use schedlab_analysis::compare_runs;
 use schedlab_report::compare;
 use std::io::Write;
@@ -37,7 +37,10 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let store = open_existing(db)?;
     let ra = pick_run(&store, Some(a.a))?;
     let rb = pick_run(&store, Some(a.b))?;
-    let c = compare_runs(&store.cells(ra.id)?, &store.cells(rb.id)?, metric, a.alpha).expect("alpha was checked");
+    let (cells_a, cells_b) = (store.cells(ra.id)?, store.cells(rb.id)?);
+    check_traced(metric, &ra, &cells_a)?;
+    check_traced(metric, &rb, &cells_b)?;
+    let c = compare_runs(&cells_a, &cells_b, metric, a.alpha).expect("alpha was checked");
     if c.cells.is_empty() {
         return Err(bad_input(format!(
             "runs {} ({}) and {} ({}) have no cell in common: cells are matched by key (e.g. cpu/other/n10); compare runs of the same experiment",

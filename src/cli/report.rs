@@ -25,7 +25,8 @@ pub struct Args {
     /// Add a comparison section: this run (A) against OTHER_RUN (B), cells matched by key.
     #[arg(long, value_name = "OTHER_RUN")]
     pub compare: Option<i64>,
-    /// The comparison's first metric: wall, makespan, involuntary, voluntary, user or throughput.
+    /// The comparison's first metric: wall, makespan, involuntary, voluntary, user or
+    /// throughput; for traced runs also runnable, wakeup_p99 or migrations.
     #[arg(long, default_value = "wall")]
     pub metric: String,
     /// Significance level of the comparison's Welch tests.
@@ -53,10 +54,21 @@ pub fn meta(run: &RunRow) -> RunMeta {
     }
 }
 
+/// Refuses a metric from the kernel trace for a run that has no traced repetition.
+pub fn check_traced(metric: Metric, run: &RunRow, records: &[CellRecord]) -> anyhow::Result<()> {
+    if metric.needs_trace() && !records.iter().any(|r| r.trace.is_some()) {
+        return Err(bad_input(format!(
+            "run {} ({}) was not traced: --metric {} comes from kernel traces; make the run with `schedlab run --trace`",
+            run.id, run.name, metric
+        )));
+    }
+    Ok(())
+}
+
 /// Parses `--metric` and `--alpha` (bad input on either).
 pub fn metric_and_alpha(metric: &str, alpha: f64) -> anyhow::Result<Metric> {
     let m = Metric::parse(metric).ok_or_else(|| {
-        let names: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
+        let names: Vec<&str> = Metric::ALL.iter().chain(&Metric::TRACE).map(|m| m.name()).collect();
         bad_input(format!("unknown metric \"{metric}\"; use one of {}", names.join(", ")))
     })?;
     if !(alpha > 0.0 && alpha < 1.0) {
@@ -74,9 +86,14 @@ fn output_error(e: OutputError) -> anyhow::Error {
 
 fn comparison(store: &Store, a: &[CellRecord], other: &RunRow, first: Metric, alpha: f64) -> anyhow::Result<CompareSection> {
     let mut b = store.cells(other.id)?;
+    check_traced(first, other, &b)?;
     store.attach_job_logs(other.id, &mut b)?;
+    let traced = |rs: &[CellRecord]| rs.iter().any(|r| r.trace.is_some());
     let mut metrics = vec![first];
     metrics.extend(Metric::ALL.iter().copied().filter(|m| *m != first));
+    if traced(a) && traced(&b) {
+        metrics.extend(Metric::TRACE.iter().copied().filter(|m| *m != first));
+    }
     let by_metric = metrics.into_iter().filter_map(|m| compare_runs(a, &b, m, alpha)).collect();
     Ok(CompareSection { other: meta(other), by_metric, rt: schedlab_analysis::rt_stats(&b) })
 }
@@ -89,6 +106,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let run = pick_run(&store, a.run)?;
     let other = a.compare.map(|id| pick_run(&store, Some(id))).transpose()?;
     let mut records = store.cells(run.id)?;
+    if other.is_some() {
+        check_traced(metric, &run, &records)?;
+    }
     // Per-job records feed the response time figure of periodic sets.
     store.attach_job_logs(run.id, &mut records)?;
     let stats = cell_stats(&records);
@@ -97,8 +117,16 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let run_meta = meta(&run);
     let io = schedlab_analysis::io_stats(&records);
     let rt = schedlab_analysis::rt_stats(&records);
-    let rendered =
-        html::render(&ReportInput { run: &run_meta, stats: &stats, outliers: &outliers, compare: compare.as_ref(), io: &io, rt: &rt })?;
+    let traces = schedlab_analysis::trace_stats(&records);
+    let rendered = html::render(&ReportInput {
+        run: &run_meta,
+        stats: &stats,
+        outliers: &outliers,
+        compare: compare.as_ref(),
+        io: &io,
+        rt: &rt,
+        traces: &traces,
+    })?;
     output::write_dir(&a.output, &rendered.files, a.force).map_err(output_error)?;
     println!(
         "wrote {} ({} figures as SVG and PNG in {})",

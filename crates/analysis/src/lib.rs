@@ -23,6 +23,7 @@ mod ratio;
 mod rt;
 mod runs;
 mod summary;
+mod trace;
 mod welch;
 
 pub use cells::{cell_stats, CellStats};
@@ -38,4 +39,5 @@ pub use ratio::{ratio_of_means, Ratio};
 pub use rt::{rt_stats, CpuRt, RtStats};
 pub use runs::{compare_runs, CellComparison, Change, CompareSummary, RunComparison};
 pub use summary::{t_critical, t_interval, Summary, DEFAULT_CONFIDENCE};
+pub use trace::{trace_stats, TraceStats};
 pub use welch::{welch_t_test, Welch};

@@ -21,6 +21,13 @@ pub enum Metric {
     UserPerProc,
     /// Processes completed per second (processes / makespan).
     Throughput,
+    /// Mean time runnable but waiting for a CPU per process, from the kernel trace, seconds.
+    RunnablePerProc,
+    /// The 99th percentile wake-up latency (woken to running) of the repetition's processes
+    /// pooled, from the kernel trace, microseconds.
+    WakeupP99,
+    /// Mean kernel migrations per process, from the kernel trace.
+    MigrationsPerProc,
 }
 
 impl Metric {
@@ -34,6 +41,14 @@ impl Metric {
         Metric::Throughput,
     ];
 
+    /// The metrics only traced repetitions have (`run --trace`).
+    pub const TRACE: [Metric; 3] = [Metric::RunnablePerProc, Metric::WakeupP99, Metric::MigrationsPerProc];
+
+    /// Whether only traced repetitions have it.
+    pub fn needs_trace(self) -> bool {
+        Metric::TRACE.contains(&self)
+    }
+
     /// The name used on the command line and in exports.
     pub fn name(self) -> &'static str {
         match self {
@@ -43,6 +58,9 @@ impl Metric {
             Metric::VoluntaryPerProc => "voluntary",
             Metric::UserPerProc => "user",
             Metric::Throughput => "throughput",
+            Metric::RunnablePerProc => "runnable",
+            Metric::WakeupP99 => "wakeup_p99",
+            Metric::MigrationsPerProc => "migrations",
         }
     }
 
@@ -55,6 +73,9 @@ impl Metric {
             Metric::VoluntaryPerProc => "voluntary switches per process",
             Metric::UserPerProc => "user CPU per process [s]",
             Metric::Throughput => "throughput [processes/s]",
+            Metric::RunnablePerProc => "runnable (waiting) per process [s]",
+            Metric::WakeupP99 => "wake-up latency p99 [µs]",
+            Metric::MigrationsPerProc => "migrations per process",
         }
     }
 
@@ -67,6 +88,9 @@ impl Metric {
             "voluntary" | "vol" | "vol_per_proc" | "blocked" => Metric::VoluntaryPerProc,
             "user" | "user_per_proc" => Metric::UserPerProc,
             "throughput" => Metric::Throughput,
+            "runnable" | "runnable_per_proc" | "waiting" => Metric::RunnablePerProc,
+            "wakeup_p99" | "wakeup" => Metric::WakeupP99,
+            "migrations" | "migrations_per_proc" => Metric::MigrationsPerProc,
             _ => return None,
         })
     }
@@ -95,6 +119,21 @@ impl Metric {
                     return None;
                 }
             }
+            Metric::RunnablePerProc | Metric::MigrationsPerProc => {
+                let ws = crate::trace::measured(r);
+                if ws.is_empty() {
+                    return None;
+                }
+                let f = |w: &&schedlab_model::trace::WorkerTrace| {
+                    if self == Metric::RunnablePerProc {
+                        w.runnable_s
+                    } else {
+                        w.migrations as f64
+                    }
+                };
+                ws.iter().map(f).sum::<f64>() / ws.len() as f64
+            }
+            Metric::WakeupP99 => crate::trace::wakeup_quantile_us(r, 0.99)?,
         };
         v.is_finite().then_some(v)
     }
@@ -180,8 +219,28 @@ mod tests {
     }
 
     #[test]
+    fn trace_metrics_come_from_the_measured_workers_traces_only() {
+        use schedlab_model::trace::{CellTrace, WorkerTrace};
+        let mut r = rec(false, CellStatus::Ok, 4.0, &[1.0, 2.0, 3.0]);
+        for m in Metric::TRACE {
+            assert_eq!(m.value(&r), None, "{m}: an untraced repetition has no value");
+            assert!(m.needs_trace());
+        }
+        assert!(!Metric::WallPerProc.needs_trace());
+        for (i, s) in r.samples.iter_mut().enumerate() {
+            s.pid = 100 + i as i32;
+        }
+        r.samples[2].background = true;
+        let w = |pid: i32, runnable_s: f64, migrations: u64| WorkerTrace { pid, runnable_s, migrations, ..Default::default() };
+        r.trace = Some(CellTrace { workers: vec![w(100, 1.0, 2), w(101, 3.0, 4), w(102, 50.0, 50)], ..Default::default() });
+        assert_eq!(Metric::RunnablePerProc.value(&r), Some(2.0));
+        assert_eq!(Metric::MigrationsPerProc.value(&r), Some(3.0));
+        assert_eq!(Metric::WakeupP99.value(&r), None, "no wake-up was timed");
+    }
+
+    #[test]
     fn names_round_trip() {
-        for m in Metric::ALL {
+        for m in Metric::ALL.into_iter().chain(Metric::TRACE) {
             assert_eq!(Metric::parse(m.name()), Some(m));
         }
         assert_eq!(Metric::parse("invol"), Some(Metric::InvoluntaryPerProc));

@@ -74,6 +74,8 @@ pub struct ReportInput<'a> {
     pub rt: &'a [schedlab_analysis::RtStats],
     /// The comparison with another run, if asked for.
     pub compare: Option<&'a CompareSection>,
+    /// Kernel trace figures of the traced cells (empty for an untraced run).
+    pub traces: &'a [schedlab_analysis::TraceStats],
 }
 
 /// Rendering the report failed (a figure or the template).
@@ -311,7 +313,8 @@ fn unique_ids(charts: &mut [Chart]) {
 
 /// Renders the report: `index.html` and `figures/<id>.svg` / `.png` for every chart.
 pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
-    let mut charts = plots::charts(&FigureInput { stats: input.stats, cpus: input.run.env.cpus, io: input.io, rt: input.rt });
+    let mut charts =
+        plots::charts(&FigureInput { stats: input.stats, cpus: input.run.env.cpus, io: input.io, rt: input.rt, traces: input.traces });
     let main_charts = charts.len();
     if let Some(c) = input.compare {
         let label = |r: &RunMeta| format!("run {} ({})", r.id, if r.mode == "sim" { "simulated" } else { "measured" });
@@ -346,6 +349,7 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
         totals => v(&totals(input.stats)),
         io => (!input.io.is_empty()).then(|| v(&plain(&tables::IO_HEADER, tables::io_rows(input.io), 3, &[1, 2]))),
         rt => (!input.rt.is_empty()).then(|| v(&plain(&tables::RT_HEADER, tables::rt_rows(input.rt), 2, &[tables::RT_HEADER.len() - 1]))),
+        traces => (!input.traces.is_empty()).then(|| v(&plain(&tables::TRACE_CELL_HEADER, tables::trace_rows(input.traces), 1, &[0, 6]))),
         rt_cpu => Some(tables::rt_cpu_rows(input.rt)).filter(|r| !r.is_empty()).map(|rows| v(&plain(&tables::RT_CPU_HEADER, rows, 3, &[]))),
         outliers => v(&outliers(input.outliers)),
         outliers_flagged => flagged,

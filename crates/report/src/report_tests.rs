@@ -32,7 +32,7 @@ fn report_is_self_contained_with_every_figure_inline_and_beside_it() {
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
     let run = run_meta(7);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None, io: &[], rt: &[] }).unwrap();
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None, io: &[], rt: &[], traces: &[] }).unwrap();
     let html = html_of(&r.files);
     assert_eq!(r.charts.len(), 15);
     assert_eq!(r.files.len(), 1 + 2 * 15);
@@ -63,7 +63,7 @@ fn a_fairness_run_shows_its_fairness_figures() {
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
     let run = run_meta(9);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None, io: &[], rt: &[] }).unwrap();
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None, io: &[], rt: &[], traces: &[] }).unwrap();
     let html = html_of(&r.files);
     // 5 per-workload figures and Jain's index, alone and with the background; completion
     // times at 4 and 8 processes, alone and with it; the group share with it.
@@ -83,7 +83,7 @@ fn outliers_are_tabulated_when_flagged() {
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
     let run = run_meta(7);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None, io: &[], rt: &[] }).unwrap();
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None, io: &[], rt: &[], traces: &[] }).unwrap();
     let html = html_of(&r.files);
     assert!(html.contains("<td>cpu/other/n10</td>"), "the flagged cell is listed");
     assert!(html.contains("rep 0 process 3: wall 100.0 vs median"), "{}", &html[html.find("id=\"outliers\"").unwrap()..][..2000]);
@@ -99,7 +99,8 @@ fn comparison_section_shows_every_metric_with_the_chosen_one_open() {
     let section = CompareSection { other: run_meta(8), by_metric, rt: Vec::new() };
     let stats = cell_stats(&a);
     let run = run_meta(7);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: Some(&section), io: &[], rt: &[] }).unwrap();
+    let r =
+        render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: Some(&section), io: &[], rt: &[], traces: &[] }).unwrap();
     let html = html_of(&r.files);
     assert!(html.contains("Comparison: run 7 (A) against run 8 (B)"));
     assert!(html.contains("<details open>\n<summary>involuntary switches per process</summary>"));
@@ -111,8 +112,9 @@ fn comparison_section_shows_every_metric_with_the_chosen_one_open() {
 #[test]
 fn charts_follow_the_figure_list() {
     let stats = cell_stats(&pa3_records(1.0));
-    let n: usize = plots::FIGURES.iter().map(|f| f(&plots::FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[] }).len()).sum();
-    assert_eq!(n, plots::charts(&plots::FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[] }).len());
+    let n: usize =
+        plots::FIGURES.iter().map(|f| f(&plots::FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] }).len()).sum();
+    assert_eq!(n, plots::charts(&plots::FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] }).len());
 }
 
 #[test]
@@ -151,7 +153,8 @@ fn a_comparison_of_real_time_runs_draws_their_response_times_side_by_side() {
     let section = CompareSection { other, by_metric, rt: schedlab_analysis::rt_stats(&b) };
     let (stats, rt) = (cell_stats(&a), schedlab_analysis::rt_stats(&a));
     let run = run_meta(11);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: Some(&section), io: &[], rt: &rt }).unwrap();
+    let r =
+        render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: Some(&section), io: &[], rt: &rt, traces: &[] }).unwrap();
     let html = html_of(&r.files);
     let section = &html[html.find("id=\"comparison\"").expect("a comparison section")..];
     assert!(section.contains("Response times, A against B"));
@@ -163,7 +166,7 @@ fn a_comparison_of_real_time_runs_draws_their_response_times_side_by_side() {
         assert!(r.files.iter().any(|(f, _)| f == &format!("figures/{id}.png")), "{id}.png");
     }
     // Without a comparison, none of these.
-    let alone = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &rt }).unwrap();
+    let alone = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &rt, traces: &[] }).unwrap();
     assert!(!alone.files.iter().any(|(f, _)| f.contains("compare-")));
 }
 
@@ -173,7 +176,7 @@ fn a_real_time_run_shows_its_figures_and_table() {
     let stats = cell_stats(&records);
     let rt = schedlab_analysis::rt_stats(&records);
     let run = run_meta(11);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &rt }).unwrap();
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &rt, traces: &[] }).unwrap();
     let html = html_of(&r.files);
     let ids: Vec<&str> = r.charts.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["rt-violations", "rt-violation-time", "rt-misses", "rt-wakeup-u0_25", "rt-wakeup-u0_5"]);
@@ -184,8 +187,16 @@ fn a_real_time_run_shows_its_figures_and_table() {
     assert!(html.contains("dispatcher&#39;s tally; no latencies recorded"), "edf cells say why they have no latencies");
     assert!(html.contains("dispatcher&#39;s tally; latency = hand-off"), "dwcs cells say what their latency is");
     assert!(html.contains("Sliding windows are drawn"), "the caption says which windows");
-    let pa3 =
-        render(&ReportInput { run: &run, stats: &cell_stats(&pa3_records(1.0)), outliers: &[], compare: None, io: &[], rt: &[] }).unwrap();
+    let pa3 = render(&ReportInput {
+        run: &run,
+        stats: &cell_stats(&pa3_records(1.0)),
+        outliers: &[],
+        compare: None,
+        io: &[],
+        rt: &[],
+        traces: &[],
+    })
+    .unwrap();
     assert!(!html_of(&pa3.files).contains("Real-time task sets"), "no real-time table without periodic cells");
     assert!(!html.contains("Partitioned sets, per CPU"), "no per-CPU table when every set ran on one CPU");
 }
@@ -217,8 +228,16 @@ fn a_partitioned_set_gets_a_row_per_cpu() {
     assert!(at(1, "missed [%]").starts_with("30.50 "), "CPU 1: (20 + 40) / 200 and (21 + 41) / 200: {}", at(1, "missed [%]"));
     let table = crate::tables::rt_cpus(&rt).expect("a table").to_string();
     assert!(table.contains("sliding viol./proc") && table.contains("30.50"), "{table}");
-    let r =
-        render(&ReportInput { run: &run_meta(11), stats: &cell_stats(&records), outliers: &[], compare: None, io: &[], rt: &rt }).unwrap();
+    let r = render(&ReportInput {
+        run: &run_meta(11),
+        stats: &cell_stats(&records),
+        outliers: &[],
+        compare: None,
+        io: &[],
+        rt: &rt,
+        traces: &[],
+    })
+    .unwrap();
     let html = html_of(&r.files);
     assert!(
         html.contains("Partitioned sets, per CPU") && html.contains("<th>C/T</th>") && html.contains("30.50"),
@@ -240,7 +259,7 @@ fn lab1_table_rows_are_told_apart_by_affinity_weight_and_background() {
         assert!(names.contains(&"hash | other, unpinned, no cgroup | 4".to_string()), "{names:#?}");
     }
     let run = run_meta(9);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &[] }).unwrap();
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &[], traces: &[] }).unwrap();
     assert!(html_of(&r.files).contains("<td>hash vs 8 bg</td><td>other, spread, weight 200</td>"));
 }
 
@@ -248,7 +267,7 @@ fn lab1_table_rows_are_told_apart_by_affinity_weight_and_background() {
 fn report_headings_name_the_study_not_a_file_of_ours() {
     let run = run_meta(7);
     let stats = cell_stats(&pa3_records(1.0));
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &[] }).unwrap();
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &[], traces: &[] }).unwrap();
     let html = html_of(&r.files);
     assert!(html.contains("Per process (as in the PA3 scheduler study, Figure 12)"));
     let visible = html.split("<h2 id=\"spec\">").next().unwrap();
@@ -280,7 +299,7 @@ fn compare_warns_when_runs_differ_in_scale_mode_machine_or_spec() {
     let json = compare::json(&c, 1, 2, &w);
     assert_eq!(json["warnings"].as_array().unwrap().len(), 4);
     let section = CompareSection { other: b, by_metric: vec![c], rt: Vec::new() };
-    let r = render(&ReportInput { run: &a, stats: &[], outliers: &[], compare: Some(&section), io: &[], rt: &[] }).unwrap();
+    let r = render(&ReportInput { run: &a, stats: &[], outliers: &[], compare: Some(&section), io: &[], rt: &[], traces: &[] }).unwrap();
     assert!(html_of(&r.files).contains("Warning: run 1 was measured and run 2 simulated"));
 }
 
@@ -297,4 +316,78 @@ fn compare_shows_no_interval_for_two_repetitions_and_says_why_in_json() {
     assert_eq!(cell["a"]["no_interval"], "fewer than 3 values: too few for a useful interval");
     assert_eq!(cell["ratio"]["no_interval"], "fewer than 3 values: too few for a useful interval");
     assert!(cell["ratio"]["ci_low"].as_f64().unwrap() > 0.0, "the numbers stay, in the domain: {cell}");
+}
+
+/// The mock pa3 run with every cpu/other/n10 repetition traced: worker k ran the first k+1
+/// of 4 slices, waited one, then blocked.
+fn traced_records() -> Vec<CellRecord> {
+    use schedlab_model::trace::{CellTrace, PreemptedBy, StateBar, WorkerTrace};
+    let mut records = pa3_records(1.0);
+    for r in records.iter_mut().filter(|r| r.params.key == "cpu/other/n10") {
+        let workers = r
+            .samples
+            .iter()
+            .enumerate()
+            .map(|(k, s)| {
+                let slices: Vec<[u64; 3]> = (0..4)
+                    .map(|j| {
+                        if j <= k % 3 {
+                            [10, 0, 0]
+                        } else if j == k % 3 + 1 {
+                            [0, 10, 0]
+                        } else {
+                            [0, 0, 10]
+                        }
+                    })
+                    .collect();
+                WorkerTrace {
+                    pid: s.pid,
+                    run_s: s.user_s,
+                    runnable_s: 0.25,
+                    involuntary: 3,
+                    preempted_by: PreemptedBy { worker: 2, engine: 0, kernel: 1, other: 0 },
+                    states: Some(StateBar::encode(&slices, 10)),
+                    ..Default::default()
+                }
+            })
+            .collect();
+        r.trace = Some(CellTrace { workers, slice_s: 0.5, ..Default::default() });
+    }
+    records
+}
+
+#[test]
+fn a_traced_run_gets_the_trace_table_and_a_state_chart_per_traced_cell() {
+    let mut records = traced_records();
+    for (i, r) in records.iter_mut().enumerate() {
+        for (k, s) in r.samples.iter_mut().enumerate() {
+            s.pid = (1000 * i + k) as i32 + 1;
+        }
+        if let Some(t) = &mut r.trace {
+            for (k, w) in t.workers.iter_mut().enumerate() {
+                w.pid = (1000 * i + k) as i32 + 1;
+            }
+        }
+    }
+    let stats = cell_stats(&records);
+    let traces = schedlab_analysis::trace_stats(&records);
+    assert_eq!(traces.len(), 1, "one traced cell");
+    let run = run_meta(9);
+    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &[], traces: &traces }).unwrap();
+    let html = html_of(&r.files);
+    assert!(html.contains("Kernel traces per cell"), "the trace table's heading");
+    assert!(html.contains("<td>cpu/other/n10</td>"), "the traced cell's row");
+    let reps = traces[0].reps as u64;
+    let who = format!("{} (67%) / 0 (0%) / {} (33%) / 0 (0%)", 20 * reps, 10 * reps);
+    assert!(html.contains(&who), "who preempted, with shares: {who}");
+    let states = r.charts.iter().find(|c| c.id == "states-cpu_other_n10").expect("a state chart for the traced cell");
+    assert_eq!(states.states.rows.len(), 10);
+    let svg = plots::svg(states).unwrap();
+    // Running (green), runnable (orange) and blocked (blue) are all drawn.
+    for colour in ["#009E73", "#E69F00", "#56B4E9"] {
+        assert!(svg.to_uppercase().contains(colour), "{colour} in the state chart");
+    }
+    assert_eq!(r.charts.iter().filter(|c| c.id.starts_with("states-")).count(), 1, "untraced cells get none");
+    let plain = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &[], traces: &[] }).unwrap();
+    assert!(!html_of(&plain.files).contains("Kernel traces per cell"), "an untraced run has no trace section");
 }

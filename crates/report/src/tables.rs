@@ -4,7 +4,7 @@
 
 use crate::labels;
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
-use schedlab_analysis::{CellStats, IoStats, RtStats, Summary};
+use schedlab_analysis::{CellStats, IoStats, RtStats, Summary, TraceStats};
 use schedlab_plan::axis;
 
 /// Formats a summary as `mean ±ci` (`mean +up/-down` when the interval is not symmetric at
@@ -487,6 +487,57 @@ pub fn trace(t: &schedlab_model::trace::CellTrace, samples: &[schedlab_model::Sa
         String::new(),
     ]);
     tb
+}
+
+/// Columns of the report's per-cell trace table: where the processes' time went and who
+/// took their CPU.
+pub const TRACE_CELL_HEADER: [&str; 12] = [
+    "cell",
+    "n",
+    "run [s]",
+    "runnable [s]",
+    "blocked [s]",
+    "involuntary",
+    "preempted by: worker / engine / kernel / other",
+    "migrations",
+    "wake-up p50 [us]",
+    "wake-up p99 [us]",
+    "lost events",
+    "untraced switches",
+];
+
+/// "12 (40%)": a count with its share of `total`.
+fn share(n: u64, total: u64) -> String {
+    if total == 0 {
+        return n.to_string();
+    }
+    format!("{n} ({:.0}%)", 100.0 * n as f64 / total as f64)
+}
+
+/// One row per traced cell: per process means over the traced repetitions (±95% CI), the
+/// involuntary switch-outs of all repetitions by who took the CPU.
+pub fn trace_rows(stats: &[TraceStats]) -> Vec<Vec<String>> {
+    stats
+        .iter()
+        .map(|s| {
+            let by = &s.preempted_by;
+            let total = by.total();
+            vec![
+                s.params.key.clone(),
+                s.reps.to_string(),
+                fmt_summary(&s.run_per_proc, 4),
+                fmt_summary(&s.runnable_per_proc, 4),
+                fmt_summary(&s.blocked_per_proc, 4),
+                fmt_summary(&s.involuntary_per_proc, 1),
+                [by.worker, by.engine, by.kernel, by.other].map(|n| share(n, total)).join(" / "),
+                fmt_summary(&s.migrations_per_proc, 1),
+                fmt_summary(&s.wakeup_p50_us, 1),
+                fmt_summary(&s.wakeup_p99_us, 1),
+                s.lost_events.to_string(),
+                s.untraced_switches.to_string(),
+            ]
+        })
+        .collect()
 }
 
 /// A CPU list in the kernel's short form (`0-2,5`).

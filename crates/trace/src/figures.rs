@@ -321,6 +321,7 @@ pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut c
                 migrations: a.migrations,
                 cpus: a.cpus.into_iter().collect(),
                 tasks: a.tasks,
+                states: None,
             }
         })
         .collect();
@@ -331,6 +332,7 @@ pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut c
         untraced_switches: untraced,
         events: events.len() as u64,
         span_s: secs(window.end_ns.saturating_sub(window.start_ns)),
+        slice_s: 0.0,
     }
 }
 

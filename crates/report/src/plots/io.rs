@@ -37,6 +37,7 @@ fn by_scheduler(d: &FigureInput, id: &str, title: &str, y_label: &str, caption: 
         categories: cats,
         series,
         reference: None,
+        states: Default::default(),
     }
     .with_caption(caption)]
 }

@@ -6,6 +6,7 @@
 mod io;
 mod render;
 mod rt;
+mod states;
 
 pub use render::{png, svg, PlotError, HEIGHT, PALETTE, WIDTH};
 
@@ -23,6 +24,8 @@ pub struct FigureInput<'a> {
     pub io: &'a [schedlab_analysis::IoStats],
     /// Real-time statistics of the cells that ran periodic task sets (empty for other runs).
     pub rt: &'a [schedlab_analysis::RtStats],
+    /// Kernel trace figures of the traced cells (empty for untraced runs).
+    pub traces: &'a [schedlab_analysis::TraceStats],
 }
 
 /// One point of a series: a category on the x axis, a mean and its confidence interval.
@@ -67,6 +70,19 @@ pub enum ChartKind {
         /// Logarithmic x axis.
         log_x: bool,
     },
+    /// A row per worker over time, each slice filled by the shares of its states
+    /// ([`Chart::states`]).
+    States,
+}
+
+/// A state chart's rows: per worker, a label and per slice of the traced window the shares
+/// of it spent running, runnable and blocked.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StateRows {
+    /// The length of a slice, seconds.
+    pub slice_s: f64,
+    /// (label, shares per slice), top row first.
+    pub rows: Vec<(String, Vec<[f64; 3]>)>,
 }
 
 /// A chart over categories (process counts, schedulers) with error bars, or of distributions.
@@ -90,6 +106,8 @@ pub struct Chart {
     pub series: Vec<Series>,
     /// A horizontal reference line (value, legend text), e.g. every CPU busy.
     pub reference: Option<(f64, String)>,
+    /// The rows of a [`ChartKind::States`] chart (empty in the others).
+    pub states: StateRows,
 }
 
 /// A figure: the run's statistics in, charts out (none when the run did not measure it).
@@ -115,6 +133,7 @@ pub const FIGURES: &[FigureFn] = &[
     rt::miss_ratio,
     rt::wakeup_cdf,
     rt::response_cdf,
+    states::state_bars,
 ];
 
 /// All charts of a run, in report order.
@@ -231,6 +250,7 @@ fn completion_times(d: &FigureInput) -> Vec<Chart> {
                 categories: (1..=ranks).map(|k| k.to_string()).collect(),
                 series,
                 reference: None,
+                states: StateRows::default(),
             };
             out.push(chart.with_caption(&format!(
                 "The measured processes' completion times (end of work, seconds after the release), sorted within each \
@@ -422,6 +442,7 @@ fn per_workload<'a>(
             categories: counts.iter().map(u32::to_string).collect(),
             series,
             reference: reference.clone(),
+            states: StateRows::default(),
         })
     })
 }

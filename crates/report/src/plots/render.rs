@@ -118,6 +118,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Dra
     match chart.kind {
         ChartKind::Lines | ChartKind::Bars => draw_categories(&plot_area, chart)?,
         ChartKind::Cdf { log_x } => draw_cdf(&plot_area, chart, log_x)?,
+        ChartKind::States => draw_states(&plot_area, chart)?,
     }
     legend(&legend_area, chart)
 }
@@ -186,6 +187,67 @@ fn draw_categories<DB: DrawingBackend>(plot_area: &DrawingArea<DB, Shift>, chart
 }
 
 type Categories<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The colours of running, runnable and blocked in state charts.
+const STATE_COLOURS: [RGBColor; 3] = [RGBColor(0, 158, 115), RGBColor(230, 159, 0), RGBColor(86, 180, 233)];
+const STATE_NAMES: [&str; 3] = ["running", "runnable", "blocked"];
+
+/// Rows of slices: a band per row (top row first), each run of equal slices one stack of
+/// three rectangles (running at the bottom), so a CPU-bound worker's row is a few
+/// rectangles, not one per slice.
+fn draw_states<DB: DrawingBackend>(plot_area: &DrawingArea<DB, Shift>, chart: &Chart) -> DrawResult<DB> {
+    let st = &chart.states;
+    let n = st.rows.len().max(1);
+    let slices = st.rows.iter().map(|(_, s)| s.len()).max().unwrap_or(0).max(1);
+    let end = st.slice_s * slices as f64;
+    let end = if end > 0.0 { end } else { 1.0 };
+    let mut cc = builder(plot_area, chart).build_cartesian_2d(0f64..end, 0f64..n as f64)?;
+    let labels = |v: &f64| {
+        // Row r's band is [n - r - 1, n - r); its label sits at the band's middle.
+        let r = n as f64 - v - 0.5;
+        let i = r.round();
+        if (r - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < st.rows.len() {
+            st.rows[i as usize].0.clone()
+        } else {
+            String::new()
+        }
+    };
+    cc.configure_mesh()
+        .disable_y_mesh()
+        .x_labels(8)
+        .x_label_formatter(&|v| tick(*v))
+        .y_labels(2 * n + 1)
+        .y_label_formatter(&labels)
+        .x_desc(&chart.x_label)
+        .label_style((FONT, if n > 16 { 10 } else { 14 }))
+        .axis_desc_style((FONT, 16))
+        .bold_line_style(RGBColor(225, 225, 225))
+        .light_line_style(TRANSPARENT)
+        .draw()?;
+    let mut rects = Vec::new();
+    for (r, (_, shares)) in st.rows.iter().enumerate() {
+        let base = (n - r - 1) as f64 + 0.1;
+        let mut k = 0;
+        while k < shares.len() {
+            let mut j = k + 1;
+            while j < shares.len() && shares[j] == shares[k] {
+                j += 1;
+            }
+            let (x0, x1) = (k as f64 * st.slice_s, j as f64 * st.slice_s);
+            let mut y = base;
+            for (state, share) in shares[k].iter().enumerate() {
+                let h = share.clamp(0.0, 1.0) * 0.8;
+                if h > 0.0 {
+                    rects.push(Rectangle::new([(x0, y), (x1, (y + h).min(base + 0.8))], STATE_COLOURS[state].filled()));
+                    y += h;
+                }
+            }
+            k = j;
+        }
+    }
+    cc.draw_series(rects)?;
+    Ok(())
+}
 
 /// The point's confidence interval at `x` with caps `cap` wide each side (nothing without one).
 fn error_bar<DB: DrawingBackend>(cc: &mut Categories<'_, DB>, x: f64, p: &Point, cap: f64, c: RGBColor) -> DrawResult<DB> {
@@ -276,6 +338,13 @@ fn marker<DB: DrawingBackend>(i: usize, c: RGBColor) -> DynElement<'static, DB, 
 fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &Chart) -> DrawResult<DB> {
     let font = (FONT, 16).into_font();
     let mut y = 52;
+    if chart.kind == ChartKind::States {
+        for (c, name) in STATE_COLOURS.iter().zip(STATE_NAMES) {
+            area.draw(&Rectangle::new([(9, y - 8), (29, y + 8)], c.filled()))?;
+            area.draw(&Text::new(name, (42, y - 7), font.clone()))?;
+            y += 24;
+        }
+    }
     for (i, s) in chart.series.iter().enumerate() {
         let c = colour(style(i, s));
         match chart.kind {
@@ -284,7 +353,7 @@ fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &Chart) -> D
                 area.draw(&(EmptyElement::at((19, y)) + marker(style(i, s), c)))?;
             }
             ChartKind::Bars => area.draw(&Rectangle::new([(9, y - 8), (29, y + 8)], c.filled()))?,
-            ChartKind::Cdf { .. } => area.draw(&PathElement::new(vec![(4, y), (34, y)], c.stroke_width(3)))?,
+            ChartKind::Cdf { .. } | ChartKind::States => area.draw(&PathElement::new(vec![(4, y), (34, y)], c.stroke_width(3)))?,
         }
         let lines = wrap(&s.name);
         let extra = 18 * (lines.len() as i32 - 1);
@@ -302,6 +371,7 @@ fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &Chart) -> D
         ChartKind::Cdf { .. } => "pooled over repetitions",
         ChartKind::Bars => "whiskers: 95% CI",
         ChartKind::Lines => "bars: 95% CI",
+        ChartKind::States => "one row per worker",
     };
     area.draw(&Text::new(note, (4, y + 4), (FONT, 14).into_font().color(&RGBColor(90, 90, 90))))?;
     Ok(())

@@ -96,6 +96,7 @@ fn by_utilisation(d: &FigureInput, id: &str, what: &str, y_label: &str, caption:
             categories: us.into_iter().map(u_label).collect(),
             series,
             reference: None,
+            states: Default::default(),
         }
     } else {
         let schedulers = categories(drawn(d).filter(usable).map(|s| s.scheduler.as_str()));
@@ -115,6 +116,7 @@ fn by_utilisation(d: &FigureInput, id: &str, what: &str, y_label: &str, caption:
             categories: schedulers,
             series,
             reference: None,
+            states: Default::default(),
         }
     };
     vec![chart.with_caption(caption)]
@@ -228,6 +230,7 @@ fn cdf_charts(d: &FigureInput, k: &CdfKind) -> Vec<Chart> {
                 categories: Vec::new(),
                 series,
                 reference: None,
+                states: Default::default(),
             });
         }
     }
@@ -359,6 +362,7 @@ pub(super) fn response_against(a: &[RtStats], b: &[RtStats], a_label: &str, b_la
                 categories: Vec::new(),
                 series,
                 reference: None,
+                states: Default::default(),
             })
         })
         .collect()

@@ -6,7 +6,7 @@ use schedlab_analysis::cell_stats;
 
 fn pa3_charts() -> Vec<Chart> {
     let stats = cell_stats(&pa3_records(1.0));
-    charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[] })
+    charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] })
 }
 
 /// Decodes a PNG into (width, height, RGB bytes).
@@ -68,14 +68,14 @@ fn cells_without_repetitions_are_left_out() {
         r.samples.clear();
     }
     let stats = cell_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[] });
+    let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] });
     let fifo = &charts[0].series[1];
     assert_eq!(fifo.points.iter().map(|p| p.x).collect::<Vec<_>>(), vec![0, 2]);
 }
 
 #[test]
 fn a_run_with_nothing_measured_has_no_figures() {
-    assert!(charts(&FigureInput { stats: &[], cpus: 2, io: &[], rt: &[] }).is_empty());
+    assert!(charts(&FigureInput { stats: &[], cpus: 2, io: &[], rt: &[], traces: &[] }).is_empty());
 }
 
 #[test]
@@ -114,7 +114,7 @@ fn svg_holds_the_title_labels_and_lines() {
 fn a_single_count_and_repetition_still_draws() {
     let recs: Vec<_> = pa3_records(1.0).into_iter().filter(|r| r.params.processes == 10 && r.rep == 0).collect();
     let stats = cell_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 0, io: &[], rt: &[] });
+    let charts = charts(&FigureInput { stats: &stats, cpus: 0, io: &[], rt: &[], traces: &[] });
     assert_eq!(charts.len(), 15);
     let c = &charts[0];
     assert_eq!(c.categories, vec!["10"]);
@@ -134,7 +134,7 @@ fn slugs_are_file_name_safe() {
 
 fn lab1_charts() -> Vec<Chart> {
     let stats = cell_stats(&lab1_records());
-    charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &[] })
+    charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &[], traces: &[] })
 }
 
 fn chart<'a>(charts: &'a [Chart], id: &str) -> &'a Chart {
@@ -258,7 +258,7 @@ fn points_without_an_error_bar_are_named_in_the_caption() {
     // pa3 at n = 2: every point lacks its bar, and the caption says why.
     let recs: Vec<_> = pa3_records(1.0).into_iter().filter(|r| r.rep < 2).collect();
     let stats = cell_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[] });
+    let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] });
     for c in &charts {
         assert!(c.series.iter().flat_map(|s| &s.points).all(|p| p.lo == p.y && p.hi == p.y && p.no_bar.is_some()), "{}", c.id);
         assert!(c.caption.contains("No error bar on any point: fewer than 3 repetitions (n < 3)."), "{}", c.caption);
@@ -273,7 +273,7 @@ fn points_without_an_error_bar_are_named_in_the_caption() {
 }
 
 fn charts_of(stats: &[schedlab_analysis::CellStats]) -> Vec<Chart> {
-    charts(&FigureInput { stats, cpus: 4, io: &[], rt: &[] })
+    charts(&FigureInput { stats, cpus: 4, io: &[], rt: &[], traces: &[] })
 }
 
 #[test]
@@ -289,13 +289,14 @@ fn runs_that_do_not_study_fairness_get_no_fairness_figures() {
     }
     let stats = cell_stats(&recs);
     assert!(!measures_fairness(&stats));
-    let ids: Vec<String> = charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[] }).into_iter().map(|c| c.id).collect();
+    let ids: Vec<String> =
+        charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] }).into_iter().map(|c| c.id).collect();
     assert_eq!(ids.len(), 15, "{ids:?}");
     // Pinning the processes of one cell makes it a fairness study.
     recs[0].params.groups[0].affinity = "spread".into();
     let stats = cell_stats(&recs);
     assert!(measures_fairness(&stats));
-    let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[] });
+    let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] });
     assert!(charts.iter().any(|c| c.id == "jain-cpu") && charts.iter().any(|c| c.id == "completion-cpu-n500"));
     assert!(charts.iter().all(|c| !c.id.starts_with("share")), "one group: no share");
 }
@@ -380,7 +381,7 @@ fn an_io_sweep_gets_the_io_figures_and_no_per_process_count_figures() {
     let recs = io_records();
     let stats = cell_stats(&recs);
     let io = schedlab_analysis::io_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &io, rt: &[] });
+    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &io, rt: &[], traces: &[] });
     let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["io-time", "io-mbs", "io-p50", "io-p99", "io-p999"]);
     let time = &charts[0];
@@ -396,14 +397,14 @@ fn an_io_sweep_gets_the_io_figures_and_no_per_process_count_figures() {
     // Median latency of "small" under bfq (the fourth cell) is 4 us.
     assert!((charts[2].series[1].points[1].y - 4.0).abs() < 0.01);
     // Without I/O statistics, nothing is drawn for these cells.
-    assert!(super::charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &[] }).is_empty());
+    assert!(super::charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &[], traces: &[] }).is_empty());
 }
 
 fn rt_charts(workloads: &[&str], utilisations: &[Option<f64>]) -> Vec<Chart> {
     let recs = crate::testdata::rt_records(workloads, utilisations);
     let stats = cell_stats(&recs);
     let rt = schedlab_analysis::rt_stats(&recs);
-    charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt })
+    charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt, traces: &[] })
 }
 
 fn names(c: &Chart) -> Vec<&str> {
@@ -505,7 +506,7 @@ fn a_scheduler_keeps_its_colour_in_every_real_time_chart() {
     recs.retain(|r| r.params.key != "set/other/utilisation=0.5/n4");
     let stats = cell_stats(&recs);
     let rt = schedlab_analysis::rt_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt });
+    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt, traces: &[] });
     let colours = |id: &str| chart(&charts, id).series.iter().map(|s| (s.name.clone(), s.colour)).collect::<Vec<_>>();
     assert_eq!(colours("rt-wakeup-u0_5"), [("fifo-rm".to_string(), Some(1)), ("dwcs (hand-off)".to_string(), Some(3))]);
     assert_eq!(colours("rt-wakeup-u0_25")[1], ("fifo-rm".to_string(), Some(1)));
@@ -521,7 +522,7 @@ fn per_job_records_give_a_response_time_distribution() {
     let recs = crate::testdata::rt_records_with_jobs(1);
     let stats = cell_stats(&recs);
     let rt = schedlab_analysis::rt_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt });
+    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt, traces: &[] });
     let c = chart(&charts, "rt-response-u0_5");
     assert_eq!((c.kind, names(c)), (ChartKind::Cdf { log_x: false }, vec!["fifo-rm", "dwcs"]));
     assert_eq!(c.title, "Response time, utilisation 0.5");
@@ -590,7 +591,7 @@ fn quiet_and_flooded_sets_are_separate_series_and_rows() {
     }
     let stats = cell_stats(&recs);
     let rt = schedlab_analysis::rt_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt });
+    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt, traces: &[] });
     let v = chart(&charts, "rt-violations");
     let quiet_names: Vec<&str> = names(v).into_iter().filter(|n| !n.contains("flood")).collect();
     let flood_names: Vec<String> = quiet_names.iter().map(|n| format!("{n} vs 1 flood")).collect();
