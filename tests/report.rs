@@ -574,3 +574,42 @@ fn two_runs_of_the_same_cell_are_not_significant() {
         }
     });
 }
+
+/// The fixture with a kernel trace per repetition: each worker `runnable_s` waiting.
+fn traced_fixture(factor: f64, runnable_s: f64) -> Vec<CellRecord> {
+    use schedlab_model::trace::{CellTrace, WorkerTrace};
+    let mut records = fixture(factor);
+    for (i, r) in records.iter_mut().enumerate() {
+        let mut workers = Vec::new();
+        for (k, s) in r.samples.iter_mut().enumerate() {
+            s.pid = (100 * i + k) as i32 + 1;
+            let spread = 1.0 + 0.05 * (r.rep as f64 - 1.0);
+            workers.push(WorkerTrace { pid: s.pid, run_s: s.user_s, runnable_s: runnable_s * spread, migrations: 2, ..Default::default() });
+        }
+        r.trace = Some(CellTrace { workers, ..Default::default() });
+    }
+    records
+}
+
+#[test]
+fn compare_on_trace_metrics_needs_traced_runs_and_finds_the_change() {
+    let lab = Lab::new();
+    let plain = store_run(&lab.db(), "plain", &fixture(1.0)).to_string();
+    let a = store_run(&lab.db(), "a", &traced_fixture(1.0, 0.1)).to_string();
+    let b = store_run(&lab.db(), "b", &traced_fixture(1.0, 0.2)).to_string();
+    for args in [["compare", &plain, &a, "--metric", "runnable"], ["compare", &a, &plain, "--metric", "wakeup_p99"]] {
+        let out = lab.run(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&format!("run {plain} (plain) was not traced")) && err.contains("--trace"), "{err}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&lab.ok(&["compare", &a, &b, "--metric", "runnable", "--format", "json"])).unwrap();
+    assert_eq!(json["metric"], "runnable");
+    assert_eq!(json["summary"]["higher"], 18, "every cell waits twice as long in B: {json}");
+    let out = lab.run(&["report", &plain, "-o", "r", "--compare", &a, "--metric", "migrations"]);
+    assert_eq!(out.status.code(), Some(2), "a report comparing on a trace metric needs both runs traced");
+    lab.ok(&["report", &a, "-o", "r2", "--compare", &b, "--metric", "runnable"]);
+    let html = std::fs::read_to_string(lab.path("r2/index.html")).unwrap();
+    assert!(html.contains("<details open>\n<summary>runnable (waiting) per process [s]</summary>"), "the chosen trace metric first");
+    assert!(html.contains("Kernel traces per cell"), "the traced run's trace table");
+}
