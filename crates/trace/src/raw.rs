@@ -208,7 +208,7 @@ pub fn boot_offset_ns() -> i64 {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: a valid clock id and a timespec to fill.
         unsafe { libc::clock_gettime(clock, &mut ts) };
-        ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
+        ts.tv_sec * 1_000_000_000 + ts.tv_nsec
     };
     let mono = now(libc::CLOCK_MONOTONIC);
     let boot = now(libc::CLOCK_BOOTTIME);
