@@ -75,6 +75,21 @@ pub struct NewRun<'a> {
     pub command_line: &'a str,
 }
 
+/// A kept kernel capture of a cell repetition, by size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeptTrace {
+    /// The cell.
+    pub cell_id: u32,
+    /// Its repetition (0-based).
+    pub rep: u32,
+    /// A warm-up repetition.
+    pub warmup: bool,
+    /// Bytes of the capture's file.
+    pub raw_bytes: u64,
+    /// Bytes stored (compressed).
+    pub stored_bytes: u64,
+}
+
 /// An open database.
 pub struct Store {
     conn: Connection,
@@ -342,14 +357,20 @@ impl Store {
         Ok(Some(RawTrace { meta, zstd }))
     }
 
-    /// (cell_id, rep, warmup, bytes before and after compression) of every kept capture of a run.
-    pub fn raw_traces(&self, run_id: i64) -> Result<Vec<(u32, u32, bool, u64, u64)>, DbError> {
+    /// Every kept capture of a run, in execution order.
+    pub fn raw_traces(&self, run_id: i64) -> Result<Vec<KeptTrace>, DbError> {
         let mut st = self.conn.prepare(
             "SELECT c.cell_id, c.rep, c.warmup, t.raw_bytes, t.stored_bytes FROM traces t JOIN cells c ON c.id = t.cell_row
              WHERE c.run_id = ?1 ORDER BY c.ordinal",
         )?;
         let rows = st.query_map(params![run_id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get::<_, i64>(3)? as u64, r.get::<_, i64>(4)? as u64))
+            Ok(KeptTrace {
+                cell_id: r.get(0)?,
+                rep: r.get(1)?,
+                warmup: r.get(2)?,
+                raw_bytes: r.get::<_, i64>(3)? as u64,
+                stored_bytes: r.get::<_, i64>(4)? as u64,
+            })
         })?;
         rows.collect()
     }

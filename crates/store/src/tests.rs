@@ -173,7 +173,7 @@ fn a_kept_capture_comes_back_whole_and_goes_with_its_run() {
     assert_eq!(parts, 3, "2500 bytes in parts of 1000");
     assert_eq!(s.raw_trace(id, 0, 0, false).unwrap(), Some(raw));
     assert_eq!(s.raw_trace(id, 1, 0, false).unwrap(), None, "an untraced cell has none");
-    assert_eq!(s.raw_traces(id).unwrap(), vec![(0, 0, false, 7500, 2500)]);
+    assert_eq!(s.raw_traces(id).unwrap(), vec![KeptTrace { cell_id: 0, rep: 0, warmup: false, raw_bytes: 7500, stored_bytes: 2500 }]);
     assert!(s.cells(id).unwrap().iter().all(|c| c.raw_trace.is_none()), "cells() leaves captures out");
     s.conn.execute("DELETE FROM runs WHERE id = ?1", [id]).unwrap();
     let left: i64 =
