@@ -13,6 +13,7 @@
 //! The file is written packet by packet (a `Trace` is its packets back to back), so a
 //! capture of millions of events never sits in memory as messages.
 
+pub mod cell;
 pub mod protos;
 mod segments;
 
