@@ -36,6 +36,7 @@ def main(path):
         "bundles_with_clock": 0,
     }
     offset = None  # boot - mono, from the snapshot
+    switch_ins = {}
     lo, hi = None, None
     for p in trace.packet:
         kind = p.WhichOneof("data")
@@ -55,6 +56,7 @@ def main(path):
                 name = e.WhichOneof("event")
                 if name == "sched_switch":
                     out["switches"][cpu] = out["switches"].get(cpu, 0) + 1
+                    switch_ins.setdefault(e.sched_switch.next_pid, []).append(e.timestamp)
                     for pid, comm in ((e.sched_switch.prev_pid, e.sched_switch.prev_comm), (e.sched_switch.next_pid, e.sched_switch.next_comm)):
                         if pid and str(pid) not in out["threads"]:
                             out["threads"][str(pid)] = comm
@@ -79,6 +81,8 @@ def main(path):
             kinds = {1: "begin", 2: "end", 3: "instant"}
             out["marks"].append({"track": str(e.track_uuid), "type": kinds.get(e.type, str(e.type)), "name": e.name, "ts": ts})
     out["ftrace_range"] = [lo, hi]
+    # When each named process was switched in, for the marks' alignment.
+    out["switch_ins"] = {pid: sorted(switch_ins.get(int(pid), [])) for pid in out["processes"]}
     if out["marks"]:
         ts = [m["ts"] for m in out["marks"]]
         out["marks_range"] = [min(ts), max(ts)]
