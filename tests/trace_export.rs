@@ -242,3 +242,56 @@ fn export_refuses_by_name_what_it_cannot_write() {
     lab.ok(&["trace", "export", "--cell", key, "-o", o, "--force"]);
     assert_ne!(std::fs::read(&out).unwrap(), b"keep me", "replaced with --force");
 }
+
+/// A traced run whose database is locked after its first cell: the refused cells' captures
+/// go to the spool's side files, `--resume` imports them with their cells, and every cell
+/// exports; nothing is left beside the database.
+#[test]
+fn kept_captures_survive_the_spool_and_resume() {
+    require!(is_root(), "tracing needs root");
+    require!(tracing_possible(), "this kernel has no tracefs");
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "three.toml",
+        "name = \"three\"\ntrace = true\n[matrix]\nworkload = [\"a\", \"b\", \"c\"]\n[workloads.a]\nkind = \"command\"\nargv = [\"sleep\", \"1\"]\n\
+         [workloads.b]\nkind = \"command\"\nargv = [\"sleep\", \"1\"]\n[workloads.c]\nkind = \"command\"\nargv = [\"sleep\", \"1\"]\n",
+    );
+    let stored = |table: &str| -> i64 {
+        let Ok(db) = rusqlite::Connection::open(lab.db()) else { return 0 };
+        db.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0)).unwrap_or(0)
+    };
+    let child = lab
+        .cmd(&["run", spec.to_str().unwrap(), "-q"])
+        .env("SCHEDLAB_BUSY_TIMEOUT_MS", "100")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while stored("cells") < 1 {
+        assert!(t0.elapsed() < std::time::Duration::from_secs(30), "the first cell was never stored");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let db = rusqlite::Connection::open(lab.db()).unwrap();
+    db.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let out = child.wait_with_output().unwrap();
+    db.execute_batch("COMMIT").unwrap();
+    drop(db);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let beside = || -> Vec<String> {
+        std::fs::read_dir(lab.dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".spool-run"))
+            .collect()
+    };
+    let spooled = stored("cells");
+    assert!(spooled < 3 && beside().iter().filter(|n| n.contains(".trace-")).count() as i64 == 3 - spooled, "{:?}", beside());
+    lab.ok(&["run", spec.to_str().unwrap(), "--resume", "-q"]);
+    assert_eq!((stored("cells"), stored("traces")), (3, 3), "every cell with its capture");
+    assert!(beside().is_empty(), "spool and capture files removed: {:?}", beside());
+    for w in ["a", "b", "c"] {
+        let key = format!("{w}/other/n1");
+        let line = lab.ok(&["trace", "export", "--cell", &key, "-o", lab.path(&format!("{w}.pftrace")).to_str().unwrap()]);
+        assert!(summary(&line).keys().any(|k| k.starts_with("cpu")), "{key}: {line}");
+    }
+}

@@ -13,13 +13,21 @@ fn main() -> std::io::Result<()> {
     let levels: Vec<i32> = args.map(|l| l.parse().expect("a zstd level")).collect();
     let levels = if levels.is_empty() { vec![1, 3, 6, 9] } else { levels };
     let bytes = std::fs::read(&path)?;
-    let raw = if bytes.starts_with(b"SLTRACE1") { Raw::read_from(bytes.as_slice())? } else { Raw::read_from(zstd::stream::Decoder::new(bytes.as_slice())?)? };
+    let raw = if bytes.starts_with(b"SLTRACE1") {
+        Raw::read_from(bytes.as_slice())?
+    } else {
+        Raw::read_from(zstd::stream::Decoder::new(bytes.as_slice())?)?
+    };
     let mut file = Vec::new();
     raw.write_to(&mut file)?;
     let t = Instant::now();
     let events = schedlab_trace::decode(&raw).map_err(std::io::Error::other)?.events.len();
     let decode_s = t.elapsed().as_secs_f64();
-    println!("{path}: {events} events, {} bytes of capture file ({:.1} bytes per event), decode {decode_s:.3} s", file.len(), file.len() as f64 / events as f64);
+    println!(
+        "{path}: {events} events, {} bytes of capture file ({:.1} bytes per event), decode {decode_s:.3} s",
+        file.len(),
+        file.len() as f64 / events as f64
+    );
     println!("level | compressed bytes | ratio | compress s (MB/s) | decompress s (MB/s)");
     for level in levels {
         let t = Instant::now();
