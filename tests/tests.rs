@@ -22,4 +22,5 @@ mod sim_schedules;
 mod simulate;
 mod spec_input;
 mod trace;
+mod trace_export;
 mod unprivileged;

@@ -14,6 +14,7 @@ mod runs;
 mod show;
 mod simulate;
 mod trace;
+mod trace_export;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

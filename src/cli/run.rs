@@ -254,7 +254,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                 let n = store.import(id, &recs).map_err(|e| {
                     anyhow::anyhow!("cannot import the spool {} into {} ({e}); it is kept, try again", spooled.display(), db.display())
                 })?;
-                std::fs::remove_file(&spooled)?;
+                schedlab_store::spool::remove(&spooled)?;
                 eprintln!("imported {n} cell repetitions of run {id} from {}", spooled.display());
             }
             let done: std::collections::HashSet<(u32, u32, bool)> = store.done_steps(id)?.into_iter().collect();

@@ -16,7 +16,11 @@ pub enum Format {
 
 /// Arguments of `schedlab trace`.
 #[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
+    /// Export one cell repetition instead of printing figures.
+    #[command(subcommand)]
+    pub export: Option<Sub>,
     /// Run id (the newest run without it).
     pub run: Option<i64>,
     /// Only the cell with this key (as `show` prints it).
@@ -30,8 +34,18 @@ pub struct Args {
     pub format: Format,
 }
 
+/// `schedlab trace`'s subcommand.
+#[derive(clap::Subcommand, Debug)]
+pub enum Sub {
+    /// Write one cell repetition as a Perfetto trace (ui.perfetto.dev), or trace-cmd's trace.dat.
+    Export(super::trace_export::Args),
+}
+
 /// Runs `schedlab trace`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
+    if let Some(Sub::Export(e)) = a.export {
+        return super::trace_export::run(db, e);
+    }
     let store = open_existing(db)?;
     let run = pick_run(&store, a.run)?;
     let cells = store.cells(run.id)?;

@@ -283,6 +283,10 @@ pub struct CellRecord {
     /// What the kernel's scheduler trace of this repetition says (traced cells only).
     #[serde(default)]
     pub trace: Option<trace::CellTrace>,
+    /// The kernel's capture of this repetition, kept for export (traced cells only; the
+    /// store keeps it in its own table and `Store::cells` leaves it out).
+    #[serde(skip)]
+    pub raw_trace: Option<trace::RawTrace>,
 }
 
 /// A periodic task set's cell: who scheduled it, what theory says about it, and the live

@@ -131,6 +131,36 @@ pub struct CellTrace {
     pub slice_s: f64,
 }
 
+/// A cell repetition's capture kept as the kernel gave it (the trace crate's SLTRACE1 file,
+/// zstd-compressed), with what an export needs to place and name its events. It never
+/// travels as JSON: the store keeps it in a blob table, the spool in a file of its own.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RawTrace {
+    /// Where and whose the capture is.
+    pub meta: RawTraceMeta,
+    /// The SLTRACE1 bytes, zstd-compressed.
+    pub zstd: Vec<u8>,
+}
+
+/// What a kept capture needs besides its bytes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RawTraceMeta {
+    /// Bytes of the SLTRACE1 file before compression.
+    pub raw_bytes: u64,
+    /// The cell's release on the trace's clock (CLOCK_MONOTONIC ns).
+    pub release_ns: u64,
+    /// CLOCK_BOOTTIME minus CLOCK_MONOTONIC when the capture stopped, ns: Perfetto's clock is
+    /// boot time.
+    pub boot_offset_ns: i64,
+    /// The engine's process id.
+    pub engine_pid: i32,
+    /// The engine's threads when the capture stopped (the trace reader's among them).
+    pub engine_tids: Vec<i32>,
+    /// The live dispatchers' pids (periodic cells under edf or dwcs).
+    #[serde(default)]
+    pub dispatchers: Vec<i32>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -136,7 +136,8 @@ pub enum Arrival {
 }
 
 /// Why a running task stopped running.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Stop {
     /// A task with higher precedence took its CPU; it stays ready.
     Preempted,

@@ -53,6 +53,7 @@ fn fixture() -> Vec<CellRecord> {
                 rt: None,
                 cpu_dma_latency_us: None,
                 trace: None,
+                raw_trace: None,
             });
         }
     }

@@ -15,6 +15,9 @@ pub struct Slice {
     pub start: Time,
     /// When it stopped.
     pub end: Time,
+    /// Why it stopped (None: the run ended with it on the CPU, or it went on without a switch).
+    #[serde(default)]
+    pub stop: Option<schedlab_policy::Stop>,
 }
 
 /// Response times (completion - release) of a task's completed jobs.

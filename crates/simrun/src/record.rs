@@ -43,6 +43,7 @@ pub fn failed(cell: &Cell, message: String) -> CellRecord {
         rt: None,
         cpu_dma_latency_us: None,
         trace: None,
+        raw_trace: None,
     }
 }
 

@@ -11,6 +11,7 @@ use rusqlite::types::{Value, ValueRef};
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use schedlab_model::columns::{ColumnValue, Kind};
 use schedlab_model::jobs::JobLog;
+use schedlab_model::trace::RawTrace;
 use schedlab_model::{CellParams, CellRecord, CellStatus, Environment, Extra, Mode, Sample, StatDelta};
 use std::path::Path;
 
@@ -72,6 +73,21 @@ pub struct NewRun<'a> {
     pub env: &'a Environment,
     /// The command line.
     pub command_line: &'a str,
+}
+
+/// A kept kernel capture of a cell repetition, by size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeptTrace {
+    /// The cell.
+    pub cell_id: u32,
+    /// Its repetition (0-based).
+    pub rep: u32,
+    /// A warm-up repetition.
+    pub warmup: bool,
+    /// Bytes of the capture's file.
+    pub raw_bytes: u64,
+    /// Bytes stored (compressed).
+    pub stored_bytes: u64,
 }
 
 /// An open database.
@@ -213,6 +229,9 @@ impl Store {
                 }
             }
         }
+        if let Some(raw) = &c.raw_trace {
+            insert_raw_trace(&tx, row, raw)?;
+        }
         tx.commit()?;
         Ok(row)
     }
@@ -304,6 +323,58 @@ impl Store {
         Ok(out)
     }
 
+    /// The kept kernel capture of one stored cell repetition (None: it was not traced, or
+    /// was stored by a version that did not keep captures).
+    pub fn raw_trace(&self, run_id: i64, cell_id: u32, rep: u32, warmup: bool) -> Result<Option<RawTrace>, DbError> {
+        let head = self
+            .conn
+            .query_row(
+                "SELECT t.cell_row, t.format, t.stored_bytes, t.meta_json FROM traces t JOIN cells c ON c.id = t.cell_row
+                 WHERE c.run_id = ?1 AND c.cell_id = ?2 AND c.rep = ?3 AND c.warmup = ?4",
+                params![run_id, cell_id, rep, warmup],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)?, r.get::<_, String>(3)?)),
+            )
+            .optional()?;
+        let Some((row, format, stored, meta)) = head else { return Ok(None) };
+        let bad = |i: usize, t: rusqlite::types::Type, why: String| DbError::FromSqlConversionFailure(i, t, why.into());
+        if format != TRACE_FORMAT {
+            return Err(bad(
+                1,
+                rusqlite::types::Type::Text,
+                format!("kept capture in format {format:?}; this schedlab reads {TRACE_FORMAT:?}"),
+            ));
+        }
+        let meta = serde_json::from_str(&meta).map_err(|e| bad(3, rusqlite::types::Type::Text, e.to_string()))?;
+        let mut zstd = Vec::with_capacity(stored as usize);
+        let mut st = self.conn.prepare("SELECT data FROM trace_parts WHERE cell_row = ?1 ORDER BY part")?;
+        let mut rows = st.query(params![row])?;
+        while let Some(r) = rows.next()? {
+            zstd.extend_from_slice(r.get_ref(0)?.as_blob()?);
+        }
+        if zstd.len() as i64 != stored {
+            return Err(bad(0, rusqlite::types::Type::Blob, format!("kept capture has {} of its {stored} bytes", zstd.len())));
+        }
+        Ok(Some(RawTrace { meta, zstd }))
+    }
+
+    /// Every kept capture of a run, in execution order.
+    pub fn raw_traces(&self, run_id: i64) -> Result<Vec<KeptTrace>, DbError> {
+        let mut st = self.conn.prepare(
+            "SELECT c.cell_id, c.rep, c.warmup, t.raw_bytes, t.stored_bytes FROM traces t JOIN cells c ON c.id = t.cell_row
+             WHERE c.run_id = ?1 ORDER BY c.ordinal",
+        )?;
+        let rows = st.query_map(params![run_id], |r| {
+            Ok(KeptTrace {
+                cell_id: r.get(0)?,
+                rep: r.get(1)?,
+                warmup: r.get(2)?,
+                raw_bytes: r.get::<_, i64>(3)? as u64,
+                stored_bytes: r.get::<_, i64>(4)? as u64,
+            })
+        })?;
+        rows.collect()
+    }
+
     /// Fills the `jobs` of the samples of `records` (a run's cells, as [`Store::cells`]
     /// returns them) from the `jobs` table; samples without records keep None.
     pub fn attach_job_logs(&self, run_id: i64, records: &mut [CellRecord]) -> Result<(), DbError> {
@@ -373,6 +444,7 @@ impl Store {
                         rt: r.get::<_, Option<String>>(33)?.and_then(|j| serde_json::from_str(&j).ok()),
                         cpu_dma_latency_us: r.get(34)?,
                         trace: r.get::<_, Option<String>>(35)?.and_then(|j| serde_json::from_str(&j).ok()),
+                        raw_trace: None,
                     },
                 ))
             })?
@@ -399,6 +471,25 @@ impl Store {
 }
 
 /// The INSERT of one sample row: cell_row, extra_json, then [`Sample::COLUMNS`].
+/// How a kept capture is stored: the trace crate's SLTRACE1 file in one zstd frame.
+pub const TRACE_FORMAT: &str = "sltrace1+zstd";
+
+/// The largest part a kept capture is split into, bytes (small in tests, to have parts).
+const TRACE_PART: usize = if cfg!(test) { 1000 } else { 64 << 20 };
+
+fn insert_raw_trace(tx: &rusqlite::Transaction, row: i64, raw: &RawTrace) -> Result<(), DbError> {
+    let meta = serde_json::to_string(&raw.meta).map_err(|e| DbError::ToSqlConversionFailure(e.into()))?;
+    tx.execute(
+        "INSERT INTO traces (cell_row, format, raw_bytes, stored_bytes, meta_json) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![row, TRACE_FORMAT, raw.meta.raw_bytes as i64, raw.zstd.len() as i64, meta],
+    )?;
+    let mut st = tx.prepare("INSERT INTO trace_parts (cell_row, part, data) VALUES (?1, ?2, ?3)")?;
+    for (i, part) in raw.zstd.chunks(TRACE_PART).enumerate() {
+        st.execute(params![row, i as i64, part])?;
+    }
+    Ok(())
+}
+
 fn sample_insert() -> String {
     let cols: Vec<&str> = Sample::COLUMNS.iter().map(|c| c.db).collect();
     let marks: Vec<String> = (1..=cols.len() + 2).map(|i| format!("?{i}")).collect();

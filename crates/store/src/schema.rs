@@ -123,6 +123,23 @@ ALTER TABLE cells ADD COLUMN cpu_dma_latency_us INTEGER;
     r#"
 ALTER TABLE cells ADD COLUMN trace_json TEXT;
 "#,
+    // A traced cell repetition's capture as the kernel gave it (SLTRACE1, zstd), in parts
+    // of at most `TRACE_PART` bytes: SQLite caps one value at 1 GB.
+    r#"
+CREATE TABLE traces (
+    cell_row INTEGER PRIMARY KEY REFERENCES cells(id) ON DELETE CASCADE,
+    format TEXT NOT NULL,
+    raw_bytes INTEGER NOT NULL,
+    stored_bytes INTEGER NOT NULL,
+    meta_json TEXT NOT NULL
+);
+CREATE TABLE trace_parts (
+    cell_row INTEGER NOT NULL REFERENCES traces(cell_row) ON DELETE CASCADE,
+    part INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (cell_row, part)
+);
+"#,
 ];
 
 /// Applies every migration newer than the database's user_version.

@@ -48,6 +48,7 @@ fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
         // Held by real-time cells (0 µs by default), absent from the others.
         cpu_dma_latency_us: (cell_id % 2 == 0).then_some(cell_id * 10),
         trace: None,
+        raw_trace: None,
     }
 }
 
@@ -144,6 +145,60 @@ fn a_spooled_record_is_imported_once_with_its_jobs() {
     assert_eq!(s.import(id, &recs).unwrap(), 1, "the record already stored is skipped");
     assert_eq!(s.import(id, &recs).unwrap(), 0, "importing twice adds nothing");
     assert_eq!(s.cells(id).unwrap().len(), 2);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+fn raw_trace(len: usize) -> schedlab_model::trace::RawTrace {
+    schedlab_model::trace::RawTrace {
+        meta: schedlab_model::trace::RawTraceMeta {
+            raw_bytes: 3 * len as u64,
+            release_ns: 123_456_789,
+            boot_offset_ns: 42,
+            engine_pid: 7,
+            engine_tids: vec![7, 8],
+            dispatchers: vec![9],
+        },
+        zstd: (0..len).map(|i| (i * 31 % 251) as u8).collect(),
+    }
+}
+
+#[test]
+fn a_kept_capture_comes_back_whole_and_goes_with_its_run() {
+    let mut s = Store::memory().unwrap();
+    let id = new_run(&s);
+    let raw = raw_trace(2500);
+    s.insert_cell(id, &CellRecord { raw_trace: Some(raw.clone()), ..record(0, 0, 2) }).unwrap();
+    s.insert_cell(id, &record(1, 0, 1)).unwrap();
+    let parts: i64 = s.conn.query_row("SELECT count(*) FROM trace_parts", [], |r| r.get(0)).unwrap();
+    assert_eq!(parts, 3, "2500 bytes in parts of 1000");
+    assert_eq!(s.raw_trace(id, 0, 0, false).unwrap(), Some(raw));
+    assert_eq!(s.raw_trace(id, 1, 0, false).unwrap(), None, "an untraced cell has none");
+    assert_eq!(s.raw_traces(id).unwrap(), vec![KeptTrace { cell_id: 0, rep: 0, warmup: false, raw_bytes: 7500, stored_bytes: 2500 }]);
+    assert!(s.cells(id).unwrap().iter().all(|c| c.raw_trace.is_none()), "cells() leaves captures out");
+    s.conn.execute("DELETE FROM runs WHERE id = ?1", [id]).unwrap();
+    let left: i64 =
+        s.conn.query_row("SELECT (SELECT count(*) FROM traces) + (SELECT count(*) FROM trace_parts)", [], |r| r.get(0)).unwrap();
+    assert_eq!(left, 0, "a run's captures are deleted with it");
+}
+
+#[test]
+fn a_spooled_capture_travels_beside_the_line_and_is_removed_with_the_spool() {
+    let dir = std::env::temp_dir().join(format!("schedlab-spool-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = crate::spool::path(&dir.join("r.db"), 3);
+    let raw = raw_trace(5000);
+    crate::spool::append(&file, 3, &CellRecord { raw_trace: Some(raw.clone()), ..record(0, 1, 1) }).unwrap();
+    crate::spool::append(&file, 3, &record(1, 0, 1)).unwrap();
+    let line = std::fs::read_to_string(&file).unwrap();
+    assert!(line.len() < 5000, "the capture's bytes are not in the JSON line: {} bytes", line.len());
+    let recs = crate::spool::read(&file, 3).unwrap();
+    assert_eq!((recs[0].raw_trace.as_ref(), recs[1].raw_trace.as_ref()), (Some(&raw), None));
+    let mut s = Store::memory().unwrap();
+    let id = new_run(&s);
+    s.import(id, &recs).unwrap();
+    assert_eq!(s.raw_trace(id, 0, 1, false).unwrap(), Some(raw));
+    crate::spool::remove(&file).unwrap();
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "spool and capture file removed");
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -8,6 +8,7 @@ pub mod capture;
 pub mod decode;
 pub mod figures;
 pub mod format;
+pub mod perfetto;
 pub mod procs;
 pub mod raw;
 pub mod tracedat;

@@ -5,6 +5,7 @@
 //! The file: `SLTRACE1\n`, a u64 (little-endian) length, that many bytes of JSON ([`Meta`]),
 //! then each CPU's pages back to back in the order the JSON lists them.
 
+use schedlab_model::trace::{RawTrace, RawTraceMeta};
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
 
@@ -171,6 +172,66 @@ impl Raw {
     }
 }
 
+/// The zstd level a kept capture is compressed at (docs/ARCHITECTURE.md: ratio and cost).
+pub const KEEP_LEVEL: i32 = 3;
+
+impl Raw {
+    /// The capture as a cell keeps it: its file, zstd-compressed, with the cell's release,
+    /// the clock offset an export needs and the engine's tasks.
+    pub fn keep(&self, release_ns: u64, engine_pid: i32, engine_tids: &[i32], dispatchers: &[i32]) -> io::Result<RawTrace> {
+        let enc = zstd::stream::Encoder::new(Vec::with_capacity(self.bytes() / 8), KEEP_LEVEL)?;
+        let mut counted = Counted { inner: enc, bytes: 0 };
+        self.write_to(&mut counted)?;
+        let zstd = counted.inner.finish()?;
+        Ok(RawTrace {
+            meta: RawTraceMeta {
+                raw_bytes: counted.bytes,
+                release_ns,
+                boot_offset_ns: boot_offset_ns(),
+                engine_pid,
+                engine_tids: engine_tids.to_vec(),
+                dispatchers: dispatchers.to_vec(),
+            },
+            zstd,
+        })
+    }
+
+    /// The capture a cell kept.
+    pub fn unkeep(kept: &RawTrace) -> io::Result<Raw> {
+        Raw::read_from(zstd::stream::Decoder::new(kept.zstd.as_slice())?)
+    }
+}
+
+/// CLOCK_BOOTTIME minus CLOCK_MONOTONIC now, ns (the time the machine was suspended).
+pub fn boot_offset_ns() -> i64 {
+    let now = |clock| {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: a valid clock id and a timespec to fill.
+        unsafe { libc::clock_gettime(clock, &mut ts) };
+        ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+    };
+    let mono = now(libc::CLOCK_MONOTONIC);
+    let boot = now(libc::CLOCK_BOOTTIME);
+    boot - mono
+}
+
+/// A writer that counts the bytes written through it (the file's size before compression).
+struct Counted<W> {
+    inner: W,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,5 +264,19 @@ mod tests {
         assert_eq!(Raw::read_from(buf.as_slice()).unwrap(), raw);
         assert!(Raw::read_from(&buf[..buf.len() - 1]).is_err(), "cut short");
         assert!(Raw::read_from(&b"SLTRACE2\nxxxxxxxx"[..]).is_err());
+    }
+
+    #[test]
+    fn a_kept_capture_is_the_same_capture_compressed() {
+        let text = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/io-other-50.sltrace")).unwrap();
+        let raw = Raw::read_from(text.as_slice()).unwrap();
+        let kept = raw.keep(5, 100, &[100, 101], &[]).unwrap();
+        let mut file = Vec::new();
+        raw.write_to(&mut file).unwrap();
+        assert_eq!(kept.meta.raw_bytes, file.len() as u64, "the file's size before compression");
+        assert!(kept.zstd.len() * 3 < text.len(), "compressed: {} of {} bytes", kept.zstd.len(), text.len());
+        assert_eq!((kept.meta.release_ns, kept.meta.engine_tids.as_slice()), (5, &[100, 101][..]));
+        assert!(kept.meta.boot_offset_ns >= 0);
+        assert_eq!(Raw::unkeep(&kept).unwrap(), raw);
     }
 }

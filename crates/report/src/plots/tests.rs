@@ -370,6 +370,7 @@ fn io_records() -> Vec<schedlab_model::CellRecord> {
                 rt: None,
                 cpu_dma_latency_us: None,
                 trace: None,
+                raw_trace: None,
             });
         }
     }

@@ -216,7 +216,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     stop_background(pgid, n, &bg_pids, &mut reaped);
     let lines = collector.join();
     cx.warnings.extend(cx.journal.undo_to(mark));
-    let cell_trace = capture.and_then(|c| trace::finish(cx, cell, c, &workers, &dispatchers));
+    let (cell_trace, raw_trace) = capture.map_or((None, None), |c| trace::finish(cx, cell, c, &workers, &dispatchers, release_ns));
 
     // The samples and the verdict.
     let reports = samples::parse_reports(&lines, &cell.key, cx.warnings);
@@ -261,6 +261,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         rt: rt_set.as_ref().map(|r| crate::rt::cell_rt(r.set, r.placement.as_deref(), &metrics)),
         cpu_dma_latency_us: dma_hold.as_ref().map(DmaLatencyHold::us),
         trace: cell_trace,
+        raw_trace,
         ..judged(cell, step, ordinal, verdict)
     };
     Ok(Outcome::Done(Box::new(record)))

@@ -2,10 +2,10 @@
 
 use super::spawn::Worker;
 use super::{CellCtx, Tracing};
-use schedlab_model::trace::CellTrace;
+use schedlab_model::trace::{CellTrace, RawTrace};
 use schedlab_plan::{Affinity, Cell};
 use schedlab_trace::capture::ReaderPolicy;
-use schedlab_trace::{Capture, Options};
+use schedlab_trace::{Capture, Options, Raw};
 
 /// Starts the capture before any worker exists: the reader below every RT worker, away
 /// from the CPUs the workers are pinned to when there is a CPU left.
@@ -37,17 +37,39 @@ fn worker_cpus(cell: &Cell, online: &[u32]) -> Vec<u32> {
 }
 
 /// Stops the capture and computes the figures of the workers (in index order), with the
-/// engine's threads and the live dispatchers counted as the engine. A capture that cannot
-/// be read becomes a warning: the cell's measurements stand without it.
-pub(super) fn finish(cx: &mut CellCtx, cell: &Cell, capture: Capture, workers: &[Worker], dispatchers: &[i32]) -> Option<CellTrace> {
+/// engine's threads and the live dispatchers counted as the engine, and keeps the capture
+/// itself (compressed) for export. A capture that cannot be read becomes a warning: the
+/// cell's measurements stand without it.
+pub(super) fn finish(
+    cx: &mut CellCtx,
+    cell: &Cell,
+    capture: Capture,
+    workers: &[Worker],
+    dispatchers: &[i32],
+    release_ns: u64,
+) -> (Option<CellTrace>, Option<RawTrace>) {
     let raw = match capture.stop(cx.journal) {
         Ok(r) => r,
         Err(e) => {
             cx.warnings.push(format!("cell {}: the kernel trace could not be read: {e}", cell.key));
-            return None;
+            return (None, None);
         }
     };
-    let decoded = match schedlab_trace::decode(&raw) {
+    let pid = std::process::id() as i32;
+    let threads = schedlab_trace::procs::threads(cx.root, pid);
+    let kept = match raw.keep(release_ns, pid, &threads, dispatchers) {
+        Ok(k) => Some(k),
+        Err(e) => {
+            cx.warnings.push(format!("cell {}: the kernel trace could not be kept for export: {e}", cell.key));
+            None
+        }
+    };
+    (figures(cx, cell, &raw, workers, threads, dispatchers), kept)
+}
+
+/// The figures of a stopped capture.
+fn figures(cx: &mut CellCtx, cell: &Cell, raw: &Raw, workers: &[Worker], threads: Vec<i32>, dispatchers: &[i32]) -> Option<CellTrace> {
+    let decoded = match schedlab_trace::decode(raw) {
         Ok(d) => d,
         Err(e) => {
             cx.warnings.push(format!("cell {}: the kernel trace could not be decoded: {e}", cell.key));
@@ -57,9 +79,9 @@ pub(super) fn finish(cx: &mut CellCtx, cell: &Cell, capture: Capture, workers: &
     let mut ordered: Vec<&Worker> = workers.iter().collect();
     ordered.sort_by_key(|w| w.index);
     let pids: Vec<i32> = ordered.iter().map(|w| w.pid).collect();
-    let mut engine = schedlab_trace::procs::threads(cx.root, std::process::id() as i32);
+    let mut engine = threads;
     engine.extend(dispatchers);
-    let t = schedlab_trace::cell_trace(&raw, &decoded, &pids, &engine, None);
+    let t = schedlab_trace::cell_trace(raw, &decoded, &pids, &engine, None);
     if t.lost_events > 0 {
         cx.warnings.push(format!(
             "cell {}: the kernel trace lost {} events (buffers overran): its figures undercount; raise trace_buffer_kb",

@@ -173,15 +173,21 @@ impl<P: Policy> Engine<'_, P> {
             let s = &mut self.trace[i];
             if s.task == task && s.end == start {
                 s.end = end;
+                s.stop = None;
                 return;
             }
         }
         self.cpus[cpu].last_slice = Some(self.trace.len());
-        self.trace.push(Slice { cpu, task, start, end });
+        self.trace.push(Slice { cpu, task, start, end, stop: None });
     }
 
     /// Takes the running task off `cpu` and tells its policy why.
     pub(super) fn stop_running(&mut self, cpu: usize, now: Time, why: Stop) {
+        if let Some(s) = self.cpus[cpu].last_slice.map(|i| &mut self.trace[i]) {
+            if Some(s.task) == self.cpus[cpu].running && s.end == now {
+                s.stop = Some(why);
+            }
+        }
         let c = &mut self.cpus[cpu];
         let Some(id) = c.running.take() else { return };
         c.limit_end = None;

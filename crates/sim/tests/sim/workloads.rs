@@ -111,3 +111,19 @@ fn cbs_background_tasks_fill_the_gaps() {
     assert_eq!(r.tasks[0].completion, Some(12));
     assert_eq!(r.tasks[0].preemptions, 2);
 }
+
+/// Each slice says why its task left the CPU, as a sched_switch's prev_state would.
+#[test]
+fn each_slice_says_why_its_task_left_the_cpu() {
+    use schedlab_policy::Stop;
+    let stops = |r: &schedlab_sim::SimResult| r.trace.iter().map(|s| (s.task, s.start, s.end, s.stop)).collect::<Vec<_>>();
+    let tasks = [TaskSpec::io("a", 1, 3, 2), TaskSpec::io("b", 1, 3, 2)];
+    let r = run(&SimConfig::new(1, PolicySpec::Fifo), &tasks);
+    assert_eq!(stops(&r)[..3], [(0, 0, 1, Some(Stop::Blocked)), (1, 1, 2, Some(Stop::Blocked)), (0, 4, 5, Some(Stop::Blocked))],);
+    assert_eq!(stops(&r).last(), Some(&(1, 13, 14, Some(Stop::Exited))));
+    let r = run(&SimConfig::new(1, PolicySpec::Rr { quantum: 2 }), &[TaskSpec::burst("a", 4), TaskSpec::burst("b", 4)]);
+    assert_eq!(
+        stops(&r),
+        vec![(0, 0, 2, Some(Stop::Expired)), (1, 2, 4, Some(Stop::Expired)), (0, 4, 6, Some(Stop::Exited)), (1, 6, 8, Some(Stop::Exited))]
+    );
+}
