@@ -43,6 +43,12 @@ fn export(events: &[Event], processes: &[Process], tracks: &[Track]) -> (Trace, 
     (Trace::decode(bytes.as_slice()).expect("the crate's own decoder reads it"), sum)
 }
 
+fn block(bytes: u32) -> crate::decode::Block {
+    let mut rwbs = [0u8; 10];
+    rwbs[..2].copy_from_slice(b"WS");
+    crate::decode::Block { dev: (7 << 20) | 3, sector: 2048, nr_sector: 8, bytes, error: 0, rwbs }
+}
+
 #[test]
 fn a_capture_round_trips_through_the_protobuf_decoder() {
     let events = vec![
@@ -53,6 +59,8 @@ fn a_capture_round_trips_through_the_protobuf_decoder() {
         sw(1_300, 0, 42, 0x100, 0),
         Event { ts: 1_400, cpu: 0, kind: Kind::Fork { parent: 42, child: 44 } },
         Event { ts: 1_500, cpu: 0, kind: Kind::Exit { pid: 42 } },
+        Event { ts: 1_600, cpu: 2, kind: Kind::BlockIssue(block(4096)) },
+        Event { ts: 1_700, cpu: 2, kind: Kind::BlockComplete(block(0)) },
     ];
     let processes = [Process { pid: 42, ppid: 7, name: "schedlab worker main#0".into(), threads: vec![42, 45] }];
     let tracks = [
@@ -65,7 +73,7 @@ fn a_capture_round_trips_through_the_protobuf_decoder() {
     ];
     let (trace, sum) = export(&events, &processes, &tracks);
     assert_eq!(sum.switches, BTreeMap::from([(0, 1), (1, 1)]));
-    assert_eq!((sum.events.values().sum::<u64>(), sum.lost_bundles, sum.marks, sum.processes), (6, 1, 2, 1));
+    assert_eq!((sum.events.values().sum::<u64>(), sum.lost_bundles, sum.marks, sum.processes), (8, 1, 2, 1));
     let p = &trace.packet;
     let snap = p[0].clock_snapshot.as_ref().unwrap();
     let clock = |id| snap.clocks.iter().find(|c| c.clock_id == Some(id)).and_then(|c| c.timestamp);
@@ -77,7 +85,13 @@ fn a_capture_round_trips_through_the_protobuf_decoder() {
     let bundles: Vec<&FtraceEventBundle> = p.iter().filter_map(|p| p.ftrace_events.as_ref()).collect();
     // CPU 1: the waking before the loss, then the rest after it; CPU 0: its two events; CPU 2 none.
     let shape: Vec<(u32, usize, bool)> = bundles.iter().map(|b| (b.cpu.unwrap(), b.event.len(), b.lost_events == Some(true))).collect();
-    assert_eq!(shape, vec![(1, 2, false), (0, 3, false), (1, 1, true)]);
+    assert_eq!(shape, vec![(1, 2, false), (0, 3, false), (1, 1, true), (2, 2, false)]);
+    let Some(Ftrace::BlockRqIssue(b)) = &bundles[3].event[0].event else { panic!() };
+    assert_eq!(
+        (b.dev, b.sector, b.nr_sector, b.bytes, b.rwbs.as_deref()),
+        (Some((7 << 20) | 3), Some(2048), Some(8), Some(4096), Some("WS"))
+    );
+    assert!(matches!(&bundles[3].event[1].event, Some(Ftrace::BlockRqComplete(c)) if c.error == Some(0)));
     let first = &bundles[0].event[0];
     assert_eq!(first.timestamp, Some(7_900), "monotonic 900 ns + the boot offset");
     assert_eq!(first.pid, Some(7), "before its first switch a CPU runs the task that switch takes off");
