@@ -19,7 +19,7 @@
 
 use crate::decode::{Comm, Event, Kind};
 use schedlab_model::hist::{self, Histogram};
-use schedlab_model::trace::{CellTrace, CpuTrace, PreemptedBy, WorkerTrace};
+use schedlab_model::trace::{CellTrace, CpuTrace, PreemptedBy, StateBar, WorkerTrace, STATE_SLICES};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// What kind of task took a worker's CPU.
@@ -62,6 +62,11 @@ impl Window {
     fn holds(&self, ts: u64) -> bool {
         (self.start_ns..=self.end_ns).contains(&ts)
     }
+
+    /// The length of one of the [`STATE_SLICES`] slices of the state bars (at least 1 ns).
+    fn slice_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns).div_ceil(STATE_SLICES as u64).max(1)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,9 +87,19 @@ struct Task {
     waking: Option<u64>,
 }
 
+/// What a stretch of a worker's time was.
+#[derive(Debug, Clone, Copy)]
+enum Span {
+    Run = 0,
+    Runnable = 1,
+    Blocked = 2,
+}
+
 /// A worker's running totals.
 #[derive(Debug)]
 struct Acc {
+    /// Per slice of the window ([`Window::slice_ns`]): ns running, runnable, blocked.
+    slices: Vec<[u64; 3]>,
     run: u64,
     runnable: u64,
     blocked: u64,
@@ -101,6 +116,7 @@ struct Acc {
 impl Acc {
     fn new() -> Acc {
         Acc {
+            slices: vec![[0; 3]; STATE_SLICES],
             run: 0,
             runnable: 0,
             blocked: 0,
@@ -111,6 +127,27 @@ impl Acc {
             migrations: 0,
             cpus: BTreeSet::new(),
             tasks: 1,
+        }
+    }
+}
+
+impl Acc {
+    /// Counts `from..to`, clipped to the window, as `kind`: in the totals and in the slices
+    /// it overlaps.
+    fn span(&mut self, kind: Span, window: &Window, from: u64, to: u64) {
+        let d = window.clip(from, to);
+        match kind {
+            Span::Run => self.run += d,
+            Span::Runnable => self.runnable += d,
+            Span::Blocked => self.blocked += d,
+        }
+        let (mut t, end) = (from.max(window.start_ns), to.min(window.end_ns));
+        let slice = window.slice_ns();
+        while t < end {
+            let k = (((t - window.start_ns) / slice) as usize).min(STATE_SLICES - 1);
+            let upto = if k == STATE_SLICES - 1 { end } else { (window.start_ns + (k as u64 + 1) * slice).min(end) };
+            self.slices[k][kind as usize] += upto - t;
+            t = upto;
         }
     }
 }
@@ -170,17 +207,17 @@ pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut c
                         (State::Running(since), _) => Some(since),
                         (State::Unknown, _) => Some(window.start_ns),
                         (State::Runnable(since), Some(came)) => {
-                            a.runnable += window.clip(since, came.max(since));
+                            a.span(Span::Runnable, &window, since, came.max(since));
                             Some(came.max(since))
                         }
                         (State::Blocked(since), Some(came)) => {
-                            a.blocked += window.clip(since, came.max(since));
+                            a.span(Span::Blocked, &window, since, came.max(since));
                             Some(came.max(since))
                         }
                         _ => None,
                     };
                     if let Some(since) = since {
-                        a.run += window.clip(since, ts);
+                        a.span(Span::Run, &window, since, ts);
                     }
                     t.state = if s.prev_dead {
                         State::Dead
@@ -202,10 +239,10 @@ pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut c
                 if let Some(t) = tasks.get_mut(&s.next_pid) {
                     let a = &mut acc[t.worker];
                     match t.state {
-                        State::Runnable(since) => a.runnable += window.clip(since, ts),
-                        State::Unknown => a.runnable += window.clip(window.start_ns, ts),
+                        State::Runnable(since) => a.span(Span::Runnable, &window, since, ts),
+                        State::Unknown => a.span(Span::Runnable, &window, window.start_ns, ts),
                         // Woken without a wake-up event (lost, or not traced).
-                        State::Blocked(since) => a.blocked += window.clip(since, ts),
+                        State::Blocked(since) => a.span(Span::Blocked, &window, since, ts),
                         State::Running(_) | State::Dead => {}
                     }
                     if let Some(w) = t.waking.take() {
@@ -226,7 +263,7 @@ pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut c
                         State::Unknown => window.start_ns,
                         _ => continue,
                     };
-                    acc[t.worker].blocked += window.clip(since, ts);
+                    acc[t.worker].span(Span::Blocked, &window, since, ts);
                     t.state = State::Runnable(ts);
                     t.waking = Some(ts);
                 }
@@ -262,9 +299,9 @@ pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut c
     for t in tasks.values() {
         let a = &mut acc[t.worker];
         match t.state {
-            State::Running(since) => a.run += window.clip(since, window.end_ns),
-            State::Runnable(since) => a.runnable += window.clip(since, window.end_ns),
-            State::Blocked(since) => a.blocked += window.clip(since, window.end_ns),
+            State::Running(since) => a.span(Span::Run, &window, since, window.end_ns),
+            State::Runnable(since) => a.span(Span::Runnable, &window, since, window.end_ns),
+            State::Blocked(since) => a.span(Span::Blocked, &window, since, window.end_ns),
             State::Unknown | State::Dead => {}
         }
     }
@@ -321,7 +358,7 @@ pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut c
                 migrations: a.migrations,
                 cpus: a.cpus.into_iter().collect(),
                 tasks: a.tasks,
-                states: None,
+                states: Some(StateBar::encode(&a.slices, window.slice_ns())),
             }
         })
         .collect();
@@ -332,7 +369,7 @@ pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut c
         untraced_switches: untraced,
         events: events.len() as u64,
         span_s: secs(window.end_ns.saturating_sub(window.start_ns)),
-        slice_s: 0.0,
+        slice_s: secs(window.slice_ns()),
     }
 }
 

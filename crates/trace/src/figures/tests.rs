@@ -209,3 +209,34 @@ fn a_switch_the_trace_did_not_show_gives_the_cpu_back_at_the_previous_switch() {
     assert_eq!(c.untraced_switches, 1);
     assert_eq!(c.cpus[0].busy_s * 1e9, 1000.0);
 }
+
+#[test]
+fn the_state_bar_shows_when_a_worker_ran_waited_and_slept() {
+    // Over 0..6400 ns (64 slices of 100): worker 10 runs 0..3200, waits for the CPU
+    // 3200..4800, runs 4800..5600 and sleeps from 5600 to the end.
+    let window = Window { start_ns: 0, end_ns: 6400 };
+    let events = [sw(0, 0, 0, 0, 10), sw(3200, 0, 10, R_PLUS, 20), sw(4800, 0, 20, S, 10), sw(5600, 0, 10, S, 0)];
+    let t = figures(&events, &Roles { workers: &[10], engine: &[] }, window, 0, by_pid);
+    assert!((t.slice_s - 100e-9).abs() < 1e-15, "{}", t.slice_s);
+    let bar = t.workers[0].states.as_ref().expect("a state bar").decode().unwrap();
+    assert_eq!(bar.len(), STATE_SLICES);
+    assert!(bar[..32].iter().all(|s| *s == [1.0, 0.0, 0.0]), "running first: {:?}", &bar[..32]);
+    assert!(bar[32..48].iter().all(|s| *s == [0.0, 1.0, 0.0]), "then runnable: {:?}", &bar[32..48]);
+    assert!(bar[48..56].iter().all(|s| *s == [1.0, 0.0, 0.0]));
+    assert!(bar[56..].iter().all(|s| *s == [0.0, 0.0, 1.0]), "then asleep to the end");
+    // The bar and the totals are the same time.
+    let w = &t.workers[0];
+    let summed: f64 = bar.iter().map(|s| s[0]).sum::<f64>() * t.slice_s;
+    assert!((summed - w.run_s).abs() < 1e-12, "{summed} against {}", w.run_s);
+}
+
+#[test]
+fn a_stretch_inside_one_slice_fills_its_share_of_it() {
+    let window = Window { start_ns: 0, end_ns: 640 };
+    // 10 ns slices; worker 10 runs 3..8 of the first one only.
+    let events = [sw(3, 0, 0, 0, 10), sw(8, 0, 10, S, 0)];
+    let t = figures(&events, &Roles { workers: &[10], engine: &[] }, window, 0, by_pid);
+    let bar = t.workers[0].states.as_ref().unwrap().decode().unwrap();
+    assert!((bar[0][0] - 8.0 / 15.0).abs() < 1e-12, "5 of 10 ns rounds to 8/15: {:?}", bar[0]);
+    assert_eq!(bar[1], [0.0, 0.0, 1.0]);
+}
