@@ -92,16 +92,28 @@ fn trace_cpu_time_and_involuntary_switches_agree_with_wait4() {
     let dir = &state.0;
     let mut j = Journal::create(dir).unwrap();
     let tfs = Tracefs::find_or_mount(&Root::default(), &mut j).unwrap();
-    let cap = Capture::start(&tfs, &mut j, &Options { avoid_cpus: vec![0], ..Default::default() }).unwrap();
-    // Two pinned to CPU 0 take it from each other; the third runs where it is put.
-    let children = [spin(400_000, Some(0)), spin(400_000, Some(0)), spin(250_000, None)];
-    let usage: Vec<(f64, i64)> = children.iter().map(reap).collect();
-    let raw = cap.stop(&mut j).unwrap();
-    let d = decode(&raw).unwrap();
-    let pids: Vec<i32> = children.iter().map(|c| c.id() as i32).collect();
-    let me = schedlab_trace::procs::threads(&Root::default(), std::process::id() as i32);
-    let cell = cell_trace(&raw, &d, &pids, &me, None);
-    assert_eq!(cell.lost_events, 0, "{:?}", raw.cpus.iter().map(|c| c.stats).collect::<Vec<_>>());
+    // The instance records every task of the machine: under other sessions' load its
+    // buffers can overrun, and a capture that lost events cannot be checked against wait4.
+    // Such an attempt is said and retried; three lossy attempts in a row fail.
+    let mut attempt = 0;
+    let (cell, usage, pids) = loop {
+        attempt += 1;
+        let cap = Capture::start(&tfs, &mut j, &Options { avoid_cpus: vec![0], ..Default::default() }).unwrap();
+        // Two pinned to CPU 0 take it from each other; the third runs where it is put.
+        let children = [spin(400_000, Some(0)), spin(400_000, Some(0)), spin(250_000, None)];
+        let usage: Vec<(f64, i64)> = children.iter().map(reap).collect();
+        let raw = cap.stop(&mut j).unwrap();
+        let d = decode(&raw).unwrap();
+        let pids: Vec<i32> = children.iter().map(|c| c.id() as i32).collect();
+        let me = schedlab_trace::procs::threads(&Root::default(), std::process::id() as i32);
+        let cell = cell_trace(&raw, &d, &pids, &me, None);
+        if cell.lost_events == 0 {
+            break (cell, usage, pids);
+        }
+        let stats: Vec<_> = raw.cpus.iter().map(|c| c.stats).collect();
+        eprintln!("attempt {attempt}: the buffers lost {} events (machine load): {stats:?}", cell.lost_events);
+        assert!(attempt < 3, "three captures in a row lost events: {stats:?}");
+    };
     for ((w, (cpu_s, nivcsw)), pid) in cell.workers.iter().zip(&usage).zip(&pids) {
         eprintln!(
             "pid {pid}: trace run {:.4} s, wait4 {cpu_s:.4} s; involuntary {} vs ru_nivcsw {nivcsw}; preempted by {:?}; runnable {:.3} s, cpus {:?}",
