@@ -107,11 +107,18 @@ fn trace_cpu_time_and_involuntary_switches_agree_with_wait4() {
         let pids: Vec<i32> = children.iter().map(|c| c.id() as i32).collect();
         let me = schedlab_trace::procs::threads(&Root::default(), std::process::id() as i32);
         let cell = cell_trace(&raw, &d, &pids, &me, None);
-        if cell.lost_events == 0 {
+        // A switch the trace did not show is repaired from the CPU's previous switch, which
+        // overcounts when hidden threads ran between (docs/ARCHITECTURE.md, Kernel traces):
+        // an attempt whose repaired time breaks the bound is said and retried too.
+        let off = cell.workers.iter().zip(&usage).any(|(w, (cpu_s, _))| (w.run_s - cpu_s).abs() > (0.02 * cpu_s).max(0.010));
+        if cell.lost_events == 0 && !(off && attempt < 3 && cell.untraced_switches > 0) {
             break (cell, usage, pids);
         }
         let stats: Vec<_> = raw.cpus.iter().map(|c| c.stats).collect();
-        eprintln!("attempt {attempt}: the buffers lost {} events (machine load): {stats:?}", cell.lost_events);
+        eprintln!(
+            "attempt {attempt}: the buffers lost {} events, {} untraced switches (machine load): {stats:?}",
+            cell.lost_events, cell.untraced_switches
+        );
         assert!(attempt < 3, "three captures in a row lost events: {stats:?}");
     };
     for ((w, (cpu_s, nivcsw)), pid) in cell.workers.iter().zip(&usage).zip(&pids) {
