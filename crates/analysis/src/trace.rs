@@ -66,7 +66,7 @@ pub fn trace_stats(records: &[CellRecord]) -> Vec<TraceStats> {
     by_cell.into_values().filter_map(|reps| summarise(&reps)).collect()
 }
 
-/// The 99th percentile wake-up latency of a repetition's measured workers, pooled, µs.
+/// The `q` quantile of the wake-up latency of a repetition's measured workers, pooled, µs.
 pub(crate) fn wakeup_quantile_us(r: &CellRecord, q: f64) -> Option<f64> {
     merge(measured(r).iter().filter_map(|w| w.wakeup_hist.as_deref())).and_then(|h| quantile_us(&h, q))
 }
