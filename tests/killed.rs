@@ -468,7 +468,17 @@ fn restore_leaves_nothing_after_sigkill_at_any_moment() {
     }
 
     // Without `restore`: the next run undoes what a killed one left, before it starts.
-    let (_, kids) = run_and_kill(&lab, &specs[1].1, When::In("cgroup cell running"), &mut engines);
+    // The kill must land: a run that ended before the phase was seen is restored and tried again.
+    let mut kids = Vec::new();
+    for attempt in 1..=5 {
+        let (killed, k) = run_and_kill(&lab, &specs[1].1, When::In("cgroup cell running"), &mut engines);
+        kids = k;
+        if killed.is_some() {
+            break;
+        }
+        assert!(attempt < 5, "five cgroup runs ended before one was seen running its cell");
+        restore(&lab);
+    }
     let next = start(&lab, &specs[1].1);
     engines.push(next.id() as i32);
     let out = next.wait_with_output().unwrap();

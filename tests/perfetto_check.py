@@ -37,6 +37,7 @@ def main(path):
     }
     offset = None  # boot - mono, from the snapshot
     switch_ins = {}
+    wakings = {}
     lo, hi = None, None
     for p in trace.packet:
         kind = p.WhichOneof("data")
@@ -60,6 +61,8 @@ def main(path):
                     for pid, comm in ((e.sched_switch.prev_pid, e.sched_switch.prev_comm), (e.sched_switch.next_pid, e.sched_switch.next_comm)):
                         if pid and str(pid) not in out["threads"]:
                             out["threads"][str(pid)] = comm
+                if name == "sched_waking":
+                    wakings.setdefault(e.sched_waking.pid, []).append(e.timestamp)
                 out["events"][name] = out["events"].get(name, 0) + 1
                 lo = e.timestamp if lo is None else min(lo, e.timestamp)
                 hi = e.timestamp if hi is None else max(hi, e.timestamp)
@@ -83,6 +86,9 @@ def main(path):
     out["ftrace_range"] = [lo, hi]
     # When each named process was switched in, for the marks' alignment.
     out["switch_ins"] = {pid: sorted(switch_ins.get(int(pid), [])) for pid in out["processes"]}
+    # When each was woken: some guests record no switch away from the idle task, so a task
+    # woken on an idle CPU may show its waking but not its switch-in.
+    out["wakings"] = {pid: sorted(wakings.get(int(pid), [])) for pid in out["processes"]}
     if out["marks"]:
         ts = [m["ts"] for m in out["marks"]]
         out["marks_range"] = [min(ts), max(ts)]
