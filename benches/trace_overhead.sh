@@ -1,45 +1,61 @@
 #!/usr/bin/env bash
-# What tracing costs a cell: the makespan (release to last reap) of the same pa3 cells run
-# with and without --trace, alternately, ROUNDS times each; per cell the median of each side
-# and their ratio. Needs root and a release build (cargo build --release).
+# What tracing costs a cell: each pa3 cell and a traced twin of it (the same workload with
+# `trace = true`) run REPS times each in one run, in random order, so both sides meet the
+# same machine; per cell the median makespan (release to last reap) of each side, their
+# ratio, and on the traced side the events captured and the most lost in any repetition.
+# Needs root and a release build (cargo build --release).
 #
-#   benches/trace_overhead.sh [ROUNDS] [SCALE]
+#   benches/trace_overhead.sh [REPS] [SCALE] [SPEC]     # DB=FILE keeps the run's database
 set -euo pipefail
-ROUNDS=${1:-5}
+REPS=${1:-5}
 SCALE=${2:-0.1}
+SPEC=${3:-$(dirname "$0")/../experiments/pa3.toml}
 BIN=${SCHEDLAB:-$(dirname "$0")/../target/release/schedlab}
-SPEC=$(dirname "$0")/../experiments/pa3.toml
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-# One line per cell: key and makespan, of the newest run in database $1.
-makespans() {
-  python3 - "$1" <<'PY'
-import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-run = c.execute("select max(id) from runs").fetchone()[0]
-for key, m in c.execute("select key, makespan_s from cells where run_id = ? and warmup = 0", (run,)):
-    print(key, m)
+# The spec with a `NAME_traced` twin of each workload, both in the matrix, order random.
+python3 - "$SPEC" "$WORK/twins.toml" <<'PY'
+import re, sys, tomllib
+text = open(sys.argv[1]).read()
+spec = tomllib.loads(text)
+names = spec["matrix"]["workload"]
+lines, twins, section = [], [], None
+for line in text.splitlines():
+    m = re.match(r"\[workloads\.(\w+)\]", line)
+    if m:
+        section = m.group(1)
+    elif line.startswith("["):
+        section = None
+    if line.startswith("workload = "):
+        line = "workload = " + repr([n for w in names for n in (w, w + "_traced")]).replace("'", '"')
+    if line.startswith("repetitions") or line.startswith("order"):
+        continue
+    lines.append(line)
+    if section in names:
+        twins.append(line.replace(f"[workloads.{section}]", f"[workloads.{section}_traced]\ntrace = true"))
+head = ['order = "random"']
+open(sys.argv[2], "w").write("\n".join(head + lines + [""] + twins) + "\n")
 PY
-}
-for r in $(seq 1 "$ROUNDS"); do
-  "$BIN" --db "$WORK/plain.db" run -q "$SPEC" --scale "$SCALE" --repetitions 1
-  makespans "$WORK/plain.db" | sed 's/^/plain /' >> "$WORK/all.txt"
-  "$BIN" --db "$WORK/traced.db" run -q "$SPEC" --scale "$SCALE" --repetitions 1 --trace
-  makespans "$WORK/traced.db" | sed 's/^/traced /' >> "$WORK/all.txt"
-  echo "round $r done" >&2
-done
-python3 - "$WORK/all.txt" "$ROUNDS" "$SCALE" <<'PY'
-import statistics, sys, collections
+DB=${DB:-$WORK/b.db}
+"$BIN" --db "$DB" run -q "$WORK/twins.toml" --scale "$SCALE" --repetitions "$REPS"
+python3 - "$DB" "$REPS" "$SCALE" <<'PY'
+import collections, json, sqlite3, statistics, sys
+c = sqlite3.connect(sys.argv[1])
 d = collections.defaultdict(lambda: collections.defaultdict(list))
-for line in open(sys.argv[1]):
-    side, key, m = line.split()
-    d[key][side].append(float(m))
-print(f"pa3 --scale {sys.argv[3]}, {sys.argv[2]} alternating rounds: median makespan per cell")
-print(f"{'cell':22} {'plain [s]':>10} {'traced [s]':>11} {'traced/plain':>13}")
+for key, m, t in c.execute("select key, makespan_s, trace_json from cells where warmup = 0"):
+    w, rest = key.split("/", 1)
+    side = "traced" if w.endswith("_traced") else "plain"
+    t = json.loads(t) if t else {}
+    d[w.removesuffix("_traced") + "/" + rest][side].append((m, t.get("events", 0), t.get("lost_events", 0)))
+print(f"--scale {sys.argv[3]}, {sys.argv[2]} repetitions of each cell and of its traced twin, in random order")
+print("| cell | plain [s] | traced [s] | traced / plain | events (traced) | lost |")
+print("|---|---|---|---|---|---|")
 ratios = []
-for key in d:
-    p, t = statistics.median(d[key]['plain']), statistics.median(d[key]['traced'])
+for key, v in d.items():
+    p = statistics.median(x[0] for x in v["plain"])
+    t = statistics.median(x[0] for x in v["traced"])
+    ev = statistics.median(x[1] for x in v["traced"])
     ratios.append(t / p)
-    print(f"{key:22} {p:10.3f} {t:11.3f} {t / p:13.3f}")
+    print(f"| {key} | {p:.3f} | {t:.3f} | {t / p:.3f} | {ev:,.0f} | {max(x[2] for x in v['traced'])} |")
 print(f"median ratio over cells {statistics.median(ratios):.3f}; largest {max(ratios):.3f}")
 PY

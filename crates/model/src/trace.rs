@@ -31,12 +31,18 @@ impl PreemptedBy {
 pub struct WorkerTrace {
     /// The worker's pid.
     pub pid: i32,
-    /// Time on a CPU, seconds (trace CPU time: compare with wait4 user + sys).
+    /// Time the trace shows it on a CPU, seconds (trace CPU time: wait4's user + sys lies
+    /// between it and it plus `untraced_s`).
     pub run_s: f64,
     /// Time runnable but not running (waiting for a CPU), seconds.
     pub runnable_s: f64,
     /// Time blocked or sleeping, seconds.
     pub blocked_s: f64,
+    /// Time before switch-ins the trace did not show (`CellTrace::untraced_switches`) that
+    /// it may have spent on the CPU: between the last sign of another task there and the
+    /// first of it, seconds; counted as neither run, runnable nor blocked.
+    #[serde(default)]
+    pub untraced_s: f64,
     /// Switch-outs while still runnable (preempted or yielding): wait4's ru_nivcsw counts
     /// the same switches.
     pub involuntary: u64,
@@ -98,7 +104,9 @@ impl StateBar {
     }
 }
 
-/// One CPU's time over the traced window.
+/// One CPU's time over the traced window. Busy and idle can fall short of the window by
+/// time around an untraced switch between the idle task and another that the trace cannot
+/// give to either.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuTrace {
     /// The CPU.
@@ -119,7 +127,8 @@ pub struct CellTrace {
     /// Events the kernel's buffers lost (0 when the figures are complete).
     pub lost_events: u64,
     /// Switches the trace did not show (a task left a CPU no traced switch gave it): each
-    /// is taken to have happened at the CPU's previous switch.
+    /// is placed between the CPU's last event from another task and its first from the
+    /// task leaving, the time between counted in that worker's `untraced_s`.
     #[serde(default)]
     pub untraced_switches: u64,
     /// Events decoded.

@@ -1,7 +1,7 @@
 //! Capturing a cell: an instance of schedlab's own, its per-CPU binary pipes
 //! (`per_cpu/cpuN/trace_pipe_raw`) read whole pages at a time by one reader thread, which
-//! runs at SCHED_OTHER (never RT above the workers) and, when the workers leave a CPU free,
-//! pinned there. The pipes are non-blocking: the thread polls them with a timeout (and is
+//! is never RT above the workers ([`ReaderPolicy`]) and, when the workers leave a CPU free,
+//! is pinned there. The pipes are non-blocking: the thread polls them with a timeout (and is
 //! woken early when a buffer is `buffer_percent` full), reads every page available, and
 //! after `stop` switches tracing off, drains what is left.
 
@@ -34,18 +34,25 @@ pub enum ReaderPolicy {
 
 impl ReaderPolicy {
     /// The reader for a cell whose lowest worker RT priority is `lowest_rt` (None: no RT
-    /// worker). Among SCHED_OTHER workers it is one of them (nice 0). Among RT workers it is
-    /// SCHED_FIFO 1: below every worker, so it never takes a CPU from one, yet above the
-    /// machine's other tasks, so it runs whenever the workers leave a CPU. At SCHED_OTHER
-    /// there (even at nice -20) it waited behind 500 FIFO workers until a pa3 cell's 4 MiB
-    /// buffers had overrun by two million events (docs/BENCHMARKS.md).
+    /// worker). Among SCHED_OTHER workers it is SCHED_OTHER at nice -20: its CPU time is
+    /// what the events take to read whatever its weight; the weight only lets it run soon
+    /// after it wakes. At nice 0 beside 500 mixed workers and two busy loops it was
+    /// preempted for up to 0.6 s in the middle of a read, longer than a 4 MiB buffer lasts
+    /// at that cell's rate, and a cell on the loaded machine lost a million events
+    /// (docs/BENCHMARKS.md). Among RT workers it is SCHED_FIFO 1: below every worker, so it
+    /// never takes a CPU from one, yet above the machine's other tasks, so it runs whenever
+    /// the workers leave a CPU. At SCHED_OTHER there (even at nice -20) it waited behind 500
+    /// FIFO workers until a pa3 cell's 4 MiB buffers had overrun by two million events.
     pub fn for_cell(lowest_rt: Option<u32>) -> ReaderPolicy {
         match lowest_rt {
-            None => ReaderPolicy::Other { nice: 0 },
+            None => ReaderPolicy::Other { nice: READER_NICE },
             Some(_) => ReaderPolicy::Fifo { priority: 1 },
         }
     }
 }
+
+/// The reader's nice value among SCHED_OTHER workers.
+pub const READER_NICE: i32 = -20;
 
 /// How a capture runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,7 +71,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             settings: Settings::default(),
-            reader: ReaderPolicy::Other { nice: 0 },
+            reader: ReaderPolicy::for_cell(None),
             avoid_cpus: Vec::new(),
             poll: Duration::from_millis(100),
         }
@@ -309,7 +316,7 @@ mod tests {
 
     #[test]
     fn the_reader_is_never_rt_above_a_worker() {
-        assert_eq!(ReaderPolicy::for_cell(None), ReaderPolicy::Other { nice: 0 });
+        assert_eq!(ReaderPolicy::for_cell(None), ReaderPolicy::Other { nice: READER_NICE });
         for lowest in [1, 2, 50, 98] {
             let ReaderPolicy::Fifo { priority } = ReaderPolicy::for_cell(Some(lowest)) else { panic!("RT workers get an RT reader") };
             assert!(priority <= lowest, "reader {priority} above a worker at {lowest}");

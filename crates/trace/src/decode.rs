@@ -27,6 +27,10 @@ pub struct Event {
     pub ts: u64,
     /// The CPU whose buffer held it.
     pub cpu: u32,
+    /// The task that was running on that CPU when the event was recorded (the record's
+    /// `common_pid`; 0 is the idle task, and an interrupt's events name the task it
+    /// interrupted); -1 for a loss marker, which no task recorded.
+    pub current: i32,
     /// What happened.
     pub kind: Kind,
 }
@@ -183,6 +187,7 @@ const TS_MSB: u64 = 0xf8 << 56;
 pub struct Decoder {
     header: HeaderPage,
     common_type: Slot,
+    common_pid: Slot,
     /// Indexed by event id.
     plans: Vec<Option<Plan>>,
     /// sched_switch's prev_state bits that mean "still runnable" when none is set.
@@ -232,10 +237,12 @@ impl Decoder {
         let header = HeaderPage::parse(header_page)?;
         let mut plans: Vec<Option<Plan>> = Vec::new();
         let mut common_type = Slot { offset: 0, size: 2, signed: false };
+        let mut common_pid = Slot { offset: 4, size: 4, signed: true };
         let (mut sleep_mask, mut dead_mask) = (0xff, 0x30);
         for text in formats {
             let f = EventFormat::parse(text)?;
             common_type = f.int("common_type")?;
+            common_pid = f.int("common_pid")?;
             let plan = match f.name.as_str() {
                 "sched_switch" => {
                     if let Some(bit) = f.preempt_bit() {
@@ -289,7 +296,7 @@ impl Decoder {
             }
             plans[id] = Some(plan);
         }
-        Ok(Decoder { header, common_type, plans, sleep_mask, dead_mask })
+        Ok(Decoder { header, common_type, common_pid, plans, sleep_mask, dead_mask })
     }
 
     /// The page layout.
@@ -329,7 +336,7 @@ impl Decoder {
                 }
             });
             stats.missed_counted += count.unwrap_or(0);
-            out.push(Event { ts, cpu, kind: Kind::Lost { count } });
+            out.push(Event { ts, cpu, current: -1, kind: Kind::Lost { count } });
         }
         let mut off = 0;
         while off + 4 <= data.len() {
@@ -377,7 +384,7 @@ impl Decoder {
                     ts = ts.wrapping_add(delta);
                     let rec = &data[start..end];
                     match self.record(rec) {
-                        Some(kind) => out.push(Event { ts, cpu, kind }),
+                        Some(kind) => out.push(Event { ts, cpu, current: self.common_pid.get(rec) as i32, kind }),
                         None => stats.unknown += 1,
                     }
                     off = end;

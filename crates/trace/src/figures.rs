@@ -10,12 +10,17 @@
 //! only; counts only for events inside it.
 //!
 //! Some switches are not in the trace at all: on the machine this was built on (a
-//! Firecracker guest), no switch away from the guest's init threads is ever recorded, so the
-//! task the CPU went back to seems to leave a CPU it never got. Such a switch shows as a
-//! switch-out whose task is not the one the CPU's last switch brought; the task is taken to
-//! have got the CPU when that last switch happened (the hidden task's own run, typically
-//! ~0.1 ms, is counted as the worker's rather than a whole slice lost), and the switches
-//! are counted (`untraced_switches`).
+//! Firecracker guest), no switch away from the guest's init threads is ever recorded, nor
+//! many away from the idle task, so the task the CPU went to next seems to leave a CPU it
+//! never got. Such a switch shows as a switch-out whose task is not the one the CPU's last
+//! switch brought (counted: `untraced_switches`). When the task got the CPU is bounded by
+//! the CPU's own events, each of which names the task running when it was recorded: not
+//! before the last one another task recorded there (nor before the task became runnable or
+//! was moved to that CPU), not after the first one it recorded itself (or its switch-out).
+//! Only the time from that first sign counts as run; the span between the two bounds is the
+//! worker's `untraced_s`, time it may have run but the trace cannot say, so wait4's user +
+//! sys lies between run and run + untraced. A CPU's time in that span counts as busy or
+//! idle only when the tasks on both sides of it are of one kind.
 
 use crate::decode::{Comm, Event, Kind};
 use schedlab_model::hist::{self, Histogram};
@@ -85,6 +90,14 @@ struct Task {
     state: State,
     /// When its pending wake-up began.
     waking: Option<u64>,
+    /// The CPU the kernel last moved it to, and when.
+    arrived: Option<(u32, u64)>,
+}
+
+impl Task {
+    fn new(worker: usize) -> Task {
+        Task { worker, state: State::Unknown, waking: None, arrived: None }
+    }
 }
 
 /// What a stretch of a worker's time was.
@@ -103,6 +116,8 @@ struct Acc {
     run: u64,
     runnable: u64,
     blocked: u64,
+    /// Time before untraced switch-ins that may have been its run.
+    untraced: u64,
     involuntary: u64,
     voluntary: u64,
     /// Who took the CPU, by task, with the comm it had: resolved at the end.
@@ -120,6 +135,7 @@ impl Acc {
             run: 0,
             runnable: 0,
             blocked: 0,
+            untraced: 0,
             involuntary: 0,
             voluntary: 0,
             preemptors: HashMap::new(),
@@ -157,21 +173,47 @@ impl Acc {
 struct CpuAcc {
     /// The task on it and since when, once a switch said.
     current: Option<(i32, u64)>,
+    /// Since its last switch, each event's time and the task that recorded it.
+    seen: Vec<(u64, i32)>,
     busy: u64,
     idle: u64,
 }
 
 impl CpuAcc {
+    /// Counts `from..to` as `pid`'s: idle for the idle task, else busy.
+    fn count(&mut self, window: &Window, pid: i32, from: u64, to: u64) {
+        let d = window.clip(from, to);
+        if pid == 0 {
+            self.idle += d;
+        } else {
+            self.busy += d;
+        }
+    }
+
     /// Counts the current task's time up to `ts`.
     fn close(&mut self, window: &Window, ts: u64) {
         if let Some((pid, since)) = self.current {
-            let d = window.clip(since, ts);
-            if pid == 0 {
-                self.idle += d;
-            } else {
-                self.busy += d;
-            }
+            self.count(window, pid, since, ts);
         }
+    }
+}
+
+/// Where a task leaving a CPU at `ts` got it, when the switch that gave it was not traced
+/// and the CPU's last traced switch, at `came`, brought another: after `lo`, the last sign
+/// of another task there (an event it recorded, or that switch), and by `hi`, the first
+/// sign of this one (an event it recorded, or its switch-out).
+#[derive(Debug, Clone, Copy)]
+struct Gap {
+    lo: u64,
+    hi: u64,
+}
+
+impl Gap {
+    fn of(seen: &[(u64, i32)], task: i32, came: u64, ts: u64) -> Gap {
+        let first = seen.iter().position(|&(_, t)| t == task);
+        let lo = seen[..first.unwrap_or(seen.len())].last().map_or(came, |&(t, _)| t.max(came));
+        let hi = first.map_or(ts, |i| seen[i].0).max(lo);
+        Gap { lo, hi }
     }
 }
 
@@ -181,7 +223,7 @@ impl CpuAcc {
 pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut classify: impl FnMut(i32, &Comm) -> Who) -> CellTrace {
     let mut tasks: HashMap<i32, Task> = HashMap::new();
     for (i, &pid) in roles.workers.iter().enumerate() {
-        tasks.insert(pid, Task { worker: i, state: State::Unknown, waking: None });
+        tasks.insert(pid, Task::new(i));
     }
     let mut acc: Vec<Acc> = roles.workers.iter().map(|_| Acc::new()).collect();
     let mut engine: HashSet<i32> = roles.engine.iter().copied().collect();
@@ -189,30 +231,54 @@ pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut c
     let mut untraced = 0;
     for e in events {
         let ts = e.ts;
+        if !matches!(e.kind, Kind::Switch(_)) && e.current >= 0 {
+            if let Some(cpu) = cpus.get_mut(&e.cpu).filter(|c| c.current.is_some()) {
+                cpu.seen.push((ts, e.current));
+            }
+        }
         match &e.kind {
             Kind::Switch(s) => {
                 let cpu = cpus.entry(e.cpu).or_default();
-                cpu.close(&window, ts);
                 // The task leaving is not the one the last switch here brought: the switch
-                // that brought it was not traced. It is taken to have come at once, when the
-                // task the trace shows arriving last came (see the module's docs).
-                let hidden = cpu.current.filter(|(pid, _)| *pid != s.prev_pid).map(|(_, since)| since);
-                if hidden.is_some() && window.holds(ts) {
-                    untraced += 1;
-                }
+                // that brought it was not traced (see the module's docs).
+                let gap = match cpu.current {
+                    Some((came_pid, came)) if came_pid != s.prev_pid => {
+                        let g = Gap::of(&cpu.seen, s.prev_pid, came, ts);
+                        cpu.count(&window, came_pid, came, g.lo);
+                        if (came_pid == 0) == (s.prev_pid == 0) {
+                            cpu.count(&window, came_pid, g.lo, g.hi);
+                        }
+                        cpu.count(&window, s.prev_pid, g.hi, ts);
+                        if window.holds(ts) {
+                            untraced += 1;
+                        }
+                        Some(g)
+                    }
+                    _ => {
+                        cpu.close(&window, ts);
+                        None
+                    }
+                };
+                cpu.seen.clear();
                 cpu.current = Some((s.next_pid, ts));
                 if let Some(t) = tasks.get_mut(&s.prev_pid) {
                     let a = &mut acc[t.worker];
-                    let since = match (t.state, hidden) {
+                    let since = match (t.state, gap) {
                         (State::Running(since), _) => Some(since),
-                        (State::Unknown, _) => Some(window.start_ns),
-                        (State::Runnable(since), Some(came)) => {
-                            a.span(Span::Runnable, &window, since, came.max(since));
-                            Some(came.max(since))
-                        }
-                        (State::Blocked(since), Some(came)) => {
-                            a.span(Span::Blocked, &window, since, came.max(since));
-                            Some(came.max(since))
+                        (State::Unknown, None) => Some(window.start_ns),
+                        (State::Unknown | State::Runnable(_) | State::Blocked(_), Some(g)) => {
+                            let (kind, since) = match t.state {
+                                State::Blocked(since) => (Span::Blocked, since),
+                                State::Runnable(since) => (Span::Runnable, since),
+                                _ => (Span::Runnable, window.start_ns),
+                            };
+                            // Nor can it have run before it was runnable, or here before the
+                            // kernel moved it here.
+                            let moved = t.arrived.filter(|(c, _)| *c == e.cpu).map_or(0, |(_, at)| at);
+                            let lo = g.lo.max(since).max(moved).min(g.hi);
+                            a.span(kind, &window, since, lo);
+                            a.untraced += window.clip(lo, g.hi);
+                            Some(g.hi)
                         }
                         _ => None,
                     };
@@ -274,11 +340,12 @@ pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut c
                     t.waking = Some(ts);
                 }
             }
-            Kind::Migrate { pid, .. } => {
-                if let Some(t) = tasks.get(pid) {
+            Kind::Migrate { pid, dest_cpu, .. } => {
+                if let Some(t) = tasks.get_mut(pid) {
                     if window.holds(ts) {
                         acc[t.worker].migrations += 1;
                     }
+                    t.arrived = Some((*dest_cpu as u32, ts));
                 }
             }
             Kind::Fork { parent, child } => {
@@ -286,7 +353,7 @@ pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut c
                     continue;
                 }
                 if let Some(w) = tasks.get(parent).map(|t| t.worker) {
-                    tasks.insert(*child, Task { worker: w, state: State::Unknown, waking: None });
+                    tasks.insert(*child, Task::new(w));
                     acc[w].tasks += 1;
                 } else if engine.contains(parent) {
                     engine.insert(*child);
@@ -347,6 +414,7 @@ pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut c
                 run_s: secs(a.run),
                 runnable_s: secs(a.runnable),
                 blocked_s: secs(a.blocked),
+                untraced_s: secs(a.untraced),
                 involuntary: a.involuntary,
                 voluntary: a.voluntary,
                 preempted_by: by,

@@ -15,11 +15,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// offers. A tracefs mounted anywhere else belongs to someone who may unmount it.
 const STANDARD: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
-/// The scheduler's events every capture enables, as `system/event`.
-pub const SCHED_EVENTS: [&str; 8] = [
+/// The scheduler's events every capture enables, as `system/event`. sched_wakeup is left
+/// out: the kernel traces sched_waking first in every wake-up that can be followed by a
+/// sched_wakeup (try_to_wake_up, once the task's state matches), so it would only repeat the
+/// wake-up a moment later, at a quarter of a busy cell's events (docs/BENCHMARKS.md).
+/// sched_wakeup_new stays: a new task's first wake-up has no sched_waking.
+pub const SCHED_EVENTS: [&str; 7] = [
     "sched/sched_switch",
     "sched/sched_waking",
-    "sched/sched_wakeup",
     "sched/sched_wakeup_new",
     "sched/sched_migrate_task",
     "sched/sched_process_fork",
@@ -200,6 +203,11 @@ impl Instance {
         inst.write("trace_clock", "mono")?;
         inst.write("buffer_size_kb", &s.buffer_kb.to_string())?;
         inst.write("buffer_percent", &s.buffer_percent.to_string())?;
+        // An instance copies the global `record-cmd` (on by default), which hooks every
+        // switch and wake-up to save comms in a table the decoder never reads (the events
+        // carry their comms): the largest single cost of tracing measured here
+        // (docs/BENCHMARKS.md). Should a kernel refuse it, tracing works the same, dearer.
+        let _ = inst.write("trace_options", "norecord-cmd");
         let block: &[&'static str] = if s.block { &BLOCK_EVENTS } else { &[] };
         for ev in SCHED_EVENTS.iter().chain(block) {
             inst.write(&format!("events/{ev}/enable"), "1").map_err(|e| match e {

@@ -28,8 +28,8 @@ fn every_event_the_kernel_says_it_gave_is_decoded_in_order() {
     assert_eq!(execs, 51, "the engine and its 50 workers exec schedlab");
 }
 
-/// (ts ns, cpu, event name) of each event.
-type Lines = Vec<(u64, u32, String)>;
+/// (ts ns, cpu, the task that recorded it, event name) of each event.
+type Lines = Vec<(u64, u32, i32, String)>;
 /// (ts ns, prev pid, next pid) of each switch.
 type Switches = Vec<(u64, i32, i32)>;
 
@@ -45,6 +45,7 @@ fn trace_cmd(raw: &Raw, d: &Decoded) -> Option<(Lines, Switches)> {
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         // "comm-pid [001] 17420.136117701: sched_switch: details"
         let Some(open) = line.find(" [") else { continue };
+        let Some(current) = line[..open].trim().rsplit_once('-').and_then(|(_, pid)| pid.parse::<i32>().ok()) else { continue };
         let rest = &line[open + 2..];
         let (Some((cpu, rest)), true) = (rest.split_once("] "), rest.starts_with(|c: char| c.is_ascii_digit())) else { continue };
         let (ts, rest) = rest.split_once(": ").unwrap();
@@ -56,7 +57,7 @@ fn trace_cmd(raw: &Raw, d: &Decoded) -> Option<(Lines, Switches)> {
             let (prev, next) = details.trim().split_once(" ==> ").unwrap();
             switches.push((ts, pid(prev), pid(next)));
         }
-        all.push((ts, cpu.parse().unwrap(), event.to_string()));
+        all.push((ts, cpu.parse().unwrap(), current, event.to_string()));
     }
     Some((all, switches))
 }
@@ -68,7 +69,7 @@ fn trace_cmd_reads_the_same_events_from_the_same_pages() {
         eprintln!("skipped: trace-cmd is not installed (apt-get install trace-cmd)");
         return;
     };
-    let mut ours: Lines = d.events.iter().map(|e| (e.ts, e.cpu, e.kind.name().to_string())).collect();
+    let mut ours: Lines = d.events.iter().map(|e| (e.ts, e.cpu, e.current, e.kind.name().to_string())).collect();
     let mut our_switches: Switches = d
         .events
         .iter()
@@ -82,13 +83,13 @@ fn trace_cmd_reads_the_same_events_from_the_same_pages() {
     }
     our_switches.sort_unstable();
     their_switches.sort_unstable();
-    let count = |v: &[(u64, u32, String)]| {
-        v.iter().fold(BTreeMap::new(), |mut m, (_, _, n)| {
+    let count = |v: &[(u64, u32, i32, String)]| {
+        v.iter().fold(BTreeMap::new(), |mut m, (_, _, _, n)| {
             *m.entry(n.clone()).or_insert(0) += 1;
             m
         })
     };
     assert_eq!(count(&ours), count(&theirs));
-    assert_eq!(ours, theirs, "every event at the same nanosecond on the same CPU");
+    assert_eq!(ours, theirs, "every event at the same nanosecond on the same CPU, recorded by the same task");
     assert_eq!(our_switches, their_switches);
 }

@@ -14,7 +14,10 @@ pub(super) fn start(cx: &mut CellCtx, cell: &Cell, t: Tracing) -> Result<Capture
     if let Some(kb) = t.buffer_kb {
         opts.settings.buffer_kb = kb;
     }
-    opts.settings.block = cell.io.is_some() || cell.groups.iter().any(|g| g.workload.is_io());
+    // Block requests only where the cell sets an I/O scheduler, the cells that study the
+    // block layer: no figure reads them, and in pa3's mixed cells they were a fifth of the
+    // events (docs/ARCHITECTURE.md, Kernel traces).
+    opts.settings.block = cell.io.is_some();
     opts.reader = ReaderPolicy::for_cell(cell.is_realtime().then_some(1));
     opts.avoid_cpus = worker_cpus(cell, cx.online);
     Capture::start(t.tracefs, cx.journal, &opts)

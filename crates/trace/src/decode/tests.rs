@@ -32,7 +32,8 @@ fn deltas_accumulate_from_the_page_timestamp() {
     assert_eq!((ev[0].ts, ev[0].cpu), (1_005, 1));
     let s = switch_of(&ev[0]);
     assert_eq!((s.prev_pid, s.next_pid, comm_str(&s.prev_comm).as_ref(), comm_str(&s.next_comm).as_ref()), (10, 20, "a", "b"));
-    assert_eq!(ev[1], Event { ts: 1_012, cpu: 1, kind: Kind::Waking(Wake { pid: 10, target_cpu: 1 }) });
+    assert_eq!(ev[0].current, 10, "a switch is recorded by the task leaving (common_pid)");
+    assert_eq!(ev[1], Event { ts: 1_012, cpu: 1, current: 0, kind: Kind::Waking(Wake { pid: 10, target_cpu: 1 }) });
     assert_eq!(stats, PageStats { pages: 1, ..Default::default() });
 }
 
@@ -89,7 +90,7 @@ fn a_record_with_its_length_in_array0_is_read() {
             filename: "/usr/bin/a-rather-long-program-name-past-the-small-record-limit-of-112-bytes-so-it-takes-the-long-form".into()
         }
     );
-    assert_eq!(ev[1], Event { ts: 5, cpu: 1, kind: Kind::Waking(Wake { pid: 3, target_cpu: 1 }) });
+    assert_eq!(ev[1], Event { ts: 5, cpu: 1, current: 0, kind: Kind::Waking(Wake { pid: 3, target_cpu: 1 }) });
 }
 
 #[test]

@@ -20,6 +20,7 @@ fn sw(ts: u64, cpu: u32, prev: i32, state: i64, next: i32) -> Event {
     Event {
         ts,
         cpu,
+        current: prev,
         kind: Kind::Switch(Switch {
             prev_pid: prev,
             prev_prio: 120,
@@ -34,12 +35,18 @@ fn sw(ts: u64, cpu: u32, prev: i32, state: i64, next: i32) -> Event {
     }
 }
 
+/// Events whose recording task does not matter to the test carry none (-1).
 fn waking(ts: u64, pid: i32) -> Event {
-    Event { ts, cpu: 0, kind: Kind::Waking(Wake { pid, target_cpu: 0 }) }
+    Event { ts, cpu: 0, current: -1, kind: Kind::Waking(Wake { pid, target_cpu: 0 }) }
 }
 
 fn ev(ts: u64, kind: Kind) -> Event {
-    Event { ts, cpu: 0, kind }
+    Event { ts, cpu: 0, current: -1, kind }
+}
+
+/// An event `current` recorded on `cpu`.
+fn by(current: i32, ts: u64, cpu: u32, kind: Kind) -> Event {
+    Event { ts, cpu, current, kind }
 }
 
 /// Pids from 9000 are kernel threads, others other processes.
@@ -199,15 +206,72 @@ fn a_worker_without_events_has_zero_figures() {
 }
 
 #[test]
-fn a_switch_the_trace_did_not_show_gives_the_cpu_back_at_the_previous_switch() {
+fn a_switch_the_trace_did_not_show_and_nothing_bounds_leaves_its_gap_untraced() {
     // 10 is preempted by 67, whose switch back to 10 is never recorded; 10 leaves at 500.
     let events = [sw(0, 0, 0, 0, 10), sw(100, 0, 10, R_PLUS, 67), sw(500, 0, 10, R_PLUS, 20), sw(600, 0, 20, S, 10)];
     let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
     let w = &c.workers[0];
-    assert_eq!((w.run_s * 1e9, w.runnable_s * 1e9), (100.0 + 400.0 + 400.0, 100.0));
+    assert_eq!((w.run_s * 1e9, w.runnable_s * 1e9, w.untraced_s * 1e9), (100.0 + 400.0, 100.0, 400.0), "100..500: 67's, then 10's");
     assert_eq!(w.involuntary, 2, "both switch-outs were real");
     assert_eq!(c.untraced_switches, 1);
-    assert_eq!(c.cpus[0].busy_s * 1e9, 1000.0);
+    assert_eq!(c.cpus[0].busy_s * 1e9, 1000.0, "67 and 10 are both tasks: busy either way");
+}
+
+#[test]
+fn a_hidden_tasks_run_before_an_untraced_switch_in_is_not_counted_as_the_workers() {
+    // pa3 FIFO/RR 500: 10 is preempted by 74, a task whose switch-outs the kernel never
+    // traces; 74 runs (an interrupt recorded an event in its time, at 150), gives the CPU
+    // back to 10 untraced, and 10 is seen running (an interrupt of it, at 300) before it
+    // leaves at 500. Counting 10 from 100 made trace CPU time 10 to 40 ms above wait4.
+    let kworker = Kind::Waking(Wake { pid: 9001, target_cpu: 0 });
+    let events = [
+        sw(0, 0, 0, 0, 10),
+        sw(100, 0, 10, R_PLUS, 74),
+        by(74, 150, 0, kworker.clone()),
+        by(10, 300, 0, kworker),
+        sw(500, 0, 10, R_PLUS, 20),
+        sw(600, 0, 20, S, 10),
+    ];
+    let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
+    let w = &c.workers[0];
+    assert_eq!(w.run_s * 1e9, 100.0 + 200.0 + 400.0, "0..100, from its first sign at 300 to 500, 600..1000");
+    assert_eq!(w.untraced_s * 1e9, 150.0, "150..300: 74's or 10's, the trace cannot say");
+    assert_eq!(w.runnable_s * 1e9, 50.0 + 100.0, "100..150 (74 ran) and 500..600");
+    assert_eq!(w.preempted_by, PreemptedBy { other: 2, ..Default::default() });
+    assert_eq!(c.untraced_switches, 1);
+}
+
+#[test]
+fn idle_time_before_an_untraced_switch_in_is_neither_the_workers_run_nor_busy() {
+    // CPU 1 idles; an interrupt wakes 10 at 50 and the idle task's softirq moves it there
+    // at 80; the switch away from idle is not traced; 10 wakes someone at 120 and sleeps at
+    // 400.
+    let events = [
+        sw(0, 1, 10, S, 0),
+        by(0, 50, 1, Kind::Waking(Wake { pid: 10, target_cpu: 1 })),
+        by(0, 80, 1, Kind::Migrate { pid: 10, orig_cpu: 0, dest_cpu: 1 }),
+        by(10, 120, 1, Kind::Waking(Wake { pid: 77, target_cpu: 1 })),
+        sw(400, 1, 10, S, 0),
+    ];
+    let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
+    let w = &c.workers[0];
+    let ns = |s: f64| (s * 1e9).round();
+    assert_eq!((ns(w.blocked_s), ns(w.runnable_s), ns(w.untraced_s), ns(w.run_s)), (50.0 + 600.0, 30.0, 40.0, 280.0));
+    assert_eq!(c.cpus[0], CpuTrace { cpu: 1, busy_s: 280e-9, idle_s: 680e-9 }, "80..120 is idle or 10's: neither");
+}
+
+#[test]
+fn a_task_cannot_have_run_on_a_cpu_before_it_was_moved_there() {
+    // 10, preempted on CPU 1 at 0, is moved to CPU 0 at 250 while 74 (untraced) has it.
+    let events = [
+        sw(0, 1, 10, R_PLUS, 20),
+        sw(100, 0, 30, S, 74),
+        by(20, 250, 1, Kind::Migrate { pid: 10, orig_cpu: 1, dest_cpu: 0 }),
+        sw(400, 0, 10, S, 0),
+    ];
+    let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
+    let w = &c.workers[0];
+    assert_eq!((w.runnable_s * 1e9, w.untraced_s * 1e9, w.run_s * 1e9), (250.0, 150.0, 0.0));
 }
 
 #[test]

@@ -57,6 +57,7 @@ pub fn switches(segments: &[Segment], join_ns: u64, comm: impl Fn(i32) -> Comm) 
     let switch = |ts: u64, cpu: u32, prev: i32, state: i64, next: i32| Event {
         ts,
         cpu,
+        current: prev,
         kind: Kind::Switch(Switch {
             prev_pid: prev,
             prev_prio: PRIO,
@@ -87,7 +88,7 @@ pub fn switches(segments: &[Segment], join_ns: u64, comm: impl Fn(i32) -> Comm) 
                 Some(p) if p.pid == s.pid && s.start_ns.saturating_sub(p.end_ns) <= join_ns && p.left == Left::Preempted => {}
                 Some(p) => {
                     if p.left == Left::Exited {
-                        out.push(Event { ts: p.end_ns, cpu, kind: Kind::Exit { pid: p.pid } });
+                        out.push(Event { ts: p.end_ns, cpu, current: p.pid, kind: Kind::Exit { pid: p.pid } });
                     }
                     if s.start_ns.saturating_sub(p.end_ns) <= join_ns {
                         out.push(switch(p.end_ns, cpu, p.pid, state(p.left), s.pid));
@@ -101,7 +102,7 @@ pub fn switches(segments: &[Segment], join_ns: u64, comm: impl Fn(i32) -> Comm) 
         }
         if let Some(p) = prev.filter(|p| p.left != Left::Running) {
             if p.left == Left::Exited {
-                out.push(Event { ts: p.end_ns, cpu, kind: Kind::Exit { pid: p.pid } });
+                out.push(Event { ts: p.end_ns, cpu, current: p.pid, kind: Kind::Exit { pid: p.pid } });
             }
             out.push(switch(p.end_ns, cpu, p.pid, state(p.left), 0));
         }

@@ -12,6 +12,7 @@ fn sw(ts: u64, cpu: u32, prev: i32, state: i64, next: i32) -> Event {
     Event {
         ts,
         cpu,
+        current: prev,
         kind: Kind::Switch(Switch {
             prev_pid: prev,
             prev_prio: 120,
@@ -52,15 +53,15 @@ fn block(bytes: u32) -> crate::decode::Block {
 #[test]
 fn a_capture_round_trips_through_the_protobuf_decoder() {
     let events = vec![
-        Event { ts: 900, cpu: 1, kind: Kind::Waking(Wake { pid: 42, target_cpu: 1 }) },
+        Event { ts: 900, cpu: 1, current: 7, kind: Kind::Waking(Wake { pid: 42, target_cpu: 1 }) },
         sw(1_000, 1, 7, 0x1, 42),
-        Event { ts: 1_100, cpu: 1, kind: Kind::Lost { count: Some(3) } },
-        Event { ts: 1_200, cpu: 1, kind: Kind::Migrate { pid: 43, orig_cpu: 0, dest_cpu: 1 } },
+        Event { ts: 1_100, cpu: 1, current: -1, kind: Kind::Lost { count: Some(3) } },
+        Event { ts: 1_200, cpu: 1, current: 42, kind: Kind::Migrate { pid: 43, orig_cpu: 0, dest_cpu: 1 } },
         sw(1_300, 0, 42, 0x100, 0),
-        Event { ts: 1_400, cpu: 0, kind: Kind::Fork { parent: 42, child: 44 } },
-        Event { ts: 1_500, cpu: 0, kind: Kind::Exit { pid: 42 } },
-        Event { ts: 1_600, cpu: 2, kind: Kind::BlockIssue(block(4096)) },
-        Event { ts: 1_700, cpu: 2, kind: Kind::BlockComplete(block(0)) },
+        Event { ts: 1_400, cpu: 0, current: 42, kind: Kind::Fork { parent: 42, child: 44 } },
+        Event { ts: 1_500, cpu: 0, current: 42, kind: Kind::Exit { pid: 42 } },
+        Event { ts: 1_600, cpu: 2, current: 0, kind: Kind::BlockIssue(block(4096)) },
+        Event { ts: 1_700, cpu: 2, current: 0, kind: Kind::BlockComplete(block(0)) },
     ];
     let processes = [Process { pid: 42, ppid: 7, name: "schedlab worker main#0".into(), threads: vec![42, 45] }];
     let tracks = [
