@@ -83,7 +83,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                     if c.warmup { " (warm-up)" } else { "" },
                     t.lost_events,
                     if t.untraced_switches > 0 {
-                        format!(", {} switches the trace did not show (repaired)", t.untraced_switches)
+                        format!(", {} switches the trace did not show (their time: untraced)", t.untraced_switches)
                     } else {
                         String::new()
                     }

@@ -418,11 +418,12 @@ pub fn rt_cpus(stats: &[RtStats]) -> Option<Table> {
 }
 
 /// Columns of the per-worker trace table (`schedlab trace`).
-pub const TRACE_HEADER: [&str; 13] = [
+pub const TRACE_HEADER: [&str; 14] = [
     "worker",
     "pid",
     "group",
     "run [s]",
+    "untraced [s]",
     "wait4 cpu [s]",
     "runnable [s]",
     "blocked [s]",
@@ -434,8 +435,8 @@ pub const TRACE_HEADER: [&str; 13] = [
     "cpus",
 ];
 
-/// One cell repetition's trace, a row per worker (beside its wait4 CPU time, the figure the
-/// trace must agree with) and a last row of totals.
+/// One cell repetition's trace, a row per worker (beside its wait4 CPU time, which lies
+/// between run and run + untraced) and a last row of totals.
 pub fn trace(t: &schedlab_model::trace::CellTrace, samples: &[schedlab_model::Sample]) -> Table {
     let mut tb = table(&TRACE_HEADER);
     let us = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into());
@@ -449,6 +450,7 @@ pub fn trace(t: &schedlab_model::trace::CellTrace, samples: &[schedlab_model::Sa
             w.pid.to_string(),
             s.map(|s| s.group.clone()).unwrap_or_default(),
             format!("{:.4}", w.run_s),
+            format!("{:.4}", w.untraced_s),
             s.map(|s| format!("{:.4}", s.user_s + s.sys_s)).unwrap_or_else(|| "-".into()),
             format!("{:.4}", w.runnable_s),
             format!("{:.4}", w.blocked_s),
@@ -460,6 +462,7 @@ pub fn trace(t: &schedlab_model::trace::CellTrace, samples: &[schedlab_model::Sa
             crate::tables::cpu_list(&w.cpus),
         ]);
         tot.run_s += w.run_s;
+        tot.untraced_s += w.untraced_s;
         tot.runnable_s += w.runnable_s;
         tot.blocked_s += w.blocked_s;
         tot.involuntary += w.involuntary;
@@ -476,6 +479,7 @@ pub fn trace(t: &schedlab_model::trace::CellTrace, samples: &[schedlab_model::Sa
         String::new(),
         String::new(),
         format!("{:.4}", tot.run_s),
+        format!("{:.4}", tot.untraced_s),
         format!("{cpu:.4}"),
         format!("{:.4}", tot.runnable_s),
         format!("{:.4}", tot.blocked_s),
