@@ -20,6 +20,7 @@ mod rtreport;
 mod sim_rt_schedules;
 mod sim_schedules;
 mod simulate;
+mod slice;
 mod spec_input;
 mod trace;
 mod trace_export;

@@ -115,6 +115,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                     g.policy_name,
                     cl.name(),
                     if g.policy.nice != 0 { format!(" nice {}", g.policy.nice) } else { String::new() }
+                        + &g.policy.slice_ns.map(|ns| format!(" slice {} us", ns / 1000)).unwrap_or_default()
                 ),
             };
             let mut place = vec![format!("affinity {}", g.affinity.label())];

@@ -70,12 +70,12 @@ pub(crate) fn futex_wake(word: &AtomicU32, n: i32) {
 /// Puts thread `pid` (0 = the calling thread) at SCHED_FIFO `priority`, with reset-on-fork
 /// so anything it forks starts as an ordinary task.
 pub(crate) fn set_fifo(pid: i32, priority: u32) -> io::Result<()> {
-    sched::apply(pid, &Policy { class: Class::Fifo, priority, nice: 0, deadline: None }, true)
+    sched::apply(pid, &Policy { class: Class::Fifo, priority, nice: 0, deadline: None, slice_ns: None }, true)
 }
 
 /// Puts thread `pid` (0 = the calling thread) at SCHED_OTHER, nice 0.
 pub(crate) fn set_other(pid: i32) -> io::Result<()> {
-    sched::apply(pid, &Policy { class: Class::Other, priority: 0, nice: 0, deadline: None }, false)
+    sched::apply(pid, &Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None }, false)
 }
 
 /// The scheduling policy number of thread `pid` (SCHED_FIFO = 1, ...).

@@ -210,6 +210,9 @@ pub struct GroupParams {
     /// The utilisation a periodic set was generated for (the `utilisation` axis), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub utilisation: Option<f64>,
+    /// EEVDF's custom slice of the workers (the `slice_us` policy field or axis), us.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice_us: Option<u32>,
 }
 
 /// The parameters that identify a matrix cell, as stored beside its results.

@@ -99,6 +99,13 @@ impl Params {
         Ok(())
     }
 
+    /// How late the model takes the kernel to notice an expired fair slice: what
+    /// `fair_slice_ns` adds to the kernel's base slice for these CPUs (half a tick with the
+    /// defaults). A custom slice gets the same.
+    pub fn fair_lateness_ns(&self) -> Duration {
+        self.fair_slice_ns.saturating_sub(KERNEL_BASE_SLICE_NS * (1 + u64::from(self.cpus.clamp(1, 8).ilog2())))
+    }
+
     /// CPU time of `iterations` pi iterations, at least 1 ns.
     pub fn compute_ns(&self, iterations: u64) -> Duration {
         ((iterations as f64 * self.ns_per_iteration).round() as Duration).max(1)

@@ -39,6 +39,9 @@ pub enum KeyForm {
     Count,
     /// `/NAME=VALUE`.
     Tagged,
+    /// `/NAME=VALUE` for the fair classes (other, batch) only: on any other class the
+    /// setting has no effect and is left out, so such cells collapse.
+    FairOnly,
 }
 
 /// One matrix axis.
@@ -140,6 +143,16 @@ pub const NICE: Axis = Axis {
     stored: |_, g| Some(g.nice.to_string()),
 };
 
+/// `slice_us`: EEVDF's custom slice of the group's workers (other and batch only).
+pub const SLICE: Axis = Axis {
+    name: "slice_us",
+    scope: Scope::Group,
+    key: KeyForm::FairOnly,
+    cgroup: false,
+    header: "policy",
+    stored: |_, g| g.slice_us.map(|s| s.to_string()),
+};
+
 /// `affinity`: how the group's workers are pinned.
 pub const AFFINITY: Axis = Axis {
     name: "affinity",
@@ -223,8 +236,21 @@ pub const IOSCHED: Axis = Axis {
 
 /// Every axis, in the order cells are numbered: cell axes vary slowest, then each group's
 /// axes in this order (the last varies fastest); other groups' keys list their axes in it.
-pub const AXES: &[&Axis] =
-    &[&IOSCHED, &WORKLOAD, &POLICY, &PRIORITY, &NICE, &AFFINITY, &CPU_WEIGHT, &CPU_MAX, &CPUSET, &PROCESSES, &SCHEDULER, &UTILISATION];
+pub const AXES: &[&Axis] = &[
+    &IOSCHED,
+    &WORKLOAD,
+    &POLICY,
+    &PRIORITY,
+    &NICE,
+    &AFFINITY,
+    &CPU_WEIGHT,
+    &CPU_MAX,
+    &CPUSET,
+    &PROCESSES,
+    &SCHEDULER,
+    &UTILISATION,
+    &SLICE,
+];
 
 /// The axis a spec key names.
 pub fn by_name(name: &str) -> Option<&'static Axis> {
@@ -237,11 +263,13 @@ pub fn by_name(name: &str) -> Option<&'static Axis> {
 /// other groups show only their swept axes, `NAME.AXIS=VALUE..`.
 pub fn group_key(name: &str, group: Option<&Group>, swept: &[(&Axis, String)]) -> String {
     let rt = group.is_some_and(|g| g.policy.class.is_rt());
+    let fair = group.is_some_and(|g| g.policy.class.is_fair());
     if name != MAIN {
         let mut k = name.to_string();
         for (a, label) in swept {
-            // A priority on a non-RT policy has no effect: leave it out so such cells collapse.
-            if a.key == KeyForm::RtPriority && !rt {
+            // A priority on a non-RT policy (a slice on a non-fair one) has no effect: leave
+            // it out so such cells collapse.
+            if (a.key == KeyForm::RtPriority && !rt) || (a.key == KeyForm::FairOnly && !fair) {
                 continue;
             }
             k.push_str(&format!(".{}={label}", a.name));
@@ -258,6 +286,8 @@ pub fn group_key(name: &str, group: Option<&Group>, swept: &[(&Axis, String)]) -
         match a.key {
             KeyForm::Prefixed(prefix) => k.push_str(&format!("/{prefix}{label}")),
             KeyForm::Tagged => k.push_str(&format!("/{}={label}", a.name)),
+            KeyForm::FairOnly if fair => k.push_str(&format!("/{}={label}", a.name)),
+            KeyForm::FairOnly => {}
             KeyForm::Lead | KeyForm::RtPriority | KeyForm::Count => {}
         }
     }

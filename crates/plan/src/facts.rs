@@ -21,6 +21,9 @@ pub struct Capabilities {
     pub drop_caches: bool,
     /// May open /dev/cpu_dma_latency for writing (root only), which real-time cells hold.
     pub cpu_dma_latency: bool,
+    /// Why this kernel takes no custom slice for other and batch (`slice_us`: Linux 6.12+
+    /// reads it from sched_attr.sched_runtime; older ones ignore it), None when it does.
+    pub custom_slice_refused: Option<String>,
 }
 
 impl Capabilities {
@@ -35,6 +38,7 @@ impl Capabilities {
             cgroup_unwritable: Some("/sys/fs/cgroup".into()),
             drop_caches: false,
             cpu_dma_latency: false,
+            custom_slice_refused: None,
         }
     }
 
@@ -48,6 +52,7 @@ impl Capabilities {
             cgroup_unwritable: None,
             drop_caches: true,
             cpu_dma_latency: true,
+            custom_slice_refused: None,
         }
     }
 

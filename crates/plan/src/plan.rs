@@ -105,6 +105,7 @@ impl Group {
             cpuset: self.cgroup.cpuset.clone(),
             background: self.background,
             utilisation: self.workload.periodic().and_then(|p| p.utilisation),
+            slice_us: self.policy.slice_ns.map(|n| (n / 1000) as u32),
         }
     }
 }

@@ -47,6 +47,11 @@ impl Class {
         matches!(self, Class::Fifo | Class::Rr)
     }
 
+    /// True for the fair classes, which EEVDF schedules and which take a custom slice.
+    pub fn is_fair(self) -> bool {
+        matches!(self, Class::Other | Class::Batch)
+    }
+
     /// True for classes that can starve ordinary processes (need throttling on).
     pub fn is_realtime(self) -> bool {
         matches!(self, Class::Fifo | Class::Rr | Class::Deadline)
@@ -75,7 +80,16 @@ pub struct Policy {
     pub nice: i32,
     /// Deadline parameters for the deadline class.
     pub deadline: Option<DeadlineParams>,
+    /// EEVDF's custom slice for other and batch (sched_attr.sched_runtime, Linux 6.12+), ns;
+    /// None leaves the kernel's base slice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice_ns: Option<u64>,
 }
+
+/// The shortest custom slice the kernel takes (it clamps sched_runtime to 0.1..=100 ms), us.
+pub const MIN_SLICE_US: i64 = 100;
+/// The longest custom slice the kernel takes, us.
+pub const MAX_SLICE_US: i64 = 100_000;
 
 /// The highest RT priority a worker may have: 99 is kept for the engine, which must
 /// always be able to preempt its workers.

@@ -11,7 +11,8 @@
 //!   tasks (ready and running). A task is eligible when `v <= V`, i.e. it has
 //!   not received more than its share (its lag `V - v` is not negative).
 //! - **Virtual deadline.** Each task requests a slice of `base_slice` ns of
-//!   real time; its virtual deadline is `vd = v + base_slice * 1024 / weight`.
+//!   real time (or its own, [`TaskParams::slice`], as the kernel's custom slice);
+//!   its virtual deadline is `vd = v + slice * 1024 / weight`.
 //!   The policy runs the eligible task with the earliest `vd` (EEVDF). When
 //!   the running task reaches its `vd` it is stopped ([`Stop::Expired`]) and
 //!   requests a new slice.
@@ -59,6 +60,7 @@ pub fn nice_to_weight(nice: i32) -> u64 {
 #[derive(Debug, Clone, Copy, Default)]
 struct FairTask {
     weight: u64,
+    slice: Duration,
     v: i64,
     vd: i64,
     lag: i64,
@@ -116,8 +118,9 @@ impl Fair {
         }
     }
 
-    fn vslice(&self, weight: u64) -> i64 {
-        (u128::from(self.base_slice) * u128::from(NICE_0_WEIGHT) / u128::from(weight)) as i64
+    fn vslice(&self, id: TaskId) -> i64 {
+        let t = &self.tasks[id];
+        (u128::from(t.slice) * u128::from(NICE_0_WEIGHT) / u128::from(t.weight)) as i64
     }
 
     fn eligible(&self, id: TaskId) -> bool {
@@ -145,7 +148,7 @@ impl Fair {
 
     fn join(&mut self, id: TaskId) {
         let avg = self.avg_vruntime();
-        let slice = self.vslice(self.tasks[id].weight);
+        let slice = self.vslice(id);
         let t = &mut self.tasks[id];
         if t.fresh {
             t.fresh = false;
@@ -162,7 +165,7 @@ impl Fair {
 
     fn leave(&mut self, id: TaskId) {
         let avg = self.avg_vruntime();
-        let limit = self.vslice(self.tasks[id].weight);
+        let limit = self.vslice(id);
         let t = &mut self.tasks[id];
         t.lag = (avg - t.v).clamp(-limit, limit);
         t.runnable = false;
@@ -184,7 +187,8 @@ impl Policy for Fair {
             self.tasks.resize(id + 1, FairTask::default());
         }
         let weight = params.weight.unwrap_or_else(|| nice_to_weight(params.nice)).max(1);
-        self.tasks[id] = FairTask { weight, fresh: true, ..FairTask::default() };
+        let slice = params.slice.unwrap_or(self.base_slice).max(1);
+        self.tasks[id] = FairTask { weight, slice, fresh: true, ..FairTask::default() };
     }
 
     fn wake(&mut self, id: TaskId, now: Time, _arrival: Arrival) {
@@ -233,7 +237,7 @@ impl Policy for Fair {
         match why {
             Stop::Preempted => self.enqueue(id),
             Stop::Expired => {
-                let slice = self.vslice(self.tasks[id].weight);
+                let slice = self.vslice(id);
                 let t = &mut self.tasks[id];
                 if t.v >= t.vd {
                     t.vd = t.v + slice;
@@ -300,6 +304,24 @@ mod tests {
         f.stop(1, 4, Stop::Expired);
         assert_eq!(f.pick_next(4), Some(0));
         assert_eq!(f.run_limit(0, 4), Some(4));
+    }
+
+    #[test]
+    fn a_task_with_its_own_slice_runs_that_long_per_turn() {
+        let mut f = Fair::new(4);
+        f.admit(0, &TaskParams { slice: Some(12), ..Default::default() });
+        f.admit(1, &TaskParams::default());
+        for id in 0..2 {
+            f.wake(id, 0, Arrival::Resume);
+        }
+        // A fresh task gets half its slice to its first deadline, then whole slices.
+        assert_eq!(f.pick_next(0), Some(1));
+        assert_eq!(f.run_limit(1, 0), Some(2));
+        f.stop(1, 2, Stop::Expired);
+        assert_eq!(f.pick_next(2), Some(0));
+        assert_eq!(f.run_limit(0, 2), Some(6));
+        f.stop(0, 8, Stop::Expired);
+        assert_eq!(f.run_limit(0, 8), Some(12), "after its first turn, a whole 12");
     }
 
     #[test]

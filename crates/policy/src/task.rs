@@ -89,6 +89,8 @@ pub struct TaskParams {
     pub window: Window,
     /// Bandwidth reservation (cbs); tasks without one run in the background.
     pub reservation: Option<Reservation>,
+    /// Its own slice (fair: EEVDF's custom slice) instead of the policy's base slice.
+    pub slice: Option<Duration>,
 }
 
 impl TaskParams {

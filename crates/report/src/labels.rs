@@ -4,7 +4,8 @@
 
 use schedlab_model::{CellParams, GroupParams};
 
-/// The policy as a reader names it: name, class when it differs, RT priority, nice.
+/// The policy as a reader names it: name, class when it differs, RT priority, nice, custom
+/// slice.
 pub fn policy(p: &CellParams) -> String {
     let mut l = p.policy.clone();
     if p.policy != p.class {
@@ -15,6 +16,9 @@ pub fn policy(p: &CellParams) -> String {
     }
     if p.nice != 0 {
         l.push_str(&format!(" nice {}", p.nice));
+    }
+    if let Some(us) = primary(p).and_then(|i| p.groups[i].slice_us) {
+        l.push_str(&format!(" slice {us} us"));
     }
     l
 }

@@ -232,7 +232,7 @@ fn job_log(records: &[JobRecord], start_ns: u64, d_ns: u64) -> JobLog {
 /// The policy the engine applies to worker `i` of a periodic set before the release.
 pub(crate) fn worker_policy(p: &Periodic, i: usize) -> Policy {
     let t = &p.tasks[i];
-    let plain = Policy { class: Class::Other, priority: 0, nice: 0, deadline: None };
+    let plain = Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None };
     match p.scheduler {
         // edf/dwcs workers wait at SCHED_OTHER: the dispatcher raises the chosen one.
         RtScheduler::Other | RtScheduler::Edf | RtScheduler::Dwcs => plain,

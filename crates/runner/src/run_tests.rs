@@ -11,7 +11,7 @@ fn group(name: &str, processes: u32, background: bool) -> Group {
         workload_name: "pi".into(),
         workload: Workload::Pi { iterations: 1000 },
         policy_name: "other".into(),
-        policy: Policy { class: Class::Other, priority: 0, nice: 0, deadline: None },
+        policy: Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None },
         processes,
         affinity: Affinity::All,
         cgroup: CgroupSpec::default(),

@@ -14,7 +14,7 @@
 //! use schedlab_simrun::{simulate_plan, Params};
 //!
 //! // What `schedlab-spec` makes of `workload = ["pi"]`, `policy = ["fifo"]`, `processes = [4]`.
-//! let fifo = Policy { class: Class::Fifo, priority: 50, nice: 0, deadline: None };
+//! let fifo = Policy { class: Class::Fifo, priority: 50, nice: 0, deadline: None, slice_ns: None };
 //! let group = Group {
 //!     name: "main".into(),
 //!     workload_name: "pi".into(),

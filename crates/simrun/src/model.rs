@@ -45,9 +45,13 @@ pub fn policy_spec(class: Class, p: &Params) -> PolicySpec {
     }
 }
 
-/// The per-task parameters of a spec policy.
-pub fn task_params(policy: &Policy) -> TaskParams {
+/// The per-task parameters of a spec policy; a custom slice is as late as the base one
+/// ([`Params::fair_lateness_ns`]).
+pub fn task_params(policy: &Policy, p: &Params) -> TaskParams {
     let mut t = TaskParams { priority: policy.priority, nice: policy.nice, ..TaskParams::default() };
+    if policy.class.is_fair() {
+        t.slice = policy.slice_ns.map(|s| s + p.fair_lateness_ns());
+    }
     match policy.class {
         Class::Idle => t.weight = Some(SCHED_IDLE_WEIGHT),
         Class::Deadline => {
@@ -156,7 +160,7 @@ pub fn cell_input(cell: &Cell, p: &Params, horizon: Time, trace: bool) -> Result
             )));
         }
         let work = workload(&g.workload, p).map_err(refuse)?;
-        let params = task_params(&g.policy);
+        let params = task_params(&g.policy, p);
         for i in 0..g.processes {
             let pin = match g.affinity.cpus_for(i, g.processes, &all) {
                 None => None,

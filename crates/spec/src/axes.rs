@@ -6,7 +6,7 @@ use crate::error::SpecError;
 use crate::raw::{RawList, RawValue};
 use crate::validate::{check_workload_name, cpu_list, scheduler_name, Ctx, GroupDef, Locations};
 use schedlab_plan::axis::{self, Axis, AxisValue};
-use schedlab_plan::{Affinity, Class, IoSetting, Policy, Workload, MAX_WORKER_PRIORITY};
+use schedlab_plan::{Affinity, Class, IoSetting, Policy, Workload, MAX_SLICE_US, MAX_WORKER_PRIORITY, MIN_SLICE_US};
 use serde_spanned::Spanned;
 use std::collections::BTreeMap;
 
@@ -135,6 +135,7 @@ pub(crate) static SPEC_AXES: &[SpecAxis] = &[
             v => unreachable!("utilisation holds {v:?}"),
         }),
     },
+    SpecAxis { axis: &axis::SLICE, parse: slice, list: each, apply: Apply::Group(|g, v| g.slice_us = Some(int(v))) },
     SpecAxis {
         axis: &axis::IOSCHED,
         parse: iosched,
@@ -213,6 +214,16 @@ fn nice(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecError> {
     ck.locs.nice.push((x, n.span()));
     Ok(AxisValue::Int(x))
 }
+
+fn slice(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecError> {
+    let n = int_raw(v);
+    let x = ck.cx.int_in(n, MIN_SLICE_US, MAX_SLICE_US, SLICE_WHAT)?;
+    ck.locs.slices.push(n.span());
+    Ok(AxisValue::Int(x))
+}
+
+/// What a slice's range error calls it.
+pub(crate) const SLICE_WHAT: &str = "slice_us (EEVDF's custom slice; the kernel takes 100 us to 100 ms)";
 
 fn cpu_weight(ck: &mut Check, v: RawValue, how: Use) -> Result<AxisValue, SpecError> {
     let w = int_raw(v);

@@ -320,8 +320,10 @@ pub(crate) fn resolve_group(
     }
     p.scheduler = scheduler;
     let policy = match scheduler {
-        RtScheduler::Other => Policy { class: Class::Other, priority: 0, nice: 0, deadline: None },
-        RtScheduler::FifoRm | RtScheduler::FifoDm => Policy { class: Class::Fifo, priority: RM_TOP_PRIORITY, nice: 0, deadline: None },
+        RtScheduler::Other => Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None },
+        RtScheduler::FifoRm | RtScheduler::FifoDm => {
+            Policy { class: Class::Fifo, priority: RM_TOP_PRIORITY, nice: 0, deadline: None, slice_ns: None }
+        }
         RtScheduler::Deadline => {
             if let Some(t) = p.tasks.iter().find(|t| t.c_ns < 1024) {
                 return bad(&format!("SCHED_DEADLINE needs a runtime of at least 1024 ns, and a task has C = {} ns", t.c_ns));
@@ -332,10 +334,13 @@ pub(crate) fn resolve_group(
                 priority: 0,
                 nice: 0,
                 deadline: Some(DeadlineParams { runtime_ns: t.c_ns, deadline_ns: t.deadline_ns(), period_ns: t.t_ns }),
+                slice_ns: None,
             }
         }
         // The dispatcher runs the chosen worker at SCHED_FIFO 97; the others wait at SCHED_OTHER.
-        RtScheduler::Edf | RtScheduler::Dwcs => Policy { class: Class::Fifo, priority: DISPATCH_RUN_PRIORITY, nice: 0, deadline: None },
+        RtScheduler::Edf | RtScheduler::Dwcs => {
+            Policy { class: Class::Fifo, priority: DISPATCH_RUN_PRIORITY, nice: 0, deadline: None, slice_ns: None }
+        }
     };
     Ok(Group {
         name: gname.to_string(),

@@ -248,6 +248,7 @@ axis_keys! {
     group_later {
         scheduler: String,
         utilisation: f64,
+        slice_us: i64,
     }
     cell {
         iosched: String,
@@ -380,6 +381,8 @@ pub struct RawPolicy {
     pub priority: Option<Spanned<i64>>,
     #[serde(default)]
     pub nice: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub slice_us: Option<Spanned<i64>>,
     #[serde(default)]
     pub runtime_us: Option<Spanned<i64>>,
     #[serde(default)]

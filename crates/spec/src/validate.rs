@@ -39,6 +39,8 @@ pub struct Locations {
     pub paths: Vec<PathUse>,
     /// Every explicit nice value (policies, groups, axes) with its span.
     pub nice: Vec<(i64, Location)>,
+    /// Every explicit `slice_us` (policies, groups, axes), for the kernel check.
+    pub slices: Vec<Location>,
     /// Each group's first cgroup setting (definition or axis), for errors about cgroups.
     pub cgroups: Vec<(String, Location)>,
     /// Every use of a workload name (axes, groups), for errors about what it needs.
@@ -342,6 +344,7 @@ pub(crate) struct GroupDef {
     pub(crate) background: bool,
     pub(crate) scheduler: Option<String>,
     pub(crate) utilisation: Option<f64>,
+    pub(crate) slice_us: Option<i64>,
 }
 
 impl GroupDef {
@@ -383,6 +386,10 @@ impl GroupDef {
         }
         if let Some(n) = self.nice {
             policy.nice = n as i32;
+        }
+        // Like a priority on a fair class, a slice on a non-fair one has no effect.
+        if let (Some(s), true) = (self.slice_us, policy.class.is_fair()) {
+            policy.slice_ns = Some(s as u64 * 1000);
         }
         Ok(Some(Group {
             name: gname.to_string(),
@@ -572,6 +579,7 @@ fn builtin_policy(class: Class) -> Policy {
             deadline_ns: 100_000_000,
             period_ns: 100_000_000,
         }),
+        slice_ns: None,
     }
 }
 
@@ -736,6 +744,16 @@ fn policy(cx: &Ctx, p: &RawPolicy, locs: &mut Locations) -> Result<Policy, SpecE
         pol.nice = cx.int_in(n, -20, 19, "nice")? as i32;
         locs.nice.push((*n.get_ref(), n.span()));
     }
+    if let Some(sl) = &p.slice_us {
+        if !class.is_fair() {
+            return cx.err(
+                sl.span(),
+                format!("slice_us applies only to other and batch (EEVDF's custom slice); {} tasks have none", class.name()),
+            );
+        }
+        pol.slice_ns = Some(cx.int_in(sl, MIN_SLICE_US, MAX_SLICE_US, crate::axes::SLICE_WHAT)? as u64 * 1000);
+        locs.slices.push(sl.span());
+    }
     let dl_fields = [&p.runtime_us, &p.deadline_us, &p.period_us];
     if class != Class::Deadline {
         if let Some(f) = dl_fields.iter().find_map(|f| f.as_ref()) {
@@ -831,6 +849,12 @@ pub(crate) fn check_allowed(plan: &Plan, locs: &Locations, src: &str, caps: &Cap
                     g.name
                 ),
             ));
+        }
+    }
+    if let Some(why) = &caps.custom_slice_refused {
+        if plan.cells.iter().flat_map(|c| &c.groups).any(|g| g.policy.slice_ns.is_some()) {
+            let span = locs.slices.first().unwrap_or(&locs.matrix).clone();
+            return Err(SpecError::at(&plan.source_path, src, span, format!("slice_us: {why}")));
         }
     }
     dma::check(plan, locs, src, caps)?;

@@ -45,6 +45,26 @@ pub fn capabilities(root: &Root) -> Capabilities {
         cgroup_unwritable: cgroup_unwritable(root, may_write),
         drop_caches: may_write(&root.path("/proc/sys/vm/drop_caches")),
         cpu_dma_latency: may_write(&crate::pmqos::device(root)),
+        custom_slice_refused: custom_slice_refused(&root.read("/proc/sys/kernel/osrelease").unwrap_or_default()),
+    }
+}
+
+/// The first kernel that takes a custom slice for SCHED_OTHER/BATCH (sched_attr.sched_runtime).
+const CUSTOM_SLICE_SINCE: (u32, u32) = (6, 12);
+
+/// Why a kernel of release `osrelease` (`6.18.0-1-amd64`) takes no custom slice, if it does not.
+pub fn custom_slice_refused(osrelease: &str) -> Option<String> {
+    let release = osrelease.trim();
+    let mut nums = release.split(|c: char| !c.is_ascii_digit()).map(|n| n.parse::<u32>().ok());
+    let version = (nums.next().flatten(), nums.next().flatten());
+    match version {
+        (Some(major), Some(minor)) if (major, minor) >= CUSTOM_SLICE_SINCE => None,
+        _ => Some(format!(
+            "this kernel ({}) takes no custom slice: EEVDF reads one from sched_attr.sched_runtime since Linux {}.{}",
+            if release.is_empty() { "release unknown" } else { release },
+            CUSTOM_SLICE_SINCE.0,
+            CUSTOM_SLICE_SINCE.1
+        )),
     }
 }
 
@@ -216,5 +236,16 @@ mod tests {
         assert_eq!(env.cgroup, "v2");
         assert_eq!(env.hz, Some(250));
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn custom_slices_are_known_from_linux_6_12() {
+        assert_eq!(custom_slice_refused("6.18.0-1-amd64\n"), None);
+        assert_eq!(custom_slice_refused("6.12.0"), None);
+        assert_eq!(custom_slice_refused("7.0.1-rc2"), None);
+        let old = custom_slice_refused("6.11.9-arch1").unwrap();
+        assert!(old.contains("6.11.9-arch1") && old.contains("6.12"), "{old}");
+        assert!(custom_slice_refused("5.15.0").is_some());
+        assert!(custom_slice_refused("").unwrap().contains("release unknown"));
     }
 }

@@ -87,11 +87,36 @@ pub fn apply(pid: i32, p: &Policy, reset_on_fork: bool) -> io::Result<()> {
         attr.sched_deadline = d.deadline_ns;
         attr.sched_period = d.period_ns;
     }
+    let slice = p.slice_ns.filter(|_| p.class.is_fair());
+    if let Some(ns) = slice {
+        attr.sched_runtime = ns;
+    }
     sched_setattr(pid, &attr)?;
+    // A kernel before 6.12 takes the call and ignores the slice: read back what it keeps.
+    if let Some(ns) = slice {
+        let kept = slice_of(pid)?;
+        if kept != ns {
+            return Err(io::Error::other(format!("asked for a {} us slice, the kernel keeps {} us", ns / 1000, kept / 1000)));
+        }
+    }
     if p.class.is_realtime() && p.nice != 0 {
         set_nice(pid, p.nice)?;
     }
     Ok(())
+}
+
+/// The slice EEVDF gives a fair-class task (`pid`, 0 = this thread), ns: what
+/// sched_getattr reports as sched_runtime (Linux 6.12+; 0 on older kernels).
+pub fn slice_of(pid: i32) -> io::Result<u64> {
+    let mut attr = SchedAttr::default();
+    // SAFETY: attr is a writable sched_attr of the size passed; flags must be 0.
+    let r =
+        unsafe { libc::syscall(libc::SYS_sched_getattr, pid, &mut attr as *mut SchedAttr, std::mem::size_of::<SchedAttr>() as u32, 0u32) };
+    if r == 0 {
+        Ok(attr.sched_runtime)
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 /// setpriority(PRIO_PROCESS, pid, nice).
@@ -128,12 +153,42 @@ pub const ENGINE_PRIORITY: u32 = 99;
 /// Raises this process to SCHED_FIFO at [`ENGINE_PRIORITY`] with reset-on-fork, so the
 /// engine always preempts its workers while children it spawns start as SCHED_OTHER.
 pub fn raise_engine() -> io::Result<()> {
-    let p = Policy { class: Class::Fifo, priority: ENGINE_PRIORITY, nice: 0, deadline: None };
+    let p = Policy { class: Class::Fifo, priority: ENGINE_PRIORITY, nice: 0, deadline: None, slice_ns: None };
     apply(0, &p, true)
 }
 
 /// Puts this process back to SCHED_OTHER nice 0.
 pub fn lower_engine() -> io::Result<()> {
-    let p = Policy { class: Class::Other, priority: 0, nice: 0, deadline: None };
+    let p = Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None };
     apply(0, &p, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fair_thread_keeps_the_slice_it_was_given_and_loses_it_on_reset() {
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        if let Some(why) = crate::env::custom_slice_refused(&release) {
+            eprintln!("skipped: {why}");
+            return;
+        }
+        // A thread of its own, so the test's other threads keep their settings.
+        std::thread::spawn(|| {
+            // SAFETY: plain syscall.
+            let tid = unsafe { libc::gettid() };
+            let base = slice_of(tid).unwrap();
+            assert!(base > 0, "a 6.12+ kernel reports the base slice");
+            let p = Policy { class: Class::Batch, priority: 0, nice: 0, deadline: None, slice_ns: Some(7_000_000) };
+            apply(tid, &p, false).unwrap();
+            assert_eq!(slice_of(tid).unwrap(), 7_000_000);
+            assert_eq!(current().0 as u32, SCHED_BATCH);
+            // Without a slice the kernel's base slice comes back.
+            apply(tid, &Policy { class: Class::Other, slice_ns: None, ..p }, false).unwrap();
+            assert_eq!(slice_of(tid).unwrap(), base);
+        })
+        .join()
+        .unwrap();
+    }
 }

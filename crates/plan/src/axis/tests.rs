@@ -8,7 +8,7 @@ fn group(name: &str) -> Group {
         workload_name: "cpu".into(),
         workload: Workload::Pi { iterations: 1000 },
         policy_name: "other".into(),
-        policy: Policy { class: Class::Other, priority: 0, nice: 0, deadline: None },
+        policy: Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None },
         processes: 4,
         affinity: Affinity::All,
         cgroup: CgroupSpec::default(),
@@ -18,7 +18,7 @@ fn group(name: &str) -> Group {
 
 fn fifo(g: &mut Group, priority: u32) {
     g.policy_name = "fifo".into();
-    g.policy = Policy { class: Class::Fifo, priority, nice: 0, deadline: None };
+    g.policy = Policy { class: Class::Fifo, priority, nice: 0, deadline: None, slice_ns: None };
 }
 
 fn periodic(g: &mut Group, scheduler: RtScheduler, utilisation: f64) {
@@ -95,6 +95,7 @@ fn each_axis_value_reads_back_from_its_stored_parameters_as_the_key_spells_it() 
             "set/edf/utilisation=0.75/n4",
             "bg.utilisation=0.75",
         ),
+        (&SLICE, AxisValue::Int(3000), |g, _| g.policy.slice_ns = Some(3_000_000), "cpu/other/slice_us=3000/n4", "bg.slice_us=3000"),
         (
             &IOSCHED,
             AxisValue::Io(IoSetting { name: "fast".into(), scheduler: "mq-deadline".into(), tunables: vec![] }),
@@ -133,5 +134,9 @@ fn the_main_key_shows_a_priority_only_where_it_acts() {
     let other = group("bg");
     assert_eq!(group_key("bg", Some(&other), &[(&PRIORITY, "5".into())]), "bg", "a priority on a fair class has no effect");
     assert_eq!(group_key(MAIN, None, &[(&PROCESSES, "0".into())]), "main.processes=0");
+    let mut rt = group(MAIN);
+    fifo(&mut rt, 50);
+    assert_eq!(group_key(MAIN, Some(&rt), &[(&SLICE, "300".into())]), "cpu/fifo/n4", "a slice on an RT class has no effect");
+    assert_eq!(group_key("bg", Some(&rt), &[(&SLICE, "300".into())]), "bg");
     assert_eq!(cell_key(vec!["cpu/other/n4".into(), String::new(), "bg.nice=5".into()], &[]), "cpu/other/n4+bg.nice=5");
 }

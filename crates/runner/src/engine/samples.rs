@@ -212,7 +212,7 @@ mod tests {
             workload_name: "w".into(),
             workload,
             policy_name: "other".into(),
-            policy: Policy { class: Class::Other, priority: 0, nice: 0, deadline: None },
+            policy: Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None },
             processes: 4,
             affinity: Affinity::All,
             cgroup: CgroupSpec::default(),
