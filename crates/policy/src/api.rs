@@ -60,4 +60,11 @@ pub trait Policy {
 
     /// Applies the state changes due at `now` (the driver calls it at `next_timer`).
     fn on_timer(&mut self, _now: Time) {}
+
+    /// The latest time a timer of this policy was due, counting changes it defers to a
+    /// task's next wake-up instead of asking for a timer (a run without a horizon ends no
+    /// earlier); `None` when every change is asked for with `next_timer`.
+    fn latest_timer(&self) -> Option<Time> {
+        None
+    }
 }

@@ -17,6 +17,10 @@
 //!   reservation (the original CBS): replenished and postponed at once.
 //!   If the replenishment instant has already passed, or the postponed
 //!   deadline is still in the past, a new period starts at once.
+//!   A throttled task that does not want to run (its job finished on the
+//!   last of its budget, the usual end of a job that needed exactly its
+//!   runtime) is replenished when it next wakes instead of at a timer: the
+//!   outcome is the same, and nothing can observe the server before then.
 //!
 //! Left out: GRUB reclaiming, the global admission test (see
 //! [`admission`]), and dl_server / RT throttling interactions.
@@ -39,8 +43,11 @@ pub struct Cbs {
     hard: bool,
     tasks: Vec<Server>,
     ready: ReadySet<(u8, Time, u64)>,
-    /// Throttled servers by replenishment time (a task is throttled at most once at a time).
+    /// Throttled servers that want to run, by replenishment time (a task is throttled at
+    /// most once at a time); the others wait in their `Server::throttled` for their wake-up.
     throttled: ReadySet<Time>,
+    /// The latest replenishment instant ever set (see [`Policy::latest_timer`]).
+    latest: Option<Time>,
     seq: u64,
 }
 
@@ -55,10 +62,11 @@ pub fn admission(reservations: &[Reservation], cpus: usize, rt_share: f64) -> bo
 impl Cbs {
     /// A policy with hard (throttling) or soft (postpone at once) reservations.
     pub fn new(hard: bool) -> Self {
-        Self { hard, tasks: Vec::new(), ready: ReadySet::new(), throttled: ReadySet::new(), seq: 0 }
+        Self { hard, tasks: Vec::new(), ready: ReadySet::new(), throttled: ReadySet::new(), latest: None, seq: 0 }
     }
 
-    /// A server's remaining budget and scheduling deadline.
+    /// A server's remaining budget and scheduling deadline (a replenishment left to the
+    /// task's next wake-up shows only after it).
     pub fn server(&self, id: TaskId) -> Option<(Duration, Time)> {
         let s = self.tasks.get(id)?;
         s.res.map(|_| (s.q, s.d))
@@ -111,13 +119,17 @@ impl Cbs {
         }
     }
 
-    fn exhaust(&mut self, id: TaskId, now: Time) {
+    /// The budget ran out at `now`; `wants` says whether the task is still ready.
+    fn exhaust(&mut self, id: TaskId, now: Time, wants: bool) {
         let s = &mut self.tasks[id];
         let Some(r) = s.res else { return };
         let next_period = (s.d + r.period).saturating_sub(r.deadline);
         if self.hard && next_period > now {
             s.throttled = Some(next_period);
-            self.throttled.insert(id, next_period);
+            self.latest = self.latest.max(Some(next_period));
+            if wants {
+                self.throttled.insert(id, next_period);
+            }
         } else {
             self.replenish(id, now);
         }
@@ -156,8 +168,19 @@ impl Policy for Cbs {
 
     fn wake(&mut self, id: TaskId, now: Time, _arrival: Arrival) {
         self.advance(now);
-        self.tasks[id].wants = true;
-        if self.tasks[id].throttled.is_some() || self.ready.contains(id) {
+        let s = &mut self.tasks[id];
+        let wanted = std::mem::replace(&mut s.wants, true);
+        match s.throttled {
+            // Throttled while it did not want to run: its replenishment was left to now.
+            Some(at) if !wanted && at <= now => self.replenish(id, now),
+            Some(at) if !wanted => {
+                self.throttled.insert(id, at);
+                return;
+            }
+            Some(_) => return,
+            None => {}
+        }
+        if self.ready.contains(id) {
             return;
         }
         self.wakeup_rule(id, now);
@@ -185,14 +208,15 @@ impl Policy for Cbs {
         self.advance(now);
         let s = &mut self.tasks[id];
         let ran = now.saturating_sub(s.since);
+        let wants = why.stays_ready();
         if s.res.is_some() {
             s.q = s.q.saturating_sub(ran);
             if s.q == 0 {
-                self.exhaust(id, now);
+                self.exhaust(id, now, wants);
             }
         }
         let s = &mut self.tasks[id];
-        s.wants = why.stays_ready();
+        s.wants = wants;
         if s.wants && s.throttled.is_none() {
             self.enqueue(id);
         }
@@ -218,6 +242,10 @@ impl Policy for Cbs {
     fn on_timer(&mut self, now: Time) {
         self.advance(now);
     }
+
+    fn latest_timer(&self) -> Option<Time> {
+        self.latest
+    }
 }
 
 #[cfg(test)]
@@ -237,6 +265,37 @@ mod tests {
         assert_eq!(c.pick_next(0), Some(0));
         assert_eq!(c.run_limit(0, 0), Some(2));
         c.stop(0, 2, Stop::Expired);
+        assert!(!c.has_ready());
+        assert_eq!(c.next_timer(), Some(5));
+        c.on_timer(5);
+        assert_eq!(c.server(0), Some((2, 10)));
+        assert_eq!(c.pick_next(5), Some(0));
+    }
+
+    /// A server of 2 every 5 whose job ran 2 and finished.
+    fn done_on_its_last_budget() -> Cbs {
+        let mut c = Cbs::new(true);
+        c.admit(0, &reserved(2, 5, 5));
+        c.wake(0, 0, Arrival::Resume);
+        c.pick_next(0);
+        c.stop(0, 2, Stop::Done);
+        c
+    }
+
+    #[test]
+    fn a_job_ending_on_its_last_budget_is_replenished_at_its_wake_up_without_a_timer() {
+        let mut c = done_on_its_last_budget();
+        assert_eq!(c.next_timer(), None);
+        assert_eq!(c.latest_timer(), Some(5));
+        c.wake(0, 5, Arrival::Resume);
+        assert_eq!(c.server(0), Some((2, 10)));
+        assert_eq!(c.pick_next(5), Some(0));
+    }
+
+    #[test]
+    fn a_throttled_task_woken_before_its_replenishment_waits_for_its_timer() {
+        let mut c = done_on_its_last_budget();
+        c.wake(0, 3, Arrival::Resume);
         assert!(!c.has_ready());
         assert_eq!(c.next_timer(), Some(5));
         c.on_timer(5);

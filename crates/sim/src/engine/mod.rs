@@ -171,8 +171,14 @@ impl<'a, P: Policy> Engine<'a, P> {
             }
         }
         // Without a horizon the run ends at its last event, a timer replaced or cancelled
-        // before its time included (as when it stayed queued and was skipped then).
-        let end = if self.horizon == Time::MAX { self.clock.now().max(self.dropped_until) } else { self.horizon };
+        // before its time included (as when it stayed queued and was skipped then), and so
+        // does a timer a policy left to a wake-up that never came.
+        let end = if self.horizon == Time::MAX {
+            let deferred = self.domains.iter().filter_map(|d| d.policy.latest_timer()).max().unwrap_or(0);
+            self.clock.now().max(self.dropped_until).max(deferred)
+        } else {
+            self.horizon
+        };
         self.finish(end)
     }
 

@@ -101,6 +101,21 @@ fn cbs_isolates_an_overrunning_task() {
     assert_eq!(spans(&soft, 0), vec![(0, 10)]);
 }
 
+/// A job that ends on the last of its budget leaves its replenishment to its next wake-up,
+/// not to a timer: the schedule is the one a timer gives, and a run without a horizon still
+/// ends at the replenishment (as it did when the timer fired then).
+#[test]
+fn cbs_replenishment_left_to_the_wake_up_keeps_the_schedule_and_the_end() {
+    let tasks =
+        [TaskSpec::periodic("exact", 2, 5).reservation(2, 5, 5).jobs(3), TaskSpec::periodic("other", 1, 4).reservation(1, 4, 4).jobs(3)];
+    let r = run(&SimConfig::new(1, PolicySpec::Cbs { hard: true }), &tasks);
+    assert_eq!(spans(&r, 0), vec![(1, 3), (5, 7), (10, 12)]);
+    assert_eq!(spans(&r, 1), vec![(0, 1), (4, 5), (8, 9)]);
+    assert_eq!(r.tasks.iter().map(|t| t.deadline_misses).sum::<u64>(), 0);
+    // "exact" is throttled at 12 until its next period at 15, which no event reaches.
+    assert_eq!(r.end, 15);
+}
+
 /// Tasks without a reservation only get what the servers leave.
 #[test]
 fn cbs_background_tasks_fill_the_gaps() {
