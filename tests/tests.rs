@@ -5,6 +5,7 @@ mod util;
 
 mod cli_errors;
 mod disturb;
+mod docs;
 mod engine;
 mod groups;
 mod interrupt;

@@ -3,6 +3,7 @@
 mod check;
 mod common;
 mod compare;
+mod docs;
 mod dwcs;
 mod envcmd;
 mod export;
@@ -72,6 +73,10 @@ pub enum Cmd {
     Dwcs(dwcs::Args),
     /// What the kernel's scheduler trace of a run's cells says, per worker (runs made with --trace).
     Trace(trace::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(docs::CompletionArgs),
+    /// Write schedlab's man pages, one per subcommand, into a directory.
+    Man(docs::ManArgs),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -97,5 +102,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Cmd::Simulate(a) => simulate::run(&cli.db, a),
         Cmd::Dwcs(a) => dwcs::run(a),
         Cmd::Trace(a) => trace::run(&cli.db, a),
+        Cmd::Completions(a) => docs::completions(a),
+        Cmd::Man(a) => docs::man(a),
     }
 }
