@@ -7,6 +7,7 @@ mod cli_errors;
 mod disturb;
 mod docs;
 mod engine;
+mod export_formats;
 mod groups;
 mod interrupt;
 mod iosched;

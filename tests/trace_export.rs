@@ -10,7 +10,7 @@ use std::process::Command;
 
 /// A Python with the `perfetto` and `protobuf` packages: $SCHEDLAB_TEST_PYTHON, the venv
 /// .ci/run makes, or python3.
-fn python() -> PathBuf {
+pub(crate) fn python() -> PathBuf {
     if let Some(p) = std::env::var_os("SCHEDLAB_TEST_PYTHON") {
         return p.into();
     }

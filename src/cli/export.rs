@@ -1,5 +1,5 @@
 //! `schedlab export`: per-process samples, or per-job records of periodic tasks, as csv,
-//! json or markdown.
+//! json, markdown or Parquet; or a run as hyperfine's JSON (one result per cell).
 
 use super::common::{bad_input, open_existing, pick_run};
 use std::io::Write;
@@ -11,7 +11,8 @@ use std::process::ExitCode;
 pub struct Args {
     /// Run id (the newest run without it).
     pub run: Option<i64>,
-    /// csv, json or markdown.
+    /// csv, json, markdown, parquet (needs --output) or hyperfine (hyperfine's
+    /// --export-json: a result per cell, its repetitions' makespans as the runs).
     #[arg(long, short, default_value = "csv")]
     pub format: String,
     /// Write to this file instead of standard output (must not exist yet).
@@ -28,10 +29,39 @@ pub struct Args {
 
 /// Runs `schedlab export`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
-    let exporter = schedlab_report::export::by_name(&a.format)
-        .ok_or_else(|| bad_input(format!("unknown format \"{}\"; use csv, json or markdown", a.format)))?;
+    let exporter = match a.format.as_str() {
+        "parquet" | "hyperfine" => None,
+        f => Some(
+            schedlab_report::export::by_name(f)
+                .ok_or_else(|| bad_input(format!("unknown format \"{f}\"; use csv, json, markdown, parquet or hyperfine")))?,
+        ),
+    };
+    if a.format == "parquet" && a.output.is_none() {
+        return Err(bad_input("the parquet format is binary: give a file with --output"));
+    }
+    if a.format == "hyperfine" && a.jobs {
+        return Err(bad_input("--format hyperfine has a result per cell; per-job rows go to csv, json, markdown or parquet"));
+    }
     let store = open_existing(db)?;
     let run = pick_run(&store, a.run)?;
+    if a.format == "hyperfine" {
+        let cells = store.cells(run.id)?;
+        let (doc, failed) = schedlab_report::hyperfine::document(&cells);
+        if failed > 0 {
+            eprintln!("note: {failed} failed cell repetitions of run {} are left out (`schedlab show` lists them)", run.id);
+        }
+        let text = serde_json::to_string_pretty(&doc)? + "\n";
+        return match &a.output {
+            Some(p) => {
+                create(p)?.write_all(text.as_bytes())?;
+                Ok(ExitCode::SUCCESS)
+            }
+            None => {
+                std::io::stdout().lock().write_all(text.as_bytes())?;
+                Ok(ExitCode::SUCCESS)
+            }
+        };
+    }
     let cells: Vec<_> = store.cells(run.id)?.into_iter().filter(|c| a.include_warmup || !c.warmup).collect();
     let failed = cells.iter().filter(|c| !c.status.is_ok()).count();
     if failed > 0 {
@@ -56,14 +86,22 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     } else {
         schedlab_report::export::values(&schedlab_report::flat::flatten(run.id, &cells))
     };
+    let Some(exporter) = exporter else {
+        let p = a.output.as_ref().expect("checked above");
+        if rows.is_empty() {
+            return Err(bad_input(format!("run {} has no rows to write", run.id)));
+        }
+        let f = create(p)?;
+        if let Err(e) = schedlab_report::parquet::write(&rows, f) {
+            // Half a file is no export.
+            let _ = std::fs::remove_file(p);
+            return Err(e.into());
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
     match &a.output {
         Some(p) => {
-            let f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(p)
-                .map_err(|e| bad_input(format!("cannot create {}: {e}", p.display())))?;
-            let mut w = std::io::BufWriter::new(f);
+            let mut w = std::io::BufWriter::new(create(p)?);
             exporter.write_values(&rows, &mut w)?;
             w.flush()?;
         }
@@ -74,4 +112,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Creates the output file, which must not exist yet.
+fn create(p: &Path) -> anyhow::Result<std::fs::File> {
+    std::fs::OpenOptions::new().write(true).create_new(true).open(p).map_err(|e| bad_input(format!("cannot create {}: {e}", p.display())))
 }

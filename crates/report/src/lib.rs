@@ -8,8 +8,10 @@ pub mod compare;
 pub mod export;
 pub mod flat;
 pub mod html;
+pub mod hyperfine;
 pub mod labels;
 pub mod output;
+pub mod parquet;
 pub mod plots;
 pub mod tables;
 
