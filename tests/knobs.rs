@@ -95,7 +95,8 @@ fn a_knob_sweep_stores_values_read_back_and_every_knob_is_put_back_after_end_ctr
         assert_eq!(c.params.knobs.len(), 2, "{}", c.params.key);
         for (k, asked) in &c.params.knobs {
             assert!(c.params.key.contains(&format!("/{}={asked}", k.strip_prefix("kernel.").unwrap())), "{}", c.params.key);
-            // HZ=1000 here: the kernel keeps these in jiffies, so a value reads back as written.
+            // Both read back as written (the RR slice itself is whole ticks: at HZ=250 the
+            // kernel gives an RR task 8 ms for 5, as sched_rr_get_interval says).
             assert_eq!(c.knobs.get(k), Some(asked), "{} in force during {}", k, c.params.key);
         }
     }
