@@ -12,6 +12,7 @@ mod groups;
 mod interrupt;
 mod iosched;
 mod killed;
+mod knobs;
 mod layers;
 mod mock_records;
 mod nothing_lost;

@@ -164,11 +164,25 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     let cpus_ok = spec.check_cpus(&schedlab_sys::cpus::online(&Root::default())).and(spec.check_paths(a.dir.is_some()));
     let limits_ok = super::machine::check_limits(&spec, &Root::default());
+    let knobs_ok = super::machine::check_knobs(&spec, &Root::default());
+    if let Ok(facts) = &knobs_ok {
+        for (name, now) in super::machine::knobs_before(facts) {
+            let held = plan.knobs.get(&name).map(|v| format!("held at {} for the run", v.label()));
+            let mut swept: Vec<String> = Vec::new();
+            for v in plan.cells.iter().filter_map(|c| c.knobs.get(&name)).map(|v| v.label()) {
+                if !swept.contains(&v) {
+                    swept.push(v);
+                }
+            }
+            let what = held.unwrap_or_else(|| format!("swept over {}", swept.join(", ")));
+            println!("knob {name}: {now} now, {what}; journaled and put back after");
+        }
+    }
     for (line, warning) in super::common::feasibility_lines(plan, cpus as usize) {
         println!("{}{line}", if warning { "warning: " } else { "" });
     }
     // In the order `run` refuses them: privileges, CPUs, limits, then the device.
-    allowed.and(cpus_ok).and(limits_ok).map_err(|e| bad_input(e.to_string()))?;
+    allowed.and(cpus_ok).and(limits_ok).and(knobs_ok.map(|_| ())).map_err(|e| bad_input(e.to_string()))?;
     if let Some(line) = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())? {
         println!("{line}");
     }

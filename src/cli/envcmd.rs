@@ -170,7 +170,27 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     println!("online CPUs      {}", schedlab_spec::cpulist::format(&schedlab_sys::cpus::online(&root)));
     println!("block devices    {}", e.io_devices.join(", "));
     println!("schedlab         {}", e.tool_version);
+    print_knobs(&root);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each knob a spec may hold or sweep, with its value now or why it cannot be used here.
+fn print_knobs(root: &Root) {
+    use schedlab_spec::KnobFact;
+    println!("knobs            ([knobs], [matrix.knobs]; sched.features.NAME for each name in <debugfs>/sched/features)");
+    let names: Vec<String> = schedlab_spec::knob::known_names().into_iter().filter(|n| !n.ends_with(".NAME")).collect();
+    for (name, fact) in schedlab_sys::knobs::facts(root, &names) {
+        let what = match fact {
+            KnobFact::Present { value, offered, writable, .. } => format!(
+                "{value}{}{}",
+                if offered.is_empty() { String::new() } else { format!(" (offers {})", offered.join(", ")) },
+                if writable { "" } else { ", not writable by this user" }
+            ),
+            KnobFact::Missing(why) => format!("not in this kernel ({why})"),
+            KnobFact::Unusable(why) => format!("unusable: {why}"),
+        };
+        println!("  {name:<38} {what}");
+    }
 }
 
 fn rlimit(res: libc::__rlimit_resource_t) -> String {

@@ -11,6 +11,25 @@ pub fn check_limits(spec: &Spec, root: &Root) -> Result<(), SpecError> {
     spec.check_limits(&schedlab_sys::limits::read(root))
 }
 
+/// Every knob the plan names against what this machine says about it; returns the facts
+/// (each knob's value now, before anything changes).
+pub fn check_knobs(spec: &Spec, root: &Root) -> Result<schedlab_spec::KnobFacts, SpecError> {
+    let facts = schedlab_sys::knobs::facts(root, &spec.plan.knob_names());
+    spec.check_knobs(&facts)?;
+    Ok(facts)
+}
+
+/// The knobs' values before the run, by name, as the facts read them.
+pub fn knobs_before(facts: &schedlab_spec::KnobFacts) -> std::collections::BTreeMap<String, String> {
+    facts
+        .iter()
+        .filter_map(|(k, f)| match f {
+            schedlab_spec::KnobFact::Present { value, .. } => Some((k.clone(), value.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Refuses (exit 2) a run that could not be carried out here: a cell beyond this machine's
 /// limits, or a restore journal this user cannot write (an inherited XDG_RUNTIME_DIR of
 /// another user, say), which would otherwise fail only after the run was recorded.

@@ -222,6 +222,12 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     check_cgroups(&spec, &root)?;
     super::machine::check_run(&spec, &root)?;
     let device_line = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())?;
+    let knob_facts = super::machine::check_knobs(&spec, &root).map_err(|e| bad_input(e.to_string()))?;
+    if schedlab_spec::unthrottles(plan, &knob_facts) && (a.no_engine_rt || !caps.sys_nice) {
+        return Err(bad_input(
+            "the spec's knobs weaken RT throttling (allow_rt_unthrottled = true), which needs the engine's watchdog at SCHED_FIFO 99: run as root and without --no-engine-rt",
+        ));
+    }
     let environment = env::environment(&root);
     if plan.has_realtime() && !env::rt_throttled(&environment) && !a.allow_unthrottled {
         return Err(bad_input(
@@ -273,6 +279,10 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         None => {
             let store = open_store(db)?;
             let id = super::common::create_run(&store, &spec, Mode::Measured, &environment, &plan_json)?;
+            let before = super::machine::knobs_before(&knob_facts);
+            if !before.is_empty() {
+                store.set_knobs_before(id, &before)?;
+            }
             (store, id, all_steps)
         }
     };

@@ -38,6 +38,7 @@ pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
     if let Some(note) = schedlab_report::tables::dma_latency_note(&stats) {
         println!("cpu_dma_latency {note}.");
     }
+    print_knobs(&run.knobs_before, &cells);
     println!("\nValues are means over n repetitions; {}.", schedlab_report::tables::INTERVAL_NOTE);
     println!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
     println!("{}", schedlab_report::tables::totals(&stats));
@@ -81,6 +82,24 @@ pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
 }
 
 /// Lists the measured repetitions left out of the figures because they failed, with why.
+/// The knobs the run found and put back, and each set of values in force (read back).
+fn print_knobs(before: &std::collections::BTreeMap<String, String>, cells: &[schedlab_model::CellRecord]) {
+    let list = |m: &std::collections::BTreeMap<String, String>| m.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ");
+    if !before.is_empty() {
+        println!("knobs before the run (put back after it): {}", list(before));
+    }
+    let mut seen: Vec<(&std::collections::BTreeMap<String, String>, usize)> = Vec::new();
+    for c in cells.iter().filter(|c| !c.knobs.is_empty()) {
+        match seen.iter_mut().find(|(k, _)| *k == &c.knobs) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((&c.knobs, 1)),
+        }
+    }
+    for (k, n) in seen {
+        println!("knobs in force (read back) in {n} cell repetition(s): {}", list(k));
+    }
+}
+
 fn print_failures(cells: &[schedlab_model::CellRecord]) {
     let measured: Vec<_> = cells.iter().filter(|c| !c.warmup).collect();
     let failed: Vec<_> = measured.iter().filter(|c| !c.status.is_ok()).collect();

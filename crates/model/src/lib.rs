@@ -241,6 +241,9 @@ pub struct CellParams {
     /// The I/O scheduler setting of the cell (its name in the spec), if the spec sweeps one.
     #[serde(default)]
     pub iosched: Option<String>,
+    /// The scheduler knobs the cell sweeps, by name, values as the cell key spells them.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub knobs: std::collections::BTreeMap<String, String>,
 }
 
 /// One finished cell repetition with all its samples (the default: an empty repetition that
@@ -283,6 +286,10 @@ pub struct CellRecord {
     /// microseconds (None: not held; only real-time and periodic cells hold it).
     #[serde(default)]
     pub cpu_dma_latency_us: Option<u32>,
+    /// Every scheduler knob in force during this repetition (the run's fixed ones and the
+    /// cell's own), by name, as read back from the kernel after writing.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub knobs: std::collections::BTreeMap<String, String>,
     /// What the kernel's scheduler trace of this repetition says (traced cells only).
     #[serde(default)]
     pub trace: Option<trace::CellTrace>,

@@ -104,3 +104,27 @@ pub struct DeviceFacts {
     /// Why the filesystem cannot be made (mkfs tool missing).
     pub mkfs_error: Option<String>,
 }
+
+/// What the machine says about one scheduler knob a plan names (`knob::Knob`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KnobFact {
+    /// Its file can be read.
+    Present {
+        /// The file (for a governor, the first CPU's), for messages.
+        path: String,
+        /// Its value now, as a knob value's text spells it (`full`, `NO_PLACE_LAG`, `100`).
+        value: String,
+        /// The words its file offers (preemption modes, governors, features); empty for numbers.
+        offered: Vec<String>,
+        /// This process may write it.
+        writable: bool,
+    },
+    /// The kernel has no such knob: why we think so (the file that does not exist).
+    Missing(String),
+    /// The knob exists but cannot be used here: why (debugfs not mounted, the kernel
+    /// refuses to read it, no SMT control).
+    Unusable(String),
+}
+
+/// What the machine says about every knob a plan names, by name.
+pub type KnobFacts = std::collections::BTreeMap<String, KnobFact>;

@@ -14,6 +14,7 @@ pub mod axis;
 pub mod cpulist;
 mod device;
 mod facts;
+pub mod knob;
 mod needs;
 mod plan;
 mod policy;

@@ -1,7 +1,9 @@
 //! The validated, fully resolved experiment: every cell with its workload and policy.
 
+use crate::knob::Knobs;
 use crate::{DeviceSpec, IoSetting, Policy, Workload};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -122,6 +124,9 @@ pub struct Cell {
     /// The I/O scheduler setting for this cell (from the `iosched` axis).
     #[serde(default)]
     pub io: Option<IoSetting>,
+    /// The scheduler knobs this cell sets (from `[matrix.knobs]`), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub knobs: Knobs,
 }
 
 impl Cell {
@@ -155,6 +160,7 @@ impl Cell {
             processes: p.processes,
             groups: self.groups.iter().map(Group::params).collect(),
             iosched: self.io.as_ref().map(|i| i.name.clone()),
+            knobs: self.knobs.iter().map(|(k, v)| (k.clone(), v.label())).collect(),
         }
     }
 
@@ -221,6 +227,12 @@ pub struct Plan {
     /// Which cells record a kernel trace (none by default).
     #[serde(default, skip_serializing_if = "TraceSetting::is_off")]
     pub trace: TraceSetting,
+    /// Scheduler knobs held for the whole run (`[knobs]`), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub knobs: Knobs,
+    /// The spec allows knob values that disable or weaken RT throttling.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_rt_unthrottled: bool,
 }
 
 /// Which cells record the scheduler's tracepoints, and with what buffer.
@@ -269,6 +281,21 @@ impl Default for DmaLatency {
 }
 
 impl Plan {
+    /// Every knob the plan names (fixed or swept in any cell), by name.
+    pub fn knob_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.knobs.keys().chain(self.cells.iter().flat_map(|c| c.knobs.keys())).cloned().collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// The knobs in force during `cell`: the plan's fixed ones and the cell's own.
+    pub fn knobs_for(&self, cell: &Cell) -> Knobs {
+        let mut k = self.knobs.clone();
+        k.extend(cell.knobs.clone());
+        k
+    }
+
     /// True when `cell` records a kernel trace.
     pub fn traced(&self, cell: &Cell) -> bool {
         self.trace.all || cell.groups.iter().any(|g| self.trace.workloads.contains(&g.workload_name))

@@ -89,6 +89,12 @@ pub(crate) fn placement(p: &CellParams) -> [String; 2] {
     [g.map(affinity).unwrap_or_else(|| "unpinned".into()), cg]
 }
 
+/// The scheduler knobs a cell sweeps, as its key spells them (`sched_rr_timeslice_ms=5`).
+pub(crate) fn knobs(p: &CellParams) -> String {
+    let short = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
+    p.knobs.iter().map(|(k, v)| format!("{}={v}", short(k))).collect::<Vec<_>>().join(" ")
+}
+
 /// For each of `columns`' rows, the columns whose value differs between rows, in order.
 pub(crate) fn varying<const N: usize>(columns: &[[String; N]]) -> Vec<usize> {
     (0..N).filter(|&i| columns.iter().any(|c| c[i] != columns[0][i])).collect()
@@ -96,14 +102,15 @@ pub(crate) fn varying<const N: usize>(columns: &[[String; N]]) -> Vec<usize> {
 
 /// Row names for cells shown together, as (workload, policy): the workload (with its I/O
 /// scheduler setting when `iosched`) and the groups it competes with (`hash vs 8 bg`), the
-/// policy with the primary group's affinity and cgroup (`other, spread, weight 200`), each
-/// setting only when the cells differ in it, so that no two rows of different cells read alike.
+/// policy with the primary group's affinity and cgroup (`other, spread, weight 200`) and the
+/// scheduler knobs the cell sweeps (`rr prio 98, sched_rr_timeslice_ms=5`), each setting
+/// only when the cells differ in it, so that no two rows of different cells read alike.
 pub fn rows(cells: &[&CellParams], iosched: bool) -> Vec<(String, String)> {
-    let settings: Vec<[String; 3]> = cells
+    let settings: Vec<[String; 4]> = cells
         .iter()
         .map(|p| {
             let [aff, cg] = placement(p);
-            [aff, cg, others(p)]
+            [aff, cg, others(p), knobs(p)]
         })
         .collect();
     let shown = varying(&settings);
@@ -119,7 +126,7 @@ pub fn rows(cells: &[&CellParams], iosched: bool) -> Vec<(String, String)> {
                 workload.push_str(&format!(" vs {}", s[2]));
             }
             let mut pol = policy(p);
-            for i in shown.iter().filter(|&&i| i < 2) {
+            for i in shown.iter().filter(|&&i| i < 2 || i == 3) {
                 pol.push_str(&format!(", {}", s[*i]));
             }
             (workload, pol)
@@ -169,5 +176,21 @@ mod tests {
         assert_eq!(rows(&refs, true), vec![("hash".to_string(), "other".to_string()); 2]);
         let pa3 = CellParams { workload: "cpu".into(), policy: "fifo".into(), class: "fifo".into(), priority: 98, ..Default::default() };
         assert_eq!(rows(&[&pa3], true), vec![("cpu".to_string(), "fifo prio 98".to_string())]);
+    }
+
+    #[test]
+    fn rows_name_the_swept_knob_where_cells_differ_in_it() {
+        let knob = |v: &str| CellParams {
+            workload: "cpu".into(),
+            policy: "rr".into(),
+            class: "rr".into(),
+            priority: 98,
+            knobs: [("kernel.sched_rr_timeslice_ms".to_string(), v.to_string())].into(),
+            ..Default::default()
+        };
+        let (a, b) = (knob("5"), knob("100"));
+        let names: Vec<String> = rows(&[&a, &b], true).into_iter().map(|(_, p)| p).collect();
+        assert_eq!(names, ["rr prio 98, sched_rr_timeslice_ms=5", "rr prio 98, sched_rr_timeslice_ms=100"]);
+        assert_eq!(rows(&[&a, &a], true)[0].1, "rr prio 98", "nothing added where the cells agree");
     }
 }

@@ -20,6 +20,7 @@ fn fixture() -> Vec<CellRecord> {
                     processes: 2,
                     groups: Vec::new(),
                     iosched: None,
+                    knobs: Default::default(),
                 },
                 rep,
                 warmup: false,
@@ -52,6 +53,7 @@ fn fixture() -> Vec<CellRecord> {
                 io: None,
                 rt: None,
                 cpu_dma_latency_us: None,
+                knobs: Default::default(),
                 trace: None,
                 raw_trace: None,
             });

@@ -9,6 +9,7 @@
 
 pub mod device;
 mod engine;
+pub mod knobs;
 pub mod mock;
 pub mod protocol;
 pub mod rt;
@@ -223,6 +224,13 @@ pub fn run_with(
         None
     };
 
+    // The plan's fixed knobs, held for the whole run; a run that weakens RT throttling does
+    // so only with the engine above its workers.
+    if knobs::needs_watchdog(plan) && !rt {
+        anyhow::bail!("the plan may weaken RT throttling (allow_rt_unthrottled), which needs the engine's watchdog at SCHED_FIFO {}: it could not raise itself", sched::ENGINE_PRIORITY);
+    }
+    let fixed_knobs = knobs::set_all(&plan.knobs, journal, &opts.root).map_err(|e| anyhow::anyhow!("[knobs] {e}"))?;
+
     let mut inputs: Vec<PathBuf> = Vec::new();
     let mut input_len = 0u64;
     let total = steps.len();
@@ -243,24 +251,27 @@ pub fn run_with(
         let cell_dir = files_dir.join(format!("c{}-{}{}", cell.index, if step.warmup { "w" } else { "r" }, step.rep));
         std::fs::create_dir(&cell_dir)?;
         let mut warnings = Vec::new();
-        // The cell's I/O scheduler (journaled, undone after the cell) and a cold page cache.
+        // The cell's I/O scheduler and a cold page cache, then its own knobs: journaled,
+        // undone after the cell (or at once when one cannot be set, failing the cell).
         let io_mark = journal.entries().len();
-        let cell_io = match &device {
-            None => None,
-            Some(d) => match d.prepare_cell(cell.io.as_ref(), journal, &opts.root) {
-                Ok(io) => Some(io),
-                Err(msg) => {
-                    for w in journal.undo_to(io_mark) {
-                        observer.warn(&w);
-                    }
-                    let _ = std::fs::remove_dir_all(&cell_dir);
-                    if let Outcome::Done(rec) = failed(cell, step, done as u32, msg) {
-                        sink(&rec)?;
-                        observer.step_finished(&rec);
-                    }
-                    continue;
+        let prepared = match &device {
+            None => Ok(None),
+            Some(d) => d.prepare_cell(cell.io.as_ref(), journal, &opts.root).map(Some),
+        }
+        .and_then(|io| Ok((io, knobs::set_all(&cell.knobs, journal, &opts.root)?)));
+        let (cell_io, cell_knobs) = match prepared {
+            Ok(p) => p,
+            Err(msg) => {
+                for w in journal.undo_to(io_mark) {
+                    observer.warn(&w);
                 }
-            },
+                let _ = std::fs::remove_dir_all(&cell_dir);
+                if let Outcome::Done(rec) = failed(cell, step, done as u32, msg) {
+                    sink(&rec)?;
+                    observer.step_finished(&rec);
+                }
+                continue;
+            }
         };
         let mut cx = CellCtx {
             exe: &exe,
@@ -290,7 +301,8 @@ pub fn run_with(
             observer.warn(w);
         }
         match outcome? {
-            Outcome::Done(rec) => {
+            Outcome::Done(mut rec) => {
+                rec.knobs = fixed_knobs.iter().chain(&cell_knobs).map(|(k, v)| (k.clone(), v.clone())).collect();
                 sink(&rec)?;
                 observer.step_finished(&rec);
             }

@@ -34,11 +34,19 @@ fn plan(dir: &Path) -> Plan {
         scale: 1.0,
         device: None,
         cells: vec![
-            Cell { index: 0, key: "pi/other/n2".into(), groups: vec![group("main", 2, false)], io: None },
-            Cell { index: 1, key: "pi/other/n1+bg".into(), groups: vec![group("main", 1, false), group("bg", 1, true)], io: None },
+            Cell { index: 0, key: "pi/other/n2".into(), groups: vec![group("main", 2, false)], io: None, knobs: Default::default() },
+            Cell {
+                index: 1,
+                key: "pi/other/n1+bg".into(),
+                groups: vec![group("main", 1, false), group("bg", 1, true)],
+                io: None,
+                knobs: Default::default(),
+            },
         ],
         cpu_dma_latency: Default::default(),
         trace: Default::default(),
+        knobs: Default::default(),
+        allow_rt_unthrottled: false,
     }
 }
 
@@ -180,5 +188,40 @@ fn the_mock_records_hold_exactly_the_made_up_samples() {
     assert_eq!(r.samples.iter().map(|s| s.user_s + s.sys_s).collect::<Vec<_>>(), [1.0, 1.0]);
     assert_eq!(r.makespan_s, 1.5);
     assert_eq!((r.rep, r.ordinal, r.status), (1, 5, schedlab_model::CellStatus::Ok));
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+/// Knobs on a fake /proc/sys: the fixed one held for the whole run, each cell's own set
+/// before it and put back after it; one the kernel lacks fails its cell, and the run goes on.
+#[test]
+fn knobs_are_set_read_back_per_cell_and_put_back_and_a_refused_one_fails_only_its_cell() {
+    use schedlab_plan::knob::KnobValue;
+    let d = scratch("knobs");
+    let sys = d.join("root/proc/sys/kernel");
+    std::fs::create_dir_all(&sys).unwrap();
+    std::fs::write(sys.join("sched_rr_timeslice_ms"), "37\n").unwrap();
+    std::fs::write(sys.join("sched_autogroup_enabled"), "1\n").unwrap();
+    let mut plan = plan(&d.join("exp"));
+    plan.warmup = 0;
+    plan.repetitions = 1;
+    plan.knobs.insert("kernel.sched_autogroup_enabled".into(), KnobValue::Int(0));
+    plan.cells[0].knobs.insert("kernel.sched_rr_timeslice_ms".into(), KnobValue::Int(5));
+    plan.cells[1].knobs.insert("kernel.sched_schedstats".into(), KnobValue::Int(1));
+    let mut journal = Journal::create(&d.join("state")).unwrap();
+    let mut stored = Vec::new();
+    let opts = Options { root: Root::new(d.join("root")), ..opts() };
+    let ending = run_with(&mut MockExecutor::new(), &plan, &plan.steps(), "t", &opts, &mut journal, &mut Quiet, &mut |r: &CellRecord| {
+        stored.push(r.clone());
+        Ok(())
+    });
+    assert_eq!(ending.unwrap(), Ending::Complete);
+    let knobs: Vec<Vec<(&str, &str)>> = stored.iter().map(|r| r.knobs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()).collect();
+    assert_eq!(knobs[0], [("kernel.sched_autogroup_enabled", "0"), ("kernel.sched_rr_timeslice_ms", "5")], "as read back");
+    assert_eq!(stored[1].status, schedlab_model::CellStatus::Failed);
+    assert!(stored[1].message.as_deref().unwrap().starts_with("kernel.sched_schedstats: "), "{:?}", stored[1].message);
+    assert_eq!(std::fs::read_to_string(sys.join("sched_rr_timeslice_ms")).unwrap(), "37", "put back after its cell");
+    assert_eq!(std::fs::read_to_string(sys.join("sched_autogroup_enabled")).unwrap(), "0", "held until the journal closes");
+    assert!(journal.close().is_empty());
+    assert_eq!(std::fs::read_to_string(sys.join("sched_autogroup_enabled")).unwrap(), "1");
     std::fs::remove_dir_all(d).unwrap();
 }

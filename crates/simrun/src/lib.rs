@@ -26,7 +26,7 @@
 //!     cgroup: CgroupSpec::default(),
 //!     background: false,
 //! };
-//! let cell = Cell { index: 0, key: "pi/fifo/n4".into(), groups: vec![group], io: None };
+//! let cell = Cell { index: 0, key: "pi/fifo/n4".into(), groups: vec![group], io: None, knobs: Default::default() };
 //! let mut plan = Plan {
 //!     name: "x".into(),
 //!     description: None,
@@ -42,6 +42,8 @@
 //!     cpu_dma_latency: Default::default(),
 //!     cells: vec![cell],
 //!     trace: Default::default(),
+//!     knobs: Default::default(),
+//!     allow_rt_unthrottled: false,
 //! };
 //! plan.scale(1e-6); // 100 iterations per worker
 //! let params = Params::new(2, 10.0, 0, 0).without_costs();

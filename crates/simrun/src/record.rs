@@ -42,6 +42,7 @@ pub fn failed(cell: &Cell, message: String) -> CellRecord {
         io: None,
         rt: None,
         cpu_dma_latency_us: None,
+        knobs: Default::default(),
         trace: None,
         raw_trace: None,
     }

@@ -10,6 +10,7 @@
 mod axes;
 mod device;
 mod error;
+mod knobs;
 mod limits;
 mod locate;
 mod paths;
@@ -19,6 +20,7 @@ mod syntax;
 mod validate;
 
 pub use error::{cut, line_col, SpecError, ECHO_CHARS};
+pub use knobs::unthrottles;
 pub use paths::{PathKey, PathUse};
 /// The vocabulary and the plan this crate produces, re-exported for the CLI.
 pub use schedlab_plan::*;
@@ -109,6 +111,13 @@ impl Spec {
     /// kernel.threads-max, RLIMIT_NPROC) and memory; the error names the limit and both numbers.
     pub fn check_limits(&self, m: &MachineLimits) -> Result<(), SpecError> {
         limits::check(&self.plan, &self.text, m, &self.locations.matrix)
+    }
+
+    /// Checks every knob the plan names against what the machine says about it (it exists,
+    /// this process may write it, the kernel offers the value) and refuses RT throttling
+    /// disabled or weakened without `allow_rt_unthrottled = true`; errors point at the knob.
+    pub fn check_knobs(&self, facts: &KnobFacts) -> Result<(), SpecError> {
+        knobs::check(&self.plan, &self.locations, &self.text, facts)
     }
 
     /// Checks that every CPU named in an affinity or cpuset is online here.

@@ -42,7 +42,14 @@ pub struct RawSpec {
     pub device: Option<Spanned<RawDevice>>,
     #[serde(default)]
     pub iosched: BTreeMap<Spanned<String>, Spanned<RawIosched>>,
+    #[serde(default)]
+    pub knobs: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+    #[serde(default)]
+    pub allow_rt_unthrottled: Option<Spanned<bool>>,
 }
+
+/// `[matrix.knobs]`: each knob's values, one cell per value.
+pub type RawKnobAxes = BTreeMap<Spanned<String>, Spanned<Vec<Spanned<toml::Value>>>>;
 
 /// `[device]`: where I/O workloads put their files.
 #[derive(Debug, Deserialize)]
@@ -212,15 +219,17 @@ macro_rules! axis_keys {
             #[serde(default)]
             pub groups: BTreeMap<Spanned<String>, Spanned<RawGroupAxes>>,
             $(#[serde(default)] pub $c: Option<Spanned<Vec<Spanned<$ct>>>>,)*
+            #[serde(default)]
+            pub knobs: RawKnobAxes,
         }
 
         impl RawMatrix {
-            /// Splits the cell axes, the top-level group axes (the "main" group's) and the
-            /// other groups' axes.
-            pub fn split(self) -> (RawCellAxes, RawGroupAxes, BTreeMap<Spanned<String>, Spanned<RawGroupAxes>>) {
+            /// Splits the cell axes, the top-level group axes (the "main" group's), the
+            /// other groups' axes and the knob axes.
+            pub fn split(self) -> (RawCellAxes, RawGroupAxes, BTreeMap<Spanned<String>, Spanned<RawGroupAxes>>, RawKnobAxes) {
                 let cell = RawCellAxes { $($c: self.$c,)* };
                 let main = RawGroupAxes { $($g: self.$g,)* $($l: self.$l,)* };
-                (cell, main, self.groups)
+                (cell, main, self.groups, self.knobs)
             }
         }
 

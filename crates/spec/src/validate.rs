@@ -49,6 +49,8 @@ pub struct Locations {
     pub dma_latency: Option<Location>,
     /// The `[matrix]` table: where an error with no better place points.
     pub matrix: Location,
+    /// Every knob of `[knobs]` and `[matrix.knobs]`, with its key and values.
+    pub knobs: Vec<crate::knobs::KnobAt>,
 }
 
 const DEFAULT_PI_ITERATIONS: i64 = 100_000_000;
@@ -166,9 +168,11 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         io_defs.insert(k.get_ref().clone(), iosched_def(&cx, k.get_ref(), v.get_ref())?);
     }
 
+    let fixed_knobs = crate::knobs::fixed(&cx, &raw.knobs, &mut locations)?;
     let RawSpec { matrix, groups: raw_groups, device: raw_device, .. } = raw;
     let matrix_span = matrix.span();
-    let (cell_axes, main_axes, mut group_axes) = matrix.into_inner().split();
+    let (cell_axes, main_axes, mut group_axes, knob_axes) = matrix.into_inner().split();
+    let swept_knobs = crate::knobs::swept(&cx, &knob_axes, &fixed_knobs, &mut locations)?;
     let mut ck = Check { cx: &cx, locs: &mut locations, workloads: &workloads, policies: &policies, io_defs: &io_defs };
     let cell_swept = sweep(&mut ck, "", &cell_axes.given(), Use::Axis)?;
 
@@ -267,11 +271,25 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         groups.sort_by_key(|g| g.background);
         let key = axis::cell_key(key_parts, &cell_tags);
         if seen.insert(key.clone()) {
-            cells.push(Cell { index: cells.len() as u32, key, groups, io: cell.io });
+            cells.push(Cell { index: cells.len() as u32, key, groups, io: cell.io, knobs: Default::default() });
         }
     }
     if cells.is_empty() {
         return cx.err(matrix_span, "the matrix produces no cell with a measured group");
+    }
+    // Knob axes vary slowest of all: a run changes the kernel's settings as seldom as it can.
+    let combos = crate::knobs::combos(&swept_knobs);
+    if combos.len() * cells.len() > 100_000 {
+        return cx.err(matrix_span, format!("the matrix has {} cells; at most 100000", combos.len() * cells.len()));
+    }
+    if !swept_knobs.is_empty() {
+        let base = std::mem::take(&mut cells);
+        for knobs in combos {
+            for c in &base {
+                let key = format!("{}{}", c.key, schedlab_plan::knob::key_part(&knobs));
+                cells.push(Cell { index: cells.len() as u32, key, knobs: knobs.clone(), ..c.clone() });
+            }
+        }
     }
     let needs_device = cells.iter().any(|c| c.io.is_some()) || cells.iter().flat_map(|c| &c.groups).any(|g| g.workload.is_io());
     let device = match &raw_device {
@@ -307,6 +325,8 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         cells,
         cpu_dma_latency,
         trace,
+        knobs: fixed_knobs,
+        allow_rt_unthrottled: raw.allow_rt_unthrottled.as_ref().is_some_and(|a| *a.get_ref()),
     };
     Ok((plan, locations))
 }

@@ -13,6 +13,7 @@ use schedlab_model::columns::{ColumnValue, Kind};
 use schedlab_model::jobs::JobLog;
 use schedlab_model::trace::RawTrace;
 use schedlab_model::{CellParams, CellRecord, CellStatus, Environment, Extra, Mode, Sample, StatDelta};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 pub use rusqlite::Error as DbError;
@@ -50,6 +51,8 @@ pub struct RunRow {
     pub warnings: Vec<String>,
     /// Finished cell repetitions stored.
     pub cells_done: i64,
+    /// Every knob its spec names, as it was before the run began (empty: none named).
+    pub knobs_before: BTreeMap<String, String>,
 }
 
 /// What a new run row records.
@@ -149,6 +152,12 @@ impl Store {
         Ok(self.conn.last_insert_rowid())
     }
 
+    /// Records every knob the run's spec names as it was before the run began.
+    pub fn set_knobs_before(&self, id: i64, knobs: &BTreeMap<String, String>) -> Result<(), DbError> {
+        self.conn.execute("UPDATE runs SET knobs_before_json = ?2 WHERE id = ?1", params![id, knobs_json(knobs)])?;
+        Ok(())
+    }
+
     /// Sets a run's final status and warnings.
     pub fn finish_run(&self, id: i64, status: &str, warnings: &[String]) -> Result<(), DbError> {
         self.conn.execute(
@@ -173,8 +182,9 @@ impl Store {
             "INSERT INTO cells (run_id, cell_id, key, workload, workload_kind, policy, class, priority, nice, processes,
                rep, warmup, ordinal, status, message, started_unix, makespan_s,
                stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq, stat_ctxt, stat_intr, stat_forks,
-               engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json, iosched, io_json, rt_json, cpu_dma_latency_us, trace_json)
-             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36)",
+               engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json, iosched, io_json, rt_json, cpu_dma_latency_us, trace_json,
+               knobs_json, knobs_in_force_json)
+             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38)",
             params![
                 run_id,
                 p.cell_id,
@@ -211,7 +221,9 @@ impl Store {
                 c.io.as_ref().map(|io| serde_json::to_string(io).unwrap_or_default()),
                 c.rt.as_ref().map(|rt| serde_json::to_string(rt).unwrap_or_default()),
                 c.cpu_dma_latency_us,
-                c.trace.as_ref().map(|t| serde_json::to_string(t).unwrap_or_default())
+                c.trace.as_ref().map(|t| serde_json::to_string(t).unwrap_or_default()),
+                knobs_json(&p.knobs),
+                knobs_json(&c.knobs)
             ],
         )?;
         let row = tx.last_insert_rowid();
@@ -394,7 +406,7 @@ impl Store {
             "SELECT id, cell_id, key, workload, workload_kind, policy, class, priority, nice, processes, rep, warmup, ordinal, status, message,
                     started_unix, makespan_s, stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq, stat_ctxt,
                     stat_intr, stat_forks, engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json, iosched, io_json, rt_json,
-                    cpu_dma_latency_us, trace_json
+                    cpu_dma_latency_us, trace_json, knobs_json, knobs_in_force_json
              FROM cells WHERE run_id = ?1 ORDER BY ordinal, id",
         )?;
         let mut sst = self.conn.prepare(&sample_select())?;
@@ -416,6 +428,7 @@ impl Store {
                             processes: r.get(9)?,
                             groups: serde_json::from_str(&r.get::<_, String>(30)?).unwrap_or_default(),
                             iosched: r.get(31)?,
+                            knobs: knobs_of(r.get(36)?),
                         },
                         rep: r.get(10)?,
                         warmup: r.get(11)?,
@@ -444,6 +457,7 @@ impl Store {
                         rt: r.get::<_, Option<String>>(33)?.and_then(|j| serde_json::from_str(&j).ok()),
                         cpu_dma_latency_us: r.get(34)?,
                         trace: r.get::<_, Option<String>>(35)?.and_then(|j| serde_json::from_str(&j).ok()),
+                        knobs: knobs_of(r.get(37)?),
                         raw_trace: None,
                     },
                 ))
@@ -534,7 +548,8 @@ fn wrong_value(i: usize, db: &str, r: &rusqlite::Row) -> DbError {
 
 const RUN_SELECT: &str =
     "SELECT r.id, r.name, r.mode, r.status, r.started_unix, r.finished_unix, r.spec_path, r.spec_text, r.spec_hash, r.plan_json,
-    r.scale, r.env_json, r.command_line, r.warnings_json, (SELECT count(*) FROM cells c WHERE c.run_id = r.id) FROM runs r";
+    r.scale, r.env_json, r.command_line, r.warnings_json, (SELECT count(*) FROM cells c WHERE c.run_id = r.id), r.knobs_before_json
+    FROM runs r";
 
 fn run_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
     let env: String = r.get(11)?;
@@ -555,7 +570,17 @@ fn run_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
         command_line: r.get(12)?,
         warnings: serde_json::from_str(&warnings).unwrap_or_default(),
         cells_done: r.get(14)?,
+        knobs_before: knobs_of(r.get(15)?),
     })
+}
+
+/// Knob values as stored (NULL when there are none).
+fn knobs_json(k: &BTreeMap<String, String>) -> Option<String> {
+    (!k.is_empty()).then(|| serde_json::to_string(k).unwrap_or_default())
+}
+
+fn knobs_of(stored: Option<String>) -> BTreeMap<String, String> {
+    stored.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -140,6 +140,13 @@ CREATE TABLE trace_parts (
     PRIMARY KEY (cell_row, part)
 );
 "#,
+    // Scheduler knobs: a cell's swept values and every knob in force as read back; a run's
+    // knobs as they were before it began.
+    r#"
+ALTER TABLE cells ADD COLUMN knobs_json TEXT;
+ALTER TABLE cells ADD COLUMN knobs_in_force_json TEXT;
+ALTER TABLE runs ADD COLUMN knobs_before_json TEXT;
+"#,
 ];
 
 /// Applies every migration newer than the database's user_version.

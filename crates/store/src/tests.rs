@@ -15,6 +15,7 @@ fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
             processes: n,
             groups: vec![schedlab_model::GroupParams { name: "main".into(), cpu_weight: Some(200), ..Default::default() }],
             iosched: None,
+            knobs: knobs(cell_id, "5"),
         },
         rep,
         warmup: false,
@@ -47,9 +48,28 @@ fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
         rt: None,
         // Held by real-time cells (0 µs by default), absent from the others.
         cpu_dma_latency_us: (cell_id % 2 == 0).then_some(cell_id * 10),
+        // A swept knob's value as read back may differ from the one asked (jiffies).
+        knobs: knobs(cell_id, "8"),
         trace: None,
         raw_trace: None,
     }
+}
+
+/// Odd cells sweep the RR time slice; even ones set no knob.
+fn knobs(cell_id: u32, v: &str) -> BTreeMap<String, String> {
+    (cell_id % 2 == 1).then(|| ("kernel.sched_rr_timeslice_ms".to_string(), v.to_string())).into_iter().collect()
+}
+
+#[test]
+fn a_runs_knobs_before_it_began_are_stored_with_it() {
+    let store = Store::memory().unwrap();
+    let id = new_run(&store);
+    assert!(store.run(id).unwrap().unwrap().knobs_before.is_empty());
+    let before: BTreeMap<String, String> = [("kernel.sched_rr_timeslice_ms", "37"), ("kernel.sched_autogroup_enabled", "1")]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .into();
+    store.set_knobs_before(id, &before).unwrap();
+    assert_eq!(store.run(id).unwrap().unwrap().knobs_before, before);
 }
 
 fn new_run(store: &Store) -> i64 {
@@ -74,12 +94,12 @@ fn round_trips_cells_and_samples_exactly() {
     let mut s = Store::memory().unwrap();
     let id = new_run(&s);
     let a = record(0, 0, 3);
-    let b = record(0, 1, 2);
+    let b = record(1, 1, 2);
     s.insert_cell(id, &a).unwrap();
     s.insert_cell(id, &b).unwrap();
     let back = s.cells(id).unwrap();
-    assert_eq!(back, vec![a, b]);
-    assert_eq!(s.done_steps(id).unwrap(), vec![(0, 0, false), (0, 1, false)]);
+    assert_eq!(back, vec![a, b], "cell 1 carries knobs");
+    assert_eq!(s.done_steps(id).unwrap(), vec![(0, 0, false), (1, 1, false)]);
 }
 
 #[test]

@@ -10,6 +10,7 @@ pub mod cgroup;
 pub mod cpus;
 pub mod env;
 pub mod journal;
+pub mod knobs;
 pub mod limits;
 pub mod pmqos;
 pub mod procfs;

@@ -117,7 +117,7 @@ fn each_axis_value_reads_back_from_its_stored_parameters_as_the_key_spells_it() 
             let key = cell_key(vec![group_key(name, Some(&g), &group_tags)], &cell_tags);
             assert_eq!(key, want, "the {} axis", a.name);
             let rt = g.workload.periodic().map(|p| p.cell_rt(None));
-            let cell = crate::Cell { index: 0, key, groups: vec![g], io };
+            let cell = crate::Cell { index: 0, key, groups: vec![g], io, knobs: Default::default() };
             let record = CellRecord { params: cell.params(), rt, ..Default::default() };
             assert_eq!((a.stored)(&record, &record.params.groups[0]), Some(value.label()), "the {} axis's stored value", a.name);
         }

@@ -369,6 +369,7 @@ fn io_records() -> Vec<schedlab_model::CellRecord> {
                 io: Some(CellIo { scheduler: sched.into(), queue_device: "loop0".into(), ..Default::default() }),
                 rt: None,
                 cpu_dma_latency_us: None,
+                knobs: Default::default(),
                 trace: None,
                 raw_trace: None,
             });
