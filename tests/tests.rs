@@ -20,6 +20,7 @@ mod rtreport;
 mod sim_rt_schedules;
 mod sim_schedules;
 mod simulate;
+mod simulate_demand;
 mod spec_input;
 mod trace;
 mod trace_export;
