@@ -181,10 +181,9 @@ pub fn from_measured(plan: &Plan, run: Measured) -> Result<Demands, DemandError>
     if run.simulated {
         return Err(DemandError::Simulated { run: run.id });
     }
-    let mut by_key: HashMap<(&str, u32, bool), Vec<&CellRecord>> = HashMap::new();
-    for r in run.records {
-        by_key.entry((r.params.key.as_str(), r.rep, r.warmup)).or_default().push(r);
-    }
+    // The store keeps one record per cell repetition.
+    let by_key: HashMap<(&str, u32, bool), &CellRecord> =
+        run.records.iter().map(|r| ((r.params.key.as_str(), r.rep, r.warmup), r)).collect();
     let mut by_step = BTreeMap::new();
     for cell in &plan.cells {
         if let Some(g) = cell.groups.iter().find(|g| !is_cpu_work(&g.workload)) {
@@ -195,9 +194,7 @@ pub fn from_measured(plan: &Plan, run: Measured) -> Result<Demands, DemandError>
         }
         let reps = (0..plan.warmup).map(|r| (r, true)).chain((0..plan.repetitions).map(|r| (r, false)));
         for (rep, warmup) in reps {
-            let tried = by_key.get(&(cell.key.as_str(), rep, warmup)).map(Vec::as_slice).unwrap_or_default();
-            // A resumed run may hold a failed attempt beside the one that ran to its end.
-            let Some(rec) = tried.iter().find(|r| r.status.is_ok()).or(tried.first()) else {
+            let Some(rec) = by_key.get(&(cell.key.as_str(), rep, warmup)) else {
                 return Err(DemandError::MissingRep { run: run.id, key: cell.key.clone(), rep, warmup });
             };
             by_step.insert((cell.index, rep, warmup), worker_demands(cell, rec, run.id)?);
@@ -421,7 +418,7 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_repetition_is_refused_and_a_retried_one_that_ran_is_taken() {
+    fn a_failed_repetition_or_worker_is_refused() {
         let p = two_cells(2);
         let mut recs = measured(&p);
         recs[2].status = CellStatus::TimedOut;
@@ -429,11 +426,6 @@ mod tests {
         let e = from_measured(&p, run(&recs)).unwrap_err();
         assert!(matches!(&e, DemandError::FailedRep { key, rep: 1, .. } if key == "a"), "{e:?}");
         assert!(e.to_string().contains("repetition 2 of cell a timed_out (watchdog)"), "{e}");
-        // The same repetition stored again by --resume, this time whole.
-        let mut retried = measured(&p)[2].clone();
-        retried.samples[0].user_s += 1.0;
-        recs.push(retried);
-        assert_eq!(from_measured(&p, run(&recs)).unwrap().get(0, 1, false), Some(&[1_011_000_000, 12_000_000][..]));
         // A worker that did not end well fails its repetition even when the cell says ok.
         let mut recs = measured(&p);
         recs[1].samples[2].exit_code = Some(3);
