@@ -23,6 +23,7 @@ mod rtreport;
 mod sim_rt_schedules;
 mod sim_schedules;
 mod simulate;
+mod simulate_demand;
 mod slice;
 mod spec_input;
 mod trace;

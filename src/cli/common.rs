@@ -125,6 +125,11 @@ pub fn pick_run(store: &Store, id: Option<i64>) -> anyhow::Result<RunRow> {
     }
 }
 
+/// A simulated run's model in one line, from the parameters its samples keep.
+pub fn sim_model(records: &[schedlab_model::CellRecord]) -> Option<String> {
+    records.iter().flat_map(|r| &r.samples).find_map(|s| s.extra.sim.as_ref()).map(|o| o.model.describe())
+}
+
 /// Formats unix seconds as UTC `YYYY-MM-DD HH:MM:SS`.
 pub fn utc(secs: f64) -> String {
     jiff::Timestamp::from_second(secs as i64).map(|t| t.strftime("%Y-%m-%d %H:%M:%S").to_string()).unwrap_or_else(|_| "?".into())

@@ -50,6 +50,7 @@ pub fn meta(run: &RunRow) -> RunMeta {
         spec_text: run.spec_text.clone(),
         command_line: run.command_line.clone(),
         warnings: run.warnings.clone(),
+        model: None,
         env: run.env.clone(),
     }
 }
@@ -114,7 +115,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
     let compare = other.as_ref().map(|o| comparison(&store, &records, o, metric, a.alpha)).transpose()?;
-    let run_meta = meta(&run);
+    let run_meta = RunMeta { model: super::common::sim_model(&records), ..meta(&run) };
     let io = schedlab_analysis::io_stats(&records);
     let rt = schedlab_analysis::rt_stats(&records);
     let traces = schedlab_analysis::trace_stats(&records);

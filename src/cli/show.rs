@@ -1,6 +1,6 @@
 //! `schedlab show`: a stored run as tables.
 
-use super::common::{open_existing, pick_run, utc};
+use super::common::{open_existing, pick_run, sim_model, utc};
 use schedlab_store::Store;
 use std::path::Path;
 use std::process::ExitCode;
@@ -35,6 +35,9 @@ pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
         run.env.rt_runtime_us.map(|v| v.to_string()).unwrap_or("?".into()),
         run.env.rt_period_us.map(|v| v.to_string()).unwrap_or("?".into())
     );
+    if let Some(model) = sim_model(&cells) {
+        println!("model: {model}");
+    }
     if let Some(note) = schedlab_report::tables::dma_latency_note(&stats) {
         println!("cpu_dma_latency {note}.");
     }

@@ -1,15 +1,16 @@
 //! `schedlab simulate`: the same experiment through the discrete-event simulator, stored as
 //! a run with mode `sim` beside the measured ones, so `show` and `export` work on both.
 //!
-//! Parse the spec (same `--scale`/`--repetitions` as `run`), calibrate what was not given
-//! (pi and hash CPU cost, synchronous write cost) on this machine, hand the plan to
+//! Parse the spec (same `--scale`/`--repetitions` as `run`), take each worker's CPU demand
+//! from a measured run if asked (`--demand-from`), calibrate what was not given (pi and hash
+//! CPU cost, synchronous write cost) on this machine, hand the plan to
 //! `schedlab-simrun`, store each record, print the tables, and optionally draw a Gantt chart.
 //! Periodic task sets need no calibration: their jobs' CPU demand is in the spec
 //! (`schedlab_simrun::rt` says how each scheduler is modelled).
 
-use super::common::{bad_input, load_spec, open_store};
+use super::common::{bad_input, load_spec, open_existing, open_store, pick_run};
 use schedlab_model::{CellRecord, Mode};
-use schedlab_simrun::Params;
+use schedlab_simrun::{Demands, Measured, Params};
 use schedlab_spec::{Plan, Workload};
 use schedlab_store::Store;
 use schedlab_sys::{env, Root};
@@ -38,6 +39,11 @@ pub struct Args {
     /// CPU nanoseconds per hash of the hash workload (default: calibrated here when needed).
     #[arg(long)]
     pub ns_per_hash: Option<f64>,
+    /// Each worker's CPU demand is its work CPU in this measured run of the same spec (same
+    /// --db; cell by key, worker by group and place, repetition r from repetition r),
+    /// instead of iterations x one rate. pi and hash cells only.
+    #[arg(long, value_name = "RUN", conflicts_with_all = ["ns_per_iteration", "ns_per_hash"])]
+    pub demand_from: Option<i64>,
     /// Device service time of one synchronous 1 KiB write, microseconds (default: calibrated).
     #[arg(long)]
     pub write_service_us: Option<f64>,
@@ -66,6 +72,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE.svg")]
     pub gantt: Option<PathBuf>,
     /// The cell to chart, by key (e.g. `cpu/fifo:98/n10`); optional when the plan has one cell.
+    /// With --demand-from, its first repetition is charted.
     #[arg(long, value_name = "KEY")]
     pub gantt_cell: Option<String>,
     /// Start of the charted range, seconds of simulated time after the release.
@@ -99,14 +106,23 @@ fn uses(plan: &Plan, kind: impl Fn(&Workload) -> bool) -> bool {
     plan.cells.iter().flat_map(|c| &c.groups).any(|g| kind(&g.workload))
 }
 
-/// Builds the model parameters from the flags, calibrating what is missing and needed.
-fn params(a: &Args, plan: &Plan, environment: &schedlab_model::Environment, notes: &mut Vec<String>) -> anyhow::Result<Params> {
+/// Builds the model parameters from the flags, calibrating what is missing and needed
+/// (pi and hash rates not when each worker's demand comes from `demands`).
+fn params(
+    a: &Args,
+    plan: &Plan,
+    environment: &schedlab_model::Environment,
+    demands: Option<&Demands>,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Params> {
     let cpus = a.cpus.unwrap_or(environment.cpus as usize);
     if cpus == 0 {
         return Err(bad_input("--cpus must be at least 1"));
     }
+    let measured_rate = demands.and_then(|d| d.mean_ns_per_iteration(plan));
     let ns_per_iteration = match positive("ns-per-iteration", a.ns_per_iteration)? {
         Some(v) => v,
+        None if demands.is_some() => measured_rate.unwrap_or(1.0),
         None if uses(plan, |w| matches!(w, Workload::Pi { .. } | Workload::Mixed { .. })) => {
             let v = calibrate::pi_ns_per_iteration();
             notes.push(format!("pi: {v:.3} ns of CPU per iteration (calibrated)"));
@@ -116,6 +132,7 @@ fn params(a: &Args, plan: &Plan, environment: &schedlab_model::Environment, note
     };
     let ns_per_hash = match positive("ns-per-hash", a.ns_per_hash)? {
         Some(v) => v,
+        None if demands.is_some() => 0.0,
         None if uses(plan, |w| matches!(w, Workload::Hash { .. })) => {
             let v = calibrate::ns_per_hash();
             notes.push(format!("hash: {v:.1} ns of CPU per hash (calibrated)"));
@@ -151,8 +168,24 @@ fn params(a: &Args, plan: &Plan, environment: &schedlab_model::Environment, note
     if let (Some(rt), Some(period)) = (environment.rt_runtime_us, environment.rt_period_us) {
         p.rt_share = if rt < 0 || period <= 0 { 1.0 } else { (rt as f64 / period as f64).min(1.0) };
     }
+    if let Some(d) = demands {
+        p.demand_from_run = Some(d.run());
+        if let Some(r) = measured_rate {
+            notes.push(format!("pi: {r:.3} ns of CPU per iteration on average in run {} (each worker takes its own)", d.run()));
+        }
+    }
     p.validate().map_err(|e| bad_input(e.to_string()))?;
     Ok(p)
+}
+
+/// Each worker's CPU demand from measured run `run` in the database, checked against the
+/// plan before anything is stored.
+fn measured_demands(db: &Path, plan: &Plan, run: i64) -> anyhow::Result<Demands> {
+    let store = open_existing(db)?;
+    let row = pick_run(&store, Some(run))?;
+    let records = store.cells(row.id)?;
+    let measured = Measured { id: row.id, simulated: row.mode == Mode::Sim.as_str(), records: &records };
+    schedlab_simrun::demand::from_measured(plan, measured).map_err(|e| bad_input(format!("--demand-from {run}: {e}")))
 }
 
 /// The Gantt chart request, checked against the plan before anything is simulated.
@@ -203,8 +236,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         return Err(bad_input("--cpus must be at least 1"));
     }
     let gantt = gantt_request(&a, plan)?;
+    let demands = a.demand_from.map(|run| measured_demands(db, plan, run)).transpose()?;
     let mut notes = Vec::new();
-    let p = params(&a, plan, &environment, &mut notes)?;
+    let p = params(&a, plan, &environment, demands.as_ref(), &mut notes)?;
     let mut warnings = Vec::new();
     for u in schedlab_simrun::unsupported(plan, &p) {
         if gantt.as_ref().is_some_and(|g| plan.cells[g.cell as usize].key == u.key) {
@@ -216,15 +250,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         warnings.push(format!("not simulated: {u}"));
     }
     if !a.quiet {
-        notes.push(format!(
-            "model: {} CPUs (global), rr quantum {} ms, fair slice {} us, switch {} us, migration {} us, setup {} us",
-            p.cpus,
-            p.rr_quantum_ns as f64 / 1e6,
-            p.fair_slice_ns as f64 / 1e3,
-            p.switch_cost_ns as f64 / 1e3,
-            p.migration_cost_ns as f64 / 1e3,
-            p.setup_ns as f64 / 1e3
-        ));
+        notes.push(format!("model: {}", p.describe()));
         if uses(plan, |w| w.periodic().is_some()) {
             notes.push(format!(
                 "periodic sets: pinned to one CPU (deadline: global EDF + CBS on {}); other, fifo-rm, fifo-dm and deadline skip jobs that cannot start by their deadline, edf and dwcs drop jobs late at their deadline and run in whole quanta",
@@ -261,8 +287,12 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             let run_id = super::common::create_run(&store, &spec, Mode::Sim, &environment, &plan_json)?;
             Ok((store, run_id))
         }));
-        let result =
-            schedlab_simrun::simulate_plan(plan, &p, gantt.as_ref().map(|g| g.cell), |mut rec: CellRecord| -> anyhow::Result<()> {
+        let result = schedlab_simrun::simulate_plan_with(
+            plan,
+            &p,
+            demands.as_ref(),
+            gantt.as_ref().map(|g| g.cell),
+            |mut rec: CellRecord| -> anyhow::Result<()> {
                 let (store, run_id) = store.get(&announce)?;
                 rec.started_unix = unix_now();
                 if !a.quiet && rec.rep == 0 && !rec.warmup {
@@ -271,7 +301,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                 }
                 store.insert_cell(run_id, &rec)?;
                 Ok(())
-            });
+            },
+        );
         let ready = store.get(&announce).map(|_| ());
         let opened = ready.map(|()| store.into_open());
         (result, opened)

@@ -1,6 +1,6 @@
 //! `schedlab trace export`: one traced cell repetition as a Perfetto trace (or trace-cmd's
 //! trace.dat), from its kept kernel capture; a simulated run's cell by simulating it again
-//! from the stored plan and model parameters, named and marked alike, so a measured cell
+//! from the stored plan, model parameters and any per-worker demands, named and marked alike, so a measured cell
 //! and its simulation open side by side.
 
 use super::common::{bad_input, open_existing, pick_run};
@@ -180,7 +180,9 @@ fn simulated(store: &Store, run: &RunRow, rec: &CellRecord, what: &str) -> anyho
             rec.message.as_deref().unwrap_or("no samples")
         ))
     })?;
-    let sim = schedlab_simrun::simulate_cell(cell, &params, schedlab_simrun::horizon(&plan), true);
+    // Workers that took their CPU demand from a measured run keep it in their samples.
+    let demand = schedlab_simrun::demand::stored(rec).map_err(|e| bad_input(format!("{what} cannot be simulated again: {e}")))?;
+    let sim = schedlab_simrun::simulate_cell_with(cell, &params, demand.as_deref(), schedlab_simrun::horizon(&plan), true);
     let same = sim.record.makespan_s == rec.makespan_s
         && sim.record.samples.len() == rec.samples.len()
         && sim.record.samples.iter().zip(&rec.samples).all(|(a, b)| a.wall_s == b.wall_s && a.user_s == b.user_s);

@@ -132,7 +132,7 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
         sys_total: per(&|r| sum(r, &|s| s.sys_s)),
         cpu_pct_total: per(&|r| {
             if r.makespan_s > 0.0 {
-                sum(r, &|s| (s.user_s + s.sys_s - s.setup_user_s - s.setup_sys_s).max(0.0)) / r.makespan_s * 100.0
+                sum(r, &|s| s.work_cpu_s()) / r.makespan_s * 100.0
             } else {
                 0.0
             }

@@ -71,6 +71,10 @@ pub struct SimOrigin {
     pub policy: String,
     /// The model's parameters.
     pub model: Params,
+    /// The worker's CPU demand in ns, when it was its own (taken from a measured run) rather
+    /// than its workload's amount at the model's rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub demand_ns: Option<u64>,
 }
 
 /// What a workload measured, one shape per kind of workload. Stored untagged (its fields

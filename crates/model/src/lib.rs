@@ -562,6 +562,12 @@ pub mod hist {
 }
 
 impl Sample {
+    /// CPU seconds of the work itself: user + system time less what setup (exec, preparing
+    /// before the release) used, never negative.
+    pub fn work_cpu_s(&self) -> f64 {
+        (self.user_s + self.sys_s - self.setup_user_s - self.setup_sys_s).max(0.0)
+    }
+
     /// The periodic task results of a periodic worker, if this sample has them.
     pub fn rt(&self) -> Option<&RtTask> {
         self.extra.rt.as_ref()

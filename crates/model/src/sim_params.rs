@@ -47,6 +47,10 @@ pub struct Params {
     pub setup_ns: Duration,
     /// sched_rt_runtime_us / sched_rt_period_us, for the SCHED_DEADLINE admission test.
     pub rt_share: f64,
+    /// The measured run whose per-worker work CPU was each worker's CPU demand, in place of
+    /// iterations x `ns_per_iteration` (each sample keeps its own in `SimOrigin::demand_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub demand_from_run: Option<i64>,
 }
 
 impl Params {
@@ -66,6 +70,7 @@ impl Params {
             migration_cost_ns: DEFAULT_MIGRATION_COST_NS,
             setup_ns: 0,
             rt_share: 0.95,
+            demand_from_run: None,
         }
     }
 
@@ -104,6 +109,23 @@ impl Params {
     /// defaults). A custom slice gets the same.
     pub fn fair_lateness_ns(&self) -> Duration {
         self.fair_slice_ns.saturating_sub(KERNEL_BASE_SLICE_NS * (1 + u64::from(self.cpus.clamp(1, 8).ilog2())))
+    }
+
+    /// The model in one line, as `simulate` announces it and `show` and the report repeat it.
+    pub fn describe(&self) -> String {
+        let demand = match self.demand_from_run {
+            Some(run) => format!("CPU demand per worker: its work CPU in measured run {run}"),
+            None => format!("CPU demand: {:.3} ns per pi iteration", self.ns_per_iteration),
+        };
+        format!(
+            "{} CPUs, rr quantum {} ms, fair slice {} us, switch {} us, migration {} us, setup {} us; {demand}",
+            self.cpus,
+            self.rr_quantum_ns as f64 / 1e6,
+            self.fair_slice_ns as f64 / 1e3,
+            self.switch_cost_ns as f64 / 1e3,
+            self.migration_cost_ns as f64 / 1e3,
+            self.setup_ns as f64 / 1e3
+        )
     }
 
     /// CPU time of `iterations` pi iterations, at least 1 ns.
@@ -165,5 +187,17 @@ mod tests {
         assert!(Params { rt_share: 1.5, ..ok.clone() }.validate().is_err());
         assert_eq!(ok.compute_ns(4), 10);
         assert_eq!(ok.compute_ns(0), 1);
+    }
+
+    #[test]
+    fn the_description_names_where_the_demand_came_from() {
+        let mut p = Params::new(2, 2.5, 1000, 40_000);
+        assert!(p.describe().contains("2.500 ns per pi iteration"), "{}", p.describe());
+        p.demand_from_run = Some(7);
+        assert!(p.describe().contains("measured run 7") && !p.describe().contains("ns per pi"), "{}", p.describe());
+        // Stored records from before the field read back without it, and it is not written when absent.
+        let old: Params = serde_json::from_str(&serde_json::to_string(&Params::new(2, 2.5, 1000, 40_000)).unwrap()).unwrap();
+        assert_eq!(old.demand_from_run, None);
+        assert!(!serde_json::to_string(&old).unwrap().contains("demand"));
     }
 }

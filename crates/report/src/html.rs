@@ -42,6 +42,8 @@ pub struct RunMeta {
     pub command_line: String,
     /// Warnings raised during the run.
     pub warnings: Vec<String>,
+    /// A simulated run's model in one line (`Params::describe`); None for a measured run.
+    pub model: Option<String>,
     /// The machine.
     #[serde(skip)]
     pub env: Machine,
@@ -194,6 +196,7 @@ fn environment(run: &RunMeta, stats: &[CellStats]) -> Vec<(String, String)> {
     let e = &run.env;
     let rt = rt_throttling(e);
     let dma = crate::tables::dma_latency_note(stats).map(|n| ("cpu_dma_latency", n));
+    let model = run.model.clone().map(|m| ("simulation model", m));
     [
         ("kernel", format!("{} {}", e.kernel, e.kernel_version)),
         ("CPU", e.cpu_model.clone()),
@@ -214,6 +217,7 @@ fn environment(run: &RunMeta, stats: &[CellStats]) -> Vec<(String, String)> {
     ]
     .into_iter()
     .chain(dma)
+    .chain(model)
     .map(|(k, v)| (k.to_string(), v))
     .collect()
 }

@@ -99,6 +99,7 @@ pub fn run_meta(id: i64) -> RunMeta {
         spec_text: "name = \"pa3\"\n# <not a tag> & more\n".into(),
         command_line: "schedlab run experiments/pa3.toml --scale 0.02".into(),
         warnings: vec!["cell io/other/n500: 1 process exited 1".into()],
+        model: None,
         env: Environment {
             kernel: "6.1.0".into(),
             cpu_model: "Test CPU".into(),

@@ -55,6 +55,7 @@
 
 #![deny(missing_docs)]
 
+pub mod demand;
 pub mod gantt;
 pub mod model;
 mod params;
@@ -66,6 +67,7 @@ use schedlab_plan::{Cell, Class, Plan};
 use schedlab_policy::{cbs, Reservation, Time};
 use schedlab_sim::SimResult;
 
+pub use demand::{DemandError, Demands, Measured};
 pub use model::{cell_input, CellInput, Unsupported};
 pub use params::{fair_slice, ParamError, Params, DEFAULT_HZ, DEFAULT_MIGRATION_COST_NS, DEFAULT_SWITCH_COST_NS, KERNEL_BASE_SLICE_NS};
 
@@ -93,17 +95,29 @@ pub fn horizon(plan: &Plan) -> Time {
 /// reservations the kernel's admission test would refuse, come back as failed records
 /// with the reason, as the engine records a refused cell.
 pub fn simulate_cell(cell: &Cell, p: &Params, horizon: Time, trace: bool) -> CellSim {
+    simulate_cell_with(cell, p, None, horizon, trace)
+}
+
+/// [`simulate_cell`], with each worker's own CPU demand when `demand` is given (ns, one per
+/// worker in task order, see [`demand`]); each sample keeps its demand, so the record can
+/// be simulated again from what is stored.
+pub fn simulate_cell_with(cell: &Cell, p: &Params, demand: Option<&[Time]>, horizon: Time, trace: bool) -> CellSim {
     let failed = |message: String| CellSim { record: record::failed(cell, message), traced: None };
     if let Some(reason) = admission_refusal(cell, p) {
         return failed(reason);
     }
-    let input = match model::cell_input(cell, p, horizon, trace) {
+    let input = match model::cell_input(cell, p, demand, horizon, trace) {
         Ok(i) => i,
         Err(u) => return failed(format!("cannot be simulated: {}", u.reason)),
     };
     match schedlab_sim::simulate(&input.config, &input.tasks) {
         Ok(mut result) => {
-            let record = record::record(cell, p, &mut result, &input.placement, horizon);
+            let mut record = record::record(cell, p, &mut result, &input.placement, horizon);
+            for (s, &d) in record.samples.iter_mut().zip(demand.unwrap_or_default()) {
+                if let Some(origin) = s.extra.sim.as_mut() {
+                    origin.demand_ns = Some(d);
+                }
+            }
             CellSim { record, traced: trace.then_some(result) }
         }
         Err(e) => failed(format!("the simulator refused this cell: {e}")),
@@ -146,6 +160,19 @@ pub fn simulate_plan<E>(
     plan: &Plan,
     p: &Params,
     trace_cell: Option<u32>,
+    sink: impl FnMut(CellRecord) -> Result<(), E>,
+) -> Result<Option<SimResult>, E> {
+    simulate_plan_with(plan, p, None, trace_cell, sink)
+}
+
+/// [`simulate_plan`], with each worker's own CPU demand per repetition when `demands` is
+/// given: then every step is simulated with its own demands, and the returned trace is
+/// of `trace_cell`'s first measured repetition. A step `demands` lacks is stored failed.
+pub fn simulate_plan_with<E>(
+    plan: &Plan,
+    p: &Params,
+    demands: Option<&Demands>,
+    trace_cell: Option<u32>,
     mut sink: impl FnMut(CellRecord) -> Result<(), E>,
 ) -> Result<Option<SimResult>, E> {
     let horizon = horizon(plan);
@@ -159,15 +186,35 @@ pub fn simulate_plan<E>(
     let mut traced = None;
     for (ordinal, step) in steps.into_iter().enumerate() {
         let c = step.cell as usize;
-        if done[c].is_none() {
-            let sim = simulate_cell(&plan.cells[c], p, horizon, trace_cell == Some(step.cell));
-            if sim.traced.is_some() {
-                traced = sim.traced;
+        let mut rec = match demands {
+            // Each repetition has its own demands: simulated on its own.
+            Some(d) => {
+                let cell = &plan.cells[c];
+                let trace = trace_cell == Some(step.cell) && step.rep == 0 && !step.warmup;
+                let sim = match d.get(step.cell, step.rep, step.warmup) {
+                    Some(demand) => simulate_cell_with(cell, p, Some(demand), horizon, trace),
+                    None => CellSim {
+                        record: record::failed(cell, format!("run {} gave no CPU demands for this repetition", d.run())),
+                        traced: None,
+                    },
+                };
+                if sim.traced.is_some() {
+                    traced = sim.traced;
+                }
+                sim.record
             }
-            done[c] = Some(sim.record);
-        }
-        left[c] -= 1;
-        let mut rec = if left[c] == 0 { done[c].take() } else { done[c].clone() }.expect("simulated above");
+            None => {
+                if done[c].is_none() {
+                    let sim = simulate_cell(&plan.cells[c], p, horizon, trace_cell == Some(step.cell));
+                    if sim.traced.is_some() {
+                        traced = sim.traced;
+                    }
+                    done[c] = Some(sim.record);
+                }
+                left[c] -= 1;
+                if left[c] == 0 { done[c].take() } else { done[c].clone() }.expect("simulated above")
+            }
+        };
         rec.rep = step.rep;
         rec.warmup = step.warmup;
         rec.ordinal = ordinal as u32;

@@ -132,18 +132,26 @@ fn group_limit(g: &Group) -> Option<String> {
 
 /// Why `cell` cannot be simulated, if it cannot.
 pub fn unsupported(cell: &Cell, p: &Params) -> Option<Unsupported> {
-    cell_input(cell, p, 1, false).err()
+    cell_input(cell, p, None, 1, false).err()
 }
 
 /// The simulator's inputs for `cell`: all groups' workers in one simulation on `p.cpus`
 /// CPUs (global, or partitioned when every worker is pinned to one CPU), stopping at
-/// `horizon` (the cell's watchdog), recording the trace if asked.
-pub fn cell_input(cell: &Cell, p: &Params, horizon: Time, trace: bool) -> Result<CellInput, Unsupported> {
+/// `horizon` (the cell's watchdog), recording the trace if asked. With `demand` (ns, one
+/// per worker in task order, see [`crate::demand`]) each worker's CPU burst is its own
+/// instead of its workload's amount at the model's rate; only CPU work takes one.
+pub fn cell_input(cell: &Cell, p: &Params, demand: Option<&[Time]>, horizon: Time, trace: bool) -> Result<CellInput, Unsupported> {
     let refuse = |reason: String| Unsupported { key: cell.key.clone(), reason };
     if let Some(why) = cell.groups.iter().find_map(group_limit) {
         return Err(refuse(why));
     }
+    if let Some(d) = demand.filter(|d| d.len() != cell.processes() as usize) {
+        return Err(refuse(format!("{} per-worker CPU demands for {} workers", d.len(), cell.processes())));
+    }
     if let Some(set) = cell.groups.iter().find_map(|g| g.workload.periodic()) {
+        if demand.is_some() {
+            return Err(refuse("a periodic set's CPU demand is its tasks' own, not a measured worker's".to_string()));
+        }
         return crate::rt::cell_input(cell, set, p, horizon, trace).map_err(refuse);
     }
     let policy = policy_spec(cell.primary().policy.class, p);
@@ -159,7 +167,12 @@ pub fn cell_input(cell: &Cell, p: &Params, horizon: Time, trace: bool) -> Result
                 g.policy.class.name()
             )));
         }
-        let work = workload(&g.workload, p).map_err(refuse)?;
+        // One workload for the whole group, or (None) each worker's own burst.
+        let shared = match demand {
+            None => Some(workload(&g.workload, p).map_err(refuse)?),
+            Some(_) if crate::demand::is_cpu_work(&g.workload) => None,
+            Some(_) => return Err(refuse(crate::demand::not_cpu_work(&g.name, g.workload.kind()))),
+        };
         let params = task_params(&g.policy, p);
         for i in 0..g.processes {
             let pin = match g.affinity.cpus_for(i, g.processes, &all) {
@@ -174,7 +187,11 @@ pub fn cell_input(cell: &Cell, p: &Params, horizon: Time, trace: bool) -> Result
                 }
             };
             let name = if cell.groups.len() == 1 { format!("w{}", tasks.len()) } else { format!("{}{i}", g.name) };
-            tasks.push(TaskSpec { name, arrival: 0, workload: work.clone(), params: params.clone() });
+            let work = match (&shared, demand) {
+                (Some(w), _) => w.clone(),
+                (None, d) => Workload::Burst { length: d.map_or(1, |d| d[tasks.len()].max(1)) },
+            };
+            tasks.push(TaskSpec { name, arrival: 0, workload: work, params: params.clone() });
             placement.push((gi, pin));
         }
     }

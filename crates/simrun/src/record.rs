@@ -114,7 +114,7 @@ fn sample(index: u32, t: &TaskResult, cx: &Ctx) -> Sample {
         cpu: t.last_cpu.map(|c| c as i32),
         migrations: Some(t.migrations),
         detail: Some(Detail::Writes { sync_writes: if t.finished { g.workload.sync_writes() } else { 0 } }),
-        sim: Some(SimOrigin { policy: cx.policy.to_string(), model: cx.p.clone() }),
+        sim: Some(SimOrigin { policy: cx.policy.to_string(), model: cx.p.clone(), demand_ns: None }),
         ..Default::default()
     };
     Sample {
