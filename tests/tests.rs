@@ -8,6 +8,7 @@ mod disturb;
 mod docs;
 mod engine;
 mod groups;
+mod import;
 mod interrupt;
 mod iosched;
 mod killed;

@@ -267,9 +267,11 @@ fn sched_of(at: &str, obj: &[(String, Json)]) -> Result<Sched, String> {
         match k.as_str() {
             "policy" => match v {
                 Json::Str(p) if RtPolicy::parse(p).is_some() => s.policy = Some(p.clone()),
-                Json::Str(p) => return Err(format!(
+                Json::Str(p) => {
+                    return Err(format!(
                     "{at}: unknown policy \"{p}\"; rt-app's are SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE"
-                )),
+                ))
+                }
                 other => return Err(format!("{at}: \"policy\" must be a string, not {}", other.kind())),
             },
             "priority" => s.priority = Some(int(at, k, v)?),
