@@ -9,6 +9,7 @@ mod docs;
 mod engine;
 mod export_formats;
 mod groups;
+mod import;
 mod interrupt;
 mod iosched;
 mod killed;

@@ -7,6 +7,7 @@ mod docs;
 mod dwcs;
 mod envcmd;
 mod export;
+mod import;
 mod machine;
 mod report;
 mod restore;
@@ -77,6 +78,8 @@ pub enum Cmd {
     Completions(docs::CompletionArgs),
     /// Write schedlab's man pages, one per subcommand, into a directory.
     Man(docs::ManArgs),
+    /// Turn another tool's task description into an experiment file (`import rt-app`).
+    Import(import::Args),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -104,5 +107,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Cmd::Trace(a) => trace::run(&cli.db, a),
         Cmd::Completions(a) => docs::completions(a),
         Cmd::Man(a) => docs::man(a),
+        Cmd::Import(a) => import::run(a),
     }
 }

@@ -71,7 +71,8 @@ fn window(cx: &Ctx, x: &Option<Spanned<i64>>, y: &Option<Spanned<i64>>, at: Rang
 /// no periodic key).
 pub(crate) fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Option<Periodic>, SpecError> {
     let kind = w.kind.get_ref().as_str();
-    let periodic_keys: [(&str, Option<Range<usize>>); 11] = [
+    let periodic_keys: [(&str, Option<Range<usize>>); 12] = [
+        ("scheduler", w.scheduler.as_ref().map(|v| v.span())),
         ("body", w.body.as_ref().map(|v| v.span())),
         ("duration_s", w.duration_s.as_ref().map(|v| v.span())),
         ("quantum_ms", w.quantum_ms.as_ref().map(|v| v.span())),
@@ -188,6 +189,11 @@ pub(crate) fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Option<Pe
         TaskSource::Generated(g) => Some(g.utilisation),
         _ => None,
     };
+    // The set's own scheduler, used where no `scheduler` axis or group setting names one.
+    let scheduler = match &w.scheduler {
+        Some(s) => RtScheduler::parse(&scheduler_name(cx, s)?).expect("a checked name"),
+        None => RtScheduler::Other,
+    };
     Ok(Some(Periodic {
         tasks,
         source,
@@ -198,7 +204,7 @@ pub(crate) fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Option<Pe
         cpus,
         work_ppm,
         fill: w.fill.as_ref().map(|f| *f.get_ref()).unwrap_or(false),
-        scheduler: RtScheduler::Other,
+        scheduler,
         utilisation,
     }))
 }
@@ -301,7 +307,7 @@ pub(crate) fn resolve_group(
     if def.background {
         return bad("a periodic set cannot be a background group");
     }
-    let scheduler = def.scheduler.as_deref().and_then(RtScheduler::parse).unwrap_or(RtScheduler::Other);
+    let scheduler = def.scheduler.as_deref().and_then(RtScheduler::parse).unwrap_or(p.scheduler);
     if let Some(u) = def.utilisation {
         let TaskSource::Generated(spec) = &mut p.source else {
             return bad("a `utilisation` needs a generated task set (`generate = { .. }`), not a listed or canonical one");

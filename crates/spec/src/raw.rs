@@ -311,6 +311,8 @@ pub struct RawWorkload {
     #[serde(default)]
     pub fill: Option<Spanned<bool>>,
     #[serde(default)]
+    pub scheduler: Option<Spanned<String>>,
+    #[serde(default)]
     pub read_kib: Option<Spanned<i64>>,
     #[serde(default)]
     pub tasks: Option<Spanned<Vec<Spanned<RawTask>>>>,

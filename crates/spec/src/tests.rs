@@ -320,6 +320,23 @@ fn a_set_on_several_cpus_is_partitioned_the_same_way_under_every_scheduler() {
 }
 
 #[test]
+fn a_periodic_workload_keeps_its_own_scheduler_unless_an_axis_names_one() {
+    let spec = "name = \"t\"\n[matrix]\nworkload = [\"f\", \"d\"]\n[workloads.f]\nkind = \"periodic\"\nscheduler = \"fifo-rm\"\ntasks = [{ c_ms = 2, t_ms = 10 }]\n[workloads.d]\nkind = \"periodic\"\nscheduler = \"deadline\"\ntasks = [{ c_ms = 3, t_ms = 20 }]\n";
+    let s = parse("rt.toml", spec).unwrap();
+    let sched = |s: &Spec, i: usize| s.plan.cells[i].primary().workload.periodic().unwrap().scheduler;
+    assert_eq!(s.plan.cells.len(), 2, "one cell per set, not a product of sets and schedulers");
+    assert_eq!((sched(&s, 0), sched(&s, 1)), (RtScheduler::FifoRm, RtScheduler::Deadline));
+    assert_eq!(s.plan.cells[0].primary().policy.class, Class::Fifo);
+    assert_eq!(s.plan.cells[1].primary().policy.class, Class::Deadline);
+    let swept = parse("rt.toml", &spec.replace("[\"f\", \"d\"]\n", "[\"f\", \"d\"]\nscheduler = [\"edf\"]\n")).unwrap();
+    assert!((0..2).all(|i| sched(&swept, i) == RtScheduler::Edf), "the axis overrides the workload's own");
+    let e = err(&spec.replace("scheduler = \"fifo-rm\"", "scheduler = \"lottery\""));
+    assert!(e.message.contains("unknown scheduler \"lottery\"") && e.line == 6, "{e}");
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"pi\"\nscheduler = \"edf\"\n");
+    assert!(e.message.contains("`scheduler` applies only to a workload of kind \"periodic\""), "{e}");
+}
+
+#[test]
 fn periodic_mistakes_are_located() {
     let e = err(&RT.replace("\"dwcs\"]", "\"dwcs\", \"lottery\"]"));
     assert_eq!(e.line, 4, "{e}");

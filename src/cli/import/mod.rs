@@ -1,0 +1,227 @@
+//! `schedlab import rt-app FILE.json -o SPEC.toml`: an rt-app task description as a schedlab
+//! experiment of periodic task sets, with what could not be mapped listed.
+
+mod json;
+mod rtapp;
+
+use super::common::{bad_input, Exit};
+use rtapp::{Imported, Set};
+use schedlab_spec::RtScheduler;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments of `schedlab import`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// What to import.
+    #[command(subcommand)]
+    pub from: From,
+}
+
+/// The formats `schedlab import` reads.
+#[derive(clap::Subcommand, Debug)]
+pub enum From {
+    /// An rt-app JSON task description: its periodic threads (run, then timer or sleep) become
+    /// periodic task sets, one per scheduling class; what does not map is listed.
+    #[command(name = "rt-app")]
+    RtApp(RtAppArgs),
+}
+
+/// Arguments of `schedlab import rt-app`.
+#[derive(clap::Args, Debug)]
+pub struct RtAppArgs {
+    /// The rt-app file (JSON; comments, trailing commas and repeated event keys accepted).
+    pub file: PathBuf,
+    /// The experiment file to write.
+    #[arg(short, long, value_name = "SPEC.toml")]
+    pub out: PathBuf,
+    /// Replace OUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Runs `schedlab import`.
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    match a.from {
+        From::RtApp(a) => rt_app(a),
+    }
+}
+
+fn rt_app(a: RtAppArgs) -> anyhow::Result<ExitCode> {
+    if !a.force && a.out.symlink_metadata().is_ok() {
+        return Err(bad_input(format!("{} exists; give --force to replace it", a.out.display())));
+    }
+    let shown = a.file.display().to_string();
+    let bytes = std::fs::read(&a.file).map_err(|e| bad_input(format!("cannot read {shown}: {e}")))?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        let (line, col) = schedlab_spec::line_col(&String::from_utf8_lossy(&bytes[..e.valid_up_to()]), e.valid_up_to());
+        bad_input(format!("{shown}:{line}:{col}: not UTF-8"))
+    })?;
+    let parsed = json::parse(text).map_err(|e| bad_input(format!("{shown}:{}:{}: {}", e.line, e.col, e.message)))?;
+    let mut imported = rtapp::import(&parsed).map_err(|e| bad_input(format!("{shown}: {e}")))?;
+
+    let out_shown = a.out.display().to_string();
+    let name = a.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "rt-app".into());
+    let body = render_body(&name, &shown, &imported, &[]);
+    // The written spec must be one `check` accepts: validate it here, and take the SCHED_FIFO
+    // priorities fifo-rm gives from the plan itself.
+    let dir = schedlab_spec::spec_dir(&out_shown);
+    let (priorities, invalid) = match schedlab_spec::parse_at(&out_shown, &body, &dir) {
+        Ok(spec) => (fifo_priorities(&spec, &imported), None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
+    for (set, i, prio) in &priorities {
+        let t = &imported.sets[*set].tasks[*i];
+        if t.priority != *prio as i64 {
+            imported.unmapped.push(format!(
+                "{}: {} priority {} becomes {prio} under fifo-rm (by period: the shortest 90, each longer one less); a schedlab set carries no per-task priority",
+                t.name,
+                t.policy.name(),
+                t.priority
+            ));
+        }
+    }
+    let text = format!("{}{}", render_header(&shown, &imported), render_body(&name, &shown, &imported, &priorities));
+    write_out(&a.out, &text)?;
+
+    let tasks: usize = imported.sets.iter().map(|s| s.tasks.len()).sum();
+    let sets: Vec<String> = imported.sets.iter().map(|s| format!("{} ({}, {} tasks)", s.name, s.scheduler, s.tasks.len())).collect();
+    println!("wrote {out_shown}: {tasks} periodic tasks in {}", sets.join(", "));
+    if !imported.unmapped.is_empty() {
+        eprintln!("not mapped exactly ({}; also listed at the top of {out_shown}):", imported.unmapped.len());
+        for u in &imported.unmapped {
+            eprintln!("  - {u}");
+        }
+    }
+    if let Some(e) = invalid {
+        return Err(anyhow::Error::new(Exit {
+            code: 1,
+            message: format!("{out_shown} is written but `schedlab check` will refuse it on this machine:\n{e}"),
+        }));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// (set, task, priority) of every task of a fifo-rm set, as the plan gives them.
+fn fifo_priorities(spec: &schedlab_spec::Spec, imported: &Imported) -> Vec<(usize, usize, u32)> {
+    let mut out = Vec::new();
+    for (si, set) in imported.sets.iter().enumerate() {
+        let cell = spec.plan.cells.iter().find(|c| c.primary().workload_name == set.name);
+        let Some(p) = cell.and_then(|c| c.primary().workload.periodic()) else { continue };
+        if p.scheduler == RtScheduler::FifoRm {
+            out.extend(p.fifo_priorities(false).into_iter().enumerate().map(|(i, prio)| (si, i, prio)));
+        }
+    }
+    out
+}
+
+/// Writes `text` to `out` through a new file beside it, renamed over `out`, so an existing
+/// symlink is replaced, never followed.
+fn write_out(out: &Path, text: &str) -> anyhow::Result<()> {
+    let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let file_name = out.file_name().ok_or_else(|| bad_input(format!("{} names no file", out.display())))?;
+    let tmp = dir.join(format!(".{}.{}.tmp", file_name.to_string_lossy(), std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| bad_input(format!("cannot create {}: {e}", tmp.display())))?;
+    let written = f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).and_then(|_| std::fs::rename(&tmp, out));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        anyhow::bail!("cannot write {}: {e}", out.display());
+    }
+    Ok(())
+}
+
+/// A TOML basic string (JSON's escapes are TOML's).
+fn toml_str(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serialises")
+}
+
+/// Microseconds as TOML milliseconds: an integer when whole.
+fn ms(us: u64) -> String {
+    if us.is_multiple_of(1000) {
+        format!("{}", us / 1000)
+    } else {
+        format!("{}", us as f64 / 1000.0)
+    }
+}
+
+/// A number as TOML: an integer when whole.
+fn num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+/// One line of text fit for a `#` comment.
+fn comment(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}
+
+fn render_header(source: &str, imported: &Imported) -> String {
+    let mut h = format!(
+        "# Imported from the rt-app file {} by `schedlab import rt-app` (schedlab {}).\n",
+        comment(&format!("{source:?}")),
+        env!("CARGO_PKG_VERSION")
+    );
+    h.push_str("# Times are rt-app's microseconds in milliseconds. One periodic set per scheduling class:\n");
+    h.push_str("# SCHED_OTHER/BATCH/IDLE -> other, SCHED_FIFO/RR -> fifo-rm, SCHED_DEADLINE -> deadline\n");
+    h.push_str("# (C, T, D = dl-runtime, dl-period, dl-deadline). Each task's origin is noted above it.\n");
+    if imported.unmapped.is_empty() {
+        h.push_str("#\n# Everything in the rt-app file is mapped.\n");
+    } else {
+        h.push_str(&format!("#\n# Not mapped exactly ({}):\n", imported.unmapped.len()));
+        for u in &imported.unmapped {
+            h.push_str(&format!("#   - {}\n", comment(u)));
+        }
+    }
+    h.push('\n');
+    h
+}
+
+fn render_body(name: &str, source: &str, imported: &Imported, priorities: &[(usize, usize, u32)]) -> String {
+    let mut b = format!("name = {}\n", toml_str(name));
+    b.push_str(&format!("description = {}\n\n", toml_str(&format!("imported from the rt-app file {source}"))));
+    let names: Vec<String> = imported.sets.iter().map(|s| toml_str(&s.name)).collect();
+    b.push_str(&format!("[matrix]\nworkload = [{}]\n", names.join(", ")));
+    for (si, set) in imported.sets.iter().enumerate() {
+        b.push_str(&render_set(si, set, imported.duration_s, priorities));
+    }
+    b
+}
+
+fn render_set(si: usize, set: &Set, duration_s: f64, priorities: &[(usize, usize, u32)]) -> String {
+    let mut b = format!("\n[workloads.{}]\nkind = \"periodic\"\nscheduler = {}\nbody = \"spin\"\n", set.name, toml_str(set.scheduler));
+    b.push_str(&format!("duration_s = {}\n", num(duration_s)));
+    b.push_str(&format!("work_fraction = {}\n", num(set.work_fraction)));
+    if let Some(c) = set.cpu {
+        b.push_str(&format!("cpu = {c}\n"));
+    }
+    if !set.cpus.is_empty() {
+        let l: Vec<String> = set.cpus.iter().map(u32::to_string).collect();
+        b.push_str(&format!("cpus = [{}]\n", l.join(", ")));
+    }
+    b.push_str("tasks = [\n");
+    for (i, t) in set.tasks.iter().enumerate() {
+        let given = priorities.iter().find(|(s, k, _)| *s == si && *k == i).map(|(_, _, p)| format!(" -> fifo-rm priority {p}"));
+        b.push_str(&format!("  # {}{}\n", comment(&t.origin), given.unwrap_or_default()));
+        let mut fields = vec![format!("c_ms = {}", ms(t.c_us)), format!("t_ms = {}", ms(t.t_us))];
+        if let Some(d) = t.d_us {
+            fields.push(format!("d_ms = {}", ms(d)));
+        }
+        if t.phase_us > 0 {
+            fields.push(format!("phase_ms = {}", ms(t.phase_us)));
+        }
+        b.push_str(&format!("  {{ {} }},\n", fields.join(", ")));
+    }
+    b.push_str("]\n");
+    b
+}
+
+#[cfg(test)]
+mod tests;
