@@ -173,8 +173,10 @@ impl Store {
             "INSERT INTO cells (run_id, cell_id, key, workload, workload_kind, policy, class, priority, nice, processes,
                rep, warmup, ordinal, status, message, started_unix, makespan_s,
                stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq, stat_ctxt, stat_intr, stat_forks,
-               engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json, iosched, io_json, rt_json, cpu_dma_latency_us, trace_json)
-             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36)",
+               engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json, iosched, io_json, rt_json, cpu_dma_latency_us, trace_json,
+               spawn_s)
+             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,
+               ?37)",
             params![
                 run_id,
                 p.cell_id,
@@ -211,7 +213,8 @@ impl Store {
                 c.io.as_ref().map(|io| serde_json::to_string(io).unwrap_or_default()),
                 c.rt.as_ref().map(|rt| serde_json::to_string(rt).unwrap_or_default()),
                 c.cpu_dma_latency_us,
-                c.trace.as_ref().map(|t| serde_json::to_string(t).unwrap_or_default())
+                c.trace.as_ref().map(|t| serde_json::to_string(t).unwrap_or_default()),
+                c.spawn_s
             ],
         )?;
         let row = tx.last_insert_rowid();
@@ -394,7 +397,7 @@ impl Store {
             "SELECT id, cell_id, key, workload, workload_kind, policy, class, priority, nice, processes, rep, warmup, ordinal, status, message,
                     started_unix, makespan_s, stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq, stat_ctxt,
                     stat_intr, stat_forks, engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json, iosched, io_json, rt_json,
-                    cpu_dma_latency_us, trace_json
+                    cpu_dma_latency_us, trace_json, spawn_s
              FROM cells WHERE run_id = ?1 ORDER BY ordinal, id",
         )?;
         let mut sst = self.conn.prepare(&sample_select())?;
@@ -445,6 +448,7 @@ impl Store {
                         cpu_dma_latency_us: r.get(34)?,
                         trace: r.get::<_, Option<String>>(35)?.and_then(|j| serde_json::from_str(&j).ok()),
                         raw_trace: None,
+                        spawn_s: r.get(36)?,
                     },
                 ))
             })?

@@ -140,6 +140,10 @@ CREATE TABLE trace_parts (
     PRIMARY KEY (cell_row, part)
 );
 "#,
+    // From the first spawn to the release; NULL for older and simulated cells.
+    r#"
+ALTER TABLE cells ADD COLUMN spawn_s REAL;
+"#,
 ];
 
 /// Applies every migration newer than the database's user_version.

@@ -133,6 +133,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     };
 
     // Spawn every worker blocked on its release pipe, all in one new process group.
+    let spawn_ns = monotonic_ns();
     let (workers, pgid) = match spawn::workers(cx, cell, rt_set.as_ref(), worker_ends, &ends.log)? {
         Spawned::All { workers, pgid } => (workers, pgid),
         Spawned::Stopped(sig) => return Ok(Outcome::Interrupted(sig)),
@@ -241,6 +242,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     let record = CellRecord {
         started_unix,
         makespan_s: (end_ns - release_ns) as f64 * 1e-9,
+        spawn_s: Some((release_ns - spawn_ns) as f64 * 1e-9),
         stat: match (stat0, stat1) {
             (Some(a), Some(b)) => b.since(&a),
             _ => Default::default(),
