@@ -3,19 +3,22 @@
 //! pipe, releasing them and reaping them, with nothing else done.
 //!
 //!   cargo build --release --example spawn_floor
-//!   target/release/examples/spawn_floor SCHEDLAB N ITERATIONS SEED DIR [fork]
+//!   target/release/examples/spawn_floor SCHEDLAB N ITERATIONS SEED DIR [fork] [rt]
 //!
 //! Each child is `SCHEDLAB __worker JOB`, JOB serialised from the engine's own
 //! `protocol::Job` type (so argv is byte for byte what a `pi` cell's worker gets), stdin the
 //! release pipe, stdout the report pipe, stderr a log file, cwd DIR, environment inherited: the
 //! exec and the worker's start-up are those of a real cell. Children start by posix_spawn
 //! (glibc: clone(CLONE_VM | CLONE_VFORK) + exec, the cheapest way to start a process), or by
-//! fork + exec with `fork`. A reader thread drains the report pipe (a worker writes a ready
+//! fork + exec with `fork`. With `rt` it first raises itself as the engine does
+//! (`schedlab_sys::sched::raise_engine`: SCHED_FIFO 99, reset on fork), so spawning and
+//! reaping are not slowed by the workers starting meanwhile. A reader thread drains the report pipe (a worker writes a ready
 //! line, then its report; 10,000 of them do not fit in a pipe) and says when all N are
 //! ready; the pipe's write end is then closed (the release) and wait4 reaps them all.
 //!
-//! Prints one line: `n=N spawn_to_reap_s=... release_to_reap_s=... max_rss_kb=...`, the
-//! times from just before the first spawn and from the release to the last reap.
+//! Prints one line: `n=N spawn_to_reap_s=... release_to_reap_s=... max_rss_kb=... cpu_s=...`:
+//! the times from just before the first spawn and from the release to the last reap, its
+//! peak RSS and its own CPU time (user + system, both threads).
 
 use schedlab_runner::protocol::{Job, WORKER_SUBCOMMAND};
 use schedlab_spec::Workload;
@@ -43,7 +46,7 @@ fn pipe() -> (OwnedFd, OwnedFd) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 6 {
-        eprintln!("usage: spawn_floor SCHEDLAB N ITERATIONS SEED DIR [fork]");
+        eprintln!("usage: spawn_floor SCHEDLAB N ITERATIONS SEED DIR [fork] [rt]");
         std::process::exit(2);
     }
     let exe = CString::new(args[1].as_str()).expect("path without NUL");
@@ -51,7 +54,10 @@ fn main() {
     let iterations: u64 = args[3].parse().expect("ITERATIONS");
     let seed: u64 = args[4].parse().expect("SEED");
     let dir = PathBuf::from(&args[5]);
-    let use_fork = args.get(6).is_some_and(|a| a == "fork");
+    let use_fork = args[6..].iter().any(|a| a == "fork");
+    if args[6..].iter().any(|a| a == "rt") {
+        schedlab_sys::sched::raise_engine().expect("SCHED_FIFO 99 (needs root)");
+    }
     std::env::set_current_dir(&dir).expect("DIR");
 
     // Everything a child needs is built before the clock starts: the floor is the kernel's part.
@@ -68,6 +74,7 @@ fn main() {
                 engine_pid: me,
                 read_dir: None,
                 rt: None,
+                nofile_soft: None,
             };
             let json = serde_json::to_string(&job).expect("job serialises");
             [exe.clone(), CString::new(WORKER_SUBCOMMAND).unwrap(), CString::new(json).unwrap()]
@@ -158,10 +165,12 @@ fn main() {
     // SAFETY: rusage is plain data.
     let mut me_ru: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut me_ru) };
+    let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
     println!(
-        "n={n} spawn_to_reap_s={:.6} release_to_reap_s={:.6} max_rss_kb={}",
+        "n={n} spawn_to_reap_s={:.6} release_to_reap_s={:.6} max_rss_kb={} cpu_s={:.6}",
         (t_end - t0) as f64 * 1e-9,
         (t_end - t_release) as f64 * 1e-9,
-        me_ru.ru_maxrss
+        me_ru.ru_maxrss,
+        secs(me_ru.ru_utime) + secs(me_ru.ru_stime)
     );
 }

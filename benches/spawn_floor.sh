@@ -26,7 +26,7 @@ SEED=1
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-# Prints "spawn_to_reap_s max_rss_kb" of one schedlab run of N workers.
+# Prints "spawn_to_reap_s engine_cpu_s max_rss_kb" of one schedlab run of N workers.
 schedlab_once() {
   local n=$1
   cat > "$WORK/n.toml" <<TOML
@@ -45,31 +45,31 @@ TOML
   SCHEDLAB_STATE_DIR="$WORK/state" TMPDIR="$WORK" "$BIN" --db "$WORK/db" run -q "$WORK/n.toml" > /dev/null
   python3 - "$WORK/db" <<'PY'
 import sqlite3, sys
-status, spawn, makespan, rss = sqlite3.connect(sys.argv[1]).execute(
-    "SELECT status, spawn_s, makespan_s, engine_max_rss_kb FROM cells").fetchone()
+status, spawn, makespan, cpu, rss = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT status, spawn_s, makespan_s, engine_user_s + engine_sys_s, engine_max_rss_kb FROM cells").fetchone()
 assert status == "ok", status
-print(f"{spawn + makespan:.6f} {rss}")
+print(f"{spawn + makespan:.6f} {cpu:.6f} {rss}")
 PY
 }
 
-# Prints "spawn_to_reap_s" of one floor run of N workers.
+# Prints "spawn_to_reap_s cpu_s" of one floor run of N workers.
 floor_once() {
   rm -rf "$WORK/floor" && mkdir "$WORK/floor"
-  "$FLOOR" "$BIN" "$1" 1 "$SEED" "$WORK/floor" | sed -n 's/.*spawn_to_reap_s=\([0-9.]*\).*/\1/p'
+  "$FLOOR" "$BIN" "$1" 1 "$SEED" "$WORK/floor" | sed -n 's/.*spawn_to_reap_s=\([0-9.]*\).*cpu_s=\([0-9.]*\).*/\1 \2/p'
 }
 
-echo "size round floor_s schedlab_s ratio engine_rss_kb"
+echo "size round floor_s schedlab_s ratio floor_cpu_s engine_cpu_s engine_rss_kb"
 SUMMARY=()
 for n in $SIZES; do
   F=(); S=(); R=()
   for r in $(seq 1 "$ROUNDS"); do
     if (( r % 2 )); then
-      f=$(floor_once "$n"); read -r s rss < <(schedlab_once "$n")
+      read -r f fc < <(floor_once "$n"); read -r s sc rss < <(schedlab_once "$n")
     else
-      read -r s rss < <(schedlab_once "$n"); f=$(floor_once "$n")
+      read -r s sc rss < <(schedlab_once "$n"); read -r f fc < <(floor_once "$n")
     fi
     F+=("$f"); S+=("$s"); R+=("$rss")
-    echo "$n $r $f $s $(python3 -c "print(f'{$s/$f:.3f}')") $rss"
+    echo "$n $r $f $s $(python3 -c "print(f'{$s/$f:.3f}')") $fc $sc $rss"
   done
   SUMMARY+=("$(python3 -c "
 import statistics as st, sys

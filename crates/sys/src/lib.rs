@@ -9,6 +9,7 @@ pub mod blockdev;
 pub mod cgroup;
 pub mod cpus;
 pub mod env;
+pub mod exits;
 pub mod journal;
 pub mod limits;
 pub mod pmqos;

@@ -112,6 +112,7 @@ pub(super) fn workers(cx: &CellCtx, cell: &Cell, rt_set: Option<&RtSet>, ends: W
                 rt: rt_set
                     .filter(|r| r.group == gi)
                     .map(|r| RtJob { task: i, dispatch: r.slot(i as usize).map(|(p, slot)| (r.parts[p].region.clone(), slot)) }),
+                nofile_soft: cx.nofile_soft,
             };
             let json = serde_json::to_string(&job).expect("job serialises");
             let release = if g.background { ends.background.as_ref().expect("background pipe") } else { &ends.release };
