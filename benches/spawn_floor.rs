@@ -14,7 +14,11 @@
 //! (`schedlab_sys::sched::raise_engine`: SCHED_FIFO 99, reset on fork), so spawning and
 //! reaping are not slowed by the workers starting meanwhile. A reader thread drains the report pipe (a worker writes a ready
 //! line, then its report; 10,000 of them do not fit in a pipe) and says when all N are
-//! ready; the pipe's write end is then closed (the release) and wait4 reaps them all.
+//! ready; the pipe's write end is then closed (the release) and wait4 reaps them one by one
+//! in the order they were started: wait4 on a pid looks at that child alone, whereas
+//! wait4(-1) walks every child not yet reaped whenever none has exited, which makes reaping
+//! N children as they exit quadratic in N; in spawn order nothing is walked, and the last
+//! reap still comes right after the last exit.
 //!
 //! Prints one line: `n=N spawn_to_reap_s=... release_to_reap_s=... max_rss_kb=... cpu_s=...`:
 //! the times from just before the first spawn and from the release to the last reap, its
@@ -115,6 +119,7 @@ fn main() {
     // SAFETY (the block): posix_spawn's file actions and attributes are initialised before use
     // and destroyed after; argv and envp are NUL-terminated arrays of C strings that outlive
     // the calls; in the fork child only async-signal-safe calls (dup2, execve, _exit) are made.
+    let mut pids: Vec<i32> = Vec::with_capacity(n);
     let t0 = now_ns();
     unsafe {
         let mut fa: libc::posix_spawn_file_actions_t = std::mem::zeroed();
@@ -135,10 +140,12 @@ fn main() {
                     libc::_exit(127);
                 }
                 assert!(pid > 0, "fork: {}", std::io::Error::last_os_error());
+                pids.push(pid);
             } else {
                 let mut pid = 0;
                 let r = libc::posix_spawn(&mut pid, ptrs[0], &fa, std::ptr::null(), ptrs.as_ptr(), environ);
                 assert_eq!(r, 0, "posix_spawn: {}", std::io::Error::from_raw_os_error(r));
+                pids.push(pid);
             }
         }
         libc::posix_spawn_file_actions_destroy(&mut fa);
@@ -148,12 +155,12 @@ fn main() {
     let t_release = now_ns();
     drop(rel_w); // the release
     let mut failed = 0;
-    for _ in 0..n {
+    for &child in &pids {
         let mut status = 0;
         // SAFETY: rusage is plain data filled by wait4.
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        let pid = unsafe { libc::wait4(-1, &mut status, 0, &mut ru) };
-        assert!(pid > 0, "wait4: {}", std::io::Error::last_os_error());
+        let pid = unsafe { libc::wait4(child, &mut status, 0, &mut ru) };
+        assert_eq!(pid, child, "wait4: {}", std::io::Error::last_os_error());
         if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
             failed += 1;
         }

@@ -194,10 +194,11 @@ pub fn run_with(
     observer: &mut dyn Observer,
     sink: &mut dyn FnMut(&CellRecord) -> anyhow::Result<()>,
 ) -> anyhow::Result<Ending> {
-    let exe = match &opts.exe {
+    // Absolute: a worker is exec'd after it changed into its cell's directory.
+    let exe = std::path::absolute(match &opts.exe {
         Some(e) => e.clone(),
         None => std::env::current_exe()?,
-    };
+    })?;
     let parent = opts.dir.clone().or_else(|| plan.dir.clone()).unwrap_or_else(std::env::temp_dir);
     let exp_dir = make_experiment_dir(&parent, run_tag, (!opts.keep_files).then_some(&mut *journal))?;
     let timeout = opts.timeout.unwrap_or(plan.timeout);

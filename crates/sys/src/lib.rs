@@ -15,6 +15,7 @@ pub mod limits;
 pub mod pmqos;
 pub mod procfs;
 pub mod sched;
+pub mod spawn;
 
 use std::path::{Path, PathBuf};
 
