@@ -20,9 +20,10 @@
 //! N children as they exit quadratic in N; in spawn order nothing is walked, and the last
 //! reap still comes right after the last exit.
 //!
-//! Prints one line: `n=N spawn_to_reap_s=... release_to_reap_s=... max_rss_kb=... cpu_s=...`:
-//! the times from just before the first spawn and from the release to the last reap, its
-//! peak RSS and its own CPU time (user + system, both threads).
+//! Prints one line: `n=N spawn_to_reap_s=... spawned_s=... release_to_reap_s=... max_rss_kb=...
+//! cpu_s=... workers_cpu_s=...`: the times from just before the first spawn to the last reap
+//! and to the return of the last spawn, from the release to the last reap, its peak RSS, its own CPU time (user + system, both threads) and its workers'
+//! (wait4's rusage, summed).
 
 use schedlab_runner::protocol::{Job, WORKER_SUBCOMMAND};
 use schedlab_spec::Workload;
@@ -150,6 +151,7 @@ fn main() {
         }
         libc::posix_spawn_file_actions_destroy(&mut fa);
     }
+    let t_spawned = now_ns();
     drop((rel_r, res_w, log));
     ready_rx.recv().expect("every worker ready");
     let t_release = now_ns();
@@ -169,15 +171,21 @@ fn main() {
     let lines = reader.join().expect("reader");
     assert_eq!(failed, 0, "{failed} workers did not exit 0 (see {}/stderr.log)", dir.display());
     assert_eq!(lines, 2 * n, "a ready line and a report per worker");
-    // SAFETY: rusage is plain data.
-    let mut me_ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut me_ru) };
+    // SAFETY: rusage is plain data that getrusage fills.
+    let (me_ru, kids_ru) = unsafe {
+        let (mut me, mut kids): (libc::rusage, libc::rusage) = (std::mem::zeroed(), std::mem::zeroed());
+        libc::getrusage(libc::RUSAGE_SELF, &mut me);
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut kids);
+        (me, kids)
+    };
     let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
     println!(
-        "n={n} spawn_to_reap_s={:.6} release_to_reap_s={:.6} max_rss_kb={} cpu_s={:.6}",
+        "n={n} spawn_to_reap_s={:.6} spawned_s={:.6} release_to_reap_s={:.6} max_rss_kb={} cpu_s={:.6} workers_cpu_s={:.6}",
         (t_end - t0) as f64 * 1e-9,
+        (t_spawned - t0) as f64 * 1e-9,
         (t_end - t_release) as f64 * 1e-9,
         me_ru.ru_maxrss,
-        secs(me_ru.ru_utime) + secs(me_ru.ru_stime)
+        secs(me_ru.ru_utime) + secs(me_ru.ru_stime),
+        secs(kids_ru.ru_utime) + secs(kids_ru.ru_stime)
     );
 }
