@@ -1,14 +1,19 @@
-//! Starting many processes of one program the same way: posix_spawn (glibc: clone with
-//! CLONE_VM | CLONE_VFORK, then exec) with its file actions and attributes built once. Each
-//! child gets three descriptors on its stdin, stdout and stderr, a working directory, a
-//! process group, an empty signal mask and SIGPIPE at its default action, and this process's
-//! environment. std's `Command` builds and checks all of that again for every child (three
-//! descriptor duplications, six getrlimit calls, the environment lock, the argument
-//! conversions), which is what a spawner of thousands of children can leave out.
+//! Starting many processes of one program the same way: fork, then in the child only
+//! async-signal-safe system calls (the descriptors onto 0-2, fchdir, setpgid, SIGPIPE at its
+//! default, an empty signal mask) and exec, with everything it uses built once. Each child
+//! gets three descriptors on its stdin, stdout and stderr, a working directory, a process
+//! group, and this process's environment.
+//!
+//! Not posix_spawn: glibc's clone(CLONE_VM | CLONE_VFORK) suspends the caller until the child
+//! has exec'd, and a caller at SCHED_FIFO whose children start at SCHED_OTHER (reset on fork)
+//! then waits, for every child, until the child gets a CPU among those started before it: a
+//! cell of N workers was spawned one exec at a time (docs/BENCHMARKS.md: 1.2-1.7x the wall
+//! time of fork + exec from the same raised parent). A fork returns at once. A child that
+//! cannot exec says why on its stderr and exits 127.
 
 use std::ffi::{CStr, CString};
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::Path;
 
 extern "C" {
@@ -28,18 +33,63 @@ pub struct Stdio<'a> {
 /// Spawns children of one program with the same descriptors, directory and process group.
 pub struct Spawner {
     program: CString,
-    actions: Box<libc::posix_spawn_file_actions_t>,
-    attr: Box<libc::posix_spawnattr_t>,
+    /// The child's descriptors 0, 1 and 2, in that order.
+    stdio: [RawFd; 3],
     /// The working directory, held open for fchdir in each child.
-    _dir: OwnedFd,
+    dir: OwnedFd,
+    /// The process group children join; 0: each leads its own.
+    pgid: i32,
+    /// What a child that cannot exec writes on its stderr, before the errno.
+    exec_failed: Vec<u8>,
 }
 
-fn check(r: libc::c_int) -> io::Result<()> {
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::from_raw_os_error(r))
+/// The child's side, from fork to exec: async-signal-safe calls only (no allocation, no
+/// locks), as this process may have other threads. Returns only when something failed.
+///
+/// # Safety
+/// To be called in a freshly forked child; every pointer names live, NUL-terminated data.
+unsafe fn child(sp: &Spawner, argv: &[*mut libc::c_char]) -> ! {
+    for (to, &fd) in sp.stdio.iter().enumerate() {
+        if libc::dup2(fd, to as i32) < 0 {
+            fail(sp, b"dup2");
+        }
     }
+    if libc::fchdir(sp.dir.as_raw_fd()) != 0 {
+        fail(sp, b"fchdir");
+    }
+    if libc::setpgid(0, sp.pgid) != 0 {
+        fail(sp, b"setpgid");
+    }
+    // Rust ignores SIGPIPE in its own process and an ignored signal stays ignored across exec.
+    libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    let mut none: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut none);
+    libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+    libc::execve(sp.program.as_ptr(), argv.as_ptr() as *const *const libc::c_char, environ as *const *const libc::c_char);
+    fail(sp, b"execve")
+}
+
+/// Writes `<exec_failed><what> failed: errno <N>` on the child's stderr and exits 127.
+///
+/// # Safety
+/// As [`child`].
+unsafe fn fail(sp: &Spawner, what: &[u8]) -> ! {
+    let errno = *libc::__errno_location();
+    let mut digits = [0u8; 12];
+    let mut at = digits.len();
+    let mut v = errno.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    for part in [&sp.exec_failed[..], what, b" failed: errno ", &digits[at..], b"\n"] {
+        libc::write(2, part.as_ptr().cast(), part.len());
+    }
+    libc::_exit(127)
 }
 
 impl Spawner {
@@ -49,63 +99,44 @@ impl Spawner {
     pub fn new(program: &Path, stdio: Stdio, dir: &Path) -> io::Result<Spawner> {
         use std::os::unix::ffi::OsStrExt;
         let program = CString::new(program.as_os_str().as_bytes()).map_err(io::Error::other)?;
-        let dir_fd = std::fs::File::open(dir)?.into();
-        // SAFETY: both structures are plain data that the init calls fill in before any other
-        // use; they are boxed so their addresses stay put, and Drop destroys them.
-        let mut s = unsafe { Spawner { program, actions: Box::new(std::mem::zeroed()), attr: Box::new(std::mem::zeroed()), _dir: dir_fd } };
-        // SAFETY: initialised structures; every descriptor named is open (the caller keeps
-        // stdio open, the spawner keeps the directory), and signal sets are filled by the
-        // sigset calls before use.
-        unsafe {
-            check(libc::posix_spawn_file_actions_init(&mut *s.actions))?;
-            check(libc::posix_spawnattr_init(&mut *s.attr))?;
-            for (fd, to) in [(stdio.stdin, 0), (stdio.stdout, 1), (stdio.stderr, 2)] {
-                check(libc::posix_spawn_file_actions_adddup2(&mut *s.actions, fd.as_raw_fd(), to))?;
-            }
-            check(libc::posix_spawn_file_actions_addfchdir_np(&mut *s.actions, s._dir.as_raw_fd()))?;
-            let mut none: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut none);
-            check(libc::posix_spawnattr_setsigmask(&mut *s.attr, &none))?;
-            // Rust ignores SIGPIPE in its own process; a child starts with the default.
-            let mut pipe: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut pipe);
-            libc::sigaddset(&mut pipe, libc::SIGPIPE);
-            check(libc::posix_spawnattr_setsigdefault(&mut *s.attr, &pipe))?;
-            let flags = libc::POSIX_SPAWN_SETPGROUP | libc::POSIX_SPAWN_SETSIGMASK | libc::POSIX_SPAWN_SETSIGDEF;
-            check(libc::posix_spawnattr_setflags(&mut *s.attr, flags as libc::c_short))?;
-            check(libc::posix_spawnattr_setpgroup(&mut *s.attr, 0))?;
-        }
-        Ok(s)
+        let exec_failed = [b"schedlab: cannot start ", program.as_bytes(), b": "].concat();
+        Ok(Spawner {
+            program,
+            stdio: [stdio.stdin.as_raw_fd(), stdio.stdout.as_raw_fd(), stdio.stderr.as_raw_fd()],
+            dir: std::fs::File::open(dir)?.into(),
+            pgid: 0,
+            exec_failed,
+        })
     }
 
-    /// Starts one child with `args` after the program's name; returns its pid.
+    /// Starts one child with `args` after the program's name; returns its pid without waiting
+    /// for its exec. An error is fork's (EAGAIN: a process limit).
     pub fn spawn(&mut self, args: &[&CStr]) -> io::Result<i32> {
         let mut argv: Vec<*mut libc::c_char> = Vec::with_capacity(args.len() + 2);
         argv.push(self.program.as_ptr() as *mut _);
         argv.extend(args.iter().map(|a| a.as_ptr() as *mut libc::c_char));
         argv.push(std::ptr::null_mut());
-        let mut pid = 0;
-        // SAFETY: the file actions and attributes are initialised; argv is a NULL-terminated
-        // array of C strings that outlive the call; environ is this process's environment,
-        // which nothing in schedlab changes once it runs.
-        check(unsafe { libc::posix_spawn(&mut pid, self.program.as_ptr(), &*self.actions, &*self.attr, argv.as_ptr(), environ) })?;
+        // SAFETY: the child runs only `child` (async-signal-safe calls on data built before the
+        // fork) and ends in exec or _exit; environ is this process's environment, which
+        // nothing in schedlab changes once it runs.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if pid == 0 {
+            // SAFETY: in the new child, as above.
+            unsafe { child(self, &argv) }
+        }
+        // Also from this side, so a group kill right after the fork takes the child even if it
+        // has not run yet; it fails (EACCES) once the child has exec'd, having done it itself.
+        // SAFETY: plain syscall on our own child.
+        unsafe { libc::setpgid(pid, if self.pgid == 0 { pid } else { self.pgid }) };
         Ok(pid)
     }
 
     /// Children from now on join process group `pgid`.
-    pub fn set_group(&mut self, pgid: i32) -> io::Result<()> {
-        // SAFETY: an initialised attribute structure.
-        check(unsafe { libc::posix_spawnattr_setpgroup(&mut *self.attr, pgid) })
-    }
-}
-
-impl Drop for Spawner {
-    fn drop(&mut self) {
-        // SAFETY: both were initialised in new and are destroyed once.
-        unsafe {
-            libc::posix_spawn_file_actions_destroy(&mut *self.actions);
-            libc::posix_spawnattr_destroy(&mut *self.attr);
-        }
+    pub fn set_group(&mut self, pgid: i32) {
+        self.pgid = pgid;
     }
 }
 
@@ -145,7 +176,7 @@ mod tests {
             old
         };
         let mut pids = vec![sp.spawn(&[c"-c", script]).unwrap()];
-        sp.set_group(pids[0]).unwrap();
+        sp.set_group(pids[0]);
         pids.push(sp.spawn(&[c"-c", script]).unwrap());
         // SAFETY: restoring this thread's mask.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
@@ -173,5 +204,24 @@ mod tests {
             assert_eq!(u64::from_str_radix(f[4], 16).unwrap() & (1 << (libc::SIGPIPE - 1)), 0, "SIGPIPE not ignored: {l}");
         }
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_child_that_cannot_exec_exits_127_saying_why_on_its_stderr() {
+        let dir = std::env::temp_dir();
+        let (in_r, _in_w) = pipe();
+        let (out_r, out_w) = pipe();
+        let missing = dir.join(format!("schedlab-no-such-program-{}", std::process::id()));
+        let mut sp = Spawner::new(&missing, Stdio { stdin: in_r.as_fd(), stdout: out_w.as_fd(), stderr: out_w.as_fd() }, &dir).unwrap();
+        let pid = sp.spawn(&[]).expect("the fork itself succeeds");
+        drop(sp);
+        drop(out_w);
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 127, "status {status:#x}");
+        let mut said = String::new();
+        std::fs::File::from(out_r).read_to_string(&mut said).unwrap();
+        assert_eq!(said, format!("schedlab: cannot start {}: execve failed: errno {}\n", missing.display(), libc::ENOENT));
     }
 }

@@ -130,9 +130,9 @@ pub(super) fn workers(cx: &CellCtx, cell: &Cell, rt_set: Option<&RtSet>, ends: W
                 Ok(pid) => {
                     if pgid == 0 {
                         pgid = pid;
-                        measured.set_group(pid)?;
+                        measured.set_group(pid);
                         if let Some(b) = background.as_mut() {
-                            b.set_group(pid)?;
+                            b.set_group(pid);
                         }
                     }
                     let allowed = g.cgroup.cpuset.as_deref().unwrap_or(cx.online);
