@@ -2,6 +2,7 @@
 
 use crate::util::{is_root, mean_of, measuring, Lab};
 use serde_json::Value;
+use std::os::unix::process::CommandExt;
 
 const REQUIRED: &[&str] = &[
     "run_id",
@@ -245,6 +246,48 @@ fn two_thousand_processes_in_one_cell() {
     let mut idx: Vec<i64> = rows.iter().map(|r| r["index"].as_i64().unwrap()).collect();
     idx.dedup();
     assert_eq!(idx.len(), 2000, "every worker reported exactly once");
+}
+
+/// A cell larger than the soft file limit: the engine raises its own limit for the pidfds it
+/// watches the cell's processes with, and what its workers exec still sees the user's.
+#[test]
+fn commands_see_the_users_file_limit_when_the_engine_raises_its_own() {
+    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: rl is a valid rlimit.
+    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) };
+    require!(rl.rlim_max >= 1000, "the hard file limit is below 1,000");
+    let _one_at_a_time = measuring();
+    let lab = Lab::new();
+    // Each command checks its own soft limit and its parent's (the engine: a worker execs it).
+    let spec = lab.spec(
+        "nofile.toml",
+        r#"name = "nofile"
+[matrix]
+workload = ["limits"]
+processes = [300]
+[workloads.limits]
+kind = "command"
+argv = ["/bin/sh", "-c", "test \"$(ulimit -Sn)\" = 200 && awk '/^Max open files/ { exit !($4 > 300) }' /proc/$PPID/limits"]
+"#,
+    );
+    let mut c = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]);
+    // SAFETY: getrlimit and setrlimit are async-signal-safe; nothing else runs before the exec.
+    unsafe {
+        c.pre_exec(|| {
+            let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+            libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl);
+            rl.rlim_cur = 200;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &rl) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = lab.samples();
+    assert_eq!(rows.len(), 300);
+    assert!(rows.iter().all(|r| r["exit_code"] == 0), "a command saw another limit, or the engine did not raise its own");
 }
 
 #[test]

@@ -266,6 +266,11 @@ pub struct CellRecord {
     pub started_unix: f64,
     /// Release to last reap, seconds.
     pub makespan_s: f64,
+    /// From the first worker's spawn to the release, seconds: starting, setting up and
+    /// preparing every worker (None: simulated, or it failed before; spawn to last reap is
+    /// this plus `makespan_s`).
+    #[serde(default)]
+    pub spawn_s: Option<f64>,
     /// /proc/stat deltas over the repetition.
     pub stat: StatDelta,
     /// The engine's own user CPU seconds during this repetition (spawn, supervise, reap).

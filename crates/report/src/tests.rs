@@ -29,6 +29,7 @@ fn fixture() -> Vec<CellRecord> {
                 message: None,
                 started_unix: 0.0,
                 makespan_s: 2.0 + rep as f64,
+                spawn_s: None,
                 stat: StatDelta { user: 400, system: 2, idle: 10, ctxt: 1500, interrupts: 900, ..Default::default() },
                 engine_user_s: 0.0,
                 engine_sys_s: 0.0,

@@ -156,6 +156,17 @@ impl Drop for RtGuard {
     }
 }
 
+/// Puts the engine's soft RLIMIT_NOFILE back when dropped.
+struct NofileGuard(Option<u64>);
+
+impl Drop for NofileGuard {
+    fn drop(&mut self) {
+        if let Some(soft) = self.0 {
+            let _ = schedlab_sys::limits::set_nofile_soft(soft);
+        }
+    }
+}
+
 /// Runs `steps` of `plan`, giving each finished record to `sink` before the next starts.
 /// Every change to the machine (the experiment directory, cgroups) goes through `journal`
 /// and is undone after its cell or, at the latest, when the journal is closed or dropped.
@@ -184,10 +195,11 @@ pub fn run_with(
     observer: &mut dyn Observer,
     sink: &mut dyn FnMut(&CellRecord) -> anyhow::Result<()>,
 ) -> anyhow::Result<Ending> {
-    let exe = match &opts.exe {
+    // Absolute: a worker is exec'd after it changed into its cell's directory.
+    let exe = std::path::absolute(match &opts.exe {
         Some(e) => e.clone(),
         None => std::env::current_exe()?,
-    };
+    })?;
     let parent = opts.dir.clone().or_else(|| plan.dir.clone()).unwrap_or_else(std::env::temp_dir);
     let exp_dir = make_experiment_dir(&parent, run_tag, (!opts.keep_files).then_some(&mut *journal))?;
     let timeout = opts.timeout.unwrap_or(plan.timeout);
@@ -215,6 +227,11 @@ pub fn run_with(
         }
     };
     let _rt_guard = RtGuard(rt);
+    // The engine watches each process of a cell through a pidfd (engine::reap::Reaper): room
+    // for the largest cell, its dispatchers and the engine's own files. Without it, a cell
+    // is reaped by walking the process group, as before.
+    let want = plan.cells.iter().map(|c| c.processes() as u64).max().unwrap_or(0) + 256;
+    let nofile = NofileGuard(schedlab_sys::limits::raise_nofile(want).unwrap_or(None));
 
     // One tracefs for the run (mounted, journaled, only if none is mounted), when any of
     // its cells is traced.
@@ -291,6 +308,7 @@ pub fn run_with(
             io: cell_io,
             stat_devs: device.as_ref().map(|d| &d.stat_devs).unwrap_or(&no_devs),
             read_dir: &read_dir,
+            nofile_soft: nofile.0,
         };
         let outcome = executor.run_cell(&mut cx, cell, step, done as u32);
         let _ = std::fs::remove_dir_all(&cell_dir);

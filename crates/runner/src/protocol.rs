@@ -35,6 +35,10 @@ pub struct Job {
     /// A periodic worker's task and, under edf/dwcs, its dispatcher slot.
     #[serde(default)]
     pub rt: Option<RtJob>,
+    /// The soft RLIMIT_NOFILE to put back first: the engine raised its own for the pidfds it
+    /// watches a large cell with, and what a worker execs should see the user's limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nofile_soft: Option<u64>,
 }
 
 /// Which task of a periodic set a worker runs.

@@ -62,6 +62,12 @@ pub fn main(job_json: &str) -> i32 {
             libc::signal(libc::SIGTERM, on_term as *const () as libc::sighandler_t);
         }
     }
+    if let Some(soft) = job.nofile_soft {
+        if let Err(e) = schedlab_sys::limits::set_nofile_soft(soft) {
+            eprintln!("schedlab worker: cannot put RLIMIT_NOFILE back to {soft}: {e}");
+            return 2;
+        }
+    }
     let mut report = Report { i: job.index, ..Default::default() };
     let prepared = prepare(&job);
     if job.index == 0 {

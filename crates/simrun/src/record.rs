@@ -34,6 +34,7 @@ pub fn failed(cell: &Cell, message: String) -> CellRecord {
         message: Some(message),
         started_unix: 0.0,
         makespan_s: 0.0,
+        spawn_s: None,
         stat: StatDelta::default(),
         engine_user_s: 0.0,
         engine_sys_s: 0.0,

@@ -147,6 +147,10 @@ ALTER TABLE cells ADD COLUMN knobs_json TEXT;
 ALTER TABLE cells ADD COLUMN knobs_in_force_json TEXT;
 ALTER TABLE runs ADD COLUMN knobs_before_json TEXT;
 "#,
+    // From the first spawn to the release; NULL for older and simulated cells.
+    r#"
+ALTER TABLE cells ADD COLUMN spawn_s REAL;
+"#,
 ];
 
 /// Applies every migration newer than the database's user_version.

@@ -9,12 +9,14 @@ pub mod blockdev;
 pub mod cgroup;
 pub mod cpus;
 pub mod env;
+pub mod exits;
 pub mod journal;
 pub mod knobs;
 pub mod limits;
 pub mod pmqos;
 pub mod procfs;
 pub mod sched;
+pub mod spawn;
 
 use std::path::{Path, PathBuf};
 

@@ -49,6 +49,40 @@ pub fn user_tasks(root: &Root, uid: u32) -> u64 {
     n
 }
 
+/// Raises this process's soft RLIMIT_NOFILE to `want` (at most to the hard limit) when it is
+/// lower; returns the soft limit it had if it changed it. Children inherit the raised limit,
+/// so they should put it back ([`set_nofile_soft`]) before they run anything of the user's.
+pub fn raise_nofile(want: u64) -> std::io::Result<Option<u64>> {
+    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: rl is a valid rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let had = rl.rlim_cur;
+    let to = want.min(rl.rlim_max);
+    if to <= had {
+        return Ok(None);
+    }
+    set_nofile_soft(to)?;
+    Ok(Some(had))
+}
+
+/// Sets this process's soft RLIMIT_NOFILE to `soft`, keeping the hard limit.
+pub fn set_nofile_soft(soft: u64) -> std::io::Result<()> {
+    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: rl is a valid rlimit for both calls.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        rl.rlim_cur = soft.min(rl.rlim_max);
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &rl) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 /// A "Name:   123 kB" field of /proc/meminfo, KiB.
 pub fn meminfo_kib(root: &Root, name: &str) -> Option<u64> {
     let text = root.read("/proc/meminfo").ok()?;
@@ -58,6 +92,16 @@ pub fn meminfo_kib(root: &Root, name: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_soft_file_limit_is_raised_only_when_lower_and_put_back() {
+        let soft = crate::env::soft_limit(libc::RLIMIT_NOFILE);
+        set_nofile_soft(soft - 1).unwrap();
+        assert_eq!(crate::env::soft_limit(libc::RLIMIT_NOFILE), soft - 1);
+        assert_eq!(raise_nofile(soft - 1).unwrap(), None, "already there");
+        assert_eq!(raise_nofile(soft).unwrap(), Some(soft - 1), "raised, with what it was");
+        assert_eq!(crate::env::soft_limit(libc::RLIMIT_NOFILE), soft);
+    }
 
     #[test]
     fn reads_a_fake_machine() {

@@ -357,6 +357,7 @@ fn io_records() -> Vec<schedlab_model::CellRecord> {
                 message: None,
                 started_unix: 0.0,
                 makespan_s: makespan + rep as f64 * 0.1,
+                spawn_s: None,
                 stat: Default::default(),
                 engine_user_s: 0.0,
                 engine_sys_s: 0.0,

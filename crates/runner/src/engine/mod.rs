@@ -10,7 +10,7 @@ mod spawn;
 mod supervise;
 mod trace;
 
-use reap::{describe_exit, exited_cleanly, kill_and_reap, stop_background, Reaped};
+use reap::{describe_exit, exited_cleanly, kill_and_reap, stop_background, Reaped, Reaper};
 use schedlab_model::{CellRecord, CellStatus};
 use schedlab_plan::{Cell, Step};
 use schedlab_sys::cgroup::Hierarchy;
@@ -68,6 +68,8 @@ pub struct CellCtx<'a> {
     pub stat_devs: &'a [String],
     /// Where par_read workers find their inputs.
     pub read_dir: &'a Path,
+    /// The soft RLIMIT_NOFILE workers put back (the run raised the engine's: None if not).
+    pub nofile_soft: Option<u64>,
 }
 
 /// A record of a repetition that failed before it ran, saying why.
@@ -133,11 +135,15 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     };
 
     // Spawn every worker blocked on its release pipe, all in one new process group.
+    let (u0, s0, _) = self_usage();
+    let spawn_ns = monotonic_ns();
     let (workers, pgid) = match spawn::workers(cx, cell, rt_set.as_ref(), worker_ends, &ends.log)? {
         Spawned::All { workers, pgid } => (workers, pgid),
         Spawned::Stopped(sig) => return Ok(Outcome::Interrupted(sig)),
         Spawned::Failed(msg) => return Ok(failed(cell, step, ordinal, msg)),
     };
+    // Watched only now: every descriptor the engine holds is copied into each child it spawns.
+    let mut reaper = Reaper::new(pgid, workers.iter().map(|w| w.pid));
     let collector = Collector::start(ends.results, workers.len());
 
     // cgroups, policy and pinning, for every worker, before any of them is released.
@@ -156,14 +162,18 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         }
     };
     let n = n + dispatchers.len();
+    for &d in &dispatchers {
+        reaper.add(d);
+    }
     let mut bg_pids: Vec<i32> = workers.iter().filter(|w| cell.groups[w.group].background).map(|w| w.pid).collect();
     bg_pids.extend(&dispatchers);
+    bg_pids.sort_unstable();
     let mut reaped: Vec<Reaped> = Vec::with_capacity(n);
 
     // Every worker prepared (files written, bodies built, memory locked) before anyone is
     // released: no preparation overlaps measured work or the background lead, and a periodic
     // set's start is fixed only when every task can meet its first release.
-    if let Err(stop) = supervise::wait_prepared(&collector.prepared, workers.len(), pgid, &mut reaped) {
+    if let Err(stop) = supervise::wait_prepared(&collector.prepared, workers.len(), &mut reaper, &mut reaped) {
         abandon(cx, pgid, n, &mut reaped, collector, mark);
         return Ok(match stop {
             Unprepared::Signal(sig) => Outcome::Interrupted(sig),
@@ -177,7 +187,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     }
     if let Some(w) = ends.background {
         drop(w); // background groups start first and load the machine
-        if let Err(sig) = supervise::background_lead(cx.background_lead, pgid, &mut reaped) {
+        if let Err(sig) = supervise::background_lead(cx.background_lead, &mut reaper, &mut reaped) {
             abandon(cx, pgid, n, &mut reaped, collector, mark);
             return Ok(Outcome::Interrupted(sig));
         }
@@ -187,7 +197,6 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     let stat0 = Stat::read(cx.root);
     let disk0 = crate::device::read_stats(cx.root, cx.stat_devs);
     let bg_cpu0: HashMap<i32, u64> = bg_pids.iter().filter_map(|&p| exec_runtime_ns(cx.root, p).map(|ns| (p, ns))).collect();
-    let (u0, s0, _) = self_usage();
     let started_unix = unix_now();
     let release_ns = monotonic_ns();
     if rt_set.as_ref().is_some_and(|r| !r.dispatched()) {
@@ -197,7 +206,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     drop(ends.release); // the release: every measured worker's read(2) returns 0 at once
 
     let released = Released { pgid, n, background: &bg_pids, dispatchers: &dispatchers, release_ns };
-    let mut end = match supervise::supervise(cx, cell, &released, &mut reaped) {
+    let mut end = match supervise::supervise(cx, cell, &released, &mut reaper, &mut reaped) {
         Ok(end) => end,
         Err(sig) => {
             abandon(cx, pgid, n, &mut reaped, collector, mark);
@@ -213,7 +222,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         bg_pids.iter().filter_map(|p| Some((*p, exec_runtime_ns(cx.root, *p)?.saturating_sub(*bg_cpu0.get(p)?) as f64 * 1e-9))).collect();
 
     // Stop the background, collect the reports, undo the cell's settings.
-    stop_background(pgid, n, &bg_pids, &mut reaped);
+    stop_background(&mut reaper, n, &bg_pids, &mut reaped);
     let lines = collector.join();
     cx.warnings.extend(cx.journal.undo_to(mark));
     let (cell_trace, raw_trace) = capture.map_or((None, None), |c| trace::finish(cx, cell, c, &workers, &dispatchers, release_ns));
@@ -241,6 +250,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     let record = CellRecord {
         started_unix,
         makespan_s: (end_ns - release_ns) as f64 * 1e-9,
+        spawn_s: Some((release_ns - spawn_ns) as f64 * 1e-9),
         stat: match (stat0, stat1) {
             (Some(a), Some(b)) => b.since(&a),
             _ => Default::default(),

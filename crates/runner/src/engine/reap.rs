@@ -2,6 +2,7 @@
 //! who is still running.
 
 use crate::signals;
+use schedlab_sys::exits::ExitWatch;
 use schedlab_sys::procfs::monotonic_ns;
 use std::time::Duration;
 
@@ -32,6 +33,67 @@ pub(super) fn reap_ready(pgid: i32, out: &mut Vec<Reaped>, timed_out: bool) {
             return;
         }
         out.push(Reaped { pid, status, ru, at_ns: monotonic_ns(), timed_out });
+    }
+}
+
+/// Reaps the cell's processes as they exit. Each is watched through its pidfd
+/// ([`ExitWatch`]), so a wake-up costs what exited, not a walk of every child of the engine
+/// (what wait4 on the process group does in the kernel). A process it could not watch (no
+/// descriptor left) is found by that walk, as before.
+pub(super) struct Reaper {
+    pgid: i32,
+    watch: Option<ExitWatch>,
+    /// Processes not watched: while there are any, every reap walks the group too.
+    unwatched: usize,
+    exited: Vec<i32>,
+}
+
+impl Reaper {
+    /// Watches `pids`, the cell's processes in group `pgid`.
+    pub(super) fn new(pgid: i32, pids: impl ExactSizeIterator<Item = i32>) -> Reaper {
+        let mut r = Reaper { pgid, watch: ExitWatch::new().ok(), unwatched: 0, exited: Vec::new() };
+        for pid in pids {
+            r.add(pid);
+        }
+        r
+    }
+
+    /// Watches one more process of the group.
+    pub(super) fn add(&mut self, pid: i32) {
+        if self.watch.as_mut().is_none_or(|w| w.watch(pid).is_err()) {
+            self.unwatched += 1;
+        }
+    }
+
+    /// Reaps every process of the group that has exited, without blocking.
+    pub(super) fn reap(&mut self, out: &mut Vec<Reaped>) {
+        if let Some(w) = &mut self.watch {
+            self.exited.clear();
+            let _ = w.exited(&mut self.exited);
+            for &pid in &self.exited {
+                let mut status = 0;
+                // SAFETY: rusage is plain data; wait4 on one pid looks at that child alone.
+                let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+                match unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) } {
+                    0 => {} // not reapable yet: it is reported again
+                    p if p == pid => {
+                        out.push(Reaped { pid, status, ru, at_ns: monotonic_ns(), timed_out: false });
+                        w.forget(pid);
+                    }
+                    _ => w.forget(pid), // reaped by a walk of the group
+                }
+            }
+        }
+        if self.unwatched > 0 {
+            let from = out.len();
+            reap_ready(self.pgid, out, false);
+            for r in &out[from..] {
+                match &mut self.watch {
+                    Some(w) if w.watches(r.pid) => w.forget(r.pid),
+                    _ => self.unwatched = self.unwatched.saturating_sub(1),
+                }
+            }
+        }
     }
 }
 
@@ -77,7 +139,7 @@ pub(super) const EXIT_GRACE: Duration = Duration::from_secs(5);
 
 /// Stops background workers: SIGTERM (they finish a chunk and report), SIGKILL after
 /// [`EXIT_GRACE`].
-pub(super) fn stop_background(pgid: i32, n: usize, bg: &[i32], reaped: &mut Vec<Reaped>) {
+pub(super) fn stop_background(reaper: &mut Reaper, n: usize, bg: &[i32], reaped: &mut Vec<Reaped>) {
     if bg.is_empty() {
         return;
     }
@@ -89,12 +151,12 @@ pub(super) fn stop_background(pgid: i32, n: usize, bg: &[i32], reaped: &mut Vec<
     }
     let until = monotonic_ns() + EXIT_GRACE.as_nanos() as u64;
     while reaped.len() < n && monotonic_ns() < until {
-        reap_ready(pgid, reaped, false);
+        reaper.reap(reaped);
         if reaped.len() < n {
             let _ = signals::wait(Duration::from_millis(20));
         }
     }
-    kill_and_reap(pgid, n, reaped, false);
+    kill_and_reap(reaper.pgid, n, reaped, false);
 }
 
 #[cfg(test)]
@@ -108,6 +170,40 @@ mod tests {
         assert_eq!(describe_exit(3 << 8), "exited with status 3");
         assert!(exited_cleanly(0));
         assert!(!exited_cleanly(1 << 8) && !exited_cleanly(libc::SIGTERM));
+    }
+
+    #[test]
+    fn the_reaper_finds_every_exit_watched_or_not_and_leaves_the_running_alone() {
+        // Three quick children and a sleeper in one group; one quick child is not watched
+        // (as when no descriptor was left for it), so the group is walked for it.
+        let mut pgid = 0;
+        let mut children = Vec::new();
+        for args in [&["true"][..], &["true"], &["true"], &["sleep", "60"]] {
+            let c = std::process::Command::new(args[0]).args(&args[1..]).process_group(pgid).spawn().unwrap();
+            if pgid == 0 {
+                pgid = c.id() as i32;
+            }
+            children.push(c);
+        }
+        let pids: Vec<i32> = children.iter().map(|c| c.id() as i32).collect();
+        let mut reaper = Reaper::new(pgid, [pids[0], pids[1], pids[3]].into_iter());
+        reaper.unwatched += 1;
+        let mut reaped = Vec::new();
+        let until = monotonic_ns() + 10_000_000_000;
+        while reaped.len() < 3 && monotonic_ns() < until {
+            reaper.reap(&mut reaped);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let mut got: Vec<i32> = reaped.iter().map(|r| r.pid).collect();
+        got.sort();
+        let mut quick = pids[..3].to_vec();
+        quick.sort();
+        assert_eq!(got, quick, "each exited child reaped once, the sleeper not");
+        assert!(reaped.iter().all(|r| exited_cleanly(r.status)));
+        assert_eq!(reaper.unwatched, 0, "the unwatched one was found by the walk");
+        assert!(reaper.watch.as_ref().is_some_and(|w| w.len() == 1 && w.watches(pids[3])), "only the sleeper is still watched");
+        kill_and_reap(pgid, 4, &mut reaped, false);
+        assert_eq!(reaped.len(), 4);
     }
 
     #[test]

@@ -7,10 +7,12 @@ use super::CellCtx;
 use crate::protocol::{Job, RtJob, WORKER_SUBCOMMAND};
 use crate::signals;
 use schedlab_plan::{Cell, Workload};
+use schedlab_sys::spawn::{Spawner, Stdio as ChildStdio};
 use std::collections::HashMap;
+use std::ffi::CString;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -90,6 +92,14 @@ pub(super) fn workers(cx: &CellCtx, cell: &Cell, rt_set: Option<&RtSet>, ends: W
     let mut workers: Vec<Worker> = Vec::with_capacity(n);
     let mut pgid = 0i32;
     let mut spawn_err = None;
+    // One spawner per release pipe, with what every worker shares built once.
+    let spawner = |release: &OwnedFd| {
+        Spawner::new(cx.exe, ChildStdio { stdin: release.as_fd(), stdout: ends.results.as_fd(), stderr: log.as_fd() }, cx.dir)
+    };
+    let mut measured = spawner(&ends.release)?;
+    let mut background = ends.background.as_ref().map(spawner).transpose()?;
+    let subcommand = CString::new(WORKER_SUBCOMMAND).expect("no NUL");
+    let engine_pid = std::process::id() as i32;
     'spawn: for (gi, g) in cell.groups.iter().enumerate() {
         for i in 0..g.processes {
             let index = workers.len() as u32;
@@ -107,27 +117,23 @@ pub(super) fn workers(cx: &CellCtx, cell: &Cell, rt_set: Option<&RtSet>, ends: W
                 input: matches!(g.workload, Workload::Copy { .. }).then(|| cx.inputs[index as usize].clone()),
                 workload: g.workload.clone(),
                 repeat: g.background,
-                engine_pid: std::process::id() as i32,
+                engine_pid,
                 read_dir: matches!(g.workload, Workload::ParRead(_)).then(|| cx.read_dir.to_path_buf()),
                 rt: rt_set
                     .filter(|r| r.group == gi)
                     .map(|r| RtJob { task: i, dispatch: r.slot(i as usize).map(|(p, slot)| (r.parts[p].region.clone(), slot)) }),
+                nofile_soft: cx.nofile_soft,
             };
-            let json = serde_json::to_string(&job).expect("job serialises");
-            let release = if g.background { ends.background.as_ref().expect("background pipe") } else { &ends.release };
-            let mut cmd = Command::new(cx.exe);
-            cmd.arg(WORKER_SUBCOMMAND)
-                .arg(json)
-                .stdin(Stdio::from(release.try_clone()?))
-                .stdout(Stdio::from(ends.results.try_clone()?))
-                .stderr(Stdio::from(log.try_clone()?))
-                .current_dir(cx.dir)
-                .process_group(pgid);
-            match cmd.spawn() {
-                Ok(child) => {
-                    let pid = child.id() as i32;
+            let json = CString::new(serde_json::to_string(&job).expect("job serialises")).expect("JSON has no NUL");
+            let spawner = if g.background { background.as_mut().expect("background pipe") } else { &mut measured };
+            match spawner.spawn(&[&subcommand, &json]) {
+                Ok(pid) => {
                     if pgid == 0 {
                         pgid = pid;
+                        measured.set_group(pid);
+                        if let Some(b) = background.as_mut() {
+                            b.set_group(pid);
+                        }
                     }
                     let allowed = g.cgroup.cpuset.as_deref().unwrap_or(cx.online);
                     let mut allowed = g.affinity.cpus_for(i, g.processes, allowed).unwrap_or_default();
@@ -145,6 +151,7 @@ pub(super) fn workers(cx: &CellCtx, cell: &Cell, rt_set: Option<&RtSet>, ends: W
             }
         }
     }
+    drop((measured, background));
     drop(ends);
     if let Some(msg) = spawn_err {
         let mut reaped = Vec::new();

@@ -1,7 +1,7 @@
 //! From spawned to finished: waiting until every worker is prepared, the background lead,
 //! and the reap loop with its watchdog after the release.
 
-use super::reap::{describe_exit, exited_cleanly, kill_and_reap, reap_ready, Reaped, EXIT_GRACE};
+use super::reap::{describe_exit, exited_cleanly, kill_and_reap, Reaped, Reaper, EXIT_GRACE};
 use super::CellCtx;
 use crate::signals::{self, Wake};
 use schedlab_plan::Cell;
@@ -18,14 +18,14 @@ pub(super) enum Unprepared {
 }
 
 /// Waits until `want` workers said they are prepared ([`crate::protocol::ready_line`]).
-pub(super) fn wait_prepared(prepared: &AtomicUsize, want: usize, pgid: i32, reaped: &mut Vec<Reaped>) -> Result<(), Unprepared> {
+pub(super) fn wait_prepared(prepared: &AtomicUsize, want: usize, reaper: &mut Reaper, reaped: &mut Vec<Reaped>) -> Result<(), Unprepared> {
     let until = monotonic_ns() + crate::protocol::READY_TIMEOUT.as_nanos() as u64;
     loop {
         let ready = prepared.load(Ordering::Acquire);
         if ready >= want {
             return Ok(());
         }
-        reap_ready(pgid, reaped, false);
+        reaper.reap(reaped);
         let not_all = |why: &str| Unprepared::Failed(format!("the cell's workers were not all prepared ({ready} of {want}): {why}"));
         if !reaped.is_empty() {
             return Err(not_all("a process of the cell exited while they prepared"));
@@ -43,13 +43,13 @@ pub(super) fn wait_prepared(prepared: &AtomicUsize, want: usize, pgid: i32, reap
 
 /// Lets the released background groups run alone for `lead`, reaping what exits; a stop
 /// signal is returned.
-pub(super) fn background_lead(lead: Duration, pgid: i32, reaped: &mut Vec<Reaped>) -> Result<(), i32> {
+pub(super) fn background_lead(lead: Duration, reaper: &mut Reaper, reaped: &mut Vec<Reaped>) -> Result<(), i32> {
     let until = monotonic_ns() + lead.as_nanos() as u64;
     while monotonic_ns() < until {
         if let Wake::Stop(sig) = signals::wait(Duration::from_nanos(until.saturating_sub(monotonic_ns()).max(1))) {
             return Err(sig);
         }
-        reap_ready(pgid, reaped, false);
+        reaper.reap(reaped);
     }
     Ok(())
 }
@@ -60,7 +60,7 @@ pub(super) struct Released<'a> {
     pub(super) pgid: i32,
     /// How many there are (workers and dispatchers).
     pub(super) n: usize,
-    /// Background workers and dispatchers: not waited for.
+    /// Background workers and dispatchers, sorted: not waited for.
     pub(super) background: &'a [i32],
     /// The live dispatchers.
     pub(super) dispatchers: &'a [i32],
@@ -77,28 +77,35 @@ pub(super) struct Ended {
     pub(super) dispatcher_died: Option<String>,
 }
 
-/// Whether every measured process (those not in `background`) is among `reaped`.
-pub(super) fn measured_done(reaped: &[Reaped], background: &[i32], measured: usize) -> bool {
-    reaped.iter().filter(|x| !background.contains(&x.pid)).count() >= measured
+/// How many of `reaped` are measured processes (not in `background`, sorted).
+pub(super) fn measured_count(reaped: &[Reaped], background: &[i32]) -> usize {
+    reaped.iter().filter(|x| background.binary_search(&x.pid).is_err()).count()
 }
 
-/// When the last measured process was reaped (the release if none was).
+/// When the last measured process was reaped (the release if none was); `background` sorted.
 pub(super) fn measured_end(reaped: &[Reaped], background: &[i32], release_ns: u64) -> u64 {
-    reaped.iter().filter(|r| !background.contains(&r.pid)).map(|r| r.at_ns).max().unwrap_or(release_ns)
+    reaped.iter().filter(|r| background.binary_search(&r.pid).is_err()).map(|r| r.at_ns).max().unwrap_or(release_ns)
 }
 
 /// Reaps until every measured worker is done, the watchdog fires or a dispatcher ends
 /// badly; a stop signal is returned (the caller abandons the cell).
-pub(super) fn supervise(cx: &mut CellCtx, cell: &Cell, p: &Released, reaped: &mut Vec<Reaped>) -> Result<Ended, i32> {
+pub(super) fn supervise(cx: &mut CellCtx, cell: &Cell, p: &Released, reaper: &mut Reaper, reaped: &mut Vec<Reaped>) -> Result<Ended, i32> {
     let measured = p.n - p.background.len();
     let deadline = p.release_ns + cx.timeout.as_nanos() as u64;
     let mut end = Ended::default();
-    while !measured_done(reaped, p.background, measured) {
-        reap_ready(p.pgid, reaped, false);
-        if measured_done(reaped, p.background, measured) {
+    // Counted as they are reaped: the wake-ups of a large cell are many.
+    let mut done = measured_count(reaped, p.background);
+    loop {
+        let from = reaped.len();
+        reaper.reap(reaped);
+        done += measured_count(&reaped[from..], p.background);
+        if done >= measured {
             break;
         }
-        let ended: Vec<&Reaped> = reaped.iter().filter(|r| p.dispatchers.contains(&r.pid)).collect();
+        let ended: Vec<&Reaped> = match p.dispatchers {
+            [] => Vec::new(),
+            d => reaped.iter().filter(|r| d.contains(&r.pid)).collect(),
+        };
         if let Some(d) = ended.iter().find(|d| !exited_cleanly(d.status)) {
             // The workers demote themselves when their dispatcher is gone; the engine does
             // not wait for that: it kills them (and the other CPUs' dispatchers) at once.
@@ -145,9 +152,8 @@ mod tests {
     fn background_processes_neither_finish_the_cell_nor_end_its_window() {
         let bg = [5, 6];
         let r = [reaped(1, 100), reaped(5, 900), reaped(2, 300)];
-        assert!(!measured_done(&r, &bg, 3), "two of three measured");
-        assert!(measured_done(&r, &bg, 2));
-        assert!(!measured_done(&r[1..2], &bg, 1), "a background exit is not a measured one");
+        assert_eq!(measured_count(&r, &bg), 2, "two of three measured");
+        assert_eq!(measured_count(&r[1..2], &bg), 0, "a background exit is not a measured one");
         assert_eq!(measured_end(&r, &bg, 50), 300, "the last measured reap, not the background's");
         assert_eq!(measured_end(&r[1..2], &bg, 50), 50, "none measured: the release");
     }
