@@ -182,8 +182,19 @@ mod tests {
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
         drop(sp);
         drop(out_w);
-        // SAFETY: writing a short line to our own pipe.
-        unsafe { libc::write(in_w.as_raw_fd(), b"x\ny\n".as_ptr().cast(), 4) };
+        // One line at a time, the second after the first child answered: a shell's `read`
+        // may take more than its line from a pipe, and leave the other child nothing.
+        let mut out = std::fs::File::from(out_r);
+        let mut text = String::new();
+        for line in [&b"x\n"[..], b"y\n"] {
+            // SAFETY: writing a short line to our own pipe.
+            unsafe { libc::write(in_w.as_raw_fd(), line.as_ptr().cast(), 2) };
+            while !text.ends_with('\n') {
+                let mut byte = [0u8; 1];
+                assert_eq!(out.read(&mut byte).unwrap(), 1, "a child answered: {text}");
+                text.push(byte[0] as char);
+            }
+        }
         drop(in_w);
         for &pid in &pids {
             let mut status = 0;
@@ -191,8 +202,7 @@ mod tests {
             assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
             assert_eq!(status, 0);
         }
-        let mut text = String::new();
-        std::fs::File::from(out_r).read_to_string(&mut text).unwrap();
+        out.read_to_string(&mut text).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2, "{text}");
         for l in lines {
