@@ -375,3 +375,31 @@ fn a_database_opened_beside_the_simulation_still_reports_in_order_and_fails_clea
     assert!(err.contains("cannot open the results database"), "{err}");
     assert!(!err.contains("[1/2]"), "{err}");
 }
+
+/// A knob sweep simulated beside its measurement (issue #20): the RR slice a cell sets is
+/// the simulated RR quantum, in whole ticks as the kernel keeps it.
+#[test]
+fn a_swept_rr_slice_is_the_simulated_quantum() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "rr.toml",
+        "name = \"rr\"\n[matrix]\nworkload = [\"cpu\"]\npolicy = [\"rr\"]\nprocesses = [8]\n[matrix.knobs]\n\"kernel.sched_rr_timeslice_ms\" = [5, 100]\n[workloads.cpu]\nkind = \"pi\"\niterations = 60000000\n",
+    );
+    simulate(&lab, spec.to_str().unwrap(), &["--cpus", "2", "--fair-slice-us", "3500"]);
+    let rows = lab.samples();
+    let of = |slice: &str| -> (f64, Value) {
+        let mine: Vec<&Value> =
+            rows.iter().filter(|r| r["cell_key"] == format!("cpu/rr/n8/sched_rr_timeslice_ms={slice}").as_str()).collect();
+        assert_eq!(mine.len(), 8, "{slice}");
+        let invol: f64 = mine.iter().map(|r| f(r, "involuntary_csw")).sum();
+        let extra: Value = serde_json::from_str(mine[0]["extra"].as_str().unwrap()).unwrap();
+        (invol, extra["sim"]["model"].clone())
+    };
+    let ((short, m5), (long, m100)) = (of("5"), of("100"));
+    // 5 ms is 2 ticks of 4 ms (the model's 2 ms lateness is half a tick): 8 ms turns.
+    assert_eq!((m5["rr_quantum_ns"].as_u64(), m100["rr_quantum_ns"].as_u64()), (Some(8_000_000), Some(100_000_000)));
+    // 60 ms of work each: 7 turns end by the slice at 8 ms, none at 100 ms.
+    assert_eq!((short, long), (8.0 * 7.0, 0.0));
+    let show = lab.ok(&["show"]);
+    assert!(show.contains("sched_rr_timeslice_ms"), "{show}");
+}

@@ -57,6 +57,7 @@
 
 pub mod demand;
 pub mod gantt;
+pub mod knobs;
 pub mod model;
 mod params;
 pub mod record;
@@ -184,8 +185,11 @@ pub fn simulate_plan_with<E>(
     }
     let mut done: Vec<Option<CellRecord>> = vec![None; plan.cells.len()];
     let mut traced = None;
+    // Each cell's model, with the scheduler knobs it sets.
+    let cell_params: Vec<Params> = plan.cells.iter().map(|c| knobs::params_for(p, &plan.knobs_for(c))).collect();
     for (ordinal, step) in steps.into_iter().enumerate() {
         let c = step.cell as usize;
+        let p = &cell_params[c];
         let mut rec = match demands {
             // Each repetition has its own demands: simulated on its own.
             Some(d) => {
@@ -217,6 +221,8 @@ pub fn simulate_plan_with<E>(
         };
         rec.rep = step.rep;
         rec.warmup = step.warmup;
+        // The knobs the model took, as a measured cell stores those in force.
+        rec.knobs = plan.knobs_for(&plan.cells[c]).iter().map(|(k, v)| (k.clone(), v.label())).collect();
         rec.ordinal = ordinal as u32;
         sink(rec)?;
     }
