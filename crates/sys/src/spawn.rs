@@ -175,26 +175,31 @@ mod tests {
             libc::pthread_sigmask(libc::SIG_BLOCK, &usr1, &mut old);
             old
         };
+        // The second child starts after the first has answered: two shells reading one pipe a
+        // byte at a time at once may split a line between them ("x" and "\n").
+        let mut out = std::fs::File::from(out_r);
+        let mut text = String::new();
+        let mut answer = |line: &[u8], text: &mut String| {
+            // SAFETY: writing a short line to our own pipe.
+            unsafe { libc::write(in_w.as_raw_fd(), line.as_ptr().cast(), line.len()) };
+            loop {
+                let mut byte = [0u8; 1];
+                assert_eq!(out.read(&mut byte).unwrap(), 1, "a child answered: {text}");
+                text.push(byte[0] as char);
+                if byte[0] == b'\n' {
+                    break;
+                }
+            }
+        };
         let mut pids = vec![sp.spawn(&[c"-c", script]).unwrap()];
+        answer(b"x\n", &mut text);
         sp.set_group(pids[0]);
         pids.push(sp.spawn(&[c"-c", script]).unwrap());
+        answer(b"y\n", &mut text);
         // SAFETY: restoring this thread's mask.
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
         drop(sp);
         drop(out_w);
-        // One line at a time, the second after the first child answered: a shell's `read`
-        // may take more than its line from a pipe, and leave the other child nothing.
-        let mut out = std::fs::File::from(out_r);
-        let mut text = String::new();
-        for line in [&b"x\n"[..], b"y\n"] {
-            // SAFETY: writing a short line to our own pipe.
-            unsafe { libc::write(in_w.as_raw_fd(), line.as_ptr().cast(), 2) };
-            while !text.ends_with('\n') {
-                let mut byte = [0u8; 1];
-                assert_eq!(out.read(&mut byte).unwrap(), 1, "a child answered: {text}");
-                text.push(byte[0] as char);
-            }
-        }
         drop(in_w);
         for &pid in &pids {
             let mut status = 0;
