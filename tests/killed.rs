@@ -371,10 +371,7 @@ fn restore_leaves_nothing_after_sigkill_at_any_moment() {
     require!(is_root(), "loop devices, mounts, cgroups and I/O schedulers need root");
     require!(Path::new("/dev/loop-control").exists(), "no loop devices here (/dev/loop-control)");
     require!(schedlab_sys::blockdev::mkfs_tool("ext4").is_some(), "mkfs.ext4 is not installed");
-    require!(
-        std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.lines().any(|l| l.ends_with("tracefs"))),
-        "this kernel has no tracefs (the cgroup runs are traced)"
-    );
+    require!(crate::util::tracing_possible(), "this kernel has no tracefs (the cgroup runs are traced)");
     let cpu_weight = schedlab_sys::cgroup::Settings { weight: Some(200), ..Default::default() };
     require!(
         schedlab_sys::cgroup::detect(&schedlab_sys::Root::default()).is_some_and(|h| h.check(&cpu_weight).is_ok()),

@@ -124,10 +124,7 @@ fn a_knob_sweep_stores_values_read_back_and_every_knob_is_put_back_after_end_ctr
 #[test]
 fn rr_workers_are_preempted_fewer_times_per_cpu_second_at_a_100_ms_slice_than_at_5_ms() {
     require!(is_root(), "SCHED_RR and sysctls need root");
-    require!(
-        std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.lines().any(|l| l.ends_with("tracefs"))),
-        "this kernel has no tracefs (the test counts switches between workers in the trace)"
-    );
+    require!(crate::util::tracing_possible(), "this kernel has no tracefs (the test counts switches between workers in the trace)");
     require!(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) == 2, "the property is stated for 2 CPUs");
     let lab = Lab::new();
     let _one = measuring();

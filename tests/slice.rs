@@ -22,10 +22,6 @@ iterations = 40000000
 const SHORT: &str = "pi/other/nice-20/affinity=0/slice_us=100/n2";
 const LONG: &str = "pi/other/nice-20/affinity=0/slice_us=100000/n2";
 
-fn tracing_possible() -> bool {
-    std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.lines().any(|l| l.ends_with("tracefs")))
-}
-
 fn custom_slices() -> Result<(), String> {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     schedlab_sys::env::custom_slice_refused(&release).map_or(Ok(()), Err)
@@ -34,7 +30,7 @@ fn custom_slices() -> Result<(), String> {
 #[test]
 fn a_longer_slice_lets_a_worker_run_longer_before_the_other_takes_its_cpu() {
     require!(is_root(), "nice -20 needs root, and the trace too");
-    require!(tracing_possible(), "this kernel has no tracefs");
+    require!(crate::util::tracing_possible(), "this kernel has no tracefs");
     let support = custom_slices();
     require!(support.is_ok(), support.unwrap_err());
     let _m = measuring();

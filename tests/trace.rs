@@ -40,14 +40,10 @@ fn cpu_off_after_repair(lab: &Lab) -> bool {
     })
 }
 
-fn tracing_possible() -> bool {
-    std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.lines().any(|l| l.ends_with("tracefs")))
-}
-
 #[test]
 fn a_traced_pa3_cpu_cell_agrees_with_wait4_worker_by_worker() {
     require!(is_root(), "tracing needs root");
-    require!(tracing_possible(), "this kernel has no tracefs");
+    require!(crate::util::tracing_possible(), "this kernel has no tracefs");
     let _m = measuring();
     let before = tracing_state();
     let lab = Lab::new();

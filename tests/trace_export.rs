@@ -49,10 +49,6 @@ fn trace_cmd_switches(dat: &Path) -> Option<BTreeMap<String, u64>> {
     Some(per)
 }
 
-fn tracing_possible() -> bool {
-    std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.lines().any(|l| l.ends_with("tracefs")))
-}
-
 /// The file's sched_switch per CPU, keyed as the summary line keys them.
 fn switches(t: &Value) -> BTreeMap<String, u64> {
     t["switches"].as_object().unwrap().iter().map(|(c, n)| (format!("cpu{c}"), n.as_u64().unwrap())).collect()
@@ -92,7 +88,7 @@ fn newest(lab: &Lab) -> (String, String, Vec<Value>, Vec<Value>) {
 #[test]
 fn a_traced_cell_exports_every_captured_sched_switch_with_names_and_marks() {
     require!(is_root(), "tracing needs root");
-    require!(tracing_possible(), "this kernel has no tracefs");
+    require!(crate::util::tracing_possible(), "this kernel has no tracefs");
     let probe = Lab::new();
     let empty = probe.path("empty");
     std::fs::write(&empty, b"").unwrap();
@@ -256,7 +252,7 @@ fn export_refuses_by_name_what_it_cannot_write() {
 #[test]
 fn kept_captures_survive_the_spool_and_resume() {
     require!(is_root(), "tracing needs root");
-    require!(tracing_possible(), "this kernel has no tracefs");
+    require!(crate::util::tracing_possible(), "this kernel has no tracefs");
     let lab = Lab::new();
     let spec = lab.spec(
         "three.toml",

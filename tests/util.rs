@@ -131,3 +131,8 @@ pub fn per_cpu_rows(show: &str) -> Vec<&str> {
         .filter(|l| l.contains("dwcs") || l.contains("edf") || l.contains("fifo"))
         .collect()
 }
+
+/// True when this kernel has tracefs (the traced tests skip without it).
+pub fn tracing_possible() -> bool {
+    std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.lines().any(|l| l.ends_with("tracefs")))
+}

@@ -77,7 +77,7 @@ fn rt_app(a: RtAppArgs) -> anyhow::Result<ExitCode> {
             imported.unmapped.push(format!(
                 "{}: {} priority {} becomes {prio} under fifo-rm (by period: the shortest 90, each longer one less); a schedlab set carries no per-task priority",
                 t.name,
-                t.policy.name(),
+                rtapp::rtapp_name(t.policy),
                 t.priority
             ));
         }

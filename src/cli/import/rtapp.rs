@@ -7,69 +7,39 @@
 
 use super::json::Json;
 use schedlab_periodic::TaskParams;
+use schedlab_spec::Class;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// Run time of a set when the rt-app file gives no duration, s (schedlab's default).
 pub const DEFAULT_DURATION_S: f64 = 10.0;
 
-/// rt-app's scheduling policies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RtPolicy {
-    /// SCHED_OTHER.
-    Other,
-    /// SCHED_BATCH.
-    Batch,
-    /// SCHED_IDLE.
-    Idle,
-    /// SCHED_FIFO.
-    Fifo,
-    /// SCHED_RR.
-    Rr,
-    /// SCHED_DEADLINE.
-    Deadline,
+/// An rt-app policy name (`SCHED_FIFO`) as schedlab's class.
+pub fn parse_policy(s: &str) -> Option<Class> {
+    let class = s.strip_prefix("SCHED_").filter(|n| *n == n.to_ascii_uppercase())?;
+    Class::parse(&class.to_ascii_lowercase())
 }
 
-impl RtPolicy {
-    fn parse(s: &str) -> Option<RtPolicy> {
-        Some(match s {
-            "SCHED_OTHER" => RtPolicy::Other,
-            "SCHED_BATCH" => RtPolicy::Batch,
-            "SCHED_IDLE" => RtPolicy::Idle,
-            "SCHED_FIFO" => RtPolicy::Fifo,
-            "SCHED_RR" => RtPolicy::Rr,
-            "SCHED_DEADLINE" => RtPolicy::Deadline,
-            _ => return None,
-        })
-    }
+/// rt-app's name of a class (`SCHED_FIFO`).
+pub fn rtapp_name(c: Class) -> String {
+    format!("SCHED_{}", c.name().to_ascii_uppercase())
+}
 
-    /// rt-app's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            RtPolicy::Other => "SCHED_OTHER",
-            RtPolicy::Batch => "SCHED_BATCH",
-            RtPolicy::Idle => "SCHED_IDLE",
-            RtPolicy::Fifo => "SCHED_FIFO",
-            RtPolicy::Rr => "SCHED_RR",
-            RtPolicy::Deadline => "SCHED_DEADLINE",
-        }
+/// The schedlab periodic scheduler whose set takes a task of this class.
+pub fn scheduler(c: Class) -> &'static str {
+    match c {
+        Class::Other | Class::Batch | Class::Idle => "other",
+        Class::Fifo | Class::Rr => "fifo-rm",
+        Class::Deadline => "deadline",
     }
+}
 
-    /// The schedlab periodic scheduler whose set takes a task of this policy.
-    pub fn scheduler(self) -> &'static str {
-        match self {
-            RtPolicy::Other | RtPolicy::Batch | RtPolicy::Idle => "other",
-            RtPolicy::Fifo | RtPolicy::Rr => "fifo-rm",
-            RtPolicy::Deadline => "deadline",
-        }
-    }
-
-    /// rt-app's default priority: a nice value for the fair classes, 10 for the RT ones.
-    fn default_priority(self) -> i64 {
-        match self {
-            RtPolicy::Fifo | RtPolicy::Rr => 10,
-            _ => 0,
-        }
+/// rt-app's default priority: a nice value for the fair classes, 10 for the RT ones.
+fn default_priority(c: Class) -> i64 {
+    if c.is_rt() {
+        10
+    } else {
+        0
     }
 }
 
@@ -81,7 +51,7 @@ pub struct Task {
     /// Where it came from, for the spec's comment.
     pub origin: String,
     /// Its rt-app policy.
-    pub policy: RtPolicy,
+    pub policy: Class,
     /// Its rt-app priority (nice for the fair classes).
     pub priority: i64,
     /// C, us (dl-runtime for SCHED_DEADLINE, else the job's run time).
@@ -266,7 +236,7 @@ fn sched_of(at: &str, obj: &[(String, Json)]) -> Result<Sched, String> {
     for (k, v) in obj {
         match k.as_str() {
             "policy" => match v {
-                Json::Str(p) if RtPolicy::parse(p).is_some() => s.policy = Some(p.clone()),
+                Json::Str(p) if parse_policy(p).is_some() => s.policy = Some(p.clone()),
                 Json::Str(p) => {
                     return Err(format!(
                     "{at}: unknown policy \"{p}\"; rt-app's are SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE"
@@ -377,8 +347,8 @@ pub fn import(root: &Json) -> Result<Imported, String> {
         ));
     }
     let default_policy = match &global.default_policy {
-        Some(p) => RtPolicy::parse(p).ok_or_else(|| format!("global: unknown default_policy \"{p}\""))?,
-        None => RtPolicy::Other,
+        Some(p) => parse_policy(p).ok_or_else(|| format!("global: unknown default_policy \"{p}\""))?,
+        None => Class::Other,
     };
     let tasks = match root.get("tasks") {
         Some(Json::Obj(t)) if !t.is_empty() => t,
@@ -448,7 +418,7 @@ fn thread(
     name: &str,
     entries: &[(String, Json)],
     obj: &Json,
-    default_policy: RtPolicy,
+    default_policy: Class,
     unmapped: &mut Vec<String>,
 ) -> Result<Vec<(Mapped, Option<u64>)>, String> {
     let instances = obj.get("instance").map(|v| int(at, "instance", v)).transpose()?.unwrap_or(1);
@@ -467,7 +437,7 @@ fn thread(
         base.dl_deadline = obj.get("deadline").map(|v| us(at, "deadline", v)).transpose()?;
     }
     // Inline, "runtime" is also a run event; rt-app reads it as dl-runtime as well.
-    let is_dl = base.policy.as_deref().and_then(RtPolicy::parse).unwrap_or(default_policy) == RtPolicy::Deadline;
+    let is_dl = base.policy.as_deref().and_then(parse_policy).unwrap_or(default_policy) == Class::Deadline;
     if base.dl_runtime.is_none() && (has_phases || is_dl) {
         base.dl_runtime = obj.get("runtime").map(|v| us(at, "runtime", v)).transpose()?;
     }
@@ -504,7 +474,7 @@ fn thread(
     for (i, p) in phases.iter().enumerate() {
         let pat = if p.name.is_empty() { at.to_string() } else { format!("{at} phase \"{}\"", p.name) };
         let sched = base.overridden(&p.sched);
-        let is_dl = sched.policy.as_deref().and_then(RtPolicy::parse).unwrap_or(default_policy) == RtPolicy::Deadline;
+        let is_dl = sched.policy.as_deref().and_then(parse_policy).unwrap_or(default_policy) == Class::Deadline;
         let found = pattern(p, &pat, unmapped).or_else(|| {
             // A deadline thread's reservation gives its period even when it runs back to back.
             (is_dl && p.run_us > 0 && sched.dl_runtime.unwrap_or(0) > 0).then(|| {
@@ -534,9 +504,9 @@ fn thread(
     };
     let p = &phases[idx];
     let sched = base.overridden(&p.sched);
-    let policy = sched.policy.as_deref().and_then(RtPolicy::parse).unwrap_or(default_policy);
-    let priority = sched.priority.unwrap_or(policy.default_priority());
-    let (c_us, t_us, d_us) = if policy == RtPolicy::Deadline {
+    let policy = sched.policy.as_deref().and_then(parse_policy).unwrap_or(default_policy);
+    let priority = sched.priority.unwrap_or(default_priority(policy));
+    let (c_us, t_us, d_us) = if policy == Class::Deadline {
         match sched.dl_runtime.filter(|&r| r > 0) {
             Some(rt) => {
                 let t = sched.dl_period.unwrap_or(rt);
@@ -557,7 +527,7 @@ fn thread(
         }
     } else {
         if sched.dl_runtime.is_some_and(|r| r > 0) {
-            unmapped.push(format!("{at}: dl-runtime on {} (a custom slice) left out: periodic sets take no slice", policy.name()));
+            unmapped.push(format!("{at}: dl-runtime on {} (a custom slice) left out: periodic sets take no slice", rtapp_name(policy)));
         }
         (run_us, period_us, None)
     };
@@ -571,12 +541,12 @@ fn thread(
         [] => format!("sleep {} us", p.sleep_us),
         ts => format!("timer {} us", ts.iter().map(|t| t.1).sum::<u64>()),
     };
-    let dl = if policy == RtPolicy::Deadline {
+    let dl = if policy == Class::Deadline {
         format!(", dl-runtime {c_us} dl-period {t_us}{}", d_us.map(|d| format!(" dl-deadline {d}")).unwrap_or_default())
     } else {
         String::new()
     };
-    let prio = match policy.scheduler() {
+    let prio = match scheduler(policy) {
         "other" => format!(" nice {priority}"),
         "fifo-rm" => format!(" priority {priority}"),
         _ => String::new(),
@@ -587,7 +557,7 @@ fn thread(
         .map(|i| {
             let tname = if instances > 1 { format!("{name}[{i}]") } else { name.to_string() };
             let inst = if instances > 1 { format!(" instance {i} of {instances}") } else { String::new() };
-            let origin = format!("rt-app thread \"{name}\"{inst}{from}: {}{prio}, run {run_us} us, {timer}{dl}", policy.name());
+            let origin = format!("rt-app thread \"{name}\"{inst}{from}: {}{prio}, run {run_us} us, {timer}{dl}", rtapp_name(policy));
             let task = Task {
                 name: tname,
                 origin,
@@ -609,17 +579,17 @@ fn thread(
 fn sets(tasks: Vec<Task>, unmapped: &mut Vec<String>) -> Vec<Set> {
     let mut out = Vec::new();
     for sched in ["other", "fifo-rm", "deadline"] {
-        let mine: Vec<Task> = tasks.iter().filter(|t| t.policy.scheduler() == sched).cloned().collect();
+        let mine: Vec<Task> = tasks.iter().filter(|t| scheduler(t.policy) == sched).cloned().collect();
         if mine.is_empty() {
             continue;
         }
         let name = format!("rtapp_{}", sched.replace('-', "_"));
         for t in &mine {
             match t.policy {
-                RtPolicy::Batch | RtPolicy::Idle => {
-                    unmapped.push(format!("{}: {} runs as SCHED_OTHER (schedlab's `other` set)", t.name, t.policy.name()))
+                Class::Batch | Class::Idle => {
+                    unmapped.push(format!("{}: {} runs as SCHED_OTHER (schedlab's `other` set)", t.name, rtapp_name(t.policy)))
                 }
-                RtPolicy::Rr => unmapped.push(format!("{}: SCHED_RR runs as SCHED_FIFO (fifo-rm)", t.name)),
+                Class::Rr => unmapped.push(format!("{}: SCHED_RR runs as SCHED_FIFO (fifo-rm)", t.name)),
                 _ => {}
             }
             if sched == "other" && t.priority != 0 {

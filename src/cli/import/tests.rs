@@ -1,7 +1,8 @@
 //! The rt-app mapping, file text to sets and the list of what was left out.
 
 use super::json::parse;
-use super::rtapp::{import, Imported, RtPolicy};
+use super::rtapp::{import, parse_policy, rtapp_name, Imported};
+use schedlab_spec::Class;
 
 fn imp(text: &str) -> Imported {
     import(&parse(text).unwrap()).unwrap()
@@ -29,11 +30,11 @@ fn run_then_timer_gives_c_and_t_and_each_policy_its_set() {
     let (f, d) = (&i.sets[0], &i.sets[1]);
     assert_eq!((f.scheduler, f.tasks.len(), f.cpu), ("fifo-rm", 1, Some(0)));
     let t = &f.tasks[0];
-    assert_eq!((t.c_us, t.t_us, t.d_us, t.policy, t.priority), (2000, 10000, None, RtPolicy::Fifo, 10));
+    assert_eq!((t.c_us, t.t_us, t.d_us, t.policy, t.priority), (2000, 10000, None, Class::Fifo, 10));
     assert_eq!(f.work_fraction, 1.0, "rt-app's run is the whole job");
     assert_eq!(d.scheduler, "deadline");
     let t = &d.tasks[0];
-    assert_eq!((t.c_us, t.t_us, t.d_us, t.policy), (3000, 20000, None, RtPolicy::Deadline));
+    assert_eq!((t.c_us, t.t_us, t.d_us, t.policy), (3000, 20000, None, Class::Deadline));
     assert!(has(&i, &["scheduling classes", "cell of its own"]), "{:?}", i.unmapped);
     assert!(!has(&i, &["relative"]), "absolute timers are schedlab's releases: {:?}", i.unmapped);
 }
@@ -136,4 +137,13 @@ fn bad_files_are_refused_with_where() {
     // A job longer than its period is left out, named.
     let i = imp(r#"{ "tasks": { "a": { "run": 100, "sleep": 10 }, "b": { "run": 30, "timer": { "ref": "x", "period": 20 } } } }"#);
     assert!(has(&i, &["task \"b\" left out", "C = 30 us, T = 20 us"]), "{:?}", i.unmapped);
+}
+
+#[test]
+fn rt_app_policy_names_are_schedlab_classes() {
+    for c in Class::ALL {
+        assert_eq!(parse_policy(&rtapp_name(c)), Some(c));
+    }
+    assert_eq!(parse_policy("SCHED_fifo"), None);
+    assert_eq!(parse_policy("FIFO"), None);
 }
