@@ -37,6 +37,7 @@ def main(path):
     }
     offset = None  # boot - mono, from the snapshot
     switch_ins = {}
+    switch_outs = {}
     wakings = {}
     lo, hi = None, None
     for p in trace.packet:
@@ -58,6 +59,7 @@ def main(path):
                 if name == "sched_switch":
                     out["switches"][cpu] = out["switches"].get(cpu, 0) + 1
                     switch_ins.setdefault(e.sched_switch.next_pid, []).append(e.timestamp)
+                    switch_outs.setdefault(e.sched_switch.prev_pid, []).append(e.timestamp)
                     for pid, comm in ((e.sched_switch.prev_pid, e.sched_switch.prev_comm), (e.sched_switch.next_pid, e.sched_switch.next_comm)):
                         if pid and str(pid) not in out["threads"]:
                             out["threads"][str(pid)] = comm
@@ -86,6 +88,8 @@ def main(path):
     out["ftrace_range"] = [lo, hi]
     # When each named process was switched in, for the marks' alignment.
     out["switch_ins"] = {pid: sorted(switch_ins.get(int(pid), [])) for pid in out["processes"]}
+    # When each left a CPU: its last switch-out is its exit, after its own end.
+    out["switch_outs"] = {pid: sorted(switch_outs.get(int(pid), [])) for pid in out["processes"]}
     # When each was woken: some guests record no switch away from the idle task, so a task
     # woken on an idle CPU may show its waking but not its switch-in.
     out["wakings"] = {pid: sorted(wakings.get(int(pid), [])) for pid in out["processes"]}
