@@ -4,7 +4,9 @@
 //! A minute of a 10 ms task is 6000 jobs, so the records travel and are stored in a compact
 //! binary form ([`JobLog::encode`]): per job, LEB128 varints of the release's distance from
 //! the previous release and of the start, finish and CPU time as offsets from the release
-//! (about 10 to 14 bytes a job), behind a one-line header that names the format. A
+//! (about 10 to 14 bytes a job), zstd-compressed (a periodic schedule repeats, so the jobs
+//! of a simulated set shrink hundreds of times), behind a one-line header that names the
+//! format; the first format, the same varints uncompressed, still reads. A
 //! [`JobLog`] serialises as that form in base64 text wherever it goes (a worker's report,
 //! the dispatcher's metrics, the store's spool), so it is typed on both ends and never
 //! spelled out job by job in JSON.
@@ -13,8 +15,16 @@ use base64::Engine as _;
 use integer_encoding::VarInt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Name and version of the encoding, the first bytes of every encoded log.
-pub const FORMAT: &[u8] = b"schedlab-jobs/1\n";
+/// Name and version of the encoding, the first bytes of every encoded log: the body
+/// zstd-compressed.
+pub const FORMAT: &[u8] = b"schedlab-jobs/2\n";
+
+/// The first encoding, the same body uncompressed (databases written before /2 hold it).
+pub const FORMAT_1: &[u8] = b"schedlab-jobs/1\n";
+
+/// zstd's level for the body: its fastest regular level, which already finds a periodic
+/// schedule's repetitions (docs/BENCHMARKS.md: sizes and costs).
+const LEVEL: i32 = 1;
 
 const MET: u8 = 1;
 const SLEPT: u8 = 2;
@@ -74,12 +84,21 @@ impl std::fmt::Display for DecodeError {
 impl std::error::Error for DecodeError {}
 
 impl JobLog {
-    /// The compact binary form: [`FORMAT`], the source's length and bytes, D, the count of
-    /// unrecorded and recorded jobs, then per job a flag byte and varints (release delta,
-    /// then start, finish, CPU when present).
+    /// The compact binary form: [`FORMAT`], then zstd of the body: the source's length and
+    /// bytes, D, the count of unrecorded and recorded jobs, then per job a flag byte and
+    /// varints (release delta, then start, finish, CPU when present).
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(FORMAT.len() + 24 + self.jobs.len() * 14);
+        let body = self.body();
+        let mut out = Vec::with_capacity(FORMAT.len() + body.len() / 4 + 64);
         out.extend_from_slice(FORMAT);
+        // Compressing into a Vec cannot fail but for a bug in zstd itself.
+        zstd::stream::copy_encode(&body[..], &mut out, LEVEL).expect("zstd compresses into memory");
+        out
+    }
+
+    /// The uncompressed body (what [`FORMAT_1`] stored as it is).
+    fn body(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(24 + self.source.len() + self.jobs.len() * 14);
         let v = push_varint;
         v(&mut out, self.source.len() as u64);
         out.extend_from_slice(self.source.as_bytes());
@@ -89,29 +108,44 @@ impl JobLog {
         let mut prev = 0u64;
         for j in &self.jobs {
             let bit = |on: bool, b: u8| if on { b } else { 0 };
-            let flags = bit(j.met, MET)
+            // A job is at most a flag byte and four 10-byte varints: built on the stack and
+            // appended once, not byte by byte.
+            let mut rec = [0u8; 41];
+            rec[0] = bit(j.met, MET)
                 | bit(j.slept, SLEPT)
                 | bit(j.start_ns.is_some(), HAS_START)
                 | bit(j.finish_ns.is_some(), HAS_FINISH)
                 | bit(j.cpu_ns.is_some(), HAS_CPU);
-            out.push(flags);
             // Releases only move forward; a record out of order would be a bug upstream,
             // kept readable by saturating.
-            v(&mut out, j.release_ns.saturating_sub(prev));
+            let mut n = 1 + put_varint(&mut rec[1..], j.release_ns.saturating_sub(prev));
             prev = prev.max(j.release_ns);
             for x in [j.start_ns, j.finish_ns, j.cpu_ns].into_iter().flatten() {
-                v(&mut out, x);
+                n += put_varint(&mut rec[n..], x);
             }
+            out.extend_from_slice(&rec[..n]);
         }
         out
     }
 
-    /// Reads what [`JobLog::encode`] wrote.
+    /// Reads what [`JobLog::encode`] wrote, in either format.
     pub fn decode(bytes: &[u8]) -> Result<JobLog, DecodeError> {
-        let rest = bytes.strip_prefix(FORMAT).ok_or_else(|| {
+        if let Some(packed) = bytes.strip_prefix(FORMAT) {
+            let body = zstd::stream::decode_all(packed).map_err(|e| DecodeError(format!("zstd: {e}")))?;
+            return Self::decode_body(&body);
+        }
+        let rest = bytes.strip_prefix(FORMAT_1).ok_or_else(|| {
             let head = String::from_utf8_lossy(&bytes[..bytes.len().min(FORMAT.len())]).into_owned();
-            DecodeError(format!("unknown format {head:?} (this schedlab reads {:?})", String::from_utf8_lossy(FORMAT).trim()))
+            DecodeError(format!(
+                "unknown format {head:?} (this schedlab reads {:?} and {:?})",
+                String::from_utf8_lossy(FORMAT).trim(),
+                String::from_utf8_lossy(FORMAT_1).trim()
+            ))
         })?;
+        Self::decode_body(rest)
+    }
+
+    fn decode_body(rest: &[u8]) -> Result<JobLog, DecodeError> {
         let mut r = Reader { bytes: rest, at: 0 };
         let n = r.varint()? as usize;
         let source = String::from_utf8(r.take(n)?.to_vec()).map_err(|_| DecodeError("source is not UTF-8".into()))?;
@@ -171,6 +205,19 @@ impl<'de> Deserialize<'de> for JobLog {
         let text = std::borrow::Cow::<str>::deserialize(d)?;
         JobLog::from_base64(&text).map_err(serde::de::Error::custom)
     }
+}
+
+/// Writes `x` as an unsigned LEB128 varint at the start of `buf` (at least 10 bytes);
+/// returns its length.
+fn put_varint(buf: &mut [u8], mut x: u64) -> usize {
+    let mut n = 0;
+    while x >= 0x80 {
+        buf[n] = x as u8 | 0x80;
+        x >>= 7;
+        n += 1;
+    }
+    buf[n] = x as u8;
+    n + 1
 }
 
 /// Appends `x` as an unsigned LEB128 varint (what `integer_encoding` reads back), without
@@ -245,7 +292,38 @@ mod tests {
             let mut ours = Vec::new();
             push_varint(&mut ours, x);
             assert_eq!(ours, x.encode_var_vec(), "{x}");
+            let mut buf = [0xffu8; 10];
+            let n = put_varint(&mut buf, x);
+            assert_eq!(&buf[..n], &ours[..], "{x}");
         }
+    }
+
+    #[test]
+    fn logs_of_the_first_format_still_read() {
+        let l = log();
+        let v1 = [FORMAT_1, &l.body()].concat();
+        assert_eq!(JobLog::decode(&v1).unwrap(), l);
+        // The same body, compressed: smaller, and a periodic task's jobs shrink many times.
+        assert!(l.encode().len() < v1.len());
+        let t = 5_000_000;
+        let steady = JobLog {
+            source: "sim".into(),
+            d_ns: t,
+            jobs: (0..20_000u64)
+                .map(|k| JobTrace {
+                    release_ns: k * t,
+                    start_ns: Some(0),
+                    finish_ns: Some(1_000_000),
+                    cpu_ns: Some(1_000_000),
+                    met: true,
+                    slept: true,
+                })
+                .collect(),
+            unrecorded: 0,
+        };
+        let packed = steady.encode();
+        assert!(packed.len() * 100 < [FORMAT_1, &steady.body()].concat().len(), "{} bytes", packed.len());
+        assert_eq!(JobLog::decode(&packed).unwrap(), steady);
     }
 
     #[test]
@@ -262,6 +340,9 @@ mod tests {
             assert!(JobLog::decode(&bytes[..cut]).is_err(), "cut at {cut}");
         }
         let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(JobLog::decode(&longer).is_err());
+        let mut longer = [FORMAT_1, &log().body()].concat();
         longer.push(0);
         assert!(JobLog::decode(&longer).unwrap_err().0.contains("left after"));
         let e = JobLog::decode(b"something else entirely").unwrap_err();
