@@ -237,9 +237,9 @@ impl Store {
                 st.execute(params_from_iter(values))?;
             }
             let mut jt = tx.prepare("INSERT INTO jobs (cell_row, idx, jobs, data) VALUES (?1, ?2, ?3, ?4)")?;
-            for x in &c.samples {
-                if let Some(log) = &x.jobs {
-                    jt.execute(params![row, x.index, log.jobs.len() as i64, log.encode()])?;
+            for (x, data) in c.samples.iter().zip(encoded_logs(&c.samples)) {
+                if let (Some(log), Some(data)) = (&x.jobs, data) {
+                    jt.execute(params![row, x.index, log.jobs.len() as i64, data])?;
                 }
             }
         }
@@ -584,6 +584,34 @@ fn knobs_json(k: &BTreeMap<String, String>) -> Option<String> {
 
 fn knobs_of(stored: Option<String>) -> BTreeMap<String, String> {
     stored.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or_default()
+}
+
+/// Each sample's per-job records encoded, in sample order. A simulated cell can hold
+/// hundreds of thousands of jobs; their encoding is split between two threads when the
+/// machine has two CPUs.
+fn encoded_logs(samples: &[Sample]) -> Vec<Option<Vec<u8>>> {
+    const WORTH_A_THREAD: usize = 20_000;
+    let jobs = |x: &Sample| x.jobs.as_ref().map_or(0, |l| l.jobs.len());
+    let total: usize = samples.iter().map(jobs).sum();
+    let encode = |xs: &[Sample]| xs.iter().map(|x| x.jobs.as_ref().map(|l| l.encode())).collect::<Vec<_>>();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if total < WORTH_A_THREAD || cpus < 2 {
+        return encode(samples);
+    }
+    // The first part up to about half of the jobs, the rest beside it.
+    let mut sum = 0;
+    let split = samples.iter().position(|x| {
+        sum += jobs(x);
+        2 * sum >= total
+    });
+    let split = split.map_or(samples.len(), |i| i + 1).min(samples.len());
+    let (first, rest) = samples.split_at(split);
+    std::thread::scope(|scope| {
+        let other = scope.spawn(|| encode(rest));
+        let mut out = encode(first);
+        out.extend(other.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        out
+    })
 }
 
 #[cfg(test)]

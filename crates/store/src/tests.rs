@@ -438,3 +438,28 @@ fn a_periodic_cell_stored_before_groups_kept_utilisation_gets_it_from_its_key() 
     drop(store);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn many_jobs_are_stored_in_sample_order_whichever_thread_encoded_them() {
+    use schedlab_model::jobs::{JobLog, JobTrace};
+    let mut rec = record(0, 0, 5);
+    // Above the threshold for two threads, with a sample without jobs among them.
+    for (i, s) in rec.samples.iter_mut().enumerate().filter(|(i, _)| *i != 2) {
+        let jobs = (0..(4_000 + 3_000 * i as u64))
+            .map(|k| JobTrace { release_ns: k * 1_000 + i as u64, start_ns: Some(k % 13), met: k % 3 > 0, ..Default::default() })
+            .collect();
+        s.jobs = Some(JobLog { source: format!("sim{i}"), d_ns: 900, jobs, unrecorded: 0 });
+    }
+    assert!(rec.samples.iter().filter_map(|s| s.jobs.as_ref()).map(|l| l.jobs.len()).sum::<usize>() > 20_000);
+    let encoded = encoded_logs(&rec.samples);
+    assert_eq!(encoded.len(), rec.samples.len());
+    for (s, e) in rec.samples.iter().zip(&encoded) {
+        assert_eq!(s.jobs.as_ref().map(|l| l.encode()), *e, "sample {}", s.index);
+    }
+    let mut store = Store::memory().unwrap();
+    let id = new_run(&store);
+    store.insert_cell(id, &rec).unwrap();
+    let back = store.job_logs(id, rec.params.cell_id, rec.rep, rec.warmup).unwrap();
+    let kept: Vec<(u32, JobLog)> = rec.samples.iter().filter_map(|s| Some((s.index, s.jobs.clone()?))).collect();
+    assert_eq!(back, kept);
+}
