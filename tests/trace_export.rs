@@ -143,7 +143,10 @@ fn a_traced_cell_exports_every_captured_sched_switch_with_names_and_marks() {
             // The worker ran at its own end and left its CPU for good after it (preempted
             // at its end, it may come back to write its report and exit).
             let last_out = t["switch_outs"][pid.to_string()].as_array().unwrap().last().map(|v| v.as_u64().unwrap());
-            assert!(last_out.is_some_and(|o| o >= end["ts"].as_u64().unwrap()), "worker {pid} left its CPU for good before its own end: {end}, last switch-out {last_out:?}");
+            assert!(
+                last_out.is_some_and(|o| o >= end["ts"].as_u64().unwrap()),
+                "worker {pid} left its CPU for good before its own end: {end}, last switch-out {last_out:?}"
+            );
             // Periodic tasks: a release and a deadline mark per job, and after a release the
             // task is switched in (it slept until it): the marks sit on the kernel's clock.
             let its_jobs: Vec<&Value> = jobs.iter().filter(|j| j["index"] == r["index"]).collect();
