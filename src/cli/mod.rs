@@ -9,10 +9,12 @@ mod envcmd;
 mod export;
 mod import;
 mod machine;
+mod merge;
 mod report;
 mod restore;
 mod run;
 mod runs;
+mod shard;
 mod show;
 mod simulate;
 mod trace;
@@ -80,6 +82,8 @@ pub enum Cmd {
     Man(docs::ManArgs),
     /// Turn another tool's task description into an experiment file (`import rt-app`).
     Import(import::Args),
+    /// Copy the runs of other databases (a campaign's shards) into one, each run once.
+    Merge(merge::Args),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -108,5 +112,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Cmd::Completions(a) => docs::completions(a),
         Cmd::Man(a) => docs::man(a),
         Cmd::Import(a) => import::run(a),
+        Cmd::Merge(a) => merge::run(a),
     }
 }

@@ -61,15 +61,15 @@ impl Store {
         rows.collect()
     }
 
-    /// The newest unfinished measured run that is shard `shard` of `campaign`: what
-    /// `run --shard K/N --resume` continues.
-    pub fn resumable_shard(&self, campaign: &str, shard: Shard) -> Result<Option<RunRow>, DbError> {
+    /// The newest unfinished measured run of this spec text that is shard `shard` (of its
+    /// campaign `campaign`, when given): what `run --shard K/N --resume` continues.
+    pub fn resumable_shard(&self, spec_hash: &str, shard: Shard, campaign: Option<&str>) -> Result<Option<RunRow>, DbError> {
         let id: Option<i64> = self
             .conn
             .query_row(
-                "SELECT id FROM runs WHERE campaign = ?1 AND shard_index = ?2 AND shard_count = ?3
+                "SELECT id FROM runs WHERE spec_hash = ?1 AND shard_index = ?2 AND shard_count = ?3 AND (?4 IS NULL OR campaign = ?4)
                    AND status NOT LIKE 'complete%' AND mode = 'measured' ORDER BY id DESC LIMIT 1",
-                params![campaign, shard.index, shard.count],
+                params![spec_hash, shard.index, shard.count, campaign],
                 |r| r.get(0),
             )
             .optional()?;
