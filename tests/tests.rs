@@ -8,6 +8,7 @@ mod disturb;
 mod docs;
 mod engine;
 mod export_formats;
+mod fleet;
 mod groups;
 mod import;
 mod interrupt;

@@ -1,5 +1,6 @@
 //! Command-line interface: clap derive, one module per subcommand.
 
+mod campaign;
 mod check;
 mod common;
 mod compare;

@@ -53,7 +53,12 @@ fn shards_are_balanced_by_estimated_work_within_one_unit() {
     assert!(work.iter().all(|w| *w > 0.0));
     let cpu = plan.cells.iter().position(|c| c.key.starts_with("cpu/")).unwrap();
     let io = plan.cells.iter().position(|c| c.key.starts_with("io/")).unwrap();
-    assert!(work[cpu] > 5.0 * work[io], "100M pi iterations outweigh copying 50 KiB in 50 synchronous writes: {} vs {}", work[cpu], work[io]);
+    assert!(
+        work[cpu] > 5.0 * work[io],
+        "100M pi iterations outweigh copying 50 KiB in 50 synchronous writes: {} vs {}",
+        work[cpu],
+        work[io]
+    );
     for n in [2, 3, 5] {
         let map = plan.shard_map(n, ShardBy::Step);
         let total: f64 = map.loads().iter().sum();

@@ -1,0 +1,107 @@
+//! Campaigns across machines: shards, merge, campaign views, and a real one-node Slurm.
+
+use crate::util::{is_root, measuring, Lab};
+use std::collections::BTreeSet;
+use std::process::Output;
+
+/// `schedlab --db DB args...` in the lab (its own `cmd` names the lab's one database).
+fn at(lab: &Lab, db: &str, args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .arg("--db")
+        .arg(lab.path(db))
+        .args(args)
+        .env("TMPDIR", lab.dir.path())
+        .env("SCHEDLAB_STATE_DIR", lab.path("state"))
+        .current_dir(lab.dir.path())
+        .output()
+        .unwrap()
+}
+
+fn ok_at(lab: &Lab, db: &str, args: &[&str]) -> String {
+    let out = at(lab, db, args);
+    assert!(out.status.success(), "schedlab --db {db} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// (cell key, repetition) of every measured row a `export --format json` of `what` gives.
+fn steps(lab: &Lab, db: &str, what: &str) -> BTreeSet<(String, u64)> {
+    let text = ok_at(lab, db, &["export", "--format", "json", what]);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    rows.iter().map(|r| (r["cell_key"].as_str().unwrap().to_string(), r["rep"].as_u64().unwrap())).collect()
+}
+
+fn runs(lab: &Lab, db: &str) -> i64 {
+    let c = rusqlite::Connection::open(lab.path(db)).unwrap();
+    c.query_row("SELECT count(*) FROM runs", [], |r| r.get(0)).unwrap()
+}
+
+fn shards(lab: &Lab) {
+    ok_at(lab, "a.db", &["run", "--scale", "0.01", "--shard", "0/2", "-q"]);
+    ok_at(lab, "b.db", &["run", "--scale", "0.01", "--shard", "1/2", "-q"]);
+}
+
+fn campaign_of(lab: &Lab, db: &str) -> String {
+    let c = rusqlite::Connection::open(lab.path(db)).unwrap();
+    c.query_row("SELECT campaign FROM runs", [], |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn two_shards_merged_hold_the_cells_and_repetitions_of_an_unsharded_run() {
+    require!(is_root(), "the quick experiment's fifo and rr cells need root");
+    let _m = measuring();
+    let lab = Lab::new();
+    shards(&lab);
+    ok_at(&lab, "u.db", &["run", "--scale", "0.01", "-q"]);
+    let c = campaign_of(&lab, "a.db");
+    assert_eq!(c, campaign_of(&lab, "b.db"), "shards started apart agree on their campaign");
+    let (a, b) = (steps(&lab, "a.db", "1"), steps(&lab, "b.db", "1"));
+    assert!(!a.is_empty() && !b.is_empty() && a.is_disjoint(&b), "each shard runs a part: {} and {} steps", a.len(), b.len());
+    let out = lab.ok(&["merge", "-o", "all.db", "a.db", "b.db"]);
+    assert!(out.contains(&format!("campaign {c}: all 2 shards present")), "{out}");
+    let merged = steps(&lab, "all.db", &format!("campaign:{c}"));
+    let whole = steps(&lab, "u.db", "1");
+    assert_eq!(whole.len(), 36, "18 cells x 2 repetitions");
+    assert_eq!(merged, whole, "the merged campaign has exactly the unsharded run's cells and repetitions");
+    let count = |db: &str| ok_at(&lab, db, &["export", "--format", "json", &c]).matches("\"pid\"").count();
+    let before = (runs(&lab, "all.db"), count("all.db"));
+    let again = lab.ok(&["merge", "-o", "all.db", "a.db", "b.db"]);
+    assert!(again.contains("0 runs merged") && again.contains("2 already present"), "{again}");
+    assert_eq!((runs(&lab, "all.db"), count("all.db")), before, "merging again changes nothing");
+}
+
+#[test]
+fn a_campaign_from_two_machines_names_each_cells_machine_and_compare_warns() {
+    require!(is_root(), "the quick experiment's fifo and rr cells need root");
+    let _m = measuring();
+    let lab = Lab::new();
+    shards(&lab);
+    // The second shard "ran" on another machine: another host with another CPU.
+    let b = rusqlite::Connection::open(lab.path("b.db")).unwrap();
+    b.execute(
+        "UPDATE runs SET env_json = json_set(env_json, '$.machine.hostname', 'node2', '$.machine.machine_id_sha256', 'feedbeef00',
+           '$.cpu_model', 'Other CPU 9000')",
+        [],
+    )
+    .unwrap();
+    drop(b);
+    lab.ok(&["merge", "-o", "all.db", "a.db", "b.db"]);
+    let c = campaign_of(&lab, "a.db");
+    let show = ok_at(&lab, "all.db", &["show", &c]);
+    assert!(show.contains("on node2#feedbeef"), "{show}");
+    assert!(show.contains("machines ") && show.contains("CPU: ") && show.contains("Other CPU 9000"), "{show}");
+    let text = ok_at(&lab, "all.db", &["export", "--format", "json", &c]);
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    let on_b: BTreeSet<&str> = rows.iter().filter(|r| r["machine"] == "node2#feedbeef").map(|r| r["cell_key"].as_str().unwrap()).collect();
+    let on_a: BTreeSet<&str> = rows.iter().filter(|r| r["machine"] != "node2#feedbeef").map(|r| r["cell_key"].as_str().unwrap()).collect();
+    assert!(!on_b.is_empty() && !on_a.is_empty(), "each row names the machine that measured it");
+    assert!(rows.iter().all(|r| r["campaign"] == c.as_str()));
+    // Shard 1 against shard 0: measured on machines whose facts differ.
+    let out = at(&lab, "all.db", &["compare", "1", "2"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("warning: the machines differ") && err.contains("Other CPU 9000"), "{err}");
+    // A campaign against one of its own shards: the campaign pools two unlike machines.
+    let out = at(&lab, "all.db", &["compare", &format!("campaign:{c}"), "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("the machines differ"), "{err}");
+}
