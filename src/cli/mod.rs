@@ -18,6 +18,7 @@ mod runs;
 mod shard;
 mod show;
 mod simulate;
+mod slurm;
 mod trace;
 mod trace_export;
 
@@ -85,6 +86,8 @@ pub enum Cmd {
     Import(import::Args),
     /// Copy the runs of other databases (a campaign's shards) into one, each run once.
     Merge(merge::Args),
+    /// Write (or submit) a Slurm job array that runs an experiment's shards, one node each, and a merge job after it.
+    Slurm(slurm::Args),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -114,5 +117,6 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Cmd::Man(a) => docs::man(a),
         Cmd::Import(a) => import::run(a),
         Cmd::Merge(a) => merge::run(a),
+        Cmd::Slurm(a) => slurm::run(a),
     }
 }

@@ -157,7 +157,7 @@ fn resume_shard_command(db: &Path, a: &Args) -> String {
 
 /// A path as one shell word: as it is when it has nothing a shell would split or expand,
 /// else single-quoted.
-fn shell_word(s: &str) -> String {
+pub(super) fn shell_word(s: &str) -> String {
     if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c)) {
         s.to_string()
     } else {
