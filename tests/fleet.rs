@@ -105,3 +105,41 @@ fn a_campaign_from_two_machines_names_each_cells_machine_and_compare_warns() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("the machines differ"), "{err}");
 }
+
+#[test]
+fn the_quick_experiment_as_a_two_task_slurm_array_merges_into_one_campaign() {
+    if let Some(why) = crate::slurm_util::missing() {
+        require!(false, why);
+    }
+    let _m = measuring();
+    let lab = Lab::new();
+    let sdir = lab.path("slurm");
+    let slurm = crate::slurm_util::Slurm::start(&sdir);
+    let shared = lab.path("shared");
+    let out = lab
+        .cmd(&["slurm", "--shards", "2", "--scale", "0.01", "--shared", shared.to_str().unwrap(), "--submit"])
+        .env("SLURM_CONF", &slurm.conf)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    // "campaign ID: job array A (2 shards), merge job M (...)"
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let after = |w: &str| words.iter().position(|x| *x == w).map(|i| words[i + 1].trim_end_matches(['(', ',']).to_string()).unwrap();
+    let (array, merge) = (after("array"), words[words.iter().position(|x| *x == "merge").unwrap() + 2].to_string());
+    let campaign = words[1].trim_end_matches(':').to_string();
+    assert!(slurm.wait(&[array, merge], std::time::Duration::from_secs(300)), "the jobs did not finish: {}", slurm.logs(&sdir));
+    let merged = shared.join("campaign.db");
+    assert!(merged.exists(), "no merged database; merge.log: {}", std::fs::read_to_string(shared.join("merge.log")).unwrap_or_default());
+    let cells = steps(&lab, "shared/campaign.db", &campaign);
+    assert_eq!(cells.len(), 36, "18 cells x 2 repetitions, from two shards");
+    let status = lab.cmd(&["slurm", "--status", shared.to_str().unwrap()]).output().unwrap();
+    let s = String::from_utf8_lossy(&status.stdout);
+    assert!(status.status.success() && s.contains("every shard finished"), "{s}");
+    // A shard that never ran is listed with the command that reruns only it.
+    std::fs::rename(shared.join("shard-1.db"), lab.path("away.db")).unwrap();
+    let status = lab.cmd(&["slurm", "--status", shared.to_str().unwrap()]).output().unwrap();
+    let s = String::from_utf8_lossy(&status.stdout);
+    assert_eq!(status.status.code(), Some(1), "{s}");
+    assert!(s.contains("shard 1/2: not started") && s.contains("sbatch --parsable --array=1 "), "{s}");
+}

@@ -27,6 +27,7 @@ mod sim_schedules;
 mod simulate;
 mod simulate_demand;
 mod slice;
+mod slurm_util;
 mod spec_input;
 mod trace;
 mod trace_export;
