@@ -18,6 +18,7 @@ pub fn run(db: &Path) -> anyhow::Result<ExitCode> {
         "cells stored",
         "scale",
         "spec",
+        "campaign (shard)",
     ]);
     for r in store.runs()? {
         t.add_row(vec![
@@ -29,6 +30,10 @@ pub fn run(db: &Path) -> anyhow::Result<ExitCode> {
             r.cells_done.to_string(),
             r.scale.to_string(),
             r.spec_path,
+            match (&r.identity.campaign, r.identity.shard) {
+                (Some(c), Some(s)) => format!("{c} ({s})"),
+                _ => String::new(),
+            },
         ]);
     }
     println!("{t}");
