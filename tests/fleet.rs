@@ -143,3 +143,24 @@ fn the_quick_experiment_as_a_two_task_slurm_array_merges_into_one_campaign() {
     assert_eq!(status.status.code(), Some(1), "{s}");
     assert!(s.contains("shard 1/2: not started") && s.contains("sbatch --parsable --array=1 "), "{s}");
 }
+
+#[test]
+fn a_shard_resumes_its_own_run_and_runs_only_its_missing_steps() {
+    require!(is_root(), "the quick experiment's fifo and rr cells need root");
+    let _m = measuring();
+    let lab = Lab::new();
+    shards(&lab);
+    let all = steps(&lab, "a.db", "1");
+    // As a kill would leave it: half its steps stored, the run not finished.
+    let c = rusqlite::Connection::open(lab.path("a.db")).unwrap();
+    c.execute("UPDATE runs SET status = 'interrupted'", []).unwrap();
+    c.execute("DELETE FROM cells WHERE id % 2 = 0", []).unwrap();
+    drop(c);
+    assert!(steps(&lab, "a.db", "1").len() < all.len());
+    // Shard 1's database holds no unfinished run of shard 0.
+    let out = at(&lab, "b.db", &["run", "--scale", "0.01", "--shard", "0/2", "--resume", "-q"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    ok_at(&lab, "a.db", &["run", "--shard", "0/2", "--resume", "-q"]);
+    assert_eq!(runs(&lab, "a.db"), 1, "the shard's own run was resumed");
+    assert_eq!(steps(&lab, "a.db", "1"), all, "exactly the shard's steps, none twice");
+}
