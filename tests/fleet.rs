@@ -79,7 +79,7 @@ fn a_campaign_from_two_machines_names_each_cells_machine_and_compare_warns() {
     let b = rusqlite::Connection::open(lab.path("b.db")).unwrap();
     b.execute(
         "UPDATE runs SET env_json = json_set(env_json, '$.machine.hostname', 'node2', '$.machine.machine_id_sha256', 'feedbeef00',
-           '$.cpu_model', 'Other CPU 9000')",
+           '$.cpu_model', 'Other CPU 9000', '$.machine.microcode', '0xbad')",
         [],
     )
     .unwrap();
@@ -99,7 +99,8 @@ fn a_campaign_from_two_machines_names_each_cells_machine_and_compare_warns() {
     let out = at(&lab, "all.db", &["compare", "1", "2"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    assert!(err.contains("warning: the machines differ") && err.contains("Other CPU 9000"), "{err}");
+    assert!(err.contains(" vs Other CPU 9000"), "the CPUs are named: {err}");
+    assert!(err.contains("warning: the machines differ") && err.contains("microcode: "), "{err}");
     // A campaign against one of its own shards: the campaign pools two unlike machines.
     let out = at(&lab, "all.db", &["compare", &format!("campaign:{c}"), "1"]);
     let err = String::from_utf8_lossy(&out.stderr);

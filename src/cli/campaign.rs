@@ -200,9 +200,13 @@ impl Subject {
 /// facts, or only by identity), and either side pools repetitions from unlike machines.
 pub fn machine_warnings(a: &Subject, b: &Subject) -> Vec<String> {
     let mut out = Vec::new();
+    // compare's run_differences already names the CPU, CPU count and kernel of the two headers.
+    let covered = ["CPU: ", "CPUs: ", "kernel: "];
     for (ma, ea) in a.machines() {
         for (mb, eb) in b.machines() {
-            let d = ea.fact_differences(eb);
+            let headers = ea == &a.run.env && eb == &b.run.env;
+            let d: Vec<String> =
+                ea.fact_differences(eb).into_iter().filter(|d| !(headers && covered.iter().any(|c| d.starts_with(c)))).collect();
             if !d.is_empty() {
                 out.push(format!(
                     "the machines differ: {} was measured on {ma}, {} on {mb}, and they differ in {}; the ratios show the machines as well as any change",
@@ -210,7 +214,7 @@ pub fn machine_warnings(a: &Subject, b: &Subject) -> Vec<String> {
                     b.name(),
                     d.join("; ")
                 ));
-            } else if !ea.same_machine(eb) && ma != mb {
+            } else if !ea.same_machine(eb) && ma != mb && ea.fact_differences(eb).is_empty() {
                 out.push(format!("{} was measured on {ma}, {} on {mb}: different machines with the same facts", a.name(), b.name()));
             }
         }
