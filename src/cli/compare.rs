@@ -2,7 +2,7 @@
 //! of means, its CI and Welch's test over repetitions, and a warning for each way the two
 //! runs differ (scale, measured or simulated, machine, spec).
 
-use super::common::{bad_input, open_existing, pick_run, utc};
+use super::common::{bad_input, open_existing, utc};
 use super::report::{check_traced, meta, metric_and_alpha};
 use schedlab_analysis::compare_runs;
 use schedlab_report::compare;
@@ -13,10 +13,10 @@ use std::process::ExitCode;
 /// Arguments of `schedlab compare`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The baseline run (A).
-    pub a: i64,
-    /// The run compared with it (B); ratios are B/A.
-    pub b: i64,
+    /// The baseline run (A): a run id, or a campaign (`campaign:ID` or its id).
+    pub a: String,
+    /// The run or campaign compared with it (B); ratios are B/A.
+    pub b: String,
     /// What to compare: wall (per process), makespan, involuntary, voluntary (switches per process), user (CPU per process) or throughput.
     #[arg(long, short, default_value = "wall")]
     pub metric: String,
@@ -35,19 +35,23 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         return Err(bad_input(format!("unknown format \"{}\"; use table, markdown or json", a.format)));
     }
     let store = open_existing(db)?;
-    let ra = pick_run(&store, Some(a.a))?;
-    let rb = pick_run(&store, Some(a.b))?;
-    let (cells_a, cells_b) = (store.cells(ra.id)?, store.cells(rb.id)?);
-    check_traced(metric, &ra, &cells_a)?;
-    check_traced(metric, &rb, &cells_b)?;
-    let c = compare_runs(&cells_a, &cells_b, metric, a.alpha).expect("alpha was checked");
+    let (sa, sb) = (super::campaign::load(&store, Some(&a.a))?, super::campaign::load(&store, Some(&a.b))?);
+    let (ra, rb) = (&sa.run, &sb.run);
+    let (cells_a, cells_b) = (&sa.cells, &sb.cells);
+    check_traced(metric, ra, cells_a)?;
+    check_traced(metric, rb, cells_b)?;
+    let c = compare_runs(cells_a, cells_b, metric, a.alpha).expect("alpha was checked");
     if c.cells.is_empty() {
         return Err(bad_input(format!(
-            "runs {} ({}) and {} ({}) have no cell in common: cells are matched by key (e.g. cpu/other/n10); compare runs of the same experiment",
-            ra.id, ra.name, rb.id, rb.name
+            "{} ({}) and {} ({}) have no cell in common: cells are matched by key (e.g. cpu/other/n10); compare runs of the same experiment",
+            sa.name(),
+            ra.name,
+            sb.name(),
+            rb.name
         )));
     }
-    let warnings = compare::run_differences(&meta(&ra), &meta(&rb));
+    let mut warnings = compare::run_differences(&meta(ra), &meta(rb));
+    warnings.extend(super::campaign::machine_warnings(&sa, &sb));
     for w in &warnings {
         eprintln!("warning: {w}");
     }
@@ -59,8 +63,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         }
         "markdown" | "md" => write!(out, "{}", compare::markdown(&c, ra.id, rb.id, &warnings))?,
         _ => {
-            writeln!(out, "A = run {} ({}, {}, started {} UTC)", ra.id, ra.name, ra.status, utc(ra.started_unix))?;
-            writeln!(out, "B = run {} ({}, {}, started {} UTC)", rb.id, rb.name, rb.status, utc(rb.started_unix))?;
+            writeln!(out, "A = {} ({}, {}, started {} UTC)", sa.name(), ra.name, ra.status, utc(ra.started_unix))?;
+            writeln!(out, "B = {} ({}, {}, started {} UTC)", sb.name(), rb.name, rb.status, utc(rb.started_unix))?;
             writeln!(
                 out,
                 "{} per repetition, mean ±{} CI over repetitions (+up/-down where it is not symmetric; n < 3: too few \

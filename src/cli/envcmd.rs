@@ -95,8 +95,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let yes = |b: bool| if b { "yes" } else { "no" };
     let opt = |v: Option<i64>| v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into());
     let num = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into());
+    let m = &e.machine;
+    let or_none = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".into());
+    println!("host             {} (machine id sha256 {})", m.hostname, m.machine_id_sha256);
     println!("kernel           {} ({})", e.kernel, e.kernel_version);
+    println!("command line     {}", m.cmdline);
     println!("cpu              {} x {}", e.cpus, e.cpu_model);
+    println!("SMT              {}; microcode {}", or_none(&m.smt), or_none(&m.microcode));
+    println!("clocksource      {}; cpuidle driver {}", or_none(&m.clocksource), or_none(&m.cpuidle_driver));
     println!("memory           {} MiB", e.mem_total_kb.map(|k| k / 1024).unwrap_or(0));
     println!("HZ               {}", e.hz.map(|h| h.to_string()).unwrap_or_else(|| "unknown (no /boot/config)".into()));
     println!("uid              {uid}{}", if uid == 0 { " (root)" } else { "" });
@@ -170,6 +176,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     println!("online CPUs      {}", schedlab_spec::cpulist::format(&schedlab_sys::cpus::online(&root)));
     println!("block devices    {}", e.io_devices.join(", "));
     println!("schedlab         {}", e.tool_version);
+    let sched: Vec<String> = m.sched_knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    println!("kernel.sched_*   {}", sched.join(" "));
     print_knobs(&root);
     Ok(ExitCode::SUCCESS)
 }

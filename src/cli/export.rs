@@ -1,7 +1,7 @@
 //! `schedlab export`: per-process samples, or per-job records of periodic tasks, as csv,
 //! json, markdown or Parquet; or a run as hyperfine's JSON (one result per cell).
 
-use super::common::{bad_input, open_existing, pick_run};
+use super::common::{bad_input, open_existing};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -9,8 +9,9 @@ use std::process::ExitCode;
 /// Arguments of `schedlab export`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Run id (the newest run without it).
-    pub run: Option<i64>,
+    /// Run id, or a campaign (`campaign:ID` or its id: every shard's rows, each with the
+    /// machine that measured it); the newest run without it.
+    pub run: Option<String>,
     /// csv, json, markdown, parquet (needs --output) or hyperfine (hyperfine's
     /// --export-json: a result per cell, its repetitions' makespans as the runs).
     #[arg(long, short, default_value = "csv")]
@@ -43,12 +44,15 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         return Err(bad_input("--format hyperfine has a result per cell; per-job rows go to csv, json, markdown or parquet"));
     }
     let store = open_existing(db)?;
-    let run = pick_run(&store, a.run)?;
+    let subject = super::campaign::load(&store, a.run.as_deref())?;
+    let name = subject.name();
+    for w in subject.pooling_warnings() {
+        eprintln!("warning: {w}");
+    }
     if a.format == "hyperfine" {
-        let cells = store.cells(run.id)?;
-        let (doc, failed) = schedlab_report::hyperfine::document(&cells);
+        let (doc, failed) = schedlab_report::hyperfine::document(&subject.cells);
         if failed > 0 {
-            eprintln!("note: {failed} failed cell repetitions of run {} are left out (`schedlab show` lists them)", run.id);
+            eprintln!("note: {failed} failed cell repetitions of {name} are left out (`schedlab show` lists them)");
         }
         let text = serde_json::to_string_pretty(&doc)? + "\n";
         return match &a.output {
@@ -62,34 +66,40 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             }
         };
     }
-    let cells: Vec<_> = store.cells(run.id)?.into_iter().filter(|c| a.include_warmup || !c.warmup).collect();
+    let kept: Vec<usize> = (0..subject.cells.len()).filter(|i| a.include_warmup || !subject.cells[*i].warmup).collect();
+    let cells: Vec<_> = kept.iter().map(|i| subject.cells[*i].clone()).collect();
     let failed = cells.iter().filter(|c| !c.status.is_ok()).count();
     if failed > 0 {
         let empty = cells.iter().filter(|c| !c.status.is_ok() && c.samples.is_empty()).count();
         eprintln!(
-            "note: {failed} of {} cell repetitions of run {} failed: their rows have cell_status != ok and the reason in cell_message{}",
+            "note: {failed} of {} cell repetitions of {name} failed: their rows have cell_status != ok and the reason in cell_message{}",
             cells.len(),
-            run.id,
             if empty > 0 { format!("; {empty} never started and have no rows (`schedlab show` lists them)") } else { String::new() }
         );
     }
-    let rows = if a.jobs {
-        let mut rows = Vec::new();
-        for c in &cells {
+    // Row by row, each with its own run id (and, for a campaign, its machine).
+    let mut rows = Vec::new();
+    for (c, i) in cells.iter().zip(&kept) {
+        let run = subject.run_of(*i);
+        let mut mine = if a.jobs {
             let logs = store.job_logs(run.id, c.params.cell_id, c.rep, c.warmup)?;
-            rows.extend(schedlab_report::flat::flatten_jobs(run.id, c, &logs));
+            schedlab_report::export::values(&schedlab_report::flat::flatten_jobs(run.id, c, &logs))
+        } else {
+            schedlab_report::export::values(&schedlab_report::flat::flatten(run.id, std::slice::from_ref(c)))
+        };
+        if let Some(campaign) = &subject.campaign {
+            let machine = subject.machine_of(*i);
+            mine = mine.into_iter().map(|v| with_machine(v, campaign, &machine)).collect();
         }
-        if rows.is_empty() {
-            return Err(bad_input(format!("run {} has no per-job records (they come from periodic workloads)", run.id)));
-        }
-        schedlab_report::export::values(&rows)
-    } else {
-        schedlab_report::export::values(&schedlab_report::flat::flatten(run.id, &cells))
-    };
+        rows.extend(mine);
+    }
+    if a.jobs && rows.is_empty() {
+        return Err(bad_input(format!("{name} has no per-job records (they come from periodic workloads)")));
+    }
     let Some(exporter) = exporter else {
         let p = a.output.as_ref().expect("checked above");
         if rows.is_empty() {
-            return Err(bad_input(format!("run {} has no rows to write", run.id)));
+            return Err(bad_input(format!("{name} has no rows to write")));
         }
         let f = create(p)?;
         if let Err(e) = schedlab_report::parquet::write(&rows, f) {
@@ -112,6 +122,21 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A row with `campaign` and `machine` columns right after its `run_id`.
+fn with_machine(row: serde_json::Value, campaign: &str, machine: &str) -> serde_json::Value {
+    let serde_json::Value::Object(fields) = row else { return row };
+    let mut out = serde_json::Map::new();
+    for (k, v) in fields {
+        let after = k == "run_id";
+        out.insert(k, v);
+        if after {
+            out.insert("campaign".into(), campaign.into());
+            out.insert("machine".into(), machine.into());
+        }
+    }
+    serde_json::Value::Object(out)
 }
 
 /// Creates the output file, which must not exist yet.

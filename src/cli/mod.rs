@@ -1,5 +1,6 @@
 //! Command-line interface: clap derive, one module per subcommand.
 
+mod campaign;
 mod check;
 mod common;
 mod compare;
@@ -9,12 +10,15 @@ mod envcmd;
 mod export;
 mod import;
 mod machine;
+mod merge;
 mod report;
 mod restore;
 mod run;
 mod runs;
+mod shard;
 mod show;
 mod simulate;
+mod slurm;
 mod trace;
 mod trace_export;
 
@@ -80,6 +84,10 @@ pub enum Cmd {
     Man(docs::ManArgs),
     /// Turn another tool's task description into an experiment file (`import rt-app`).
     Import(import::Args),
+    /// Copy the runs of other databases (a campaign's shards) into one, each run once.
+    Merge(merge::Args),
+    /// Write (or submit) a Slurm job array that runs an experiment's shards, one node each, and a merge job after it.
+    Slurm(slurm::Args),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -108,5 +116,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Cmd::Completions(a) => docs::completions(a),
         Cmd::Man(a) => docs::man(a),
         Cmd::Import(a) => import::run(a),
+        Cmd::Merge(a) => merge::run(a),
+        Cmd::Slurm(a) => slurm::run(a),
     }
 }

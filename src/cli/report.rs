@@ -1,7 +1,8 @@
 //! `schedlab report`: a self-contained HTML report of a stored run, with every figure
 //! beside it as SVG and PNG, and optionally a comparison with another run.
 
-use super::common::{bad_input, open_existing, pick_run, utc};
+use super::campaign::Subject;
+use super::common::{bad_input, open_existing, utc};
 use schedlab_analysis::{cell_outliers, cell_stats, compare_runs, Metric, MODIFIED_Z_THRESHOLD};
 use schedlab_model::CellRecord;
 use schedlab_report::html::{self, CompareSection, ReportInput, RunMeta};
@@ -13,8 +14,8 @@ use std::process::ExitCode;
 /// Arguments of `schedlab report`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Run id (the newest run without it).
-    pub run: Option<i64>,
+    /// Run id, or a campaign (`campaign:ID` or its id); the newest run without it.
+    pub run: Option<String>,
     /// Directory to write the report into: created if missing, refused if it is a file, a
     /// link or a non-empty directory.
     #[arg(long, short, value_name = "DIR")]
@@ -22,9 +23,10 @@ pub struct Args {
     /// Write into a non-empty directory, replacing files of the same names.
     #[arg(long)]
     pub force: bool,
-    /// Add a comparison section: this run (A) against OTHER_RUN (B), cells matched by key.
+    /// Add a comparison section: this run (A) against OTHER_RUN (B, a run or a campaign),
+    /// cells matched by key.
     #[arg(long, value_name = "OTHER_RUN")]
-    pub compare: Option<i64>,
+    pub compare: Option<String>,
     /// The comparison's first metric: wall, makespan, involuntary, voluntary, user or
     /// throughput; for traced runs also runnable, wakeup_p99 or migrations.
     #[arg(long, default_value = "wall")]
@@ -85,10 +87,11 @@ fn output_error(e: OutputError) -> anyhow::Error {
     }
 }
 
-fn comparison(store: &Store, a: &[CellRecord], other: &RunRow, first: Metric, alpha: f64) -> anyhow::Result<CompareSection> {
-    let mut b = store.cells(other.id)?;
-    check_traced(first, other, &b)?;
-    store.attach_job_logs(other.id, &mut b)?;
+fn comparison(store: &Store, a: &[CellRecord], mut other: Subject, first: Metric, alpha: f64) -> anyhow::Result<CompareSection> {
+    check_traced(first, &other.run, &other.cells)?;
+    other.attach_job_logs(store)?;
+    let b = other.cells;
+    let other = &other.run;
     let traced = |rs: &[CellRecord]| rs.iter().any(|r| r.trace.is_some());
     let mut metrics = vec![first];
     metrics.extend(Metric::ALL.iter().copied().filter(|m| *m != first));
@@ -104,17 +107,27 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let metric = metric_and_alpha(&a.metric, a.alpha)?;
     output::check_dir(&a.output, a.force).map_err(output_error)?;
     let store = open_existing(db)?;
-    let run = pick_run(&store, a.run)?;
-    let other = a.compare.map(|id| pick_run(&store, Some(id))).transpose()?;
-    let mut records = store.cells(run.id)?;
+    let mut subject = super::campaign::load(&store, a.run.as_deref())?;
+    let other = a.compare.as_deref().map(|id| super::campaign::load(&store, Some(id))).transpose()?;
     if other.is_some() {
-        check_traced(metric, &run, &records)?;
+        check_traced(metric, &subject.run, &subject.cells)?;
     }
     // Per-job records feed the response time figure of periodic sets.
-    store.attach_job_logs(run.id, &mut records)?;
+    subject.attach_job_logs(&store)?;
+    let mut run = subject.run.clone();
+    // A campaign says where its cells were measured, and what its figures pool.
+    if let Some(c) = &subject.campaign {
+        let on = subject.measured_on_lines(40);
+        run.warnings.insert(0, format!("campaign {c}, measured on (repetitions per machine: the cells measured so): {}", on.join("; ")));
+        run.warnings.extend(subject.pooling_warnings());
+    }
+    if let Some(o) = &other {
+        run.warnings.extend(super::campaign::machine_warnings(&subject, o));
+    }
+    let records = subject.cells;
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
-    let compare = other.as_ref().map(|o| comparison(&store, &records, o, metric, a.alpha)).transpose()?;
+    let compare = other.map(|o| comparison(&store, &records, o, metric, a.alpha)).transpose()?;
     let run_meta = RunMeta { model: super::common::sim_model(&records), ..meta(&run) };
     let io = schedlab_analysis::io_stats(&records);
     let rt = schedlab_analysis::rt_stats(&records);

@@ -54,6 +54,14 @@ pub struct Args {
     /// The trace buffer per CPU, KiB (as `trace_buffer_kb` in the spec; default 4096).
     #[arg(long, value_name = "KIB", value_parser = clap::value_parser!(u32).range(64..=4194304))]
     pub trace_buffer_kb: Option<u32>,
+    /// Run only shard K of N (K from 0): a disjoint part of the cell repetitions, balanced
+    /// by estimated work and the same on every machine; the run is part of a campaign.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<schedlab_spec::ShardSpec>,
+    /// The campaign a shard belongs to (default: derived from the spec text, scale,
+    /// repetitions and N, so shards started apart agree).
+    #[arg(long, value_name = "ID", requires = "shard")]
+    pub campaign: Option<String>,
     /// No progress, no tables: only errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -135,9 +143,21 @@ fn resume_command(db: &Path, file: Option<&Path>) -> String {
     cmd
 }
 
+/// [`resume_command`] for a shard: its place and campaign too.
+fn resume_shard_command(db: &Path, a: &Args) -> String {
+    let mut cmd = resume_command(db, a.file.as_deref());
+    if let Some(s) = a.shard {
+        cmd.push_str(&format!(" --shard {s}"));
+    }
+    if let Some(c) = &a.campaign {
+        cmd.push_str(&format!(" --campaign {c}"));
+    }
+    cmd
+}
+
 /// A path as one shell word: as it is when it has nothing a shell would split or expand,
 /// else single-quoted.
-fn shell_word(s: &str) -> String {
+pub(super) fn shell_word(s: &str) -> String {
     if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c)) {
         s.to_string()
     } else {
@@ -173,8 +193,11 @@ fn keep(store: &mut schedlab_store::Store, spool: &Path, run_id: i64, rec: &Cell
 /// Its plan (scale, repetitions) is the stored one, so resuming needs nothing but the spec;
 /// options given again must agree with it.
 fn resumed_run(store: &schedlab_store::Store, db: &Path, spec: &schedlab_spec::Spec, a: &Args) -> anyhow::Result<(i64, Plan)> {
-    let Some(row) = store.resumable_by_hash(&spec.hash)? else {
-        return Err(bad_input(format!("nothing to resume: no unfinished run of this experiment file in {}", db.display())));
+    let row = match a.shard {
+        Some(shard) => super::shard::resumable(store, &spec.hash, shard, a.campaign.as_deref())?,
+        None => store
+            .resumable_by_hash(&spec.hash)?
+            .ok_or_else(|| bad_input(format!("nothing to resume: no unfinished run of this experiment file in {}", db.display())))?,
     };
     let plan: Plan = serde_json::from_str(&row.plan_json)
         .map_err(|e| anyhow::anyhow!("run {} was stored by another version of schedlab and cannot be resumed: {e}", row.id))?;
@@ -196,7 +219,10 @@ fn resumed_run(store: &schedlab_store::Store, db: &Path, spec: &schedlab_spec::S
 /// Runs `schedlab run`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let mut spec = if a.resume { load_spec(a.file.as_deref(), None, None)? } else { load_spec(a.file.as_deref(), a.scale, a.repetitions)? };
-    let resume_cmd = resume_command(db, a.file.as_deref());
+    let resume_cmd = resume_shard_command(db, &a);
+    if let Some(c) = &a.campaign {
+        super::shard::check_campaign(c)?;
+    }
     // For --resume the database must exist already; look the run up before checking the
     // plan, which comes from it.
     let resumed = if a.resume {
@@ -249,7 +275,10 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         eprintln!("restore: {line}");
     }
     let plan_json = serde_json::to_string(plan)?;
-    let all_steps = plan.steps();
+    let all_steps = match a.shard {
+        Some(shard) => plan.shard_steps(shard, schedlab_spec::ShardBy::Step),
+        None => plan.steps(),
+    };
     let (mut store, run_id, steps) = match resumed {
         Some((mut store, id)) => {
             // Records a failing database could not take come first.
@@ -283,6 +312,10 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             if !before.is_empty() {
                 store.set_knobs_before(id, &before)?;
             }
+            if let Some(shard) = a.shard {
+                let campaign = a.campaign.clone().unwrap_or_else(|| super::shard::campaign_id(&spec.hash, plan, shard.count));
+                store.set_campaign(id, &campaign, super::shard::stored(shard))?;
+            }
             (store, id, all_steps)
         }
     };
@@ -308,6 +341,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             steps.len(),
             db.display()
         ));
+        if let (Some(shard), Some(c)) = (a.shard, store.run(run_id)?.and_then(|r| r.identity.campaign)) {
+            progress.say(&format!("shard {shard} of campaign {c}: {} of the plan's cell repetitions", steps.len()));
+        }
         if let Some(line) = &device_line {
             progress.say(line);
         }

@@ -1,5 +1,6 @@
 //! `schedlab show`: a stored run as tables.
 
+use super::campaign::Subject;
 use super::common::{open_existing, pick_run, sim_model, utc};
 use schedlab_store::Store;
 use std::path::Path;
@@ -8,40 +9,87 @@ use std::process::ExitCode;
 /// Arguments of `schedlab show`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Run id (the newest run without it).
-    pub run: Option<i64>,
+    /// Run id, or a campaign (`campaign:ID` or its id); the newest run without it.
+    pub run: Option<String>,
 }
 
 /// Prints the header, the per-cell totals and the per-process means of a run.
 pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
-    let run = pick_run(store, Some(id))?;
-    let cells = store.cells(id)?;
-    let stats = schedlab_analysis::cell_stats(&cells);
+    print_subject(&super::campaign::of_run(store, pick_run(store, Some(id))?)?)
+}
+
+/// A campaign's shards: where each ran and which cells each machine measured.
+fn print_campaign(s: &Subject) {
+    let r = &s.run;
     println!(
-        "run {} — {} ({}, {}), started {} UTC, {} cell repetitions stored, scale {}",
-        run.id,
-        run.name,
-        run.mode,
-        run.status,
-        utc(run.started_unix),
-        run.cells_done,
-        run.scale
+        "{} — {} ({}, {}), {} shard runs, started {} UTC, {} cell repetitions stored, scale {}",
+        s.name(),
+        r.name,
+        r.mode,
+        r.status,
+        s.shards.len(),
+        utc(r.started_unix),
+        r.cells_done,
+        r.scale
     );
-    println!(
-        "machine: {} CPUs, {}, kernel {}, RT throttling {}/{} us",
-        run.env.cpus,
-        run.env.cpu_model,
-        run.env.kernel,
-        run.env.rt_runtime_us.map(|v| v.to_string()).unwrap_or("?".into()),
-        run.env.rt_period_us.map(|v| v.to_string()).unwrap_or("?".into())
-    );
-    if let Some(model) = sim_model(&cells) {
+    for sh in &s.shards {
+        let e = &sh.env;
+        println!(
+            "  shard {}: run {} ({}) on {}: {} CPUs, {}, kernel {}, {} cell repetitions, {}",
+            sh.identity.shard.map(|x| x.to_string()).unwrap_or_else(|| "?".into()),
+            sh.id,
+            sh.identity.uuid,
+            e.machine.label(),
+            e.cpus,
+            e.cpu_model,
+            e.kernel,
+            sh.cells_done,
+            sh.status
+        );
+    }
+    println!("\nMeasured on (repetitions per machine: the cells measured so):");
+    for line in s.measured_on_lines(12) {
+        println!("  {line}");
+    }
+    for w in s.pooling_warnings() {
+        println!("warning: {w}");
+    }
+}
+
+/// Prints the header, the per-cell totals and the per-process means of a run or campaign.
+pub fn print_subject(subject: &Subject) -> anyhow::Result<()> {
+    let run = &subject.run;
+    let cells = &subject.cells;
+    let stats = schedlab_analysis::cell_stats(cells);
+    if subject.campaign.is_some() {
+        print_campaign(subject);
+    } else {
+        println!(
+            "run {} — {} ({}, {}), started {} UTC, {} cell repetitions stored, scale {}",
+            run.id,
+            run.name,
+            run.mode,
+            run.status,
+            utc(run.started_unix),
+            run.cells_done,
+            run.scale
+        );
+        println!(
+            "machine: {} CPUs, {}, kernel {}, RT throttling {}/{} us",
+            run.env.cpus,
+            run.env.cpu_model,
+            run.env.kernel,
+            run.env.rt_runtime_us.map(|v| v.to_string()).unwrap_or("?".into()),
+            run.env.rt_period_us.map(|v| v.to_string()).unwrap_or("?".into())
+        );
+    }
+    if let Some(model) = sim_model(cells) {
         println!("model: {model}");
     }
     if let Some(note) = schedlab_report::tables::dma_latency_note(&stats) {
         println!("cpu_dma_latency {note}.");
     }
-    print_knobs(&run.knobs_before, &cells);
+    print_knobs(&run.knobs_before, cells);
     println!("\nValues are means over n repetitions; {}.", schedlab_report::tables::INTERVAL_NOTE);
     println!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
     println!("{}", schedlab_report::tables::totals(&stats));
@@ -56,14 +104,14 @@ pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
         println!("\nThroughput and fairness (measured groups only; background groups count only in the CPU shares):");
         println!("{}", schedlab_report::tables::fairness(&stats));
     }
-    let io = schedlab_analysis::io_stats(&cells);
+    let io = schedlab_analysis::io_stats(cells);
     if !io.is_empty() {
         println!(
             "\nI/O (mean ±95% CI over n repetitions; MB/s = bytes of the cell / its time; latency per read/write call, percentiles of each repetition's merged histogram; device counters from /sys/block/<dev>/stat):"
         );
         println!("{}", schedlab_report::tables::io(&io));
     }
-    let rt = schedlab_analysis::rt_stats(&cells);
+    let rt = schedlab_analysis::rt_stats(cells);
     if !rt.is_empty() {
         println!(
             "\nReal-time task sets (mean ±95% CI over n repetitions; per process = averaged over the set's tasks; missed = misses / jobs; violations of (x, y) windows, fixed and sliding; latency = scheduling latency (wake-up, or hand-off under the edf and dwcs dispatchers), percentiles of each repetition's merged histogram; every job: export --jobs):"
@@ -74,7 +122,7 @@ pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
             println!("{t}");
         }
     }
-    print_failures(&cells);
+    print_failures(cells);
     if !run.warnings.is_empty() {
         println!("\n{} warning(s) during the run:", run.warnings.len());
         for w in run.warnings.iter().take(20) {
@@ -127,7 +175,6 @@ fn print_failures(cells: &[schedlab_model::CellRecord]) {
 /// Runs `schedlab show`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let store = open_existing(db)?;
-    let run = pick_run(&store, a.run)?;
-    print_run(&store, run.id)?;
+    print_subject(&super::campaign::load(&store, a.run.as_deref())?)?;
     Ok(ExitCode::SUCCESS)
 }

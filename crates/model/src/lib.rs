@@ -12,10 +12,12 @@ pub mod columns;
 pub mod detail;
 pub mod dispatch;
 pub mod jobs;
+pub mod machine;
 pub mod sim_params;
 pub mod trace;
 
 pub use detail::{Detail, Extra};
+pub use machine::Machine;
 
 /// Whether a run was measured on the machine or simulated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -620,6 +622,10 @@ pub struct Environment {
     pub tool_version: String,
     /// Running as root / with CAP_SYS_NICE.
     pub cap_sys_nice: bool,
+    /// Which machine this is, and the facts beyond those above (absent in runs stored
+    /// before they were kept).
+    #[serde(default)]
+    pub machine: Machine,
 }
 
 #[cfg(test)]

@@ -137,4 +137,6 @@ impl Spec {
 }
 
 #[cfg(test)]
+mod shard_tests;
+#[cfg(test)]
 mod tests;

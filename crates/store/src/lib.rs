@@ -4,8 +4,13 @@
 //! interrupted run keeps every cell it finished.
 #![deny(missing_docs)]
 
+mod campaign;
+mod merge;
 mod schema;
 pub mod spool;
+
+pub use campaign::{Identity, Shard};
+pub use merge::{MergeError, MergeReport, MergedRun, RUN_TABLES};
 
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
@@ -53,6 +58,8 @@ pub struct RunRow {
     pub cells_done: i64,
     /// Every knob its spec names, as it was before the run began (empty: none named).
     pub knobs_before: BTreeMap<String, String>,
+    /// The run's UUID, its campaign and shard.
+    pub identity: Identity,
 }
 
 /// What a new run row records.
@@ -133,8 +140,8 @@ impl Store {
     /// Creates a run row in state `running`; returns its id.
     pub fn create_run(&self, r: &NewRun) -> Result<i64, DbError> {
         self.conn.execute(
-            "INSERT INTO runs (name, mode, status, started_unix, spec_path, spec_text, spec_hash, plan_json, scale, env_json, tool_version, command_line, warnings_json)
-             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '[]')",
+            "INSERT INTO runs (name, mode, status, started_unix, spec_path, spec_text, spec_hash, plan_json, scale, env_json, tool_version, command_line, warnings_json, uuid)
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '[]', ?12)",
             params![
                 r.name,
                 r.mode.as_str(),
@@ -146,7 +153,8 @@ impl Store {
                 r.scale,
                 serde_json::to_string(r.env).unwrap_or_default(),
                 r.env.tool_version,
-                r.command_line
+                r.command_line,
+                uuid::Uuid::new_v4().to_string()
             ],
         )?;
         Ok(self.conn.last_insert_rowid())
@@ -274,13 +282,14 @@ impl Store {
         }
     }
 
-    /// The newest unfinished measured run of this spec text, whatever its options (scale,
-    /// repetitions): `--resume` takes them from it.
+    /// The newest unfinished measured run of this spec text that is no shard, whatever its
+    /// options (scale, repetitions): `--resume` takes them from it.
     pub fn resumable_by_hash(&self, spec_hash: &str) -> Result<Option<RunRow>, DbError> {
         let id: Option<i64> = self
             .conn
             .query_row(
-                "SELECT id FROM runs WHERE spec_hash = ?1 AND status NOT LIKE 'complete%' AND mode = 'measured' ORDER BY id DESC LIMIT 1",
+                "SELECT id FROM runs WHERE spec_hash = ?1 AND status NOT LIKE 'complete%' AND mode = 'measured' AND shard_count IS NULL
+                 ORDER BY id DESC LIMIT 1",
                 params![spec_hash],
                 |r| r.get(0),
             )
@@ -549,12 +558,13 @@ fn wrong_value(i: usize, db: &str, r: &rusqlite::Row) -> DbError {
     DbError::InvalidColumnType(i, format!("samples.{db}"), ty)
 }
 
-const RUN_SELECT: &str =
+pub(crate) const RUN_SELECT: &str =
     "SELECT r.id, r.name, r.mode, r.status, r.started_unix, r.finished_unix, r.spec_path, r.spec_text, r.spec_hash, r.plan_json,
-    r.scale, r.env_json, r.command_line, r.warnings_json, (SELECT count(*) FROM cells c WHERE c.run_id = r.id), r.knobs_before_json
+    r.scale, r.env_json, r.command_line, r.warnings_json, (SELECT count(*) FROM cells c WHERE c.run_id = r.id), r.knobs_before_json,
+    r.uuid, r.campaign, r.shard_index, r.shard_count
     FROM runs r";
 
-fn run_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
+pub(crate) fn run_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
     let env: String = r.get(11)?;
     let warnings: String = r.get(13)?;
     Ok(RunRow {
@@ -574,6 +584,14 @@ fn run_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
         warnings: serde_json::from_str(&warnings).unwrap_or_default(),
         cells_done: r.get(14)?,
         knobs_before: knobs_of(r.get(15)?),
+        identity: Identity {
+            uuid: r.get(16)?,
+            campaign: r.get(17)?,
+            shard: match (r.get::<_, Option<u32>>(18)?, r.get::<_, Option<u32>>(19)?) {
+                (Some(index), Some(count)) => Some(Shard { index, count }),
+                _ => None,
+            },
+        },
     })
 }
 

@@ -151,6 +151,19 @@ ALTER TABLE runs ADD COLUMN knobs_before_json TEXT;
     r#"
 ALTER TABLE cells ADD COLUMN spawn_s REAL;
 "#,
+    // Identity: every run a UUID (older runs get a random one here), and, for a shard of a
+    // campaign, the campaign's id and which shard of how many it is.
+    r#"
+ALTER TABLE runs ADD COLUMN uuid TEXT;
+ALTER TABLE runs ADD COLUMN campaign TEXT;
+ALTER TABLE runs ADD COLUMN shard_index INTEGER;
+ALTER TABLE runs ADD COLUMN shard_count INTEGER;
+UPDATE runs SET uuid = lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' ||
+    substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) ||
+    substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))) WHERE uuid IS NULL;
+CREATE UNIQUE INDEX runs_by_uuid ON runs(uuid);
+CREATE INDEX runs_by_campaign ON runs(campaign);
+"#,
 ];
 
 /// Applies every migration newer than the database's user_version.

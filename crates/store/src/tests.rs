@@ -1,7 +1,7 @@
 use super::*;
 use std::io::Write;
 
-fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
+pub(crate) fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
     CellRecord {
         params: CellParams {
             cell_id,
@@ -73,7 +73,7 @@ fn a_runs_knobs_before_it_began_are_stored_with_it() {
     assert_eq!(store.run(id).unwrap().unwrap().knobs_before, before);
 }
 
-fn new_run(store: &Store) -> i64 {
+pub(crate) fn new_run(store: &Store) -> i64 {
     let env = Environment { kernel: "6.1".into(), ..Default::default() };
     store
         .create_run(&NewRun {
@@ -169,7 +169,7 @@ fn a_spooled_record_is_imported_once_with_its_jobs() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-fn raw_trace(len: usize) -> schedlab_model::trace::RawTrace {
+pub(crate) fn raw_trace(len: usize) -> schedlab_model::trace::RawTrace {
     schedlab_model::trace::RawTrace {
         meta: schedlab_model::trace::RawTraceMeta {
             raw_bytes: 3 * len as u64,
@@ -307,7 +307,7 @@ const INSERT_V6: &str = "INSERT INTO samples (cell_row, idx, pid, exit_code, sig
     VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29)";
 
 /// A database at schema `version` in a directory of its own, with one run (id 1).
-fn old_database(tag: &str, version: usize) -> (std::path::PathBuf, std::path::PathBuf) {
+pub(crate) fn old_database(tag: &str, version: usize) -> (std::path::PathBuf, std::path::PathBuf) {
     let dir = std::env::temp_dir().join(format!("schedlab-store-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("old.db");

@@ -1,0 +1,106 @@
+use super::*;
+use crate::tests::{new_run, raw_trace, record};
+use schedlab_model::CellRecord;
+
+fn dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("schedlab-merge-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A database at `path` with one run that has rows in every table a run owns.
+fn shard_db(path: &Path, campaign: Option<(&str, Shard)>, scale: f64) -> Store {
+    let mut s = Store::open(path).unwrap();
+    let id = new_run(&s);
+    s.conn.execute("UPDATE runs SET scale = ?2 WHERE id = ?1", params![id, scale]).unwrap();
+    if let Some((c, shard)) = campaign {
+        s.set_campaign(id, c, shard).unwrap();
+    }
+    let mut a = record(0, 0, 2);
+    a.samples[1].jobs =
+        Some(schedlab_model::jobs::JobLog { source: "worker".into(), d_ns: 5, jobs: vec![Default::default(); 3], unrecorded: 0 });
+    s.insert_cell(id, &CellRecord { raw_trace: Some(raw_trace(2500)), ..a }).unwrap();
+    s.insert_cell(id, &record(1, 0, 3)).unwrap();
+    s
+}
+
+fn counts(s: &Store) -> Vec<(String, i64)> {
+    RUN_TABLES.iter().map(|t| (t.to_string(), s.conn.query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0)).unwrap())).collect()
+}
+
+#[test]
+fn merge_copies_every_table_a_run_owns() {
+    let mut tables: Vec<String> = {
+        let s = Store::memory().unwrap();
+        let mut st = s.conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").unwrap();
+        let rows = st.query_map([], |r| r.get(0)).unwrap();
+        rows.collect::<Result<_, _>>().unwrap()
+    };
+    tables.sort();
+    let mut listed: Vec<String> = RUN_TABLES.iter().map(|t| t.to_string()).collect();
+    listed.sort();
+    assert_eq!(tables, listed, "a table in the schema that RUN_TABLES does not list would be left behind by merge");
+}
+
+#[test]
+fn a_merged_run_has_every_row_and_merging_again_adds_nothing() {
+    let d = dir("rows");
+    let src = shard_db(&d.join("a.db"), Some(("c1", Shard { index: 0, count: 2 })), 1.0);
+    let src_run = src.runs().unwrap().remove(0);
+    let mut out = Store::open(&d.join("all.db")).unwrap();
+    let r = out.merge(&[d.join("a.db")]).unwrap();
+    assert_eq!(r.merged.len(), 1);
+    assert_eq!(r.merged[0].cells, 2);
+    assert_eq!(r.merged[0].campaign, Some(("c1".to_string(), Shard { index: 0, count: 2 })));
+    assert_eq!(counts(&out), counts(&src), "every table, row for row");
+    assert!(counts(&out).iter().all(|(_, n)| *n > 0), "the fixture fills every table: {:?}", counts(&out));
+    let id = r.merged[0].id;
+    let mut back = out.run(id).unwrap().unwrap();
+    back.id = src_run.id;
+    assert_eq!(back, src_run, "the run row, uuid and campaign included");
+    assert_eq!(out.cells(id).unwrap(), src.cells(src_run.id).unwrap());
+    assert_eq!(out.job_logs(id, 0, 0, false).unwrap(), src.job_logs(src_run.id, 0, 0, false).unwrap());
+    assert_eq!(out.raw_trace(id, 0, 0, false).unwrap(), src.raw_trace(src_run.id, 0, 0, false).unwrap());
+    let again = out.merge(&[d.join("a.db")]).unwrap();
+    assert!(again.merged.is_empty());
+    assert_eq!(again.present, vec![(d.join("a.db"), src_run.id, id)]);
+    assert_eq!(counts(&out), counts(&src), "merging twice adds nothing");
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn shards_of_one_campaign_at_different_scales_are_refused_before_any_write() {
+    let d = dir("refuse");
+    shard_db(&d.join("a.db"), Some(("c1", Shard { index: 0, count: 2 })), 1.0);
+    shard_db(&d.join("b.db"), Some(("c1", Shard { index: 1, count: 2 })), 0.5);
+    let mut out = Store::open(&d.join("all.db")).unwrap();
+    let e = out.merge(&[d.join("a.db"), d.join("b.db")]).unwrap_err().to_string();
+    assert!(e.contains("campaign c1") && e.contains("scale (1 vs 0.5)"), "{e}");
+    assert!(out.runs().unwrap().is_empty(), "nothing was merged");
+    // The same shard twice under two UUIDs.
+    shard_db(&d.join("c.db"), Some(("c1", Shard { index: 0, count: 2 })), 1.0);
+    let e = out.merge(&[d.join("a.db"), d.join("c.db")]).unwrap_err().to_string();
+    assert!(e.contains("shard 0/2 is both"), "{e}");
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn older_runs_get_distinct_uuids_when_the_schema_is_upgraded() {
+    let v = crate::schema::MIGRATIONS.len() - 1;
+    let (d, path) = crate::tests::old_database("uuids", v);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "INSERT INTO runs (name, mode, status, started_unix, spec_path, spec_text, spec_hash, plan_json, scale, env_json, tool_version, command_line, warnings_json)
+         SELECT name, mode, status, started_unix, spec_path, spec_text, spec_hash, plan_json, scale, env_json, tool_version, command_line, warnings_json FROM runs",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let s = Store::open(&path).unwrap();
+    let uuids: Vec<String> = s.runs().unwrap().into_iter().map(|r| r.identity.uuid).collect();
+    assert_eq!(uuids.len(), 2);
+    assert_ne!(uuids[0], uuids[1]);
+    assert!(uuids.iter().all(|u| uuid::Uuid::parse_str(u).is_ok_and(|u| u.get_version_num() == 4)), "{uuids:?}");
+    std::fs::remove_dir_all(d).unwrap();
+}

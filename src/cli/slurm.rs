@@ -1,0 +1,284 @@
+//! `schedlab slurm SPEC --shards N`: a campaign as a Slurm job array (one exclusive node per
+//! shard, each into its own database under a shared directory) and a merge job after it;
+//! `schedlab slurm --status DIR`: which shards finished, and the command that reruns the rest.
+
+use super::common::{bad_input, load_spec};
+use super::run::shell_word;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// Arguments of `schedlab slurm`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Experiment file (TOML); without it, the built-in quick experiment.
+    pub file: Option<PathBuf>,
+    /// Shards: tasks of the job array, one node each.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000), required_unless_present = "status")]
+    pub shards: Option<u32>,
+    /// Slurm partition (sbatch --partition).
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// Time limit of each shard's task (sbatch --time, e.g. 2:00:00).
+    #[arg(long)]
+    pub time: Option<String>,
+    /// Directory every node sees: the scripts, each shard's database and log, and the
+    /// merged campaign.db (default: ./schedlab-CAMPAIGN).
+    #[arg(long, value_name = "DIR")]
+    pub shared: Option<PathBuf>,
+    /// Submit the array and the merge job and print their job ids (default: print the
+    /// scripts and the commands that submit them).
+    #[arg(long)]
+    pub submit: bool,
+    /// Which shards of the campaign in DIR finished, and the command that reruns the others.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["shards", "submit"])]
+    pub status: Option<PathBuf>,
+    /// Passed on to run: multiply every work amount.
+    #[arg(long)]
+    pub scale: Option<f64>,
+    /// Passed on to run: measured repetitions per cell.
+    #[arg(long)]
+    pub repetitions: Option<u32>,
+    /// Passed on to run: per-cell watchdog, seconds.
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    /// Passed on to run: record the scheduler's kernel trace of every cell repetition.
+    #[arg(long)]
+    pub trace: bool,
+    /// Passed on to run: the trace buffer per CPU, KiB.
+    #[arg(long, value_name = "KIB")]
+    pub trace_buffer_kb: Option<u32>,
+    /// Passed on to run: run real-time cells with RT throttling disabled.
+    #[arg(long)]
+    pub allow_unthrottled: bool,
+    /// Passed on to run: supervise as an ordinary task.
+    #[arg(long)]
+    pub no_engine_rt: bool,
+    /// Passed on to run: the parent directory for the experiment's files on each node.
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Passed on to run: the campaign id (default: derived from the spec, scale,
+    /// repetitions and shards).
+    #[arg(long, value_name = "ID")]
+    pub campaign: Option<String>,
+}
+
+/// What `--status` needs to know of a campaign, kept beside its scripts.
+#[derive(Debug, Serialize, Deserialize)]
+struct Manifest {
+    campaign: String,
+    shards: u32,
+    spec_hash: String,
+}
+
+const MANIFEST: &str = "campaign.json";
+const ARRAY: &str = "shards.sbatch";
+const MERGE: &str = "merge.sbatch";
+const MERGED: &str = "campaign.db";
+
+fn shard_db(dir: &Path, k: u32) -> PathBuf {
+    dir.join(format!("shard-{k}.db"))
+}
+
+/// Runs `schedlab slurm`.
+pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+    if let Some(dir) = &a.status {
+        return status(dir);
+    }
+    let shards = a.shards.expect("clap requires --shards without --status");
+    let spec = load_spec(a.file.as_deref(), a.scale, a.repetitions)?;
+    if let Some(c) = &a.campaign {
+        super::shard::check_campaign(c)?;
+    }
+    for (what, v) in [("--partition", &a.partition), ("--time", &a.time)] {
+        if let Some(v) = v.as_deref().filter(|v| v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || ",:-_.".contains(c))) {
+            return Err(bad_input(format!("{what} \"{v}\": use letters, digits and , : - _ . only")));
+        }
+    }
+    let campaign = a.campaign.clone().unwrap_or_else(|| super::shard::campaign_id(&spec.hash, &spec.plan, shards));
+    let exe = std::env::current_exe().map_err(|e| anyhow::anyhow!("cannot find this schedlab's own path: {e}"))?;
+    let dir = a.shared.clone().unwrap_or_else(|| PathBuf::from(format!("schedlab-{campaign}")));
+    std::fs::create_dir_all(&dir).map_err(|e| bad_input(format!("cannot create {}: {e}", dir.display())))?;
+    let dir = std::fs::canonicalize(&dir)?;
+    let spec_file = a.file.as_deref().map(std::fs::canonicalize).transpose()?;
+    let manifest = Manifest { campaign: campaign.clone(), shards, spec_hash: spec.hash.clone() };
+    let mpath = dir.join(MANIFEST);
+    if let Ok(old) = std::fs::read_to_string(&mpath) {
+        let old: Manifest = serde_json::from_str(&old).map_err(|e| bad_input(format!("{} is not schedlab's: {e}", mpath.display())))?;
+        if old.campaign != campaign {
+            return Err(bad_input(format!(
+                "{} already holds campaign {}: give this one (campaign {campaign}) its own --shared directory",
+                dir.display(),
+                old.campaign
+            )));
+        }
+    }
+    std::fs::write(&mpath, serde_json::to_string_pretty(&manifest)? + "\n")?;
+    let array = array_script(&a, &exe, spec_file.as_deref(), &dir, &campaign, shards);
+    let merge = merge_script(&exe, &dir, &campaign, shards);
+    std::fs::write(dir.join(ARRAY), &array)?;
+    std::fs::write(dir.join(MERGE), &merge)?;
+    let (array_path, merge_path) = (shell_word(&dir.join(ARRAY).display().to_string()), shell_word(&dir.join(MERGE).display().to_string()));
+    if !a.submit {
+        println!("# {}\n{array}", dir.join(ARRAY).display());
+        println!("# {}\n{merge}", dir.join(MERGE).display());
+        println!("# submit both (the merge runs once every shard succeeded):");
+        println!("array=$(sbatch --parsable {array_path}) && sbatch --dependency=afterok:${{array%%;*}} {merge_path}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let array_id = sbatch(&[dir.join(ARRAY).as_os_str()])?;
+    let dep = format!("--dependency=afterok:{array_id}");
+    let merge_id = sbatch(&[std::ffi::OsStr::new(&dep), dir.join(MERGE).as_os_str()])?;
+    println!("campaign {campaign}: job array {array_id} ({shards} shards), merge job {merge_id} (after the array succeeds)");
+    println!("shard databases and logs in {}; the merged campaign will be {}", dir.display(), dir.join(MERGED).display());
+    println!("progress: `{} slurm --status {}`", shell_word(&exe.display().to_string()), shell_word(&dir.display().to_string()));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `sbatch --parsable ARGS`: the job id it prints.
+fn sbatch(args: &[&std::ffi::OsStr]) -> anyhow::Result<String> {
+    let out =
+        Command::new("sbatch").arg("--parsable").args(args).output().map_err(|e| {
+            bad_input(format!("cannot run sbatch ({e}): submit from a machine with Slurm's client commands, or drop --submit"))
+        })?;
+    if !out.status.success() {
+        return Err(anyhow::anyhow!("sbatch failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    // "ID" or "ID;CLUSTER".
+    let id = text.trim().split(';').next().unwrap_or("").to_string();
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
+        return Err(anyhow::anyhow!("sbatch printed no job id: {text:?}"));
+    }
+    Ok(id)
+}
+
+/// The job array: task K runs shard K/N into DIR/shard-K.db; a rerun task resumes it.
+fn array_script(a: &Args, exe: &Path, spec: Option<&Path>, dir: &Path, campaign: &str, shards: u32) -> String {
+    let q = |p: &Path| shell_word(&p.display().to_string());
+    let mut head = vec![
+        format!("#SBATCH --job-name=schedlab-{campaign}"),
+        format!("#SBATCH --array=0-{}", shards - 1),
+        "#SBATCH --nodes=1".into(),
+        "#SBATCH --ntasks=1".into(),
+        "#SBATCH --exclusive".into(),
+        format!("#SBATCH --output={}", dir.join("shard-%a.log").display()),
+    ];
+    if let Some(p) = &a.partition {
+        head.push(format!("#SBATCH --partition={p}"));
+    }
+    if let Some(t) = &a.time {
+        head.push(format!("#SBATCH --time={t}"));
+    }
+    let mut run = vec![q(exe), "--db".into(), "\"$db\"".into(), "run".into()];
+    if let Some(s) = spec {
+        run.push(q(s));
+    }
+    run.extend(["--shard".into(), format!("\"$SLURM_ARRAY_TASK_ID/{shards}\""), "--campaign".into(), campaign.to_string()]);
+    if let Some(s) = a.scale {
+        run.extend(["--scale".into(), s.to_string()]);
+    }
+    if let Some(r) = a.repetitions {
+        run.extend(["--repetitions".into(), r.to_string()]);
+    }
+    if let Some(t) = a.timeout {
+        run.extend(["--timeout".into(), t.to_string()]);
+    }
+    if a.trace {
+        run.push("--trace".into());
+    }
+    if let Some(kb) = a.trace_buffer_kb {
+        run.extend(["--trace-buffer-kb".into(), kb.to_string()]);
+    }
+    if a.allow_unthrottled {
+        run.push("--allow-unthrottled".into());
+    }
+    if a.no_engine_rt {
+        run.push("--no-engine-rt".into());
+    }
+    if let Some(d) = &a.dir {
+        run.extend(["--dir".into(), q(d)]);
+    }
+    format!(
+        "#!/bin/bash\n{}\n# schedlab campaign {campaign}: shard $SLURM_ARRAY_TASK_ID of {shards} on this node, into its own database.\n\
+         set -euo pipefail\n\
+         db={}/shard-\"$SLURM_ARRAY_TASK_ID\".db\n\
+         # A rerun finishes the shard's unfinished run in place.\n\
+         resume=()\n\
+         if [ -e \"$db\" ]; then resume=(--resume); fi\n\
+         exec {} \"${{resume[@]}}\" --quiet\n",
+        head.join("\n"),
+        q(dir),
+        run.join(" ")
+    )
+}
+
+/// The merge job: every shard database into DIR/campaign.db.
+fn merge_script(exe: &Path, dir: &Path, campaign: &str, shards: u32) -> String {
+    let q = |p: &Path| shell_word(&p.display().to_string());
+    let dbs: Vec<String> = (0..shards).map(|k| q(&shard_db(dir, k))).collect();
+    format!(
+        "#!/bin/bash\n#SBATCH --job-name=schedlab-{campaign}-merge\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --output={}\n\
+         set -euo pipefail\nexec {} merge -o {} {}\n",
+        dir.join("merge.log").display(),
+        q(exe),
+        q(&dir.join(MERGED)),
+        dbs.join(" ")
+    )
+}
+
+/// `--status DIR`: each shard's state, and the commands that rerun the unfinished ones and merge.
+fn status(dir: &Path) -> anyhow::Result<ExitCode> {
+    let mpath = dir.join(MANIFEST);
+    let text = std::fs::read_to_string(&mpath)
+        .map_err(|e| bad_input(format!("{} has no {MANIFEST} ({e}): is it a `schedlab slurm --shared` directory?", dir.display())))?;
+    let m: Manifest = serde_json::from_str(&text).map_err(|e| bad_input(format!("{}: {e}", mpath.display())))?;
+    let mut rerun = Vec::new();
+    let mut with_failures = Vec::new();
+    for k in 0..m.shards {
+        let db = shard_db(dir, k);
+        let state = if !db.exists() {
+            "not started".to_string()
+        } else {
+            let store = super::common::open_store(&db)?;
+            let run = store.campaign_runs(&m.campaign)?.into_iter().find(|r| r.identity.shard.is_some_and(|s| s.index == k));
+            match run {
+                None => "no run stored".into(),
+                Some(r) => format!("run {}: {}, {} cell repetitions stored on {}", r.id, r.status, r.cells_done, r.env.machine.label()),
+            }
+        };
+        let done = state.contains(": complete");
+        if state.contains("complete with failures") {
+            with_failures.push(k);
+        } else if !done {
+            rerun.push(k);
+        }
+        println!("shard {k}/{}: {state}", m.shards);
+    }
+    let list = |v: &[u32]| v.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
+    let merge = shell_word(&dir.join(MERGE).display().to_string());
+    if rerun.is_empty() {
+        println!("campaign {}: every shard finished", m.campaign);
+        if !with_failures.is_empty() {
+            println!(
+                "shards {} finished with failed cell repetitions (their tasks exited 1, so the merge job did not run): merge with `sbatch {merge}`",
+                list(&with_failures)
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "campaign {}: {} of {} shards unfinished ({}; a running shard shows as running too: check squeue first)",
+        m.campaign,
+        rerun.len(),
+        m.shards,
+        list(&rerun)
+    );
+    println!("rerun only them (each resumes its database), then merge:");
+    println!(
+        "array=$(sbatch --parsable --array={} {}) && sbatch --dependency=afterok:${{array%%;*}} {merge}",
+        list(&rerun),
+        shell_word(&dir.join(ARRAY).display().to_string())
+    );
+    Ok(ExitCode::from(1))
+}
