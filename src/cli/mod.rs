@@ -1,11 +1,13 @@
 //! Command-line interface: clap derive, one module per subcommand.
 
+mod adaptive;
 mod check;
 mod common;
 mod compare;
 mod docs;
 mod dwcs;
 mod envcmd;
+mod eta;
 mod export;
 mod import;
 mod machine;

@@ -20,9 +20,10 @@ pub struct Args {
     /// Multiply every work amount (iterations, bytes) by this factor.
     #[arg(long)]
     pub scale: Option<f64>,
-    /// Override the number of measured repetitions per cell.
+    /// Override the number of measured repetitions per cell: a count, or auto (each cell
+    /// 3 to 30 times, until the 95% CI of its main figure is within 5% of the mean).
     #[arg(long)]
-    pub repetitions: Option<u32>,
+    pub repetitions: Option<super::common::Repetitions>,
     /// Per-cell watchdog in seconds (overrides the spec's timeout_s).
     #[arg(long)]
     pub timeout: Option<f64>,
@@ -54,7 +55,7 @@ pub struct Args {
     /// The trace buffer per CPU, KiB (as `trace_buffer_kb` in the spec; default 4096).
     #[arg(long, value_name = "KIB", value_parser = clap::value_parser!(u32).range(64..=4194304))]
     pub trace_buffer_kb: Option<u32>,
-    /// No progress, no tables: only errors.
+    /// No progress, no tables: only the run's one-line summary (and errors).
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -63,6 +64,7 @@ struct Progress {
     bar: Option<ProgressBar>,
     quiet: bool,
     warnings: Vec<String>,
+    started: std::time::Instant,
 }
 
 impl Progress {
@@ -84,7 +86,7 @@ impl Observer for Progress {
                 b.set_position(done as u64);
                 b.set_message(what);
             }
-            None if !self.quiet => eprintln!("[{}/{}] {what}", done + 1, total),
+            None if !self.quiet => eprintln!("{}", super::eta::step_line(&what, done, total, self.started.elapsed())),
             None => {}
         }
     }
@@ -184,13 +186,55 @@ fn resumed_run(store: &schedlab_store::Store, db: &Path, spec: &schedlab_spec::S
             row.id, plan.scale
         )));
     }
-    if let Some(r) = a.repetitions.filter(|r| *r != plan.repetitions) {
-        return Err(bad_input(format!(
-            "run {} was made with {} repetitions, not {r}: --resume takes them from the stored run (drop --repetitions)",
-            row.id, plan.repetitions
-        )));
+    if let Some(r) = a.repetitions {
+        let mut asked = plan.clone();
+        super::common::apply_repetitions(&mut asked, r);
+        if (asked.repetitions, asked.adaptive) != (plan.repetitions, plan.adaptive) {
+            return Err(bad_input(format!(
+                "run {} was made with {}, not {}: --resume takes them from the stored run (drop --repetitions)",
+                row.id,
+                super::common::repetitions_label(&plan),
+                super::common::repetitions_label(&asked)
+            )));
+        }
     }
     Ok((row.id, plan))
+}
+
+/// The run's one line at its end (all `--quiet` prints): what ran, how long it took, what
+/// failed, how adaptive cells ended, and where the tables are.
+fn summary(
+    store: &schedlab_store::Store,
+    run_id: i64,
+    status: &str,
+    (failed, measured): (usize, usize),
+    took: Duration,
+    warnings: usize,
+) -> anyhow::Result<String> {
+    let cells = store.done_steps(run_id)?.iter().map(|s| s.0).collect::<std::collections::BTreeSet<_>>().len();
+    let mut line = format!("run {run_id} {status}: {cells} cells, {measured} measured cell repetitions");
+    if failed > 0 {
+        line.push_str(&format!(" ({failed} FAILED)"));
+    }
+    line.push_str(&format!(" in {}", super::eta::clock(took)));
+    let outcomes = store.repetition_outcomes(run_id)?;
+    if let Some(o) = outcomes.values().next() {
+        let missed = outcomes.values().filter(|o| !o.reached).count();
+        line.push_str(&format!(
+            "; adaptive: {} of {} cells within ±{}% of the mean",
+            outcomes.len() - missed,
+            outcomes.len(),
+            o.target.ci_pct
+        ));
+        if missed > 0 {
+            line.push_str(&format!(", {missed} not (marked in the tables)"));
+        }
+    }
+    if warnings > 0 {
+        line.push_str(&format!("; {warnings} warning(s)"));
+    }
+    line.push_str(&format!("; tables: schedlab show {run_id}"));
+    Ok(line)
 }
 
 /// Runs `schedlab run`.
@@ -250,7 +294,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     }
     let plan_json = serde_json::to_string(plan)?;
     let all_steps = plan.steps();
-    let (mut store, run_id, steps) = match resumed {
+    let (store, run_id, steps, stored) = match resumed {
         Some((mut store, id)) => {
             // Records a failing database could not take come first.
             let spooled = schedlab_store::spool::path(db, id);
@@ -261,20 +305,27 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                     anyhow::anyhow!("cannot import the spool {} into {} ({e}); it is kept, try again", spooled.display(), db.display())
                 })?;
                 schedlab_store::spool::remove(&spooled)?;
-                eprintln!("imported {n} cell repetitions of run {id} from {}", spooled.display());
+                if !a.quiet {
+                    eprintln!("imported {n} cell repetitions of run {id} from {}", spooled.display());
+                }
             }
             let done: std::collections::HashSet<(u32, u32, bool)> = store.done_steps(id)?.into_iter().collect();
             store.reopen_run(id)?;
             let left: Vec<Step> = all_steps.iter().copied().filter(|s| !done.contains(&(s.cell, s.rep, s.warmup))).collect();
-            eprintln!(
-                "resuming run {id} (scale {}, {} repetitions): {} of {} cell repetitions already stored, {} to go",
-                plan.scale,
-                plan.repetitions,
-                done.len(),
-                all_steps.len(),
-                left.len()
-            );
-            (store, id, left)
+            if !a.quiet {
+                eprintln!(
+                    "resuming run {id} (scale {}, {}): {} of {} cell repetitions already stored, {} to go{}",
+                    plan.scale,
+                    super::common::repetitions_label(plan),
+                    done.len(),
+                    all_steps.len(),
+                    left.len(),
+                    if plan.adaptive.is_some() { " before each cell's decision" } else { "" }
+                );
+            }
+            // An adaptive run continues each cell from its stored records.
+            let stored = if plan.adaptive.is_some() { store.cells(id)? } else { Vec::new() };
+            (store, id, left, stored)
         }
         None => {
             let store = open_store(db)?;
@@ -283,7 +334,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             if !before.is_empty() {
                 store.set_knobs_before(id, &before)?;
             }
-            (store, id, all_steps)
+            (store, id, all_steps, Vec::new())
         }
     };
 
@@ -298,14 +349,15 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         b.enable_steady_tick(Duration::from_millis(200));
         b
     });
-    let mut progress = Progress { bar, quiet: a.quiet, warnings: Vec::new() };
+    let mut progress = Progress { bar, quiet: a.quiet, warnings: Vec::new(), started: std::time::Instant::now() };
     if !a.quiet {
         progress.say(&format!(
-            "run {run_id}: {} ({} cells x {} repetitions, {} steps); results in {}",
+            "run {run_id}: {} ({} cells x {}, {} steps{}); results in {}",
             plan.name,
             plan.cells.len(),
-            plan.repetitions,
+            super::common::repetitions_label(plan),
             steps.len(),
+            if plan.adaptive.is_some() { " first, then one per cell that needs more" } else { "" },
             db.display()
         ));
         if let Some(line) = &device_line {
@@ -332,12 +384,28 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!("cannot create the restore journal in {}: {e}", state.display()))?;
     let spool = schedlab_store::spool::path(db, run_id);
     let mut spooled: Vec<String> = Vec::new();
-    let result = schedlab_runner::run(plan, &steps, &run_id.to_string(), &opts, &mut journal, &mut progress, &mut |rec: &CellRecord| {
-        if let Some(why) = keep(&mut store, &spool, run_id, rec)? {
-            spooled.push(why);
-        }
-        Ok(())
+    let shared = std::cell::RefCell::new(store);
+    let (result, unrecorded) = super::adaptive::with_source(plan, steps, stored, run_id, &shared, |source| {
+        schedlab_runner::run_from(
+            &mut schedlab_runner::Engine,
+            plan,
+            source,
+            &run_id.to_string(),
+            &opts,
+            &mut journal,
+            &mut progress,
+            &mut |rec: &CellRecord| {
+                if let Some(why) = keep(&mut shared.borrow_mut(), &spool, run_id, rec)? {
+                    spooled.push(why);
+                }
+                Ok(())
+            },
+        )
     });
+    let store = shared.into_inner();
+    for e in unrecorded {
+        progress.warn(&e);
+    }
     for e in journal.close() {
         progress.warn(&format!("could not undo {e}; run `schedlab restore`"));
     }
@@ -380,10 +448,13 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         }
         Ending::Complete => {
             let (failed, measured) = store.failed_count(run_id)?;
-            finish(&store, if failed > 0 { "complete with failures" } else { "complete" })?;
+            let status = if failed > 0 { "complete with failures" } else { "complete" };
+            finish(&store, status)?;
             if !a.quiet {
                 super::show::print_run(&store, run_id)?;
+                println!();
             }
+            println!("{}", summary(&store, run_id, status, (failed, measured), progress.started.elapsed(), warnings.len())?);
             if failed > 0 {
                 eprintln!(
                     "run {run_id}: {failed} of {measured} measured cell repetitions FAILED and are left out of the figures (`schedlab show {run_id}` lists them); exit status 1"

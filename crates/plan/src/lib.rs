@@ -27,4 +27,5 @@ pub use needs::*;
 pub use plan::*;
 pub use policy::*;
 pub use rt::*;
+pub use schedlab_model::AdaptiveTarget;
 pub use workload::*;

@@ -14,7 +14,7 @@ pub struct RawSpec {
     #[serde(default)]
     pub description: Option<String>,
     #[serde(default)]
-    pub repetitions: Option<Spanned<i64>>,
+    pub repetitions: Option<Spanned<toml::Value>>,
     #[serde(default)]
     pub warmup: Option<Spanned<i64>>,
     #[serde(default)]

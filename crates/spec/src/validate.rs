@@ -16,6 +16,7 @@ use std::time::Duration;
 mod allowed_tests;
 mod disturb;
 mod dma;
+mod repetitions;
 
 /// A byte span in the source, for later errors.
 pub type Location = Range<usize>;
@@ -94,10 +95,7 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
     if name.is_empty() {
         return cx.err(raw.name.span(), "name must not be empty");
     }
-    let repetitions = match &raw.repetitions {
-        Some(r) => cx.int_in(r, 1, 100_000, "repetitions")? as u32,
-        None => 1,
-    };
+    let (repetitions, adaptive) = repetitions::repetitions(&cx, raw.repetitions.as_ref())?;
     let warmup = match &raw.warmup {
         Some(r) => cx.int_in(r, 0, 1000, "warmup")? as u32,
         None => 0,
@@ -315,6 +313,7 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         description: raw.description.clone(),
         source_path: path.to_string(),
         repetitions,
+        adaptive,
         warmup,
         order,
         seed,

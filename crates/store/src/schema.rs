@@ -151,6 +151,22 @@ ALTER TABLE runs ADD COLUMN knobs_before_json TEXT;
     r#"
 ALTER TABLE cells ADD COLUMN spawn_s REAL;
 "#,
+    // Adaptive repetitions: how each cell's ended (how many it took, whether its main
+    // figure's interval reached the target), one row per cell once it stops repeating.
+    r#"
+CREATE TABLE cell_repetitions (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    cell_id INTEGER NOT NULL,
+    repetitions INTEGER NOT NULL,
+    reached INTEGER NOT NULL,
+    figure TEXT NOT NULL,
+    half_width_pct REAL,
+    min_reps INTEGER NOT NULL,
+    max_reps INTEGER NOT NULL,
+    ci_pct REAL NOT NULL,
+    PRIMARY KEY (run_id, cell_id)
+);
+"#,
 ];
 
 /// Applies every migration newer than the database's user_version.
