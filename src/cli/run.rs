@@ -305,24 +305,21 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                     anyhow::anyhow!("cannot import the spool {} into {} ({e}); it is kept, try again", spooled.display(), db.display())
                 })?;
                 schedlab_store::spool::remove(&spooled)?;
-                if !a.quiet {
-                    eprintln!("imported {n} cell repetitions of run {id} from {}", spooled.display());
-                }
+                eprintln!("imported {n} cell repetitions of run {id} from {}", spooled.display());
             }
             let done: std::collections::HashSet<(u32, u32, bool)> = store.done_steps(id)?.into_iter().collect();
             store.reopen_run(id)?;
             let left: Vec<Step> = all_steps.iter().copied().filter(|s| !done.contains(&(s.cell, s.rep, s.warmup))).collect();
-            if !a.quiet {
-                eprintln!(
-                    "resuming run {id} (scale {}, {}): {} of {} cell repetitions already stored, {} to go{}",
-                    plan.scale,
-                    super::common::repetitions_label(plan),
+            let to_go = match plan.adaptive {
+                None => format!("{} of {} cell repetitions already stored, {} to go", done.len(), all_steps.len(), left.len()),
+                Some(_) => format!(
+                    "{} cell repetitions already stored; {} of the {} that every cell runs first to go, then each cell's decision from its stored ones",
                     done.len(),
-                    all_steps.len(),
                     left.len(),
-                    if plan.adaptive.is_some() { " before each cell's decision" } else { "" }
-                );
-            }
+                    all_steps.len()
+                ),
+            };
+            eprintln!("resuming run {id} (scale {}, {}): {to_go}", plan.scale, super::common::repetitions_label(plan));
             // An adaptive run continues each cell from its stored records.
             let stored = if plan.adaptive.is_some() { store.cells(id)? } else { Vec::new() };
             (store, id, left, stored)

@@ -5,7 +5,7 @@
 //! the miss ratio for a periodic task set, MB/s for I/O workers, otherwise wall time per
 //! process.
 
-use crate::{cell_stats, io_stats, rt_stats, Summary};
+use crate::{cell_stats, io_stats, rt_stats, NoInterval, Summary};
 use schedlab_model::{AdaptiveTarget, CellRecord, RepetitionOutcome};
 
 /// The figure a cell's repetitions are judged by.
@@ -80,11 +80,14 @@ pub fn main_figure(records: &[CellRecord]) -> (MainFigure, Summary) {
     (MainFigure::WallPerProc, wall)
 }
 
-/// The interval's half-width as a percentage of the mean, when tables show an interval; 0
-/// for a figure that did not vary (a miss ratio of 0 in every repetition).
+/// The interval's half-width as a percentage of the mean, from as many values as tables
+/// want for an interval (also when they show none because it is wider than the mean); 0 for
+/// a figure that did not vary (a miss ratio of 0 in every repetition).
 fn half_width_pct(s: &Summary) -> Option<f64> {
-    let (lo, hi) = s.interval().ok()?;
-    let half = (hi - lo) / 2.0;
+    if s.interval() == Err(NoInterval::FewValues) {
+        return None;
+    }
+    let half = s.ci_half_width();
     if half == 0.0 {
         return Some(0.0);
     }
@@ -160,6 +163,9 @@ mod tests {
         let j = judge(&recs(&noisy[..6]), &TARGET);
         assert_eq!((j.decision, j.repetitions), (Decision::Stopped, 6));
         assert!(j.half_width_pct.unwrap() > 5.0);
+        let wide = judge(&recs(&[0.01, 1.0, 0.02, 0.01, 0.9, 0.01]), &TARGET);
+        assert_eq!(cell_stats(&recs(&[0.01, 1.0, 0.02, 0.01, 0.9, 0.01]))[0].wall_per_proc.interval(), Err(NoInterval::WiderThanEstimate));
+        assert!(wide.decision == Decision::Stopped && wide.half_width_pct.unwrap() > 100.0, "{wide:?}: wider than the mean, still said");
         let o = j.outcome(&TARGET).unwrap();
         assert!(!o.reached && o.repetitions == 6);
         assert_eq!(judge(&recs(&noisy[..5]), &TARGET).outcome(&TARGET), None, "no outcome while it repeats");
