@@ -212,7 +212,8 @@ fn summary(
     warnings: usize,
 ) -> anyhow::Result<String> {
     let cells = store.done_steps(run_id)?.iter().map(|s| s.0).collect::<std::collections::BTreeSet<_>>().len();
-    let mut line = format!("run {run_id} {status}: {cells} cells, {measured} measured cell repetitions");
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let mut line = format!("run {run_id} {status}: {}, {}", plural(cells, "cell"), plural(measured, "measured cell repetition"));
     if failed > 0 {
         line.push_str(&format!(" ({failed} FAILED)"));
     }
@@ -231,7 +232,7 @@ fn summary(
         }
     }
     if warnings > 0 {
-        line.push_str(&format!("; {warnings} warning(s)"));
+        line.push_str(&format!("; {}", plural(warnings, "warning")));
     }
     line.push_str(&format!("; tables: schedlab show {run_id}"));
     Ok(line)

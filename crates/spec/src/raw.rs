@@ -344,6 +344,8 @@ pub struct RawTask {
     pub y: Option<Spanned<i64>>,
     #[serde(default)]
     pub phase_ms: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub priority: Option<Spanned<i64>>,
 }
 
 /// A generated periodic set (UUniFast-Discard, log-uniform periods).

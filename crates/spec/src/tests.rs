@@ -492,3 +492,29 @@ fn an_adaptive_round_follows_the_plans_order_and_a_random_one_its_seed_and_round
     let seq = parse("t.toml", &text.replace("random", "sequential")).unwrap().plan;
     assert_eq!(seq.round(1, &more).iter().map(|s| s.cell).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 5], "in cell order");
 }
+
+#[test]
+fn fifo_and_rr_sets_run_each_listed_task_at_its_own_priority() {
+    let spec = |sched: &str, tasks: &str| {
+        format!(
+            "name = \"t\"\n[matrix]\nworkload = [\"w\"]\nscheduler = [{sched}]\n[workloads.w]\nkind = \"periodic\"\ntasks = [{tasks}]\n"
+        )
+    };
+    let both = "{ c_ms = 1, t_ms = 10, priority = 10 }, { c_ms = 1, t_ms = 20, priority = 30 }";
+    let s = parse("rt.toml", &spec("\"fifo\", \"rr\", \"fifo-rm\"", both)).unwrap();
+    let of = |i: usize| {
+        let g = s.plan.cells[i].primary();
+        (g.policy.class, g.policy.priority, g.workload.periodic().unwrap().task_priorities().unwrap())
+    };
+    assert_eq!(of(0), (Class::Fifo, 30, vec![10, 30]), "the group's priority is the highest, for the privilege check");
+    assert_eq!(of(1), (Class::Rr, 30, vec![10, 30]));
+    assert_eq!(of(2).2, vec![90, 89], "fifo-rm ranks by period whatever the tasks say");
+
+    let e = err(&spec("\"fifo\"", "{ c_ms = 1, t_ms = 10 }"));
+    assert!(e.message.contains("scheduler fifo runs each task at its own priority"), "{e}");
+    let e = err(&spec("\"rr\"", "{ c_ms = 1, t_ms = 10, priority = 5 }, { c_ms = 1, t_ms = 20 }"));
+    assert!(e.message.contains("give every task a `priority`"), "{e}");
+    assert_eq!((e.line, e.col), (7, 49), "{e}");
+    let e = err(&spec("\"fifo\"", "{ c_ms = 1, t_ms = 10, priority = 99 }"));
+    assert!(e.message.contains("priority (99 is reserved for the engine) must be between 1 and 98"), "{e}");
+}

@@ -385,7 +385,7 @@ impl GroupDef {
         };
         let workload = workloads.get(wname).cloned().or_else(|| builtin_workload(wname)).expect("checked when the name was read");
         if let Workload::Periodic(p) = workload {
-            return crate::periodic_check::resolve_group(cx, gname, wname, p, self, at).map(Some);
+            return crate::periodic_check::resolve_group(cx, gname, wname, *p, self, at).map(Some);
         }
         if self.scheduler.is_some() || self.utilisation.is_some() {
             let what = if self.scheduler.is_some() { "scheduler" } else { "utilisation" };
@@ -609,7 +609,7 @@ fn workload(cx: &Ctx, w: &RawWorkload, seed: u64, locs: &mut Locations) -> Resul
     let kind = w.kind.get_ref().as_str();
     disturb::check_keys(cx, w, kind)?;
     if let Some(p) = crate::periodic_check::workload(cx, w, seed)? {
-        return Ok(Workload::Periodic(p));
+        return Ok(Workload::Periodic(Box::new(p)));
     }
     let sp = |v: &Option<Spanned<i64>>| v.as_ref().map(|s| s.span());
     // Which keys belong to which kinds: any other key is an error at its own location.
