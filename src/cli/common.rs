@@ -94,7 +94,7 @@ impl std::str::FromStr for Repetitions {
 pub fn repetitions_label(plan: &schedlab_spec::Plan) -> String {
     match &plan.adaptive {
         None => format!("{} repetitions", plan.repetitions),
-        Some(t) => format!("{} to {} repetitions (until the 95% CI is within ±{}% of the mean)", t.min, t.max, t.ci_pct),
+        Some(t) => format!("{} to {} repetitions until the 95% CI is within ±{}% of the mean", t.min, t.max, t.ci_pct),
     }
 }
 

@@ -83,6 +83,8 @@ impl Observer for Progress {
         let what = format!("{} rep {}{}", cell.key, step.rep + 1, if step.warmup { " (warm-up)" } else { "" });
         match &self.bar {
             Some(b) => {
+                // Adaptive repetitions add steps as cells need them.
+                b.set_length(total as u64);
                 b.set_position(done as u64);
                 b.set_message(what);
             }
