@@ -34,7 +34,7 @@ fn piped_progress_has_a_line_per_step_with_elapsed_and_eta_then_the_summary() {
     assert!(steps[0].contains("rep 1 (warm-up)") && steps[1].contains("rep 1  elapsed"), "{steps:?}");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let last = stdout.lines().last().unwrap();
-    assert!(last.starts_with("run 1 complete: 2 cells, 4 measured cell repetitions in 0:0"), "{last}");
+    assert!(last.starts_with("run 1 complete: 2 cells, 4 measured cell repetitions in "), "{last}");
     assert!(last.ends_with("; tables: schedlab show 1"), "{last}");
     assert!(stdout.contains("Per cell, totals"), "the tables come before it: {stdout}");
 }
