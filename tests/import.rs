@@ -1,5 +1,5 @@
 //! `schedlab import rt-app`: an rt-app file becomes a spec that `check` accepts, with the
-//! same C, T and policy per task, and with what it could not map listed.
+//! same C, T, policy and priority per task, and with what it could not map listed.
 
 use crate::util::{is_root, Lab};
 use schedlab_spec::{Class, RtScheduler};
@@ -44,14 +44,13 @@ fn an_rt_app_fifo_and_deadline_pair_imports_into_a_spec_check_accepts() {
         let c = spec.plan.cells.iter().find(|c| c.primary().workload_name == w).unwrap_or_else(|| panic!("no cell of {w}"));
         (c.primary().policy, c.primary().workload.periodic().unwrap().clone())
     };
-    let (policy, fifo) = set("rtapp_fifo_rm");
-    assert_eq!((fifo.scheduler, policy.class), (RtScheduler::FifoRm, Class::Fifo));
+    let (policy, fifo) = set("rtapp_fifo");
+    assert_eq!((fifo.scheduler, policy.class), (RtScheduler::Fifo, Class::Fifo));
     assert_eq!((fifo.tasks.len(), fifo.tasks[0].c_ns, fifo.tasks[0].t_ns), (1, 2_000_000, 10_000_000));
     assert_eq!(fifo.work_ns(&fifo.tasks[0]), 2_000_000, "the job runs all of rt-app's run");
-    // fifo-rm ranks priorities by period; rt-app's own value cannot be carried, and says so.
-    assert_eq!(fifo.fifo_priorities(false), [90]);
-    assert!(stderr.contains("fifo_task: SCHED_FIFO priority 10 becomes 90 under fifo-rm"), "{stderr}");
-    assert!(text.contains("#   - fifo_task: SCHED_FIFO priority 10 becomes 90"), "{text}");
+    // Each task keeps its rt-app priority: the one the engine applies and the simulator ranks by.
+    assert_eq!(fifo.task_priorities(), Some(vec![10]));
+    assert!(!stderr.contains("priority 10 becomes"), "{stderr}");
     let (policy, dl) = set("rtapp_deadline");
     assert_eq!((dl.scheduler, policy.class), (RtScheduler::Deadline, Class::Deadline));
     assert_eq!((dl.tasks.len(), dl.tasks[0].c_ns, dl.tasks[0].t_ns, dl.tasks[0].deadline_ns()), (1, 3_000_000, 20_000_000, 20_000_000));
@@ -62,7 +61,7 @@ fn an_rt_app_fifo_and_deadline_pair_imports_into_a_spec_check_accepts() {
     // `check` also applies the privilege check, which SCHED_FIFO and SCHED_DEADLINE need root for.
     require!(is_root(), "check of SCHED_FIFO and SCHED_DEADLINE sets needs CAP_SYS_NICE (root)");
     let shown = lab.ok(&["check", "two.toml"]);
-    assert!(shown.contains("rtapp_fifo_rm/fifo-rm") && shown.contains("fifo-rm (fifo prio 90)"), "{shown}");
+    assert!(shown.contains("rtapp_fifo/fifo") && shown.contains("fifo (fifo prio 10)"), "{shown}");
     assert!(shown.contains("rtapp_deadline/deadline"), "{shown}");
 }
 

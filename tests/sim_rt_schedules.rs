@@ -300,3 +300,22 @@ workload = ["set"]
     };
     assert!(misses("0.9") > misses("0.5"));
 }
+
+/// The U1 set with the priorities the other way round from RM (`fifo`: each task's own, as an
+/// rt-app file gives them): T2 (priority 20) runs 0-3, 6-9, 12-15, 18-21; T1 (priority 10)
+/// runs in between and finishes jobs 0, 1, 3 and 4 late (at 5, 10, 17 and 22) and jobs 2 and 5
+/// exactly at their deadlines (12, 24). Under `rr` the priorities differ, so it is the same.
+#[test]
+fn a_set_under_fifo_runs_each_task_at_its_own_priority() {
+    let text = U1.replace(r#"scheduler = ["fifo-rm", "fifo-dm", "edf", "dwcs"]"#, r#"scheduler = ["fifo", "rr", "fifo-rm"]"#).replace(
+        "{ c_ms = 2, t_ms = 4 }, { c_ms = 3, t_ms = 6 }",
+        "{ c_ms = 2, t_ms = 4, priority = 10 }, { c_ms = 3, t_ms = 6, priority = 20 }",
+    );
+    let plan = plan(&text);
+    let p = params(2);
+    let fifo = tasks(&sim_key(&plan, "set/fifo/n2", &p));
+    assert_eq!(outcomes(&fifo), vec![(6, 2, 4), (4, 4, 0)]);
+    assert_eq!(outcomes(&tasks(&sim_key(&plan, "set/rr/n2", &p))), outcomes(&fifo));
+    // The same tasks under fifo-rm ignore the priorities: T1, the shorter period, first.
+    assert_eq!(outcomes(&tasks(&sim_key(&plan, "set/fifo-rm/n2", &p))), vec![(6, 6, 0), (4, 2, 2)]);
+}

@@ -3,6 +3,7 @@
 #[macro_use]
 mod util;
 
+mod adaptive;
 mod cli_errors;
 mod disturb;
 mod docs;
@@ -22,6 +23,7 @@ mod old_database;
 mod report;
 mod rt;
 mod rtreport;
+mod run_output;
 mod sim_rt_schedules;
 mod sim_schedules;
 mod simulate;

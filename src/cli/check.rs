@@ -15,9 +15,10 @@ pub struct Args {
     /// Multiply every work amount by this factor.
     #[arg(long)]
     pub scale: Option<f64>,
-    /// Override the number of measured repetitions.
+    /// Override the number of measured repetitions: a count, or auto (3 to 30, until the
+    /// 95% CI is within 5% of the mean).
     #[arg(long)]
-    pub repetitions: Option<u32>,
+    pub repetitions: Option<super::common::Repetitions>,
     /// Parent directory for the experiment's files, as `run --dir` (for the device check).
     #[arg(long)]
     pub dir: Option<PathBuf>,
@@ -143,11 +144,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
     }
     println!(
-        "{}: {} — {} cells x ({} repetitions + {} warm-up), order {:?}, seed {}, scale {}, watchdog {:.0} s per cell",
+        "{}: {} — {} cells x ({} + {} warm-up), order {:?}, seed {}, scale {}, watchdog {:.0} s per cell",
         plan.source_path,
         plan.name,
         plan.cells.len(),
-        plan.repetitions,
+        super::common::repetitions_label(plan),
         plan.warmup,
         plan.order,
         plan.seed,
@@ -159,6 +160,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         "total: {} worker processes, {:.1} CPU-seconds of measured work (>= {:.1} s wall on {} CPUs; pi {:.2} ns/iteration, hash {:.0} ns/round, measured now), {} synchronous writes",
         procs_total, cpu_total, cpu_total / cpus, cpus, ns, hash_ns, writes_total
     );
+    if let Some(t) = &plan.adaptive {
+        let most = (t.max + plan.warmup) as f64 / per_rep as f64;
+        println!(
+            "adaptive repetitions: these totals are at min = {}; a cell that runs to max = {} takes {most:.1} times as much",
+            t.min, t.max
+        );
+    }
     if plan.cells.iter().flat_map(|c| &c.groups).any(|g| matches!(g.workload, Workload::Command { .. })) && plan.scale != 1.0 {
         println!("note: --scale does not change command workloads (schedlab cannot know their work amount)");
     }

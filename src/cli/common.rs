@@ -1,5 +1,6 @@
 //! Helpers shared by subcommands: exit codes, loading specs, opening the store.
 
+use schedlab_model::AdaptiveTarget;
 use schedlab_store::{RunRow, Store};
 use std::path::Path;
 
@@ -28,7 +29,7 @@ pub fn bad_input(message: impl Into<String>) -> anyhow::Error {
 /// Reads and validates a spec (the built-in quick experiment when `file` is None), then
 /// applies command-line overrides. Paths in a file resolve against its directory; the
 /// built-in experiment's (it has none) would resolve against the current directory.
-pub fn load_spec(file: Option<&Path>, scale: Option<f64>, repetitions: Option<u32>) -> anyhow::Result<schedlab_spec::Spec> {
+pub fn load_spec(file: Option<&Path>, scale: Option<f64>, repetitions: Option<Repetitions>) -> anyhow::Result<schedlab_spec::Spec> {
     let parsed = match file {
         Some(p) => {
             let bytes = std::fs::read(p).map_err(|e| bad_input(format!("cannot read {}: {e}", p.display())))?;
@@ -47,13 +48,63 @@ pub fn load_spec(file: Option<&Path>, scale: Option<f64>, repetitions: Option<u3
         }
         spec.plan.scale(f);
     }
-    if let Some(r) = repetitions {
-        if r == 0 {
-            return Err(bad_input("--repetitions must be at least 1"));
-        }
-        spec.plan.repetitions = r;
+    match repetitions {
+        Some(Repetitions::Count(0)) => return Err(bad_input("--repetitions must be at least 1, or auto")),
+        Some(r) => apply_repetitions(&mut spec.plan, r),
+        None => {}
     }
     Ok(spec)
+}
+
+/// Sets `plan`'s repetitions as `--repetitions` gives them.
+pub fn apply_repetitions(plan: &mut schedlab_spec::Plan, r: Repetitions) {
+    match r {
+        Repetitions::Count(n) => {
+            plan.repetitions = n;
+            plan.adaptive = None;
+        }
+        Repetitions::Auto => {
+            plan.repetitions = AdaptiveTarget::AUTO.min;
+            plan.adaptive = Some(AdaptiveTarget::AUTO);
+        }
+    }
+}
+
+/// `--repetitions`: a count, or `auto` (adaptive, [`AdaptiveTarget::AUTO`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repetitions {
+    /// Exactly this many measured repetitions per cell.
+    Count(u32),
+    /// Each cell until its main figure's 95% interval is within 5% of the mean (3 to 30).
+    Auto,
+}
+
+impl std::str::FromStr for Repetitions {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(Repetitions::Auto),
+            n => n.parse().map(Repetitions::Count).map_err(|_| format!("expected a count or auto, got \"{n}\"")),
+        }
+    }
+}
+
+impl std::fmt::Display for Repetitions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Repetitions::Count(n) => write!(f, "{n}"),
+            Repetitions::Auto => f.write_str("auto"),
+        }
+    }
+}
+
+/// How many repetitions each cell of `plan` runs, in words.
+pub fn repetitions_label(plan: &schedlab_spec::Plan) -> String {
+    match &plan.adaptive {
+        None => format!("{} repetitions", plan.repetitions),
+        Some(t) => format!("{} to {} repetitions until the 95% CI is within ±{}% of the mean", t.min, t.max, t.ci_pct),
+    }
 }
 
 /// Checks the plan's experiment device against this machine (privilege, a real disk's

@@ -1,5 +1,6 @@
 //! Command-line interface: clap derive, one module per subcommand.
 
+mod adaptive;
 mod campaign;
 mod check;
 mod common;
@@ -7,6 +8,7 @@ mod compare;
 mod docs;
 mod dwcs;
 mod envcmd;
+mod eta;
 mod export;
 mod import;
 mod machine;

@@ -20,9 +20,10 @@ pub struct Args {
     /// Multiply every work amount (iterations, bytes) by this factor.
     #[arg(long)]
     pub scale: Option<f64>,
-    /// Override the number of measured repetitions per cell.
+    /// Override the number of measured repetitions per cell: a count, or auto (each cell
+    /// 3 to 30 times, until the 95% CI of its main figure is within 5% of the mean).
     #[arg(long)]
-    pub repetitions: Option<u32>,
+    pub repetitions: Option<super::common::Repetitions>,
     /// Per-cell watchdog in seconds (overrides the spec's timeout_s).
     #[arg(long)]
     pub timeout: Option<f64>,
@@ -62,7 +63,7 @@ pub struct Args {
     /// repetitions and N, so shards started apart agree).
     #[arg(long, value_name = "ID", requires = "shard")]
     pub campaign: Option<String>,
-    /// No progress, no tables: only errors.
+    /// No progress, no tables: only the run's one-line summary (and errors).
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -71,6 +72,7 @@ struct Progress {
     bar: Option<ProgressBar>,
     quiet: bool,
     warnings: Vec<String>,
+    started: std::time::Instant,
 }
 
 impl Progress {
@@ -89,10 +91,12 @@ impl Observer for Progress {
         let what = format!("{} rep {}{}", cell.key, step.rep + 1, if step.warmup { " (warm-up)" } else { "" });
         match &self.bar {
             Some(b) => {
+                // Adaptive repetitions add steps as cells need them.
+                b.set_length(total as u64);
                 b.set_position(done as u64);
                 b.set_message(what);
             }
-            None if !self.quiet => eprintln!("[{}/{}] {what}", done + 1, total),
+            None if !self.quiet => eprintln!("{}", super::eta::step_line(&what, done, total, self.started.elapsed())),
             None => {}
         }
     }
@@ -207,13 +211,56 @@ fn resumed_run(store: &schedlab_store::Store, db: &Path, spec: &schedlab_spec::S
             row.id, plan.scale
         )));
     }
-    if let Some(r) = a.repetitions.filter(|r| *r != plan.repetitions) {
-        return Err(bad_input(format!(
-            "run {} was made with {} repetitions, not {r}: --resume takes them from the stored run (drop --repetitions)",
-            row.id, plan.repetitions
-        )));
+    if let Some(r) = a.repetitions {
+        let mut asked = plan.clone();
+        super::common::apply_repetitions(&mut asked, r);
+        if (asked.repetitions, asked.adaptive) != (plan.repetitions, plan.adaptive) {
+            return Err(bad_input(format!(
+                "run {} was made with {}, not {}: --resume takes them from the stored run (drop --repetitions)",
+                row.id,
+                super::common::repetitions_label(&plan),
+                super::common::repetitions_label(&asked)
+            )));
+        }
     }
     Ok((row.id, plan))
+}
+
+/// The run's one line at its end (all `--quiet` prints): what ran, how long it took, what
+/// failed, how adaptive cells ended, and where the tables are.
+fn summary(
+    store: &schedlab_store::Store,
+    run_id: i64,
+    status: &str,
+    (failed, measured): (usize, usize),
+    took: Duration,
+    warnings: usize,
+) -> anyhow::Result<String> {
+    let cells = store.done_steps(run_id)?.iter().map(|s| s.0).collect::<std::collections::BTreeSet<_>>().len();
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let mut line = format!("run {run_id} {status}: {}, {}", plural(cells, "cell"), plural(measured, "measured cell repetition"));
+    if failed > 0 {
+        line.push_str(&format!(" ({failed} FAILED)"));
+    }
+    line.push_str(&format!(" in {}", super::eta::clock(took)));
+    let outcomes = store.repetition_outcomes(run_id)?;
+    if let Some(o) = outcomes.values().next() {
+        let missed = outcomes.values().filter(|o| !o.reached).count();
+        line.push_str(&format!(
+            "; adaptive: {} of {} cells within ±{}% of the mean",
+            outcomes.len() - missed,
+            outcomes.len(),
+            o.target.ci_pct
+        ));
+        if missed > 0 {
+            line.push_str(&format!(", {missed} not (marked in the tables)"));
+        }
+    }
+    if warnings > 0 {
+        line.push_str(&format!("; {}", plural(warnings, "warning")));
+    }
+    line.push_str(&format!("; tables: schedlab show {run_id}"));
+    Ok(line)
 }
 
 /// Runs `schedlab run`.
@@ -275,11 +322,20 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         eprintln!("restore: {line}");
     }
     let plan_json = serde_json::to_string(plan)?;
+    // Adaptive repetitions are decided per cell, so a shard of an adaptive run owns whole cells.
+    let shard_by = if plan.adaptive.is_some() { schedlab_spec::ShardBy::Cell } else { schedlab_spec::ShardBy::Step };
     let all_steps = match a.shard {
-        Some(shard) => plan.shard_steps(shard, schedlab_spec::ShardBy::Step),
+        Some(shard) => plan.shard_steps(shard, shard_by),
         None => plan.steps(),
     };
-    let (mut store, run_id, steps) = match resumed {
+    let adaptive_cells: Vec<u32> = match a.shard {
+        Some(shard) => {
+            let map = plan.shard_map(shard.count, shard_by);
+            plan.cells.iter().map(|c| c.index).filter(|&c| map.owns_cell(shard.index, c)).collect()
+        }
+        None => plan.cells.iter().map(|c| c.index).collect(),
+    };
+    let (store, run_id, steps, stored) = match resumed {
         Some((mut store, id)) => {
             // Records a failing database could not take come first.
             let spooled = schedlab_store::spool::path(db, id);
@@ -295,15 +351,19 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             let done: std::collections::HashSet<(u32, u32, bool)> = store.done_steps(id)?.into_iter().collect();
             store.reopen_run(id)?;
             let left: Vec<Step> = all_steps.iter().copied().filter(|s| !done.contains(&(s.cell, s.rep, s.warmup))).collect();
-            eprintln!(
-                "resuming run {id} (scale {}, {} repetitions): {} of {} cell repetitions already stored, {} to go",
-                plan.scale,
-                plan.repetitions,
-                done.len(),
-                all_steps.len(),
-                left.len()
-            );
-            (store, id, left)
+            let to_go = match plan.adaptive {
+                None => format!("{} of {} cell repetitions already stored, {} to go", done.len(), all_steps.len(), left.len()),
+                Some(_) => format!(
+                    "{} cell repetitions already stored; {} of the {} that every cell runs first to go, then each cell's decision from its stored ones",
+                    done.len(),
+                    left.len(),
+                    all_steps.len()
+                ),
+            };
+            eprintln!("resuming run {id} (scale {}, {}): {to_go}", plan.scale, super::common::repetitions_label(plan));
+            // An adaptive run continues each cell from its stored records.
+            let stored = if plan.adaptive.is_some() { store.cells(id)? } else { Vec::new() };
+            (store, id, left, stored)
         }
         None => {
             let store = open_store(db)?;
@@ -316,7 +376,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                 let campaign = a.campaign.clone().unwrap_or_else(|| super::shard::campaign_id(&spec.hash, plan, shard.count));
                 store.set_campaign(id, &campaign, super::shard::stored(shard))?;
             }
-            (store, id, all_steps)
+            (store, id, all_steps, Vec::new())
         }
     };
 
@@ -331,14 +391,15 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         b.enable_steady_tick(Duration::from_millis(200));
         b
     });
-    let mut progress = Progress { bar, quiet: a.quiet, warnings: Vec::new() };
+    let mut progress = Progress { bar, quiet: a.quiet, warnings: Vec::new(), started: std::time::Instant::now() };
     if !a.quiet {
         progress.say(&format!(
-            "run {run_id}: {} ({} cells x {} repetitions, {} steps); results in {}",
+            "run {run_id}: {} ({} cells x {}, {} steps{}); results in {}",
             plan.name,
             plan.cells.len(),
-            plan.repetitions,
+            super::common::repetitions_label(plan),
             steps.len(),
+            if plan.adaptive.is_some() { " first, then one per cell that needs more" } else { "" },
             db.display()
         ));
         if let (Some(shard), Some(c)) = (a.shard, store.run(run_id)?.and_then(|r| r.identity.campaign)) {
@@ -368,12 +429,28 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!("cannot create the restore journal in {}: {e}", state.display()))?;
     let spool = schedlab_store::spool::path(db, run_id);
     let mut spooled: Vec<String> = Vec::new();
-    let result = schedlab_runner::run(plan, &steps, &run_id.to_string(), &opts, &mut journal, &mut progress, &mut |rec: &CellRecord| {
-        if let Some(why) = keep(&mut store, &spool, run_id, rec)? {
-            spooled.push(why);
-        }
-        Ok(())
+    let shared = std::cell::RefCell::new(store);
+    let (result, unrecorded) = super::adaptive::with_source(plan, &adaptive_cells, steps, stored, run_id, &shared, |source| {
+        schedlab_runner::run_from(
+            &mut schedlab_runner::Engine,
+            plan,
+            source,
+            &run_id.to_string(),
+            &opts,
+            &mut journal,
+            &mut progress,
+            &mut |rec: &CellRecord| {
+                if let Some(why) = keep(&mut shared.borrow_mut(), &spool, run_id, rec)? {
+                    spooled.push(why);
+                }
+                Ok(())
+            },
+        )
     });
+    let store = shared.into_inner();
+    for e in unrecorded {
+        progress.warn(&e);
+    }
     for e in journal.close() {
         progress.warn(&format!("could not undo {e}; run `schedlab restore`"));
     }
@@ -416,10 +493,13 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         }
         Ending::Complete => {
             let (failed, measured) = store.failed_count(run_id)?;
-            finish(&store, if failed > 0 { "complete with failures" } else { "complete" })?;
+            let status = if failed > 0 { "complete with failures" } else { "complete" };
+            finish(&store, status)?;
             if !a.quiet {
                 super::show::print_run(&store, run_id)?;
+                println!();
             }
+            println!("{}", summary(&store, run_id, status, (failed, measured), progress.started.elapsed(), warnings.len())?);
             if failed > 0 {
                 eprintln!(
                     "run {run_id}: {failed} of {measured} measured cell repetitions FAILED and are left out of the figures (`schedlab show {run_id}` lists them); exit status 1"

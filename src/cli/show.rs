@@ -122,6 +122,9 @@ pub fn print_subject(subject: &Subject) -> anyhow::Result<()> {
             println!("{t}");
         }
     }
+    if let Some(note) = schedlab_report::tables::repetitions_note(cells.iter().map(|c| &c.params)) {
+        println!("\n{note}.");
+    }
     print_failures(cells);
     if !run.warnings.is_empty() {
         println!("\n{} warning(s) during the run:", run.warnings.len());

@@ -229,7 +229,7 @@ fn unix_now() -> f64 {
 /// Runs `schedlab simulate`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     keep_freed_memory();
-    let spec = load_spec(a.file.as_deref(), a.scale, a.repetitions)?;
+    let spec = load_spec(a.file.as_deref(), a.scale, a.repetitions.map(super::common::Repetitions::Count))?;
     let plan = &spec.plan;
     let environment = env::environment(&Root::default());
     if a.cpus == Some(0) {
@@ -239,6 +239,13 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let demands = a.demand_from.map(|run| measured_demands(db, plan, run)).transpose()?;
     let mut notes = Vec::new();
     let p = params(&a, plan, &environment, demands.as_ref(), &mut notes)?;
+    if let Some(t) = &plan.adaptive {
+        notes.push(format!(
+            "repetitions = {}: each cell is simulated min = {} times (the simulation is deterministic: more would repeat its figures)",
+            t.label(),
+            t.min
+        ));
+    }
     let mut warnings = Vec::new();
     for u in schedlab_simrun::unsupported(plan, &p) {
         if gantt.as_ref().is_some_and(|g| plan.cells[g.cell as usize].key == u.key) {

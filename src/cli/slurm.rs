@@ -36,9 +36,9 @@ pub struct Args {
     /// Passed on to run: multiply every work amount.
     #[arg(long)]
     pub scale: Option<f64>,
-    /// Passed on to run: measured repetitions per cell.
+    /// Passed on to run: measured repetitions per cell, a count or auto.
     #[arg(long)]
-    pub repetitions: Option<u32>,
+    pub repetitions: Option<super::common::Repetitions>,
     /// Passed on to run: per-cell watchdog, seconds.
     #[arg(long)]
     pub timeout: Option<f64>,

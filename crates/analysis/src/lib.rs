@@ -8,6 +8,7 @@
 //! tails) come from `statrs` rather than being re-implemented here.
 #![deny(missing_docs)]
 
+mod adaptive;
 pub mod cells;
 mod compare;
 mod fairness;
@@ -26,6 +27,7 @@ mod summary;
 mod trace;
 mod welch;
 
+pub use adaptive::{judge, main_figure, Decision, Judgement, MainFigure};
 pub use cells::{cell_stats, CellStats};
 pub use compare::{compare, Comparison};
 pub use fairness::{coefficient_of_variation, jain_index, max_deviation_from_mean};

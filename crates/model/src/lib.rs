@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod adaptive;
 pub mod columns;
 pub mod detail;
 pub mod dispatch;
@@ -16,6 +17,7 @@ pub mod machine;
 pub mod sim_params;
 pub mod trace;
 
+pub use adaptive::{AdaptiveTarget, RepetitionOutcome};
 pub use detail::{Detail, Extra};
 pub use machine::Machine;
 
@@ -246,6 +248,10 @@ pub struct CellParams {
     /// The scheduler knobs the cell sweeps, by name, values as the cell key spells them.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub knobs: std::collections::BTreeMap<String, String>,
+    /// How the cell's adaptive repetitions ended, as the store keeps it per cell (None under
+    /// fixed repetitions, and while the cell is still repeating).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repetitions: Option<RepetitionOutcome>,
 }
 
 /// One finished cell repetition with all its samples (the default: an empty repetition that

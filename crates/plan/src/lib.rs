@@ -28,5 +28,6 @@ pub use needs::*;
 pub use plan::*;
 pub use policy::*;
 pub use rt::*;
+pub use schedlab_model::AdaptiveTarget;
 pub use shard::*;
 pub use workload::*;

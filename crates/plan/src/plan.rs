@@ -161,6 +161,7 @@ impl Cell {
             groups: self.groups.iter().map(Group::params).collect(),
             iosched: self.io.as_ref().map(|i| i.name.clone()),
             knobs: self.knobs.iter().map(|(k, v)| (k.clone(), v.label())).collect(),
+            repetitions: None,
         }
     }
 
@@ -201,8 +202,12 @@ pub struct Plan {
     pub description: Option<String>,
     /// Path the spec was read from (`<built-in>` for the default).
     pub source_path: String,
-    /// Measured repetitions per cell.
+    /// Measured repetitions per cell (with `adaptive`, each cell's first `min`).
     pub repetitions: u32,
+    /// Repeat each cell past `repetitions` until its main figure is precise enough
+    /// (`repetitions = { min, max, ci_pct }`); None: exactly `repetitions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<schedlab_model::AdaptiveTarget>,
     /// Warm-up repetitions per cell.
     pub warmup: u32,
     /// Execution order.
@@ -345,6 +350,21 @@ impl Plan {
                 }
             }
             out.push(s);
+        }
+        out
+    }
+
+    /// One more measured repetition of each `(cell, rep)` in `more`, the `round`-th time
+    /// cells are repeated beyond the first steps of an adaptive run: in cell order, or
+    /// shuffled with the plan's seed and the round under `order = "random"`.
+    pub fn round(&self, round: u32, more: &[(u32, u32)]) -> Vec<Step> {
+        let mut out: Vec<Step> = more.iter().map(|&(cell, rep)| Step { cell, rep, warmup: false }).collect();
+        out.sort_by_key(|s| s.cell);
+        if self.order == Order::Random {
+            use rand::seq::SliceRandom;
+            use rand::SeedableRng;
+            let seed = self.seed ^ u64::from(round).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            out.shuffle(&mut rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed));
         }
         out
     }

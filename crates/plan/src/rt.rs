@@ -20,12 +20,24 @@ pub enum RtScheduler {
     Edf,
     /// schedlab's live dispatcher driving the DWCS policy.
     Dwcs,
+    /// SCHED_FIFO at each task's own `priority` (as rt-app gives it).
+    Fifo,
+    /// SCHED_RR at each task's own `priority`.
+    Rr,
 }
 
 impl RtScheduler {
     /// Every scheduler, in the order tables list them.
-    pub const ALL: [RtScheduler; 6] =
-        [RtScheduler::Other, RtScheduler::FifoRm, RtScheduler::FifoDm, RtScheduler::Deadline, RtScheduler::Edf, RtScheduler::Dwcs];
+    pub const ALL: [RtScheduler; 8] = [
+        RtScheduler::Other,
+        RtScheduler::FifoRm,
+        RtScheduler::FifoDm,
+        RtScheduler::Deadline,
+        RtScheduler::Edf,
+        RtScheduler::Dwcs,
+        RtScheduler::Fifo,
+        RtScheduler::Rr,
+    ];
 
     /// The spec name.
     pub fn name(self) -> &'static str {
@@ -36,6 +48,8 @@ impl RtScheduler {
             RtScheduler::Deadline => "deadline",
             RtScheduler::Edf => "edf",
             RtScheduler::Dwcs => "dwcs",
+            RtScheduler::Fifo => "fifo",
+            RtScheduler::Rr => "rr",
         }
     }
 
@@ -47,6 +61,11 @@ impl RtScheduler {
     /// True when schedlab's user-space dispatcher runs the set.
     pub fn dispatched(self) -> bool {
         matches!(self, RtScheduler::Edf | RtScheduler::Dwcs)
+    }
+
+    /// True when each task runs at the `priority` the spec gives it.
+    pub fn explicit_priorities(self) -> bool {
+        matches!(self, RtScheduler::Fifo | RtScheduler::Rr)
     }
 }
 
@@ -116,6 +135,10 @@ pub struct Periodic {
     pub scheduler: RtScheduler,
     /// The utilisation the set was generated for, when a `utilisation` was applied.
     pub utilisation: Option<f64>,
+    /// Each listed task's own SCHED_FIFO/SCHED_RR priority, in task order (empty when the
+    /// tasks give none); used under the `fifo` and `rr` schedulers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub priorities: Vec<u32>,
 }
 
 /// Highest SCHED_FIFO priority a periodic task gets under fifo-rm / fifo-dm.
@@ -219,6 +242,17 @@ impl Periodic {
                 RM_TOP_PRIORITY.saturating_sub(rank).max(1)
             })
             .collect()
+    }
+
+    /// Each task's real-time priority under the set's scheduler: its own under `fifo` and
+    /// `rr`, by period or deadline under `fifo-rm` and `fifo-dm`; None for the others.
+    pub fn task_priorities(&self) -> Option<Vec<u32>> {
+        match self.scheduler {
+            RtScheduler::Fifo | RtScheduler::Rr => Some(self.priorities.clone()),
+            RtScheduler::FifoRm => Some(self.fifo_priorities(false)),
+            RtScheduler::FifoDm => Some(self.fifo_priorities(true)),
+            _ => None,
+        }
     }
 
     /// Sum of runtime/period over the set: what SCHED_DEADLINE admission adds up.

@@ -44,7 +44,7 @@ pub enum Workload {
     #[serde(rename = "par_read")]
     ParRead(ParIo),
     /// A periodic real-time task set: one worker per task (seed 003).
-    Periodic(crate::Periodic),
+    Periodic(Box<crate::Periodic>),
     /// Disturbance: datagrams sent to itself over 127.0.0.1 as fast as it can (network stack
     /// and softirq load; a sender and a receiver thread).
     #[serde(rename = "udp_flood")]
@@ -187,7 +187,7 @@ impl Workload {
             Workload::Command { argv } => Workload::Command { argv: argv.clone() },
             Workload::ParWrite(p) => Workload::ParWrite(p.scaled(factor)),
             Workload::ParRead(p) => Workload::ParRead(p.scaled(factor)),
-            Workload::Periodic(p) => Workload::Periodic(p.scaled(factor)),
+            Workload::Periodic(p) => Workload::Periodic(Box::new(p.scaled(factor))),
             Workload::UdpFlood { packets, packet_bytes } => Workload::UdpFlood { packets: s(*packets), packet_bytes: *packet_bytes },
             Workload::IoInterrupts { reads, read_bytes, file_bytes } => {
                 Workload::IoInterrupts { reads: s(*reads), read_bytes: *read_bytes, file_bytes: *file_bytes }

@@ -101,6 +101,19 @@ pub struct FlatSample {
     /// older column moves.
     #[serde(flatten)]
     pub process_added: Columns,
+    /// How the cell's adaptive repetitions ended: only in the rows of runs with any cell
+    /// that stopped repeating adaptively, so fixed runs export exactly what they did before.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<AdaptiveColumns>,
+}
+
+/// The columns of a run with adaptive repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AdaptiveColumns {
+    /// Measured repetitions the cell took (empty: it was still repeating).
+    pub cell_repetitions: Option<u32>,
+    /// Whether its main figure's interval reached the target (empty: still repeating).
+    pub cell_target_reached: Option<bool>,
 }
 
 /// The last [`Sample::COLUMNS`] entry that exports put before the cell's columns; the
@@ -142,6 +155,7 @@ fn cpulist(c: &[u32]) -> String {
 pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
     let split = Sample::COLUMNS.iter().position(|c| c.name == LAST_EARLY_COLUMN).map_or(0, |i| i + 1);
     let (early, added) = Sample::COLUMNS.split_at(split);
+    let adaptive = cells.iter().any(|c| c.params.repetitions.is_some());
     let mut out = Vec::new();
     for c in cells {
         let p = &c.params;
@@ -195,6 +209,10 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
                 rt_handoff_p99_us: handoff.map(|x| x.p99 / 1e3),
                 extra: s.extra.to_stored(),
                 process_added: Columns::of(s, added),
+                adaptive: adaptive.then(|| AdaptiveColumns {
+                    cell_repetitions: p.repetitions.as_ref().map(|o| o.repetitions),
+                    cell_target_reached: p.repetitions.as_ref().map(|o| o.reached),
+                }),
             });
         }
     }

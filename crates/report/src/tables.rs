@@ -33,6 +33,55 @@ pub fn offsets(centre: f64, lo: f64, hi: f64, prec: usize) -> String {
     }
 }
 
+/// Marks the count of repetitions of a cell that stopped repeating adaptively before its
+/// interval reached the target (see [`repetitions_note`]).
+pub const NOT_REACHED: &str = "†";
+
+/// The `n` column: repetitions in the figures, marked [`NOT_REACHED`] when the cell's
+/// adaptive repetitions ended without reaching their target.
+pub fn reps(n: usize, p: &schedlab_model::CellParams) -> String {
+    match &p.repetitions {
+        Some(o) if !o.reached => format!("{n}{NOT_REACHED}"),
+        _ => n.to_string(),
+    }
+}
+
+/// How the cells' adaptive repetitions ended, as a footnote to the tables, e.g. "adaptive
+/// repetitions (3 to 30 until the 95% CI of the main figure is within ±5% of the mean): 5 of 6
+/// cells reached it; † marks the one that did not: cpu/other/n8 (30 repetitions, ±12.1%)";
+/// None under fixed repetitions.
+pub fn repetitions_note<'a>(cells: impl Iterator<Item = &'a schedlab_model::CellParams>) -> Option<String> {
+    let mut seen: Vec<(&str, &schedlab_model::RepetitionOutcome)> = Vec::new();
+    for p in cells {
+        if let Some(o) = &p.repetitions {
+            if !seen.iter().any(|(k, _)| *k == p.key) {
+                seen.push((&p.key, o));
+            }
+        }
+    }
+    let t = seen.first()?.1.target;
+    let missed: Vec<String> = seen
+        .iter()
+        .filter(|(_, o)| !o.reached)
+        .map(|(key, o)| {
+            let h = o.half_width_pct.map_or_else(|| "no interval".to_string(), |h| format!("±{h:.1}%"));
+            format!("{key} ({} repetitions, {h})", o.repetitions)
+        })
+        .collect();
+    let mut note = format!(
+        "adaptive repetitions ({} to {} until the 95% CI of the main figure is within ±{}% of the mean): {} of {} cells reached it",
+        t.min,
+        t.max,
+        t.ci_pct,
+        seen.len() - missed.len(),
+        seen.len()
+    );
+    if !missed.is_empty() {
+        note.push_str(&format!("; {NOT_REACHED} marks the {} that did not: {}", missed.len(), missed.join(", ")));
+    }
+    Some(note)
+}
+
 /// What the run held /dev/cpu_dma_latency at, e.g. "held at 0 us in 4 of 10 cells (the
 /// real-time ones)"; None when no cell held it (nor for runs from before it was stored).
 pub fn dma_latency_note(stats: &[CellStats]) -> Option<String> {
@@ -123,7 +172,7 @@ pub fn totals_rows(stats: &[CellStats]) -> Vec<Vec<String>> {
                 workload,
                 policy,
                 s.params.processes.to_string(),
-                s.reps.to_string(),
+                reps(s.reps, &s.params),
                 fmt_summary(&s.makespan, 2),
                 fmt_summary(&s.user_total, 2),
                 fmt_summary(&s.sys_total, 2),
@@ -161,7 +210,7 @@ pub fn per_process_rows(stats: &[CellStats]) -> Vec<Vec<String>> {
                 workload,
                 policy,
                 s.params.processes.to_string(),
-                s.reps.to_string(),
+                reps(s.reps, &s.params),
                 fmt_summary(&s.wall_per_proc, 3),
                 fmt_summary(&s.user_per_proc, 3),
                 fmt_summary(&s.sys_per_proc, 4),
@@ -207,7 +256,7 @@ pub fn fairness(stats: &[CellStats]) -> Table {
                 .map(|g| format!("{}{}", g.processes, if g.background { "bg" } else { "" }))
                 .collect::<Vec<_>>()
                 .join("+"),
-            s.reps.to_string(),
+            reps(s.reps, &s.params),
             fmt_summary(&s.makespan, 3),
             fmt_summary(&s.throughput, 3),
             fmt_summary(&s.work_rate, 0),
@@ -255,7 +304,7 @@ pub fn io_rows(stats: &[IoStats]) -> Vec<Vec<String>> {
                 workload,
                 sched,
                 format!("{} {}", s.op, s.mode),
-                s.reps.to_string(),
+                reps(s.reps, &s.params),
                 fmt_summary(&s.makespan, 2),
                 fmt_summary(&s.mb_s, 1),
                 fmt_summary(&s.file_time, 3),
@@ -332,7 +381,7 @@ pub fn rt_rows(stats: &[RtStats]) -> Vec<Vec<String>> {
                 workload,
                 s.scheduler.clone(),
                 s.utilisation.map_or_else(|| "-".into(), |u| u.to_string()),
-                s.reps.to_string(),
+                reps(s.reps, &s.params),
                 s.min_utilisation.map_or_else(|| "-".into(), |u| format!("{u:.3}")),
             ];
             let figures = [
@@ -528,7 +577,7 @@ pub fn trace_rows(stats: &[TraceStats]) -> Vec<Vec<String>> {
             let total = by.total();
             vec![
                 s.params.key.clone(),
-                s.reps.to_string(),
+                reps(s.reps, &s.params),
                 fmt_summary(&s.run_per_proc, 4),
                 fmt_summary(&s.runnable_per_proc, 4),
                 fmt_summary(&s.blocked_per_proc, 4),

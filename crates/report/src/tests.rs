@@ -21,6 +21,14 @@ fn fixture() -> Vec<CellRecord> {
                     groups: Vec::new(),
                     iosched: None,
                     knobs: Default::default(),
+                    // The fifo cell repeated adaptively and stopped at max unreached.
+                    repetitions: (cell_id == 1).then(|| schedlab_model::RepetitionOutcome {
+                        repetitions: 2,
+                        reached: false,
+                        figure: "wall_per_proc".into(),
+                        half_width_pct: Some(12.5),
+                        target: schedlab_model::AdaptiveTarget { min: 2, max: 2, ci_pct: 5.0 },
+                    }),
                 },
                 rep,
                 warmup: false,
@@ -175,4 +183,19 @@ fn every_matrix_axis_has_its_column_in_a_table() {
     for a in schedlab_plan::axis::AXES {
         assert!(headers.contains(&a.header), "the {} axis's column \"{}\" is in no table", a.name, a.header);
     }
+}
+
+#[test]
+fn a_cell_that_stopped_short_of_its_adaptive_target_is_marked_footnoted_and_exported() {
+    let cells = fixture();
+    let note = crate::tables::repetitions_note(cells.iter().map(|c| &c.params)).unwrap();
+    assert!(note.contains("0 of 1 cells reached it"), "{note}");
+    assert!(note.contains("† marks the 1 that did not: cpu/fifo/n2 (2 repetitions, ±12.5%)"), "{note}");
+    let rows = export::values(&flat::flatten(7, &cells));
+    let of = |key: &str| rows.iter().find(|r| r["cell_key"] == key).unwrap().clone();
+    assert_eq!((&of("cpu/fifo/n2")["cell_repetitions"], &of("cpu/fifo/n2")["cell_target_reached"]), (&2.into(), &false.into()));
+    assert!(of("cpu/other/n2")["cell_repetitions"].is_null(), "a cell without an outcome: empty");
+    let fixed = export::values(&flat::flatten(7, &cells[..2]));
+    assert!(fixed[0].get("cell_repetitions").is_none(), "a run without outcomes has no such columns");
+    assert_eq!(crate::tables::repetitions_note(fixture()[..2].iter().map(|c| &c.params)), None);
 }

@@ -14,6 +14,7 @@ pub mod mock;
 pub mod protocol;
 pub mod rt;
 pub mod signals;
+pub mod steps;
 pub mod verdict;
 pub mod worker;
 
@@ -26,6 +27,7 @@ use schedlab_sys::journal::{Entry, Journal};
 use schedlab_sys::{cgroup, cpus, sched, Root};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+pub use steps::{FixedSteps, StepSource};
 
 /// Receives progress from the engine (the CLI draws it; tests collect it).
 pub trait Observer {
@@ -195,6 +197,22 @@ pub fn run_with(
     observer: &mut dyn Observer,
     sink: &mut dyn FnMut(&CellRecord) -> anyhow::Result<()>,
 ) -> anyhow::Result<Ending> {
+    run_from(executor, plan, &mut FixedSteps::new(steps), run_tag, opts, journal, observer, sink)
+}
+
+/// [`run_with`] taking each step from `source` when the one before has finished, so a
+/// source can decide the next from the records so far (adaptive repetitions).
+#[allow(clippy::too_many_arguments)]
+pub fn run_from(
+    executor: &mut dyn Executor,
+    plan: &Plan,
+    source: &mut dyn StepSource,
+    run_tag: &str,
+    opts: &Options,
+    journal: &mut Journal,
+    observer: &mut dyn Observer,
+    sink: &mut dyn FnMut(&CellRecord) -> anyhow::Result<()>,
+) -> anyhow::Result<Ending> {
     // Absolute: a worker is exec'd after it changed into its cell's directory.
     let exe = std::path::absolute(match &opts.exe {
         Some(e) => e.clone(),
@@ -235,11 +253,7 @@ pub fn run_with(
 
     // One tracefs for the run (mounted, journaled, only if none is mounted), when any of
     // its cells is traced.
-    let tracefs = if steps.iter().any(|st| plan.traced(&plan.cells[st.cell as usize])) {
-        Some(schedlab_trace::Tracefs::find_or_mount(&opts.root, journal)?)
-    } else {
-        None
-    };
+    let tracefs = if source.may_trace(plan) { Some(schedlab_trace::Tracefs::find_or_mount(&opts.root, journal)?) } else { None };
 
     // The plan's fixed knobs, held for the whole run; a run that weakens RT throttling does
     // so only with the engine above its workers.
@@ -250,13 +264,17 @@ pub fn run_with(
 
     let mut inputs: Vec<PathBuf> = Vec::new();
     let mut input_len = 0u64;
-    let total = steps.len();
-    for (done, step) in steps.iter().enumerate() {
+    let mut done = 0usize;
+    loop {
         if let Some(sig) = executor.stopped() {
             return Ok(Ending::Interrupted(sig));
         }
+        let Some(step) = source.next_step()? else { break };
+        let step = &step;
         let cell = &plan.cells[step.cell as usize];
-        observer.step_started(plan, step, done, total);
+        observer.step_started(plan, step, done, source.planned());
+        let ordinal = done as u32;
+        done += 1;
         if let Some(input_bytes) = cell.groups.iter().find_map(|g| match g.workload {
             Workload::Copy { input_bytes, .. } => Some(input_bytes),
             _ => None,
@@ -283,8 +301,9 @@ pub fn run_with(
                     observer.warn(&w);
                 }
                 let _ = std::fs::remove_dir_all(&cell_dir);
-                if let Outcome::Done(rec) = failed(cell, step, done as u32, msg) {
+                if let Outcome::Done(rec) = failed(cell, step, ordinal, msg) {
                     sink(&rec)?;
+                    source.finished(&rec)?;
                     observer.step_finished(&rec);
                 }
                 continue;
@@ -310,7 +329,7 @@ pub fn run_with(
             read_dir: &read_dir,
             nofile_soft: nofile.0,
         };
-        let outcome = executor.run_cell(&mut cx, cell, step, done as u32);
+        let outcome = executor.run_cell(&mut cx, cell, step, ordinal);
         let _ = std::fs::remove_dir_all(&cell_dir);
         for w in journal.undo_to(io_mark) {
             observer.warn(&w);
@@ -322,6 +341,7 @@ pub fn run_with(
             Outcome::Done(mut rec) => {
                 rec.knobs = fixed_knobs.iter().chain(&cell_knobs).map(|(k, v)| (k.clone(), v.clone())).collect();
                 sink(&rec)?;
+                source.finished(&rec)?;
                 observer.step_finished(&rec);
             }
             Outcome::Interrupted(sig) => return Ok(Ending::Interrupted(sig)),

@@ -236,8 +236,9 @@ pub(crate) fn worker_policy(p: &Periodic, i: usize) -> Policy {
     match p.scheduler {
         // edf/dwcs workers wait at SCHED_OTHER: the dispatcher raises the chosen one.
         RtScheduler::Other | RtScheduler::Edf | RtScheduler::Dwcs => plain,
-        RtScheduler::FifoRm | RtScheduler::FifoDm => {
-            Policy { class: Class::Fifo, priority: p.fifo_priorities(p.scheduler == RtScheduler::FifoDm)[i], ..plain }
+        RtScheduler::FifoRm | RtScheduler::FifoDm | RtScheduler::Fifo | RtScheduler::Rr => {
+            let class = if p.scheduler == RtScheduler::Rr { Class::Rr } else { Class::Fifo };
+            Policy { class, priority: p.task_priorities().expect("a fixed-priority set")[i], ..plain }
         }
         RtScheduler::Deadline => Policy {
             class: Class::Deadline,
@@ -352,5 +353,38 @@ pub fn dispatcher_main(region: &str, config: &str, out: &str) -> i32 {
             eprintln!("schedlab dispatcher: {e}");
             1
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_plan::{PeriodicBody, TaskSource};
+
+    fn set(scheduler: RtScheduler) -> Periodic {
+        let task =
+            |t_ms: u64| schedlab_periodic::TaskParams { c_ns: 1_000_000, t_ns: t_ms * 1_000_000, d_ns: None, x: 0, y: 0, phase_ns: 0 };
+        Periodic {
+            tasks: vec![task(4), task(6)],
+            source: TaskSource::Explicit,
+            body: PeriodicBody::Spin,
+            duration_ns: 1_000_000_000,
+            quantum_ns: 1_000_000,
+            cpu: Some(0),
+            cpus: Vec::new(),
+            work_ppm: 1_000_000,
+            fill: false,
+            scheduler,
+            utilisation: None,
+            priorities: vec![10, 20],
+        }
+    }
+
+    #[test]
+    fn fifo_and_rr_workers_run_at_their_own_priorities_and_fifo_rm_ones_by_period() {
+        let of = |s: RtScheduler| (0..2).map(|i| worker_policy(&set(s), i)).map(|p| (p.class, p.priority)).collect::<Vec<_>>();
+        assert_eq!(of(RtScheduler::Fifo), [(Class::Fifo, 10), (Class::Fifo, 20)]);
+        assert_eq!(of(RtScheduler::Rr), [(Class::Rr, 10), (Class::Rr, 20)]);
+        assert_eq!(of(RtScheduler::FifoRm), [(Class::Fifo, 90), (Class::Fifo, 89)], "the task's own priority is not RM's");
     }
 }

@@ -26,6 +26,7 @@ fn plan(dir: &Path) -> Plan {
         description: None,
         source_path: "mock.toml".into(),
         repetitions: 2,
+        adaptive: None,
         warmup: 1,
         order: Order::Sequential,
         seed: 7,

@@ -279,6 +279,7 @@ mod tests {
             description: None,
             source_path: "d.toml".into(),
             repetitions,
+            adaptive: None,
             warmup: 0,
             order: Order::Sequential,
             seed: 1,

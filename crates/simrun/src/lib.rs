@@ -32,6 +32,7 @@
 //!     description: None,
 //!     source_path: "x.toml".into(),
 //!     repetitions: 1,
+//!     adaptive: None,
 //!     warmup: 0,
 //!     order: Order::Sequential,
 //!     seed: 1,

@@ -9,6 +9,7 @@
 //! | `other` | SCHED_OTHER, nice 0, pinned to the set's CPU | the fair (EEVDF) model on that CPU |
 //! | `fifo-rm` | SCHED_FIFO, priority by period | rate monotonic (`rm`) |
 //! | `fifo-dm` | SCHED_FIFO, priority by relative deadline | deadline monotonic (`dm`) |
+//! | `fifo`, `rr` | SCHED_FIFO, SCHED_RR at each task's own priority | fixed priority (`fifo`, `rr` with the RR quantum) |
 //! | `deadline` | SCHED_DEADLINE (runtime C, deadline D, period T), unpinned | EDF + CBS with hard reservations, global on all CPUs |
 //! | `edf` | the live dispatcher on a quantum grid | EDF, jobs in whole quanta |
 //! | `dwcs` | the live dispatcher on a quantum grid | DWCS (work-conserving), jobs in whole quanta |
@@ -54,6 +55,8 @@ pub fn policy_spec(s: RtScheduler, p: &Params) -> PolicySpec {
         RtScheduler::Edf => PolicySpec::Edf,
         // The engine's dispatcher runs DWCS work-conserving.
         RtScheduler::Dwcs => PolicySpec::Dwcs { work_conserving: true },
+        RtScheduler::Fifo => PolicySpec::Fifo,
+        RtScheduler::Rr => PolicySpec::Rr { quantum: p.rr_quantum_ns },
     }
 }
 
@@ -149,6 +152,9 @@ pub(crate) fn cell_input(cell: &Cell, set: &Periodic, p: &Params, horizon: u64, 
                 on_miss,
             };
             let mut params = TaskParams { window: Window::new(t.x, t.y), ..TaskParams::default() };
+            if set.scheduler.explicit_priorities() {
+                params.priority = set.priorities[i];
+            }
             if set.scheduler == RtScheduler::Deadline {
                 params.reservation = Some(Reservation { runtime: t.c_ns, deadline: t.deadline_ns(), period: t.t_ns });
             }

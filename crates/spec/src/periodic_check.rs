@@ -4,7 +4,9 @@ use crate::error::SpecError;
 use crate::raw::{RawCanonical, RawGenerate, RawTask, RawWorkload};
 use crate::validate::{Ctx, GroupDef};
 use schedlab_periodic::{canonical_set, GenSpec, PeriodChoice, TaskParams, UtilisationMeasure};
-use schedlab_plan::{Affinity, Class, DeadlineParams, Group, Periodic, PeriodicBody, Policy, RtScheduler, TaskSource, RM_TOP_PRIORITY};
+use schedlab_plan::{
+    Affinity, Class, DeadlineParams, Group, Periodic, PeriodicBody, Policy, RtScheduler, TaskSource, MAX_WORKER_PRIORITY, RM_TOP_PRIORITY,
+};
 use serde_spanned::Spanned;
 use std::ops::Range;
 
@@ -175,15 +177,16 @@ pub(crate) fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Option<Pe
         };
         return cx.err(w.kind.span(), msg);
     }
-    let (tasks, source) = if let Some(list) = &w.tasks {
-        (explicit(cx, list)?, TaskSource::Explicit)
+    let (tasks, source, priorities) = if let Some(list) = &w.tasks {
+        let (tasks, priorities) = explicit(cx, list)?;
+        (tasks, TaskSource::Explicit, priorities)
     } else if let Some(g) = &w.generate {
         let spec = gen_spec(cx, g.get_ref(), g.span(), quantum_ns, seed)?;
         let tasks = spec.generate().or_else(|e| cx.err(g.span(), format!("cannot generate the task set: {e}")))?;
-        (tasks, TaskSource::Generated(spec))
+        (tasks, TaskSource::Generated(spec), Vec::new())
     } else {
         let c = w.canonical.as_ref().expect("one of the three");
-        (canonical(cx, c.get_ref(), c.span(), quantum_ns)?, TaskSource::Canonical)
+        (canonical(cx, c.get_ref(), c.span(), quantum_ns)?, TaskSource::Canonical, Vec::new())
     };
     let utilisation = match &source {
         TaskSource::Generated(g) => Some(g.utilisation),
@@ -206,10 +209,12 @@ pub(crate) fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Option<Pe
         fill: w.fill.as_ref().map(|f| *f.get_ref()).unwrap_or(false),
         scheduler,
         utilisation,
+        priorities,
     }))
 }
 
-fn explicit(cx: &Ctx, list: &Spanned<Vec<Spanned<RawTask>>>) -> Result<Vec<TaskParams>, SpecError> {
+/// The listed tasks and their own priorities (every task's, or none).
+fn explicit(cx: &Ctx, list: &Spanned<Vec<Spanned<RawTask>>>) -> Result<(Vec<TaskParams>, Vec<u32>), SpecError> {
     if list.get_ref().is_empty() {
         return cx.err(list.span(), "tasks must list at least one task");
     }
@@ -217,8 +222,17 @@ fn explicit(cx: &Ctx, list: &Spanned<Vec<Spanned<RawTask>>>) -> Result<Vec<TaskP
         return cx.err(list.span(), format!("at most {MAX_TASKS} tasks per set"));
     }
     let mut out = Vec::new();
+    let mut priorities = Vec::new();
+    let with = list.get_ref().iter().filter(|t| t.get_ref().priority.is_some()).count();
     for t in list.get_ref() {
         let r = t.get_ref();
+        match &r.priority {
+            Some(p) => priorities.push(cx.int_in(p, 1, MAX_WORKER_PRIORITY, "priority (99 is reserved for the engine)")? as u32),
+            None if with > 0 => {
+                return cx.err(t.span(), "give every task a `priority` (the fifo and rr schedulers run each at its own), or none");
+            }
+            None => {}
+        }
         let c_ns = ms_to_ns(cx, &r.c_ms, "c_ms", false)?;
         let t_ns = ms_to_ns(cx, &r.t_ms, "t_ms", false)?;
         let d_ns = r.d_ms.as_ref().map(|d| ms_to_ns(cx, d, "d_ms", false)).transpose()?;
@@ -230,7 +244,7 @@ fn explicit(cx: &Ctx, list: &Spanned<Vec<Spanned<RawTask>>>) -> Result<Vec<TaskP
         }
         out.push(task);
     }
-    Ok(out)
+    Ok((out, priorities))
 }
 
 fn gen_spec(cx: &Ctx, g: &RawGenerate, at: Range<usize>, quantum_ns: u64, seed: u64) -> Result<GenSpec, SpecError> {
@@ -299,7 +313,7 @@ pub(crate) fn resolve_group(
         cx.err(at.clone(), format!("group \"{gname}\" runs the periodic workload \"{wname}\": {what}"))
     };
     if def.policy.is_some() || def.priority.is_some() || def.nice.is_some() {
-        return bad("it is scheduled by `scheduler` (other, fifo-rm, fifo-dm, deadline, edf, dwcs), not by policy, priority or nice");
+        return bad("it is scheduled by `scheduler` (other, fifo-rm, fifo-dm, deadline, edf, dwcs, fifo, rr), not by policy, priority or nice (a task's own priority goes on the task, for fifo and rr)");
     }
     if def.affinity.is_some() {
         return bad("its tasks are pinned to the workload's `cpu`; remove `affinity`");
@@ -324,12 +338,26 @@ pub(crate) fn resolve_group(
             return bad(&format!("it has {} tasks, one process each, but processes = {n}; leave processes out", p.tasks.len()));
         }
     }
+    if scheduler.explicit_priorities() && p.priorities.len() != p.tasks.len() {
+        return bad(&format!(
+            "scheduler {} runs each task at its own priority: list the tasks with one each, `tasks = [{{ c_ms = .., t_ms = .., priority = .. }}, ..]`",
+            scheduler.name()
+        ));
+    }
     p.scheduler = scheduler;
     let policy = match scheduler {
         RtScheduler::Other => Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None },
         RtScheduler::FifoRm | RtScheduler::FifoDm => {
             Policy { class: Class::Fifo, priority: RM_TOP_PRIORITY, nice: 0, deadline: None, slice_ns: None }
         }
+        // The highest of the set: what the privilege check must allow.
+        RtScheduler::Fifo | RtScheduler::Rr => Policy {
+            class: if scheduler == RtScheduler::Fifo { Class::Fifo } else { Class::Rr },
+            priority: p.priorities.iter().copied().max().unwrap_or(1),
+            nice: 0,
+            deadline: None,
+            slice_ns: None,
+        },
         RtScheduler::Deadline => {
             if let Some(t) = p.tasks.iter().find(|t| t.c_ns < 1024) {
                 return bad(&format!("SCHED_DEADLINE needs a runtime of at least 1024 ns, and a task has C = {} ns", t.c_ns));
@@ -352,7 +380,7 @@ pub(crate) fn resolve_group(
         name: gname.to_string(),
         workload_name: wname.to_string(),
         processes: p.tasks.len() as u32,
-        workload: schedlab_plan::Workload::Periodic(p),
+        workload: schedlab_plan::Workload::Periodic(Box::new(p)),
         policy_name: scheduler.name().to_string(),
         policy,
         affinity: Affinity::All,

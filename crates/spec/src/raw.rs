@@ -14,7 +14,7 @@ pub struct RawSpec {
     #[serde(default)]
     pub description: Option<String>,
     #[serde(default)]
-    pub repetitions: Option<Spanned<i64>>,
+    pub repetitions: Option<Spanned<toml::Value>>,
     #[serde(default)]
     pub warmup: Option<Spanned<i64>>,
     #[serde(default)]
@@ -344,6 +344,8 @@ pub struct RawTask {
     pub y: Option<Spanned<i64>>,
     #[serde(default)]
     pub phase_ms: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub priority: Option<Spanned<i64>>,
 }
 
 /// A generated periodic set (UUniFast-Discard, log-uniform periods).

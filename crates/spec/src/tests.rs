@@ -450,3 +450,71 @@ fn a_cgroup_error_points_at_the_groups_first_cgroup_setting() {
     assert_eq!(at("main"), (4, 10));
     assert_eq!(at("bg"), (7, 11));
 }
+
+#[test]
+fn adaptive_repetitions_parse_with_defaults_and_fixed_ones_stay_fixed() {
+    let plan = |r: &str| parse("t.toml", &format!("name = \"t\"\nrepetitions = {r}\n[matrix]\nworkload = [\"pi\"]\n")).unwrap().plan;
+    let p = plan("{ min = 4, max = 20, ci_pct = 2.5 }");
+    assert_eq!((p.repetitions, p.adaptive), (4, Some(AdaptiveTarget { min: 4, max: 20, ci_pct: 2.5 })), "every cell runs min first");
+    assert_eq!(plan("{ max = 10 }").adaptive, Some(AdaptiveTarget { max: 10, ..AdaptiveTarget::AUTO }));
+    assert_eq!(plan("\"auto\"").adaptive, Some(AdaptiveTarget::AUTO));
+    assert_eq!((plan("7").repetitions, plan("7").adaptive), (7, None));
+}
+
+#[test]
+fn bad_adaptive_repetitions_are_located_and_say_what_is_wanted() {
+    for (r, want) in [
+        ("{ min = 2, max = 9 }", "repetitions.min must be a whole number from 3"),
+        ("{ min = 9, max = 4 }", "repetitions.min (9) must not exceed repetitions.max (4)"),
+        ("{ min = 3, ci_pct = 0 }", "repetitions.ci_pct must be a percentage of the mean above 0 and below 100"),
+        ("{ min = 3, ci = 5 }", "unknown key \"ci\" in repetitions"),
+        ("0", "repetitions must be a count from 1 to 100000, \"auto\", or { min = 3"),
+        ("\"many\"", "repetitions must be a count"),
+    ] {
+        let e = err(&format!("name = \"t\"\nrepetitions = {r}\n[matrix]\nworkload = [\"pi\"]\n"));
+        assert_eq!((e.line, e.col), (2, 15), "{r}: {e}");
+        assert!(e.message.contains(want), "{r}: {e}");
+    }
+}
+
+#[test]
+fn an_adaptive_round_follows_the_plans_order_and_a_random_one_its_seed_and_round() {
+    let text = "name = \"t\"\nrepetitions = { min = 3 }\norder = \"random\"\nseed = 7\n[matrix]\nworkload = [\"pi\"]\nprocesses = [1, 2, 3, 4, 5, 6]\n";
+    let plan = parse("t.toml", text).unwrap().plan;
+    let more: Vec<(u32, u32)> = (0..6).rev().map(|c| (c, 3 + c)).collect();
+    let r1 = plan.round(1, &more);
+    assert_eq!(r1, plan.round(1, &more), "same seed and round, same order");
+    let mut got: Vec<(u32, u32, bool)> = r1.iter().map(|s| (s.cell, s.rep, s.warmup)).collect();
+    assert_ne!(got.iter().map(|s| s.0).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 5], "shuffled");
+    assert_ne!(r1, plan.round(2, &more), "each round its own order");
+    got.sort();
+    assert_eq!(got, (0..6).map(|c| (c, 3 + c, false)).collect::<Vec<_>>(), "each cell once, at the repetition asked, measured");
+    let seq = parse("t.toml", &text.replace("random", "sequential")).unwrap().plan;
+    assert_eq!(seq.round(1, &more).iter().map(|s| s.cell).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 5], "in cell order");
+}
+
+#[test]
+fn fifo_and_rr_sets_run_each_listed_task_at_its_own_priority() {
+    let spec = |sched: &str, tasks: &str| {
+        format!(
+            "name = \"t\"\n[matrix]\nworkload = [\"w\"]\nscheduler = [{sched}]\n[workloads.w]\nkind = \"periodic\"\ntasks = [{tasks}]\n"
+        )
+    };
+    let both = "{ c_ms = 1, t_ms = 10, priority = 10 }, { c_ms = 1, t_ms = 20, priority = 30 }";
+    let s = parse("rt.toml", &spec("\"fifo\", \"rr\", \"fifo-rm\"", both)).unwrap();
+    let of = |i: usize| {
+        let g = s.plan.cells[i].primary();
+        (g.policy.class, g.policy.priority, g.workload.periodic().unwrap().task_priorities().unwrap())
+    };
+    assert_eq!(of(0), (Class::Fifo, 30, vec![10, 30]), "the group's priority is the highest, for the privilege check");
+    assert_eq!(of(1), (Class::Rr, 30, vec![10, 30]));
+    assert_eq!(of(2).2, vec![90, 89], "fifo-rm ranks by period whatever the tasks say");
+
+    let e = err(&spec("\"fifo\"", "{ c_ms = 1, t_ms = 10 }"));
+    assert!(e.message.contains("scheduler fifo runs each task at its own priority"), "{e}");
+    let e = err(&spec("\"rr\"", "{ c_ms = 1, t_ms = 10, priority = 5 }, { c_ms = 1, t_ms = 20 }"));
+    assert!(e.message.contains("give every task a `priority`"), "{e}");
+    assert_eq!((e.line, e.col), (7, 49), "{e}");
+    let e = err(&spec("\"fifo\"", "{ c_ms = 1, t_ms = 10, priority = 99 }"));
+    assert!(e.message.contains("priority (99 is reserved for the engine) must be between 1 and 98"), "{e}");
+}

@@ -16,6 +16,7 @@ use std::time::Duration;
 mod allowed_tests;
 mod disturb;
 mod dma;
+mod repetitions;
 
 /// A byte span in the source, for later errors.
 pub type Location = Range<usize>;
@@ -94,10 +95,7 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
     if name.is_empty() {
         return cx.err(raw.name.span(), "name must not be empty");
     }
-    let repetitions = match &raw.repetitions {
-        Some(r) => cx.int_in(r, 1, 100_000, "repetitions")? as u32,
-        None => 1,
-    };
+    let (repetitions, adaptive) = repetitions::repetitions(&cx, raw.repetitions.as_ref())?;
     let warmup = match &raw.warmup {
         Some(r) => cx.int_in(r, 0, 1000, "warmup")? as u32,
         None => 0,
@@ -315,6 +313,7 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         description: raw.description.clone(),
         source_path: path.to_string(),
         repetitions,
+        adaptive,
         warmup,
         order,
         seed,
@@ -386,7 +385,7 @@ impl GroupDef {
         };
         let workload = workloads.get(wname).cloned().or_else(|| builtin_workload(wname)).expect("checked when the name was read");
         if let Workload::Periodic(p) = workload {
-            return crate::periodic_check::resolve_group(cx, gname, wname, p, self, at).map(Some);
+            return crate::periodic_check::resolve_group(cx, gname, wname, *p, self, at).map(Some);
         }
         if self.scheduler.is_some() || self.utilisation.is_some() {
             let what = if self.scheduler.is_some() { "scheduler" } else { "utilisation" };
@@ -610,7 +609,7 @@ fn workload(cx: &Ctx, w: &RawWorkload, seed: u64, locs: &mut Locations) -> Resul
     let kind = w.kind.get_ref().as_str();
     disturb::check_keys(cx, w, kind)?;
     if let Some(p) = crate::periodic_check::workload(cx, w, seed)? {
-        return Ok(Workload::Periodic(p));
+        return Ok(Workload::Periodic(Box::new(p)));
     }
     let sp = |v: &Option<Spanned<i64>>| v.as_ref().map(|s| s.span());
     // Which keys belong to which kinds: any other key is an error at its own location.

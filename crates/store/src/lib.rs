@@ -6,6 +6,7 @@
 
 mod campaign;
 mod merge;
+mod repetitions;
 mod schema;
 pub mod spool;
 
@@ -440,6 +441,7 @@ impl Store {
                             groups: serde_json::from_str(&r.get::<_, String>(30)?).unwrap_or_default(),
                             iosched: r.get(31)?,
                             knobs: knobs_of(r.get(36)?),
+                            repetitions: None,
                         },
                         rep: r.get(10)?,
                         warmup: r.get(11)?,
@@ -492,6 +494,7 @@ impl Store {
                 .collect::<Result<_, _>>()?;
             out.push(rec);
         }
+        self.attach_repetition_outcomes(run_id, &mut out)?;
         Ok(out)
     }
 }

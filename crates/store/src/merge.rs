@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Every table whose rows belong to a run, parents first: `merge` copies each of them. A
 /// table added to the schema must be listed here (a test checks the schema against it).
-pub const RUN_TABLES: &[&str] = &["runs", "cells", "samples", "jobs", "traces", "trace_parts"];
+pub const RUN_TABLES: &[&str] = &["runs", "cells", "samples", "jobs", "traces", "trace_parts", "cell_repetitions"];
 
 /// One run copied by a merge.
 #[derive(Debug, Clone, PartialEq)]
@@ -162,6 +162,12 @@ impl Store {
                         "INSERT INTO temp.merge_rows (old, new) SELECT s.id, m.id FROM src.cells s JOIN main.cells m
                            ON m.run_id = ?2 AND m.cell_id = s.cell_id AND m.rep = s.rep AND m.warmup = s.warmup
                          WHERE s.run_id = ?1",
+                        params![old, new],
+                    )?;
+                } else if *table != "cells" && cs.iter().any(|c| c == "run_id") {
+                    let c = keep(&["run_id"]);
+                    tx.execute(
+                        &format!("INSERT INTO main.{table} (run_id, {c}) SELECT ?2, {c} FROM src.{table} WHERE run_id = ?1 ORDER BY rowid"),
                         params![old, new],
                     )?;
                 } else if cs.iter().any(|c| c == "cell_row") {

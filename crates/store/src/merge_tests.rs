@@ -22,6 +22,14 @@ fn shard_db(path: &Path, campaign: Option<(&str, Shard)>, scale: f64) -> Store {
         Some(schedlab_model::jobs::JobLog { source: "worker".into(), d_ns: 5, jobs: vec![Default::default(); 3], unrecorded: 0 });
     s.insert_cell(id, &CellRecord { raw_trace: Some(raw_trace(2500)), ..a }).unwrap();
     s.insert_cell(id, &record(1, 0, 3)).unwrap();
+    let outcome = schedlab_model::RepetitionOutcome {
+        repetitions: 4,
+        reached: false,
+        figure: "wall_per_proc".into(),
+        half_width_pct: Some(7.5),
+        target: schedlab_model::AdaptiveTarget { min: 3, max: 4, ci_pct: 5.0 },
+    };
+    s.set_repetition_outcome(id, 1, &outcome).unwrap();
     s
 }
 
@@ -87,7 +95,8 @@ fn shards_of_one_campaign_at_different_scales_are_refused_before_any_write() {
 
 #[test]
 fn older_runs_get_distinct_uuids_when_the_schema_is_upgraded() {
-    let v = crate::schema::MIGRATIONS.len() - 1;
+    // The schema just before runs got their UUIDs.
+    let v = crate::schema::MIGRATIONS.iter().position(|m| m.contains("ADD COLUMN uuid")).unwrap();
     let (d, path) = crate::tests::old_database("uuids", v);
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute(

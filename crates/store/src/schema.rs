@@ -164,6 +164,22 @@ UPDATE runs SET uuid = lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(
 CREATE UNIQUE INDEX runs_by_uuid ON runs(uuid);
 CREATE INDEX runs_by_campaign ON runs(campaign);
 "#,
+    // Adaptive repetitions: how each cell's ended (how many it took, whether its main
+    // figure's interval reached the target), one row per cell once it stops repeating.
+    r#"
+CREATE TABLE cell_repetitions (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    cell_id INTEGER NOT NULL,
+    repetitions INTEGER NOT NULL,
+    reached INTEGER NOT NULL,
+    figure TEXT NOT NULL,
+    half_width_pct REAL,
+    min_reps INTEGER NOT NULL,
+    max_reps INTEGER NOT NULL,
+    ci_pct REAL NOT NULL,
+    PRIMARY KEY (run_id, cell_id)
+);
+"#,
 ];
 
 /// Applies every migration newer than the database's user_version.

@@ -16,6 +16,7 @@ pub(crate) fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
             groups: vec![schedlab_model::GroupParams { name: "main".into(), cpu_weight: Some(200), ..Default::default() }],
             iosched: None,
             knobs: knobs(cell_id, "5"),
+            repetitions: None,
         },
         rep,
         warmup: false,
@@ -462,4 +463,31 @@ fn many_jobs_are_stored_in_sample_order_whichever_thread_encoded_them() {
     let back = store.job_logs(id, rec.params.cell_id, rec.rep, rec.warmup).unwrap();
     let kept: Vec<(u32, JobLog)> = rec.samples.iter().filter_map(|s| Some((s.index, s.jobs.clone()?))).collect();
     assert_eq!(back, kept);
+}
+
+#[test]
+fn each_cells_repetition_outcome_is_stored_once_and_read_back_onto_its_records() {
+    use schedlab_model::{AdaptiveTarget, RepetitionOutcome};
+    let mut store = Store::memory().unwrap();
+    let id = new_run(&store);
+    for (cell, rep) in [(0, 0), (0, 1), (1, 0)] {
+        store.insert_cell(id, &record(cell, rep, 1)).unwrap();
+    }
+    assert!(store.cells(id).unwrap().iter().all(|c| c.params.repetitions.is_none()), "fixed repetitions: none");
+    let target = AdaptiveTarget { min: 2, max: 9, ci_pct: 2.5 };
+    let o = |repetitions, reached| RepetitionOutcome {
+        repetitions,
+        reached,
+        figure: "wall_per_proc".into(),
+        half_width_pct: Some(7.25),
+        target,
+    };
+    store.set_repetition_outcome(id, 0, &o(1, false)).unwrap();
+    // A resumed run decides again: the newer outcome replaces the older.
+    store.set_repetition_outcome(id, 0, &o(2, true)).unwrap();
+    let cells = store.cells(id).unwrap();
+    let of = |cell: u32| cells.iter().filter(|c| c.params.cell_id == cell).map(|c| c.params.repetitions.clone()).collect::<Vec<_>>();
+    assert_eq!(of(0), vec![Some(o(2, true)); 2]);
+    assert_eq!(of(1), vec![None], "a cell still repeating has no outcome");
+    assert_eq!(store.repetition_outcomes(id).unwrap().len(), 1);
 }

@@ -6,7 +6,6 @@ mod rtapp;
 
 use super::common::{bad_input, Exit};
 use rtapp::{Imported, Set};
-use schedlab_spec::RtScheduler;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -59,30 +58,15 @@ fn rt_app(a: RtAppArgs) -> anyhow::Result<ExitCode> {
         bad_input(format!("{shown}:{line}:{col}: not UTF-8"))
     })?;
     let parsed = json::parse(text).map_err(|e| bad_input(format!("{shown}:{}:{}: {}", e.line, e.col, e.message)))?;
-    let mut imported = rtapp::import(&parsed).map_err(|e| bad_input(format!("{shown}: {e}")))?;
+    let imported = rtapp::import(&parsed).map_err(|e| bad_input(format!("{shown}: {e}")))?;
 
     let out_shown = a.out.display().to_string();
     let name = a.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "rt-app".into());
-    let body = render_body(&name, &shown, &imported, &[]);
-    // The written spec must be one `check` accepts: validate it here, and take the SCHED_FIFO
-    // priorities fifo-rm gives from the plan itself.
+    let body = render_body(&name, &shown, &imported);
+    // The written spec must be one `check` accepts: validate it here.
     let dir = schedlab_spec::spec_dir(&out_shown);
-    let (priorities, invalid) = match schedlab_spec::parse_at(&out_shown, &body, &dir) {
-        Ok(spec) => (fifo_priorities(&spec, &imported), None),
-        Err(e) => (Vec::new(), Some(e.to_string())),
-    };
-    for (set, i, prio) in &priorities {
-        let t = &imported.sets[*set].tasks[*i];
-        if t.priority != *prio as i64 {
-            imported.unmapped.push(format!(
-                "{}: {} priority {} becomes {prio} under fifo-rm (by period: the shortest 90, each longer one less); a schedlab set carries no per-task priority",
-                t.name,
-                rtapp::rtapp_name(t.policy),
-                t.priority
-            ));
-        }
-    }
-    let text = format!("{}{}", render_header(&shown, &imported), render_body(&name, &shown, &imported, &priorities));
+    let invalid = schedlab_spec::parse_at(&out_shown, &body, &dir).err().map(|e| e.to_string());
+    let text = format!("{}{body}", render_header(&shown, &imported));
     write_out(&a.out, &text)?;
 
     let tasks: usize = imported.sets.iter().map(|s| s.tasks.len()).sum();
@@ -101,19 +85,6 @@ fn rt_app(a: RtAppArgs) -> anyhow::Result<ExitCode> {
         }));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// (set, task, priority) of every task of a fifo-rm set, as the plan gives them.
-fn fifo_priorities(spec: &schedlab_spec::Spec, imported: &Imported) -> Vec<(usize, usize, u32)> {
-    let mut out = Vec::new();
-    for (si, set) in imported.sets.iter().enumerate() {
-        let cell = spec.plan.cells.iter().find(|c| c.primary().workload_name == set.name);
-        let Some(p) = cell.and_then(|c| c.primary().workload.periodic()) else { continue };
-        if p.scheduler == RtScheduler::FifoRm {
-            out.extend(p.fifo_priorities(false).into_iter().enumerate().map(|(i, prio)| (si, i, prio)));
-        }
-    }
-    out
 }
 
 /// Writes `text` to `out` through a new file beside it, renamed over `out`, so an existing
@@ -170,8 +141,9 @@ fn render_header(source: &str, imported: &Imported) -> String {
         env!("CARGO_PKG_VERSION")
     );
     h.push_str("# Times are rt-app's microseconds in milliseconds. One periodic set per scheduling class:\n");
-    h.push_str("# SCHED_OTHER/BATCH/IDLE -> other, SCHED_FIFO/RR -> fifo-rm, SCHED_DEADLINE -> deadline\n");
-    h.push_str("# (C, T, D = dl-runtime, dl-period, dl-deadline). Each task's origin is noted above it.\n");
+    h.push_str("# SCHED_OTHER/BATCH/IDLE -> other, SCHED_FIFO -> fifo, SCHED_RR -> rr (each task at its rt-app\n");
+    h.push_str("# priority), SCHED_DEADLINE -> deadline (C, T, D = dl-runtime, dl-period, dl-deadline).\n");
+    h.push_str("# Each task's origin is noted above it.\n");
     if imported.unmapped.is_empty() {
         h.push_str("#\n# Everything in the rt-app file is mapped.\n");
     } else {
@@ -184,18 +156,18 @@ fn render_header(source: &str, imported: &Imported) -> String {
     h
 }
 
-fn render_body(name: &str, source: &str, imported: &Imported, priorities: &[(usize, usize, u32)]) -> String {
+fn render_body(name: &str, source: &str, imported: &Imported) -> String {
     let mut b = format!("name = {}\n", toml_str(name));
     b.push_str(&format!("description = {}\n\n", toml_str(&format!("imported from the rt-app file {source}"))));
     let names: Vec<String> = imported.sets.iter().map(|s| toml_str(&s.name)).collect();
     b.push_str(&format!("[matrix]\nworkload = [{}]\n", names.join(", ")));
-    for (si, set) in imported.sets.iter().enumerate() {
-        b.push_str(&render_set(si, set, imported.duration_s, priorities));
+    for set in &imported.sets {
+        b.push_str(&render_set(set, imported.duration_s));
     }
     b
 }
 
-fn render_set(si: usize, set: &Set, duration_s: f64, priorities: &[(usize, usize, u32)]) -> String {
+fn render_set(set: &Set, duration_s: f64) -> String {
     let mut b = format!("\n[workloads.{}]\nkind = \"periodic\"\nscheduler = {}\nbody = \"spin\"\n", set.name, toml_str(set.scheduler));
     b.push_str(&format!("duration_s = {}\n", num(duration_s)));
     b.push_str(&format!("work_fraction = {}\n", num(set.work_fraction)));
@@ -207,15 +179,17 @@ fn render_set(si: usize, set: &Set, duration_s: f64, priorities: &[(usize, usize
         b.push_str(&format!("cpus = [{}]\n", l.join(", ")));
     }
     b.push_str("tasks = [\n");
-    for (i, t) in set.tasks.iter().enumerate() {
-        let given = priorities.iter().find(|(s, k, _)| *s == si && *k == i).map(|(_, _, p)| format!(" -> fifo-rm priority {p}"));
-        b.push_str(&format!("  # {}{}\n", comment(&t.origin), given.unwrap_or_default()));
+    for t in &set.tasks {
+        b.push_str(&format!("  # {}\n", comment(&t.origin)));
         let mut fields = vec![format!("c_ms = {}", ms(t.c_us)), format!("t_ms = {}", ms(t.t_us))];
         if let Some(d) = t.d_us {
             fields.push(format!("d_ms = {}", ms(d)));
         }
         if t.phase_us > 0 {
             fields.push(format!("phase_ms = {}", ms(t.phase_us)));
+        }
+        if matches!(set.scheduler, "fifo" | "rr") {
+            fields.push(format!("priority = {}", rtapp::schedlab_priority(t.priority)));
         }
         b.push_str(&format!("  {{ {} }},\n", fields.join(", ")));
     }

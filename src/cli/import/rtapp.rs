@@ -2,8 +2,10 @@
 //! everything that does not map exactly listed.
 //!
 //! A periodic rt-app thread does `run` C then waits on a `timer` of period T (or `sleep`s);
-//! its policy picks the set: SCHED_OTHER/BATCH/IDLE -> `other`, SCHED_FIFO/RR -> `fifo-rm`,
-//! SCHED_DEADLINE -> `deadline` (C, T, D from dl-runtime, dl-period, dl-deadline).
+//! its policy picks the set: SCHED_OTHER/BATCH/IDLE -> `other`, SCHED_FIFO -> `fifo` and
+//! SCHED_RR -> `rr` (each task at its rt-app priority; beside SCHED_FIFO threads, SCHED_RR ones
+//! join the `fifo` set), SCHED_DEADLINE -> `deadline` (C, T, D from dl-runtime, dl-period,
+//! dl-deadline).
 
 use super::json::Json;
 use schedlab_periodic::TaskParams;
@@ -29,9 +31,15 @@ pub fn rtapp_name(c: Class) -> String {
 pub fn scheduler(c: Class) -> &'static str {
     match c {
         Class::Other | Class::Batch | Class::Idle => "other",
-        Class::Fifo | Class::Rr => "fifo-rm",
+        Class::Fifo => "fifo",
+        Class::Rr => "rr",
         Class::Deadline => "deadline",
     }
+}
+
+/// An rt-app SCHED_FIFO/RR priority as a schedlab task's: 1 to 98 (99 is the engine's).
+pub fn schedlab_priority(p: i64) -> i64 {
+    p.clamp(1, schedlab_spec::MAX_WORKER_PRIORITY)
 }
 
 /// rt-app's default priority: a nice value for the fair classes, 10 for the RT ones.
@@ -90,7 +98,7 @@ pub struct Set {
 pub struct Imported {
     /// How long each set runs, s.
     pub duration_s: f64,
-    /// The sets, one per scheduler, in the order other, fifo-rm, deadline.
+    /// The sets, one per scheduler, in the order other, fifo, rr, deadline.
     pub sets: Vec<Set>,
     /// What could not be mapped exactly, one line each.
     pub unmapped: Vec<String>,
@@ -548,7 +556,7 @@ fn thread(
     };
     let prio = match scheduler(policy) {
         "other" => format!(" nice {priority}"),
-        "fifo-rm" => format!(" priority {priority}"),
+        "fifo" | "rr" => format!(" priority {priority}"),
         _ => String::new(),
     };
     let relative = p.timers.iter().any(|t| t.2 != "absolute");
@@ -578,8 +586,11 @@ fn thread(
 /// The tasks grouped into one set per scheduler, with each set's CPUs and work fraction.
 fn sets(tasks: Vec<Task>, unmapped: &mut Vec<String>) -> Vec<Set> {
     let mut out = Vec::new();
-    for sched in ["other", "fifo-rm", "deadline"] {
-        let mine: Vec<Task> = tasks.iter().filter(|t| scheduler(t.policy) == sched).cloned().collect();
+    // rt-app runs SCHED_FIFO and SCHED_RR threads together: one set keeps them together.
+    let with_fifo = tasks.iter().any(|t| t.policy == Class::Fifo);
+    let set_of = |t: &Task| if with_fifo && t.policy == Class::Rr { "fifo" } else { scheduler(t.policy) };
+    for sched in ["other", "fifo", "rr", "deadline"] {
+        let mine: Vec<Task> = tasks.iter().filter(|t| set_of(t) == sched).cloned().collect();
         if mine.is_empty() {
             continue;
         }
@@ -589,11 +600,23 @@ fn sets(tasks: Vec<Task>, unmapped: &mut Vec<String>) -> Vec<Set> {
                 Class::Batch | Class::Idle => {
                     unmapped.push(format!("{}: {} runs as SCHED_OTHER (schedlab's `other` set)", t.name, rtapp_name(t.policy)))
                 }
-                Class::Rr => unmapped.push(format!("{}: SCHED_RR runs as SCHED_FIFO (fifo-rm)", t.name)),
+                Class::Rr if sched == "fifo" => unmapped.push(format!(
+                    "{}: SCHED_RR runs as SCHED_FIFO, in the set of the SCHED_FIFO threads (a set has one class): no time slice among equal priorities",
+                    t.name
+                )),
                 _ => {}
             }
             if sched == "other" && t.priority != 0 {
                 unmapped.push(format!("{}: nice {} left out (an `other` set runs at nice 0)", t.name, t.priority));
+            }
+            if t.policy.is_rt() && schedlab_priority(t.priority) != t.priority {
+                unmapped.push(format!(
+                    "{}: {} priority {} becomes {} (schedlab's workers run at 1 to 98; 99 is its engine's)",
+                    t.name,
+                    rtapp_name(t.policy),
+                    t.priority,
+                    schedlab_priority(t.priority)
+                ));
             }
         }
         let (cpu, cpus) = placement(&mine, sched, unmapped);

@@ -28,7 +28,7 @@ fn run_then_timer_gives_c_and_t_and_each_policy_its_set() {
     assert_eq!(i.duration_s, 2.0);
     assert_eq!(i.sets.len(), 2);
     let (f, d) = (&i.sets[0], &i.sets[1]);
-    assert_eq!((f.scheduler, f.tasks.len(), f.cpu), ("fifo-rm", 1, Some(0)));
+    assert_eq!((f.scheduler, f.tasks.len(), f.cpu), ("fifo", 1, Some(0)));
     let t = &f.tasks[0];
     assert_eq!((t.c_us, t.t_us, t.d_us, t.policy, t.priority), (2000, 10000, None, Class::Fifo, 10));
     assert_eq!(f.work_fraction, 1.0, "rt-app's run is the whole job");
@@ -56,12 +56,12 @@ fn instances_become_several_tasks_and_a_shared_timer_is_listed() {
     let i = imp(r#"{ "tasks": { "w": { "instance": 3, "policy": "SCHED_RR", "priority": 20, "delay": 1500,
              "run": 1000, "timer": { "ref": "tick", "period": 8000 } } } }"#);
     let s = &i.sets[0];
-    assert_eq!(s.scheduler, "fifo-rm");
+    assert_eq!(s.scheduler, "rr", "SCHED_RR threads alone: a set of their own");
     let names: Vec<&str> = s.tasks.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["w[0]", "w[1]", "w[2]"]);
     assert!(s.tasks.iter().all(|t| (t.c_us, t.t_us, t.phase_us, t.priority) == (1000, 8000, 1500, 20)));
     assert!(has(&i, &["timer \"tick\" is shared by w[0], w[1], w[2]"]), "{:?}", i.unmapped);
-    assert!(has(&i, &["SCHED_RR runs as SCHED_FIFO"]), "{:?}", i.unmapped);
+    assert!(!has(&i, &["SCHED_RR runs as SCHED_FIFO"]), "{:?}", i.unmapped);
     assert!(has(&i, &["no cpus", "one CPU"]), "{:?}", i.unmapped);
 }
 
@@ -146,4 +146,18 @@ fn rt_app_policy_names_are_schedlab_classes() {
     }
     assert_eq!(parse_policy("SCHED_fifo"), None);
     assert_eq!(parse_policy("FIFO"), None);
+}
+
+#[test]
+fn rr_threads_beside_fifo_ones_join_their_set_and_priorities_past_98_are_listed() {
+    let i = imp(r#"{ "tasks": {
+             "f": { "policy": "SCHED_FIFO", "priority": 99, "run": 1000, "timer": { "ref": "unique", "period": 10000 } },
+             "r": { "policy": "SCHED_RR", "priority": 30, "run": 1000, "timer": { "ref": "unique", "period": 20000 } } } }"#);
+    assert_eq!(i.sets.len(), 1, "{:?}", i.sets);
+    let s = &i.sets[0];
+    assert_eq!(s.scheduler, "fifo");
+    let prios: Vec<(Class, i64)> = s.tasks.iter().map(|t| (t.policy, t.priority)).collect();
+    assert_eq!(prios, [(Class::Fifo, 99), (Class::Rr, 30)]);
+    assert!(has(&i, &["r: SCHED_RR runs as SCHED_FIFO, in the set of the SCHED_FIFO threads"]), "{:?}", i.unmapped);
+    assert!(has(&i, &["f: SCHED_FIFO priority 99 becomes 98"]), "{:?}", i.unmapped);
 }

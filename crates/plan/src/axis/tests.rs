@@ -35,10 +35,11 @@ fn periodic(g: &mut Group, scheduler: RtScheduler, utilisation: f64) {
         fill: false,
         scheduler,
         utilisation: Some(utilisation),
+        priorities: Vec::new(),
     };
     g.workload_name = "set".into();
     g.policy_name = scheduler.name().into();
-    g.workload = Workload::Periodic(p);
+    g.workload = Workload::Periodic(Box::new(p));
 }
 
 #[test]
