@@ -102,3 +102,27 @@ fn a_resumed_adaptive_run_continues_each_cell_from_its_stored_repetitions() {
     assert!(err.contains("0 of the 6 that every cell runs first to go, then each cell's decision"), "{err}");
     check_finished(&lab);
 }
+
+#[test]
+fn shards_of_an_adaptive_run_each_own_whole_cells_and_adapt_them() {
+    let lab = Lab::new();
+    let spec = lab.spec("a.toml", SPEC);
+    for k in ["0/2", "1/2"] {
+        lab.ok(&["run", spec.to_str().unwrap(), "--shard", k, "-q"]);
+    }
+    let conn = rusqlite::Connection::open_with_flags(lab.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let mut st =
+        conn.prepare("SELECT run_id, cell_id, count(*) FROM cells WHERE warmup = 0 GROUP BY run_id, cell_id ORDER BY cell_id").unwrap();
+    let rows: Vec<(i64, u32, i64)> = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect();
+    // Each cell in one shard only, with all its repetitions: stable at min, noisy at max.
+    assert_eq!(rows.iter().map(|r| (r.1, r.2)).collect::<Vec<_>>(), vec![(0, 3), (1, 8)], "{rows:?}");
+    assert_ne!(rows[0].0, rows[1].0, "the two cells went to different shards: {rows:?}");
+    let reached: Vec<(u32, i64, bool)> = conn
+        .prepare("SELECT cell_id, repetitions, reached FROM cell_repetitions ORDER BY cell_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(reached, vec![(0, 3, true), (1, 8, false)]);
+}
