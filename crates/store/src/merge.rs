@@ -2,6 +2,7 @@
 
 use crate::{DbError, RunRow, Shard, Store};
 use rusqlite::params;
+use schedlab_model::AdaptiveTarget;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -61,12 +62,29 @@ struct Terms {
     spec_hash: String,
     scale: f64,
     repetitions: Option<u64>,
+    adaptive: Option<AdaptiveTarget>,
     count: u32,
 }
 
+/// What a stored plan says about repetitions (the plan itself is `schedlab-plan`'s, above
+/// the store).
+#[derive(Debug, Default, serde::Deserialize)]
+struct PlanRepetitions {
+    #[serde(default)]
+    repetitions: Option<u64>,
+    #[serde(default)]
+    adaptive: Option<AdaptiveTarget>,
+}
+
 fn terms(r: &RunRow) -> Terms {
-    let repetitions = serde_json::from_str::<serde_json::Value>(&r.plan_json).ok().and_then(|v| v["repetitions"].as_u64());
-    Terms { spec_hash: r.spec_hash.clone(), scale: r.scale, repetitions, count: r.identity.shard.map(|s| s.count).unwrap_or(0) }
+    let p: PlanRepetitions = serde_json::from_str(&r.plan_json).unwrap_or_default();
+    Terms {
+        spec_hash: r.spec_hash.clone(),
+        scale: r.scale,
+        repetitions: p.repetitions,
+        adaptive: p.adaptive,
+        count: r.identity.shard.map(|s| s.count).unwrap_or(0),
+    }
 }
 
 impl Store {
@@ -209,6 +227,9 @@ fn differing(a: &Terms, b: &Terms) -> String {
     }
     if a.repetitions != b.repetitions {
         out.push(format!("repetitions ({:?} vs {:?})", a.repetitions, b.repetitions));
+    }
+    if a.adaptive != b.adaptive {
+        out.push(format!("adaptive repetitions ({:?} vs {:?})", a.adaptive, b.adaptive));
     }
     if a.count != b.count {
         out.push(format!("shard count ({} vs {})", a.count, b.count));
