@@ -21,6 +21,7 @@ mod old_database;
 mod report;
 mod rt;
 mod rtreport;
+mod scx;
 mod sim_rt_schedules;
 mod sim_schedules;
 mod simulate;

@@ -12,6 +12,7 @@ pub mod columns;
 pub mod detail;
 pub mod dispatch;
 pub mod jobs;
+pub mod sched_ext;
 pub mod sim_params;
 pub mod trace;
 
@@ -244,6 +245,10 @@ pub struct CellParams {
     /// The scheduler knobs the cell sweeps, by name, values as the cell key spells them.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub knobs: std::collections::BTreeMap<String, String>,
+    /// The `cpu_scheduler` of the cell as its key spells it (`eevdf`, `scx_bpfland`), if the
+    /// spec sweeps one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_scheduler: Option<String>,
 }
 
 /// One finished cell repetition with all its samples (the default: an empty repetition that
@@ -298,6 +303,10 @@ pub struct CellRecord {
     /// What the kernel's scheduler trace of this repetition says (traced cells only).
     #[serde(default)]
     pub trace: Option<trace::CellTrace>,
+    /// The sched_ext scheduler this repetition ran under and whether each worker was on it
+    /// (cells of the `cpu_scheduler` axis only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_ext: Option<sched_ext::SchedExtCell>,
     /// The kernel's capture of this repetition, kept for export (traced cells only; the
     /// store keeps it in its own table and `Store::cells` leaves it out).
     #[serde(skip)]
@@ -620,6 +629,10 @@ pub struct Environment {
     pub tool_version: String,
     /// Running as root / with CAP_SYS_NICE.
     pub cap_sys_nice: bool,
+    /// sched_ext when the run began: `absent` (no /sys/kernel/sched_ext), `disabled`, or
+    /// its state and root/ops (`enabled bpfland_1.1.4_...`); None for older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_ext: Option<String>,
 }
 
 #[cfg(test)]

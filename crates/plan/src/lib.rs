@@ -19,6 +19,7 @@ mod needs;
 mod plan;
 mod policy;
 mod rt;
+pub mod scx;
 mod workload;
 
 pub use device::*;
@@ -27,4 +28,5 @@ pub use needs::*;
 pub use plan::*;
 pub use policy::*;
 pub use rt::*;
+pub use scx::{CpuScheduler, ScxProgram};
 pub use workload::*;

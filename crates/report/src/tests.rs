@@ -21,6 +21,7 @@ fn fixture() -> Vec<CellRecord> {
                     groups: Vec::new(),
                     iosched: None,
                     knobs: Default::default(),
+                    cpu_scheduler: None,
                 },
                 rep,
                 warmup: false,
@@ -56,6 +57,7 @@ fn fixture() -> Vec<CellRecord> {
                 cpu_dma_latency_us: None,
                 knobs: Default::default(),
                 trace: None,
+                sched_ext: None,
                 raw_trace: None,
             });
         }

@@ -165,6 +165,7 @@ pub fn environment(root: &Root) -> Environment {
         cgroup: cgroup_layout(root),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         cap_sys_nice: capabilities(root).sys_nice,
+        sched_ext: Some(crate::scx::summary(root)),
     }
 }
 

@@ -16,6 +16,7 @@ pub mod limits;
 pub mod pmqos;
 pub mod procfs;
 pub mod sched;
+pub mod scx;
 pub mod spawn;
 
 use std::path::{Path, PathBuf};
