@@ -28,6 +28,7 @@ apt_install() {
   [ -e /usr/include/libelf.h ] || need+=(libelf-dev)
   [ -e /usr/include/zlib.h ] || need+=(zlib1g-dev)
   command -v busybox >/dev/null || need+=(busybox-static)
+  command -v depmod >/dev/null || [ -x /sbin/depmod ] || need+=(kmod)  # virtme-ng indexes the unpacked modules
   if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]}"
     DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${need[@]}" >/dev/null
@@ -102,7 +103,41 @@ provision() {
   provision_scx
 }
 
+# Builds the integration tests here, boots the guest on them (TCG: no KVM needed) and
+# brings back their output and exit status through $OUT.
+run() {
+  provision
+  local ver kdir bin
+  ver=$(readlink "$CACHE/kernel/current")
+  kdir="$CACHE/kernel/$ver/usr/lib/modules/$ver"
+  # scx_bpfland reads the running kernel's config from /boot/config-$(uname -r).
+  mkdir -p "$CACHE/boot"
+  cp "$kdir/config" "$CACHE/boot/config-$ver"
+  bin=$(cargo test --test tests --no-run --message-format=json 2>/dev/null \
+    | python3 -c 'import json,sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "tests"][-1])')
+  cargo build -q
+  rm -rf "$OUT" && mkdir -p "$OUT"
+  cat >"$OUT/inside.sh" <<INSIDE
+export SCHEDLAB_SCX_GUEST=1 PATH="$CACHE/cargo/bin:\$PATH" RUST_BACKTRACE=1
+cd "$PWD"
+uname -r >"$OUT/kernel"
+"$bin" scx:: --test-threads=1 --nocapture >"$OUT/tests.log" 2>&1
+echo \$? >"$OUT/status"
+INSIDE
+  log "booting $ver under TCG (no KVM)"
+  PATH="$CACHE/venv/bin:$PATH:/usr/sbin:/sbin" timeout "${SCX_GUEST_TIMEOUT:-1800}" vng --run "$kdir/vmlinuz" --disable-kvm \
+    --cpus 2 --memory 2G --rwdir "$PWD/$OUT" --rodir "/boot=$CACHE/boot" --exec "sh $PWD/$OUT/inside.sh" >"$OUT/guest.log" 2>&1 || true
+  cat "$OUT/tests.log" 2>/dev/null || { log "the guest ran no tests:"; tail -30 "$OUT/guest.log"; exit 1; }
+  [ "$(cat "$OUT/status" 2>/dev/null)" = 0 ] || { log "sched_ext tests failed in the guest ($(cat "$OUT/kernel" 2>/dev/null))"; exit 1; }
+  # A test that skipped would pass here without proving anything.
+  if grep -q '^SKIPPED scx.*in_a_sched_ext_guest\|SKIPPED .*SCHEDLAB_SCX_GUEST\|SKIPPED .*scx_bpfland' "$OUT/tests.log"; then
+    log "a guest test skipped"; exit 1
+  fi
+  log "sched_ext tests passed in the guest ($(cat "$OUT/kernel"))"
+}
+
 case "${1:-run}" in
   provision) provision ;;
+  run) run ;;
   *) echo "usage: $0 [provision|run]" >&2; exit 2 ;;
 esac
