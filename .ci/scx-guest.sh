@@ -121,7 +121,7 @@ run() {
 export SCHEDLAB_SCX_GUEST=1 PATH="$CACHE/cargo/bin:\$PATH" RUST_BACKTRACE=1
 cd "$PWD"
 uname -r >"$OUT/kernel"
-"$bin" scx:: --test-threads=1 --nocapture >"$OUT/tests.log" 2>&1
+"$bin" ${SCX_TESTS:-scx::} --test-threads=1 --nocapture >"$OUT/tests.log" 2>&1
 echo \$? >"$OUT/status"
 INSIDE
   log "booting $ver under TCG (no KVM)"
@@ -130,7 +130,7 @@ INSIDE
   cat "$OUT/tests.log" 2>/dev/null || { log "the guest ran no tests:"; tail -30 "$OUT/guest.log"; exit 1; }
   [ "$(cat "$OUT/status" 2>/dev/null)" = 0 ] || { log "sched_ext tests failed in the guest ($(cat "$OUT/kernel" 2>/dev/null))"; exit 1; }
   # A test that skipped would pass here without proving anything.
-  if grep -q '^SKIPPED scx.*in_a_sched_ext_guest\|SKIPPED .*SCHEDLAB_SCX_GUEST\|SKIPPED .*scx_bpfland' "$OUT/tests.log"; then
+  if grep '^SKIPPED' "$OUT/tests.log" | grep -vq 'this kernel has sched_ext'; then
     log "a guest test skipped"; exit 1
   fi
   log "sched_ext tests passed in the guest ($(cat "$OUT/kernel"))"

@@ -137,8 +137,8 @@ fn in_a_sched_ext_guest_the_example_stores_eevdf_and_scx_cells_with_every_worker
         std::fs::read_to_string(example()).unwrap().replace(", \"scx:scx_lavd\"", "").replace("processes = [10, 50]", "processes = [3]");
     let spec = lab.spec("scx.toml", &text);
     let out = lab.run(&["run", spec.to_str().unwrap(), "--scale", "0.005", "--repetitions", "1", "-q"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let cells = stored(&lab);
+    assert!(out.status.success(), "{}\n{cells:#?}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(cells.len(), 8, "2 schedulers x 2 workloads x with and without the periodic set");
     for (sched, status, message, seen) in &cells {
         assert_eq!(status, "ok", "{sched}: {message}");

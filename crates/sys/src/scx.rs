@@ -103,6 +103,22 @@ pub fn wait_for(path: &Path, want: &str, within: Duration, mut give_up: impl FnM
     }
 }
 
+/// Polls the number in `path` every 20 ms until it differs from `before` (a file that was
+/// missing counts as changed once it holds a number), or `within` passes.
+pub fn wait_for_change(path: &Path, before: Option<u64>, within: Duration) -> Result<u64, String> {
+    let end = Instant::now() + within;
+    loop {
+        let now: Option<u64> = std::fs::read_to_string(path).ok().and_then(|s| s.trim().parse().ok());
+        if let Some(n) = now.filter(|n| Some(*n) != before) {
+            return Ok(n);
+        }
+        if Instant::now() >= end {
+            return Err(format!("{} stayed at {now:?} for {:.0} s", path.display(), within.as_secs_f64()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// `ext.enabled` of /proc/PID/sched: whether the task is on sched_ext (None: no such line,
 /// or the task is gone).
 pub fn ext_enabled(root: &Root, pid: i32) -> Option<bool> {

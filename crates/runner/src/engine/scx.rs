@@ -51,6 +51,7 @@ pub(crate) fn prepare(root: &Root, dir: &Path, journal: &mut Journal, s: &CpuSch
 fn start(root: &Root, dir: &Path, journal: &mut Journal, p: &ScxProgram) -> Result<Loaded, String> {
     let program = scx::find_program(&p.program).map_err(|e| format!("the sched_ext scheduler {}: {e}", p.name()))?;
     let kmsg = KmsgTail::open(root).ok();
+    let seq_before = scx::enable_seq(root);
     let log = dir.join("scheduler.log");
     let out = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
     let err = out.try_clone().map_err(|e| e.to_string())?;
@@ -86,6 +87,12 @@ fn start(root: &Root, dir: &Path, journal: &mut Journal, p: &ScxProgram) -> Resu
     });
     if let Err(why) = waited {
         return Err(loaded.failure(&format!("the sched_ext scheduler {} did not load: {why}", p.name())));
+    }
+    // The kernel counts a load in enable_seq only after the state reads `enabled`: taken
+    // earlier, it would change under the cell and fail it.
+    let counted = scx::wait_for_change(&root.path(&format!("{}/enable_seq", scx::SYSFS)), seq_before, LOAD_TIMEOUT);
+    if let Err(why) = counted {
+        return Err(loaded.failure(&format!("the sched_ext scheduler {} loaded, but {why}", p.name())));
     }
     loaded.record.load_s = t0.elapsed().as_secs_f64();
     let ops = scx::ops(root).unwrap_or_default();
@@ -124,7 +131,7 @@ impl Loaded {
     /// sched_ext since it started.
     fn failure(&mut self, what: &str) -> String {
         let mut msg = what.to_string();
-        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let log = strip_ansi(&std::fs::read_to_string(&self.log).unwrap_or_default());
         let lines: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).collect();
         if !lines.is_empty() {
             msg.push_str(&format!("; its last output: {}", lines[lines.len().saturating_sub(TAIL_LINES)..].join(" | ")));
@@ -174,6 +181,25 @@ impl Drop for Loaded {
     fn drop(&mut self) {
         let _ = self.stop();
     }
+}
+
+/// `text` without terminal colour sequences (`ESC [ ... m`), which scx schedulers log with.
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // Up to and including the sequence's final letter.
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Every worker's `ext.enabled`, in spawn (sample) order.

@@ -17,8 +17,10 @@ if [ "$2" = broken ]; then echo "fake: libbpf: failed to load: no BTF"; exit 1; 
 if [ "$2" = stubborn ]; then trap '' INT; else trap 'echo disabled > "$S/state"; : > "$S/root/ops"; exit 0' INT; fi
 echo "fake: running"
 echo fake_0.1_x86_64 > "$S/root/ops"
-echo $(( $(cat "$S/enable_seq") + 1 )) > "$S/enable_seq"
 echo enabled > "$S/state"
+# As the kernel does: the load is counted after the state reads enabled.
+sleep 0.2
+echo $(( $(cat "$S/enable_seq") + 1 )) > "$S/enable_seq"
 while :; do sleep 0.02; done
 "#;
 
@@ -125,6 +127,23 @@ fn a_sched_ext_scheduler_is_journaled_then_loaded_as_root_ops_names_it_and_stopp
     assert!(!l.record.killed && l.record.stop_s.is_some());
     assert!(gone(f.pid()), "stopped and reaped");
     assert!(j.close().is_empty(), "the journal's undo finds nothing left to stop");
+}
+
+#[test]
+fn enable_seq_is_taken_once_the_kernel_counted_the_load_not_when_the_state_reads_enabled() {
+    let f = Fake::new("seq");
+    let mut j = f.journal();
+    let mut l = f.load("polite", &mut j);
+    assert_eq!(l.record.enable_seq, Some(1));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(l.lost(), None, "the count taken at the load does not change under the cell");
+    l.stop().unwrap();
+    assert!(j.close().is_empty());
+}
+
+#[test]
+fn the_scheduler_logs_colours_are_left_out_of_a_failure() {
+    assert_eq!(strip_ansi("00:06:56 \u{1b}[0m\u{1b}[34m[INFO] \u{1b}[0mscheduler options"), "00:06:56 [INFO] scheduler options");
 }
 
 #[test]
