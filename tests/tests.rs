@@ -24,6 +24,7 @@ mod report;
 mod rt;
 mod rtreport;
 mod run_output;
+mod scx;
 mod sim_rt_schedules;
 mod sim_schedules;
 mod simulate;

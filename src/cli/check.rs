@@ -173,6 +173,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let cpus_ok = spec.check_cpus(&schedlab_sys::cpus::online(&Root::default())).and(spec.check_paths(a.dir.is_some()));
     let limits_ok = super::machine::check_limits(&spec, &Root::default());
     let knobs_ok = super::machine::check_knobs(&spec, &Root::default());
+    let scx_ok = super::machine::check_scx(&spec, &Root::default());
     if let Ok(facts) = &knobs_ok {
         for (name, now) in super::machine::knobs_before(facts) {
             let held = plan.knobs.get(&name).map(|v| format!("held at {} for the run", v.label()));
@@ -190,7 +191,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         println!("{}{line}", if warning { "warning: " } else { "" });
     }
     // In the order `run` refuses them: privileges, CPUs, limits, then the device.
-    allowed.and(cpus_ok).and(limits_ok).and(knobs_ok.map(|_| ())).map_err(|e| bad_input(e.to_string()))?;
+    allowed.and(cpus_ok).and(limits_ok).and(scx_ok).and(knobs_ok.map(|_| ())).map_err(|e| bad_input(e.to_string()))?;
     if let Some(line) = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())? {
         println!("{line}");
     }

@@ -49,6 +49,22 @@ fn policies(caps: &schedlab_spec::Capabilities) -> Vec<String> {
     out
 }
 
+/// sched_ext for `env --json`: present, its state and the scheduler loaded.
+fn scx_json(root: &Root) -> serde_json::Value {
+    let s = schedlab_sys::scx::facts(root, &[]);
+    serde_json::json!({ "available": s.available, "state": s.available.then_some(s.state), "loaded": s.ops })
+}
+
+/// sched_ext for `env`: whether a `cpu_scheduler = ["scx:NAME"]` cell can run here.
+fn scx_line(root: &Root) -> String {
+    let s = schedlab_sys::scx::facts(root, &[]);
+    match (s.available, s.ops) {
+        (false, _) => "no: /sys/kernel/sched_ext is absent (Linux 6.12+ with CONFIG_SCHED_CLASS_EXT); only cpu_scheduler = eevdf".into(),
+        (true, Some(ops)) => format!("yes, but {ops} is loaded (state {}): a run refuses scx cells until it is stopped", s.state),
+        (true, None) => format!("yes (state {}){}", s.state, if s.may_load { "" } else { "; loading a scheduler needs root" }),
+    }
+}
+
 /// Runs `schedlab env`.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let root = Root::default();
@@ -88,6 +104,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "rt_throttling": env::rt_throttled(&e),
             "cpu_dma_latency_us": dma.as_ref().ok(),
             "cpu_dma_latency_holdable": caps.cpu_dma_latency,
+            "sched_ext": scx_json(&root),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
@@ -143,6 +160,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         num(lim.user_tasks)
     );
     println!("RLIMIT_NOFILE    {}", nofile);
+    println!("sched_ext        {}", scx_line(&root));
     println!("MemAvailable     {} MiB", lim.mem_available_kib.map(|k| (k / 1024).to_string()).unwrap_or_else(|| "unknown".into()));
     println!(
         "RT throttling    {} (sched_rt_runtime_us {} / sched_rt_period_us {})",

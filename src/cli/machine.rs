@@ -19,6 +19,12 @@ pub fn check_knobs(spec: &Spec, root: &Root) -> Result<schedlab_spec::KnobFacts,
     Ok(facts)
 }
 
+/// The plan's sched_ext schedulers against this kernel (sched_ext present, nothing loaded
+/// already, root, each program found).
+pub fn check_scx(spec: &Spec, root: &Root) -> Result<(), SpecError> {
+    spec.check_scx(&schedlab_sys::scx::facts(root, &spec.plan.scx_programs()))
+}
+
 /// The knobs' values before the run, by name, as the facts read them.
 pub fn knobs_before(facts: &schedlab_spec::KnobFacts) -> std::collections::BTreeMap<String, String> {
     facts
@@ -35,6 +41,7 @@ pub fn knobs_before(facts: &schedlab_spec::KnobFacts) -> std::collections::BTree
 /// another user, say), which would otherwise fail only after the run was recorded.
 pub fn check_run(spec: &Spec, root: &Root) -> anyhow::Result<()> {
     check_limits(spec, root).map_err(|e| bad_input(e.to_string()))?;
+    check_scx(spec, root).map_err(|e| bad_input(e.to_string()))?;
     check_trace(spec, root)?;
     let state = schedlab_sys::journal::state_dir();
     if let Ok(m) = std::fs::symlink_metadata(&state) {

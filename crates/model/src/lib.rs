@@ -14,6 +14,7 @@ pub mod detail;
 pub mod dispatch;
 pub mod jobs;
 pub mod machine;
+pub mod sched_ext;
 pub mod sim_params;
 pub mod trace;
 
@@ -252,6 +253,10 @@ pub struct CellParams {
     /// fixed repetitions, and while the cell is still repeating).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repetitions: Option<RepetitionOutcome>,
+    /// The `cpu_scheduler` of the cell as its key spells it (`eevdf`, `scx_bpfland`), if the
+    /// spec sweeps one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_scheduler: Option<String>,
 }
 
 /// One finished cell repetition with all its samples (the default: an empty repetition that
@@ -306,6 +311,10 @@ pub struct CellRecord {
     /// What the kernel's scheduler trace of this repetition says (traced cells only).
     #[serde(default)]
     pub trace: Option<trace::CellTrace>,
+    /// The sched_ext scheduler this repetition ran under and whether each worker was on it
+    /// (cells of the `cpu_scheduler` axis only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_ext: Option<sched_ext::SchedExtCell>,
     /// The kernel's capture of this repetition, kept for export (traced cells only; the
     /// store keeps it in its own table and `Store::cells` leaves it out).
     #[serde(skip)]
@@ -632,6 +641,10 @@ pub struct Environment {
     /// before they were kept).
     #[serde(default)]
     pub machine: Machine,
+    /// sched_ext when the run began: `absent` (no /sys/kernel/sched_ext), `disabled`, or
+    /// its state and root/ops (`enabled bpfland_1.1.4_...`); None for older runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_ext: Option<String>,
 }
 
 #[cfg(test)]

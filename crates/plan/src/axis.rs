@@ -86,6 +86,8 @@ pub enum AxisValue {
     Cpus(Vec<u32>),
     /// An I/O scheduler with its tunables.
     Io(IoSetting),
+    /// The kernel's scheduler or a sched_ext one.
+    CpuScheduler(crate::CpuScheduler),
 }
 
 impl AxisValue {
@@ -99,6 +101,7 @@ impl AxisValue {
             AxisValue::CpuMax((quota, period)) => format!("{quota}:{period}"),
             AxisValue::Cpus(c) => crate::cpulist::format(c),
             AxisValue::Io(s) => s.name.clone(),
+            AxisValue::CpuScheduler(s) => s.label(),
         }
     }
 }
@@ -234,9 +237,21 @@ pub const IOSCHED: Axis = Axis {
     stored: |c, _| c.params.iosched.clone(),
 };
 
+/// `cpu_scheduler`: the kernel's own scheduler (`eevdf`) or a sched_ext scheduler program
+/// loaded for the cell (`scx:NAME`).
+pub const CPU_SCHEDULER: Axis = Axis {
+    name: "cpu_scheduler",
+    scope: Scope::Cell,
+    key: KeyForm::Tagged,
+    cgroup: false,
+    header: "policy",
+    stored: |c, _| c.params.cpu_scheduler.clone(),
+};
+
 /// Every axis, in the order cells are numbered: cell axes vary slowest, then each group's
 /// axes in this order (the last varies fastest); other groups' keys list their axes in it.
 pub const AXES: &[&Axis] = &[
+    &CPU_SCHEDULER,
     &IOSCHED,
     &WORKLOAD,
     &POLICY,

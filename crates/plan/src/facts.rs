@@ -2,6 +2,25 @@
 //! anything is changed: what this process may do, its limits on tasks and memory, and the
 //! experiment device.
 
+/// sched_ext on this machine, as a spec with a `cpu_scheduler` axis is checked against
+/// it before a run loads a scheduler (`schedlab-sys` reads it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScxFacts {
+    /// `/sys/kernel/sched_ext` exists: the kernel was built with CONFIG_SCHED_CLASS_EXT.
+    pub available: bool,
+    /// Its `state` (`disabled`, `enabled`, `enabling`, `disabling`), empty when absent.
+    pub state: String,
+    /// `root/ops` while a scheduler is loaded.
+    pub ops: Option<String>,
+    /// This process may load a BPF scheduler (root: CAP_SYS_ADMIN and CAP_BPF).
+    pub may_load: bool,
+    /// The running kernel's release, for messages.
+    pub kernel: String,
+    /// Each scheduler program the plan names, as found on PATH or by path: its absolute
+    /// path, or why it cannot be run.
+    pub programs: Vec<(String, Result<std::path::PathBuf, String>)>,
+}
+
 /// What this process is allowed to do, as far as the spec is concerned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Capabilities {

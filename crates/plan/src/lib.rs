@@ -19,6 +19,7 @@ mod needs;
 mod plan;
 mod policy;
 mod rt;
+pub mod scx;
 mod shard;
 mod workload;
 
@@ -29,5 +30,6 @@ pub use plan::*;
 pub use policy::*;
 pub use rt::*;
 pub use schedlab_model::AdaptiveTarget;
+pub use scx::{CpuScheduler, ScxProgram};
 pub use shard::*;
 pub use workload::*;

@@ -127,6 +127,10 @@ pub struct Cell {
     /// The scheduler knobs this cell sets (from `[matrix.knobs]`), by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub knobs: Knobs,
+    /// Who schedules the cell's tasks (from the `cpu_scheduler` axis; None: not swept, the
+    /// kernel's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_scheduler: Option<crate::CpuScheduler>,
 }
 
 impl Cell {
@@ -162,7 +166,13 @@ impl Cell {
             iosched: self.io.as_ref().map(|i| i.name.clone()),
             knobs: self.knobs.iter().map(|(k, v)| (k.clone(), v.label())).collect(),
             repetitions: None,
+            cpu_scheduler: self.cpu_scheduler.as_ref().map(crate::CpuScheduler::label),
         }
+    }
+
+    /// The sched_ext scheduler this cell runs under, if any.
+    pub fn scx(&self) -> Option<&crate::ScxProgram> {
+        self.cpu_scheduler.as_ref().and_then(crate::CpuScheduler::scx)
     }
 
     /// True if any group needs a cgroup; then every group of the cell gets one, so
@@ -286,6 +296,17 @@ impl Default for DmaLatency {
 }
 
 impl Plan {
+    /// Every sched_ext scheduler program the plan's cells name, once each.
+    pub fn scx_programs(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for p in self.cells.iter().filter_map(Cell::scx) {
+            if !out.contains(&p.program) {
+                out.push(p.program.clone());
+            }
+        }
+        out
+    }
+
     /// Every knob the plan names (fixed or swept in any cell), by name.
     pub fn knob_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.knobs.keys().chain(self.cells.iter().flat_map(|c| c.knobs.keys())).cloned().collect();

@@ -103,14 +103,15 @@ pub(crate) fn varying<const N: usize>(columns: &[[String; N]]) -> Vec<usize> {
 /// Row names for cells shown together, as (workload, policy): the workload (with its I/O
 /// scheduler setting when `iosched`) and the groups it competes with (`hash vs 8 bg`), the
 /// policy with the primary group's affinity and cgroup (`other, spread, weight 200`) and the
-/// scheduler knobs the cell sweeps (`rr prio 98, sched_rr_timeslice_ms=5`), each setting
+/// scheduler knobs the cell sweeps (`rr prio 98, sched_rr_timeslice_ms=5`) and its CPU
+/// scheduler (`other, scx_bpfland`), each setting
 /// only when the cells differ in it, so that no two rows of different cells read alike.
 pub fn rows(cells: &[&CellParams], iosched: bool) -> Vec<(String, String)> {
-    let settings: Vec<[String; 4]> = cells
+    let settings: Vec<[String; 5]> = cells
         .iter()
         .map(|p| {
             let [aff, cg] = placement(p);
-            [aff, cg, others(p), knobs(p)]
+            [aff, cg, others(p), knobs(p), p.cpu_scheduler.clone().unwrap_or_default()]
         })
         .collect();
     let shown = varying(&settings);
@@ -126,7 +127,7 @@ pub fn rows(cells: &[&CellParams], iosched: bool) -> Vec<(String, String)> {
                 workload.push_str(&format!(" vs {}", s[2]));
             }
             let mut pol = policy(p);
-            for i in shown.iter().filter(|&&i| i < 2 || i == 3) {
+            for i in shown.iter().filter(|&&i| i != 2) {
                 pol.push_str(&format!(", {}", s[*i]));
             }
             (workload, pol)
@@ -176,6 +177,20 @@ mod tests {
         assert_eq!(rows(&refs, true), vec![("hash".to_string(), "other".to_string()); 2]);
         let pa3 = CellParams { workload: "cpu".into(), policy: "fifo".into(), class: "fifo".into(), priority: 98, ..Default::default() };
         assert_eq!(rows(&[&pa3], true), vec![("cpu".to_string(), "fifo prio 98".to_string())]);
+    }
+
+    #[test]
+    fn rows_name_the_cpu_scheduler_where_cells_differ_in_it() {
+        let under = |s: &str| CellParams {
+            workload: "cpu".into(),
+            policy: "other".into(),
+            class: "other".into(),
+            cpu_scheduler: Some(s.into()),
+            ..Default::default()
+        };
+        let (a, b) = (under("eevdf"), under("scx_bpfland"));
+        assert_eq!(rows(&[&a, &b], false), [("cpu".into(), "other, eevdf".into()), ("cpu".into(), "other, scx_bpfland".into())]);
+        assert_eq!(rows(&[&b, &b], false)[0].1, "other", "the same scheduler everywhere is not named");
     }
 
     #[test]

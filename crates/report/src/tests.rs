@@ -29,6 +29,7 @@ fn fixture() -> Vec<CellRecord> {
                         half_width_pct: Some(12.5),
                         target: schedlab_model::AdaptiveTarget { min: 2, max: 2, ci_pct: 5.0 },
                     }),
+                    cpu_scheduler: None,
                 },
                 rep,
                 warmup: false,
@@ -64,6 +65,7 @@ fn fixture() -> Vec<CellRecord> {
                 cpu_dma_latency_us: None,
                 knobs: Default::default(),
                 trace: None,
+                sched_ext: None,
                 raw_trace: None,
             });
         }

@@ -35,13 +35,21 @@ fn plan(dir: &Path) -> Plan {
         scale: 1.0,
         device: None,
         cells: vec![
-            Cell { index: 0, key: "pi/other/n2".into(), groups: vec![group("main", 2, false)], io: None, knobs: Default::default() },
+            Cell {
+                index: 0,
+                key: "pi/other/n2".into(),
+                groups: vec![group("main", 2, false)],
+                io: None,
+                knobs: Default::default(),
+                cpu_scheduler: None,
+            },
             Cell {
                 index: 1,
                 key: "pi/other/n1+bg".into(),
                 groups: vec![group("main", 1, false), group("bg", 1, true)],
                 io: None,
                 knobs: Default::default(),
+                cpu_scheduler: None,
             },
         ],
         cpu_dma_latency: Default::default(),

@@ -297,9 +297,22 @@ mod tests {
 
     /// Two cells: `a` with one group of 2 workers, `b` with groups `x` (1) and `y` (2).
     fn two_cells(repetitions: u32) -> Plan {
-        let a = Cell { index: 0, key: "a".into(), groups: vec![group("main", 100, 2)], io: None, knobs: Default::default() };
-        let b =
-            Cell { index: 1, key: "b".into(), groups: vec![group("x", 100, 1), group("y", 200, 2)], io: None, knobs: Default::default() };
+        let a = Cell {
+            index: 0,
+            key: "a".into(),
+            groups: vec![group("main", 100, 2)],
+            io: None,
+            knobs: Default::default(),
+            cpu_scheduler: None,
+        };
+        let b = Cell {
+            index: 1,
+            key: "b".into(),
+            groups: vec![group("x", 100, 1), group("y", 200, 2)],
+            io: None,
+            knobs: Default::default(),
+            cpu_scheduler: None,
+        };
         plan(vec![a, b], repetitions)
     }
 

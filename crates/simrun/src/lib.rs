@@ -26,7 +26,7 @@
 //!     cgroup: CgroupSpec::default(),
 //!     background: false,
 //! };
-//! let cell = Cell { index: 0, key: "pi/fifo/n4".into(), groups: vec![group], io: None, knobs: Default::default() };
+//! let cell = Cell { index: 0, key: "pi/fifo/n4".into(), groups: vec![group], io: None, knobs: Default::default(), cpu_scheduler: None };
 //! let mut plan = Plan {
 //!     name: "x".into(),
 //!     description: None,

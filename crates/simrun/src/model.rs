@@ -142,6 +142,12 @@ pub fn unsupported(cell: &Cell, p: &Params) -> Option<Unsupported> {
 /// instead of its workload's amount at the model's rate; only CPU work takes one.
 pub fn cell_input(cell: &Cell, p: &Params, demand: Option<&[Time]>, horizon: Time, trace: bool) -> Result<CellInput, Unsupported> {
     let refuse = |reason: String| Unsupported { key: cell.key.clone(), reason };
+    if let Some(p) = cell.scx() {
+        return Err(refuse(format!(
+            "it runs under the sched_ext scheduler {}, and the simulator models no BPF scheduler (only the kernel's own classes)",
+            p.name()
+        )));
+    }
     if let Some(why) = cell.groups.iter().find_map(group_limit) {
         return Err(refuse(why));
     }

@@ -45,6 +45,7 @@ pub fn failed(cell: &Cell, message: String) -> CellRecord {
         cpu_dma_latency_us: None,
         knobs: Default::default(),
         trace: None,
+        sched_ext: None,
         raw_trace: None,
     }
 }

@@ -6,7 +6,7 @@ use crate::error::SpecError;
 use crate::raw::{RawList, RawValue};
 use crate::validate::{check_workload_name, cpu_list, scheduler_name, Ctx, GroupDef, Locations};
 use schedlab_plan::axis::{self, Axis, AxisValue};
-use schedlab_plan::{Affinity, Class, IoSetting, Policy, Workload, MAX_SLICE_US, MAX_WORKER_PRIORITY, MIN_SLICE_US};
+use schedlab_plan::{Affinity, Class, CpuScheduler, IoSetting, Policy, Workload, MAX_SLICE_US, MAX_WORKER_PRIORITY, MIN_SLICE_US};
 use serde_spanned::Spanned;
 use std::collections::BTreeMap;
 
@@ -39,6 +39,7 @@ pub(crate) struct Check<'a> {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CellDef {
     pub(crate) io: Option<IoSetting>,
+    pub(crate) cpu_scheduler: Option<CpuScheduler>,
 }
 
 /// What a value of an axis sets.
@@ -143,6 +144,15 @@ pub(crate) static SPEC_AXES: &[SpecAxis] = &[
         apply: Apply::Cell(|c, v| match v {
             AxisValue::Io(s) => c.io = Some(s),
             v => unreachable!("iosched holds {v:?}"),
+        }),
+    },
+    SpecAxis {
+        axis: &axis::CPU_SCHEDULER,
+        parse: cpu_scheduler,
+        list: schedulers,
+        apply: Apply::Cell(|c, v| match v {
+            AxisValue::CpuScheduler(s) => c.cpu_scheduler = Some(s),
+            v => unreachable!("cpu_scheduler holds {v:?}"),
         }),
     },
 ];
@@ -254,6 +264,45 @@ fn iosched(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecError> 
     };
     ck.locs.iosched.push((setting.scheduler.clone(), s.span()));
     Ok(AxisValue::Io(setting))
+}
+
+/// `"eevdf"`, `"scx:NAME[:ARGS]"` or `{ scx = "NAME", args = ["..", ..] }`.
+fn cpu_scheduler(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecError> {
+    let v = toml(v);
+    let parsed = match v.get_ref() {
+        toml::Value::String(s) => CpuScheduler::parse(s),
+        toml::Value::Table(t) => scx_table(t),
+        other => Err(format!(
+            "a cpu_scheduler is a string (\"eevdf\", \"scx:NAME\") or a table {{ scx = \"NAME\", args = [..] }}, got a {}",
+            other.type_str()
+        )),
+    };
+    let mut s = parsed.or_else(|msg| ck.cx.err(v.span(), msg))?;
+    if let CpuScheduler::Scx(p) = &mut s {
+        if p.program.contains('/') {
+            p.program = crate::paths::resolve(ck.cx.base, &p.program).to_string_lossy().into_owned();
+        }
+    }
+    ck.locs.cpu_schedulers.push((s.label(), v.span()));
+    Ok(AxisValue::CpuScheduler(s))
+}
+
+fn scx_table(t: &toml::Table) -> Result<CpuScheduler, String> {
+    if let Some(k) = t.keys().find(|k| !["scx", "args"].contains(&k.as_str())) {
+        return Err(format!("unknown key `{k}` in a cpu_scheduler table: it takes `scx` (the program) and `args`"));
+    }
+    let program = t
+        .get("scx")
+        .and_then(toml::Value::as_str)
+        .ok_or("a cpu_scheduler table needs `scx = \"NAME\"`, the program (on PATH or a path)")?;
+    let args = match t.get("args") {
+        None => Vec::new(),
+        Some(a) => a
+            .as_array()
+            .and_then(|a| a.iter().map(|x| x.as_str().map(str::to_string)).collect::<Option<Vec<_>>>())
+            .ok_or("`args` of a cpu_scheduler is an array of strings")?,
+    };
+    schedlab_plan::ScxProgram::new(program, args).map(CpuScheduler::Scx)
 }
 
 fn affinity(cx: &Ctx, v: &Spanned<toml::Value>, locs: &mut Locations) -> Result<Affinity, SpecError> {

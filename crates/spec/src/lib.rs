@@ -16,6 +16,7 @@ mod locate;
 mod paths;
 mod periodic_check;
 mod raw;
+mod scx_check;
 mod syntax;
 mod validate;
 
@@ -118,6 +119,12 @@ impl Spec {
     /// disabled or weakened without `allow_rt_unthrottled = true`; errors point at the knob.
     pub fn check_knobs(&self, facts: &KnobFacts) -> Result<(), SpecError> {
         knobs::check(&self.plan, &self.locations, &self.text, facts)
+    }
+
+    /// Checks the plan's sched_ext schedulers against the machine (a kernel with sched_ext,
+    /// none loaded already, root, each program found); errors point at the scheduler.
+    pub fn check_scx(&self, facts: &ScxFacts) -> Result<(), SpecError> {
+        scx_check::check(&self.plan, &self.locations, &self.text, facts)
     }
 
     /// Checks that every CPU named in an affinity or cpuset is online here.

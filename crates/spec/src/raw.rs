@@ -261,6 +261,7 @@ axis_keys! {
     }
     cell {
         iosched: String,
+        cpu_scheduler: toml::Value,
     }
 }
 

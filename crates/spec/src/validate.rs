@@ -52,6 +52,8 @@ pub struct Locations {
     pub matrix: Location,
     /// Every knob of `[knobs]` and `[matrix.knobs]`, with its key and values.
     pub knobs: Vec<crate::knobs::KnobAt>,
+    /// Each `cpu_scheduler` value's label with its span, for the sched_ext checks.
+    pub cpu_schedulers: Vec<(String, Location)>,
 }
 
 const DEFAULT_PI_ITERATIONS: i64 = 100_000_000;
@@ -268,8 +270,27 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         }
         groups.sort_by_key(|g| g.background);
         let key = axis::cell_key(key_parts, &cell_tags);
+        if let Some(scx) = cell.cpu_scheduler.as_ref().and_then(CpuScheduler::scx) {
+            if let Some(why) = scx_mix(&groups) {
+                let span = ck.locs.cpu_schedulers.iter().find(|(l, _)| *l == scx.label()).map_or(matrix_span.clone(), |(_, s)| s.clone());
+                return cx.err(
+                    span,
+                    format!(
+                        "cell {key}: {why}, which sched_ext does not schedule (it takes only SCHED_OTHER, BATCH and IDLE tasks; real-time and deadline tasks keep their classes above it): the cell would not compare {} with anything; give such groups a fair policy or use eevdf alone for them",
+                        scx.name()
+                    ),
+                );
+            }
+        }
         if seen.insert(key.clone()) {
-            cells.push(Cell { index: cells.len() as u32, key, groups, io: cell.io, knobs: Default::default() });
+            cells.push(Cell {
+                index: cells.len() as u32,
+                key,
+                groups,
+                io: cell.io,
+                knobs: Default::default(),
+                cpu_scheduler: cell.cpu_scheduler,
+            });
         }
     }
     if cells.is_empty() {
@@ -328,6 +349,17 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         allow_rt_unthrottled: raw.allow_rt_unthrottled.as_ref().is_some_and(|a| *a.get_ref()),
     };
     Ok((plan, locations))
+}
+
+/// Why a cell's groups do not run under sched_ext: the first real-time or deadline group,
+/// or periodic set with a real-time scheduler.
+fn scx_mix(groups: &[Group]) -> Option<String> {
+    groups.iter().find_map(|g| match g.workload.periodic() {
+        Some(p) if p.scheduler != RtScheduler::Other => Some(format!("group {} is a periodic set under {}", g.name, p.scheduler.name())),
+        Some(_) => None,
+        None if g.policy.class.is_realtime() => Some(format!("group {} runs under {} ({})", g.name, g.policy_name, g.policy.class.name())),
+        None => None,
+    })
 }
 
 /// The values of one axis of one group (or of the cell: `group` empty), checked.

@@ -238,6 +238,12 @@ impl Store {
             ],
         )?;
         let row = tx.last_insert_rowid();
+        if c.params.cpu_scheduler.is_some() || c.sched_ext.is_some() {
+            tx.execute(
+                "UPDATE cells SET cpu_scheduler = ?1, sched_ext_json = ?2 WHERE id = ?3",
+                params![c.params.cpu_scheduler, c.sched_ext.as_ref().map(|s| serde_json::to_string(s).unwrap_or_default()), row],
+            )?;
+        }
         {
             let mut st = tx.prepare(&sample_insert())?;
             for x in &c.samples {
@@ -442,6 +448,7 @@ impl Store {
                             iosched: r.get(31)?,
                             knobs: knobs_of(r.get(36)?),
                             repetitions: None,
+                            cpu_scheduler: None,
                         },
                         rep: r.get(10)?,
                         warmup: r.get(11)?,
@@ -472,13 +479,18 @@ impl Store {
                         trace: r.get::<_, Option<String>>(35)?.and_then(|j| serde_json::from_str(&j).ok()),
                         knobs: knobs_of(r.get(37)?),
                         raw_trace: None,
+                        sched_ext: None,
                         spawn_s: r.get(38)?,
                     },
                 ))
             })?
             .collect::<Result<_, _>>()?;
         let mut out = Vec::with_capacity(heads.len());
+        let mut scx = self.conn.prepare("SELECT cpu_scheduler, sched_ext_json FROM cells WHERE id = ?1")?;
         for (row, mut rec) in heads {
+            (rec.params.cpu_scheduler, rec.sched_ext) = scx.query_row(params![row], |r| {
+                Ok((r.get::<_, Option<String>>(0)?, r.get::<_, Option<String>>(1)?.and_then(|j| serde_json::from_str(&j).ok())))
+            })?;
             rec.samples = sst
                 .query_map(params![row], |r| {
                     let extra: String = r.get(0)?;

@@ -180,6 +180,12 @@ CREATE TABLE cell_repetitions (
     PRIMARY KEY (run_id, cell_id)
 );
 "#,
+    // The cpu_scheduler axis: the cell's value as its key spells it, and what it ran under
+    // (the sched_ext scheduler loaded, each worker's ext.enabled).
+    r#"
+ALTER TABLE cells ADD COLUMN cpu_scheduler TEXT;
+ALTER TABLE cells ADD COLUMN sched_ext_json TEXT;
+"#,
 ];
 
 /// Applies every migration newer than the database's user_version.

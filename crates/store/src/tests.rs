@@ -17,6 +17,7 @@ pub(crate) fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
             iosched: None,
             knobs: knobs(cell_id, "5"),
             repetitions: None,
+            cpu_scheduler: (cell_id == 1).then(|| "scx_bpfland".into()),
         },
         rep,
         warmup: false,
@@ -53,6 +54,17 @@ pub(crate) fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
         // A swept knob's value as read back may differ from the one asked (jiffies).
         knobs: knobs(cell_id, "8"),
         trace: None,
+        sched_ext: (cell_id == 1).then(|| schedlab_model::sched_ext::SchedExtCell {
+            loaded: Some(schedlab_model::sched_ext::ScxLoaded {
+                program: "/usr/bin/scx_bpfland".into(),
+                ops: "bpfland_1.1.4_g0".into(),
+                name: "bpfland".into(),
+                version: "1.1.4_g0".into(),
+                enable_seq: Some(3),
+                ..Default::default()
+            }),
+            workers: vec![schedlab_model::sched_ext::WorkerExt { group: "main".into(), pid: 9, ext_enabled: Some(true) }],
+        }),
         raw_trace: None,
     }
 }

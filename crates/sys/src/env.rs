@@ -166,6 +166,7 @@ pub fn environment(root: &Root) -> Environment {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         cap_sys_nice: capabilities(root).sys_nice,
         machine: crate::machine::facts(root),
+        sched_ext: Some(crate::scx::summary(root)),
     }
 }
 

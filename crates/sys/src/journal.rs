@@ -26,6 +26,7 @@ use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// One change, described by how to undo it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -85,6 +86,17 @@ pub enum Entry {
     RemoveTraceInstance {
         /// The instance directory.
         path: PathBuf,
+    },
+    /// A sched_ext scheduler schedlab started: if that process (pid and start time) still
+    /// runs, SIGINT, SIGKILL after a grace period; then wait until `state` reads
+    /// `disabled` (the kernel unloaded it).
+    StopScheduler {
+        /// The scheduler's pid.
+        pid: i32,
+        /// Its start time (/proc/PID/stat field 22), so a reused pid is left alone.
+        start: u64,
+        /// `/sys/kernel/sched_ext/state`.
+        state: PathBuf,
     },
 }
 
@@ -392,7 +404,37 @@ fn undo(e: &Entry) -> io::Result<()> {
             Ok(())
         }
         Entry::RemoveTraceInstance { path } => remove_trace_instance(path, &crate::Root::default()),
+        Entry::StopScheduler { pid, start, state } => stop_scheduler(*pid, *start, state),
     }
+}
+
+/// How long a sched_ext scheduler has to exit after SIGINT before it is killed.
+pub const SCHEDULER_GRACE: Duration = Duration::from_secs(5);
+/// How long the kernel has to unload a scheduler whose process is gone.
+pub const SCHEDULER_UNLOAD: Duration = Duration::from_secs(30);
+
+fn stop_scheduler(pid: i32, start: u64, state: &Path) -> io::Result<()> {
+    let ours = || procfs::process_start(pid).is_some_and(|(s, alive)| alive && s == start);
+    for (sig, within) in [(libc::SIGINT, SCHEDULER_GRACE), (libc::SIGKILL, SCHEDULER_GRACE)] {
+        if !ours() {
+            break;
+        }
+        // SAFETY: plain kill(2) on the pid checked just above (start time included).
+        unsafe { libc::kill(pid, sig) };
+        let end = std::time::Instant::now() + within;
+        while ours() && std::time::Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    if ours() {
+        return Err(io::Error::other(format!("the sched_ext scheduler (pid {pid}) survived SIGKILL")));
+    }
+    // A state file that is gone (a fake tree removed, a kernel without sched_ext) has
+    // nothing to wait for.
+    if !state.exists() {
+        return Ok(());
+    }
+    crate::scx::wait_for(state, "disabled", SCHEDULER_UNLOAD, || None).map_err(io::Error::other)
 }
 
 /// Removes a tracefs instance. Gone is done, but only where tracefs is still mounted to say

@@ -17,6 +17,7 @@ pub mod machine;
 pub mod pmqos;
 pub mod procfs;
 pub mod sched;
+pub mod scx;
 pub mod spawn;
 
 use std::path::{Path, PathBuf};

@@ -104,6 +104,13 @@ fn each_axis_value_reads_back_from_its_stored_parameters_as_the_key_spells_it() 
             "cpu/other/n4/iosched=fast",
             "bg/iosched=fast",
         ),
+        (
+            &CPU_SCHEDULER,
+            AxisValue::CpuScheduler(crate::CpuScheduler::parse("scx:/usr/bin/scx_lavd:--performance").unwrap()),
+            |_, _| {},
+            "cpu/other/n4/cpu_scheduler=scx_lavd:--performance",
+            "bg/cpu_scheduler=scx_lavd:--performance",
+        ),
     ];
     for a in AXES {
         assert!(cases.iter().any(|(b, ..)| b == a), "no case for the {} axis", a.name);
@@ -118,7 +125,11 @@ fn each_axis_value_reads_back_from_its_stored_parameters_as_the_key_spells_it() 
             let key = cell_key(vec![group_key(name, Some(&g), &group_tags)], &cell_tags);
             assert_eq!(key, want, "the {} axis", a.name);
             let rt = g.workload.periodic().map(|p| p.cell_rt(None));
-            let cell = crate::Cell { index: 0, key, groups: vec![g], io, knobs: Default::default() };
+            let cpu_scheduler = match &value {
+                AxisValue::CpuScheduler(s) => Some(s.clone()),
+                _ => None,
+            };
+            let cell = crate::Cell { index: 0, key, groups: vec![g], io, knobs: Default::default(), cpu_scheduler };
             let record = CellRecord { params: cell.params(), rt, ..Default::default() };
             assert_eq!((a.stored)(&record, &record.params.groups[0]), Some(value.label()), "the {} axis's stored value", a.name);
         }

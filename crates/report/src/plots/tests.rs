@@ -372,6 +372,7 @@ fn io_records() -> Vec<schedlab_model::CellRecord> {
                 cpu_dma_latency_us: None,
                 knobs: Default::default(),
                 trace: None,
+                sched_ext: None,
                 raw_trace: None,
             });
         }

@@ -5,12 +5,14 @@
 mod periodic;
 mod reap;
 mod samples;
+mod scx;
 mod settings;
 mod spawn;
 mod supervise;
 mod trace;
 
 use reap::{describe_exit, exited_cleanly, kill_and_reap, stop_background, Reaped, Reaper};
+use schedlab_model::sched_ext::SchedExtCell;
 use schedlab_model::{CellRecord, CellStatus};
 use schedlab_plan::{Cell, Step};
 use schedlab_sys::cgroup::Hierarchy;
@@ -120,6 +122,15 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
             None
         }
     });
+    // The cell's CPU scheduler runs before its first worker exists and until its last is
+    // reaped; dropping it (any return) stops it.
+    let mut scheduler = match &cell.cpu_scheduler {
+        Some(s) => match scx::prepare(cx.root, cx.dir, cx.journal, s) {
+            Ok(l) => l,
+            Err(msg) => return Ok(failed(cell, step, ordinal, msg)),
+        },
+        None => None,
+    };
     let (ends, worker_ends) = spawn::pipes(cx, cell)?;
     let rt_set = match periodic::periodic_set(cx, cell) {
         Ok(r) => r,
@@ -193,6 +204,9 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         }
     }
 
+    // Whether each worker is on sched_ext, as the kernel has it just before the release.
+    let ext_workers = cell.cpu_scheduler.is_some().then(|| scx::workers_ext(cx.root, cell, &workers));
+
     // The release, bracketed by the machine's counters.
     let stat0 = Stat::read(cx.root);
     let disk0 = crate::device::read_stats(cx.root, cx.stat_devs);
@@ -225,6 +239,10 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     stop_background(&mut reaper, n, &bg_pids, &mut reaped);
     let lines = collector.join();
     cx.warnings.extend(cx.journal.undo_to(mark));
+    let lost = scheduler.as_mut().and_then(scx::Loaded::lost);
+    if let Some(Err(e)) = scheduler.as_mut().map(scx::Loaded::stop) {
+        cx.warnings.push(format!("cell {}: stopping its sched_ext scheduler: {e}", cell.key));
+    }
     let (cell_trace, raw_trace) = capture.map_or((None, None), |c| trace::finish(cx, cell, c, &workers, &dispatchers, release_ns));
 
     // The samples and the verdict.
@@ -246,7 +264,12 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         (None, true) => crate::verdict::Cut::Watchdog(cx.timeout.as_secs_f64()),
         (None, false) => crate::verdict::Cut::None,
     };
-    let verdict = crate::verdict::judge(&samples, &cut);
+    let mut verdict = crate::verdict::judge(&samples, &cut);
+    let sched_ext = ext_workers.map(|workers| SchedExtCell { loaded: scheduler.as_ref().map(|l| l.record.clone()), workers });
+    let scx_reasons: Vec<String> = lost.into_iter().chain(sched_ext.as_ref().and_then(|s| scx::misplaced(cell, s))).collect();
+    if !scx_reasons.is_empty() {
+        verdict = (CellStatus::Failed, Some(verdict.1.into_iter().chain(scx_reasons).collect::<Vec<_>>().join("; ")));
+    }
     let record = CellRecord {
         started_unix,
         makespan_s: (end_ns - release_ns) as f64 * 1e-9,
@@ -272,6 +295,7 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         cpu_dma_latency_us: dma_hold.as_ref().map(DmaLatencyHold::us),
         trace: cell_trace,
         raw_trace,
+        sched_ext,
         ..judged(cell, step, ordinal, verdict)
     };
     Ok(Outcome::Done(Box::new(record)))

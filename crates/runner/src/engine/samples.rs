@@ -314,8 +314,14 @@ mod tests {
 
     #[test]
     fn samples_are_built_for_workers_only_in_index_order() {
-        let cell =
-            Cell { index: 0, key: "k".into(), groups: vec![group(Workload::Pi { iterations: 1 })], io: None, knobs: Default::default() };
+        let cell = Cell {
+            index: 0,
+            key: "k".into(),
+            groups: vec![group(Workload::Pi { iterations: 1 })],
+            io: None,
+            knobs: Default::default(),
+            cpu_scheduler: None,
+        };
         let workers = [
             Worker { pid: 7, index: 1, group: 0, allowed: vec![], task: None },
             Worker { pid: 8, index: 0, group: 0, allowed: vec![], task: None },

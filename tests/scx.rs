@@ -1,0 +1,226 @@
+//! sched_ext schedulers on the `cpu_scheduler` axis (issue #22). On a kernel without
+//! sched_ext (this machine) a plan that names one is refused before anything changes; on
+//! one with it (the TCG guest of `.ci/scx-guest.sh`, which sets SCHEDLAB_SCX_GUEST=1 and
+//! puts scx_bpfland on PATH) runs load, check and unload a real scheduler.
+
+use crate::util::Lab;
+use std::path::Path;
+
+const SYSFS: &str = "/sys/kernel/sched_ext";
+
+fn example() -> String {
+    format!("{}/experiments/scx.toml", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn without_sched_ext_check_and_run_of_the_example_exit_2_naming_the_kernel_feature_and_change_nothing() {
+    require!(!Path::new(SYSFS).exists(), "this kernel has sched_ext (the refusal is for kernels without it)");
+    let lab = Lab::new();
+    for cmd in ["check", "run"] {
+        let out = lab.run(&[cmd, &example(), "--scale", "0.01"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {stderr}");
+        assert!(stderr.contains("has no sched_ext: /sys/kernel/sched_ext is absent"), "{cmd}: {stderr}");
+        assert!(stderr.contains("scx.toml:22:27"), "{cmd} points at the first scx scheduler: {stderr}");
+    }
+    assert!(!lab.db().exists(), "no database was made");
+    let journals = std::fs::read_dir(lab.path("state")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(journals, 0, "no restore journal was written");
+}
+
+#[test]
+fn simulate_says_it_models_no_bpf_scheduler() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "s.toml",
+        "name = \"s\"\nrepetitions = 1\n[matrix]\ncpu_scheduler = [\"eevdf\", \"scx:scx_bpfland\"]\nworkload = [\"w\"]\n\
+         [workloads.w]\nkind = \"pi\"\niterations = 1000\n",
+    );
+    let out = lab.run(&["simulate", spec.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "cpu_scheduler=scx_bpfland: it runs under the sched_ext scheduler scx_bpfland, and the simulator models no BPF scheduler"
+        ),
+        "{stderr}"
+    );
+    // With --skip-unsupported the eevdf cell is simulated and the scx one stored as failed.
+    let out = lab.run(&["simulate", spec.to_str().unwrap(), "--skip-unsupported", "-q"]);
+    assert!(out.status.success() || out.status.code() == Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let conn = rusqlite::Connection::open(lab.db()).unwrap();
+    let cells: Vec<(Option<String>, String)> = conn
+        .prepare("SELECT cpu_scheduler, status FROM cells ORDER BY cell_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(cells, [(Some("eevdf".into()), "ok".into()), (Some("scx_bpfland".into()), "failed".into())]);
+}
+
+/// Whether this is a machine to load real schedulers on: sched_ext present, the harness's
+/// variable set (so a plain `cargo test` never loads one) and scx_bpfland on PATH.
+fn guest() -> Result<(), String> {
+    if !Path::new(SYSFS).exists() {
+        return Err(format!("{SYSFS} is absent (run .ci/scx-guest.sh for a kernel with sched_ext)"));
+    }
+    if std::env::var_os("SCHEDLAB_SCX_GUEST").is_none() {
+        return Err("SCHEDLAB_SCX_GUEST is not set (these tests load real sched_ext schedulers)".into());
+    }
+    let on_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).any(|d| d.join("scx_bpfland").is_file());
+    if !on_path {
+        return Err("scx_bpfland is not on PATH".into());
+    }
+    Ok(())
+}
+
+fn state() -> String {
+    std::fs::read_to_string(format!("{SYSFS}/state")).unwrap_or_default().trim().to_string()
+}
+
+/// Pids of running scx_bpfland processes.
+fn schedulers() -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            stat.contains("(scx_bpfland)") && !stat.contains(") Z ")
+        })
+        .collect()
+}
+
+fn wait_until(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+    let t0 = std::time::Instant::now();
+    while !f() {
+        assert!(t0.elapsed() < std::time::Duration::from_secs(secs), "{what} not within {secs} s");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// (cpu_scheduler, status, message, sched_ext record) of every stored cell, in run order.
+fn stored(lab: &Lab) -> Vec<(String, String, String, serde_json::Value)> {
+    let conn = rusqlite::Connection::open(lab.db()).unwrap();
+    let mut st = conn
+        .prepare("SELECT cpu_scheduler, status, coalesce(message, ''), coalesce(sched_ext_json, 'null') FROM cells ORDER BY ordinal")
+        .unwrap();
+    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, serde_json::from_str(&r.get::<_, String>(3)?).unwrap())))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+fn assert_clean() {
+    wait_until("sched_ext disabled", 60, || state() == "disabled");
+    assert_eq!(schedulers(), Vec::<i32>::new(), "no scheduler process left");
+}
+
+/// A spec of `cells` (cpu_scheduler values) whose workers sleep `secs` with a marker.
+fn sleepers(lab: &Lab, schedulers: &str, secs: &str) -> std::path::PathBuf {
+    lab.spec(
+        "sleep.toml",
+        &format!(
+            "name = \"sleep\"\nrepetitions = 1\n[matrix]\ncpu_scheduler = [{schedulers}]\nworkload = [\"nap\"]\nprocesses = [2]\n\
+             [workloads.nap]\nkind = \"command\"\nargv = [\"sleep\", \"{secs}\"]\n"
+        ),
+    )
+}
+
+#[test]
+fn in_a_sched_ext_guest_the_example_stores_eevdf_and_scx_cells_with_every_worker_where_it_belongs() {
+    if let Err(why) = guest() {
+        require!(false, why);
+    }
+    let lab = Lab::new();
+    let text =
+        std::fs::read_to_string(example()).unwrap().replace(", \"scx:scx_lavd\"", "").replace("processes = [10, 50]", "processes = [3]");
+    let spec = lab.spec("scx.toml", &text);
+    let out = lab.run(&["run", spec.to_str().unwrap(), "--scale", "0.005", "--repetitions", "1", "-q"]);
+    let cells = stored(&lab);
+    assert!(out.status.success(), "{}\n{cells:#?}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(cells.len(), 8, "2 schedulers x 2 workloads x with and without the periodic set");
+    for (sched, status, message, seen) in &cells {
+        assert_eq!(status, "ok", "{sched}: {message}");
+        let workers = seen["workers"].as_array().unwrap();
+        assert!(workers.len() == 3 || workers.len() == 7, "{seen}");
+        let on: Vec<bool> = workers.iter().map(|w| w["ext_enabled"] == true).collect();
+        match sched.as_str() {
+            "eevdf" => {
+                assert!(on.iter().all(|o| !o), "no worker on sched_ext under eevdf: {seen}");
+                assert!(seen["loaded"].is_null());
+            }
+            "scx_bpfland" => {
+                assert!(on.iter().all(|o| *o), "every worker on sched_ext: {seen}");
+                let l = &seen["loaded"];
+                assert!(l["ops"].as_str().unwrap().starts_with("bpfland_"), "{l}");
+                // Stopped, by SIGINT or (TCG is slow to wind down) SIGKILL after the grace.
+                assert!(l["enable_seq"].as_u64().unwrap() >= 1 && l["stop_s"].as_f64().is_some(), "{l}");
+            }
+            other => panic!("unexpected cpu_scheduler {other}"),
+        }
+    }
+    assert_clean();
+}
+
+#[test]
+fn in_a_sched_ext_guest_ctrl_c_during_an_scx_cell_unloads_the_scheduler() {
+    if let Err(why) = guest() {
+        require!(false, why);
+    }
+    let lab = Lab::new();
+    let spec = sleepers(&lab, "\"scx:scx_bpfland\"", "60");
+    let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
+    wait_until("the scheduler loaded", 120, || state() == "enabled");
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_clean();
+}
+
+#[test]
+fn in_a_sched_ext_guest_restore_unloads_the_scheduler_a_killed_run_left() {
+    if let Err(why) = guest() {
+        require!(false, why);
+    }
+    let lab = Lab::new();
+    let spec = sleepers(&lab, "\"scx:scx_bpfland\"", "7.5");
+    let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
+    wait_until("the scheduler loaded", 120, || state() == "enabled");
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(state(), "enabled", "a killed run leaves its scheduler loaded");
+    let out = lab.run(&["restore"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_clean();
+    // The killed run's sleepers end by themselves (7.5 s).
+}
+
+#[test]
+fn in_a_sched_ext_guest_a_scheduler_killed_mid_cell_fails_that_cell_and_the_run_goes_on() {
+    if let Err(why) = guest() {
+        require!(false, why);
+    }
+    let lab = Lab::new();
+    let spec = sleepers(&lab, "\"scx:scx_bpfland\", \"eevdf\"", "4");
+    let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
+    wait_until("the scheduler loaded", 120, || state() == "enabled" && !schedulers().is_empty());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    for pid in schedulers() {
+        // SAFETY: killing the scheduler the run under test started.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "some cells failed");
+    let cells = stored(&lab);
+    assert_eq!(cells.len(), 2, "{cells:?}");
+    let (sched, status, message, _) = &cells[0];
+    assert_eq!((sched.as_str(), status.as_str()), ("scx_bpfland", "failed"));
+    assert!(message.contains("the sched_ext scheduler bpfland exited during the cell (signal: 9"), "{message}");
+    assert!(message.contains("kernel: sched_ext:"), "the kernel's reason: {message}");
+    assert_eq!((cells[1].0.as_str(), cells[1].1.as_str()), ("eevdf", "ok"), "{}", cells[1].2);
+    assert_clean();
+}
