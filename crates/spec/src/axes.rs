@@ -272,10 +272,11 @@ fn cpu_scheduler(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecE
     let parsed = match v.get_ref() {
         toml::Value::String(s) => CpuScheduler::parse(s),
         toml::Value::Table(t) => scx_table(t),
-        other => Err(format!(
-            "a cpu_scheduler is a string (\"eevdf\", \"scx:NAME\") or a table {{ scx = \"NAME\", args = [..] }}, got a {}",
-            other.type_str()
-        )),
+        other => {
+            let t = other.type_str();
+            let a = if t.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+            Err(format!("a cpu_scheduler is a string (\"eevdf\", \"scx:NAME\") or a table {{ scx = \"NAME\", args = [..] }}, got {a} {t}"))
+        }
     };
     let mut s = parsed.or_else(|msg| ck.cx.err(v.span(), msg))?;
     if let CpuScheduler::Scx(p) = &mut s {

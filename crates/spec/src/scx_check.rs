@@ -122,7 +122,7 @@ mod tests {
             ("{ scx = \"x\", argv = [] }", "unknown key `argv`"),
             ("{ args = [] }", "needs `scx = \"NAME\"`"),
             ("{ scx = \"x\", args = [1] }", "array of strings"),
-            ("3", "got integer"),
+            ("3", "got an integer"),
         ] {
             let e = parse("t.toml", &format!("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\ncpu_scheduler = [{bad}]\n")).expect_err(bad);
             assert!(e.message.contains(says) && e.line == 4, "{bad}: {e}");
