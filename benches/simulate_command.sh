@@ -4,7 +4,7 @@
 # CBS reservations of C per T, which never throttle a job here), 100 s of simulated time,
 # no switch or migration cost (SimSo's default model has none). Two builds run alternately,
 # ROUNDS times each; each run stores into a copy of the same database, which already holds
-# one run (a user's schedlab.db), and prints its tables to /dev/null.
+# one run (a user's schedlab.db) stored by the same build, and prints its tables to /dev/null.
 #
 #   benches/simulate_command.sh [ROUNDS] [BEFORE_BINARY] [AFTER_BINARY]
 #
@@ -37,11 +37,12 @@ tasks = [
 ]
 TOML
 ARGS=(simulate "$WORK/simso.toml" --cpus 2 --switch-cost-us 0 --migration-cost-us 0)
-# The database every timed run starts from: one run stored, checkpointed.
-"$AFTER" --db "$WORK/template.db" "${ARGS[@]}" >/dev/null 2>&1
+# The database every timed run starts from: one run stored, checkpointed; each build makes
+# its own, so neither pays for migrating the other's schema.
 for side in before after; do
     bin=$BEFORE; [ $side = after ] && bin=$AFTER
-    cp "$WORK/template.db" "$WORK/$side-check.db"
+    "$bin" --db "$WORK/template-$side.db" "${ARGS[@]}" >/dev/null 2>&1
+    cp "$WORK/template-$side.db" "$WORK/$side-check.db"
     "$bin" --db "$WORK/$side-check.db" "${ARGS[@]}" >/dev/null 2>&1
     "$bin" --db "$WORK/$side-check.db" export --jobs 2 > "$WORK/$side.jobs"
     "$bin" --db "$WORK/$side-check.db" export 2 | cut -d, -f1-40 > "$WORK/$side.samples"
@@ -53,7 +54,8 @@ echo "$JOBS jobs a run; before: $BEFORE; after: $AFTER"
 
 # Wall seconds of one command run with binary $1.
 timed() {
-    cp "$WORK/template.db" "$WORK/run.db"
+    local side=after; [ "$1" = "$BEFORE" ] && [ "$1" != "$AFTER" ] && side=before
+    cp "$WORK/template-$side.db" "$WORK/run.db"
     local t0=$EPOCHREALTIME
     "$1" --db "$WORK/run.db" "${ARGS[@]}" >/dev/null 2>&1
     local t1=$EPOCHREALTIME
