@@ -94,50 +94,60 @@ fn trace_cpu_time_and_involuntary_switches_agree_with_wait4() {
     let tfs = Tracefs::find_or_mount(&Root::default(), &mut j).unwrap();
     // The instance records every task of the machine: under other sessions' load its
     // buffers can overrun, and a capture that lost events cannot be checked against wait4.
-    // Such an attempt is said and retried; three lossy attempts in a row fail.
-    let mut attempt = 0;
-    let (cell, usage, pids) = loop {
-        attempt += 1;
-        let cap = Capture::start(&tfs, &mut j, &Options { avoid_cpus: vec![0], ..Default::default() }).unwrap();
-        // Two pinned to CPU 0 take it from each other; the third runs where it is put.
-        let children = [spin(400_000, Some(0)), spin(400_000, Some(0)), spin(250_000, None)];
-        let usage: Vec<(f64, i64)> = children.iter().map(reap).collect();
-        let raw = cap.stop(&mut j).unwrap();
-        let d = decode(&raw).unwrap();
-        let pids: Vec<i32> = children.iter().map(|c| c.id() as i32).collect();
-        let me = schedlab_trace::procs::threads(&Root::default(), std::process::id() as i32);
-        let cell = cell_trace(&raw, &d, &pids, &me, None);
-        // A switch the trace did not show is repaired from the CPU's previous switch, which
-        // overcounts when hidden threads ran between (docs/ARCHITECTURE.md, Kernel traces):
-        // an attempt whose repaired time breaks the bound is said and retried too.
-        let off = cell.workers.iter().zip(&usage).any(|(w, (cpu_s, _))| (w.run_s - cpu_s).abs() > (0.02 * cpu_s).max(0.010));
-        if cell.lost_events == 0 && !(off && attempt < 3 && cell.untraced_switches > 0) {
-            break (cell, usage, pids);
+    // Such an attempt is said and retried; three lossy attempts in a row fail. wait4's time
+    // leaves out what the hypervisor stole while a child ran on a CPU, the trace's does not:
+    // a capture off by more than the bound is a timing result, judged by the project's rule
+    // (retried, and a skip when the host stole a real share of the CPU every time).
+    let mut kept = None;
+    let judged = schedlab_testkit::in_some_attempt("trace_cpu_time_and_involuntary_switches_agree_with_wait4", 3, |_| {
+        let mut attempt = 0;
+        let (cell, usage, pids) = loop {
+            attempt += 1;
+            let cap = Capture::start(&tfs, &mut j, &Options { avoid_cpus: vec![0], ..Default::default() }).unwrap();
+            // Two pinned to CPU 0 take it from each other; the third runs where it is put.
+            let children = [spin(400_000, Some(0)), spin(400_000, Some(0)), spin(250_000, None)];
+            let usage: Vec<(f64, i64)> = children.iter().map(reap).collect();
+            let raw = cap.stop(&mut j).unwrap();
+            let d = decode(&raw).unwrap();
+            let pids: Vec<i32> = children.iter().map(|c| c.id() as i32).collect();
+            let me = schedlab_trace::procs::threads(&Root::default(), std::process::id() as i32);
+            let cell = cell_trace(&raw, &d, &pids, &me, None);
+            // A switch the trace did not show is repaired from the CPU's previous switch, which
+            // overcounts when hidden threads ran between (docs/ARCHITECTURE.md, Kernel traces):
+            // an attempt whose repaired time breaks the bound is said and retried too.
+            let off = cell.workers.iter().zip(&usage).any(|(w, (cpu_s, _))| (w.run_s - cpu_s).abs() > (0.02 * cpu_s).max(0.010));
+            if cell.lost_events == 0 && !(off && attempt < 3 && cell.untraced_switches > 0) {
+                break (cell, usage, pids);
+            }
+            let stats: Vec<_> = raw.cpus.iter().map(|c| c.stats).collect();
+            eprintln!(
+                "attempt {attempt}: the buffers lost {} events, {} untraced switches (machine load): {stats:?}",
+                cell.lost_events, cell.untraced_switches
+            );
+            assert!(attempt < 3, "three captures in a row lost events: {stats:?}");
+        };
+        for ((w, (cpu_s, nivcsw)), pid) in cell.workers.iter().zip(&usage).zip(&pids) {
+            eprintln!(
+                "pid {pid}: trace run {:.4} s (+ untraced {:.4} s), wait4 {cpu_s:.4} s; involuntary {} vs ru_nivcsw {nivcsw}; preempted by {:?}; runnable {:.3} s, cpus {:?}",
+                w.run_s, w.untraced_s, w.involuntary, w.preempted_by, w.runnable_s, w.cpus
+            );
+            assert!(*cpu_s > 0.05, "the child did work");
+            // wait4 lies between what the trace saw and that plus what it could not see.
+            let tol = (0.02 * cpu_s).max(0.010);
+            if !(w.run_s - tol <= *cpu_s && *cpu_s <= w.run_s + w.untraced_s + tol) {
+                return Err(format!("pid {pid}: trace {:.4} s (+ untraced {:.4} s) against wait4 {cpu_s:.4} s", w.run_s, w.untraced_s));
+            }
+            assert!((w.involuntary as i64 - nivcsw).abs() <= 2, "pid {pid}: {} against ru_nivcsw {nivcsw}", w.involuntary);
+            assert_eq!(w.preempted_by.total(), w.involuntary);
         }
-        let stats: Vec<_> = raw.cpus.iter().map(|c| c.stats).collect();
-        eprintln!(
-            "attempt {attempt}: the buffers lost {} events, {} untraced switches (machine load): {stats:?}",
-            cell.lost_events, cell.untraced_switches
-        );
-        assert!(attempt < 3, "three captures in a row lost events: {stats:?}");
-    };
-    for ((w, (cpu_s, nivcsw)), pid) in cell.workers.iter().zip(&usage).zip(&pids) {
-        eprintln!(
-            "pid {pid}: trace run {:.4} s (+ untraced {:.4} s), wait4 {cpu_s:.4} s; involuntary {} vs ru_nivcsw {nivcsw}; preempted by {:?}; runnable {:.3} s, cpus {:?}",
-            w.run_s, w.untraced_s, w.involuntary, w.preempted_by, w.runnable_s, w.cpus
-        );
-        assert!(*cpu_s > 0.05, "the child did work");
-        // wait4 lies between what the trace saw and that plus what it could not see.
-        let tol = (0.02 * cpu_s).max(0.010);
-        assert!(
-            w.run_s - tol <= *cpu_s && *cpu_s <= w.run_s + w.untraced_s + tol,
-            "pid {pid}: trace {:.4} s (+ untraced {:.4} s) against wait4 {cpu_s:.4} s",
-            w.run_s,
-            w.untraced_s
-        );
-        assert!((w.involuntary as i64 - nivcsw).abs() <= 2, "pid {pid}: {} against ru_nivcsw {nivcsw}", w.involuntary);
-        assert_eq!(w.preempted_by.total(), w.involuntary);
+        kept = Some(cell);
+        Ok(())
+    });
+    if let schedlab_testkit::Judged::Spoiled(_) = judged {
+        assert!(j.close().is_empty());
+        return;
     }
+    let cell = kept.expect("the attempt that held kept its capture");
     let pair = &cell.workers[..2];
     // Each starts where it was forked and pins itself before exec: CPU 0 and maybe one more.
     assert!(pair.iter().all(|w| w.preempted_by.worker > 0 && w.cpus.contains(&0)), "the pinned pair preempt each other: {pair:?}");
