@@ -3,6 +3,7 @@
 //! on sched_ext (`ext.enabled` in /proc/PID/sched).
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The sched_ext side of one cell repetition.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -40,6 +41,38 @@ pub struct ScxLoaded {
     pub stop_s: Option<f64>,
     /// It did not stop on SIGINT within the grace period and was killed.
     pub killed: bool,
+    /// The scheduler's own statistics over the cell, when it serves them (scx_stats).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stats: Option<ScxStats>,
+}
+
+/// A scheduler's statistics from its scx_stats socket ("top" target), read just before the
+/// release and right after the last worker was reaped: each number by name, nested names
+/// joined by `.`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScxStats {
+    /// The socket read.
+    pub socket: String,
+    /// Before the release.
+    pub before: BTreeMap<String, f64>,
+    /// After the last reap.
+    pub after: BTreeMap<String, f64>,
+    /// `after - before` of every name read both times: the cell's share of a counter (a
+    /// gauge's change is just that).
+    pub change: BTreeMap<String, f64>,
+    /// Why a read failed, if one did (the figures read are kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl ScxStats {
+    /// The statistics of one cell from its two reads.
+    pub fn over(socket: String, before: Result<BTreeMap<String, f64>, String>, after: Result<BTreeMap<String, f64>, String>) -> Self {
+        let error = [before.as_ref().err(), after.as_ref().err()].into_iter().flatten().next().cloned();
+        let (before, after) = (before.unwrap_or_default(), after.unwrap_or_default());
+        let change = after.iter().filter_map(|(k, a)| Some((k.clone(), a - before.get(k)?))).collect();
+        ScxStats { socket, before, after, change, error }
+    }
 }
 
 /// One worker's sched_ext state, read just before the release.

@@ -171,6 +171,78 @@ impl KmsgTail {
     }
 }
 
+/// Where scx schedulers serve their statistics: scx_stats' default UNIX socket.
+pub const STATS_SOCKET: &str = "/var/run/scx/root/stats";
+
+/// The stats socket under `root`.
+pub fn stats_socket(root: &Root) -> PathBuf {
+    root.path(STATS_SOCKET)
+}
+
+/// Waits up to `within` for the stats socket to appear (a scheduler serves it once it
+/// runs); false when it did not, for a scheduler that offers no statistics.
+pub fn wait_for_stats(root: &Root, within: Duration) -> bool {
+    let path = stats_socket(root);
+    let end = Instant::now() + within;
+    loop {
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type())) {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// One answer of the scx_stats protocol: `{"errno": N, "args": {"resp": ...}}`.
+#[derive(serde::Deserialize)]
+struct StatsAnswer {
+    errno: i32,
+    #[serde(default)]
+    args: std::collections::BTreeMap<String, serde_json::Value>,
+}
+
+/// The scheduler's top-level statistics from its scx_stats socket at `path` (one
+/// `{"req":"stats","args":{"target":"top"}}` line, one answer line): every number, nested
+/// names joined by `.` (`layers.batch.util`), booleans as 0 or 1; strings are left out.
+pub fn read_stats(path: &Path, timeout: Duration) -> Result<std::collections::BTreeMap<String, f64>, String> {
+    use std::io::{BufRead, Write};
+    let at = |e: io::Error| format!("{}: {e}", path.display());
+    let mut s = std::os::unix::net::UnixStream::connect(path).map_err(at)?;
+    s.set_read_timeout(Some(timeout)).map_err(at)?;
+    s.set_write_timeout(Some(timeout)).map_err(at)?;
+    s.write_all(b"{\"req\":\"stats\",\"args\":{\"target\":\"top\"}}\n").map_err(at)?;
+    let mut line = String::new();
+    io::BufReader::new(&s).read_line(&mut line).map_err(at)?;
+    let answer: StatsAnswer = serde_json::from_str(&line).map_err(|e| format!("{}: not an scx_stats answer ({e})", path.display()))?;
+    let resp = answer.args.get("resp").cloned().unwrap_or_default();
+    if answer.errno != 0 {
+        return Err(format!("{}: the scheduler answered errno {}: {resp}", path.display(), answer.errno));
+    }
+    let mut out = std::collections::BTreeMap::new();
+    flatten_numbers("", &resp, &mut out);
+    Ok(out)
+}
+
+fn flatten_numbers(prefix: &str, v: &serde_json::Value, out: &mut std::collections::BTreeMap<String, f64>) {
+    use serde_json::Value;
+    let name = |k: &str| if prefix.is_empty() { k.to_string() } else { format!("{prefix}.{k}") };
+    match v {
+        Value::Number(n) => {
+            if let Some(x) = n.as_f64() {
+                out.insert(prefix.to_string(), x);
+            }
+        }
+        Value::Bool(b) => {
+            out.insert(prefix.to_string(), f64::from(u8::from(*b)));
+        }
+        Value::Object(m) => m.iter().for_each(|(k, v)| flatten_numbers(&name(k), v, out)),
+        Value::Array(a) => a.iter().enumerate().for_each(|(i, v)| flatten_numbers(&name(&i.to_string()), v, out)),
+        Value::String(_) | Value::Null => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -206,6 +206,9 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
 
     // Whether each worker is on sched_ext, as the kernel has it just before the release.
     let ext_workers = cell.cpu_scheduler.is_some().then(|| scx::workers_ext(cx.root, cell, &workers));
+    if let Some(l) = scheduler.as_mut() {
+        l.stats_before_release();
+    }
 
     // The release, bracketed by the machine's counters.
     let stat0 = Stat::read(cx.root);
@@ -228,6 +231,9 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
         }
     };
     let end_ns = supervise::measured_end(&reaped, &bg_pids, release_ns);
+    if let Some(l) = scheduler.as_mut() {
+        l.stats_after_cell();
+    }
     let stat1 = Stat::read(cx.root);
     let disk1 = crate::device::read_stats(cx.root, cx.stat_devs);
     let (u1, s1, rss) = self_usage();

@@ -4,11 +4,12 @@
 //! ejected during the cell found afterwards, with its last output and the kernel's reason.
 
 use super::spawn::Worker;
-use schedlab_model::sched_ext::{SchedExtCell, ScxLoaded, WorkerExt};
+use schedlab_model::sched_ext::{SchedExtCell, ScxLoaded, ScxStats, WorkerExt};
 use schedlab_plan::{Cell, CpuScheduler, ScxProgram};
 use schedlab_sys::journal::{Entry, Journal, SCHEDULER_GRACE, SCHEDULER_UNLOAD};
 use schedlab_sys::scx::{self, KmsgTail};
 use schedlab_sys::Root;
+use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -18,6 +19,11 @@ use std::time::{Duration, Instant};
 pub(crate) const LOAD_TIMEOUT: Duration = Duration::from_secs(60);
 /// Lines of the scheduler's own output a failure quotes.
 const TAIL_LINES: usize = 5;
+/// How long a loaded scheduler has to open its stats socket before it counts as offering
+/// none.
+const STATS_WAIT: Duration = if cfg!(test) { Duration::from_millis(300) } else { Duration::from_secs(3) };
+/// How long one read of its statistics may take.
+const STATS_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A sched_ext scheduler loaded for one cell; dropping it stops it.
 pub(crate) struct Loaded {
@@ -29,6 +35,10 @@ pub(crate) struct Loaded {
     state: PathBuf,
     root: Root,
     stopped: bool,
+    /// Its scx_stats socket, if it serves one.
+    stats_socket: Option<PathBuf>,
+    /// The statistics read before the release.
+    stats_before: Option<Result<BTreeMap<String, f64>, String>>,
 }
 
 /// Before a cell of the `cpu_scheduler` axis: under eevdf, makes sure no sched_ext
@@ -75,6 +85,8 @@ fn start(root: &Root, dir: &Path, journal: &mut Journal, p: &ScxProgram) -> Resu
         state: state.clone(),
         root: root.clone(),
         stopped: false,
+        stats_socket: None,
+        stats_before: None,
     };
     // Journaled as soon as its pid is known, before it can have loaded anything.
     let start = schedlab_sys::procfs::process_start(pid).map_or(0, |s| s.0);
@@ -103,10 +115,25 @@ fn start(root: &Root, dir: &Path, journal: &mut Journal, p: &ScxProgram) -> Resu
     loaded.record.ops = ops;
     loaded.record.enable_seq = scx::enable_seq(root);
     loaded.record.switch_all = scx::switch_all(root);
+    loaded.stats_socket = scx::wait_for_stats(root, STATS_WAIT).then(|| scx::stats_socket(root));
     Ok(loaded)
 }
 
 impl Loaded {
+    /// Reads the scheduler's statistics just before the release (when it serves them).
+    pub(crate) fn stats_before_release(&mut self) {
+        if let Some(socket) = &self.stats_socket {
+            self.stats_before = Some(scx::read_stats(socket, STATS_TIMEOUT));
+        }
+    }
+
+    /// Reads them again after the last reap and keeps both with the record.
+    pub(crate) fn stats_after_cell(&mut self) {
+        let (Some(socket), Some(before)) = (&self.stats_socket, self.stats_before.take()) else { return };
+        let after = scx::read_stats(socket, STATS_TIMEOUT);
+        self.record.stats = Some(ScxStats::over(socket.to_string_lossy().into_owned(), before, after));
+    }
+
     /// Why the scheduler is not running as loaded, if it is not: it exited, or the kernel
     /// disabled it (its watchdog), or another took its place.
     pub(crate) fn lost(&mut self) -> Option<String> {
