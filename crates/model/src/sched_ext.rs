@@ -46,20 +46,18 @@ pub struct ScxLoaded {
     pub stats: Option<ScxStats>,
 }
 
-/// A scheduler's statistics from its scx_stats socket ("top" target), read just before the
-/// release and right after the last worker was reaped: each number by name, nested names
-/// joined by `.`.
+/// A scheduler's statistics from its scx_stats socket ("top" target), each number by name
+/// (nested names joined by `.`). Read twice on one connection: just before the release and
+/// right after the last reap. scx schedulers answer a read with their counters since the
+/// connection's previous read (gauges as they are), so the second answer is the cell's own.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ScxStats {
     /// The socket read.
     pub socket: String,
-    /// Before the release.
+    /// The first answer, just before the release (counters since the connection opened).
     pub before: BTreeMap<String, f64>,
-    /// After the last reap.
-    pub after: BTreeMap<String, f64>,
-    /// `after - before` of every name read both times: the cell's share of a counter (a
-    /// gauge's change is just that).
-    pub change: BTreeMap<String, f64>,
+    /// The second answer, after the last reap: the counters over the cell.
+    pub cell: BTreeMap<String, f64>,
     /// Why a read failed, if one did (the figures read are kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -67,11 +65,9 @@ pub struct ScxStats {
 
 impl ScxStats {
     /// The statistics of one cell from its two reads.
-    pub fn over(socket: String, before: Result<BTreeMap<String, f64>, String>, after: Result<BTreeMap<String, f64>, String>) -> Self {
-        let error = [before.as_ref().err(), after.as_ref().err()].into_iter().flatten().next().cloned();
-        let (before, after) = (before.unwrap_or_default(), after.unwrap_or_default());
-        let change = after.iter().filter_map(|(k, a)| Some((k.clone(), a - before.get(k)?))).collect();
-        ScxStats { socket, before, after, change, error }
+    pub fn over(socket: String, before: Result<BTreeMap<String, f64>, String>, cell: Result<BTreeMap<String, f64>, String>) -> Self {
+        let error = [before.as_ref().err(), cell.as_ref().err()].into_iter().flatten().next().cloned();
+        ScxStats { socket, before: before.unwrap_or_default(), cell: cell.unwrap_or_default(), error }
     }
 }
 

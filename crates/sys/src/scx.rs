@@ -203,26 +203,45 @@ struct StatsAnswer {
     args: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
-/// The scheduler's top-level statistics from its scx_stats socket at `path` (one
-/// `{"req":"stats","args":{"target":"top"}}` line, one answer line): every number, nested
-/// names joined by `.` (`layers.batch.util`), booleans as 0 or 1; strings are left out.
-pub fn read_stats(path: &Path, timeout: Duration) -> Result<std::collections::BTreeMap<String, f64>, String> {
-    use std::io::{BufRead, Write};
-    let at = |e: io::Error| format!("{}: {e}", path.display());
-    let mut s = std::os::unix::net::UnixStream::connect(path).map_err(at)?;
-    s.set_read_timeout(Some(timeout)).map_err(at)?;
-    s.set_write_timeout(Some(timeout)).map_err(at)?;
-    s.write_all(b"{\"req\":\"stats\",\"args\":{\"target\":\"top\"}}\n").map_err(at)?;
-    let mut line = String::new();
-    io::BufReader::new(&s).read_line(&mut line).map_err(at)?;
-    let answer: StatsAnswer = serde_json::from_str(&line).map_err(|e| format!("{}: not an scx_stats answer ({e})", path.display()))?;
-    let resp = answer.args.get("resp").cloned().unwrap_or_default();
-    if answer.errno != 0 {
-        return Err(format!("{}: the scheduler answered errno {}: {resp}", path.display(), answer.errno));
+/// A connection to a scheduler's scx_stats socket. scx schedulers answer each read on a
+/// connection with their counters since the connection's previous read (gauges as they
+/// are), so two reads on one connection bracket an interval.
+pub struct StatsClient {
+    stream: std::os::unix::net::UnixStream,
+    reader: io::BufReader<std::os::unix::net::UnixStream>,
+    path: PathBuf,
+}
+
+impl StatsClient {
+    /// Connects to the socket at `path`; each read or write gives up after `timeout`.
+    pub fn connect(path: &Path, timeout: Duration) -> Result<StatsClient, String> {
+        let at = |e: io::Error| format!("{}: {e}", path.display());
+        let stream = std::os::unix::net::UnixStream::connect(path).map_err(at)?;
+        stream.set_read_timeout(Some(timeout)).map_err(at)?;
+        stream.set_write_timeout(Some(timeout)).map_err(at)?;
+        let reader = io::BufReader::new(stream.try_clone().map_err(at)?);
+        Ok(StatsClient { stream, reader, path: path.to_path_buf() })
     }
-    let mut out = std::collections::BTreeMap::new();
-    flatten_numbers("", &resp, &mut out);
-    Ok(out)
+
+    /// The scheduler's top-level statistics (one `{"req":"stats","args":{"target":"top"}}`
+    /// line, one answer line): every number, nested names joined by `.`
+    /// (`layers.batch.util`), booleans as 0 or 1; strings are left out.
+    pub fn read(&mut self) -> Result<std::collections::BTreeMap<String, f64>, String> {
+        use std::io::{BufRead, Write};
+        let path = self.path.display().to_string();
+        let at = |e: io::Error| format!("{path}: {e}");
+        self.stream.write_all(b"{\"req\":\"stats\",\"args\":{\"target\":\"top\"}}\n").map_err(at)?;
+        let mut line = String::new();
+        self.reader.read_line(&mut line).map_err(at)?;
+        let answer: StatsAnswer = serde_json::from_str(&line).map_err(|e| format!("{path}: not an scx_stats answer ({e})"))?;
+        let resp = answer.args.get("resp").cloned().unwrap_or_default();
+        if answer.errno != 0 {
+            return Err(format!("{path}: the scheduler answered errno {}: {resp}", answer.errno));
+        }
+        let mut out = std::collections::BTreeMap::new();
+        flatten_numbers("", &resp, &mut out);
+        Ok(out)
+    }
 }
 
 fn flatten_numbers(prefix: &str, v: &serde_json::Value, out: &mut std::collections::BTreeMap<String, f64>) {

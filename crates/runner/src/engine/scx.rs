@@ -39,6 +39,8 @@ pub(crate) struct Loaded {
     stats_socket: Option<PathBuf>,
     /// The statistics read before the release.
     stats_before: Option<Result<BTreeMap<String, f64>, String>>,
+    /// The connection they were read on, read again after the cell.
+    stats_client: Option<scx::StatsClient>,
 }
 
 /// Before a cell of the `cpu_scheduler` axis: under eevdf, makes sure no sched_ext
@@ -87,6 +89,7 @@ fn start(root: &Root, dir: &Path, journal: &mut Journal, p: &ScxProgram) -> Resu
         stopped: false,
         stats_socket: None,
         stats_before: None,
+        stats_client: None,
     };
     // Journaled as soon as its pid is known, before it can have loaded anything.
     let start = schedlab_sys::procfs::process_start(pid).map_or(0, |s| s.0);
@@ -120,18 +123,28 @@ fn start(root: &Root, dir: &Path, journal: &mut Journal, p: &ScxProgram) -> Resu
 }
 
 impl Loaded {
-    /// Reads the scheduler's statistics just before the release (when it serves them).
+    /// Opens the scheduler's stats socket (when it serves one) and reads its statistics
+    /// just before the release.
     pub(crate) fn stats_before_release(&mut self) {
         if let Some(socket) = &self.stats_socket {
-            self.stats_before = Some(scx::read_stats(socket, STATS_TIMEOUT));
+            let read = scx::StatsClient::connect(socket, STATS_TIMEOUT).and_then(|mut c| {
+                let first = c.read();
+                self.stats_client = Some(c);
+                first
+            });
+            self.stats_before = Some(read);
         }
     }
 
-    /// Reads them again after the last reap and keeps both with the record.
+    /// Reads them again on the same connection after the last reap (the counters over the
+    /// cell) and keeps both with the record.
     pub(crate) fn stats_after_cell(&mut self) {
         let (Some(socket), Some(before)) = (&self.stats_socket, self.stats_before.take()) else { return };
-        let after = scx::read_stats(socket, STATS_TIMEOUT);
-        self.record.stats = Some(ScxStats::over(socket.to_string_lossy().into_owned(), before, after));
+        let cell = match self.stats_client.take() {
+            Some(mut c) => c.read(),
+            None => Err("no connection to its stats socket".to_string()),
+        };
+        self.record.stats = Some(ScxStats::over(socket.to_string_lossy().into_owned(), before, cell));
     }
 
     /// Why the scheduler is not running as loaded, if it is not: it exited, or the kernel
