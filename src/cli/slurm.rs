@@ -46,7 +46,7 @@ pub struct Args {
     #[arg(long)]
     pub trace: bool,
     /// Passed on to run: the trace buffer per CPU, KiB.
-    #[arg(long, value_name = "KIB")]
+    #[arg(long, value_name = "KIB", value_parser = clap::value_parser!(u32).range(64..=4194304))]
     pub trace_buffer_kb: Option<u32>,
     /// Passed on to run: run real-time cells with RT throttling disabled.
     #[arg(long)]
