@@ -403,3 +403,50 @@ fn a_swept_rr_slice_is_the_simulated_quantum() {
     let show = lab.ok(&["show"]);
     assert!(show.contains("sched_rr_timeslice_ms"), "{show}");
 }
+
+/// SimSo's 10-task set (U = 1.6 on 2 CPUs) under global EDF with CBS for 30 s: 7 hyperperiods
+/// of 4.2 s. By default the hyperperiods that repeat one already simulated are skipped;
+/// `--every-cycle` simulates each. Both store the same jobs and the same samples.
+#[test]
+fn skipping_repeated_hyperperiods_stores_what_simulating_every_one_stores() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "simso.toml",
+        "name = \"simso-set\"\n[matrix]\nworkload = [\"set\"]\nscheduler = [\"deadline\"]\n\
+         [workloads.set]\nkind = \"periodic\"\nduration_s = 30\nwork_fraction = 1.0\ntasks = [\n\
+         { c_ms = 1, t_ms = 5 }, { c_ms = 1, t_ms = 7 }, { c_ms = 2, t_ms = 10 }, { c_ms = 2, t_ms = 12 },\n\
+         { c_ms = 3, t_ms = 15 }, { c_ms = 3, t_ms = 20 }, { c_ms = 4, t_ms = 25 }, { c_ms = 4, t_ms = 30 },\n\
+         { c_ms = 5, t_ms = 40 }, { c_ms = 6, t_ms = 50 },\n]\n",
+    );
+    let spec = spec.to_str().unwrap();
+    simulate(&lab, spec, &["--cpus", "2", "--switch-cost-us", "0", "--migration-cost-us", "0"]);
+    simulate(&lab, spec, &["--cpus", "2", "--switch-cost-us", "0", "--migration-cost-us", "0", "--every-cycle"]);
+    let strip = |text: String| -> Vec<Value> {
+        let mut rows: Vec<Value> = serde_json::from_str(&text).unwrap();
+        for r in &mut rows {
+            let o = r.as_object_mut().unwrap();
+            o.retain(|k, _| !k.starts_with("run") && !k.ends_with("_id") && k != "id" && k != "started_at");
+        }
+        rows
+    };
+    let (jobs1, jobs2) =
+        (strip(lab.ok(&["export", "1", "--jobs", "--format", "json"])), strip(lab.ok(&["export", "2", "--jobs", "--format", "json"])));
+    // The jobs due by 30 s: 6,000 + 4,285 + 3,000 + 2,500 + 2,000 + 1,500 + 1,200 + 1,000 + 750 + 600.
+    assert_eq!(jobs1.len(), 22_835);
+    assert!(jobs1.iter().all(|j| j["met"] == true));
+    assert!(jobs1 == jobs2, "the jobs differ");
+    let (rows1, rows2) = (strip(lab.ok(&["export", "1", "--format", "json"])), strip(lab.ok(&["export", "2", "--format", "json"])));
+    assert_eq!(rows1.len(), 10);
+    for (a, b) in rows1.iter().zip(&rows2) {
+        for (k, v) in a.as_object().unwrap() {
+            if k == "extra" {
+                // The model's parameters are stored with each sample, the choice included.
+                let every = b[k].as_str().unwrap();
+                assert!(every.contains(",\"every_cycle\":true"), "{every}");
+                assert_eq!(v.as_str().unwrap(), every.replace(",\"every_cycle\":true", ""));
+            } else {
+                assert_eq!(v, &b[k], "{k}");
+            }
+        }
+    }
+}

@@ -68,6 +68,10 @@ pub struct Args {
     /// Store cells that cannot be simulated (e.g. command workloads) as failed instead of refusing the file.
     #[arg(long)]
     pub skip_unsupported: bool,
+    /// Simulate every hyperperiod of a periodic set, also those that repeat one already
+    /// simulated (by default they are skipped: the schedule and figures are the same).
+    #[arg(long)]
+    pub every_cycle: bool,
     /// Write a Gantt chart (SVG) of one cell to this new file.
     #[arg(long, value_name = "FILE.svg")]
     pub gantt: Option<PathBuf>,
@@ -163,6 +167,7 @@ fn params(
     };
     p.fair_slice_ns = ns("fair-slice-us", a.fair_slice_us, 1e3)?.unwrap_or_else(|| schedlab_simrun::fair_slice(cpus, environment.hz));
     p.switch_cost_ns = ns("switch-cost-us", a.switch_cost_us, 1e3)?.unwrap_or(p.switch_cost_ns);
+    p.every_cycle = a.every_cycle;
     p.migration_cost_ns = ns("migration-cost-us", a.migration_cost_us, 1e3)?.unwrap_or(p.migration_cost_ns);
     p.setup_ns = ns("setup-us", a.setup_us, 1e3)?.unwrap_or(0);
     if let (Some(rt), Some(period)) = (environment.rt_runtime_us, environment.rt_period_us) {

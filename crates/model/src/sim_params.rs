@@ -51,6 +51,10 @@ pub struct Params {
     /// iterations x `ns_per_iteration` (each sample keeps its own in `SimOrigin::demand_ns`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub demand_from_run: Option<i64>,
+    /// Simulate every hyperperiod of a periodic set, also those that repeat one already
+    /// simulated (the result is the same; `sim::SimConfig::skip_cycles`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub every_cycle: bool,
 }
 
 impl Params {
@@ -71,6 +75,7 @@ impl Params {
             setup_ns: 0,
             rt_share: 0.95,
             demand_from_run: None,
+            every_cycle: false,
         }
     }
 

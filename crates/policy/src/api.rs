@@ -67,4 +67,15 @@ pub trait Policy {
     fn latest_timer(&self) -> Option<Time> {
         None
     }
+
+    /// With no task ready or running, writes everything that decides the policy's future
+    /// (see [`cycle`](crate::cycle)), times relative to `origin`, and returns true; returns
+    /// false when it cannot, and then the driver never skips a cycle.
+    fn cycle_state(&self, _origin: Time, _out: &mut Vec<u64>) -> bool {
+        false
+    }
+
+    /// Moves every instant the policy holds `by` later: the driver skipped whole cycles
+    /// after [`cycle_state`](Self::cycle_state) returned true.
+    fn shift(&mut self, _by: Duration) {}
 }

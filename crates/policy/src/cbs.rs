@@ -25,6 +25,7 @@
 //! Left out: GRUB reclaiming, the global admission test (see
 //! [`admission`]), and dl_server / RT throttling interactions.
 
+use crate::cycle::{self, StateWriter};
 use crate::{Arrival, Duration, Policy, ReadySet, Reservation, Stop, TaskId, TaskParams, Time};
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -245,6 +246,36 @@ impl Policy for Cbs {
 
     fn latest_timer(&self) -> Option<Time> {
         self.latest
+    }
+
+    fn cycle_state(&self, origin: Time, out: &mut Vec<u64>) -> bool {
+        if !self.ready.is_empty() || !self.throttled.is_empty() {
+            return false;
+        }
+        let mut w = StateWriter::new(out, origin);
+        for s in &self.tasks {
+            // A task without a reservation runs in the background: its server is unused.
+            if s.res.is_none() {
+                w.word(u64::from(s.wants));
+                continue;
+            }
+            w.word(s.q);
+            w.time(s.d);
+            w.opt_time(s.throttled);
+            w.word(u64::from(s.wants));
+            w.time(s.since);
+        }
+        w.opt_time(self.latest);
+        true
+    }
+
+    fn shift(&mut self, by: Duration) {
+        for s in &mut self.tasks {
+            cycle::shift(&mut s.d, by);
+            cycle::shift_opt(&mut s.throttled, by);
+            cycle::shift(&mut s.since, by);
+        }
+        cycle::shift_opt(&mut self.latest, by);
     }
 }
 

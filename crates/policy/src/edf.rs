@@ -6,6 +6,7 @@
 //! [`Arrival::Job`]; failing that, release + relative deadline; a task with
 //! neither runs in the background, after every task with a deadline.
 
+use crate::cycle::{self, StateWriter};
 use crate::{Arrival, Duration, Policy, ReadySet, Stop, TaskId, TaskParams, Time};
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -87,6 +88,25 @@ impl Policy for Edf {
 
     fn has_ready(&self) -> bool {
         !self.ready.is_empty()
+    }
+
+    fn cycle_state(&self, origin: Time, out: &mut Vec<u64>) -> bool {
+        if !self.ready.is_empty() {
+            return false;
+        }
+        let mut w = StateWriter::new(out, origin);
+        for t in &self.tasks {
+            w.time(t.deadline);
+            w.time(t.release);
+        }
+        true
+    }
+
+    fn shift(&mut self, by: Duration) {
+        for t in &mut self.tasks {
+            cycle::shift(&mut t.deadline, by);
+            cycle::shift(&mut t.release, by);
+        }
     }
 }
 

@@ -27,6 +27,7 @@
 
 use std::collections::VecDeque;
 
+use crate::cycle::{self, StateWriter};
 use crate::{Duration, Time, Window, WindowCounter, WindowReport};
 
 /// What happens to a job still unfinished at its deadline.
@@ -292,6 +293,40 @@ impl<P: Copy> JobLifecycle<P> {
         self.next_release = None;
         self.current = None;
         self.backlog.clear();
+    }
+
+    /// With no job current or queued, writes what decides the coming jobs (see
+    /// [`cycle`](crate::cycle)), times relative to `origin`, and returns true. The job
+    /// limit is left to [`cycles_left`](Self::cycles_left).
+    pub fn cycle_state(&self, origin: Time, out: &mut Vec<u64>) -> bool {
+        if self.current.is_some() || !self.backlog.is_empty() {
+            return false;
+        }
+        StateWriter::new(out, origin).opt_time(self.next_release);
+        self.windows.cycle_state(out);
+        true
+    }
+
+    /// How many more cycles like the one since `earlier` can pass before the job limit
+    /// changes what a release does (`None`: as many as wanted).
+    pub fn cycles_left(&self, earlier: &JobLifecycle<P>) -> Option<u64> {
+        let limit = self.spec.limit?;
+        let per = self.counts.released - earlier.counts.released;
+        // Cycle j releases the jobs numbered released + (j - 1) per .. released + j per - 1,
+        // and each must leave a next one: index + 1 < limit.
+        (per > 0).then(|| limit.saturating_sub(self.counts.released + 1) / per)
+    }
+
+    /// Repeats `k` more times what happened since `earlier`, a copy of this lifecycle whose
+    /// [`cycle_state`](Self::cycle_state) a cycle ago was the same as its own now, and
+    /// moves the next release `by` later (k cycles).
+    pub fn repeat(&mut self, earlier: &JobLifecycle<P>, k: u64, by: Duration) {
+        let (c, e) = (&mut self.counts, earlier.counts);
+        for (now, then) in [(&mut c.released, e.released), (&mut c.met, e.met), (&mut c.late, e.late), (&mut c.dropped, e.dropped)] {
+            *now += k * (*now - then);
+        }
+        self.windows.repeat(&earlier.windows, k);
+        cycle::shift_opt(&mut self.next_release, by);
     }
 
     fn drop_one(&mut self) {

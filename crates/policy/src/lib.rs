@@ -22,6 +22,8 @@
 //! [`windows`] judges outcomes against a window constraint (fixed and sliding windows, time
 //! in violation): one counter for the worker loop, the live dispatcher and the simulator.
 //!
+//! [`cycle`] lets a driver skip cycles that repeat (the simulator's hyperperiods).
+//!
 //! [`jobs`] is the periodic job lifecycle (releases, deadlines, dropped and late jobs) that
 //! the simulator and the live dispatcher both drive.
 //!
@@ -47,6 +49,7 @@
 
 mod api;
 pub mod cbs;
+pub mod cycle;
 pub mod dwcs;
 pub mod edf;
 mod error;

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cycle::{self, StateWriter};
 use crate::{Arrival, Duration, Policy, ReadySet, Stop, TaskId, TaskParams, Time};
 
 /// Which parameter sets a task's fixed priority.
@@ -106,6 +107,23 @@ impl Policy for Monotonic {
 
     fn has_ready(&self) -> bool {
         !self.ready.is_empty()
+    }
+
+    fn cycle_state(&self, origin: Time, out: &mut Vec<u64>) -> bool {
+        if !self.ready.is_empty() {
+            return false;
+        }
+        let mut w = StateWriter::new(out, origin);
+        for &r in &self.release {
+            w.time(r);
+        }
+        true
+    }
+
+    fn shift(&mut self, by: Duration) {
+        for r in &mut self.release {
+            cycle::shift(r, by);
+        }
     }
 }
 

@@ -150,6 +150,25 @@ impl WindowCounter {
         }
     }
 
+    /// Writes what decides the coming counts (the last y outcomes and the current block);
+    /// what only adds up (the counts) is left to [`repeat`](Self::repeat).
+    pub fn cycle_state(&self, out: &mut Vec<u64>) {
+        out.extend([u64::from(self.x), self.pos as u64, self.filled as u64, u64::from(self.ring_misses)]);
+        out.extend([self.block_len as u64, u64::from(self.block_misses)]);
+        out.extend(self.ring.iter().map(|&m| u64::from(m)));
+    }
+
+    /// Adds `k` more times the counts this counter gained since `earlier`, a copy of it
+    /// whose [`cycle_state`](Self::cycle_state) was the same as its own now.
+    pub fn repeat(&mut self, earlier: &WindowCounter, k: u64) {
+        let add = |now: &mut u64, then: u64| *now += k * (*now - then);
+        add(&mut self.full_blocks, earlier.full_blocks);
+        add(&mut self.full_block_violations, earlier.full_block_violations);
+        add(&mut self.full_window_violations, earlier.full_window_violations);
+        add(&mut self.deadlines, earlier.deadlines);
+        add(&mut self.periods_in_violation, earlier.periods_in_violation);
+    }
+
     /// The counts so far, with the partial windows judged as the module docs say.
     pub fn report(&self) -> WindowReport {
         let y = self.ring.len() as u64;

@@ -65,12 +65,29 @@ pub struct SimConfig {
     /// Seed for the execution-time draws of periodic tasks with `min_exec`.
     #[serde(default)]
     pub seed: u64,
+    /// Skip hyperperiods that repeat one already simulated (needs a horizon). The result is
+    /// the same either way; off simulates every cycle, as a check or to time the core.
+    #[serde(default = "yes")]
+    pub skip_cycles: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl SimConfig {
     /// Global scheduling on `cpus` CPUs with no overheads, no horizon, full recording and seed 0.
     pub fn new(cpus: usize, policy: PolicySpec) -> Self {
-        Self { cpus, mapping: Mapping::Global, policy, costs: Costs::default(), horizon: None, record: Record::default(), seed: 0 }
+        Self {
+            cpus,
+            mapping: Mapping::Global,
+            policy,
+            costs: Costs::default(),
+            horizon: None,
+            record: Record::default(),
+            seed: 0,
+            skip_cycles: true,
+        }
     }
 
     /// Stops the simulation at `horizon`.

@@ -163,6 +163,41 @@ impl<E: Copy> EventQueue<E> {
     }
 }
 
+impl<E: Copy> EventQueue<E> {
+    /// Writes the pending events in the order they will come out: each one's time relative
+    /// to `origin`, class, slot (or none) and `code` of the event. Sequence numbers are left
+    /// out: only their order counts, and that is the order written.
+    pub(crate) fn cycle_state(&self, origin: Time, out: &mut Vec<u64>, code: impl Fn(&E) -> [u64; 2]) {
+        let mut pending: Vec<(u128, u64, E)> = self.heap.iter().map(|e| (e.key, u64::MAX, e.event)).collect();
+        for (slot, (&key, event)) in self.slot_keys.iter().zip(&self.slot_events).enumerate() {
+            if let (true, Some(event)) = (key != EMPTY, event) {
+                pending.push((key, slot as u64, *event));
+            }
+        }
+        pending.sort_unstable_by_key(|p| p.0);
+        out.push(pending.len() as u64);
+        for (key, slot, event) in pending {
+            let time = (key >> 64) as Time;
+            let class = (key as u64) >> SEQ_BITS;
+            let [a, b] = code(&event);
+            out.extend([time.wrapping_sub(origin), class, slot, a, b]);
+        }
+    }
+
+    /// Moves every pending event `by` later; their order stays.
+    pub(crate) fn shift(&mut self, by: Time) {
+        let by = u128::from(by) << 64;
+        for e in &mut self.heap {
+            e.key += by;
+        }
+        for k in &mut self.slot_keys {
+            if *k != EMPTY {
+                *k += by;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

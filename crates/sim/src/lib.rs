@@ -48,6 +48,12 @@ use schedlab_policy::PolicySpec;
 
 /// Validates the inputs and runs the simulation to its horizon (or until all work is done).
 pub fn simulate(config: &SimConfig, tasks: &[TaskSpec]) -> Result<SimResult, SimError> {
+    simulate_counted(config, tasks).map(|(r, _)| r)
+}
+
+/// As [`simulate`], with the number of whole hyperperiods skipped because they repeated one
+/// simulated ([`SimConfig::skip_cycles`]).
+pub fn simulate_counted(config: &SimConfig, tasks: &[TaskSpec]) -> Result<(SimResult, u64), SimError> {
     validate(config, tasks)?;
     let (c, t) = (config, tasks);
     // One engine per policy type (what `PolicySpec::build` would box), so no call is virtual.

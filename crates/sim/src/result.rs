@@ -140,6 +140,14 @@ impl SimResult {
     }
 }
 
+/// Where a [`ResponseAcc`] stood.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ResponseMark {
+    count: u64,
+    sum: u128,
+    kept: usize,
+}
+
 /// Running min/sum/max of response times.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ResponseAcc {
@@ -162,6 +170,22 @@ impl ResponseAcc {
         self.max = Some(self.max.map_or(r, |m| m.max(r)));
         if keep {
             self.all.push(r);
+        }
+    }
+
+    /// How far the accumulator has come, for [`repeat`](Self::repeat).
+    pub(crate) fn mark(&self) -> ResponseMark {
+        ResponseMark { count: self.count, sum: self.sum, kept: self.all.len() }
+    }
+
+    /// Pushes again, `k` times over, every response since `m` (min and max stay as they are).
+    pub(crate) fn repeat(&mut self, m: ResponseMark, k: u64) {
+        self.count += k * (self.count - m.count);
+        self.sum += u128::from(k) * (self.sum - m.sum);
+        let n = self.all.len();
+        self.all.reserve((n - m.kept) * k as usize);
+        for _ in 0..k {
+            self.all.extend_from_within(m.kept..n);
         }
     }
 

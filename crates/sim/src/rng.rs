@@ -11,6 +11,11 @@ impl SplitMix64 {
         Self { state: seed }
     }
 
+    /// The generator's whole state.
+    pub(crate) fn state(&self) -> u64 {
+        self.state
+    }
+
     pub(crate) fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.state;

@@ -210,6 +210,7 @@ pub fn cell_input(cell: &Cell, p: &Params, demand: Option<&[Time]>, horizon: Tim
     };
     let mut config =
         SimConfig::new(p.cpus, policy).with_costs(p.switch_cost_ns, p.migration_cost_ns).with_horizon(horizon).recording(trace, false);
+    config.skip_cycles = !p.every_cycle;
     config.mapping = mapping;
     Ok(CellInput { config, tasks, placement })
 }

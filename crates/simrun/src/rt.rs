@@ -164,6 +164,7 @@ pub(crate) fn cell_input(cell: &Cell, set: &Periodic, p: &Params, horizon: u64, 
     let placement = placement(set, p.cpus);
     // Responses on: the per-job log is kept (sets are short enough for every job to be kept).
     let mut config = SimConfig::new(p.cpus, policy_spec(set.scheduler, p)).with_horizon(horizon).recording(trace, true);
+    config.skip_cycles = !p.every_cycle;
     if !set.scheduler.dispatched() {
         config = config.with_costs(p.switch_cost_ns, p.migration_cost_ns);
     }

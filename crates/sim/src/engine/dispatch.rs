@@ -144,6 +144,7 @@ impl<P: Policy> Engine<'_, P> {
         let Some(id) = c.running else { return };
         let done = c.work_start + self.tasks[id].remaining;
         let at = c.limit_end.map_or(done, |l| l.min(done));
+        self.asked(at);
         let replaced =
             if at <= self.horizon { self.events.arm(cpu, at, Class::Cpu, Ev::Cpu { cpu: cpu as u32 }) } else { self.events.disarm(cpu) };
         self.dropped(replaced);
@@ -214,6 +215,8 @@ impl<P: Policy> Engine<'_, P> {
         let Some(at) = dom.policy.next_timer() else {
             return;
         };
+        self.asked(at);
+        let dom = &mut self.domains[d];
         if at > now && at <= self.horizon && dom.timer != Some(at) {
             dom.timer = Some(at);
             let replaced = self.events.arm(self.cfg.cpus + d, at, Class::Arrival, Ev::Timer { domain: d as u32 });

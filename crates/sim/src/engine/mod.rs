@@ -6,6 +6,7 @@
 //! burst of simultaneous releases from producing zero-length runs and
 //! phantom preemptions.
 
+mod cycles;
 mod dispatch;
 mod work;
 
@@ -106,6 +107,7 @@ pub(crate) struct Engine<'a, P> {
     handled: u64,
     /// The latest time of a timer that was replaced or cancelled before it was due.
     dropped_until: Time,
+    cycles: cycles::Cycles,
 }
 
 impl<'a, P: Policy> Engine<'a, P> {
@@ -125,11 +127,17 @@ impl<'a, P: Policy> Engine<'a, P> {
         }
         let tasks = specs.iter().zip(&domain_of_task).map(|(s, &d)| TaskRt::new(d, s, cfg)).collect();
         let ndomains = domains.len();
+        let horizon = cfg.horizon.unwrap_or(Time::MAX);
+        let period = if cfg.skip_cycles && cfg.horizon.is_some() {
+            cycles::hyperperiod(specs.iter().map(|s| cycles::period_of(&s.workload)))
+        } else {
+            None
+        };
         let mut engine = Self {
             cfg,
             specs,
             clock: VirtualClock::new(0),
-            horizon: cfg.horizon.unwrap_or(Time::MAX),
+            horizon,
             // A slot per CPU timer, then one per ready queue's policy timer.
             events: EventQueue::with_capacity(2 * specs.len() + 16, cfg.cpus + ndomains),
             dropped_until: 0,
@@ -141,6 +149,7 @@ impl<'a, P: Policy> Engine<'a, P> {
             trace: Vec::new(),
             changed: Vec::with_capacity(cfg.cpus),
             handled: 0,
+            cycles: cycles::Cycles::new(period, horizon),
         };
         for (id, s) in specs.iter().enumerate() {
             let d = engine.tasks[id].domain;
@@ -152,8 +161,15 @@ impl<'a, P: Policy> Engine<'a, P> {
         engine
     }
 
-    /// Runs to the horizon (or until nothing is left to happen) and tallies the results.
-    pub(crate) fn run(mut self) -> SimResult {
+    /// Notes an instant the run asked for (see `cycles`).
+    #[inline]
+    fn asked(&mut self, at: Time) {
+        self.cycles.asked = self.cycles.asked.max(at);
+    }
+
+    /// Runs to the horizon (or until nothing is left to happen) and tallies the results,
+    /// with the number of whole cycles skipped (see `cycles`).
+    pub(crate) fn run(mut self) -> (SimResult, u64) {
         while let Some(now) = self.events.peek_time() {
             if now > self.horizon {
                 break;
@@ -169,6 +185,9 @@ impl<'a, P: Policy> Engine<'a, P> {
                     self.resched(d, now);
                 }
             }
+            if self.cycles.due(now) {
+                self.look_for_cycle(now);
+            }
         }
         // Without a horizon the run ends at its last event, a timer replaced or cancelled
         // before its time included (as when it stayed queued and was skipped then), and so
@@ -179,7 +198,8 @@ impl<'a, P: Policy> Engine<'a, P> {
         } else {
             self.horizon
         };
-        self.finish(end)
+        let skipped = self.cycles.skipped;
+        (self.finish(end), skipped)
     }
 
     fn handle(&mut self, ev: Ev, now: Time) {

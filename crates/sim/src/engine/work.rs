@@ -28,11 +28,18 @@ impl<P: Policy> Engine<'_, P> {
         if periodic.is_some() && self.cfg.record.responses {
             t.job_log.push(JobOutcome { release: now, ..Default::default() });
         }
-        if let Some(next) = t.jobs.next_release().filter(|&n| n <= self.horizon) {
-            self.events.push(next, Class::Arrival, Ev::Release(id as u32));
+        let next = t.jobs.next_release();
+        if let Some(next) = next {
+            self.asked(next);
+            if next <= self.horizon {
+                self.events.push(next, Class::Arrival, Ev::Release(id as u32));
+            }
         }
-        if let Some(deadline) = r.job.deadline.filter(|&d| d <= self.horizon && periodic.is_some_and(|p| p.on_miss == MissAction::Drop)) {
-            self.events.push(deadline, Class::Deadline, Ev::Deadline(id as u32));
+        if let Some(deadline) = r.job.deadline.filter(|_| periodic.is_some_and(|p| p.on_miss == MissAction::Drop)) {
+            self.asked(deadline);
+            if deadline <= self.horizon {
+                self.events.push(deadline, Class::Deadline, Ev::Deadline(id as u32));
+            }
         }
         if r.started {
             self.start_job(id, r.job, now);
@@ -158,6 +165,7 @@ impl<P: Policy> Engine<'_, P> {
         match self.device.queue.front() {
             Some(&(_, service)) => {
                 self.device.busy = true;
+                self.asked(now + service);
                 self.events.push(now + service, Class::Arrival, Ev::IoDone);
             }
             None => self.device.busy = false,
