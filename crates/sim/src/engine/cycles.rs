@@ -77,8 +77,9 @@ impl Cycles {
     }
 }
 
-/// The hyperperiod of the periodic tasks, if every task that is not periodic has a single
-/// job (it must be over before a cycle can repeat) and the lcm fits.
+/// The hyperperiod: the least common multiple of the periodic tasks' periods (`None` when
+/// there is no periodic task or it overflows). A task that is not periodic has one job, and
+/// the state compared says whether it is over.
 pub(super) fn hyperperiod(workloads: impl Iterator<Item = Option<Duration>>) -> Option<Time> {
     let mut h: Option<u64> = None;
     for period in workloads.flatten() {
