@@ -109,13 +109,13 @@ fn code(ev: &Ev) -> [u64; 2] {
 
 impl<P: Policy> Engine<'_, P> {
     /// At a due instant, after its decisions: compares the state with the last mark and
-    /// skips the cycles that repeat. Returns whether it skipped.
-    pub(super) fn look_for_cycle(&mut self, now: Time) -> bool {
+    /// skips the cycles that repeat.
+    pub(super) fn look_for_cycle(&mut self, now: Time) {
         let mut state = std::mem::take(&mut self.cycles.scratch);
         state.clear();
         if !self.cycle_state(now, &mut state) {
             self.cycles.scratch = state;
-            return false;
+            return;
         }
         let h = self.cycles.period;
         let repeats = self.cycles.mark.as_ref().is_some_and(|m| m.at + h == now && m.state == state);
@@ -128,14 +128,12 @@ impl<P: Policy> Engine<'_, P> {
             self.cycles.next = Time::MAX;
             if k > 0 {
                 self.repeat(&mark, k);
-                return true;
             }
-            return false;
+            return;
         }
         self.cycles.mark = Some(self.mark(now, state));
         self.cycles.asked = now;
         self.cycles.next = now + h;
-        false
     }
 
     /// Writes the state relative to `now`; false when the engine is not quiescent.
