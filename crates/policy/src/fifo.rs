@@ -87,6 +87,12 @@ impl Policy for Fifo {
     fn has_ready(&self) -> bool {
         !self.ready.is_empty()
     }
+
+    /// With nothing queued, the future depends on the priorities alone: a task queued later
+    /// goes behind (or, preempted, ahead of) every other whatever the counters read.
+    fn cycle_state(&self, _origin: Time, _out: &mut Vec<u64>) -> bool {
+        self.ready.is_empty()
+    }
 }
 
 #[cfg(test)]

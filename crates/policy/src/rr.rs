@@ -5,6 +5,7 @@
 //! task keeps the rest of its quantum and returns to the head, as in Linux;
 //! a task that blocks also keeps what is left of its quantum.
 
+use crate::cycle::{self, StateWriter};
 use crate::fifo::Fifo;
 use crate::{Arrival, Duration, Policy, Stop, TaskId, TaskParams, Time};
 
@@ -89,6 +90,24 @@ impl Policy for RoundRobin {
 
     fn has_ready(&self) -> bool {
         self.fifo.has_ready()
+    }
+
+    fn cycle_state(&self, origin: Time, out: &mut Vec<u64>) -> bool {
+        if !self.fifo.cycle_state(origin, out) {
+            return false;
+        }
+        let mut w = StateWriter::new(out, origin);
+        for (&left, &since) in self.left.iter().zip(&self.since) {
+            w.word(left);
+            w.time(since);
+        }
+        true
+    }
+
+    fn shift(&mut self, by: Duration) {
+        for t in &mut self.since {
+            cycle::shift(t, by);
+        }
     }
 }
 
