@@ -88,7 +88,7 @@ pub(super) const WATCHDOG_SLACK: Duration = Duration::from_millis(500);
 /// How far `at` is past `deadline`, when more than [`WATCHDOG_SLACK`].
 fn late(at: u64, deadline: u64) -> Option<f64> {
     let by = at.saturating_sub(deadline);
-    (by > WATCHDOG_SLACK.as_nanos() as u64).then(|| by as f64 * 1e-9)
+    (by > WATCHDOG_SLACK.as_nanos() as u64).then_some(by as f64 * 1e-9)
 }
 
 /// How many of `reaped` are measured processes (not in `background`, sorted).
