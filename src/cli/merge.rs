@@ -61,9 +61,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
     };
     if !a.quiet {
-        for m in &report.merged {
+        // A run merged before and gone further since is copied again whole.
+        let again = ": it has gone further since it was merged";
+        let copied = report.merged.iter().map(|m| ("merged", "", m)).chain(report.completed.iter().map(|m| ("merged again", again, m)));
+        for (how, why, m) in copied {
             println!(
-                "merged run {} of {} as run {} ({}{}, {} cell repetitions)",
+                "{how} run {} of {} as run {} ({}{}, {} cell repetitions){why}",
                 m.source_id,
                 m.source.display(),
                 m.id,
@@ -74,15 +77,6 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
         for (src, old, id) in &report.present {
             println!("run {old} of {} is already here as run {id}: skipped", src.display());
-        }
-        for m in &report.completed {
-            println!(
-                "run {} of {} has gone further since it was merged: run {} here brought up to date ({} cell repetitions)",
-                m.source_id,
-                m.source.display(),
-                m.id,
-                m.cells
-            );
         }
     }
     for (src, old, why) in &report.skipped {
