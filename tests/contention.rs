@@ -2,9 +2,12 @@
 //! opening one new database, a merge of a run still being written, a stopped engine, and
 //! `restore --all` beside a live run.
 
-use crate::util::{is_root, Lab};
+use crate::util::{is_root, wait_exit, wait_for, Lab};
 use std::process::{Child, Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+/// How long a run of these tests may take.
+const LONG: Duration = Duration::from_secs(120);
 
 /// A knob no other test sweeps.
 const SLICE: &str = "kernel.sched_cfs_bandwidth_slice_us";
@@ -34,25 +37,6 @@ fn at(lab: &Lab, db: &str, args: &[&str]) -> Command {
 
 fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-}
-
-fn wait_for(what: &str, within: Duration, mut done: impl FnMut() -> bool) {
-    let t0 = Instant::now();
-    while !done() {
-        assert!(t0.elapsed() < within, "{what} never happened");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
-    let t0 = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(120), "schedlab did not end");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// A run holding the slice at `value` for `cells` cells of `secs` seconds each.
@@ -94,7 +78,7 @@ fn a_knob_a_live_run_holds_is_refused_to_a_second_run_and_the_machine_keeps_its_
     let said = text(&out);
     assert!(said.contains(SLICE) && said.contains(&format!("process {}", run_a.id())), "B names the knob and A: {said}");
     assert_eq!(slice(), "4000", "A's value stays in force under A");
-    assert!(wait_exit(&mut run_a).success());
+    assert!(wait_exit(&mut run_a, LONG).success());
     assert_eq!(slice(), "5000", "the value from before either");
     assert_eq!(stored_slice(&lab, "a.db"), (vec![Some("4000".into()); 2], Some("5000".into())));
     assert!(schedlab_store::Store::open(&lab.path("b.db")).unwrap().runs().unwrap().is_empty(), "B stored no run");
@@ -110,7 +94,7 @@ fn a_knob_a_live_run_holds_is_refused_to_a_second_run_and_the_machine_keeps_its_
     let out = at(&lab, "b.db", &["restore"]).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(slice(), "3000", "restore changes nothing under B's live cell");
-    assert!(wait_exit(&mut run_b).success());
+    assert!(wait_exit(&mut run_b, LONG).success());
     assert_eq!(slice(), "5000", "B puts back the value from before A");
     assert_eq!(stored_slice(&lab, "b.db"), (vec![Some("3000".into()); 2], Some("5000".into())));
 }
@@ -123,7 +107,7 @@ fn two_runs_on_one_new_database_both_store_their_run() {
         let db = format!("new-{attempt}.db");
         let mut runs: Vec<Child> = (0..2).map(|_| at(&lab, &db, &["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap()).collect();
         for r in &mut runs {
-            assert!(wait_exit(r).success(), "attempt {attempt}: a run on the new database failed");
+            assert!(wait_exit(r, LONG).success(), "attempt {attempt}: a run on the new database failed");
         }
         let store = schedlab_store::Store::open(&lab.path(&db)).unwrap();
         let stored = store.runs().unwrap();
@@ -154,7 +138,7 @@ fn a_run_merged_while_it_runs_is_left_for_a_later_merge_which_brings_it_whole() 
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("not merged") && text(&out).contains("still running"), "{}", text(&out));
     assert!(schedlab_store::Store::open(&lab.path("m.db")).unwrap().runs().unwrap().is_empty(), "nothing of it merged yet");
-    assert!(wait_exit(&mut run).success());
+    assert!(wait_exit(&mut run, LONG).success());
     let out = at(&lab, "src.db", &["merge", "-o", "m.db", "src.db"]).output().unwrap();
     assert!(out.status.success() && text(&out).contains("1 runs merged (3 cell repetitions)"), "{}", text(&out));
     let merged = schedlab_store::Store::open(&lab.path("m.db")).unwrap().runs().unwrap();
@@ -194,7 +178,7 @@ fn a_stopped_engine_stores_its_cell_timed_out_saying_how_late_the_watchdog_was()
     std::thread::sleep(Duration::from_secs(4));
     // SAFETY: as above.
     unsafe { libc::kill(engine, libc::SIGCONT) };
-    let status = wait_exit(&mut run);
+    let status = wait_exit(&mut run, LONG);
     assert_eq!(status.code(), Some(1), "a timed-out cell is a failed one");
     let store = schedlab_store::Store::open(&lab.path("r.db")).unwrap();
     let run = store.latest(None).unwrap().unwrap();
@@ -217,7 +201,7 @@ fn restore_all_leaves_a_live_run_alone_unless_told_yes() {
     let out = at(&lab, "r.db", &["restore", "--all"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains(&format!("process {}", run.id())) && text(&out).contains("--yes"), "{}", text(&out));
-    assert!(wait_exit(&mut run).success(), "the live run was left alone and ended well");
+    assert!(wait_exit(&mut run, LONG).success(), "the live run was left alone and ended well");
     let store = schedlab_store::Store::open(&lab.path("r.db")).unwrap();
     let r = store.latest(None).unwrap().unwrap();
     assert_eq!((r.status.as_str(), r.cells_done), ("complete", 2));
