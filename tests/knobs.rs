@@ -5,10 +5,9 @@
 //! These tests change kernel.sched_rr_timeslice_ms, which other tests read: each holds
 //! `measuring()` while it does, and [`Sysctls`] puts every value back whatever happens.
 
-use crate::util::{is_root, measuring, Lab};
+use crate::util::{is_root, measuring, wait_exit, wait_for, Lab};
 use std::collections::BTreeMap;
-use std::process::Child;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const RR: &str = "kernel.sched_rr_timeslice_ms";
 const AUTOGROUP: &str = "kernel.sched_autogroup_enabled";
@@ -53,25 +52,6 @@ fn sweep_spec(workload: &str) -> String {
     )
 }
 
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let t0 = Instant::now();
-    while !done() {
-        assert!(t0.elapsed() < Duration::from_secs(60), "{what} never happened");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
-    let t0 = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(30), "schedlab did not stop");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 #[test]
 fn a_knob_sweep_stores_values_read_back_and_every_knob_is_put_back_after_end_ctrl_c_and_kill_9() {
     require!(is_root(), "writing sysctls needs root");
@@ -106,10 +86,10 @@ fn a_knob_sweep_stores_values_read_back_and_every_knob_is_put_back_after_end_ctr
     let spec = lab.spec("long.toml", &sweep_spec("kind = \"command\"\nargv = [\"sleep\", \"7.3571\"]\n"));
     for signal in [libc::SIGINT, libc::SIGKILL] {
         let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
-        wait_for("the first cell's knobs", || read(RR) == "5" && read(AUTOGROUP) == "0");
+        wait_for("the first cell's knobs", Duration::from_secs(60), || read(RR) == "5" && read(AUTOGROUP) == "0");
         // SAFETY: signalling our own child.
         unsafe { libc::kill(child.id() as i32, signal) };
-        let status = wait_exit(&mut child);
+        let status = wait_exit(&mut child, Duration::from_secs(30));
         if signal == libc::SIGINT {
             assert_eq!(status.code(), Some(130), "stopped by SIGINT");
         } else {

@@ -5,6 +5,7 @@ mod util;
 
 mod adaptive;
 mod cli_errors;
+mod contention;
 mod disturb;
 mod docs;
 mod engine;

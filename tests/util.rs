@@ -136,3 +136,18 @@ pub fn per_cpu_rows(show: &str) -> Vec<&str> {
 pub fn tracing_possible() -> bool {
     std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.lines().any(|l| l.ends_with("tracefs")))
 }
+
+/// Waits until `done`, failing the test after `within`.
+pub fn wait_for(what: &str, within: std::time::Duration, mut done: impl FnMut() -> bool) {
+    let t0 = std::time::Instant::now();
+    while !done() {
+        assert!(t0.elapsed() < within, "{what} never happened");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Waits for `child` to end, failing the test after `within`.
+pub fn wait_exit(child: &mut std::process::Child, within: std::time::Duration) -> std::process::ExitStatus {
+    wait_for("schedlab's end", within, || child.try_wait().unwrap().is_some());
+    child.wait().unwrap()
+}

@@ -37,15 +37,36 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             return Err(bad_input(format!("{} is the output: it cannot also be merged into itself", s.display())));
         }
     }
-    let mut store = open_store(&a.output)?;
-    let report = store.merge(&a.sources).map_err(|e| match e {
-        MergeError::Refused(m) => bad_input(format!("{m}; nothing was merged")),
-        MergeError::Db { path, err } => anyhow::anyhow!("merging {} into {}: {err}", path.display(), a.output.display()),
-    })?;
+    // An output this merge creates goes again if the merge fails: an empty database left
+    // behind would pass for a merged one.
+    let created = !a.output.exists();
+    let merged = open_store(&a.output).and_then(|mut store| {
+        let report = store.merge(&a.sources).map_err(|e| match e {
+            MergeError::Refused(m) => bad_input(format!("{m}; nothing was merged")),
+            MergeError::Db { path, err } => anyhow::anyhow!("merging {} into {}: {err}", path.display(), a.output.display()),
+        })?;
+        Ok((store, report))
+    });
+    let (store, report) = match merged {
+        Ok(m) => m,
+        Err(e) => {
+            if created {
+                for suffix in ["", "-wal", "-shm"] {
+                    let mut p = a.output.clone().into_os_string();
+                    p.push(suffix);
+                    let _ = std::fs::remove_file(p);
+                }
+            }
+            return Err(e);
+        }
+    };
     if !a.quiet {
-        for m in &report.merged {
+        // A run merged before and gone further since is copied again whole.
+        let again = ": it has gone further since it was merged";
+        let copied = report.merged.iter().map(|m| ("merged", "", m)).chain(report.completed.iter().map(|m| ("merged again", again, m)));
+        for (how, why, m) in copied {
             println!(
-                "merged run {} of {} as run {} ({}{}, {} cell repetitions)",
+                "{how} run {} of {} as run {} ({}{}, {} cell repetitions){why}",
                 m.source_id,
                 m.source.display(),
                 m.id,
@@ -58,9 +79,15 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             println!("run {old} of {} is already here as run {id}: skipped", src.display());
         }
     }
+    for (src, old, why) in &report.skipped {
+        eprintln!("warning: run {old} of {} not merged: {why}", src.display());
+    }
+    for (src, table, n) in &report.orphans {
+        eprintln!("warning: {n} row(s) of table {table} in {} belong to no cell of it (no run): not merged", src.display());
+    }
     // Each campaign touched: which shards it now has.
     let mut campaigns: BTreeMap<String, u32> = BTreeMap::new();
-    for (c, s) in report.merged.iter().filter_map(|m| m.campaign.as_ref()) {
+    for (c, s) in report.merged.iter().chain(&report.completed).filter_map(|m| m.campaign.as_ref()) {
         campaigns.insert(c.clone(), s.count);
     }
     for (c, count) in &campaigns {
@@ -72,8 +99,15 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             println!("campaign {c}: {} of {count} shards present; missing {}", *count as usize - missing.len(), missing.join(", "));
         }
     }
+    let mut also = String::new();
+    if !report.completed.is_empty() {
+        also.push_str(&format!(", {} brought up to date", report.completed.len()));
+    }
+    if !report.skipped.is_empty() {
+        also.push_str(&format!(", {} not merged (see the warnings)", report.skipped.len()));
+    }
     println!(
-        "{}: {} runs merged ({} cell repetitions), {} already present",
+        "{}: {} runs merged ({} cell repetitions), {} already present{also}",
         a.output.display(),
         report.merged.len(),
         report.merged.iter().map(|m| m.cells).sum::<i64>(),

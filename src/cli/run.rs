@@ -295,6 +295,15 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     check_cgroups(&spec, &root)?;
     super::machine::check_run(&spec, &root)?;
     let device_line = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())?;
+    // The settings this run changes are held from here to its end, before they are read: a
+    // setting another live run holds is refused (see `hold_settings`).
+    let _held = hold_settings(plan, &root).map_err(bad_input)?;
+    // Undo what an earlier schedlab killed by SIGKILL or a crash left on this machine, before
+    // the values found are read as the ones from before this run.
+    let state = schedlab_sys::journal::state_dir();
+    for line in schedlab_sys::journal::recover(&state, false) {
+        eprintln!("restore: {line}");
+    }
     let knob_facts = super::machine::check_knobs(&spec, &root).map_err(|e| bad_input(e.to_string()))?;
     if schedlab_spec::unthrottles(plan, &knob_facts) && (a.no_engine_rt || !caps.sys_nice) {
         return Err(bad_input(
@@ -316,11 +325,6 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         None => None,
     };
 
-    // Undo what an earlier schedlab killed by SIGKILL or a crash left on this machine.
-    let state = schedlab_sys::journal::state_dir();
-    for line in schedlab_sys::journal::recover(&state, false) {
-        eprintln!("restore: {line}");
-    }
     let plan_json = serde_json::to_string(plan)?;
     // Adaptive repetitions are decided per cell, so a shard of an adaptive run owns whole cells.
     let shard_by = if plan.adaptive.is_some() { schedlab_spec::ShardBy::Cell } else { schedlab_spec::ShardBy::Step };
@@ -517,4 +521,17 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(128 + sig.clamp(1, 127) as u8))
         }
     }
+}
+
+/// Holds the run's knobs and, when its cells load sched_ext schedulers, sched_ext itself:
+/// two runs that change one setting would each journal the other's value as the one from
+/// before, and leave the machine with neither's.
+fn hold_settings(plan: &schedlab_spec::Plan, root: &Root) -> Result<schedlab_sys::lock::Holds, String> {
+    let mut holds = schedlab_sys::lock::Holds::new();
+    schedlab_sys::knobs::hold(root, &plan.knob_names(), &mut holds)?;
+    let scx = schedlab_sys::scx::state_path(root);
+    if !plan.scx_programs().is_empty() && scx.exists() {
+        holds.take("sched_ext (the cpu_scheduler axis)", &scx)?;
+    }
+    Ok(holds)
 }

@@ -330,6 +330,7 @@ pub fn run_from(
             nofile_soft: nofile.0,
         };
         let outcome = executor.run_cell(&mut cx, cell, step, ordinal);
+        let moved = knobs::moved(fixed_knobs.iter().chain(&cell_knobs), &opts.root);
         let _ = std::fs::remove_dir_all(&cell_dir);
         for w in journal.undo_to(io_mark) {
             observer.warn(&w);
@@ -340,6 +341,7 @@ pub fn run_from(
         match outcome? {
             Outcome::Done(mut rec) => {
                 rec.knobs = fixed_knobs.iter().chain(&cell_knobs).map(|(k, v)| (k.clone(), v.clone())).collect();
+                knobs::distrust(&mut rec, &moved);
                 sink(&rec)?;
                 source.finished(&rec)?;
                 observer.step_finished(&rec);

@@ -13,6 +13,18 @@ pub enum Cut {
     Watchdog(f64),
     /// A live dispatcher ended badly (how), and the engine killed its workers.
     Dispatcher(String),
+    /// The engine could not supervise at the watchdog's time (it was stopped or starved):
+    /// it looked again `late_s` after the watchdog's `timeout_s`, so the workers ran on
+    /// unsupervised and were reaped late; `own_end_s`, the last measured worker's end by its
+    /// own clock, where the workers reported one.
+    LateWatchdog {
+        /// The watchdog, seconds after the release.
+        timeout_s: f64,
+        /// How late the engine looked.
+        late_s: f64,
+        /// The last measured worker's own end, seconds after the release.
+        own_end_s: Option<f64>,
+    },
 }
 
 /// A background worker stopped by the engine (SIGTERM, then SIGKILL after its grace)
@@ -38,6 +50,11 @@ pub fn judge(samples: &[Sample], cut: &Cut) -> (CellStatus, Option<String>) {
         Cut::None => {}
         Cut::Watchdog(secs) => reasons.push(format!("timed out: workers still running after {secs:.0} s were killed by the watchdog")),
         Cut::Dispatcher(how) => reasons.push(format!("the dispatcher {how}; the engine killed its workers")),
+        Cut::LateWatchdog { timeout_s, late_s, own_end_s } => reasons.push(format!(
+            "timed out: the watchdog ({timeout_s:.0} s) fired {late_s:.1} s late (the engine was stopped or starved), so the workers \
+             ran unsupervised{} and their reap times are not their end times",
+            own_end_s.map(|e| format!(" (the last ended {e:.1} s after the release by its own clock)")).unwrap_or_default()
+        )),
     }
     let of = measured.len();
     let nonzero: Vec<&&Sample> = measured.iter().filter(|s| s.exit_code.is_some_and(|c| c != 0)).collect();
@@ -78,7 +95,7 @@ pub fn judge(samples: &[Sample], cut: &Cut) -> (CellStatus, Option<String>) {
     if reasons.is_empty() {
         return (CellStatus::Ok, None);
     }
-    let status = if matches!(cut, Cut::Watchdog(_)) { CellStatus::TimedOut } else { CellStatus::Failed };
+    let status = if matches!(cut, Cut::Watchdog(_) | Cut::LateWatchdog { .. }) { CellStatus::TimedOut } else { CellStatus::Failed };
     (status, Some(reasons.join("; ")))
 }
 
@@ -129,6 +146,15 @@ mod tests {
         let why = why.unwrap();
         assert!(why.starts_with("timed out"), "{why}");
         assert!(!why.contains("signal"), "{why}");
+    }
+
+    #[test]
+    fn a_late_watchdog_times_the_repetition_out_and_says_by_how_much() {
+        let cut = Cut::LateWatchdog { timeout_s: 10.0, late_s: 27.04, own_end_s: Some(25.9) };
+        let (st, why) = judge(&[worker(0, Some(0), None), worker(1, Some(0), None)], &cut);
+        assert_eq!(st, CellStatus::TimedOut, "workers that all exited 0 are still not ok");
+        let why = why.unwrap();
+        assert!(why.contains("(10 s) fired 27.0 s late") && why.contains("ended 25.9 s after the release"), "{why}");
     }
 
     #[test]

@@ -34,6 +34,14 @@ pub struct MergeReport {
     pub merged: Vec<MergedRun>,
     /// Runs already here (same UUID): (source, id there, id here).
     pub present: Vec<(PathBuf, i64, i64)>,
+    /// Runs here brought up to date from a source that has since gone further (a run merged
+    /// while interrupted, resumed since): copied again whole, under the same id here.
+    pub completed: Vec<MergedRun>,
+    /// Runs not merged, with why: (source, id there, why). A run still `running` is being
+    /// written (or its writer was killed); a run here and there with cells the other lacks.
+    pub skipped: Vec<(PathBuf, i64, String)>,
+    /// Rows of a source that belong to no cell of it, so no run: (source, table, rows).
+    pub orphans: Vec<(PathBuf, String, i64)>,
 }
 
 /// Why a merge did nothing.
@@ -148,73 +156,146 @@ impl Store {
             RUN_TABLES.iter().map(|t| Ok((*t, columns(&self.conn, t)?))).collect::<Result<_, DbError>>()?;
         let tx = self.conn.transaction()?;
         tx.execute("CREATE TEMP TABLE IF NOT EXISTS merge_rows (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)", [])?;
-        let incoming: Vec<(i64, String)> = {
-            let mut st = tx.prepare("SELECT id, uuid FROM src.runs ORDER BY id")?;
-            let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        for (table, cs) in &cols {
+            if cs.iter().any(|c| c == "cell_row") {
+                let n: i64 =
+                    tx.query_row(&format!("SELECT count(*) FROM src.{table} WHERE cell_row NOT IN (SELECT id FROM src.cells)"), [], |r| {
+                        r.get(0)
+                    })?;
+                if n > 0 {
+                    report.orphans.push((src.to_path_buf(), table.to_string(), n));
+                }
+            }
+        }
+        let incoming: Vec<(i64, String, String)> = {
+            let mut st = tx.prepare("SELECT id, uuid, status FROM src.runs ORDER BY id")?;
+            let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
             rows.collect::<Result<_, _>>()?
         };
-        for (old, uuid) in incoming {
+        for (old, uuid, status) in incoming {
+            if status == "running" {
+                let why = "it is still running (being written, or its writer was killed: `schedlab run --resume` finishes it); \
+                           merge again once it has ended";
+                report.skipped.push((src.to_path_buf(), old, why.into()));
+                continue;
+            }
             let have: Option<i64> =
                 rusqlite::OptionalExtension::optional(
                     tx.query_row("SELECT id FROM main.runs WHERE uuid = ?1", params![uuid], |r| r.get(0)),
                 )?;
             if let Some(id) = have {
-                report.present.push((src.to_path_buf(), old, id));
+                match newer_there(&tx, old, id, &status)? {
+                    Newer::No => report.present.push((src.to_path_buf(), old, id)),
+                    Newer::Diverged(why) => report.skipped.push((src.to_path_buf(), old, why)),
+                    Newer::Yes => {
+                        // Copied again whole under its id here: its rows there are a superset.
+                        tx.execute("DELETE FROM main.runs WHERE id = ?1", params![id])?;
+                        let run = copy_run(&tx, &cols, src, old, Some(id), uuid)?;
+                        report.completed.push(run);
+                    }
+                }
                 continue;
             }
-            let mut new = 0;
-            for (table, cs) in &cols {
-                let keep = |skip: &[&str]| cs.iter().filter(|c| !skip.contains(&c.as_str())).cloned().collect::<Vec<_>>().join(", ");
-                if *table == "runs" {
-                    let c = keep(&["id"]);
-                    tx.execute(&format!("INSERT INTO main.runs ({c}) SELECT {c} FROM src.runs WHERE id = ?1"), params![old])?;
-                    new = tx.last_insert_rowid();
-                } else if *table == "cells" {
-                    let c = keep(&["id", "run_id"]);
-                    tx.execute(
-                        &format!("INSERT INTO main.cells (run_id, {c}) SELECT ?2, {c} FROM src.cells WHERE run_id = ?1 ORDER BY id"),
-                        params![old, new],
-                    )?;
-                    tx.execute("DELETE FROM temp.merge_rows", [])?;
-                    tx.execute(
-                        "INSERT INTO temp.merge_rows (old, new) SELECT s.id, m.id FROM src.cells s JOIN main.cells m
-                           ON m.run_id = ?2 AND m.cell_id = s.cell_id AND m.rep = s.rep AND m.warmup = s.warmup
-                         WHERE s.run_id = ?1",
-                        params![old, new],
-                    )?;
-                } else if *table != "cells" && cs.iter().any(|c| c == "run_id") {
-                    let c = keep(&["run_id"]);
-                    tx.execute(
-                        &format!("INSERT INTO main.{table} (run_id, {c}) SELECT ?2, {c} FROM src.{table} WHERE run_id = ?1 ORDER BY rowid"),
-                        params![old, new],
-                    )?;
-                } else if cs.iter().any(|c| c == "cell_row") {
-                    let c = keep(&["cell_row"]);
-                    tx.execute(
-                        &format!(
-                            "INSERT INTO main.{table} (cell_row, {c}) SELECT m.new, {c} FROM src.{table} t JOIN temp.merge_rows m ON m.old = t.cell_row ORDER BY t.rowid"
-                        ),
-                        [],
-                    )?;
-                } else {
-                    return Err(DbError::InvalidParameterName(format!(
-                        "table {table} belongs to a run but has neither run_id nor cell_row: merge cannot copy it"
-                    )));
-                }
-            }
-            let cells: i64 = tx.query_row("SELECT count(*) FROM main.cells WHERE run_id = ?1", params![new], |r| r.get(0))?;
-            let row = tx.query_row(&format!("{} WHERE r.id = ?1", crate::RUN_SELECT), params![new], crate::run_row)?;
-            report.merged.push(MergedRun {
-                source: src.to_path_buf(),
-                source_id: old,
-                id: new,
-                uuid,
-                campaign: row.identity.campaign.clone().zip(row.identity.shard),
-                cells,
-            });
+            let run = copy_run(&tx, &cols, src, old, None, uuid)?;
+            report.merged.push(run);
         }
         tx.commit()
     }
+}
+
+/// Whether a source's copy of a run that is here has gone further since.
+enum Newer {
+    /// Nothing there that is not here.
+    No,
+    /// There has cells not here, here none not there, or another status.
+    Yes,
+    /// Each has cells the other lacks: two different continuations.
+    Diverged(String),
+}
+
+fn newer_there(tx: &rusqlite::Transaction, old: i64, id: i64, status: &str) -> Result<Newer, DbError> {
+    let missing = |from: &str, to: &str, a: i64, b: i64| -> Result<i64, DbError> {
+        tx.query_row(
+            &format!(
+                "SELECT count(*) FROM {from}.cells s WHERE s.run_id = ?1 AND NOT EXISTS
+                   (SELECT 1 FROM {to}.cells m WHERE m.run_id = ?2 AND m.cell_id = s.cell_id AND m.rep = s.rep AND m.warmup = s.warmup)"
+            ),
+            params![a, b],
+            |r| r.get(0),
+        )
+    };
+    let (not_here, not_there) = (missing("src", "main", old, id)?, missing("main", "src", id, old)?);
+    let status_here: String = tx.query_row("SELECT status FROM main.runs WHERE id = ?1", params![id], |r| r.get(0))?;
+    Ok(match (not_here, not_there) {
+        (0, _) if status_here == status => Newer::No,
+        (_, 0) => Newer::Yes,
+        (0, _) => Newer::No,
+        (a, b) => Newer::Diverged(format!(
+            "it is here as run {id} ({b} cell repetitions not there) and has {a} not here: two continuations of one run; nothing merged of it"
+        )),
+    })
+}
+
+/// Copies run `old` of the attached source with every row it owns, as run `id` here (or
+/// a new id); returns what was copied.
+fn copy_run(
+    tx: &rusqlite::Transaction,
+    cols: &[(&str, Vec<String>)],
+    src: &Path,
+    old: i64,
+    id: Option<i64>,
+    uuid: String,
+) -> Result<MergedRun, DbError> {
+    let mut new = 0;
+    for (table, cs) in cols {
+        let keep = |skip: &[&str]| cs.iter().filter(|c| !skip.contains(&c.as_str())).cloned().collect::<Vec<_>>().join(", ");
+        if *table == "runs" {
+            let c = keep(&["id"]);
+            tx.execute(&format!("INSERT INTO main.runs (id, {c}) SELECT ?2, {c} FROM src.runs WHERE id = ?1"), params![old, id])?;
+            new = tx.last_insert_rowid();
+        } else if *table == "cells" {
+            let c = keep(&["id", "run_id"]);
+            tx.execute(
+                &format!("INSERT INTO main.cells (run_id, {c}) SELECT ?2, {c} FROM src.cells WHERE run_id = ?1 ORDER BY id"),
+                params![old, new],
+            )?;
+            tx.execute("DELETE FROM temp.merge_rows", [])?;
+            tx.execute(
+                "INSERT INTO temp.merge_rows (old, new) SELECT s.id, m.id FROM src.cells s JOIN main.cells m
+                   ON m.run_id = ?2 AND m.cell_id = s.cell_id AND m.rep = s.rep AND m.warmup = s.warmup
+                 WHERE s.run_id = ?1",
+                params![old, new],
+            )?;
+        } else if *table != "cells" && cs.iter().any(|c| c == "run_id") {
+            let c = keep(&["run_id"]);
+            tx.execute(
+                &format!("INSERT INTO main.{table} (run_id, {c}) SELECT ?2, {c} FROM src.{table} WHERE run_id = ?1 ORDER BY rowid"),
+                params![old, new],
+            )?;
+        } else if cs.iter().any(|c| c == "cell_row") {
+            let c = keep(&["cell_row"]);
+            tx.execute(
+                &format!(
+                    "INSERT INTO main.{table} (cell_row, {c}) SELECT m.new, {c} FROM src.{table} t JOIN temp.merge_rows m ON m.old = t.cell_row ORDER BY t.rowid"
+                ),
+                [],
+            )?;
+        } else {
+            return Err(DbError::InvalidParameterName(format!(
+                "table {table} belongs to a run but has neither run_id nor cell_row: merge cannot copy it"
+            )));
+        }
+    }
+    let cells: i64 = tx.query_row("SELECT count(*) FROM main.cells WHERE run_id = ?1", params![new], |r| r.get(0))?;
+    let row = tx.query_row(&format!("{} WHERE r.id = ?1", crate::RUN_SELECT), params![new], crate::run_row)?;
+    Ok(MergedRun {
+        source: src.to_path_buf(),
+        source_id: old,
+        id: new,
+        uuid,
+        campaign: row.identity.campaign.clone().zip(row.identity.shard),
+        cells,
+    })
 }
 
 fn differing(a: &Terms, b: &Terms) -> String {

@@ -30,6 +30,7 @@ fn shard_db(path: &Path, campaign: Option<(&str, Shard)>, scale: f64) -> Store {
         target: schedlab_model::AdaptiveTarget { min: 3, max: 4, ci_pct: 5.0 },
     };
     s.set_repetition_outcome(id, 1, &outcome).unwrap();
+    s.finish_run(id, "complete", &[]).unwrap();
     s
 }
 
@@ -111,5 +112,77 @@ fn older_runs_get_distinct_uuids_when_the_schema_is_upgraded() {
     assert_eq!(uuids.len(), 2);
     assert_ne!(uuids[0], uuids[1]);
     assert!(uuids.iter().all(|u| uuid::Uuid::parse_str(u).is_ok_and(|u| u.get_version_num() == 4)), "{uuids:?}");
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn a_run_still_being_written_is_skipped_and_a_later_merge_brings_it_whole() {
+    let d = dir("running");
+    let mut src = Store::open(&d.join("a.db")).unwrap();
+    let id = new_run(&src);
+    src.insert_cell(id, &record(0, 0, 2)).unwrap();
+    let mut out = Store::open(&d.join("all.db")).unwrap();
+    let r = out.merge(&[d.join("a.db")]).unwrap();
+    assert!(r.merged.is_empty() && r.present.is_empty(), "{r:?}");
+    assert_eq!(r.skipped.len(), 1);
+    assert!(r.skipped[0].2.contains("still running"), "{:?}", r.skipped);
+    assert!(out.runs().unwrap().is_empty(), "nothing of it copied");
+    // It ends; the next merge brings all of it.
+    src.insert_cell(id, &record(1, 0, 3)).unwrap();
+    src.finish_run(id, "complete", &[]).unwrap();
+    let r = out.merge(&[d.join("a.db")]).unwrap();
+    assert_eq!(r.merged.len(), 1);
+    assert_eq!(r.merged[0].cells, 2);
+    assert_eq!(out.run(r.merged[0].id).unwrap().unwrap().status, "complete");
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn a_shard_merged_while_interrupted_is_completed_by_a_later_merge_under_its_id() {
+    let d = dir("resumed");
+    let mut src = Store::open(&d.join("a.db")).unwrap();
+    let id = new_run(&src);
+    src.insert_cell(id, &record(0, 0, 2)).unwrap();
+    src.finish_run(id, "interrupted", &[]).unwrap();
+    let mut out = Store::open(&d.join("all.db")).unwrap();
+    let first = out.merge(&[d.join("a.db")]).unwrap();
+    assert_eq!(first.merged.len(), 1);
+    let here = first.merged[0].id;
+    // Resumed and finished since.
+    src.reopen_run(id).unwrap();
+    let mut b = record(1, 0, 3);
+    b.samples[0].jobs =
+        Some(schedlab_model::jobs::JobLog { source: "worker".into(), d_ns: 5, jobs: vec![Default::default(); 2], unrecorded: 0 });
+    src.insert_cell(id, &b).unwrap();
+    src.finish_run(id, "complete", &[]).unwrap();
+    let r = out.merge(&[d.join("a.db")]).unwrap();
+    assert!(r.merged.is_empty() && r.present.is_empty(), "{r:?}");
+    assert_eq!(r.completed.len(), 1);
+    assert_eq!((r.completed[0].id, r.completed[0].cells), (here, 2));
+    assert_eq!(out.run(here).unwrap().unwrap().status, "complete");
+    assert_eq!(out.cells(here).unwrap(), src.cells(id).unwrap());
+    assert_eq!(out.job_logs(here, 1, 0, false).unwrap(), src.job_logs(id, 1, 0, false).unwrap());
+    assert_eq!(out.runs().unwrap().len(), 1);
+    // Nothing further there: present, as before.
+    let again = out.merge(&[d.join("a.db")]).unwrap();
+    assert_eq!(again.present, vec![(d.join("a.db"), id, here)]);
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn rows_of_a_source_that_belong_to_no_cell_are_reported_not_dropped_silently() {
+    let d = dir("orphans");
+    shard_db(&d.join("a.db"), None, 1.0);
+    let conn = rusqlite::Connection::open(d.join("a.db")).unwrap();
+    conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+    conn.execute_batch(
+        "CREATE TEMP TABLE t AS SELECT * FROM samples LIMIT 1; UPDATE t SET cell_row = 999; INSERT INTO samples SELECT * FROM t;",
+    )
+    .unwrap();
+    drop(conn);
+    let mut out = Store::open(&d.join("all.db")).unwrap();
+    let r = out.merge(&[d.join("a.db")]).unwrap();
+    assert_eq!(r.merged.len(), 1);
+    assert_eq!(r.orphans, vec![(d.join("a.db"), "samples".to_string(), 1)]);
     std::fs::remove_dir_all(d).unwrap();
 }

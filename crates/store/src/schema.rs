@@ -188,17 +188,39 @@ ALTER TABLE cells ADD COLUMN sched_ext_json TEXT;
 "#,
 ];
 
-/// Applies every migration newer than the database's user_version.
+/// Applies every migration newer than the database's user_version, in one write
+/// transaction that reads the version itself: two processes opening a new database at once
+/// take turns (the second waits, then finds the schema done) instead of both creating it.
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
-    let have: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    if have > MIGRATIONS.len() as i64 {
-        return Err(rusqlite::Error::InvalidParameterName(format!(
-            "this database has schema version {have}, newer than this schedlab understands ({}); upgrade schedlab",
-            MIGRATIONS.len()
-        )));
+    let version = |conn: &Connection| conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0));
+    let newest = MIGRATIONS.len() as i64;
+    let too_new = |have: i64| {
+        rusqlite::Error::InvalidParameterName(format!(
+            "this database has schema version {have}, newer than this schedlab understands ({newest}); upgrade schedlab"
+        ))
+    };
+    // Up to date already: no write lock for a reader.
+    match version(conn)? {
+        have if have > newest => return Err(too_new(have)),
+        have if have == newest => return Ok(()),
+        _ => {}
     }
-    for (i, m) in MIGRATIONS.iter().enumerate().skip(have as usize) {
-        conn.execute_batch(&format!("BEGIN; {m} PRAGMA user_version = {}; COMMIT;", i + 1))?;
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let done = (|| {
+        let have = version(conn)?;
+        if have > newest {
+            return Err(too_new(have));
+        }
+        for (i, m) in MIGRATIONS.iter().enumerate().skip(have as usize) {
+            conn.execute_batch(&format!("{m} PRAGMA user_version = {};", i + 1))?;
+        }
+        Ok(())
+    })();
+    match done {
+        Ok(()) => conn.execute_batch("COMMIT"),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
     }
-    Ok(())
 }

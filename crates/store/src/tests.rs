@@ -503,3 +503,33 @@ fn each_cells_repetition_outcome_is_stored_once_and_read_back_onto_its_records()
     assert_eq!(of(1), vec![None], "a cell still repeating has no outcome");
     assert_eq!(store.repetition_outcomes(id).unwrap().len(), 1);
 }
+
+#[test]
+fn runs_opening_one_new_database_at_once_all_get_its_schema() {
+    let dir = std::env::temp_dir().join(format!("schedlab-store-race-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for attempt in 0..10 {
+        let path = dir.join(format!("new-{attempt}.db"));
+        let _ = std::fs::remove_file(&path);
+        let start = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let opened: Vec<_> = (0..4)
+            .map(|_| {
+                let (path, start) = (path.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    let s = Store::open(&path)?;
+                    new_run(&s);
+                    Ok::<(), DbError>(())
+                })
+            })
+            .collect();
+        for t in opened {
+            t.join().unwrap().unwrap_or_else(|e| panic!("attempt {attempt}: {e}"));
+        }
+        let s = Store::open(&path).unwrap();
+        assert_eq!(s.runs().unwrap().len(), 4);
+        let version: i64 = s.conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(version, schema::MIGRATIONS.len() as i64);
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

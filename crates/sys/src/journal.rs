@@ -492,24 +492,26 @@ fn still_in_use(path: &Path, value: &str, e: &io::Error) -> bool {
 struct Contents {
     in_force: Vec<(Option<u64>, Entry)>,
     unreadable: usize,
+    /// Whole records this version does not understand (a newer version's), still in force.
+    unknown: Vec<String>,
 }
 
 enum Line {
     Change(Option<u64>, Entry),
     Undone(Vec<u64>),
+    /// A whole JSON object that is no record this version knows: (its seq, its text).
+    Unknown(Option<u64>, String),
 }
 
 fn parse_line(line: &[u8]) -> Option<Line> {
     let mut v: serde_json::Value = serde_json::from_slice(line).ok()?;
+    let text = v.to_string();
     let obj = v.as_object_mut()?;
     if let Some(u) = obj.get("undone") {
-        return serde_json::from_value(u.clone()).ok().map(Line::Undone);
+        return Some(serde_json::from_value(u.clone()).map(Line::Undone).unwrap_or(Line::Unknown(None, text)));
     }
-    let seq = match obj.remove("seq") {
-        Some(s) => Some(s.as_u64()?),
-        None => None,
-    };
-    serde_json::from_value(v).ok().map(|e| Line::Change(seq, e))
+    let seq = obj.remove("seq").and_then(|s| s.as_u64());
+    Some(serde_json::from_value(v).map(|e| Line::Change(seq, e)).unwrap_or(Line::Unknown(seq, text)))
 }
 
 fn read_contents(path: &Path) -> io::Result<Contents> {
@@ -517,15 +519,19 @@ fn read_contents(path: &Path) -> io::Result<Contents> {
     let mut changes = Vec::new();
     let mut undone = HashSet::new();
     let mut unreadable = 0;
+    let mut unknown = Vec::new();
     for line in bytes.split(|b| *b == b'\n').filter(|l| !l.trim_ascii().is_empty()) {
         match parse_line(line) {
             Some(Line::Change(seq, e)) => changes.push((seq, e)),
             Some(Line::Undone(seqs)) => undone.extend(seqs),
+            Some(Line::Unknown(seq, text)) => unknown.push((seq, text)),
             None => unreadable += 1,
         }
     }
-    let in_force = changes.into_iter().filter(|(seq, _)| !seq.is_some_and(|s| undone.contains(&s))).collect();
-    Ok(Contents { in_force, unreadable })
+    let live = |seq: &Option<u64>| !seq.is_some_and(|s| undone.contains(&s));
+    let in_force = changes.into_iter().filter(|(seq, _)| live(seq)).collect();
+    let unknown = unknown.into_iter().filter(|(seq, _)| live(seq)).map(|(_, t)| t).collect();
+    Ok(Contents { in_force, unreadable, unknown })
 }
 
 /// The changes a journal file holds in force, oldest first (what a replay would undo).
@@ -553,8 +559,28 @@ pub fn replay(path: &Path) -> Vec<String> {
         ));
     }
     let mut undone = Vec::new();
-    let mut failed = false;
+    // A newer version's record is kept for that version's `restore`: the journal stays.
+    let mut failed = !contents.unknown.is_empty();
+    for text in &contents.unknown {
+        out.push(format!(
+            "FAILED: a record this version does not understand (written by a newer schedlab?) is kept in {}: {text}; \
+             run `schedlab restore` with the version that wrote it",
+            path.display()
+        ));
+    }
     for (seq, e) in contents.in_force.iter().rev() {
+        // A setting a live run holds now is that run's: writing the old value back would
+        // change it under its cell (and that run puts back what it found).
+        if let Entry::Restore { path, .. } = e {
+            if let Some((pid, cmd)) = crate::lock::held_elsewhere(path) {
+                failed = true;
+                out.push(format!(
+                    "FAILED: {e:?}: {} is held by a live run, process {pid} ({cmd}): run `schedlab restore` after it ends",
+                    path.display()
+                ));
+                continue;
+            }
+        }
         match undo(e) {
             Ok(()) => {
                 out.push(format!("undone: {e:?}"));
@@ -579,6 +605,29 @@ pub fn replay(path: &Path) -> Vec<String> {
     out
 }
 
+/// The journal files in `dir` by name: (name, stem, extension, owner), in name order.
+fn journals(dir: &Path) -> Vec<(String, String, String, Owner)> {
+    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut names: Vec<String> = rd.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let (stem, ext @ ("jsonl" | "tmp")) = name.rsplit_once('.')? else { return None };
+            let owner = Owner::parse(stem)?;
+            Some((name.clone(), stem.to_string(), ext.to_string(), owner))
+        })
+        .collect()
+}
+
+/// The processes still running whose journals are in `dir`, by pid (what `recover` with
+/// `all` would undo under them).
+pub fn live_owners(dir: &Path) -> Vec<i32> {
+    let mut pids: Vec<i32> = journals(dir).into_iter().filter(|(_, _, _, o)| o.alive()).map(|(_, _, _, o)| o.pid).collect();
+    pids.dedup();
+    pids
+}
+
 /// Replays every journal in `dir` whose owner process is gone (or all with `all`);
 /// returns a line per action.
 pub fn recover(dir: &Path, all: bool) -> Vec<String> {
@@ -592,12 +641,8 @@ pub fn recover(dir: &Path, all: bool) -> Vec<String> {
         out.push(format!("FAILED: not replaying the journals in {}: {e}", dir.display()));
         return out;
     }
-    let Ok(rd) = std::fs::read_dir(dir) else { return out };
-    let mut names: Vec<String> = rd.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    for name in &names {
-        let Some((stem, ext @ ("jsonl" | "tmp"))) = name.rsplit_once('.') else { continue };
-        let Some(owner) = Owner::parse(stem) else { continue };
+    for (name, stem, ext, owner) in journals(dir) {
+        let (stem, ext) = (stem.as_str(), ext.as_str());
         let (journal, tmp) = (dir.join(format!("{stem}.jsonl")), dir.join(format!("{stem}.tmp")));
         // An older version rewrote its journal through `.tmp` + rename: a kill before the
         // rename left the tmp beside the journal, which holds every change the tmp does
@@ -608,7 +653,7 @@ pub fn recover(dir: &Path, all: bool) -> Vec<String> {
         if !all && owner.alive() {
             continue;
         }
-        let path = dir.join(name);
+        let path = dir.join(&name);
         out.push(format!("journal of process {} ({}):", owner.pid, path.display()));
         let lines = replay(&path);
         let failed = lines.iter().any(|l| l.starts_with("FAILED"));

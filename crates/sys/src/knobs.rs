@@ -189,6 +189,21 @@ pub fn values(root: &Root, names: &[String]) -> std::collections::BTreeMap<Strin
     names.iter().filter_map(|n| Some((n.clone(), state(root, &Knob::parse(n).ok()?).ok()?.label))).collect()
 }
 
+/// Holds the files of every named knob this machine has (for the run's length, released
+/// when `holds` is dropped or the process dies), before anything reads or changes them: a
+/// knob another live run holds is refused, naming that run. Unknown or unusable knobs are
+/// left to the spec's checks.
+pub fn hold(root: &Root, names: &[String], holds: &mut crate::lock::Holds) -> Result<(), String> {
+    for name in names {
+        let Ok(k) = Knob::parse(name) else { continue };
+        let Ok(s) = state(root, &k) else { continue };
+        for (path, _) in &s.files {
+            holds.take(&format!("the knob {name}"), path)?;
+        }
+    }
+    Ok(())
+}
+
 /// Sets `knob` to `v`: each file's present value is journaled first (undone after the cell
 /// or the run, on Ctrl-C, on errors and by `restore`), then written; returns the value in
 /// force read back. The error names the knob, the file and what the kernel said.

@@ -13,6 +13,7 @@ pub mod exits;
 pub mod journal;
 pub mod knobs;
 pub mod limits;
+pub mod lock;
 pub mod machine;
 pub mod pmqos;
 pub mod procfs;

@@ -265,10 +265,13 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     }
     samples::check_samples(cx, cell, &samples);
     cx.warnings.extend(samples::stderr_warning(cell, &ends.log_path));
-    let cut = match (&end.dispatcher_died, end.timed_out) {
-        (Some(how), _) => crate::verdict::Cut::Dispatcher(how.clone()),
-        (None, true) => crate::verdict::Cut::Watchdog(cx.timeout.as_secs_f64()),
-        (None, false) => crate::verdict::Cut::None,
+    let cut = match (&end.dispatcher_died, end.timed_out, end.late_s) {
+        (Some(how), ..) => crate::verdict::Cut::Dispatcher(how.clone()),
+        (None, _, Some(late_s)) => {
+            crate::verdict::Cut::LateWatchdog { timeout_s: cx.timeout.as_secs_f64(), late_s, own_end_s: samples::own_end(cell, &samples) }
+        }
+        (None, true, None) => crate::verdict::Cut::Watchdog(cx.timeout.as_secs_f64()),
+        (None, false, None) => crate::verdict::Cut::None,
     };
     let mut verdict = crate::verdict::judge(&samples, &cut);
     let sched_ext = ext_workers.map(|workers| SchedExtCell { loaded: scheduler.as_ref().map(|l| l.record.clone()), workers });

@@ -135,6 +135,17 @@ pub(super) fn parse_reports(lines: &[String], key: &str, warnings: &mut Vec<Stri
     reports
 }
 
+/// The last measured worker's end by its own clock, seconds after the release; None when
+/// a measured worker has none (an exec'd command ends when it is reaped).
+pub(super) fn own_end(cell: &Cell, samples: &[Sample]) -> Option<f64> {
+    let exec = |s: &Sample| cell.groups.iter().any(|g| g.name == s.group && matches!(g.workload, Workload::Command { .. }));
+    let measured: Vec<&Sample> = samples.iter().filter(|s| !s.background).collect();
+    if measured.is_empty() || measured.iter().any(|s| exec(s) || s.extra.policy.is_none()) {
+        return None;
+    }
+    measured.iter().map(|s| s.end_offset_s).reduce(f64::max)
+}
+
 /// One sample per reaped worker (dispatchers have none), in index order.
 pub(super) fn build(
     cell: &Cell,

@@ -75,6 +75,20 @@ pub(super) struct Ended {
     pub(super) timed_out: bool,
     /// How a dispatcher that ended badly ended.
     pub(super) dispatcher_died: Option<String>,
+    /// How late after the watchdog's time the engine looked, seconds, when it was later than
+    /// [`WATCHDOG_SLACK`] (it was stopped or starved): its kill, or its reap of workers that
+    /// ended meanwhile unsupervised.
+    pub(super) late_s: Option<f64>,
+}
+
+/// How late the engine may look after the watchdog's time before the cell's timings are not
+/// trusted: a wake-up at SCHED_FIFO 99 takes microseconds, a stopped engine seconds.
+pub(super) const WATCHDOG_SLACK: Duration = Duration::from_millis(500);
+
+/// How far `at` is past `deadline`, when more than [`WATCHDOG_SLACK`].
+fn late(at: u64, deadline: u64) -> Option<f64> {
+    let by = at.saturating_sub(deadline);
+    (by > WATCHDOG_SLACK.as_nanos() as u64).then_some(by as f64 * 1e-9)
 }
 
 /// How many of `reaped` are measured processes (not in `background`, sorted).
@@ -100,6 +114,8 @@ pub(super) fn supervise(cx: &mut CellCtx, cell: &Cell, p: &Released, reaper: &mu
         reaper.reap(reaped);
         done += measured_count(&reaped[from..], p.background);
         if done >= measured {
+            // Reaped long after the watchdog's time: they ran on unsupervised.
+            end.late_s = late(measured_end(reaped, p.background, p.release_ns), deadline);
             break;
         }
         let ended: Vec<&Reaped> = match p.dispatchers {
@@ -128,6 +144,7 @@ pub(super) fn supervise(cx: &mut CellCtx, cell: &Cell, p: &Released, reaper: &mu
         let now = monotonic_ns();
         if now >= deadline {
             end.timed_out = true;
+            end.late_s = late(now, deadline);
             kill_and_reap(p.pgid, p.n, reaped, true);
             break;
         }
@@ -156,5 +173,13 @@ mod tests {
         assert_eq!(measured_count(&r[1..2], &bg), 0, "a background exit is not a measured one");
         assert_eq!(measured_end(&r, &bg, 50), 300, "the last measured reap, not the background's");
         assert_eq!(measured_end(&r[1..2], &bg, 50), 50, "none measured: the release");
+    }
+
+    #[test]
+    fn the_engine_is_late_only_past_the_slack() {
+        let slack = WATCHDOG_SLACK.as_nanos() as u64;
+        assert_eq!(late(1_000, 2_000), None, "before the watchdog's time");
+        assert_eq!(late(2_000 + slack, 2_000), None, "within the slack");
+        assert_eq!(late(2_000 + 3_000_000_000, 2_000), Some(3.0));
     }
 }

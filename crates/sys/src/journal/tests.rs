@@ -412,3 +412,67 @@ fn a_trace_instance_whose_mount_is_gone_is_looked_for_under_mounted_tracefs() {
     remove_trace_instance(&gone, &fake).expect("and again: gone is done");
     std::fs::remove_dir_all(d).unwrap();
 }
+
+#[test]
+fn a_record_from_a_newer_version_keeps_the_journal_and_says_it_is_not_understood() {
+    let d = dir("newer");
+    let f = d.join("setting");
+    std::fs::write(&f, "changed").unwrap();
+    let state = d.join("state");
+    let known = change(0, &Entry::Restore { path: f.clone(), value: "original".into() });
+    let newer = r#"{"seq":1,"undo":"reset_something_new","path":"/sys/kernel/new"}"#.to_string();
+    let p = leave(&state, &format!("journal-{DEAD}-8.jsonl"), &[known, newer.clone()], "");
+    let report = recover(&state, false);
+    assert!(
+        report.iter().any(|l| l.contains("FAILED") && l.contains("does not understand") && l.contains("reset_something_new")),
+        "{report:?}"
+    );
+    assert!(!report.iter().any(|l| l.contains("cut short")), "a whole record is not a torn one: {report:?}");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "original", "what it understands is undone");
+    assert!(p.exists(), "the journal is kept for the version that wrote it");
+    let c = read_contents(&p).unwrap();
+    assert!(c.in_force.is_empty() && c.unknown.len() == 1, "only the unknown record stays in force");
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+#[test]
+fn a_setting_a_live_run_holds_is_not_written_back_under_it() {
+    let d = dir("held");
+    let f = d.join("sched_cfs_bandwidth_slice_us");
+    std::fs::write(&f, "4000").unwrap();
+    let state = d.join("state");
+    let p = leave(&state, &format!("journal-{DEAD}-9.jsonl"), &[change(0, &Entry::Restore { path: f.clone(), value: "5000".into() })], "");
+    // Another live run holds the setting (flock(1) stands for it).
+    use std::os::unix::process::CommandExt;
+    let Ok(mut other) = std::process::Command::new("flock").arg("-x").arg(&f).args(["sleep", "60"]).process_group(0).spawn() else {
+        eprintln!("SKIPPED: no flock(1)");
+        return;
+    };
+    let t0 = std::time::Instant::now();
+    while crate::lock::held_elsewhere(&f).is_none() {
+        assert!(t0.elapsed() < Duration::from_secs(10), "flock(1) never held the file");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let report = recover(&state, false);
+    assert!(
+        report.iter().any(|l| l.contains("FAILED") && l.contains("held by a live run") && l.contains(&other.id().to_string())),
+        "{report:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "4000", "not written under the live run");
+    assert!(p.exists());
+    // SAFETY: kill(2) on the process group of our own child.
+    unsafe { libc::kill(-(other.id() as i32), libc::SIGKILL) };
+    other.wait().unwrap();
+    // Its command, killed with it, closes the inherited descriptor as it dies.
+    let t0 = std::time::Instant::now();
+    while crate::lock::held_elsewhere(&f).is_some() {
+        assert!(t0.elapsed() < Duration::from_secs(10), "the hold outlived its holders");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // This process's own hold is no one else's: its replay goes ahead.
+    let mut mine = crate::lock::Holds::new();
+    mine.take("the knob x", &f).unwrap();
+    assert!(!recover(&state, false).iter().any(|l| l.contains("FAILED")));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "5000");
+    std::fs::remove_dir_all(d).unwrap();
+}

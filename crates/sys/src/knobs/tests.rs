@@ -127,3 +127,20 @@ fn a_knob_that_cannot_be_set_names_itself_and_its_file() {
     drop(j);
     std::fs::remove_dir_all(d).unwrap();
 }
+
+#[test]
+fn a_knob_another_run_holds_is_refused_before_anything_reads_or_changes_it() {
+    let (d, root) = fake("held");
+    let names: Vec<String> = ["kernel.sched_rr_timeslice_ms", "cpu.governor", "nosuch.knob"].map(String::from).to_vec();
+    let mut first = crate::lock::Holds::new();
+    hold(&root, &names, &mut first).unwrap();
+    assert_eq!(first.paths().count(), 3, "the sysctl and both CPUs' governor files; an unknown knob is left to the spec's checks");
+    let mut second = crate::lock::Holds::new();
+    let e = hold(&root, &names[..1], &mut second).unwrap_err();
+    assert!(e.contains("kernel.sched_rr_timeslice_ms is held by another run") && e.contains("process "), "{e}");
+    // Another knob's files stay free for another run.
+    hold(&root, &["sched.base_slice_ns".to_string()], &mut second).unwrap();
+    drop(first);
+    hold(&root, &names, &mut crate::lock::Holds::new()).expect("free once the first run is gone");
+    std::fs::remove_dir_all(d).unwrap();
+}
