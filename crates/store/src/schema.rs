@@ -191,11 +191,15 @@ ALTER TABLE cells ADD COLUMN sched_ext_json TEXT;
 /// Applies every migration newer than the database's user_version.
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     let have: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let refuse = |why: String| Err(rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR), Some(why)));
     if have > MIGRATIONS.len() as i64 {
-        return Err(rusqlite::Error::InvalidParameterName(format!(
+        return refuse(format!(
             "this database has schema version {have}, newer than this schedlab understands ({}); upgrade schedlab",
             MIGRATIONS.len()
-        )));
+        ));
+    }
+    if have < 0 {
+        return refuse(format!("this database has schema version {have}, which no schedlab writes: it is not a schedlab database"));
     }
     for (i, m) in MIGRATIONS.iter().enumerate().skip(have as usize) {
         conn.execute_batch(&format!("BEGIN; {m} PRAGMA user_version = {}; COMMIT;", i + 1))?;

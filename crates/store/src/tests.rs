@@ -503,3 +503,16 @@ fn each_cells_repetition_outcome_is_stored_once_and_read_back_onto_its_records()
     assert_eq!(of(1), vec![None], "a cell still repeating has no outcome");
     assert_eq!(store.repetition_outcomes(id).unwrap().len(), 1);
 }
+
+#[test]
+fn a_schema_version_newer_or_below_zero_is_refused_in_plain_words() {
+    for (tag, version, want) in
+        [("newer", 999, "schema version 999, newer than this schedlab"), ("negative", -1, "schema version -1, which no schedlab writes")]
+    {
+        let (dir, path) = old_database(tag, schema::MIGRATIONS.len());
+        Connection::open(&path).unwrap().execute_batch(&format!("PRAGMA user_version = {version}")).unwrap();
+        let e = crate::Store::open(&path).err().unwrap_or_else(|| panic!("user_version {version} was accepted")).to_string();
+        assert!(e.starts_with("this database has ") && e.contains(want), "{e}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
