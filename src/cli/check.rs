@@ -71,6 +71,9 @@ fn amount(w: &Workload) -> String {
 /// Runs `schedlab check`.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let spec = load_spec(Some(&a.file), a.scale, a.repetitions)?;
+    if let Some(d) = &a.dir {
+        schedlab_spec::not_kernel_fs("--dir", d).map_err(bad_input)?;
+    }
     let plan = &spec.plan;
     let caps = env::capabilities(&Root::default());
     let allowed = spec.check_allowed(&caps);

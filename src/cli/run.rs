@@ -292,6 +292,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     spec.check_allowed(&caps).map_err(|e| bad_input(e.to_string()))?;
     spec.check_cpus(&schedlab_sys::cpus::online(&root)).map_err(|e| bad_input(e.to_string()))?;
     spec.check_paths(a.dir.is_some()).map_err(|e| bad_input(e.to_string()))?;
+    a.dir.as_deref().map(|d| schedlab_spec::not_kernel_fs("--dir", d)).transpose().map_err(bad_input)?;
     check_cgroups(&spec, &root)?;
     super::machine::check_run(&spec, &root)?;
     let device_line = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())?;

@@ -75,15 +75,24 @@ pub fn kernel_fs(path: &Path) -> Option<&'static str> {
     KERNEL_FS.iter().find(|(magic, _)| *magic == st.f_type as i64).map(|(_, name)| *name)
 }
 
+/// Refuses a directory for the experiment's files on a kernel interface (`what` names the key
+/// or flag that gave it, e.g. `--dir`).
+pub fn not_kernel_fs(what: &str, dir: &Path) -> Result<(), String> {
+    match kernel_fs(dir) {
+        Some(fs) => Err(format!(
+            "{what}: {} is on {fs}, a kernel interface, not storage: what schedlab would create there could not be removed as files are; choose a directory on a real filesystem",
+            dir.display()
+        )),
+        None => Ok(()),
+    }
+}
+
 /// What is wrong with `u` on this machine, if anything.
 fn problem(u: &PathUse) -> Option<String> {
     let p = u.path.display();
     if matches!(u.key, PathKey::Dir | PathKey::Device) {
-        if let Some(fs) = kernel_fs(&u.path) {
-            return Some(format!(
-                "{}: {p} is on {fs}, a kernel interface, not storage: what schedlab would create there could not be removed as files are; choose a directory on a real filesystem",
-                u.key.name()
-            ));
+        if let Err(e) = not_kernel_fs(u.key.name(), &u.path) {
+            return Some(e);
         }
     }
     match u.key {
