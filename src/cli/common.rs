@@ -144,17 +144,22 @@ pub fn create_run(
     plan_json: &str,
 ) -> anyhow::Result<i64> {
     let plan = &spec.plan;
-    Ok(store.create_run(&schedlab_store::NewRun {
-        name: &plan.name,
-        mode,
-        spec_path: &plan.source_path,
-        spec_text: &spec.text,
-        spec_hash: &spec.hash,
-        plan_json,
-        scale: plan.scale,
-        env,
-        command_line: &std::env::args().collect::<Vec<_>>().join(" "),
-    })?)
+    // Nothing has changed yet when the database refuses the run (read-only, full): bad input.
+    let refused =
+        |e: schedlab_store::DbError| bad_input(format!("cannot record a new run in {}: {e}", store.path().unwrap_or("the database")));
+    store
+        .create_run(&schedlab_store::NewRun {
+            name: &plan.name,
+            mode,
+            spec_path: &plan.source_path,
+            spec_text: &spec.text,
+            spec_hash: &spec.hash,
+            plan_json,
+            scale: plan.scale,
+            env,
+            command_line: &std::env::args().collect::<Vec<_>>().join(" "),
+        })
+        .map_err(refused)
 }
 
 /// Opens the results database.

@@ -138,6 +138,11 @@ impl Store {
         Ok(Store { conn })
     }
 
+    /// The database's file (None in memory).
+    pub fn path(&self) -> Option<&str> {
+        self.conn.path().filter(|p| !p.is_empty())
+    }
+
     /// Creates a run row in state `running`; returns its id.
     pub fn create_run(&self, r: &NewRun) -> Result<i64, DbError> {
         self.conn.execute(
