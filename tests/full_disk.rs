@@ -89,3 +89,19 @@ fn a_cell_neither_stored_nor_spooled_is_named_and_no_empty_spool_is_left() {
     assert!(spools.is_empty(), "no empty spool file left: {spools:?}");
     drop(small);
 }
+
+#[test]
+fn a_full_state_directory_is_named_in_the_error() {
+    require!(is_root(), "mounting a tmpfs needs root");
+    let lab = Lab::new();
+    let state = Tmpfs::mount(&lab.path("state"), "64k");
+    let spec =
+        lab.spec("one.toml", "name = \"one\"\n[matrix]\nworkload = [\"nap\"]\n[workloads.nap]\nkind = \"command\"\nargv = [\"true\"]\n");
+    fill(&state.0);
+    let out = lab.run(&["run", spec.to_str().unwrap(), "-q"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains(&state.0.display().to_string()), "the error names the state directory: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    drop(state);
+}

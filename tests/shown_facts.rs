@@ -32,7 +32,8 @@ fn env_says_where_the_restore_journals_live() {
 #[test]
 fn a_read_only_database_is_refused_with_its_path_before_the_run() {
     let lab = Lab::new();
-    let spec = lab.spec("one.toml", "name = \"one\"\n[matrix]\nworkload = [\"nap\"]\n[workloads.nap]\nkind = \"command\"\nargv = [\"true\"]\n");
+    let spec =
+        lab.spec("one.toml", "name = \"one\"\n[matrix]\nworkload = [\"nap\"]\n[workloads.nap]\nkind = \"command\"\nargv = [\"true\"]\n");
     lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
     // Read-only for root too: the immutable attribute, where the filesystem has it; else the mode.
     let db = lab.db();
