@@ -188,10 +188,15 @@ ALTER TABLE cells ADD COLUMN sched_ext_json TEXT;
 "#,
 ];
 
+/// An error that says `why` and nothing else (no "Invalid parameter name:" before it).
+pub(crate) fn plain_error(why: String) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR), Some(why))
+}
+
 /// Applies every migration newer than the database's user_version.
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     let have: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    let refuse = |why: String| Err(rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR), Some(why)));
+    let refuse = |why: String| Err(plain_error(why));
     if have > MIGRATIONS.len() as i64 {
         return refuse(format!(
             "this database has schema version {have}, newer than this schedlab understands ({}); upgrade schedlab",

@@ -516,3 +516,13 @@ fn a_schema_version_newer_or_below_zero_is_refused_in_plain_words() {
         std::fs::remove_dir_all(dir).unwrap();
     }
 }
+
+#[test]
+fn a_run_without_a_uuid_is_reported_in_plain_words() {
+    let (dir, path) = old_database("null-uuid", schema::MIGRATIONS.len());
+    Connection::open(&path).unwrap().execute_batch("UPDATE runs SET uuid = NULL").unwrap();
+    let store = crate::Store::open(&path).unwrap();
+    let e = store.run(1).err().unwrap_or_else(|| panic!("a NULL uuid was read")).to_string();
+    assert_eq!(e, "run 1 has no uuid (NULL), which schedlab always writes: the database was changed by another program");
+    std::fs::remove_dir_all(dir).unwrap();
+}
