@@ -16,6 +16,7 @@ mod groups;
 mod import;
 mod interrupt;
 mod iosched;
+mod kept_files;
 mod kernel_dirs;
 mod killed;
 mod knobs;
