@@ -3,6 +3,7 @@
 #[macro_use]
 mod util;
 
+mod absurd_numbers;
 mod adaptive;
 mod cli_errors;
 mod contention;
@@ -11,10 +12,13 @@ mod docs;
 mod engine;
 mod export_formats;
 mod fleet;
+mod full_disk;
 mod groups;
 mod import;
 mod interrupt;
 mod iosched;
+mod kept_files;
+mod kernel_dirs;
 mod killed;
 mod knobs;
 mod layers;
@@ -26,13 +30,16 @@ mod rt;
 mod rtreport;
 mod run_output;
 mod scx;
+mod shown_facts;
 mod sim_rt_schedules;
 mod sim_schedules;
 mod simulate;
 mod simulate_demand;
 mod slice;
+mod slurm_paths;
 mod slurm_util;
 mod spec_input;
+mod stdout_errors;
 mod trace;
 mod trace_export;
 mod unprivileged;

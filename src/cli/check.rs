@@ -71,6 +71,9 @@ fn amount(w: &Workload) -> String {
 /// Runs `schedlab check`.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let spec = load_spec(Some(&a.file), a.scale, a.repetitions)?;
+    if let Some(d) = &a.dir {
+        schedlab_spec::not_kernel_fs("--dir", d).map_err(bad_input)?;
+    }
     let plan = &spec.plan;
     let caps = env::capabilities(&Root::default());
     let allowed = spec.check_allowed(&caps);
@@ -143,7 +146,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             ]);
         }
     }
-    println!(
+    outln!(
         "{}: {} — {} cells x ({} + {} warm-up), order {:?}, seed {}, scale {}, watchdog {:.0} s per cell",
         plan.source_path,
         plan.name,
@@ -155,22 +158,26 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         plan.scale,
         plan.timeout.as_secs_f64()
     );
-    println!("{t}");
-    println!(
+    outln!("{t}");
+    outln!(
         "total: {} worker processes, {:.1} CPU-seconds of measured work (>= {:.1} s wall on {} CPUs; pi {:.2} ns/iteration, hash {:.0} ns/round, measured now), {} synchronous writes",
         procs_total, cpu_total, cpu_total / cpus, cpus, ns, hash_ns, writes_total
     );
     if let Some(t) = &plan.adaptive {
         let most = (t.max + plan.warmup) as f64 / per_rep as f64;
-        println!(
+        outln!(
             "adaptive repetitions: these totals are at min = {}; a cell that runs to max = {} takes {most:.1} times as much",
-            t.min, t.max
+            t.min,
+            t.max
         );
     }
     if plan.cells.iter().flat_map(|c| &c.groups).any(|g| matches!(g.workload, Workload::Command { .. })) && plan.scale != 1.0 {
-        println!("note: --scale does not change command workloads (schedlab cannot know their work amount)");
+        outln!("note: --scale does not change command workloads (schedlab cannot know their work amount)");
     }
-    let cpus_ok = spec.check_cpus(&schedlab_sys::cpus::online(&Root::default())).and(spec.check_paths(a.dir.is_some()));
+    let cpus_ok = spec
+        .check_cpus(&schedlab_sys::cpus::online(&Root::default()))
+        .and(spec.check_paths(a.dir.is_some()))
+        .and(spec.check_watchdog(plan.timeout));
     let limits_ok = super::machine::check_limits(&spec, &Root::default());
     let knobs_ok = super::machine::check_knobs(&spec, &Root::default());
     let scx_ok = super::machine::check_scx(&spec, &Root::default());
@@ -184,17 +191,17 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 }
             }
             let what = held.unwrap_or_else(|| format!("swept over {}", swept.join(", ")));
-            println!("knob {name}: {now} now, {what}; journaled and put back after");
+            outln!("knob {name}: {now} now, {what}; journaled and put back after");
         }
     }
     for (line, warning) in super::common::feasibility_lines(plan, cpus as usize) {
-        println!("{}{line}", if warning { "warning: " } else { "" });
+        outln!("{}{line}", if warning { "warning: " } else { "" });
     }
     // In the order `run` refuses them: privileges, CPUs, limits, then the device.
     allowed.and(cpus_ok).and(limits_ok).and(scx_ok).and(knobs_ok.map(|_| ())).map_err(|e| bad_input(e.to_string()))?;
     if let Some(line) = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())? {
-        println!("{line}");
+        outln!("{line}");
     }
-    println!("ok: the spec is valid, this process may apply every policy in it, and every cell fits this machine's limits");
+    outln!("ok: the spec is valid, this process may apply every policy in it, and every cell fits this machine's limits");
     Ok(ExitCode::SUCCESS)
 }

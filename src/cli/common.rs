@@ -43,15 +43,13 @@ pub fn load_spec(file: Option<&Path>, scale: Option<f64>, repetitions: Option<Re
     };
     let mut spec = parsed.map_err(|e| bad_input(e.to_string()))?;
     if let Some(f) = scale {
-        if !(f > 0.0 && f.is_finite()) {
-            return Err(bad_input(format!("--scale must be a positive number, got {f}")));
-        }
-        spec.plan.scale(f);
+        spec.plan.scale(schedlab_spec::bounds::scale(f).map_err(bad_input)?);
     }
-    match repetitions {
-        Some(Repetitions::Count(0)) => return Err(bad_input("--repetitions must be at least 1, or auto")),
-        Some(r) => apply_repetitions(&mut spec.plan, r),
-        None => {}
+    if let Some(r) = repetitions {
+        apply_repetitions(&mut spec.plan, r);
+        if let Some(why) = schedlab_spec::bounds::too_many_steps(&spec.plan) {
+            return Err(bad_input(format!("--repetitions {r}: {why}")));
+        }
     }
     Ok(spec)
 }
@@ -83,9 +81,13 @@ impl std::str::FromStr for Repetitions {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
+        let max = schedlab_spec::bounds::MAX_REPETITIONS;
         match s {
             "auto" => Ok(Repetitions::Auto),
-            n => n.parse().map(Repetitions::Count).map_err(|_| format!("expected a count or auto, got \"{n}\"")),
+            n => match n.parse::<u32>() {
+                Ok(c) if (1..=max).contains(&c) => Ok(Repetitions::Count(c)),
+                _ => Err(format!("expected a count from 1 to {max}, or auto, got \"{n}\"")),
+            },
         }
     }
 }
@@ -142,17 +144,22 @@ pub fn create_run(
     plan_json: &str,
 ) -> anyhow::Result<i64> {
     let plan = &spec.plan;
-    Ok(store.create_run(&schedlab_store::NewRun {
-        name: &plan.name,
-        mode,
-        spec_path: &plan.source_path,
-        spec_text: &spec.text,
-        spec_hash: &spec.hash,
-        plan_json,
-        scale: plan.scale,
-        env,
-        command_line: &std::env::args().collect::<Vec<_>>().join(" "),
-    })?)
+    // Nothing has changed yet when the database refuses the run (read-only, full): bad input.
+    let refused =
+        |e: schedlab_store::DbError| bad_input(format!("cannot record a new run in {}: {e}", store.path().unwrap_or("the database")));
+    store
+        .create_run(&schedlab_store::NewRun {
+            name: &plan.name,
+            mode,
+            spec_path: &plan.source_path,
+            spec_text: &spec.text,
+            spec_hash: &spec.hash,
+            plan_json,
+            scale: plan.scale,
+            env,
+            command_line: &std::env::args().collect::<Vec<_>>().join(" "),
+        })
+        .map_err(refused)
 }
 
 /// Opens the results database.

@@ -27,7 +27,10 @@ pub struct ManArgs {
 /// Prints the completion script for a shell.
 pub fn completions(a: CompletionArgs) -> anyhow::Result<ExitCode> {
     let mut cmd = super::Cli::command();
-    clap_complete::generate(a.shell, &mut cmd, "schedlab", &mut std::io::stdout());
+    // generate panics when its writer fails: it writes into memory, and stdout gets the whole.
+    let mut script = Vec::new();
+    clap_complete::generate(a.shell, &mut cmd, "schedlab", &mut script);
+    std::io::Write::write_all(&mut std::io::stdout().lock(), &script).map_err(super::out::stdout_error)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -45,6 +48,6 @@ pub fn man(a: ManArgs) -> anyhow::Result<ExitCode> {
         .filter(|n| n.starts_with("schedlab") && n.ends_with(".1"))
         .collect();
     pages.sort();
-    println!("{} man pages in {}: {}", pages.len(), a.out.display(), pages.join(", "));
+    outln!("{} man pages in {}: {}", pages.len(), a.out.display(), pages.join(", "));
     Ok(ExitCode::SUCCESS)
 }

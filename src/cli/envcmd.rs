@@ -105,8 +105,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "cpu_dma_latency_us": dma.as_ref().ok(),
             "cpu_dma_latency_holdable": caps.cpu_dma_latency,
             "sched_ext": scx_json(&root),
+            "state_dir": schedlab_sys::journal::state_dir(),
         });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
     }
     let yes = |b: bool| if b { "yes" } else { "no" };
@@ -114,18 +115,18 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let num = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into());
     let m = &e.machine;
     let or_none = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".into());
-    println!("host             {} (machine id sha256 {})", m.hostname, m.machine_id_sha256);
-    println!("kernel           {} ({})", e.kernel, e.kernel_version);
-    println!("command line     {}", m.cmdline);
-    println!("cpu              {} x {}", e.cpus, e.cpu_model);
-    println!("SMT              {}; microcode {}", or_none(&m.smt), or_none(&m.microcode));
-    println!("clocksource      {}; cpuidle driver {}", or_none(&m.clocksource), or_none(&m.cpuidle_driver));
-    println!("memory           {} MiB", e.mem_total_kb.map(|k| k / 1024).unwrap_or(0));
-    println!("HZ               {}", e.hz.map(|h| h.to_string()).unwrap_or_else(|| "unknown (no /boot/config)".into()));
-    println!("uid              {uid}{}", if uid == 0 { " (root)" } else { "" });
-    println!("CAP_SYS_NICE     {}  (needed for fifo/rr above RLIMIT_RTPRIO, deadline, a nice below this process's)", yes(caps.sys_nice));
-    println!("RLIMIT_RTPRIO    {}", caps.rtprio_limit);
-    println!(
+    outln!("host             {} (machine id sha256 {})", m.hostname, m.machine_id_sha256);
+    outln!("kernel           {} ({})", e.kernel, e.kernel_version);
+    outln!("command line     {}", m.cmdline);
+    outln!("cpu              {} x {}", e.cpus, e.cpu_model);
+    outln!("SMT              {}; microcode {}", or_none(&m.smt), or_none(&m.microcode));
+    outln!("clocksource      {}; cpuidle driver {}", or_none(&m.clocksource), or_none(&m.cpuidle_driver));
+    outln!("memory           {} MiB", e.mem_total_kb.map(|k| k / 1024).unwrap_or(0));
+    outln!("HZ               {}", e.hz.map(|h| h.to_string()).unwrap_or_else(|| "unknown (no /boot/config)".into()));
+    outln!("uid              {uid}{}", if uid == 0 { " (root)" } else { "" });
+    outln!("CAP_SYS_NICE     {}  (needed for fifo/rr above RLIMIT_RTPRIO, deadline, a nice below this process's)", yes(caps.sys_nice));
+    outln!("RLIMIT_RTPRIO    {}", caps.rtprio_limit);
+    outln!(
         "nice             {} now (workers start at it); {}",
         caps.nice,
         if caps.sys_nice {
@@ -134,15 +135,15 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             format!("RLIMIT_NICE {} allows nice >= {}", 20 - caps.min_nice, caps.min_nice)
         }
     );
-    println!("policies allowed {}", policies(&caps).join("; "));
-    println!(
+    outln!("policies allowed {}", policies(&caps).join("; "));
+    outln!(
         "cgroups          {}",
         match &caps.cgroup_unwritable {
             None => "yes (cpu_weight, cpu_max, cpuset)".to_string(),
             Some(d) => format!("no: needs write access to {d} (root, or a cgroup delegated to this user)"),
         }
     );
-    println!(
+    outln!(
         "I/O schedulers   {}",
         if p.schedulers.is_empty() {
             format!("no: none of the {} queue/scheduler files in /sys/block is writable (root)", p.devices)
@@ -150,25 +151,25 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             format!("yes: {}", p.schedulers.join(", "))
         }
     );
-    println!("loop devices     {}", if p.loop_devices { "yes" } else { "no: needs CAP_SYS_ADMIN and /dev/loop-control (root)" });
-    println!("locked memory    CAP_IPC_LOCK {}, RLIMIT_MEMLOCK {memlock} bytes (the live dispatchers lock theirs)", yes(p.ipc_lock));
-    println!("kernel.pid_max   {} ({} processes and threads running now)", num(lim.pid_max), num(lim.tasks));
-    println!("threads-max      {}", num(lim.threads_max));
-    println!(
+    outln!("loop devices     {}", if p.loop_devices { "yes" } else { "no: needs CAP_SYS_ADMIN and /dev/loop-control (root)" });
+    outln!("locked memory    CAP_IPC_LOCK {}, RLIMIT_MEMLOCK {memlock} bytes (the live dispatchers lock theirs)", yes(p.ipc_lock));
+    outln!("kernel.pid_max   {} ({} processes and threads running now)", num(lim.pid_max), num(lim.tasks));
+    outln!("threads-max      {}", num(lim.threads_max));
+    outln!(
         "RLIMIT_NPROC     {nproc} ({}this user's processes and threads now: {})",
         if lim.nproc.is_none() && nproc != "unlimited" { "not applied to root; " } else { "" },
         num(lim.user_tasks)
     );
-    println!("RLIMIT_NOFILE    {}", nofile);
-    println!("sched_ext        {}", scx_line(&root));
-    println!("MemAvailable     {} MiB", lim.mem_available_kib.map(|k| (k / 1024).to_string()).unwrap_or_else(|| "unknown".into()));
-    println!(
+    outln!("RLIMIT_NOFILE    {}", nofile);
+    outln!("sched_ext        {}", scx_line(&root));
+    outln!("MemAvailable     {} MiB", lim.mem_available_kib.map(|k| (k / 1024).to_string()).unwrap_or_else(|| "unknown".into()));
+    outln!(
         "RT throttling    {} (sched_rt_runtime_us {} / sched_rt_period_us {})",
         if env::rt_throttled(&e) { "on" } else { "OFF: real-time cells need --allow-unthrottled" },
         opt(e.rt_runtime_us),
         opt(e.rt_period_us)
     );
-    println!(
+    outln!(
         "cpu_dma_latency  {}; {}",
         match &dma {
             Ok(us) => format!("{us} us in force now"),
@@ -180,30 +181,34 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "real-time cells cannot hold it (only root may open /dev/cpu_dma_latency)"
         }
     );
-    println!("RR timeslice     {} ms", opt(e.rr_timeslice_ms));
-    println!(
+    outln!("RR timeslice     {} ms", opt(e.rr_timeslice_ms));
+    outln!(
         "autogroup        {}",
         e.autogroup.map(|a| if a { "on (nice acts within a session's group)" } else { "off" }).unwrap_or("unknown")
     );
-    println!("governor         {}", e.governor.as_deref().unwrap_or("none (no cpufreq)"));
-    println!(
+    outln!("governor         {}", e.governor.as_deref().unwrap_or("none (no cpufreq)"));
+    outln!(
         "cgroup layout    {} (schedlab uses: {})",
         e.cgroup,
         schedlab_sys::cgroup::detect(&root).map(|h| h.describe()).unwrap_or_else(|| "none".into())
     );
-    println!("online CPUs      {}", schedlab_spec::cpulist::format(&schedlab_sys::cpus::online(&root)));
-    println!("block devices    {}", e.io_devices.join(", "));
-    println!("schedlab         {}", e.tool_version);
+    outln!("online CPUs      {}", schedlab_spec::cpulist::format(&schedlab_sys::cpus::online(&root)));
+    outln!("block devices    {}", e.io_devices.join(", "));
+    outln!("schedlab         {}", e.tool_version);
     let sched: Vec<String> = m.sched_knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    println!("kernel.sched_*   {}", sched.join(" "));
-    print_knobs(&root);
+    outln!("kernel.sched_*   {}", sched.join(" "));
+    outln!(
+        "restore journals {} (what a run changed on this machine, kept until it is undone; SCHEDLAB_STATE_DIR moves them)",
+        schedlab_sys::journal::state_dir().display()
+    );
+    print_knobs(&root)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Each knob a spec may hold or sweep, with its value now or why it cannot be used here.
-fn print_knobs(root: &Root) {
+fn print_knobs(root: &Root) -> anyhow::Result<()> {
     use schedlab_spec::KnobFact;
-    println!("knobs            ([knobs], [matrix.knobs]; sched.features.NAME for each name in <debugfs>/sched/features)");
+    outln!("knobs            ([knobs], [matrix.knobs]; sched.features.NAME for each name in <debugfs>/sched/features)");
     let names: Vec<String> = schedlab_spec::knob::known_names().into_iter().filter(|n| !n.ends_with(".NAME")).collect();
     for (name, fact) in schedlab_sys::knobs::facts(root, &names) {
         let what = match fact {
@@ -215,8 +220,9 @@ fn print_knobs(root: &Root) {
             KnobFact::Missing(why) => format!("not in this kernel ({why})"),
             KnobFact::Unusable(why) => format!("unusable: {why}"),
         };
-        println!("  {name:<38} {what}");
+        outln!("  {name:<38} {what}");
     }
+    Ok(())
 }
 
 fn rlimit(res: libc::__rlimit_resource_t) -> String {

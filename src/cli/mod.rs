@@ -1,5 +1,8 @@
 //! Command-line interface: clap derive, one module per subcommand.
 
+#[macro_use]
+mod out;
+
 mod adaptive;
 mod campaign;
 mod check;
@@ -102,7 +105,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         // SAFETY: restoring the default disposition of one signal, before any thread exists.
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
-    match cli.cmd {
+    let code = match cli.cmd {
         Cmd::Run(a) => run::run(&cli.db, a),
         Cmd::Check(a) => check::run(a),
         Cmd::Show(a) => show::run(&cli.db, a),
@@ -120,5 +123,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Cmd::Import(a) => import::run(a),
         Cmd::Merge(a) => merge::run(a),
         Cmd::Slurm(a) => slurm::run(a),
-    }
+    }?;
+    out::flush()?;
+    Ok(code)
 }

@@ -142,7 +142,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         traces: &traces,
     })?;
     output::write_dir(&a.output, &rendered.files, a.force).map_err(output_error)?;
-    println!(
+    outln!(
         "wrote {} ({} figures as SVG and PNG in {})",
         a.output.join("index.html").display(),
         rendered.charts.len(),

@@ -292,6 +292,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     spec.check_allowed(&caps).map_err(|e| bad_input(e.to_string()))?;
     spec.check_cpus(&schedlab_sys::cpus::online(&root)).map_err(|e| bad_input(e.to_string()))?;
     spec.check_paths(a.dir.is_some()).map_err(|e| bad_input(e.to_string()))?;
+    a.dir.as_deref().map(|d| schedlab_spec::not_kernel_fs("--dir", d)).transpose().map_err(bad_input)?;
     check_cgroups(&spec, &root)?;
     super::machine::check_run(&spec, &root)?;
     let device_line = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())?;
@@ -317,13 +318,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
              Re-enable it with `sysctl kernel.sched_rt_runtime_us=950000`, or pass --allow-unthrottled if you mean it",
         ));
     }
-    let timeout = match a.timeout {
-        Some(t) if !(t > 0.0 && t.is_finite()) => {
-            return Err(bad_input(format!("--timeout must be a positive number of seconds, got {t}")))
-        }
-        Some(t) => Some(Duration::from_secs_f64(t)),
-        None => None,
-    };
+    let timeout = a.timeout.map(|t| schedlab_spec::bounds::watchdog(t, "--timeout")).transpose().map_err(bad_input)?;
+    spec.check_watchdog(timeout.unwrap_or(plan.timeout)).map_err(|e| bad_input(e.to_string()))?;
 
     let plan_json = serde_json::to_string(plan)?;
     // Adaptive repetitions are decided per cell, so a shard of an adaptive run owns whole cells.
@@ -479,7 +475,10 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let ending = match result {
         Ok(e) => e,
         Err(e) => {
-            finish(&store, "failed")?;
+            // The database that refused a cell may refuse this too: the cell comes first.
+            if let Err(f) = finish(&store, "failed") {
+                eprintln!("warning: {f}");
+            }
             return Err(e.context(format!("run {run_id} failed; the cells it finished are stored: `{resume_cmd}` runs the rest")));
         }
     };
@@ -501,9 +500,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             finish(&store, status)?;
             if !a.quiet {
                 super::show::print_run(&store, run_id)?;
-                println!();
+                outln!();
             }
-            println!("{}", summary(&store, run_id, status, (failed, measured), progress.started.elapsed(), warnings.len())?);
+            outln!("{}", summary(&store, run_id, status, (failed, measured), progress.started.elapsed(), warnings.len())?);
             if failed > 0 {
                 eprintln!(
                     "run {run_id}: {failed} of {measured} measured cell repetitions FAILED and are left out of the figures (`schedlab show {run_id}` lists them); exit status 1"

@@ -24,7 +24,7 @@ pub fn run(db: &Path) -> anyhow::Result<ExitCode> {
         };
         let mut row = vec![
             r.id.to_string(),
-            r.name,
+            super::show::shown_name(&r.name),
             r.mode,
             r.status,
             utc(r.started_unix),
@@ -37,6 +37,6 @@ pub fn run(db: &Path) -> anyhow::Result<ExitCode> {
         }
         t.add_row(row);
     }
-    println!("{t}");
+    outln!("{t}");
     Ok(ExitCode::SUCCESS)
 }

@@ -18,13 +18,20 @@ pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
     print_subject(&super::campaign::of_run(store, pick_run(store, Some(id))?)?)
 }
 
+/// A stored run's name as a line shows it: control characters as '?', at most
+/// [`schedlab_spec::ECHO_CHARS`] characters (a spec may name a run with 100 KB).
+pub fn shown_name(name: &str) -> String {
+    let plain: String = name.chars().map(|c| if c.is_control() { '?' } else { c }).collect();
+    schedlab_spec::cut(&plain, schedlab_spec::ECHO_CHARS)
+}
+
 /// A campaign's shards: where each ran and which cells each machine measured.
-fn print_campaign(s: &Subject) {
+fn print_campaign(s: &Subject) -> anyhow::Result<()> {
     let r = &s.run;
-    println!(
+    outln!(
         "{} — {} ({}, {}), {} shard runs, started {} UTC, {} cell repetitions stored, scale {}",
         s.name(),
-        r.name,
+        shown_name(&r.name),
         r.mode,
         r.status,
         s.shards.len(),
@@ -34,7 +41,7 @@ fn print_campaign(s: &Subject) {
     );
     for sh in &s.shards {
         let e = &sh.env;
-        println!(
+        outln!(
             "  shard {}: run {} ({}) on {}: {} CPUs, {}, kernel {}, {} cell repetitions, {}",
             sh.identity.shard.map(|x| x.to_string()).unwrap_or_else(|| "?".into()),
             sh.id,
@@ -47,13 +54,14 @@ fn print_campaign(s: &Subject) {
             sh.status
         );
     }
-    println!("\nMeasured on (repetitions per machine: the cells measured so):");
+    outln!("\nMeasured on (repetitions per machine: the cells measured so):");
     for line in s.measured_on_lines(12) {
-        println!("  {line}");
+        outln!("  {line}");
     }
     for w in s.pooling_warnings() {
-        println!("warning: {w}");
+        outln!("warning: {w}");
     }
+    Ok(())
 }
 
 /// Prints the header, the per-cell totals and the per-process means of a run or campaign.
@@ -62,19 +70,19 @@ pub fn print_subject(subject: &Subject) -> anyhow::Result<()> {
     let cells = &subject.cells;
     let stats = schedlab_analysis::cell_stats(cells);
     if subject.campaign.is_some() {
-        print_campaign(subject);
+        print_campaign(subject)?;
     } else {
-        println!(
+        outln!(
             "run {} — {} ({}, {}), started {} UTC, {} cell repetitions stored, scale {}",
             run.id,
-            run.name,
+            shown_name(&run.name),
             run.mode,
             run.status,
             utc(run.started_unix),
             run.cells_done,
             run.scale
         );
-        println!(
+        outln!(
             "machine: {} CPUs, {}, kernel {}, RT throttling {}/{} us",
             run.env.cpus,
             run.env.cpu_model,
@@ -84,52 +92,52 @@ pub fn print_subject(subject: &Subject) -> anyhow::Result<()> {
         );
     }
     if let Some(model) = sim_model(cells) {
-        println!("model: {model}");
+        outln!("model: {model}");
     }
     if let Some(note) = schedlab_report::tables::dma_latency_note(&stats) {
-        println!("cpu_dma_latency {note}.");
+        outln!("cpu_dma_latency {note}.");
     }
-    print_knobs(&run.knobs_before, cells);
-    println!("\nValues are means over n repetitions; {}.", schedlab_report::tables::INTERVAL_NOTE);
-    println!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
-    println!("{}", schedlab_report::tables::totals(&stats));
-    println!("\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions):");
-    println!("{}", schedlab_report::tables::per_process(&stats));
+    print_knobs(&run.knobs_before, cells)?;
+    outln!("\nValues are means over n repetitions; {}.", schedlab_report::tables::INTERVAL_NOTE);
+    outln!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
+    outln!("{}", schedlab_report::tables::totals(&stats));
+    outln!("\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions):");
+    outln!("{}", schedlab_report::tables::per_process(&stats));
     let grouped = stats.iter().any(|s| {
         s.params.groups.len() > 1
             || s.params.groups.iter().any(|g| g.affinity != "all" || g.cpu_weight.is_some() || g.cpu_max.is_some() || g.cpuset.is_some())
             || s.params.workload_kind == "hash"
     });
     if grouped {
-        println!("\nThroughput and fairness (measured groups only; background groups count only in the CPU shares):");
-        println!("{}", schedlab_report::tables::fairness(&stats));
+        outln!("\nThroughput and fairness (measured groups only; background groups count only in the CPU shares):");
+        outln!("{}", schedlab_report::tables::fairness(&stats));
     }
     let io = schedlab_analysis::io_stats(cells);
     if !io.is_empty() {
-        println!(
+        outln!(
             "\nI/O (mean ±95% CI over n repetitions; MB/s = bytes of the cell / its time; latency per read/write call, percentiles of each repetition's merged histogram; device counters from /sys/block/<dev>/stat):"
         );
-        println!("{}", schedlab_report::tables::io(&io));
+        outln!("{}", schedlab_report::tables::io(&io));
     }
     let rt = schedlab_analysis::rt_stats(cells);
     if !rt.is_empty() {
-        println!(
+        outln!(
             "\nReal-time task sets (mean ±95% CI over n repetitions; per process = averaged over the set's tasks; missed = misses / jobs; violations of (x, y) windows, fixed and sliding; latency = scheduling latency (wake-up, or hand-off under the edf and dwcs dispatchers), percentiles of each repetition's merged histogram; every job: export --jobs):"
         );
-        println!("{}", schedlab_report::tables::rt(&rt));
+        outln!("{}", schedlab_report::tables::rt(&rt));
         if let Some(t) = schedlab_report::tables::rt_cpus(&rt) {
-            println!("\nPartitioned sets, per CPU (the same figures for each CPU's tasks; C/T and min util. = that CPU's share):");
-            println!("{t}");
+            outln!("\nPartitioned sets, per CPU (the same figures for each CPU's tasks; C/T and min util. = that CPU's share):");
+            outln!("{t}");
         }
     }
     if let Some(note) = schedlab_report::tables::repetitions_note(cells.iter().map(|c| &c.params)) {
-        println!("\n{note}.");
+        outln!("\n{note}.");
     }
-    print_failures(cells);
+    print_failures(cells)?;
     if !run.warnings.is_empty() {
-        println!("\n{} warning(s) during the run:", run.warnings.len());
+        outln!("\n{} warning(s) during the run:", run.warnings.len());
         for w in run.warnings.iter().take(20) {
-            println!("  - {w}");
+            outln!("  - {w}");
         }
     }
     Ok(())
@@ -137,10 +145,10 @@ pub fn print_subject(subject: &Subject) -> anyhow::Result<()> {
 
 /// Lists the measured repetitions left out of the figures because they failed, with why.
 /// The knobs the run found and put back, and each set of values in force (read back).
-fn print_knobs(before: &std::collections::BTreeMap<String, String>, cells: &[schedlab_model::CellRecord]) {
+fn print_knobs(before: &std::collections::BTreeMap<String, String>, cells: &[schedlab_model::CellRecord]) -> anyhow::Result<()> {
     let list = |m: &std::collections::BTreeMap<String, String>| m.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ");
     if !before.is_empty() {
-        println!("knobs before the run (put back after it): {}", list(before));
+        outln!("knobs before the run (put back after it): {}", list(before));
     }
     let mut seen: Vec<(&std::collections::BTreeMap<String, String>, usize)> = Vec::new();
     for c in cells.iter().filter(|c| !c.knobs.is_empty()) {
@@ -150,17 +158,18 @@ fn print_knobs(before: &std::collections::BTreeMap<String, String>, cells: &[sch
         }
     }
     for (k, n) in seen {
-        println!("knobs in force (read back) in {n} cell repetition(s): {}", list(k));
+        outln!("knobs in force (read back) in {n} cell repetition(s): {}", list(k));
     }
+    Ok(())
 }
 
-fn print_failures(cells: &[schedlab_model::CellRecord]) {
+fn print_failures(cells: &[schedlab_model::CellRecord]) -> anyhow::Result<()> {
     let measured: Vec<_> = cells.iter().filter(|c| !c.warmup).collect();
     let failed: Vec<_> = measured.iter().filter(|c| !c.status.is_ok()).collect();
     if failed.is_empty() {
-        return;
+        return Ok(());
     }
-    println!(
+    outln!(
         "
 {} of {} measured cell repetitions FAILED and are left out of the figures above:",
         failed.len(),
@@ -168,11 +177,12 @@ fn print_failures(cells: &[schedlab_model::CellRecord]) {
     );
     const SHOWN: usize = 20;
     for c in failed.iter().take(SHOWN) {
-        println!("  - {} rep {}: {}: {}", c.params.key, c.rep + 1, c.status.as_str(), c.message.as_deref().unwrap_or("?"));
+        outln!("  - {} rep {}: {}: {}", c.params.key, c.rep + 1, c.status.as_str(), c.message.as_deref().unwrap_or("?"));
     }
     if failed.len() > SHOWN {
-        println!("  ... and {} more (`schedlab export` has every one: cell_status, cell_message)", failed.len() - SHOWN);
+        outln!("  ... and {} more (`schedlab export` has every one: cell_status, cell_message)", failed.len() - SHOWN);
     }
+    Ok(())
 }
 
 /// Runs `schedlab show`.

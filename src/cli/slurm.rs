@@ -98,9 +98,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let campaign = a.campaign.clone().unwrap_or_else(|| super::shard::campaign_id(&spec.hash, &spec.plan, shards));
     let exe = std::env::current_exe().map_err(|e| anyhow::anyhow!("cannot find this schedlab's own path: {e}"))?;
     let dir = a.shared.clone().unwrap_or_else(|| PathBuf::from(format!("schedlab-{campaign}")));
+    let spec_file = a.file.as_deref().map(std::fs::canonicalize).transpose()?;
+    let in_scripts = [("this schedlab's path", Some(exe.as_path())), ("FILE", spec_file.as_deref()), ("--dir", a.dir.as_deref())];
+    refuse_control_characters(&std::path::absolute(&dir)?, &in_scripts)?;
     std::fs::create_dir_all(&dir).map_err(|e| bad_input(format!("cannot create {}: {e}", dir.display())))?;
     let dir = std::fs::canonicalize(&dir)?;
-    let spec_file = a.file.as_deref().map(std::fs::canonicalize).transpose()?;
+    refuse_control_characters(&dir, &in_scripts)?;
     let manifest = Manifest { campaign: campaign.clone(), shards, spec_hash: spec.hash.clone() };
     let mpath = dir.join(MANIFEST);
     if let Ok(old) = std::fs::read_to_string(&mpath) {
@@ -133,6 +136,21 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     println!("shard databases and logs in {}; the merged campaign will be {}", dir.display(), dir.join(MERGED).display());
     println!("progress: `{} slurm --status {}`", shell_word(&exe.display().to_string()), shell_word(&dir.display().to_string()));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses a path with a control character: the scripts name each on a line of its own
+/// (`#SBATCH --output=DIR/...`), where a newline would start a command bash runs.
+fn refuse_control_characters(shared: &Path, paths: &[(&str, Option<&Path>)]) -> anyhow::Result<()> {
+    for (what, path) in std::iter::once(&("--shared", Some(shared))).chain(paths) {
+        let Some(path) = path else { continue };
+        if path.as_os_str().as_encoded_bytes().iter().any(|b| b.is_ascii_control()) {
+            return Err(bad_input(format!(
+                "{what} {:?} has a control character (a newline, a tab, ...), which the job scripts cannot hold safely: use another directory",
+                path.display().to_string()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `sbatch --parsable ARGS`: the job id it prints.

@@ -300,7 +300,9 @@ pub fn run_from(
                 for w in journal.undo_to(io_mark) {
                     observer.warn(&w);
                 }
-                let _ = std::fs::remove_dir_all(&cell_dir);
+                if !opts.keep_files {
+                    let _ = std::fs::remove_dir_all(&cell_dir);
+                }
                 if let Outcome::Done(rec) = failed(cell, step, ordinal, msg) {
                     sink(&rec)?;
                     source.finished(&rec)?;
@@ -331,7 +333,9 @@ pub fn run_from(
         };
         let outcome = executor.run_cell(&mut cx, cell, step, ordinal);
         let moved = knobs::moved(fixed_knobs.iter().chain(&cell_knobs), &opts.root);
-        let _ = std::fs::remove_dir_all(&cell_dir);
+        if !opts.keep_files {
+            let _ = std::fs::remove_dir_all(&cell_dir);
+        }
         for w in journal.undo_to(io_mark) {
             observer.warn(&w);
         }

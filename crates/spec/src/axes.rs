@@ -169,12 +169,24 @@ fn each(ck: &mut Check, def: &SpecAxis, l: &RawList, how: Use) -> Result<Vec<Axi
     if values.is_empty() {
         return ck.cx.err(l.span.clone(), format!("the {name} axis must list at least one value"));
     }
-    for (i, v) in values.iter().enumerate() {
-        if values[..i].contains(v) {
-            return ck.cx.err(l.span.clone(), format!("the {name} axis lists {} twice", v.label()));
-        }
+    if let Some(i) = first_repeated(&values) {
+        return ck.cx.err(l.span.clone(), format!("the {name} axis lists {} twice", values[i].label()));
     }
     Ok(values)
+}
+
+/// The index of the first value equal to one before it. Equal values have equal labels, so
+/// only values of one label are compared: a list of 100,000 values is checked in linear time.
+fn first_repeated(values: &[AxisValue]) -> Option<usize> {
+    let mut by_label: std::collections::HashMap<String, Vec<&AxisValue>> = std::collections::HashMap::new();
+    for (i, v) in values.iter().enumerate() {
+        let same = by_label.entry(v.label()).or_default();
+        if same.contains(&v) {
+            return Some(i);
+        }
+        same.push(v);
+    }
+    None
 }
 
 /// The `iosched` axis's list: a scheduler named twice is an error at its second mention.
@@ -183,13 +195,9 @@ fn schedulers(ck: &mut Check, def: &SpecAxis, l: &RawList, how: Use) -> Result<V
     if l.values.is_empty() {
         return ck.cx.err(l.span.clone(), format!("the {name} axis must list at least one scheduler"));
     }
-    let mut out: Vec<AxisValue> = Vec::new();
-    for v in &l.values {
-        let value = (def.parse)(ck, *v, how)?;
-        if out.contains(&value) {
-            return ck.cx.err(v.span(), format!("the {name} axis lists {} twice", value.label()));
-        }
-        out.push(value);
+    let out = l.values.iter().map(|v| (def.parse)(ck, *v, how)).collect::<Result<Vec<_>, _>>()?;
+    if let Some(i) = first_repeated(&out) {
+        return ck.cx.err(l.values[i].span(), format!("the {name} axis lists {} twice", out[i].label()));
     }
     Ok(out)
 }

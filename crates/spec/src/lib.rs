@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 mod axes;
+pub mod bounds;
 mod device;
 mod error;
 mod knobs;
@@ -22,7 +23,7 @@ mod validate;
 
 pub use error::{cut, line_col, SpecError, ECHO_CHARS};
 pub use knobs::unthrottles;
-pub use paths::{PathKey, PathUse};
+pub use paths::{kernel_fs, not_kernel_fs, PathKey, PathUse};
 /// The vocabulary and the plan this crate produces, re-exported for the CLI.
 pub use schedlab_plan::*;
 pub use validate::Location;
@@ -125,6 +126,27 @@ impl Spec {
     /// none loaded already, root, each program found); errors point at the scheduler.
     pub fn check_scx(&self, facts: &ScxFacts) -> Result<(), SpecError> {
         scx_check::check(&self.plan, &self.locations, &self.text, facts)
+    }
+
+    /// Checks that every periodic set ends before the per-cell watchdog `timeout` (the spec's
+    /// `timeout_s` or `--timeout`) would stop it: else every repetition of its cells times out.
+    pub fn check_watchdog(&self, timeout: std::time::Duration) -> Result<(), SpecError> {
+        for g in self.plan.cells.iter().flat_map(|c| &c.groups) {
+            let Some(p) = g.workload.periodic().filter(|p| p.duration_ns >= timeout.as_nanos() as u64) else { continue };
+            let at = self.locations.durations.iter().find(|(w, _)| *w == g.workload_name).map_or(&self.locations.matrix, |(_, s)| s);
+            return Err(SpecError::at(
+                &self.plan.source_path,
+                &self.text,
+                at.clone(),
+                format!(
+                    "workload \"{}\" runs for {} s, and the watchdog stops each cell repetition after {} s: every one would time out; raise timeout_s (or --timeout) above the duration, or shorten duration_s",
+                    g.workload_name,
+                    p.duration_ns as f64 / 1e9,
+                    timeout.as_secs_f64()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Checks that every CPU named in an affinity or cpuset is online here.

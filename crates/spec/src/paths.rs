@@ -46,9 +46,55 @@ pub(crate) fn resolve(base: &Path, written: &str) -> PathBuf {
     base.join(written).components().collect()
 }
 
+/// The kernel interfaces that look like directories but are no storage, by their statfs
+/// magic: a directory made there is a cgroup, a tracing instance or nothing at all, and
+/// what schedlab creates in it cannot be removed as files are.
+const KERNEL_FS: [(i64, &str); 10] = [
+    (0x9fa0, "proc"),
+    (0x6265_6572, "sysfs"),
+    (0x0027_e0eb, "cgroupfs"),
+    (0x6367_7270, "cgroupfs"),
+    (0x7472_6163, "tracefs"),
+    (0x6462_6720, "debugfs"),
+    (0x7363_6673, "securityfs"),
+    (0x6265_6570, "configfs"),
+    (0xcafe_4a11, "bpffs"),
+    (0x6165_676c, "pstore"),
+];
+
+/// Which kernel interface (proc, sysfs, cgroupfs, tracefs, debugfs, ...) holds `path`, or
+/// its nearest existing ancestor when it does not exist yet; None on an ordinary filesystem.
+pub fn kernel_fs(path: &Path) -> Option<&'static str> {
+    let existing = path.ancestors().find(|a| std::fs::symlink_metadata(a).is_ok())?;
+    let c = std::ffi::CString::new(existing.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: a valid C string and a zeroed statfs buffer the call fills.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    KERNEL_FS.iter().find(|(magic, _)| *magic == st.f_type as i64).map(|(_, name)| *name)
+}
+
+/// Refuses a directory for the experiment's files on a kernel interface (`what` names the key
+/// or flag that gave it, e.g. `--dir`).
+pub fn not_kernel_fs(what: &str, dir: &Path) -> Result<(), String> {
+    match kernel_fs(dir) {
+        Some(fs) => Err(format!(
+            "{what}: {} is on {fs}, a kernel interface, not storage: what schedlab would create there could not be removed as files are; choose a directory on a real filesystem",
+            dir.display()
+        )),
+        None => Ok(()),
+    }
+}
+
 /// What is wrong with `u` on this machine, if anything.
 fn problem(u: &PathUse) -> Option<String> {
     let p = u.path.display();
+    if matches!(u.key, PathKey::Dir | PathKey::Device) {
+        if let Err(e) = not_kernel_fs(u.key.name(), &u.path) {
+            return Some(e);
+        }
+    }
     match u.key {
         PathKey::Dir => match std::fs::metadata(&u.path) {
             Ok(m) if m.is_dir() => None,
@@ -178,5 +224,31 @@ mod tests {
         assert!(e.message.contains(&format!("{}/missing", base.display())), "{e}");
         let s = spec(&format!("dir = \"file\"\n{CMD}argv = [\"true\"]\n"), base);
         assert!(s.check_paths(true).is_ok(), "--dir replaces the spec's dir");
+    }
+
+    #[test]
+    fn a_dir_on_cgroupfs_tracefs_proc_sysfs_or_debugfs_is_refused_at_its_value() {
+        let mut tried = 0;
+        for (dir, fs) in [
+            ("/sys/fs/cgroup/cpu", "cgroupfs"),
+            ("/sys/kernel/tracing/instances", "tracefs"),
+            ("/proc/1/x", "proc"),
+            ("/proc", "proc"),
+            ("/sys/block/new", "sysfs"),
+            ("/sys/kernel/debug/sched", "debugfs"),
+        ] {
+            // The machine may lack one of them (no tracefs mounted): only what is there counts.
+            if crate::kernel_fs(Path::new(dir)) != Some(fs) {
+                continue;
+            }
+            tried += 1;
+            let e = check(&format!("dir = \"{dir}\"\n{CMD}argv = [\"true\"]\n"), Path::new("/")).expect_err(dir);
+            assert_eq!((e.line, e.col), (1, 7), "{e}");
+            assert!(e.message.contains(&format!("is on {fs}, a kernel interface")), "{e}");
+            let e = check(&format!("{CMD}argv = [\"true\"]\n[device]\npath = \"{dir}\"\n"), Path::new("/")).expect_err(dir);
+            assert_eq!((e.line, e.col), (8, 8), "{e}");
+        }
+        assert!(tried >= 3, "proc and sysfs are mounted on any Linux machine that runs schedlab");
+        assert_eq!(crate::kernel_fs(&std::env::temp_dir()), None);
     }
 }

@@ -18,8 +18,8 @@ const DEFAULT_QUANTUM_MS: f64 = 10.0;
 const DEFAULT_WORK_FRACTION: f64 = 0.9;
 /// Default bytes a `read` job reads, KiB.
 const DEFAULT_READ_KIB: i64 = 64;
-/// Most tasks in one set (the dispatcher's region holds 256 slots).
-const MAX_TASKS: i64 = 256;
+/// Most tasks in one set.
+const MAX_TASKS: i64 = crate::bounds::MAX_SET_TASKS as i64;
 /// The live dispatcher's SCHED_FIFO priority for the chosen worker (schedlab-dispatch's RUN_PRIORITY).
 const DISPATCH_RUN_PRIORITY: u32 = 97;
 

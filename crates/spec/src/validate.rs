@@ -54,6 +54,8 @@ pub struct Locations {
     pub knobs: Vec<crate::knobs::KnobAt>,
     /// Each `cpu_scheduler` value's label with its span, for the sched_ext checks.
     pub cpu_schedulers: Vec<(String, Location)>,
+    /// Each periodic workload's `duration_s` (or its name, without one), for the watchdog check.
+    pub durations: Vec<(String, Location)>,
 }
 
 const DEFAULT_PI_ITERATIONS: i64 = 100_000_000;
@@ -115,10 +117,7 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         None => 0x05ee_d1ab,
     };
     let timeout = match &raw.timeout_s {
-        Some(t) if !(*t.get_ref() > 0.0 && t.get_ref().is_finite()) => {
-            return cx.err(t.span(), format!("timeout_s must be a positive number of seconds, got {}", t.get_ref()))
-        }
-        Some(t) => Duration::from_secs_f64(*t.get_ref()),
+        Some(t) => crate::bounds::watchdog(*t.get_ref(), "timeout_s").or_else(|e| cx.err(t.span(), e))?,
         None => Duration::from_secs_f64(DEFAULT_TIMEOUT_S),
     };
     let mut locations = Locations { matrix: raw.matrix.span(), ..Locations::default() };
@@ -144,7 +143,12 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
     let mut workloads = BTreeMap::new();
     for (k, v) in &raw.workloads {
         check_name(&cx, k)?;
-        workloads.insert(k.get_ref().clone(), workload(&cx, v.get_ref(), seed, &mut locations)?);
+        let w = workload(&cx, v.get_ref(), seed, &mut locations)?;
+        if w.periodic().is_some() {
+            let at = v.get_ref().duration_s.as_ref().map_or(k.span(), |d| d.span());
+            locations.durations.push((k.get_ref().clone(), at));
+        }
+        workloads.insert(k.get_ref().clone(), w);
     }
     // A periodic set's CPU is checked against the machine like any CPU list.
     for v in raw.workloads.values() {
@@ -348,6 +352,10 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         knobs: fixed_knobs,
         allow_rt_unthrottled: raw.allow_rt_unthrottled.as_ref().is_some_and(|a| *a.get_ref()),
     };
+    if let Some(why) = crate::bounds::too_many_steps(&plan) {
+        let at = raw.repetitions.as_ref().map(|r| r.span()).or(raw.warmup.as_ref().map(|w| w.span())).unwrap_or(matrix_span);
+        return cx.err(at, why);
+    }
     Ok((plan, locations))
 }
 

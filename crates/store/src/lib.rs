@@ -138,6 +138,11 @@ impl Store {
         Ok(Store { conn })
     }
 
+    /// The database's file (None in memory).
+    pub fn path(&self) -> Option<&str> {
+        self.conn.path().filter(|p| !p.is_empty())
+    }
+
     /// Creates a run row in state `running`; returns its id.
     pub fn create_run(&self, r: &NewRun) -> Result<i64, DbError> {
         self.conn.execute(
@@ -582,8 +587,15 @@ pub(crate) const RUN_SELECT: &str =
 pub(crate) fn run_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
     let env: String = r.get(11)?;
     let warnings: String = r.get(13)?;
+    let id: i64 = r.get(0)?;
+    // Every schedlab since the column was added writes it; NULL is another program's doing.
+    let uuid = r.get::<_, Option<String>>(16)?.ok_or_else(|| {
+        schema::plain_error(format!(
+            "run {id} has no uuid (NULL), which schedlab always writes: the database was changed by another program"
+        ))
+    })?;
     Ok(RunRow {
-        id: r.get(0)?,
+        id,
         name: r.get(1)?,
         mode: r.get(2)?,
         status: r.get(3)?,
@@ -600,7 +612,7 @@ pub(crate) fn run_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
         cells_done: r.get(14)?,
         knobs_before: knobs_of(r.get(15)?),
         identity: Identity {
-            uuid: r.get(16)?,
+            uuid,
             campaign: r.get(17)?,
             shard: match (r.get::<_, Option<u32>>(18)?, r.get::<_, Option<u32>>(19)?) {
                 (Some(index), Some(count)) => Some(Shard { index, count }),

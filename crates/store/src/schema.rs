@@ -188,28 +188,37 @@ ALTER TABLE cells ADD COLUMN sched_ext_json TEXT;
 "#,
 ];
 
+/// An error that says `why` and nothing else (no "Invalid parameter name:" before it).
+pub(crate) fn plain_error(why: String) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR), Some(why))
+}
+
 /// Applies every migration newer than the database's user_version, in one write
 /// transaction that reads the version itself: two processes opening a new database at once
 /// take turns (the second waits, then finds the schema done) instead of both creating it.
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
     let version = |conn: &Connection| conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0));
     let newest = MIGRATIONS.len() as i64;
-    let too_new = |have: i64| {
-        rusqlite::Error::InvalidParameterName(format!(
-            "this database has schema version {have}, newer than this schedlab understands ({newest}); upgrade schedlab"
-        ))
+    let refuse = |have: i64| {
+        if have < 0 {
+            plain_error(format!("this database has schema version {have}, which no schedlab writes: it is not a schedlab database"))
+        } else {
+            plain_error(format!(
+                "this database has schema version {have}, newer than this schedlab understands ({newest}); upgrade schedlab"
+            ))
+        }
     };
     // Up to date already: no write lock for a reader.
     match version(conn)? {
-        have if have > newest => return Err(too_new(have)),
+        have if have > newest || have < 0 => return Err(refuse(have)),
         have if have == newest => return Ok(()),
         _ => {}
     }
     conn.execute_batch("BEGIN IMMEDIATE")?;
     let done = (|| {
         let have = version(conn)?;
-        if have > newest {
-            return Err(too_new(have));
+        if have > newest || have < 0 {
+            return Err(refuse(have));
         }
         for (i, m) in MIGRATIONS.iter().enumerate().skip(have as usize) {
             conn.execute_batch(&format!("{m} PRAGMA user_version = {};", i + 1))?;

@@ -44,16 +44,38 @@ pub fn append(file: &Path, run_id: i64, rec: &CellRecord) -> io::Result<()> {
     let raw_trace = match &rec.raw_trace {
         Some(raw) => {
             let name = format!("{}{}-{}{}", trace_prefix(file), rec.params.cell_id, rec.rep, if rec.warmup { "-w" } else { "" });
-            write_durably(&file.with_file_name(&name), &raw.zstd)?;
+            let capture = file.with_file_name(&name);
+            if let Err(e) = write_durably(&capture, &raw.zstd) {
+                let _ = std::fs::remove_file(capture);
+                return Err(e);
+            }
             Some((name, raw.meta.clone()))
         }
         None => None,
     };
-    let mut line = serde_json::to_vec(&Line { run_id, record: rec, jobs, raw_trace }).map_err(io::Error::other)?;
-    line.push(b'\n');
+    let capture = raw_trace.as_ref().map(|(name, _)| file.with_file_name(name));
+    let appended = append_line(file, &Line { run_id, record: rec, jobs, raw_trace });
+    if let (Err(_), Some(capture)) = (&appended, capture) {
+        let _ = std::fs::remove_file(capture);
+    }
+    appended
+}
+
+/// Appends one line to `file`, or leaves the file as it was: a torn line would join the next
+/// record's, and a spool file this append made stays only with a line in it.
+fn append_line(file: &Path, line: &Line<&CellRecord>) -> io::Result<()> {
+    let mut bytes = serde_json::to_vec(line).map_err(io::Error::other)?;
+    bytes.push(b'\n');
     let mut f = std::fs::OpenOptions::new().append(true).create(true).custom_flags(libc::O_NOFOLLOW).open(file)?;
-    f.write_all(&line)?;
-    f.sync_data()
+    let before = f.metadata()?.len();
+    let written = f.write_all(&bytes).and_then(|_| f.sync_data());
+    if written.is_err() {
+        let _ = f.set_len(before);
+        if before == 0 {
+            let _ = std::fs::remove_file(file);
+        }
+    }
+    written
 }
 
 /// Writes `bytes` to `path` (replacing a file an unacknowledged attempt left, never

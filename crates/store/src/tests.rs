@@ -533,3 +533,26 @@ fn runs_opening_one_new_database_at_once_all_get_its_schema() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_schema_version_newer_or_below_zero_is_refused_in_plain_words() {
+    for (tag, version, want) in
+        [("newer", 999, "schema version 999, newer than this schedlab"), ("negative", -1, "schema version -1, which no schedlab writes")]
+    {
+        let (dir, path) = old_database(tag, schema::MIGRATIONS.len());
+        Connection::open(&path).unwrap().execute_batch(&format!("PRAGMA user_version = {version}")).unwrap();
+        let e = crate::Store::open(&path).err().unwrap_or_else(|| panic!("user_version {version} was accepted")).to_string();
+        assert!(e.starts_with("this database has ") && e.contains(want), "{e}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
+
+#[test]
+fn a_run_without_a_uuid_is_reported_in_plain_words() {
+    let (dir, path) = old_database("null-uuid", schema::MIGRATIONS.len());
+    Connection::open(&path).unwrap().execute_batch("UPDATE runs SET uuid = NULL").unwrap();
+    let store = crate::Store::open(&path).unwrap();
+    let e = store.run(1).err().unwrap_or_else(|| panic!("a NULL uuid was read")).to_string();
+    assert_eq!(e, "run 1 has no uuid (NULL), which schedlab always writes: the database was changed by another program");
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -277,7 +277,7 @@ impl Journal {
                 if self.file.set_len(self.len).is_err() {
                     self.broken = true;
                 }
-                Err(e)
+                Err(io::Error::new(e.kind(), format!("cannot write the restore journal {}: {e}", self.path.display())))
             }
         }
     }

@@ -9,6 +9,7 @@
 
 use super::json::Json;
 use schedlab_periodic::TaskParams;
+use schedlab_spec::bounds::MAX_SET_TASKS;
 use schedlab_spec::Class;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -377,6 +378,10 @@ pub fn import(root: &Json) -> Result<Imported, String> {
             }
             out.push((p.task, r));
         }
+        // Four sets (other, fifo, rr, deadline) hold no more: refused before the rest is read.
+        if out.len() > 4 * MAX_SET_TASKS {
+            return Err(format!("more than {} periodic threads: a periodic set holds at most {MAX_SET_TASKS} tasks", 4 * MAX_SET_TASKS));
+        }
     }
     for (r, users) in &timer_users {
         if users.len() > 1 && !r.starts_with("unique") {
@@ -405,6 +410,13 @@ pub fn import(root: &Json) -> Result<Imported, String> {
         }
     };
     let sets = sets(out.into_iter().map(|(t, _)| t).collect(), &mut unmapped);
+    if let Some(s) = sets.iter().find(|s| s.tasks.len() > MAX_SET_TASKS) {
+        return Err(format!(
+            "{} {} threads would form one periodic set: it holds at most {MAX_SET_TASKS} tasks",
+            s.tasks.len(),
+            s.scheduler
+        ));
+    }
     if sets.is_empty() {
         return Err(format!(
             "no periodic task to import (a periodic thread runs, then waits on a timer or sleeps); not mapped:\n  {}",
@@ -433,6 +445,9 @@ fn thread(
     if instances <= 0 {
         unmapped.push(format!("{at}: instance {instances} creates no thread; left out"));
         return Ok(Vec::new());
+    }
+    if instances > MAX_SET_TASKS as i64 {
+        return Err(format!("{at}: instance {instances}: a periodic set holds at most {MAX_SET_TASKS} tasks"));
     }
     let delay = obj.get("delay").map(|v| us(at, "delay", v)).transpose()?.unwrap_or(0);
     let has_phases = obj.get("phases").is_some();

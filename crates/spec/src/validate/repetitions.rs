@@ -7,7 +7,7 @@ use schedlab_plan::AdaptiveTarget;
 use serde_spanned::Spanned;
 
 /// The most repetitions a cell may take, fixed or adaptive.
-const MAX: i64 = 100_000;
+const MAX: i64 = crate::bounds::MAX_REPETITIONS as i64;
 
 /// The measured repetitions every cell runs first, and the adaptive target if any.
 pub(super) fn repetitions(cx: &Ctx, v: Option<&Spanned<toml::Value>>) -> Result<(u32, Option<AdaptiveTarget>), SpecError> {
