@@ -46,7 +46,7 @@ fn store_mock_run(lab: &Lab, mock: &mut MockExecutor) -> i64 {
     let ending = run_with(mock, plan, &plan.steps(), &id.to_string(), &opts, &mut journal, &mut Quiet, &mut sink).unwrap();
     assert_eq!(ending, Ending::Complete);
     assert!(journal.close().is_empty(), "the experiment directory is removed");
-    store.finish_run(id, "complete", &[]).unwrap();
+    store.finish_run(id, &schedlab_store::RunStatus::Complete, &[]).unwrap();
     id
 }
 
