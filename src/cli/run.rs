@@ -396,6 +396,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         timeout,
         engine_rt: caps.sys_nice && !a.flags.no_engine_rt,
         root,
+        tag: run_id.to_string(),
         ..Options::default()
     };
     let mut journal = schedlab_sys::journal::Journal::create(&state)
@@ -404,21 +405,13 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let mut spooled: Vec<String> = Vec::new();
     let shared = std::cell::RefCell::new(store);
     let (result, unrecorded) = super::adaptive::with_source(plan, &adaptive_cells, steps, stored, run_id, &shared, |source| {
-        schedlab_runner::run_from(
-            &mut schedlab_runner::Engine,
-            plan,
-            source,
-            &run_id.to_string(),
-            &opts,
-            &mut journal,
-            &mut progress,
-            &mut |rec: &CellRecord| {
-                if let Some(why) = keep(&mut shared.borrow_mut(), &spool, run_id, rec)? {
-                    spooled.push(why);
-                }
-                Ok(())
-            },
-        )
+        let mut run = schedlab_runner::Run::start(plan, source, opts, &mut journal, &mut progress)?;
+        run.run(&mut schedlab_runner::Engine, &mut |rec: &CellRecord| {
+            if let Some(why) = keep(&mut shared.borrow_mut(), &spool, run_id, rec)? {
+                spooled.push(why);
+            }
+            Ok(())
+        })
     });
     let store = shared.into_inner();
     for e in unrecorded {
@@ -449,7 +442,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         Ok(e) => e,
         Err(e) => {
             finish(&store, RunStatus::Failed)?;
-            return Err(e.context(format!("run {run_id} failed; the cells it finished are stored: `{resume_cmd}` runs the rest")));
+            return Err(anyhow::Error::from(e).context(format!("run {run_id} failed; the cells it finished are stored: `{resume_cmd}` runs the rest")));
         }
     };
     match ending {
