@@ -1,5 +1,5 @@
 //! The scheduler's knobs during a run: the plan's fixed ones set once before the first
-//! cell (undone when the journal closes), each cell's own set before it and undone after
+//! cell (undone when the [`crate::Run`] is dropped), each cell's own set before it and undone after
 //! it with the cell's other settings. Every write is journaled first and read back.
 
 use schedlab_plan::knob::{Knob, Knobs};
