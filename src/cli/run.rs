@@ -5,8 +5,8 @@ use super::common::{bad_input, load_spec, open_existing, open_store};
 use indicatif::{ProgressBar, ProgressStyle};
 use schedlab_model::{CellRecord, Mode};
 use schedlab_runner::{Ending, Observer, Options};
-use schedlab_store::RunStatus;
 use schedlab_spec::{Plan, Step};
+use schedlab_store::RunStatus;
 use schedlab_sys::{env, Root};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -238,7 +238,11 @@ fn summary(
 
 /// Runs `schedlab run`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
-    let mut spec = if a.resume { load_spec(a.file.as_deref(), None, None)? } else { load_spec(a.file.as_deref(), a.flags.scale, a.flags.repetitions)? };
+    let mut spec = if a.resume {
+        load_spec(a.file.as_deref(), None, None)?
+    } else {
+        load_spec(a.file.as_deref(), a.flags.scale, a.flags.repetitions)?
+    };
     let resume_cmd = resume_shard_command(db, &a);
     if let Some(c) = &a.flags.campaign {
         super::shard::check_campaign(c)?;
@@ -442,7 +446,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         Ok(e) => e,
         Err(e) => {
             finish(&store, RunStatus::Failed)?;
-            return Err(anyhow::Error::from(e).context(format!("run {run_id} failed; the cells it finished are stored: `{resume_cmd}` runs the rest")));
+            return Err(anyhow::Error::from(e)
+                .context(format!("run {run_id} failed; the cells it finished are stored: `{resume_cmd}` runs the rest")));
         }
     };
     match ending {

@@ -159,7 +159,9 @@ impl Knob {
         let n = &self.name;
         match (self.rule, v) {
             (Rule::Int(lo, hi), KnobValue::Int(x)) if (lo..=hi).contains(x) => Ok(()),
-            (Rule::Int(lo, hi), KnobValue::Int(x)) => crate::refuse(format!("{n} must be between {lo} and {hi}, got {x}{}", self.why_range(*x))),
+            (Rule::Int(lo, hi), KnobValue::Int(x)) => {
+                crate::refuse(format!("{n} must be between {lo} and {hi}, got {x}{}", self.why_range(*x)))
+            }
             (Rule::Int(..), _) => crate::refuse(format!("{n} takes a whole number")),
             (Rule::Bool, KnobValue::Bool(_)) => Ok(()),
             (Rule::Bool, _) => crate::refuse(format!("{n} takes true (the feature on) or false (off)")),

@@ -50,7 +50,8 @@ pub fn setup(spec: &DeviceSpec, plan: &Plan, exp_dir: &Path, tag: &str, journal:
         DeviceTarget::Loop { fs, direct_io, .. } => {
             let size = plan.loop_size_mib().unwrap_or(64) << 20;
             let image = exp_dir.join("device.img");
-            let f = std::fs::OpenOptions::new().write(true).create_new(true).open(&image).map_err(step("creating the loop device image"))?;
+            let f =
+                std::fs::OpenOptions::new().write(true).create_new(true).open(&image).map_err(step("creating the loop device image"))?;
             allocate(&f, size).map_err(step(format!("allocating {} MiB for {}", size >> 20, image.display())))?;
             drop(f);
             let image = image.canonicalize()?;

@@ -20,8 +20,8 @@ pub mod verdict;
 pub mod worker;
 
 use engine::failed;
-pub use error::RunError;
 pub use engine::{CellCtx, Outcome};
+pub use error::RunError;
 pub use mock::MockExecutor;
 use schedlab_model::CellRecord;
 use schedlab_plan::{Cell, Plan, Step, Workload};
@@ -290,7 +290,11 @@ impl<'a> Run<'a> {
 
     /// Runs the steps with `executor`, giving each finished record to `sink` before the next
     /// starts. Each cell's changes are undone after it; the run's own, when it is dropped.
-    pub fn run(&mut self, executor: &mut dyn Executor, sink: &mut dyn FnMut(&CellRecord) -> Result<(), SinkError>) -> Result<Ending, RunError> {
+    pub fn run(
+        &mut self,
+        executor: &mut dyn Executor,
+        sink: &mut dyn FnMut(&CellRecord) -> Result<(), SinkError>,
+    ) -> Result<Ending, RunError> {
         let plan = self.plan;
         let no_devs: Vec<String> = Vec::new();
         loop {
@@ -348,7 +352,11 @@ impl<'a> Run<'a> {
                 online: &self.online,
                 tag: &self.tag,
                 dma_latency: plan.dma_latency_for(cell),
-                trace: self.tracefs.as_ref().filter(|_| plan.traced(cell)).map(|t| engine::Tracing { tracefs: t, buffer_kb: plan.trace.buffer_kb }),
+                trace: self
+                    .tracefs
+                    .as_ref()
+                    .filter(|_| plan.traced(cell))
+                    .map(|t| engine::Tracing { tracefs: t, buffer_kb: plan.trace.buffer_kb }),
                 background_lead: self.opts.background_lead,
                 io: cell_io,
                 stat_devs: self.device.as_ref().map(|d| &d.stat_devs).unwrap_or(&no_devs),

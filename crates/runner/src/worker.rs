@@ -196,9 +196,11 @@ fn prepare(job: &Job) -> Result<Prepared, WorkerError> {
         }
         Workload::Copy { .. } => {
             let input = job.input.as_ref().ok_or(WorkerError::Internal("copy without an input file"))?;
-            wl::CopyFiles::open(input, &out_path)
-                .map(Prepared::Copy)
-                .map_err(WorkerError::step(format!("opening {} / {}", input.display(), out_path.display())))
+            wl::CopyFiles::open(input, &out_path).map(Prepared::Copy).map_err(WorkerError::step(format!(
+                "opening {} / {}",
+                input.display(),
+                out_path.display()
+            )))
         }
         Workload::Mixed { .. } => {
             use std::os::unix::fs::OpenOptionsExt;

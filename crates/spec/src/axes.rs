@@ -275,7 +275,9 @@ fn cpu_scheduler(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecE
         other => {
             let t = other.type_str();
             let a = if t.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
-            Err(Refusal(format!("a cpu_scheduler is a string (\"eevdf\", \"scx:NAME\") or a table {{ scx = \"NAME\", args = [..] }}, got {a} {t}")))
+            Err(Refusal(format!(
+                "a cpu_scheduler is a string (\"eevdf\", \"scx:NAME\") or a table {{ scx = \"NAME\", args = [..] }}, got {a} {t}"
+            )))
         }
     };
     let mut s = parsed.or_else(|msg| ck.cx.err(v.span(), msg))?;

@@ -201,7 +201,11 @@ pub fn apply_iosched(j: &mut Journal, root: &Root, dev: &str, s: &IoSetting) -> 
     let qpath = |k: &str| root.path(&format!("/sys/block/{dev}/queue/{k}"));
     let (offered, active) = schedulers(root, dev).map_err(|e| SysError::io(format!("reading {dev}'s I/O schedulers"), e))?;
     if !offered.contains(&s.scheduler) {
-        return Err(SysError::refused(format!("{dev} does not offer the I/O scheduler \"{}\"; it offers: {}", s.scheduler, offered.join(", "))));
+        return Err(SysError::refused(format!(
+            "{dev} does not offer the I/O scheduler \"{}\"; it offers: {}",
+            s.scheduler,
+            offered.join(", ")
+        )));
     }
     let record = |j: &mut Journal, p: PathBuf| -> Result<(), SysError> {
         let value = std::fs::read_to_string(&p).map_err(|e| SysError::io(format!("reading {}", p.display()), e))?;
@@ -226,12 +230,17 @@ pub fn apply_iosched(j: &mut Journal, root: &Root, dev: &str, s: &IoSetting) -> 
         }
     }
     j.record(Entry::Restore { path: qpath("scheduler"), value: active.clone() }).map_err(|e| SysError::io("journal", e))?;
-    std::fs::write(qpath("scheduler"), &s.scheduler).map_err(|e| SysError::io(format!("setting {dev}'s scheduler to {}", s.scheduler), e))?;
+    std::fs::write(qpath("scheduler"), &s.scheduler)
+        .map_err(|e| SysError::io(format!("setting {dev}'s scheduler to {}", s.scheduler), e))?;
     let mut applied = Vec::new();
     for (k, v) in &s.tunables {
         let p = if QUEUE_TUNABLES.contains(&k.as_str()) { qpath(k) } else { qpath(&format!("iosched/{k}")) };
         if !p.exists() {
-            return Err(SysError::refused(format!("{dev} with scheduler {} has no tunable {k} ({} does not exist)", s.scheduler, p.display())));
+            return Err(SysError::refused(format!(
+                "{dev} with scheduler {} has no tunable {k} ({} does not exist)",
+                s.scheduler,
+                p.display()
+            )));
         }
         if !QUEUE_TUNABLES.contains(&k.as_str()) {
             record(j, p.clone())?;
@@ -350,8 +359,9 @@ pub fn mkfs_tool(fs: &str) -> Option<PathBuf> {
 /// Makes a filesystem on /dev/<dev> (argv, no shell; ext4 with its lazy initialisation off,
 /// so no background thread writes to the device during measurements).
 pub fn mkfs(fs: &str, dev: &str) -> Result<(), SysError> {
-    let tool =
-        mkfs_tool(fs).ok_or_else(|| SysError::refused(format!("mkfs.{fs} not found; install it (ext4: e2fsprogs, xfs: xfsprogs, btrfs: btrfs-progs)")))?;
+    let tool = mkfs_tool(fs).ok_or_else(|| {
+        SysError::refused(format!("mkfs.{fs} not found; install it (ext4: e2fsprogs, xfs: xfsprogs, btrfs: btrfs-progs)"))
+    })?;
     let node = format!("/dev/{dev}");
     let mut cmd = std::process::Command::new(&tool);
     match fs {
@@ -374,7 +384,12 @@ pub fn mkfs(fs: &str, dev: &str) -> Result<(), SysError> {
     }
     let out = cmd.stdin(std::process::Stdio::null()).output().map_err(|e| SysError::io(format!("running {}", tool.display()), e))?;
     if !out.status.success() {
-        return Err(SysError::refused(format!("{} {node} failed ({}): {}", tool.display(), out.status, String::from_utf8_lossy(&out.stderr).trim())));
+        return Err(SysError::refused(format!(
+            "{} {node} failed ({}): {}",
+            tool.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
     }
     Ok(())
 }
@@ -507,7 +522,8 @@ pub fn facts(root: &Root, d: &DeviceSpec, parent: &Path) -> DeviceFacts {
             }
         }
         DeviceTarget::Dir { path } => {
-            match resolve_dir(root, path).and_then(|dir| Ok((disk_of_path(root, &dir).map_err(|e| SysError::refused(e.to_string()))?, dir))) {
+            match resolve_dir(root, path).and_then(|dir| Ok((disk_of_path(root, &dir).map_err(|e| SysError::refused(e.to_string()))?, dir)))
+            {
                 Ok((disk, dir)) => {
                     f.offered = schedulers(root, &disk).ok().map(|s| s.0);
                     f.free_bytes = free_bytes(&dir).ok();

@@ -97,7 +97,11 @@ pub fn wait_for(path: &Path, want: &str, within: Duration, mut give_up: impl FnM
             return Err(SysError::refused(why));
         }
         if Instant::now() >= end {
-            return Err(SysError::refused(format!("{} is still \"{now}\" after {:.0} s, not \"{want}\"", path.display(), within.as_secs_f64())));
+            return Err(SysError::refused(format!(
+                "{} is still \"{now}\" after {:.0} s, not \"{want}\"",
+                path.display(),
+                within.as_secs_f64()
+            )));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -233,7 +237,8 @@ impl StatsClient {
         self.stream.write_all(b"{\"req\":\"stats\",\"args\":{\"target\":\"top\"}}\n").map_err(at)?;
         let mut line = String::new();
         self.reader.read_line(&mut line).map_err(at)?;
-        let answer: StatsAnswer = serde_json::from_str(&line).map_err(|e| SysError::refused(format!("{path}: not an scx_stats answer ({e})")))?;
+        let answer: StatsAnswer =
+            serde_json::from_str(&line).map_err(|e| SysError::refused(format!("{path}: not an scx_stats answer ({e})")))?;
         let resp = answer.args.get("resp").cloned().unwrap_or_default();
         if answer.errno != 0 {
             return Err(SysError::refused(format!("{path}: the scheduler answered errno {}: {resp}", answer.errno)));
