@@ -254,3 +254,25 @@ fn knobs_are_set_read_back_per_cell_and_put_back_and_a_refused_one_fails_only_it
     assert!(journal.close().is_empty());
     std::fs::remove_dir_all(d).unwrap();
 }
+
+/// A run refused after it began its set-up (here: it would weaken RT throttling with no
+/// watchdog above its workers) leaves nothing behind: dropping the half-made run undoes
+/// the experiment directory it had made, before the caller closes the journal.
+#[test]
+fn a_run_refused_part_way_through_its_set_up_undoes_what_it_made() {
+    use schedlab_plan::knob::KnobValue;
+    let d = scratch("refused");
+    let mut plan = plan(&d.join("exp"));
+    plan.allow_rt_unthrottled = true;
+    plan.knobs.insert("kernel.sched_rt_runtime_us".into(), KnobValue::Int(-1));
+    let mut journal = Journal::create(&d.join("state")).unwrap();
+    let steps = plan.steps();
+    let mut source = FixedSteps::new(&steps);
+    let mut quiet = Quiet;
+    let refused = Run::start(&plan, &mut source, opts(), &mut journal, &mut quiet).err().expect("no watchdog: refused");
+    assert!(matches!(refused, RunError::NoWatchdog), "{refused}");
+    assert!(journal.entries().is_empty(), "undone by the drop: {:?}", journal.entries());
+    assert!(!d.join("exp").exists(), "the experiment directory and the parent made for it are gone");
+    assert!(journal.close().is_empty());
+    std::fs::remove_dir_all(d).unwrap();
+}
