@@ -5,6 +5,9 @@
 //! The engine supervises at SCHED_FIFO 99 (workers stop at 98) with reset-on-fork, so
 //! its own children start as ordinary tasks and it always preempts them. It never prints:
 //! progress and warnings go to an [`Observer`].
+//!
+//! A [`Run`] is set up once ([`Run::start`]), runs its steps ([`Run::run`]) and undoes its
+//! set-up when dropped; its errors are a [`RunError`] (a failed cell is a record, not an error).
 #![deny(missing_docs)]
 
 pub mod device;
