@@ -55,7 +55,7 @@ fn main() {
             };
             s.insert_cell(id, &rec).unwrap();
         }
-        s.finish_run(id, "complete", &[]).unwrap();
+        s.finish_run(id, &schedlab_store::RunStatus::Complete, &[]).unwrap();
     }
     eprintln!("wrote {n} shard databases of {m} cell repetitions each in {}", dir.display());
 }

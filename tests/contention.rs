@@ -112,7 +112,7 @@ fn two_runs_on_one_new_database_both_store_their_run() {
         let store = schedlab_store::Store::open(&lab.path(&db)).unwrap();
         let stored = store.runs().unwrap();
         assert_eq!(stored.len(), 2, "attempt {attempt}");
-        assert!(stored.iter().all(|r| r.status == "complete" && r.cells_done == 1), "{stored:?}");
+        assert!(stored.iter().all(|r| r.status == schedlab_store::RunStatus::Complete && r.cells_done == 1), "{stored:?}");
     }
 }
 

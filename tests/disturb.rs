@@ -23,7 +23,11 @@ fn u(d: &Value, k: &str) -> u64 {
 /// `timing` judges the background sample, its detail and the measured samples for what needs
 /// the CPU in time (the background starting within its 200 ms lead, rates): it returns why
 /// not, and the run is repeated under testkit's retry rule.
-fn run_with_background(group: &str, workload: &str, mut timing: impl FnMut(&Value, &Value, &[Value]) -> Result<(), String>) {
+fn run_with_background<E: std::fmt::Display>(
+    group: &str,
+    workload: &str,
+    mut timing: impl FnMut(&Value, &Value, &[Value]) -> Result<(), E>,
+) {
     schedlab_testkit::in_some_attempt(&format!("background {group}"), 3, |_| {
         let lab = Lab::new();
         let path = lab.spec(
@@ -50,7 +54,7 @@ fn run_with_background(group: &str, workload: &str, mut timing: impl FnMut(&Valu
         if f(&b, "start_offset_s") >= 0.0 {
             return Err(format!("the background started after the release, its 200 ms lead lost: {b}"));
         }
-        timing(&b, &detail(&b), &fg)
+        timing(&b, &detail(&b), &fg).map_err(|e| e.to_string())
     });
 }
 

@@ -165,3 +165,46 @@ fn a_shard_resumes_its_own_run_and_runs_only_its_missing_steps() {
     assert_eq!(runs(&lab, "a.db"), 1, "the shard's own run was resumed");
     assert_eq!(steps(&lab, "a.db", "1"), all, "exactly the shard's steps, none twice");
 }
+
+/// `slurm` takes `run`'s flags from the one struct `run` declares them in: each shard's
+/// command line carries every one of them, and `run` parses that line.
+#[test]
+fn slurm_passes_every_run_flag_on_in_a_line_run_parses() {
+    let lab = Lab::new();
+    let shared = lab.path("shared");
+    let flags = [
+        "--scale",
+        "0.5",
+        "--repetitions",
+        "auto",
+        "--timeout",
+        "9",
+        "--trace",
+        "--trace-buffer-kb",
+        "128",
+        "--allow-unthrottled",
+        "--no-engine-rt",
+        "--dir",
+        "/tmp/exp",
+    ];
+    let mut args = vec!["slurm", "--shards", "2", "--campaign", "c1", "--shared", shared.to_str().unwrap()];
+    args.extend(flags);
+    let script = lab.ok(&args);
+    let line = script.lines().find(|l| l.starts_with("exec ") && l.contains(" run ")).unwrap_or_else(|| panic!("{script}"));
+    let words: Vec<&str> = line.split_whitespace().collect();
+    for w in flags.iter().chain(&["--campaign", "c1"]) {
+        assert!(words.contains(w), "{w} is not passed on: {line}");
+    }
+    // The words after `run`, with the array's own shard index and options filled in.
+    let after: Vec<String> = words
+        .iter()
+        .skip_while(|w| **w != "run")
+        .skip(1)
+        .filter(|w| !w.starts_with("\"${resume"))
+        .map(|w| w.replace("\"$SLURM_ARRAY_TASK_ID/2\"", "0/2"))
+        .collect();
+    let mut run: Vec<&str> = vec!["run"];
+    run.extend(after.iter().map(String::as_str));
+    run.push("--help");
+    lab.ok(&run);
+}

@@ -1,11 +1,11 @@
-//! Store, analysis and report on the step loop's own records: `schedlab_runner::run_with`
+//! Store, analysis and report on the step loop's own records: `schedlab_runner::Run`
 //! driven by `MockExecutor` (made-up samples, judged by the engine's verdict) stores through
 //! the store, and the CLI reads the run back. No root and no time: every figure is known in
 //! advance (worker i: wall 1 + i/2 s, user 0.75 s, 10 + i blocked, 2i preempted).
 
 use crate::util::Lab;
 use schedlab_model::{Environment, Mode};
-use schedlab_runner::{run_with, Ending, MockExecutor, Options, Quiet};
+use schedlab_runner::{Ending, FixedSteps, MockExecutor, Options, Quiet, Run};
 use schedlab_store::{NewRun, Store};
 use serde_json::Value;
 
@@ -37,16 +37,18 @@ fn store_mock_run(lab: &Lab, mock: &mut MockExecutor) -> i64 {
         .unwrap();
     let mut journal = schedlab_sys::journal::Journal::create(&lab.path("state")).unwrap();
     // Never raise this test process to SCHED_FIFO: nothing runs that would need it.
-    let opts = Options { dir: Some(lab.path("exp")), engine_rt: false, ..Options::default() };
+    let opts = Options { dir: Some(lab.path("exp")), engine_rt: false, tag: id.to_string(), ..Options::default() };
     std::fs::create_dir(lab.path("exp")).unwrap();
-    let mut sink = |rec: &schedlab_model::CellRecord| -> anyhow::Result<()> {
+    let mut sink = |rec: &schedlab_model::CellRecord| -> Result<(), schedlab_runner::SinkError> {
         store.insert_cell(id, rec)?;
         Ok(())
     };
-    let ending = run_with(mock, plan, &plan.steps(), &id.to_string(), &opts, &mut journal, &mut Quiet, &mut sink).unwrap();
+    let steps = plan.steps();
+    let mut source = FixedSteps::new(&steps);
+    let ending = Run::start(plan, &mut source, opts, &mut journal, &mut Quiet).unwrap().run(mock, &mut sink).unwrap();
     assert_eq!(ending, Ending::Complete);
     assert!(journal.close().is_empty(), "the experiment directory is removed");
-    store.finish_run(id, "complete", &[]).unwrap();
+    store.finish_run(id, &schedlab_store::RunStatus::Complete, &[]).unwrap();
     id
 }
 

@@ -185,7 +185,7 @@ fn store_run_as(db: &Path, name: &str, records: &[CellRecord], mode: Mode, scale
     for r in records {
         store.insert_cell(id, r).unwrap();
     }
-    store.finish_run(id, "complete", &["a fixture warning".to_string()]).unwrap();
+    store.finish_run(id, &schedlab_store::RunStatus::Complete, &["a fixture warning".to_string()]).unwrap();
     id
 }
 

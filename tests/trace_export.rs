@@ -22,11 +22,11 @@ pub(crate) fn python() -> PathBuf {
 }
 
 /// What Perfetto's protos read in `file`, or why they could not (the packages are missing).
-fn perfetto_read(file: &Path) -> Result<Value, String> {
+fn perfetto_read(file: &Path) -> Result<Value, Box<dyn std::error::Error>> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto_check.py");
     let out = Command::new(python()).arg(script).arg(file).output().map_err(|e| format!("no python ({e})"))?;
     if out.status.code() == Some(3) {
-        return Err(format!("{} (pip install perfetto protobuf)", String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(format!("{} (pip install perfetto protobuf)", String::from_utf8_lossy(&out.stderr).trim()).into());
     }
     assert!(out.status.success(), "perfetto_check.py {}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
     Ok(serde_json::from_slice(&out.stdout).expect("the script prints JSON"))

@@ -103,25 +103,24 @@ impl<'a> AdaptiveSteps<'a> {
 }
 
 impl StepSource for AdaptiveSteps<'_> {
-    fn next_step(&mut self) -> anyhow::Result<Option<Step>> {
+    fn next_step(&mut self) -> Option<Step> {
         if self.queue.is_empty() {
             self.next_round();
         }
         let s = self.queue.pop_front();
         self.handed += s.is_some() as usize;
-        Ok(s)
+        s
     }
 
-    fn finished(&mut self, rec: &CellRecord) -> anyhow::Result<()> {
+    fn finished(&mut self, rec: &CellRecord) {
         let cell = rec.params.cell_id;
-        let Some(v) = self.records.get_mut(&cell) else { return Ok(()) };
+        let Some(v) = self.records.get_mut(&cell) else { return };
         v.push(lean(rec));
         // A cell is judged once its queued repetitions ran, so its outcome is stored as
         // soon as it stops, not at the end of the round.
         if !rec.warmup && !self.queue.iter().any(|s| s.cell == cell) {
             self.decide(cell);
         }
-        Ok(())
     }
 
     fn planned(&self) -> usize {
@@ -189,9 +188,9 @@ mod tests {
     /// Runs `source` to its end as the engine would; returns the steps in order.
     fn drive(source: &mut AdaptiveSteps, stop_after: Option<usize>) -> Vec<Step> {
         let mut out = Vec::new();
-        while let Some(s) = source.next_step().unwrap() {
+        while let Some(s) = source.next_step() {
             assert!(source.planned() > out.len(), "the step handed out is planned");
-            source.finished(&record(&s)).unwrap();
+            source.finished(&record(&s));
             out.push(s);
             if Some(out.len()) == stop_after {
                 break;

@@ -3,7 +3,7 @@
 
 use super::common::{bad_input, pick_run};
 use schedlab_model::{CellRecord, Environment};
-use schedlab_store::{RunRow, Store};
+use schedlab_store::{RunRow, RunStatus, Store};
 use std::collections::BTreeMap;
 
 /// A run or a campaign, with its cells.
@@ -61,16 +61,16 @@ fn of_campaign(store: &Store, campaign: &str) -> anyhow::Result<Subject> {
     let missing: Vec<String> = (0..count).filter(|k| !have.contains(k)).map(|k| format!("{k}/{count}")).collect();
     let mut run = first.clone();
     run.status = if !missing.is_empty() {
-        format!("incomplete: shard {} not merged", missing.join(", "))
-    } else if shards.iter().all(|r| r.status == "complete") {
-        "complete".into()
+        RunStatus::Campaign(format!("incomplete: shard {} not merged", missing.join(", ")))
+    } else if shards.iter().all(|r| r.status == RunStatus::Complete) {
+        RunStatus::Complete
     } else {
         let odd: Vec<String> = shards
             .iter()
-            .filter(|r| r.status != "complete")
+            .filter(|r| r.status != RunStatus::Complete)
             .map(|r| format!("{} {}", r.identity.shard.map(|s| s.to_string()).unwrap_or_default(), r.status))
             .collect();
-        format!("shards {}", odd.join(", "))
+        RunStatus::Campaign(format!("shards {}", odd.join(", ")))
     };
     run.cells_done = shards.iter().map(|r| r.cells_done).sum();
     run.started_unix = shards.iter().map(|r| r.started_unix).fold(f64::INFINITY, f64::min);

@@ -22,8 +22,8 @@ impl std::fmt::Display for Exit {
 impl std::error::Error for Exit {}
 
 /// Bad input: exit status 2.
-pub fn bad_input(message: impl Into<String>) -> anyhow::Error {
-    anyhow::Error::new(Exit { code: 2, message: message.into() })
+pub fn bad_input(message: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(Exit { code: 2, message: message.to_string() })
 }
 
 /// Reads and validates a spec (the built-in quick experiment when `file` is None), then
@@ -68,6 +68,81 @@ pub fn apply_repetitions(plan: &mut schedlab_spec::Plan, r: Repetitions) {
     }
 }
 
+/// The flags of `schedlab run` that `schedlab slurm` passes on to each shard's run: one
+/// declaration for both, so their names, checks and help agree.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct RunFlags {
+    /// Multiply every work amount (iterations, bytes) by this factor.
+    #[arg(long)]
+    pub scale: Option<f64>,
+    /// Override the number of measured repetitions per cell: a count, or auto (each cell
+    /// 3 to 30 times, until the 95% CI of its main figure is within 5% of the mean).
+    #[arg(long)]
+    pub repetitions: Option<Repetitions>,
+    /// Per-cell watchdog in seconds (overrides the spec's timeout_s).
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    /// Run real-time cells even though RT throttling is disabled on this machine.
+    #[arg(long)]
+    pub allow_unthrottled: bool,
+    /// Parent directory for the experiment's files (default: the system temp dir).
+    #[arg(long)]
+    pub dir: Option<std::path::PathBuf>,
+    /// Supervise as an ordinary task instead of at SCHED_FIFO 99. The engine's wake-ups
+    /// (one per worker exit) then never preempt workers, but RT workers can delay the
+    /// watchdog and the reaping times.
+    #[arg(long)]
+    pub no_engine_rt: bool,
+    /// Record the scheduler's kernel trace of every cell repetition (as `trace = true` in the
+    /// spec); `schedlab trace` shows what it says. Needs root.
+    #[arg(long)]
+    pub trace: bool,
+    /// The trace buffer per CPU, KiB (as `trace_buffer_kb` in the spec; default 4096).
+    #[arg(long, value_name = "KIB", value_parser = clap::value_parser!(u32).range(kb(schedlab_spec::TRACE_BUFFER_KB.start())..=kb(schedlab_spec::TRACE_BUFFER_KB.end())))]
+    pub trace_buffer_kb: Option<u32>,
+    /// The campaign a shard belongs to (default: derived from the spec text, scale,
+    /// repetitions and the number of shards, so shards started apart agree).
+    #[arg(long, value_name = "ID")]
+    pub campaign: Option<String>,
+}
+
+fn kb(x: &u32) -> i64 {
+    i64::from(*x)
+}
+
+impl RunFlags {
+    /// These flags as words of a `schedlab run` command line (`--campaign` aside, which
+    /// the caller places), each path quoted by `quote`.
+    pub fn to_words(&self, quote: impl Fn(&Path) -> String) -> Vec<String> {
+        let mut words = Vec::new();
+        if let Some(s) = self.scale {
+            words.extend(["--scale".into(), s.to_string()]);
+        }
+        if let Some(r) = self.repetitions {
+            words.extend(["--repetitions".into(), r.to_string()]);
+        }
+        if let Some(t) = self.timeout {
+            words.extend(["--timeout".into(), t.to_string()]);
+        }
+        if self.trace {
+            words.push("--trace".into());
+        }
+        if let Some(kb) = self.trace_buffer_kb {
+            words.extend(["--trace-buffer-kb".into(), kb.to_string()]);
+        }
+        if self.allow_unthrottled {
+            words.push("--allow-unthrottled".into());
+        }
+        if self.no_engine_rt {
+            words.push("--no-engine-rt".into());
+        }
+        if let Some(d) = &self.dir {
+            words.extend(["--dir".into(), quote(d)]);
+        }
+        words
+    }
+}
+
 /// `--repetitions`: a count, or `auto` (adaptive, [`AdaptiveTarget::AUTO`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Repetitions {
@@ -78,19 +153,30 @@ pub enum Repetitions {
 }
 
 impl std::str::FromStr for Repetitions {
-    type Err = String;
+    type Err = BadRepetitions;
 
-    fn from_str(s: &str) -> Result<Self, String> {
-        let max = schedlab_spec::bounds::MAX_REPETITIONS;
+    fn from_str(s: &str) -> Result<Self, BadRepetitions> {
         match s {
             "auto" => Ok(Repetitions::Auto),
             n => match n.parse::<u32>() {
-                Ok(c) if (1..=max).contains(&c) => Ok(Repetitions::Count(c)),
-                _ => Err(format!("expected a count from 1 to {max}, or auto, got \"{n}\"")),
+                Ok(c) if (1..=schedlab_spec::bounds::MAX_REPETITIONS).contains(&c) => Ok(Repetitions::Count(c)),
+                _ => Err(BadRepetitions(n.to_string())),
             },
         }
     }
 }
+
+/// A `--repetitions` value that is neither a count nor `auto`.
+#[derive(Debug)]
+pub struct BadRepetitions(String);
+
+impl std::fmt::Display for BadRepetitions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "expected a count from 1 to {}, or auto, got \"{}\"", schedlab_spec::bounds::MAX_REPETITIONS, self.0)
+    }
+}
+
+impl std::error::Error for BadRepetitions {}
 
 impl std::fmt::Display for Repetitions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -42,7 +42,7 @@ pub fn meta(run: &RunRow) -> RunMeta {
         id: run.id,
         name: run.name.clone(),
         mode: run.mode.clone(),
-        status: run.status.clone(),
+        status: run.status.to_string(),
         started: utc(run.started_unix),
         finished: run.finished_unix.map(utc),
         scale: run.scale,

@@ -6,6 +6,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use schedlab_model::{CellRecord, Mode};
 use schedlab_runner::{Ending, Observer, Options};
 use schedlab_spec::{Plan, Step};
+use schedlab_store::RunStatus;
 use schedlab_sys::{env, Root};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -14,28 +15,14 @@ use std::time::Duration;
 
 /// Arguments of `schedlab run`.
 #[derive(clap::Args, Debug)]
+// `--campaign` names a shard's campaign, so it needs `--shard`.
+#[command(mut_arg("campaign", |a| a.requires("shard")))]
 pub struct Args {
     /// Experiment file (TOML). Without it, the built-in quick experiment runs.
     pub file: Option<PathBuf>,
-    /// Multiply every work amount (iterations, bytes) by this factor.
-    #[arg(long)]
-    pub scale: Option<f64>,
-    /// Override the number of measured repetitions per cell: a count, or auto (each cell
-    /// 3 to 30 times, until the 95% CI of its main figure is within 5% of the mean).
-    #[arg(long)]
-    pub repetitions: Option<super::common::Repetitions>,
-    /// Per-cell watchdog in seconds (overrides the spec's timeout_s).
-    #[arg(long)]
-    pub timeout: Option<f64>,
     /// Finish the newest interrupted run of this same experiment instead of starting anew.
     #[arg(long)]
     pub resume: bool,
-    /// Run real-time cells even though RT throttling is disabled on this machine.
-    #[arg(long)]
-    pub allow_unthrottled: bool,
-    /// Parent directory for the experiment's files (default: the system temp dir).
-    #[arg(long)]
-    pub dir: Option<PathBuf>,
     /// Keep the experiment's files afterwards.
     #[arg(long)]
     pub keep_files: bool,
@@ -43,26 +30,12 @@ pub struct Args {
     /// this real disk, as `confirm_device` in the spec does. Never raw writes.
     #[arg(long, value_name = "NAME")]
     pub yes_device: Option<String>,
-    /// Supervise as an ordinary task instead of at SCHED_FIFO 99. The engine's wake-ups
-    /// (one per worker exit) then never preempt workers, but RT workers can delay the
-    /// watchdog and the reaping times.
-    #[arg(long)]
-    pub no_engine_rt: bool,
-    /// Record the scheduler's kernel trace of every cell repetition (as `trace = true` in the
-    /// spec); `schedlab trace` shows what it says. Needs root.
-    #[arg(long)]
-    pub trace: bool,
-    /// The trace buffer per CPU, KiB (as `trace_buffer_kb` in the spec; default 4096).
-    #[arg(long, value_name = "KIB", value_parser = clap::value_parser!(u32).range(64..=4194304))]
-    pub trace_buffer_kb: Option<u32>,
     /// Run only shard K of N (K from 0): a disjoint part of the cell repetitions, balanced
     /// by estimated work and the same on every machine; the run is part of a campaign.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<schedlab_spec::ShardSpec>,
-    /// The campaign a shard belongs to (default: derived from the spec text, scale,
-    /// repetitions and N, so shards started apart agree).
-    #[arg(long, value_name = "ID", requires = "shard")]
-    pub campaign: Option<String>,
+    #[command(flatten)]
+    pub flags: super::common::RunFlags,
     /// No progress, no tables: only the run's one-line summary (and errors).
     #[arg(long, short)]
     pub quiet: bool,
@@ -153,7 +126,7 @@ fn resume_shard_command(db: &Path, a: &Args) -> String {
     if let Some(s) = a.shard {
         cmd.push_str(&format!(" --shard {s}"));
     }
-    if let Some(c) = &a.campaign {
+    if let Some(c) = &a.flags.campaign {
         cmd.push_str(&format!(" --campaign {c}"));
     }
     cmd
@@ -198,20 +171,20 @@ fn keep(store: &mut schedlab_store::Store, spool: &Path, run_id: i64, rec: &Cell
 /// options given again must agree with it.
 fn resumed_run(store: &schedlab_store::Store, db: &Path, spec: &schedlab_spec::Spec, a: &Args) -> anyhow::Result<(i64, Plan)> {
     let row = match a.shard {
-        Some(shard) => super::shard::resumable(store, &spec.hash, shard, a.campaign.as_deref())?,
+        Some(shard) => super::shard::resumable(store, &spec.hash, shard, a.flags.campaign.as_deref())?,
         None => store
             .resumable_by_hash(&spec.hash)?
             .ok_or_else(|| bad_input(format!("nothing to resume: no unfinished run of this experiment file in {}", db.display())))?,
     };
     let plan: Plan = serde_json::from_str(&row.plan_json)
         .map_err(|e| anyhow::anyhow!("run {} was stored by another version of schedlab and cannot be resumed: {e}", row.id))?;
-    if let Some(f) = a.scale.filter(|f| *f != plan.scale) {
+    if let Some(f) = a.flags.scale.filter(|f| *f != plan.scale) {
         return Err(bad_input(format!(
             "run {} was made at scale {}, not {f}: --resume takes the scale from the stored run (drop --scale)",
             row.id, plan.scale
         )));
     }
-    if let Some(r) = a.repetitions {
+    if let Some(r) = a.flags.repetitions {
         let mut asked = plan.clone();
         super::common::apply_repetitions(&mut asked, r);
         if (asked.repetitions, asked.adaptive) != (plan.repetitions, plan.adaptive) {
@@ -231,7 +204,7 @@ fn resumed_run(store: &schedlab_store::Store, db: &Path, spec: &schedlab_spec::S
 fn summary(
     store: &schedlab_store::Store,
     run_id: i64,
-    status: &str,
+    status: &RunStatus,
     (failed, measured): (usize, usize),
     took: Duration,
     warnings: usize,
@@ -265,9 +238,13 @@ fn summary(
 
 /// Runs `schedlab run`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
-    let mut spec = if a.resume { load_spec(a.file.as_deref(), None, None)? } else { load_spec(a.file.as_deref(), a.scale, a.repetitions)? };
+    let mut spec = if a.resume {
+        load_spec(a.file.as_deref(), None, None)?
+    } else {
+        load_spec(a.file.as_deref(), a.flags.scale, a.flags.repetitions)?
+    };
     let resume_cmd = resume_shard_command(db, &a);
-    if let Some(c) = &a.campaign {
+    if let Some(c) = &a.flags.campaign {
         super::shard::check_campaign(c)?;
     }
     // For --resume the database must exist already; look the run up before checking the
@@ -280,10 +257,10 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    if a.trace && !a.resume {
+    if a.flags.trace && !a.resume {
         spec.plan.trace.all = true;
     }
-    if let Some(kb) = a.trace_buffer_kb.filter(|_| !a.resume) {
+    if let Some(kb) = a.flags.trace_buffer_kb.filter(|_| !a.resume) {
         spec.plan.trace.buffer_kb = Some(kb);
     }
     let plan = &spec.plan;
@@ -291,11 +268,11 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let caps = env::capabilities(&root);
     spec.check_allowed(&caps).map_err(|e| bad_input(e.to_string()))?;
     spec.check_cpus(&schedlab_sys::cpus::online(&root)).map_err(|e| bad_input(e.to_string()))?;
-    spec.check_paths(a.dir.is_some()).map_err(|e| bad_input(e.to_string()))?;
-    a.dir.as_deref().map(|d| schedlab_spec::not_kernel_fs("--dir", d)).transpose().map_err(bad_input)?;
+    spec.check_paths(a.flags.dir.is_some()).map_err(|e| bad_input(e.to_string()))?;
+    a.flags.dir.as_deref().map(|d| schedlab_spec::not_kernel_fs("--dir", d)).transpose().map_err(bad_input)?;
     check_cgroups(&spec, &root)?;
     super::machine::check_run(&spec, &root)?;
-    let device_line = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())?;
+    let device_line = super::common::check_device(&spec, a.flags.dir.as_deref(), a.yes_device.as_deref())?;
     // The settings this run changes are held from here to its end, before they are read: a
     // setting another live run holds is refused (see `hold_settings`).
     let _held = hold_settings(plan, &root).map_err(bad_input)?;
@@ -306,19 +283,19 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         eprintln!("restore: {line}");
     }
     let knob_facts = super::machine::check_knobs(&spec, &root).map_err(|e| bad_input(e.to_string()))?;
-    if schedlab_spec::unthrottles(plan, &knob_facts) && (a.no_engine_rt || !caps.sys_nice) {
+    if schedlab_spec::unthrottles(plan, &knob_facts) && (a.flags.no_engine_rt || !caps.sys_nice) {
         return Err(bad_input(
             "the spec's knobs weaken RT throttling (allow_rt_unthrottled = true), which needs the engine's watchdog at SCHED_FIFO 99: run as root and without --no-engine-rt",
         ));
     }
     let environment = env::environment(&root);
-    if plan.has_realtime() && !env::rt_throttled(&environment) && !a.allow_unthrottled {
+    if plan.has_realtime() && !env::rt_throttled(&environment) && !a.flags.allow_unthrottled {
         return Err(bad_input(
             "RT throttling is disabled (kernel.sched_rt_runtime_us = -1), so real-time workers could starve this machine. \
              Re-enable it with `sysctl kernel.sched_rt_runtime_us=950000`, or pass --allow-unthrottled if you mean it",
         ));
     }
-    let timeout = a.timeout.map(|t| schedlab_spec::bounds::watchdog(t, "--timeout")).transpose().map_err(bad_input)?;
+    let timeout = a.flags.timeout.map(|t| schedlab_spec::bounds::watchdog(t, "--timeout")).transpose().map_err(bad_input)?;
     spec.check_watchdog(timeout.unwrap_or(plan.timeout)).map_err(|e| bad_input(e.to_string()))?;
 
     let plan_json = serde_json::to_string(plan)?;
@@ -373,7 +350,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                 store.set_knobs_before(id, &before)?;
             }
             if let Some(shard) = a.shard {
-                let campaign = a.campaign.clone().unwrap_or_else(|| super::shard::campaign_id(&spec.hash, plan, shard.count));
+                let campaign = a.flags.campaign.clone().unwrap_or_else(|| super::shard::campaign_id(&spec.hash, plan, shard.count));
                 store.set_campaign(id, &campaign, super::shard::stored(shard))?;
             }
             (store, id, all_steps, Vec::new())
@@ -418,11 +395,12 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     }
     let opts = Options {
         // Workers run in their cell's directory: a relative --dir would not reach them.
-        dir: a.dir.as_deref().map(std::path::absolute).transpose()?,
+        dir: a.flags.dir.as_deref().map(std::path::absolute).transpose()?,
         keep_files: a.keep_files,
         timeout,
-        engine_rt: caps.sys_nice && !a.no_engine_rt,
+        engine_rt: caps.sys_nice && !a.flags.no_engine_rt,
         root,
+        tag: run_id.to_string(),
         ..Options::default()
     };
     let mut journal = schedlab_sys::journal::Journal::create(&state)
@@ -431,21 +409,13 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let mut spooled: Vec<String> = Vec::new();
     let shared = std::cell::RefCell::new(store);
     let (result, unrecorded) = super::adaptive::with_source(plan, &adaptive_cells, steps, stored, run_id, &shared, |source| {
-        schedlab_runner::run_from(
-            &mut schedlab_runner::Engine,
-            plan,
-            source,
-            &run_id.to_string(),
-            &opts,
-            &mut journal,
-            &mut progress,
-            &mut |rec: &CellRecord| {
-                if let Some(why) = keep(&mut shared.borrow_mut(), &spool, run_id, rec)? {
-                    spooled.push(why);
-                }
-                Ok(())
-            },
-        )
+        let mut run = schedlab_runner::Run::start(plan, source, opts, &mut journal, &mut progress)?;
+        run.run(&mut schedlab_runner::Engine, &mut |rec: &CellRecord| {
+            if let Some(why) = keep(&mut shared.borrow_mut(), &spool, run_id, rec)? {
+                spooled.push(why);
+            }
+            Ok(())
+        })
     });
     let store = shared.into_inner();
     for e in unrecorded {
@@ -467,25 +437,26 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     }
     let warnings = progress.warnings.clone();
     // A database that refuses the run's end leaves the run `running`: say how to finish it.
-    let finish = |store: &schedlab_store::Store, status: &str| {
+    let finish = |store: &schedlab_store::Store, status: RunStatus| {
         store
-            .finish_run(run_id, status, &warnings)
+            .finish_run(run_id, &status, &warnings)
             .map_err(|e| anyhow::anyhow!("cannot mark run {run_id} {status} in {} ({e}); `{resume_cmd}` finishes it", db.display()))
     };
     let ending = match result {
         Ok(e) => e,
         Err(e) => {
             // The database that refused a cell may refuse this too: the cell comes first.
-            if let Err(f) = finish(&store, "failed") {
+            if let Err(f) = finish(&store, RunStatus::Failed) {
                 eprintln!("warning: {f}");
             }
-            return Err(e.context(format!("run {run_id} failed; the cells it finished are stored: `{resume_cmd}` runs the rest")));
+            return Err(anyhow::Error::from(e)
+                .context(format!("run {run_id} failed; the cells it finished are stored: `{resume_cmd}` runs the rest")));
         }
     };
     match ending {
         Ending::Complete if !spooled.is_empty() => {
             // The run is complete only once its spool is in the database.
-            let _ = store.finish_run(run_id, "spooled", &warnings);
+            let _ = store.finish_run(run_id, &RunStatus::Spooled, &warnings);
             Err(anyhow::anyhow!(
                 "run {run_id}: {} cell repetitions are in {}, not yet in {} ({}): import them with `{resume_cmd}`",
                 spooled.len(),
@@ -496,13 +467,13 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         }
         Ending::Complete => {
             let (failed, measured) = store.failed_count(run_id)?;
-            let status = if failed > 0 { "complete with failures" } else { "complete" };
-            finish(&store, status)?;
+            let status = if failed > 0 { RunStatus::CompleteWithFailures } else { RunStatus::Complete };
+            finish(&store, status.clone())?;
             if !a.quiet {
                 super::show::print_run(&store, run_id)?;
                 outln!();
             }
-            outln!("{}", summary(&store, run_id, status, (failed, measured), progress.started.elapsed(), warnings.len())?);
+            outln!("{}", summary(&store, run_id, &status, (failed, measured), progress.started.elapsed(), warnings.len())?);
             if failed > 0 {
                 eprintln!(
                     "run {run_id}: {failed} of {measured} measured cell repetitions FAILED and are left out of the figures (`schedlab show {run_id}` lists them); exit status 1"
@@ -512,7 +483,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Ending::Interrupted(sig) => {
-            finish(&store, "interrupted")?;
+            finish(&store, RunStatus::Interrupted)?;
             let stored = store.done_steps(run_id)?.len();
             eprintln!(
                 "interrupted by signal {sig}: workers killed; {stored} finished cell repetitions of run {run_id} are stored. Finish it with `{resume_cmd}`"
@@ -525,7 +496,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
 /// Holds the run's knobs and, when its cells load sched_ext schedulers, sched_ext itself:
 /// two runs that change one setting would each journal the other's value as the one from
 /// before, and leave the machine with neither's.
-fn hold_settings(plan: &schedlab_spec::Plan, root: &Root) -> Result<schedlab_sys::lock::Holds, String> {
+fn hold_settings(plan: &schedlab_spec::Plan, root: &Root) -> Result<schedlab_sys::lock::Holds, schedlab_sys::SysError> {
     let mut holds = schedlab_sys::lock::Holds::new();
     schedlab_sys::knobs::hold(root, &plan.knob_names(), &mut holds)?;
     let scx = schedlab_sys::scx::state_path(root);

@@ -26,7 +26,7 @@ pub fn run(db: &Path) -> anyhow::Result<ExitCode> {
             r.id.to_string(),
             super::show::shown_name(&r.name),
             r.mode,
-            r.status,
+            r.status.to_string(),
             utc(r.started_unix),
             r.cells_done.to_string(),
             r.scale.to_string(),

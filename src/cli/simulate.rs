@@ -329,11 +329,11 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let traced = match result {
         Ok(t) => t,
         Err(e) => {
-            store.finish_run(run_id, "failed", &warnings)?;
+            store.finish_run(run_id, &schedlab_store::RunStatus::Failed, &warnings)?;
             return Err(e.context(format!("simulated run {run_id} failed")));
         }
     };
-    store.finish_run(run_id, "complete", &warnings)?;
+    store.finish_run(run_id, &schedlab_store::RunStatus::Complete, &warnings)?;
     if let Some(g) = gantt {
         let key = &plan.cells[g.cell as usize].key;
         let traced = traced

@@ -4,6 +4,7 @@
 
 use super::common::{bad_input, load_spec};
 use super::run::shell_word;
+use schedlab_store::RunStatus;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -33,34 +34,8 @@ pub struct Args {
     /// Which shards of the campaign in DIR finished, and the command that reruns the others.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["shards", "submit"])]
     pub status: Option<PathBuf>,
-    /// Passed on to run: multiply every work amount.
-    #[arg(long)]
-    pub scale: Option<f64>,
-    /// Passed on to run: measured repetitions per cell, a count or auto.
-    #[arg(long)]
-    pub repetitions: Option<super::common::Repetitions>,
-    /// Passed on to run: per-cell watchdog, seconds.
-    #[arg(long)]
-    pub timeout: Option<f64>,
-    /// Passed on to run: record the scheduler's kernel trace of every cell repetition.
-    #[arg(long)]
-    pub trace: bool,
-    /// Passed on to run: the trace buffer per CPU, KiB.
-    #[arg(long, value_name = "KIB", value_parser = clap::value_parser!(u32).range(64..=4194304))]
-    pub trace_buffer_kb: Option<u32>,
-    /// Passed on to run: run real-time cells with RT throttling disabled.
-    #[arg(long)]
-    pub allow_unthrottled: bool,
-    /// Passed on to run: supervise as an ordinary task.
-    #[arg(long)]
-    pub no_engine_rt: bool,
-    /// Passed on to run: the parent directory for the experiment's files on each node.
-    #[arg(long)]
-    pub dir: Option<PathBuf>,
-    /// Passed on to run: the campaign id (default: derived from the spec, scale,
-    /// repetitions and shards).
-    #[arg(long, value_name = "ID")]
-    pub campaign: Option<String>,
+    #[command(flatten, next_help_heading = "Passed on to each shard's run")]
+    pub run: super::common::RunFlags,
 }
 
 /// What `--status` needs to know of a campaign, kept beside its scripts.
@@ -86,20 +61,23 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         return status(dir);
     }
     let shards = a.shards.expect("clap requires --shards without --status");
-    let spec = load_spec(a.file.as_deref(), a.scale, a.repetitions)?;
-    if let Some(c) = &a.campaign {
+    let spec = load_spec(a.file.as_deref(), a.run.scale, a.run.repetitions)?;
+    if let Some(c) = &a.run.campaign {
         super::shard::check_campaign(c)?;
+    }
+    if let Some(t) = a.run.timeout {
+        schedlab_spec::bounds::watchdog(t, "--timeout").map_err(bad_input)?;
     }
     for (what, v) in [("--partition", &a.partition), ("--time", &a.time)] {
         if let Some(v) = v.as_deref().filter(|v| v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || ",:-_.".contains(c))) {
             return Err(bad_input(format!("{what} \"{v}\": use letters, digits and , : - _ . only")));
         }
     }
-    let campaign = a.campaign.clone().unwrap_or_else(|| super::shard::campaign_id(&spec.hash, &spec.plan, shards));
+    let campaign = a.run.campaign.clone().unwrap_or_else(|| super::shard::campaign_id(&spec.hash, &spec.plan, shards));
     let exe = std::env::current_exe().map_err(|e| anyhow::anyhow!("cannot find this schedlab's own path: {e}"))?;
     let dir = a.shared.clone().unwrap_or_else(|| PathBuf::from(format!("schedlab-{campaign}")));
     let spec_file = a.file.as_deref().map(std::fs::canonicalize).transpose()?;
-    let in_scripts = [("this schedlab's path", Some(exe.as_path())), ("FILE", spec_file.as_deref()), ("--dir", a.dir.as_deref())];
+    let in_scripts = [("this schedlab's path", Some(exe.as_path())), ("FILE", spec_file.as_deref()), ("--dir", a.run.dir.as_deref())];
     refuse_control_characters(&std::path::absolute(&dir)?, &in_scripts)?;
     std::fs::create_dir_all(&dir).map_err(|e| bad_input(format!("cannot create {}: {e}", dir.display())))?;
     let dir = std::fs::canonicalize(&dir)?;
@@ -193,30 +171,7 @@ fn array_script(a: &Args, exe: &Path, spec: Option<&Path>, dir: &Path, campaign:
         run.push(q(s));
     }
     run.extend(["--shard".into(), format!("\"$SLURM_ARRAY_TASK_ID/{shards}\""), "--campaign".into(), campaign.to_string()]);
-    if let Some(s) = a.scale {
-        run.extend(["--scale".into(), s.to_string()]);
-    }
-    if let Some(r) = a.repetitions {
-        run.extend(["--repetitions".into(), r.to_string()]);
-    }
-    if let Some(t) = a.timeout {
-        run.extend(["--timeout".into(), t.to_string()]);
-    }
-    if a.trace {
-        run.push("--trace".into());
-    }
-    if let Some(kb) = a.trace_buffer_kb {
-        run.extend(["--trace-buffer-kb".into(), kb.to_string()]);
-    }
-    if a.allow_unthrottled {
-        run.push("--allow-unthrottled".into());
-    }
-    if a.no_engine_rt {
-        run.push("--no-engine-rt".into());
-    }
-    if let Some(d) = &a.dir {
-        run.extend(["--dir".into(), q(d)]);
-    }
+    run.extend(a.run.to_words(q));
     format!(
         "#!/bin/bash\n{}\n# schedlab campaign {campaign}: shard $SLURM_ARRAY_TASK_ID of {shards} on this node, into its own database.\n\
          set -euo pipefail\n\
@@ -255,21 +210,23 @@ fn status(dir: &Path) -> anyhow::Result<ExitCode> {
     let mut with_failures = Vec::new();
     for k in 0..m.shards {
         let db = shard_db(dir, k);
-        let state = if !db.exists() {
-            "not started".to_string()
+        let (state, status) = if !db.exists() {
+            ("not started".to_string(), None)
         } else {
             let store = super::common::open_store(&db)?;
             let run = store.campaign_runs(&m.campaign)?.into_iter().find(|r| r.identity.shard.is_some_and(|s| s.index == k));
             match run {
-                None => "no run stored".into(),
-                Some(r) => format!("run {}: {}, {} cell repetitions stored on {}", r.id, r.status, r.cells_done, r.env.machine.label()),
+                None => ("no run stored".into(), None),
+                Some(r) => (
+                    format!("run {}: {}, {} cell repetitions stored on {}", r.id, r.status, r.cells_done, r.env.machine.label()),
+                    Some(r.status),
+                ),
             }
         };
-        let done = state.contains(": complete");
-        if state.contains("complete with failures") {
-            with_failures.push(k);
-        } else if !done {
-            rerun.push(k);
+        match status {
+            Some(RunStatus::CompleteWithFailures) => with_failures.push(k),
+            Some(RunStatus::Complete) => {}
+            _ => rerun.push(k),
         }
         println!("shard {k}/{}: {state}", m.shards);
     }

@@ -107,10 +107,10 @@ pub use shm::Region;
 pub use status::{remove_stale, RunState, Snapshot, StatusReader, TaskState, TaskStatus};
 pub use worker::{run_worker, run_worker_with, CpuBurn, JobSteps, WorkerExit, WorkerStats, STALE_HEARTBEAT_NS, WORKER_POLL_NS};
 
-/// SCHED_FIFO priority of the dispatcher: below the engine (99), above its workers.
-pub const DISPATCHER_PRIORITY: u32 = 98;
+/// SCHED_FIFO priority of the dispatcher (the plan's, which specs are checked against).
+pub use schedlab_plan::DISPATCHER_PRIORITY;
 /// SCHED_FIFO priority of the chosen worker.
-pub const RUN_PRIORITY: u32 = 97;
+pub use schedlab_plan::DISPATCH_RUN_PRIORITY as RUN_PRIORITY;
 /// Default quantum: 10 ms.
 pub const DEFAULT_QUANTUM_NS: u64 = 10_000_000;
 /// Smallest quantum accepted: 100 µs.

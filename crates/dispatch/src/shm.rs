@@ -37,8 +37,8 @@ use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering::*};
 pub const MAGIC: u64 = u64::from_le_bytes(*b"SLDISPAT");
 /// Layout version; readers refuse other versions.
 pub const VERSION: u32 = 2;
-/// The most tasks one region (one dispatcher) holds.
-pub const MAX_TASKS: usize = 256;
+/// The most tasks one region (one dispatcher) holds: the plan's limit, which specs are checked against.
+pub use schedlab_plan::DISPATCH_MAX_TASKS as MAX_TASKS;
 /// File name prefix of region files.
 pub const FILE_PREFIX: &str = "dispatch-";
 /// File name suffix of region files.

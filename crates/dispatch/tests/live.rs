@@ -203,7 +203,7 @@ macro_rules! check {
 /// every one; a hypervisor that stole CPU time in every attempt makes it a skip).
 const ATTEMPTS: usize = 4;
 
-fn in_some_attempt(test: &str, mut attempt: impl FnMut() -> (Metrics, Result<(), String>)) {
+fn in_some_attempt<E: std::fmt::Display>(test: &str, mut attempt: impl FnMut() -> (Metrics, Result<(), E>)) {
     schedlab_testkit::in_some_attempt(test, ATTEMPTS, |_| {
         let (m, verdict) = attempt();
         verdict.map_err(|e| format!("{e} ({} dispatcher overruns)", m.overruns))

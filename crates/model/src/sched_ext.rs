@@ -65,8 +65,12 @@ pub struct ScxStats {
 
 impl ScxStats {
     /// The statistics of one cell from its two reads.
-    pub fn over(socket: String, before: Result<BTreeMap<String, f64>, String>, cell: Result<BTreeMap<String, f64>, String>) -> Self {
-        let error = [before.as_ref().err(), cell.as_ref().err()].into_iter().flatten().next().cloned();
+    pub fn over<E: std::fmt::Display>(
+        socket: String,
+        before: Result<BTreeMap<String, f64>, E>,
+        cell: Result<BTreeMap<String, f64>, E>,
+    ) -> Self {
+        let error = [before.as_ref().err(), cell.as_ref().err()].into_iter().flatten().next().map(E::to_string);
         ScxStats { socket, before: before.unwrap_or_default(), cell: cell.unwrap_or_default(), error }
     }
 }

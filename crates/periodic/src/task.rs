@@ -1,6 +1,8 @@
 //! The periodic task model: request length C, period T, relative deadline D, window
 //! constraint x/y and release phase, with validation and the DWCS utilisation arithmetic.
 
+use schedlab_policy::dwcs::{self, WindowTask};
+use schedlab_policy::Window;
 use serde::{Deserialize, Serialize};
 
 /// One periodic task, all times in nanoseconds.
@@ -234,12 +236,14 @@ pub struct Feasibility {
     pub guaranteed: bool,
 }
 
-/// Applies the seed's scheduling test (canonical and sum of minimum utilisations <= 1).
+/// Applies the seed's scheduling test (canonical and sum of minimum utilisations <= 1):
+/// the bound is [`schedlab_policy::dwcs::feasibility`]'s, summed in exact rationals.
 pub fn feasibility(tasks: &[TaskParams]) -> Feasibility {
     let min_utilisation = total_min_utilisation(tasks);
     let canonical = check_canonical(tasks);
-    // A small tolerance so sets that sum to exactly 1 in rationals (such as the seed's) pass.
-    let guaranteed = canonical.is_ok() && min_utilisation <= 1.0 + 1e-9;
+    let window_tasks: Vec<WindowTask> =
+        tasks.iter().map(|t| WindowTask { wcet: t.c_ns, period: t.t_ns, window: Window::new(t.x, t.y) }).collect();
+    let guaranteed = canonical.is_ok() && dwcs::feasibility(&window_tasks).feasible;
     Feasibility {
         min_utilisation,
         utilisation: total_utilisation(tasks),
@@ -341,6 +345,20 @@ mod tests {
         let low_but_general = [TaskParams::new(k, 10 * k), TaskParams::new(2 * k, 10 * k)];
         let f = feasibility(&low_but_general);
         assert!(!f.guaranteed && f.not_canonical_because.is_some(), "low utilisation is no guarantee for a general set");
+    }
+
+    /// Floats with a tolerance said yes to a set just over 1; the exact sum says no.
+    #[test]
+    fn feasibility_is_exact_at_the_unit_bound() {
+        let k = 1_000;
+        // 1/2 + 1/2 + (1/10^6)/10^5: over 1 by 10^-11, within any float tolerance of 1.
+        let over = [TaskParams::new(k, 2 * k), TaskParams::new(k, 2 * k), TaskParams::new(k, 100_000 * k).with_window(999_999, 1_000_000)];
+        let f = feasibility(&over);
+        assert!(f.canonical_k_ns == Some(k) && f.min_utilisation <= 1.0 + 1e-9, "{f:?}");
+        assert!(!f.guaranteed, "1 + 10^-11 > 1");
+        // 1/3 + 1/3 + 1/3: exactly 1, though its float sum need not be.
+        let one = [TaskParams::new(k, 3 * k); 3];
+        assert!(feasibility(&one).guaranteed);
     }
 
     #[test]

@@ -1,22 +1,22 @@
 //! Kernel-style CPU lists ("0-1,3"), as specs write them and the kernel prints them.
 
 /// Parses a CPU list such as `0-1,3` into ascending CPU numbers without duplicates.
-pub fn parse(s: &str) -> Result<Vec<u32>, String> {
+pub fn parse(s: &str) -> Result<Vec<u32>, crate::Refusal> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (a, b) = part.split_once('-').map(|(a, b)| (a.trim(), b.trim())).unwrap_or((part, part));
         let a: u32 = a.parse().map_err(|_| format!("\"{part}\" is not a CPU number or range"))?;
         let b: u32 = b.parse().map_err(|_| format!("\"{part}\" is not a CPU number or range"))?;
         if b < a {
-            return Err(format!("range \"{part}\" runs backwards"));
+            return crate::refuse(format!("range \"{part}\" runs backwards"));
         }
         if b >= 4096 {
-            return Err(format!("CPU {b} is beyond 4095"));
+            return crate::refuse(format!("CPU {b} is beyond 4095"));
         }
         out.extend(a..=b);
     }
     if out.is_empty() {
-        return Err("empty CPU list".into());
+        return crate::refuse("empty CPU list");
     }
     out.sort_unstable();
     out.dedup();

@@ -18,7 +18,7 @@ pub struct ScxFacts {
     pub kernel: String,
     /// Each scheduler program the plan names, as found on PATH or by path: its absolute
     /// path, or why it cannot be run.
-    pub programs: Vec<(String, Result<std::path::PathBuf, String>)>,
+    pub programs: Vec<(String, Result<std::path::PathBuf, crate::Refusal>)>,
 }
 
 /// What this process is allowed to do, as far as the spec is concerned.

@@ -115,7 +115,7 @@ pub fn known_names() -> Vec<String> {
 
 impl Knob {
     /// The knob a spec name names, or why it names none.
-    pub fn parse(name: &str) -> Result<Knob, String> {
+    pub fn parse(name: &str) -> Result<Knob, crate::Refusal> {
         let unknown = || format!("unknown knob \"{name}\"; known: {}", known_names().join(", "));
         let (place, rule) = if let Some(f) = name.strip_prefix("kernel.") {
             let (_, rule) = SYSCTLS.iter().find(|(n, _)| *n == f).ok_or_else(unknown)?;
@@ -125,7 +125,7 @@ impl Knob {
                 && !feature.starts_with("NO_")
                 && feature.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
             if !ok {
-                return Err(format!(
+                return crate::refuse(format!(
                     "\"{name}\": a feature is named as the kernel's features file lists it, in capitals and without NO_ (e.g. sched.features.PLACE_LAG = false)"
                 ));
             }
@@ -138,7 +138,7 @@ impl Knob {
         } else if name == "cpu.governor" {
             (Place::Governor, Rule::Word(&[]))
         } else {
-            return Err(unknown());
+            return crate::refuse(unknown());
         };
         Ok(Knob { name: name.to_string(), place, rule })
     }
@@ -155,18 +155,20 @@ impl Knob {
     }
 
     /// Checks a value against the knob's rule; the error says what it accepts.
-    pub fn check(&self, v: &KnobValue) -> Result<(), String> {
+    pub fn check(&self, v: &KnobValue) -> Result<(), crate::Refusal> {
         let n = &self.name;
         match (self.rule, v) {
             (Rule::Int(lo, hi), KnobValue::Int(x)) if (lo..=hi).contains(x) => Ok(()),
-            (Rule::Int(lo, hi), KnobValue::Int(x)) => Err(format!("{n} must be between {lo} and {hi}, got {x}{}", self.why_range(*x))),
-            (Rule::Int(..), _) => Err(format!("{n} takes a whole number")),
+            (Rule::Int(lo, hi), KnobValue::Int(x)) => {
+                crate::refuse(format!("{n} must be between {lo} and {hi}, got {x}{}", self.why_range(*x)))
+            }
+            (Rule::Int(..), _) => crate::refuse(format!("{n} takes a whole number")),
             (Rule::Bool, KnobValue::Bool(_)) => Ok(()),
-            (Rule::Bool, _) => Err(format!("{n} takes true (the feature on) or false (off)")),
+            (Rule::Bool, _) => crate::refuse(format!("{n} takes true (the feature on) or false (off)")),
             (Rule::Word(words), KnobValue::Word(w)) if words.is_empty() || words.contains(&w.as_str()) => Ok(()),
-            (Rule::Word(words), KnobValue::Word(w)) => Err(format!("{n} must be one of {}, got \"{w}\"", words.join(", "))),
-            (Rule::Word([]), _) => Err(format!("{n} takes a name, as a string")),
-            (Rule::Word(words), _) => Err(format!("{n} takes one of {} (a string)", words.join(", "))),
+            (Rule::Word(words), KnobValue::Word(w)) => crate::refuse(format!("{n} must be one of {}, got \"{w}\"", words.join(", "))),
+            (Rule::Word([]), _) => crate::refuse(format!("{n} takes a name, as a string")),
+            (Rule::Word(words), _) => crate::refuse(format!("{n} takes one of {} (a string)", words.join(", "))),
         }
     }
 
@@ -227,11 +229,11 @@ mod tests {
 
     #[test]
     fn knob_names_and_values_are_checked_by_the_kernels_rules() {
-        assert!(Knob::parse("kernel.sched_nonsense").unwrap_err().contains("unknown knob"));
+        assert!(Knob::parse("kernel.sched_nonsense").unwrap_err().0.contains("unknown knob"));
         assert!(Knob::parse("sched.features.NO_PLACE_LAG").is_err());
         assert!(Knob::parse("vm.swappiness").is_err());
         let rr = Knob::parse("kernel.sched_rr_timeslice_ms").unwrap();
-        assert!(rr.check(&KnobValue::Int(-5)).unwrap_err().contains("100 ms default"));
+        assert!(rr.check(&KnobValue::Int(-5)).unwrap_err().0.contains("100 ms default"));
         assert!(rr.check(&KnobValue::Word("5".into())).is_err());
         rr.check(&KnobValue::Int(5)).unwrap();
         let ag = Knob::parse("kernel.sched_autogroup_enabled").unwrap();

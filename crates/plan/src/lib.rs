@@ -33,3 +33,39 @@ pub use schedlab_model::AdaptiveTarget;
 pub use scx::{CpuScheduler, ScxProgram};
 pub use shard::*;
 pub use workload::*;
+
+/// A value the plan's vocabulary refuses (a CPU list, a knob or its value, a scheduler, a
+/// shard), or a program it cannot use; the text says why and what it accepts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal(pub String);
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+impl From<String> for Refusal {
+    fn from(why: String) -> Refusal {
+        Refusal(why)
+    }
+}
+
+impl From<&str> for Refusal {
+    fn from(why: &str) -> Refusal {
+        Refusal(why.to_string())
+    }
+}
+
+impl From<Refusal> for String {
+    fn from(r: Refusal) -> String {
+        r.0
+    }
+}
+
+/// `Err` of a [`Refusal`] saying `why`.
+pub(crate) fn refuse<T>(why: impl Into<String>) -> Result<T, Refusal> {
+    Err(Refusal(why.into()))
+}

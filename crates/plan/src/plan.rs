@@ -250,6 +250,9 @@ pub struct Plan {
     pub allow_rt_unthrottled: bool,
 }
 
+/// The trace buffer sizes accepted per CPU, KiB (`trace_buffer_kb`, `--trace-buffer-kb`).
+pub const TRACE_BUFFER_KB: std::ops::RangeInclusive<u32> = 64..=(1 << 22);
+
 /// Which cells record the scheduler's tracepoints, and with what buffer.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TraceSetting {

@@ -144,6 +144,13 @@ pub struct Periodic {
 /// Highest SCHED_FIFO priority a periodic task gets under fifo-rm / fifo-dm.
 pub const RM_TOP_PRIORITY: u32 = 90;
 
+/// SCHED_FIFO priority of the live dispatcher: below the engine (99), above its workers.
+pub const DISPATCHER_PRIORITY: u32 = 98;
+/// SCHED_FIFO priority of the worker the live dispatcher chose to run.
+pub const DISPATCH_RUN_PRIORITY: u32 = 97;
+/// The most tasks one dispatched set (one dispatcher's shared region) holds.
+pub const DISPATCH_MAX_TASKS: usize = 256;
+
 impl Periodic {
     /// Each task's CPU: partitioned over `cpus` when several are given (first-fit decreasing
     /// by C/T), else all on `cpus`'s one CPU, on `cpu`, or on `default_cpu` (the engine's

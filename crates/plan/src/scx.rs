@@ -33,12 +33,12 @@ pub struct ScxProgram {
 impl CpuScheduler {
     /// Parses the string form: `eevdf`, or `scx:NAME` with optional `:ARGS` split at
     /// whitespace (no quoting; an argument with a space needs the table form).
-    pub fn parse(s: &str) -> Result<CpuScheduler, String> {
+    pub fn parse(s: &str) -> Result<CpuScheduler, crate::Refusal> {
         if s == EEVDF {
             return Ok(CpuScheduler::Eevdf);
         }
         let Some(rest) = s.strip_prefix(SCX_PREFIX) else {
-            return Err(format!(
+            return crate::refuse(format!(
                 "unknown cpu_scheduler \"{s}\": use \"{EEVDF}\", \"scx:NAME\", \"scx:NAME:ARGS\" or {{ scx = \"NAME\", args = [..] }}"
             ));
         };
@@ -69,9 +69,9 @@ impl CpuScheduler {
 
 impl ScxProgram {
     /// A program and its arguments; the program must be a name or a path to a file.
-    pub fn new(program: &str, args: Vec<String>) -> Result<ScxProgram, String> {
+    pub fn new(program: &str, args: Vec<String>) -> Result<ScxProgram, crate::Refusal> {
         if program.trim().is_empty() || program.ends_with('/') || program != program.trim() {
-            return Err(format!("a sched_ext scheduler must name a program (on PATH or by path), got \"{program}\""));
+            return crate::refuse(format!("a sched_ext scheduler must name a program (on PATH or by path), got \"{program}\""));
         }
         Ok(ScxProgram { program: program.into(), args })
     }

@@ -20,13 +20,13 @@ pub struct ShardSpec {
 }
 
 impl std::str::FromStr for ShardSpec {
-    type Err = String;
-    fn from_str(s: &str) -> Result<ShardSpec, String> {
+    type Err = crate::Refusal;
+    fn from_str(s: &str) -> Result<ShardSpec, crate::Refusal> {
         let (k, n) = s.split_once('/').ok_or_else(|| format!("\"{s}\" is not K/N (e.g. 0/4: the first of four shards)"))?;
         let k: u32 = k.trim().parse().map_err(|_| format!("\"{k}\" in \"{s}\" is not a shard index (0, 1, ...)"))?;
         let n: u32 = n.trim().parse().map_err(|_| format!("\"{n}\" in \"{s}\" is not a number of shards"))?;
         if n == 0 || k >= n {
-            return Err(format!("shard {k}/{n}: K counts from 0 and must be less than N (0/{n} .. {}/{n})", n.max(1) - 1));
+            return crate::refuse(format!("shard {k}/{n}: K counts from 0 and must be less than N (0/{n} .. {}/{n})", n.max(1) - 1));
         }
         Ok(ShardSpec { index: k, count: n })
     }

@@ -3,13 +3,20 @@
 //! creates on an existing filesystem. Every step is journaled before it happens, so the
 //! journal undoes it in reverse: unmount, detach, remove the image.
 
-use anyhow::Context;
 use schedlab_model::CellIo;
 use schedlab_plan::{DeviceSpec, DeviceTarget, IoSetting, Plan, QueueTarget};
 use schedlab_sys::blockdev::{self, DiskStat};
 use schedlab_sys::journal::{Entry, Journal};
-use schedlab_sys::Root;
+use schedlab_sys::{Root, SysError};
 use std::path::{Path, PathBuf};
+
+use crate::RunError;
+
+/// `what` failed with the kernel's `error`.
+fn step(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> RunError {
+    let what = what.into();
+    move |error| RunError::Device { what, error }
+}
 
 /// The device a run's I/O goes to.
 #[derive(Debug, Clone)]
@@ -29,13 +36,13 @@ pub struct ExpDevice {
 }
 
 /// Creates the device for `plan` under `exp_dir` (which the journal already removes).
-pub fn setup(spec: &DeviceSpec, plan: &Plan, exp_dir: &Path, tag: &str, journal: &mut Journal, root: &Root) -> anyhow::Result<ExpDevice> {
+pub fn setup(spec: &DeviceSpec, plan: &Plan, exp_dir: &Path, tag: &str, journal: &mut Journal, root: &Root) -> Result<ExpDevice, RunError> {
     // A run that switches an existing disk's scheduler holds that queue's lock, taken before
     // anything is changed; a fresh loop device is the run's own.
     let switches = plan.cells.iter().any(|c| c.io.is_some());
-    let lock = |dev: &str| -> anyhow::Result<Option<std::sync::Arc<blockdev::QueueLock>>> {
+    let lock = |dev: &str| -> Result<Option<std::sync::Arc<blockdev::QueueLock>>, SysError> {
         match switches {
-            true => blockdev::lock_queue(root, dev).map(|l| Some(std::sync::Arc::new(l))).map_err(anyhow::Error::msg),
+            true => blockdev::lock_queue(root, dev).map(|l| Some(std::sync::Arc::new(l))),
             false => Ok(None),
         }
     };
@@ -43,8 +50,9 @@ pub fn setup(spec: &DeviceSpec, plan: &Plan, exp_dir: &Path, tag: &str, journal:
         DeviceTarget::Loop { fs, direct_io, .. } => {
             let size = plan.loop_size_mib().unwrap_or(64) << 20;
             let image = exp_dir.join("device.img");
-            let f = std::fs::OpenOptions::new().write(true).create_new(true).open(&image).context("creating the loop device image")?;
-            allocate(&f, size).with_context(|| format!("allocating {} MiB for {}", size >> 20, image.display()))?;
+            let f =
+                std::fs::OpenOptions::new().write(true).create_new(true).open(&image).map_err(step("creating the loop device image"))?;
+            allocate(&f, size).map_err(step(format!("allocating {} MiB for {}", size >> 20, image.display())))?;
             drop(f);
             let image = image.canonicalize()?;
             let backing_disk = blockdev::disk_of_path(root, exp_dir).ok();
@@ -53,24 +61,26 @@ pub fn setup(spec: &DeviceSpec, plan: &Plan, exp_dir: &Path, tag: &str, journal:
                 _ => None,
             };
             journal.record(Entry::DetachLoop { backing: image.clone() })?;
-            let dev = blockdev::loop_attach(&image, *direct_io).context("attaching a loop device (needs CAP_SYS_ADMIN)")?;
-            blockdev::mkfs(fs, &dev).map_err(anyhow::Error::msg)?;
+            let dev = blockdev::loop_attach(&image, *direct_io).map_err(step("attaching a loop device (needs CAP_SYS_ADMIN)"))?;
+            blockdev::mkfs(fs, &dev)?;
             let mnt = exp_dir.join("mnt");
             std::fs::create_dir(&mnt)?;
             journal.record(Entry::Unmount { path: mnt.clone() })?;
-            blockdev::mount_private(&dev, &mnt, fs).with_context(|| format!("mounting /dev/{dev} on {}", mnt.display()))?;
+            blockdev::mount_private(&dev, &mnt, fs).map_err(step(format!("mounting /dev/{dev} on {}", mnt.display())))?;
             let files_dir = mnt.join("work");
             std::fs::create_dir(&files_dir)?;
             let (queue_dev, queue_lock) = match spec.queue {
                 QueueTarget::Device => (dev.clone(), lock(&dev)?),
-                QueueTarget::Backing => (backing_disk.clone().context("the disk holding the loop image is unknown")?, backing_lock),
+                QueueTarget::Backing => {
+                    (backing_disk.clone().ok_or(SysError::refused("the disk holding the loop image is unknown"))?, backing_lock)
+                }
             };
             let mut stat_devs = vec![dev.clone()];
             stat_devs.extend(backing_disk);
             Ok(ExpDevice { files_dir, data_dev: dev, queue_dev, stat_devs, drop_caches: spec.drop_caches, queue_lock })
         }
         DeviceTarget::Dir { path } => {
-            let dir = blockdev::resolve_dir(root, path).map_err(anyhow::Error::msg)?;
+            let dir = blockdev::resolve_dir(root, path)?;
             let disk = blockdev::disk_of_path(root, &dir)?;
             let queue_lock = lock(&disk)?;
             let files_dir = crate::make_experiment_dir(&dir, tag, Some(journal))?;
@@ -104,13 +114,13 @@ fn allocate(f: &std::fs::File, size: u64) -> std::io::Result<()> {
 impl ExpDevice {
     /// Applies a cell's scheduler setting (journaled), or reads the active one; returns the
     /// cell's device record without statistics yet.
-    pub fn prepare_cell(&self, io: Option<&IoSetting>, journal: &mut Journal, root: &Root) -> Result<CellIo, String> {
+    pub fn prepare_cell(&self, io: Option<&IoSetting>, journal: &mut Journal, root: &Root) -> Result<CellIo, SysError> {
         let (scheduler, tunables) = match io {
             Some(s) => blockdev::apply_iosched(journal, root, &self.queue_dev, s)?,
             None => (blockdev::schedulers(root, &self.queue_dev).map(|s| s.1).unwrap_or_default(), Vec::new()),
         };
         if self.drop_caches {
-            blockdev::drop_caches(root).map_err(|e| format!("dropping the page cache: {e}"))?;
+            blockdev::drop_caches(root).map_err(|e| SysError::io("dropping the page cache", e))?;
         }
         Ok(CellIo { device: self.data_dev.clone(), queue_device: self.queue_dev.clone(), scheduler, tunables, stats: Vec::new() })
     }

@@ -1,19 +1,19 @@
 //! The scheduler's knobs during a run: the plan's fixed ones set once before the first
-//! cell (undone when the journal closes), each cell's own set before it and undone after
+//! cell (undone when the [`crate::Run`] is dropped), each cell's own set before it and undone after
 //! it with the cell's other settings. Every write is journaled first and read back.
 
 use schedlab_model::{CellRecord, CellStatus};
 use schedlab_plan::knob::{Knob, Knobs};
 use schedlab_sys::journal::Journal;
-use schedlab_sys::Root;
+use schedlab_sys::{Root, SysError};
 use std::collections::BTreeMap;
 
 /// Sets `knobs` in name order; returns each one's value in force as read back, or the
 /// first refusal, naming the knob. What was written stays journaled for the caller to undo.
-pub fn set_all(knobs: &Knobs, journal: &mut Journal, root: &Root) -> Result<BTreeMap<String, String>, String> {
+pub fn set_all(knobs: &Knobs, journal: &mut Journal, root: &Root) -> Result<BTreeMap<String, String>, SysError> {
     let mut in_force = BTreeMap::new();
     for (name, v) in knobs {
-        let k = Knob::parse(name).map_err(|e| format!("{name}: {e}"))?;
+        let k = Knob::parse(name).map_err(|e| SysError::refused(format!("{name}: {e}")))?;
         in_force.insert(name.clone(), schedlab_sys::knobs::set(root, &k, v, journal)?);
     }
     Ok(in_force)

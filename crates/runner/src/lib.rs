@@ -5,10 +5,14 @@
 //! The engine supervises at SCHED_FIFO 99 (workers stop at 98) with reset-on-fork, so
 //! its own children start as ordinary tasks and it always preempts them. It never prints:
 //! progress and warnings go to an [`Observer`].
+//!
+//! A [`Run`] is set up once ([`Run::start`]), runs its steps ([`Run::run`]) and undoes its
+//! set-up when dropped; its errors are a [`RunError`] (a failed cell is a record, not an error).
 #![deny(missing_docs)]
 
 pub mod device;
 mod engine;
+mod error;
 pub mod knobs;
 pub mod mock;
 pub mod protocol;
@@ -20,11 +24,13 @@ pub mod worker;
 
 use engine::failed;
 pub use engine::{CellCtx, Outcome};
+pub use error::RunError;
 pub use mock::MockExecutor;
 use schedlab_model::CellRecord;
 use schedlab_plan::{Cell, Plan, Step, Workload};
 use schedlab_sys::journal::{Entry, Journal};
 use schedlab_sys::{cgroup, cpus, sched, Root};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 pub use steps::{FixedSteps, StepSource};
@@ -80,6 +86,8 @@ pub struct Options {
     pub exe: Option<PathBuf>,
     /// How long background groups run before the measured groups are released.
     pub background_lead: Duration,
+    /// Names the run's experiment directory and processes (the CLI gives the run's id).
+    pub tag: String,
 }
 
 impl Default for Options {
@@ -92,6 +100,7 @@ impl Default for Options {
             root: Root::default(),
             exe: None,
             background_lead: Duration::from_millis(200),
+            tag: "run".to_string(),
         }
     }
 }
@@ -169,197 +178,260 @@ impl Drop for NofileGuard {
     }
 }
 
-/// Runs `steps` of `plan`, giving each finished record to `sink` before the next starts.
-/// Every change to the machine (the experiment directory, cgroups) goes through `journal`
-/// and is undone after its cell or, at the latest, when the journal is closed or dropped.
-/// Call [`signals::block`] first, before any thread exists.
-pub fn run(
-    plan: &Plan,
-    steps: &[Step],
-    run_tag: &str,
-    opts: &Options,
-    journal: &mut Journal,
-    observer: &mut dyn Observer,
-    sink: &mut dyn FnMut(&CellRecord) -> anyhow::Result<()>,
-) -> anyhow::Result<Ending> {
-    run_with(&mut Engine, plan, steps, run_tag, opts, journal, observer, sink)
+/// What a sink's refusal of a record is: any error, kept as the run's [`RunError::Sink`].
+pub type SinkError = Box<dyn std::error::Error + Send + Sync>;
+
+/// One run of a plan: [`Run::start`] sets it up once (the experiment directory, the device,
+/// the engine's RT priority and file limit, the tracefs, the plan's fixed knobs), holds
+/// each of them as a field, [`Run::run`] runs the steps, and dropping it undoes them all,
+/// whatever way the run ended. Every change to the machine goes through the journal first,
+/// so a run killed before its drop is undone by `schedlab restore`.
+pub struct Run<'a> {
+    plan: &'a Plan,
+    source: &'a mut dyn StepSource,
+    opts: Options,
+    journal: &'a mut Journal,
+    observer: &'a mut dyn Observer,
+    /// The journal's length before the run changed anything: the drop undoes back to it.
+    mark: usize,
+    exe: PathBuf,
+    files_dir: PathBuf,
+    timeout: Duration,
+    online: Vec<u32>,
+    hierarchy: Option<cgroup::Hierarchy>,
+    tag: String,
+    device: Option<device::ExpDevice>,
+    tracefs: Option<schedlab_trace::Tracefs>,
+    fixed_knobs: BTreeMap<String, String>,
+    copy_inputs: Vec<PathBuf>,
+    copy_input_len: u64,
+    done: usize,
+    // Dropped after the journal is undone: the engine stays above its workers' settings
+    // until they are gone.
+    nofile: NofileGuard,
+    _rt: RtGuard,
 }
 
-/// [`run`] with each cell repetition run by `executor` (and stops asked of it).
-#[allow(clippy::too_many_arguments)]
-pub fn run_with(
-    executor: &mut dyn Executor,
-    plan: &Plan,
-    steps: &[Step],
-    run_tag: &str,
-    opts: &Options,
-    journal: &mut Journal,
-    observer: &mut dyn Observer,
-    sink: &mut dyn FnMut(&CellRecord) -> anyhow::Result<()>,
-) -> anyhow::Result<Ending> {
-    run_from(executor, plan, &mut FixedSteps::new(steps), run_tag, opts, journal, observer, sink)
-}
-
-/// [`run_with`] taking each step from `source` when the one before has finished, so a
-/// source can decide the next from the records so far (adaptive repetitions).
-#[allow(clippy::too_many_arguments)]
-pub fn run_from(
-    executor: &mut dyn Executor,
-    plan: &Plan,
-    source: &mut dyn StepSource,
-    run_tag: &str,
-    opts: &Options,
-    journal: &mut Journal,
-    observer: &mut dyn Observer,
-    sink: &mut dyn FnMut(&CellRecord) -> anyhow::Result<()>,
-) -> anyhow::Result<Ending> {
-    // Absolute: a worker is exec'd after it changed into its cell's directory.
-    let exe = std::path::absolute(match &opts.exe {
-        Some(e) => e.clone(),
-        None => std::env::current_exe()?,
-    })?;
-    let parent = opts.dir.clone().or_else(|| plan.dir.clone()).unwrap_or_else(std::env::temp_dir);
-    let exp_dir = make_experiment_dir(&parent, run_tag, (!opts.keep_files).then_some(&mut *journal))?;
-    let timeout = opts.timeout.unwrap_or(plan.timeout);
-    let online = cpus::online(&opts.root);
-    let hierarchy = if plan.cells.iter().any(|c| c.uses_cgroups()) { cgroup::detect(&opts.root) } else { None };
-    let tag = format!("r{run_tag}-{}", std::process::id());
-
-    let device = match &plan.device {
-        Some(d) => Some(device::setup(d, plan, &exp_dir, run_tag, journal, &opts.root)?),
-        None => None,
-    };
-    let files_dir = device.as_ref().map(|d| d.files_dir.clone()).unwrap_or_else(|| exp_dir.clone());
-    let no_devs: Vec<String> = Vec::new();
-
-    let rt = opts.engine_rt && {
-        match sched::raise_engine() {
-            Ok(()) => true,
-            Err(e) => {
-                observer.warn(&format!(
-                    "the engine could not raise itself to SCHED_FIFO {} ({e}); it supervises as an ordinary task",
-                    sched::ENGINE_PRIORITY
-                ));
-                false
-            }
-        }
-    };
-    let _rt_guard = RtGuard(rt);
-    // The engine watches each process of a cell through a pidfd (engine::reap::Reaper): room
-    // for the largest cell, its dispatchers and the engine's own files. Without it, a cell
-    // is reaped by walking the process group, as before.
-    let want = plan.cells.iter().map(|c| c.processes() as u64).max().unwrap_or(0) + 256;
-    let nofile = NofileGuard(schedlab_sys::limits::raise_nofile(want).unwrap_or(None));
-
-    // One tracefs for the run (mounted, journaled, only if none is mounted), when any of
-    // its cells is traced.
-    let tracefs = if source.may_trace(plan) { Some(schedlab_trace::Tracefs::find_or_mount(&opts.root, journal)?) } else { None };
-
-    // The plan's fixed knobs, held for the whole run; a run that weakens RT throttling does
-    // so only with the engine above its workers.
-    if knobs::needs_watchdog(plan) && !rt {
-        anyhow::bail!("the plan may weaken RT throttling (allow_rt_unthrottled), which needs the engine's watchdog at SCHED_FIFO {}: it could not raise itself", sched::ENGINE_PRIORITY);
-    }
-    let fixed_knobs = knobs::set_all(&plan.knobs, journal, &opts.root).map_err(|e| anyhow::anyhow!("[knobs] {e}"))?;
-
-    let mut inputs: Vec<PathBuf> = Vec::new();
-    let mut input_len = 0u64;
-    let mut done = 0usize;
-    loop {
-        if let Some(sig) = executor.stopped() {
-            return Ok(Ending::Interrupted(sig));
-        }
-        let Some(step) = source.next_step()? else { break };
-        let step = &step;
-        let cell = &plan.cells[step.cell as usize];
-        observer.step_started(plan, step, done, source.planned());
-        let ordinal = done as u32;
-        done += 1;
-        if let Some(input_bytes) = cell.groups.iter().find_map(|g| match g.workload {
-            Workload::Copy { input_bytes, .. } => Some(input_bytes),
-            _ => None,
-        }) {
-            ensure_inputs(&files_dir, &mut inputs, &mut input_len, cell.processes() as usize, input_bytes, plan.seed)?;
-        }
-        let read_dir = files_dir.join("read-inputs");
-        ensure_read_inputs(&read_dir, cell, plan.seed)?;
-        let cell_dir = files_dir.join(format!("c{}-{}{}", cell.index, if step.warmup { "w" } else { "r" }, step.rep));
-        std::fs::create_dir(&cell_dir)?;
-        let mut warnings = Vec::new();
-        // The cell's I/O scheduler and a cold page cache, then its own knobs: journaled,
-        // undone after the cell (or at once when one cannot be set, failing the cell).
-        let io_mark = journal.entries().len();
-        let prepared = match &device {
-            None => Ok(None),
-            Some(d) => d.prepare_cell(cell.io.as_ref(), journal, &opts.root).map(Some),
-        }
-        .and_then(|io| Ok((io, knobs::set_all(&cell.knobs, journal, &opts.root)?)));
-        let (cell_io, cell_knobs) = match prepared {
-            Ok(p) => p,
-            Err(msg) => {
-                for w in journal.undo_to(io_mark) {
-                    observer.warn(&w);
+impl<'a> Run<'a> {
+    /// Sets up the run of `plan`'s steps from `source`: every change is journaled in
+    /// `journal`, progress and warnings go to `observer`. Call [`signals::block`] first,
+    /// before any thread exists.
+    pub fn start(
+        plan: &'a Plan,
+        source: &'a mut dyn StepSource,
+        opts: Options,
+        journal: &'a mut Journal,
+        observer: &'a mut dyn Observer,
+    ) -> Result<Run<'a>, RunError> {
+        let mark = journal.entries().len();
+        // Absolute: a worker is exec'd after it changed into its cell's directory.
+        let exe = std::path::absolute(match &opts.exe {
+            Some(e) => e.clone(),
+            None => std::env::current_exe()?,
+        })?;
+        let parent = opts.dir.clone().or_else(|| plan.dir.clone()).unwrap_or_else(std::env::temp_dir);
+        let exp_dir = make_experiment_dir(&parent, &opts.tag, (!opts.keep_files).then_some(&mut *journal))?;
+        let online = cpus::online(&opts.root);
+        let hierarchy = if plan.cells.iter().any(|c| c.uses_cgroups()) { cgroup::detect(&opts.root) } else { None };
+        let rt = opts.engine_rt && {
+            match sched::raise_engine() {
+                Ok(()) => true,
+                Err(e) => {
+                    observer.warn(&format!(
+                        "the engine could not raise itself to SCHED_FIFO {} ({e}); it supervises as an ordinary task",
+                        sched::ENGINE_PRIORITY
+                    ));
+                    false
                 }
-                if !opts.keep_files {
-                    let _ = std::fs::remove_dir_all(&cell_dir);
-                }
-                if let Outcome::Done(rec) = failed(cell, step, ordinal, msg) {
-                    sink(&rec)?;
-                    source.finished(&rec)?;
-                    observer.step_finished(&rec);
-                }
-                continue;
             }
         };
-        let mut cx = CellCtx {
-            exe: &exe,
-            dir: &cell_dir,
-            inputs: &inputs,
-            seed: plan.seed,
-            timeout,
-            root: &opts.root,
-            warnings: &mut warnings,
+        // The engine watches each process of a cell through a pidfd (engine::reap::Reaper): room
+        // for the largest cell, its dispatchers and the engine's own files. Without it, a cell
+        // is reaped by walking the process group, as before.
+        let want = plan.cells.iter().map(|c| c.processes() as u64).max().unwrap_or(0) + 256;
+        let mut run = Run {
+            plan,
+            timeout: opts.timeout.unwrap_or(plan.timeout),
+            tag: format!("r{}-{}", opts.tag, std::process::id()),
+            files_dir: exp_dir,
+            source,
+            opts,
             journal,
-            cgroups: hierarchy.as_ref(),
-            online: &online,
-            tag: &tag,
-            dma_latency: plan.dma_latency_for(cell),
-            trace: tracefs.as_ref().filter(|_| plan.traced(cell)).map(|t| engine::Tracing { tracefs: t, buffer_kb: plan.trace.buffer_kb }),
-            background_lead: opts.background_lead,
-            io: cell_io,
-            stat_devs: device.as_ref().map(|d| &d.stat_devs).unwrap_or(&no_devs),
-            read_dir: &read_dir,
-            nofile_soft: nofile.0,
+            observer,
+            mark,
+            exe,
+            online,
+            hierarchy,
+            device: None,
+            tracefs: None,
+            fixed_knobs: BTreeMap::new(),
+            copy_inputs: Vec::new(),
+            copy_input_len: 0,
+            done: 0,
+            nofile: NofileGuard(schedlab_sys::limits::raise_nofile(want).unwrap_or(None)),
+            _rt: RtGuard(rt),
         };
-        let outcome = executor.run_cell(&mut cx, cell, step, ordinal);
-        let moved = knobs::moved(fixed_knobs.iter().chain(&cell_knobs), &opts.root);
-        if !opts.keep_files {
-            let _ = std::fs::remove_dir_all(&cell_dir);
+        // From here on, an early return drops `run`, which undoes what was set up.
+        if let Some(d) = &plan.device {
+            let dev = device::setup(d, plan, &run.files_dir, &run.opts.tag, run.journal, &run.opts.root)?;
+            run.files_dir = dev.files_dir.clone();
+            run.device = Some(dev);
         }
-        for w in journal.undo_to(io_mark) {
-            observer.warn(&w);
+        // One tracefs for the run (mounted, journaled, only if none is mounted), when any of
+        // its cells is traced.
+        if run.source.may_trace(plan) {
+            run.tracefs = Some(schedlab_trace::Tracefs::find_or_mount(&run.opts.root, run.journal)?);
         }
-        for w in &warnings {
-            observer.warn(w);
+        // The plan's fixed knobs, held for the whole run; a run that weakens RT throttling does
+        // so only with the engine above its workers.
+        if knobs::needs_watchdog(plan) && !rt {
+            return Err(RunError::NoWatchdog);
         }
-        match outcome? {
-            Outcome::Done(mut rec) => {
-                rec.knobs = fixed_knobs.iter().chain(&cell_knobs).map(|(k, v)| (k.clone(), v.clone())).collect();
-                knobs::distrust(&mut rec, &moved);
-                sink(&rec)?;
-                source.finished(&rec)?;
-                observer.step_finished(&rec);
+        run.fixed_knobs = knobs::set_all(&plan.knobs, run.journal, &run.opts.root).map_err(RunError::Knobs)?;
+        Ok(run)
+    }
+
+    /// Runs the steps with `executor`, giving each finished record to `sink` before the next
+    /// starts. Each cell's changes are undone after it; the run's own, when it is dropped.
+    pub fn run(
+        &mut self,
+        executor: &mut dyn Executor,
+        sink: &mut dyn FnMut(&CellRecord) -> Result<(), SinkError>,
+    ) -> Result<Ending, RunError> {
+        let plan = self.plan;
+        let no_devs: Vec<String> = Vec::new();
+        loop {
+            if let Some(sig) = executor.stopped() {
+                return Ok(Ending::Interrupted(sig));
             }
-            Outcome::Interrupted(sig) => return Ok(Ending::Interrupted(sig)),
+            let Some(step) = self.source.next_step() else { break };
+            let step = &step;
+            let cell = &plan.cells[step.cell as usize];
+            self.observer.step_started(plan, step, self.done, self.source.planned());
+            let ordinal = self.done as u32;
+            self.done += 1;
+            if let Some(input_bytes) = cell.groups.iter().find_map(|g| match g.workload {
+                Workload::Copy { input_bytes, .. } => Some(input_bytes),
+                _ => None,
+            }) {
+                self.ensure_inputs(cell.processes() as usize, input_bytes)?;
+            }
+            let read_dir = self.files_dir.join("read-inputs");
+            ensure_read_inputs(&read_dir, cell, plan.seed)?;
+            let cell_dir = self.files_dir.join(format!("c{}-{}{}", cell.index, if step.warmup { "w" } else { "r" }, step.rep));
+            std::fs::create_dir(&cell_dir)?;
+            let mut warnings = Vec::new();
+            // The cell's I/O scheduler and a cold page cache, then its own knobs: journaled,
+            // undone after the cell (or at once when one cannot be set, failing the cell).
+            let io_mark = self.journal.entries().len();
+            let prepared = match &self.device {
+                None => Ok(None),
+                Some(d) => d.prepare_cell(cell.io.as_ref(), self.journal, &self.opts.root).map(Some),
+            }
+            .and_then(|io| Ok((io, knobs::set_all(&cell.knobs, self.journal, &self.opts.root)?)));
+            let (cell_io, cell_knobs) = match prepared {
+                Ok(p) => p,
+                Err(e) => {
+                    for w in self.journal.undo_to(io_mark) {
+                        self.observer.warn(&w);
+                    }
+                    if !self.opts.keep_files {
+                        let _ = std::fs::remove_dir_all(&cell_dir);
+                    }
+                    if let Outcome::Done(rec) = failed(cell, step, ordinal, e.to_string()) {
+                        self.keep(&rec, sink)?;
+                    }
+                    continue;
+                }
+            };
+            let mut cx = CellCtx {
+                exe: &self.exe,
+                dir: &cell_dir,
+                inputs: &self.copy_inputs,
+                seed: plan.seed,
+                timeout: self.timeout,
+                root: &self.opts.root,
+                warnings: &mut warnings,
+                journal: self.journal,
+                cgroups: self.hierarchy.as_ref(),
+                online: &self.online,
+                tag: &self.tag,
+                dma_latency: plan.dma_latency_for(cell),
+                trace: self
+                    .tracefs
+                    .as_ref()
+                    .filter(|_| plan.traced(cell))
+                    .map(|t| engine::Tracing { tracefs: t, buffer_kb: plan.trace.buffer_kb }),
+                background_lead: self.opts.background_lead,
+                io: cell_io,
+                stat_devs: self.device.as_ref().map(|d| &d.stat_devs).unwrap_or(&no_devs),
+                read_dir: &read_dir,
+                nofile_soft: self.nofile.0,
+            };
+            let outcome = executor.run_cell(&mut cx, cell, step, ordinal);
+            let moved = knobs::moved(self.fixed_knobs.iter().chain(&cell_knobs), &self.opts.root);
+            if !self.opts.keep_files {
+                let _ = std::fs::remove_dir_all(&cell_dir);
+            }
+            for w in self.journal.undo_to(io_mark) {
+                self.observer.warn(&w);
+            }
+            for w in &warnings {
+                self.observer.warn(w);
+            }
+            match outcome? {
+                Outcome::Done(mut rec) => {
+                    rec.knobs = self.fixed_knobs.iter().chain(&cell_knobs).map(|(k, v)| (k.clone(), v.clone())).collect();
+                    knobs::distrust(&mut rec, &moved);
+                    self.keep(&rec, sink)?;
+                }
+                Outcome::Interrupted(sig) => return Ok(Ending::Interrupted(sig)),
+            }
+        }
+        Ok(Ending::Complete)
+    }
+
+    /// Hands a finished record to the sink, then to the source and the observer.
+    fn keep(&mut self, rec: &CellRecord, sink: &mut dyn FnMut(&CellRecord) -> Result<(), SinkError>) -> Result<(), RunError> {
+        sink(rec).map_err(RunError::Sink)?;
+        self.source.finished(rec);
+        self.observer.step_finished(rec);
+        Ok(())
+    }
+
+    /// Makes sure there are `n` input files of `len` bytes; they are set-up, not measured,
+    /// and shared by all copy cells of the run (each worker index has its own file).
+    fn ensure_inputs(&mut self, n: usize, len: u64) -> Result<(), RunError> {
+        if self.copy_input_len != len {
+            for p in self.copy_inputs.drain(..) {
+                let _ = std::fs::remove_file(p);
+            }
+            self.copy_input_len = len;
+        }
+        while self.copy_inputs.len() < n {
+            let p = self.files_dir.join(format!("input-{}", self.copy_inputs.len()));
+            schedlab_workloads::make_input(&p, len, self.plan.seed ^ self.copy_inputs.len() as u64)
+                .map_err(|error| RunError::Inputs { what: format!("creating input file {}", p.display()), error })?;
+            self.copy_inputs.push(p);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Run<'_> {
+    /// Undoes what the run set up (knobs, tracefs, device, experiment directory), newest
+    /// first; the RT priority and file limit go back as their guards drop after.
+    fn drop(&mut self) {
+        for e in self.journal.undo_to(self.mark) {
+            self.observer.warn(&format!("could not undo {e}; run `schedlab restore`"));
         }
     }
-    Ok(Ending::Complete)
 }
 
 /// Makes the input files of a cell's `par_read` workers (set-up, not measured) in `dir`:
 /// worker i reads `r<i>-<file>`. Inputs of one shape are kept for the next cell; another
 /// shape replaces them.
-fn ensure_read_inputs(dir: &Path, cell: &schedlab_plan::Cell, seed: u64) -> anyhow::Result<()> {
+fn ensure_read_inputs(dir: &Path, cell: &schedlab_plan::Cell, seed: u64) -> Result<(), RunError> {
     let mut index = 0u32;
     let mut wanted: Vec<(u32, schedlab_plan::ParIo)> = Vec::new();
     for g in &cell.groups {
@@ -383,25 +455,7 @@ fn ensure_read_inputs(dir: &Path, cell: &schedlab_plan::Cell, seed: u64) -> anyh
     std::fs::create_dir(dir)?;
     for (i, p) in wanted {
         schedlab_workloads::make_read_inputs(dir, &format!("r{i}-"), &p, seed ^ i as u64)
-            .map_err(|e| anyhow::anyhow!("creating par_read inputs in {}: {e}", dir.display()))?;
-    }
-    Ok(())
-}
-
-/// Makes sure there are `n` input files of `len` bytes; they are set-up, not measured,
-/// and shared by all copy cells of the run (each worker index has its own file).
-fn ensure_inputs(dir: &Path, inputs: &mut Vec<PathBuf>, have_len: &mut u64, n: usize, len: u64, seed: u64) -> anyhow::Result<()> {
-    if *have_len != len {
-        for p in inputs.drain(..) {
-            let _ = std::fs::remove_file(p);
-        }
-        *have_len = len;
-    }
-    while inputs.len() < n {
-        let p = dir.join(format!("input-{}", inputs.len()));
-        schedlab_workloads::make_input(&p, len, seed ^ inputs.len() as u64)
-            .map_err(|e| anyhow::anyhow!("creating input file {}: {e}", p.display()))?;
-        inputs.push(p);
+            .map_err(|error| RunError::Inputs { what: format!("creating par_read inputs in {}", dir.display()), error })?;
     }
     Ok(())
 }

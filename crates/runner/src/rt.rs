@@ -11,6 +11,7 @@
 //!   the dispatcher's tally is each task's result.
 
 use crate::protocol::{Job, Report, RtJob};
+use crate::worker::WorkerError;
 use schedlab_dispatch::{Config, CpuBurn, DispatchPolicy, JobSteps, Metrics, TaskCfg};
 use schedlab_model::detail::{DispatchedDetail, PeriodicDetail};
 use schedlab_model::jobs::{JobLog, JobTrace};
@@ -50,8 +51,8 @@ struct FftForCpu {
 }
 
 impl FftForCpu {
-    fn new(work_ns: u64) -> Result<Self, String> {
-        let fft = FftBody::new(schedlab_periodic::DEFAULT_FFT_LEN, schedlab_periodic::DEFAULT_FFT_ARRAY_LEN).map_err(|e| e.to_string())?;
+    fn new(work_ns: u64) -> Result<Self, WorkerError> {
+        let fft = FftBody::new(schedlab_periodic::DEFAULT_FFT_LEN, schedlab_periodic::DEFAULT_FFT_ARRAY_LEN).map_err(WorkerError::other)?;
         Ok(FftForCpu { fft, work_ns, begun_ns: 0 })
     }
 }
@@ -100,15 +101,15 @@ impl JobSteps for Steps {
     }
 }
 
-fn body_spec(p: &Periodic, dir: &Path, index: u32, seed: u64, steps: bool) -> Result<BodySpec, String> {
+fn body_spec(p: &Periodic, dir: &Path, index: u32, seed: u64, steps: bool) -> Result<BodySpec, WorkerError> {
     Ok(match p.body {
         PeriodicBody::Spin => BodySpec::Spin,
-        PeriodicBody::Fft => return Err("internal: the FFT body is built by FftForCpu".into()),
+        PeriodicBody::Fft => return Err(WorkerError::Internal("internal: the FFT body is built by FftForCpu")),
         PeriodicBody::Read { bytes } => {
             let path = dir.join(format!("rt-read-{index}"));
             // 16 jobs' worth, at least 4 MiB: the reads cycle through it.
             make_file(&path, (bytes * 16).max(4 << 20), seed ^ u64::from(index))
-                .map_err(|e| format!("creating {}: {e}", path.display()))?;
+                .map_err(WorkerError::step(format!("creating {}", path.display())))?;
             let chunks = (bytes / 4096).max(1) as u32;
             BodySpec::ReadFile { path, chunk_bytes: 4096, chunks_per_job: if steps { 1 } else { chunks }, drop_cache: true }
         }
@@ -116,8 +117,8 @@ fn body_spec(p: &Periodic, dir: &Path, index: u32, seed: u64, steps: bool) -> Re
 }
 
 /// Setup before the release: the body (an FFT calibrates here), memory locked, records allocated.
-pub(crate) fn prepare(job: &Job, p: &Periodic, rt: &RtJob) -> Result<Prepared, String> {
-    let task = *p.tasks.get(rt.task as usize).ok_or_else(|| format!("task {} of a set of {}", rt.task, p.tasks.len()))?;
+pub(crate) fn prepare(job: &Job, p: &Periodic, rt: &RtJob) -> Result<Prepared, WorkerError> {
+    let task = *p.tasks.get(rt.task as usize).ok_or(WorkerError::NoSuchTask { task: rt.task, len: p.tasks.len() })?;
     let work = p.work_ns(&task);
     // Locked memory keeps page faults out of the loop; without the privilege the run goes on
     // and the report says so.
@@ -126,11 +127,11 @@ pub(crate) fn prepare(job: &Job, p: &Periodic, rt: &RtJob) -> Result<Prepared, S
         None => {
             let body: Box<dyn JobBody + Send> = match p.body {
                 PeriodicBody::Fft => Box::new(FftForCpu::new(work)?),
-                _ => build_body(&body_spec(p, &job.dir, job.index, job.seed, false)?, work).map_err(|e| e.to_string())?,
+                _ => build_body(&body_spec(p, &job.dir, job.index, job.seed, false)?, work).map_err(WorkerError::other)?,
             };
             let jobs = p.jobs(&task) as usize;
             let opts = RunOptions { lock_memory: false, warm_up: true, overrun: OverrunPolicy::SkipMissed };
-            let runner = Runner::prepare(task, jobs, body, opts).map_err(|e| e.to_string())?;
+            let runner = Runner::prepare(task, jobs, body, opts).map_err(WorkerError::other)?;
             Ok(Prepared::Loop(Box::new(runner), locked))
         }
         Some((region, slot)) => {
@@ -139,7 +140,7 @@ pub(crate) fn prepare(job: &Job, p: &Periodic, rt: &RtJob) -> Result<Prepared, S
                 PeriodicBody::Fft => Box::new(FftForCpu::new(work)?),
                 PeriodicBody::Read { bytes } => {
                     let spec = body_spec(p, &job.dir, job.index, job.seed, true)?;
-                    let body = build_body(&spec, work).map_err(|e| e.to_string())?;
+                    let body = build_body(&spec, work).map_err(WorkerError::other)?;
                     Box::new(Steps { body, per_job: (bytes / 4096).max(1), done: 0 })
                 }
             };
@@ -149,18 +150,18 @@ pub(crate) fn prepare(job: &Job, p: &Periodic, rt: &RtJob) -> Result<Prepared, S
 }
 
 /// Reads the set's start time the engine wrote before the release.
-fn read_start(dir: &Path) -> Result<u64, String> {
+fn read_start(dir: &Path) -> Result<u64, WorkerError> {
     let path = dir.join(START_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-    text.trim().parse().map_err(|e| format!("{}: {e}", path.display()))
+    let text = std::fs::read_to_string(&path).map_err(WorkerError::step(format!("reading {}", path.display())))?;
+    text.trim().parse::<u64>().map_err(WorkerError::step(path.display().to_string()))
 }
 
 /// Runs the prepared task after the release and fills the report.
-pub(crate) fn run(job: &Job, prep: &mut Prepared, report: &mut Report) -> Result<(), String> {
+pub(crate) fn run(job: &Job, prep: &mut Prepared, report: &mut Report) -> Result<(), WorkerError> {
     match prep {
         Prepared::Loop(runner, locked) => {
             let start = read_start(&job.dir)?;
-            runner.run(start).map_err(|e| e.to_string())?;
+            runner.run(start).map_err(WorkerError::other)?;
             let log = job_log(runner.records(), start, runner.params().deadline_ns());
             let s = runner.summary();
             let h = runner.latency_histogram();
@@ -202,7 +203,7 @@ pub(crate) fn run(job: &Job, prep: &mut Prepared, report: &mut Report) -> Result
             }));
         }
         Prepared::Dispatched(steps, region, slot, locked) => {
-            let stats = schedlab_dispatch::run_worker_with(region, *slot, steps.as_mut()).map_err(|e| e.to_string())?;
+            let stats = schedlab_dispatch::run_worker_with(region, *slot, steps.as_mut()).map_err(WorkerError::other)?;
             report.units += stats.jobs_done as f64;
             report.detail = Some(Detail::Dispatched(DispatchedDetail { dispatch: stats, memory_locked: *locked }));
         }
@@ -336,10 +337,10 @@ pub fn dispatcher_main(region: &str, config: &str, out: &str) -> i32 {
         libc::signal(libc::SIGTERM, on_stop as *const () as libc::sighandler_t);
         libc::signal(libc::SIGINT, on_stop as *const () as libc::sighandler_t);
     }
-    let result = (|| -> Result<Metrics, String> {
-        let cfg: Config = serde_json::from_str(config).map_err(|e| format!("dispatcher configuration: {e}"))?;
-        let region = schedlab_dispatch::Region::open(Path::new(region)).map_err(|e| e.to_string())?;
-        schedlab_dispatch::Dispatcher::new(cfg, region).and_then(|d| d.run(&STOP)).map_err(|e| e.to_string())
+    let result = (|| -> Result<Metrics, WorkerError> {
+        let cfg: Config = serde_json::from_str(config).map_err(WorkerError::step("dispatcher configuration"))?;
+        let region = schedlab_dispatch::Region::open(Path::new(region)).map_err(WorkerError::other)?;
+        schedlab_dispatch::Dispatcher::new(cfg, region).and_then(|d| d.run(&STOP)).map_err(WorkerError::other)
     })();
     match result {
         Ok(m) => match std::fs::write(out, serde_json::to_vec(&m).unwrap_or_default()) {

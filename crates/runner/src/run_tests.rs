@@ -1,4 +1,4 @@
-//! The step loop of [`crate::run_with`], driven by the [`MockExecutor`]: no root, no time.
+//! The step loop of [`crate::Run`], driven by the [`MockExecutor`]: no root, no time.
 
 use super::*;
 use schedlab_plan::{Affinity, CgroupSpec, Class, Group, Order, Policy};
@@ -67,7 +67,22 @@ fn scratch(tag: &str) -> PathBuf {
 }
 
 fn opts() -> Options {
-    Options { engine_rt: false, ..Options::default() }
+    Options { engine_rt: false, tag: "t".into(), ..Options::default() }
+}
+
+/// Every step of `plan`, set up, run and undone by one [`Run`].
+fn run_steps(
+    executor: &mut dyn Executor,
+    plan: &Plan,
+    opts: Options,
+    journal: &mut Journal,
+    observer: &mut dyn Observer,
+    sink: &mut dyn FnMut(&CellRecord) -> Result<(), SinkError>,
+) -> Result<Ending, RunError> {
+    let steps = plan.steps();
+    let mut source = FixedSteps::new(&steps);
+    let mut run = Run::start(plan, &mut source, opts, journal, observer)?;
+    run.run(executor, sink)
 }
 
 /// Notes step starts and ends in the shared trace.
@@ -83,22 +98,22 @@ impl Observer for Tracer {
 }
 
 /// Runs `plan`'s steps with `mock`, storing records unless `sink_fails_at` is reached.
-fn run_mock(tag: &str, mock: &mut MockExecutor, sink_fails_at: Option<usize>) -> (anyhow::Result<Ending>, Vec<CellRecord>, PathBuf) {
+fn run_mock(tag: &str, mock: &mut MockExecutor, sink_fails_at: Option<usize>) -> (Result<Ending, RunError>, Vec<CellRecord>, PathBuf) {
     let d = scratch(tag);
     let plan = plan(&d.join("exp"));
     let mut journal = Journal::create(&d.join("state")).unwrap();
     let trace = Rc::clone(&mock.trace);
     let mut observer = Tracer(Rc::clone(&trace));
     let mut stored = Vec::new();
-    let mut sink = |rec: &CellRecord| -> anyhow::Result<()> {
+    let mut sink = |rec: &CellRecord| -> Result<(), SinkError> {
         if Some(stored.len()) == sink_fails_at {
-            anyhow::bail!("disk full");
+            return Err("disk full".into());
         }
         trace.borrow_mut().push(format!("sink {}", rec.ordinal));
         stored.push(rec.clone());
         Ok(())
     };
-    let ending = run_with(mock, &plan, &plan.steps(), "t", &opts(), &mut journal, &mut observer, &mut sink);
+    let ending = run_steps(mock, &plan, opts(), &mut journal, &mut observer, &mut sink);
     assert!(journal.close().is_empty());
     (ending, stored, d)
 }
@@ -219,7 +234,11 @@ fn knobs_are_set_read_back_per_cell_and_put_back_and_a_refused_one_fails_only_it
     let mut journal = Journal::create(&d.join("state")).unwrap();
     let mut stored = Vec::new();
     let opts = Options { root: Root::new(d.join("root")), ..opts() };
-    let ending = run_with(&mut MockExecutor::new(), &plan, &plan.steps(), "t", &opts, &mut journal, &mut Quiet, &mut |r: &CellRecord| {
+    let steps = plan.steps();
+    let mut source = FixedSteps::new(&steps);
+    let mut quiet = Quiet;
+    let mut run = Run::start(&plan, &mut source, opts, &mut journal, &mut quiet).unwrap();
+    let ending = run.run(&mut MockExecutor::new(), &mut |r: &CellRecord| {
         stored.push(r.clone());
         Ok(())
     });
@@ -229,8 +248,31 @@ fn knobs_are_set_read_back_per_cell_and_put_back_and_a_refused_one_fails_only_it
     assert_eq!(stored[1].status, schedlab_model::CellStatus::Failed);
     assert!(stored[1].message.as_deref().unwrap().starts_with("kernel.sched_schedstats: "), "{:?}", stored[1].message);
     assert_eq!(std::fs::read_to_string(sys.join("sched_rr_timeslice_ms")).unwrap(), "37", "put back after its cell");
-    assert_eq!(std::fs::read_to_string(sys.join("sched_autogroup_enabled")).unwrap(), "0", "held until the journal closes");
+    assert_eq!(std::fs::read_to_string(sys.join("sched_autogroup_enabled")).unwrap(), "0", "held while the run lives");
+    drop(run);
+    assert_eq!(std::fs::read_to_string(sys.join("sched_autogroup_enabled")).unwrap(), "1", "put back when the run is dropped");
     assert!(journal.close().is_empty());
-    assert_eq!(std::fs::read_to_string(sys.join("sched_autogroup_enabled")).unwrap(), "1");
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+/// A run refused after it began its set-up (here: it would weaken RT throttling with no
+/// watchdog above its workers) leaves nothing behind: dropping the half-made run undoes
+/// the experiment directory it had made, before the caller closes the journal.
+#[test]
+fn a_run_refused_part_way_through_its_set_up_undoes_what_it_made() {
+    use schedlab_plan::knob::KnobValue;
+    let d = scratch("refused");
+    let mut plan = plan(&d.join("exp"));
+    plan.allow_rt_unthrottled = true;
+    plan.knobs.insert("kernel.sched_rt_runtime_us".into(), KnobValue::Int(-1));
+    let mut journal = Journal::create(&d.join("state")).unwrap();
+    let steps = plan.steps();
+    let mut source = FixedSteps::new(&steps);
+    let mut quiet = Quiet;
+    let refused = Run::start(&plan, &mut source, opts(), &mut journal, &mut quiet).err().expect("no watchdog: refused");
+    assert!(matches!(refused, RunError::NoWatchdog), "{refused}");
+    assert!(journal.entries().is_empty(), "undone by the drop: {:?}", journal.entries());
+    assert!(!d.join("exp").exists(), "the experiment directory and the parent made for it are gone");
+    assert!(journal.close().is_empty());
     std::fs::remove_dir_all(d).unwrap();
 }

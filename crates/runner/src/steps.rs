@@ -7,12 +7,10 @@ use schedlab_plan::{Plan, Step};
 /// The steps of a run, handed out one at a time.
 pub trait StepSource {
     /// The next step to run; None ends the run.
-    fn next_step(&mut self) -> anyhow::Result<Option<Step>>;
+    fn next_step(&mut self) -> Option<Step>;
 
     /// A step's record, once the sink has taken it.
-    fn finished(&mut self, _rec: &CellRecord) -> anyhow::Result<()> {
-        Ok(())
-    }
+    fn finished(&mut self, _rec: &CellRecord) {}
 
     /// Steps handed out so far plus those known to come (grows as a source decides more).
     fn planned(&self) -> usize;
@@ -37,10 +35,10 @@ impl<'a> FixedSteps<'a> {
 }
 
 impl StepSource for FixedSteps<'_> {
-    fn next_step(&mut self) -> anyhow::Result<Option<Step>> {
+    fn next_step(&mut self) -> Option<Step> {
         let s = self.steps.get(self.next).copied();
         self.next += s.is_some() as usize;
-        Ok(s)
+        s
     }
 
     fn planned(&self) -> usize {

@@ -99,7 +99,7 @@ pub fn main(job_json: &str) -> i32 {
     report.cpu = sched::current_cpu();
     report.cpus = probe.seen.cpus();
     if let Err(e) = outcome {
-        report.error = Some(e);
+        report.error = Some(e.to_string());
         send(&report, &job.dir);
         return 1;
     }
@@ -124,40 +124,83 @@ enum Prepared {
     Irq(Box<wl::IrqReader>),
 }
 
-fn prepare(job: &Job) -> Result<Prepared, String> {
+/// Why a worker could not prepare or do its work: the text goes into its report and so
+/// into its cell's message.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// A step failed: `what` names it.
+    #[error("{what}: {error}")]
+    Step {
+        /// The step (a file made, a workload run).
+        what: String,
+        /// What went wrong.
+        error: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The job description and the worker disagree (a bug, not the machine).
+    #[error("{0}")]
+    Internal(&'static str),
+    /// A periodic task's job names a task its set does not have.
+    #[error("task {task} of a set of {len}")]
+    NoSuchTask {
+        /// The task asked for.
+        task: u32,
+        /// The set's size.
+        len: usize,
+    },
+    /// A library's own error, as it says it.
+    #[error(transparent)]
+    Other(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl WorkerError {
+    /// Names the step an error comes from: `.map_err(WorkerError::step("copy"))`.
+    pub fn step<E: Into<Box<dyn std::error::Error + Send + Sync>>>(what: impl Into<String>) -> impl FnOnce(E) -> WorkerError {
+        let what = what.into();
+        move |e| WorkerError::Step { what, error: e.into() }
+    }
+
+    /// A library's error as it is.
+    pub fn other(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> WorkerError {
+        WorkerError::Other(e.into())
+    }
+}
+
+fn prepare(job: &Job) -> Result<Prepared, WorkerError> {
     let out_path = job.dir.join(format!("out-{}", job.index));
     match &job.workload {
         Workload::Pi { .. } => Ok(Prepared::Cpu),
         Workload::Periodic(p) => {
-            let rt = job.rt.as_ref().ok_or("a periodic worker without its task")?;
+            let rt = job.rt.as_ref().ok_or(WorkerError::Internal("a periodic worker without its task"))?;
             crate::rt::prepare(job, p, rt).map(Prepared::Periodic)
         }
         Workload::ParWrite(p) | Workload::ParRead(p) => {
             Ok(Prepared::Par(Box::new(wl::ParPrepared::new(p, job.seed ^ job.index as u64)), 0))
         }
         Workload::UdpFlood { packet_bytes, .. } => {
-            wl::UdpFlood::new(*packet_bytes).map(|f| Prepared::Udp(Box::new(f))).map_err(|e| format!("udp_flood sockets: {e}"))
+            wl::UdpFlood::new(*packet_bytes).map(|f| Prepared::Udp(Box::new(f))).map_err(WorkerError::step("udp_flood sockets"))
         }
         Workload::IoInterrupts { read_bytes, file_bytes, .. } => {
             let path = job.dir.join(format!("irq-{}", job.index));
             wl::IrqReader::create(&path, *file_bytes, *read_bytes, job.seed ^ job.index as u64)
                 .map(|r| Prepared::Irq(Box::new(r)))
-                .map_err(|e| format!("io_interrupts: making {}: {e}", path.display()))
+                .map_err(WorkerError::step(format!("io_interrupts: making {}", path.display())))
         }
         Workload::Hash { .. } => {
             let mut buf = Box::new([0u8; wl::HASH_BUFFER]);
             // SAFETY: filling our own buffer from the OS random source.
             let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
             if n != buf.len() as isize {
-                return Err(format!("getrandom: {}", std::io::Error::last_os_error()));
+                return Err(WorkerError::step("getrandom")(std::io::Error::last_os_error()));
             }
             Ok(Prepared::Hash(buf))
         }
         Workload::Copy { .. } => {
-            let input = job.input.as_ref().ok_or("copy without an input file")?;
-            wl::CopyFiles::open(input, &out_path)
-                .map(Prepared::Copy)
-                .map_err(|e| format!("opening {} / {}: {e}", input.display(), out_path.display()))
+            let input = job.input.as_ref().ok_or(WorkerError::Internal("copy without an input file"))?;
+            wl::CopyFiles::open(input, &out_path).map(Prepared::Copy).map_err(WorkerError::step(format!(
+                "opening {} / {}",
+                input.display(),
+                out_path.display()
+            )))
         }
         Workload::Mixed { .. } => {
             use std::os::unix::fs::OpenOptionsExt;
@@ -167,19 +210,19 @@ fn prepare(job: &Job) -> Result<Prepared, String> {
                 .custom_flags(libc::O_SYNC)
                 .open(&out_path)
                 .map(Prepared::Mixed)
-                .map_err(|e| format!("creating {}: {e}", out_path.display()))
+                .map_err(WorkerError::step(format!("creating {}", out_path.display())))
         }
         Workload::Command { argv } => {
             let dir = job.dir.to_string_lossy();
             let idx = job.index.to_string();
             let args: Result<Vec<CString>, _> =
                 argv.iter().map(|a| CString::new(a.replace("{index}", &idx).replace("{dir}", &dir))).collect();
-            let args = args.map_err(|e| format!("argument with NUL byte: {e}"))?;
+            let args = args.map_err(WorkerError::step("argument with NUL byte"))?;
             let out = std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
                 .open(job.dir.join(format!("cmd-{}.out", job.index)))
-                .map_err(|e| format!("creating the command's output file: {e}"))?;
+                .map_err(WorkerError::step("creating the command's output file"))?;
             Ok(Prepared::Exec(args, out))
         }
     }
@@ -203,7 +246,7 @@ fn wait_for_release() {
 }
 
 /// One round of the work; units accumulate across rounds of a repeating worker.
-fn work(job: &Job, p: &mut Prepared, report: &mut Report, probe: &mut WorkerProbe) -> Result<(), String> {
+fn work(job: &Job, p: &mut Prepared, report: &mut Report, probe: &mut WorkerProbe) -> Result<(), WorkerError> {
     let seed = job.seed.wrapping_add(report.units as u64);
     match (&job.workload, p) {
         (Workload::Pi { iterations }, Prepared::Cpu) => {
@@ -217,13 +260,13 @@ fn work(job: &Job, p: &mut Prepared, report: &mut Report, probe: &mut WorkerProb
             report.detail = Some(Detail::Hash { digest: format!("{:032x}", o.digest) });
         }
         (Workload::Mixed { iterations, write_every }, Prepared::Mixed(f)) => {
-            let o = wl::mixed(*iterations, *write_every, seed, job.index as u64, f, probe).map_err(|e| format!("mixed: {e}"))?;
+            let o = wl::mixed(*iterations, *write_every, seed, job.index as u64, f, probe).map_err(WorkerError::step("mixed"))?;
             report.units += o.iterations as f64;
             let sync_writes = report.detail.as_ref().and_then(Detail::sync_writes).unwrap_or(0) + o.writes;
             report.detail = Some(Detail::Mixed { estimate: o.estimate, sync_writes });
         }
         (Workload::Copy { transfer_bytes, block_bytes, .. }, Prepared::Copy(files)) => {
-            let (bytes, w) = wl::copy(files, *transfer_bytes, *block_bytes).map_err(|e| format!("copy: {e}"))?;
+            let (bytes, w) = wl::copy(files, *transfer_bytes, *block_bytes).map_err(WorkerError::step("copy"))?;
             report.units += bytes as f64;
             let sync_writes = report.detail.as_ref().and_then(Detail::sync_writes).unwrap_or(0) + w;
             report.detail = Some(Detail::Writes { sync_writes });
@@ -231,29 +274,29 @@ fn work(job: &Job, p: &mut Prepared, report: &mut Report, probe: &mut WorkerProb
         (Workload::Command { .. }, Prepared::Exec(args, out)) => exec(std::mem::take(args), out, report, &job.dir),
         (Workload::ParWrite(_), Prepared::Par(p, round)) => {
             // A background writer repeats: each round writes fresh files.
-            let o = wl::par_write(&job.dir, &format!("w{}-{round}-", job.index), p, &STOP).map_err(|e| format!("par_write: {e}"))?;
+            let o = wl::par_write(&job.dir, &format!("w{}-{round}-", job.index), p, &STOP).map_err(WorkerError::step("par_write"))?;
             *round += 1;
             report.units += o.bytes as f64;
             report.detail = Some(Detail::Io(o));
         }
         (Workload::ParRead(_), Prepared::Par(p, _)) => {
-            let dir = job.read_dir.as_ref().ok_or("par_read without an input directory")?;
-            let o = wl::par_read(dir, &format!("r{}-", job.index), p, &STOP).map_err(|e| format!("par_read: {e}"))?;
+            let dir = job.read_dir.as_ref().ok_or(WorkerError::Internal("par_read without an input directory"))?;
+            let o = wl::par_read(dir, &format!("r{}-", job.index), p, &STOP).map_err(WorkerError::step("par_read"))?;
             report.units += o.bytes as f64;
             report.detail = Some(Detail::Io(o));
         }
         (Workload::Periodic(_), Prepared::Periodic(p)) => crate::rt::run(job, p, report)?,
         (Workload::UdpFlood { packets, .. }, Prepared::Udp(f)) => {
-            let o = wl::udp_flood(f, *packets, probe).map_err(|e| format!("udp_flood: {e}"))?;
+            let o = wl::udp_flood(f, *packets, probe).map_err(WorkerError::step("udp_flood"))?;
             report.units += o.sent as f64;
             report.detail = Some(Detail::Flood(f.total()));
         }
         (Workload::IoInterrupts { reads, .. }, Prepared::Irq(r)) => {
-            let o = wl::io_interrupts(r, *reads, probe).map_err(|e| format!("io_interrupts: {e}"))?;
+            let o = wl::io_interrupts(r, *reads, probe).map_err(WorkerError::step("io_interrupts"))?;
             report.units += o.reads as f64;
             report.detail = Some(Detail::Irq(r.total()));
         }
-        _ => return Err("internal: workload and preparation disagree".into()),
+        _ => return Err(WorkerError::Internal("internal: workload and preparation disagree")),
     }
     Ok(())
 }

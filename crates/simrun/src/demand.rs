@@ -68,6 +68,14 @@ impl Demands {
 /// Why a measured run cannot give the demands a plan needs.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DemandError {
+    /// Some of a simulated record's workers kept their own CPU demand and some did not.
+    #[error("{own} of its {workers} simulated workers kept their own CPU demand, the others none")]
+    Mixed {
+        /// Workers with their own demand.
+        own: usize,
+        /// Workers in all.
+        workers: usize,
+    },
     /// The run is a simulation.
     #[error("run {run} is simulated; --demand-from takes a measured run")]
     Simulated {
@@ -244,12 +252,12 @@ fn ending(s: &Sample) -> String {
 
 /// The demands a simulated record was made with (each sample's, in task order), so the cell
 /// can be simulated again exactly; None when it used the model's rates.
-pub fn stored(rec: &CellRecord) -> Result<Option<Vec<Duration>>, String> {
+pub fn stored(rec: &CellRecord) -> Result<Option<Vec<Duration>>, DemandError> {
     let own: Vec<Option<Duration>> = rec.samples.iter().map(|s| s.extra.sim.as_ref().and_then(|o| o.demand_ns)).collect();
     match own.iter().filter(|d| d.is_some()).count() {
         0 => Ok(None),
         n if n == own.len() => Ok(Some(own.into_iter().flatten().collect())),
-        n => Err(format!("{n} of its {} simulated workers kept their own CPU demand, the others none", own.len())),
+        n => Err(DemandError::Mixed { own: n, workers: own.len() }),
     }
 }
 

@@ -22,6 +22,11 @@ pub struct Unsupported {
     pub reason: String,
 }
 
+/// Why the simulator has no model of a workload, in the user's terms.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NoModel(pub String);
+
 /// The simulator's inputs for one cell.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellInput {
@@ -68,7 +73,7 @@ pub fn task_params(policy: &Policy, p: &Params) -> TaskParams {
 /// - `copy`: per block, the write's CPU time, then one synchronous write on the device.
 /// - `mixed`: `write_every` iterations plus the write's CPU time, then one synchronous
 ///   write, repeated; the iterations left over after the last write are a final burst.
-pub fn workload(w: &SpecWorkload, p: &Params) -> Result<Workload, String> {
+pub fn workload(w: &SpecWorkload, p: &Params) -> Result<Workload, NoModel> {
     match w {
         SpecWorkload::Pi { iterations } => Ok(Workload::Burst { length: p.compute_ns(*iterations) }),
         SpecWorkload::Hash { hashes } if p.ns_per_hash > 0.0 => {
@@ -79,20 +84,20 @@ pub fn workload(w: &SpecWorkload, p: &Params) -> Result<Workload, String> {
             let n = w.sync_writes();
             Ok(writes(n, *write_every, iterations - n * write_every, p))
         }
-        SpecWorkload::Hash { .. } => Err("hash workloads need the CPU time of one hash (calibrate, or give it)".to_string()),
+        SpecWorkload::Hash { .. } => Err(NoModel("hash workloads need the CPU time of one hash (calibrate, or give it)".to_string())),
         other if other.kind() == "command" => {
-            Err("a command workload runs a program whose CPU and I/O behaviour the simulator cannot know".to_string())
+            Err(NoModel("a command workload runs a program whose CPU and I/O behaviour the simulator cannot know".to_string()))
         }
-        SpecWorkload::UdpFlood { .. } | SpecWorkload::IoInterrupts { .. } => Err(format!(
+        SpecWorkload::UdpFlood { .. } | SpecWorkload::IoInterrupts { .. } => Err(NoModel(format!(
             "{} is a disturbance workload (network-stack and interrupt load); the simulator models neither the network stack, softirqs nor device interrupts",
             w.kind()
-        )),
-        other if other.is_io() => Err(format!(
+        ))),
+        other if other.is_io() => Err(NoModel(format!(
             "{} is an I/O-scheduler workload; the simulator models one device queue with a fixed service time, no page cache and no I/O scheduler",
             other.kind()
-        )),
-        SpecWorkload::Periodic(_) => Err("a periodic task set is simulated task by task, not as one worker's workload".to_string()),
-        other => Err(format!("workload kind `{}` has no simulation model yet", other.kind())),
+        ))),
+        SpecWorkload::Periodic(_) => Err(NoModel("a periodic task set is simulated task by task, not as one worker's workload".to_string())),
+        other => Err(NoModel(format!("workload kind `{}` has no simulation model yet", other.kind()))),
     }
 }
 
@@ -158,7 +163,7 @@ pub fn cell_input(cell: &Cell, p: &Params, demand: Option<&[Time]>, horizon: Tim
         if demand.is_some() {
             return Err(refuse("a periodic set's CPU demand is its tasks' own, not a measured worker's".to_string()));
         }
-        return crate::rt::cell_input(cell, set, p, horizon, trace).map_err(refuse);
+        return crate::rt::cell_input(cell, set, p, horizon, trace);
     }
     let policy = policy_spec(cell.primary().policy.class, p);
     let all: Vec<u32> = (0..p.cpus as u32).collect();
@@ -175,7 +180,7 @@ pub fn cell_input(cell: &Cell, p: &Params, demand: Option<&[Time]>, horizon: Tim
         }
         // One workload for the whole group, or (None) each worker's own burst.
         let shared = match demand {
-            None => Some(workload(&g.workload, p).map_err(refuse)?),
+            None => Some(workload(&g.workload, p).map_err(|e| refuse(e.0))?),
             Some(_) if crate::demand::is_cpu_work(&g.workload) => None,
             Some(_) => return Err(refuse(crate::demand::not_cpu_work(&g.name, g.workload.kind()))),
         };

@@ -42,7 +42,7 @@ use schedlab_plan::{Cell, Periodic, PeriodicBody, RtScheduler};
 use schedlab_policy::{PolicySpec, Reservation, TaskParams, Window};
 use schedlab_sim::{Mapping, MissAction, Periodic as SimPeriodic, SimConfig, TaskResult, TaskSpec, Workload};
 
-use crate::model::CellInput;
+use crate::model::{CellInput, Unsupported};
 use crate::Params;
 
 /// The simulator's policy for a set's scheduler.
@@ -97,20 +97,20 @@ pub fn reservations(set: &Periodic) -> Vec<Reservation> {
 }
 
 /// Why a set cannot be simulated, if it cannot.
-fn limits(set: &Periodic, p: &Params) -> Result<(), String> {
+fn limits(set: &Periodic, p: &Params) -> Option<String> {
     if let PeriodicBody::Read { bytes } = set.body {
-        return Err(format!(
+        return Some(format!(
             "its jobs read {bytes} bytes each from the device with the page cache dropped (body = \"read\"); the simulator has no model of that I/O time: use body = \"spin\" or \"fft\""
         ));
     }
     if let Some(cpu) = placement(set, p.cpus).into_iter().flatten().find(|&c| c as usize >= p.cpus) {
-        return Err(format!("the set is pinned to CPU {cpu}, but the simulation has {} CPUs (--cpus)", p.cpus));
+        return Some(format!("the set is pinned to CPU {cpu}, but the simulation has {} CPUs (--cpus)", p.cpus));
     }
     if set.scheduler.dispatched() {
         let q = set.quantum_ns;
         let off = |v: u64| v % q != 0;
         if let Some((i, t)) = set.tasks.iter().enumerate().find(|(_, t)| off(t.t_ns) || off(t.deadline_ns()) || off(t.phase_ns)) {
-            return Err(format!(
+            return Some(format!(
                 "{} decides on a grid of {} ms quanta, and task {i} (T = {} ms, D = {} ms, phase = {} ms) is not on it; the simulator models {} sets whose T, D and phase are whole quanta",
                 set.scheduler.name(),
                 ms(q),
@@ -121,7 +121,7 @@ fn limits(set: &Periodic, p: &Params) -> Result<(), String> {
             ));
         }
     }
-    Ok(())
+    None
 }
 
 fn ms(ns: u64) -> f64 {
@@ -129,14 +129,17 @@ fn ms(ns: u64) -> f64 {
 }
 
 /// The simulator's inputs for a cell whose only group runs the periodic set `set`.
-pub(crate) fn cell_input(cell: &Cell, set: &Periodic, p: &Params, horizon: u64, trace: bool) -> Result<CellInput, String> {
+pub(crate) fn cell_input(cell: &Cell, set: &Periodic, p: &Params, horizon: u64, trace: bool) -> Result<CellInput, Unsupported> {
+    let refuse = |reason: String| Unsupported { key: cell.key.clone(), reason };
     if cell.groups.len() > 1 {
-        return Err(
+        return Err(refuse(
             "it runs a periodic set beside other groups; the simulator runs one policy per ready queue, so it models a periodic set alone"
                 .to_string(),
-        );
+        ));
     }
-    limits(set, p)?;
+    if let Some(why) = limits(set, p) {
+        return Err(refuse(why));
+    }
     let on_miss = if set.scheduler.dispatched() { MissAction::Drop } else { MissAction::Skip };
     let tasks: Vec<TaskSpec> = set
         .tasks

@@ -6,7 +6,7 @@ use crate::error::SpecError;
 use crate::raw::{RawList, RawValue};
 use crate::validate::{check_workload_name, cpu_list, scheduler_name, Ctx, GroupDef, Locations};
 use schedlab_plan::axis::{self, Axis, AxisValue};
-use schedlab_plan::{Affinity, Class, CpuScheduler, IoSetting, Policy, Workload, MAX_SLICE_US, MAX_WORKER_PRIORITY, MIN_SLICE_US};
+use schedlab_plan::{Affinity, Class, CpuScheduler, IoSetting, Policy, Refusal, Workload, MAX_SLICE_US, MAX_WORKER_PRIORITY, MIN_SLICE_US};
 use serde_spanned::Spanned;
 use std::collections::BTreeMap;
 
@@ -283,7 +283,9 @@ fn cpu_scheduler(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecE
         other => {
             let t = other.type_str();
             let a = if t.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
-            Err(format!("a cpu_scheduler is a string (\"eevdf\", \"scx:NAME\") or a table {{ scx = \"NAME\", args = [..] }}, got {a} {t}"))
+            Err(Refusal(format!(
+                "a cpu_scheduler is a string (\"eevdf\", \"scx:NAME\") or a table {{ scx = \"NAME\", args = [..] }}, got {a} {t}"
+            )))
         }
     };
     let mut s = parsed.or_else(|msg| ck.cx.err(v.span(), msg))?;
@@ -296,9 +298,9 @@ fn cpu_scheduler(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecE
     Ok(AxisValue::CpuScheduler(s))
 }
 
-fn scx_table(t: &toml::Table) -> Result<CpuScheduler, String> {
+fn scx_table(t: &toml::Table) -> Result<CpuScheduler, Refusal> {
     if let Some(k) = t.keys().find(|k| !["scx", "args"].contains(&k.as_str())) {
-        return Err(format!("unknown key `{k}` in a cpu_scheduler table: it takes `scx` (the program) and `args`"));
+        return Err(Refusal(format!("unknown key `{k}` in a cpu_scheduler table: it takes `scx` (the program) and `args`")));
     }
     let program = t
         .get("scx")

@@ -23,7 +23,7 @@ mod validate;
 
 pub use error::{cut, line_col, SpecError, ECHO_CHARS};
 pub use knobs::unthrottles;
-pub use paths::{kernel_fs, not_kernel_fs, PathKey, PathUse};
+pub use paths::{kernel_fs, not_kernel_fs, OnKernelFs, PathKey, PathUse};
 /// The vocabulary and the plan this crate produces, re-exported for the CLI.
 pub use schedlab_plan::*;
 pub use validate::Location;

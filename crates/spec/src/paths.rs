@@ -75,14 +75,27 @@ pub fn kernel_fs(path: &Path) -> Option<&'static str> {
     KERNEL_FS.iter().find(|(magic, _)| *magic == st.f_type as i64).map(|(_, name)| *name)
 }
 
+/// A directory on a kernel interface (proc, sysfs, cgroupfs, tracefs, ...), refused for the
+/// experiment's files; the message names the key or flag, the path and the filesystem.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OnKernelFs(String);
+
+impl std::fmt::Display for OnKernelFs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for OnKernelFs {}
+
 /// Refuses a directory for the experiment's files on a kernel interface (`what` names the key
 /// or flag that gave it, e.g. `--dir`).
-pub fn not_kernel_fs(what: &str, dir: &Path) -> Result<(), String> {
+pub fn not_kernel_fs(what: &str, dir: &Path) -> Result<(), OnKernelFs> {
     match kernel_fs(dir) {
-        Some(fs) => Err(format!(
+        Some(fs) => Err(OnKernelFs(format!(
             "{what}: {} is on {fs}, a kernel interface, not storage: what schedlab would create there could not be removed as files are; choose a directory on a real filesystem",
             dir.display()
-        )),
+        ))),
         None => Ok(()),
     }
 }
@@ -92,7 +105,7 @@ fn problem(u: &PathUse) -> Option<String> {
     let p = u.path.display();
     if matches!(u.key, PathKey::Dir | PathKey::Device) {
         if let Err(e) = not_kernel_fs(u.key.name(), &u.path) {
-            return Some(e);
+            return Some(e.to_string());
         }
     }
     match u.key {

@@ -5,7 +5,8 @@ use crate::raw::{RawCanonical, RawGenerate, RawTask, RawWorkload};
 use crate::validate::{Ctx, GroupDef};
 use schedlab_periodic::{canonical_set, GenSpec, PeriodChoice, TaskParams, UtilisationMeasure};
 use schedlab_plan::{
-    Affinity, Class, DeadlineParams, Group, Periodic, PeriodicBody, Policy, RtScheduler, TaskSource, MAX_WORKER_PRIORITY, RM_TOP_PRIORITY,
+    Affinity, Class, DeadlineParams, Group, Periodic, PeriodicBody, Policy, RtScheduler, TaskSource, DISPATCH_MAX_TASKS,
+    DISPATCH_RUN_PRIORITY, MAX_WORKER_PRIORITY, RM_TOP_PRIORITY,
 };
 use serde_spanned::Spanned;
 use std::ops::Range;
@@ -18,10 +19,8 @@ const DEFAULT_QUANTUM_MS: f64 = 10.0;
 const DEFAULT_WORK_FRACTION: f64 = 0.9;
 /// Default bytes a `read` job reads, KiB.
 const DEFAULT_READ_KIB: i64 = 64;
-/// Most tasks in one set.
-const MAX_TASKS: i64 = crate::bounds::MAX_SET_TASKS as i64;
-/// The live dispatcher's SCHED_FIFO priority for the chosen worker (schedlab-dispatch's RUN_PRIORITY).
-const DISPATCH_RUN_PRIORITY: u32 = 97;
+/// Most tasks in one set (the dispatcher's region holds this many slots).
+const MAX_TASKS: i64 = DISPATCH_MAX_TASKS as i64;
 
 fn ms_to_ns(cx: &Ctx, v: &Spanned<f64>, what: &str, allow_zero: bool) -> Result<u64, SpecError> {
     let x = *v.get_ref();

@@ -117,7 +117,7 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         None => 0x05ee_d1ab,
     };
     let timeout = match &raw.timeout_s {
-        Some(t) => crate::bounds::watchdog(*t.get_ref(), "timeout_s").or_else(|e| cx.err(t.span(), e))?,
+        Some(t) => crate::bounds::watchdog(*t.get_ref(), "timeout_s").or_else(|e| cx.err(t.span(), e.to_string()))?,
         None => Duration::from_secs_f64(DEFAULT_TIMEOUT_S),
     };
     let mut locations = Locations { matrix: raw.matrix.span(), ..Locations::default() };
@@ -135,7 +135,7 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
             .map(|(k, _)| k.get_ref().clone())
             .collect(),
         buffer_kb: match &raw.trace_buffer_kb {
-            Some(b) => Some(cx.int_in(b, 64, 1 << 22, "trace_buffer_kb")? as u32),
+            Some(b) => Some(cx.int_in(b, (*TRACE_BUFFER_KB.start()).into(), (*TRACE_BUFFER_KB.end()).into(), "trace_buffer_kb")? as u32),
             None => None,
         },
     };
@@ -851,9 +851,6 @@ fn policy(cx: &Ctx, p: &RawPolicy, locs: &mut Locations) -> Result<Policy, SpecE
     }
     Ok(pol)
 }
-
-/// The live dispatcher's own SCHED_FIFO priority (schedlab-dispatch's DISPATCHER_PRIORITY).
-const DISPATCHER_PRIORITY: u32 = 98;
 
 /// Refuses, naming the missing privilege, what this process may not do: nice below its own
 /// and RLIMIT_NICE's floor, SCHED_FIFO/SCHED_RR above RLIMIT_RTPRIO (a dispatched set's

@@ -1,6 +1,6 @@
 //! Runs as parts of a campaign: a UUID per run, and for a shard its campaign and place.
 
-use crate::{DbError, RunRow, Store, RUN_SELECT};
+use crate::{DbError, RunRow, RunStatus, Store, RUN_SELECT};
 use rusqlite::{params, OptionalExtension};
 
 /// Which of how many parts of a campaign's plan a run is.
@@ -68,8 +68,8 @@ impl Store {
             .conn
             .query_row(
                 "SELECT id FROM runs WHERE spec_hash = ?1 AND shard_index = ?2 AND shard_count = ?3 AND (?4 IS NULL OR campaign = ?4)
-                   AND status NOT LIKE 'complete%' AND mode = 'measured' ORDER BY id DESC LIMIT 1",
-                params![spec_hash, shard.index, shard.count, campaign],
+                   AND status NOT IN (?5, ?6) AND mode = 'measured' ORDER BY id DESC LIMIT 1",
+                params![spec_hash, shard.index, shard.count, campaign, RunStatus::COMPLETE[0].as_str(), RunStatus::COMPLETE[1].as_str()],
                 |r| r.get(0),
             )
             .optional()?;

@@ -9,9 +9,11 @@ mod merge;
 mod repetitions;
 mod schema;
 pub mod spool;
+mod status;
 
 pub use campaign::{Identity, Shard};
 pub use merge::{MergeError, MergeReport, MergedRun, RUN_TABLES};
+pub use status::RunStatus;
 
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
@@ -33,8 +35,8 @@ pub struct RunRow {
     pub name: String,
     /// measured or sim.
     pub mode: String,
-    /// running, complete, interrupted or failed.
-    pub status: String,
+    /// How it stands: running, complete, interrupted, ...
+    pub status: RunStatus,
     /// Unix time the run started.
     pub started_unix: f64,
     /// Unix time the run ended, if it did.
@@ -131,10 +133,20 @@ impl Store {
 
     fn init(conn: Connection) -> Result<Store, DbError> {
         conn.busy_timeout(Store::busy_timeout())?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        schema::migrate(&conn)?;
+        // Switching a new database to WAL upgrades a shared lock, which SQLite refuses at once
+        // (no busy wait) when another opener holds one too: such refusals are retried.
+        let start = std::time::Instant::now();
+        loop {
+            let set_up = conn
+                .pragma_update(None, "journal_mode", "WAL")
+                .and_then(|()| conn.pragma_update(None, "synchronous", "NORMAL"))
+                .and_then(|()| conn.pragma_update(None, "foreign_keys", "ON"))
+                .and_then(|()| schema::migrate(&conn));
+            match set_up {
+                Err(e) if is_busy(&e) && start.elapsed() < Store::busy_timeout() => std::thread::sleep(std::time::Duration::from_millis(5)),
+                done => break done?,
+            }
+        }
         Ok(Store { conn })
     }
 
@@ -147,7 +159,7 @@ impl Store {
     pub fn create_run(&self, r: &NewRun) -> Result<i64, DbError> {
         self.conn.execute(
             "INSERT INTO runs (name, mode, status, started_unix, spec_path, spec_text, spec_hash, plan_json, scale, env_json, tool_version, command_line, warnings_json, uuid)
-             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '[]', ?12)",
+             VALUES (?1, ?2, ?13, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '[]', ?12)",
             params![
                 r.name,
                 r.mode.as_str(),
@@ -160,7 +172,8 @@ impl Store {
                 serde_json::to_string(r.env).unwrap_or_default(),
                 r.env.tool_version,
                 r.command_line,
-                uuid::Uuid::new_v4().to_string()
+                uuid::Uuid::new_v4().to_string(),
+                RunStatus::Running.as_str()
             ],
         )?;
         Ok(self.conn.last_insert_rowid())
@@ -173,17 +186,17 @@ impl Store {
     }
 
     /// Sets a run's final status and warnings.
-    pub fn finish_run(&self, id: i64, status: &str, warnings: &[String]) -> Result<(), DbError> {
+    pub fn finish_run(&self, id: i64, status: &RunStatus, warnings: &[String]) -> Result<(), DbError> {
         self.conn.execute(
             "UPDATE runs SET status = ?2, finished_unix = ?3, warnings_json = ?4 WHERE id = ?1",
-            params![id, status, now(), serde_json::to_string(warnings).unwrap_or_default()],
+            params![id, status.as_str(), now(), serde_json::to_string(warnings).unwrap_or_default()],
         )?;
         Ok(())
     }
 
     /// Marks a run as running again (resume).
     pub fn reopen_run(&self, id: i64) -> Result<(), DbError> {
-        self.conn.execute("UPDATE runs SET status = 'running', finished_unix = NULL WHERE id = ?1", params![id])?;
+        self.conn.execute("UPDATE runs SET status = ?2, finished_unix = NULL WHERE id = ?1", params![id, RunStatus::Running.as_str()])?;
         Ok(())
     }
 
@@ -300,9 +313,9 @@ impl Store {
         let id: Option<i64> = self
             .conn
             .query_row(
-                "SELECT id FROM runs WHERE spec_hash = ?1 AND status NOT LIKE 'complete%' AND mode = 'measured' AND shard_count IS NULL
+                "SELECT id FROM runs WHERE spec_hash = ?1 AND status NOT IN (?2, ?3) AND mode = 'measured' AND shard_count IS NULL
                  ORDER BY id DESC LIMIT 1",
-                params![spec_hash],
+                params![spec_hash, RunStatus::COMPLETE[0].as_str(), RunStatus::COMPLETE[1].as_str()],
                 |r| r.get(0),
             )
             .optional()?;
@@ -598,7 +611,7 @@ pub(crate) fn run_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
         id,
         name: r.get(1)?,
         mode: r.get(2)?,
-        status: r.get(3)?,
+        status: RunStatus::parse(&r.get::<_, String>(3)?),
         started_unix: r.get(4)?,
         finished_unix: r.get(5)?,
         spec_path: r.get(6)?,
@@ -661,3 +674,8 @@ fn encoded_logs(samples: &[Sample]) -> Vec<Option<Vec<u8>>> {
 
 #[cfg(test)]
 mod tests;
+
+/// Whether SQLite refused for a lock another connection holds.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
+}

@@ -1,6 +1,6 @@
 //! Copying runs from other databases (a campaign's shards) into this one, once each by UUID.
 
-use crate::{DbError, RunRow, Shard, Store};
+use crate::{DbError, RunRow, RunStatus, Shard, Store};
 use rusqlite::params;
 use schedlab_model::AdaptiveTarget;
 use std::collections::BTreeMap;
@@ -173,7 +173,7 @@ impl Store {
             rows.collect::<Result<_, _>>()?
         };
         for (old, uuid, status) in incoming {
-            if status == "running" {
+            if RunStatus::parse(&status) == RunStatus::Running {
                 let why = "it is still running (being written, or its writer was killed: `schedlab run --resume` finishes it); \
                            merge again once it has ended";
                 report.skipped.push((src.to_path_buf(), old, why.into()));

@@ -30,7 +30,7 @@ fn shard_db(path: &Path, campaign: Option<(&str, Shard)>, scale: f64) -> Store {
         target: schedlab_model::AdaptiveTarget { min: 3, max: 4, ci_pct: 5.0 },
     };
     s.set_repetition_outcome(id, 1, &outcome).unwrap();
-    s.finish_run(id, "complete", &[]).unwrap();
+    s.finish_run(id, &RunStatus::Complete, &[]).unwrap();
     s
 }
 
@@ -129,11 +129,11 @@ fn a_run_still_being_written_is_skipped_and_a_later_merge_brings_it_whole() {
     assert!(out.runs().unwrap().is_empty(), "nothing of it copied");
     // It ends; the next merge brings all of it.
     src.insert_cell(id, &record(1, 0, 3)).unwrap();
-    src.finish_run(id, "complete", &[]).unwrap();
+    src.finish_run(id, &RunStatus::Complete, &[]).unwrap();
     let r = out.merge(&[d.join("a.db")]).unwrap();
     assert_eq!(r.merged.len(), 1);
     assert_eq!(r.merged[0].cells, 2);
-    assert_eq!(out.run(r.merged[0].id).unwrap().unwrap().status, "complete");
+    assert_eq!(out.run(r.merged[0].id).unwrap().unwrap().status, RunStatus::Complete);
     std::fs::remove_dir_all(d).unwrap();
 }
 
@@ -143,7 +143,7 @@ fn a_shard_merged_while_interrupted_is_completed_by_a_later_merge_under_its_id()
     let mut src = Store::open(&d.join("a.db")).unwrap();
     let id = new_run(&src);
     src.insert_cell(id, &record(0, 0, 2)).unwrap();
-    src.finish_run(id, "interrupted", &[]).unwrap();
+    src.finish_run(id, &RunStatus::Interrupted, &[]).unwrap();
     let mut out = Store::open(&d.join("all.db")).unwrap();
     let first = out.merge(&[d.join("a.db")]).unwrap();
     assert_eq!(first.merged.len(), 1);
@@ -154,12 +154,12 @@ fn a_shard_merged_while_interrupted_is_completed_by_a_later_merge_under_its_id()
     b.samples[0].jobs =
         Some(schedlab_model::jobs::JobLog { source: "worker".into(), d_ns: 5, jobs: vec![Default::default(); 2], unrecorded: 0 });
     src.insert_cell(id, &b).unwrap();
-    src.finish_run(id, "complete", &[]).unwrap();
+    src.finish_run(id, &RunStatus::Complete, &[]).unwrap();
     let r = out.merge(&[d.join("a.db")]).unwrap();
     assert!(r.merged.is_empty() && r.present.is_empty(), "{r:?}");
     assert_eq!(r.completed.len(), 1);
     assert_eq!((r.completed[0].id, r.completed[0].cells), (here, 2));
-    assert_eq!(out.run(here).unwrap().unwrap().status, "complete");
+    assert_eq!(out.run(here).unwrap().unwrap().status, RunStatus::Complete);
     assert_eq!(out.cells(here).unwrap(), src.cells(id).unwrap());
     assert_eq!(out.job_logs(here, 1, 0, false).unwrap(), src.job_logs(id, 1, 0, false).unwrap());
     assert_eq!(out.runs().unwrap().len(), 1);

@@ -132,10 +132,10 @@ fn resume_finds_the_newest_unfinished_run_of_the_spec_whatever_its_options() {
     let id = new_run(&s);
     assert_eq!(s.resumable_by_hash("abc").unwrap().map(|r| r.id), Some(id));
     assert_eq!(s.resumable_by_hash("other").unwrap(), None);
-    s.finish_run(id, "complete with failures", &[]).unwrap();
+    s.finish_run(id, &RunStatus::CompleteWithFailures, &[]).unwrap();
     assert_eq!(s.resumable_by_hash("abc").unwrap(), None, "a run with failures is complete");
     let id2 = new_run(&s);
-    s.finish_run(id2, "spooled", &[]).unwrap();
+    s.finish_run(id2, &RunStatus::Spooled, &[]).unwrap();
     assert_eq!(s.resumable_by_hash("abc").unwrap().map(|r| r.id), Some(id2));
 }
 
@@ -240,7 +240,7 @@ fn a_spooled_capture_travels_beside_the_line_and_is_removed_with_the_spool() {
 fn run_rows_keep_spec_env_and_warnings() {
     let s = Store::memory().unwrap();
     let id = new_run(&s);
-    s.finish_run(id, "interrupted", &["w1".to_string()]).unwrap();
+    s.finish_run(id, &RunStatus::Interrupted, &["w1".to_string()]).unwrap();
     let r = s.run(id).unwrap().unwrap();
     assert_eq!((r.status.as_str(), r.spec_text.as_str(), r.env.kernel.as_str()), ("interrupted", "name='t'", "6.1"));
     assert_eq!(r.warnings, vec!["w1".to_string()]);

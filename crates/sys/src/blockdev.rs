@@ -6,7 +6,7 @@
 //! real machine and are journaled by the caller's [`Journal`] before they happen.
 
 use crate::journal::{Entry, Journal};
-use crate::Root;
+use crate::{Root, SysError};
 use schedlab_model::DiskStatDelta;
 use schedlab_plan::{DeviceFacts, DeviceSpec, DeviceTarget, IoSetting, QueueTarget, QUEUE_TUNABLES};
 use std::ffi::CString;
@@ -173,21 +173,21 @@ pub struct QueueLock {
 }
 
 /// Takes the [`QueueLock`] of `dev`, or says who may hold it. Never waits.
-pub fn lock_queue(root: &Root, dev: &str) -> Result<QueueLock, String> {
+pub fn lock_queue(root: &Root, dev: &str) -> Result<QueueLock, SysError> {
     use std::os::fd::AsRawFd;
     let path = root.path(&format!("/sys/block/{dev}/queue/scheduler"));
-    let file = std::fs::File::open(&path).map_err(|e| format!("opening {}: {e}", path.display()))?;
+    let file = std::fs::File::open(&path).map_err(|e| SysError::io(format!("opening {}", path.display()), e))?;
     // SAFETY: plain syscall on our own descriptor.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         let e = std::io::Error::last_os_error();
         return Err(if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-            format!(
+            SysError::refused(format!(
                 "another process (another schedlab run?) is changing {dev}'s I/O scheduler ({} is locked); \
                  runs that switch the same device's scheduler cannot overlap: wait for it to finish",
                 path.display()
-            )
+            ))
         } else {
-            format!("locking {}: {e}", path.display())
+            SysError::io(format!("locking {}", path.display()), e)
         });
     }
     Ok(QueueLock { _file: file })
@@ -197,15 +197,19 @@ pub fn lock_queue(root: &Root, dev: &str) -> Result<QueueLock, String> {
 /// switch may change: the queue tunables a scheduler switch resets (nr_requests) are
 /// recorded before the scheduler, so they are restored after it. Returns the scheduler and
 /// tunables read back.
-pub fn apply_iosched(j: &mut Journal, root: &Root, dev: &str, s: &IoSetting) -> Result<(String, Vec<(String, String)>), String> {
+pub fn apply_iosched(j: &mut Journal, root: &Root, dev: &str, s: &IoSetting) -> Result<(String, Vec<(String, String)>), SysError> {
     let qpath = |k: &str| root.path(&format!("/sys/block/{dev}/queue/{k}"));
-    let (offered, active) = schedulers(root, dev).map_err(|e| format!("reading {dev}'s I/O schedulers: {e}"))?;
+    let (offered, active) = schedulers(root, dev).map_err(|e| SysError::io(format!("reading {dev}'s I/O schedulers"), e))?;
     if !offered.contains(&s.scheduler) {
-        return Err(format!("{dev} does not offer the I/O scheduler \"{}\"; it offers: {}", s.scheduler, offered.join(", ")));
+        return Err(SysError::refused(format!(
+            "{dev} does not offer the I/O scheduler \"{}\"; it offers: {}",
+            s.scheduler,
+            offered.join(", ")
+        )));
     }
-    let record = |j: &mut Journal, p: PathBuf| -> Result<(), String> {
-        let value = std::fs::read_to_string(&p).map_err(|e| format!("reading {}: {e}", p.display()))?;
-        j.record(Entry::Restore { path: p, value: value.trim().to_string() }).map_err(|e| format!("journal: {e}"))
+    let record = |j: &mut Journal, p: PathBuf| -> Result<(), SysError> {
+        let value = std::fs::read_to_string(&p).map_err(|e| SysError::io(format!("reading {}", p.display()), e))?;
+        j.record(Entry::Restore { path: p, value: value.trim().to_string() }).map_err(|e| SysError::io("journal", e))
     };
     let mut queue_keys: Vec<&str> = vec!["nr_requests"];
     for (k, _) in &s.tunables {
@@ -225,24 +229,29 @@ pub fn apply_iosched(j: &mut Journal, root: &Root, dev: &str, s: &IoSetting) -> 
             record(j, p)?;
         }
     }
-    j.record(Entry::Restore { path: qpath("scheduler"), value: active.clone() }).map_err(|e| format!("journal: {e}"))?;
-    std::fs::write(qpath("scheduler"), &s.scheduler).map_err(|e| format!("setting {dev}'s scheduler to {}: {e}", s.scheduler))?;
+    j.record(Entry::Restore { path: qpath("scheduler"), value: active.clone() }).map_err(|e| SysError::io("journal", e))?;
+    std::fs::write(qpath("scheduler"), &s.scheduler)
+        .map_err(|e| SysError::io(format!("setting {dev}'s scheduler to {}", s.scheduler), e))?;
     let mut applied = Vec::new();
     for (k, v) in &s.tunables {
         let p = if QUEUE_TUNABLES.contains(&k.as_str()) { qpath(k) } else { qpath(&format!("iosched/{k}")) };
         if !p.exists() {
-            return Err(format!("{dev} with scheduler {} has no tunable {k} ({} does not exist)", s.scheduler, p.display()));
+            return Err(SysError::refused(format!(
+                "{dev} with scheduler {} has no tunable {k} ({} does not exist)",
+                s.scheduler,
+                p.display()
+            )));
         }
         if !QUEUE_TUNABLES.contains(&k.as_str()) {
             record(j, p.clone())?;
         }
-        std::fs::write(&p, v).map_err(|e| format!("writing {v} to {}: {e}", p.display()))?;
+        std::fs::write(&p, v).map_err(|e| SysError::io(format!("writing {v} to {}", p.display()), e))?;
         let back = std::fs::read_to_string(&p).map(|x| x.trim().to_string()).unwrap_or_default();
         applied.push((k.clone(), back));
     }
     let now = schedulers(root, dev).map(|s| s.1).unwrap_or_default();
     if now != s.scheduler {
-        return Err(format!("{dev}: wrote scheduler {} but the kernel reports {now}", s.scheduler));
+        return Err(SysError::refused(format!("{dev}: wrote scheduler {} but the kernel reports {now}", s.scheduler)));
     }
     Ok((now, applied))
 }
@@ -349,9 +358,10 @@ pub fn mkfs_tool(fs: &str) -> Option<PathBuf> {
 
 /// Makes a filesystem on /dev/<dev> (argv, no shell; ext4 with its lazy initialisation off,
 /// so no background thread writes to the device during measurements).
-pub fn mkfs(fs: &str, dev: &str) -> Result<(), String> {
-    let tool =
-        mkfs_tool(fs).ok_or_else(|| format!("mkfs.{fs} not found; install it (ext4: e2fsprogs, xfs: xfsprogs, btrfs: btrfs-progs)"))?;
+pub fn mkfs(fs: &str, dev: &str) -> Result<(), SysError> {
+    let tool = mkfs_tool(fs).ok_or_else(|| {
+        SysError::refused(format!("mkfs.{fs} not found; install it (ext4: e2fsprogs, xfs: xfsprogs, btrfs: btrfs-progs)"))
+    })?;
     let node = format!("/dev/{dev}");
     let mut cmd = std::process::Command::new(&tool);
     match fs {
@@ -372,9 +382,14 @@ pub fn mkfs(fs: &str, dev: &str) -> Result<(), String> {
             }
         });
     }
-    let out = cmd.stdin(std::process::Stdio::null()).output().map_err(|e| format!("running {}: {e}", tool.display()))?;
+    let out = cmd.stdin(std::process::Stdio::null()).output().map_err(|e| SysError::io(format!("running {}", tool.display()), e))?;
     if !out.status.success() {
-        return Err(format!("{} {node} failed ({}): {}", tool.display(), out.status, String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(SysError::refused(format!(
+            "{} {node} failed ({}): {}",
+            tool.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
     }
     Ok(())
 }
@@ -455,17 +470,19 @@ pub fn drop_caches(root: &Root) -> io::Result<()> {
 
 /// The directory a `Dir` target's files go under: the directory itself, or where a named
 /// block device (or one of its partitions) is mounted. Never the raw device.
-pub fn resolve_dir(root: &Root, path: &str) -> Result<PathBuf, String> {
+pub fn resolve_dir(root: &Root, path: &str) -> Result<PathBuf, SysError> {
     use std::os::unix::fs::FileTypeExt;
     let p = Path::new(path);
-    let md = std::fs::metadata(p).map_err(|e| format!("{path}: {e}"))?;
+    let md = std::fs::metadata(p).map_err(|e| SysError::io(path, e))?;
     if md.file_type().is_block_device() {
         return mount_point_of(root, md.rdev()).ok_or_else(|| {
-            format!("{path} is not mounted; schedlab never writes to a device raw: mount a filesystem on it, or name a directory on one")
+            SysError::refused(format!(
+                "{path} is not mounted; schedlab never writes to a device raw: mount a filesystem on it, or name a directory on one"
+            ))
         });
     }
     if !md.is_dir() {
-        return Err(format!("{path} is neither a directory nor a block device"));
+        return Err(SysError::refused(format!("{path} is neither a directory nor a block device")));
     }
     Ok(p.to_path_buf())
 }
@@ -505,13 +522,14 @@ pub fn facts(root: &Root, d: &DeviceSpec, parent: &Path) -> DeviceFacts {
             }
         }
         DeviceTarget::Dir { path } => {
-            match resolve_dir(root, path).and_then(|dir| Ok((disk_of_path(root, &dir).map_err(|e| e.to_string())?, dir))) {
+            match resolve_dir(root, path).and_then(|dir| Ok((disk_of_path(root, &dir).map_err(|e| SysError::refused(e.to_string()))?, dir)))
+            {
                 Ok((disk, dir)) => {
                     f.offered = schedulers(root, &disk).ok().map(|s| s.0);
                     f.free_bytes = free_bytes(&dir).ok();
                     f.disk = Some(disk);
                 }
-                Err(e) => f.path_error = Some(e),
+                Err(e) => f.path_error = Some(e.to_string()),
             }
         }
     }
@@ -600,11 +618,11 @@ mod tests {
         let held = lock_queue(&root, "vdb").unwrap();
         // flock locks belong to the open file description: a second open conflicts even in
         // the same process, as another run's would.
-        let e = lock_queue(&root, "vdb").unwrap_err();
+        let e = lock_queue(&root, "vdb").unwrap_err().to_string();
         assert!(e.contains("cannot overlap") && e.contains("vdb"), "{e}");
         drop(held);
         assert!(lock_queue(&root, "vdb").is_ok(), "released when dropped");
-        assert!(lock_queue(&root, "nosuch").unwrap_err().contains("opening"));
+        assert!(lock_queue(&root, "nosuch").unwrap_err().to_string().contains("opening"));
     }
 
     #[test]
@@ -616,7 +634,7 @@ mod tests {
         ]);
         let mut j = Journal::create(&d.0.join("state")).unwrap();
         let s = IoSetting { name: "x".into(), scheduler: "bfq".into(), tunables: vec![] };
-        let e = apply_iosched(&mut j, &r, "sdz", &s).unwrap_err();
+        let e = apply_iosched(&mut j, &r, "sdz", &s).unwrap_err().to_string();
         assert!(e.contains("offers: none, mq-deadline"), "{e}");
         assert!(j.entries().is_empty(), "nothing recorded before the refusal");
         // A fake sysfs file does not switch like the kernel's: the read-back check catches it.

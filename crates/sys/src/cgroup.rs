@@ -10,7 +10,7 @@
 //! `cpu.max` on v2 and `cpu.cfs_quota_us`/`cpu.cfs_period_us` on v1.
 
 use crate::journal::{Entry, Journal};
-use crate::Root;
+use crate::{Root, SysError};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -87,26 +87,26 @@ impl Hierarchy {
     }
 
     /// Checks that every controller `s` needs is available, before anything is changed.
-    pub fn check(&self, s: &Settings) -> Result<(), String> {
+    pub fn check(&self, s: &Settings) -> Result<(), SysError> {
         let need_cpu = s.weight.is_some() || s.max.is_some();
         let need_cpuset = s.cpuset.is_some();
         match self {
             Hierarchy::V1 { cpu, cpuset } => {
                 if need_cpu && cpu.is_none() {
-                    return Err("the cgroup v1 cpu controller is not mounted (no /sys/fs/cgroup/cpu)".into());
+                    return Err(SysError::refused("the cgroup v1 cpu controller is not mounted (no /sys/fs/cgroup/cpu)"));
                 }
                 if need_cpuset && cpuset.is_none() {
-                    return Err("the cgroup v1 cpuset controller is not mounted (no /sys/fs/cgroup/cpuset)".into());
+                    return Err(SysError::refused("the cgroup v1 cpuset controller is not mounted (no /sys/fs/cgroup/cpuset)"));
                 }
             }
             Hierarchy::V2 { root, controllers } => {
                 for (need, c) in [(need_cpu, "cpu"), (need_cpuset, "cpuset")] {
                     if need && !controllers.iter().any(|x| x == c) {
-                        return Err(format!(
+                        return Err(SysError::refused(format!(
                             "the cgroup v2 controller \"{c}\" is not available at {} (cgroup.controllers: {})",
                             root.display(),
                             controllers.join(" ")
-                        ));
+                        )));
                     }
                 }
             }

@@ -6,7 +6,7 @@
 //! and mounting debugfs for the whole machine is its administrator's decision.
 
 use crate::journal::{Entry, Journal};
-use crate::Root;
+use crate::{Root, SysError};
 use schedlab_plan::knob::{Knob, KnobValue, Place};
 use schedlab_plan::{KnobFact, KnobFacts};
 use std::io::Write;
@@ -193,7 +193,7 @@ pub fn values(root: &Root, names: &[String]) -> std::collections::BTreeMap<Strin
 /// when `holds` is dropped or the process dies), before anything reads or changes them: a
 /// knob another live run holds is refused, naming that run. Unknown or unusable knobs are
 /// left to the spec's checks.
-pub fn hold(root: &Root, names: &[String], holds: &mut crate::lock::Holds) -> Result<(), String> {
+pub fn hold(root: &Root, names: &[String], holds: &mut crate::lock::Holds) -> Result<(), SysError> {
     for name in names {
         let Ok(k) = Knob::parse(name) else { continue };
         let Ok(s) = state(root, &k) else { continue };
@@ -207,23 +207,23 @@ pub fn hold(root: &Root, names: &[String], holds: &mut crate::lock::Holds) -> Re
 /// Sets `knob` to `v`: each file's present value is journaled first (undone after the cell
 /// or the run, on Ctrl-C, on errors and by `restore`), then written; returns the value in
 /// force read back. The error names the knob, the file and what the kernel said.
-pub fn set(root: &Root, knob: &Knob, v: &KnobValue, journal: &mut Journal) -> Result<String, String> {
+pub fn set(root: &Root, knob: &Knob, v: &KnobValue, journal: &mut Journal) -> Result<String, SysError> {
     let name = &knob.name;
     let before = state(root, knob).map_err(|f| match f {
-        KnobFact::Missing(why) | KnobFact::Unusable(why) => format!("{name}: {why}"),
+        KnobFact::Missing(why) | KnobFact::Unusable(why) => SysError::refused(format!("{name}: {why}")),
         KnobFact::Present { .. } => unreachable!("state errors are never Present"),
     })?;
     let text = knob.text(v);
     for (path, old) in &before.files {
         journal
             .record(Entry::Restore { path: path.clone(), value: old.clone() })
-            .map_err(|e| format!("{name}: cannot journal {} before writing it: {e}", path.display()))?;
+            .map_err(|e| SysError::io(format!("{name}: cannot journal {} before writing it", path.display()), e))?;
         let written = std::fs::OpenOptions::new().write(true).truncate(true).open(path).and_then(|mut f| f.write_all(text.as_bytes()));
         if let Err(e) = written {
-            return Err(format!("{name}: the kernel refused {text} ({}: {e})", path.display()));
+            return Err(SysError::refused(format!("{name}: the kernel refused {text} ({}: {e})", path.display())));
         }
     }
-    state(root, knob).map(|s| s.label).map_err(|_| format!("{name}: set to {text}, but it cannot be read back"))
+    state(root, knob).map(|s| s.label).map_err(|_| SysError::refused(format!("{name}: set to {text}, but it cannot be read back")))
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ pub mod blockdev;
 pub mod cgroup;
 pub mod cpus;
 pub mod env;
+mod error;
 pub mod exits;
 pub mod journal;
 pub mod knobs;
@@ -20,6 +21,8 @@ pub mod procfs;
 pub mod sched;
 pub mod scx;
 pub mod spawn;
+
+pub use error::SysError;
 
 use std::path::{Path, PathBuf};
 

@@ -4,6 +4,7 @@
 //! The kernel releases a hold when its process dies, SIGKILL included: a dead run's hold
 //! never blocks the next.
 
+use crate::SysError;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
@@ -28,23 +29,23 @@ impl Holds {
 
     /// Holds `path`, which stands for `what` (`knob kernel.x`); a path already held here is
     /// held once. Never waits: a hold another process has is refused, naming that process.
-    pub fn take(&mut self, what: &str, path: &Path) -> Result<(), String> {
+    pub fn take(&mut self, what: &str, path: &Path) -> Result<(), SysError> {
         if self.files.iter().any(|(p, _)| p == path) {
             return Ok(());
         }
-        let file = File::open(path).map_err(|e| format!("{what}: opening {} to hold it: {e}", path.display()))?;
+        let file = File::open(path).map_err(|e| SysError::io(format!("{what}: opening {} to hold it", path.display()), e))?;
         // SAFETY: plain syscall on our own descriptor.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             let e = std::io::Error::last_os_error();
             if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
-                return Err(format!("{what}: locking {}: {e}", path.display()));
+                return Err(SysError::io(format!("{what}: locking {}", path.display()), e));
             }
             let who = holder(&file).map(|(pid, cmd)| format!("process {pid} ({cmd})")).unwrap_or_else(|| "another process".into());
-            return Err(format!(
+            return Err(SysError::refused(format!(
                 "{what} is held by another run: {who} holds {}. Two runs must not change the same setting: \
                  wait until that run ends (nothing was changed)",
                 path.display()
-            ));
+            )));
         }
         self.files.push((path.to_path_buf(), file));
         Ok(())
@@ -106,12 +107,12 @@ mod tests {
         mine.take("knob kernel.sched_cfs_bandwidth_slice_us", &f).expect("held once per run");
         assert_eq!(mine.paths().count(), 1);
         // A second open file description conflicts even in this process, as another run's would.
-        let e = Holds::new().take("knob kernel.sched_cfs_bandwidth_slice_us", &f).unwrap_err();
+        let e = Holds::new().take("knob kernel.sched_cfs_bandwidth_slice_us", &f).unwrap_err().to_string();
         assert!(e.contains("held by another run") && e.contains(&format!("process {}", std::process::id())), "{e}");
         assert!(e.contains("kernel.sched_cfs_bandwidth_slice_us") && e.contains("nothing was changed"), "{e}");
         drop(mine);
         Holds::new().take("knob x", &f).expect("released when dropped");
-        assert!(Holds::new().take("knob y", &d.join("nosuch")).unwrap_err().contains("opening"));
+        assert!(Holds::new().take("knob y", &d.join("nosuch")).unwrap_err().to_string().contains("opening"));
         std::fs::remove_dir_all(d).unwrap();
     }
 

@@ -2,7 +2,7 @@
 //! task is on it, and what the kernel logged about it. Everything is read under a
 //! [`Root`], so tests run against fake trees that a fake scheduler writes.
 
-use crate::Root;
+use crate::{Root, SysError};
 pub use schedlab_plan::ScxFacts;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -21,21 +21,21 @@ pub fn facts(root: &Root, programs: &[String]) -> ScxFacts {
         ops: ops(root),
         may_load: euid == 0,
         kernel: root.read("/proc/sys/kernel/osrelease").unwrap_or_default(),
-        programs: programs.iter().map(|p| (p.clone(), find_program(p))).collect(),
+        programs: programs.iter().map(|p| (p.clone(), find_program(p).map_err(|e| schedlab_plan::Refusal(e.to_string())))).collect(),
     }
 }
 
 /// The file a scheduler program names: a path as it is, a bare name looked up on PATH; it
 /// must be an executable file.
-pub fn find_program(program: &str) -> Result<PathBuf, String> {
+pub fn find_program(program: &str) -> Result<PathBuf, SysError> {
     use std::os::unix::fs::PermissionsExt;
     let runnable = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
     if program.contains('/') {
         let p = PathBuf::from(program);
         return match std::fs::metadata(&p) {
             Ok(_) if runnable(&p) => Ok(p),
-            Ok(_) => Err(format!("{program} is not an executable file")),
-            Err(e) => Err(format!("{program}: {e}")),
+            Ok(_) => Err(SysError::refused(format!("{program} is not an executable file"))),
+            Err(e) => Err(SysError::io(program, e)),
         };
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -43,7 +43,7 @@ pub fn find_program(program: &str) -> Result<PathBuf, String> {
         .filter(|d| d.is_absolute())
         .map(|d| d.join(program))
         .find(|p| runnable(p))
-        .ok_or_else(|| format!("no executable {program} on PATH ({})", std::env::var("PATH").unwrap_or_default()))
+        .ok_or_else(|| SysError::refused(format!("no executable {program} on PATH ({})", std::env::var("PATH").unwrap_or_default())))
 }
 
 /// sched_ext in a few words: `absent`, `disabled`, or the state and what is loaded
@@ -86,7 +86,7 @@ pub fn state_path(root: &Root) -> PathBuf {
 
 /// Polls `path` every 20 ms until it holds `want` or `within` passes, or `give_up` says
 /// why to stop (the scheduler died); returns the last value read on failure.
-pub fn wait_for(path: &Path, want: &str, within: Duration, mut give_up: impl FnMut() -> Option<String>) -> Result<(), String> {
+pub fn wait_for(path: &Path, want: &str, within: Duration, mut give_up: impl FnMut() -> Option<String>) -> Result<(), SysError> {
     let end = Instant::now() + within;
     loop {
         let now = std::fs::read_to_string(path).map(|s| s.trim().to_string()).unwrap_or_default();
@@ -94,10 +94,14 @@ pub fn wait_for(path: &Path, want: &str, within: Duration, mut give_up: impl FnM
             return Ok(());
         }
         if let Some(why) = give_up() {
-            return Err(why);
+            return Err(SysError::refused(why));
         }
         if Instant::now() >= end {
-            return Err(format!("{} is still \"{now}\" after {:.0} s, not \"{want}\"", path.display(), within.as_secs_f64()));
+            return Err(SysError::refused(format!(
+                "{} is still \"{now}\" after {:.0} s, not \"{want}\"",
+                path.display(),
+                within.as_secs_f64()
+            )));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -105,7 +109,7 @@ pub fn wait_for(path: &Path, want: &str, within: Duration, mut give_up: impl FnM
 
 /// Polls the number in `path` every 20 ms until it differs from `before` (a file that was
 /// missing counts as changed once it holds a number), or `within` passes.
-pub fn wait_for_change(path: &Path, before: Option<u64>, within: Duration) -> Result<u64, String> {
+pub fn wait_for_change(path: &Path, before: Option<u64>, within: Duration) -> Result<u64, SysError> {
     let end = Instant::now() + within;
     loop {
         let now: Option<u64> = std::fs::read_to_string(path).ok().and_then(|s| s.trim().parse().ok());
@@ -113,7 +117,7 @@ pub fn wait_for_change(path: &Path, before: Option<u64>, within: Duration) -> Re
             return Ok(n);
         }
         if Instant::now() >= end {
-            return Err(format!("{} stayed at {now:?} for {:.0} s", path.display(), within.as_secs_f64()));
+            return Err(SysError::refused(format!("{} stayed at {now:?} for {:.0} s", path.display(), within.as_secs_f64())));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -214,8 +218,8 @@ pub struct StatsClient {
 
 impl StatsClient {
     /// Connects to the socket at `path`; each read or write gives up after `timeout`.
-    pub fn connect(path: &Path, timeout: Duration) -> Result<StatsClient, String> {
-        let at = |e: io::Error| format!("{}: {e}", path.display());
+    pub fn connect(path: &Path, timeout: Duration) -> Result<StatsClient, SysError> {
+        let at = |e: io::Error| SysError::io(path.display().to_string(), e);
         let stream = std::os::unix::net::UnixStream::connect(path).map_err(at)?;
         stream.set_read_timeout(Some(timeout)).map_err(at)?;
         stream.set_write_timeout(Some(timeout)).map_err(at)?;
@@ -226,17 +230,18 @@ impl StatsClient {
     /// The scheduler's top-level statistics (one `{"req":"stats","args":{"target":"top"}}`
     /// line, one answer line): every number, nested names joined by `.`
     /// (`layers.batch.util`), booleans as 0 or 1; strings are left out.
-    pub fn read(&mut self) -> Result<std::collections::BTreeMap<String, f64>, String> {
+    pub fn read(&mut self) -> Result<std::collections::BTreeMap<String, f64>, SysError> {
         use std::io::{BufRead, Write};
         let path = self.path.display().to_string();
-        let at = |e: io::Error| format!("{path}: {e}");
+        let at = |e: io::Error| SysError::io(path.clone(), e);
         self.stream.write_all(b"{\"req\":\"stats\",\"args\":{\"target\":\"top\"}}\n").map_err(at)?;
         let mut line = String::new();
         self.reader.read_line(&mut line).map_err(at)?;
-        let answer: StatsAnswer = serde_json::from_str(&line).map_err(|e| format!("{path}: not an scx_stats answer ({e})"))?;
+        let answer: StatsAnswer =
+            serde_json::from_str(&line).map_err(|e| SysError::refused(format!("{path}: not an scx_stats answer ({e})")))?;
         let resp = answer.args.get("resp").cloned().unwrap_or_default();
         if answer.errno != 0 {
-            return Err(format!("{path}: the scheduler answered errno {}: {resp}", answer.errno));
+            return Err(SysError::refused(format!("{path}: the scheduler answered errno {}: {resp}", answer.errno)));
         }
         let mut out = std::collections::BTreeMap::new();
         flatten_numbers("", &resp, &mut out);

@@ -31,18 +31,18 @@ pub enum Judged {
 /// that must hold every time) ends the judgement at once: its panic goes on, after a line
 /// with the share stolen during it.
 #[track_caller]
-pub fn in_some_attempt(test: &str, attempts: usize, attempt: impl FnMut(usize) -> Result<(), String>) -> Judged {
+pub fn in_some_attempt<E: std::fmt::Display>(test: &str, attempts: usize, attempt: impl FnMut(usize) -> Result<(), E>) -> Judged {
     judge(test, attempts, Duration::from_secs(2), StealMeter::start, attempt)
 }
 
 /// [`in_some_attempt`] with the pause and the steal meter as parameters (for its own tests).
 #[track_caller]
-fn judge<M: Meter>(
+fn judge<M: Meter, E: std::fmt::Display>(
     test: &str,
     attempts: usize,
     pause: Duration,
     meter: impl Fn() -> M,
-    mut attempt: impl FnMut(usize) -> Result<(), String>,
+    mut attempt: impl FnMut(usize) -> Result<(), E>,
 ) -> Judged {
     assert!(attempts > 0, "{test}: at least one attempt");
     let mut failures = Vec::new();
@@ -61,7 +61,7 @@ fn judge<M: Meter>(
             Ok(()) => return Judged::Held(n),
             Err(why) => {
                 eprintln!("{test}: attempt {n} of {attempts} failed ({:.1}% of the CPU time stolen): {why}", stolen * 100.0);
-                failures.push(why);
+                failures.push(why.to_string());
                 least_stolen = least_stolen.min(stolen);
                 if n < attempts {
                     std::thread::sleep(pause);
@@ -166,7 +166,7 @@ mod tests {
 
     #[test]
     fn steal_in_every_failed_attempt_spoils_the_judgement() {
-        let judged = judge("t", 3, Duration::ZERO, || Fixed(0.05), |_| Err("late".into()));
+        let judged = judge("t", 3, Duration::ZERO, || Fixed(0.05), |_| Err("late"));
         assert_eq!(judged, Judged::Spoiled(0.05));
     }
 
@@ -184,7 +184,7 @@ mod tests {
                 next.set(next.get() + 1);
                 Fixed(s)
             },
-            |_| Err("late".into()),
+            |_| Err("late"),
         );
     }
 
@@ -197,7 +197,7 @@ mod tests {
                 3,
                 Duration::ZERO,
                 || Fixed(0.5),
-                |_| {
+                |_| -> Result<(), String> {
                     calls.set(calls.get() + 1);
                     panic!("structure broke")
                 },
@@ -210,7 +210,7 @@ mod tests {
 
     #[test]
     fn the_real_meter_reads_this_machine() {
-        let judged = in_some_attempt("t", 1, |_| Ok(()));
+        let judged = in_some_attempt("t", 1, |_| Ok::<(), String>(()));
         assert_eq!(judged, Judged::Held(1));
         let share = StealMeter::start().share();
         assert!((0.0..=1.0).contains(&share), "{share}");

@@ -347,14 +347,14 @@ fn remove_dir(path: &Path) -> Result<(), Error> {
 
 /// Whether this process could trace: root (tracefs is root's) and a kernel with tracefs.
 /// The error names what is missing, before anything is changed.
-pub fn preflight(root: &Root) -> Result<(), String> {
+pub fn preflight(root: &Root) -> Result<(), Error> {
     // SAFETY: no failure mode.
     if unsafe { libc::geteuid() } != 0 {
-        return Err("tracing needs root: tracefs and its instances are root's (CAP_SYS_ADMIN to mount it)".into());
+        return Err(Error::Unavailable("tracing needs root: tracefs and its instances are root's (CAP_SYS_ADMIN to mount it)".into()));
     }
     let fs = root.read("/proc/filesystems").unwrap_or_default();
     if !fs.lines().any(|l| l.split_whitespace().last() == Some("tracefs")) {
-        return Err("this kernel has no tracefs (CONFIG_TRACING): tracing is not possible".into());
+        return Err(Error::Unavailable("this kernel has no tracefs (CONFIG_TRACING): tracing is not possible".into()));
     }
     Ok(())
 }

@@ -14,7 +14,7 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Why this machine cannot run the test, if it cannot.
 fn unavailable() -> Option<String> {
-    schedlab_trace::tracefs::preflight(&Root::default()).err()
+    schedlab_trace::tracefs::preflight(&Root::default()).err().map(|e| e.to_string())
 }
 
 macro_rules! require_tracing {

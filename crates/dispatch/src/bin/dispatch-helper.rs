@@ -31,26 +31,26 @@ fn main() -> ExitCode {
     }
 }
 
-fn worker(region: &str, slot: &str, work: &str) -> Result<(), String> {
+fn worker(region: &str, slot: &str, work: &str) -> Result<(), Box<dyn std::error::Error>> {
     // The test that spawned us may die: take us with it.
     // SAFETY: plain prctl.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) };
     let slot: usize = slot.parse().map_err(|e| format!("slot {slot}: {e}"))?;
     let work: u64 = work.parse().map_err(|e| format!("work {work}: {e}"))?;
-    let stats = run_worker(Path::new(region), slot, work).map_err(|e| e.to_string())?;
-    println!("{}", serde_json::to_string(&stats).map_err(|e| e.to_string())?);
+    let stats = run_worker(Path::new(region), slot, work)?;
+    println!("{}", serde_json::to_string(&stats)?);
     Ok(())
 }
 
-fn dispatcher(region: &str, config: &str) -> Result<(), String> {
+fn dispatcher(region: &str, config: &str) -> Result<(), Box<dyn std::error::Error>> {
     // SAFETY: the handler only stores to an atomic.
     unsafe {
         libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
         libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
     let cfg: Config = serde_json::from_str(config).map_err(|e| format!("config: {e}"))?;
-    let region = Region::open(Path::new(region)).map_err(|e| e.to_string())?;
-    let metrics = Dispatcher::new(cfg, region).and_then(|d| d.run(&STOP)).map_err(|e| e.to_string())?;
-    println!("{}", serde_json::to_string(&metrics).map_err(|e| e.to_string())?);
+    let region = Region::open(Path::new(region))?;
+    let metrics = Dispatcher::new(cfg, region).and_then(|d| d.run(&STOP))?;
+    println!("{}", serde_json::to_string(&metrics)?);
     Ok(())
 }

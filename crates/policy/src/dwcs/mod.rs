@@ -33,7 +33,7 @@ mod window;
 
 use serde::{Deserialize, Serialize};
 
-pub use feasibility::{feasibility, Feasibility, WindowTask};
+pub use feasibility::{feasibility, Verdict, WindowTask};
 pub use window::{adjust_window_reconstructed, Constraint, Outcome, Precedence, WindowState};
 
 use crate::{Arrival, Duration, Policy, ReadySet, Stop, TaskId, TaskParams, Time, Window};

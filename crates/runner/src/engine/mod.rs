@@ -75,11 +75,11 @@ pub struct CellCtx<'a> {
 }
 
 /// A record of a repetition that failed before it ran, saying why.
-pub fn failed(cell: &Cell, step: &Step, ordinal: u32, msg: String) -> Outcome {
+pub fn failed(cell: &Cell, step: &Step, ordinal: u32, msg: impl std::fmt::Display) -> Outcome {
     Outcome::Done(Box::new(CellRecord {
         started_unix: unix_now(),
         engine_max_rss_kb: self_usage().2,
-        ..judged(cell, step, ordinal, (CellStatus::Failed, Some(msg)))
+        ..judged(cell, step, ordinal, (CellStatus::Failed, Some(msg.to_string())))
     }))
 }
 

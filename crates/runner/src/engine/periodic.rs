@@ -3,6 +3,7 @@
 use super::CellCtx;
 use schedlab_plan::{Cell, Periodic};
 use schedlab_sys::journal::Entry;
+use schedlab_sys::SysError;
 use std::path::PathBuf;
 
 /// The periodic set of a cell, as the engine runs it.
@@ -39,15 +40,15 @@ impl RtSet<'_> {
 }
 
 /// The cell's periodic set, with its CPU and (edf, dwcs) a fresh dispatcher region, journaled.
-pub(super) fn periodic_set<'c>(cx: &mut CellCtx, cell: &'c Cell) -> Result<Option<RtSet<'c>>, String> {
+pub(super) fn periodic_set<'c>(cx: &mut CellCtx, cell: &'c Cell) -> Result<Option<RtSet<'c>>, SysError> {
     let mut sets = cell.groups.iter().enumerate().filter_map(|(i, g)| g.workload.periodic().map(|p| (i, p)));
     let Some((group, set)) = sets.next() else { return Ok(None) };
     if sets.next().is_some() {
-        return Err("a cell may hold one periodic set; this one has several".into());
+        return Err(SysError::refused("a cell may hold one periodic set; this one has several"));
     }
     let placement = set.placement(cx.online.last().copied().unwrap_or(0));
     if let Some(c) = placement.iter().flatten().find(|c| !cx.online.contains(c)) {
-        return Err(format!("the periodic set is pinned to CPU {c}, which is not online"));
+        return Err(SysError::refused(format!("the periodic set is pinned to CPU {c}, which is not online")));
     }
     let mut parts = Vec::new();
     if let (true, Some(placement)) = (set.scheduler.dispatched(), &placement) {
@@ -56,9 +57,9 @@ pub(super) fn periodic_set<'c>(cx: &mut CellCtx, cell: &'c Cell) -> Result<Optio
         let _ = schedlab_dispatch::remove_stale(&dir);
         for (cpu, tasks) in schedlab_model::by_cpu(placement) {
             let prefix = schedlab_dispatch::shm::name_prefix(cpu, std::process::id() as i32);
-            cx.journal.record(Entry::RemoveFiles { dir: dir.clone(), prefix }).map_err(|e| format!("journal: {e}"))?;
+            cx.journal.record(Entry::RemoveFiles { dir: dir.clone(), prefix }).map_err(|e| SysError::io("journal", e))?;
             let r = schedlab_dispatch::Region::create(&dir, cpu, tasks.len())
-                .map_err(|e| format!("creating the dispatcher's region for CPU {cpu}: {e}"))?;
+                .map_err(|e| SysError::refused(format!("creating the dispatcher's region for CPU {cpu}: {e}")))?;
             parts.push(Part { cpu, tasks, region: r.disown(), metrics: cx.dir.join(format!("dispatch-metrics-{cpu}.json")) });
         }
     }

@@ -8,7 +8,7 @@ use schedlab_model::sched_ext::{SchedExtCell, ScxLoaded, ScxStats, WorkerExt};
 use schedlab_plan::{Cell, CpuScheduler, ScxProgram};
 use schedlab_sys::journal::{Entry, Journal, SCHEDULER_GRACE, SCHEDULER_UNLOAD};
 use schedlab_sys::scx::{self, KmsgTail};
-use schedlab_sys::Root;
+use schedlab_sys::{Root, SysError};
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -38,7 +38,7 @@ pub(crate) struct Loaded {
     /// Its scx_stats socket, if it serves one.
     stats_socket: Option<PathBuf>,
     /// The statistics read before the release.
-    stats_before: Option<Result<BTreeMap<String, f64>, String>>,
+    stats_before: Option<Result<BTreeMap<String, f64>, SysError>>,
     /// The connection they were read on, read again after the cell.
     stats_client: Option<scx::StatsClient>,
 }
@@ -46,27 +46,27 @@ pub(crate) struct Loaded {
 /// Before a cell of the `cpu_scheduler` axis: under eevdf, makes sure no sched_ext
 /// scheduler is loaded (None); under a sched_ext one, starts it and waits until the kernel
 /// runs it. The error says why the cell cannot run.
-pub(crate) fn prepare(root: &Root, dir: &Path, journal: &mut Journal, s: &CpuScheduler) -> Result<Option<Loaded>, String> {
+pub(crate) fn prepare(root: &Root, dir: &Path, journal: &mut Journal, s: &CpuScheduler) -> Result<Option<Loaded>, SysError> {
     let now = scx::state(root);
     match (s, now.as_deref()) {
         (CpuScheduler::Eevdf, None | Some("disabled")) => Ok(None),
-        (_, Some(other)) if other != "disabled" => Err(format!(
+        (_, Some(other)) if other != "disabled" => Err(SysError::refused(format!(
             "sched_ext is {other} ({}) before the cell: a scheduler schedlab did not start is loaded",
             scx::ops(root).unwrap_or_else(|| "no root/ops".into())
-        )),
-        (CpuScheduler::Scx(_), None) => Err(format!("{} is absent: this kernel has no sched_ext", scx::SYSFS)),
+        ))),
+        (CpuScheduler::Scx(_), None) => Err(SysError::refused(format!("{} is absent: this kernel has no sched_ext", scx::SYSFS))),
         (CpuScheduler::Scx(p), _) => start(root, dir, journal, p).map(Some),
         (CpuScheduler::Eevdf, Some(_)) => unreachable!("every other state is matched above"),
     }
 }
 
-fn start(root: &Root, dir: &Path, journal: &mut Journal, p: &ScxProgram) -> Result<Loaded, String> {
-    let program = scx::find_program(&p.program).map_err(|e| format!("the sched_ext scheduler {}: {e}", p.name()))?;
+fn start(root: &Root, dir: &Path, journal: &mut Journal, p: &ScxProgram) -> Result<Loaded, SysError> {
+    let program = scx::find_program(&p.program).map_err(|e| SysError::refused(format!("the sched_ext scheduler {}: {e}", p.name())))?;
     let kmsg = KmsgTail::open(root).ok();
     let seq_before = scx::enable_seq(root);
     let log = dir.join("scheduler.log");
-    let out = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
-    let err = out.try_clone().map_err(|e| e.to_string())?;
+    let out = std::fs::File::create(&log).map_err(|e| SysError::io(log.display().to_string(), e))?;
+    let err = out.try_clone().map_err(|e| SysError::refused(e.to_string()))?;
     let t0 = Instant::now();
     // Its own process group: a Ctrl-C at the terminal reaches the engine, which stops it.
     let child = Command::new(&program)
@@ -76,7 +76,7 @@ fn start(root: &Root, dir: &Path, journal: &mut Journal, p: &ScxProgram) -> Resu
         .stderr(err)
         .process_group(0)
         .spawn()
-        .map_err(|e| format!("could not start the sched_ext scheduler {}: {e}", program.display()))?;
+        .map_err(|e| SysError::io(format!("could not start the sched_ext scheduler {}", program.display()), e))?;
     let pid = child.id() as i32;
     let state = scx::state_path(root);
     let mut loaded = Loaded {
@@ -94,25 +94,25 @@ fn start(root: &Root, dir: &Path, journal: &mut Journal, p: &ScxProgram) -> Resu
     // Journaled as soon as its pid is known, before it can have loaded anything.
     let start = schedlab_sys::procfs::process_start(pid).map_or(0, |s| s.0);
     if let Err(e) = journal.record(Entry::StopScheduler { pid, start, state: state.clone() }) {
-        return Err(format!("could not journal the sched_ext scheduler: {e}"));
+        return Err(SysError::io("could not journal the sched_ext scheduler", e));
     }
     let child = &mut loaded.child;
     let waited = scx::wait_for(&state, "enabled", LOAD_TIMEOUT, || {
         child.try_wait().ok().flatten().map(|st| format!("it exited ({st}) before sched_ext was enabled"))
     });
     if let Err(why) = waited {
-        return Err(loaded.failure(&format!("the sched_ext scheduler {} did not load: {why}", p.name())));
+        return Err(SysError::refused(loaded.failure(&format!("the sched_ext scheduler {} did not load: {why}", p.name()))));
     }
     // The kernel counts a load in enable_seq only after the state reads `enabled`: taken
     // earlier, it would change under the cell and fail it.
     let counted = scx::wait_for_change(&root.path(&format!("{}/enable_seq", scx::SYSFS)), seq_before, LOAD_TIMEOUT);
     if let Err(why) = counted {
-        return Err(loaded.failure(&format!("the sched_ext scheduler {} loaded, but {why}", p.name())));
+        return Err(SysError::refused(loaded.failure(&format!("the sched_ext scheduler {} loaded, but {why}", p.name()))));
     }
     loaded.record.load_s = t0.elapsed().as_secs_f64();
     let ops = scx::ops(root).unwrap_or_default();
     if !p.owns_ops(&ops) {
-        return Err(loaded.failure(&format!("sched_ext was enabled, but root/ops is \"{ops}\", not {}", p.name())));
+        return Err(SysError::refused(loaded.failure(&format!("sched_ext was enabled, but root/ops is \"{ops}\", not {}", p.name()))));
     }
     (loaded.record.name, loaded.record.version) = schedlab_plan::scx::ops_name_version(&ops);
     loaded.record.ops = ops;
@@ -142,7 +142,7 @@ impl Loaded {
         let (Some(socket), Some(before)) = (&self.stats_socket, self.stats_before.take()) else { return };
         let cell = match self.stats_client.take() {
             Some(mut c) => c.read(),
-            None => Err("no connection to its stats socket".to_string()),
+            None => Err(SysError::refused("no connection to its stats socket")),
         };
         self.record.stats = Some(ScxStats::over(socket.to_string_lossy().into_owned(), before, cell));
     }
@@ -185,7 +185,7 @@ impl Loaded {
 
     /// Stops the scheduler (SIGINT, SIGKILL after the grace period), reaps it and waits
     /// until sched_ext is `disabled`.
-    pub(crate) fn stop(&mut self) -> Result<(), String> {
+    pub(crate) fn stop(&mut self) -> Result<(), SysError> {
         if self.stopped {
             return Ok(());
         }

@@ -3,31 +3,31 @@
 use super::spawn::Worker;
 use super::CellCtx;
 use schedlab_plan::{Cell, Class, Group, Workload};
-use schedlab_sys::{cgroup, sched, Root};
+use schedlab_sys::{cgroup, sched, Root, SysError};
 use std::time::Duration;
 
 /// cgroups (journaled), policy and pinning for every worker; an error names what failed.
-pub(super) fn apply_settings(cx: &mut CellCtx, cell: &Cell, workers: &[Worker]) -> Result<(), String> {
+pub(super) fn apply_settings(cx: &mut CellCtx, cell: &Cell, workers: &[Worker]) -> Result<(), SysError> {
     let mut groups_cg = Vec::new();
     if cell.uses_cgroups() {
-        let h = cx.cgroups.ok_or("this cell needs cgroups but none are available")?;
+        let h = cx.cgroups.ok_or(SysError::refused("this cell needs cgroups but none are available"))?;
         for g in &cell.groups {
             // Groups without settings still get their own cgroup at the default weight, so
             // weights compare like with like.
             let mut s = cgroup::Settings::from(&g.cgroup);
             s.weight = Some(s.weight.unwrap_or(100));
             let name = format!("{}-c{}-{}", cx.tag, cell.index, g.name);
-            groups_cg.push(h.create(cx.journal, &name, &s).map_err(|e| format!("creating cgroup {name}: {e}"))?);
+            groups_cg.push(h.create(cx.journal, &name, &s).map_err(|e| SysError::io(format!("creating cgroup {name}"), e))?);
         }
     }
     for w in workers {
         let g = &cell.groups[w.group];
         if let Some(cg) = groups_cg.get(w.group) {
-            cg.add(w.pid).map_err(|e| format!("moving worker {} into its cgroup: {e}", w.index))?;
+            cg.add(w.pid).map_err(|e| SysError::io(format!("moving worker {} into its cgroup", w.index), e))?;
         }
         if !w.allowed.is_empty() {
             schedlab_sys::cpus::set_affinity(w.pid, &w.allowed)
-                .map_err(|e| format!("pinning worker {} to CPUs {:?}: {e}", w.index, w.allowed))?;
+                .map_err(|e| SysError::io(format!("pinning worker {} to CPUs {:?}", w.index, w.allowed), e))?;
         }
         let policy = match (w.task, &g.workload) {
             (Some(t), Workload::Periodic(p)) => crate::rt::worker_policy(p, t),
@@ -42,7 +42,7 @@ pub(super) fn apply_settings(cx: &mut CellCtx, cell: &Cell, workers: &[Worker]) 
             applied = sched::apply(w.pid, &policy, false);
             tries += 1;
         }
-        applied.map_err(|e| format!("worker {} (pid {}): {}", w.index, w.pid, explain_refusal(cell, g, &e, cx.root)))?;
+        applied.map_err(|e| SysError::refused(format!("worker {} (pid {}): {}", w.index, w.pid, explain_refusal(cell, g, &e, cx.root))))?;
     }
     Ok(())
 }

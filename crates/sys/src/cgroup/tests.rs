@@ -48,7 +48,7 @@ fn pure_v2_writes_weight_max_cpuset_and_undoes_subtree_control() {
 fn v2_without_the_controller_is_refused_before_any_change() {
     let (root, dir) = fake("v2none", &[("/sys/fs/cgroup/cgroup.controllers", "io memory pids\n")]);
     let h = detect(&root).unwrap();
-    let err = h.check(&Settings { weight: Some(100), ..Default::default() }).unwrap_err();
+    let err = h.check(&Settings { weight: Some(100), ..Default::default() }).unwrap_err().to_string();
     assert!(err.contains("\"cpu\" is not available"), "{err}");
     let mut j = Journal::create(&dir.join("state")).unwrap();
     assert!(h.create(&mut j, "x", &Settings { cpuset: Some(vec![0]), ..Default::default() }).is_err());

@@ -89,7 +89,7 @@ fn a_knob_written_is_journaled_first_and_its_undo_puts_the_old_value_back() {
     std::fs::write(&features, "NO_PLACE_LAG NO_RUN_TO_PARITY").unwrap();
     // The fake file keeps what was written, which names no mode in parentheses as the
     // kernel's would: a value that cannot be read back is an error naming the knob.
-    let e = set(&root, &knob("sched.preempt"), &KnobValue::Word("voluntary".into()), &mut j).unwrap_err();
+    let e = set(&root, &knob("sched.preempt"), &KnobValue::Word("voluntary".into()), &mut j).unwrap_err().to_string();
     assert_eq!(e, "sched.preempt: set to voluntary, but it cannot be read back");
     assert_eq!(std::fs::read_to_string(d.join("sys/kernel/debug/sched/preempt")).unwrap(), "voluntary");
     set(&root, &knob("cpu.governor"), &KnobValue::Word("performance".into()), &mut j).unwrap();
@@ -121,7 +121,7 @@ fn a_knob_that_cannot_be_set_names_itself_and_its_file() {
     let (d, root) = fake("refused");
     let mut j = Journal::create(&d.join("state")).unwrap();
     std::fs::remove_file(d.join("sys/kernel/debug/sched/base_slice_ns")).unwrap();
-    let e = set(&root, &knob("sched.base_slice_ns"), &KnobValue::Int(1_000_000), &mut j).unwrap_err();
+    let e = set(&root, &knob("sched.base_slice_ns"), &KnobValue::Int(1_000_000), &mut j).unwrap_err().to_string();
     assert!(e.starts_with("sched.base_slice_ns: ") && e.contains("base_slice_ns does not exist"), "{e}");
     assert!(j.entries().is_empty(), "nothing journaled, nothing written");
     drop(j);
@@ -136,7 +136,7 @@ fn a_knob_another_run_holds_is_refused_before_anything_reads_or_changes_it() {
     hold(&root, &names, &mut first).unwrap();
     assert_eq!(first.paths().count(), 3, "the sysctl and both CPUs' governor files; an unknown knob is left to the spec's checks");
     let mut second = crate::lock::Holds::new();
-    let e = hold(&root, &names[..1], &mut second).unwrap_err();
+    let e = hold(&root, &names[..1], &mut second).unwrap_err().to_string();
     assert!(e.contains("kernel.sched_rr_timeslice_ms is held by another run") && e.contains("process "), "{e}");
     // Another knob's files stay free for another run.
     hold(&root, &["sched.base_slice_ns".to_string()], &mut second).unwrap();

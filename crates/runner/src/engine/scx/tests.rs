@@ -195,7 +195,7 @@ fn a_scheduler_that_dies_mid_cell_is_reported_with_its_last_output_and_the_kerne
 fn a_scheduler_that_fails_to_load_fails_the_cell_with_its_output() {
     let f = Fake::new("broken");
     let mut j = f.journal();
-    let e = prepare(&f.root, &f.dir.join("cell"), &mut j, &f.scx("broken")).err().expect("refused");
+    let e = prepare(&f.root, &f.dir.join("cell"), &mut j, &f.scx("broken")).err().expect("refused").to_string();
     assert!(e.contains("the sched_ext scheduler scx_fake did not load: it exited (exit status: 1) before sched_ext was enabled"), "{e}");
     assert!(e.contains("its last output: fake: libbpf: failed to load: no BTF"), "{e}");
     assert_eq!(f.state(), "disabled");
@@ -209,14 +209,14 @@ fn a_scheduler_loaded_by_someone_else_refuses_eevdf_and_scx_cells_alike() {
     std::fs::write(f.root.path(&format!("{}/root/ops", scx::SYSFS)), "lavd_1.0\n").unwrap();
     let mut j = f.journal();
     for s in [CpuScheduler::Eevdf, f.scx("polite")] {
-        let e = prepare(&f.root, &f.dir.join("cell"), &mut j, &s).err().expect("refused");
+        let e = prepare(&f.root, &f.dir.join("cell"), &mut j, &s).err().expect("refused").to_string();
         assert!(e.contains("sched_ext is enabled (lavd_1.0) before the cell"), "{e}");
     }
     assert!(j.entries().is_empty() && !f.root.path("/fake.pid").exists(), "nothing started");
     // No sched_ext at all: eevdf runs, a sched_ext scheduler cannot.
     std::fs::remove_dir_all(f.root.path(scx::SYSFS)).unwrap();
     assert!(matches!(prepare(&f.root, &f.dir.join("cell"), &mut j, &CpuScheduler::Eevdf), Ok(None)));
-    let e = prepare(&f.root, &f.dir.join("cell"), &mut j, &f.scx("polite")).err().expect("refused");
+    let e = prepare(&f.root, &f.dir.join("cell"), &mut j, &f.scx("polite")).err().expect("refused").to_string();
     assert!(e.contains("this kernel has no sched_ext"), "{e}");
     assert!(j.close().is_empty());
 }
