@@ -1,6 +1,5 @@
 //! Command-line interface: clap derive, one module per subcommand.
 
-mod adaptive;
 mod campaign;
 mod check;
 mod common;

@@ -430,7 +430,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let spool = schedlab_store::spool::path(db, run_id);
     let mut spooled: Vec<String> = Vec::new();
     let shared = std::cell::RefCell::new(store);
-    let (result, unrecorded) = super::adaptive::with_source(plan, &adaptive_cells, steps, stored, run_id, &shared, |source| {
+    // Each cell's outcome is stored as soon as it stops repeating.
+    let keep_outcome = |cell, o: &_| shared.borrow().set_repetition_outcome(run_id, cell, o).map_err(|e| e.to_string());
+    let (result, unrecorded) = schedlab_runner::adaptive::with_source(plan, &adaptive_cells, steps, stored, keep_outcome, |source| {
         schedlab_runner::run_from(
             &mut schedlab_runner::Engine,
             plan,

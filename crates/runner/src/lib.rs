@@ -7,6 +7,7 @@
 //! progress and warnings go to an [`Observer`].
 #![deny(missing_docs)]
 
+pub mod adaptive;
 pub mod device;
 mod engine;
 pub mod knobs;
