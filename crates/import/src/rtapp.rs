@@ -7,9 +7,8 @@
 //! join the `fifo` set), SCHED_DEADLINE -> `deadline` (C, T, D from dl-runtime, dl-period,
 //! dl-deadline).
 
-use super::json::Json;
-use schedlab_periodic::TaskParams;
-use schedlab_spec::Class;
+use crate::json::Json;
+use schedlab_plan::{Class, TaskParams};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -39,7 +38,7 @@ pub fn scheduler(c: Class) -> &'static str {
 
 /// An rt-app SCHED_FIFO/RR priority as a schedlab task's: 1 to 98 (99 is the engine's).
 pub fn schedlab_priority(p: i64) -> i64 {
-    p.clamp(1, schedlab_spec::MAX_WORKER_PRIORITY)
+    p.clamp(1, schedlab_plan::MAX_WORKER_PRIORITY)
 }
 
 /// rt-app's default priority: a nice value for the fair classes, 10 for the RT ones.

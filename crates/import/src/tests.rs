@@ -1,8 +1,8 @@
 //! The rt-app mapping, file text to sets and the list of what was left out.
 
-use super::json::parse;
-use super::rtapp::{import, parse_policy, rtapp_name, Imported};
-use schedlab_spec::Class;
+use crate::json::parse;
+use crate::rtapp::{import, parse_policy, rtapp_name, Imported};
+use schedlab_plan::Class;
 
 fn imp(text: &str) -> Imported {
     import(&parse(text).unwrap()).unwrap()
