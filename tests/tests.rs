@@ -35,3 +35,5 @@ mod spec_input;
 mod trace;
 mod trace_export;
 mod unprivileged;
+
+mod architecture;
