@@ -1,5 +1,6 @@
 //! The direction of the crates' dependencies, read from `cargo metadata`: the TOML parser
-//! belongs to the CLI alone, and the crates at the bottom name nothing above them.
+//! belongs to the CLI alone, every crate names only crates below it, and the pure crates
+//! forbid `unsafe`.
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -50,27 +51,102 @@ fn only_the_cli_depends_on_the_toml_parser() {
     }
 }
 
+/// Every workspace package, bottom up, with the workspace crates it may use and those its
+/// tests alone may add. A crate may only name crates listed before it, so the table is the
+/// house's floor plan: a new edge upwards fails here until it is argued for and listed.
+/// testkit is test support (a steal meter over sys's /proc/stat reader), never built into
+/// the tool.
+const ALLOWED: [(&str, &[&str], &[&str]); 18] = [
+    ("schedlab-policy", &[], &[]),
+    ("schedlab-model", &["schedlab-policy"], &[]),
+    ("schedlab-sim", &["schedlab-policy"], &[]),
+    ("schedlab-analysis", &["schedlab-model"], &[]),
+    ("schedlab-store", &["schedlab-model"], &[]),
+    ("schedlab-plan", &["schedlab-model", "schedlab-policy"], &[]),
+    ("schedlab-spec", &["schedlab-plan"], &["schedlab-model"]),
+    ("schedlab-import", &["schedlab-plan"], &[]),
+    ("schedlab-report", &["schedlab-analysis", "schedlab-model", "schedlab-plan"], &[]),
+    ("schedlab-simrun", &["schedlab-model", "schedlab-plan", "schedlab-policy", "schedlab-sim"], &[]),
+    ("schedlab-sys", &["schedlab-model", "schedlab-plan"], &[]),
+    ("schedlab-testkit", &["schedlab-sys"], &[]),
+    ("schedlab-workloads", &["schedlab-model", "schedlab-plan"], &[]),
+    ("schedlab-periodic", &["schedlab-plan", "schedlab-policy"], &["schedlab-testkit"]),
+    ("schedlab-trace", &["schedlab-model", "schedlab-sys"], &["schedlab-testkit"]),
+    ("schedlab-dispatch", &["schedlab-model", "schedlab-plan", "schedlab-policy", "schedlab-sys"], &["schedlab-sim", "schedlab-testkit"]),
+    (
+        "schedlab-runner",
+        &[
+            "schedlab-analysis",
+            "schedlab-dispatch",
+            "schedlab-model",
+            "schedlab-periodic",
+            "schedlab-plan",
+            "schedlab-sys",
+            "schedlab-trace",
+            "schedlab-workloads",
+        ],
+        &[],
+    ),
+    (
+        CLI,
+        &[
+            "schedlab-analysis",
+            "schedlab-dispatch",
+            "schedlab-import",
+            "schedlab-model",
+            "schedlab-periodic",
+            "schedlab-policy",
+            "schedlab-report",
+            "schedlab-runner",
+            "schedlab-simrun",
+            "schedlab-spec",
+            "schedlab-store",
+            "schedlab-sys",
+            "schedlab-trace",
+            "schedlab-workloads",
+        ],
+        &["schedlab-testkit"],
+    ),
+];
+
+/// The crates that make no system call of their own (files, if any, through std or their
+/// libraries): they forbid `unsafe` in their root, so none creeps in unnoticed.
+const PURE: [&str; 10] = ["model", "plan", "policy", "sim", "analysis", "report", "spec", "simrun", "store", "import"];
+
 #[test]
-fn bottom_crates_depend_on_nothing_above_them() {
-    // (package, workspace crates it may use, and those its tests alone may add). testkit is
-    // test support (a steal meter over sys's /proc/stat reader), never built into the tool.
-    let allowed: [(&str, &[&str], &[&str]); 8] = [
-        ("schedlab-model", &["schedlab-policy"], &[]),
-        ("schedlab-policy", &[], &[]),
-        ("schedlab-sim", &["schedlab-policy"], &[]),
-        ("schedlab-periodic", &["schedlab-policy"], &["schedlab-testkit"]),
-        ("schedlab-plan", &["schedlab-model", "schedlab-periodic"], &[]),
-        ("schedlab-sys", &["schedlab-model", "schedlab-plan"], &[]),
-        ("schedlab-workloads", &["schedlab-model", "schedlab-plan"], &[]),
-        ("schedlab-trace", &["schedlab-model", "schedlab-sys"], &["schedlab-testkit"]),
-    ];
+fn every_crate_depends_only_on_crates_below_it() {
     let deps = workspace_deps();
-    for (pkg, normal, dev_only) in allowed {
-        let list = deps.get(pkg).unwrap_or_else(|| panic!("no workspace package {pkg}"));
+    let listed: Vec<&str> = ALLOWED.iter().map(|(p, _, _)| *p).collect();
+    for pkg in deps.keys() {
+        assert!(listed.contains(&pkg.as_str()), "{pkg} is not in tests/layers.rs's ALLOWED: list it with the crates it may use");
+    }
+    for (at, (pkg, normal, dev_only)) in ALLOWED.iter().enumerate() {
+        for dep in normal.iter().chain(dev_only.iter()) {
+            assert!(listed[..at].contains(dep), "ALLOWED lets {pkg} use {dep}, which is not listed before it: the table must go bottom up");
+        }
+        let list = deps.get(*pkg).unwrap_or_else(|| panic!("ALLOWED names {pkg}, which is no workspace package"));
         for (dep, kind) in list.iter().filter(|(d, _)| deps.contains_key(d)) {
             let ok = normal.contains(&dep.as_str()) || (kind == "dev" && dev_only.contains(&dep.as_str()));
-            assert!(ok, "{pkg} depends on {dep} ({kind}), which is above it; it may use {normal:?} (tests also {dev_only:?})");
+            assert!(
+                ok,
+                "{pkg} depends on {dep} ({kind}), which is not below it: it may use {normal:?} (its tests also {dev_only:?}); \
+                 move the code, or argue for the edge and add it to ALLOWED and docs/ARCHITECTURE.md"
+            );
         }
+    }
+}
+
+#[test]
+fn pure_crates_forbid_unsafe_code() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates");
+    for krate in PURE {
+        let lib = root.join(krate).join("src/lib.rs");
+        let text = std::fs::read_to_string(&lib).unwrap_or_else(|e| panic!("{}: {e}", lib.display()));
+        assert!(
+            text.lines().any(|l| l.trim() == "#![forbid(unsafe_code)]"),
+            "{} lacks #![forbid(unsafe_code)]: {krate} is on the PURE list (no system calls of its own)",
+            lib.display()
+        );
     }
 }
 

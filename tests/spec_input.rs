@@ -26,9 +26,8 @@ fn two_dirs() -> (Lab, PathBuf, PathBuf) {
     (lab, specs, cwd)
 }
 
-/// A relative `dir` used to resolve against the working directory, while workers run in
-/// their cell's directory: a periodic worker then looked for the set's start file under
-/// `<cell dir>/relative/...`, every task failed, and the run ended "complete".
+/// A relative `dir` resolves against the spec file: workers run in their cell's directory,
+/// where a path relative to the working directory would name nothing.
 #[test]
 fn a_relative_dir_resolves_against_the_spec_file_from_any_working_directory() {
     require!(is_root(), "a periodic task set's job loop locks its memory and needs root");

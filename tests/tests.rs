@@ -43,3 +43,5 @@ mod stdout_errors;
 mod trace;
 mod trace_export;
 mod unprivileged;
+
+mod architecture;

@@ -3,7 +3,6 @@
 #[macro_use]
 mod out;
 
-mod adaptive;
 mod campaign;
 mod check;
 mod common;

@@ -408,7 +408,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let spool = schedlab_store::spool::path(db, run_id);
     let mut spooled: Vec<String> = Vec::new();
     let shared = std::cell::RefCell::new(store);
-    let (result, unrecorded) = super::adaptive::with_source(plan, &adaptive_cells, steps, stored, run_id, &shared, |source| {
+    // Each cell's outcome is stored as soon as it stops repeating.
+    let keep_outcome = |cell, o: &_| shared.borrow().set_repetition_outcome(run_id, cell, o);
+    let (result, unrecorded) = schedlab_runner::adaptive::with_source(plan, &adaptive_cells, steps, stored, keep_outcome, |source| {
         let mut run = schedlab_runner::Run::start(plan, source, opts, &mut journal, &mut progress)?;
         run.run(&mut schedlab_runner::Engine, &mut |rec: &CellRecord| {
             if let Some(why) = keep(&mut shared.borrow_mut(), &spool, run_id, rec)? {

@@ -7,6 +7,7 @@
 //! are stored and shown. Distribution functions (Student t quantiles and
 //! tails) come from `statrs` rather than being re-implemented here.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod adaptive;
 pub mod cells;

@@ -194,13 +194,10 @@ macro_rules! check {
     };
 }
 
-/// Timing properties can be spoiled by other tenants of a shared machine (another
-/// process at a higher RT priority, a stalled vCPU). Overruns show when the dispatcher itself
-/// was held off, but its workers can be held off alone: on this project's VM, a run at load
-/// average 24 violated 27 of 721 windows with no overrun, and the same test passed on every
-/// run after; in one CI run the dispatcher itself woke up to 211 ms late in every attempt for
-/// a minute. So the property must hold in one of `ATTEMPTS` (testkit's rule: a policy bug fails
-/// every one; a hypervisor that stole CPU time in every attempt makes it a skip).
+/// Timing properties can be spoiled by other tenants of a shared machine (another process at
+/// a higher RT priority, a stalled vCPU), the workers alone or the dispatcher too (then it
+/// shows overruns). So the property must hold in one of `ATTEMPTS` (testkit's rule: a policy
+/// bug fails every one; a hypervisor that stole CPU time in every attempt makes it a skip).
 const ATTEMPTS: usize = 4;
 
 fn in_some_attempt<E: std::fmt::Display>(test: &str, mut attempt: impl FnMut() -> (Metrics, Result<(), E>)) {

@@ -5,6 +5,7 @@
 //! report read them. Keeping them here lets those crates agree without depending
 //! on each other.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 use serde::{Deserialize, Serialize};
 

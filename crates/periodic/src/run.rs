@@ -27,8 +27,8 @@ use crate::body::JobBody;
 use crate::clock::{now_ns, sleep_until, thread_cpu_ns, ThreadUsage};
 use crate::hist::{new_latency_histogram, LATENCY_HIGH_NS};
 use crate::summary::TaskSummary;
-use crate::task::{TaskError, TaskParams};
 use hdrhistogram::Histogram;
+use schedlab_plan::{TaskError, TaskParams};
 use serde::{Deserialize, Serialize};
 use std::io;
 

@@ -2,8 +2,8 @@
 
 use crate::hist::LatencySummary;
 use crate::run::{JobRecord, LoopStats};
-use crate::task::TaskParams;
 use hdrhistogram::Histogram;
+use schedlab_plan::TaskParams;
 use schedlab_policy::{Window, WindowReport};
 use serde::{Deserialize, Serialize};
 

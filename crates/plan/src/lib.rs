@@ -1,6 +1,6 @@
 //! schedlab's vocabulary and its resolved experiment plan: the matrix axes ([`axis`]),
 //! scheduling classes and policies, workloads, cgroup and I/O scheduler settings, CPU
-//! lists, periodic task sets, and the [`Plan`] of cells and groups that the engine runs
+//! lists, periodic task sets (the task model and its generator: [`TaskParams`], [`GenSpec`]), and the [`Plan`] of cells and groups that the engine runs
 //! and the simulator models; also the machine's facts a plan is checked against
 //! ([`Capabilities`], [`MachineLimits`], [`DeviceFacts`]).
 //!
@@ -9,6 +9,7 @@
 //! plan is stored as JSON with each run and read back by `--resume`, so the serde shapes
 //! here are a stored format.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod axis;
 pub mod cpulist;
@@ -21,6 +22,8 @@ mod policy;
 mod rt;
 pub mod scx;
 mod shard;
+mod task;
+mod taskset;
 mod workload;
 
 pub use device::*;
@@ -32,6 +35,14 @@ pub use rt::*;
 pub use schedlab_model::AdaptiveTarget;
 pub use scx::{CpuScheduler, ScxProgram};
 pub use shard::*;
+pub use task::{
+    check_canonical, feasibility, partition, total_min_utilisation, total_utilisation, validate_set, Feasibility, NonCanonical, TaskError,
+    TaskParams,
+};
+pub use taskset::{
+    canonical_set, uunifast, uunifast_discard, GenError, GenSpec, PeriodChoice, TaskSetSpec, UtilisationMeasure, MAX_DISCARDS,
+    SEED_LATENCY_SETS,
+};
 pub use workload::*;
 
 /// A value the plan's vocabulary refuses (a CPU list, a knob or its value, a scheduler, a

@@ -1,7 +1,7 @@
 //! Periodic real-time workloads in the plan: the task set, the job body, and the scheduler
 //! that runs the set (`scheduler` axis).
 
-use schedlab_periodic::{GenSpec, TaskParams};
+use crate::{GenSpec, TaskParams};
 use serde::{Deserialize, Serialize};
 
 /// How a periodic task set is scheduled.
@@ -124,7 +124,7 @@ pub struct Periodic {
     /// The CPU every task (and the dispatcher) is pinned to; None = the last online CPU.
     pub cpu: Option<u32>,
     /// The CPUs the set is partitioned over (`cpus`; empty unless given): each task pinned
-    /// to one of them by [`schedlab_periodic::partition`], one dispatcher per CPU.
+    /// to one of them by [`crate::partition`], one dispatcher per CPU.
     #[serde(default)]
     pub cpus: Vec<u32>,
     /// A job's CPU demand as parts per million of C (spin and fft bodies).
@@ -162,7 +162,7 @@ impl Periodic {
     /// Each task's CPU when the set is pinned, whatever its scheduler (see [`Self::placement`]).
     pub fn pinned_placement(&self, default_cpu: u32) -> Vec<u32> {
         if self.cpus.len() > 1 {
-            let bins = schedlab_periodic::partition(&self.tasks, self.cpus.len());
+            let bins = crate::partition(&self.tasks, self.cpus.len());
             return bins.into_iter().map(|b| self.cpus[b]).collect();
         }
         let cpu = self.cpus.first().copied().or(self.cpu).unwrap_or(default_cpu);
@@ -174,7 +174,7 @@ impl Periodic {
     /// CPU of `placement`, each task's CPU; a partitioned set keeps each CPU's test), the one
     /// CPU of the set (`u32::MAX` when it is global or partitioned) and the quantum.
     pub fn cell_rt(&self, placement: Option<&[u32]>) -> schedlab_model::CellRt {
-        let f = schedlab_periodic::feasibility(&self.tasks);
+        let f = crate::feasibility(&self.tasks);
         // One entry on u32::MAX without a placement, one per CPU with one.
         let per_cpu = self.feasibility_per_cpu(placement);
         let (cpu, cpu_theory) = match per_cpu.as_slice() {
@@ -210,15 +210,15 @@ impl Periodic {
     /// The DWCS feasibility test of each CPU's tasks under `placement` (each task's CPU):
     /// (CPU, its task indices, their test), CPUs ascending; without a placement, the whole
     /// set as one entry on CPU `u32::MAX`.
-    pub fn feasibility_per_cpu(&self, placement: Option<&[u32]>) -> Vec<(u32, Vec<usize>, schedlab_periodic::Feasibility)> {
+    pub fn feasibility_per_cpu(&self, placement: Option<&[u32]>) -> Vec<(u32, Vec<usize>, crate::Feasibility)> {
         let Some(placement) = placement else {
-            return vec![(u32::MAX, (0..self.tasks.len()).collect(), schedlab_periodic::feasibility(&self.tasks))];
+            return vec![(u32::MAX, (0..self.tasks.len()).collect(), crate::feasibility(&self.tasks))];
         };
         schedlab_model::by_cpu(placement)
             .into_iter()
             .map(|(c, idx)| {
                 let tasks: Vec<TaskParams> = idx.iter().map(|&i| self.tasks[i]).collect();
-                let f = schedlab_periodic::feasibility(&tasks);
+                let f = crate::feasibility(&tasks);
                 (c, idx, f)
             })
             .collect()

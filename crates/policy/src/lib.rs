@@ -46,6 +46,7 @@
 //! ```
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod api;
 pub mod cbs;

@@ -3,6 +3,7 @@
 //! the figures and HTML page of `schedlab report` and the tables of `schedlab compare`.
 //! It draws what analysis computed and never measures or computes statistics itself.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod compare;
 pub mod export;

@@ -10,6 +10,7 @@
 //! set-up when dropped; its errors are a [`RunError`] (a failed cell is a record, not an error).
 #![deny(missing_docs)]
 
+pub mod adaptive;
 pub mod device;
 mod engine;
 mod error;

@@ -53,8 +53,95 @@
 //! // 4 bursts of 1 us on 2 CPUs: 2 us.
 //! assert_eq!(records[0].makespan_s, 2e-6);
 //! ```
-
+//!
+//! # The model (`model.rs`)
+//!
+//! | spec | simulated as |
+//! |---|---|
+//! | `pi` | one CPU burst: iterations x `ns_per_iteration`, or with `--demand-from RUN` the worker's own work CPU in RUN (below) |
+//! | `hash` | one CPU burst: hashes x `ns_per_hash`, or the same per-worker demand |
+//! | `copy` | per block: `write_cpu_ns` of CPU, then one synchronous write of `write_service_ns` on the device (one FIFO queue for all workers) |
+//! | `mixed` | (`write_every` iterations + `write_cpu_ns`) of CPU, then one synchronous write, repeated; left-over iterations are a final burst |
+//! | `command` | not simulated: the cell is refused (or stored as failed with `--skip-unsupported`) |
+//! | `udp_flood`, `io_interrupts` | not simulated: refused the same way (the model has no network stack, softirqs or device interrupts); as background groups they are refused as background groups |
+//! | `other`, `batch` | the fair (EEVDF) model with nice weights and `fair_slice_ns` |
+//! | `idle` | the fair model with SCHED_IDLE's weight 3 |
+//! | `fifo`, `rr` | fixed priority; rr with `rr_quantum_ns` |
+//! | `deadline` | EDF + hard CBS with the cell's runtime/deadline/period; the kernel's admission test (sum of runtime/period <= CPUs x `rt_share`) fails the cell as the kernel would |
+//! | `periodic` (`rt.rs`) | one simulated periodic task per task: C = C x `work_fraction`, T, D, x/y, phase, the set's number of jobs. `other` -> fair model, `fifo-rm` -> rm, `fifo-dm` -> dm, `deadline` -> EDF + hard CBS (runtime C) global on all CPUs with per-task admission, `edf` -> edf, `dwcs` -> dwcs (work-conserving); all but `deadline` pinned to the set's CPU (default the last). Late jobs: skipped when they could start only after their deadline (job-loop schedulers), dropped at the deadline (`edf`, `dwcs`). `edf`/`dwcs` jobs take whole quanta (the live dispatcher's grid; no switch cost charged, it happens inside the quantum); response and CPU times are reported less the idle end of the last quantum. Refused: `body = "read"`, `edf`/`dwcs` sets off the quantum grid, a `cpu` beyond `--cpus`, other groups beside the set |
+//! | groups | all groups in one simulation if they map to one policy; every worker pinned to one CPU -> partitioned, none pinned -> global; background groups, cgroup settings and multi-CPU pinning are refused |
+//!
+//! A new workload kind is one more arm in `model::workload`; periodic sets are modelled whole
+//! (`rt::cell_input`), since each task has its own parameters. A periodic task's sample carries
+//! its `RtTask` in `extra.rt` (source `sim`: jobs, met, misses, fixed and sliding windows and
+//! their violations, % of periods in violation, response mean/max, largest lateness, CPU per
+//! job) and counts its completed jobs as work units; the cell's `rt` is its `CellRt`.
+//!
+//! Not modelled: RT throttling (the kernel caps RT classes at 95% of each CPU), the fair
+//! class's tick granularity (the slice is the base slice plus half a tick, its mean), wake-up preemption
+//! heuristics, per-CPU runqueues and load balancing, device parallelism and journal group
+//! commits (one FIFO device), and the engine's own wake-ups.
+//!
+//! # Per-worker demand from a measured run (`demand.rs`)
+//!
+//! `schedlab simulate SPEC --demand-from RUN` gives each worker, as its CPU burst, the work CPU
+//! (`user_s + sys_s - setup_user_s - setup_sys_s`) of the same worker in RUN (same `--db`):
+//! the cell by key, the worker by group and place in the group (samples by index), repetition
+//! r (warm-ups too) from RUN's repetition r. Each repetition is then simulated with its own
+//! demands, so the measured spread of demands, repetition by repetition, is what the policy
+//! sees: under RR a worker rotates only if its own demand exceeds the quantum (the mean-rate
+//! model rotated all of a cell's workers or none, docs/FINDINGS.md). The mean per worker over
+//! repetitions is not used: a worker's demand changes between repetitions with the VM's
+//! speed, so averaging would narrow the spread. `Params::demand_from_run` says where the
+//! demands came from (`show` and the report print it), each sample keeps its own in
+//! `extra.sim.demand_ns`, so `trace export` simulates the cell again exactly; the stored
+//! `ns_per_iteration` is RUN's mean (total work CPU / total iterations of the pi workers),
+//! informative only. Refused (exit 2, before anything is stored, naming the first case): a
+//! simulated RUN, a cell, repetition or worker RUN lacks, a repetition that did not run to its
+//! end (status not ok, or a worker that exited non-zero or timed out), a worker whose work units differ from the spec's
+//! (another `--scale`), and cells with any other workload than `pi` and `hash`: a copy or mixed
+//! worker's CPU includes its writes' system time, which one figure cannot split into bursts,
+//! and a periodic set's demand is its tasks' own. `--ns-per-iteration` and `--ns-per-hash`
+//! cannot be given with it.
+//!
+//! Setup is not scheduled: the engine releases workers only after every one has exec'd and
+//! prepared, so that ~1 ms of CPU per worker never overlaps the measured schedule. Measured
+//! `user_s` includes it (and `setup_user_s` says how much); `--setup-us 1000` adds the same to
+//! simulated `user_s`/`setup_user_s` for a like-for-like `user` column (default 0).
+//!
+//! # What a simulated sample means (`record.rs`)
+//!
+//! The same as a measured one: `start_offset_s` = first dispatch (when a measured worker's
+//! release read returns), `end_offset_s` = completion, `wall_s` = end - start (the worker's
+//! own clock), `engine_wall_s` = release to completion (turnaround), `user_s` = CPU time
+//! (+ setup), `sys_s` = 0, `involuntary_csw` = preemptions (slice/quantum expiries
+//! included), `voluntary_csw` = blocks, `cpu_pct` = CPU / wall. `pid`, RSS, faults and
+//! /proc/stat deltas are 0. `extra` holds the class, the CPU it ended on, migrations,
+//! synchronous writes and `sim.model` (every parameter).
+//!
+//! The simulation is deterministic: each cell is simulated once and every repetition and
+//! warm-up stores the same record (with `--demand-from`, each repetition has its own demands
+//! and its own simulation); the same plan and parameters give bit-identical samples.
+//! Calibrated rates differ between invocations, so give them explicitly
+//! (`--ns-per-iteration`, `--write-cpu-us`, `--write-service-us`) for reproducible runs.
+//!
+//! A periodic set's hyperperiods that repeat one already simulated are not simulated again:
+//! the simulator finds the repetition by comparing its whole state at quiescent instants one
+//! hyperperiod apart, and adds the cycle instead (`sim`'s `engine/cycles.rs`). The samples and
+//! jobs stored are the same; `--every-cycle` simulates every hyperperiod (and says so in each
+//! sample's `sim.model`).
+//!
+//! Gantt charts (`gantt.rs`): one row per worker, one bar per stretch it ran, coloured by
+//! CPU, drawn with plotters (DejaVu Sans embedded for text layout).
+//!
+//! Tests: the textbook schedules, from spec text through the simulator to records, are
+//! integration tests of the root package (`tests/sim_schedules.rs`, `tests/sim_rt_schedules.rs`),
+//! since this crate takes a `Plan` (`schedlab-plan`) and does not depend on the TOML parser.
+//!
+//! `examples/costs.rs` measures the default switch and migration costs:
+//! `cargo run --release -p schedlab-simrun --example costs`.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod demand;
 pub mod gantt;

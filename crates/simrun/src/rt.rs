@@ -37,7 +37,7 @@
 
 use schedlab_model::jobs::{JobLog, JobTrace};
 use schedlab_model::{CellRt, RtTask};
-use schedlab_periodic::TaskParams as RtParams;
+use schedlab_plan::TaskParams as RtParams;
 use schedlab_plan::{Cell, Periodic, PeriodicBody, RtScheduler};
 use schedlab_policy::{PolicySpec, Reservation, TaskParams, Window};
 use schedlab_sim::{Mapping, MissAction, Periodic as SimPeriodic, SimConfig, TaskResult, TaskSpec, Workload};

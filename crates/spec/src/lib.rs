@@ -6,6 +6,7 @@
 //! This crate never runs anything; it reads text, and [`Spec::check_paths`] reads the
 //! metadata of the files the spec names.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod axes;
 pub mod bounds;

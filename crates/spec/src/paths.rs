@@ -46,33 +46,47 @@ pub(crate) fn resolve(base: &Path, written: &str) -> PathBuf {
     base.join(written).components().collect()
 }
 
-/// The kernel interfaces that look like directories but are no storage, by their statfs
-/// magic: a directory made there is a cgroup, a tracing instance or nothing at all, and
-/// what schedlab creates in it cannot be removed as files are.
-const KERNEL_FS: [(i64, &str); 10] = [
-    (0x9fa0, "proc"),
-    (0x6265_6572, "sysfs"),
-    (0x0027_e0eb, "cgroupfs"),
-    (0x6367_7270, "cgroupfs"),
-    (0x7472_6163, "tracefs"),
-    (0x6462_6720, "debugfs"),
-    (0x7363_6673, "securityfs"),
-    (0x6265_6570, "configfs"),
-    (0xcafe_4a11, "bpffs"),
-    (0x6165_676c, "pstore"),
+/// The kernel interfaces that look like directories but are no storage, by the filesystem
+/// type `/proc/self/mountinfo` gives them: a directory made there is a cgroup, a tracing
+/// instance or nothing at all, and what schedlab creates in it cannot be removed as files are.
+const KERNEL_FS: [(&str, &str); 10] = [
+    ("proc", "proc"),
+    ("sysfs", "sysfs"),
+    ("cgroup", "cgroupfs"),
+    ("cgroup2", "cgroupfs"),
+    ("tracefs", "tracefs"),
+    ("debugfs", "debugfs"),
+    ("securityfs", "securityfs"),
+    ("configfs", "configfs"),
+    ("bpf", "bpffs"),
+    ("pstore", "pstore"),
 ];
 
 /// Which kernel interface (proc, sysfs, cgroupfs, tracefs, debugfs, ...) holds `path`, or
 /// its nearest existing ancestor when it does not exist yet; None on an ordinary filesystem.
 pub fn kernel_fs(path: &Path) -> Option<&'static str> {
     let existing = path.ancestors().find(|a| std::fs::symlink_metadata(a).is_ok())?;
-    let c = std::ffi::CString::new(existing.as_os_str().as_encoded_bytes()).ok()?;
-    // SAFETY: a valid C string and a zeroed statfs buffer the call fills.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
-        return None;
+    let real = std::fs::canonicalize(existing).ok()?;
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    fs_type_of(&mounts, &real).and_then(|t| KERNEL_FS.iter().find(|(name, _)| *name == t)).map(|(_, shown)| *shown)
+}
+
+/// The filesystem type of the mount that holds `path` (canonical), from mountinfo's text:
+/// the mount point that is its longest prefix, the last such line when mounts are stacked.
+fn fs_type_of<'a>(mountinfo: &'a str, path: &Path) -> Option<&'a str> {
+    let mut best: Option<(usize, &str)> = None;
+    for line in mountinfo.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let (Some(point), Some(dash)) = (fields.get(4), fields.iter().position(|f| *f == "-")) else { continue };
+        let Some(fs) = fields.get(dash + 1) else { continue };
+        // mountinfo escapes a space, tab, newline and backslash in octal.
+        let point = point.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\");
+        let point = Path::new(&point);
+        if path.starts_with(point) && best.is_none_or(|(len, _)| point.as_os_str().len() >= len) {
+            best = Some((point.as_os_str().len(), fs));
+        }
     }
-    KERNEL_FS.iter().find(|(magic, _)| *magic == st.f_type as i64).map(|(_, name)| *name)
+    best.map(|(_, fs)| fs)
 }
 
 /// A directory on a kernel interface (proc, sysfs, cgroupfs, tracefs, ...), refused for the
@@ -156,6 +170,23 @@ pub(crate) fn is_program_path(argv0: &str) -> bool {
 mod tests {
     use crate::{parse_at, PathKey, SpecError, Workload};
     use std::path::Path;
+
+    #[test]
+    fn a_paths_filesystem_is_its_longest_mount_points() {
+        let info = "22 1 0:21 / / rw - ext4 /dev/vda rw\n\
+                    23 22 0:22 / /proc rw - proc proc rw\n\
+                    24 22 0:23 / /sys rw - sysfs sysfs rw\n\
+                    25 24 0:24 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n\
+                    26 25 0:25 / /sys/fs/cgroup/cpu rw,relatime shared:9 - cgroup cgroup rw,cpu\n\
+                    27 22 0:26 / /mnt/a\\040b rw - tracefs tracefs rw\n";
+        let of = |p: &str| super::fs_type_of(info, Path::new(p));
+        assert_eq!(of("/home/x"), Some("ext4"));
+        assert_eq!(of("/proc/1/x"), Some("proc"));
+        assert_eq!(of("/sys/fs/cgroup"), Some("tmpfs"));
+        assert_eq!(of("/sys/fs/cgroup/cpu/schedlab"), Some("cgroup"));
+        assert_eq!(of("/sys/fs/cgroupx"), Some("sysfs"), "a prefix is whole components");
+        assert_eq!(of("/mnt/a b/instances"), Some("tracefs"), "mountinfo's octal escapes are read");
+    }
 
     const CMD: &str = "name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"command\"\n";
 

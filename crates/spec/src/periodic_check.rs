@@ -3,10 +3,9 @@
 use crate::error::SpecError;
 use crate::raw::{RawCanonical, RawGenerate, RawTask, RawWorkload};
 use crate::validate::{Ctx, GroupDef};
-use schedlab_periodic::{canonical_set, GenSpec, PeriodChoice, TaskParams, UtilisationMeasure};
 use schedlab_plan::{
-    Affinity, Class, DeadlineParams, Group, Periodic, PeriodicBody, Policy, RtScheduler, TaskSource, DISPATCH_MAX_TASKS,
-    DISPATCH_RUN_PRIORITY, MAX_WORKER_PRIORITY, RM_TOP_PRIORITY,
+    canonical_set, Affinity, Class, DeadlineParams, GenSpec, Group, PeriodChoice, Periodic, PeriodicBody, Policy, RtScheduler, TaskParams,
+    TaskSource, UtilisationMeasure, DISPATCH_MAX_TASKS, DISPATCH_RUN_PRIORITY, MAX_WORKER_PRIORITY, RM_TOP_PRIORITY,
 };
 use serde_spanned::Spanned;
 use std::ops::Range;

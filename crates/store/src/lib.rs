@@ -3,6 +3,7 @@
 //! worker process. Each finished cell is written in its own transaction (WAL), so an
 //! interrupted run keeps every cell it finished.
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod campaign;
 mod merge;

@@ -22,7 +22,7 @@ fn fifo(g: &mut Group, priority: u32) {
 }
 
 fn periodic(g: &mut Group, scheduler: RtScheduler, utilisation: f64) {
-    let tasks = vec![schedlab_periodic::TaskParams { c_ns: 1_000_000, t_ns: 10_000_000, d_ns: None, x: 0, y: 0, phase_ns: 0 }];
+    let tasks = vec![crate::TaskParams { c_ns: 1_000_000, t_ns: 10_000_000, d_ns: None, x: 0, y: 0, phase_ns: 0 }];
     let p = Periodic {
         tasks,
         source: TaskSource::Explicit,

@@ -101,7 +101,6 @@ fn abandon(cx: &mut CellCtx, pgid: i32, n: usize, reaped: &mut Vec<Reaped>, coll
     cx.warnings.extend(cx.journal.undo_to(mark));
 }
 
-/// Runs one cell repetition.
 /// A traced cell's tracefs and buffer size.
 #[derive(Debug, Clone, Copy)]
 pub struct Tracing<'a> {
@@ -111,6 +110,7 @@ pub struct Tracing<'a> {
     pub buffer_kb: Option<u32>,
 }
 
+/// Runs one cell repetition.
 pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std::io::Result<Outcome> {
     let n = cell.processes() as usize;
     // Held from before the workers exist to after the last is reaped, as cyclictest holds

@@ -1,8 +1,8 @@
 //! The rt-app mapping, file text to sets and the list of what was left out.
 
-use super::json::parse;
-use super::rtapp::{import, parse_policy, rtapp_name, Imported};
-use schedlab_spec::Class;
+use crate::json::parse;
+use crate::rtapp::{import, parse_policy, rtapp_name, Imported};
+use schedlab_plan::Class;
 
 fn imp(text: &str) -> Imported {
     import(&parse(text).unwrap()).unwrap()
@@ -128,7 +128,7 @@ fn differing_cpu_masks_partition_over_their_union() {
 fn bad_files_are_refused_with_where() {
     let e = super::json::parse("{\n  \"tasks\": {\n    \"a\": { \"run\": 10 \"sleep\": 5 }\n  }\n}").unwrap_err();
     assert_eq!((e.line, e.col), (3, 22), "{}", e.message);
-    let err = |t: &str| import(&parse(t).unwrap()).unwrap_err();
+    let err = |t: &str| import(&parse(t).unwrap()).unwrap_err().to_string();
     assert!(err(r#"{ "global": {} }"#).contains("no \"tasks\""));
     assert!(err(r#"{ "tasks": { "a": { "policy": "SCHED_LOTTERY", "run": 1, "sleep": 1 } } }"#).contains("unknown policy"));
     assert!(err(r#"{ "tasks": { "a": { "run": "ten", "sleep": 1 } } }"#).contains("task \"a\": \"run\" must be an integer"));

@@ -7,10 +7,9 @@
 //! join the `fifo` set), SCHED_DEADLINE -> `deadline` (C, T, D from dl-runtime, dl-period,
 //! dl-deadline).
 
-use super::json::Json;
-use schedlab_periodic::TaskParams;
-use schedlab_spec::bounds::MAX_SET_TASKS;
-use schedlab_spec::Class;
+use crate::json::Json;
+use crate::ImportError;
+use schedlab_plan::{Class, TaskParams, DISPATCH_MAX_TASKS as MAX_SET_TASKS};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -40,7 +39,7 @@ pub fn scheduler(c: Class) -> &'static str {
 
 /// An rt-app SCHED_FIFO/RR priority as a schedlab task's: 1 to 98 (99 is the engine's).
 pub fn schedlab_priority(p: i64) -> i64 {
-    p.clamp(1, schedlab_spec::MAX_WORKER_PRIORITY)
+    p.clamp(1, schedlab_plan::MAX_WORKER_PRIORITY)
 }
 
 /// rt-app's default priority: a nice value for the fair classes, 10 for the RT ones.
@@ -228,38 +227,40 @@ impl Phase {
     }
 }
 
-fn int(at: &str, key: &str, v: &Json) -> Result<i64, String> {
+fn int(at: &str, key: &str, v: &Json) -> Result<i64, ImportError> {
     match v {
         Json::Num(x) if x.fract() == 0.0 && x.abs() < 9e15 => Ok(*x as i64),
-        other => Err(format!("{at}: \"{key}\" must be an integer, not {}", other.kind())),
+        other => Err(ImportError::from(format!("{at}: \"{key}\" must be an integer, not {}", other.kind()))),
     }
 }
 
-fn us(at: &str, key: &str, v: &Json) -> Result<u64, String> {
+fn us(at: &str, key: &str, v: &Json) -> Result<u64, ImportError> {
     let x = int(at, key, v)?;
-    u64::try_from(x).map_err(|_| format!("{at}: \"{key}\" must be 0 or more microseconds, got {x}"))
+    u64::try_from(x).map_err(|_| ImportError::from(format!("{at}: \"{key}\" must be 0 or more microseconds, got {x}")))
 }
 
-fn sched_of(at: &str, obj: &[(String, Json)]) -> Result<Sched, String> {
+fn sched_of(at: &str, obj: &[(String, Json)]) -> Result<Sched, ImportError> {
     let mut s = Sched::default();
     for (k, v) in obj {
         match k.as_str() {
             "policy" => match v {
                 Json::Str(p) if parse_policy(p).is_some() => s.policy = Some(p.clone()),
                 Json::Str(p) => {
-                    return Err(format!(
+                    return Err(ImportError::from(format!(
                     "{at}: unknown policy \"{p}\"; rt-app's are SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE"
-                ))
+                )))
                 }
-                other => return Err(format!("{at}: \"policy\" must be a string, not {}", other.kind())),
+                other => return Err(ImportError::from(format!("{at}: \"policy\" must be a string, not {}", other.kind()))),
             },
             "priority" => s.priority = Some(int(at, k, v)?),
             "dl-runtime" => s.dl_runtime = Some(us(at, k, v)?),
             "dl-period" => s.dl_period = Some(us(at, k, v)?),
             "dl-deadline" => s.dl_deadline = Some(us(at, k, v)?),
             "cpus" => {
-                let Json::Arr(a) = v else { return Err(format!("{at}: \"cpus\" must be an array of CPU numbers, not {}", v.kind())) };
-                let cpus = a.iter().map(|c| us(at, "cpus", c).map(|c| c as u32)).collect::<Result<Vec<u32>, String>>()?;
+                let Json::Arr(a) = v else {
+                    return Err(ImportError::from(format!("{at}: \"cpus\" must be an array of CPU numbers, not {}", v.kind())));
+                };
+                let cpus = a.iter().map(|c| us(at, "cpus", c).map(|c| c as u32)).collect::<Result<Vec<u32>, ImportError>>()?;
                 s.cpus = Some(cpus);
             }
             _ => {}
@@ -269,7 +270,7 @@ fn sched_of(at: &str, obj: &[(String, Json)]) -> Result<Sched, String> {
 }
 
 /// Reads one phase object (or a thread object with its events inline), noting what it drops.
-fn phase(at: &str, name: &str, obj: &[(String, Json)], thread_level: bool, unmapped: &mut Vec<String>) -> Result<Phase, String> {
+fn phase(at: &str, name: &str, obj: &[(String, Json)], thread_level: bool, unmapped: &mut Vec<String>) -> Result<Phase, ImportError> {
     let loops = match obj.iter().rev().find(|(k, _)| k == "loop") {
         Some((_, v)) => int(at, "loop", v)?.max(0) as u64,
         None => 1,
@@ -283,7 +284,7 @@ fn phase(at: &str, name: &str, obj: &[(String, Json)], thread_level: bool, unmap
                 let period = v.get("period").ok_or_else(|| format!("{at}: timer \"{k}\" has no \"period\""))?;
                 let r = match v.get("ref") {
                     Some(Json::Str(r)) => r.clone(),
-                    _ => return Err(format!("{at}: timer \"{k}\" needs a \"ref\" string")),
+                    _ => return Err(ImportError::from(format!("{at}: timer \"{k}\" needs a \"ref\" string"))),
                 };
                 let mode = match v.get("mode") {
                     Some(Json::Str(m)) => m.clone(),
@@ -332,8 +333,8 @@ fn pattern(p: &Phase, at: &str, unmapped: &mut Vec<String>) -> Option<(u64, u64)
 }
 
 /// Converts a parsed rt-app file.
-pub fn import(root: &Json) -> Result<Imported, String> {
-    let Json::Obj(top) = root else { return Err(format!("the file must be a JSON object, not {}", root.kind())) };
+pub fn import(root: &Json) -> Result<Imported, ImportError> {
+    let Json::Obj(top) = root else { return Err(ImportError::from(format!("the file must be a JSON object, not {}", root.kind()))) };
     let mut unmapped = Vec::new();
     let global: Global = match root.get("global") {
         Some(g) => serde_json::from_value(to_value(g)).map_err(|e| format!("\"global\": {e}"))?,
@@ -361,16 +362,16 @@ pub fn import(root: &Json) -> Result<Imported, String> {
     };
     let tasks = match root.get("tasks") {
         Some(Json::Obj(t)) if !t.is_empty() => t,
-        Some(Json::Obj(_)) => return Err("\"tasks\" is empty: nothing to import".into()),
-        Some(other) => return Err(format!("\"tasks\" must be an object of named threads, not {}", other.kind())),
-        None => return Err("no \"tasks\" object: rt-app files describe their threads in \"tasks\"".into()),
+        Some(Json::Obj(_)) => return Err(ImportError::from("\"tasks\" is empty: nothing to import")),
+        Some(other) => return Err(ImportError::from(format!("\"tasks\" must be an object of named threads, not {}", other.kind()))),
+        None => return Err(ImportError::from("no \"tasks\" object: rt-app files describe their threads in \"tasks\"")),
     };
     let mut out: Vec<(Task, Option<u64>)> = Vec::new();
     let mut timer_users: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut relative = false;
     for (name, obj) in tasks {
         let at = format!("task \"{name}\"");
-        let Json::Obj(entries) = obj else { return Err(format!("{at} must be an object, not {}", obj.kind())) };
+        let Json::Obj(entries) = obj else { return Err(ImportError::from(format!("{at} must be an object, not {}", obj.kind()))) };
         for (p, r) in thread(&at, name, entries, obj, default_policy, &mut unmapped)? {
             relative |= p.relative;
             for t in &p.timers {
@@ -380,7 +381,10 @@ pub fn import(root: &Json) -> Result<Imported, String> {
         }
         // Four sets (other, fifo, rr, deadline) hold no more: refused before the rest is read.
         if out.len() > 4 * MAX_SET_TASKS {
-            return Err(format!("more than {} periodic threads: a periodic set holds at most {MAX_SET_TASKS} tasks", 4 * MAX_SET_TASKS));
+            return Err(ImportError::from(format!(
+                "more than {} periodic threads: a periodic set holds at most {MAX_SET_TASKS} tasks",
+                4 * MAX_SET_TASKS
+            )));
         }
     }
     for (r, users) in &timer_users {
@@ -411,17 +415,17 @@ pub fn import(root: &Json) -> Result<Imported, String> {
     };
     let sets = sets(out.into_iter().map(|(t, _)| t).collect(), &mut unmapped);
     if let Some(s) = sets.iter().find(|s| s.tasks.len() > MAX_SET_TASKS) {
-        return Err(format!(
+        return Err(ImportError::from(format!(
             "{} {} threads would form one periodic set: it holds at most {MAX_SET_TASKS} tasks",
             s.tasks.len(),
             s.scheduler
-        ));
+        )));
     }
     if sets.is_empty() {
-        return Err(format!(
+        return Err(ImportError::from(format!(
             "no periodic task to import (a periodic thread runs, then waits on a timer or sleeps); not mapped:\n  {}",
             unmapped.join("\n  ")
-        ));
+        )));
     }
     Ok(Imported { duration_s, sets, unmapped })
 }
@@ -440,14 +444,14 @@ fn thread(
     obj: &Json,
     default_policy: Class,
     unmapped: &mut Vec<String>,
-) -> Result<Vec<(Mapped, Option<u64>)>, String> {
+) -> Result<Vec<(Mapped, Option<u64>)>, ImportError> {
     let instances = obj.get("instance").map(|v| int(at, "instance", v)).transpose()?.unwrap_or(1);
     if instances <= 0 {
         unmapped.push(format!("{at}: instance {instances} creates no thread; left out"));
         return Ok(Vec::new());
     }
     if instances > MAX_SET_TASKS as i64 {
-        return Err(format!("{at}: instance {instances}: a periodic set holds at most {MAX_SET_TASKS} tasks"));
+        return Err(ImportError::from(format!("{at}: instance {instances}: a periodic set holds at most {MAX_SET_TASKS} tasks")));
     }
     let delay = obj.get("delay").map(|v| us(at, "delay", v)).transpose()?.unwrap_or(0);
     let has_phases = obj.get("phases").is_some();
@@ -474,12 +478,12 @@ fn thread(
             let mut v = Vec::new();
             for (pn, po) in ph {
                 let pat = format!("{at} phase \"{pn}\"");
-                let Json::Obj(pe) = po else { return Err(format!("{pat} must be an object, not {}", po.kind())) };
+                let Json::Obj(pe) = po else { return Err(ImportError::from(format!("{pat} must be an object, not {}", po.kind()))) };
                 v.push(phase(&pat, pn, pe, false, unmapped)?);
             }
             v
         }
-        Some(other) => return Err(format!("{at}: \"phases\" must be an object, not {}", other.kind())),
+        Some(other) => return Err(ImportError::from(format!("{at}: \"phases\" must be an object, not {}", other.kind()))),
         None => vec![phase(at, "", entries, true, unmapped)?],
     };
     let loops = obj.get("loop").map(|v| int(at, "loop", v)).transpose()?.filter(|&n| n >= 0);

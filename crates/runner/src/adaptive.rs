@@ -5,10 +5,10 @@
 //! `schedlab_analysis::judge` over its stored records alone, so a resumed run (or a shard of
 //! cells) continues each cell from what the database holds.
 
+use crate::steps::{FixedSteps, StepSource};
 use schedlab_analysis::judge;
 use schedlab_model::{AdaptiveTarget, CellRecord, RepetitionOutcome};
-use schedlab_runner::{FixedSteps, StepSource};
-use schedlab_spec::{Plan, Step};
+use schedlab_plan::{Plan, Step};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -134,28 +134,28 @@ impl StepSource for AdaptiveSteps<'_> {
 
 /// Calls `run` with the run's steps: `steps` as they are under fixed repetitions; else an
 /// [`AdaptiveSteps`] over `cells` (every cell, or a shard's), starting from `steps` and the
-/// records `stored` (a resumed run), whose outcomes go to `store`. Returns what `run` returned and the outcomes
-/// the database refused (a resumed run decides them again).
-pub fn with_source<T>(
+/// records `stored` (a resumed run), each cell's outcome handed to `keep` (which stores it).
+/// Returns what `run` returned and a message for each outcome `keep` refused (a resumed run
+/// decides those again).
+pub fn with_source<T, E: std::fmt::Display>(
     plan: &Plan,
     cells: &[u32],
     steps: Vec<Step>,
     stored: Vec<CellRecord>,
-    run_id: i64,
-    store: &RefCell<schedlab_store::Store>,
+    mut keep: impl FnMut(u32, &RepetitionOutcome) -> Result<(), E>,
     run: impl FnOnce(&mut dyn StepSource) -> T,
 ) -> (T, Vec<String>) {
     let Some(target) = plan.adaptive else {
         return (run(&mut FixedSteps::new(&steps)), Vec::new());
     };
     let refused = RefCell::new(Vec::new());
-    let keep = |cell: u32, o: &RepetitionOutcome| {
-        if let Err(e) = store.borrow().set_repetition_outcome(run_id, cell, o) {
+    let on_outcome = |cell: u32, o: &RepetitionOutcome| {
+        if let Err(e) = keep(cell, o) {
             let key = &plan.cells[cell as usize].key;
             refused.borrow_mut().push(format!("cell {key}: its repetitions' outcome could not be stored ({e}); `--resume` stores it"));
         }
     };
-    let result = run(&mut AdaptiveSteps::new(plan, target, cells, steps, stored, Box::new(keep)));
+    let result = run(&mut AdaptiveSteps::new(plan, target, cells, steps, stored, Box::new(on_outcome)));
     (result, refused.into_inner())
 }
 
@@ -163,14 +163,53 @@ pub fn with_source<T>(
 mod tests {
     use super::*;
     use schedlab_model::{CellParams, Sample};
+    use schedlab_plan::{Affinity, Cell, CgroupSpec, Class, Group, Order, Policy, Workload};
+    use std::time::Duration;
 
     const TARGET: AdaptiveTarget = AdaptiveTarget { min: 3, max: 6, ci_pct: 5.0 };
 
-    fn plan(order: &str) -> Plan {
-        let text = format!(
-            "name = \"a\"\nrepetitions = {{ min = 3, max = 6, ci_pct = 5 }}\nwarmup = 1\norder = \"{order}\"\n[matrix]\nworkload = [\"pi\"]\nprocesses = [1, 2, 3]\n"
-        );
-        schedlab_spec::parse("a.toml", &text).unwrap().plan
+    /// Three cells of pi (1, 2 and 3 processes) repeated under [`TARGET`] after a warm-up.
+    fn plan(order: Order) -> Plan {
+        let cell = |index: u32| {
+            let group = Group {
+                name: "main".into(),
+                workload_name: "pi".into(),
+                workload: Workload::Pi { iterations: 1000 },
+                policy_name: "other".into(),
+                policy: Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None },
+                processes: index + 1,
+                affinity: Affinity::All,
+                cgroup: CgroupSpec::default(),
+                background: false,
+            };
+            Cell {
+                index,
+                key: format!("pi/other/n{}", index + 1),
+                groups: vec![group],
+                io: None,
+                knobs: Default::default(),
+                cpu_scheduler: None,
+            }
+        };
+        Plan {
+            name: "a".into(),
+            description: None,
+            source_path: "a.toml".into(),
+            repetitions: TARGET.min,
+            adaptive: Some(TARGET),
+            warmup: 1,
+            order,
+            seed: 7,
+            timeout: Duration::from_secs(60),
+            dir: None,
+            scale: 1.0,
+            device: None,
+            cells: (0..3).map(cell).collect(),
+            cpu_dma_latency: Default::default(),
+            trace: Default::default(),
+            knobs: Default::default(),
+            allow_rt_unthrottled: false,
+        }
     }
 
     /// The record of `step`: cell 1 alternates 1 and 2 s, the others take 1 s (and a
@@ -201,7 +240,7 @@ mod tests {
 
     #[test]
     fn stable_cells_stop_at_min_and_a_noisy_one_goes_on_to_max_one_round_at_a_time() {
-        let plan = plan("sequential");
+        let plan = plan(Order::Sequential);
         let outcomes = RefCell::new(Vec::new());
         let mut src = AdaptiveSteps::new(
             &plan,
@@ -226,7 +265,7 @@ mod tests {
 
     #[test]
     fn a_resumed_run_continues_each_cell_from_its_stored_records() {
-        let plan = plan("random");
+        let plan = plan(Order::Random);
         let whole = {
             let mut src = AdaptiveSteps::new(&plan, TARGET, &[0, 1, 2], plan.steps(), Vec::new(), Box::new(|_, _| {}));
             drive(&mut src, None)
@@ -253,7 +292,7 @@ mod tests {
 
     #[test]
     fn a_shard_repeats_only_its_own_cells() {
-        let plan = plan("sequential");
+        let plan = plan(Order::Sequential);
         let mut src = AdaptiveSteps::new(&plan, TARGET, &[1], plan.steps(), Vec::new(), Box::new(|_, _| {}));
         let steps = drive(&mut src, None);
         assert!(steps.iter().all(|s| s.cell == 1));
