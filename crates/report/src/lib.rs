@@ -4,6 +4,7 @@
 //! It draws what analysis computed and never measures or computes statistics itself.
 #![deny(missing_docs)]
 
+pub mod cols;
 pub mod compare;
 pub mod export;
 pub mod flat;
