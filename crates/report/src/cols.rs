@@ -134,6 +134,6 @@ mod tests {
         assert_eq!(html_numeric(cols), [false, true, false]);
         assert_eq!(markdown_rule(cols), "---|---:|---:|");
         let t = table(cols, &[(3, "a"), (12345, "bb")]).to_string();
-        assert!(t.contains("│ a    │     3 │    x │"), "{t}");
+        assert!(t.contains("│ a    ┆     3 ┆    x │"), "{t}");
     }
 }

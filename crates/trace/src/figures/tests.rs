@@ -342,7 +342,7 @@ mod handlers {
         f.wakeup_new(200, 10);
         f.switch(260, 0, &switch(0, 0, 10));
         let w = &f.finish(0, nobody).workers[0];
-        assert_eq!((w.runnable_s * 1e9, w.run_s * 1e9, w.wakeups), (60.0, 740.0, 1));
+        assert_eq!(((w.runnable_s * 1e9).round(), (w.run_s * 1e9).round(), w.wakeups), (60.0, 740.0, 1));
     }
 
     #[test]
