@@ -25,7 +25,7 @@ mod ratio;
 mod rt;
 mod runs;
 mod summary;
-mod trace;
+pub mod trace;
 mod welch;
 
 pub use adaptive::{judge, main_figure, Decision, Judgement, MainFigure};

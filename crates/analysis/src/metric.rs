@@ -4,6 +4,7 @@
 //! as [`crate::CellStats`] (per-process figures are means over the repetition's processes),
 //! so a comparison and a table of the same run agree.
 
+use crate::trace::{self, TraceFigure};
 use schedlab_model::{CellRecord, Sample};
 
 /// A per-repetition figure of a cell.
@@ -49,8 +50,21 @@ impl Metric {
         Metric::TRACE.contains(&self)
     }
 
+    /// The trace figure a trace metric is made of, which gives its name, label and value.
+    pub fn trace_figure(self) -> Option<&'static TraceFigure> {
+        match self {
+            Metric::RunnablePerProc => Some(&trace::RUNNABLE),
+            Metric::WakeupP99 => Some(&trace::WAKEUP_P99),
+            Metric::MigrationsPerProc => Some(&trace::MIGRATIONS),
+            _ => None,
+        }
+    }
+
     /// The name used on the command line and in exports.
     pub fn name(self) -> &'static str {
+        if let Some(f) = self.trace_figure() {
+            return f.name;
+        }
         match self {
             Metric::WallPerProc => "wall",
             Metric::Makespan => "makespan",
@@ -58,14 +72,17 @@ impl Metric {
             Metric::VoluntaryPerProc => "voluntary",
             Metric::UserPerProc => "user",
             Metric::Throughput => "throughput",
-            Metric::RunnablePerProc => "runnable",
-            Metric::WakeupP99 => "wakeup_p99",
-            Metric::MigrationsPerProc => "migrations",
+            Metric::RunnablePerProc | Metric::WakeupP99 | Metric::MigrationsPerProc => {
+                unreachable!("a trace metric's name is its figure's")
+            }
         }
     }
 
     /// A label with its unit, for table headers and axes.
     pub fn label(self) -> &'static str {
+        if let Some(label) = self.trace_figure().and_then(|f| f.metric) {
+            return label;
+        }
         match self {
             Metric::WallPerProc => "wall per process [s]",
             Metric::Makespan => "makespan [s]",
@@ -73,24 +90,25 @@ impl Metric {
             Metric::VoluntaryPerProc => "voluntary switches per process",
             Metric::UserPerProc => "user CPU per process [s]",
             Metric::Throughput => "throughput [processes/s]",
-            Metric::RunnablePerProc => "runnable (waiting) per process [s]",
-            Metric::WakeupP99 => "wake-up latency p99 [µs]",
-            Metric::MigrationsPerProc => "migrations per process",
+            Metric::RunnablePerProc | Metric::WakeupP99 | Metric::MigrationsPerProc => {
+                unreachable!("a trace metric's label is its figure's")
+            }
         }
     }
 
     /// Parses a name (also accepts `invol`, `vol` and the `*_per_proc` spellings).
     pub fn parse(name: &str) -> Option<Metric> {
+        if let Some(m) = Metric::ALL.into_iter().chain(Metric::TRACE).find(|m| m.name() == name) {
+            return Some(m);
+        }
         Some(match name {
-            "wall" | "wall_per_proc" => Metric::WallPerProc,
-            "makespan" => Metric::Makespan,
-            "involuntary" | "invol" | "invol_per_proc" | "preempted" => Metric::InvoluntaryPerProc,
-            "voluntary" | "vol" | "vol_per_proc" | "blocked" => Metric::VoluntaryPerProc,
-            "user" | "user_per_proc" => Metric::UserPerProc,
-            "throughput" => Metric::Throughput,
-            "runnable" | "runnable_per_proc" | "waiting" => Metric::RunnablePerProc,
-            "wakeup_p99" | "wakeup" => Metric::WakeupP99,
-            "migrations" | "migrations_per_proc" => Metric::MigrationsPerProc,
+            "wall_per_proc" => Metric::WallPerProc,
+            "invol" | "invol_per_proc" | "preempted" => Metric::InvoluntaryPerProc,
+            "vol" | "vol_per_proc" | "blocked" => Metric::VoluntaryPerProc,
+            "user_per_proc" => Metric::UserPerProc,
+            "runnable_per_proc" | "waiting" => Metric::RunnablePerProc,
+            "wakeup" => Metric::WakeupP99,
+            "migrations_per_proc" => Metric::MigrationsPerProc,
             _ => return None,
         })
     }
@@ -119,21 +137,7 @@ impl Metric {
                     return None;
                 }
             }
-            Metric::RunnablePerProc | Metric::MigrationsPerProc => {
-                let ws = crate::trace::measured(r);
-                if ws.is_empty() {
-                    return None;
-                }
-                let f = |w: &&schedlab_model::trace::WorkerTrace| {
-                    if self == Metric::RunnablePerProc {
-                        w.runnable_s
-                    } else {
-                        w.migrations as f64
-                    }
-                };
-                ws.iter().map(f).sum::<f64>() / ws.len() as f64
-            }
-            Metric::WakeupP99 => crate::trace::wakeup_quantile_us(r, 0.99)?,
+            Metric::RunnablePerProc | Metric::WakeupP99 | Metric::MigrationsPerProc => self.trace_figure()?.of_repetition(r)?,
         };
         v.is_finite().then_some(v)
     }

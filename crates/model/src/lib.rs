@@ -15,6 +15,7 @@ pub mod detail;
 pub mod dispatch;
 pub mod jobs;
 pub mod machine;
+mod rt_task;
 pub mod sched_ext;
 pub mod sim_params;
 pub mod trace;
@@ -22,6 +23,7 @@ pub mod trace;
 pub use adaptive::{AdaptiveTarget, RepetitionOutcome};
 pub use detail::{Detail, Extra};
 pub use machine::Machine;
+pub use rt_task::{RtColumn, RtNumber, RtParams, RtTally, RtTask, RtTimes};
 
 /// Whether a run was measured on the machine or simulated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -395,60 +397,6 @@ pub fn by_cpu(placement: &[u32]) -> Vec<(u32, Vec<usize>)> {
     cpus.sort_unstable();
     cpus.dedup();
     cpus.into_iter().map(|c| (c, (0..placement.len()).filter(|&i| placement[i] == c).collect())).collect()
-}
-
-/// What one periodic task did in a cell repetition (a worker sample's `extra.rt`).
-/// Times in ns; windows as in DWCS: fixed back-to-back windows of y deadlines, and sliding
-/// windows of y consecutive deadlines, violated when more than x of them were missed.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RtTask {
-    /// Request length C.
-    pub c_ns: u64,
-    /// Period T.
-    pub t_ns: u64,
-    /// Relative deadline D.
-    pub d_ns: u64,
-    /// Window numerator x.
-    pub x: u32,
-    /// Window denominator y.
-    pub y: u32,
-    /// Jobs released.
-    pub jobs: u64,
-    /// Jobs that finished by their deadline.
-    pub met: u64,
-    /// Jobs that did not.
-    pub misses: u64,
-    /// Fixed windows judged.
-    pub fixed_windows: u64,
-    /// Fixed windows violated.
-    pub fixed_violations: u64,
-    /// Sliding windows judged.
-    pub sliding_windows: u64,
-    /// Sliding windows violated.
-    pub sliding_violations: u64,
-    /// Percentage of periods during which the last y deadlines held more than x misses.
-    pub time_in_violation_pct: f64,
-    /// Mean response time (finish - release) of the jobs that ran.
-    pub response_mean_ns: Option<f64>,
-    /// Largest response time.
-    pub response_max_ns: Option<u64>,
-    /// Largest lateness (finish - deadline).
-    pub lateness_max_ns: Option<i64>,
-    /// Mean CPU time per job.
-    pub cpu_mean_ns: Option<f64>,
-    /// Wake-up latency (actual minus planned release), when the task timed its own releases.
-    pub wakeup: Option<LatencySummary>,
-    /// The wake-up latency histogram ([`hist::encode`]), mergeable across tasks and repetitions.
-    pub wakeup_hist: Option<String>,
-    /// Under the live dispatcher: hand-off latency, from the dispatcher giving the task the
-    /// CPU to the task running (the dispatched counterpart of the wake-up latency).
-    #[serde(default)]
-    pub handoff: Option<LatencySummary>,
-    /// The hand-off latency histogram ([`hist::encode`]).
-    #[serde(default)]
-    pub handoff_hist: Option<String>,
-    /// Who counted: "worker" (the task's own clock) or "dispatcher" (the live dispatcher's tally).
-    pub source: String,
 }
 
 /// The experiment's block device during one cell repetition.

@@ -25,6 +25,17 @@ impl PreemptedBy {
     }
 }
 
+impl<'a> std::iter::Sum<&'a PreemptedBy> for PreemptedBy {
+    fn sum<I: Iterator<Item = &'a PreemptedBy>>(iter: I) -> PreemptedBy {
+        iter.fold(PreemptedBy::default(), |a, b| PreemptedBy {
+            worker: a.worker + b.worker,
+            engine: a.engine + b.engine,
+            kernel: a.kernel + b.kernel,
+            other: a.other + b.other,
+        })
+    }
+}
+
 /// One worker's figures from the trace. A worker's threads and the children it made count
 /// as the worker, as wait4 counts them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -192,6 +203,8 @@ mod tests {
         }
         assert!(json.contains("\"preempted_by\":{\"worker\":2,\"engine\":1,\"kernel\":0,\"other\":3}"), "{json}");
         assert_eq!(w.preempted_by.total(), 6);
+        let both: PreemptedBy = [w.preempted_by, w.preempted_by].iter().sum();
+        assert_eq!(both, PreemptedBy { worker: 4, engine: 2, kernel: 0, other: 6 });
         let cell = CellTrace { lost_events: 4, ..Default::default() };
         assert!(serde_json::to_string(&cell).unwrap().contains("\"lost_events\":4"));
         assert_eq!(serde_json::from_str::<WorkerTrace>(&json).unwrap(), w);

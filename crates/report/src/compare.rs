@@ -2,10 +2,11 @@
 //! ratio B/A with its CI, Welch's p-value, the verdict) and a summary line, as a terminal
 //! table, Markdown or JSON. The same rows feed the report's comparison section.
 
+use crate::cols::{self, Col};
 use crate::html::RunMeta;
 use crate::tables::offsets;
-use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
-use schedlab_analysis::{CellComparison, Change, NoInterval, Ratio, RunComparison, Summary};
+use comfy_table::Table;
+use schedlab_analysis::{CellComparison, Change, CompareSummary, Comparison, NoInterval, Ratio, RunComparison, Summary};
 use serde_json::{json, Value};
 
 /// The confidence level of a comparison's intervals, e.g. `95%`.
@@ -14,18 +15,43 @@ pub fn level(c: &RunComparison) -> String {
     format!("{}%", pct.trim_end_matches('0').trim_end_matches('.'))
 }
 
-/// Column headers of a comparison, naming the two runs.
-pub fn header(c: &RunComparison, a: i64, b: i64) -> Vec<String> {
+/// The columns of a comparison, naming the two runs.
+pub fn columns(c: &RunComparison, a: i64, b: i64) -> Vec<Col<CellComparison>> {
     let l = level(c);
     vec![
-        "cell".into(),
-        format!("n {a}"),
-        format!("run {a} mean ±{l} CI"),
-        format!("n {b}"),
-        format!("run {b} mean ±{l} CI"),
-        format!("ratio {b}/{a} [{l} CI]"),
-        "p (Welch)".into(),
-        "change".into(),
+        Col::text("cell", |r: &CellComparison| r.key.clone()),
+        Col::num(format!("n {a}"), |r: &CellComparison| r.a.len().to_string()),
+        Col::num(format!("run {a} mean ±{l} CI"), |r: &CellComparison| side_mean(r, |x| &x.a)),
+        Col::num(format!("n {b}"), |r: &CellComparison| r.b.len().to_string()),
+        Col::num(format!("run {b} mean ±{l} CI"), |r: &CellComparison| side_mean(r, |x| &x.b)),
+        Col::num(format!("ratio {b}/{a} [{l} CI]"), |r: &CellComparison| {
+            r.result.as_ref().and_then(|x| x.ratio.as_ref()).map(ratio_ci).unwrap_or_else(|| "-".into())
+        }),
+        Col::num("p (Welch)", |r: &CellComparison| r.result.as_ref().map_or_else(|| "-".into(), |x| p_value(x.welch.map(|w| w.p_value)))),
+        Col::text("change", |r: &CellComparison| change_label(r.change()).into()),
+    ]
+}
+
+/// One side's mean with its interval, `-` without a result.
+fn side_mean(r: &CellComparison, side: fn(&Comparison) -> &Summary) -> String {
+    r.result.as_ref().map_or_else(|| "-".into(), |x| mean_ci(side(x)))
+}
+
+/// Column headers of a comparison, naming the two runs.
+pub fn header(c: &RunComparison, a: i64, b: i64) -> Vec<String> {
+    cols::header(&columns(c, a, b)).into_iter().map(str::to_string).collect()
+}
+
+/// The columns of the comparison summary: one row per metric compared.
+pub fn summary_columns() -> Vec<Col<RunComparison>> {
+    let count = |header, get: fn(&CompareSummary) -> usize| Col::num(header, move |m: &RunComparison| get(&m.summary()).to_string());
+    vec![
+        Col::text("metric", |m: &RunComparison| m.metric.label().to_string()),
+        count("matched", |s| s.matched),
+        count("tested", |s| s.tested),
+        count("higher in B", |s| s.higher),
+        count("lower in B", |s| s.lower),
+        Col::num("geo. mean B/A", |m: &RunComparison| m.summary().geo_mean_ratio.map(num).unwrap_or_else(|| "-".into())),
     ]
 }
 
@@ -91,20 +117,8 @@ pub fn change_label(c: Change) -> &'static str {
 
 /// One row of cells per matched cell, in the order of [`header`].
 pub fn rows(c: &RunComparison) -> Vec<Vec<String>> {
-    c.cells.iter().map(row).collect()
-}
-
-fn row(c: &CellComparison) -> Vec<String> {
-    let (a, b, ratio, p) = match &c.result {
-        Some(r) => (
-            mean_ci(&r.a),
-            mean_ci(&r.b),
-            r.ratio.as_ref().map(ratio_ci).unwrap_or_else(|| "-".into()),
-            p_value(r.welch.map(|w| w.p_value)),
-        ),
-        None => ("-".into(), "-".into(), "-".into(), "-".into()),
-    };
-    vec![c.key.clone(), c.a.len().to_string(), a, c.b.len().to_string(), b, ratio, p, change_label(c.change()).into()]
+    // The headers name the runs; the cells do not.
+    cols::rows(&columns(c, 0, 0), &c.cells)
 }
 
 /// The one-line verdict over all matched cells.
@@ -137,32 +151,22 @@ pub fn summary_line(c: &RunComparison, a: i64, b: i64) -> String {
 
 /// The comparison as a terminal table.
 pub fn table(c: &RunComparison, a: i64, b: i64) -> Table {
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled).set_header(header(c, a, b));
-    for i in 1..7 {
-        if let Some(col) = t.column_mut(i) {
-            col.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    for r in rows(c) {
-        t.add_row(r);
-    }
-    t
+    cols::table(&columns(c, a, b), &c.cells)
 }
 
 /// The comparison as GitHub-flavoured Markdown: the `warnings` about the two runs (see
 /// [`run_differences`]) as quoted lines, the table, then the summary line.
 pub fn markdown(c: &RunComparison, a: i64, b: i64, warnings: &[String]) -> String {
     let esc = |s: &str| s.replace('|', "\\|");
-    let h = header(c, a, b);
+    let cols = columns(c, a, b);
     let mut out: String = warnings.iter().map(|w| format!("> **Warning:** {w}\n>\n")).collect();
     if !warnings.is_empty() {
         out.truncate(out.len() - 2);
         out.push('\n');
     }
-    out.push_str(&format!("| {} |\n", h.iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | ")));
-    out.push_str(&format!("|---|{}\n", "---:|".repeat(h.len() - 2) + "---|"));
-    for r in rows(c) {
+    out.push_str(&format!("| {} |\n", cols::header(&cols).iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | ")));
+    out.push_str(&format!("|{}\n", cols::markdown_rule(&cols)));
+    for r in cols::rows(&cols, &c.cells) {
         out.push_str(&format!("| {} |\n", r.iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | ")));
     }
     out.push_str(&format!("\n{}\n", summary_line(c, a, b)));

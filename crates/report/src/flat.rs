@@ -2,7 +2,7 @@
 //! every exporter writes.
 
 use schedlab_model::columns::{Column, ColumnValue};
-use schedlab_model::{CellRecord, Sample};
+use schedlab_model::{CellRecord, RtNumber, RtTask, Sample};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
@@ -74,27 +74,10 @@ pub struct FlatSample {
     pub rt_scheduler: Option<String>,
     /// The value of the cell's utilisation axis.
     pub rt_utilisation: Option<f64>,
-    /// Jobs this periodic task released.
-    pub rt_jobs: Option<u64>,
-    /// Jobs that finished by their deadline.
-    pub rt_met: Option<u64>,
-    /// Jobs that did not.
-    pub rt_misses: Option<u64>,
-    /// Violated fixed windows (back-to-back windows of y deadlines with more than x missed).
-    pub rt_fixed_violations: Option<u64>,
-    /// Violated sliding windows (any y consecutive deadlines with more than x missed).
-    pub rt_sliding_violations: Option<u64>,
-    /// Percentage of periods spent in violation.
-    pub rt_time_in_violation_pct: Option<f64>,
-    /// Median wake-up latency, microseconds (tasks that timed their own releases).
-    pub rt_wakeup_p50_us: Option<f64>,
-    /// 99th percentile wake-up latency, microseconds.
-    pub rt_wakeup_p99_us: Option<f64>,
-    /// Median hand-off latency, microseconds (dispatcher-driven tasks: the dispatcher's grant
-    /// to the worker running).
-    pub rt_handoff_p50_us: Option<f64>,
-    /// 99th percentile hand-off latency, microseconds.
-    pub rt_handoff_p99_us: Option<f64>,
+    /// The periodic task's figures, one `rt_<name>` column per [`RtTask::EXPORT`] entry
+    /// (empty when the process ran none).
+    #[serde(flatten)]
+    pub rt_task: RtColumns,
     /// Workload extras (policy seen, CPU, estimate, ...), as JSON text.
     pub extra: String,
     /// The process's figures added after the export layout settled, at the end so that no
@@ -147,6 +130,32 @@ impl Serialize for Columns {
     }
 }
 
+/// A process's periodic task figures ([`RtTask::EXPORT`]), serialised as `rt_<name>` fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RtColumns(pub Vec<(&'static str, Option<RtNumber>)>);
+
+impl RtColumns {
+    /// The columns of `t` (all empty without a task).
+    fn of(t: Option<&RtTask>) -> RtColumns {
+        RtColumns(RtTask::EXPORT.iter().map(|c| (c.name, t.and_then(c.get))).collect())
+    }
+}
+
+impl Serialize for RtColumns {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut map = ser.serialize_map(Some(self.0.len()))?;
+        for (name, v) in &self.0 {
+            let key = format!("rt_{name}");
+            match v {
+                None => map.serialize_entry(&key, &None::<u64>)?,
+                Some(RtNumber::Count(n)) => map.serialize_entry(&key, n)?,
+                Some(RtNumber::Real(x)) => map.serialize_entry(&key, x)?,
+            }
+        }
+        map.end()
+    }
+}
+
 fn cpulist(c: &[u32]) -> String {
     c.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
 }
@@ -161,9 +170,6 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
         let p = &c.params;
         for s in &c.samples {
             let io = s.io();
-            let rt = s.rt();
-            let wakeup = rt.as_ref().and_then(|x| x.wakeup);
-            let handoff = rt.as_ref().and_then(|x| x.handoff);
             out.push(FlatSample {
                 run_id,
                 cell_id: p.cell_id,
@@ -197,16 +203,7 @@ pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
                 io_lat_max_us: io.as_ref().map(|x| x.lat_ns.max / 1e3),
                 rt_scheduler: c.rt.as_ref().map(|x| x.scheduler.clone()),
                 rt_utilisation: c.rt.as_ref().and_then(|x| x.utilisation),
-                rt_jobs: rt.as_ref().map(|x| x.jobs),
-                rt_met: rt.as_ref().map(|x| x.met),
-                rt_misses: rt.as_ref().map(|x| x.misses),
-                rt_fixed_violations: rt.as_ref().map(|x| x.fixed_violations),
-                rt_sliding_violations: rt.as_ref().map(|x| x.sliding_violations),
-                rt_time_in_violation_pct: rt.as_ref().map(|x| x.time_in_violation_pct),
-                rt_wakeup_p50_us: wakeup.map(|x| x.p50 / 1e3),
-                rt_wakeup_p99_us: wakeup.map(|x| x.p99 / 1e3),
-                rt_handoff_p50_us: handoff.map(|x| x.p50 / 1e3),
-                rt_handoff_p99_us: handoff.map(|x| x.p99 / 1e3),
+                rt_task: RtColumns::of(s.rt()),
                 extra: s.extra.to_stored(),
                 process_added: Columns::of(s, added),
                 adaptive: adaptive.then(|| AdaptiveColumns {

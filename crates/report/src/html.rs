@@ -2,9 +2,10 @@
 //! script, nothing fetched) plus every figure beside it as SVG and PNG. Everything is
 //! rendered in memory first; [`crate::output::write_dir`] then writes it.
 
+use crate::cols::{self, Col};
 use crate::compare;
 use crate::plots::{self, Chart, FigureInput, PlotError};
-use crate::tables::{self, status};
+use crate::tables;
 use minijinja::value::Serde;
 use minijinja::{context, Environment, Value};
 use schedlab_analysis::{CellOutliers, CellStats, Metric, ProcessValue, RunComparison, MODIFIED_Z_THRESHOLD};
@@ -121,63 +122,47 @@ struct HtmlRow {
     class: &'static str,
 }
 
-/// Columns from `num_from` on are right-aligned numbers, but for the `text` ones.
-fn numeric(n: usize, num_from: usize, text: &[usize]) -> Vec<bool> {
-    (0..n).map(|i| i >= num_from && !text.contains(&i)).collect()
-}
-
-fn plain(header: &[&str], rows: Vec<Vec<String>>, num_from: usize, text: &[usize]) -> HtmlTable {
+/// The table of `items` under `cols`: headers, cells and alignment all from the columns.
+fn plain<R>(cols: &[Col<R>], items: &[R]) -> HtmlTable {
     HtmlTable {
-        num: numeric(header.len(), num_from, text),
-        header: header.iter().map(|s| s.to_string()).collect(),
-        rows: rows.into_iter().map(|cells| HtmlRow { cells, class: "" }).collect(),
+        num: cols::html_numeric(cols),
+        header: cols::header(cols).into_iter().map(str::to_string).collect(),
+        rows: cols::rows(cols, items).into_iter().map(|cells| HtmlRow { cells, class: "" }).collect(),
     }
 }
 
+/// The per-process means with the notes the terminal shows under the totals only.
 fn per_process(stats: &[CellStats]) -> HtmlTable {
-    let header = [&tables::PER_PROCESS_HEADER[..], &["notes"]].concat();
-    let mut rows = tables::per_process_rows(stats);
-    for (row, s) in rows.iter_mut().zip(stats) {
-        row.push(status(s));
-    }
-    plain(&header, rows, 2, &[11])
+    let mut cols = tables::per_process_columns();
+    cols.push(tables::notes_column());
+    plain(&cols, &tables::named(stats))
 }
 
-fn totals(stats: &[CellStats]) -> HtmlTable {
-    plain(&tables::TOTALS_HEADER, tables::totals_rows(stats), 2, &[10])
+/// The most extreme flagged value of a cell, described.
+fn most_extreme(c: &CellOutliers) -> String {
+    let worst = c.flagged.iter().max_by(|a, b| a.z.abs().total_cmp(&b.z.abs()));
+    worst
+        .map(|f| {
+            format!(
+                "rep {} process {}: {} {} vs median {} (z {:.1})",
+                f.rep,
+                f.index,
+                f.value_kind.name(),
+                compare::num(f.value),
+                compare::num(f.median),
+                f.z
+            )
+        })
+        .unwrap_or_default()
 }
 
 fn outliers(cells: &[CellOutliers]) -> HtmlTable {
-    let mut h = vec!["cell", "processes"];
-    h.extend(ProcessValue::ALL.iter().map(|k| k.name()));
-    h.push("most extreme");
-    let rows = cells
-        .iter()
-        .filter(|c| !c.flagged.is_empty())
-        .map(|c| {
-            let mut r = vec![c.key.clone(), c.processes.to_string()];
-            r.extend(ProcessValue::ALL.iter().map(|k| c.count(*k).to_string()));
-            let worst = c.flagged.iter().max_by(|a, b| a.z.abs().total_cmp(&b.z.abs()));
-            r.push(
-                worst
-                    .map(|f| {
-                        format!(
-                            "rep {} process {}: {} {} vs median {} (z {:.1})",
-                            f.rep,
-                            f.index,
-                            f.value_kind.name(),
-                            compare::num(f.value),
-                            compare::num(f.median),
-                            f.z
-                        )
-                    })
-                    .unwrap_or_default(),
-            );
-            r
-        })
-        .collect();
-    let last = h.len() - 1;
-    plain(&h, rows, 1, &[last])
+    let mut cols =
+        vec![Col::text("cell", |c: &&CellOutliers| c.key.clone()), Col::num("processes", |c: &&CellOutliers| c.processes.to_string())];
+    cols.extend(ProcessValue::ALL.iter().map(|&k| Col::num(k.name(), move |c: &&CellOutliers| c.count(k).to_string())));
+    cols.push(Col::text("most extreme", |c: &&CellOutliers| most_extreme(c)));
+    let flagged: Vec<&CellOutliers> = cells.iter().filter(|c| !c.flagged.is_empty()).collect();
+    plain(&cols, &flagged)
 }
 
 fn opt<T: ToString>(v: &Option<T>) -> String {
@@ -228,22 +213,7 @@ fn v<T: Serialize>(x: &T) -> Value {
 
 fn comparison(run: &RunMeta, c: &CompareSection) -> Value {
     let (a, b) = (run.id, c.other.id);
-    let summary = c
-        .by_metric
-        .iter()
-        .map(|m| {
-            let s = m.summary();
-            vec![
-                m.metric.label().to_string(),
-                s.matched.to_string(),
-                s.tested.to_string(),
-                s.higher.to_string(),
-                s.lower.to_string(),
-                s.geo_mean_ratio.map(compare::num).unwrap_or_else(|| "-".into()),
-            ]
-        })
-        .collect();
-    let summary = plain(&["metric", "matched", "tested", "higher in B", "lower in B", "geo. mean B/A"], summary, 1, &[]);
+    let summary = plain(&compare::summary_columns(), &c.by_metric);
     let metrics: Vec<Value> = c
         .by_metric
         .iter()
@@ -262,8 +232,9 @@ fn comparison(run: &RunMeta, c: &CompareSection) -> Value {
                     },
                 })
                 .collect();
-            let header = compare::header(m, a, b);
-            let table = HtmlTable { num: numeric(header.len(), 1, &[header.len() - 1]), header, rows };
+            let cols = compare::columns(m, a, b);
+            let table =
+                HtmlTable { num: cols::html_numeric(&cols), header: cols::header(&cols).into_iter().map(str::to_string).collect(), rows };
             context! { label => m.metric.label(), open => i == 0, line => compare::summary_line(m, a, b), table => v(&table) }
         })
         .collect();
@@ -350,11 +321,11 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
         figures => figures,
         empty_cells => empty,
         per_process => v(&per_process(input.stats)),
-        totals => v(&totals(input.stats)),
-        io => (!input.io.is_empty()).then(|| v(&plain(&tables::IO_HEADER, tables::io_rows(input.io), 3, &[1, 2]))),
-        rt => (!input.rt.is_empty()).then(|| v(&plain(&tables::RT_HEADER, tables::rt_rows(input.rt), 2, &[tables::RT_HEADER.len() - 1]))),
-        traces => (!input.traces.is_empty()).then(|| v(&plain(&tables::TRACE_CELL_HEADER, tables::trace_rows(input.traces), 1, &[0, 6]))),
-        rt_cpu => Some(tables::rt_cpu_rows(input.rt)).filter(|r| !r.is_empty()).map(|rows| v(&plain(&tables::RT_CPU_HEADER, rows, 3, &[]))),
+        totals => v(&plain(&tables::totals_columns(), &tables::named(input.stats))),
+        io => (!input.io.is_empty()).then(|| v(&plain(&tables::io_columns(), &tables::io_named(input.io)))),
+        rt => (!input.rt.is_empty()).then(|| v(&plain(&tables::rt_columns(), &tables::rt_named(input.rt)))),
+        traces => (!input.traces.is_empty()).then(|| v(&plain(&tables::trace_cell_columns(), input.traces))),
+        rt_cpu => Some(tables::rt_cpu_named(input.rt)).filter(|r| !r.is_empty()).map(|rows| v(&plain(&tables::rt_cpu_columns(), &rows))),
         outliers => v(&outliers(input.outliers)),
         outliers_flagged => flagged,
         outliers_examined => input.outliers.iter().map(|c| c.processes).sum::<usize>(),

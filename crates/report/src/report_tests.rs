@@ -219,7 +219,8 @@ fn a_partitioned_set_gets_a_row_per_cpu() {
     let rows = crate::tables::rt_cpu_rows(&rt);
     assert_eq!(rows.len(), 2, "one row per CPU of the one partitioned cell: {rows:?}");
     // k = 4 for dwcs at the only utilisation: 20 + r misses per task of 100 jobs.
-    let at = |cpu: usize, col: &str| rows[cpu][crate::tables::RT_CPU_HEADER.iter().position(|h| *h == col).unwrap()].clone();
+    let header = crate::cols::header(&crate::tables::rt_cpu_columns()).into_iter().map(str::to_string).collect::<Vec<_>>();
+    let at = |cpu: usize, col: &str| rows[cpu][header.iter().position(|h| h == col).unwrap()].clone();
     assert_eq!(
         (at(0, "scheduler"), at(0, "cpu"), at(0, "tasks"), at(0, "C/T"), at(0, "min util.")),
         ("dwcs".into(), "0".into(), "2".into(), "0.200".into(), "0.100".into())

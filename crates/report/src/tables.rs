@@ -2,9 +2,13 @@
 //! and per-process means (its Figure 12), each value a mean over repetitions with its 95%
 //! confidence interval (analysis shapes it to stay in the quantity's range).
 
+use crate::cols::{self, Align, Col};
 use crate::labels;
-use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
-use schedlab_analysis::{CellStats, IoStats, RtStats, Summary, TraceStats};
+use comfy_table::Table;
+use schedlab_analysis::trace::{self, Reading, TraceFigure};
+use schedlab_analysis::{CellStats, CpuRt, IoStats, RtStats, Summary, TraceStats};
+use schedlab_model::trace::{CellTrace, PreemptedBy, WorkerTrace};
+use schedlab_model::{CpuTheory, Sample};
 use schedlab_plan::axis;
 
 /// Formats a summary as `mean ±ci` (`mean +up/-down` when the interval is not symmetric at
@@ -101,15 +105,24 @@ pub const INTERVAL_NOTE: &str = "± = 95% CI over repetitions, +up/-down where i
                                  counts and rates, logit scale for shares and percentages); (n < 3): too few repetitions \
                                  for an interval; (± > mean): its half-width exceeds the mean";
 
-fn table(header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled).set_header(header.to_vec());
-    for i in 3..header.len() {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    t
+/// A row of a per-cell table: the cell's figures (or a part of them) with its row names.
+pub struct Named<'a, T> {
+    /// The figures.
+    pub s: &'a T,
+    /// The workload column.
+    pub workload: String,
+    /// The policy column (empty in tables that have their own scheduler columns).
+    pub policy: String,
+}
+
+/// A figure of the row's cell as `mean ±ci` at `prec` decimals.
+fn summary<'a, T: 'static>(header: &'static str, prec: usize, get: fn(&T) -> &Summary) -> Col<Named<'a, T>> {
+    Col::num(header, move |r: &Named<T>| fmt_summary(get(r.s), prec))
+}
+
+/// The workload and policy columns.
+fn names<'a, T>() -> [Col<Named<'a, T>>; 2] {
+    [Col::text(axis::WORKLOAD.header, |r: &Named<T>| r.workload.clone()), Col::text(axis::POLICY.header, |r: &Named<T>| r.policy.clone())]
 }
 
 /// Each cell's (workload, policy) row names: the workload with the groups it competes with,
@@ -147,207 +160,158 @@ pub fn status(s: &CellStats) -> String {
     notes.join("; ")
 }
 
-/// Columns of the per-cell totals (the last one, notes, is text).
-pub const TOTALS_HEADER: [&str; 11] = [
-    axis::WORKLOAD.header,
-    axis::POLICY.header,
-    axis::PROCESSES.header,
-    "n",
-    "wall [s]",
-    "user [CPU-s]",
-    "sys [CPU-s]",
-    "CPU [%]",
-    "preempted",
-    "blocked",
-    "notes",
-];
+/// The processes and `n` columns of the per-cell tables.
+fn processes_and_reps<'a>() -> [Col<Named<'a, CellStats>>; 2] {
+    [
+        Col::text(axis::PROCESSES.header, |r: &Named<CellStats>| r.s.params.processes.to_string()).aligned(Align::KEY_NUM),
+        Col::num("n", |r: &Named<CellStats>| reps(r.s.reps, &r.s.params)),
+    ]
+}
 
-/// Rows of the per-cell totals, one per cell; the terminal and the HTML report both draw these.
-pub fn totals_rows(stats: &[CellStats]) -> Vec<Vec<String>> {
-    stats
-        .iter()
-        .zip(row_labels(stats))
-        .map(|(s, (workload, policy))| {
-            vec![
-                workload,
-                policy,
-                s.params.processes.to_string(),
-                reps(s.reps, &s.params),
-                fmt_summary(&s.makespan, 2),
-                fmt_summary(&s.user_total, 2),
-                fmt_summary(&s.sys_total, 2),
-                fmt_summary(&s.cpu_pct_total, 0),
-                fmt_summary(&s.invol_total, 0),
-                fmt_summary(&s.vol_total, 0),
-                status(s),
-            ]
-        })
-        .collect()
+/// The notes column: why a cell's numbers may be incomplete ([`status`]).
+pub fn notes_column<'a>() -> Col<Named<'a, CellStats>> {
+    Col::text("notes", |r: &Named<CellStats>| status(r.s)).aligned(Align::TRAILING_TEXT)
+}
+
+/// Columns of the per-cell totals.
+pub fn totals_columns<'a>() -> Vec<Col<Named<'a, CellStats>>> {
+    let mut cols: Vec<Col<Named<CellStats>>> = names().into_iter().chain(processes_and_reps()).collect();
+    cols.extend([
+        summary("wall [s]", 2, |s: &CellStats| &s.makespan),
+        summary("user [CPU-s]", 2, |s: &CellStats| &s.user_total),
+        summary("sys [CPU-s]", 2, |s: &CellStats| &s.sys_total),
+        summary("CPU [%]", 0, |s: &CellStats| &s.cpu_pct_total),
+        summary("preempted", 0, |s: &CellStats| &s.invol_total),
+        summary("blocked", 0, |s: &CellStats| &s.vol_total),
+        notes_column(),
+    ]);
+    cols
 }
 
 /// Columns of the per-process means.
-pub const PER_PROCESS_HEADER: [&str; 11] = [
-    axis::WORKLOAD.header,
-    axis::POLICY.header,
-    axis::PROCESSES.header,
-    "n",
-    "wall/proc [s]",
-    "user/proc",
-    "sys/proc",
-    "CPU/proc [%]",
-    "preempted/proc",
-    "blocked/proc",
-    "procs/s",
-];
+pub fn per_process_columns<'a>() -> Vec<Col<Named<'a, CellStats>>> {
+    let mut cols: Vec<Col<Named<CellStats>>> = names().into_iter().chain(processes_and_reps()).collect();
+    cols.extend([
+        summary("wall/proc [s]", 3, |s: &CellStats| &s.wall_per_proc),
+        summary("user/proc", 3, |s: &CellStats| &s.user_per_proc),
+        summary("sys/proc", 4, |s: &CellStats| &s.sys_per_proc),
+        summary("CPU/proc [%]", 0, |s: &CellStats| &s.cpu_pct_per_proc),
+        summary("preempted/proc", 1, |s: &CellStats| &s.invol_per_proc),
+        summary("blocked/proc", 1, |s: &CellStats| &s.vol_per_proc),
+        summary("procs/s", 2, |s: &CellStats| &s.throughput),
+    ]);
+    cols
+}
+
+/// The per-cell tables' rows: each cell with its row names.
+pub fn named(stats: &[CellStats]) -> Vec<Named<'_, CellStats>> {
+    stats.iter().zip(row_labels(stats)).map(|(s, (workload, policy))| Named { s, workload, policy }).collect()
+}
+
+/// Rows of the per-cell totals, one per cell; the terminal and the HTML report both draw these.
+pub fn totals_rows(stats: &[CellStats]) -> Vec<Vec<String>> {
+    cols::rows(&totals_columns(), &named(stats))
+}
 
 /// Rows of the per-process means, one per cell; shared by the terminal and the HTML report.
 pub fn per_process_rows(stats: &[CellStats]) -> Vec<Vec<String>> {
-    stats
-        .iter()
-        .zip(row_labels(stats))
-        .map(|(s, (workload, policy))| {
-            vec![
-                workload,
-                policy,
-                s.params.processes.to_string(),
-                reps(s.reps, &s.params),
-                fmt_summary(&s.wall_per_proc, 3),
-                fmt_summary(&s.user_per_proc, 3),
-                fmt_summary(&s.sys_per_proc, 4),
-                fmt_summary(&s.cpu_pct_per_proc, 0),
-                fmt_summary(&s.invol_per_proc, 1),
-                fmt_summary(&s.vol_per_proc, 1),
-                fmt_summary(&s.throughput, 2),
-            ]
-        })
-        .collect()
+    cols::rows(&per_process_columns(), &named(stats))
 }
 
 /// Per-cell totals: wall (makespan), user, sys, CPU%, preempted, blocked.
 pub fn totals(stats: &[CellStats]) -> Table {
-    let mut t = table(&TOTALS_HEADER);
-    for row in totals_rows(stats) {
-        t.add_row(row);
-    }
-    t
+    cols::table(&totals_columns(), &named(stats))
 }
 
 /// Per-process means: wall, user, sys, CPU%, preempted and blocked per process.
 pub fn per_process(stats: &[CellStats]) -> Table {
-    let mut t = table(&PER_PROCESS_HEADER);
-    for row in per_process_rows(stats) {
-        t.add_row(row);
-    }
-    t
+    cols::table(&per_process_columns(), &named(stats))
+}
+
+/// Columns of the throughput and fairness table.
+pub fn fairness_columns() -> Vec<Col<CellStats>> {
+    let fig = |header, prec, get: fn(&CellStats) -> &Summary| Col::num(header, move |s: &CellStats| fmt_summary(get(s), prec));
+    vec![
+        Col::text("cell", |s: &CellStats| s.params.key.clone()),
+        Col::text("procs", |s: &CellStats| {
+            s.params.groups.iter().map(|g| format!("{}{}", g.processes, if g.background { "bg" } else { "" })).collect::<Vec<_>>().join("+")
+        }),
+        Col::text("n", |s: &CellStats| reps(s.reps, &s.params)).aligned(Align::KEY_NUM),
+        fig("makespan [s]", 3, |s| &s.makespan),
+        fig("procs/s", 3, |s| &s.throughput),
+        fig("units/s", 0, |s| &s.work_rate),
+        fig("Jain", 3, |s| &s.jain),
+        fig("max dev [s]", 3, |s| &s.max_dev_completion),
+        fig("CV", 3, |s| &s.cv_completion),
+        Col::text("CPU share by group", |s: &CellStats| {
+            let shares =
+                s.group_share.iter().map(|(g, x)| format!("{g} {}", fmt_summary(&x.scaled(100.0), 0))).collect::<Vec<_>>().join(", ");
+            if shares.is_empty() {
+                "-".into()
+            } else {
+                format!("{shares} (%)")
+            }
+        })
+        .aligned(Align::TRAILING_TEXT),
+    ]
 }
 
 /// Throughput and fairness per cell (seed 004's tables): makespan, processes and work
 /// units per second, Jain's index over per-process throughput, the max deviation of
 /// completion time from its mean, its coefficient of variation, and each group's CPU share.
 pub fn fairness(stats: &[CellStats]) -> Table {
-    let mut t = table(&["cell", "procs", "n", "makespan [s]", "procs/s", "units/s", "Jain", "max dev [s]", "CV", "CPU share by group"]);
-    for s in stats {
-        let shares = s.group_share.iter().map(|(g, x)| format!("{g} {}", fmt_summary(&x.scaled(100.0), 0))).collect::<Vec<_>>().join(", ");
-        t.add_row(vec![
-            s.params.key.clone(),
-            s.params
-                .groups
-                .iter()
-                .map(|g| format!("{}{}", g.processes, if g.background { "bg" } else { "" }))
-                .collect::<Vec<_>>()
-                .join("+"),
-            reps(s.reps, &s.params),
-            fmt_summary(&s.makespan, 3),
-            fmt_summary(&s.throughput, 3),
-            fmt_summary(&s.work_rate, 0),
-            fmt_summary(&s.jain, 3),
-            fmt_summary(&s.max_dev_completion, 3),
-            fmt_summary(&s.cv_completion, 3),
-            if shares.is_empty() { "-".into() } else { format!("{shares} (%)") },
-        ]);
-    }
-    t
+    cols::table(&fairness_columns(), stats)
+}
+
+/// Rows of the tables with their own scheduler columns: each cell with its workload name.
+fn named_by_workload<T>(stats: &[T], params: impl Fn(&T) -> &schedlab_model::CellParams) -> Vec<Named<'_, T>> {
+    stats.iter().zip(workload_names(stats.iter().map(params))).map(|(s, workload)| Named { s, workload, policy: String::new() }).collect()
 }
 
 /// Columns of the I/O table.
-pub const IO_HEADER: [&str; 15] = [
-    axis::WORKLOAD.header,
-    axis::IOSCHED.header,
-    "op",
-    "n",
-    "time [s]",
-    "MB/s",
-    "file [s]",
-    "p50 [us]",
-    "p99 [us]",
-    "p99.9 [us]",
-    "max [us]",
-    "dev reqs",
-    "merged",
-    "req [KiB]",
-    "in queue [s]",
-];
+pub fn io_columns<'a>() -> Vec<Col<Named<'a, IoStats>>> {
+    vec![
+        names().into_iter().next().expect("the workload column"),
+        Col::text(axis::IOSCHED.header, |r: &Named<IoStats>| {
+            let s = r.s;
+            match (&s.params.iosched, s.schedulers.as_slice()) {
+                (Some(name), [one]) if name == one => format!("{one} ({})", s.queue_device),
+                (Some(name), seen) => format!("{name} = {} ({})", seen.join("/"), s.queue_device),
+                (None, seen) => format!("{} ({})", seen.join("/"), s.queue_device),
+            }
+        }),
+        Col::text("op", |r: &Named<IoStats>| format!("{} {}", r.s.op, r.s.mode)),
+        Col::num("n", |r: &Named<IoStats>| reps(r.s.reps, &r.s.params)),
+        summary("time [s]", 2, |s: &IoStats| &s.makespan),
+        summary("MB/s", 1, |s: &IoStats| &s.mb_s),
+        summary("file [s]", 3, |s: &IoStats| &s.file_time),
+        summary("p50 [us]", 0, |s: &IoStats| &s.lat_p50_us),
+        summary("p99 [us]", 0, |s: &IoStats| &s.lat_p99_us),
+        summary("p99.9 [us]", 0, |s: &IoStats| &s.lat_p999_us),
+        summary("max [us]", 0, |s: &IoStats| &s.lat_max_us),
+        summary("dev reqs", 0, |s: &IoStats| &s.dev_ios),
+        summary("merged", 0, |s: &IoStats| &s.dev_merges),
+        summary("req [KiB]", 0, |s: &IoStats| &s.dev_req_kib),
+        summary("in queue [s]", 2, |s: &IoStats| &s.dev_queue_s),
+    ]
+}
+
+/// The I/O table's rows: each cell that did I/O with its workload name.
+pub fn io_named(stats: &[IoStats]) -> Vec<Named<'_, IoStats>> {
+    named_by_workload(stats, |s| &s.params)
+}
 
 /// Rows of the I/O table (seed 002's figures plus latency and device counters), one per
 /// cell that did I/O; shared by the terminal and the HTML report.
 pub fn io_rows(stats: &[IoStats]) -> Vec<Vec<String>> {
-    stats
-        .iter()
-        .zip(workload_names(stats.iter().map(|s| &s.params)))
-        .map(|(s, workload)| {
-            let sched = match (&s.params.iosched, s.schedulers.as_slice()) {
-                (Some(name), [one]) if name == one => format!("{one} ({})", s.queue_device),
-                (Some(name), seen) => format!("{name} = {} ({})", seen.join("/"), s.queue_device),
-                (None, seen) => format!("{} ({})", seen.join("/"), s.queue_device),
-            };
-            vec![
-                workload,
-                sched,
-                format!("{} {}", s.op, s.mode),
-                reps(s.reps, &s.params),
-                fmt_summary(&s.makespan, 2),
-                fmt_summary(&s.mb_s, 1),
-                fmt_summary(&s.file_time, 3),
-                fmt_summary(&s.lat_p50_us, 0),
-                fmt_summary(&s.lat_p99_us, 0),
-                fmt_summary(&s.lat_p999_us, 0),
-                fmt_summary(&s.lat_max_us, 0),
-                fmt_summary(&s.dev_ios, 0),
-                fmt_summary(&s.dev_merges, 0),
-                fmt_summary(&s.dev_req_kib, 0),
-                fmt_summary(&s.dev_queue_s, 2),
-            ]
-        })
-        .collect()
+    cols::rows(&io_columns(), &io_named(stats))
 }
 
 /// The I/O table: time, throughput, per-file time, per-call latency percentiles and the
 /// data device's request counts per cell.
 pub fn io(stats: &[IoStats]) -> Table {
-    let mut t = table(&IO_HEADER);
-    for row in io_rows(stats) {
-        t.add_row(row);
-    }
-    t
+    cols::table(&io_columns(), &io_named(stats))
 }
-
-/// Columns of the real-time table.
-pub const RT_HEADER: [&str; 14] = [
-    axis::WORKLOAD.header,
-    axis::SCHEDULER.header,
-    axis::UTILISATION.header,
-    "n",
-    "min util.",
-    "jobs",
-    "missed [%]",
-    "misses/proc",
-    "fixed viol./proc",
-    "sliding viol./proc",
-    "in violation [%]",
-    "latency p50 [us]",
-    "latency p99 [us]",
-    "notes",
-];
 
 /// Why a real-time cell's numbers may be incomplete or differ in kind: failed starts,
 /// time-outs, who counted, the feasibility test's guarantee.
@@ -370,194 +334,170 @@ fn rt_notes(s: &RtStats) -> String {
     notes.join("; ")
 }
 
+/// The utilisation axis's value of a real-time cell.
+fn utilisation(s: &RtStats) -> String {
+    s.utilisation.map_or_else(|| "-".into(), |u| u.to_string())
+}
+
+/// Columns of the real-time table.
+pub fn rt_columns<'a>() -> Vec<Col<Named<'a, RtStats>>> {
+    vec![
+        names().into_iter().next().expect("the workload column"),
+        Col::text(axis::SCHEDULER.header, |r: &Named<RtStats>| r.s.scheduler.clone()),
+        Col::text(axis::UTILISATION.header, |r: &Named<RtStats>| utilisation(r.s)).aligned(Align::KEY_NUM),
+        Col::num("n", |r: &Named<RtStats>| reps(r.s.reps, &r.s.params)),
+        Col::num("min util.", |r: &Named<RtStats>| r.s.min_utilisation.map_or_else(|| "-".into(), |u| format!("{u:.3}"))),
+        summary("jobs", 0, |s: &RtStats| &s.jobs),
+        summary("missed [%]", 2, |s: &RtStats| &s.miss_pct),
+        summary("misses/proc", 1, |s: &RtStats| &s.misses_per_proc),
+        summary("fixed viol./proc", 1, |s: &RtStats| &s.fixed_violations_per_proc),
+        summary("sliding viol./proc", 1, |s: &RtStats| &s.sliding_violations_per_proc),
+        summary("in violation [%]", 2, |s: &RtStats| &s.time_in_violation_pct),
+        summary("latency p50 [us]", 1, |s: &RtStats| &s.wakeup_p50_us),
+        summary("latency p99 [us]", 1, |s: &RtStats| &s.wakeup_p99_us),
+        Col::text("notes", |r: &Named<RtStats>| rt_notes(r.s)),
+    ]
+}
+
+/// The real-time table's rows: each periodic cell with its workload name.
+pub fn rt_named(stats: &[RtStats]) -> Vec<Named<'_, RtStats>> {
+    named_by_workload(stats, |s| &s.params)
+}
+
 /// Rows of the real-time table (seed 003), one per periodic cell; shared by the terminal
 /// and the HTML report.
 pub fn rt_rows(stats: &[RtStats]) -> Vec<Vec<String>> {
-    stats
-        .iter()
-        .zip(workload_names(stats.iter().map(|s| &s.params)))
-        .map(|(s, workload)| {
-            let mut row = vec![
-                workload,
-                s.scheduler.clone(),
-                s.utilisation.map_or_else(|| "-".into(), |u| u.to_string()),
-                reps(s.reps, &s.params),
-                s.min_utilisation.map_or_else(|| "-".into(), |u| format!("{u:.3}")),
-            ];
-            let figures = [
-                (&s.jobs, 0),
-                (&s.miss_pct, 2),
-                (&s.misses_per_proc, 1),
-                (&s.fixed_violations_per_proc, 1),
-                (&s.sliding_violations_per_proc, 1),
-                (&s.time_in_violation_pct, 2),
-                (&s.wakeup_p50_us, 1),
-                (&s.wakeup_p99_us, 1),
-            ];
-            row.extend(figures.iter().map(|(x, prec)| fmt_summary(x, *prec)));
-            row.push(rt_notes(s));
-            row
-        })
-        .collect()
+    cols::rows(&rt_columns(), &rt_named(stats))
 }
 
 /// The real-time table: per periodic cell, jobs, deadline misses, window violations per
 /// process, time in violation and wake-up latency percentiles.
 pub fn rt(stats: &[RtStats]) -> Table {
-    let mut t = table(&RT_HEADER);
-    if let Some(c) = t.column_mut(RT_HEADER.len() - 1) {
-        c.set_cell_alignment(CellAlignment::Left);
-    }
-    for row in rt_rows(stats) {
-        t.add_row(row);
-    }
-    t
+    cols::table(&rt_columns(), &rt_named(stats))
+}
+
+/// A CPU of a partitioned set with its cell's figures.
+pub struct CpuRow<'a> {
+    /// The cell.
+    pub cell: &'a RtStats,
+    /// The CPU.
+    pub cpu: &'a CpuRt,
+    /// The workload column.
+    pub workload: String,
 }
 
 /// Columns of the per-CPU table of partitioned real-time sets.
-pub const RT_CPU_HEADER: [&str; 11] = [
-    axis::WORKLOAD.header,
-    axis::SCHEDULER.header,
-    axis::UTILISATION.header,
-    "cpu",
-    "tasks",
-    "C/T",
-    "min util.",
-    "jobs",
-    "missed [%]",
-    "sliding viol./proc",
-    "in violation [%]",
-];
+pub fn rt_cpu_columns<'a>() -> Vec<Col<CpuRow<'a>>> {
+    let fig = |header, prec, get: fn(&CpuRt) -> &Summary| Col::num(header, move |r: &CpuRow| fmt_summary(get(r.cpu), prec));
+    let theory = |header, get: fn(&CpuTheory) -> f64| {
+        Col::num(header, move |r: &CpuRow| r.cpu.theory.as_ref().map_or_else(|| "-".into(), |t| format!("{:.3}", get(t))))
+    };
+    vec![
+        Col::text(axis::WORKLOAD.header, |r: &CpuRow| r.workload.clone()),
+        Col::text(axis::SCHEDULER.header, |r: &CpuRow| r.cell.scheduler.clone()),
+        Col::text(axis::UTILISATION.header, |r: &CpuRow| utilisation(r.cell)),
+        Col::num("cpu", |r: &CpuRow| r.cpu.cpu.to_string()),
+        Col::num("tasks", |r: &CpuRow| r.cpu.tasks.to_string()),
+        theory("C/T", |t| t.plain_utilisation),
+        theory("min util.", |t| t.min_utilisation),
+        fig("jobs", 0, |c| &c.jobs),
+        fig("missed [%]", 2, |c| &c.miss_pct),
+        fig("sliding viol./proc", 1, |c| &c.sliding_violations_per_proc),
+        fig("in violation [%]", 2, |c| &c.time_in_violation_pct),
+    ]
+}
 
-/// Rows of the per-CPU table: one per CPU of each partitioned periodic cell (cells on one
-/// CPU have none); shared by the terminal and the HTML report.
-pub fn rt_cpu_rows(stats: &[RtStats]) -> Vec<Vec<String>> {
-    stats
-        .iter()
-        .zip(workload_names(stats.iter().map(|s| &s.params)))
-        .flat_map(|(s, workload)| {
-            s.per_cpu.iter().map(move |c| {
-                let mut row = vec![
-                    workload.clone(),
-                    s.scheduler.clone(),
-                    s.utilisation.map_or_else(|| "-".into(), |u| u.to_string()),
-                    c.cpu.to_string(),
-                    c.tasks.to_string(),
-                    c.theory.as_ref().map_or_else(|| "-".into(), |t| format!("{:.3}", t.plain_utilisation)),
-                    c.theory.as_ref().map_or_else(|| "-".into(), |t| format!("{:.3}", t.min_utilisation)),
-                ];
-                let figures = [(&c.jobs, 0), (&c.miss_pct, 2), (&c.sliding_violations_per_proc, 1), (&c.time_in_violation_pct, 2)];
-                row.extend(figures.iter().map(|(x, prec)| fmt_summary(x, *prec)));
-                row
-            })
-        })
+/// The per-CPU table's rows: one per CPU of each partitioned periodic cell (cells on one
+/// CPU have none).
+pub fn rt_cpu_named(stats: &[RtStats]) -> Vec<CpuRow<'_>> {
+    rt_named(stats)
+        .into_iter()
+        .flat_map(|n| n.s.per_cpu.iter().map(move |cpu| CpuRow { cell: n.s, cpu, workload: n.workload.clone() }))
         .collect()
+}
+
+/// Rows of the per-CPU table; shared by the terminal and the HTML report.
+pub fn rt_cpu_rows(stats: &[RtStats]) -> Vec<Vec<String>> {
+    cols::rows(&rt_cpu_columns(), &rt_cpu_named(stats))
 }
 
 /// The per-CPU table of partitioned sets, or None when no cell was partitioned.
 pub fn rt_cpus(stats: &[RtStats]) -> Option<Table> {
-    let rows = rt_cpu_rows(stats);
-    (!rows.is_empty()).then(|| {
-        let mut t = table(&RT_CPU_HEADER);
-        for row in rows {
-            t.add_row(row);
-        }
-        t
-    })
+    let rows = rt_cpu_named(stats);
+    (!rows.is_empty()).then(|| cols::table(&rt_cpu_columns(), &rows))
 }
 
-/// Columns of the per-worker trace table (`schedlab trace`).
-pub const TRACE_HEADER: [&str; 14] = [
-    "worker",
-    "pid",
-    "group",
-    "run [s]",
-    "untraced [s]",
-    "wait4 cpu [s]",
-    "runnable [s]",
-    "blocked [s]",
-    "involuntary",
-    "preempted by w/e/k/o",
-    "migrations",
-    "wake-up p50 [us]",
-    "wake-up p99 [us]",
-    "cpus",
-];
+/// A row of the per-worker trace table.
+pub enum WorkerRow<'a> {
+    /// A worker: its position in the trace, its figures and its sample (matched by pid).
+    Worker(usize, &'a WorkerTrace, Option<&'a Sample>),
+    /// The last row: every worker of the trace.
+    All(&'a CellTrace, &'a [Sample]),
+}
+
+/// Sums `x` over the workers of a trace.
+fn sum(t: &CellTrace, x: impl Fn(&WorkerTrace) -> f64) -> f64 {
+    t.workers.iter().map(x).fold(0.0, |a, b| a + b)
+}
+
+/// A trace figure's cell in the per-worker table.
+fn worker_cell(f: &TraceFigure, r: &WorkerRow) -> String {
+    let prec = f.unit.worker_digits();
+    let by_str = |by: &PreemptedBy| format!("{}/{}/{}/{}", by.worker, by.engine, by.kernel, by.other);
+    match (f.reading, r) {
+        (Reading::PerWorker(get), WorkerRow::Worker(_, w, _)) => format!("{:.*}", prec, get(w)),
+        (Reading::PerWorker(get), WorkerRow::All(t, _)) => format!("{:.*}", prec, sum(t, get)),
+        (Reading::Wait4Cpu, WorkerRow::Worker(_, _, s)) => {
+            s.map(|s| format!("{:.*}", prec, s.user_s + s.sys_s)).unwrap_or_else(|| "-".into())
+        }
+        (Reading::Wait4Cpu, WorkerRow::All(t, samples)) => {
+            let cpu = |w: &WorkerTrace| samples.iter().find(|s| s.pid == w.pid).map(|s| s.user_s + s.sys_s).unwrap_or(0.0);
+            format!("{:.*}", prec, sum(t, cpu))
+        }
+        (Reading::PreemptedBy, WorkerRow::Worker(_, w, _)) => by_str(&w.preempted_by),
+        (Reading::PreemptedBy, WorkerRow::All(t, _)) => by_str(&t.workers.iter().map(|w| &w.preempted_by).sum()),
+        (Reading::Wakeup { worker, .. }, WorkerRow::Worker(_, w, _)) => {
+            worker(w).map(|x| format!("{x:.prec$}")).unwrap_or_else(|| "-".into())
+        }
+        (Reading::Cpus, WorkerRow::Worker(_, w, _)) => cpu_list(&w.cpus),
+        (Reading::PerTrace(get), WorkerRow::All(t, _)) => get(t).to_string(),
+        (Reading::Wakeup { .. } | Reading::Cpus, WorkerRow::All(..)) | (Reading::PerTrace(_), WorkerRow::Worker(..)) => String::new(),
+    }
+}
+
+/// Columns of the per-worker trace table (`schedlab trace`): the worker, then every trace
+/// figure with a per-worker column.
+pub fn trace_columns<'a>() -> Vec<Col<WorkerRow<'a>>> {
+    let mut cols = vec![
+        Col::text("worker", |r: &WorkerRow| match r {
+            WorkerRow::Worker(i, _, s) => s.map(|s| s.index).unwrap_or(*i as u32).to_string(),
+            WorkerRow::All(..) => "all".into(),
+        }),
+        Col::text("pid", |r: &WorkerRow| match r {
+            WorkerRow::Worker(_, w, _) => w.pid.to_string(),
+            WorkerRow::All(..) => String::new(),
+        }),
+        Col::text("group", |r: &WorkerRow| match r {
+            WorkerRow::Worker(_, _, s) => s.map(|s| s.group.clone()).unwrap_or_default(),
+            WorkerRow::All(..) => String::new(),
+        }),
+    ];
+    for f in trace::FIGURES {
+        if let Some(header) = f.worker_header {
+            cols.push(Col::num(header, move |r: &WorkerRow| worker_cell(f, r)));
+        }
+    }
+    cols
+}
 
 /// One cell repetition's trace, a row per worker (beside its wait4 CPU time, which lies
 /// between run and run + untraced) and a last row of totals.
-pub fn trace(t: &schedlab_model::trace::CellTrace, samples: &[schedlab_model::Sample]) -> Table {
-    let mut tb = table(&TRACE_HEADER);
-    let us = |v: Option<f64>| v.map(|x| format!("{x:.1}")).unwrap_or_else(|| "-".into());
-    let mut tot = schedlab_model::trace::WorkerTrace::default();
-    let mut cpu = 0.0;
-    for (i, w) in t.workers.iter().enumerate() {
-        let s = samples.iter().find(|s| s.pid == w.pid);
-        let by = &w.preempted_by;
-        tb.add_row(vec![
-            s.map(|s| s.index).unwrap_or(i as u32).to_string(),
-            w.pid.to_string(),
-            s.map(|s| s.group.clone()).unwrap_or_default(),
-            format!("{:.4}", w.run_s),
-            format!("{:.4}", w.untraced_s),
-            s.map(|s| format!("{:.4}", s.user_s + s.sys_s)).unwrap_or_else(|| "-".into()),
-            format!("{:.4}", w.runnable_s),
-            format!("{:.4}", w.blocked_s),
-            w.involuntary.to_string(),
-            format!("{}/{}/{}/{}", by.worker, by.engine, by.kernel, by.other),
-            w.migrations.to_string(),
-            us(w.wakeup_p50_us),
-            us(w.wakeup_p99_us),
-            crate::tables::cpu_list(&w.cpus),
-        ]);
-        tot.run_s += w.run_s;
-        tot.untraced_s += w.untraced_s;
-        tot.runnable_s += w.runnable_s;
-        tot.blocked_s += w.blocked_s;
-        tot.involuntary += w.involuntary;
-        tot.migrations += w.migrations;
-        tot.preempted_by.worker += by.worker;
-        tot.preempted_by.engine += by.engine;
-        tot.preempted_by.kernel += by.kernel;
-        tot.preempted_by.other += by.other;
-        cpu += s.map(|s| s.user_s + s.sys_s).unwrap_or(0.0);
-    }
-    let by = &tot.preempted_by;
-    tb.add_row(vec![
-        "all".to_string(),
-        String::new(),
-        String::new(),
-        format!("{:.4}", tot.run_s),
-        format!("{:.4}", tot.untraced_s),
-        format!("{cpu:.4}"),
-        format!("{:.4}", tot.runnable_s),
-        format!("{:.4}", tot.blocked_s),
-        tot.involuntary.to_string(),
-        format!("{}/{}/{}/{}", by.worker, by.engine, by.kernel, by.other),
-        tot.migrations.to_string(),
-        String::new(),
-        String::new(),
-        String::new(),
-    ]);
-    tb
+pub fn trace(t: &CellTrace, samples: &[Sample]) -> Table {
+    let mut rows: Vec<WorkerRow> =
+        t.workers.iter().enumerate().map(|(i, w)| WorkerRow::Worker(i, w, samples.iter().find(|s| s.pid == w.pid))).collect();
+    rows.push(WorkerRow::All(t, samples));
+    cols::table(&trace_columns(), &rows)
 }
-
-/// Columns of the report's per-cell trace table: where the processes' time went and who
-/// took their CPU.
-pub const TRACE_CELL_HEADER: [&str; 12] = [
-    "cell",
-    "n",
-    "run [s]",
-    "runnable [s]",
-    "blocked [s]",
-    "involuntary",
-    "preempted by: worker / engine / kernel / other",
-    "migrations",
-    "wake-up p50 [us]",
-    "wake-up p99 [us]",
-    "lost events",
-    "untraced switches",
-];
 
 /// "12 (40%)": a count with its share of `total`.
 fn share(n: u64, total: u64) -> String {
@@ -567,30 +507,37 @@ fn share(n: u64, total: u64) -> String {
     format!("{n} ({:.0}%)", 100.0 * n as f64 / total as f64)
 }
 
+/// A trace figure's cell in the per-cell table.
+fn cell_cell(f: &TraceFigure, s: &TraceStats) -> String {
+    match f.reading {
+        Reading::PerWorker(_) | Reading::Wakeup { .. } => fmt_summary(s.summary(f), f.unit.mean_digits()),
+        Reading::PreemptedBy => {
+            let by = &s.preempted_by;
+            let total = by.total();
+            [by.worker, by.engine, by.kernel, by.other].map(|n| share(n, total)).join(" / ")
+        }
+        Reading::PerTrace(_) => s.sum(f).to_string(),
+        Reading::Cpus | Reading::Wait4Cpu => String::new(),
+    }
+}
+
+/// Columns of the report's per-cell trace table (where the processes' time went and who
+/// took their CPU): the cell, then every trace figure with a per-cell column.
+pub fn trace_cell_columns() -> Vec<Col<TraceStats>> {
+    let mut cols = vec![Col::text("cell", |s: &TraceStats| s.params.key.clone()), Col::num("n", |s: &TraceStats| reps(s.reps, &s.params))];
+    for f in trace::FIGURES {
+        if let Some(header) = f.cell_header {
+            let col = Col::num(header, move |s: &TraceStats| cell_cell(f, s));
+            cols.push(if matches!(f.reading, Reading::PreemptedBy) { col.aligned(Align::TRAILING_TEXT) } else { col });
+        }
+    }
+    cols
+}
+
 /// One row per traced cell: per process means over the traced repetitions (±95% CI), the
 /// involuntary switch-outs of all repetitions by who took the CPU.
 pub fn trace_rows(stats: &[TraceStats]) -> Vec<Vec<String>> {
-    stats
-        .iter()
-        .map(|s| {
-            let by = &s.preempted_by;
-            let total = by.total();
-            vec![
-                s.params.key.clone(),
-                reps(s.reps, &s.params),
-                fmt_summary(&s.run_per_proc, 4),
-                fmt_summary(&s.runnable_per_proc, 4),
-                fmt_summary(&s.blocked_per_proc, 4),
-                fmt_summary(&s.involuntary_per_proc, 1),
-                [by.worker, by.engine, by.kernel, by.other].map(|n| share(n, total)).join(" / "),
-                fmt_summary(&s.migrations_per_proc, 1),
-                fmt_summary(&s.wakeup_p50_us, 1),
-                fmt_summary(&s.wakeup_p99_us, 1),
-                s.lost_events.to_string(),
-                s.untraced_switches.to_string(),
-            ]
-        })
-        .collect()
+    cols::rows(&trace_cell_columns(), stats)
 }
 
 /// A CPU list in the kernel's short form (`0-2,5`).

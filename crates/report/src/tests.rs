@@ -180,8 +180,10 @@ fn rt_columns_are_in_every_format() {
 
 #[test]
 fn every_matrix_axis_has_its_column_in_a_table() {
-    use crate::tables::{IO_HEADER, PER_PROCESS_HEADER, RT_CPU_HEADER, RT_HEADER, TOTALS_HEADER};
-    let headers: Vec<&str> = [&TOTALS_HEADER[..], &PER_PROCESS_HEADER, &IO_HEADER, &RT_HEADER, &RT_CPU_HEADER].concat();
+    use crate::cols::header;
+    use crate::tables::{io_columns, per_process_columns, rt_columns, rt_cpu_columns, totals_columns};
+    let (totals, per_process, io, rt, rt_cpu) = (totals_columns(), per_process_columns(), io_columns(), rt_columns(), rt_cpu_columns());
+    let headers: Vec<&str> = [header(&totals), header(&per_process), header(&io), header(&rt), header(&rt_cpu)].concat();
     for a in schedlab_plan::axis::AXES {
         assert!(headers.contains(&a.header), "the {} axis's column \"{}\" is in no table", a.name, a.header);
     }

@@ -15,7 +15,7 @@ use crate::worker::WorkerError;
 use schedlab_dispatch::{Config, CpuBurn, DispatchPolicy, JobSteps, Metrics, TaskCfg};
 use schedlab_model::detail::{DispatchedDetail, PeriodicDetail};
 use schedlab_model::jobs::{JobLog, JobTrace};
-use schedlab_model::{CellRt, Detail, Dispatchers, RtTask};
+use schedlab_model::{CellRt, Detail, Dispatchers, RtParams, RtTally, RtTask, RtTimes};
 use schedlab_periodic::{build_body, make_file, thread_cpu_ns, BodySpec, FftBody, JobBody, JobRecord, OverrunPolicy, RunOptions, Runner};
 use schedlab_plan::{Class, DeadlineParams, Periodic, PeriodicBody, Policy, RtScheduler};
 use std::path::{Path, PathBuf};
@@ -164,31 +164,27 @@ pub(crate) fn run(job: &Job, prep: &mut Prepared, report: &mut Report) -> Result
             runner.run(start).map_err(WorkerError::other)?;
             let log = job_log(runner.records(), start, runner.params().deadline_ns());
             let s = runner.summary();
-            let h = runner.latency_histogram();
-            let rt = RtTask {
-                c_ns: s.params.c_ns,
-                t_ns: s.params.t_ns,
-                d_ns: s.params.deadline_ns(),
-                x: s.params.x,
-                y: s.params.y,
-                jobs: s.jobs,
-                met: s.met,
-                misses: s.misses,
-                fixed_windows: s.fixed_windows,
-                fixed_violations: s.fixed_window_violations,
-                sliding_windows: s.sliding_windows,
-                sliding_violations: s.sliding_window_violations,
-                time_in_violation_pct: s.time_in_violation_pct,
+            let rt = RtTask::new(
+                "worker",
+                RtParams { c_ns: s.params.c_ns, t_ns: s.params.t_ns, d_ns: s.params.deadline_ns(), x: s.params.x, y: s.params.y },
+                RtTally {
+                    jobs: s.jobs,
+                    met: s.met,
+                    misses: s.misses,
+                    fixed_windows: s.fixed_windows,
+                    fixed_violations: s.fixed_window_violations,
+                    sliding_windows: s.sliding_windows,
+                    sliding_violations: s.sliding_window_violations,
+                    time_in_violation_pct: s.time_in_violation_pct,
+                },
+            )
+            .with_times(RtTimes {
                 response_mean_ns: Some(s.response_mean_ns),
                 response_max_ns: Some(s.response_max_ns),
                 lateness_max_ns: s.lateness_max_ns,
                 cpu_mean_ns: Some(s.cpu_mean_ns),
-                wakeup: Some(schedlab_model::hist::summary(h)),
-                wakeup_hist: Some(schedlab_model::hist::encode(h)),
-                source: "worker".into(),
-                handoff: None,
-                handoff_hist: None,
-            };
+            })
+            .with_wakeups(runner.latency_histogram());
             report.units += (s.jobs - s.skipped) as f64;
             report.rt = Some(rt);
             report.jobs = Some(log);
@@ -273,16 +269,10 @@ pub(crate) fn dispatch_config(p: &Periodic, cpu: u32, tasks: &[usize], pids: &[i
 pub(crate) fn task_from_metrics(m: &Metrics, slot: usize, detail: Option<&Detail>) -> Option<RtTask> {
     let t = m.tasks.get(slot)?;
     let handoff_hist = match detail {
-        Some(Detail::Dispatched(d)) => Some(d.dispatch.handoff_hist.as_str()).filter(|h| !h.is_empty()),
+        Some(Detail::Dispatched(d)) => Some(d.dispatch.handoff_hist.as_str()),
         _ => None,
     };
-    let handoff = handoff_hist.and_then(schedlab_model::hist::decode).map(|h| schedlab_model::hist::summary(&h));
-    Some(RtTask {
-        c_ns: t.c_ns,
-        t_ns: t.t_ns,
-        d_ns: t.d_ns,
-        x: t.window.x,
-        y: t.window.y,
+    let tally = RtTally {
         jobs: t.completed + t.missed,
         met: t.completed,
         misses: t.missed,
@@ -291,11 +281,9 @@ pub(crate) fn task_from_metrics(m: &Metrics, slot: usize, detail: Option<&Detail
         sliding_windows: t.windows,
         sliding_violations: t.window_violations,
         time_in_violation_pct: t.windows().time_in_violation_pct(),
-        source: "dispatcher".into(),
-        handoff,
-        handoff_hist: handoff_hist.map(str::to_string),
-        ..Default::default()
-    })
+    };
+    let params = RtParams { c_ns: t.c_ns, t_ns: t.t_ns, d_ns: t.d_ns, x: t.window.x, y: t.window.y };
+    Some(RtTask::new("dispatcher", params, tally).with_handoffs(handoff_hist))
 }
 
 /// The cell's real-time record ([`Periodic::cell_rt`]) with the dispatchers' metrics: one

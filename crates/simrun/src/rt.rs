@@ -36,7 +36,7 @@
 //! quanta are refused for `edf` and `dwcs`.
 
 use schedlab_model::jobs::{JobLog, JobTrace};
-use schedlab_model::{CellRt, RtTask};
+use schedlab_model::{CellRt, RtTally, RtTask, RtTimes};
 use schedlab_plan::TaskParams as RtParams;
 use schedlab_plan::{Cell, Periodic, PeriodicBody, RtScheduler};
 use schedlab_policy::{PolicySpec, Reservation, TaskParams, Window};
@@ -210,12 +210,7 @@ pub fn task_rt(set: &Periodic, i: usize, t: &TaskResult) -> RtTask {
     let n = w.deadlines;
     let pad = padding_ns(set, task);
     let d = task.deadline_ns();
-    RtTask {
-        c_ns: task.c_ns,
-        t_ns: task.t_ns,
-        d_ns: d,
-        x: task.x,
-        y: task.y,
+    let tally = RtTally {
         jobs: n,
         met: n - t.deadline_misses.min(n),
         misses: t.deadline_misses,
@@ -224,16 +219,15 @@ pub fn task_rt(set: &Periodic, i: usize, t: &TaskResult) -> RtTask {
         sliding_windows: w.sliding.windows,
         sliding_violations: w.sliding.violations,
         time_in_violation_pct: w.time_in_violation_pct(),
-        response_mean_ns: t.response.mean.map(|m| m - pad as f64),
-        response_max_ns: t.response.max.map(|m| m - pad),
-        lateness_max_ns: t.response.max.map(|m| (m - pad) as i64 - d as i64),
-        cpu_mean_ns: (t.jobs > 0).then(|| set.work_ns(task) as f64),
-        wakeup: None,
-        wakeup_hist: None,
-        handoff: None,
-        handoff_hist: None,
-        source: "sim".into(),
-    }
+    };
+    RtTask::new("sim", schedlab_model::RtParams { c_ns: task.c_ns, t_ns: task.t_ns, d_ns: d, x: task.x, y: task.y }, tally).with_times(
+        RtTimes {
+            response_mean_ns: t.response.mean.map(|m| m - pad as f64),
+            response_max_ns: t.response.max.map(|m| m - pad),
+            lateness_max_ns: t.response.max.map(|m| (m - pad) as i64 - d as i64),
+            cpu_mean_ns: (t.jobs > 0).then(|| set.work_ns(task) as f64),
+        },
+    )
 }
 
 /// The cell's real-time record ([`Periodic::cell_rt`]): the fields the engine fills, on the

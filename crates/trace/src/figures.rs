@@ -22,7 +22,7 @@
 //! sys lies between run and run + untraced. A CPU's time in that span counts as busy or
 //! idle only when the tasks on both sides of it are of one kind.
 
-use crate::decode::{Comm, Event, Kind};
+use crate::decode::{Comm, Event, Kind, Switch};
 use schedlab_model::hist::{self, Histogram};
 use schedlab_model::trace::{CellTrace, CpuTrace, PreemptedBy, StateBar, WorkerTrace, STATE_SLICES};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -220,224 +220,290 @@ impl Gap {
 /// The figures of a cell's events (in timestamp order) over `window`. `classify` is asked,
 /// once per task, about each task that took a worker's CPU and is neither a worker's nor
 /// the engine's, with the comm the trace gave it; `lost` is what the buffers lost.
-pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, mut classify: impl FnMut(i32, &Comm) -> Who) -> CellTrace {
-    let mut tasks: HashMap<i32, Task> = HashMap::new();
-    for (i, &pid) in roles.workers.iter().enumerate() {
-        tasks.insert(pid, Task::new(i));
-    }
-    let mut acc: Vec<Acc> = roles.workers.iter().map(|_| Acc::new()).collect();
-    let mut engine: HashSet<i32> = roles.engine.iter().copied().collect();
-    let mut cpus: BTreeMap<u32, CpuAcc> = BTreeMap::new();
-    let mut untraced = 0;
+pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, classify: impl FnMut(i32, &Comm) -> Who) -> CellTrace {
+    let mut fold = Fold::new(roles, window);
     for e in events {
-        let ts = e.ts;
+        fold.event(e);
+    }
+    fold.finish(lost, classify)
+}
+
+/// The fold of a cell's events into its figures: the state of every task, worker and CPU
+/// so far, changed by one handler per kind of event, in timestamp order. [`figures`] feeds
+/// it decoded events; another source of the same events (a BPF program's, say) can call the
+/// handlers directly.
+#[derive(Debug)]
+pub struct Fold {
+    window: Window,
+    /// The workers' pids, in the order of their figures.
+    workers: Vec<i32>,
+    /// The workers' tasks (their threads and children too), by pid.
+    tasks: HashMap<i32, Task>,
+    /// Per worker, its running totals.
+    acc: Vec<Acc>,
+    /// The engine's tasks.
+    engine: HashSet<i32>,
+    cpus: BTreeMap<u32, CpuAcc>,
+    /// Switches the trace did not show.
+    untraced: u64,
+    /// Events folded.
+    events: u64,
+}
+
+impl Fold {
+    /// A fold of the events of a cell with these tasks over `window`, before any event.
+    pub fn new(roles: &Roles, window: Window) -> Fold {
+        Fold {
+            window,
+            workers: roles.workers.to_vec(),
+            tasks: roles.workers.iter().enumerate().map(|(i, &pid)| (pid, Task::new(i))).collect(),
+            acc: roles.workers.iter().map(|_| Acc::new()).collect(),
+            engine: roles.engine.iter().copied().collect(),
+            cpus: BTreeMap::new(),
+            untraced: 0,
+            events: 0,
+        }
+    }
+
+    /// Folds one event into the figures, by its kind.
+    pub fn event(&mut self, e: &Event) {
+        self.events += 1;
         if !matches!(e.kind, Kind::Switch(_)) && e.current >= 0 {
-            if let Some(cpu) = cpus.get_mut(&e.cpu).filter(|c| c.current.is_some()) {
-                cpu.seen.push((ts, e.current));
-            }
+            self.seen(e.ts, e.cpu, e.current);
         }
         match &e.kind {
-            Kind::Switch(s) => {
-                let cpu = cpus.entry(e.cpu).or_default();
-                // The task leaving is not the one the last switch here brought: the switch
-                // that brought it was not traced (see the module's docs).
-                let gap = match cpu.current {
-                    Some((came_pid, came)) if came_pid != s.prev_pid => {
-                        let g = Gap::of(&cpu.seen, s.prev_pid, came, ts);
-                        cpu.count(&window, came_pid, came, g.lo);
-                        if (came_pid == 0) == (s.prev_pid == 0) {
-                            cpu.count(&window, came_pid, g.lo, g.hi);
-                        }
-                        cpu.count(&window, s.prev_pid, g.hi, ts);
-                        if window.holds(ts) {
-                            untraced += 1;
-                        }
-                        Some(g)
-                    }
-                    _ => {
-                        cpu.close(&window, ts);
-                        None
-                    }
-                };
-                cpu.seen.clear();
-                cpu.current = Some((s.next_pid, ts));
-                if let Some(t) = tasks.get_mut(&s.prev_pid) {
-                    let a = &mut acc[t.worker];
-                    let since = match (t.state, gap) {
-                        (State::Running(since), _) => Some(since),
-                        (State::Unknown, None) => Some(window.start_ns),
-                        (State::Unknown | State::Runnable(_) | State::Blocked(_), Some(g)) => {
-                            let (kind, since) = match t.state {
-                                State::Blocked(since) => (Span::Blocked, since),
-                                State::Runnable(since) => (Span::Runnable, since),
-                                _ => (Span::Runnable, window.start_ns),
-                            };
-                            // Nor can it have run before it was runnable, or here before the
-                            // kernel moved it here.
-                            let moved = t.arrived.filter(|(c, _)| *c == e.cpu).map_or(0, |(_, at)| at);
-                            let lo = g.lo.max(since).max(moved).min(g.hi);
-                            a.span(kind, &window, since, lo);
-                            a.untraced += window.clip(lo, g.hi);
-                            Some(g.hi)
-                        }
-                        _ => None,
-                    };
-                    if let Some(since) = since {
-                        a.span(Span::Run, &window, since, ts);
-                    }
-                    t.state = if s.prev_dead {
-                        State::Dead
-                    } else if s.prev_runnable {
-                        if window.holds(ts) {
-                            a.involuntary += 1;
-                            let p = a.preemptors.entry(s.next_pid).or_insert((0, s.next_comm));
-                            p.0 += 1;
-                        }
-                        State::Runnable(ts)
-                    } else {
-                        if window.holds(ts) {
-                            a.voluntary += 1;
-                        }
-                        State::Blocked(ts)
-                    };
-                    t.waking = None;
-                }
-                if let Some(t) = tasks.get_mut(&s.next_pid) {
-                    let a = &mut acc[t.worker];
-                    match t.state {
-                        State::Runnable(since) => a.span(Span::Runnable, &window, since, ts),
-                        State::Unknown => a.span(Span::Runnable, &window, window.start_ns, ts),
-                        // Woken without a wake-up event (lost, or not traced).
-                        State::Blocked(since) => a.span(Span::Blocked, &window, since, ts),
-                        State::Running(_) | State::Dead => {}
-                    }
-                    if let Some(w) = t.waking.take() {
-                        if window.holds(ts) {
-                            let _ = a.wakeups.record(ts.saturating_sub(w));
-                        }
-                    }
-                    t.state = State::Running(ts);
-                    a.cpus.insert(e.cpu);
-                }
-            }
-            Kind::Waking(w) | Kind::Wakeup(w) => {
-                if let Some(t) = tasks.get_mut(&w.pid) {
-                    // A wakeup after its waking is the same wake-up; a task already
-                    // running or runnable was not asleep.
-                    let since = match t.state {
-                        State::Blocked(since) => since,
-                        State::Unknown => window.start_ns,
-                        _ => continue,
-                    };
-                    acc[t.worker].span(Span::Blocked, &window, since, ts);
-                    t.state = State::Runnable(ts);
-                    t.waking = Some(ts);
-                }
-            }
-            Kind::WakeupNew(w) => {
-                if let Some(t) = tasks.get_mut(&w.pid) {
-                    t.state = State::Runnable(ts);
-                    t.waking = Some(ts);
-                }
-            }
-            Kind::Migrate { pid, dest_cpu, .. } => {
-                if let Some(t) = tasks.get_mut(pid) {
-                    if window.holds(ts) {
-                        acc[t.worker].migrations += 1;
-                    }
-                    t.arrived = Some((*dest_cpu as u32, ts));
-                }
-            }
-            Kind::Fork { parent, child } => {
-                if tasks.contains_key(child) || engine.contains(child) {
-                    continue;
-                }
-                if let Some(w) = tasks.get(parent).map(|t| t.worker) {
-                    tasks.insert(*child, Task::new(w));
-                    acc[w].tasks += 1;
-                } else if engine.contains(parent) {
-                    engine.insert(*child);
-                }
-            }
+            Kind::Switch(s) => self.switch(e.ts, e.cpu, s),
+            Kind::Waking(w) | Kind::Wakeup(w) => self.wakeup(e.ts, w.pid),
+            Kind::WakeupNew(w) => self.wakeup_new(e.ts, w.pid),
+            Kind::Migrate { pid, dest_cpu, .. } => self.migrate(e.ts, *pid, *dest_cpu as u32),
+            Kind::Fork { parent, child } => self.fork(*parent, *child),
             Kind::Exec { .. } | Kind::Exit { .. } | Kind::BlockIssue(_) | Kind::BlockComplete(_) | Kind::Lost { .. } => {}
         }
     }
-    // What is still open at the window's end.
-    for t in tasks.values() {
-        let a = &mut acc[t.worker];
-        match t.state {
-            State::Running(since) => a.span(Span::Run, &window, since, window.end_ns),
-            State::Runnable(since) => a.span(Span::Runnable, &window, since, window.end_ns),
-            State::Blocked(since) => a.span(Span::Blocked, &window, since, window.end_ns),
-            State::Unknown | State::Dead => {}
+
+    /// An event other than a switch that `current` recorded on `cpu`: a sign that it was
+    /// running there (see the module's docs on untraced switches).
+    pub fn seen(&mut self, ts: u64, cpu: u32, current: i32) {
+        if let Some(cpu) = self.cpus.get_mut(&cpu).filter(|c| c.current.is_some()) {
+            cpu.seen.push((ts, current));
         }
     }
-    let cpus = cpus
-        .into_iter()
-        .map(|(cpu, mut a)| {
-            a.close(&window, window.end_ns);
-            CpuTrace { cpu, busy_s: secs(a.busy), idle_s: secs(a.idle) }
-        })
-        .collect();
-    // Classify each task that took a worker's CPU, once.
-    let mut kinds: HashMap<i32, Who> = HashMap::new();
-    let mut who = |pid: i32, comm: &Comm| -> Who {
-        if tasks.contains_key(&pid) {
-            Who::Worker
-        } else if engine.contains(&pid) {
-            Who::Engine
-        } else if pid == 0 {
-            Who::Kernel
-        } else {
-            *kinds.entry(pid).or_insert_with(|| classify(pid, comm))
+
+    /// sched_switch on `cpu`: `s.prev_pid` left it, `s.next_pid` took it.
+    pub fn switch(&mut self, ts: u64, cpu_id: u32, s: &Switch) {
+        let window = self.window;
+        let cpu = self.cpus.entry(cpu_id).or_default();
+        // The task leaving is not the one the last switch here brought: the switch that
+        // brought it was not traced (see the module's docs).
+        let gap = match cpu.current {
+            Some((came_pid, came)) if came_pid != s.prev_pid => {
+                let g = Gap::of(&cpu.seen, s.prev_pid, came, ts);
+                cpu.count(&window, came_pid, came, g.lo);
+                if (came_pid == 0) == (s.prev_pid == 0) {
+                    cpu.count(&window, came_pid, g.lo, g.hi);
+                }
+                cpu.count(&window, s.prev_pid, g.hi, ts);
+                if window.holds(ts) {
+                    self.untraced += 1;
+                }
+                Some(g)
+            }
+            _ => {
+                cpu.close(&window, ts);
+                None
+            }
+        };
+        cpu.seen.clear();
+        cpu.current = Some((s.next_pid, ts));
+        if let Some(t) = self.tasks.get_mut(&s.prev_pid) {
+            let a = &mut self.acc[t.worker];
+            let since = match (t.state, gap) {
+                (State::Running(since), _) => Some(since),
+                (State::Unknown, None) => Some(window.start_ns),
+                (State::Unknown | State::Runnable(_) | State::Blocked(_), Some(g)) => {
+                    let (kind, since) = match t.state {
+                        State::Blocked(since) => (Span::Blocked, since),
+                        State::Runnable(since) => (Span::Runnable, since),
+                        _ => (Span::Runnable, window.start_ns),
+                    };
+                    // Nor can it have run before it was runnable, or here before the
+                    // kernel moved it here.
+                    let moved = t.arrived.filter(|(c, _)| *c == cpu_id).map_or(0, |(_, at)| at);
+                    let lo = g.lo.max(since).max(moved).min(g.hi);
+                    a.span(kind, &window, since, lo);
+                    a.untraced += window.clip(lo, g.hi);
+                    Some(g.hi)
+                }
+                _ => None,
+            };
+            if let Some(since) = since {
+                a.span(Span::Run, &window, since, ts);
+            }
+            t.state = if s.prev_dead {
+                State::Dead
+            } else if s.prev_runnable {
+                if window.holds(ts) {
+                    a.involuntary += 1;
+                    let p = a.preemptors.entry(s.next_pid).or_insert((0, s.next_comm));
+                    p.0 += 1;
+                }
+                State::Runnable(ts)
+            } else {
+                if window.holds(ts) {
+                    a.voluntary += 1;
+                }
+                State::Blocked(ts)
+            };
+            t.waking = None;
         }
-    };
-    let workers = acc
-        .into_iter()
-        .zip(roles.workers)
-        .map(|(a, &pid)| {
-            let mut by = PreemptedBy::default();
-            let mut preemptors: Vec<_> = a.preemptors.into_iter().collect();
-            preemptors.sort_unstable_by_key(|(p, _)| *p);
-            for (p, (n, comm)) in preemptors {
-                match who(p, &comm) {
-                    Who::Worker => by.worker += n,
-                    Who::Engine => by.engine += n,
-                    Who::Kernel => by.kernel += n,
-                    Who::Other => by.other += n,
+        if let Some(t) = self.tasks.get_mut(&s.next_pid) {
+            let a = &mut self.acc[t.worker];
+            match t.state {
+                State::Runnable(since) => a.span(Span::Runnable, &window, since, ts),
+                State::Unknown => a.span(Span::Runnable, &window, window.start_ns, ts),
+                // Woken without a wake-up event (lost, or not traced).
+                State::Blocked(since) => a.span(Span::Blocked, &window, since, ts),
+                State::Running(_) | State::Dead => {}
+            }
+            if let Some(w) = t.waking.take() {
+                if window.holds(ts) {
+                    let _ = a.wakeups.record(ts.saturating_sub(w));
                 }
             }
-            let h = &a.wakeups;
-            let us = |q: f64| (!h.is_empty()).then(|| h.value_at_quantile(q) as f64 / 1e3);
-            WorkerTrace {
-                pid,
-                run_s: secs(a.run),
-                runnable_s: secs(a.runnable),
-                blocked_s: secs(a.blocked),
-                untraced_s: secs(a.untraced),
-                involuntary: a.involuntary,
-                voluntary: a.voluntary,
-                preempted_by: by,
-                wakeups: h.len(),
-                wakeup_p50_us: us(0.5),
-                wakeup_p99_us: us(0.99),
-                wakeup_max_us: (!h.is_empty()).then(|| h.max() as f64 / 1e3),
-                wakeup_hist: (!h.is_empty()).then(|| hist::encode(h)),
-                migrations: a.migrations,
-                cpus: a.cpus.into_iter().collect(),
-                tasks: a.tasks,
-                states: Some(StateBar::encode(&a.slices, window.slice_ns())),
+            t.state = State::Running(ts);
+            a.cpus.insert(cpu_id);
+        }
+    }
+
+    /// sched_waking or sched_wakeup of `pid`.
+    pub fn wakeup(&mut self, ts: u64, pid: i32) {
+        if let Some(t) = self.tasks.get_mut(&pid) {
+            // A wakeup after its waking is the same wake-up; a task already running or
+            // runnable was not asleep.
+            let since = match t.state {
+                State::Blocked(since) => since,
+                State::Unknown => self.window.start_ns,
+                _ => return,
+            };
+            self.acc[t.worker].span(Span::Blocked, &self.window, since, ts);
+            t.state = State::Runnable(ts);
+            t.waking = Some(ts);
+        }
+    }
+
+    /// sched_wakeup_new: `pid` was made runnable for the first time.
+    pub fn wakeup_new(&mut self, ts: u64, pid: i32) {
+        if let Some(t) = self.tasks.get_mut(&pid) {
+            t.state = State::Runnable(ts);
+            t.waking = Some(ts);
+        }
+    }
+
+    /// sched_migrate_task: the kernel moved `pid` to `dest_cpu`.
+    pub fn migrate(&mut self, ts: u64, pid: i32, dest_cpu: u32) {
+        if let Some(t) = self.tasks.get_mut(&pid) {
+            if self.window.holds(ts) {
+                self.acc[t.worker].migrations += 1;
             }
-        })
-        .collect();
-    CellTrace {
-        workers,
-        cpus,
-        lost_events: lost,
-        untraced_switches: untraced,
-        events: events.len() as u64,
-        span_s: secs(window.end_ns.saturating_sub(window.start_ns)),
-        slice_s: secs(window.slice_ns()),
+            t.arrived = Some((dest_cpu, ts));
+        }
+    }
+
+    /// sched_process_fork: a worker's new task counts as the worker, an engine task's as the
+    /// engine.
+    pub fn fork(&mut self, parent: i32, child: i32) {
+        if self.tasks.contains_key(&child) || self.engine.contains(&child) {
+            return;
+        }
+        if let Some(w) = self.tasks.get(&parent).map(|t| t.worker) {
+            self.tasks.insert(child, Task::new(w));
+            self.acc[w].tasks += 1;
+        } else if self.engine.contains(&parent) {
+            self.engine.insert(child);
+        }
+    }
+
+    /// The figures: what is still open counted to the window's end, each task that took a
+    /// worker's CPU classified once (`classify` for those neither a worker's nor the
+    /// engine's), `lost` the events the buffers lost.
+    pub fn finish(self, lost: u64, mut classify: impl FnMut(i32, &Comm) -> Who) -> CellTrace {
+        let Fold { window, workers, tasks, mut acc, engine, cpus, untraced, events } = self;
+        for t in tasks.values() {
+            let a = &mut acc[t.worker];
+            match t.state {
+                State::Running(since) => a.span(Span::Run, &window, since, window.end_ns),
+                State::Runnable(since) => a.span(Span::Runnable, &window, since, window.end_ns),
+                State::Blocked(since) => a.span(Span::Blocked, &window, since, window.end_ns),
+                State::Unknown | State::Dead => {}
+            }
+        }
+        let cpus = cpus
+            .into_iter()
+            .map(|(cpu, mut a)| {
+                a.close(&window, window.end_ns);
+                CpuTrace { cpu, busy_s: secs(a.busy), idle_s: secs(a.idle) }
+            })
+            .collect();
+        let mut kinds: HashMap<i32, Who> = HashMap::new();
+        let mut who = |pid: i32, comm: &Comm| -> Who {
+            if tasks.contains_key(&pid) {
+                Who::Worker
+            } else if engine.contains(&pid) {
+                Who::Engine
+            } else if pid == 0 {
+                Who::Kernel
+            } else {
+                *kinds.entry(pid).or_insert_with(|| classify(pid, comm))
+            }
+        };
+        let workers = acc.into_iter().zip(workers).map(|(a, pid)| a.worker(pid, &window, &mut who)).collect();
+        CellTrace {
+            workers,
+            cpus,
+            lost_events: lost,
+            untraced_switches: untraced,
+            events,
+            span_s: secs(window.end_ns.saturating_sub(window.start_ns)),
+            slice_s: secs(window.slice_ns()),
+        }
+    }
+}
+
+impl Acc {
+    /// The worker's figures, `who` telling what kind of task each preemptor was.
+    fn worker(self, pid: i32, window: &Window, who: &mut impl FnMut(i32, &Comm) -> Who) -> WorkerTrace {
+        let mut by = PreemptedBy::default();
+        let mut preemptors: Vec<_> = self.preemptors.into_iter().collect();
+        preemptors.sort_unstable_by_key(|(p, _)| *p);
+        for (p, (n, comm)) in preemptors {
+            match who(p, &comm) {
+                Who::Worker => by.worker += n,
+                Who::Engine => by.engine += n,
+                Who::Kernel => by.kernel += n,
+                Who::Other => by.other += n,
+            }
+        }
+        let h = &self.wakeups;
+        let us = |q: f64| (!h.is_empty()).then(|| h.value_at_quantile(q) as f64 / 1e3);
+        WorkerTrace {
+            pid,
+            run_s: secs(self.run),
+            runnable_s: secs(self.runnable),
+            blocked_s: secs(self.blocked),
+            untraced_s: secs(self.untraced),
+            involuntary: self.involuntary,
+            voluntary: self.voluntary,
+            preempted_by: by,
+            wakeups: h.len(),
+            wakeup_p50_us: us(0.5),
+            wakeup_p99_us: us(0.99),
+            wakeup_max_us: (!h.is_empty()).then(|| h.max() as f64 / 1e3),
+            wakeup_hist: (!h.is_empty()).then(|| hist::encode(h)),
+            migrations: self.migrations,
+            cpus: self.cpus.into_iter().collect(),
+            tasks: self.tasks,
+            states: Some(StateBar::encode(&self.slices, window.slice_ns())),
+        }
     }
 }
 

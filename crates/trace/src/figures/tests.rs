@@ -304,3 +304,88 @@ fn a_stretch_inside_one_slice_fills_its_share_of_it() {
     assert!((bar[0][0] - 8.0 / 15.0).abs() < 1e-12, "5 of 10 ns rounds to 8/15: {:?}", bar[0]);
     assert_eq!(bar[1], [0.0, 0.0, 1.0]);
 }
+
+/// The fold's handlers, each called alone (as a source other than decoded events would).
+mod handlers {
+    use super::*;
+
+    fn fold(workers: &[i32], engine: &[i32]) -> Fold {
+        Fold::new(&Roles { workers, engine }, ALL)
+    }
+
+    fn switch(prev: i32, state: i64, next: i32) -> Switch {
+        match sw(0, 0, prev, state, next).kind {
+            Kind::Switch(s) => s,
+            _ => unreachable!(),
+        }
+    }
+
+    fn nobody(_: i32, _: &Comm) -> Who {
+        panic!("nothing to ask")
+    }
+
+    #[test]
+    fn a_wakeup_ends_a_blocked_span_and_times_the_next_switch_in() {
+        let mut f = fold(&[10], &[]);
+        f.switch(100, 0, &switch(10, S, 0));
+        f.wakeup(300, 10);
+        f.wakeup(310, 10);
+        f.switch(350, 0, &switch(0, 0, 10));
+        let w = &f.finish(0, nobody).workers[0];
+        assert_eq!((w.blocked_s * 1e9, w.runnable_s * 1e9), (200.0, 50.0), "the second wake-up is the same one");
+        assert_eq!((w.wakeups, w.wakeup_p50_us), (1, Some(0.05)));
+    }
+
+    #[test]
+    fn a_new_task_is_runnable_from_its_first_wakeup() {
+        let mut f = fold(&[10], &[]);
+        f.wakeup_new(200, 10);
+        f.switch(260, 0, &switch(0, 0, 10));
+        let w = &f.finish(0, nobody).workers[0];
+        assert_eq!(((w.runnable_s * 1e9).round(), (w.run_s * 1e9).round(), w.wakeups), (60.0, 740.0, 1));
+    }
+
+    #[test]
+    fn migrations_in_the_window_count_and_others_do_not() {
+        let mut f = fold(&[10], &[]);
+        f.migrate(5, 10, 3);
+        f.migrate(2000, 10, 1);
+        f.migrate(6, 99, 1);
+        assert_eq!(f.finish(0, nobody).workers[0].migrations, 1);
+    }
+
+    #[test]
+    fn a_fork_adds_the_child_to_its_parents_side() {
+        let mut f = fold(&[10], &[500]);
+        f.fork(10, 11);
+        f.fork(11, 12);
+        f.fork(500, 501);
+        f.fork(77, 78);
+        f.switch(10, 0, &switch(0, 0, 12));
+        f.switch(20, 0, &switch(12, R_PLUS, 501));
+        let c = f.finish(0, nobody);
+        assert_eq!(c.workers[0].tasks, 3, "the worker, its child and grandchild");
+        assert_eq!(c.workers[0].preempted_by, PreemptedBy { engine: 1, ..Default::default() });
+    }
+
+    #[test]
+    fn seen_events_bound_an_untraced_switch_in() {
+        let mut f = fold(&[10], &[]);
+        f.switch(100, 0, &switch(0, 0, 20));
+        f.seen(150, 0, 20);
+        f.seen(200, 0, 10);
+        f.switch(300, 0, &switch(10, S, 0));
+        let c = f.finish(0, nobody);
+        assert_eq!(c.untraced_switches, 1);
+        let w = &c.workers[0];
+        assert_eq!((w.run_s * 1e9, w.untraced_s * 1e9), (100.0, 50.0), "ran from its first sign at 200; 150..200 untraced");
+    }
+
+    #[test]
+    fn the_fold_counts_the_events_it_was_given() {
+        let mut f = fold(&[10], &[]);
+        f.event(&waking(10, 10));
+        f.event(&ev(20, Kind::Exit { pid: 10 }));
+        assert_eq!(f.finish(3, nobody).events, 2);
+    }
+}
