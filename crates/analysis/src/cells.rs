@@ -49,9 +49,9 @@ pub struct CellStats {
     /// Mean CPU percent per process.
     pub cpu_pct_per_proc: Summary,
     /// Mean involuntary switches per process.
-    pub invol_per_proc: Summary,
+    pub involuntary_per_proc: Summary,
     /// Mean voluntary switches per process.
-    pub vol_per_proc: Summary,
+    pub voluntary_per_proc: Summary,
     /// Processes completed per second (processes / makespan).
     pub throughput: Summary,
     /// Work units per second over the cell.
@@ -143,8 +143,8 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
         user_per_proc: per(&|r| avg(r, &|s| s.user_s)),
         sys_per_proc: per(&|r| avg(r, &|s| s.sys_s)),
         cpu_pct_per_proc: per(&|r| avg(r, &|s| s.cpu_pct)),
-        invol_per_proc: per(&|r| avg(r, &|s| s.involuntary_csw as f64)),
-        vol_per_proc: per(&|r| avg(r, &|s| s.voluntary_csw as f64)),
+        involuntary_per_proc: per(&|r| avg(r, &|s| s.involuntary_csw as f64)),
+        voluntary_per_proc: per(&|r| avg(r, &|s| s.voluntary_csw as f64)),
         throughput: per(&|r| {
             if r.makespan_s > 0.0 {
                 r.samples.iter().filter(|s| !s.background).count() as f64 / r.makespan_s
@@ -225,7 +225,7 @@ mod tests {
         let s = &cell_stats(&recs)[0];
         assert_eq!(s.reps, 2, "the warm-up is excluded");
         assert_eq!(s.invol_total.mean, 50.0); // (40 + 60) / 2
-        assert_eq!(s.invol_per_proc.mean, 25.0); // (20 + 30) / 2
+        assert_eq!(s.involuntary_per_proc.mean, 25.0); // (20 + 30) / 2
         assert_eq!(s.makespan.mean, 3.0);
         // 2 CPU-seconds over 2 s = 100%, over 4 s = 50%
         assert_eq!(s.cpu_pct_total.mean, 75.0);

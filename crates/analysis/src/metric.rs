@@ -206,8 +206,8 @@ mod tests {
         let mean = |m: Metric| recs.iter().filter_map(|r| m.value(r)).sum::<f64>() / 2.0;
         assert_eq!(mean(Metric::WallPerProc), s.wall_per_proc.mean);
         assert_eq!(mean(Metric::Makespan), s.makespan.mean);
-        assert_eq!(mean(Metric::InvoluntaryPerProc), s.invol_per_proc.mean);
-        assert_eq!(mean(Metric::VoluntaryPerProc), s.vol_per_proc.mean);
+        assert_eq!(mean(Metric::InvoluntaryPerProc), s.involuntary_per_proc.mean);
+        assert_eq!(mean(Metric::VoluntaryPerProc), s.voluntary_per_proc.mean);
         assert_eq!(mean(Metric::UserPerProc), s.user_per_proc.mean);
         assert_eq!(mean(Metric::Throughput), s.throughput.mean);
     }
@@ -219,7 +219,7 @@ mod tests {
         assert_eq!(Metric::WallPerProc.value(&r), Some(2.0));
         assert_eq!(Metric::Throughput.value(&r), Some(1.0), "2 measured processes in 2 s");
         let s = &cell_stats(&[r.clone()])[0];
-        assert_eq!(Metric::InvoluntaryPerProc.value(&r), Some(s.invol_per_proc.mean));
+        assert_eq!(Metric::InvoluntaryPerProc.value(&r), Some(s.involuntary_per_proc.mean));
     }
 
     #[test]

@@ -196,8 +196,8 @@ pub fn per_process_columns<'a>() -> Vec<Col<Named<'a, CellStats>>> {
         summary("user/proc", 3, |s: &CellStats| &s.user_per_proc),
         summary("sys/proc", 4, |s: &CellStats| &s.sys_per_proc),
         summary("CPU/proc [%]", 0, |s: &CellStats| &s.cpu_pct_per_proc),
-        summary("preempted/proc", 1, |s: &CellStats| &s.invol_per_proc),
-        summary("blocked/proc", 1, |s: &CellStats| &s.vol_per_proc),
+        summary("preempted/proc", 1, |s: &CellStats| &s.involuntary_per_proc),
+        summary("blocked/proc", 1, |s: &CellStats| &s.voluntary_per_proc),
         summary("procs/s", 2, |s: &CellStats| &s.throughput),
     ]);
     cols

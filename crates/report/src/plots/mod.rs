@@ -172,14 +172,14 @@ fn wall_per_process(d: &FigureInput) -> Vec<Chart> {
 
 /// Seed 000 Figures 4-5: involuntary context switches (preemptions) per process.
 fn involuntary_per_process(d: &FigureInput) -> Vec<Chart> {
-    per_workload(d, "involuntary", "Involuntary context switches per process", "preempted per process", |s| Some(&s.invol_per_proc), None)
+    per_workload(d, "involuntary", "Involuntary context switches per process", "preempted per process", |s| Some(&s.involuntary_per_proc), None)
         .map(|c| c.with_caption("Involuntary context switches (the process was preempted), from wait4, per process."))
         .collect()
 }
 
 /// Voluntary context switches (blocking) per process, the companion of Figures 4-5.
 fn voluntary_per_process(d: &FigureInput) -> Vec<Chart> {
-    per_workload(d, "voluntary", "Voluntary context switches per process", "blocked per process", |s| Some(&s.vol_per_proc), None)
+    per_workload(d, "voluntary", "Voluntary context switches per process", "blocked per process", |s| Some(&s.voluntary_per_proc), None)
         .map(|c| c.with_caption("Voluntary context switches (the process blocked, e.g. on I/O), from wait4, per process."))
         .collect()
 }
