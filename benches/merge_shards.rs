@@ -12,7 +12,12 @@ fn main() {
     let n: u32 = args.next().map(|s| s.parse().expect("N")).unwrap_or(100);
     let m: u32 = args.next().map(|s| s.parse().expect("M")).unwrap_or(1000);
     std::fs::create_dir_all(&dir).unwrap();
-    let env = Environment { kernel: "6.18".into(), cpu_model: "bench".into(), cpus: 2, ..Default::default() };
+    let env = Environment {
+        kernel: "6.18".into(),
+        cpu_model: "bench".into(),
+        cpus: 2,
+        ..Default::default()
+    };
     for k in 0..n {
         let path = dir.join(format!("shard-{k}.db"));
         let mut s = Store::open(&path).unwrap();
@@ -49,7 +54,13 @@ fn main() {
                 makespan_s: 1.0,
                 stat: StatDelta { user: 100, ctxt: 1000, ..Default::default() },
                 samples: (0..4)
-                    .map(|w| Sample { index: w, group: "main".into(), pid: 1000 + w as i32, wall_s: 1.0, ..Default::default() })
+                    .map(|w| Sample {
+                        index: w,
+                        group: "main".into(),
+                        pid: 1000 + w as i32,
+                        wall_s: 1.0,
+                        ..Default::default()
+                    })
                     .collect(),
                 ..Default::default()
             };

@@ -43,7 +43,12 @@ fn now_ns() -> u64 {
 fn pipe() -> (OwnedFd, OwnedFd) {
     let mut fds = [0; 2];
     // SAFETY: fds is a valid array; O_CLOEXEC keeps our ends out of the children.
-    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0, "pipe2: {}", std::io::Error::last_os_error());
+    assert_eq!(
+        unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) },
+        0,
+        "pipe2: {}",
+        std::io::Error::last_os_error()
+    );
     // SAFETY: fresh descriptors we own.
     unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
 }
@@ -129,22 +134,37 @@ fn main() {
         libc::posix_spawn_file_actions_adddup2(&mut fa, res_w.as_raw_fd(), 1);
         libc::posix_spawn_file_actions_adddup2(&mut fa, log.as_raw_fd(), 2);
         for argv in &argvs {
-            let ptrs =
-                [argv[0].as_ptr() as *mut libc::c_char, argv[1].as_ptr() as *mut _, argv[2].as_ptr() as *mut _, std::ptr::null_mut()];
+            let ptrs = [
+                argv[0].as_ptr() as *mut libc::c_char,
+                argv[1].as_ptr() as *mut _,
+                argv[2].as_ptr() as *mut _,
+                std::ptr::null_mut(),
+            ];
             if use_fork {
                 let pid = libc::fork();
                 if pid == 0 {
                     libc::dup2(rel_r.as_raw_fd(), 0);
                     libc::dup2(res_w.as_raw_fd(), 1);
                     libc::dup2(log.as_raw_fd(), 2);
-                    libc::execve(ptrs[0], ptrs.as_ptr() as *const *const _, environ as *const *const _);
+                    libc::execve(
+                        ptrs[0],
+                        ptrs.as_ptr() as *const *const _,
+                        environ as *const *const _,
+                    );
                     libc::_exit(127);
                 }
                 assert!(pid > 0, "fork: {}", std::io::Error::last_os_error());
                 pids.push(pid);
             } else {
                 let mut pid = 0;
-                let r = libc::posix_spawn(&mut pid, ptrs[0], &fa, std::ptr::null(), ptrs.as_ptr(), environ);
+                let r = libc::posix_spawn(
+                    &mut pid,
+                    ptrs[0],
+                    &fa,
+                    std::ptr::null(),
+                    ptrs.as_ptr(),
+                    environ,
+                );
                 assert_eq!(r, 0, "posix_spawn: {}", std::io::Error::from_raw_os_error(r));
                 pids.push(pid);
             }
@@ -173,7 +193,8 @@ fn main() {
     assert_eq!(lines, 2 * n, "a ready line and a report per worker");
     // SAFETY: rusage is plain data that getrusage fills.
     let (me_ru, kids_ru) = unsafe {
-        let (mut me, mut kids): (libc::rusage, libc::rusage) = (std::mem::zeroed(), std::mem::zeroed());
+        let (mut me, mut kids): (libc::rusage, libc::rusage) =
+            (std::mem::zeroed(), std::mem::zeroed());
         libc::getrusage(libc::RUSAGE_SELF, &mut me);
         libc::getrusage(libc::RUSAGE_CHILDREN, &mut kids);
         (me, kids)

@@ -14,7 +14,9 @@ fn main() -> ExitCode {
         return ExitCode::from(schedlab_runner::worker::main(&args[2]) as u8);
     }
     if args.len() == 5 && args[1] == schedlab_runner::rt::DISPATCH_SUBCOMMAND {
-        return ExitCode::from(schedlab_runner::rt::dispatcher_main(&args[2], &args[3], &args[4]) as u8);
+        return ExitCode::from(
+            schedlab_runner::rt::dispatcher_main(&args[2], &args[3], &args[4]) as u8
+        );
     }
     match cli::run() {
         Ok(code) => code,

@@ -41,7 +41,10 @@ fn cells_times_repetitions_past_ten_million_are_refused_at_repetitions() {
     );
     let spec = lab.spec("wide.toml", &text);
     let out = lab.run(&["check", spec.to_str().unwrap()]);
-    refused(&out, "wide.toml:2:15: 200 cells x (100000 repetitions + 0 warm-up) is 20000000 cell repetitions");
+    refused(
+        &out,
+        "wide.toml:2:15: 200 cells x (100000 repetitions + 0 warm-up) is 20000000 cell repetitions",
+    );
     // The same plan reached from the command line names the flag.
     let spec = lab.spec("wide1.toml", &text.replace("repetitions = 100000\n", ""));
     let out = lab.run(&["run", spec.to_str().unwrap(), "--repetitions", "100000"]);
@@ -118,9 +121,15 @@ fn an_rt_app_instance_count_no_set_holds_is_refused_before_anything_is_written()
 #[test]
 fn rt_app_threads_past_what_a_set_holds_are_refused_before_anything_is_written() {
     let lab = Lab::new();
-    let threads: Vec<String> =
-        (0..300).map(|i| format!(r#""t{i}": {{ "run": 1000, "timer": {{ "ref": "unique", "period": 10000 }} }}"#)).collect();
-    lab.spec("wide.json", &format!(r#"{{ "tasks": {{ {} }}, "global": {{ "duration": 2 }} }}"#, threads.join(", ")));
+    let threads: Vec<String> = (0..300)
+        .map(|i| {
+            format!(r#""t{i}": {{ "run": 1000, "timer": {{ "ref": "unique", "period": 10000 }} }}"#)
+        })
+        .collect();
+    lab.spec(
+        "wide.json",
+        &format!(r#"{{ "tasks": {{ {} }}, "global": {{ "duration": 2 }} }}"#, threads.join(", ")),
+    );
     let out = lab.run(&["import", "rt-app", "wide.json", "-o", "wide.toml"]);
     refused(&out, "300 other threads would form one periodic set: it holds at most 256 tasks");
     assert!(!lab.path("wide.toml").exists(), "nothing written that check would refuse");

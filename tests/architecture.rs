@@ -65,22 +65,38 @@ fn code_spans(text: &str) -> Vec<String> {
 /// True if `word` occurs in `text` with no identifier character on either side.
 fn has_word(text: &str, word: &str) -> bool {
     let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    text.match_indices(word)
-        .any(|(i, _)| !text[..i].chars().next_back().is_some_and(ident) && !text[i + word.len()..].chars().next().is_some_and(ident))
+    text.match_indices(word).any(|(i, _)| {
+        !text[..i].chars().next_back().is_some_and(ident)
+            && !text[i + word.len()..].chars().next().is_some_and(ident)
+    })
 }
 
 #[test]
 fn every_crate_has_a_one_paragraph_readme_that_the_map_links_to() {
     let map = read(&root().join("docs/ARCHITECTURE.md"));
     let names = crates();
-    assert!(names.len() >= 17, "only {} crates found: is the layout still crates/<name>?", names.len());
+    assert!(
+        names.len() >= 17,
+        "only {} crates found: is the layout still crates/<name>?",
+        names.len()
+    );
     for name in &names {
         let text = read(&root().join("crates").join(name).join("README.md"));
         let (title, body) = text.split_once('\n').unwrap_or((&text, ""));
-        assert_eq!(title, format!("# schedlab-{name}"), "crates/{name}/README.md: the title names the package");
+        assert_eq!(
+            title,
+            format!("# schedlab-{name}"),
+            "crates/{name}/README.md: the title names the package"
+        );
         let body = body.trim();
-        assert!(!body.is_empty() && !body.contains("\n\n"), "crates/{name}/README.md is one paragraph under its title:\n{body}");
-        assert!(body.contains("never") || body.contains("only"), "crates/{name}/README.md says what the crate never does");
+        assert!(
+            !body.is_empty() && !body.contains("\n\n"),
+            "crates/{name}/README.md is one paragraph under its title:\n{body}"
+        );
+        assert!(
+            body.contains("never") || body.contains("only"),
+            "crates/{name}/README.md says what the crate never does"
+        );
         let link = format!("(../crates/{name}/README.md)");
         assert!(map.contains(&link), "docs/ARCHITECTURE.md's crate table does not link {link}");
     }
@@ -89,8 +105,10 @@ fn every_crate_has_a_one_paragraph_readme_that_the_map_links_to() {
 #[test]
 fn the_crate_table_cells_are_one_line_each() {
     let map = read(&root().join("docs/ARCHITECTURE.md"));
-    let table = map.split("## Crates").nth(1).expect("a ## Crates section").split("\n## ").next().unwrap();
-    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with('|') && !l.starts_with("|---")).collect();
+    let table =
+        map.split("## Crates").nth(1).expect("a ## Crates section").split("\n## ").next().unwrap();
+    let rows: Vec<&str> =
+        table.lines().filter(|l| l.starts_with('|') && !l.starts_with("|---")).collect();
     assert!(rows.len() > crates().len(), "the crate table has a row per crate and the CLI");
     for row in rows {
         for cell in row.trim_matches('|').split(" | ") {
@@ -114,12 +132,16 @@ fn every_name_the_map_and_the_readmes_mention_exists() {
     for doc in &docs {
         for span in code_spans(&read(doc)) {
             let name = span.trim_end_matches("()").trim_end_matches('!');
-            let is_path = name.ends_with(".rs") || name.ends_with(".sh") || (name.contains('/') && !name.contains(' '));
+            let is_path = name.ends_with(".rs")
+                || name.ends_with(".sh")
+                || (name.contains('/') && !name.contains(' '));
             if is_path {
                 if name.starts_with('/') || name.contains('<') || name.contains('*') {
                     continue; // a path on the machine, or a pattern
                 }
-                let found = [root().join(name), root().join("crates").join(name)].iter().any(|p| p.exists())
+                let found = [root().join(name), root().join("crates").join(name)]
+                    .iter()
+                    .any(|p| p.exists())
                     || files.iter().any(|f| f.ends_with(name));
                 checked += 1;
                 if !found {
@@ -130,7 +152,9 @@ fn every_name_the_map_and_the_readmes_mention_exists() {
             let is_name = !name.is_empty()
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':')
                 && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && (name.contains("::") || name.contains('_') || name.chars().any(|c| c.is_ascii_uppercase()));
+                && (name.contains("::")
+                    || name.contains('_')
+                    || name.chars().any(|c| c.is_ascii_uppercase()));
             if !is_name {
                 continue; // a command, a value, a word of prose
             }
@@ -142,12 +166,20 @@ fn every_name_the_map_and_the_readmes_mention_exists() {
         }
     }
     assert!(checked > 100, "only {checked} names checked: are the code spans still read?");
-    assert!(missing.is_empty(), "names the docs mention that the code no longer has:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "names the docs mention that the code no longer has:\n{}",
+        missing.join("\n")
+    );
 }
 
 #[test]
 fn the_code_span_reader_skips_fences_and_finds_words() {
     let spans = code_spans("a `b` c `d::e()`\n```\n`f`\n```\n`g`");
     assert_eq!(spans, ["b", "d::e()", "g"]);
-    assert!(has_word("fn judge(x)", "judge") && !has_word("fn judged(x)", "judge") && !has_word("misjudge", "judge"));
+    assert!(
+        has_word("fn judge(x)", "judge")
+            && !has_word("fn judged(x)", "judge")
+            && !has_word("misjudge", "judge")
+    );
 }

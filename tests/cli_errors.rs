@@ -6,7 +6,8 @@ use crate::util::{exists, is_root, Lab};
 #[test]
 fn misspelled_key_is_located_and_nothing_is_written() {
     let lab = Lab::new();
-    let spec = lab.spec("bad.toml", "name = \"x\"\nrepetitons = 2\n[matrix]\nworkload = [\"pi\"]\n");
+    let spec =
+        lab.spec("bad.toml", "name = \"x\"\nrepetitons = 2\n[matrix]\nworkload = [\"pi\"]\n");
     let out = lab.run(&["run", spec.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -37,7 +38,10 @@ fn a_policy_this_process_may_not_use_names_the_missing_privilege() {
         require!(cannot_drop().is_none(), cannot_drop().unwrap());
         let u = Dropped::new();
         let spec = u.spec("rt.toml", text);
-        (u.cmd(&["run", spec.to_str().unwrap()], &[(libc::RLIMIT_RTPRIO, 0)]).output().unwrap(), u.db())
+        (
+            u.cmd(&["run", spec.to_str().unwrap()], &[(libc::RLIMIT_RTPRIO, 0)]).output().unwrap(),
+            u.db(),
+        )
     } else {
         let spec = lab.spec("rt.toml", text);
         (lab.run(&["run", spec.to_str().unwrap()]), lab.db())
@@ -54,13 +58,27 @@ fn a_policy_this_process_may_not_use_names_the_missing_privilege() {
 fn a_cell_beyond_the_machines_limits_is_refused_before_anything_is_spawned() {
     let text =
         "name = \"big\"\n[matrix]\nworkload = [\"cpu\"]\nprocesses = [2, 100000]\n[workloads.cpu]\nkind = \"pi\"\niterations = 1000\n";
-    let pid_max: u64 = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse().unwrap();
-    require!(pid_max < 101_003, format!("kernel.pid_max is {pid_max}: 100,000 processes (the most a spec may ask) fit under it"));
+    let pid_max: u64 =
+        std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse().unwrap();
+    require!(
+        pid_max < 101_003,
+        format!(
+            "kernel.pid_max is {pid_max}: 100,000 processes (the most a spec may ask) fit under it"
+        )
+    );
     let says = |out: &std::process::Output, what: &str| {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{what}: {err}");
-        assert!(err.contains("big.toml:4:17: cell 1 (cpu/other/n100000) needs 100,003 processes and threads"), "{what}: {err}");
-        assert!(err.contains(&format!("kernel.pid_max is {},{:03}", pid_max / 1000, pid_max % 1000)), "{what}: {err}");
+        assert!(
+            err.contains(
+                "big.toml:4:17: cell 1 (cpu/other/n100000) needs 100,003 processes and threads"
+            ),
+            "{what}: {err}"
+        );
+        assert!(
+            err.contains(&format!("kernel.pid_max is {},{:03}", pid_max / 1000, pid_max % 1000)),
+            "{what}: {err}"
+        );
         assert!(!err.contains("[1/"), "{what}: no cell started: {err}");
     };
     let lab = Lab::new();
@@ -71,15 +89,26 @@ fn a_cell_beyond_the_machines_limits_is_refused_before_anything_is_spawned() {
     require!(cannot_drop().is_none(), cannot_drop().unwrap());
     let u = Dropped::new();
     let spec = u.spec("big.toml", text);
-    says(&u.cmd(&["run", spec.to_str().unwrap()], &[(libc::RLIMIT_NPROC, 200)]).output().unwrap(), "run");
-    let left: Vec<String> = std::fs::read_dir(u.work()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    says(
+        &u.cmd(&["run", spec.to_str().unwrap()], &[(libc::RLIMIT_NPROC, 200)]).output().unwrap(),
+        "run",
+    );
+    let left: Vec<String> = std::fs::read_dir(u.work())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     assert_eq!(left, ["big.toml"], "no database, journal or experiment directory");
 }
 
 #[test]
 fn check_prints_the_plan_without_running() {
     let lab = Lab::new();
-    let out = lab.ok(&["check", concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/pa3.toml"), "--scale", "0.01"]);
+    let out = lab.ok(&[
+        "check",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/pa3.toml"),
+        "--scale",
+        "0.01",
+    ]);
     assert!(out.contains("27 cells"), "{out}");
     assert!(out.contains("cpu/fifo:98/n500"), "{out}");
     assert!(out.contains("ok: the spec is valid"), "{out}");
@@ -103,11 +132,20 @@ fn export_rejects_an_unknown_format_and_show_a_missing_database() {
 fn a_closed_pipe_ends_a_printing_command_without_a_panic() {
     let lab = Lab::new();
     for _ in 0..3 {
-        let mut child = lab.cmd(&["env"]).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        let mut child = lab
+            .cmd(&["env"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
         drop(child.stdout.take());
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!stderr.contains("panicked") && out.status.code() != Some(101), "{:?}: {stderr}", out.status);
+        assert!(
+            !stderr.contains("panicked") && out.status.code() != Some(101),
+            "{:?}: {stderr}",
+            out.status
+        );
     }
 }
 
@@ -121,7 +159,11 @@ fn a_state_dir_of_another_user_is_refused_before_the_run_is_recorded() {
     std::fs::create_dir(&theirs).unwrap();
     std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
     let spec = lab.spec("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"command\"\nargv = [\"true\"]\n");
-    let out = lab.cmd(&["run", spec.to_str().unwrap()]).env("SCHEDLAB_STATE_DIR", &theirs).output().unwrap();
+    let out = lab
+        .cmd(&["run", spec.to_str().unwrap()])
+        .env("SCHEDLAB_STATE_DIR", &theirs)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("not a directory of this user"), "{stderr}");

@@ -30,7 +30,11 @@ impl Drop for SavedSlice {
 /// machine share /run/schedlab).
 fn at(lab: &Lab, db: &str, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_schedlab"));
-    c.arg("--db").arg(lab.path(db)).args(args).env("TMPDIR", lab.dir.path()).env("SCHEDLAB_STATE_DIR", lab.path("state"));
+    c.arg("--db")
+        .arg(lab.path(db))
+        .args(args)
+        .env("TMPDIR", lab.dir.path())
+        .env("SCHEDLAB_STATE_DIR", lab.path("state"));
     c.current_dir(lab.dir.path());
     c
 }
@@ -47,7 +51,9 @@ fn slice_spec(lab: &Lab, name: &str, value: u32, cells: u32, secs: f64) -> Strin
         sleeps.join(", ")
     );
     for i in 0..cells {
-        s.push_str(&format!("[workloads.s{i}]\nkind = \"command\"\nargv = [\"sleep\", \"{secs}\"]\n"));
+        s.push_str(&format!(
+            "[workloads.s{i}]\nkind = \"command\"\nargv = [\"sleep\", \"{secs}\"]\n"
+        ));
     }
     lab.spec(&format!("{name}.toml"), &s).to_str().unwrap().to_string()
 }
@@ -58,11 +64,15 @@ fn stored_slice(lab: &Lab, db: &str) -> (Vec<Option<String>>, Option<String>) {
     let store = schedlab_store::Store::open(&lab.path(db)).unwrap();
     let run = store.latest(None).unwrap().unwrap();
     let cells = store.cells(run.id).unwrap();
-    (cells.iter().map(|c| c.knobs.get(SLICE).cloned()).collect(), run.knobs_before.get(SLICE).cloned())
+    (
+        cells.iter().map(|c| c.knobs.get(SLICE).cloned()).collect(),
+        run.knobs_before.get(SLICE).cloned(),
+    )
 }
 
 #[test]
-fn a_knob_a_live_run_holds_is_refused_to_a_second_run_and_the_machine_keeps_its_value_from_before() {
+fn a_knob_a_live_run_holds_is_refused_to_a_second_run_and_the_machine_keeps_its_value_from_before()
+{
     require!(is_root(), "writing sysctls needs root");
     require!(std::path::Path::new(SLICE_FILE).exists(), "this kernel has no CFS bandwidth slice");
     let lab = Lab::new();
@@ -76,12 +86,18 @@ fn a_knob_a_live_run_holds_is_refused_to_a_second_run_and_the_machine_keeps_its_
     let out = at(&lab, "b.db", &["run", &b, "-q"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let said = text(&out);
-    assert!(said.contains(SLICE) && said.contains(&format!("process {}", run_a.id())), "B names the knob and A: {said}");
+    assert!(
+        said.contains(SLICE) && said.contains(&format!("process {}", run_a.id())),
+        "B names the knob and A: {said}"
+    );
     assert_eq!(slice(), "4000", "A's value stays in force under A");
     assert!(wait_exit(&mut run_a, LONG).success());
     assert_eq!(slice(), "5000", "the value from before either");
     assert_eq!(stored_slice(&lab, "a.db"), (vec![Some("4000".into()); 2], Some("5000".into())));
-    assert!(schedlab_store::Store::open(&lab.path("b.db")).unwrap().runs().unwrap().is_empty(), "B stored no run");
+    assert!(
+        schedlab_store::Store::open(&lab.path("b.db")).unwrap().runs().unwrap().is_empty(),
+        "B stored no run"
+    );
 
     // A killed by SIGKILL mid-cell: B, started at once, finds the value from before A (A's
     // journal replayed under B's hold), and a `restore` while B runs leaves B's value alone.
@@ -89,7 +105,8 @@ fn a_knob_a_live_run_holds_is_refused_to_a_second_run_and_the_machine_keeps_its_
     wait_for("A's slice", Duration::from_secs(60), || slice() == "4000");
     run_a.kill().unwrap();
     run_a.wait().unwrap();
-    let mut run_b = at(&lab, "b.db", &["run", &slice_spec(&lab, "b2", 3000, 2, 1.0), "-q"]).spawn().unwrap();
+    let mut run_b =
+        at(&lab, "b.db", &["run", &slice_spec(&lab, "b2", 3000, 2, 1.0), "-q"]).spawn().unwrap();
     wait_for("B's slice", Duration::from_secs(60), || slice() == "3000");
     let out = at(&lab, "b.db", &["restore"]).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
@@ -105,14 +122,24 @@ fn two_runs_on_one_new_database_both_store_their_run() {
     let spec = lab.spec("tiny.toml", "name = \"tiny\"\nrepetitions = 1\n[matrix]\nworkload = [\"w\"]\nprocesses = [1]\n[workloads.w]\nkind = \"command\"\nargv = [\"true\"]\n");
     for attempt in 0..3 {
         let db = format!("new-{attempt}.db");
-        let mut runs: Vec<Child> = (0..2).map(|_| at(&lab, &db, &["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap()).collect();
+        let mut runs: Vec<Child> = (0..2)
+            .map(|_| at(&lab, &db, &["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap())
+            .collect();
         for r in &mut runs {
-            assert!(wait_exit(r, LONG).success(), "attempt {attempt}: a run on the new database failed");
+            assert!(
+                wait_exit(r, LONG).success(),
+                "attempt {attempt}: a run on the new database failed"
+            );
         }
         let store = schedlab_store::Store::open(&lab.path(&db)).unwrap();
         let stored = store.runs().unwrap();
         assert_eq!(stored.len(), 2, "attempt {attempt}");
-        assert!(stored.iter().all(|r| r.status == schedlab_store::RunStatus::Complete && r.cells_done == 1), "{stored:?}");
+        assert!(
+            stored
+                .iter()
+                .all(|r| r.status == schedlab_store::RunStatus::Complete && r.cells_done == 1),
+            "{stored:?}"
+        );
     }
 }
 
@@ -136,11 +163,22 @@ fn a_run_merged_while_it_runs_is_left_for_a_later_merge_which_brings_it_whole() 
     wait_for("a first stored cell", Duration::from_secs(60), || cells_done() >= 1);
     let out = at(&lab, "src.db", &["merge", "-o", "m.db", "src.db"]).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains("not merged") && text(&out).contains("still running"), "{}", text(&out));
-    assert!(schedlab_store::Store::open(&lab.path("m.db")).unwrap().runs().unwrap().is_empty(), "nothing of it merged yet");
+    assert!(
+        text(&out).contains("not merged") && text(&out).contains("still running"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        schedlab_store::Store::open(&lab.path("m.db")).unwrap().runs().unwrap().is_empty(),
+        "nothing of it merged yet"
+    );
     assert!(wait_exit(&mut run, LONG).success());
     let out = at(&lab, "src.db", &["merge", "-o", "m.db", "src.db"]).output().unwrap();
-    assert!(out.status.success() && text(&out).contains("1 runs merged (3 cell repetitions)"), "{}", text(&out));
+    assert!(
+        out.status.success() && text(&out).contains("1 runs merged (3 cell repetitions)"),
+        "{}",
+        text(&out)
+    );
     let merged = schedlab_store::Store::open(&lab.path("m.db")).unwrap().runs().unwrap();
     assert_eq!((merged.len(), merged[0].status.as_str(), merged[0].cells_done), (1, "complete", 3));
 }
@@ -148,7 +186,11 @@ fn a_run_merged_while_it_runs_is_left_for_a_later_merge_which_brings_it_whole() 
 #[test]
 fn a_failed_merge_leaves_no_output_database_behind() {
     let lab = Lab::new();
-    std::fs::write(lab.path("garbage.db"), "this is not a database, and it is long enough to have a header\n".repeat(20)).unwrap();
+    std::fs::write(
+        lab.path("garbage.db"),
+        "this is not a database, and it is long enough to have a header\n".repeat(20),
+    )
+    .unwrap();
     let out = at(&lab, "unused.db", &["merge", "-o", "m.db", "garbage.db"]).output().unwrap();
     assert!(!out.status.success(), "{}", text(&out));
     assert!(!lab.path("m.db").exists(), "no empty m.db left to pass for a merged one");
@@ -168,7 +210,10 @@ fn a_stopped_engine_stores_its_cell_timed_out_saying_how_late_the_watchdog_was()
     let released = || {
         std::fs::read_dir("/proc").unwrap().filter_map(Result::ok).any(|e| {
             let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-            let ppid = stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().nth(1)).and_then(|p| p.parse::<i32>().ok());
+            let ppid = stat
+                .rfind(')')
+                .and_then(|i| stat[i + 1..].split_whitespace().nth(1))
+                .and_then(|p| p.parse::<i32>().ok());
             ppid == Some(engine) && stat.contains("(sleep)")
         })
     };
@@ -183,7 +228,12 @@ fn a_stopped_engine_stores_its_cell_timed_out_saying_how_late_the_watchdog_was()
     let store = schedlab_store::Store::open(&lab.path("r.db")).unwrap();
     let run = store.latest(None).unwrap().unwrap();
     let cells = store.cells(run.id).unwrap();
-    assert_eq!(cells[0].status, schedlab_model::CellStatus::TimedOut, "never silently ok: {:?}", cells[0].message);
+    assert_eq!(
+        cells[0].status,
+        schedlab_model::CellStatus::TimedOut,
+        "never silently ok: {:?}",
+        cells[0].message
+    );
     let why = cells[0].message.clone().unwrap_or_default();
     assert!(why.contains("(2 s) fired") && why.contains("s late"), "{why}");
 }
@@ -200,7 +250,11 @@ fn restore_all_leaves_a_live_run_alone_unless_told_yes() {
     wait_for("the run's journal", Duration::from_secs(60), journal);
     let out = at(&lab, "r.db", &["restore", "--all"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains(&format!("process {}", run.id())) && text(&out).contains("--yes"), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("process {}", run.id())) && text(&out).contains("--yes"),
+        "{}",
+        text(&out)
+    );
     assert!(wait_exit(&mut run, LONG).success(), "the live run was left alone and ended well");
     let store = schedlab_store::Store::open(&lab.path("r.db")).unwrap();
     let r = store.latest(None).unwrap().unwrap();

@@ -5,28 +5,42 @@ use crate::util::Lab;
 use std::process::Command;
 
 fn have(tool: &str) -> bool {
-    Command::new("sh").args(["-c", &format!("command -v {tool}")]).output().is_ok_and(|o| o.status.success())
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// Runs `shell -c script`, with the schedlab binary in $SCHEDLAB.
 fn shell(shell: &str, script: &str) -> (bool, String) {
-    let out = Command::new(shell).args(["-c", script]).env("SCHEDLAB", env!("CARGO_BIN_EXE_schedlab")).output().unwrap();
-    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    let out = Command::new(shell)
+        .args(["-c", script])
+        .env("SCHEDLAB", env!("CARGO_BIN_EXE_schedlab"))
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+    )
 }
 
 #[test]
 fn bash_zsh_and_fish_load_the_completions() {
-    let (ok, out) = shell("bash", r#"source <("$SCHEDLAB" completions bash) && complete -p schedlab"#);
+    let (ok, out) =
+        shell("bash", r#"source <("$SCHEDLAB" completions bash) && complete -p schedlab"#);
     assert!(ok && out.contains("-F _schedlab schedlab"), "{out}");
     if have("zsh") {
-        let (ok, out) =
-            shell("zsh", r#"autoload -U compinit; compinit -u; source <("$SCHEDLAB" completions zsh); print -r -- ${_comps[schedlab]}"#);
+        let (ok, out) = shell(
+            "zsh",
+            r#"autoload -U compinit; compinit -u; source <("$SCHEDLAB" completions zsh); print -r -- ${_comps[schedlab]}"#,
+        );
         assert!(ok && out.trim() == "_schedlab", "{out}");
     } else {
         eprintln!("note: zsh is not installed; its completions were not loaded");
     }
     if have("fish") {
-        let (ok, out) = shell("fish", r#""$SCHEDLAB" completions fish | source; complete -C "schedlab tr""#);
+        let (ok, out) =
+            shell("fish", r#""$SCHEDLAB" completions fish | source; complete -C "schedlab tr""#);
         assert!(ok && out.starts_with("trace\t"), "{out}");
     } else {
         eprintln!("note: fish is not installed; its completions were not loaded");
@@ -52,14 +66,28 @@ fn every_subcommand_has_a_man_page_that_renders() {
         .filter(|c| *c != "help")
         .collect();
     assert!(commands.len() >= 12 && commands.contains(&"man"), "{commands:?}");
-    let pages = std::iter::once("schedlab.1".to_string()).chain(commands.iter().map(|c| format!("schedlab-{c}.1")));
+    let pages = std::iter::once("schedlab.1".to_string())
+        .chain(commands.iter().map(|c| format!("schedlab-{c}.1")));
     for page in pages.chain(["schedlab-trace-export.1".to_string()]) {
         let path = dir.join(&page);
         assert!(path.is_file(), "no {page}");
-        let out = Command::new("man").args(["--warnings", "-l"]).arg(&path).env("MANWIDTH", "80").env("MANPAGER", "cat").output().unwrap();
+        let out = Command::new("man")
+            .args(["--warnings", "-l"])
+            .arg(&path)
+            .env("MANWIDTH", "80")
+            .env("MANPAGER", "cat")
+            .output()
+            .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success() && text.contains("NAME") && text.contains("SYNOPSIS"), "{page}: {text}");
-        assert!(out.stderr.is_empty(), "{page} renders with warnings: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success() && text.contains("NAME") && text.contains("SYNOPSIS"),
+            "{page}: {text}"
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{page} renders with warnings: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     // A file where the directory should be is refused.
     let file = lab.path("file");

@@ -45,7 +45,11 @@ fn every_process_is_stored_with_the_documented_fields() {
     );
     lab.ok(&["run", spec.to_str().unwrap(), "--scale", "0.1", "-q"]);
     let rows = lab.samples();
-    assert_eq!(rows.len(), 2 * 2 * 3, "2 cells x 2 measured reps x 3 processes (warm-ups not exported)");
+    assert_eq!(
+        rows.len(),
+        2 * 2 * 3,
+        "2 cells x 2 measured reps x 3 processes (warm-ups not exported)"
+    );
     for r in &rows {
         for f in REQUIRED {
             assert!(r.get(*f).is_some(), "field {f} missing in {r}");
@@ -56,7 +60,8 @@ fn every_process_is_stored_with_the_documented_fields() {
     }
     let cpu: Vec<&Value> = rows.iter().filter(|r| r["workload"] == "cpu").collect();
     assert!(cpu.iter().all(|r| r["work_units"] == 20000.0), "scale applied to iterations");
-    let with_warmup: Vec<Value> = serde_json::from_str(&lab.ok(&["export", "--format", "json", "--include-warmup"])).unwrap();
+    let with_warmup: Vec<Value> =
+        serde_json::from_str(&lab.ok(&["export", "--format", "json", "--include-warmup"])).unwrap();
     assert_eq!(with_warmup.len(), 18, "warm-ups are stored too");
     let csv = lab.ok(&["export", "--format", "csv"]);
     assert_eq!(csv.lines().count(), 13);
@@ -85,7 +90,10 @@ fn rt_workers_are_preempted_far_less_than_other_workers() {
         let rows = lab.samples();
         for r in &rows {
             let seen = r["extra"].as_str().unwrap();
-            assert!(seen.contains(&format!("\"policy\":\"{}\"", r["class"].as_str().unwrap())), "worker saw another policy: {seen}");
+            assert!(
+                seen.contains(&format!("\"policy\":\"{}\"", r["class"].as_str().unwrap())),
+                "worker saw another policy: {seen}"
+            );
         }
         let invol = |p: &str| mean_of(&rows, "involuntary_csw", |r| r["policy"] == p);
         let (other, fifo, rr) = (invol("other"), invol("fifo"), invol("rr"));
@@ -113,8 +121,13 @@ fn io_workers_block_at_least_once_per_synchronous_write() {
         let writes = extra["detail"]["sync_writes"].as_f64().unwrap();
         assert_eq!(writes, 40.0, "{r}");
         // Voluntary switches of the work alone: the setup (exec, release wait) is subtracted.
-        let work_vol = r["voluntary_csw"].as_f64().unwrap() - r["setup_voluntary_csw"].as_f64().unwrap();
-        assert!(work_vol >= writes, "{} blocked {work_vol} times for {writes} O_SYNC writes", r["workload"]);
+        let work_vol =
+            r["voluntary_csw"].as_f64().unwrap() - r["setup_voluntary_csw"].as_f64().unwrap();
+        assert!(
+            work_vol >= writes,
+            "{} blocked {work_vol} times for {writes} O_SYNC writes",
+            r["workload"]
+        );
     }
 }
 
@@ -126,12 +139,19 @@ fn a_crashing_worker_is_recorded_with_its_signal_and_the_run_goes_on() {
         "name = \"crash\"\nrepetitions = 2\n[matrix]\nworkload = [\"crash\", \"ok\"]\nprocesses = [2]\n[workloads.crash]\nkind = \"command\"\nargv = [\"sh\", \"-c\", \"kill -SEGV $$\"]\n[workloads.ok]\nkind = \"command\"\nargv = [\"true\"]\n",
     );
     let out = lab.run(&["run", spec.to_str().unwrap(), "-q"]);
-    assert_eq!(out.status.code(), Some(1), "a failed cell makes the run exit 1: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a failed cell makes the run exit 1: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let rows = lab.samples();
     assert_eq!(rows.len(), 8);
     for r in &rows {
         match r["workload"].as_str().unwrap() {
-            "crash" => assert_eq!((r["signal"].as_i64(), r["exit_code"].as_i64()), (Some(11), None), "{r}"),
+            "crash" => {
+                assert_eq!((r["signal"].as_i64(), r["exit_code"].as_i64()), (Some(11), None), "{r}")
+            }
             _ => assert_eq!(r["exit_code"], 0, "{r}"),
         }
     }
@@ -148,11 +168,18 @@ fn the_watchdog_kills_stragglers_and_marks_them() {
         "slow.toml",
         "name = \"slow\"\ntimeout_s = 3\n[matrix]\nworkload = [\"w\"]\nprocesses = [2]\n[workloads.w]\nkind = \"command\"\nargv = [\"sleep\", \"{index}0\"]\n",
     );
-    assert_eq!(lab.run(&["run", spec.to_str().unwrap(), "-q"]).status.code(), Some(1), "a timed-out cell is a failed one");
+    assert_eq!(
+        lab.run(&["run", spec.to_str().unwrap(), "-q"]).status.code(),
+        Some(1),
+        "a timed-out cell is a failed one"
+    );
     let rows = lab.samples();
     // worker 0 sleeps 0 s ("00") and exits; worker 1 sleeps 10 s and is killed at 3 s (the
     // margin lets worker 0 exec and exit on a host that stalls the VM)
-    assert_eq!((rows[0]["timed_out"].as_bool(), rows[0]["exit_code"].as_i64()), (Some(false), Some(0)));
+    assert_eq!(
+        (rows[0]["timed_out"].as_bool(), rows[0]["exit_code"].as_i64()),
+        (Some(false), Some(0))
+    );
     assert_eq!((rows[1]["timed_out"].as_bool(), rows[1]["signal"].as_i64()), (Some(true), Some(9)));
     assert_eq!(rows[1]["cell_status"], "timed_out");
     assert!(rows[1]["cell_message"].as_str().unwrap().starts_with("timed out"), "{}", rows[1]);
@@ -174,7 +201,10 @@ fn a_failing_command_is_reported_failed_not_ok() {
     assert!(stderr.contains("2 of 4 measured cell repetitions FAILED"), "{stderr}");
     let show = lab.ok(&["show"]);
     assert!(show.contains("complete with failures"), "{show}");
-    assert!(show.contains("FAILED 2 of 2 reps (left out): 2 workers of 2 exited with status != 0"), "{show}");
+    assert!(
+        show.contains("FAILED 2 of 2 reps (left out): 2 workers of 2 exited with status != 0"),
+        "{show}"
+    );
     assert!(show.contains("bad/other/n2 rep 1: failed:"), "{show}");
     // The failed cell has no figures (n = 0); the good one has both repetitions.
     let row = |w: &str| show.lines().find(|l| l.contains(&format!(" {w} "))).unwrap().to_string();
@@ -213,7 +243,11 @@ fn no_worker_starts_before_every_worker_is_prepared() {
     // wakes it: polling would preempt whatever else runs on the machine.
     let switches = |pid: u32| -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        status.lines().find_map(|l| l.strip_prefix("voluntary_ctxt_switches:")).and_then(|v| v.trim().parse().ok()).unwrap_or(0)
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
     };
     std::thread::sleep(std::time::Duration::from_millis(600));
     let before = switches(child.id());
@@ -221,12 +255,20 @@ fn no_worker_starts_before_every_worker_is_prepared() {
     let woke = switches(child.id()).saturating_sub(before);
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(woke < 25, "the engine woke {woke} times in 0.5 s while a worker prepared: it must sleep, not poll");
-    let starts: Vec<f64> = lab.samples().iter().map(|r| r["start_offset_s"].as_f64().unwrap()).collect();
+    assert!(
+        woke < 25,
+        "the engine woke {woke} times in 0.5 s while a worker prepared: it must sleep, not poll"
+    );
+    let starts: Vec<f64> =
+        lab.samples().iter().map(|r| r["start_offset_s"].as_f64().unwrap()).collect();
     assert_eq!(starts.len(), 3);
-    let spread = starts.iter().cloned().fold(f64::MIN, f64::max) - starts.iter().cloned().fold(f64::MAX, f64::min);
+    let spread = starts.iter().cloned().fold(f64::MIN, f64::max)
+        - starts.iter().cloned().fold(f64::MAX, f64::min);
     // Released before worker 0 was prepared, the others would start 1.5 s before it.
-    assert!(spread < 1.0, "start offsets {starts:?}: a worker started while another still prepared");
+    assert!(
+        spread < 1.0,
+        "start offsets {starts:?}: a worker started while another still prepared"
+    );
 }
 
 #[test]
@@ -287,7 +329,10 @@ argv = ["/bin/sh", "-c", "test \"$(ulimit -Sn)\" = 200 && awk '/^Max open files/
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rows = lab.samples();
     assert_eq!(rows.len(), 300);
-    assert!(rows.iter().all(|r| r["exit_code"] == 0), "a command saw another limit, or the engine did not raise its own");
+    assert!(
+        rows.iter().all(|r| r["exit_code"] == 0),
+        "a command saw another limit, or the engine did not raise its own"
+    );
 }
 
 #[test]
@@ -300,7 +345,11 @@ fn deadline_workers_run_under_sched_deadline_and_a_refusal_is_explained() {
         "dl.toml",
         "name = \"dl\"\n[matrix]\nworkload = [\"cpu\"]\npolicy = [\"dl\"]\nprocesses = [2, 40]\n[workloads.cpu]\nkind = \"pi\"\niterations = 2_000_000\n[policies.dl]\nclass = \"deadline\"\nruntime_us = 10000\nperiod_us = 100000\n",
     );
-    assert_eq!(lab.run(&["run", spec.to_str().unwrap(), "-q"]).status.code(), Some(1), "the refused cell failed");
+    assert_eq!(
+        lab.run(&["run", spec.to_str().unwrap(), "-q"]).status.code(),
+        Some(1),
+        "the refused cell failed"
+    );
     let rows = lab.samples();
     assert_eq!(rows.len(), 2, "the 40-worker cell (40 x 0.1 > 1.9 CPUs) was refused");
     assert!(rows.iter().all(|r| r["extra"].as_str().unwrap().contains("\"policy\":\"deadline\"")));
@@ -313,7 +362,10 @@ fn deadline_workers_run_under_sched_deadline_and_a_refusal_is_explained() {
 /// rusage of `time` includes the child it reaped) and machine noise cancels out.
 #[test]
 fn command_accounting_matches_gnu_time() {
-    require!(std::path::Path::new("/usr/bin/time").exists(), "GNU time is not installed (apt-get install time)");
+    require!(
+        std::path::Path::new("/usr/bin/time").exists(),
+        "GNU time is not installed (apt-get install time)"
+    );
     // `time`'s own involuntary switches grow with the run queue: beside the 2,000-process
     // cell they reached +79 (CI, stop 11). Not beside other load-making tests.
     let _one_at_a_time = measuring();
@@ -338,8 +390,11 @@ fn command_accounting_matches_gnu_time() {
     );
     lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
     let rows = lab.samples();
-    let theirs: Vec<Vec<f64>> =
-        std::fs::read_to_string(&log).unwrap().lines().map(|l| l.split_whitespace().map(|v| v.parse().unwrap()).collect()).collect();
+    let theirs: Vec<Vec<f64>> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| l.split_whitespace().map(|v| v.parse().unwrap()).collect())
+        .collect();
     assert_eq!(theirs.len(), 3);
     for (r, t) in rows.iter().zip(&theirs) {
         let user = r["user_s"].as_f64().unwrap() - r["setup_user_s"].as_f64().unwrap();
@@ -347,7 +402,8 @@ fn command_accounting_matches_gnu_time() {
         // CPU and switches before the exec (the shim starting, the release wait) are measured
         // separately as setup; what remains is `time` and the dd it ran.
         let vol = r["voluntary_csw"].as_f64().unwrap() - r["setup_voluntary_csw"].as_f64().unwrap();
-        let invol = r["involuntary_csw"].as_f64().unwrap() - r["setup_involuntary_csw"].as_f64().unwrap();
+        let invol =
+            r["involuntary_csw"].as_f64().unwrap() - r["setup_involuntary_csw"].as_f64().unwrap();
         eprintln!("schedlab user {user:.3} sys {sys:.3} vol {vol} invol {invol} (after exec); GNU time {t:?}");
         // GNU time prints 10 ms resolution; `time` itself adds a few ms of its own.
         assert!((user - t[0]).abs() <= 0.02 + 0.05 * t[0], "user {user} vs {}", t[0]);
@@ -358,7 +414,11 @@ fn command_accounting_matches_gnu_time() {
         // add on top depends on how loaded the machine is (+19 with the parallel test suite
         // beside it, +79 beside the 2,000-process cell before both took the lock), so only a
         // sanity bound here.
-        assert!(invol >= t[3] - 1.0 && invol <= 2.0 * t[3] + 30.0, "involuntary {invol} vs {}", t[3]);
+        assert!(
+            invol >= t[3] - 1.0 && invol <= 2.0 * t[3] + 30.0,
+            "involuntary {invol} vs {}",
+            t[3]
+        );
     }
 }
 
@@ -367,7 +427,8 @@ fn a_fifo_cell_holds_cpu_dma_latency_at_0_while_it_runs_and_lets_it_go() {
     require!(is_root(), "needs root for SCHED_FIFO and /dev/cpu_dma_latency");
     let dev = std::path::Path::new("/dev/cpu_dma_latency");
     require!(dev.exists(), "no /dev/cpu_dma_latency (kernel without PM QoS)");
-    let read = || -> i32 { i32::from_ne_bytes(std::fs::read(dev).unwrap()[..4].try_into().unwrap()) };
+    let read =
+        || -> i32 { i32::from_ne_bytes(std::fs::read(dev).unwrap()[..4].try_into().unwrap()) };
     let before = read();
     let lab = Lab::new();
     // Each worker writes the latency in force while it runs; `od` prints the s32.
@@ -394,6 +455,14 @@ fn a_fifo_cell_holds_cpu_dma_latency_at_0_while_it_runs_and_lets_it_go() {
     let show = lab.ok(&["show"]);
     assert!(show.contains("cpu_dma_latency held at 0 us in 1 of 2 cells"), "{show}");
     let store = schedlab_store::Store::open(&lab.db()).unwrap();
-    let held: Vec<(String, Option<u32>)> = store.cells(1).unwrap().into_iter().map(|c| (c.params.policy, c.cpu_dma_latency_us)).collect();
-    assert!(held.contains(&("fifo".into(), Some(0))) && held.contains(&("other".into(), None)), "{held:?}");
+    let held: Vec<(String, Option<u32>)> = store
+        .cells(1)
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.params.policy, c.cpu_dma_latency_us))
+        .collect();
+    assert!(
+        held.contains(&("fifo".into(), Some(0))) && held.contains(&("other".into(), None)),
+        "{held:?}"
+    );
 }

@@ -37,16 +37,31 @@ fn the_parquet_export_reads_in_pandas_with_the_json_exports_values() {
     assert_eq!(json.len(), 2 * 3 * 2);
     let file = lab.path("s.parquet");
     lab.ok(&["export", "--format", "parquet", "-o", file.to_str().unwrap()]);
-    let out = Command::new(crate::trace_export::python()).args(["-c", READ]).arg(&file).output().unwrap();
-    require!(out.status.code() != Some(3), format!("{} (pip install pandas pyarrow)", String::from_utf8_lossy(&out.stderr).trim()));
+    let out =
+        Command::new(crate::trace_export::python()).args(["-c", READ]).arg(&file).output().unwrap();
+    require!(
+        out.status.code() != Some(3),
+        format!("{} (pip install pandas pyarrow)", String::from_utf8_lossy(&out.stderr).trim())
+    );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(got["pandas_rows"], json.len());
     let names: Vec<&String> = json[0].as_object().unwrap().keys().collect();
-    let cols: Vec<String> = got["pandas_columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_string()).collect();
+    let cols: Vec<String> = got["pandas_columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
     assert_eq!(cols.iter().collect::<Vec<_>>(), names, "the same columns in the same order");
     let types = &got["types"];
-    for (col, want) in [("pid", "int64"), ("wall_s", "double"), ("policy", "string"), ("warmup", "bool"), ("user_s", "double")] {
+    for (col, want) in [
+        ("pid", "int64"),
+        ("wall_s", "double"),
+        ("policy", "string"),
+        ("warmup", "bool"),
+        ("user_s", "double"),
+    ] {
         assert_eq!(types[col], want, "{col}");
     }
     let rows = got["rows"].as_array().unwrap();
@@ -79,10 +94,12 @@ fn the_hyperfine_export_has_a_result_per_cell_with_its_repetitions() {
     for r in results {
         let key = r["command"].as_str().unwrap();
         let mine: Vec<&Value> = rows.iter().filter(|s| s["cell_key"] == key).collect();
-        let times: Vec<f64> = r["times"].as_array().unwrap().iter().map(|t| t.as_f64().unwrap()).collect();
+        let times: Vec<f64> =
+            r["times"].as_array().unwrap().iter().map(|t| t.as_f64().unwrap()).collect();
         assert_eq!(times.len(), 3, "{key}");
         for (rep, t) in times.iter().enumerate() {
-            let m = mine.iter().find(|s| s["rep"] == rep).unwrap()["cell_makespan_s"].as_f64().unwrap();
+            let m =
+                mine.iter().find(|s| s["rep"] == rep).unwrap()["cell_makespan_s"].as_f64().unwrap();
             assert_eq!(*t, m, "{key} rep {rep}");
         }
         let mean = times.iter().sum::<f64>() / 3.0;

@@ -19,7 +19,11 @@ fn at(lab: &Lab, db: &str, args: &[&str]) -> Output {
 
 fn ok_at(lab: &Lab, db: &str, args: &[&str]) -> String {
     let out = at(lab, db, args);
-    assert!(out.status.success(), "schedlab --db {db} {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "schedlab --db {db} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -27,7 +31,9 @@ fn ok_at(lab: &Lab, db: &str, args: &[&str]) -> String {
 fn steps(lab: &Lab, db: &str, what: &str) -> BTreeSet<(String, u64)> {
     let text = ok_at(lab, db, &["export", "--format", "json", what]);
     let rows: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
-    rows.iter().map(|r| (r["cell_key"].as_str().unwrap().to_string(), r["rep"].as_u64().unwrap())).collect()
+    rows.iter()
+        .map(|r| (r["cell_key"].as_str().unwrap().to_string(), r["rep"].as_u64().unwrap()))
+        .collect()
 }
 
 fn runs(lab: &Lab, db: &str) -> i64 {
@@ -55,14 +61,23 @@ fn two_shards_merged_hold_the_cells_and_repetitions_of_an_unsharded_run() {
     let c = campaign_of(&lab, "a.db");
     assert_eq!(c, campaign_of(&lab, "b.db"), "shards started apart agree on their campaign");
     let (a, b) = (steps(&lab, "a.db", "1"), steps(&lab, "b.db", "1"));
-    assert!(!a.is_empty() && !b.is_empty() && a.is_disjoint(&b), "each shard runs a part: {} and {} steps", a.len(), b.len());
+    assert!(
+        !a.is_empty() && !b.is_empty() && a.is_disjoint(&b),
+        "each shard runs a part: {} and {} steps",
+        a.len(),
+        b.len()
+    );
     let out = lab.ok(&["merge", "-o", "all.db", "a.db", "b.db"]);
     assert!(out.contains(&format!("campaign {c}: all 2 shards present")), "{out}");
     let merged = steps(&lab, "all.db", &format!("campaign:{c}"));
     let whole = steps(&lab, "u.db", "1");
     assert_eq!(whole.len(), 36, "18 cells x 2 repetitions");
-    assert_eq!(merged, whole, "the merged campaign has exactly the unsharded run's cells and repetitions");
-    let count = |db: &str| ok_at(&lab, db, &["export", "--format", "json", &c]).matches("\"pid\"").count();
+    assert_eq!(
+        merged, whole,
+        "the merged campaign has exactly the unsharded run's cells and repetitions"
+    );
+    let count =
+        |db: &str| ok_at(&lab, db, &["export", "--format", "json", &c]).matches("\"pid\"").count();
     let before = (runs(&lab, "all.db"), count("all.db"));
     let again = lab.ok(&["merge", "-o", "all.db", "a.db", "b.db"]);
     assert!(again.contains("0 runs merged") && again.contains("2 already present"), "{again}");
@@ -88,11 +103,22 @@ fn a_campaign_from_two_machines_names_each_cells_machine_and_compare_warns() {
     let c = campaign_of(&lab, "a.db");
     let show = ok_at(&lab, "all.db", &["show", &c]);
     assert!(show.contains("on node2#feedbeef"), "{show}");
-    assert!(show.contains("machines ") && show.contains("CPU: ") && show.contains("Other CPU 9000"), "{show}");
+    assert!(
+        show.contains("machines ") && show.contains("CPU: ") && show.contains("Other CPU 9000"),
+        "{show}"
+    );
     let text = ok_at(&lab, "all.db", &["export", "--format", "json", &c]);
     let rows: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
-    let on_b: BTreeSet<&str> = rows.iter().filter(|r| r["machine"] == "node2#feedbeef").map(|r| r["cell_key"].as_str().unwrap()).collect();
-    let on_a: BTreeSet<&str> = rows.iter().filter(|r| r["machine"] != "node2#feedbeef").map(|r| r["cell_key"].as_str().unwrap()).collect();
+    let on_b: BTreeSet<&str> = rows
+        .iter()
+        .filter(|r| r["machine"] == "node2#feedbeef")
+        .map(|r| r["cell_key"].as_str().unwrap())
+        .collect();
+    let on_a: BTreeSet<&str> = rows
+        .iter()
+        .filter(|r| r["machine"] != "node2#feedbeef")
+        .map(|r| r["cell_key"].as_str().unwrap())
+        .collect();
     assert!(!on_b.is_empty() && !on_a.is_empty(), "each row names the machine that measured it");
     assert!(rows.iter().all(|r| r["campaign"] == c.as_str()));
     // Shard 1 against shard 0: measured on machines whose facts differ.
@@ -118,7 +144,16 @@ fn the_quick_experiment_as_a_two_task_slurm_array_merges_into_one_campaign() {
     let slurm = crate::slurm_util::Slurm::start(&sdir);
     let shared = lab.path("shared");
     let out = lab
-        .cmd(&["slurm", "--shards", "2", "--scale", "0.01", "--shared", shared.to_str().unwrap(), "--submit"])
+        .cmd(&[
+            "slurm",
+            "--shards",
+            "2",
+            "--scale",
+            "0.01",
+            "--shared",
+            shared.to_str().unwrap(),
+            "--submit",
+        ])
         .env("SLURM_CONF", &slurm.conf)
         .output()
         .unwrap();
@@ -126,12 +161,27 @@ fn the_quick_experiment_as_a_two_task_slurm_array_merges_into_one_campaign() {
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
     // "campaign ID: job array A (2 shards), merge job M (...)"
     let words: Vec<&str> = text.split_whitespace().collect();
-    let after = |w: &str| words.iter().position(|x| *x == w).map(|i| words[i + 1].trim_end_matches(['(', ',']).to_string()).unwrap();
-    let (array, merge) = (after("array"), words[words.iter().position(|x| *x == "merge").unwrap() + 2].to_string());
+    let after = |w: &str| {
+        words
+            .iter()
+            .position(|x| *x == w)
+            .map(|i| words[i + 1].trim_end_matches(['(', ',']).to_string())
+            .unwrap()
+    };
+    let (array, merge) =
+        (after("array"), words[words.iter().position(|x| *x == "merge").unwrap() + 2].to_string());
     let campaign = words[1].trim_end_matches(':').to_string();
-    assert!(slurm.wait(&[array, merge], std::time::Duration::from_secs(300)), "the jobs did not finish: {}", slurm.logs(&sdir));
+    assert!(
+        slurm.wait(&[array, merge], std::time::Duration::from_secs(300)),
+        "the jobs did not finish: {}",
+        slurm.logs(&sdir)
+    );
     let merged = shared.join("campaign.db");
-    assert!(merged.exists(), "no merged database; merge.log: {}", std::fs::read_to_string(shared.join("merge.log")).unwrap_or_default());
+    assert!(
+        merged.exists(),
+        "no merged database; merge.log: {}",
+        std::fs::read_to_string(shared.join("merge.log")).unwrap_or_default()
+    );
     let cells = steps(&lab, "shared/campaign.db", &campaign);
     assert_eq!(cells.len(), 36, "18 cells x 2 repetitions, from two shards");
     let status = lab.cmd(&["slurm", "--status", shared.to_str().unwrap()]).output().unwrap();
@@ -142,7 +192,10 @@ fn the_quick_experiment_as_a_two_task_slurm_array_merges_into_one_campaign() {
     let status = lab.cmd(&["slurm", "--status", shared.to_str().unwrap()]).output().unwrap();
     let s = String::from_utf8_lossy(&status.stdout);
     assert_eq!(status.status.code(), Some(1), "{s}");
-    assert!(s.contains("shard 1/2: not started") && s.contains("sbatch --parsable --array=1 "), "{s}");
+    assert!(
+        s.contains("shard 1/2: not started") && s.contains("sbatch --parsable --array=1 "),
+        "{s}"
+    );
 }
 
 #[test]
@@ -187,10 +240,14 @@ fn slurm_passes_every_run_flag_on_in_a_line_run_parses() {
         "--dir",
         "/tmp/exp",
     ];
-    let mut args = vec!["slurm", "--shards", "2", "--campaign", "c1", "--shared", shared.to_str().unwrap()];
+    let mut args =
+        vec!["slurm", "--shards", "2", "--campaign", "c1", "--shared", shared.to_str().unwrap()];
     args.extend(flags);
     let script = lab.ok(&args);
-    let line = script.lines().find(|l| l.starts_with("exec ") && l.contains(" run ")).unwrap_or_else(|| panic!("{script}"));
+    let line = script
+        .lines()
+        .find(|l| l.starts_with("exec ") && l.contains(" run "))
+        .unwrap_or_else(|| panic!("{script}"));
     let words: Vec<&str> = line.split_whitespace().collect();
     for w in flags.iter().chain(&["--campaign", "c1"]) {
         assert!(words.contains(w), "{w} is not passed on: {line}");

@@ -14,7 +14,11 @@ struct Tmpfs(PathBuf);
 impl Tmpfs {
     fn mount(at: &Path, size: &str) -> Tmpfs {
         std::fs::create_dir_all(at).unwrap();
-        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(at).status().unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .status()
+            .unwrap();
         assert!(ok.success(), "mount a tmpfs at {}", at.display());
         Tmpfs(at.to_path_buf())
     }
@@ -76,11 +80,23 @@ fn a_cell_neither_stored_nor_spooled_is_named_and_no_empty_spool_is_left() {
     lock.execute_batch("COMMIT").unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    let error = err.lines().find(|l| l.starts_with("error: ")).unwrap_or_else(|| panic!("no error line: {err}"));
+    let error = err
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_else(|| panic!("no error line: {err}"));
     assert!(error.starts_with("error: run 1 failed"), "the run's failure comes first: {err}");
-    let cause = err.lines().find(|l| l.contains("could neither be stored")).unwrap_or_else(|| panic!("the lost cell is not named: {err}"));
-    assert!(cause.contains("cell b/other/n1 rep 1") && cause.contains("database is locked"), "{cause}");
-    assert!(cause.contains("nor spooled to") && cause.contains("No space left on device"), "{cause}");
+    let cause = err
+        .lines()
+        .find(|l| l.contains("could neither be stored"))
+        .unwrap_or_else(|| panic!("the lost cell is not named: {err}"));
+    assert!(
+        cause.contains("cell b/other/n1 rep 1") && cause.contains("database is locked"),
+        "{cause}"
+    );
+    assert!(
+        cause.contains("nor spooled to") && cause.contains("No space left on device"),
+        "{cause}"
+    );
     let spools: Vec<_> = std::fs::read_dir(&small.0)
         .unwrap()
         .filter_map(|e| e.ok())
@@ -101,7 +117,10 @@ fn a_full_state_directory_is_named_in_the_error() {
     let out = lab.run(&["run", spec.to_str().unwrap(), "-q"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{err}");
-    assert!(err.contains(&state.0.display().to_string()), "the error names the state directory: {err}");
+    assert!(
+        err.contains(&state.0.display().to_string()),
+        "the error names the state directory: {err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
     drop(state);
 }

@@ -6,16 +6,21 @@ use std::time::{Duration, Instant};
 
 fn has_cgroup_cpu() -> bool {
     std::path::Path::new("/sys/fs/cgroup/cgroup.controllers").exists()
-        && std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers").unwrap_or_default().contains("cpu")
+        && std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers")
+            .unwrap_or_default()
+            .contains("cpu")
         || std::path::Path::new("/sys/fs/cgroup/cpu/cpu.shares").exists()
 }
 
 /// cgroup directories of one engine process (named r<run>-<pid>-c<cell>-<group>).
 fn cgroups_of(pid: u32) -> Vec<String> {
     let mut out = Vec::new();
-    for base in
-        ["/sys/fs/cgroup/cpu/schedlab", "/sys/fs/cgroup/cpuset/schedlab", "/sys/fs/cgroup/schedlab", "/sys/fs/cgroup/unified/schedlab"]
-    {
+    for base in [
+        "/sys/fs/cgroup/cpu/schedlab",
+        "/sys/fs/cgroup/cpuset/schedlab",
+        "/sys/fs/cgroup/schedlab",
+        "/sys/fs/cgroup/unified/schedlab",
+    ] {
         if let Ok(rd) = std::fs::read_dir(base) {
             for e in rd.filter_map(Result::ok) {
                 let n = e.file_name().to_string_lossy().into_owned();
@@ -53,7 +58,8 @@ fn cpu_weights_2_to_1_give_cpu_time_2_to_1() {
              [workloads.spin]\nkind = \"pi\"\niterations = 100_000_000_000\n",
         );
         lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
-        let rows: Vec<Value> = serde_json::from_str(&lab.ok(&["export", "--format", "json"])).unwrap();
+        let rows: Vec<Value> =
+            serde_json::from_str(&lab.ok(&["export", "--format", "json"])).unwrap();
         let show = lab.ok(&["show"]);
         assert!(show.contains("heavy") && show.contains("light"), "{show}");
         let mut ratios = Vec::new();
@@ -66,7 +72,9 @@ fn cpu_weights_2_to_1_give_cpu_time_2_to_1() {
                 f(r, "user_s") + f(r, "sys_s") - f(r, "setup_user_s") - f(r, "setup_sys_s")
             };
             ratios.push(work("heavy") / work("light"));
-            let window = |g: &str| f(rows.iter().find(|r| r["rep"] == rep && r["group"] == g).unwrap(), "window_cpu_s");
+            let window = |g: &str| {
+                f(rows.iter().find(|r| r["rep"] == rep && r["group"] == g).unwrap(), "window_cpu_s")
+            };
             windows.push(window("heavy") / window("light"));
         }
         ratios.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -101,7 +109,11 @@ fn pinned_workers_run_only_where_they_are_pinned() {
             _ => "1".to_string(),
         };
         assert_eq!(r["allowed_cpus"], Value::String(expect.clone()), "{r}");
-        assert_eq!(r["cpus_seen"], Value::String(expect), "a pinned worker was seen elsewhere: {r}");
+        assert_eq!(
+            r["cpus_seen"],
+            Value::String(expect),
+            "a pinned worker was seen elsewhere: {r}"
+        );
     }
 }
 
@@ -119,13 +131,21 @@ fn background_groups_start_first_stop_last_and_stay_out_of_the_figures() {
              [workloads.spin]\nkind = \"pi\"\niterations = 100_000_000_000\n",
         );
         lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
-        let all: Vec<Value> = serde_json::from_str(&lab.ok(&["export", "--format", "json"])).unwrap();
-        let (bg, fg): (Vec<&Value>, Vec<&Value>) = all.iter().partition(|r| r["background"] == true);
+        let all: Vec<Value> =
+            serde_json::from_str(&lab.ok(&["export", "--format", "json"])).unwrap();
+        let (bg, fg): (Vec<&Value>, Vec<&Value>) =
+            all.iter().partition(|r| r["background"] == true);
         assert_eq!((bg.len(), fg.len()), (3, 2));
         let last_fg = fg.iter().map(|r| f(r, "end_offset_s")).fold(0.0, f64::max);
         for b in &bg {
-            assert!(f(b, "end_offset_s") >= last_fg, "background stops after the measured workers: {b}");
-            assert_eq!(b["exit_code"], 0, "stopped with SIGTERM, it reports and exits cleanly: {b}");
+            assert!(
+                f(b, "end_offset_s") >= last_fg,
+                "background stops after the measured workers: {b}"
+            );
+            assert_eq!(
+                b["exit_code"], 0,
+                "stopped with SIGTERM, it reports and exits cleanly: {b}"
+            );
             assert!(f(b, "work_units") > 0.0);
         }
         let show = lab.ok(&["show"]);
@@ -187,10 +207,14 @@ fn no_cgroup_remains_after_a_normal_run_ctrl_c_or_kill_9_and_restore() {
 #[test]
 fn a_cpu_that_does_not_exist_is_refused_before_anything_runs() {
     let lab = Lab::new();
-    let spec = lab.spec("cpu.toml", "name = \"x\"\n[matrix]\nworkload = [\"pi\"]\naffinity = [\"0-255\"]\n");
+    let spec = lab
+        .spec("cpu.toml", "name = \"x\"\n[matrix]\nworkload = [\"pi\"]\naffinity = [\"0-255\"]\n");
     let out = lab.run(&["run", spec.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("cpu.toml:4:13:") && err.contains("does not exist on this machine"), "{err}");
+    assert!(
+        err.contains("cpu.toml:4:13:") && err.contains("does not exist on this machine"),
+        "{err}"
+    );
     assert!(!lab.db().exists());
 }

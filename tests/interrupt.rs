@@ -23,8 +23,11 @@ fn interrupt_then_resume(signal: i32, marker: &str) {
         ),
     );
     // Options on the command line: resuming must take them from the stored run.
-    let mut child =
-        lab.cmd(&["run", spec.to_str().unwrap(), "-q", "--repetitions", "3"]).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let mut child = lab
+        .cmd(&["run", spec.to_str().unwrap(), "-q", "--repetitions", "3"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     // Wait until the long cell's workers are running.
     let t0 = Instant::now();
     while count_processes_with_arg(marker) < 2 {
@@ -42,7 +45,11 @@ fn interrupt_then_resume(signal: i32, marker: &str) {
         std::thread::sleep(Duration::from_millis(10));
     };
     let took = sent.elapsed();
-    assert_eq!(status.code(), Some(128 + signal), "stopped by signal {signal}: exit 128 + {signal}");
+    assert_eq!(
+        status.code(),
+        Some(128 + signal),
+        "stopped by signal {signal}: exit 128 + {signal}"
+    );
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     // The long cell's workers sleep 8 s: an engine that waited for them instead of killing

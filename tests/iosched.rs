@@ -49,7 +49,11 @@ fn schedulers() -> Vec<(String, String)> {
         .filter_map(Result::ok)
         .filter_map(|e| {
             let text = std::fs::read_to_string(e.path().join("queue/scheduler")).ok()?;
-            let active = text.split_whitespace().find(|w| w.starts_with('['))?.trim_matches(['[', ']']).to_string();
+            let active = text
+                .split_whitespace()
+                .find(|w| w.starts_with('['))?
+                .trim_matches(['[', ']'])
+                .to_string();
             Some((e.file_name().to_string_lossy().into_owned(), active))
         })
         .collect();
@@ -71,8 +75,16 @@ fn assert_clean(lab: &Lab, before: &[(String, String)], when: &str) {
     while !loops_under(lab.dir.path()).is_empty() && t0.elapsed() < Duration::from_secs(5) {
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert!(loops_under(lab.dir.path()).is_empty(), "{when}: loop devices left: {:?}", loops_under(lab.dir.path()));
-    assert!(mounts_under(lab.dir.path()).is_empty(), "{when}: mounts left: {:?}", mounts_under(lab.dir.path()));
+    assert!(
+        loops_under(lab.dir.path()).is_empty(),
+        "{when}: loop devices left: {:?}",
+        loops_under(lab.dir.path())
+    );
+    assert!(
+        mounts_under(lab.dir.path()).is_empty(),
+        "{when}: mounts left: {:?}",
+        mounts_under(lab.dir.path())
+    );
     assert!(experiment_dirs(lab).is_empty(), "{when}: files left: {:?}", experiment_dirs(lab));
     assert_eq!(schedulers(), before, "{when}: an I/O scheduler was not restored");
     let state = lab.path("state");
@@ -118,7 +130,11 @@ fn a_normal_run_measures_every_file_and_leaves_nothing_behind() {
     lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
     assert_clean(&lab, &before, "after a normal run");
     let rows = lab.samples();
-    assert_eq!(rows.len(), 2 * 2 * 2, "2 workloads x 2 schedulers x 2 repetitions, one process each");
+    assert_eq!(
+        rows.len(),
+        2 * 2 * 2,
+        "2 workloads x 2 schedulers x 2 repetitions, one process each"
+    );
     for r in &rows {
         let extra: serde_json::Value = serde_json::from_str(r["extra"].as_str().unwrap()).unwrap();
         let d = &extra["detail"];
@@ -138,7 +154,12 @@ fn a_normal_run_measures_every_file_and_leaves_nothing_behind() {
         }
     }
     let show = lab.ok(&["show"]);
-    assert!(show.contains("I/O (mean") && show.contains("dl = mq-deadline (loop") && show.contains("write fsync"), "{show}");
+    assert!(
+        show.contains("I/O (mean")
+            && show.contains("dl = mq-deadline (loop")
+            && show.contains("write fsync"),
+        "{show}"
+    );
     // The device saw the writes: at least the fsync'd bytes in requests.
     let text = lab.ok(&["export", "--format", "json"]);
     assert!(text.contains("io_scheduler"));
@@ -171,7 +192,10 @@ iosched = ["bfq", "kyber"]
         let mounted = mounts_under(lab.dir.path());
         let writing = mounted.iter().any(|m| {
             std::fs::read_dir(Path::new(m).join("work"))
-                .map(|d| d.filter_map(Result::ok).any(|c| std::fs::read_dir(c.path()).is_ok_and(|mut f| f.next().is_some())))
+                .map(|d| {
+                    d.filter_map(Result::ok)
+                        .any(|c| std::fs::read_dir(c.path()).is_ok_and(|mut f| f.next().is_some()))
+                })
                 .unwrap_or(false)
         });
         if writing {
@@ -219,7 +243,10 @@ fn kill_9_then_restore_removes_loop_device_mount_files_and_scheduler_change() {
     child.kill().unwrap(); // SIGKILL: nothing of schedlab's runs any more
     let _ = wait(&mut child);
     // The workers die with the engine (PDEATHSIG); what it changed is still there.
-    assert!(!mounts_under(lab.dir.path()).is_empty() && !loops_under(lab.dir.path()).is_empty(), "the kill left nothing to restore");
+    assert!(
+        !mounts_under(lab.dir.path()).is_empty() && !loops_under(lab.dir.path()).is_empty(),
+        "the kill left nothing to restore"
+    );
     assert_ne!(schedulers(), before);
     let t0 = Instant::now();
     let out = loop {
@@ -232,7 +259,10 @@ fn kill_9_then_restore_removes_loop_device_mount_files_and_scheduler_change() {
     };
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("Unmount") && text.contains("DetachLoop") && text.contains("scheduler"), "{text}");
+    assert!(
+        text.contains("Unmount") && text.contains("DetachLoop") && text.contains("scheduler"),
+        "{text}"
+    );
     assert_clean(&lab, &before, "after kill -9 and schedlab restore");
 }
 
@@ -242,7 +272,8 @@ fn bad_device_input_is_refused_before_any_change() {
     let _one = serial();
     let lab = Lab::new();
     let before = schedulers();
-    let base = "name = \"bad\"\n[workloads.w]\nkind = \"par_write\"\nfiles = 2\nfile_bytes = 50_000_000\n";
+    let base =
+        "name = \"bad\"\n[workloads.w]\nkind = \"par_write\"\nfiles = 2\nfile_bytes = 50_000_000\n";
     let cases: [(&str, String, &[&str]); 6] = [
         (
             "unknown scheduler",
@@ -280,7 +311,10 @@ fn bad_device_input_is_refused_before_any_change() {
             assert!(err.contains(e), "{what}: expected {e:?} in: {err}");
         }
         assert_clean(&lab, &before, what);
-        assert!(!lab.db().exists() || !lab.ok(&["runs"]).contains("bad"), "{what}: a run was created");
+        assert!(
+            !lab.db().exists() || !lab.ok(&["runs"]).contains("bad"),
+            "{what}: a run was created"
+        );
     }
 }
 
@@ -290,9 +324,14 @@ fn a_directory_on_a_real_disk_needs_confirmation_and_gets_its_scheduler_back() {
     let _one = serial();
     let lab = Lab::new();
     let disk = {
-        let out = std::process::Command::new("findmnt").args(["-no", "SOURCE", "-T"]).arg(lab.dir.path()).output();
+        let out = std::process::Command::new("findmnt")
+            .args(["-no", "SOURCE", "-T"])
+            .arg(lab.dir.path())
+            .output();
         match out {
-            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().trim_start_matches("/dev/").to_string(),
+            Ok(o) if o.status.success() => {
+                String::from_utf8_lossy(&o.stdout).trim().trim_start_matches("/dev/").to_string()
+            }
             _ => String::new(),
         }
     };
@@ -324,13 +363,20 @@ fn a_directory_on_a_real_disk_needs_confirmation_and_gets_its_scheduler_back() {
         assert_eq!(unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }, 0);
         let out = lab.run(&["run", spec.to_str().unwrap(), "-q", "--yes-device", &disk]);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains("cannot overlap") && err.contains(&disk), "{err}");
+        assert!(
+            !out.status.success() && err.contains("cannot overlap") && err.contains(&disk),
+            "{err}"
+        );
         assert_eq!(schedulers(), before, "nothing switched");
         assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0, "nothing created");
     }
     lab.ok(&["run", spec.to_str().unwrap(), "-q", "--yes-device", &disk]);
     assert_eq!(schedulers(), before, "{disk}'s scheduler is back");
-    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0, "only schedlab's own directory was used, and it is gone");
+    assert_eq!(
+        std::fs::read_dir(&data).unwrap().count(),
+        0,
+        "only schedlab's own directory was used, and it is gone"
+    );
     let rows = lab.samples();
     assert_eq!(rows[0]["io_scheduler"], other);
     assert_eq!(rows[0]["io_bytes"], 600_000);
@@ -351,7 +397,10 @@ fn iosched_report_renders_every_io_figure_in_chromium() {
     lab.ok(&["run", spec, "--scale", "0.002", "--repetitions", "2", "-q"]);
     lab.ok(&["report", "-o", "rep"]);
     let html = std::fs::read_to_string(lab.path("rep/index.html")).unwrap();
-    assert!(html.contains("I/O per cell (as in the I/O-scheduler study)"), "the I/O table is in the report");
+    assert!(
+        html.contains("I/O per cell (as in the I/O-scheduler study)"),
+        "the I/O table is in the report"
+    );
     let ids = crate::report::figure_ids(&html);
     assert_eq!(ids.len(), 5, "time, MB/s, p50, p99, p99.9 and nothing per process count: {ids:?}");
     // Every chart has the three cases as series, each across the four schedulers.

@@ -12,9 +12,18 @@ fn keep_files_keeps_each_cell_repetitions_directory_and_what_its_workers_wrote()
     );
     let parent = lab.path("files");
     std::fs::create_dir(&parent).unwrap();
-    lab.ok(&["run", spec.to_str().unwrap(), "-q", "--keep-files", "--dir", parent.to_str().unwrap()]);
-    let outs: Vec<_> =
-        walk(&parent).into_iter().filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("out-"))).collect();
+    lab.ok(&[
+        "run",
+        spec.to_str().unwrap(),
+        "-q",
+        "--keep-files",
+        "--dir",
+        parent.to_str().unwrap(),
+    ]);
+    let outs: Vec<_> = walk(&parent)
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("out-")))
+        .collect();
     assert_eq!(outs.len(), 2, "one file per repetition's worker: {:?}", walk(&parent));
     for o in outs {
         assert_eq!(std::fs::read_to_string(&o).unwrap(), "kept\n");

@@ -32,14 +32,23 @@ fn check_and_run_refuse_a_dir_on_a_kernel_interface_at_its_value() {
             let out = lab.run(&[cmd, file.to_str().unwrap()]);
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{cmd} {dir}: {err}");
-            assert!(err.starts_with(&format!("error: {}:1:7: dir: {dir} is on {fs}, a kernel interface", file.display())), "{err}");
+            assert!(
+                err.starts_with(&format!(
+                    "error: {}:1:7: dir: {dir} is on {fs}, a kernel interface",
+                    file.display()
+                )),
+                "{err}"
+            );
             assert!(!Path::new(dir).exists(), "{cmd} made {dir}");
             // The same directory given as --dir, which replaces the spec's.
             let file = lab.spec("plain.toml", &spec("plain"));
             let out = lab.run(&[cmd, file.to_str().unwrap(), "--dir", dir]);
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{cmd} --dir {dir}: {err}");
-            assert!(err.starts_with(&format!("error: --dir: {dir} is on {fs}, a kernel interface")), "{err}");
+            assert!(
+                err.starts_with(&format!("error: --dir: {dir} is on {fs}, a kernel interface")),
+                "{err}"
+            );
             assert!(!Path::new(dir).exists(), "{cmd} --dir made {dir}");
         }
     }

@@ -100,7 +100,12 @@ struct Proc {
 
 fn cmdline(pid: i32) -> Option<String> {
     let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    Some(raw.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect::<Vec<_>>().join(" "))
+    Some(
+        raw.split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
 }
 
 fn processes() -> Vec<(i32, i32)> {
@@ -108,7 +113,11 @@ fn processes() -> Vec<(i32, i32)> {
     for e in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
         let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
-        let Some(ppid) = stat.rfind(')').and_then(|i| stat[i + 1..].split_whitespace().nth(1)).and_then(|p| p.parse().ok()) else {
+        let Some(ppid) = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().nth(1))
+            .and_then(|p| p.parse().ok())
+        else {
             continue;
         };
         out.push((pid, ppid));
@@ -140,7 +149,10 @@ fn queue_settings(dev: &Path) -> BTreeMap<String, String> {
     if let Ok(rd) = std::fs::read_dir(q.join("iosched")) {
         for f in rd.filter_map(Result::ok) {
             if let Ok(v) = std::fs::read_to_string(f.path()) {
-                out.insert(format!("iosched/{}", f.file_name().to_string_lossy()), v.trim().to_string());
+                out.insert(
+                    format!("iosched/{}", f.file_name().to_string_lossy()),
+                    v.trim().to_string(),
+                );
             }
         }
     }
@@ -158,16 +170,24 @@ fn queues() -> BTreeMap<String, BTreeMap<String, String>> {
 }
 
 fn backing_file(dev: &str) -> Option<String> {
-    std::fs::read_to_string(format!("/sys/block/{dev}/loop/backing_file")).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+    std::fs::read_to_string(format!("/sys/block/{dev}/loop/backing_file"))
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
 }
 
 /// Whether a live process holds `dev`'s queue lock (`blockdev::QueueLock`, an flock on its
 /// scheduler file): a run of someone else's, whose settings are its own business.
 fn queue_locked(dev: &str) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let Ok(md) = std::fs::metadata(format!("/sys/block/{dev}/queue/scheduler")) else { return false };
+    let Ok(md) = std::fs::metadata(format!("/sys/block/{dev}/queue/scheduler")) else {
+        return false;
+    };
     let id = format!("{:02x}:{:02x}:{}", libc::major(md.dev()), libc::minor(md.dev()), md.ino());
-    std::fs::read_to_string("/proc/locks").unwrap_or_default().lines().any(|l| l.contains("FLOCK") && l.split_whitespace().any(|w| w == id))
+    std::fs::read_to_string("/proc/locks")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.contains("FLOCK") && l.split_whitespace().any(|w| w == id))
 }
 
 fn cgroup_parents() -> Vec<PathBuf> {
@@ -189,7 +209,10 @@ fn leftovers(lab: &Lab, before: &Before, engines: &[i32], kids: &[Proc]) -> Vec<
     let mut out = Vec::new();
     let labdir = lab.dir.path().canonicalize().unwrap().to_string_lossy().into_owned();
     if let Ok(rd) = std::fs::read_dir(lab.path("state")) {
-        out.extend(rd.filter_map(Result::ok).map(|e| format!("journal file {}", e.file_name().to_string_lossy())));
+        out.extend(
+            rd.filter_map(Result::ok)
+                .map(|e| format!("journal file {}", e.file_name().to_string_lossy())),
+        );
     }
     for e in std::fs::read_dir(lab.dir.path()).unwrap().filter_map(Result::ok) {
         let n = e.file_name().to_string_lossy().into_owned();
@@ -203,19 +226,30 @@ fn leftovers(lab: &Lab, before: &Before, engines: &[i32], kids: &[Proc]) -> Vec<
             out.push(format!("loop device {dev} backed by {b}"));
         }
     }
-    for m in std::fs::read_to_string("/proc/self/mountinfo").unwrap().lines().filter_map(|l| l.split_whitespace().nth(4)) {
+    for m in std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(4))
+    {
         if m.starts_with(&labdir) {
             out.push(format!("mount {m}"));
         }
     }
     for parent in cgroup_parents() {
-        for e in std::fs::read_dir(&parent).into_iter().flatten().filter_map(Result::ok).filter(|e| e.path().is_dir()) {
+        for e in std::fs::read_dir(&parent)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter(|e| e.path().is_dir())
+        {
             let n = e.file_name().to_string_lossy().into_owned();
             if engines.iter().any(|pid| n.starts_with('r') && n.contains(&format!("-{pid}-c"))) {
                 out.push(format!("cgroup {}", e.path().display()));
             }
         }
-        let empty = std::fs::read_dir(&parent).map(|rd| !rd.filter_map(Result::ok).any(|e| e.path().is_dir())).unwrap_or(false);
+        let empty = std::fs::read_dir(&parent)
+            .map(|rd| !rd.filter_map(Result::ok).any(|e| e.path().is_dir()))
+            .unwrap_or(false);
         if empty && !before.cgroup_parents.contains(&parent) {
             out.push(format!("cgroup {} (empty)", parent.display()));
         }
@@ -225,16 +259,27 @@ fn leftovers(lab: &Lab, before: &Before, engines: &[i32], kids: &[Proc]) -> Vec<
         let foreign = backing_file(dev).is_some_and(|b| !b.starts_with(&labdir));
         let Some(is) = now.get(dev) else { continue };
         if is != was && !foreign && !queue_locked(dev) {
-            let diff: Vec<String> =
-                is.iter().filter(|(k, v)| was.get(*k) != Some(v)).map(|(k, v)| format!("{k} = {v} (was {:?})", was.get(k))).collect();
+            let diff: Vec<String> = is
+                .iter()
+                .filter(|(k, v)| was.get(*k) != Some(v))
+                .map(|(k, v)| format!("{k} = {v} (was {:?})", was.get(k)))
+                .collect();
             out.push(format!("{dev}'s queue: {}", diff.join(", ")));
         }
     }
     // The traced cells' tracefs instances, wherever tracefs is mounted (a mount of the
     // engine's own is in the lab's state directory, which the mount check above covers).
-    for m in std::fs::read_to_string("/proc/self/mountinfo").unwrap().lines().filter(|l| l.contains(" - tracefs ")) {
+    for m in std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(" - tracefs "))
+    {
         let Some(dir) = m.split_whitespace().nth(4) else { continue };
-        for e in std::fs::read_dir(format!("{dir}/instances")).into_iter().flatten().filter_map(Result::ok) {
+        for e in std::fs::read_dir(format!("{dir}/instances"))
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+        {
             let n = e.file_name().to_string_lossy().into_owned();
             if engines.iter().any(|pid| n.starts_with(&format!("schedlab-{pid}-"))) {
                 out.push(format!("tracefs instance {dir}/instances/{n}"));
@@ -244,7 +289,9 @@ fn leftovers(lab: &Lab, before: &Before, engines: &[i32], kids: &[Proc]) -> Vec<
     if let Ok(rd) = std::fs::read_dir(schedlab_dispatch::shm::default_dir()) {
         for e in rd.filter_map(Result::ok) {
             let n = e.file_name().to_string_lossy().into_owned();
-            if n.starts_with("dispatch-") && engines.iter().any(|pid| n.contains(&format!("-{pid}-"))) {
+            if n.starts_with("dispatch-")
+                && engines.iter().any(|pid| n.contains(&format!("-{pid}-")))
+            {
                 out.push(format!("dispatcher region {n}"));
             }
         }
@@ -256,7 +303,10 @@ fn leftovers(lab: &Lab, before: &Before, engines: &[i32], kids: &[Proc]) -> Vec<
     }
     for (pid, _) in processes() {
         let running = || schedlab_sys::procfs::process_start(pid).is_some_and(|s| s.1);
-        if pid != std::process::id() as i32 && cmdline(pid).is_some_and(|c| c.contains(&labdir)) && running() {
+        if pid != std::process::id() as i32
+            && cmdline(pid).is_some_and(|c| c.contains(&labdir))
+            && running()
+        {
             out.push(format!("process {pid} ({})", cmdline(pid).unwrap_or_default()));
         }
     }
@@ -279,15 +329,18 @@ fn settled_leftovers(lab: &Lab, before: &Before, engines: &[i32], kids: &[Proc])
 /// What the engine was doing when it was killed: from the changes its journal held in force
 /// and the children it had.
 fn phase(lab: &Lab, kids: &[Proc]) -> &'static str {
-    let journals: Vec<PathBuf> =
-        std::fs::read_dir(lab.path("state")).map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect()).unwrap_or_default();
+    let journals: Vec<PathBuf> = std::fs::read_dir(lab.path("state"))
+        .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
     let Some(journal) = journals.first() else { return "start-up (no journal yet)" };
     let entries = schedlab_sys::journal::in_force(journal).unwrap_or_default();
     let has = |f: fn(&Entry) -> bool| entries.iter().any(f);
     let kid = |s: &str| kids.iter().any(|k| k.cmdline.contains(s));
     if kid("mkfs") {
         "mkfs"
-    } else if has(|e| matches!(e, Entry::DetachLoop { .. })) && !has(|e| matches!(e, Entry::Unmount { .. })) {
+    } else if has(|e| matches!(e, Entry::DetachLoop { .. }))
+        && !has(|e| matches!(e, Entry::Unmount { .. }))
+    {
         "loop device attach"
     } else if kid("__dispatch") {
         "periodic cell, dispatchers running"
@@ -317,13 +370,22 @@ fn phase(lab: &Lab, kids: &[Proc]) -> &'static str {
 }
 
 fn start(lab: &Lab, spec: &Path) -> Child {
-    lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
+    lab.cmd(&["run", spec.to_str().unwrap(), "-q"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 fn restore(lab: &Lab) -> String {
     let out = lab.run(&["restore"]);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "restore failed ({}): {text}{}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "restore failed ({}): {text}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     text
 }
 
@@ -338,7 +400,12 @@ enum When {
 
 /// Starts `spec`, SIGKILLs the engine when `when` says, and returns the phase it was killed
 /// in (None: the run ended first, or never reached the phase) and its children at the time.
-fn run_and_kill(lab: &Lab, spec: &Path, when: When, engines: &mut Vec<i32>) -> (Option<&'static str>, Vec<Proc>) {
+fn run_and_kill(
+    lab: &Lab,
+    spec: &Path,
+    when: When,
+    engines: &mut Vec<i32>,
+) -> (Option<&'static str>, Vec<Proc>) {
     let mut child = start(lab, spec);
     let engine = child.id() as i32;
     engines.push(engine);
@@ -371,16 +438,24 @@ fn restore_leaves_nothing_after_sigkill_at_any_moment() {
     require!(is_root(), "loop devices, mounts, cgroups and I/O schedulers need root");
     require!(Path::new("/dev/loop-control").exists(), "no loop devices here (/dev/loop-control)");
     require!(schedlab_sys::blockdev::mkfs_tool("ext4").is_some(), "mkfs.ext4 is not installed");
-    require!(crate::util::tracing_possible(), "this kernel has no tracefs (the cgroup runs are traced)");
+    require!(
+        crate::util::tracing_possible(),
+        "this kernel has no tracefs (the cgroup runs are traced)"
+    );
     let cpu_weight = schedlab_sys::cgroup::Settings { weight: Some(200), ..Default::default() };
     require!(
-        schedlab_sys::cgroup::detect(&schedlab_sys::Root::default()).is_some_and(|h| h.check(&cpu_weight).is_ok()),
+        schedlab_sys::cgroup::detect(&schedlab_sys::Root::default())
+            .is_some_and(|h| h.check(&cpu_weight).is_ok()),
         "no cgroup hierarchy with the cpu controller"
     );
     let _one = measuring();
     let t_test = Instant::now();
     let lab = Lab::new();
-    let specs = [("io", lab.spec("io.toml", IO)), ("cgroups", lab.spec("cg.toml", CGROUPS)), ("periodic", lab.spec("rt.toml", PERIODIC))];
+    let specs = [
+        ("io", lab.spec("io.toml", IO)),
+        ("cgroups", lab.spec("cg.toml", CGROUPS)),
+        ("periodic", lab.spec("rt.toml", PERIODIC)),
+    ];
     let before = Before { queues: queues(), cgroup_parents: cgroup_parents() };
     let mut engines = Vec::new();
 
@@ -408,7 +483,8 @@ fn restore_leaves_nothing_after_sigkill_at_any_moment() {
     let mut rng = Rng(SEED);
     let mut random = |k: usize| {
         let i = k % specs.len();
-        let span = if rng.unit() < 0.25 { length[i].min(Duration::from_millis(300)) } else { length[i] };
+        let span =
+            if rng.unit() < 0.25 { length[i].min(Duration::from_millis(300)) } else { length[i] };
         (i, When::After(span.mul_f64(rng.unit())))
     };
     let mut plan: Vec<(usize, When)> = (0..KILLS).map(&mut random).collect();
@@ -456,7 +532,8 @@ fn restore_leaves_nothing_after_sigkill_at_any_moment() {
                 plan.push(random(k));
             }
             for (i, want, _) in targets {
-                let tries = plan.iter().filter(|(_, w)| matches!(w, When::In(p) if *p == want)).count();
+                let tries =
+                    plan.iter().filter(|(_, w)| matches!(w, When::In(p) if *p == want)).count();
                 if !by_phase.contains_key(want) && tries < 3 {
                     plan.push((i, When::In(want)));
                 }
@@ -468,7 +545,8 @@ fn restore_leaves_nothing_after_sigkill_at_any_moment() {
     // The kill must land: a run that ended before the phase was seen is restored and tried again.
     let mut kids = Vec::new();
     for attempt in 1..=5 {
-        let (killed, k) = run_and_kill(&lab, &specs[1].1, When::In("cgroup cell running"), &mut engines);
+        let (killed, k) =
+            run_and_kill(&lab, &specs[1].1, When::In("cgroup cell running"), &mut engines);
         kids = k;
         if killed.is_some() {
             break;
@@ -480,7 +558,10 @@ fn restore_leaves_nothing_after_sigkill_at_any_moment() {
     engines.push(next.id() as i32);
     let out = next.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("restore: "), "the next run said nothing of the killed one's journal");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("restore: "),
+        "the next run said nothing of the killed one's journal"
+    );
     let left = settled_leftovers(&lab, &before, &engines, &kids);
     assert!(left.is_empty(), "after a kill and a whole run: {left:#?}");
 
@@ -505,7 +586,12 @@ fn restore_leaves_nothing_after_sigkill_at_any_moment() {
 #[test]
 fn a_dispatcher_whose_engine_is_gone_exits_at_once() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args([schedlab_runner::rt::DISPATCH_SUBCOMMAND, "/nonexistent-region", "{}", "/nonexistent-out"])
+        .args([
+            schedlab_runner::rt::DISPATCH_SUBCOMMAND,
+            "/nonexistent-region",
+            "{}",
+            "/nonexistent-out",
+        ])
         .env(schedlab_runner::rt::ENGINE_PID_ENV, "1")
         .output()
         .unwrap();

@@ -19,14 +19,20 @@ fn workspace_deps() -> BTreeMap<String, Vec<(String, String)>> {
         .output()
         .expect("cargo metadata runs");
     assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
+    let meta: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
     let mut deps = BTreeMap::new();
     for p in meta["packages"].as_array().expect("packages") {
         let list = p["dependencies"]
             .as_array()
             .expect("dependencies")
             .iter()
-            .map(|d| (d["name"].as_str().unwrap().to_string(), d["kind"].as_str().unwrap_or("normal").to_string()))
+            .map(|d| {
+                (
+                    d["name"].as_str().unwrap().to_string(),
+                    d["kind"].as_str().unwrap_or("normal").to_string(),
+                )
+            })
             .collect();
         deps.insert(p["name"].as_str().unwrap().to_string(), list);
     }
@@ -42,7 +48,10 @@ fn only_the_cli_depends_on_the_toml_parser() {
     assert!(names(PARSER).iter().any(|n| n == "toml"), "{PARSER} should depend on toml");
     for (pkg, list) in &deps {
         for (dep, kind) in list {
-            assert!(!(dep == PARSER && pkg != CLI), "{pkg} depends on {PARSER} ({kind}); only {CLI} may: use schedlab-plan");
+            assert!(
+                !(dep == PARSER && pkg != CLI),
+                "{pkg} depends on {PARSER} ({kind}); only {CLI} may: use schedlab-plan"
+            );
             assert!(
                 !(TOML_CRATES.contains(&dep.as_str()) && pkg != PARSER && pkg != CLI),
                 "{pkg} depends on {dep} ({kind}); TOML is parsed in {PARSER} only"
@@ -66,13 +75,21 @@ const ALLOWED: [(&str, &[&str], &[&str]); 18] = [
     ("schedlab-spec", &["schedlab-plan"], &["schedlab-model"]),
     ("schedlab-import", &["schedlab-plan"], &[]),
     ("schedlab-report", &["schedlab-analysis", "schedlab-model", "schedlab-plan"], &[]),
-    ("schedlab-simrun", &["schedlab-model", "schedlab-plan", "schedlab-policy", "schedlab-sim"], &[]),
+    (
+        "schedlab-simrun",
+        &["schedlab-model", "schedlab-plan", "schedlab-policy", "schedlab-sim"],
+        &[],
+    ),
     ("schedlab-sys", &["schedlab-model", "schedlab-plan"], &[]),
     ("schedlab-testkit", &["schedlab-sys"], &[]),
     ("schedlab-workloads", &["schedlab-model", "schedlab-plan"], &[]),
     ("schedlab-periodic", &["schedlab-plan", "schedlab-policy"], &["schedlab-testkit"]),
     ("schedlab-trace", &["schedlab-model", "schedlab-sys"], &["schedlab-testkit"]),
-    ("schedlab-dispatch", &["schedlab-model", "schedlab-plan", "schedlab-policy", "schedlab-sys"], &["schedlab-sim", "schedlab-testkit"]),
+    (
+        "schedlab-dispatch",
+        &["schedlab-model", "schedlab-plan", "schedlab-policy", "schedlab-sys"],
+        &["schedlab-sim", "schedlab-testkit"],
+    ),
     (
         "schedlab-runner",
         &[
@@ -111,22 +128,29 @@ const ALLOWED: [(&str, &[&str], &[&str]); 18] = [
 
 /// The crates that make no system call of their own (files, if any, through std or their
 /// libraries): they forbid `unsafe` in their root, so none creeps in unnoticed.
-const PURE: [&str; 10] = ["model", "plan", "policy", "sim", "analysis", "report", "spec", "simrun", "store", "import"];
+const PURE: [&str; 10] =
+    ["model", "plan", "policy", "sim", "analysis", "report", "spec", "simrun", "store", "import"];
 
 #[test]
 fn every_crate_depends_only_on_crates_below_it() {
     let deps = workspace_deps();
     let listed: Vec<&str> = ALLOWED.iter().map(|(p, _, _)| *p).collect();
     for pkg in deps.keys() {
-        assert!(listed.contains(&pkg.as_str()), "{pkg} is not in tests/layers.rs's ALLOWED: list it with the crates it may use");
+        assert!(
+            listed.contains(&pkg.as_str()),
+            "{pkg} is not in tests/layers.rs's ALLOWED: list it with the crates it may use"
+        );
     }
     for (at, (pkg, normal, dev_only)) in ALLOWED.iter().enumerate() {
         for dep in normal.iter().chain(dev_only.iter()) {
             assert!(listed[..at].contains(dep), "ALLOWED lets {pkg} use {dep}, which is not listed before it: the table must go bottom up");
         }
-        let list = deps.get(*pkg).unwrap_or_else(|| panic!("ALLOWED names {pkg}, which is no workspace package"));
+        let list = deps
+            .get(*pkg)
+            .unwrap_or_else(|| panic!("ALLOWED names {pkg}, which is no workspace package"));
         for (dep, kind) in list.iter().filter(|(d, _)| deps.contains_key(d)) {
-            let ok = normal.contains(&dep.as_str()) || (kind == "dev" && dev_only.contains(&dep.as_str()));
+            let ok = normal.contains(&dep.as_str())
+                || (kind == "dev" && dev_only.contains(&dep.as_str()));
             assert!(
                 ok,
                 "{pkg} depends on {dep} ({kind}), which is not below it: it may use {normal:?} (its tests also {dev_only:?}); \
@@ -141,7 +165,8 @@ fn pure_crates_forbid_unsafe_code() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates");
     for krate in PURE {
         let lib = root.join(krate).join("src/lib.rs");
-        let text = std::fs::read_to_string(&lib).unwrap_or_else(|e| panic!("{}: {e}", lib.display()));
+        let text =
+            std::fs::read_to_string(&lib).unwrap_or_else(|e| panic!("{}: {e}", lib.display()));
         assert!(
             text.lines().any(|l| l.trim() == "#![forbid(unsafe_code)]"),
             "{} lacks #![forbid(unsafe_code)]: {krate} is on the PURE list (no system calls of its own)",
@@ -151,9 +176,16 @@ fn pure_crates_forbid_unsafe_code() {
 }
 
 /// The crates records travel through, from a worker's report to analysis.
-const RECORD_PATH: [&str; 9] = ["model", "runner", "workloads", "periodic", "dispatch", "analysis", "store", "sim", "simrun"];
+const RECORD_PATH: [&str; 9] =
+    ["model", "runner", "workloads", "periodic", "dispatch", "analysis", "store", "sim", "simrun"];
 /// What untyped JSON looks like in code.
-const UNTYPED: [&str; 5] = ["serde_json::Value", "json!", "serde_json::Map", "serde_json::to_value", "serde_json::from_value"];
+const UNTYPED: [&str; 5] = [
+    "serde_json::Value",
+    "json!",
+    "serde_json::Map",
+    "serde_json::to_value",
+    "serde_json::from_value",
+];
 
 /// The lines of `text` outside `#[cfg(test)]` items, and the names of the test-only modules
 /// it declares (`#[cfg(test)] mod name;`, whose files are test code too).
@@ -200,8 +232,10 @@ fn records_are_typed_on_their_whole_path() {
             }
         }
         let mut test_files = Vec::new();
-        let texts: Vec<(std::path::PathBuf, String)> =
-            sources.into_iter().map(|p| (p.clone(), std::fs::read_to_string(&p).unwrap())).collect();
+        let texts: Vec<(std::path::PathBuf, String)> = sources
+            .into_iter()
+            .map(|p| (p.clone(), std::fs::read_to_string(&p).unwrap()))
+            .collect();
         for (_, text) in &texts {
             test_files.extend(non_test_lines(text).1);
         }
@@ -212,14 +246,23 @@ fn records_are_typed_on_their_whole_path() {
             }
             files += 1;
             for (n, line) in non_test_lines(text).0 {
-                if UNTYPED.iter().any(|u| line.contains(u)) && !line.trim_start().starts_with("//") {
-                    found.push(format!("{}:{n}: {}", path.strip_prefix(&root).unwrap().display(), line.trim()));
+                if UNTYPED.iter().any(|u| line.contains(u)) && !line.trim_start().starts_with("//")
+                {
+                    found.push(format!(
+                        "{}:{n}: {}",
+                        path.strip_prefix(&root).unwrap().display(),
+                        line.trim()
+                    ));
                 }
             }
         }
     }
     assert!(files > 50, "only {files} source files found: is the layout still crates/<name>/src?");
-    assert!(found.is_empty(), "untyped JSON on the record path (type it in schedlab-model):\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "untyped JSON on the record path (type it in schedlab-model):\n{}",
+        found.join("\n")
+    );
 }
 
 #[test]

@@ -21,7 +21,12 @@ fn store_mock_run(lab: &Lab, mock: &mut MockExecutor) -> i64 {
     let spec = schedlab_spec::parse_at("mock.toml", SPEC, lab.dir.path()).unwrap();
     let plan = &spec.plan;
     let mut store = Store::open(&lab.db()).unwrap();
-    let env = Environment { kernel: "6.1.0-mock".into(), cpu_model: "Mock CPU".into(), cpus: 2, ..Default::default() };
+    let env = Environment {
+        kernel: "6.1.0-mock".into(),
+        cpu_model: "Mock CPU".into(),
+        cpus: 2,
+        ..Default::default()
+    };
     let id = store
         .create_run(&NewRun {
             name: &plan.name,
@@ -37,7 +42,12 @@ fn store_mock_run(lab: &Lab, mock: &mut MockExecutor) -> i64 {
         .unwrap();
     let mut journal = schedlab_sys::journal::Journal::create(&lab.path("state")).unwrap();
     // Never raise this test process to SCHED_FIFO: nothing runs that would need it.
-    let opts = Options { dir: Some(lab.path("exp")), engine_rt: false, tag: id.to_string(), ..Options::default() };
+    let opts = Options {
+        dir: Some(lab.path("exp")),
+        engine_rt: false,
+        tag: id.to_string(),
+        ..Options::default()
+    };
     std::fs::create_dir(lab.path("exp")).unwrap();
     let mut sink = |rec: &schedlab_model::CellRecord| -> Result<(), schedlab_runner::SinkError> {
         store.insert_cell(id, rec)?;
@@ -45,7 +55,10 @@ fn store_mock_run(lab: &Lab, mock: &mut MockExecutor) -> i64 {
     };
     let steps = plan.steps();
     let mut source = FixedSteps::new(&steps);
-    let ending = Run::start(plan, &mut source, opts, &mut journal, &mut Quiet).unwrap().run(mock, &mut sink).unwrap();
+    let ending = Run::start(plan, &mut source, opts, &mut journal, &mut Quiet)
+        .unwrap()
+        .run(mock, &mut sink)
+        .unwrap();
     assert_eq!(ending, Ending::Complete);
     assert!(journal.close().is_empty(), "the experiment directory is removed");
     store.finish_run(id, &schedlab_store::RunStatus::Complete, &[]).unwrap();
@@ -62,7 +75,8 @@ fn mock_records_are_stored_and_shown_with_their_made_up_figures() {
     // Step 6 is cell 1's second measured repetition: its worker 0 exits 1.
     let id = store_mock_run(&lab, &mut MockExecutor::new().failing(6)).to_string();
 
-    let rows: Vec<Value> = serde_json::from_str(&lab.ok(&["export", &id, "--format", "json"])).unwrap();
+    let rows: Vec<Value> =
+        serde_json::from_str(&lab.ok(&["export", &id, "--format", "json"])).unwrap();
     assert_eq!(rows.len(), 2 * 3 * 3, "2 cells x 3 repetitions x 3 workers; warm-ups left out");
     for r in &rows {
         let i = r["index"].as_u64().unwrap();
@@ -77,15 +91,25 @@ fn mock_records_are_stored_and_shown_with_their_made_up_figures() {
         assert_eq!(r["exit_code"], if failed && i == 0 { 1 } else { 0 }, "{r}");
         let extra: Value = serde_json::from_str(r["extra"].as_str().unwrap()).unwrap();
         // The background group has a policy of its own: the default.
-        assert_eq!(extra["policy"], if r["cell_id"] == 1 && i < 2 { "fifo" } else { "other" }, "{r}");
+        assert_eq!(
+            extra["policy"],
+            if r["cell_id"] == 1 && i < 2 { "fifo" } else { "other" },
+            "{r}"
+        );
     }
-    let all: Vec<Value> = serde_json::from_str(&lab.ok(&["export", &id, "--format", "json", "--include-warmup"])).unwrap();
+    let all: Vec<Value> =
+        serde_json::from_str(&lab.ok(&["export", &id, "--format", "json", "--include-warmup"]))
+            .unwrap();
     assert_eq!(all.iter().filter(|r| r["warmup"] == true).count(), 2 * 3, "one warm-up per cell");
 
     let show = lab.ok(&["show", &id]);
     // Measured workers 0 and 1 only: walls 1 and 1.5 s, blocked 10 and 11, preempted 0 and 2.
     let totals = section(&show, "Per cell, totals");
-    assert_eq!(&columns(totals, "┆ other ")[3..10], ["3", "1.50 ±0.00", "1.50 ±0.00", "0.50 ±0.00", "133 ±0", "2 ±0", "21 ±0"], "{show}");
+    assert_eq!(
+        &columns(totals, "┆ other ")[3..10],
+        ["3", "1.50 ±0.00", "1.50 ±0.00", "0.50 ±0.00", "133 ±0", "2 ±0", "21 ±0"],
+        "{show}"
+    );
     let fifo = columns(totals, "┆ fifo prio 50 ");
     assert_eq!(fifo[3], "2", "the failed repetition is left out: {show}");
     assert!(fifo[10].starts_with("FAILED 1 of 3 reps (left out): 1 worker of 2 exited with status != 0 (worker 0: status 1)"), "{show}");
@@ -97,13 +121,20 @@ fn mock_records_are_stored_and_shown_with_their_made_up_figures() {
     );
     // Jain's index of 1 and 1.5 s is 2.5² / (2 x 3.25); CPU in the window: main 2 x 1 s, bg 1 s.
     let fairness = columns(section(&show, "Throughput and fairness"), "cpu/other/n2+bg");
-    assert_eq!((fairness[6].as_str(), fairness[9].as_str()), ("0.962 ±0.000", "main 67 ±0, bg 33 ±0 (%)"), "{show}");
+    assert_eq!(
+        (fairness[6].as_str(), fairness[9].as_str()),
+        ("0.962 ±0.000", "main 67 ±0, bg 33 ±0 (%)"),
+        "{show}"
+    );
     assert!(show.contains("  - cpu/fifo/n2+bg rep 2: failed: 1 worker of 2 exited with status != 0 (worker 0: status 1)"), "{show}");
 
     let out = lab.ok(&["report", &id, "-o", "rep"]);
     assert!(out.contains("figures"), "{out}");
     let html = std::fs::read_to_string(lab.path("rep/index.html")).unwrap();
-    assert!(html.contains("FAILED 1 of 3 reps") && html.contains("Mock CPU"), "the report marks the failed cell");
+    assert!(
+        html.contains("FAILED 1 of 3 reps") && html.contains("Mock CPU"),
+        "the report marks the failed cell"
+    );
 }
 
 /// The table under the line starting with `title`, up to the blank line after it.
@@ -115,6 +146,9 @@ fn section<'a>(show: &'a str, title: &str) -> &'a str {
 
 /// The trimmed columns of the first row of `table` containing `marker`.
 fn columns(table: &str, marker: &str) -> Vec<String> {
-    let line = table.lines().find(|l| l.contains(marker)).unwrap_or_else(|| panic!("no {marker} in {table}"));
+    let line = table
+        .lines()
+        .find(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("no {marker} in {table}"));
     line.trim_matches('│').split('┆').map(|c| c.trim().to_string()).collect()
 }

@@ -20,8 +20,12 @@ fn a_locked_database_spools_finished_cells_and_resume_imports_them() {
         "name = \"three\"\n[matrix]\nworkload = [\"a\", \"b\", \"c\"]\nprocesses = [1]\n[workloads.a]\nkind = \"command\"\nargv = [\"sleep\", \"1\"]\n\
          [workloads.b]\nkind = \"command\"\nargv = [\"sleep\", \"1\"]\n[workloads.c]\nkind = \"command\"\nargv = [\"sleep\", \"1\"]\n",
     );
-    let child =
-        lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).env("SCHEDLAB_BUSY_TIMEOUT_MS", "100").stderr(Stdio::piped()).spawn().unwrap();
+    let child = lab
+        .cmd(&["run", spec.to_str().unwrap(), "-q"])
+        .env("SCHEDLAB_BUSY_TIMEOUT_MS", "100")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let t0 = Instant::now();
     while stored_cells(&lab) < 1 {
         assert!(t0.elapsed() < Duration::from_secs(30), "the first cell was never stored");

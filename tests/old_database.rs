@@ -38,7 +38,8 @@ impl Reader {
             }
             (false, _) => Reader::Me(Lab::new()),
         };
-        std::fs::copy(fixture().join("before-typed-core.db"), reader.db()).expect("copy the fixture database");
+        std::fs::copy(fixture().join("before-typed-core.db"), reader.db())
+            .expect("copy the fixture database");
         if let Reader::Other(u) = &reader {
             std::os::unix::fs::chown(reader.db(), Some(u.uid), Some(u.uid)).unwrap();
         }
@@ -121,17 +122,30 @@ fn a_database_from_before_typed_records_shows_the_same_tables() {
     // The goldens cover every run: show and both exports, and the per-job export where there are jobs.
     let lines: Vec<String> = commands.iter().map(|(_, a)| a.join(" ")).collect();
     let runs = ints(&reader.db(), "SELECT id FROM runs ORDER BY id");
-    let with_jobs = ints(&reader.db(), "SELECT DISTINCT c.run_id FROM jobs j JOIN cells c ON c.id = j.cell_row ORDER BY 1");
+    let with_jobs = ints(
+        &reader.db(),
+        "SELECT DISTINCT c.run_id FROM jobs j JOIN cells c ON c.id = j.cell_row ORDER BY 1",
+    );
     assert!(runs.len() >= 7 && !with_jobs.is_empty(), "runs {runs:?}, with jobs {with_jobs:?}");
     for id in &runs {
-        for want in [format!("show {id}"), format!("export {id} --format json"), format!("export {id} --format csv")] {
+        for want in [
+            format!("show {id}"),
+            format!("export {id} --format json"),
+            format!("export {id} --format csv"),
+        ] {
             assert!(lines.contains(&want), "golden/commands lacks `{want}`");
         }
     }
     for id in &with_jobs {
-        assert!(lines.contains(&format!("export {id} --jobs --format csv")), "golden/commands lacks the jobs of run {id}");
+        assert!(
+            lines.contains(&format!("export {id} --jobs --format csv")),
+            "golden/commands lacks the jobs of run {id}"
+        );
     }
-    assert!(lines.iter().any(|l| l == "runs") && lines.iter().any(|l| l.starts_with("compare ")), "{lines:?}");
+    assert!(
+        lines.iter().any(|l| l == "runs") && lines.iter().any(|l| l.starts_with("compare ")),
+        "{lines:?}"
+    );
 
     let mut failures = Vec::new();
     let actual = tempfile::Builder::new().prefix("old-database-actual-").tempdir().unwrap();
@@ -139,7 +153,12 @@ fn a_database_from_before_typed_records_shows_the_same_tables() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = reader.run(&args);
         if !out.status.success() {
-            failures.push(format!("`{}` exited {:?}: {}", args.join(" "), out.status.code(), String::from_utf8_lossy(&out.stderr)));
+            failures.push(format!(
+                "`{}` exited {:?}: {}",
+                args.join(" "),
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
             continue;
         }
         let golden = fixture().join("golden").join(name);
@@ -151,7 +170,11 @@ fn a_database_from_before_typed_records_shows_the_same_tables() {
         ] {
             if want != *got {
                 std::fs::write(actual.path().join(&file), got).unwrap();
-                failures.push(format!("`{}`: {what} differs from golden/{file} at {}", args.join(" "), first_difference(&want, got)));
+                failures.push(format!(
+                    "`{}`: {what} differs from golden/{file} at {}",
+                    args.join(" "),
+                    first_difference(&want, got)
+                ));
             }
         }
     }
@@ -171,9 +194,20 @@ fn a_database_from_before_typed_records_shows_the_same_tables() {
     let fresh_db = fresh.path().join("fresh.db");
     drop(schedlab_store::Store::open(&fresh_db).unwrap());
     let version_after = ints(&reader.db(), "PRAGMA user_version")[0];
-    assert_eq!(version_after, ints(&fresh_db, "PRAGMA user_version")[0], "the copy is at the current schema version");
-    assert!(version_before <= version_after, "schema {version_before} went back to {version_after}");
-    assert_eq!(schema(&reader.db()), schema(&fresh_db), "the migrated copy has a new database's tables and columns");
+    assert_eq!(
+        version_after,
+        ints(&fresh_db, "PRAGMA user_version")[0],
+        "the copy is at the current schema version"
+    );
+    assert!(
+        version_before <= version_after,
+        "schema {version_before} went back to {version_after}"
+    );
+    assert_eq!(
+        schema(&reader.db()),
+        schema(&fresh_db),
+        "the migrated copy has a new database's tables and columns"
+    );
     let conn = rusqlite::Connection::open(reader.db()).unwrap();
     let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
     assert_eq!(check, "ok");
@@ -188,10 +222,16 @@ fn reports_of_an_old_io_run_and_an_old_periodic_run_draw_the_same_figures() {
         assert!(out.status.success(), "report {run}: {}", String::from_utf8_lossy(&out.stderr));
         let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
         assert!(html.contains("</html>"), "report {run}: index.html is whole");
-        let mut figures: Vec<String> =
-            std::fs::read_dir(dir.join("figures")).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut figures: Vec<String> = std::fs::read_dir(dir.join("figures"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         figures.sort();
-        let want: Vec<String> = std::fs::read_to_string(fixture().join("golden").join(golden)).unwrap().lines().map(String::from).collect();
+        let want: Vec<String> = std::fs::read_to_string(fixture().join("golden").join(golden))
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect();
         assert_eq!(figures, want, "report {run}: the figures the old binary drew");
     }
 }
@@ -258,19 +298,29 @@ fn old_records_read_back_without_losing_a_field() {
         stored.insert(k, v);
     }
     let mut st = conn.prepare("SELECT id, env_json FROM runs").unwrap();
-    let envs: Vec<(i64, String)> = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+    let envs: Vec<(i64, String)> =
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
     assert!(stored.len() > 50 && envs.len() >= 7, "{} cells, {} runs", stored.len(), envs.len());
 
     let mut problems = Vec::new();
     let mut seen = 0;
     for (id, env) in &envs {
         let run = store.run(*id).unwrap().unwrap();
-        lost(&parsed(Some(env.clone())), &serde_json::to_value(&run.env).unwrap(), &format!("run {id} env"), &mut problems);
+        lost(
+            &parsed(Some(env.clone())),
+            &serde_json::to_value(&run.env).unwrap(),
+            &format!("run {id} env"),
+            &mut problems,
+        );
         for c in store.cells(*id).unwrap() {
-            let key = format!("run {id} cell {} rep {} warmup {}", c.params.cell_id, c.rep, c.warmup);
+            let key =
+                format!("run {id} cell {} rep {} warmup {}", c.params.cell_id, c.rep, c.warmup);
             let old = stored.get(&key).unwrap_or_else(|| panic!("{key} is not in the database"));
-            let extra: serde_json::Map<String, Value> =
-                c.samples.iter().map(|s| (s.index.to_string(), serde_json::to_value(&s.extra).unwrap())).collect();
+            let extra: serde_json::Map<String, Value> = c
+                .samples
+                .iter()
+                .map(|s| (s.index.to_string(), serde_json::to_value(&s.extra).unwrap()))
+                .collect();
             let new = serde_json::json!({
                 "groups": serde_json::to_value(&c.params.groups).unwrap(),
                 "io": serde_json::to_value(&c.io).unwrap(),
@@ -282,5 +332,10 @@ fn old_records_read_back_without_losing_a_field() {
         }
     }
     assert_eq!(seen, stored.len(), "the store read every cell repetition back");
-    assert!(problems.is_empty(), "{} stored values not read back:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} stored values not read back:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }

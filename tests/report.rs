@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 fn fixture(factor: f64) -> Vec<CellRecord> {
     let mut out = Vec::new();
     let mut ordinal = 0;
-    let (workloads, policies, counts) = (["cpu", "io", "mixed"], ["other", "fifo", "rr"], [4u32, 16]);
+    let (workloads, policies, counts) =
+        (["cpu", "io", "mixed"], ["other", "fifo", "rr"], [4u32, 16]);
     for (wi, w) in workloads.iter().enumerate() {
         for (pi, p) in policies.iter().enumerate() {
             for (ci, &n) in counts.iter().enumerate() {
@@ -66,8 +67,22 @@ fn fixture(factor: f64) -> Vec<CellRecord> {
 }
 
 /// A measured repetition that ended well, released at 1.7e9 + `ordinal` (Unix seconds).
-pub(crate) fn record(params: CellParams, rep: u32, ordinal: u32, makespan_s: f64, samples: Vec<Sample>) -> CellRecord {
-    CellRecord { params, rep, ordinal, started_unix: 1.7e9 + ordinal as f64, makespan_s, samples, ..Default::default() }
+pub(crate) fn record(
+    params: CellParams,
+    rep: u32,
+    ordinal: u32,
+    makespan_s: f64,
+    samples: Vec<Sample>,
+) -> CellRecord {
+    CellRecord {
+        params,
+        rep,
+        ordinal,
+        started_unix: 1.7e9 + ordinal as f64,
+        makespan_s,
+        samples,
+        ..Default::default()
+    }
 }
 
 /// A lab1-shaped mock (seed 004): 4 or 8 hashers, unpinned or spread, no cgroup or
@@ -80,7 +95,12 @@ fn lab1_fixture() -> Vec<CellRecord> {
         for weight in [None, Some(200u32)] {
             for n in [4u32, 8] {
                 for bg in [0u32, 8] {
-                    let group = |name: &str, workload: &str, processes, affinity: &str, cpu_weight, background| GroupParams {
+                    let group = |name: &str,
+                                 workload: &str,
+                                 processes,
+                                 affinity: &str,
+                                 cpu_weight,
+                                 background| GroupParams {
                         name: name.into(),
                         workload: workload.into(),
                         workload_kind: workload.into(),
@@ -165,9 +185,23 @@ pub(crate) fn store_run(db: &Path, name: &str, records: &[CellRecord]) -> i64 {
 }
 
 /// [`store_run`] with the run's mode, scale, CPU model and spec hash given.
-fn store_run_as(db: &Path, name: &str, records: &[CellRecord], mode: Mode, scale: f64, cpu: &str, hash: &str) -> i64 {
+fn store_run_as(
+    db: &Path,
+    name: &str,
+    records: &[CellRecord],
+    mode: Mode,
+    scale: f64,
+    cpu: &str,
+    hash: &str,
+) -> i64 {
     let mut store = Store::open(db).unwrap();
-    let env = Environment { kernel: "6.1.0-test".into(), cpu_model: cpu.into(), cpus: 2, cgroup: "v2".into(), ..Default::default() };
+    let env = Environment {
+        kernel: "6.1.0-test".into(),
+        cpu_model: cpu.into(),
+        cpus: 2,
+        cgroup: "v2".into(),
+        ..Default::default()
+    };
     let spec = format!("name = \"{name}\"\n[matrix]\nworkload = [\"cpu\", \"io\", \"mixed\"]\n");
     let id = store
         .create_run(&NewRun {
@@ -185,7 +219,9 @@ fn store_run_as(db: &Path, name: &str, records: &[CellRecord], mode: Mode, scale
     for r in records {
         store.insert_cell(id, r).unwrap();
     }
-    store.finish_run(id, &schedlab_store::RunStatus::Complete, &["a fixture warning".to_string()]).unwrap();
+    store
+        .finish_run(id, &schedlab_store::RunStatus::Complete, &["a fixture warning".to_string()])
+        .unwrap();
     id
 }
 
@@ -197,7 +233,8 @@ pub(crate) fn decode(path: &Path) -> (u32, u32, Vec<u8>) {
     let channels = info.color_type.samples();
     buf.truncate(info.buffer_size());
     // Reduce to RGB whatever the encoder chose (Chromium writes RGBA).
-    let rgb = buf.chunks_exact(channels).flat_map(|p| [p[0], p[1 % channels], p[2 % channels]]).collect();
+    let rgb =
+        buf.chunks_exact(channels).flat_map(|p| [p[0], p[1 % channels], p[2 % channels]]).collect();
     (info.width, info.height, rgb)
 }
 
@@ -219,7 +256,10 @@ fn colour_extent(w: u32, rgb: &[u8], c: (u8, u8, u8)) -> (usize, u32) {
 pub(crate) fn assert_drawn(what: &str, w: u32, rgb: &[u8], series: usize) {
     for (i, c) in schedlab_report::plots::PALETTE.iter().take(series).enumerate() {
         let (n, extent) = colour_extent(w, rgb, *c);
-        assert!(n > 100 && extent > 200, "{what}: series {i} shows {n} pixels over {extent} px: the figure is blank or cut");
+        assert!(
+            n > 100 && extent > 200,
+            "{what}: series {i} shows {n} pixels over {extent} px: the figure is blank or cut"
+        );
     }
 }
 
@@ -245,7 +285,11 @@ fn report_of_a_fixture_run_has_every_figure_as_svg_and_png() {
         assert_eq!((w, h), (760, 420));
         assert_drawn(&format!("{stem}.png"), w, &rgb, 3);
     }
-    assert!(html.contains("a fixture warning") && html.contains("Fixture CPU") && html.contains("name = &quot;pa3-fixture&quot;"));
+    assert!(
+        html.contains("a fixture warning")
+            && html.contains("Fixture CPU")
+            && html.contains("name = &quot;pa3-fixture&quot;")
+    );
     for banned in ["<script", "<link", "<img", "src=", "url(", "href=\"http"] {
         assert!(!html.contains(banned), "the report must fetch nothing: found {banned}");
     }
@@ -273,7 +317,11 @@ fn report_refuses_bad_output_and_unknown_runs_before_writing() {
         assert!(err.contains(why), "{args:?}: {err}");
     }
     assert_eq!(std::fs::read_to_string(lab.path("afile")).unwrap(), "keep");
-    assert_eq!(std::fs::read_dir(lab.path("full")).unwrap().count(), 1, "nothing written into the non-empty directory");
+    assert_eq!(
+        std::fs::read_dir(lab.path("full")).unwrap().count(),
+        1,
+        "nothing written into the non-empty directory"
+    );
     assert!(!lab.path("new").exists(), "no directory for a refused report");
     // --force writes beside what is there, and an empty existing directory needs no force.
     lab.ok(&["report", &id, "-o", "full", "--force"]);
@@ -289,14 +337,23 @@ fn compare_prints_table_markdown_and_json_and_the_report_gains_a_section() {
     // B: every cell 30% slower, beyond the 5% spread between repetitions.
     let b = store_run(&lab.db(), "b", &fixture(1.3)).to_string();
     let table = lab.ok(&["compare", &a, &b]);
-    assert!(table.contains("18 matched cells, 18 tested: 18 significantly higher in run 2"), "{table}");
+    assert!(
+        table.contains("18 matched cells, 18 tested: 18 significantly higher in run 2"),
+        "{table}"
+    );
     assert!(table.contains("cpu/fifo:98/n16") && table.contains("▲ higher"), "{table}");
     let md = lab.ok(&["compare", &a, &b, "--format", "markdown", "--metric", "makespan"]);
     assert!(md.starts_with("| cell | n 1 | run 1 mean ±95% CI |"), "{md}");
-    let json: serde_json::Value = serde_json::from_str(&lab.ok(&["compare", &a, &b, "--format", "json", "--metric", "user"])).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&lab.ok(&["compare", &a, &b, "--format", "json", "--metric", "user"]))
+            .unwrap();
     assert_eq!(json["metric"], "user");
     assert_eq!(json["cells"].as_array().unwrap().len(), 18);
-    assert_eq!(json["cells"][0]["a_values"].as_array().unwrap().len(), 3, "one value per repetition");
+    assert_eq!(
+        json["cells"][0]["a_values"].as_array().unwrap().len(),
+        3,
+        "one value per repetition"
+    );
     let same = lab.ok(&["compare", &a, &a, "--format", "json"]);
     let same: serde_json::Value = serde_json::from_str(&same).unwrap();
     assert_eq!(same["summary"]["higher"], 0);
@@ -321,8 +378,12 @@ fn compare_warns_on_stderr_markdown_and_json_when_runs_differ_in_scale_mode_mach
     let a = store_run(&lab.db(), "a", &fixture(1.0)).to_string();
     let same = store_run(&lab.db(), "same", &fixture(1.0)).to_string();
     let out = lab.run(&["compare", &a, &same]);
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"), "two runs alike: no warning");
-    let b = store_run_as(&lab.db(), "b", &fixture(1.0), Mode::Sim, 0.5, "Other CPU", "1").to_string();
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("warning"),
+        "two runs alike: no warning"
+    );
+    let b =
+        store_run_as(&lab.db(), "b", &fixture(1.0), Mode::Sim, 0.5, "Other CPU", "1").to_string();
     let out = lab.run(&["compare", &a, &b]);
     assert_eq!(out.status.code(), Some(0));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -336,7 +397,8 @@ fn compare_warns_on_stderr_markdown_and_json_when_runs_differ_in_scale_mode_mach
     }
     let md = lab.ok(&["compare", &a, &b, "--format", "markdown"]);
     assert!(md.starts_with("> **Warning:** the runs differ in scale"), "{md}");
-    let json: serde_json::Value = serde_json::from_str(&lab.ok(&["compare", &a, &b, "--format", "json"])).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&lab.ok(&["compare", &a, &b, "--format", "json"])).unwrap();
     assert_eq!(json["warnings"].as_array().unwrap().len(), 4, "{}", json["warnings"]);
 }
 
@@ -362,7 +424,14 @@ pub(crate) fn chromium() -> Option<PathBuf> {
 fn screenshot(chromium: &Path, page: &Path, png: &Path, size: (u32, u32)) {
     let profile = tempfile::tempdir().unwrap();
     let mut child = Command::new(chromium)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--hide-scrollbars"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--hide-scrollbars",
+        ])
         .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("--screenshot={}", png.display()))
@@ -376,7 +445,11 @@ fn screenshot(chromium: &Path, page: &Path, png: &Path, size: (u32, u32)) {
     let deadline = Instant::now() + Duration::from_secs(180);
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success() && png.exists(), "chromium failed ({status}) to screenshot {}", page.display());
+            assert!(
+                status.success() && png.exists(),
+                "chromium failed ({status}) to screenshot {}",
+                page.display()
+            );
             return;
         }
         if Instant::now() > deadline {
@@ -417,7 +490,11 @@ pub(crate) fn check_in_chromium(chromium: &Path, dir: &Path, series: usize) -> u
 
 /// As [`check_in_chromium`], with `want(figure id)` = (the series the figure has, how many of
 /// them must be drawn across the plot): a measured run's lines may coincide and hide each other.
-pub(crate) fn check_figures_in_chromium(chromium: &Path, dir: &Path, want: &dyn Fn(&str) -> (usize, usize)) -> usize {
+pub(crate) fn check_figures_in_chromium(
+    chromium: &Path,
+    dir: &Path,
+    want: &dyn Fn(&str) -> (usize, usize),
+) -> usize {
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
     let ids = figure_ids(&html);
     assert!(!ids.is_empty(), "no figures in the report");
@@ -429,11 +506,18 @@ pub(crate) fn check_figures_in_chromium(chromium: &Path, dir: &Path, want: &dyn 
     // The figure boxes' left border sits at main's left padding; find the column by its colour.
     let x = (16..64).max_by_key(|x| border_runs(w, h, &rgb, *x).len()).unwrap();
     let boxes = border_runs(w, h, &rgb, x);
-    assert!(boxes.len() >= ids.len(), "found {} boxes for {} figures in the screenshot", boxes.len(), ids.len());
+    assert!(
+        boxes.len() >= ids.len(),
+        "found {} boxes for {} figures in the screenshot",
+        boxes.len(),
+        ids.len()
+    );
     let debug = std::env::var_os("SCHEDLAB_DEBUG_SHOTS");
     for (id, (y0, y1)) in ids.iter().zip(&boxes) {
         assert!((380..700).contains(&(y1 - y0)), "{id}: a box of {} px is not a figure", y1 - y0);
-        let crop: Vec<u8> = (*y0..*y1).flat_map(|y| rgb[((y * w) * 3) as usize..((y + 1) * w * 3) as usize].to_vec()).collect();
+        let crop: Vec<u8> = (*y0..*y1)
+            .flat_map(|y| rgb[((y * w) * 3) as usize..((y + 1) * w * 3) as usize].to_vec())
+            .collect();
         if let Some(d) = &debug {
             let f = std::fs::File::create(Path::new(d).join(format!("{id}.png"))).unwrap();
             let mut e = png::Encoder::new(f, w, y1 - y0);
@@ -453,7 +537,9 @@ pub(crate) fn check_figures_in_chromium(chromium: &Path, dir: &Path, want: &dyn 
 
 #[test]
 fn pa3_report_renders_every_figure_in_chromium() {
-    let Some(chromium) = chromium_for("report::pa3_report_renders_every_figure_in_chromium") else { return };
+    let Some(chromium) = chromium_for("report::pa3_report_renders_every_figure_in_chromium") else {
+        return;
+    };
     let lab = Lab::new();
     let _one_at_a_time = measuring();
     let id = if is_root() {
@@ -473,7 +559,10 @@ fn pa3_report_renders_every_figure_in_chromium() {
 
 #[test]
 fn lab1_report_renders_every_figure_in_chromium() {
-    let Some(chromium) = chromium_for("report::lab1_report_renders_every_figure_in_chromium") else { return };
+    let Some(chromium) = chromium_for("report::lab1_report_renders_every_figure_in_chromium")
+    else {
+        return;
+    };
     let lab = Lab::new();
     let _one_at_a_time = measuring();
     // 4 counts x (alone, 8 bg, 9 bg) x 2 affinities x 2 weights.
@@ -491,7 +580,11 @@ fn lab1_report_renders_every_figure_in_chromium() {
     lab.ok(&["report", &id, "-o", "rep"]);
     let html = std::fs::read_to_string(lab.path("rep/index.html")).unwrap();
     for fig in ["jain-hash-8_bg", "completion-hash-n8-8_bg", "share-hash-8_bg"] {
-        assert!(html.contains(&format!("<figure id=\"fig-{fig}\">")), "no {fig}: {:?}", figure_ids(&html));
+        assert!(
+            html.contains(&format!("<figure id=\"fig-{fig}\">")),
+            "no {fig}: {:?}",
+            figure_ids(&html)
+        );
     }
     // Every chart has a series per affinity x weight: unpinned or spread, no cgroup or weight 200.
     let checked = check_in_chromium(&chromium, &lab.path("rep"), 4);
@@ -520,7 +613,8 @@ fn procs() -> usize {
 }
 
 fn compare_json(lab: &Lab, metric: &str, alpha: &str) -> serde_json::Value {
-    let out = lab.ok(&["compare", "1", "2", "--metric", metric, "--format", "json", "--alpha", alpha]);
+    let out =
+        lab.ok(&["compare", "1", "2", "--metric", metric, "--format", "json", "--alpha", alpha]);
     serde_json::from_str(&out).unwrap()
 }
 
@@ -540,11 +634,15 @@ fn compare_flags_fifo_against_other_involuntary_switches() {
         assert_eq!(c["key"], format!("w/p/n{n}"));
         assert_eq!(c["a_values"].as_array().unwrap().len(), 8, "one value per repetition: {c}");
         // Run to completion, FIFO workers are (almost) never preempted; SCHED_OTHER ones share CPUs.
-        let (p, ratio) = (c["welch"]["p_value"].as_f64().unwrap(), c["ratio"]["ratio"].as_f64().unwrap());
+        let (p, ratio) =
+            (c["welch"]["p_value"].as_f64().unwrap(), c["ratio"]["ratio"].as_f64().unwrap());
         if c["change"] == "lower" && p < 0.05 && ratio < 0.5 {
             Ok(())
         } else {
-            Err(format!("FIFO not clearly lower (change {}, p {p}, ratio {ratio}): {c}", c["change"]))
+            Err(format!(
+                "FIFO not clearly lower (change {}, p {p}, ratio {ratio}): {c}",
+                c["change"]
+            ))
         }
     });
 }
@@ -566,7 +664,11 @@ fn two_runs_of_the_same_cell_are_not_significant() {
         let v = compare_json(&lab, "involuntary", "0.001");
         let c = &v["cells"][0];
         let summary = &v["summary"];
-        assert_eq!((summary["higher"] == 0, summary["lower"] == 0), (c["change"] != "higher", c["change"] != "lower"), "{v}");
+        assert_eq!(
+            (summary["higher"] == 0, summary["lower"] == 0),
+            (c["change"] != "higher", c["change"] != "lower"),
+            "{v}"
+        );
         if c["change"] == "unchanged" {
             Ok(())
         } else {
@@ -584,7 +686,13 @@ fn traced_fixture(factor: f64, runnable_s: f64) -> Vec<CellRecord> {
         for (k, s) in r.samples.iter_mut().enumerate() {
             s.pid = (100 * i + k) as i32 + 1;
             let spread = 1.0 + 0.05 * (r.rep as f64 - 1.0);
-            workers.push(WorkerTrace { pid: s.pid, run_s: s.user_s, runnable_s: runnable_s * spread, migrations: 2, ..Default::default() });
+            workers.push(WorkerTrace {
+                pid: s.pid,
+                run_s: s.user_s,
+                runnable_s: runnable_s * spread,
+                migrations: 2,
+                ..Default::default()
+            });
         }
         r.trace = Some(CellTrace { workers, ..Default::default() });
     }
@@ -597,19 +705,35 @@ fn compare_on_trace_metrics_needs_traced_runs_and_finds_the_change() {
     let plain = store_run(&lab.db(), "plain", &fixture(1.0)).to_string();
     let a = store_run(&lab.db(), "a", &traced_fixture(1.0, 0.1)).to_string();
     let b = store_run(&lab.db(), "b", &traced_fixture(1.0, 0.2)).to_string();
-    for args in [["compare", &plain, &a, "--metric", "runnable"], ["compare", &a, &plain, "--metric", "wakeup_p99"]] {
+    for args in [
+        ["compare", &plain, &a, "--metric", "runnable"],
+        ["compare", &a, &plain, "--metric", "wakeup_p99"],
+    ] {
         let out = lab.run(&args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(&format!("run {plain} (plain) was not traced")) && err.contains("--trace"), "{err}");
+        assert!(
+            err.contains(&format!("run {plain} (plain) was not traced")) && err.contains("--trace"),
+            "{err}"
+        );
     }
-    let json: serde_json::Value = serde_json::from_str(&lab.ok(&["compare", &a, &b, "--metric", "runnable", "--format", "json"])).unwrap();
+    let json: serde_json::Value = serde_json::from_str(
+        &lab.ok(&["compare", &a, &b, "--metric", "runnable", "--format", "json"]),
+    )
+    .unwrap();
     assert_eq!(json["metric"], "runnable");
     assert_eq!(json["summary"]["higher"], 18, "every cell waits twice as long in B: {json}");
     let out = lab.run(&["report", &plain, "-o", "r", "--compare", &a, "--metric", "migrations"]);
-    assert_eq!(out.status.code(), Some(2), "a report comparing on a trace metric needs both runs traced");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a report comparing on a trace metric needs both runs traced"
+    );
     lab.ok(&["report", &a, "-o", "r2", "--compare", &b, "--metric", "runnable"]);
     let html = std::fs::read_to_string(lab.path("r2/index.html")).unwrap();
-    assert!(html.contains("<details open>\n<summary>runnable (waiting) per process [s]</summary>"), "the chosen trace metric first");
+    assert!(
+        html.contains("<details open>\n<summary>runnable (waiting) per process [s]</summary>"),
+        "the chosen trace metric first"
+    );
     assert!(html.contains("Kernel traces per cell"), "the traced run's trace table");
 }

@@ -2,7 +2,10 @@
 //! periodic task sets written through the store (no root, no time), a small real run where
 //! root allows, and the report opened in headless Chromium.
 
-use crate::report::{assert_drawn, check_figures_in_chromium, chromium_for, decode, figure_ids, measuring, record, store_run};
+use crate::report::{
+    assert_drawn, check_figures_in_chromium, chromium_for, decode, figure_ids, measuring, record,
+    store_run,
+};
 use crate::util::{is_root, Lab};
 use schedlab_model::{hist, CellParams, CellRecord, CellRt, RtTask, Sample};
 
@@ -19,7 +22,8 @@ fn task(scheduler: usize, utilisation: usize, rep: u64) -> schedlab_model::Extra
         let mut h = hist::Histogram::<u64>::new(3).unwrap();
         for i in 0..200u64 {
             // Geometric steps: an even spread on the log axis.
-            h.record((5_000.0 * 100f64.powf(i as f64 / 199.0)) as u64 * (scheduler as u64 + 1)).unwrap();
+            h.record((5_000.0 * 100f64.powf(i as f64 / 199.0)) as u64 * (scheduler as u64 + 1))
+                .unwrap();
         }
         h
     });
@@ -58,10 +62,23 @@ fn fixture() -> Vec<CellRecord> {
             };
             for rep in 0..3u32 {
                 let samples = (0..4)
-                    .map(|i| Sample { index: i, exit_code: Some(0), extra: task(si, ui, rep.into()), ..Default::default() })
+                    .map(|i| Sample {
+                        index: i,
+                        exit_code: Some(0),
+                        extra: task(si, ui, rep.into()),
+                        ..Default::default()
+                    })
                     .collect();
-                let rt = CellRt { scheduler: sched.to_string(), utilisation: Some(*u), min_utilisation: *u, ..Default::default() };
-                out.push(CellRecord { rt: Some(rt), ..record(params.clone(), rep, cell_id * 3 + rep, 1.0, samples) });
+                let rt = CellRt {
+                    scheduler: sched.to_string(),
+                    utilisation: Some(*u),
+                    min_utilisation: *u,
+                    ..Default::default()
+                };
+                out.push(CellRecord {
+                    rt: Some(rt),
+                    ..record(params.clone(), rep, cell_id * 3 + rep, 1.0, samples)
+                });
             }
         }
     }
@@ -109,8 +126,15 @@ fn a_real_time_fixture_run_is_shown_exported_and_reported() {
     let ids = figure_ids(&html);
     assert_eq!(
         ids,
-        ["rt-violations", "rt-violation-time", "rt-misses", "rt-wakeup-u0_3", "rt-wakeup-u0_6", "rt-wakeup-u0_9"]
-            .map(|i| format!("fig-{i}"))
+        [
+            "rt-violations",
+            "rt-violation-time",
+            "rt-misses",
+            "rt-wakeup-u0_3",
+            "rt-wakeup-u0_6",
+            "rt-wakeup-u0_9"
+        ]
+        .map(|i| format!("fig-{i}"))
     );
     assert!(html.contains("Real-time task sets per cell (as in the DWCS real-time study)"));
     for id in &ids {
@@ -136,7 +160,10 @@ const SMALL_RUN: &str = concat!(
 
 #[test]
 fn rt_report_renders_every_figure_in_chromium() {
-    let Some(chromium) = chromium_for("rtreport::rt_report_renders_every_figure_in_chromium") else { return };
+    let Some(chromium) = chromium_for("rtreport::rt_report_renders_every_figure_in_chromium")
+    else {
+        return;
+    };
     let lab = Lab::new();
     let _one_at_a_time = measuring();
     let (id, measured) = if is_root() {

@@ -26,12 +26,16 @@ fn piped_progress_has_a_line_per_step_with_elapsed_and_eta_then_the_summary() {
     for (i, line) in steps.iter().enumerate() {
         assert!(line.starts_with(&format!("[{}/6] nap/other/n", i + 1)), "{line}");
         let (before, eta) = line.rsplit_once("  ETA ").unwrap_or_else(|| panic!("no ETA: {line}"));
-        let elapsed = before.rsplit_once("  elapsed ").unwrap_or_else(|| panic!("no elapsed: {line}")).1;
+        let elapsed =
+            before.rsplit_once("  elapsed ").unwrap_or_else(|| panic!("no elapsed: {line}")).1;
         assert!(is_clock(elapsed), "{line}");
         // Before the first step finished there is no pace to go by.
         assert!(if i == 0 { eta == "?" } else { is_clock(eta) }, "{line}");
     }
-    assert!(steps[0].contains("rep 1 (warm-up)") && steps[1].contains("rep 1  elapsed"), "{steps:?}");
+    assert!(
+        steps[0].contains("rep 1 (warm-up)") && steps[1].contains("rep 1  elapsed"),
+        "{steps:?}"
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let last = stdout.lines().last().unwrap();
     assert!(last.starts_with("run 1 complete: 2 cells, 4 measured cell repetitions in "), "{last}");
@@ -48,12 +52,20 @@ fn quiet_prints_only_the_summary() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "", "nothing on standard error");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
-    assert!(stdout.starts_with("run 1 complete: 2 cells, 4 measured cell repetitions in "), "{stdout}");
+    assert!(
+        stdout.starts_with("run 1 complete: 2 cells, 4 measured cell repetitions in "),
+        "{stdout}"
+    );
     // A failing cell: the summary says so (standard error says why, as an error does).
     let failing = lab.spec("f.toml", &SPEC.replace("[\"sleep\", \"0.05\"]", "[\"false\"]"));
     let out = lab.run(&["run", failing.to_str().unwrap(), "-q"]);
     assert_eq!(out.status.code(), Some(1));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
-    assert!(stdout.starts_with("run 2 complete with failures: 2 cells, 4 measured cell repetitions (4 FAILED) in "), "{stdout}");
+    assert!(
+        stdout.starts_with(
+            "run 2 complete with failures: 2 cells, 4 measured cell repetitions (4 FAILED) in "
+        ),
+        "{stdout}"
+    );
 }

@@ -13,15 +13,25 @@ fn example() -> String {
 }
 
 #[test]
-fn without_sched_ext_check_and_run_of_the_example_exit_2_naming_the_kernel_feature_and_change_nothing() {
-    require!(!Path::new(SYSFS).exists(), "this kernel has sched_ext (the refusal is for kernels without it)");
+fn without_sched_ext_check_and_run_of_the_example_exit_2_naming_the_kernel_feature_and_change_nothing(
+) {
+    require!(
+        !Path::new(SYSFS).exists(),
+        "this kernel has sched_ext (the refusal is for kernels without it)"
+    );
     let lab = Lab::new();
     for cmd in ["check", "run"] {
         let out = lab.run(&[cmd, &example(), "--scale", "0.01"]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{cmd}: {stderr}");
-        assert!(stderr.contains("has no sched_ext: /sys/kernel/sched_ext is absent"), "{cmd}: {stderr}");
-        assert!(stderr.contains("scx.toml:22:27"), "{cmd} points at the first scx scheduler: {stderr}");
+        assert!(
+            stderr.contains("has no sched_ext: /sys/kernel/sched_ext is absent"),
+            "{cmd}: {stderr}"
+        );
+        assert!(
+            stderr.contains("scx.toml:22:27"),
+            "{cmd} points at the first scx scheduler: {stderr}"
+        );
     }
     assert!(!lab.db().exists(), "no database was made");
     let journals = std::fs::read_dir(lab.path("state")).map(|d| d.count()).unwrap_or(0);
@@ -47,7 +57,11 @@ fn simulate_says_it_models_no_bpf_scheduler() {
     );
     // With --skip-unsupported the eevdf cell is simulated and the scx one stored as failed.
     let out = lab.run(&["simulate", spec.to_str().unwrap(), "--skip-unsupported", "-q"]);
-    assert!(out.status.success() || out.status.code() == Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() || out.status.code() == Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let conn = rusqlite::Connection::open(lab.db()).unwrap();
     let cells: Vec<(Option<String>, String)> = conn
         .prepare("SELECT cpu_scheduler, status FROM cells ORDER BY cell_id")
@@ -56,19 +70,27 @@ fn simulate_says_it_models_no_bpf_scheduler() {
         .unwrap()
         .map(Result::unwrap)
         .collect();
-    assert_eq!(cells, [(Some("eevdf".into()), "ok".into()), (Some("scx_bpfland".into()), "failed".into())]);
+    assert_eq!(
+        cells,
+        [(Some("eevdf".into()), "ok".into()), (Some("scx_bpfland".into()), "failed".into())]
+    );
 }
 
 /// Why this is no machine to load real schedulers on, if it is not: sched_ext present, the harness's
 /// variable set (so a plain `cargo test` never loads one) and scx_bpfland on PATH.
 fn guest() -> Option<String> {
     if !Path::new(SYSFS).exists() {
-        return Some(format!("{SYSFS} is absent (run .ci/scx-guest.sh for a kernel with sched_ext)"));
+        return Some(format!(
+            "{SYSFS} is absent (run .ci/scx-guest.sh for a kernel with sched_ext)"
+        ));
     }
     if std::env::var_os("SCHEDLAB_SCX_GUEST").is_none() {
-        return Some("SCHEDLAB_SCX_GUEST is not set (these tests load real sched_ext schedulers)".into());
+        return Some(
+            "SCHEDLAB_SCX_GUEST is not set (these tests load real sched_ext schedulers)".into(),
+        );
     }
-    let on_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).any(|d| d.join("scx_bpfland").is_file());
+    let on_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|d| d.join("scx_bpfland").is_file());
     if !on_path {
         return Some("scx_bpfland is not on PATH".into());
     }
@@ -105,10 +127,17 @@ fn stored(lab: &Lab) -> Vec<(String, String, String, serde_json::Value)> {
     let mut st = conn
         .prepare("SELECT cpu_scheduler, status, coalesce(message, ''), coalesce(sched_ext_json, 'null') FROM cells ORDER BY ordinal")
         .unwrap();
-    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, serde_json::from_str(&r.get::<_, String>(3)?).unwrap())))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
+    st.query_map([], |r| {
+        Ok((
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            serde_json::from_str(&r.get::<_, String>(3)?).unwrap(),
+        ))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
 }
 
 fn assert_clean() {
@@ -128,15 +157,19 @@ fn sleepers(lab: &Lab, schedulers: &str, secs: &str) -> std::path::PathBuf {
 }
 
 #[test]
-fn in_a_sched_ext_guest_the_example_stores_eevdf_and_scx_cells_with_every_worker_where_it_belongs() {
+fn in_a_sched_ext_guest_the_example_stores_eevdf_and_scx_cells_with_every_worker_where_it_belongs()
+{
     if let Some(why) = guest() {
         require!(false, why);
     }
     let lab = Lab::new();
-    let text =
-        std::fs::read_to_string(example()).unwrap().replace(", \"scx:scx_lavd\"", "").replace("processes = [10, 50]", "processes = [3]");
+    let text = std::fs::read_to_string(example())
+        .unwrap()
+        .replace(", \"scx:scx_lavd\"", "")
+        .replace("processes = [10, 50]", "processes = [3]");
     let spec = lab.spec("scx.toml", &text);
-    let out = lab.run(&["run", spec.to_str().unwrap(), "--scale", "0.005", "--repetitions", "1", "-q"]);
+    let out =
+        lab.run(&["run", spec.to_str().unwrap(), "--scale", "0.005", "--repetitions", "1", "-q"]);
     let cells = stored(&lab);
     assert!(out.status.success(), "{}\n{cells:#?}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(cells.len(), 8, "2 schedulers x 2 workloads x with and without the periodic set");
@@ -155,11 +188,15 @@ fn in_a_sched_ext_guest_the_example_stores_eevdf_and_scx_cells_with_every_worker
                 let l = &seen["loaded"];
                 assert!(l["ops"].as_str().unwrap().starts_with("bpfland_"), "{l}");
                 // Stopped, by SIGINT or (TCG is slow to wind down) SIGKILL after the grace.
-                assert!(l["enable_seq"].as_u64().unwrap() >= 1 && l["stop_s"].as_f64().is_some(), "{l}");
+                assert!(
+                    l["enable_seq"].as_u64().unwrap() >= 1 && l["stop_s"].as_f64().is_some(),
+                    "{l}"
+                );
                 // Its own statistics (scx_stats) over the cell: it dispatched the workers.
                 let stats = &l["stats"];
                 assert!(stats["error"].is_null(), "{stats}");
-                let cell = stats["cell"].as_object().unwrap_or_else(|| panic!("no statistics: {l}"));
+                let cell =
+                    stats["cell"].as_object().unwrap_or_else(|| panic!("no statistics: {l}"));
                 assert!(cell.iter().any(|(k, v)| k.contains("dispatch") && v.as_f64().is_some_and(|x| x > 0.0)), "{stats}");
             }
             other => panic!("unexpected cpu_scheduler {other}"),
@@ -224,7 +261,10 @@ fn in_a_sched_ext_guest_a_scheduler_killed_mid_cell_fails_that_cell_and_the_run_
     assert_eq!(cells.len(), 2, "{cells:?}");
     let (sched, status, message, _) = &cells[0];
     assert_eq!((sched.as_str(), status.as_str()), ("scx_bpfland", "failed"));
-    assert!(message.contains("the sched_ext scheduler bpfland exited during the cell (signal: 9"), "{message}");
+    assert!(
+        message.contains("the sched_ext scheduler bpfland exited during the cell (signal: 9"),
+        "{message}"
+    );
     assert!(message.contains("kernel: sched_ext:"), "the kernel's reason: {message}");
     assert_eq!((cells[1].0.as_str(), cells[1].1.as_str()), ("eevdf", "ok"), "{}", cells[1].2);
     assert_clean();

@@ -14,7 +14,11 @@ fn show_and_runs_cut_a_100_kb_run_name() {
     lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
     let show = lab.ok(&["show"]);
     let first = show.lines().next().unwrap();
-    assert!(first.starts_with(&format!("run 1 — {}… (measured", "n".repeat(80))), "{}", &first[..first.len().min(200)]);
+    assert!(
+        first.starts_with(&format!("run 1 — {}… (measured", "n".repeat(80))),
+        "{}",
+        &first[..first.len().min(200)]
+    );
     assert!(show.len() < 20_000, "show printed {} bytes", show.len());
     assert!(lab.ok(&["runs"]).len() < 20_000);
 }
@@ -37,7 +41,8 @@ fn a_read_only_database_is_refused_with_its_path_before_the_run() {
     lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
     // Read-only for root too: the immutable attribute, where the filesystem has it; else the mode.
     let db = lab.db();
-    let immutable = std::process::Command::new("chattr").arg("+i").arg(&db).status().is_ok_and(|s| s.success());
+    let immutable =
+        std::process::Command::new("chattr").arg("+i").arg(&db).status().is_ok_and(|s| s.success());
     if !immutable {
         require!(!crate::util::is_root(), "no chattr here, and root writes any file");
         std::fs::set_permissions(&db, std::os::unix::fs::PermissionsExt::from_mode(0o444)).unwrap();
@@ -48,5 +53,8 @@ fn a_read_only_database_is_refused_with_its_path_before_the_run() {
     }
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.starts_with(&format!("error: cannot record a new run in {}: ", db.display())), "{err}");
+    assert!(
+        err.starts_with(&format!("error: cannot record a new run in {}: ", db.display())),
+        "{err}"
+    );
 }

@@ -25,7 +25,10 @@ fn sim_key(plan: &Plan, key: &str, p: &Params) -> CellRecord {
 
 fn tasks(r: &CellRecord) -> Vec<RtTask> {
     assert_eq!(r.status, CellStatus::Ok, "{:?}", r.message);
-    r.samples.iter().map(|s| s.rt().cloned().unwrap_or_else(|| panic!("no rt in sample {}", s.index))).collect()
+    r.samples
+        .iter()
+        .map(|s| s.rt().cloned().unwrap_or_else(|| panic!("no rt in sample {}", s.index)))
+        .collect()
 }
 
 /// (jobs, met, misses) per task.
@@ -56,18 +59,31 @@ fn rate_monotonic_misses_a_u1_set_that_edf_meets() {
     assert_eq!(outcomes(&rm), vec![(6, 6, 0), (4, 2, 2)]);
     let t2 = &rm[1];
     // Responses 7, 6, 7, 6 ms; lateness 7 - 6 = 1 ms.
-    assert_eq!((t2.response_mean_ns, t2.response_max_ns, t2.lateness_max_ns), (Some(6.5e6), Some(7 * MS), Some(MS as i64)));
+    assert_eq!(
+        (t2.response_mean_ns, t2.response_max_ns, t2.lateness_max_ns),
+        (Some(6.5e6), Some(7 * MS), Some(MS as i64))
+    );
     // A 0/0 window counts every miss: windows of one deadline.
-    assert_eq!((t2.fixed_windows, t2.fixed_violations, t2.sliding_windows, t2.sliding_violations), (4, 2, 4, 2));
+    assert_eq!(
+        (t2.fixed_windows, t2.fixed_violations, t2.sliding_windows, t2.sliding_violations),
+        (4, 2, 4, 2)
+    );
     assert_eq!(t2.time_in_violation_pct, 50.0);
-    assert_eq!((t2.source.as_str(), t2.cpu_mean_ns, t2.c_ns, t2.t_ns, t2.d_ns), ("sim", Some(3e6), 3 * MS, 6 * MS, 6 * MS));
+    assert_eq!(
+        (t2.source.as_str(), t2.cpu_mean_ns, t2.c_ns, t2.t_ns, t2.d_ns),
+        ("sim", Some(3e6), 3 * MS, 6 * MS, 6 * MS)
+    );
     assert_eq!(rm[0].response_max_ns, Some(2 * MS));
     // Per job, T2 under RM: (release, start, finish) in ms after the release, met.
     let rec = sim_key(&plan, "set/fifo-rm/n2", &p);
     let log = rec.samples[1].jobs.as_ref().expect("per-job records");
     assert_eq!((log.source.as_str(), log.d_ns, log.met()), ("sim", 6 * MS, 2));
     let ms = |x: Option<u64>| x.map(|v| v as f64 / MS as f64);
-    let jobs: Vec<_> = log.jobs.iter().map(|j| (j.release_ns / MS, ms(j.start_ns), ms(j.finish_ns), j.met)).collect();
+    let jobs: Vec<_> = log
+        .jobs
+        .iter()
+        .map(|j| (j.release_ns / MS, ms(j.start_ns), ms(j.finish_ns), j.met))
+        .collect();
     assert_eq!(
         jobs,
         vec![
@@ -92,8 +108,14 @@ fn rate_monotonic_misses_a_u1_set_that_edf_meets() {
     assert_eq!((s.work_units, s.allowed_cpus.as_slice(), s.voluntary_csw), (4.0, &[1u32][..], 3));
     assert_eq!(s.extra.sim.as_ref().unwrap().policy, "edf");
     let rt = edf_rec.rt.as_ref().expect("cell rt");
-    assert_eq!((rt.scheduler.as_str(), rt.cpu, rt.quantum_ns, rt.utilisation), ("edf", 1, MS, None));
-    assert!((rt.plain_utilisation - 1.0).abs() < 1e-12 && (rt.min_utilisation - 1.0).abs() < 1e-12, "{rt:?}");
+    assert_eq!(
+        (rt.scheduler.as_str(), rt.cpu, rt.quantum_ns, rt.utilisation),
+        ("edf", 1, MS, None)
+    );
+    assert!(
+        (rt.plain_utilisation - 1.0).abs() < 1e-12 && (rt.min_utilisation - 1.0).abs() < 1e-12,
+        "{rt:?}"
+    );
     assert!(rt.dispatcher.is_none());
 }
 
@@ -121,13 +143,21 @@ fn dwcs_keeps_the_seeds_pair_inside_its_windows_and_edf_does_not() {
     let dwcs = tasks(&dwcs_rec);
     assert_eq!(outcomes(&dwcs), vec![(6, 3, 3), (6, 3, 3)]);
     for t in &dwcs {
-        assert_eq!((t.fixed_windows, t.fixed_violations, t.sliding_windows, t.sliding_violations), (3, 0, 5, 0), "{t:?}");
+        assert_eq!(
+            (t.fixed_windows, t.fixed_violations, t.sliding_windows, t.sliding_violations),
+            (3, 0, 5, 0),
+            "{t:?}"
+        );
         assert_eq!(t.time_in_violation_pct, 0.0);
         assert_eq!((t.response_mean_ns, t.response_max_ns), (Some(0.9e6), Some(900_000)));
         assert_eq!(t.lateness_max_ns, Some(-100_000));
     }
     // Each task worked 0.9 ms in each of its 3 serviced quanta; the rest of each quantum idled.
-    assert!(dwcs_rec.samples.iter().all(|s| (s.user_s - 2.7e-3).abs() < 1e-12), "{:?}", dwcs_rec.samples);
+    assert!(
+        dwcs_rec.samples.iter().all(|s| (s.user_s - 2.7e-3).abs() < 1e-12),
+        "{:?}",
+        dwcs_rec.samples
+    );
     let rt = dwcs_rec.rt.as_ref().unwrap();
     assert_eq!((rt.cpu, rt.guaranteed), (0, true), "one CPU: CPU 0; {rt:?}");
     assert!((rt.min_utilisation - 1.0).abs() < 1e-12 && (rt.plain_utilisation - 2.0).abs() < 1e-12);
@@ -138,10 +168,17 @@ fn dwcs_keeps_the_seeds_pair_inside_its_windows_and_edf_does_not() {
     assert_eq!((edf_rec.samples[1].end_offset_s, edf_rec.samples[1].work_units), (0.006, 0.0));
     assert_eq!(edf_rec.makespan_s, 0.006);
     let t1 = &edf[1];
-    assert_eq!((t1.fixed_windows, t1.fixed_violations, t1.sliding_windows, t1.sliding_violations), (3, 3, 5, 5));
+    assert_eq!(
+        (t1.fixed_windows, t1.fixed_violations, t1.sliding_windows, t1.sliding_violations),
+        (3, 3, 5, 5)
+    );
     // Trailing windows: M (1 miss, tolerated), then MM five times.
     assert!((t1.time_in_violation_pct - 500.0 / 6.0).abs() < 1e-9, "{}", t1.time_in_violation_pct);
-    assert_eq!((t1.response_mean_ns, t1.response_max_ns, t1.cpu_mean_ns), (None, None, None), "no job of t1 finished");
+    assert_eq!(
+        (t1.response_mean_ns, t1.response_max_ns, t1.cpu_mean_ns),
+        (None, None, None),
+        "no job of t1 finished"
+    );
 }
 
 /// The seed's single DWCS task, C = 1, T = 2, W = 1/2, in ms with a 1 ms quantum: one
@@ -158,7 +195,10 @@ fn the_seeds_single_dwcs_task_gets_one_quantum_per_period() {
     );
     let t = tasks(&sim_key(&plan, "pair/dwcs/n1", &params(2)));
     assert_eq!(outcomes(&t), vec![(8, 8, 0)]);
-    assert_eq!((t[0].fixed_windows, t[0].sliding_windows, t[0].fixed_violations + t[0].sliding_violations), (4, 7, 0));
+    assert_eq!(
+        (t[0].fixed_windows, t[0].sliding_windows, t[0].fixed_violations + t[0].sliding_violations),
+        (4, 7, 0)
+    );
 }
 
 /// With `fill`, jobs take their own work (0.9 ms) and the next task starts at once; without,
@@ -243,15 +283,21 @@ fn what_the_simulator_cannot_model_is_refused_with_a_reason() {
     let r = reason(&read);
     assert!(r.contains("body = \"read\"") && r.contains("I/O") && r.contains("spin"), "{r}");
     // The dispatcher's grid: a 4 ms period in 3 ms quanta.
-    let off_grid = U1.replace("quantum_ms = 1", "quantum_ms = 3").replace("\"fifo-rm\", \"fifo-dm\", ", "");
+    let off_grid =
+        U1.replace("quantum_ms = 1", "quantum_ms = 3").replace("\"fifo-rm\", \"fifo-dm\", ", "");
     let r = reason(&off_grid);
     assert!(r.contains("3 ms quanta") && r.contains("task 0") && r.contains("T = 4 ms"), "{r}");
     // ... which the job-loop schedulers do not have.
-    assert!(unsupported(&plan(&U1.replace("quantum_ms = 1", "quantum_ms = 3").replace(", \"edf\", \"dwcs\"", "")), &p).is_empty());
+    assert!(unsupported(
+        &plan(&U1.replace("quantum_ms = 1", "quantum_ms = 3").replace(", \"edf\", \"dwcs\"", "")),
+        &p
+    )
+    .is_empty());
     let pinned = U1.replace("quantum_ms = 1", "quantum_ms = 1\ncpu = 3");
     let r = reason(&pinned);
     assert!(r.contains("CPU 3") && r.contains("2 CPUs"), "{r}");
-    let beside = format!("{U1}[matrix.groups.bg]\nprocesses = [1]\n[groups.bg]\nworkload = \"pi\"\n");
+    let beside =
+        format!("{U1}[matrix.groups.bg]\nprocesses = [1]\n[groups.bg]\nworkload = \"pi\"\n");
     let r = reason(&beside);
     assert!(r.contains("beside other groups"), "{r}");
     // A refused cell is stored as failed, with the reason.
@@ -286,15 +332,25 @@ workload = ["set"]
     let (a, b) = (run(), run());
     assert_eq!(a.len(), 20);
     assert_eq!(a, b);
-    assert!(a.iter().all(|r| r.status == CellStatus::Ok && r.rt.is_some()), "{:?}", a.iter().map(|r| &r.message).collect::<Vec<_>>());
-    assert!(a.iter().flat_map(|r| &r.samples).all(|s| s.rt().is_some_and(|t| t.jobs > 0 && t.source == "sim")));
+    assert!(
+        a.iter().all(|r| r.status == CellStatus::Ok && r.rt.is_some()),
+        "{:?}",
+        a.iter().map(|r| &r.message).collect::<Vec<_>>()
+    );
+    assert!(a
+        .iter()
+        .flat_map(|r| &r.samples)
+        .all(|s| s.rt().is_some_and(|t| t.jobs > 0 && t.source == "sim")));
     // Repetitions of a deterministic simulation are the same record.
     let (r0, r1) = (a.iter().find(|r| r.rep == 0).unwrap(), a.iter().find(|r| r.rep == 1).unwrap());
     assert_eq!(r0.samples, r1.samples);
     // Minimum utilisation 0.9 with x/y = 1/2 is 1.8 of plain utilisation on one CPU: rate
     // monotonic misses, and more than at 0.5.
     let misses = |u: &str| -> u64 {
-        let r = a.iter().find(|r| r.params.key == format!("set/fifo-rm/utilisation={u}/n4")).expect("cell");
+        let r = a
+            .iter()
+            .find(|r| r.params.key == format!("set/fifo-rm/utilisation={u}/n4"))
+            .expect("cell");
         assert_eq!(r.rt.as_ref().unwrap().utilisation, Some(u.parse().unwrap()));
         r.samples.iter().map(|s| s.rt().unwrap().misses).sum()
     };
@@ -307,10 +363,15 @@ workload = ["set"]
 /// exactly at their deadlines (12, 24). Under `rr` the priorities differ, so it is the same.
 #[test]
 fn a_set_under_fifo_runs_each_task_at_its_own_priority() {
-    let text = U1.replace(r#"scheduler = ["fifo-rm", "fifo-dm", "edf", "dwcs"]"#, r#"scheduler = ["fifo", "rr", "fifo-rm"]"#).replace(
-        "{ c_ms = 2, t_ms = 4 }, { c_ms = 3, t_ms = 6 }",
-        "{ c_ms = 2, t_ms = 4, priority = 10 }, { c_ms = 3, t_ms = 6, priority = 20 }",
-    );
+    let text = U1
+        .replace(
+            r#"scheduler = ["fifo-rm", "fifo-dm", "edf", "dwcs"]"#,
+            r#"scheduler = ["fifo", "rr", "fifo-rm"]"#,
+        )
+        .replace(
+            "{ c_ms = 2, t_ms = 4 }, { c_ms = 3, t_ms = 6 }",
+            "{ c_ms = 2, t_ms = 4, priority = 10 }, { c_ms = 3, t_ms = 6, priority = 20 }",
+        );
     let plan = plan(&text);
     let p = params(2);
     let fifo = tasks(&sim_key(&plan, "set/fifo/n2", &p));

@@ -44,14 +44,24 @@ fn four_fifo_bursts_on_two_cpus_take_two_bursts() {
     assert_eq!(r.status, CellStatus::Ok);
     assert_eq!(r.makespan_s, ms(20.0));
     // Turnaround (release to completion): two run at once, two wait one burst.
-    assert!(close(&field(&r, |s| s.engine_wall_s), &[ms(10.0), ms(10.0), ms(20.0), ms(20.0)]), "{:?}", r.samples);
+    assert!(
+        close(&field(&r, |s| s.engine_wall_s), &[ms(10.0), ms(10.0), ms(20.0), ms(20.0)]),
+        "{:?}",
+        r.samples
+    );
     // The worker's own clock starts at its first dispatch, as a measured worker's does.
     assert!(close(&field(&r, |s| s.start_offset_s), &[0.0, 0.0, ms(10.0), ms(10.0)]));
     assert!(close(&field(&r, |s| s.wall_s), &[ms(10.0); 4]));
     assert!(close(&field(&r, |s| s.user_s), &[ms(10.0); 4]));
     assert!(close(&field(&r, |s| s.cpu_pct), &[100.0; 4]));
-    assert!(r.samples.iter().all(|s| s.involuntary_csw == 0 && s.voluntary_csw == 0 && s.exit_code == Some(0)));
-    assert!(r.samples.iter().all(|s| s.work_units == 10_000_000.0 && s.extra.policy.as_deref() == Some("fifo")));
+    assert!(r
+        .samples
+        .iter()
+        .all(|s| s.involuntary_csw == 0 && s.voluntary_csw == 0 && s.exit_code == Some(0)));
+    assert!(r
+        .samples
+        .iter()
+        .all(|s| s.work_units == 10_000_000.0 && s.extra.policy.as_deref() == Some("fifo")));
 }
 
 #[test]
@@ -60,7 +70,10 @@ fn switch_costs_delay_every_dispatch() {
     let r = sim(&plan(CPU4), &p);
     // Each CPU: switch, burst, switch, burst.
     assert!(r.makespan_s == 20_002_000.0 / 1e9, "{}", r.makespan_s);
-    assert!(close(&field(&r, |s| s.start_offset_s), &[us(1.0), us(1.0), ms(10.0) + us(2.0), ms(10.0) + us(2.0)]));
+    assert!(close(
+        &field(&r, |s| s.start_offset_s),
+        &[us(1.0), us(1.0), ms(10.0) + us(2.0), ms(10.0) + us(2.0)]
+    ));
 }
 
 #[test]
@@ -72,7 +85,11 @@ fn round_robin_on_one_cpu_rotates_by_quantum() {
     // 0-4 w0, 4-8 w1, 8-12 w2, 12-16 w0, 16-20 w1, 20-24 w2, 24-26 w0, 26-28 w1, 28-30 w2.
     assert!(close(&field(&r, |s| s.end_offset_s), &[ms(26.0), ms(28.0), ms(30.0)]));
     assert!(close(&field(&r, |s| s.start_offset_s), &[0.0, ms(4.0), ms(8.0)]));
-    assert!(r.samples.iter().all(|s| s.involuntary_csw == 2), "{:?}", field(&r, |s| s.involuntary_csw as f64));
+    assert!(
+        r.samples.iter().all(|s| s.involuntary_csw == 2),
+        "{:?}",
+        field(&r, |s| s.involuntary_csw as f64)
+    );
     assert_eq!(r.makespan_s, ms(30.0));
 }
 
@@ -85,7 +102,11 @@ fn fair_classes_share_the_cpu_and_idle_uses_its_own_weight() {
     let other = sim(&plan(&spec("other")), &p);
     // Two equal tasks alternate by slice: both end near the end, neither runs to completion first.
     assert_eq!(other.makespan_s, ms(20.0));
-    assert!(other.samples.iter().all(|s| s.end_offset_s >= ms(19.0) && s.involuntary_csw >= 9), "{:?}", other.samples);
+    assert!(
+        other.samples.iter().all(|s| s.end_offset_s >= ms(19.0) && s.involuntary_csw >= 9),
+        "{:?}",
+        other.samples
+    );
     // Equal weights of 3 give the same shares; the record says which class was modelled.
     let idle = sim(&plan(&spec("idle")), &p);
     assert_eq!(idle.makespan_s, ms(20.0));
@@ -102,10 +123,8 @@ fn copy_workers_queue_on_one_device() {
     // w1: cpu 1-2, write 11-21, cpu 21-22, write 31-41, cpu 41-42, write 51-61.
     assert!(close(&field(&r, |s| s.end_offset_s), &[us(51.0), us(61.0)]), "{:?}", r.samples);
     assert!(close(&field(&r, |s| s.user_s), &[us(3.0), us(3.0)]));
-    assert!(r
-        .samples
-        .iter()
-        .all(|s| s.voluntary_csw == 3 && s.extra.detail.as_ref().and_then(schedlab_model::Detail::sync_writes) == Some(3)));
+    assert!(r.samples.iter().all(|s| s.voluntary_csw == 3
+        && s.extra.detail.as_ref().and_then(schedlab_model::Detail::sync_writes) == Some(3)));
 }
 
 #[test]
@@ -177,7 +196,10 @@ fn every_step_is_stored_and_repetitions_are_identical() {
     for cell in 0..4 {
         let of: Vec<&CellRecord> = recs.iter().filter(|r| r.params.cell_id == cell).collect();
         assert_eq!(of.len(), 4);
-        assert!(of.iter().all(|r| r.samples == of[0].samples && r.samples.len() == of[0].params.processes as usize));
+        assert!(of
+            .iter()
+            .all(|r| r.samples == of[0].samples
+                && r.samples.len() == of[0].params.processes as usize));
     }
     let traced = traced.expect("cell 2 was traced");
     assert!(!traced.trace.is_empty());
@@ -194,14 +216,25 @@ fn every_step_is_stored_and_repetitions_are_identical() {
 #[test]
 fn gantt_draws_one_bar_per_slice_in_range() {
     let pl = plan(CPU4);
-    let traced = simulate_cell(&pl.cells[0], &params(2), schedlab_simrun::horizon(&pl), true).traced.expect("trace");
+    let traced = simulate_cell(&pl.cells[0], &params(2), schedlab_simrun::horizon(&pl), true)
+        .traced
+        .expect("trace");
     let svg = gantt::svg(&traced, "cpu/fifo/n4", 0, 20_000_000).unwrap();
-    assert!(svg.starts_with("<svg") && svg.contains("CPU 0") && svg.contains("CPU 1") && svg.contains("w3"), "{svg}");
+    assert!(
+        svg.starts_with("<svg")
+            && svg.contains("CPU 0")
+            && svg.contains("CPU 1")
+            && svg.contains("w3"),
+        "{svg}"
+    );
     // Only the first two workers ran in the first 5 ms.
     let early = gantt::svg(&traced, "t", 0, 5_000_000).unwrap();
     assert!(early.contains("w1") && !early.contains("w2"));
     assert!(matches!(gantt::svg(&traced, "t", 5, 5), Err(gantt::GanttError::EmptyRange { .. })));
-    assert!(matches!(gantt::svg(&traced, "t", 30_000_000, 40_000_000), Err(gantt::GanttError::NothingRan { .. })));
+    assert!(matches!(
+        gantt::svg(&traced, "t", 30_000_000, 40_000_000),
+        Err(gantt::GanttError::NothingRan { .. })
+    ));
 }
 
 #[test]
@@ -225,7 +258,9 @@ fn pinned_workers_are_partitioned_and_unmodelled_groups_are_refused() {
 #[test]
 fn disturbance_workloads_are_refused_with_the_reason() {
     for kind in ["udp_flood", "io_interrupts"] {
-        let pl = plan(&format!("[matrix]\nworkload = [\"d\", \"pi\"]\n[workloads.d]\nkind = \"{kind}\"\n"));
+        let pl = plan(&format!(
+            "[matrix]\nworkload = [\"d\", \"pi\"]\n[workloads.d]\nkind = \"{kind}\"\n"
+        ));
         let why = unsupported(&pl, &params(2));
         assert_eq!(why.len(), 1, "{kind}: only the disturbance cell is refused");
         assert!(why[0].reason.contains(kind) && why[0].reason.contains("interrupts"), "{}", why[0]);

@@ -6,7 +6,8 @@ use crate::util::{exists, per_cpu_rows, Lab};
 use serde_json::Value;
 
 /// 1 ns per pi iteration, 5 us CPU + 50 us device per synchronous write.
-const RATES: [&str; 6] = ["--ns-per-iteration", "1", "--write-cpu-us", "5", "--write-service-us", "50"];
+const RATES: [&str; 6] =
+    ["--ns-per-iteration", "1", "--write-cpu-us", "5", "--write-service-us", "50"];
 const NO_COSTS: [&str; 4] = ["--switch-cost-us", "0", "--migration-cost-us", "0"];
 
 fn simulate(lab: &Lab, spec: &str, extra: &[&str]) -> String {
@@ -64,7 +65,11 @@ fn a_pa3_like_spec_is_stored_as_a_sim_run_with_every_sample() {
     assert!(rows.iter().all(|r| r["exit_code"] == 0 && r["cell_status"] == "ok"));
     // Work units are the spec's; I/O workers block once per synchronous write (10 blocks).
     let io: Vec<&Value> = rows.iter().filter(|r| r["workload"] == "io").collect();
-    assert!(io.iter().all(|r| r["voluntary_csw"] == 10 && f(r, "work_units") == 10_240.0), "{:?}", io[0]);
+    assert!(
+        io.iter().all(|r| r["voluntary_csw"] == 10 && f(r, "work_units") == 10_240.0),
+        "{:?}",
+        io[0]
+    );
     let mixed = rows.iter().find(|r| r["workload"] == "mixed").unwrap();
     assert_eq!(mixed["voluntary_csw"], 10);
     let extra: Value = serde_json::from_str(mixed["extra"].as_str().unwrap()).unwrap();
@@ -130,7 +135,9 @@ fn the_same_input_gives_identical_stored_samples() {
     let rep = |r: u64| -> Vec<String> {
         rows.iter()
             .filter(|x| x["rep"] == r)
-            .map(|x| format!("{} {} {} {}", x["cell_key"], x["index"], x["wall_s"], x["involuntary_csw"]))
+            .map(|x| {
+                format!("{} {} {} {}", x["cell_key"], x["index"], x["wall_s"], x["involuntary_csw"])
+            })
             .collect()
     };
     assert_eq!(rep(0), rep(1));
@@ -146,9 +153,17 @@ fn command_workloads_are_refused_unless_skipped() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("command workload") && err.contains("--skip-unsupported"), "{err}");
     assert!(!exists(&lab.db()), "nothing may be stored for refused input");
-    let out = lab.run(&["simulate", spec.to_str().unwrap(), "--ns-per-iteration", "1", "--skip-unsupported"]);
+    let out = lab.run(&[
+        "simulate",
+        spec.to_str().unwrap(),
+        "--ns-per-iteration",
+        "1",
+        "--skip-unsupported",
+    ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("warning: not simulated: cell cmd/other/n1"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("warning: not simulated: cell cmd/other/n1")
+    );
     // The pi cell is simulated; the command cell is stored without samples.
     let rows = lab.samples();
     assert_eq!(rows.len(), 1);
@@ -158,7 +173,8 @@ fn command_workloads_are_refused_unless_skipped() {
 #[test]
 fn zero_cpus_and_bad_chart_requests_are_bad_input() {
     let lab = Lab::new();
-    let spec = lab.spec("p.toml", "name = \"p\"\n[matrix]\nworkload = [\"pi\"]\nprocesses = [1, 2]\n");
+    let spec =
+        lab.spec("p.toml", "name = \"p\"\n[matrix]\nworkload = [\"pi\"]\nprocesses = [1, 2]\n");
     let cases: [(&[&str], &str); 4] = [
         (&["--cpus", "0"], "--cpus must be at least 1"),
         (&["--gantt", "g.svg"], "--gantt needs --gantt-cell"),
@@ -179,12 +195,24 @@ fn zero_cpus_and_bad_chart_requests_are_bad_input() {
 #[test]
 fn gantt_chart_of_one_cell_is_written() {
     let lab = Lab::new();
-    let spec = lab.spec("p.toml", "name = \"p\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"other\"]\nprocesses = [1, 3]\n");
+    let spec = lab.spec(
+        "p.toml",
+        "name = \"p\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"other\"]\nprocesses = [1, 3]\n",
+    );
     let svg = lab.path("chart.svg");
     simulate(
         &lab,
         spec.to_str().unwrap(),
-        &["--cpus", "2", "--gantt", svg.to_str().unwrap(), "--gantt-cell", "pi/other/n3", "--to", "0.01"],
+        &[
+            "--cpus",
+            "2",
+            "--gantt",
+            svg.to_str().unwrap(),
+            "--gantt-cell",
+            "pi/other/n3",
+            "--to",
+            "0.01",
+        ],
     );
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg") && text.contains("pi/other/n3"));
@@ -226,7 +254,10 @@ fn a_periodic_experiment_is_stored_as_a_sim_run_with_rt_records() {
         extra["rt"].clone()
     };
     let tally = |key: &str, index: u64| -> (u64, u64, u64) {
-        let r = rows.iter().find(|r| r["cell_key"] == key && r["index"] == index && r["rep"] == 1).unwrap();
+        let r = rows
+            .iter()
+            .find(|r| r["cell_key"] == key && r["index"] == index && r["rep"] == 1)
+            .unwrap();
         let t = rt(r);
         assert_eq!(t["source"], "sim");
         (t["jobs"].as_u64().unwrap(), t["met"].as_u64().unwrap(), t["misses"].as_u64().unwrap())
@@ -236,7 +267,10 @@ fn a_periodic_experiment_is_stored_as_a_sim_run_with_rt_records() {
     assert_eq!(tally("set/edf/n2", 0), (7, 7, 0));
     assert_eq!(tally("set/edf/n2", 1), (5, 5, 0));
     let late = rows.iter().find(|r| r["cell_key"] == "set/fifo-rm/n2" && r["index"] == 1).unwrap();
-    assert_eq!((rt(late)["response_max_ns"].as_u64(), rt(late)["lateness_max_ns"].as_i64()), (Some(8_000_000), Some(1_000_000)));
+    assert_eq!(
+        (rt(late)["response_max_ns"].as_u64(), rt(late)["lateness_max_ns"].as_i64()),
+        (Some(8_000_000), Some(1_000_000))
+    );
     assert_eq!(f(late, "work_units"), 5.0);
     // The cells carry the set's theory and scheduler, as measured cells do.
     let store = schedlab_store::Store::open(&lab.db()).unwrap();
@@ -250,7 +284,8 @@ fn a_periodic_experiment_is_stored_as_a_sim_run_with_rt_records() {
         assert!((rt.plain_utilisation - (2.0 / 5.0 + 4.0 / 7.0)).abs() < 1e-12);
     }
     // Simulated jobs are exported one by one, like measured ones: 2 cells x 2 repetitions x 12 jobs.
-    let jobs: Vec<Value> = serde_json::from_str(&lab.ok(&["export", "--jobs", "--format", "json"])).unwrap();
+    let jobs: Vec<Value> =
+        serde_json::from_str(&lab.ok(&["export", "--jobs", "--format", "json"])).unwrap();
     assert_eq!(jobs.len(), 4 * (7 + 5));
     assert!(jobs.iter().all(|j| j["source"] == "sim"));
     let missed: Vec<&Value> = jobs.iter().filter(|j| j["met"] == false).collect();
@@ -277,15 +312,27 @@ fn a_report_sets_measured_response_times_beside_simulated_ones() {
     let out = lab.path("report");
     lab.ok(&["report", "1", "--compare", "2", "-o", out.to_str().unwrap()]);
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
-    let section = &html[html.find("Response times, A against B").expect("the comparison's response time figures")..];
-    assert!(section.contains("Figure C1.") && !section.contains("Figure C2."), "one shared periodic cell");
-    assert!(section.contains("run 1 (measured): median") && section.contains("run 2 (simulated): median"));
+    let section = &html[html
+        .find("Response times, A against B")
+        .expect("the comparison's response time figures")..];
+    assert!(
+        section.contains("Figure C1.") && !section.contains("Figure C2."),
+        "one shared periodic cell"
+    );
+    assert!(
+        section.contains("run 1 (measured): median")
+            && section.contains("run 2 (simulated): median")
+    );
     for ext in ["svg", "png"] {
         assert!(exists(&out.join(format!("figures/compare-rt-response-set_other_n2.{ext}"))));
     }
     // 0.2 s of T = 5 and 7 ms tasks: 40 + 28 jobs released, the simulated ones all finish.
     let simulated = &section[section.find("run 2 (simulated): median").unwrap()..];
-    assert!(simulated.contains("68 finished jobs (+0 unfinished) over 1 repetition."), "{}", &simulated[..300.min(simulated.len())]);
+    assert!(
+        simulated.contains("68 finished jobs (+0 unfinished) over 1 repetition."),
+        "{}",
+        &simulated[..300.min(simulated.len())]
+    );
 }
 
 /// The canonical set (1.45 CPUs of demand) on one CPU and partitioned over two: the
@@ -309,14 +356,28 @@ fn a_partitioned_set_is_simulated_on_the_engines_placement() {
     };
     let cell = |key: &str| cells.iter().find(|c| c.params.key == key).unwrap().rt.clone().unwrap();
     assert_eq!((cell("one/dwcs/n4").cpu, cell("one/dwcs/n4").task_cpus), (1, vec![1; 4]));
-    assert_eq!((cell("two/dwcs/n4").cpu, cell("two/dwcs/n4").task_cpus), (u32::MAX, vec![0, 0, 1, 1]));
+    assert_eq!(
+        (cell("two/dwcs/n4").cpu, cell("two/dwcs/n4").task_cpus),
+        (u32::MAX, vec![0, 0, 1, 1])
+    );
     // Each CPU's feasibility test is stored with the partitioned cell: C/T 0.5 + 0.5 on CPU 0,
     // 0.25 + 0.2 on CPU 1; minimum utilisation (1 - 1/2) of each on CPU 0, 2/3 x 0.25 + 0.2 on CPU 1.
-    let theory: Vec<(u32, f64, f64, bool)> =
-        cell("two/dwcs/n4").cpu_theory.iter().map(|t| (t.cpu, t.plain_utilisation, t.min_utilisation, t.guaranteed)).collect();
+    let theory: Vec<(u32, f64, f64, bool)> = cell("two/dwcs/n4")
+        .cpu_theory
+        .iter()
+        .map(|t| (t.cpu, t.plain_utilisation, t.min_utilisation, t.guaranteed))
+        .collect();
     assert_eq!(theory.len(), 2, "{theory:?}");
-    assert!((theory[0].1 - 1.0).abs() < 1e-12 && (theory[0].2 - 0.5).abs() < 1e-12 && theory[0].3, "{theory:?}");
-    assert!((theory[1].1 - 0.45).abs() < 1e-12 && (theory[1].2 - (0.25 * 2.0 / 3.0 + 0.2)).abs() < 1e-12 && theory[1].3, "{theory:?}");
+    assert!(
+        (theory[0].1 - 1.0).abs() < 1e-12 && (theory[0].2 - 0.5).abs() < 1e-12 && theory[0].3,
+        "{theory:?}"
+    );
+    assert!(
+        (theory[1].1 - 0.45).abs() < 1e-12
+            && (theory[1].2 - (0.25 * 2.0 / 3.0 + 0.2)).abs() < 1e-12
+            && theory[1].3,
+        "{theory:?}"
+    );
     assert!(cell("one/dwcs/n4").cpu_theory.is_empty(), "one CPU: the cell's own test");
     // One CPU: 290 one-quantum jobs in 2 s (100 + 100 + 50 + 40) for 200 quanta, so DWCS
     // drops 90 by the windows; partitioned, none.
@@ -326,12 +387,17 @@ fn a_partitioned_set_is_simulated_on_the_engines_placement() {
     let show = lab.ok(&["show"]);
     let rows = per_cpu_rows(&show);
     assert_eq!(rows.len(), 2, "{show}");
-    assert!(rows.iter().all(|r| r.contains("two") && r.contains("dwcs") && !r.contains("one")), "{rows:?}");
+    assert!(
+        rows.iter().all(|r| r.contains("two") && r.contains("dwcs") && !r.contains("one")),
+        "{rows:?}"
+    );
     // The engine's placement needs CPUs the simulation has.
-    let out = lab.run(&["simulate", spec.to_str().unwrap(), "-q", "--cpus", "1", RATES[0], RATES[1]]);
+    let out =
+        lab.run(&["simulate", spec.to_str().unwrap(), "-q", "--cpus", "1", RATES[0], RATES[1]]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("pinned to CPU 1, but the simulation has 1 CPUs"),
+        String::from_utf8_lossy(&out.stderr)
+            .contains("pinned to CPU 1, but the simulation has 1 CPUs"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -355,7 +421,8 @@ fn a_database_opened_beside_the_simulation_still_reports_in_order_and_fails_clea
     // announcement still comes before the first cell's line, and a database that cannot be
     // opened still fails the command (exit 1) with the reason.
     let lab = Lab::new();
-    let spec = lab.spec("p.toml", "name = \"p\"\n[matrix]\nworkload = [\"pi\"]\nprocesses = [1, 2]\n");
+    let spec =
+        lab.spec("p.toml", "name = \"p\"\n[matrix]\nworkload = [\"pi\"]\nprocesses = [1, 2]\n");
     let mut args = vec!["simulate", spec.to_str().unwrap()];
     args.extend(RATES);
     let out = lab.run(&args);
@@ -366,7 +433,8 @@ fn a_database_opened_beside_the_simulation_still_reports_in_order_and_fails_clea
 
     let other = Lab::new();
     std::fs::create_dir(other.db()).unwrap();
-    let spec = other.spec("p.toml", "name = \"p\"\n[matrix]\nworkload = [\"pi\"]\nprocesses = [1, 2]\n");
+    let spec =
+        other.spec("p.toml", "name = \"p\"\n[matrix]\nworkload = [\"pi\"]\nprocesses = [1, 2]\n");
     let mut args = vec!["simulate", spec.to_str().unwrap()];
     args.extend(RATES);
     let out = other.run(&args);
@@ -388,8 +456,12 @@ fn a_swept_rr_slice_is_the_simulated_quantum() {
     simulate(&lab, spec.to_str().unwrap(), &["--cpus", "2", "--fair-slice-us", "3500"]);
     let rows = lab.samples();
     let of = |slice: &str| -> (f64, Value) {
-        let mine: Vec<&Value> =
-            rows.iter().filter(|r| r["cell_key"] == format!("cpu/rr/n8/sched_rr_timeslice_ms={slice}").as_str()).collect();
+        let mine: Vec<&Value> = rows
+            .iter()
+            .filter(|r| {
+                r["cell_key"] == format!("cpu/rr/n8/sched_rr_timeslice_ms={slice}").as_str()
+            })
+            .collect();
         assert_eq!(mine.len(), 8, "{slice}");
         let invol: f64 = mine.iter().map(|r| f(r, "involuntary_csw")).sum();
         let extra: Value = serde_json::from_str(mine[0]["extra"].as_str().unwrap()).unwrap();
@@ -397,7 +469,10 @@ fn a_swept_rr_slice_is_the_simulated_quantum() {
     };
     let ((short, m5), (long, m100)) = (of("5"), of("100"));
     // 5 ms is 2 ticks of 4 ms (the model's 2 ms lateness is half a tick): 8 ms turns.
-    assert_eq!((m5["rr_quantum_ns"].as_u64(), m100["rr_quantum_ns"].as_u64()), (Some(8_000_000), Some(100_000_000)));
+    assert_eq!(
+        (m5["rr_quantum_ns"].as_u64(), m100["rr_quantum_ns"].as_u64()),
+        (Some(8_000_000), Some(100_000_000))
+    );
     // 60 ms of work each: 7 turns end by the slice at 8 ms, none at 100 ms.
     assert_eq!((short, long), (8.0 * 7.0, 0.0));
     let show = lab.ok(&["show"]);
@@ -420,22 +495,33 @@ fn skipping_repeated_hyperperiods_stores_what_simulating_every_one_stores() {
     );
     let spec = spec.to_str().unwrap();
     simulate(&lab, spec, &["--cpus", "2", "--switch-cost-us", "0", "--migration-cost-us", "0"]);
-    simulate(&lab, spec, &["--cpus", "2", "--switch-cost-us", "0", "--migration-cost-us", "0", "--every-cycle"]);
+    simulate(
+        &lab,
+        spec,
+        &["--cpus", "2", "--switch-cost-us", "0", "--migration-cost-us", "0", "--every-cycle"],
+    );
     let strip = |text: String| -> Vec<Value> {
         let mut rows: Vec<Value> = serde_json::from_str(&text).unwrap();
         for r in &mut rows {
             let o = r.as_object_mut().unwrap();
-            o.retain(|k, _| !k.starts_with("run") && !k.ends_with("_id") && k != "id" && k != "started_at");
+            o.retain(|k, _| {
+                !k.starts_with("run") && !k.ends_with("_id") && k != "id" && k != "started_at"
+            });
         }
         rows
     };
-    let (jobs1, jobs2) =
-        (strip(lab.ok(&["export", "1", "--jobs", "--format", "json"])), strip(lab.ok(&["export", "2", "--jobs", "--format", "json"])));
+    let (jobs1, jobs2) = (
+        strip(lab.ok(&["export", "1", "--jobs", "--format", "json"])),
+        strip(lab.ok(&["export", "2", "--jobs", "--format", "json"])),
+    );
     // The jobs due by 30 s: 6,000 + 4,285 + 3,000 + 2,500 + 2,000 + 1,500 + 1,200 + 1,000 + 750 + 600.
     assert_eq!(jobs1.len(), 22_835);
     assert!(jobs1.iter().all(|j| j["met"] == true));
     assert!(jobs1 == jobs2, "the jobs differ");
-    let (rows1, rows2) = (strip(lab.ok(&["export", "1", "--format", "json"])), strip(lab.ok(&["export", "2", "--format", "json"])));
+    let (rows1, rows2) = (
+        strip(lab.ok(&["export", "1", "--format", "json"])),
+        strip(lab.ok(&["export", "2", "--format", "json"])),
+    );
     assert_eq!(rows1.len(), 10);
     for (a, b) in rows1.iter().zip(&rows2) {
         for (k, v) in a.as_object().unwrap() {

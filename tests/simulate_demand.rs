@@ -39,7 +39,12 @@ fn f(r: &Value, k: &str) -> f64 {
 fn work_cpu(rows: &[Value]) -> BTreeMap<(String, u64, String, u64), f64> {
     rows.iter()
         .map(|r| {
-            let key = (r["cell_key"].to_string(), r["rep"].as_u64().unwrap(), r["group"].to_string(), r["index"].as_u64().unwrap());
+            let key = (
+                r["cell_key"].to_string(),
+                r["rep"].as_u64().unwrap(),
+                r["group"].to_string(),
+                r["index"].as_u64().unwrap(),
+            );
             (key, f(r, "user_s") + f(r, "sys_s") - f(r, "setup_user_s") - f(r, "setup_sys_s"))
         })
         .collect()
@@ -84,13 +89,26 @@ fn each_simulated_worker_takes_its_measured_work_cpu() {
     let out = lab.path("report");
     lab.ok(&["report", "2", "-o", out.to_str().unwrap()]);
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
-    assert!(html.contains("simulation model") && html.contains("work CPU in measured run 1"), "the report says where demands came from");
+    assert!(
+        html.contains("simulation model") && html.contains("work CPU in measured run 1"),
+        "the report says where demands came from"
+    );
 
     // The stored demands let a simulated cell be simulated again exactly, for its export.
     let key = simulated[0]["cell_key"].as_str().unwrap();
     for rep in ["1", "2"] {
         let file = lab.path(&format!("rep{rep}.pftrace"));
-        lab.ok(&["trace", "export", "2", "--cell", key, "--rep", rep, "-o", file.to_str().unwrap()]);
+        lab.ok(&[
+            "trace",
+            "export",
+            "2",
+            "--cell",
+            key,
+            "--rep",
+            rep,
+            "-o",
+            file.to_str().unwrap(),
+        ]);
         assert!(std::fs::metadata(&file).unwrap().len() > 0);
     }
 
@@ -98,11 +116,31 @@ fn each_simulated_worker_takes_its_measured_work_cpu() {
     // repetitions than measured, different work, a cell the run lacks.
     refused(&lab, &["simulate", spec, "--cpus", "2", "--demand-from", "2"], "run 2 is simulated");
     refused(&lab, &["simulate", spec, "--cpus", "2", "--demand-from", "9"], "there is no run 9");
-    refused(&lab, &["simulate", spec, "--cpus", "2", "--demand-from", "1", "--repetitions", "3"], "no repetition 3 of cell");
-    refused(&lab, &["simulate", spec, "--cpus", "2", "--demand-from", "1", "--scale", "2"], "different --scale");
+    refused(
+        &lab,
+        &["simulate", spec, "--cpus", "2", "--demand-from", "1", "--repetitions", "3"],
+        "no repetition 3 of cell",
+    );
+    refused(
+        &lab,
+        &["simulate", spec, "--cpus", "2", "--demand-from", "1", "--scale", "2"],
+        "different --scale",
+    );
     let wider = lab.spec("w.toml", &SPEC.replace("processes = [2]", "processes = [2, 3]"));
-    refused(&lab, &["simulate", wider.to_str().unwrap(), "--cpus", "2", "--demand-from", "1"], "run 1 has no cell");
-    refused(&lab, &["simulate", spec, "--demand-from", "1", "--ns-per-iteration", "3"], "cannot be used with");
+    refused(
+        &lab,
+        &["simulate", wider.to_str().unwrap(), "--cpus", "2", "--demand-from", "1"],
+        "run 1 has no cell",
+    );
+    refused(
+        &lab,
+        &["simulate", spec, "--demand-from", "1", "--ns-per-iteration", "3"],
+        "cannot be used with",
+    );
     let runs = lab.ok(&["runs"]);
-    assert_eq!(runs.lines().filter(|l| l.contains("demand")).count(), 2, "only the measured and the simulated run: {runs}");
+    assert_eq!(
+        runs.lines().filter(|l| l.contains("demand")).count(),
+        2,
+        "only the measured and the simulated run: {runs}"
+    );
 }

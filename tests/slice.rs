@@ -43,7 +43,8 @@ fn a_longer_slice_lets_a_worker_run_longer_before_the_other_takes_its_cpu() {
     let mut busy = 0.0;
     for attempt in 1..=3 {
         lab.ok(&["run", spec.to_str().unwrap(), "-q", "--trace"]);
-        let traces: Vec<Value> = serde_json::from_str(&lab.ok(&["trace", "--format", "json"])).unwrap();
+        let traces: Vec<Value> =
+            serde_json::from_str(&lab.ok(&["trace", "--format", "json"])).unwrap();
         // The fifo cells collapse into one: a slice has no effect there.
         let keys: Vec<&str> = traces.iter().map(|c| c["key"].as_str().unwrap()).collect();
         assert_eq!(keys, [SHORT, LONG, "pi/fifo/nice-20/affinity=0/n2"]);
@@ -51,7 +52,10 @@ fn a_longer_slice_lets_a_worker_run_longer_before_the_other_takes_its_cpu() {
         let rate = |c: &Value, by: &[&str]| {
             let ws = c["workers"].as_array().unwrap();
             let run: f64 = ws.iter().map(|w| w["run_s"].as_f64().unwrap()).sum();
-            let n: u64 = ws.iter().flat_map(|w| by.iter().map(move |k| w["preempted_by"][*k].as_u64().unwrap())).sum();
+            let n: u64 = ws
+                .iter()
+                .flat_map(|w| by.iter().map(move |k| w["preempted_by"][*k].as_u64().unwrap()))
+                .sum();
             n as f64 / run
         };
         let (short, long) = (rate(&traces[0], &["worker"]), rate(&traces[1], &["worker"]));
@@ -79,7 +83,17 @@ fn a_longer_slice_lets_a_worker_run_longer_before_the_other_takes_its_cpu() {
 fn the_simulator_gives_each_task_its_own_slice() {
     let lab = Lab::new();
     let spec = lab.spec("s.toml", SPEC);
-    let args = ["simulate", spec.to_str().unwrap(), "-q", "--cpus", "2", "--ns-per-iteration", "5", "--fair-slice-us", "3500"];
+    let args = [
+        "simulate",
+        spec.to_str().unwrap(),
+        "-q",
+        "--cpus",
+        "2",
+        "--ns-per-iteration",
+        "5",
+        "--fair-slice-us",
+        "3500",
+    ];
     lab.ok(&args);
     let rows = lab.samples();
     let rate = |key: &str| {
@@ -92,8 +106,14 @@ fn the_simulator_gives_each_task_its_own_slice() {
     // fair slice less the kernel's 1.5 ms base for 2 CPUs: half a 250 Hz tick), against
     // 100 ms plus the same.
     let (short, long) = (rate(SHORT), rate(LONG));
-    assert!((short - 1.0 / 2.1e-3).abs() < 0.1 / 2.1e-3, "{short} switch-outs per CPU-second at 100 us");
-    assert!((long - 1.0 / 102e-3).abs() < 0.5 / 102e-3, "{long} switch-outs per CPU-second at 100 ms");
+    assert!(
+        (short - 1.0 / 2.1e-3).abs() < 0.1 / 2.1e-3,
+        "{short} switch-outs per CPU-second at 100 us"
+    );
+    assert!(
+        (long - 1.0 / 102e-3).abs() < 0.5 / 102e-3,
+        "{long} switch-outs per CPU-second at 100 ms"
+    );
 }
 
 #[test]
@@ -104,8 +124,12 @@ fn a_slice_where_the_kernel_takes_none_is_refused_at_its_line() {
     let out = lab.run(&["check", fifo.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("f.toml:4:") && err.contains("slice_us applies only to other and batch"), "{err}");
-    let short = lab.spec("s.toml", "name = \"s\"\n[matrix]\nworkload = [\"pi\"]\nslice_us = [3000, 50]\n");
+    assert!(
+        err.contains("f.toml:4:") && err.contains("slice_us applies only to other and batch"),
+        "{err}"
+    );
+    let short =
+        lab.spec("s.toml", "name = \"s\"\n[matrix]\nworkload = [\"pi\"]\nslice_us = [3000, 50]\n");
     let out = lab.run(&["check", short.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");

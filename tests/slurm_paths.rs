@@ -10,7 +10,9 @@ fn a_newline_in_a_script_path_is_refused_before_any_script_is_written() {
     let lab = Lab::new();
     let spec = lab.spec("one.toml", SPEC);
     let spec = spec.to_str().unwrap();
-    for (flag, value) in [("--shared", "sl/x\ntouch /tmp/pwned\n#"), ("--dir", "d\n#"), ("--shared", "tab\there")] {
+    for (flag, value) in
+        [("--shared", "sl/x\ntouch /tmp/pwned\n#"), ("--dir", "d\n#"), ("--shared", "tab\there")]
+    {
         let mut args = vec!["slurm", spec, "--shards", "2", flag, value];
         if flag != "--shared" {
             args.extend(["--shared", "ok"]);
@@ -18,7 +20,10 @@ fn a_newline_in_a_script_path_is_refused_before_any_script_is_written() {
         let out = lab.run(&args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
-        assert!(err.contains(&format!("{flag} ")) && err.contains("has a control character"), "{err}");
+        assert!(
+            err.contains(&format!("{flag} ")) && err.contains("has a control character"),
+            "{err}"
+        );
         assert!(!lab.path("sl").exists(), "nothing made");
         assert!(!lab.path("ok").join("shards.sbatch").exists(), "no script written");
     }

@@ -15,7 +15,13 @@ pub fn missing() -> Option<String> {
     if !crate::util::is_root() {
         return Some("slurmd and munged run as root here".into());
     }
-    for p in ["/usr/sbin/munged", "/usr/sbin/mungekey", "/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/bin/sbatch"] {
+    for p in [
+        "/usr/sbin/munged",
+        "/usr/sbin/mungekey",
+        "/usr/sbin/slurmctld",
+        "/usr/sbin/slurmd",
+        "/usr/bin/sbatch",
+    ] {
         if !Path::new(p).exists() {
             return Some(format!("{p} is missing (apt-get install slurm-wlm munge)"));
         }
@@ -30,7 +36,11 @@ fn free_port() -> u16 {
 
 fn spawn(cmd: &mut Command, log: &Path) -> Child {
     let out = std::fs::File::create(log).unwrap();
-    cmd.stdout(out.try_clone().unwrap()).stderr(out).stdin(Stdio::null()).spawn().unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
+    cmd.stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
 }
 
 impl Slurm {
@@ -42,7 +52,11 @@ impl Slurm {
             std::fs::create_dir_all(dir.join(d)).unwrap();
         }
         let key = dir.join("munge.key");
-        let ok = Command::new("/usr/sbin/mungekey").arg("--create").arg(format!("--keyfile={}", key.display())).status().unwrap();
+        let ok = Command::new("/usr/sbin/mungekey")
+            .arg("--create")
+            .arg(format!("--keyfile={}", key.display()))
+            .status()
+            .unwrap();
         assert!(ok.success(), "mungekey failed");
         let sock = dir.join("munge.sock");
         let mut children = vec![spawn(
@@ -75,19 +89,37 @@ impl Slurm {
         .unwrap();
         let wait = Instant::now();
         while !sock.exists() {
-            assert!(wait.elapsed() < Duration::from_secs(20), "munged did not create {}", sock.display());
+            assert!(
+                wait.elapsed() < Duration::from_secs(20),
+                "munged did not create {}",
+                sock.display()
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
-        children.push(spawn(Command::new("/usr/sbin/slurmctld").args(["-D", "-i"]).env("SLURM_CONF", &conf), &dir.join("slurmctld.out")));
-        children.push(spawn(Command::new("/usr/sbin/slurmd").arg("-D").env("SLURM_CONF", &conf), &dir.join("slurmd.out")));
+        children.push(spawn(
+            Command::new("/usr/sbin/slurmctld").args(["-D", "-i"]).env("SLURM_CONF", &conf),
+            &dir.join("slurmctld.out"),
+        ));
+        children.push(spawn(
+            Command::new("/usr/sbin/slurmd").arg("-D").env("SLURM_CONF", &conf),
+            &dir.join("slurmd.out"),
+        ));
         let slurm = Slurm { conf, children };
         let wait = Instant::now();
         loop {
-            let out = Command::new("sinfo").args(["-h", "-o", "%t"]).env("SLURM_CONF", &slurm.conf).output().unwrap();
+            let out = Command::new("sinfo")
+                .args(["-h", "-o", "%t"])
+                .env("SLURM_CONF", &slurm.conf)
+                .output()
+                .unwrap();
             if String::from_utf8_lossy(&out.stdout).trim() == "idle" {
                 break;
             }
-            assert!(wait.elapsed() < Duration::from_secs(60), "the Slurm node never became idle: {}", slurm.logs(dir));
+            assert!(
+                wait.elapsed() < Duration::from_secs(60),
+                "the Slurm node never became idle: {}",
+                slurm.logs(dir)
+            );
             std::thread::sleep(Duration::from_millis(300));
         }
         slurm
@@ -97,7 +129,9 @@ impl Slurm {
     pub fn logs(&self, dir: &Path) -> String {
         ["munged.out", "slurmctld.out", "slurmd.out", "slurmctld.log", "slurmd.log"]
             .iter()
-            .map(|f| format!("--- {f}\n{}", std::fs::read_to_string(dir.join(f)).unwrap_or_default()))
+            .map(|f| {
+                format!("--- {f}\n{}", std::fs::read_to_string(dir.join(f)).unwrap_or_default())
+            })
             .collect()
     }
 

@@ -69,7 +69,8 @@ fn relative_paths_reach_the_workers_from_the_spec_and_the_command_line() {
         "name = \"probe\"\n[matrix]\nworkload = [\"p\"]\n[workloads.p]\nkind = \"command\"\nargv = [\"./probe.sh\", \"{dir}\"]\n",
     )
     .unwrap();
-    let out = run_in(&lab, &cwd, &["run", "-q", "--keep-files", "--dir", "parent", "../specs/c.toml"]);
+    let out =
+        run_in(&lab, &cwd, &["run", "-q", "--keep-files", "--dir", "parent", "../specs/c.toml"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(cwd.join("parent").is_dir(), "--dir is relative to the working directory");
     let rows = lab.samples();
@@ -87,10 +88,22 @@ fn check_refuses_a_bad_path_at_its_key() {
     std::fs::write(specs.join("plain"), "not a directory").unwrap();
     let head = "name = \"p\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"command\"\n";
     let cases = [
-        (format!("dir = \"plain/sub\"\n{head}argv = [\"true\"]\n"), "b.toml:1:7:", "cannot be created"),
-        (format!("{head}argv = [\"./missing.sh\", \"x\"]\n"), "b.toml:6:9:", "/specs/missing.sh: No such file"),
+        (
+            format!("dir = \"plain/sub\"\n{head}argv = [\"true\"]\n"),
+            "b.toml:1:7:",
+            "cannot be created",
+        ),
+        (
+            format!("{head}argv = [\"./missing.sh\", \"x\"]\n"),
+            "b.toml:6:9:",
+            "/specs/missing.sh: No such file",
+        ),
         (format!("{head}argv = [\"./plain\"]\n"), "b.toml:6:9:", "specs/plain is not executable"),
-        (format!("{head}argv = [\"true\"]\n[device]\npath = \"nowhere\"\n"), "b.toml:8:8:", "specs/nowhere"),
+        (
+            format!("{head}argv = [\"true\"]\n[device]\npath = \"nowhere\"\n"),
+            "b.toml:8:8:",
+            "specs/nowhere",
+        ),
     ];
     for (text, at, what) in cases {
         std::fs::write(specs.join("b.toml"), &text).unwrap();
@@ -100,10 +113,22 @@ fn check_refuses_a_bad_path_at_its_key() {
         assert!(err.contains(&format!("../specs/{at}")) && err.contains(what), "{text}\n{err}");
     }
     std::fs::write(specs.join("ok.sh"), "#!/bin/sh\n").unwrap();
-    std::fs::set_permissions(specs.join("ok.sh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    std::fs::write(specs.join("g.toml"), format!("dir = \"new/deeper\"\n{head}argv = [\"./ok.sh\"]\n")).unwrap();
+    std::fs::set_permissions(
+        specs.join("ok.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::write(
+        specs.join("g.toml"),
+        format!("dir = \"new/deeper\"\n{head}argv = [\"./ok.sh\"]\n"),
+    )
+    .unwrap();
     let out = run_in(&lab, &cwd, &["check", "../specs/g.toml"]);
-    assert!(out.status.success(), "a creatable dir and a program beside the spec are fine: {}", stderr(&out));
+    assert!(
+        out.status.success(),
+        "a creatable dir and a program beside the spec are fine: {}",
+        stderr(&out)
+    );
     assert!(!specs.join("new").exists(), "check creates nothing");
 }
 
@@ -116,12 +141,14 @@ const MAX_STDERR: usize = 8 * 1024;
 
 /// One random change to a spec file's bytes.
 fn mutate(rng: &mut Xoshiro256PlusPlus, text: &mut Vec<u8>) -> &'static str {
-    let lines = |t: &[u8]| -> Vec<Vec<u8>> { t.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect() };
+    let lines =
+        |t: &[u8]| -> Vec<Vec<u8>> { t.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect() };
     let join = |ls: Vec<Vec<u8>>| ls.join(&b'\n');
     let at = |rng: &mut Xoshiro256PlusPlus, t: &[u8]| rng.random_range(0..=t.len());
     // Offsets of numbers (a digit not inside a word) and of `=` signs.
-    let numbers: Vec<usize> =
-        (0..text.len()).filter(|&i| text[i].is_ascii_digit() && (i == 0 || !text[i - 1].is_ascii_alphanumeric())).collect();
+    let numbers: Vec<usize> = (0..text.len())
+        .filter(|&i| text[i].is_ascii_digit() && (i == 0 || !text[i - 1].is_ascii_alphanumeric()))
+        .collect();
     match rng.random_range(0..16) {
         0 => {
             if !text.is_empty() {
@@ -149,14 +176,19 @@ fn mutate(rng: &mut Xoshiro256PlusPlus, text: &mut Vec<u8>) -> &'static str {
             "duplicated line"
         }
         4 => {
-            let bad: &[&[u8]] = &[b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe2\x82"];
+            let bad: &[&[u8]] =
+                &[b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe2\x82"];
             let i = at(rng, text);
             text.splice(i..i, bad[rng.random_range(0..bad.len())].iter().copied());
             "invalid UTF-8"
         }
         5 | 6 => {
-            let Some(&i) = numbers.get(rng.random_range(0..numbers.len().max(1))) else { return "no number" };
-            let end = (i..text.len()).find(|&j| !(text[j].is_ascii_alphanumeric() || b"._".contains(&text[j]))).unwrap_or(text.len());
+            let Some(&i) = numbers.get(rng.random_range(0..numbers.len().max(1))) else {
+                return "no number";
+            };
+            let end = (i..text.len())
+                .find(|&j| !(text[j].is_ascii_alphanumeric() || b"._".contains(&text[j])))
+                .unwrap_or(text.len());
             let huge: &[&str] = &[
                 "99999999999999999999",
                 "9223372036854775807",
@@ -206,14 +238,20 @@ fn mutate(rng: &mut Xoshiro256PlusPlus, text: &mut Vec<u8>) -> &'static str {
                 1 => format!("[{key}]\n"),
                 _ => format!("x = {{ {key} = 1 }}\n"),
             };
-            let starts: Vec<usize> = std::iter::once(0).chain((0..text.len()).filter(|&i| text[i] == b'\n').map(|i| i + 1)).collect();
+            let starts: Vec<usize> = std::iter::once(0)
+                .chain((0..text.len()).filter(|&i| text[i] == b'\n').map(|i| i + 1))
+                .collect();
             let i = starts[rng.random_range(0..starts.len())];
             text.splice(i..i, line.bytes());
             "deeply dotted key"
         }
         10 => {
             let depth = rng.random_range(60..3000);
-            let i = (0..text.len()).filter(|&i| text[i] == b'=').nth(rng.random_range(0..8)).map(|i| i + 1).unwrap_or(0);
+            let i = (0..text.len())
+                .filter(|&i| text[i] == b'=')
+                .nth(rng.random_range(0..8))
+                .map(|i| i + 1)
+                .unwrap_or(0);
             let v = format!(" {}1{}", "[".repeat(depth), "]".repeat(depth));
             text.splice(i..i, v.bytes());
             "deep nesting"
@@ -221,7 +259,9 @@ fn mutate(rng: &mut Xoshiro256PlusPlus, text: &mut Vec<u8>) -> &'static str {
         11 => {
             // Swap the values of two `key = value` lines.
             let mut ls = lines(text);
-            let kv: Vec<usize> = (0..ls.len()).filter(|&i| ls[i].contains(&b'=') && !ls[i].starts_with(b"#")).collect();
+            let kv: Vec<usize> = (0..ls.len())
+                .filter(|&i| ls[i].contains(&b'=') && !ls[i].starts_with(b"#"))
+                .collect();
             if kv.len() >= 2 {
                 let (a, b) = (kv[rng.random_range(0..kv.len())], kv[rng.random_range(0..kv.len())]);
                 let split = |l: &[u8]| {
@@ -249,18 +289,49 @@ fn mutate(rng: &mut Xoshiro256PlusPlus, text: &mut Vec<u8>) -> &'static str {
         }
         14 => {
             // Another type where a value was.
-            let kinds: &[&str] = &["true", "1.5", "[]", "{}", "\"s\"", "[1, \"a\"]", "{ a = 1 }", "1979-05-27T07:32:00Z", "'''\nx'''"];
+            let kinds: &[&str] = &[
+                "true",
+                "1.5",
+                "[]",
+                "{}",
+                "\"s\"",
+                "[1, \"a\"]",
+                "{ a = 1 }",
+                "1979-05-27T07:32:00Z",
+                "'''\nx'''",
+            ];
             let eqs: Vec<usize> = (0..text.len()).filter(|&i| text[i] == b'=').collect();
             if let Some(&e) = eqs.get(rng.random_range(0..eqs.len().max(1))) {
                 let end = (e..text.len()).find(|&j| text[j] == b'\n').unwrap_or(text.len());
-                text.splice(e + 1..end, format!(" {}", kinds[rng.random_range(0..kinds.len())]).bytes());
+                text.splice(
+                    e + 1..end,
+                    format!(" {}", kinds[rng.random_range(0..kinds.len())]).bytes(),
+                );
             }
             "retyped value"
         }
         _ => {
-            let junk: &[&str] = &["\0", "\r", "\t", "\u{1b}[2J", "\"", "'", "[", "]]", "=", "#", "\\u0000", "\u{feff}", "é", "\u{202e}"];
+            let junk: &[&str] = &[
+                "\0",
+                "\r",
+                "\t",
+                "\u{1b}[2J",
+                "\"",
+                "'",
+                "[",
+                "]]",
+                "=",
+                "#",
+                "\\u0000",
+                "\u{feff}",
+                "é",
+                "\u{202e}",
+            ];
             let i = at(rng, text);
-            let i = (0..=i).rev().find(|&j| j == 0 || j == text.len() || text[j] < 0x80 || text[j] >= 0xc0).unwrap_or(0);
+            let i = (0..=i)
+                .rev()
+                .find(|&j| j == 0 || j == text.len() || text[j] < 0x80 || text[j] >= 0xc0)
+                .unwrap_or(0);
             text.splice(i..i, junk[rng.random_range(0..junk.len())].bytes());
             "junk"
         }
@@ -320,7 +391,13 @@ fn every_check(spec: &schedlab_spec::Spec) -> Vec<schedlab_spec::SpecError> {
     out.extend(spec.check_paths(false).err());
     out.extend(spec.check_limits(&small).err());
     out.extend(spec.check_device(&DeviceFacts::default(), None).err());
-    out.extend(spec.check_device(&DeviceFacts { path_error: None, mkfs_error: None, ..broken.clone() }, None).err());
+    out.extend(
+        spec.check_device(
+            &DeviceFacts { path_error: None, mkfs_error: None, ..broken.clone() },
+            None,
+        )
+        .err(),
+    );
     out.extend(spec.check_device(&broken, None).err());
     out
 }
@@ -330,12 +407,15 @@ fn every_check(spec: &schedlab_spec::Spec) -> Vec<schedlab_spec::SpecError> {
 #[test]
 fn mutated_experiments_never_panic_and_every_error_is_located_and_short() {
     let lab = Lab::new();
-    let shipped: Vec<(String, Vec<u8>)> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/experiments"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
-        .collect();
+    let shipped: Vec<(String, Vec<u8>)> =
+        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/experiments"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .map(|p| {
+                (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap())
+            })
+            .collect();
     assert!(shipped.len() >= 5, "the shipped experiments are the seeds");
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(15);
     let mut t = Tally::default();
@@ -344,7 +424,8 @@ fn mutated_experiments_never_panic_and_every_error_is_located_and_short() {
     for case in 0..CASES {
         let (name, original) = &shipped[case % shipped.len()];
         let mut text = original.clone();
-        let changes: Vec<&str> = (0..rng.random_range(1..=3)).map(|_| mutate(&mut rng, &mut text)).collect();
+        let changes: Vec<&str> =
+            (0..rng.random_range(1..=3)).map(|_| mutate(&mut rng, &mut text)).collect();
         let file = lab.path(&format!("m{case}-{name}"));
         let path = file.to_string_lossy().into_owned();
         let what = || format!("case {case} ({name}: {})", changes.join(", "));
@@ -372,9 +453,17 @@ fn mutated_experiments_never_panic_and_every_error_is_located_and_short() {
         let lines = text.split(|&b| b == b'\n').count();
         for e in errors {
             let shown = e.to_string();
-            if location_after(&shown, &format!("{path}:")) != Some((e.line, e.col)) || e.line == 0 || e.line > lines || e.col == 0 {
+            if location_after(&shown, &format!("{path}:")) != Some((e.line, e.col))
+                || e.line == 0
+                || e.line > lines
+                || e.col == 0
+            {
                 t.unlocated += 1;
-                failures.push(format!("{}: no location in the file: {}", what(), schedlab_spec::cut(&shown, 300)));
+                failures.push(format!(
+                    "{}: no location in the file: {}",
+                    what(),
+                    schedlab_spec::cut(&shown, 300)
+                ));
             }
             if shown.len() >= MAX_STDERR / 2 {
                 t.too_long += 1;
@@ -393,12 +482,20 @@ fn mutated_experiments_never_panic_and_every_error_is_located_and_short() {
                 t.binary_bad_input += 1;
                 if location_after(&err, &format!("error: {path}:")).is_none() {
                     t.unlocated += 1;
-                    failures.push(format!("{}: check printed no location: {}", what(), schedlab_spec::cut(&err, 300)));
+                    failures.push(format!(
+                        "{}: check printed no location: {}",
+                        what(),
+                        schedlab_spec::cut(&err, 300)
+                    ));
                 }
             }
             code => {
                 t.binary_other += 1;
-                failures.push(format!("{}: check exited {code:?}: {}", what(), schedlab_spec::cut(&err, 300)));
+                failures.push(format!(
+                    "{}: check exited {code:?}: {}",
+                    what(),
+                    schedlab_spec::cut(&err, 300)
+                ));
             }
         }
         if err.contains("panicked") {
@@ -412,6 +509,14 @@ fn mutated_experiments_never_panic_and_every_error_is_located_and_short() {
     }
     eprintln!("spec mutations in {:.1} s: {t:?}", started.elapsed().as_secs_f64());
     assert!(t.cases >= 2000 && t.binary_runs == t.cases, "{t:?}");
-    assert!(t.errors > t.cases / 4 && t.ok > t.cases / 20, "mutations should give both valid and invalid specs: {t:?}");
-    assert!(failures.is_empty(), "{} failures, first ones:\n{}", failures.len(), failures[..failures.len().min(15)].join("\n"));
+    assert!(
+        t.errors > t.cases / 4 && t.ok > t.cases / 20,
+        "mutations should give both valid and invalid specs: {t:?}"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} failures, first ones:\n{}",
+        failures.len(),
+        failures[..failures.len().min(15)].join("\n")
+    );
 }

@@ -27,7 +27,10 @@ fn every_printing_command_exits_1_with_one_line_when_stdout_is_full() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         let last = err.lines().last().unwrap_or_default();
-        assert!(last.starts_with("error: ") && last.contains("No space left on device"), "{args:?}: {err}");
+        assert!(
+            last.starts_with("error: ") && last.contains("No space left on device"),
+            "{args:?}: {err}"
+        );
         assert!(!err.contains("panicked") && !err.contains("backtrace"), "{args:?}: {err}");
         assert_eq!(err.lines().filter(|l| l.starts_with("error")).count(), 1, "{args:?}: {err}");
     }

@@ -16,7 +16,9 @@ fn tracing_state() -> (Vec<String>, Vec<String>) {
     for m in &mounts {
         if let Ok(rd) = std::fs::read_dir(format!("{m}/instances")) {
             instances.extend(
-                rd.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with("schedlab-")),
+                rd.filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with("schedlab-")),
             );
         }
     }
@@ -64,8 +66,14 @@ fn a_traced_pa3_cpu_cell_agrees_with_wait4_worker_by_worker() {
     // Another schedlab on the machine may have come or gone meanwhile: nothing may be there
     // now that was not before.
     let after = tracing_state();
-    assert!(after.0.iter().all(|m| before.0.contains(m)), "a tracefs mount was left: {after:?} against {before:?}");
-    assert!(after.1.iter().all(|i| before.1.contains(i)), "a schedlab instance was left: {after:?} against {before:?}");
+    assert!(
+        after.0.iter().all(|m| before.0.contains(m)),
+        "a tracefs mount was left: {after:?} against {before:?}"
+    );
+    assert!(
+        after.1.iter().all(|i| before.1.contains(i)),
+        "a schedlab instance was left: {after:?} against {before:?}"
+    );
     let rows = lab.samples();
     let traces: Vec<Value> = serde_json::from_str(&lab.ok(&["trace", "--format", "json"])).unwrap();
     assert_eq!(traces.len(), 3, "one traced repetition per cell");
@@ -73,10 +81,17 @@ fn a_traced_pa3_cpu_cell_agrees_with_wait4_worker_by_worker() {
         assert_eq!(cell["lost_events"], 0, "{}", cell["key"]);
         let workers = cell["workers"].as_array().unwrap();
         assert_eq!(workers.len(), 8);
-        assert!(workers.iter().any(|w| w["wakeups"].as_u64().unwrap() > 0), "no wake-up latency in {}", cell["key"]);
+        assert!(
+            workers.iter().any(|w| w["wakeups"].as_u64().unwrap() > 0),
+            "no wake-up latency in {}",
+            cell["key"]
+        );
         for w in workers {
             let pid = w["pid"].as_i64().unwrap();
-            let s = rows.iter().find(|r| r["pid"].as_i64() == Some(pid)).unwrap_or_else(|| panic!("no sample of pid {pid}"));
+            let s = rows
+                .iter()
+                .find(|r| r["pid"].as_i64() == Some(pid))
+                .unwrap_or_else(|| panic!("no sample of pid {pid}"));
             let wait4 = s["user_s"].as_f64().unwrap() + s["sys_s"].as_f64().unwrap();
             let (run, untraced) = (w["run_s"].as_f64().unwrap(), w["untraced_s"].as_f64().unwrap());
             // Between what the trace saw and that plus what it could not see (switches the
@@ -89,9 +104,16 @@ fn a_traced_pa3_cpu_cell_agrees_with_wait4_worker_by_worker() {
             );
             let invol = w["involuntary"].as_i64().unwrap();
             let nivcsw = s["involuntary_csw"].as_i64().unwrap();
-            assert!((invol - nivcsw).abs() <= 2, "{} pid {pid}: trace {invol} involuntary, wait4 {nivcsw}", cell["key"]);
+            assert!(
+                (invol - nivcsw).abs() <= 2,
+                "{} pid {pid}: trace {invol} involuntary, wait4 {nivcsw}",
+                cell["key"]
+            );
             let by = &w["preempted_by"];
-            let kinds: i64 = ["worker", "engine", "kernel", "other"].iter().map(|k| by[k].as_i64().unwrap()).sum();
+            let kinds: i64 = ["worker", "engine", "kernel", "other"]
+                .iter()
+                .map(|k| by[k].as_i64().unwrap())
+                .sum();
             assert_eq!(kinds, invol, "every involuntary switch-out has a taker: {w}");
             for k in ["runnable_s", "blocked_s", "migrations"] {
                 assert!(!w[k].is_null(), "{k} missing: {w}");
@@ -105,7 +127,9 @@ fn a_traced_pa3_cpu_cell_agrees_with_wait4_worker_by_worker() {
     }
     let table = lab.ok(&["trace", "--cell", "pi/fifo/n8", "--rep", "1"]);
     assert!(
-        table.contains("pi/fifo/n8 rep 1: lost events 0") && table.contains("wait4 cpu [s]") && table.contains("untraced [s]"),
+        table.contains("pi/fifo/n8 rep 1: lost events 0")
+            && table.contains("wait4 cpu [s]")
+            && table.contains("untraced [s]"),
         "{table}"
     );
     assert!(!table.contains("pi/other/n8"), "only the cell asked for: {table}");
@@ -118,5 +142,8 @@ fn trace_refuses_what_it_cannot_show_by_name() {
     lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
     let out = lab.run(&["trace"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("has no kernel traces: run it with --trace"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("has no kernel traces: run it with --trace"),
+        "{out:?}"
+    );
 }

@@ -24,8 +24,11 @@ pub struct Dropped {
 /// A directory every user can reach (each ancestor searchable by others): the temp dir, or
 /// /tmp when TMPDIR points into a private tree.
 fn public_parent() -> Option<PathBuf> {
-    let searchable =
-        |p: &Path| p.ancestors().all(|a| std::fs::metadata(a).is_ok_and(|m| m.is_dir() && m.permissions().mode() & 0o001 != 0));
+    let searchable = |p: &Path| {
+        p.ancestors().all(|a| {
+            std::fs::metadata(a).is_ok_and(|m| m.is_dir() && m.permissions().mode() & 0o001 != 0)
+        })
+    };
     [std::env::temp_dir(), PathBuf::from("/tmp")].into_iter().find(|p| searchable(p))
 }
 
@@ -51,7 +54,10 @@ impl Dropped {
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         assert!(n < 16, "16 users per test process");
         let uid = 40_000 + (std::process::id() % 2_000) * 16 + n;
-        let base = tempfile::Builder::new().prefix("schedlab-unprivileged-").tempdir_in(public_parent().expect("checked")).unwrap();
+        let base = tempfile::Builder::new()
+            .prefix("schedlab-unprivileged-")
+            .tempdir_in(public_parent().expect("checked"))
+            .unwrap();
         std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let exe = base.path().join("schedlab");
         std::fs::copy(env!("CARGO_BIN_EXE_schedlab"), &exe).unwrap();
@@ -119,9 +125,14 @@ impl Dropped {
     pub fn processes(&self) -> Vec<(i32, String)> {
         let mut out = Vec::new();
         for e in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
-            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
             let Ok(status) = std::fs::read_to_string(e.path().join("status")) else { continue };
-            let real = status.lines().find_map(|l| l.strip_prefix("Uid:")).and_then(|v| v.split_whitespace().next()?.parse::<u32>().ok());
+            let real = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<u32>().ok());
             if real == Some(self.uid) {
                 let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
                 out.push((pid, String::from_utf8_lossy(&cmdline).replace('\0', " ")));
@@ -143,7 +154,11 @@ impl Drop for Dropped {
 }
 
 /// Every row of `sql`.
-fn rows<T>(db: &rusqlite::Connection, sql: &str, row: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>) -> Vec<T> {
+fn rows<T>(
+    db: &rusqlite::Connection,
+    sql: &str,
+    row: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>,
+) -> Vec<T> {
     db.prepare(sql).unwrap().query_map([], row).unwrap().map(Result::unwrap).collect()
 }
 
@@ -164,7 +179,8 @@ fn an_unprivileged_user_runs_policy_other_batch_and_idle_to_the_end() {
     let run = u.run(&["run", "-q", spec.to_str().unwrap()]);
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
     let db = rusqlite::Connection::open(u.db()).unwrap();
-    let cells: Vec<(String, String)> = rows(&db, "SELECT key, status FROM cells ORDER BY ordinal", |r| Ok((r.get(0)?, r.get(1)?)));
+    let cells: Vec<(String, String)> =
+        rows(&db, "SELECT key, status FROM cells ORDER BY ordinal", |r| Ok((r.get(0)?, r.get(1)?)));
     assert_eq!(cells.len(), 3, "{cells:?}");
     assert!(cells.iter().all(|(_, s)| s == "ok"), "{cells:?}");
     // What the workers saw after the release, not what was asked.
@@ -178,7 +194,11 @@ fn an_unprivileged_user_runs_policy_other_batch_and_idle_to_the_end() {
             Some("b") => ("batch", 5),
             _ => ("idle", 0),
         };
-        assert_eq!((extra["policy"].as_str().unwrap(), extra["nice"].as_i64().unwrap()), want, "{key}: {extra}");
+        assert_eq!(
+            (extra["policy"].as_str().unwrap(), extra["nice"].as_i64().unwrap()),
+            want,
+            "{key}: {extra}"
+        );
     }
     let run_status: String = db.query_row("SELECT status FROM runs", [], |r| r.get(0)).unwrap();
     assert_eq!(run_status, "complete");
@@ -190,21 +210,35 @@ fn an_unprivileged_user_runs_fifo_and_rr_up_to_rlimit_rtprio() {
     let u = Dropped::new();
     let rtprio = [(libc::RLIMIT_RTPRIO, 10)];
     // Raising the hard limit needs CAP_SYS_RESOURCE, which some containers withhold from root.
-    require!(u.cmd(&["env"], &rtprio).output().is_ok(), "this root cannot raise RLIMIT_RTPRIO (no CAP_SYS_RESOURCE)");
+    require!(
+        u.cmd(&["env"], &rtprio).output().is_ok(),
+        "this root cannot raise RLIMIT_RTPRIO (no CAP_SYS_RESOURCE)"
+    );
     let rt = "name = \"rt\"\nrepetitions = 1\nwarmup = 0\n[matrix]\nworkload = [\"cpu\"]\npolicy = [\"f\", \"r\"]\nprocesses = [2]\n[workloads.cpu]\nkind = \"pi\"\niterations = 200000\n[policies.f]\nclass = \"fifo\"\npriority = 10\n[policies.r]\nclass = \"rr\"\npriority = 5\n";
     let spec = u.spec("rt.toml", rt);
     let run = u.cmd(&["run", "-q", spec.to_str().unwrap()], &rtprio).output().unwrap();
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
     let db = rusqlite::Connection::open(u.db()).unwrap();
     let seen: Vec<String> = rows(&db, "SELECT extra_json FROM samples", |r| r.get(0));
-    let policies: Vec<String> =
-        seen.iter().map(|e| serde_json::from_str::<serde_json::Value>(e).unwrap()["policy"].as_str().unwrap().to_string()).collect();
+    let policies: Vec<String> = seen
+        .iter()
+        .map(|e| {
+            serde_json::from_str::<serde_json::Value>(e).unwrap()["policy"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
     assert_eq!(policies.iter().filter(|p| *p == "fifo").count(), 2, "{policies:?}");
     assert_eq!(policies.iter().filter(|p| *p == "rr").count(), 2, "{policies:?}");
     let above = u.spec("above.toml", &rt.replace("priority = 10", "priority = 11"));
     let out = u.cmd(&["check", above.to_str().unwrap()], &rtprio).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("RLIMIT_RTPRIO >= 11") && text(&out).contains("RLIMIT_RTPRIO = 10"), "{}", text(&out));
+    assert!(
+        text(&out).contains("RLIMIT_RTPRIO >= 11") && text(&out).contains("RLIMIT_RTPRIO = 10"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]
@@ -237,14 +271,26 @@ fn what_needs_a_privilege_is_refused_by_name_before_anything_changes() {
     for (file, spec_text, at, says) in cases {
         let spec = u.spec(file, spec_text);
         for sub in ["check", "run"] {
-            let out = u.cmd(&[sub, spec.to_str().unwrap()], &[(libc::RLIMIT_RTPRIO, 0)]).output().unwrap();
+            let out = u
+                .cmd(&[sub, spec.to_str().unwrap()], &[(libc::RLIMIT_RTPRIO, 0)])
+                .output()
+                .unwrap();
             let all = text(&out);
             assert_eq!(out.status.code(), Some(2), "{sub} {file}: {all}");
-            assert!(all.contains(&format!("{file}:{at}")) && all.contains(says), "{sub} {file}: {all}");
+            assert!(
+                all.contains(&format!("{file}:{at}")) && all.contains(says),
+                "{sub} {file}: {all}"
+            );
         }
     }
-    let left: Vec<String> = std::fs::read_dir(u.work()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    assert!(left.iter().all(|f| f.ends_with(".toml")), "no database, journal or experiment directory: {left:?}");
+    let left: Vec<String> = std::fs::read_dir(u.work())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        left.iter().all(|f| f.ends_with(".toml")),
+        "no database, journal or experiment directory: {left:?}"
+    );
 }
 
 #[test]
@@ -263,8 +309,13 @@ fn env_says_what_an_unprivileged_user_may_do() {
     ] {
         assert!(s.contains(line), "{line:?} in:\n{s}");
     }
-    for limit in ["kernel.pid_max   ", "threads-max      ", "RLIMIT_NPROC     ", "MemAvailable     "] {
-        let value = s.lines().find_map(|l| l.strip_prefix(limit)).unwrap_or_else(|| panic!("{limit} in:\n{s}"));
+    for limit in
+        ["kernel.pid_max   ", "threads-max      ", "RLIMIT_NPROC     ", "MemAvailable     "]
+    {
+        let value = s
+            .lines()
+            .find_map(|l| l.strip_prefix(limit))
+            .unwrap_or_else(|| panic!("{limit} in:\n{s}"));
         assert!(value.split_whitespace().next().unwrap().parse::<u64>().is_ok(), "{limit}{value}");
     }
 }
@@ -278,31 +329,48 @@ fn env_says_what_an_unprivileged_user_may_do() {
 #[test]
 fn a_fork_that_fails_mid_cell_fails_that_cell_and_the_run_goes_on() {
     require!(cannot_drop().is_none(), cannot_drop().unwrap());
-    require!(Path::new("/usr/bin/setsid").exists() && Path::new("/bin/sleep").exists(), "setsid or sleep missing");
+    require!(
+        Path::new("/usr/bin/setsid").exists() && Path::new("/bin/sleep").exists(),
+        "setsid or sleep missing"
+    );
     let u = Dropped::new();
     let spec = u.spec(
         "nproc.toml",
         "name = \"nproc\"\nrepetitions = 1\nwarmup = 0\n[matrix]\nworkload = [\"plant\", \"cpu\"]\nprocesses = [30, 10]\n[workloads.plant]\nkind = \"command\"\nargv = [\"/usr/bin/setsid\", \"--fork\", \"/bin/sleep\", \"300\"]\n[workloads.cpu]\nkind = \"pi\"\niterations = 100000\n",
     );
-    let out = u.cmd(&["run", "-q", spec.to_str().unwrap()], &[(libc::RLIMIT_NPROC, 66)]).output().unwrap();
+    let out = u
+        .cmd(&["run", "-q", spec.to_str().unwrap()], &[(libc::RLIMIT_NPROC, 66)])
+        .output()
+        .unwrap();
     // The run is not refused, goes on after the failed cell, and exits 1 for it.
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let db = rusqlite::Connection::open(u.db()).unwrap();
     let cells: Vec<(String, String, Option<String>)> =
-        rows(&db, "SELECT key, status, message FROM cells ORDER BY ordinal", |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)));
+        rows(&db, "SELECT key, status, message FROM cells ORDER BY ordinal", |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        });
     let keys: Vec<&str> = cells.iter().map(|c| c.0.as_str()).collect();
-    assert_eq!(keys, ["plant/other/n30", "plant/other/n10", "cpu/other/n30", "cpu/other/n10"], "{cells:?}");
+    assert_eq!(
+        keys,
+        ["plant/other/n30", "plant/other/n10", "cpu/other/n30", "cpu/other/n10"],
+        "{cells:?}"
+    );
     let sleepers = u.processes().iter().filter(|(_, c)| c.starts_with("/bin/sleep 300")).count();
     assert_eq!(sleepers, 40, "the first two cells planted a sleeper each: {cells:?}");
     let (_, status, msg) = &cells[2];
     assert_eq!(status, "failed", "{cells:?}");
     let msg = msg.as_deref().unwrap_or_default();
-    assert!(msg.contains("could not start worker 25 of 30") && msg.contains("Resource temporarily unavailable"), "{msg}");
+    assert!(
+        msg.contains("could not start worker 25 of 30")
+            && msg.contains("Resource temporarily unavailable"),
+        "{msg}"
+    );
     assert_eq!(cells[3].1, "ok", "the run went on: {cells:?}");
     let samples: i64 = db
         .query_row("SELECT COUNT(*) FROM samples s JOIN cells c ON c.id = s.cell_row WHERE c.key = 'cpu/other/n10'", [], |r| r.get(0))
         .unwrap();
     assert_eq!(samples, 10);
-    let workers: Vec<(i32, String)> = u.processes().into_iter().filter(|(_, c)| c.contains("__worker")).collect();
+    let workers: Vec<(i32, String)> =
+        u.processes().into_iter().filter(|(_, c)| c.contains("__worker")).collect();
     assert!(workers.is_empty(), "no worker of the failed cell is left: {workers:?}");
 }

@@ -99,8 +99,16 @@ impl Lab {
 }
 
 /// Mean of a numeric field over rows matching `pred`.
-pub fn mean_of(rows: &[serde_json::Value], field: &str, pred: impl Fn(&serde_json::Value) -> bool) -> f64 {
-    let xs: Vec<f64> = rows.iter().filter(|r| pred(r)).map(|r| r[field].as_f64().unwrap_or_else(|| panic!("{field} in {r}"))).collect();
+pub fn mean_of(
+    rows: &[serde_json::Value],
+    field: &str,
+    pred: impl Fn(&serde_json::Value) -> bool,
+) -> f64 {
+    let xs: Vec<f64> = rows
+        .iter()
+        .filter(|r| pred(r))
+        .map(|r| r[field].as_f64().unwrap_or_else(|| panic!("{field} in {r}")))
+        .collect();
     assert!(!xs.is_empty(), "no rows for {field}");
     xs.iter().sum::<f64>() / xs.len() as f64
 }
@@ -134,7 +142,8 @@ pub fn per_cpu_rows(show: &str) -> Vec<&str> {
 
 /// True when this kernel has tracefs (the traced tests skip without it).
 pub fn tracing_possible() -> bool {
-    std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.lines().any(|l| l.ends_with("tracefs")))
+    std::fs::read_to_string("/proc/filesystems")
+        .is_ok_and(|f| f.lines().any(|l| l.ends_with("tracefs")))
 }
 
 /// Waits until `done`, failing the test after `within`.
@@ -147,7 +156,10 @@ pub fn wait_for(what: &str, within: std::time::Duration, mut done: impl FnMut() 
 }
 
 /// Waits for `child` to end, failing the test after `within`.
-pub fn wait_exit(child: &mut std::process::Child, within: std::time::Duration) -> std::process::ExitStatus {
+pub fn wait_exit(
+    child: &mut std::process::Child,
+    within: std::time::Duration,
+) -> std::process::ExitStatus {
     wait_for("schedlab's end", within, || child.try_wait().unwrap().is_some());
     child.wait().unwrap()
 }

@@ -44,7 +44,13 @@ pub fn load(store: &Store, arg: Option<&str>) -> anyhow::Result<Subject> {
 /// One run as a subject.
 pub fn of_run(store: &Store, run: RunRow) -> anyhow::Result<Subject> {
     let cells = store.cells(run.id)?;
-    Ok(Subject { origin: vec![0; cells.len()], cells, campaign: None, shards: vec![run.clone()], run })
+    Ok(Subject {
+        origin: vec![0; cells.len()],
+        cells,
+        campaign: None,
+        shards: vec![run.clone()],
+        run,
+    })
 }
 
 fn of_campaign(store: &Store, campaign: &str) -> anyhow::Result<Subject> {
@@ -55,10 +61,12 @@ fn of_campaign(store: &Store, campaign: &str) -> anyhow::Result<Subject> {
         origin.extend(std::iter::repeat_n(i, c.len()));
         cells.extend(c);
     }
-    let first = shards.first().ok_or_else(|| bad_input(format!("campaign {campaign} has no runs here")))?;
+    let first =
+        shards.first().ok_or_else(|| bad_input(format!("campaign {campaign} has no runs here")))?;
     let count = first.identity.shard.map(|s| s.count).unwrap_or(0);
     let have: Vec<u32> = shards.iter().filter_map(|r| r.identity.shard.map(|s| s.index)).collect();
-    let missing: Vec<String> = (0..count).filter(|k| !have.contains(k)).map(|k| format!("{k}/{count}")).collect();
+    let missing: Vec<String> =
+        (0..count).filter(|k| !have.contains(k)).map(|k| format!("{k}/{count}")).collect();
     let mut run = first.clone();
     run.status = if !missing.is_empty() {
         RunStatus::Campaign(format!("incomplete: shard {} not merged", missing.join(", ")))
@@ -68,13 +76,23 @@ fn of_campaign(store: &Store, campaign: &str) -> anyhow::Result<Subject> {
         let odd: Vec<String> = shards
             .iter()
             .filter(|r| r.status != RunStatus::Complete)
-            .map(|r| format!("{} {}", r.identity.shard.map(|s| s.to_string()).unwrap_or_default(), r.status))
+            .map(|r| {
+                format!(
+                    "{} {}",
+                    r.identity.shard.map(|s| s.to_string()).unwrap_or_default(),
+                    r.status
+                )
+            })
             .collect();
         RunStatus::Campaign(format!("shards {}", odd.join(", ")))
     };
     run.cells_done = shards.iter().map(|r| r.cells_done).sum();
     run.started_unix = shards.iter().map(|r| r.started_unix).fold(f64::INFINITY, f64::min);
-    run.finished_unix = shards.iter().map(|r| r.finished_unix).collect::<Option<Vec<f64>>>().map(|v| v.into_iter().fold(0.0, f64::max));
+    run.finished_unix = shards
+        .iter()
+        .map(|r| r.finished_unix)
+        .collect::<Option<Vec<f64>>>()
+        .map(|v| v.into_iter().fold(0.0, f64::max));
     run.warnings = shards
         .iter()
         .flat_map(|r| {
@@ -151,11 +169,17 @@ impl Subject {
     pub fn measured_on_lines(&self, keys: usize) -> Vec<String> {
         let mut by: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (k, ms) in self.measured_on() {
-            by.entry(ms.iter().map(|(m, n)| format!("{n} on {m}")).collect::<Vec<_>>().join(", ")).or_default().push(k);
+            by.entry(ms.iter().map(|(m, n)| format!("{n} on {m}")).collect::<Vec<_>>().join(", "))
+                .or_default()
+                .push(k);
         }
         by.into_iter()
             .map(|(on, cells)| {
-                let more = if cells.len() > keys { format!(", ... {} more", cells.len() - keys) } else { String::new() };
+                let more = if cells.len() > keys {
+                    format!(", ... {} more", cells.len() - keys)
+                } else {
+                    String::new()
+                };
                 let shown: Vec<&str> = cells.iter().take(keys).map(String::as_str).collect();
                 format!("{on}: {} cells ({}{more})", cells.len(), shown.join(", "))
             })
@@ -183,7 +207,12 @@ impl Subject {
             .measured_on()
             .into_iter()
             .filter(|(_, ms)| ms.len() > 1 && ms.iter().any(|(m, _)| unlike.contains(&m.as_str())))
-            .map(|(k, ms)| format!("{k} ({})", ms.iter().map(|(m, n)| format!("{n} on {m}")).collect::<Vec<_>>().join(", ")))
+            .map(|(k, ms)| {
+                format!(
+                    "{k} ({})",
+                    ms.iter().map(|(m, n)| format!("{n} on {m}")).collect::<Vec<_>>().join(", ")
+                )
+            })
             .collect();
         if !mixed.is_empty() {
             out.push(format!(
@@ -205,8 +234,11 @@ pub fn machine_warnings(a: &Subject, b: &Subject) -> Vec<String> {
     for (ma, ea) in a.machines() {
         for (mb, eb) in b.machines() {
             let headers = ea == &a.run.env && eb == &b.run.env;
-            let d: Vec<String> =
-                ea.fact_differences(eb).into_iter().filter(|d| !(headers && covered.iter().any(|c| d.starts_with(c)))).collect();
+            let d: Vec<String> = ea
+                .fact_differences(eb)
+                .into_iter()
+                .filter(|d| !(headers && covered.iter().any(|c| d.starts_with(c))))
+                .collect();
             if !d.is_empty() {
                 out.push(format!(
                     "the machines differ: {} was measured on {ma}, {} on {mb}, and they differ in {}; the ratios show the machines as well as any change",
@@ -215,7 +247,11 @@ pub fn machine_warnings(a: &Subject, b: &Subject) -> Vec<String> {
                     d.join("; ")
                 ));
             } else if !ea.same_machine(eb) && ma != mb && ea.fact_differences(eb).is_empty() {
-                out.push(format!("{} was measured on {ma}, {} on {mb}: different machines with the same facts", a.name(), b.name()));
+                out.push(format!(
+                    "{} was measured on {ma}, {} on {mb}: different machines with the same facts",
+                    a.name(),
+                    b.name()
+                ));
             }
         }
     }

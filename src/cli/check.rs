@@ -47,21 +47,38 @@ fn pi_ns_per_iteration() -> f64 {
 fn amount(w: &Workload) -> String {
     match w {
         Workload::Pi { iterations } => format!("{iterations} iterations"),
-        Workload::Mixed { iterations, write_every } => format!("{iterations} iterations, O_SYNC write every {write_every}"),
-        Workload::Copy { transfer_bytes, block_bytes, .. } => format!("{transfer_bytes} B in {block_bytes} B O_SYNC writes"),
+        Workload::Mixed { iterations, write_every } => {
+            format!("{iterations} iterations, O_SYNC write every {write_every}")
+        }
+        Workload::Copy { transfer_bytes, block_bytes, .. } => {
+            format!("{transfer_bytes} B in {block_bytes} B O_SYNC writes")
+        }
         Workload::Hash { hashes } => format!("{hashes} CityHash128 of 4 KiB"),
         Workload::Command { argv } => format!("exec {}", argv.join(" ")),
         Workload::ParWrite(p) | Workload::ParRead(p) => {
-            format!("{} x {} B in {} thread(s), {} B per call, {}", p.files, p.file_bytes, p.threads, p.buffer_bytes, p.mode.name())
+            format!(
+                "{} x {} B in {} thread(s), {} B per call, {}",
+                p.files,
+                p.file_bytes,
+                p.threads,
+                p.buffer_bytes,
+                p.mode.name()
+            )
         }
         Workload::Periodic(p) => format!(
             "one task each, {} body, {:.1} s, sum C/T {:.3}{}",
             p.body.name(),
             p.duration_ns as f64 / 1e9,
             p.deadline_bandwidth(),
-            if p.scheduler.dispatched() { format!(", quantum {} ms", p.quantum_ns as f64 / 1e6) } else { String::new() }
+            if p.scheduler.dispatched() {
+                format!(", quantum {} ms", p.quantum_ns as f64 / 1e6)
+            } else {
+                String::new()
+            }
         ),
-        Workload::UdpFlood { packets, packet_bytes } => format!("{packets} UDP datagrams of {packet_bytes} B over 127.0.0.1"),
+        Workload::UdpFlood { packets, packet_bytes } => {
+            format!("{packets} UDP datagrams of {packet_bytes} B over 127.0.0.1")
+        }
         Workload::IoInterrupts { reads, read_bytes, file_bytes } => {
             format!("{reads} O_DIRECT reads of {read_bytes} B at random in a {file_bytes} B file")
         }
@@ -98,10 +115,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     for c in &plan.cells {
         for (gi, g) in c.groups.iter().enumerate() {
             let per_process_ns = match g.workload {
-                Workload::Pi { iterations } | Workload::Mixed { iterations, .. } => iterations as f64 * ns,
+                Workload::Pi { iterations } | Workload::Mixed { iterations, .. } => {
+                    iterations as f64 * ns
+                }
                 Workload::Hash { hashes } => hashes as f64 * hash_ns,
                 Workload::Periodic(ref p) => {
-                    p.tasks.iter().map(|t| p.jobs(t) as f64 * p.work_ns(t) as f64).sum::<f64>() / p.tasks.len() as f64
+                    p.tasks.iter().map(|t| p.jobs(t) as f64 * p.work_ns(t) as f64).sum::<f64>()
+                        / p.tasks.len() as f64
                 }
                 _ => 0.0,
             };
@@ -113,13 +133,22 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             }
             procs_total += g.processes as u64 * per_rep;
             let pol = match g.policy.class {
-                cl if cl.is_rt() => format!("{} ({} prio {})", g.policy_name, cl.name(), g.policy.priority),
+                cl if cl.is_rt() => {
+                    format!("{} ({} prio {})", g.policy_name, cl.name(), g.policy.priority)
+                }
                 cl => format!(
                     "{} ({}{})",
                     g.policy_name,
                     cl.name(),
-                    if g.policy.nice != 0 { format!(" nice {}", g.policy.nice) } else { String::new() }
-                        + &g.policy.slice_ns.map(|ns| format!(" slice {} us", ns / 1000)).unwrap_or_default()
+                    if g.policy.nice != 0 {
+                        format!(" nice {}", g.policy.nice)
+                    } else {
+                        String::new()
+                    } + &g
+                        .policy
+                        .slice_ns
+                        .map(|ns| format!(" slice {} us", ns / 1000))
+                        .unwrap_or_default()
                 ),
             };
             let mut place = vec![format!("affinity {}", g.affinity.label())];
@@ -171,7 +200,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             t.max
         );
     }
-    if plan.cells.iter().flat_map(|c| &c.groups).any(|g| matches!(g.workload, Workload::Command { .. })) && plan.scale != 1.0 {
+    if plan
+        .cells
+        .iter()
+        .flat_map(|c| &c.groups)
+        .any(|g| matches!(g.workload, Workload::Command { .. }))
+        && plan.scale != 1.0
+    {
         outln!("note: --scale does not change command workloads (schedlab cannot know their work amount)");
     }
     let cpus_ok = spec
@@ -198,8 +233,15 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         outln!("{}{line}", if warning { "warning: " } else { "" });
     }
     // In the order `run` refuses them: privileges, CPUs, limits, then the device.
-    allowed.and(cpus_ok).and(limits_ok).and(scx_ok).and(knobs_ok.map(|_| ())).map_err(|e| bad_input(e.to_string()))?;
-    if let Some(line) = super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())? {
+    allowed
+        .and(cpus_ok)
+        .and(limits_ok)
+        .and(scx_ok)
+        .and(knobs_ok.map(|_| ()))
+        .map_err(|e| bad_input(e.to_string()))?;
+    if let Some(line) =
+        super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())?
+    {
         outln!("{line}");
     }
     outln!("ok: the spec is valid, this process may apply every policy in it, and every cell fits this machine's limits");

@@ -29,15 +29,23 @@ pub fn bad_input(message: impl std::fmt::Display) -> anyhow::Error {
 /// Reads and validates a spec (the built-in quick experiment when `file` is None), then
 /// applies command-line overrides. Paths in a file resolve against its directory; the
 /// built-in experiment's (it has none) would resolve against the current directory.
-pub fn load_spec(file: Option<&Path>, scale: Option<f64>, repetitions: Option<Repetitions>) -> anyhow::Result<schedlab_spec::Spec> {
+pub fn load_spec(
+    file: Option<&Path>,
+    scale: Option<f64>,
+    repetitions: Option<Repetitions>,
+) -> anyhow::Result<schedlab_spec::Spec> {
     let parsed = match file {
         Some(p) => {
-            let bytes = std::fs::read(p).map_err(|e| bad_input(format!("cannot read {}: {e}", p.display())))?;
+            let bytes = std::fs::read(p)
+                .map_err(|e| bad_input(format!("cannot read {}: {e}", p.display())))?;
             let path = p.display().to_string();
-            schedlab_spec::decode(&path, &bytes).and_then(|text| schedlab_spec::parse_at(&path, text, &schedlab_spec::spec_dir(&path)))
+            schedlab_spec::decode(&path, &bytes).and_then(|text| {
+                schedlab_spec::parse_at(&path, text, &schedlab_spec::spec_dir(&path))
+            })
         }
         None => {
-            let cwd = std::env::current_dir().map_err(|e| bad_input(format!("cannot resolve the current directory: {e}")))?;
+            let cwd = std::env::current_dir()
+                .map_err(|e| bad_input(format!("cannot resolve the current directory: {e}")))?;
             schedlab_spec::parse_at("<built-in quick.toml>", schedlab_spec::BUILTIN_QUICK, &cwd)
         }
     };
@@ -159,7 +167,9 @@ impl std::str::FromStr for Repetitions {
         match s {
             "auto" => Ok(Repetitions::Auto),
             n => match n.parse::<u32>() {
-                Ok(c) if (1..=schedlab_spec::bounds::MAX_REPETITIONS).contains(&c) => Ok(Repetitions::Count(c)),
+                Ok(c) if (1..=schedlab_spec::bounds::MAX_REPETITIONS).contains(&c) => {
+                    Ok(Repetitions::Count(c))
+                }
                 _ => Err(BadRepetitions(n.to_string())),
             },
         }
@@ -172,7 +182,12 @@ pub struct BadRepetitions(String);
 
 impl std::fmt::Display for BadRepetitions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "expected a count from 1 to {}, or auto, got \"{}\"", schedlab_spec::bounds::MAX_REPETITIONS, self.0)
+        write!(
+            f,
+            "expected a count from 1 to {}, or auto, got \"{}\"",
+            schedlab_spec::bounds::MAX_REPETITIONS,
+            self.0
+        )
     }
 }
 
@@ -191,16 +206,26 @@ impl std::fmt::Display for Repetitions {
 pub fn repetitions_label(plan: &schedlab_spec::Plan) -> String {
     match &plan.adaptive {
         None => format!("{} repetitions", plan.repetitions),
-        Some(t) => format!("{} to {} repetitions until the 95% CI is within ±{}% of the mean", t.min, t.max, t.ci_pct),
+        Some(t) => format!(
+            "{} to {} repetitions until the 95% CI is within ±{}% of the mean",
+            t.min, t.max, t.ci_pct
+        ),
     }
 }
 
 /// Checks the plan's experiment device against this machine (privilege, a real disk's
 /// confirmation, offered schedulers, space) before anything is changed; returns a line
 /// describing the device for the user, if there is one.
-pub fn check_device(spec: &schedlab_spec::Spec, dir: Option<&Path>, yes_device: Option<&str>) -> anyhow::Result<Option<String>> {
+pub fn check_device(
+    spec: &schedlab_spec::Spec,
+    dir: Option<&Path>,
+    yes_device: Option<&str>,
+) -> anyhow::Result<Option<String>> {
     let Some(d) = &spec.plan.device else { return Ok(None) };
-    let parent = dir.map(Path::to_path_buf).or_else(|| spec.plan.dir.clone()).unwrap_or_else(std::env::temp_dir);
+    let parent = dir
+        .map(Path::to_path_buf)
+        .or_else(|| spec.plan.dir.clone())
+        .unwrap_or_else(std::env::temp_dir);
     let facts = schedlab_sys::blockdev::facts(&schedlab_sys::Root::default(), d, &parent);
     spec.check_device(&facts, yes_device).map_err(|e| bad_input(e.to_string()))?;
     let line = match &d.target {
@@ -218,7 +243,10 @@ pub fn check_device(spec: &schedlab_spec::Spec, dir: Option<&Path>, yes_device: 
             format!("device: files in a new directory under {path} on {} (confirmed)", facts.disk.as_deref().unwrap_or("?"))
         }
     };
-    Ok(Some(format!("{line}; page cache dropped before each cell: {}", if d.drop_caches { "yes" } else { "no" })))
+    Ok(Some(format!(
+        "{line}; page cache dropped before each cell: {}",
+        if d.drop_caches { "yes" } else { "no" }
+    )))
 }
 
 /// Records a new run of `spec`'s plan (stored as `plan_json`) with this command line; returns its id.
@@ -231,8 +259,12 @@ pub fn create_run(
 ) -> anyhow::Result<i64> {
     let plan = &spec.plan;
     // Nothing has changed yet when the database refuses the run (read-only, full): bad input.
-    let refused =
-        |e: schedlab_store::DbError| bad_input(format!("cannot record a new run in {}: {e}", store.path().unwrap_or("the database")));
+    let refused = |e: schedlab_store::DbError| {
+        bad_input(format!(
+            "cannot record a new run in {}: {e}",
+            store.path().unwrap_or("the database")
+        ))
+    };
     store
         .create_run(&schedlab_store::NewRun {
             name: &plan.name,
@@ -250,13 +282,17 @@ pub fn create_run(
 
 /// Opens the results database.
 pub fn open_store(db: &Path) -> anyhow::Result<Store> {
-    Store::open(db).map_err(|e| anyhow::anyhow!("cannot open the results database {}: {e}", db.display()))
+    Store::open(db)
+        .map_err(|e| anyhow::anyhow!("cannot open the results database {}: {e}", db.display()))
 }
 
 /// Opens an existing database for reading; a missing file is bad input, not a new database.
 pub fn open_existing(db: &Path) -> anyhow::Result<Store> {
     if !db.exists() {
-        return Err(bad_input(format!("no results database at {} (run an experiment first, or pass --db / SCHEDLAB_DB)", db.display())));
+        return Err(bad_input(format!(
+            "no results database at {} (run an experiment first, or pass --db / SCHEDLAB_DB)",
+            db.display()
+        )));
     }
     open_store(db)
 }
@@ -264,19 +300,27 @@ pub fn open_existing(db: &Path) -> anyhow::Result<Store> {
 /// The run named on the command line, or the newest.
 pub fn pick_run(store: &Store, id: Option<i64>) -> anyhow::Result<RunRow> {
     match id {
-        Some(id) => store.run(id)?.ok_or_else(|| bad_input(format!("there is no run {id} (see `schedlab runs`)"))),
+        Some(id) => store
+            .run(id)?
+            .ok_or_else(|| bad_input(format!("there is no run {id} (see `schedlab runs`)"))),
         None => store.latest(None)?.ok_or_else(|| bad_input("the database holds no runs yet")),
     }
 }
 
 /// A simulated run's model in one line, from the parameters its samples keep.
 pub fn sim_model(records: &[schedlab_model::CellRecord]) -> Option<String> {
-    records.iter().flat_map(|r| &r.samples).find_map(|s| s.extra.sim.as_ref()).map(|o| o.model.describe())
+    records
+        .iter()
+        .flat_map(|r| &r.samples)
+        .find_map(|s| s.extra.sim.as_ref())
+        .map(|o| o.model.describe())
 }
 
 /// Formats unix seconds as UTC `YYYY-MM-DD HH:MM:SS`.
 pub fn utc(secs: f64) -> String {
-    jiff::Timestamp::from_second(secs as i64).map(|t| t.strftime("%Y-%m-%d %H:%M:%S").to_string()).unwrap_or_else(|_| "?".into())
+    jiff::Timestamp::from_second(secs as i64)
+        .map(|t| t.strftime("%Y-%m-%d %H:%M:%S").to_string())
+        .unwrap_or_else(|_| "?".into())
 }
 
 /// What the DWCS feasibility test says about each distinct periodic task set of a plan,
@@ -320,7 +364,9 @@ pub fn feasibility_lines(plan: &schedlab_spec::Plan, cpus: usize) -> Vec<(String
                 let line = format!("{head}; partitioned (first-fit decreasing by C/T; deadline tasks stay global): {}", shares.join("; "));
                 if per_cpu.iter().all(|(_, _, f)| f.guaranteed) {
                     out.push((format!("{line}; every CPU's share is canonical and <= 1: the DWCS feasibility test guarantees every window (in theory, without overheads)"), false));
-                } else if let Some((c, _, _)) = per_cpu.iter().find(|(_, _, f)| f.min_utilisation > 1.0 + 1e-9) {
+                } else if let Some((c, _, _)) =
+                    per_cpu.iter().find(|(_, _, f)| f.min_utilisation > 1.0 + 1e-9)
+                {
                     out.push((format!("{line}; CPU {c}'s share is more than one CPU's worth, so window violations are expected"), true));
                 } else {
                     out.push((
@@ -334,17 +380,19 @@ pub fn feasibility_lines(plan: &schedlab_spec::Plan, cpus: usize) -> Vec<(String
                     false,
                 ));
             } else if f.min_utilisation > 1.0 + 1e-9 {
-                out.push((format!("{head}: more than one CPU's worth, so window violations are expected"), true));
+                out.push((
+                    format!("{head}: more than one CPU's worth, so window violations are expected"),
+                    true,
+                ));
             } else {
                 let why = f.not_canonical_because.unwrap_or_default();
                 out.push((format!("{head}; not canonical ({why}), so the DWCS feasibility guarantee does not apply"), true));
             }
-            if plan
-                .cells
-                .iter()
-                .flat_map(|c| &c.groups)
-                .any(|h| h.workload.periodic().is_some_and(|q| q.tasks == p.tasks && q.scheduler == schedlab_spec::RtScheduler::Deadline))
-            {
+            if plan.cells.iter().flat_map(|c| &c.groups).any(|h| {
+                h.workload.periodic().is_some_and(|q| {
+                    q.tasks == p.tasks && q.scheduler == schedlab_spec::RtScheduler::Deadline
+                })
+            }) {
                 let limit = cpus as f64 * 0.95;
                 if p.deadline_bandwidth() > limit {
                     out.push((

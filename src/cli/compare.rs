@@ -32,10 +32,14 @@ pub struct Args {
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let metric = metric_and_alpha(&a.metric, a.alpha)?;
     if !matches!(a.format.as_str(), "table" | "markdown" | "md" | "json") {
-        return Err(bad_input(format!("unknown format \"{}\"; use table, markdown or json", a.format)));
+        return Err(bad_input(format!(
+            "unknown format \"{}\"; use table, markdown or json",
+            a.format
+        )));
     }
     let store = open_existing(db)?;
-    let (sa, sb) = (super::campaign::load(&store, Some(&a.a))?, super::campaign::load(&store, Some(&a.b))?);
+    let (sa, sb) =
+        (super::campaign::load(&store, Some(&a.a))?, super::campaign::load(&store, Some(&a.b))?);
     let (ra, rb) = (&sa.run, &sb.run);
     let (cells_a, cells_b) = (&sa.cells, &sb.cells);
     check_traced(metric, ra, cells_a)?;
@@ -63,8 +67,22 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         }
         "markdown" | "md" => write!(out, "{}", compare::markdown(&c, ra.id, rb.id, &warnings))?,
         _ => {
-            writeln!(out, "A = {} ({}, {}, started {} UTC)", sa.name(), ra.name, ra.status, utc(ra.started_unix))?;
-            writeln!(out, "B = {} ({}, {}, started {} UTC)", sb.name(), rb.name, rb.status, utc(rb.started_unix))?;
+            writeln!(
+                out,
+                "A = {} ({}, {}, started {} UTC)",
+                sa.name(),
+                ra.name,
+                ra.status,
+                utc(ra.started_unix)
+            )?;
+            writeln!(
+                out,
+                "B = {} ({}, {}, started {} UTC)",
+                sb.name(),
+                rb.name,
+                rb.status,
+                utc(rb.started_unix)
+            )?;
             writeln!(
                 out,
                 "{} per repetition, mean ±{} CI over repetitions (+up/-down where it is not symmetric; n < 3: too few \

@@ -30,7 +30,8 @@ pub fn completions(a: CompletionArgs) -> anyhow::Result<ExitCode> {
     // generate panics when its writer fails: it writes into memory, and stdout gets the whole.
     let mut script = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, "schedlab", &mut script);
-    std::io::Write::write_all(&mut std::io::stdout().lock(), &script).map_err(super::out::stdout_error)?;
+    std::io::Write::write_all(&mut std::io::stdout().lock(), &script)
+        .map_err(super::out::stdout_error)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -39,7 +40,8 @@ pub fn man(a: ManArgs) -> anyhow::Result<ExitCode> {
     if a.out.exists() && !a.out.is_dir() {
         return Err(bad_input(format!("{} exists and is not a directory", a.out.display())));
     }
-    std::fs::create_dir_all(&a.out).map_err(|e| bad_input(format!("cannot create {}: {e}", a.out.display())))?;
+    std::fs::create_dir_all(&a.out)
+        .map_err(|e| bad_input(format!("cannot create {}: {e}", a.out.display())))?;
     // generate_to builds the command itself with the help subcommand off: building it here
     // first would add a page per `help` subcommand.
     clap_mangen::generate_to(super::Cli::command(), &a.out)?;

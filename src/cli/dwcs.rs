@@ -55,7 +55,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let dir = s.dir.clone().unwrap_or_else(shm::default_dir);
     if let Some(w) = s.watch {
         if !(w > 0.0 && w.is_finite()) || s.json {
-            return Err(bad_input("--watch needs a positive number of seconds, and prints tables (not --json)"));
+            return Err(bad_input(
+                "--watch needs a positive number of seconds, and prints tables (not --json)",
+            ));
         }
     }
     loop {

@@ -26,12 +26,16 @@ struct Powers {
 
 fn powers(root: &Root, e: &schedlab_model::Environment) -> Powers {
     let names: Vec<&str> = e.io_devices.iter().filter_map(|d| d.split(':').next()).collect();
-    let schedulers =
-        names.iter().filter(|n| env::may_write(&root.path(&format!("/sys/block/{n}/queue/scheduler")))).map(|n| n.to_string()).collect();
+    let schedulers = names
+        .iter()
+        .filter(|n| env::may_write(&root.path(&format!("/sys/block/{n}/queue/scheduler"))))
+        .map(|n| n.to_string())
+        .collect();
     Powers {
         schedulers,
         devices: names.len(),
-        loop_devices: env::has_cap(root, env::cap::SYS_ADMIN) && env::may_write(&root.path("/dev/loop-control")),
+        loop_devices: env::has_cap(root, env::cap::SYS_ADMIN)
+            && env::may_write(&root.path("/dev/loop-control")),
         ipc_lock: env::has_cap(root, env::cap::IPC_LOCK),
     }
 }
@@ -45,7 +49,11 @@ fn policies(caps: &schedlab_spec::Capabilities) -> Vec<String> {
         (false, 0) => "no fifo or rr (RLIMIT_RTPRIO is 0)".into(),
         (false, r) => format!("fifo, rr at priority 1-{} (RLIMIT_RTPRIO)", r.min(98)),
     });
-    out.push(if caps.sys_nice { "deadline".into() } else { "no deadline (needs CAP_SYS_NICE)".into() });
+    out.push(if caps.sys_nice {
+        "deadline".into()
+    } else {
+        "no deadline (needs CAP_SYS_NICE)".into()
+    });
     out
 }
 
@@ -120,9 +128,16 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     outln!("command line     {}", m.cmdline);
     outln!("cpu              {} x {}", e.cpus, e.cpu_model);
     outln!("SMT              {}; microcode {}", or_none(&m.smt), or_none(&m.microcode));
-    outln!("clocksource      {}; cpuidle driver {}", or_none(&m.clocksource), or_none(&m.cpuidle_driver));
+    outln!(
+        "clocksource      {}; cpuidle driver {}",
+        or_none(&m.clocksource),
+        or_none(&m.cpuidle_driver)
+    );
     outln!("memory           {} MiB", e.mem_total_kb.map(|k| k / 1024).unwrap_or(0));
-    outln!("HZ               {}", e.hz.map(|h| h.to_string()).unwrap_or_else(|| "unknown (no /boot/config)".into()));
+    outln!(
+        "HZ               {}",
+        e.hz.map(|h| h.to_string()).unwrap_or_else(|| "unknown (no /boot/config)".into())
+    );
     outln!("uid              {uid}{}", if uid == 0 { " (root)" } else { "" });
     outln!("CAP_SYS_NICE     {}  (needed for fifo/rr above RLIMIT_RTPRIO, deadline, a nice below this process's)", yes(caps.sys_nice));
     outln!("RLIMIT_RTPRIO    {}", caps.rtprio_limit);
@@ -140,20 +155,31 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         "cgroups          {}",
         match &caps.cgroup_unwritable {
             None => "yes (cpu_weight, cpu_max, cpuset)".to_string(),
-            Some(d) => format!("no: needs write access to {d} (root, or a cgroup delegated to this user)"),
+            Some(d) =>
+                format!("no: needs write access to {d} (root, or a cgroup delegated to this user)"),
         }
     );
     outln!(
         "I/O schedulers   {}",
         if p.schedulers.is_empty() {
-            format!("no: none of the {} queue/scheduler files in /sys/block is writable (root)", p.devices)
+            format!(
+                "no: none of the {} queue/scheduler files in /sys/block is writable (root)",
+                p.devices
+            )
         } else {
             format!("yes: {}", p.schedulers.join(", "))
         }
     );
-    outln!("loop devices     {}", if p.loop_devices { "yes" } else { "no: needs CAP_SYS_ADMIN and /dev/loop-control (root)" });
+    outln!(
+        "loop devices     {}",
+        if p.loop_devices { "yes" } else { "no: needs CAP_SYS_ADMIN and /dev/loop-control (root)" }
+    );
     outln!("locked memory    CAP_IPC_LOCK {}, RLIMIT_MEMLOCK {memlock} bytes (the live dispatchers lock theirs)", yes(p.ipc_lock));
-    outln!("kernel.pid_max   {} ({} processes and threads running now)", num(lim.pid_max), num(lim.tasks));
+    outln!(
+        "kernel.pid_max   {} ({} processes and threads running now)",
+        num(lim.pid_max),
+        num(lim.tasks)
+    );
     outln!("threads-max      {}", num(lim.threads_max));
     outln!(
         "RLIMIT_NPROC     {nproc} ({}this user's processes and threads now: {})",
@@ -162,7 +188,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     );
     outln!("RLIMIT_NOFILE    {}", nofile);
     outln!("sched_ext        {}", scx_line(&root));
-    outln!("MemAvailable     {} MiB", lim.mem_available_kib.map(|k| (k / 1024).to_string()).unwrap_or_else(|| "unknown".into()));
+    outln!(
+        "MemAvailable     {} MiB",
+        lim.mem_available_kib.map(|k| (k / 1024).to_string()).unwrap_or_else(|| "unknown".into())
+    );
     outln!(
         "RT throttling    {} (sched_rt_runtime_us {} / sched_rt_period_us {})",
         if env::rt_throttled(&e) { "on" } else { "OFF: real-time cells need --allow-unthrottled" },
@@ -184,7 +213,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     outln!("RR timeslice     {} ms", opt(e.rr_timeslice_ms));
     outln!(
         "autogroup        {}",
-        e.autogroup.map(|a| if a { "on (nice acts within a session's group)" } else { "off" }).unwrap_or("unknown")
+        e.autogroup
+            .map(|a| if a { "on (nice acts within a session's group)" } else { "off" })
+            .unwrap_or("unknown")
     );
     outln!("governor         {}", e.governor.as_deref().unwrap_or("none (no cpufreq)"));
     outln!(
@@ -192,7 +223,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         e.cgroup,
         schedlab_sys::cgroup::detect(&root).map(|h| h.describe()).unwrap_or_else(|| "none".into())
     );
-    outln!("online CPUs      {}", schedlab_spec::cpulist::format(&schedlab_sys::cpus::online(&root)));
+    outln!(
+        "online CPUs      {}",
+        schedlab_spec::cpulist::format(&schedlab_sys::cpus::online(&root))
+    );
     outln!("block devices    {}", e.io_devices.join(", "));
     outln!("schedlab         {}", e.tool_version);
     let sched: Vec<String> = m.sched_knobs.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -209,12 +243,17 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 fn print_knobs(root: &Root) -> anyhow::Result<()> {
     use schedlab_spec::KnobFact;
     outln!("knobs            ([knobs], [matrix.knobs]; sched.features.NAME for each name in <debugfs>/sched/features)");
-    let names: Vec<String> = schedlab_spec::knob::known_names().into_iter().filter(|n| !n.ends_with(".NAME")).collect();
+    let names: Vec<String> =
+        schedlab_spec::knob::known_names().into_iter().filter(|n| !n.ends_with(".NAME")).collect();
     for (name, fact) in schedlab_sys::knobs::facts(root, &names) {
         let what = match fact {
             KnobFact::Present { value, offered, writable, .. } => format!(
                 "{value}{}{}",
-                if offered.is_empty() { String::new() } else { format!(" (offers {})", offered.join(", ")) },
+                if offered.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (offers {})", offered.join(", "))
+                },
                 if writable { "" } else { ", not writable by this user" }
             ),
             KnobFact::Missing(why) => format!("not in this kernel ({why})"),

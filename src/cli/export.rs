@@ -32,10 +32,11 @@ pub struct Args {
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let exporter = match a.format.as_str() {
         "parquet" | "hyperfine" => None,
-        f => Some(
-            schedlab_report::export::by_name(f)
-                .ok_or_else(|| bad_input(format!("unknown format \"{f}\"; use csv, json, markdown, parquet or hyperfine")))?,
-        ),
+        f => Some(schedlab_report::export::by_name(f).ok_or_else(|| {
+            bad_input(format!(
+                "unknown format \"{f}\"; use csv, json, markdown, parquet or hyperfine"
+            ))
+        })?),
     };
     if a.format == "parquet" && a.output.is_none() {
         return Err(bad_input("the parquet format is binary: give a file with --output"));
@@ -66,7 +67,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             }
         };
     }
-    let kept: Vec<usize> = (0..subject.cells.len()).filter(|i| a.include_warmup || !subject.cells[*i].warmup).collect();
+    let kept: Vec<usize> = (0..subject.cells.len())
+        .filter(|i| a.include_warmup || !subject.cells[*i].warmup)
+        .collect();
     let cells: Vec<_> = kept.iter().map(|i| subject.cells[*i].clone()).collect();
     let failed = cells.iter().filter(|c| !c.status.is_ok()).count();
     if failed > 0 {
@@ -85,7 +88,10 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             let logs = store.job_logs(run.id, c.params.cell_id, c.rep, c.warmup)?;
             schedlab_report::export::values(&schedlab_report::flat::flatten_jobs(run.id, c, &logs))
         } else {
-            schedlab_report::export::values(&schedlab_report::flat::flatten(run.id, std::slice::from_ref(c)))
+            schedlab_report::export::values(&schedlab_report::flat::flatten(
+                run.id,
+                std::slice::from_ref(c),
+            ))
         };
         if let Some(campaign) = &subject.campaign {
             let machine = subject.machine_of(*i);
@@ -94,7 +100,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         rows.extend(mine);
     }
     if a.jobs && rows.is_empty() {
-        return Err(bad_input(format!("{name} has no per-job records (they come from periodic workloads)")));
+        return Err(bad_input(format!(
+            "{name} has no per-job records (they come from periodic workloads)"
+        )));
     }
     let Some(exporter) = exporter else {
         let p = a.output.as_ref().expect("checked above");
@@ -141,5 +149,9 @@ fn with_machine(row: serde_json::Value, campaign: &str, machine: &str) -> serde_
 
 /// Creates the output file, which must not exist yet.
 fn create(p: &Path) -> anyhow::Result<std::fs::File> {
-    std::fs::OpenOptions::new().write(true).create_new(true).open(p).map_err(|e| bad_input(format!("cannot create {}: {e}", p.display())))
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(p)
+        .map_err(|e| bad_input(format!("cannot create {}: {e}", p.display())))
 }

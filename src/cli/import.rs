@@ -49,16 +49,25 @@ fn rt_app(a: RtAppArgs) -> anyhow::Result<ExitCode> {
         return Err(bad_input(format!("{} exists; give --force to replace it", a.out.display())));
     }
     let shown = a.file.display().to_string();
-    let bytes = std::fs::read(&a.file).map_err(|e| bad_input(format!("cannot read {shown}: {e}")))?;
+    let bytes =
+        std::fs::read(&a.file).map_err(|e| bad_input(format!("cannot read {shown}: {e}")))?;
     let text = std::str::from_utf8(&bytes).map_err(|e| {
-        let (line, col) = schedlab_spec::line_col(&String::from_utf8_lossy(&bytes[..e.valid_up_to()]), e.valid_up_to());
+        let (line, col) = schedlab_spec::line_col(
+            &String::from_utf8_lossy(&bytes[..e.valid_up_to()]),
+            e.valid_up_to(),
+        );
         bad_input(format!("{shown}:{line}:{col}: not UTF-8"))
     })?;
-    let parsed = json::parse(text).map_err(|e| bad_input(format!("{shown}:{}:{}: {}", e.line, e.col, e.message)))?;
+    let parsed = json::parse(text)
+        .map_err(|e| bad_input(format!("{shown}:{}:{}: {}", e.line, e.col, e.message)))?;
     let imported = rtapp::import(&parsed).map_err(|e| bad_input(format!("{shown}: {e}")))?;
 
     let out_shown = a.out.display().to_string();
-    let name = a.file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "rt-app".into());
+    let name = a
+        .file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "rt-app".into());
     let body = imported.body(&name, &shown);
     // The written spec must be one `check` accepts: validate it here.
     let dir = schedlab_spec::spec_dir(&out_shown);
@@ -67,10 +76,17 @@ fn rt_app(a: RtAppArgs) -> anyhow::Result<ExitCode> {
     write_out(&a.out, &text)?;
 
     let tasks: usize = imported.sets.iter().map(|s| s.tasks.len()).sum();
-    let sets: Vec<String> = imported.sets.iter().map(|s| format!("{} ({}, {} tasks)", s.name, s.scheduler, s.tasks.len())).collect();
+    let sets: Vec<String> = imported
+        .sets
+        .iter()
+        .map(|s| format!("{} ({}, {} tasks)", s.name, s.scheduler, s.tasks.len()))
+        .collect();
     println!("wrote {out_shown}: {tasks} periodic tasks in {}", sets.join(", "));
     if !imported.unmapped.is_empty() {
-        eprintln!("not mapped exactly ({}; also listed at the top of {out_shown}):", imported.unmapped.len());
+        eprintln!(
+            "not mapped exactly ({}; also listed at the top of {out_shown}):",
+            imported.unmapped.len()
+        );
         for u in &imported.unmapped {
             eprintln!("  - {u}");
         }
@@ -78,7 +94,9 @@ fn rt_app(a: RtAppArgs) -> anyhow::Result<ExitCode> {
     if let Some(e) = invalid {
         return Err(anyhow::Error::new(Exit {
             code: 1,
-            message: format!("{out_shown} is written but `schedlab check` will refuse it on this machine:\n{e}"),
+            message: format!(
+                "{out_shown} is written but `schedlab check` will refuse it on this machine:\n{e}"
+            ),
         }));
     }
     Ok(ExitCode::SUCCESS)
@@ -88,14 +106,18 @@ fn rt_app(a: RtAppArgs) -> anyhow::Result<ExitCode> {
 /// symlink is replaced, never followed.
 fn write_out(out: &Path, text: &str) -> anyhow::Result<()> {
     let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let file_name = out.file_name().ok_or_else(|| bad_input(format!("{} names no file", out.display())))?;
+    let file_name =
+        out.file_name().ok_or_else(|| bad_input(format!("{} names no file", out.display())))?;
     let tmp = dir.join(format!(".{}.{}.tmp", file_name.to_string_lossy(), std::process::id()));
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&tmp)
         .map_err(|e| bad_input(format!("cannot create {}: {e}", tmp.display())))?;
-    let written = f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).and_then(|_| std::fs::rename(&tmp, out));
+    let written = f
+        .write_all(text.as_bytes())
+        .and_then(|_| f.sync_all())
+        .and_then(|_| std::fs::rename(&tmp, out));
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
         anyhow::bail!("cannot write {}: {e}", out.display());

@@ -26,7 +26,9 @@ pub fn check_scx(spec: &Spec, root: &Root) -> Result<(), SpecError> {
 }
 
 /// The knobs' values before the run, by name, as the facts read them.
-pub fn knobs_before(facts: &schedlab_spec::KnobFacts) -> std::collections::BTreeMap<String, String> {
+pub fn knobs_before(
+    facts: &schedlab_spec::KnobFacts,
+) -> std::collections::BTreeMap<String, String> {
     facts
         .iter()
         .filter_map(|(k, f)| match f {
@@ -72,8 +74,9 @@ pub fn check_run(spec: &Spec, root: &Root) -> anyhow::Result<()> {
 /// before anything is changed.
 pub fn check_trace(spec: &Spec, root: &Root) -> anyhow::Result<()> {
     if spec.plan.cells.iter().any(|c| spec.plan.traced(c)) {
-        schedlab_trace::tracefs::preflight(root)
-            .map_err(|why| bad_input(format!("the plan traces cells (trace = true or --trace), but {why}")))?;
+        schedlab_trace::tracefs::preflight(root).map_err(|why| {
+            bad_input(format!("the plan traces cells (trace = true or --trace), but {why}"))
+        })?;
     }
     Ok(())
 }

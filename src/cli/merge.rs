@@ -34,7 +34,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             return Err(bad_input(format!("no database at {}", s.display())));
         }
         if same_file(s, &a.output) {
-            return Err(bad_input(format!("{} is the output: it cannot also be merged into itself", s.display())));
+            return Err(bad_input(format!(
+                "{} is the output: it cannot also be merged into itself",
+                s.display()
+            )));
         }
     }
     // An output this merge creates goes again if the merge fails: an empty database left
@@ -43,7 +46,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let merged = open_store(&a.output).and_then(|mut store| {
         let report = store.merge(&a.sources).map_err(|e| match e {
             MergeError::Refused(m) => bad_input(format!("{m}; nothing was merged")),
-            MergeError::Db { path, err } => anyhow::anyhow!("merging {} into {}: {err}", path.display(), a.output.display()),
+            MergeError::Db { path, err } => {
+                anyhow::anyhow!("merging {} into {}: {err}", path.display(), a.output.display())
+            }
         })?;
         Ok((store, report))
     });
@@ -63,7 +68,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if !a.quiet {
         // A run merged before and gone further since is copied again whole.
         let again = ": it has gone further since it was merged";
-        let copied = report.merged.iter().map(|m| ("merged", "", m)).chain(report.completed.iter().map(|m| ("merged again", again, m)));
+        let copied = report
+            .merged
+            .iter()
+            .map(|m| ("merged", "", m))
+            .chain(report.completed.iter().map(|m| ("merged again", again, m)));
         for (how, why, m) in copied {
             println!(
                 "{how} run {} of {} as run {} ({}{}, {} cell repetitions){why}",
@@ -71,7 +80,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 m.source.display(),
                 m.id,
                 m.uuid,
-                m.campaign.as_ref().map(|(c, s)| format!(", campaign {c} shard {s}")).unwrap_or_default(),
+                m.campaign
+                    .as_ref()
+                    .map(|(c, s)| format!(", campaign {c} shard {s}"))
+                    .unwrap_or_default(),
                 m.cells
             );
         }
@@ -87,16 +99,26 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     // Each campaign touched: which shards it now has.
     let mut campaigns: BTreeMap<String, u32> = BTreeMap::new();
-    for (c, s) in report.merged.iter().chain(&report.completed).filter_map(|m| m.campaign.as_ref()) {
+    for (c, s) in report.merged.iter().chain(&report.completed).filter_map(|m| m.campaign.as_ref())
+    {
         campaigns.insert(c.clone(), s.count);
     }
     for (c, count) in &campaigns {
-        let have: Vec<u32> = store.campaign_runs(c)?.iter().filter_map(|r| r.identity.shard.map(|s| s.index)).collect();
-        let missing: Vec<String> = (0..*count).filter(|k| !have.contains(k)).map(|k| format!("{k}/{count}")).collect();
+        let have: Vec<u32> = store
+            .campaign_runs(c)?
+            .iter()
+            .filter_map(|r| r.identity.shard.map(|s| s.index))
+            .collect();
+        let missing: Vec<String> =
+            (0..*count).filter(|k| !have.contains(k)).map(|k| format!("{k}/{count}")).collect();
         if missing.is_empty() {
             println!("campaign {c}: all {count} shards present");
         } else {
-            println!("campaign {c}: {} of {count} shards present; missing {}", *count as usize - missing.len(), missing.join(", "));
+            println!(
+                "campaign {c}: {} of {count} shards present; missing {}",
+                *count as usize - missing.len(),
+                missing.join(", ")
+            );
         }
     }
     let mut also = String::new();

@@ -87,7 +87,13 @@ fn output_error(e: OutputError) -> anyhow::Error {
     }
 }
 
-fn comparison(store: &Store, a: &[CellRecord], mut other: Subject, first: Metric, alpha: f64) -> anyhow::Result<CompareSection> {
+fn comparison(
+    store: &Store,
+    a: &[CellRecord],
+    mut other: Subject,
+    first: Metric,
+    alpha: f64,
+) -> anyhow::Result<CompareSection> {
     check_traced(first, &other.run, &other.cells)?;
     other.attach_job_logs(store)?;
     let b = other.cells;
@@ -108,7 +114,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     output::check_dir(&a.output, a.force).map_err(output_error)?;
     let store = open_existing(db)?;
     let mut subject = super::campaign::load(&store, a.run.as_deref())?;
-    let other = a.compare.as_deref().map(|id| super::campaign::load(&store, Some(id))).transpose()?;
+    let other =
+        a.compare.as_deref().map(|id| super::campaign::load(&store, Some(id))).transpose()?;
     if other.is_some() {
         check_traced(metric, &subject.run, &subject.cells)?;
     }
@@ -118,7 +125,13 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     // A campaign says where its cells were measured, and what its figures pool.
     if let Some(c) = &subject.campaign {
         let on = subject.measured_on_lines(40);
-        run.warnings.insert(0, format!("campaign {c}, measured on (repetitions per machine: the cells measured so): {}", on.join("; ")));
+        run.warnings.insert(
+            0,
+            format!(
+                "campaign {c}, measured on (repetitions per machine: the cells measured so): {}",
+                on.join("; ")
+            ),
+        );
         run.warnings.extend(subject.pooling_warnings());
     }
     if let Some(o) = &other {

@@ -21,7 +21,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let dir = schedlab_sys::journal::state_dir();
     let live = if a.all { schedlab_sys::journal::live_owners(&dir) } else { Vec::new() };
     if !live.is_empty() && !a.yes {
-        let who: Vec<String> = live.iter().map(|pid| format!("process {pid} ({})", schedlab_sys::lock::command_line(*pid))).collect();
+        let who: Vec<String> = live
+            .iter()
+            .map(|pid| format!("process {pid} ({})", schedlab_sys::lock::command_line(*pid)))
+            .collect();
         return Err(bad_input(format!(
             "restore --all would stop what is still running: {}. It kills their workers, removes their cgroups and \
              experiment directories and puts their settings back under them. Stop them first and run `schedlab restore`, \

@@ -61,7 +61,12 @@ impl Progress {
 impl Observer for Progress {
     fn step_started(&mut self, plan: &Plan, step: &Step, done: usize, total: usize) {
         let cell = &plan.cells[step.cell as usize];
-        let what = format!("{} rep {}{}", cell.key, step.rep + 1, if step.warmup { " (warm-up)" } else { "" });
+        let what = format!(
+            "{} rep {}{}",
+            cell.key,
+            step.rep + 1,
+            if step.warmup { " (warm-up)" } else { "" }
+        );
         match &self.bar {
             Some(b) => {
                 // Adaptive repetitions add steps as cells need them.
@@ -69,7 +74,9 @@ impl Observer for Progress {
                 b.set_position(done as u64);
                 b.set_message(what);
             }
-            None if !self.quiet => eprintln!("{}", super::eta::step_line(&what, done, total, self.started.elapsed())),
+            None if !self.quiet => {
+                eprintln!("{}", super::eta::step_line(&what, done, total, self.started.elapsed()))
+            }
             None => {}
         }
     }
@@ -101,7 +108,8 @@ fn check_cgroups(spec: &schedlab_spec::Spec, root: &Root) -> anyhow::Result<()> 
         ));
     };
     for g in groups() {
-        h.check(&(&g.cgroup).into()).map_err(|e| refuse(&g.name, format!("group \"{}\": {e}", g.name)))?;
+        h.check(&(&g.cgroup).into())
+            .map_err(|e| refuse(&g.name, format!("group \"{}\": {e}", g.name)))?;
     }
     Ok(())
 }
@@ -145,7 +153,12 @@ pub(super) fn shell_word(s: &str) -> String {
 /// Stores a finished cell repetition, retrying a database that is busy or failing; when it
 /// still refuses, the record goes to the run's spool file beside it, so nothing measured is
 /// lost. Returns the database's error when the record was spooled.
-fn keep(store: &mut schedlab_store::Store, spool: &Path, run_id: i64, rec: &CellRecord) -> anyhow::Result<Option<String>> {
+fn keep(
+    store: &mut schedlab_store::Store,
+    spool: &Path,
+    run_id: i64,
+    rec: &CellRecord,
+) -> anyhow::Result<Option<String>> {
     let mut last = None;
     for pause in [Duration::ZERO, Duration::from_secs(1), Duration::from_secs(3)] {
         std::thread::sleep(pause);
@@ -169,15 +182,29 @@ fn keep(store: &mut schedlab_store::Store, spool: &Path, run_id: i64, rec: &Cell
 /// The stored run `--resume` continues: the newest unfinished run of this same spec text.
 /// Its plan (scale, repetitions) is the stored one, so resuming needs nothing but the spec;
 /// options given again must agree with it.
-fn resumed_run(store: &schedlab_store::Store, db: &Path, spec: &schedlab_spec::Spec, a: &Args) -> anyhow::Result<(i64, Plan)> {
+fn resumed_run(
+    store: &schedlab_store::Store,
+    db: &Path,
+    spec: &schedlab_spec::Spec,
+    a: &Args,
+) -> anyhow::Result<(i64, Plan)> {
     let row = match a.shard {
-        Some(shard) => super::shard::resumable(store, &spec.hash, shard, a.flags.campaign.as_deref())?,
-        None => store
-            .resumable_by_hash(&spec.hash)?
-            .ok_or_else(|| bad_input(format!("nothing to resume: no unfinished run of this experiment file in {}", db.display())))?,
+        Some(shard) => {
+            super::shard::resumable(store, &spec.hash, shard, a.flags.campaign.as_deref())?
+        }
+        None => store.resumable_by_hash(&spec.hash)?.ok_or_else(|| {
+            bad_input(format!(
+                "nothing to resume: no unfinished run of this experiment file in {}",
+                db.display()
+            ))
+        })?,
     };
-    let plan: Plan = serde_json::from_str(&row.plan_json)
-        .map_err(|e| anyhow::anyhow!("run {} was stored by another version of schedlab and cannot be resumed: {e}", row.id))?;
+    let plan: Plan = serde_json::from_str(&row.plan_json).map_err(|e| {
+        anyhow::anyhow!(
+            "run {} was stored by another version of schedlab and cannot be resumed: {e}",
+            row.id
+        )
+    })?;
     if let Some(f) = a.flags.scale.filter(|f| *f != plan.scale) {
         return Err(bad_input(format!(
             "run {} was made at scale {}, not {f}: --resume takes the scale from the stored run (drop --scale)",
@@ -209,9 +236,18 @@ fn summary(
     took: Duration,
     warnings: usize,
 ) -> anyhow::Result<String> {
-    let cells = store.done_steps(run_id)?.iter().map(|s| s.0).collect::<std::collections::BTreeSet<_>>().len();
+    let cells = store
+        .done_steps(run_id)?
+        .iter()
+        .map(|s| s.0)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
-    let mut line = format!("run {run_id} {status}: {}, {}", plural(cells, "cell"), plural(measured, "measured cell repetition"));
+    let mut line = format!(
+        "run {run_id} {status}: {}, {}",
+        plural(cells, "cell"),
+        plural(measured, "measured cell repetition")
+    );
     if failed > 0 {
         line.push_str(&format!(" ({failed} FAILED)"));
     }
@@ -269,10 +305,16 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     spec.check_allowed(&caps).map_err(|e| bad_input(e.to_string()))?;
     spec.check_cpus(&schedlab_sys::cpus::online(&root)).map_err(|e| bad_input(e.to_string()))?;
     spec.check_paths(a.flags.dir.is_some()).map_err(|e| bad_input(e.to_string()))?;
-    a.flags.dir.as_deref().map(|d| schedlab_spec::not_kernel_fs("--dir", d)).transpose().map_err(bad_input)?;
+    a.flags
+        .dir
+        .as_deref()
+        .map(|d| schedlab_spec::not_kernel_fs("--dir", d))
+        .transpose()
+        .map_err(bad_input)?;
     check_cgroups(&spec, &root)?;
     super::machine::check_run(&spec, &root)?;
-    let device_line = super::common::check_device(&spec, a.flags.dir.as_deref(), a.yes_device.as_deref())?;
+    let device_line =
+        super::common::check_device(&spec, a.flags.dir.as_deref(), a.yes_device.as_deref())?;
     // The settings this run changes are held from here to its end, before they are read: a
     // setting another live run holds is refused (see `hold_settings`).
     let _held = hold_settings(plan, &root).map_err(bad_input)?;
@@ -282,7 +324,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     for line in schedlab_sys::journal::recover(&state, false) {
         eprintln!("restore: {line}");
     }
-    let knob_facts = super::machine::check_knobs(&spec, &root).map_err(|e| bad_input(e.to_string()))?;
+    let knob_facts =
+        super::machine::check_knobs(&spec, &root).map_err(|e| bad_input(e.to_string()))?;
     if schedlab_spec::unthrottles(plan, &knob_facts) && (a.flags.no_engine_rt || !caps.sys_nice) {
         return Err(bad_input(
             "the spec's knobs weaken RT throttling (allow_rt_unthrottled = true), which needs the engine's watchdog at SCHED_FIFO 99: run as root and without --no-engine-rt",
@@ -295,12 +338,21 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
              Re-enable it with `sysctl kernel.sched_rt_runtime_us=950000`, or pass --allow-unthrottled if you mean it",
         ));
     }
-    let timeout = a.flags.timeout.map(|t| schedlab_spec::bounds::watchdog(t, "--timeout")).transpose().map_err(bad_input)?;
+    let timeout = a
+        .flags
+        .timeout
+        .map(|t| schedlab_spec::bounds::watchdog(t, "--timeout"))
+        .transpose()
+        .map_err(bad_input)?;
     spec.check_watchdog(timeout.unwrap_or(plan.timeout)).map_err(|e| bad_input(e.to_string()))?;
 
     let plan_json = serde_json::to_string(plan)?;
     // Adaptive repetitions are decided per cell, so a shard of an adaptive run owns whole cells.
-    let shard_by = if plan.adaptive.is_some() { schedlab_spec::ShardBy::Cell } else { schedlab_spec::ShardBy::Step };
+    let shard_by = if plan.adaptive.is_some() {
+        schedlab_spec::ShardBy::Cell
+    } else {
+        schedlab_spec::ShardBy::Step
+    };
     let all_steps = match a.shard {
         Some(shard) => plan.shard_steps(shard, shard_by),
         None => plan.steps(),
@@ -317,17 +369,27 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             // Records a failing database could not take come first.
             let spooled = schedlab_store::spool::path(db, id);
             if spooled.exists() {
-                let recs = schedlab_store::spool::read(&spooled, id)
-                    .map_err(|e| anyhow::anyhow!("cannot read the spool {}: {e}", spooled.display()))?;
+                let recs = schedlab_store::spool::read(&spooled, id).map_err(|e| {
+                    anyhow::anyhow!("cannot read the spool {}: {e}", spooled.display())
+                })?;
                 let n = store.import(id, &recs).map_err(|e| {
-                    anyhow::anyhow!("cannot import the spool {} into {} ({e}); it is kept, try again", spooled.display(), db.display())
+                    anyhow::anyhow!(
+                        "cannot import the spool {} into {} ({e}); it is kept, try again",
+                        spooled.display(),
+                        db.display()
+                    )
                 })?;
                 schedlab_store::spool::remove(&spooled)?;
                 eprintln!("imported {n} cell repetitions of run {id} from {}", spooled.display());
             }
-            let done: std::collections::HashSet<(u32, u32, bool)> = store.done_steps(id)?.into_iter().collect();
+            let done: std::collections::HashSet<(u32, u32, bool)> =
+                store.done_steps(id)?.into_iter().collect();
             store.reopen_run(id)?;
-            let left: Vec<Step> = all_steps.iter().copied().filter(|s| !done.contains(&(s.cell, s.rep, s.warmup))).collect();
+            let left: Vec<Step> = all_steps
+                .iter()
+                .copied()
+                .filter(|s| !done.contains(&(s.cell, s.rep, s.warmup)))
+                .collect();
             let to_go = match plan.adaptive {
                 None => format!("{} of {} cell repetitions already stored, {} to go", done.len(), all_steps.len(), left.len()),
                 Some(_) => format!(
@@ -337,20 +399,28 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                     all_steps.len()
                 ),
             };
-            eprintln!("resuming run {id} (scale {}, {}): {to_go}", plan.scale, super::common::repetitions_label(plan));
+            eprintln!(
+                "resuming run {id} (scale {}, {}): {to_go}",
+                plan.scale,
+                super::common::repetitions_label(plan)
+            );
             // An adaptive run continues each cell from its stored records.
             let stored = if plan.adaptive.is_some() { store.cells(id)? } else { Vec::new() };
             (store, id, left, stored)
         }
         None => {
             let store = open_store(db)?;
-            let id = super::common::create_run(&store, &spec, Mode::Measured, &environment, &plan_json)?;
+            let id =
+                super::common::create_run(&store, &spec, Mode::Measured, &environment, &plan_json)?;
             let before = super::machine::knobs_before(&knob_facts);
             if !before.is_empty() {
                 store.set_knobs_before(id, &before)?;
             }
             if let Some(shard) = a.shard {
-                let campaign = a.flags.campaign.clone().unwrap_or_else(|| super::shard::campaign_id(&spec.hash, plan, shard.count));
+                let campaign =
+                    a.flags.campaign.clone().unwrap_or_else(|| {
+                        super::shard::campaign_id(&spec.hash, plan, shard.count)
+                    });
                 store.set_campaign(id, &campaign, super::shard::stored(shard))?;
             }
             (store, id, all_steps, Vec::new())
@@ -362,13 +432,16 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let bar = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
         let b = ProgressBar::new(steps.len() as u64);
         b.set_style(
-            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cells  ETA {eta}  {msg}")
-                .expect("valid template"),
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} cells  ETA {eta}  {msg}",
+            )
+            .expect("valid template"),
         );
         b.enable_steady_tick(Duration::from_millis(200));
         b
     });
-    let mut progress = Progress { bar, quiet: a.quiet, warnings: Vec::new(), started: std::time::Instant::now() };
+    let mut progress =
+        Progress { bar, quiet: a.quiet, warnings: Vec::new(), started: std::time::Instant::now() };
     if !a.quiet {
         progress.say(&format!(
             "run {run_id}: {} ({} cells x {}, {} steps{}); results in {}",
@@ -379,14 +452,21 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             if plan.adaptive.is_some() { " first, then one per cell that needs more" } else { "" },
             db.display()
         ));
-        if let (Some(shard), Some(c)) = (a.shard, store.run(run_id)?.and_then(|r| r.identity.campaign)) {
-            progress.say(&format!("shard {shard} of campaign {c}: {} of the plan's cell repetitions", steps.len()));
+        if let (Some(shard), Some(c)) =
+            (a.shard, store.run(run_id)?.and_then(|r| r.identity.campaign))
+        {
+            progress.say(&format!(
+                "shard {shard} of campaign {c}: {} of the plan's cell repetitions",
+                steps.len()
+            ));
         }
         if let Some(line) = &device_line {
             progress.say(line);
         }
     }
-    for (line, warning) in super::common::feasibility_lines(plan, schedlab_sys::cpus::online(&root).len()) {
+    for (line, warning) in
+        super::common::feasibility_lines(plan, schedlab_sys::cpus::online(&root).len())
+    {
         if warning {
             progress.warn(&line);
         } else if !a.quiet {
@@ -403,22 +483,31 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         tag: run_id.to_string(),
         ..Options::default()
     };
-    let mut journal = schedlab_sys::journal::Journal::create(&state)
-        .map_err(|e| anyhow::anyhow!("cannot create the restore journal in {}: {e}", state.display()))?;
+    let mut journal = schedlab_sys::journal::Journal::create(&state).map_err(|e| {
+        anyhow::anyhow!("cannot create the restore journal in {}: {e}", state.display())
+    })?;
     let spool = schedlab_store::spool::path(db, run_id);
     let mut spooled: Vec<String> = Vec::new();
     let shared = std::cell::RefCell::new(store);
     // Each cell's outcome is stored as soon as it stops repeating.
     let keep_outcome = |cell, o: &_| shared.borrow().set_repetition_outcome(run_id, cell, o);
-    let (result, unrecorded) = schedlab_runner::adaptive::with_source(plan, &adaptive_cells, steps, stored, keep_outcome, |source| {
-        let mut run = schedlab_runner::Run::start(plan, source, opts, &mut journal, &mut progress)?;
-        run.run(&mut schedlab_runner::Engine, &mut |rec: &CellRecord| {
-            if let Some(why) = keep(&mut shared.borrow_mut(), &spool, run_id, rec)? {
-                spooled.push(why);
-            }
-            Ok(())
-        })
-    });
+    let (result, unrecorded) = schedlab_runner::adaptive::with_source(
+        plan,
+        &adaptive_cells,
+        steps,
+        stored,
+        keep_outcome,
+        |source| {
+            let mut run =
+                schedlab_runner::Run::start(plan, source, opts, &mut journal, &mut progress)?;
+            run.run(&mut schedlab_runner::Engine, &mut |rec: &CellRecord| {
+                if let Some(why) = keep(&mut shared.borrow_mut(), &spool, run_id, rec)? {
+                    spooled.push(why);
+                }
+                Ok(())
+            })
+        },
+    );
     let store = shared.into_inner();
     for e in unrecorded {
         progress.warn(&e);
@@ -440,9 +529,12 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let warnings = progress.warnings.clone();
     // A database that refuses the run's end leaves the run `running`: say how to finish it.
     let finish = |store: &schedlab_store::Store, status: RunStatus| {
-        store
-            .finish_run(run_id, &status, &warnings)
-            .map_err(|e| anyhow::anyhow!("cannot mark run {run_id} {status} in {} ({e}); `{resume_cmd}` finishes it", db.display()))
+        store.finish_run(run_id, &status, &warnings).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot mark run {run_id} {status} in {} ({e}); `{resume_cmd}` finishes it",
+                db.display()
+            )
+        })
     };
     let ending = match result {
         Ok(e) => e,
@@ -469,13 +561,24 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         }
         Ending::Complete => {
             let (failed, measured) = store.failed_count(run_id)?;
-            let status = if failed > 0 { RunStatus::CompleteWithFailures } else { RunStatus::Complete };
+            let status =
+                if failed > 0 { RunStatus::CompleteWithFailures } else { RunStatus::Complete };
             finish(&store, status.clone())?;
             if !a.quiet {
                 super::show::print_run(&store, run_id)?;
                 outln!();
             }
-            outln!("{}", summary(&store, run_id, &status, (failed, measured), progress.started.elapsed(), warnings.len())?);
+            outln!(
+                "{}",
+                summary(
+                    &store,
+                    run_id,
+                    &status,
+                    (failed, measured),
+                    progress.started.elapsed(),
+                    warnings.len()
+                )?
+            );
             if failed > 0 {
                 eprintln!(
                     "run {run_id}: {failed} of {measured} measured cell repetitions FAILED and are left out of the figures (`schedlab show {run_id}` lists them); exit status 1"
@@ -498,7 +601,10 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
 /// Holds the run's knobs and, when its cells load sched_ext schedulers, sched_ext itself:
 /// two runs that change one setting would each journal the other's value as the one from
 /// before, and leave the machine with neither's.
-fn hold_settings(plan: &schedlab_spec::Plan, root: &Root) -> Result<schedlab_sys::lock::Holds, schedlab_sys::SysError> {
+fn hold_settings(
+    plan: &schedlab_spec::Plan,
+    root: &Root,
+) -> Result<schedlab_sys::lock::Holds, schedlab_sys::SysError> {
     let mut holds = schedlab_sys::lock::Holds::new();
     schedlab_sys::knobs::hold(root, &plan.knob_names(), &mut holds)?;
     let scx = schedlab_sys::scx::state_path(root);

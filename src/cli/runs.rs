@@ -11,7 +11,8 @@ pub fn run(db: &Path) -> anyhow::Result<ExitCode> {
     let runs = store.runs()?;
     // The campaign column only where some run is a shard.
     let sharded = runs.iter().any(|r| r.identity.shard.is_some());
-    let mut header = vec!["run", "name", "mode", "status", "started (UTC)", "cells stored", "scale", "spec"];
+    let mut header =
+        vec!["run", "name", "mode", "status", "started (UTC)", "cells stored", "scale", "spec"];
     if sharded {
         header.push("campaign (shard)");
     }

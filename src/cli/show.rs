@@ -101,11 +101,18 @@ pub fn print_subject(subject: &Subject) -> anyhow::Result<()> {
     outln!("\nValues are means over n repetitions; {}.", schedlab_report::tables::INTERVAL_NOTE);
     outln!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
     outln!("{}", schedlab_report::tables::totals(&stats));
-    outln!("\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions):");
+    outln!(
+        "\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions):"
+    );
     outln!("{}", schedlab_report::tables::per_process(&stats));
     let grouped = stats.iter().any(|s| {
         s.params.groups.len() > 1
-            || s.params.groups.iter().any(|g| g.affinity != "all" || g.cpu_weight.is_some() || g.cpu_max.is_some() || g.cpuset.is_some())
+            || s.params.groups.iter().any(|g| {
+                g.affinity != "all"
+                    || g.cpu_weight.is_some()
+                    || g.cpu_max.is_some()
+                    || g.cpuset.is_some()
+            })
             || s.params.workload_kind == "hash"
     });
     if grouped {
@@ -145,8 +152,13 @@ pub fn print_subject(subject: &Subject) -> anyhow::Result<()> {
 
 /// Lists the measured repetitions left out of the figures because they failed, with why.
 /// The knobs the run found and put back, and each set of values in force (read back).
-fn print_knobs(before: &std::collections::BTreeMap<String, String>, cells: &[schedlab_model::CellRecord]) -> anyhow::Result<()> {
-    let list = |m: &std::collections::BTreeMap<String, String>| m.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ");
+fn print_knobs(
+    before: &std::collections::BTreeMap<String, String>,
+    cells: &[schedlab_model::CellRecord],
+) -> anyhow::Result<()> {
+    let list = |m: &std::collections::BTreeMap<String, String>| {
+        m.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
+    };
     if !before.is_empty() {
         outln!("knobs before the run (put back after it): {}", list(before));
     }
@@ -177,10 +189,19 @@ fn print_failures(cells: &[schedlab_model::CellRecord]) -> anyhow::Result<()> {
     );
     const SHOWN: usize = 20;
     for c in failed.iter().take(SHOWN) {
-        outln!("  - {} rep {}: {}: {}", c.params.key, c.rep + 1, c.status.as_str(), c.message.as_deref().unwrap_or("?"));
+        outln!(
+            "  - {} rep {}: {}: {}",
+            c.params.key,
+            c.rep + 1,
+            c.status.as_str(),
+            c.message.as_deref().unwrap_or("?")
+        );
     }
     if failed.len() > SHOWN {
-        outln!("  ... and {} more (`schedlab export` has every one: cell_status, cell_message)", failed.len() - SHOWN);
+        outln!(
+            "  ... and {} more (`schedlab export` has every one: cell_status, cell_message)",
+            failed.len() - SHOWN
+        );
     }
     Ok(())
 }

@@ -93,7 +93,9 @@ pub struct Args {
 /// A non-negative, finite flag value in the flag's unit, converted to nanoseconds.
 fn ns(flag: &str, v: Option<f64>, unit_ns: f64) -> anyhow::Result<Option<u64>> {
     match v {
-        Some(x) if !(x.is_finite() && x >= 0.0) => Err(bad_input(format!("--{flag} must be a non-negative number, got {x}"))),
+        Some(x) if !(x.is_finite() && x >= 0.0) => {
+            Err(bad_input(format!("--{flag} must be a non-negative number, got {x}")))
+        }
         Some(x) => Ok(Some((x * unit_ns).round() as u64)),
         None => Ok(None),
     }
@@ -101,7 +103,9 @@ fn ns(flag: &str, v: Option<f64>, unit_ns: f64) -> anyhow::Result<Option<u64>> {
 
 fn positive(flag: &str, v: Option<f64>) -> anyhow::Result<Option<f64>> {
     match v {
-        Some(x) if !(x.is_finite() && x > 0.0) => Err(bad_input(format!("--{flag} must be a positive number, got {x}"))),
+        Some(x) if !(x.is_finite() && x > 0.0) => {
+            Err(bad_input(format!("--{flag} must be a positive number, got {x}")))
+        }
         v => Ok(v),
     }
 }
@@ -144,7 +148,10 @@ fn params(
         }
         None => 0.0,
     };
-    let (mut write_cpu, mut write_service) = (ns("write-cpu-us", a.write_cpu_us, 1e3)?, ns("write-service-us", a.write_service_us, 1e3)?);
+    let (mut write_cpu, mut write_service) = (
+        ns("write-cpu-us", a.write_cpu_us, 1e3)?,
+        ns("write-service-us", a.write_service_us, 1e3)?,
+    );
     if (write_cpu.is_none() || write_service.is_none()) && uses(plan, |w| w.sync_writes() > 0) {
         let parent = plan.dir.clone().unwrap_or_else(std::env::temp_dir);
         let (cpu, service) = calibrate::sync_write(&parent).map_err(|e| {
@@ -159,16 +166,23 @@ fn params(
         write_cpu = write_cpu.or(Some(cpu));
         write_service = write_service.or(Some(service));
     }
-    let mut p = Params::new(cpus, ns_per_iteration, write_cpu.unwrap_or(0), write_service.unwrap_or(0));
+    let mut p =
+        Params::new(cpus, ns_per_iteration, write_cpu.unwrap_or(0), write_service.unwrap_or(0));
     p.ns_per_hash = ns_per_hash;
     p.rr_quantum_ns = match ns("rr-quantum-ms", a.rr_quantum_ms, 1e6)? {
         Some(q) => q,
-        None => environment.rr_timeslice_ms.filter(|&m| m > 0).map(|m| m as u64 * 1_000_000).unwrap_or(p.rr_quantum_ns),
+        None => environment
+            .rr_timeslice_ms
+            .filter(|&m| m > 0)
+            .map(|m| m as u64 * 1_000_000)
+            .unwrap_or(p.rr_quantum_ns),
     };
-    p.fair_slice_ns = ns("fair-slice-us", a.fair_slice_us, 1e3)?.unwrap_or_else(|| schedlab_simrun::fair_slice(cpus, environment.hz));
+    p.fair_slice_ns = ns("fair-slice-us", a.fair_slice_us, 1e3)?
+        .unwrap_or_else(|| schedlab_simrun::fair_slice(cpus, environment.hz));
     p.switch_cost_ns = ns("switch-cost-us", a.switch_cost_us, 1e3)?.unwrap_or(p.switch_cost_ns);
     p.every_cycle = a.every_cycle;
-    p.migration_cost_ns = ns("migration-cost-us", a.migration_cost_us, 1e3)?.unwrap_or(p.migration_cost_ns);
+    p.migration_cost_ns =
+        ns("migration-cost-us", a.migration_cost_us, 1e3)?.unwrap_or(p.migration_cost_ns);
     p.setup_ns = ns("setup-us", a.setup_us, 1e3)?.unwrap_or(0);
     if let (Some(rt), Some(period)) = (environment.rt_runtime_us, environment.rt_period_us) {
         p.rt_share = if rt < 0 || period <= 0 { 1.0 } else { (rt as f64 / period as f64).min(1.0) };
@@ -189,8 +203,10 @@ fn measured_demands(db: &Path, plan: &Plan, run: i64) -> anyhow::Result<Demands>
     let store = open_existing(db)?;
     let row = pick_run(&store, Some(run))?;
     let records = store.cells(row.id)?;
-    let measured = Measured { id: row.id, simulated: row.mode == Mode::Sim.as_str(), records: &records };
-    schedlab_simrun::demand::from_measured(plan, measured).map_err(|e| bad_input(format!("--demand-from {run}: {e}")))
+    let measured =
+        Measured { id: row.id, simulated: row.mode == Mode::Sim.as_str(), records: &records };
+    schedlab_simrun::demand::from_measured(plan, measured)
+        .map_err(|e| bad_input(format!("--demand-from {run}: {e}")))
 }
 
 /// The Gantt chart request, checked against the plan before anything is simulated.
@@ -209,32 +225,49 @@ fn gantt_request(a: &Args, plan: &Plan) -> anyhow::Result<Option<GanttRequest>> 
         return Ok(None);
     };
     let keys = || plan.cells.iter().take(12).map(|c| c.key.as_str()).collect::<Vec<_>>().join(", ");
-    let cell = match &a.gantt_cell {
-        Some(k) => {
-            plan.cells.iter().find(|c| &c.key == k).ok_or_else(|| bad_input(format!("no cell `{k}` in this plan; cells: {}", keys())))?
-        }
-        None if plan.cells.len() == 1 => &plan.cells[0],
-        None => return Err(bad_input(format!("--gantt needs --gantt-cell KEY: this plan has {} cells ({})", plan.cells.len(), keys()))),
-    };
+    let cell =
+        match &a.gantt_cell {
+            Some(k) => plan.cells.iter().find(|c| &c.key == k).ok_or_else(|| {
+                bad_input(format!("no cell `{k}` in this plan; cells: {}", keys()))
+            })?,
+            None if plan.cells.len() == 1 => &plan.cells[0],
+            None => {
+                return Err(bad_input(format!(
+                    "--gantt needs --gantt-cell KEY: this plan has {} cells ({})",
+                    plan.cells.len(),
+                    keys()
+                )))
+            }
+        };
     let from = ns("from", a.from, 1e9)?.unwrap_or(0);
     let to = ns("to", a.to, 1e9)?;
     if to.is_some_and(|t| t <= from) {
         return Err(bad_input("--to must be after --from"));
     }
     if path.exists() {
-        return Err(bad_input(format!("{} already exists; choose a new file for the chart", path.display())));
+        return Err(bad_input(format!(
+            "{} already exists; choose a new file for the chart",
+            path.display()
+        )));
     }
     Ok(Some(GanttRequest { path, cell: cell.index, from, to }))
 }
 
 fn unix_now() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
 }
 
 /// Runs `schedlab simulate`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     keep_freed_memory();
-    let spec = load_spec(a.file.as_deref(), a.scale, a.repetitions.map(super::common::Repetitions::Count))?;
+    let spec = load_spec(
+        a.file.as_deref(),
+        a.scale,
+        a.repetitions.map(super::common::Repetitions::Count),
+    )?;
     let plan = &spec.plan;
     let environment = env::environment(&Root::default());
     if a.cpus == Some(0) {
@@ -296,7 +329,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         // first cell, which needs neither; the first record waits for them.
         let mut store = StoreWhenReady::Opening(scope.spawn(|| -> anyhow::Result<(Store, i64)> {
             let store = open_store(db)?;
-            let run_id = super::common::create_run(&store, &spec, Mode::Sim, &environment, &plan_json)?;
+            let run_id =
+                super::common::create_run(&store, &spec, Mode::Sim, &environment, &plan_json)?;
             Ok((store, run_id))
         }));
         let result = schedlab_simrun::simulate_plan_with(
@@ -308,8 +342,14 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                 let (store, run_id) = store.get(&announce)?;
                 rec.started_unix = unix_now();
                 if !a.quiet && rec.rep == 0 && !rec.warmup {
-                    let what = rec.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
-                    eprintln!("[{}/{steps}] {}: makespan {:.3} s{what}", rec.ordinal + 1, rec.params.key, rec.makespan_s);
+                    let what =
+                        rec.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
+                    eprintln!(
+                        "[{}/{steps}] {}: makespan {:.3} s{what}",
+                        rec.ordinal + 1,
+                        rec.params.key,
+                        rec.makespan_s
+                    );
                 }
                 store.insert_cell(run_id, &rec)?;
                 Ok(())
@@ -339,8 +379,13 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         let traced = traced
             .ok_or_else(|| anyhow::anyhow!("no chart: cell {key} was not simulated (see its message in `schedlab show {run_id}`)"))?;
         let to = g.to.unwrap_or(traced.end);
-        let svg = schedlab_simrun::gantt::svg(&traced, &format!("{} — {key} (simulated, run {run_id})", plan.name), g.from, to)
-            .map_err(|e| bad_input(e.to_string()))?;
+        let svg = schedlab_simrun::gantt::svg(
+            &traced,
+            &format!("{} — {key} (simulated, run {run_id})", plan.name),
+            g.from,
+            to,
+        )
+        .map_err(|e| bad_input(e.to_string()))?;
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -369,8 +414,12 @@ impl StoreWhenReady<'_> {
     /// `announce` with the id).
     fn get(&mut self, announce: &impl Fn(i64)) -> anyhow::Result<(&mut Store, i64)> {
         if matches!(self, StoreWhenReady::Opening(_)) {
-            let StoreWhenReady::Opening(opening) = std::mem::replace(self, StoreWhenReady::Failed) else { unreachable!() };
-            let (store, run_id) = opening.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            let StoreWhenReady::Opening(opening) = std::mem::replace(self, StoreWhenReady::Failed)
+            else {
+                unreachable!()
+            };
+            let (store, run_id) =
+                opening.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
             announce(run_id);
             *self = StoreWhenReady::Open(store, run_id);
         }
@@ -440,25 +489,37 @@ mod calibrate {
     pub fn ns_per_hash() -> f64 {
         let mut buf = [0x5au8; schedlab_workloads::HASH_BUFFER];
         per_unit(|n| {
-            std::hint::black_box(schedlab_workloads::hash(n, &mut buf, &mut schedlab_workloads::NoProbe));
+            std::hint::black_box(schedlab_workloads::hash(
+                n,
+                &mut buf,
+                &mut schedlab_workloads::NoProbe,
+            ));
         })
     }
 
     /// (CPU ns, device ns) of one O_SYNC 1 KiB write: 40 timed writes after 4 warm-ups in a
     /// fresh directory under `parent`; the device time is the median of wall - CPU.
     pub fn sync_write(parent: &Path) -> std::io::Result<(u64, u64)> {
-        let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
         let dir = parent.join(format!("schedlab-calibrate-{}-{stamp}", std::process::id()));
         std::fs::create_dir(&dir)?;
         let file = dir.join("sync-writes");
         let outcome = (|| {
-            let mut f = std::fs::OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_SYNC).open(&file)?;
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .custom_flags(libc::O_SYNC)
+                .open(&file)?;
             let block = [0xa5u8; 1024];
             let (mut cpu, mut device) = (Vec::new(), Vec::new());
             for i in 0..44 {
                 let (w0, c0) = (std::time::Instant::now(), thread_cpu_ns());
                 f.write_all(&block)?;
-                let (wall, c) = (w0.elapsed().as_nanos() as u64, thread_cpu_ns().saturating_sub(c0));
+                let (wall, c) =
+                    (w0.elapsed().as_nanos() as u64, thread_cpu_ns().saturating_sub(c0));
                 if i >= 4 {
                     cpu.push(c);
                     device.push(wall.saturating_sub(c));

@@ -69,23 +69,38 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         schedlab_spec::bounds::watchdog(t, "--timeout").map_err(bad_input)?;
     }
     for (what, v) in [("--partition", &a.partition), ("--time", &a.time)] {
-        if let Some(v) = v.as_deref().filter(|v| v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || ",:-_.".contains(c))) {
-            return Err(bad_input(format!("{what} \"{v}\": use letters, digits and , : - _ . only")));
+        if let Some(v) = v.as_deref().filter(|v| {
+            v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || ",:-_.".contains(c))
+        }) {
+            return Err(bad_input(format!(
+                "{what} \"{v}\": use letters, digits and , : - _ . only"
+            )));
         }
     }
-    let campaign = a.run.campaign.clone().unwrap_or_else(|| super::shard::campaign_id(&spec.hash, &spec.plan, shards));
-    let exe = std::env::current_exe().map_err(|e| anyhow::anyhow!("cannot find this schedlab's own path: {e}"))?;
+    let campaign = a
+        .run
+        .campaign
+        .clone()
+        .unwrap_or_else(|| super::shard::campaign_id(&spec.hash, &spec.plan, shards));
+    let exe = std::env::current_exe()
+        .map_err(|e| anyhow::anyhow!("cannot find this schedlab's own path: {e}"))?;
     let dir = a.shared.clone().unwrap_or_else(|| PathBuf::from(format!("schedlab-{campaign}")));
     let spec_file = a.file.as_deref().map(std::fs::canonicalize).transpose()?;
-    let in_scripts = [("this schedlab's path", Some(exe.as_path())), ("FILE", spec_file.as_deref()), ("--dir", a.run.dir.as_deref())];
+    let in_scripts = [
+        ("this schedlab's path", Some(exe.as_path())),
+        ("FILE", spec_file.as_deref()),
+        ("--dir", a.run.dir.as_deref()),
+    ];
     refuse_control_characters(&std::path::absolute(&dir)?, &in_scripts)?;
-    std::fs::create_dir_all(&dir).map_err(|e| bad_input(format!("cannot create {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| bad_input(format!("cannot create {}: {e}", dir.display())))?;
     let dir = std::fs::canonicalize(&dir)?;
     refuse_control_characters(&dir, &in_scripts)?;
     let manifest = Manifest { campaign: campaign.clone(), shards, spec_hash: spec.hash.clone() };
     let mpath = dir.join(MANIFEST);
     if let Ok(old) = std::fs::read_to_string(&mpath) {
-        let old: Manifest = serde_json::from_str(&old).map_err(|e| bad_input(format!("{} is not schedlab's: {e}", mpath.display())))?;
+        let old: Manifest = serde_json::from_str(&old)
+            .map_err(|e| bad_input(format!("{} is not schedlab's: {e}", mpath.display())))?;
         if old.campaign != campaign {
             return Err(bad_input(format!(
                 "{} already holds campaign {}: give this one (campaign {campaign}) its own --shared directory",
@@ -99,7 +114,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let merge = merge_script(&exe, &dir, &campaign, shards);
     std::fs::write(dir.join(ARRAY), &array)?;
     std::fs::write(dir.join(MERGE), &merge)?;
-    let (array_path, merge_path) = (shell_word(&dir.join(ARRAY).display().to_string()), shell_word(&dir.join(MERGE).display().to_string()));
+    let (array_path, merge_path) = (
+        shell_word(&dir.join(ARRAY).display().to_string()),
+        shell_word(&dir.join(MERGE).display().to_string()),
+    );
     if !a.submit {
         println!("# {}\n{array}", dir.join(ARRAY).display());
         println!("# {}\n{merge}", dir.join(MERGE).display());
@@ -111,8 +129,16 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let dep = format!("--dependency=afterok:{array_id}");
     let merge_id = sbatch(&[std::ffi::OsStr::new(&dep), dir.join(MERGE).as_os_str()])?;
     println!("campaign {campaign}: job array {array_id} ({shards} shards), merge job {merge_id} (after the array succeeds)");
-    println!("shard databases and logs in {}; the merged campaign will be {}", dir.display(), dir.join(MERGED).display());
-    println!("progress: `{} slurm --status {}`", shell_word(&exe.display().to_string()), shell_word(&dir.display().to_string()));
+    println!(
+        "shard databases and logs in {}; the merged campaign will be {}",
+        dir.display(),
+        dir.join(MERGED).display()
+    );
+    println!(
+        "progress: `{} slurm --status {}`",
+        shell_word(&exe.display().to_string()),
+        shell_word(&dir.display().to_string())
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -138,7 +164,11 @@ fn sbatch(args: &[&std::ffi::OsStr]) -> anyhow::Result<String> {
             bad_input(format!("cannot run sbatch ({e}): submit from a machine with Slurm's client commands, or drop --submit"))
         })?;
     if !out.status.success() {
-        return Err(anyhow::anyhow!("sbatch failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim()));
+        return Err(anyhow::anyhow!(
+            "sbatch failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
     }
     let text = String::from_utf8_lossy(&out.stdout);
     // "ID" or "ID;CLUSTER".
@@ -150,7 +180,14 @@ fn sbatch(args: &[&std::ffi::OsStr]) -> anyhow::Result<String> {
 }
 
 /// The job array: task K runs shard K/N into DIR/shard-K.db; a rerun task resumes it.
-fn array_script(a: &Args, exe: &Path, spec: Option<&Path>, dir: &Path, campaign: &str, shards: u32) -> String {
+fn array_script(
+    a: &Args,
+    exe: &Path,
+    spec: Option<&Path>,
+    dir: &Path,
+    campaign: &str,
+    shards: u32,
+) -> String {
     let q = |p: &Path| shell_word(&p.display().to_string());
     let mut head = vec![
         format!("#SBATCH --job-name=schedlab-{campaign}"),
@@ -170,7 +207,12 @@ fn array_script(a: &Args, exe: &Path, spec: Option<&Path>, dir: &Path, campaign:
     if let Some(s) = spec {
         run.push(q(s));
     }
-    run.extend(["--shard".into(), format!("\"$SLURM_ARRAY_TASK_ID/{shards}\""), "--campaign".into(), campaign.to_string()]);
+    run.extend([
+        "--shard".into(),
+        format!("\"$SLURM_ARRAY_TASK_ID/{shards}\""),
+        "--campaign".into(),
+        campaign.to_string(),
+    ]);
     run.extend(a.run.to_words(q));
     format!(
         "#!/bin/bash\n{}\n# schedlab campaign {campaign}: shard $SLURM_ARRAY_TASK_ID of {shards} on this node, into its own database.\n\
@@ -203,9 +245,14 @@ fn merge_script(exe: &Path, dir: &Path, campaign: &str, shards: u32) -> String {
 /// `--status DIR`: each shard's state, and the commands that rerun the unfinished ones and merge.
 fn status(dir: &Path) -> anyhow::Result<ExitCode> {
     let mpath = dir.join(MANIFEST);
-    let text = std::fs::read_to_string(&mpath)
-        .map_err(|e| bad_input(format!("{} has no {MANIFEST} ({e}): is it a `schedlab slurm --shared` directory?", dir.display())))?;
-    let m: Manifest = serde_json::from_str(&text).map_err(|e| bad_input(format!("{}: {e}", mpath.display())))?;
+    let text = std::fs::read_to_string(&mpath).map_err(|e| {
+        bad_input(format!(
+            "{} has no {MANIFEST} ({e}): is it a `schedlab slurm --shared` directory?",
+            dir.display()
+        ))
+    })?;
+    let m: Manifest =
+        serde_json::from_str(&text).map_err(|e| bad_input(format!("{}: {e}", mpath.display())))?;
     let mut rerun = Vec::new();
     let mut with_failures = Vec::new();
     for k in 0..m.shards {
@@ -214,11 +261,20 @@ fn status(dir: &Path) -> anyhow::Result<ExitCode> {
             ("not started".to_string(), None)
         } else {
             let store = super::common::open_store(&db)?;
-            let run = store.campaign_runs(&m.campaign)?.into_iter().find(|r| r.identity.shard.is_some_and(|s| s.index == k));
+            let run = store
+                .campaign_runs(&m.campaign)?
+                .into_iter()
+                .find(|r| r.identity.shard.is_some_and(|s| s.index == k));
             match run {
                 None => ("no run stored".into(), None),
                 Some(r) => (
-                    format!("run {}: {}, {} cell repetitions stored on {}", r.id, r.status, r.cells_done, r.env.machine.label()),
+                    format!(
+                        "run {}: {}, {} cell repetitions stored on {}",
+                        r.id,
+                        r.status,
+                        r.cells_done,
+                        r.env.machine.label()
+                    ),
                     Some(r.status),
                 ),
             }

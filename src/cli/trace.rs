@@ -55,9 +55,17 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     }
     if let Some(k) = &a.cell {
         if !traced.iter().any(|c| &c.params.key == k) {
-            let keys: Vec<&str> =
-                traced.iter().map(|c| c.params.key.as_str()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
-            return Err(bad_input(format!("run {} has no traced cell {k:?}; traced cells: {}", run.id, keys.join(", "))));
+            let keys: Vec<&str> = traced
+                .iter()
+                .map(|c| c.params.key.as_str())
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            return Err(bad_input(format!(
+                "run {} has no traced cell {k:?}; traced cells: {}",
+                run.id,
+                keys.join(", ")
+            )));
         }
     }
     let chosen: Vec<&CellRecord> = traced
@@ -66,7 +74,11 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         .filter(|c| a.rep.is_none_or(|r| c.rep + 1 == r))
         .collect();
     if chosen.is_empty() {
-        return Err(bad_input(format!("no traced repetition {} of that cell in run {}", a.rep.unwrap_or(0), run.id)));
+        return Err(bad_input(format!(
+            "no traced repetition {} of that cell in run {}",
+            a.rep.unwrap_or(0),
+            run.id
+        )));
     }
     match a.format {
         Format::Json => {
@@ -83,14 +95,20 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                     if c.warmup { " (warm-up)" } else { "" },
                     t.lost_events,
                     if t.untraced_switches > 0 {
-                        format!(", {} switches the trace did not show (their time: untraced)", t.untraced_switches)
+                        format!(
+                            ", {} switches the trace did not show (their time: untraced)",
+                            t.untraced_switches
+                        )
                     } else {
                         String::new()
                     }
                 );
                 println!("{}", schedlab_report::tables::trace(t, &c.samples));
-                let cpus: Vec<String> =
-                    t.cpus.iter().map(|p| format!("cpu{} busy {:.3} s, idle {:.3} s", p.cpu, p.busy_s, p.idle_s)).collect();
+                let cpus: Vec<String> = t
+                    .cpus
+                    .iter()
+                    .map(|p| format!("cpu{} busy {:.3} s, idle {:.3} s", p.cpu, p.busy_s, p.idle_s))
+                    .collect();
                 println!("{}\n", cpus.join("; "));
             }
             println!("preempted by: w = another worker of the cell, e = schedlab's engine, k = a kernel thread, o = another process");

@@ -50,7 +50,11 @@ const SIM_PID: i32 = 1000;
 
 /// Runs `schedlab trace export`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
-    let format = a.format.unwrap_or(if a.output.extension().is_some_and(|e| e == "dat") { Format::Dat } else { Format::Pftrace });
+    let format = a.format.unwrap_or(if a.output.extension().is_some_and(|e| e == "dat") {
+        Format::Dat
+    } else {
+        Format::Pftrace
+    });
     let store = open_existing(db)?;
     let run = pick_run(&store, a.run)?;
     let rec = pick_cell(&store, &run, &a.cell, a.rep)?;
@@ -65,24 +69,38 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         measured(&store, &run, &rec, &what, format)?
     };
     write_new(&a.output, &bytes, a.force)?;
-    println!("wrote {} ({:.1} MB): {what}; {summary}", a.output.display(), bytes.len() as f64 / 1e6);
+    println!(
+        "wrote {} ({:.1} MB): {what}; {summary}",
+        a.output.display(),
+        bytes.len() as f64 / 1e6
+    );
     Ok(ExitCode::SUCCESS)
 }
 
 /// The stored repetition `rep` (1-based, not a warm-up) of the cell `key`.
 fn pick_cell(store: &Store, run: &RunRow, key: &str, rep: u32) -> anyhow::Result<CellRecord> {
     let cells = store.cells(run.id)?;
-    let reps: Vec<&CellRecord> = cells.iter().filter(|c| c.params.key == key && !c.warmup).collect();
+    let reps: Vec<&CellRecord> =
+        cells.iter().filter(|c| c.params.key == key && !c.warmup).collect();
     if reps.is_empty() {
-        let keys: std::collections::BTreeSet<&str> = cells.iter().map(|c| c.params.key.as_str()).collect();
+        let keys: std::collections::BTreeSet<&str> =
+            cells.iter().map(|c| c.params.key.as_str()).collect();
         let keys: Vec<&str> = keys.into_iter().collect();
-        return Err(bad_input(format!("run {} has no cell {key:?}; its cells: {}", run.id, keys.join(", "))));
+        return Err(bad_input(format!(
+            "run {} has no cell {key:?}; its cells: {}",
+            run.id,
+            keys.join(", ")
+        )));
     }
     match reps.iter().find(|c| c.rep + 1 == rep) {
         Some(c) => Ok((*c).clone()),
         None => {
             let have: Vec<String> = reps.iter().map(|c| (c.rep + 1).to_string()).collect();
-            Err(bad_input(format!("run {} has no repetition {rep} of cell {key}; stored repetitions: {}", run.id, have.join(", "))))
+            Err(bad_input(format!(
+                "run {} has no repetition {rep} of cell {key}; stored repetitions: {}",
+                run.id,
+                have.join(", ")
+            )))
         }
     }
 }
@@ -92,8 +110,13 @@ fn check_output(path: &Path, force: bool) -> anyhow::Result<()> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(bad_input(format!("cannot use {}: {e}", path.display()))),
-        Ok(m) if m.is_dir() => Err(bad_input(format!("{} is a directory; name a file to write", path.display()))),
-        Ok(_) if !force => Err(bad_input(format!("{} already exists; choose a new file, or pass --force to replace it", path.display()))),
+        Ok(m) if m.is_dir() => {
+            Err(bad_input(format!("{} is a directory; name a file to write", path.display())))
+        }
+        Ok(_) if !force => Err(bad_input(format!(
+            "{} already exists; choose a new file, or pass --force to replace it",
+            path.display()
+        ))),
         Ok(_) => Ok(()),
     }
 }
@@ -101,7 +124,8 @@ fn check_output(path: &Path, force: bool) -> anyhow::Result<()> {
 /// Creates `path` exclusively (after unlinking what is there, with `force`) and writes `bytes`.
 fn write_new(path: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
     if force && std::fs::symlink_metadata(path).is_ok() {
-        std::fs::remove_file(path).map_err(|e| anyhow::anyhow!("cannot replace {}: {e}", path.display()))?;
+        std::fs::remove_file(path)
+            .map_err(|e| anyhow::anyhow!("cannot replace {}: {e}", path.display()))?;
     }
     let mut f = std::fs::OpenOptions::new()
         .write(true)
@@ -121,30 +145,57 @@ fn machine(env: &Environment, cpus: u32) -> Machine {
 
 /// A measured cell: its kept capture, decoded, with the workers, the engine and the
 /// dispatchers named and the marks placed on the capture's clock.
-fn measured(store: &Store, run: &RunRow, rec: &CellRecord, what: &str, format: Format) -> anyhow::Result<(Vec<u8>, String)> {
+fn measured(
+    store: &Store,
+    run: &RunRow,
+    rec: &CellRecord,
+    what: &str,
+    format: Format,
+) -> anyhow::Result<(Vec<u8>, String)> {
     let Some(kept) = store.raw_trace(run.id, rec.params.cell_id, rec.rep, rec.warmup)? else {
         return Err(bad_input(if rec.trace.is_some() {
             format!("{what} was traced by a schedlab that did not keep the kernel's capture; run it again with --trace to export it")
         } else {
-            format!("{what} was not traced; run it with --trace (or trace = true in the spec), as root")
+            format!(
+                "{what} was not traced; run it with --trace (or trace = true in the spec), as root"
+            )
         }));
     };
-    let raw = schedlab_trace::Raw::unkeep(&kept).map_err(|e| anyhow::anyhow!("the kept capture of {what} cannot be read: {e}"))?;
-    let decoded = schedlab_trace::decode(&raw).map_err(|e| anyhow::anyhow!("the kept capture of {what} cannot be decoded: {e}"))?;
+    let raw = schedlab_trace::Raw::unkeep(&kept)
+        .map_err(|e| anyhow::anyhow!("the kept capture of {what} cannot be read: {e}"))?;
+    let decoded = schedlab_trace::decode(&raw)
+        .map_err(|e| anyhow::anyhow!("the kept capture of {what} cannot be decoded: {e}"))?;
     let mut bytes = Vec::new();
     if format == Format::Dat {
-        schedlab_trace::tracedat::write(&raw, &schedlab_trace::tracedat::names(&decoded), &mut bytes)?;
+        schedlab_trace::tracedat::write(
+            &raw,
+            &schedlab_trace::tracedat::names(&decoded),
+            &mut bytes,
+        )?;
         let switches = decoded.events.iter().filter(|e| e.kind.name() == "sched_switch").count();
-        return Ok((bytes, format!("{} events ({switches} sched_switch) as trace-cmd's trace.dat", decoded.events.len())));
+        return Ok((
+            bytes,
+            format!(
+                "{} events ({switches} sched_switch) as trace-cmd's trace.dat",
+                decoded.events.len()
+            ),
+        ));
     }
     let m = &kept.meta;
     let mut processes = cell::worker_processes(rec, m.engine_pid, |i| rec.samples[i].pid);
     // The capture's reader thread has ended by the time the engine's threads are listed.
     let mut threads = m.engine_tids.clone();
-    threads.extend((raw.reader_tid > 0 && !threads.contains(&raw.reader_tid)).then_some(raw.reader_tid));
+    threads.extend(
+        (raw.reader_tid > 0 && !threads.contains(&raw.reader_tid)).then_some(raw.reader_tid),
+    );
     processes.push(Process { pid: m.engine_pid, ppid: 0, name: "schedlab engine".into(), threads });
     for (i, d) in m.dispatchers.iter().enumerate() {
-        processes.push(Process { pid: *d, ppid: m.engine_pid, name: format!("schedlab dispatcher #{i}"), threads: Vec::new() });
+        processes.push(Process {
+            pid: *d,
+            ppid: m.engine_pid,
+            name: format!("schedlab dispatcher #{i}"),
+            threads: Vec::new(),
+        });
     }
     let jobs = store.job_logs(run.id, rec.params.cell_id, rec.rep, rec.warmup)?;
     let set_start = m.release_ns + schedlab_runner::rt::START_LEAD_NS;
@@ -166,26 +217,46 @@ fn measured(store: &Store, run: &RunRow, rec: &CellRecord, what: &str, format: F
 
 /// A simulated cell: simulated again (deterministic) from the stored plan and the model
 /// parameters its samples keep, checked against the stored record, its slices as switches.
-fn simulated(store: &Store, run: &RunRow, rec: &CellRecord, what: &str) -> anyhow::Result<(Vec<u8>, String)> {
-    let plan: schedlab_spec::Plan =
-        serde_json::from_str(&run.plan_json).map_err(|e| anyhow::anyhow!("run {}'s stored plan cannot be read: {e}", run.id))?;
+fn simulated(
+    store: &Store,
+    run: &RunRow,
+    rec: &CellRecord,
+    what: &str,
+) -> anyhow::Result<(Vec<u8>, String)> {
+    let plan: schedlab_spec::Plan = serde_json::from_str(&run.plan_json)
+        .map_err(|e| anyhow::anyhow!("run {}'s stored plan cannot be read: {e}", run.id))?;
     let cell = plan
         .cells
         .iter()
         .find(|c| c.index == rec.params.cell_id)
         .ok_or_else(|| bad_input(format!("{what} is not in the run's stored plan")))?;
-    let params = rec.samples.iter().find_map(|s| s.extra.sim.as_ref()).map(|o| o.model.clone()).ok_or_else(|| {
-        bad_input(format!(
-            "{what} has no stored model parameters (it was not simulated: {})",
-            rec.message.as_deref().unwrap_or("no samples")
-        ))
-    })?;
+    let params =
+        rec.samples.iter().find_map(|s| s.extra.sim.as_ref()).map(|o| o.model.clone()).ok_or_else(
+            || {
+                bad_input(format!(
+                    "{what} has no stored model parameters (it was not simulated: {})",
+                    rec.message.as_deref().unwrap_or("no samples")
+                ))
+            },
+        )?;
     // Workers that took their CPU demand from a measured run keep it in their samples.
-    let demand = schedlab_simrun::demand::stored(rec).map_err(|e| bad_input(format!("{what} cannot be simulated again: {e}")))?;
-    let sim = schedlab_simrun::simulate_cell_with(cell, &params, demand.as_deref(), schedlab_simrun::horizon(&plan), true);
+    let demand = schedlab_simrun::demand::stored(rec)
+        .map_err(|e| bad_input(format!("{what} cannot be simulated again: {e}")))?;
+    let sim = schedlab_simrun::simulate_cell_with(
+        cell,
+        &params,
+        demand.as_deref(),
+        schedlab_simrun::horizon(&plan),
+        true,
+    );
     let same = sim.record.makespan_s == rec.makespan_s
         && sim.record.samples.len() == rec.samples.len()
-        && sim.record.samples.iter().zip(&rec.samples).all(|(a, b)| a.wall_s == b.wall_s && a.user_s == b.user_s);
+        && sim
+            .record
+            .samples
+            .iter()
+            .zip(&rec.samples)
+            .all(|(a, b)| a.wall_s == b.wall_s && a.user_s == b.user_s);
     let Some(result) = sim.traced.filter(|_| same) else {
         return Err(bad_input(format!(
             "simulating {what} again does not give the stored schedule (stored by schedlab {}, this is {}); simulate the spec again to export it",
@@ -221,7 +292,8 @@ fn simulated(store: &Store, run: &RunRow, rec: &CellRecord, what: &str) -> anyho
         c[..name.len()].copy_from_slice(name);
         c
     };
-    let events = perfetto::switches(&segments, params.switch_cost_ns + params.migration_cost_ns, comm);
+    let events =
+        perfetto::switches(&segments, params.switch_cost_ns + params.migration_cost_ns, comm);
     let processes = cell::worker_processes(rec, 0, |i| SIM_PID + i as i32);
     let jobs = store.job_logs(run.id, rec.params.cell_id, rec.rep, rec.warmup)?;
     let tracks = cell::tracks(rec, SIM_BASE_NS, SIM_BASE_NS, &jobs, |i| SIM_PID + i as i32);
@@ -244,7 +316,12 @@ fn simulated(store: &Store, run: &RunRow, rec: &CellRecord, what: &str) -> anyho
 /// The export's summary: sched_switch per CPU, the other events by name, names and marks.
 fn describe(s: &perfetto::Summary) -> String {
     let cpus: Vec<String> = s.switches.iter().map(|(c, n)| format!("cpu{c}={n}")).collect();
-    let others: Vec<String> = s.events.iter().filter(|(k, _)| **k != "sched_switch").map(|(k, n)| format!("{k}={n}")).collect();
+    let others: Vec<String> = s
+        .events
+        .iter()
+        .filter(|(k, _)| **k != "sched_switch")
+        .map(|(k, n)| format!("{k}={n}"))
+        .collect();
     format!(
         "sched_switch {} ({}); other events: {}; {} processes named; {} marks{}",
         s.switches.values().sum::<u64>(),
@@ -252,6 +329,10 @@ fn describe(s: &perfetto::Summary) -> String {
         if others.is_empty() { "none".to_string() } else { others.join(" ") },
         s.processes,
         s.marks,
-        if s.lost_bundles > 0 { format!("; {} bundles after lost events", s.lost_bundles) } else { String::new() }
+        if s.lost_bundles > 0 {
+            format!("; {} bundles after lost events", s.lost_bundles)
+        } else {
+            String::new()
+        }
     )
 }

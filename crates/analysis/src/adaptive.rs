@@ -144,7 +144,10 @@ mod tests {
     #[test]
     fn a_stable_figure_stops_at_min_with_the_target_reached() {
         let j = judge(&recs(&[1.00, 1.01, 0.99]), &TARGET);
-        assert_eq!((j.decision, j.repetitions, j.figure), (Decision::Reached, 3, MainFigure::WallPerProc));
+        assert_eq!(
+            (j.decision, j.repetitions, j.figure),
+            (Decision::Reached, 3, MainFigure::WallPerProc)
+        );
         let h = j.half_width_pct.unwrap();
         // The interval show prints: its half-width over the mean.
         let s = cell_stats(&recs(&[1.00, 1.01, 0.99]))[0].wall_per_proc;
@@ -164,23 +167,41 @@ mod tests {
         assert_eq!((j.decision, j.repetitions), (Decision::Stopped, 6));
         assert!(j.half_width_pct.unwrap() > 5.0);
         let wide = judge(&recs(&[0.01, 1.0, 0.02, 0.01, 0.9, 0.01]), &TARGET);
-        assert_eq!(cell_stats(&recs(&[0.01, 1.0, 0.02, 0.01, 0.9, 0.01]))[0].wall_per_proc.interval(), Err(NoInterval::WiderThanEstimate));
-        assert!(wide.decision == Decision::Stopped && wide.half_width_pct.unwrap() > 100.0, "{wide:?}: wider than the mean, still said");
+        assert_eq!(
+            cell_stats(&recs(&[0.01, 1.0, 0.02, 0.01, 0.9, 0.01]))[0].wall_per_proc.interval(),
+            Err(NoInterval::WiderThanEstimate)
+        );
+        assert!(
+            wide.decision == Decision::Stopped && wide.half_width_pct.unwrap() > 100.0,
+            "{wide:?}: wider than the mean, still said"
+        );
         let o = j.outcome(&TARGET).unwrap();
         assert!(!o.reached && o.repetitions == 6);
-        assert_eq!(judge(&recs(&noisy[..5]), &TARGET).outcome(&TARGET), None, "no outcome while it repeats");
+        assert_eq!(
+            judge(&recs(&noisy[..5]), &TARGET).outcome(&TARGET),
+            None,
+            "no outcome while it repeats"
+        );
     }
 
     #[test]
     fn warmups_do_not_count_and_failures_count_toward_max_but_not_the_figure() {
         let mut r = recs(&[1.0, 1.0]);
         r.push(CellRecord { warmup: true, ..rec(0, 50.0) });
-        assert_eq!(judge(&r, &TARGET).decision, Decision::Repeat, "2 measured repetitions and a warm-up");
+        assert_eq!(
+            judge(&r, &TARGET).decision,
+            Decision::Repeat,
+            "2 measured repetitions and a warm-up"
+        );
         let mut r = recs(&[1.0, 1.01, 0.99, 1.0]);
         r[0].status = CellStatus::Failed;
         r[0].samples[0].wall_s = 99.0;
         let j = judge(&r, &TARGET);
-        assert_eq!((j.decision, j.repetitions), (Decision::Reached, 4), "the failed one is left out of the figure");
+        assert_eq!(
+            (j.decision, j.repetitions),
+            (Decision::Reached, 4),
+            "the failed one is left out of the figure"
+        );
     }
 
     #[test]

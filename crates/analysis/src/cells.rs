@@ -98,7 +98,8 @@ pub fn cell_stats(records: &[CellRecord]) -> Vec<CellStats> {
 fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
     let params = all.first()?.params.clone();
     let failed: Vec<&&CellRecord> = all.iter().filter(|r| !r.status.is_ok()).collect();
-    let ran: Vec<&CellRecord> = all.iter().copied().filter(|r| r.status.is_ok() && !r.samples.is_empty()).collect();
+    let ran: Vec<&CellRecord> =
+        all.iter().copied().filter(|r| r.status.is_ok() && !r.samples.is_empty()).collect();
     let measured_samples = || all.iter().flat_map(|r| &r.samples).filter(|s| !s.background);
     // Every figure is a time, a count or a rate but Jain's index and the shares, in [0, 1].
     let within = |d: Domain, f: &dyn Fn(&CellRecord) -> f64| -> Summary {
@@ -107,8 +108,12 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
     };
     let per = |f: &dyn Fn(&CellRecord) -> f64| within(Domain::NonNegative, f);
     // Background workers are kept in the database but never enter the measured figures.
-    let sum = |r: &CellRecord, f: &dyn Fn(&schedlab_model::Sample) -> f64| r.samples.iter().filter(|s| !s.background).map(f).sum::<f64>();
-    let avg = |r: &CellRecord, f: &dyn Fn(&schedlab_model::Sample) -> f64| mean(r.samples.iter().filter(|s| !s.background).map(f));
+    let sum = |r: &CellRecord, f: &dyn Fn(&schedlab_model::Sample) -> f64| {
+        r.samples.iter().filter(|s| !s.background).map(f).sum::<f64>()
+    };
+    let avg = |r: &CellRecord, f: &dyn Fn(&schedlab_model::Sample) -> f64| {
+        mean(r.samples.iter().filter(|s| !s.background).map(f))
+    };
     let measured = |r: &CellRecord, f: &dyn Fn(&schedlab_model::Sample) -> f64| -> Vec<f64> {
         r.samples.iter().filter(|s| !s.background).map(f).collect()
     };
@@ -152,13 +157,30 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
                 0.0
             }
         }),
-        work_rate: per(&|r| if r.makespan_s > 0.0 { sum(r, &|s| s.work_units) / r.makespan_s } else { 0.0 }),
+        work_rate: per(&|r| {
+            if r.makespan_s > 0.0 {
+                sum(r, &|s| s.work_units) / r.makespan_s
+            } else {
+                0.0
+            }
+        }),
         completion: per(&|r| avg(r, &|s| s.end_offset_s)),
         jain: within(Domain::FRACTION, &|r| {
-            jain_index(&measured(r, &|s| if s.wall_s > 0.0 { s.work_units / s.wall_s } else { 0.0 })).unwrap_or(nan)
+            jain_index(&measured(r, &|s| {
+                if s.wall_s > 0.0 {
+                    s.work_units / s.wall_s
+                } else {
+                    0.0
+                }
+            }))
+            .unwrap_or(nan)
         }),
-        max_dev_completion: per(&|r| max_deviation_from_mean(&measured(r, &|s| s.end_offset_s)).unwrap_or(nan)),
-        cv_completion: per(&|r| coefficient_of_variation(&measured(r, &|s| s.end_offset_s)).unwrap_or(nan)),
+        max_dev_completion: per(&|r| {
+            max_deviation_from_mean(&measured(r, &|s| s.end_offset_s)).unwrap_or(nan)
+        }),
+        cv_completion: per(&|r| {
+            coefficient_of_variation(&measured(r, &|s| s.end_offset_s)).unwrap_or(nan)
+        }),
         completion_by_rank: by_rank(ran.iter().map(|r| measured(r, &|s| s.end_offset_s))),
         group_share: group_names
             .iter()
@@ -197,7 +219,12 @@ fn by_rank(reps: impl Iterator<Item = Vec<f64>>) -> Vec<Summary> {
 
 /// A measured repetition that ended well, for tests.
 #[cfg(test)]
-pub(crate) fn test_record(params: CellParams, rep: u32, makespan_s: f64, samples: Vec<schedlab_model::Sample>) -> CellRecord {
+pub(crate) fn test_record(
+    params: CellParams,
+    rep: u32,
+    makespan_s: f64,
+    samples: Vec<schedlab_model::Sample>,
+) -> CellRecord {
     CellRecord { params, rep, ordinal: rep, makespan_s, samples, ..Default::default() }
 }
 
@@ -210,18 +237,33 @@ mod tests {
     use schedlab_model::Sample;
 
     fn rec(cell_id: u32, rep: u32, warmup: bool, makespan: f64, invol: &[i64]) -> CellRecord {
-        let params = CellParams { cell_id, key: format!("k{cell_id}"), processes: invol.len() as u32, ..Default::default() };
+        let params = CellParams {
+            cell_id,
+            key: format!("k{cell_id}"),
+            processes: invol.len() as u32,
+            ..Default::default()
+        };
         let samples = invol
             .iter()
             .enumerate()
-            .map(|(i, &c)| Sample { index: i as u32, involuntary_csw: c, user_s: 1.0, wall_s: makespan, ..Default::default() })
+            .map(|(i, &c)| Sample {
+                index: i as u32,
+                involuntary_csw: c,
+                user_s: 1.0,
+                wall_s: makespan,
+                ..Default::default()
+            })
             .collect();
         CellRecord { warmup, ..test_record(params, rep, makespan, samples) }
     }
 
     #[test]
     fn totals_and_per_process_means_over_repetitions() {
-        let recs = vec![rec(0, 0, false, 2.0, &[10, 30]), rec(0, 1, false, 4.0, &[20, 40]), rec(0, 0, true, 100.0, &[1000, 1000])];
+        let recs = vec![
+            rec(0, 0, false, 2.0, &[10, 30]),
+            rec(0, 1, false, 4.0, &[20, 40]),
+            rec(0, 0, true, 100.0, &[1000, 1000]),
+        ];
         let s = &cell_stats(&recs)[0];
         assert_eq!(s.reps, 2, "the warm-up is excluded");
         assert_eq!(s.invol_total.mean, 50.0); // (40 + 60) / 2
@@ -252,7 +294,8 @@ mod tests {
         assert_eq!(s.throughput.mean, 1.0, "2 measured processes in 2 s");
         assert!((s.jain.mean - 0.8).abs() < 1e-12, "{}", s.jain.mean);
         assert_eq!(s.max_dev_completion.mean, 0.5);
-        let shares: Vec<(&str, f64)> = s.group_share.iter().map(|(g, x)| (g.as_str(), x.mean)).collect();
+        let shares: Vec<(&str, f64)> =
+            s.group_share.iter().map(|(g, x)| (g.as_str(), x.mean)).collect();
         assert_eq!(shares, vec![("main", 0.5), ("bg", 0.5)], "1+1 CPU-s against 2 CPU-s");
     }
 

@@ -35,7 +35,13 @@ pub fn compare(a: &[f64], b: &[f64], alpha: f64) -> Option<Comparison> {
     let sa = Summary::in_domain_at(a, Domain::NonNegative, level)?;
     let sb = Summary::in_domain_at(b, Domain::NonNegative, level)?;
     let welch = welch_t_test(a, b);
-    Some(Comparison { a: sa, b: sb, ratio: ratio_of_means(a, b, level), welch, significant: welch.is_some_and(|w| w.p_value < alpha) })
+    Some(Comparison {
+        a: sa,
+        b: sb,
+        ratio: ratio_of_means(a, b, level),
+        welch,
+        significant: welch.is_some_and(|w| w.p_value < alpha),
+    })
 }
 
 #[cfg(test)]
@@ -43,8 +49,10 @@ mod tests {
     use super::*;
 
     // Welch example 1 (see welch.rs): p = 0.021378.
-    const A1: [f64; 15] = [27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4];
-    const A2: [f64; 15] = [27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4];
+    const A1: [f64; 15] =
+        [27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4];
+    const A2: [f64; 15] =
+        [27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4];
 
     #[test]
     fn significance_depends_on_alpha() {
@@ -85,7 +93,11 @@ mod tests {
     fn rejects_bad_input() {
         assert_eq!(compare(&[], &[1.0], 0.05), None);
         assert_eq!(compare(&[1.0], &[f64::NAN], 0.05), None);
-        assert_eq!(compare(&[1.0, 2.0], &[-1.0, 2.0], 0.05), None, "a time or a count is never negative");
+        assert_eq!(
+            compare(&[1.0, 2.0], &[-1.0, 2.0], 0.05),
+            None,
+            "a time or a count is never negative"
+        );
         assert_eq!(compare(&[1.0, 2.0], &[1.0, 2.0], 0.0), None);
         assert_eq!(compare(&[1.0, 2.0], &[1.0, 2.0], 1.0), None);
     }

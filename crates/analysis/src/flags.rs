@@ -24,7 +24,12 @@ pub enum ProcessValue {
 
 impl ProcessValue {
     /// Every value checked by [`cell_outliers`].
-    pub const ALL: [ProcessValue; 4] = [ProcessValue::Wall, ProcessValue::User, ProcessValue::Involuntary, ProcessValue::Voluntary];
+    pub const ALL: [ProcessValue; 4] = [
+        ProcessValue::Wall,
+        ProcessValue::User,
+        ProcessValue::Involuntary,
+        ProcessValue::Voluntary,
+    ];
 
     /// Short name for tables.
     pub fn name(self) -> &'static str {
@@ -85,7 +90,10 @@ impl CellOutliers {
 
     /// The flag of that kind with the largest |z|, if any.
     pub fn worst(&self, kind: ProcessValue) -> Option<&ProcessOutlier> {
-        self.flagged.iter().filter(|f| f.value_kind == kind).max_by(|a, b| a.z.abs().total_cmp(&b.z.abs()))
+        self.flagged
+            .iter()
+            .filter(|f| f.value_kind == kind)
+            .max_by(|a, b| a.z.abs().total_cmp(&b.z.abs()))
     }
 }
 
@@ -112,14 +120,23 @@ pub fn cell_outliers(records: &[CellRecord], threshold: f64) -> Vec<CellOutliers
             let median = percentile(&xs, 50.0).unwrap_or(f64::NAN);
             for (s, z) in measured.iter().zip(modified_z_scores(&xs)) {
                 if z.abs() > threshold {
-                    cell.flagged.push(ProcessOutlier { rep: r.rep, index: s.index, value_kind: kind, value: kind.of(s), median, z });
+                    cell.flagged.push(ProcessOutlier {
+                        rep: r.rep,
+                        index: s.index,
+                        value_kind: kind,
+                        value: kind.of(s),
+                        median,
+                        z,
+                    });
                 }
             }
         }
     }
     let mut out: Vec<CellOutliers> = by_cell.into_values().collect();
     for c in &mut out {
-        c.flagged.sort_by_key(|f| (f.rep, ProcessValue::ALL.iter().position(|k| *k == f.value_kind), f.index));
+        c.flagged.sort_by_key(|f| {
+            (f.rep, ProcessValue::ALL.iter().position(|k| *k == f.value_kind), f.index)
+        });
     }
     out
 }
@@ -132,11 +149,22 @@ mod tests {
     use schedlab_model::CellParams;
 
     fn rec(cell_id: u32, rep: u32, warmup: bool, walls: &[f64]) -> CellRecord {
-        let params = CellParams { cell_id, key: format!("cpu/other/n{}", walls.len()), ..Default::default() };
+        let params = CellParams {
+            cell_id,
+            key: format!("cpu/other/n{}", walls.len()),
+            ..Default::default()
+        };
         let samples = walls
             .iter()
             .enumerate()
-            .map(|(i, &w)| Sample { index: i as u32, wall_s: w, user_s: 1.0, voluntary_csw: 2, involuntary_csw: 5, ..Default::default() })
+            .map(|(i, &w)| Sample {
+                index: i as u32,
+                wall_s: w,
+                user_s: 1.0,
+                voluntary_csw: 2,
+                involuntary_csw: 5,
+                ..Default::default()
+            })
             .collect();
         CellRecord { warmup, ordinal: 0, ..test_record(params, rep, 1.0, samples) }
     }
@@ -146,14 +174,20 @@ mod tests {
         // Rep 0: walls 1,2,3,4,100 -> median 3, MAD 1, the 100 scores 0.6745 * 97 = 65.4.
         // Rep 1 is spread evenly; 10 scores 0.6745 * (10 - 8) / 2 = 0.67: not flagged,
         // although 10 would be far out among rep 0's values.
-        let recs = [rec(0, 0, false, &[1.0, 2.0, 3.0, 4.0, 100.0]), rec(0, 1, false, &[6.0, 7.0, 8.0, 9.0, 10.0])];
+        let recs = [
+            rec(0, 0, false, &[1.0, 2.0, 3.0, 4.0, 100.0]),
+            rec(0, 1, false, &[6.0, 7.0, 8.0, 9.0, 10.0]),
+        ];
         let cells = cell_outliers(&recs, MODIFIED_Z_THRESHOLD);
         assert_eq!(cells.len(), 1);
         let c = &cells[0];
         assert_eq!(c.processes, 10);
         assert_eq!(c.flagged.len(), 1, "{:?}", c.flagged);
         let f = &c.flagged[0];
-        assert_eq!((f.rep, f.index, f.value_kind, f.value, f.median), (0, 4, ProcessValue::Wall, 100.0, 3.0));
+        assert_eq!(
+            (f.rep, f.index, f.value_kind, f.value, f.median),
+            (0, 4, ProcessValue::Wall, 100.0, 3.0)
+        );
         assert!((f.z - 0.6745 * 97.0).abs() < 1e-9);
         assert_eq!(c.count(ProcessValue::Wall), 1);
         assert_eq!(c.count(ProcessValue::User), 0, "identical values have MAD 0 and flag nothing");
@@ -162,7 +196,8 @@ mod tests {
 
     #[test]
     fn warmups_are_skipped_and_quiet_cells_are_listed() {
-        let recs = [rec(0, 0, true, &[1.0, 2.0, 3.0, 4.0, 100.0]), rec(1, 0, false, &[1.0, 1.1, 0.9])];
+        let recs =
+            [rec(0, 0, true, &[1.0, 2.0, 3.0, 4.0, 100.0]), rec(1, 0, false, &[1.0, 1.1, 0.9])];
         let cells = cell_outliers(&recs, MODIFIED_Z_THRESHOLD);
         assert_eq!(cells.len(), 1, "cell 0 had only a warm-up");
         assert_eq!((cells[0].cell_id, cells[0].processes, cells[0].flagged.len()), (1, 3, 0));

@@ -8,7 +8,8 @@ use schedlab_model::hist::{self, Histogram};
 pub(crate) fn merge<'a>(encoded: impl IntoIterator<Item = &'a str>) -> Option<Histogram<u64>> {
     let mut out: Option<Histogram<u64>> = None;
     for h in encoded.into_iter().filter_map(hist::decode) {
-        let union = out.get_or_insert_with(|| Histogram::new(3).expect("3 significant digits is valid"));
+        let union =
+            out.get_or_insert_with(|| Histogram::new(3).expect("3 significant digits is valid"));
         // An auto-resizing histogram accepts any value, so adding cannot fail.
         let _ = union.add(&h);
     }
@@ -64,7 +65,8 @@ mod tests {
 
     #[test]
     fn the_distribution_rises_from_the_minimum_to_the_maximum() {
-        let h = merge([encoded(&(1..=1000).map(|i| i * 1000).collect::<Vec<_>>()).as_str()]).unwrap();
+        let h =
+            merge([encoded(&(1..=1000).map(|i| i * 1000).collect::<Vec<_>>()).as_str()]).unwrap();
         let c = cdf_us(&h);
         assert_eq!(c.len(), 100 + 9 + 9 + 1);
         assert!(c.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 < w[1].1), "monotone");

@@ -127,7 +127,13 @@ pub fn mean_interval(mean: f64, sd: f64, n: usize, level: f64, domain: Domain) -
 /// The interval `(lo, hi)` of an estimate from `n` values as tables and figures show it, or
 /// why they show none: too few values, or (for a quantity that cannot be negative, `positive`)
 /// a half-width beyond the estimate. NaN bounds count as too few values.
-pub fn shown(n: usize, estimate: f64, lo: f64, hi: f64, positive: bool) -> Result<(f64, f64), NoInterval> {
+pub fn shown(
+    n: usize,
+    estimate: f64,
+    lo: f64,
+    hi: f64,
+    positive: bool,
+) -> Result<(f64, f64), NoInterval> {
     if n < MIN_VALUES_FOR_INTERVAL || lo.is_nan() || hi.is_nan() {
         return Err(NoInterval::FewValues);
     }
@@ -218,7 +224,11 @@ mod tests {
         assert_eq!(shown(3, 1.0, f64::NAN, f64::NAN, true), Err(NoInterval::FewValues));
         assert_eq!(shown(3, 1.0, 0.5, 1.5, true), Ok((0.5, 1.5)));
         assert_eq!(shown(3, 1.0, 0.2, 2.4, true), Err(NoInterval::WiderThanEstimate));
-        assert_eq!(shown(3, 0.01, 0.001, 0.1, false), Ok((0.001, 0.1)), "a bounded quantity keeps its interval");
+        assert_eq!(
+            shown(3, 0.01, 0.001, 0.1, false),
+            Ok((0.001, 0.1)),
+            "a bounded quantity keeps its interval"
+        );
     }
 
     #[test]

@@ -66,13 +66,18 @@ pub fn io_stats(records: &[CellRecord]) -> Vec<IoStats> {
 
 fn summarise(reps: &[&CellRecord]) -> Option<IoStats> {
     let first = reps.first()?;
-    let ios: Vec<Vec<IoSummary>> =
-        reps.iter().map(|r| r.samples.iter().filter(|s| !s.background).filter_map(|s| s.io().cloned()).collect()).collect();
+    let ios: Vec<Vec<IoSummary>> = reps
+        .iter()
+        .map(|r| {
+            r.samples.iter().filter(|s| !s.background).filter_map(|s| s.io().cloned()).collect()
+        })
+        .collect();
     let per = |f: &dyn Fn(usize) -> Option<f64>| -> Summary {
         let xs: Vec<f64> = (0..reps.len()).filter_map(f).filter(|x| x.is_finite()).collect();
         Summary::in_domain(&xs, Domain::NonNegative).unwrap_or(EMPTY)
     };
-    let merged: Vec<Option<Histogram<u64>>> = ios.iter().map(|rep| merge(rep.iter().map(|io| io.hist.as_str()))).collect();
+    let merged: Vec<Option<Histogram<u64>>> =
+        ios.iter().map(|rep| merge(rep.iter().map(|io| io.hist.as_str()))).collect();
     let pooled = merge(ios.iter().flatten().map(|io| io.hist.as_str()));
     let lat = |q: f64| per(&|i| merged[i].as_ref().and_then(|h| quantile_us(h, q)));
     let dev = |i: usize| reps[i].io.as_ref().and_then(|io| io.stats.first().cloned());
@@ -99,7 +104,8 @@ fn summarise(reps: &[&CellRecord]) -> Option<IoStats> {
             (reps[i].makespan_s > 0.0).then(|| bytes as f64 / reps[i].makespan_s / 1e6)
         }),
         file_time: per(&|i| {
-            let t: Vec<f64> = ios[i].iter().flat_map(|x| x.file_times.iter().map(|f| f.3 - f.2)).collect();
+            let t: Vec<f64> =
+                ios[i].iter().flat_map(|x| x.file_times.iter().map(|f| f.3 - f.2)).collect();
             (!t.is_empty()).then(|| t.iter().sum::<f64>() / t.len() as f64)
         }),
         lat_p50_us: lat(0.5),
@@ -111,9 +117,11 @@ fn summarise(reps: &[&CellRecord]) -> Option<IoStats> {
         dev_ios: per(&|i| dev(i).map(|d| (d.read_ios + d.write_ios) as f64)),
         dev_merges: per(&|i| dev(i).map(|d| (d.read_merges + d.write_merges) as f64)),
         dev_req_kib: per(&|i| {
-            dev(i)
-                .filter(|d| d.read_ios + d.write_ios > 0)
-                .map(|d| (d.read_sectors + d.write_sectors) as f64 * 512.0 / 1024.0 / (d.read_ios + d.write_ios) as f64)
+            dev(i).filter(|d| d.read_ios + d.write_ios > 0).map(|d| {
+                (d.read_sectors + d.write_sectors) as f64 * 512.0
+                    / 1024.0
+                    / (d.read_ios + d.write_ios) as f64
+            })
         }),
         dev_queue_s: per(&|i| dev(i).map(|d| d.time_in_queue_ms as f64 / 1e3)),
     })
@@ -139,9 +147,17 @@ mod tests {
             file_times: vec![(0, 0, 0.0, 1.0), (1, 0, 1.0, 4.0)],
             ..Default::default()
         };
-        let params = CellParams { cell_id: 0, key: "w/other/n1/iosched=bfq".into(), iosched: Some("bfq".into()), ..Default::default() };
+        let params = CellParams {
+            cell_id: 0,
+            key: "w/other/n1/iosched=bfq".into(),
+            iosched: Some("bfq".into()),
+            ..Default::default()
+        };
         let samples = vec![Sample {
-            extra: schedlab_model::Extra { detail: Some(schedlab_model::Detail::Io(io)), ..Default::default() },
+            extra: schedlab_model::Extra {
+                detail: Some(schedlab_model::Detail::Io(io)),
+                ..Default::default()
+            },
             ..Default::default()
         }];
         let stats = vec![DiskStatDelta {
@@ -152,16 +168,28 @@ mod tests {
             time_in_queue_ms: 500,
             ..Default::default()
         }];
-        let io = CellIo { device: "loop0".into(), queue_device: "loop0".into(), scheduler: "bfq".into(), tunables: vec![], stats };
+        let io = CellIo {
+            device: "loop0".into(),
+            queue_device: "loop0".into(),
+            scheduler: "bfq".into(),
+            tunables: vec![],
+            stats,
+        };
         CellRecord { io: Some(io), ..test_record(params, rep, makespan, samples) }
     }
 
     #[test]
     fn throughput_latency_and_device_figures_over_repetitions() {
-        let recs = vec![rec(0, 2.0, &[1000, 2000, 3000, 4000], 4_000_000), rec(1, 4.0, &[5000, 6000, 7000, 8000], 4_000_000)];
+        let recs = vec![
+            rec(0, 2.0, &[1000, 2000, 3000, 4000], 4_000_000),
+            rec(1, 4.0, &[5000, 6000, 7000, 8000], 4_000_000),
+        ];
         let s = &io_stats(&recs)[0];
         assert_eq!(s.reps, 2);
-        assert_eq!((s.op.as_str(), s.mode.as_str(), s.schedulers.as_slice()), ("write", "fsync", &["bfq".to_string()][..]));
+        assert_eq!(
+            (s.op.as_str(), s.mode.as_str(), s.schedulers.as_slice()),
+            ("write", "fsync", &["bfq".to_string()][..])
+        );
         // 4 MB in 2 s and in 4 s: 2.0 and 1.0 MB/s.
         assert!((s.mb_s.mean - 1.5).abs() < 1e-9);
         // Files took 1 s and 3 s: mean 2 s in both repetitions.
@@ -170,7 +198,11 @@ mod tests {
         assert!((s.lat_p50_us.mean - 4.0).abs() < 0.01, "{:?}", s.lat_p50_us);
         assert!((s.lat_max_us.mean - 6.0).abs() < 0.01);
         // Pooled over both repetitions: 8 values, median 4 us, max 8 us.
-        assert!((s.pooled_us[0] - 4.0).abs() < 0.01 && (s.pooled_us[4] - 8.0).abs() < 0.01, "{:?}", s.pooled_us);
+        assert!(
+            (s.pooled_us[0] - 4.0).abs() < 0.01 && (s.pooled_us[4] - 8.0).abs() < 0.01,
+            "{:?}",
+            s.pooled_us
+        );
         assert_eq!(s.dev_ios.mean, 100.0);
         assert!((s.dev_req_kib.mean - 128.0).abs() < 1e-9);
         assert!((s.dev_queue_s.mean - 0.5).abs() < 1e-9);
@@ -179,7 +211,10 @@ mod tests {
     #[test]
     fn runs_without_io_have_no_io_figures() {
         let mut r = rec(0, 1.0, &[1000], 10);
-        r.samples[0].extra = schedlab_model::Extra { detail: Some(schedlab_model::Detail::Pi { estimate: 3.0 }), ..Default::default() };
+        r.samples[0].extra = schedlab_model::Extra {
+            detail: Some(schedlab_model::Detail::Pi { estimate: 3.0 }),
+            ..Default::default()
+        };
         assert!(io_stats(&[r]).is_empty());
     }
 }

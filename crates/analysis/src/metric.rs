@@ -43,7 +43,8 @@ impl Metric {
     ];
 
     /// The metrics only traced repetitions have (`run --trace`).
-    pub const TRACE: [Metric; 3] = [Metric::RunnablePerProc, Metric::WakeupP99, Metric::MigrationsPerProc];
+    pub const TRACE: [Metric; 3] =
+        [Metric::RunnablePerProc, Metric::WakeupP99, Metric::MigrationsPerProc];
 
     /// Whether only traced repetitions have it.
     pub fn needs_trace(self) -> bool {
@@ -123,7 +124,9 @@ impl Metric {
         if measured.is_empty() {
             return None;
         }
-        let per_proc = |f: fn(&Sample) -> f64| measured.iter().map(|s| f(s)).sum::<f64>() / measured.len() as f64;
+        let per_proc = |f: fn(&Sample) -> f64| {
+            measured.iter().map(|s| f(s)).sum::<f64>() / measured.len() as f64
+        };
         let v = match self {
             Metric::WallPerProc => per_proc(|s| s.wall_s),
             Metric::Makespan => r.makespan_s,
@@ -137,7 +140,9 @@ impl Metric {
                     return None;
                 }
             }
-            Metric::RunnablePerProc | Metric::WakeupP99 | Metric::MigrationsPerProc => self.trace_figure()?.of_repetition(r)?,
+            Metric::RunnablePerProc | Metric::WakeupP99 | Metric::MigrationsPerProc => {
+                self.trace_figure()?.of_repetition(r)?
+            }
         };
         v.is_finite().then_some(v)
     }
@@ -162,7 +167,12 @@ mod tests {
     use schedlab_model::{CellParams, CellStatus};
 
     fn rec(warmup: bool, status: CellStatus, makespan: f64, walls: &[f64]) -> CellRecord {
-        let params = CellParams { cell_id: 0, key: "k".into(), processes: walls.len() as u32, ..Default::default() };
+        let params = CellParams {
+            cell_id: 0,
+            key: "k".into(),
+            processes: walls.len() as u32,
+            ..Default::default()
+        };
         let samples = walls
             .iter()
             .enumerate()
@@ -201,7 +211,10 @@ mod tests {
 
     #[test]
     fn means_agree_with_cell_stats() {
-        let recs = [rec(false, CellStatus::Ok, 4.0, &[1.0, 2.0, 3.0, 6.0]), rec(false, CellStatus::Ok, 5.0, &[2.0, 2.0, 4.0, 4.0])];
+        let recs = [
+            rec(false, CellStatus::Ok, 4.0, &[1.0, 2.0, 3.0, 6.0]),
+            rec(false, CellStatus::Ok, 5.0, &[2.0, 2.0, 4.0, 4.0]),
+        ];
         let s = &cell_stats(&recs)[0];
         let mean = |m: Metric| recs.iter().filter_map(|r| m.value(r)).sum::<f64>() / 2.0;
         assert_eq!(mean(Metric::WallPerProc), s.wall_per_proc.mean);
@@ -235,8 +248,16 @@ mod tests {
             s.pid = 100 + i as i32;
         }
         r.samples[2].background = true;
-        let w = |pid: i32, runnable_s: f64, migrations: u64| WorkerTrace { pid, runnable_s, migrations, ..Default::default() };
-        r.trace = Some(CellTrace { workers: vec![w(100, 1.0, 2), w(101, 3.0, 4), w(102, 50.0, 50)], ..Default::default() });
+        let w = |pid: i32, runnable_s: f64, migrations: u64| WorkerTrace {
+            pid,
+            runnable_s,
+            migrations,
+            ..Default::default()
+        };
+        r.trace = Some(CellTrace {
+            workers: vec![w(100, 1.0, 2), w(101, 3.0, 4), w(102, 50.0, 50)],
+            ..Default::default()
+        });
         assert_eq!(Metric::RunnablePerProc.value(&r), Some(2.0));
         assert_eq!(Metric::MigrationsPerProc.value(&r), Some(3.0));
         assert_eq!(Metric::WakeupP99.value(&r), None, "no wake-up was timed");

@@ -149,7 +149,11 @@ mod tests {
     #[test]
     fn rejects_bad_input() {
         assert_eq!(ratio_of_means(&[0.0, 0.0], &[1.0, 2.0], 0.95), None);
-        assert_eq!(ratio_of_means(&[-1.0, 3.0], &[1.0, 2.0], 0.95), None, "negative values have no log ratio");
+        assert_eq!(
+            ratio_of_means(&[-1.0, 3.0], &[1.0, 2.0], 0.95),
+            None,
+            "negative values have no log ratio"
+        );
         assert_eq!(ratio_of_means(&[1.0, 3.0], &[-1.0, 2.0], 0.95), None);
         assert_eq!(ratio_of_means(&[], &[1.0], 0.95), None);
         assert_eq!(ratio_of_means(&[1.0], &[], 0.95), None);

@@ -132,7 +132,9 @@ fn mean(xs: impl ExactSizeIterator<Item = f64>) -> Option<f64> {
 /// A task's scheduling latency, kind and histogram: its wake-up latency when it timed its own
 /// releases, else the hand-off latency its worker timed under the dispatcher.
 fn latency(x: &RtTask) -> Option<(&'static str, &str)> {
-    recorded(&x.wakeup_hist).map(|h| ("wake-up", h)).or_else(|| recorded(&x.handoff_hist).map(|h| ("hand-off", h)))
+    recorded(&x.wakeup_hist)
+        .map(|h| ("wake-up", h))
+        .or_else(|| recorded(&x.handoff_hist).map(|h| ("hand-off", h)))
 }
 
 /// An encoded histogram that was recorded (not absent or empty).
@@ -150,7 +152,12 @@ fn latency_hist(x: &RtTask) -> Option<&str> {
 fn responses<'a>(reps: impl Iterator<Item = &'a CellRecord>) -> (Histogram<u64>, u64) {
     let mut h = Histogram::new(3).expect("3 significant digits is valid");
     let mut unfinished = 0;
-    for j in reps.flat_map(|r| &r.samples).filter(|s| !s.background).filter_map(|s| s.jobs.as_ref()).flat_map(|l| &l.jobs) {
+    for j in reps
+        .flat_map(|r| &r.samples)
+        .filter(|s| !s.background)
+        .filter_map(|s| s.jobs.as_ref())
+        .flat_map(|l| &l.jobs)
+    {
         match j.finish_ns {
             // An auto-resizing histogram grows to take any value (saturating_record would not grow it).
             Some(f) => {
@@ -165,8 +172,12 @@ fn responses<'a>(reps: impl Iterator<Item = &'a CellRecord>) -> (Histogram<u64>,
 fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
     let first = all.first()?;
     let failed: Vec<&&CellRecord> = all.iter().filter(|r| !r.status.is_ok()).collect();
-    let ran: Vec<(&CellRecord, Vec<RtTask>)> =
-        all.iter().filter(|r| r.status.is_ok()).map(|r| (*r, tasks(r))).filter(|(_, t)| !t.is_empty()).collect();
+    let ran: Vec<(&CellRecord, Vec<RtTask>)> = all
+        .iter()
+        .filter(|r| r.status.is_ok())
+        .map(|r| (*r, tasks(r)))
+        .filter(|(_, t)| !t.is_empty())
+        .collect();
     // Counts and latencies cannot be negative; the percentages lie in [0, 100].
     let within = |d: Domain, f: &dyn Fn(&[RtTask]) -> Option<f64>| -> Summary {
         let xs: Vec<f64> = ran.iter().filter_map(|(_, t)| f(t)).filter(|x| x.is_finite()).collect();
@@ -174,23 +185,33 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
     };
     let per = |f: &dyn Fn(&[RtTask]) -> Option<f64>| within(Domain::NonNegative, f);
     let sum = |t: &[RtTask], f: fn(&RtTask) -> u64| t.iter().map(f).sum::<u64>();
-    let mut kinds: Vec<&str> = ran.iter().flat_map(|(_, t)| t.iter()).filter_map(latency).map(|(kind, _)| kind).collect();
+    let mut kinds: Vec<&str> =
+        ran.iter().flat_map(|(_, t)| t.iter()).filter_map(latency).map(|(kind, _)| kind).collect();
     kinds.sort_unstable();
     kinds.dedup();
-    let wakeups: Vec<Option<_>> = ran.iter().map(|(_, t)| merge(t.iter().filter_map(latency_hist)).filter(|h| !h.is_empty())).collect();
+    let wakeups: Vec<Option<_>> = ran
+        .iter()
+        .map(|(_, t)| merge(t.iter().filter_map(latency_hist)).filter(|h| !h.is_empty()))
+        .collect();
     let lat = |q: f64| {
         let xs: Vec<f64> = wakeups.iter().flatten().filter_map(|h| quantile_us(h, q)).collect();
         Summary::in_domain(&xs, Domain::NonNegative).unwrap_or(EMPTY)
     };
     let pooled = merge(ran.iter().flat_map(|(_, t)| t.iter().filter_map(latency_hist)));
     let (responses, unfinished_jobs) = responses(ran.iter().map(|(r, _)| *r));
-    let cell_rt = ran.iter().find_map(|(r, _)| r.rt.as_ref()).or_else(|| all.iter().find_map(|r| r.rt.as_ref()));
-    let mut sources: Vec<&str> = ran.iter().flat_map(|(_, t)| t.iter().map(|x| x.source.as_str())).collect();
+    let cell_rt = ran
+        .iter()
+        .find_map(|(r, _)| r.rt.as_ref())
+        .or_else(|| all.iter().find_map(|r| r.rt.as_ref()));
+    let mut sources: Vec<&str> =
+        ran.iter().flat_map(|(_, t)| t.iter().map(|x| x.source.as_str())).collect();
     sources.sort_unstable();
     sources.dedup();
     Some(RtStats {
         params: first.params.clone(),
-        scheduler: cell_rt.map(|c| c.scheduler.clone()).unwrap_or_else(|| first.params.policy.clone()),
+        scheduler: cell_rt
+            .map(|c| c.scheduler.clone())
+            .unwrap_or_else(|| first.params.policy.clone()),
         utilisation: match cell_rt {
             Some(c) => c.utilisation,
             // Every start failed, so no repetition stored the set: its group says.
@@ -214,7 +235,9 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
         misses_per_proc: per(&|t| mean(t.iter().map(|x| x.misses as f64))),
         fixed_violations_per_proc: per(&|t| mean(t.iter().map(|x| x.fixed_violations as f64))),
         sliding_violations_per_proc: per(&|t| mean(t.iter().map(|x| x.sliding_violations as f64))),
-        time_in_violation_pct: within(Domain::PERCENT, &|t| mean(t.iter().map(|x| x.time_in_violation_pct))),
+        time_in_violation_pct: within(Domain::PERCENT, &|t| {
+            mean(t.iter().map(|x| x.time_in_violation_pct))
+        }),
         latency_kind: kinds.join("/"),
         wakeup_p50_us: lat(0.5),
         wakeup_p99_us: lat(0.99),
@@ -237,7 +260,8 @@ fn per_cpu<'a>(c: &CellRt, ran: &'a [(&CellRecord, Vec<RtTask>)]) -> Vec<CpuRt> 
     if by_cpu.len() < 2 {
         return Vec::new();
     }
-    let complete: Vec<&'a [RtTask]> = ran.iter().map(|(_, t)| t.as_slice()).filter(|t| t.len() == task_cpus.len()).collect();
+    let complete: Vec<&'a [RtTask]> =
+        ran.iter().map(|(_, t)| t.as_slice()).filter(|t| t.len() == task_cpus.len()).collect();
     if complete.is_empty() {
         return Vec::new();
     }
@@ -246,7 +270,8 @@ fn per_cpu<'a>(c: &CellRt, ran: &'a [(&CellRecord, Vec<RtTask>)]) -> Vec<CpuRt> 
         .map(|(cpu, idx)| {
             let on = |t: &'a [RtTask]| -> Vec<&'a RtTask> { idx.iter().map(|&i| &t[i]).collect() };
             let within = |d: Domain, f: &dyn Fn(&[&RtTask]) -> Option<f64>| -> Summary {
-                let xs: Vec<f64> = complete.iter().filter_map(|t| f(&on(t))).filter(|x| x.is_finite()).collect();
+                let xs: Vec<f64> =
+                    complete.iter().filter_map(|t| f(&on(t))).filter(|x| x.is_finite()).collect();
                 Summary::in_domain(&xs, d).unwrap_or(EMPTY)
             };
             let per = |f: &dyn Fn(&[&RtTask]) -> Option<f64>| within(Domain::NonNegative, f);
@@ -257,10 +282,16 @@ fn per_cpu<'a>(c: &CellRt, ran: &'a [(&CellRecord, Vec<RtTask>)]) -> Vec<CpuRt> 
                 jobs: per(&|t| Some(t.iter().map(|x| x.jobs).sum::<u64>() as f64)),
                 miss_pct: within(Domain::PERCENT, &|t| {
                     let jobs: u64 = t.iter().map(|x| x.jobs).sum();
-                    (jobs > 0).then(|| 100.0 * t.iter().map(|x| x.misses).sum::<u64>() as f64 / jobs as f64)
+                    (jobs > 0).then(|| {
+                        100.0 * t.iter().map(|x| x.misses).sum::<u64>() as f64 / jobs as f64
+                    })
                 }),
-                sliding_violations_per_proc: per(&|t| mean(t.iter().map(|x| x.sliding_violations as f64))),
-                time_in_violation_pct: within(Domain::PERCENT, &|t| mean(t.iter().map(|x| x.time_in_violation_pct))),
+                sliding_violations_per_proc: per(&|t| {
+                    mean(t.iter().map(|x| x.sliding_violations as f64))
+                }),
+                time_in_violation_pct: within(Domain::PERCENT, &|t| {
+                    mean(t.iter().map(|x| x.time_in_violation_pct))
+                }),
             }
         })
         .collect()
@@ -295,7 +326,10 @@ mod tests {
             source: if wake_us.is_empty() { "dispatcher" } else { "worker" }.into(),
             ..Default::default()
         };
-        Sample { extra: schedlab_model::Extra { rt: Some(rt), ..Default::default() }, ..Default::default() }
+        Sample {
+            extra: schedlab_model::Extra { rt: Some(rt), ..Default::default() },
+            ..Default::default()
+        }
     }
 
     fn rec(rep: u32, warmup: bool, samples: Vec<Sample>) -> CellRecord {
@@ -329,16 +363,27 @@ mod tests {
         let recs = vec![
             // rep 0: 100 + 50 jobs, 10 + 5 misses: 10% missed; 7.5 misses, 2.5 fixed and 4.5
             // sliding violations per process; (20 + 10) / 2 = 15% in violation.
-            rec(0, false, vec![task(100, 10, (3, 6), 20.0, &[10, 20]), task(50, 5, (2, 3), 10.0, &[30, 40])]),
+            rec(
+                0,
+                false,
+                vec![task(100, 10, (3, 6), 20.0, &[10, 20]), task(50, 5, (2, 3), 10.0, &[30, 40])],
+            ),
             // rep 1: 100 + 100 jobs, 30 + 0 misses: 15%; 15 misses, 4 fixed and 8 sliding per
             // process; (50 + 0) / 2 = 25% in violation.
-            rec(1, false, vec![task(100, 30, (8, 16), 50.0, &[50, 60]), task(100, 0, (0, 0), 0.0, &[70, 80])]),
+            rec(
+                1,
+                false,
+                vec![task(100, 30, (8, 16), 50.0, &[50, 60]), task(100, 0, (0, 0), 0.0, &[70, 80])],
+            ),
             // A warm-up with every job missed: never counted.
             rec(0, true, vec![task(10, 10, (5, 9), 100.0, &[9999])]),
         ];
         let s = &rt_stats(&recs)[0];
         assert_eq!((s.reps, s.tasks, s.failed), (2, 2, 0));
-        assert_eq!((s.scheduler.as_str(), s.utilisation, s.min_utilisation), ("fifo-rm", Some(0.5), Some(0.5)));
+        assert_eq!(
+            (s.scheduler.as_str(), s.utilisation, s.min_utilisation),
+            ("fifo-rm", Some(0.5), Some(0.5))
+        );
         assert!(s.guaranteed);
         assert_eq!(s.source, "worker");
         close(s.jobs.mean, 175.0);
@@ -361,7 +406,10 @@ mod tests {
         let last = s.wakeup_cdf.last().unwrap();
         assert!((last.0 - 80.0).abs() < 0.1 && last.1 == 1.0, "{last:?}");
         let median = s.wakeup_cdf[50];
-        assert!((median.0 - 40.0).abs() < 0.1 && median.1 == 0.5, "pooled median 40 us: {median:?}");
+        assert!(
+            (median.0 - 40.0).abs() < 0.1 && median.1 == 0.5,
+            "pooled median 40 us: {median:?}"
+        );
     }
 
     #[test]
@@ -371,20 +419,44 @@ mod tests {
             let rt = r.rt.as_mut().unwrap();
             rt.task_cpus = cpus.to_vec();
             // Each CPU's test as the run stores it: (10/40 + 5/50) on CPU 0, 10/20 on CPU 1, x/y = 1/2.
-            let theory = |cpu: u32, u: f64| CpuTheory { cpu, plain_utilisation: u, min_utilisation: u / 2.0, guaranteed: true };
-            rt.cpu_theory = if cpus.iter().any(|&c| c != cpus[0]) { vec![theory(0, 0.25 + 0.1), theory(1, 0.5)] } else { Vec::new() };
+            let theory = |cpu: u32, u: f64| CpuTheory {
+                cpu,
+                plain_utilisation: u,
+                min_utilisation: u / 2.0,
+                guaranteed: true,
+            };
+            rt.cpu_theory = if cpus.iter().any(|&c| c != cpus[0]) {
+                vec![theory(0, 0.25 + 0.1), theory(1, 0.5)]
+            } else {
+                Vec::new()
+            };
             r
         };
-        let three = |a: (u64, u64, (u64, u64), f64), b: (u64, u64, (u64, u64), f64), c: (u64, u64, (u64, u64), f64)| {
-            vec![task(a.0, a.1, a.2, a.3, &[]), task(b.0, b.1, b.2, b.3, &[]), task(c.0, c.1, c.2, c.3, &[])]
+        let three = |a: (u64, u64, (u64, u64), f64),
+                     b: (u64, u64, (u64, u64), f64),
+                     c: (u64, u64, (u64, u64), f64)| {
+            vec![
+                task(a.0, a.1, a.2, a.3, &[]),
+                task(b.0, b.1, b.2, b.3, &[]),
+                task(c.0, c.1, c.2, c.3, &[]),
+            ]
         };
         let cpus = [0, 1, 0];
         let mut recs = vec![
-            placed(0, three((100, 10, (1, 2), 5.0), (50, 0, (0, 0), 0.0), (100, 30, (3, 6), 20.0)), &cpus),
-            placed(1, three((100, 0, (0, 0), 0.0), (50, 5, (1, 1), 10.0), (100, 10, (1, 2), 4.0)), &cpus),
+            placed(
+                0,
+                three((100, 10, (1, 2), 5.0), (50, 0, (0, 0), 0.0), (100, 30, (3, 6), 20.0)),
+                &cpus,
+            ),
+            placed(
+                1,
+                three((100, 0, (0, 0), 0.0), (50, 5, (1, 1), 10.0), (100, 10, (1, 2), 4.0)),
+                &cpus,
+            ),
         ];
         // A repetition that lost a task's result cannot be split by CPU: left out.
-        let mut short = three((100, 100, (9, 9), 90.0), (50, 50, (9, 9), 90.0), (0, 0, (0, 0), 0.0));
+        let mut short =
+            three((100, 100, (9, 9), 90.0), (50, 50, (9, 9), 90.0), (0, 0, (0, 0), 0.0));
         short.pop();
         recs.push(placed(2, short, &cpus));
         let s = &rt_stats(&recs)[0];
@@ -394,24 +466,38 @@ mod tests {
         assert_eq!((c0.cpu, c0.tasks, c1.cpu, c1.tasks), (0, 2, 1, 1));
         let (t0, t1) = (c0.theory.as_ref().unwrap(), c1.theory.as_ref().unwrap());
         assert!((t0.plain_utilisation - (0.25 + 0.1)).abs() < 1e-12);
-        assert!((t0.min_utilisation - 0.5 * (0.25 + 0.1)).abs() < 1e-12, "x/y = 1/2 halves each share");
+        assert!(
+            (t0.min_utilisation - 0.5 * (0.25 + 0.1)).abs() < 1e-12,
+            "x/y = 1/2 halves each share"
+        );
         assert!((t1.plain_utilisation - 0.5).abs() < 1e-12);
         assert_eq!((c0.jobs.n, c0.jobs.mean), (2, 200.0));
         assert!((c0.miss_pct.mean - 12.5).abs() < 1e-9, "20% and 5%: {:?}", c0.miss_pct);
         assert!((c1.miss_pct.mean - 5.0).abs() < 1e-9, "0% and 10%: {:?}", c1.miss_pct);
-        assert!((c0.sliding_violations_per_proc.mean - 2.5).abs() < 1e-9, "(2 + 6) / 2 and (0 + 2) / 2");
+        assert!(
+            (c0.sliding_violations_per_proc.mean - 2.5).abs() < 1e-9,
+            "(2 + 6) / 2 and (0 + 2) / 2"
+        );
         assert!((c1.time_in_violation_pct.mean - 5.0).abs() < 1e-9);
 
         // One CPU, or no placement (SCHED_DEADLINE): no breakdown.
         for one in [vec![1, 1, 1], vec![]] {
-            let r = placed(0, three((10, 0, (0, 0), 0.0), (10, 0, (0, 0), 0.0), (10, 0, (0, 0), 0.0)), &one);
+            let r = placed(
+                0,
+                three((10, 0, (0, 0), 0.0), (10, 0, (0, 0), 0.0), (10, 0, (0, 0), 0.0)),
+                &one,
+            );
             assert!(rt_stats(&[r])[0].per_cpu.is_empty(), "{one:?}");
         }
     }
 
     #[test]
     fn dispatcher_tasks_have_no_wake_ups() {
-        let s = &rt_stats(&[rec(0, false, vec![task(20, 4, (1, 2), 5.0, &[]), task(20, 0, (0, 0), 0.0, &[])])])[0];
+        let s = &rt_stats(&[rec(
+            0,
+            false,
+            vec![task(20, 4, (1, 2), 5.0, &[]), task(20, 0, (0, 0), 0.0, &[])],
+        )])[0];
         assert_eq!(s.source, "dispatcher");
         close(s.miss_pct.mean, 10.0);
         close(s.sliding_violations_per_proc.mean, 1.0);
@@ -427,10 +513,14 @@ mod tests {
         f.message = Some("SCHED_DEADLINE admission refused".into());
         f.rt = None;
         f.params.key = "set/deadline/utilisation=0.9/n2".into();
-        f.params.groups = vec![schedlab_model::GroupParams { utilisation: Some(0.9), ..Default::default() }];
+        f.params.groups =
+            vec![schedlab_model::GroupParams { utilisation: Some(0.9), ..Default::default() }];
         f.params.policy = "deadline".into();
         let s = &rt_stats(&[f.clone()])[0];
-        assert_eq!((s.reps, s.failed, s.scheduler.as_str(), s.utilisation), (0, 1, "deadline", Some(0.9)));
+        assert_eq!(
+            (s.reps, s.failed, s.scheduler.as_str(), s.utilisation),
+            (0, 1, "deadline", Some(0.9))
+        );
         assert_eq!(s.failure.as_deref(), Some("SCHED_DEADLINE admission refused"));
         assert!(s.jobs.mean.is_nan() && s.min_utilisation.is_none());
         f.params.workload_kind = "pi".into();

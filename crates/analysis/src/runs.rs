@@ -89,14 +89,21 @@ impl RunComparison {
     /// The counts behind the summary line.
     pub fn summary(&self) -> CompareSummary {
         let changes: Vec<Change> = self.cells.iter().map(CellComparison::change).collect();
-        let logs: Vec<f64> =
-            self.cells.iter().filter_map(|c| c.result?.ratio).map(|r| r.ratio).filter(|r| *r > 0.0 && r.is_finite()).map(f64::ln).collect();
+        let logs: Vec<f64> = self
+            .cells
+            .iter()
+            .filter_map(|c| c.result?.ratio)
+            .map(|r| r.ratio)
+            .filter(|r| *r > 0.0 && r.is_finite())
+            .map(f64::ln)
+            .collect();
         CompareSummary {
             matched: self.cells.len(),
             tested: changes.iter().filter(|c| **c != Change::Untested).count(),
             higher: changes.iter().filter(|c| **c == Change::Higher).count(),
             lower: changes.iter().filter(|c| **c == Change::Lower).count(),
-            geo_mean_ratio: (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp()),
+            geo_mean_ratio: (!logs.is_empty())
+                .then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp()),
         }
     }
 }
@@ -127,7 +134,12 @@ fn by_key(records: &[CellRecord], metric: Metric) -> BTreeMap<String, Side> {
 
 /// Compares run `b` with baseline run `a` on `metric`, cell by cell (matched by key), at
 /// significance `alpha` in (0, 1); None for a bad alpha.
-pub fn compare_runs(a: &[CellRecord], b: &[CellRecord], metric: Metric, alpha: f64) -> Option<RunComparison> {
+pub fn compare_runs(
+    a: &[CellRecord],
+    b: &[CellRecord],
+    metric: Metric,
+    alpha: f64,
+) -> Option<RunComparison> {
     if !(alpha > 0.0 && alpha < 1.0) {
         return None;
     }
@@ -142,12 +154,21 @@ pub fn compare_runs(a: &[CellRecord], b: &[CellRecord], metric: Metric, alpha: f
         };
         let va: Vec<f64> = side_a.values.iter().map(|(_, v)| *v).collect();
         let vb: Vec<f64> = side_b.values.iter().map(|(_, v)| *v).collect();
-        cells.push(CellComparison { key: key.clone(), params: side_a.params.clone(), result: compare(&va, &vb, alpha), a: va, b: vb });
+        cells.push(CellComparison {
+            key: key.clone(),
+            params: side_a.params.clone(),
+            result: compare(&va, &vb, alpha),
+            a: va,
+            b: vb,
+        });
     }
     cells.sort_by_key(|c| sa[&c.key].order);
     only_a.sort();
-    let mut only_b: Vec<(&(u32, u32), String)> =
-        sb.iter().filter(|(k, _)| !sa.contains_key(*k)).map(|(k, s)| (&s.order, k.clone())).collect();
+    let mut only_b: Vec<(&(u32, u32), String)> = sb
+        .iter()
+        .filter(|(k, _)| !sa.contains_key(*k))
+        .map(|(k, s)| (&s.order, k.clone()))
+        .collect();
     only_b.sort();
     Some(RunComparison {
         metric,
@@ -165,9 +186,17 @@ mod tests {
     use schedlab_model::Sample;
 
     fn rep(cell_id: u32, key: &str, rep: u32, invol: &[i64]) -> CellRecord {
-        let params = CellParams { cell_id, key: key.into(), processes: invol.len() as u32, ..Default::default() };
-        let samples =
-            invol.iter().enumerate().map(|(i, &c)| Sample { index: i as u32, involuntary_csw: c, ..Default::default() }).collect();
+        let params = CellParams {
+            cell_id,
+            key: key.into(),
+            processes: invol.len() as u32,
+            ..Default::default()
+        };
+        let samples = invol
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| Sample { index: i as u32, involuntary_csw: c, ..Default::default() })
+            .collect();
         test_record(params, rep, 2.0, samples)
     }
 
@@ -188,7 +217,11 @@ mod tests {
         assert!((w.df - 4.0).abs() < 1e-9);
         // For 4 df, P(|T| > t) = 1 - (3/2 s - 1/2 s^3) with s = t / sqrt(t^2 + 4) (closed form).
         let s = 3.674_234_614 / (3.674_234_614f64.powi(2) + 4.0).sqrt();
-        assert!((w.p_value - (1.0 - (1.5 * s - 0.5 * s.powi(3)))).abs() < 1e-6, "p = {}", w.p_value);
+        assert!(
+            (w.p_value - (1.0 - (1.5 * s - 0.5 * s.powi(3)))).abs() < 1e-6,
+            "p = {}",
+            w.p_value
+        );
         assert_eq!(r.ratio.unwrap().ratio, 2.2);
         assert_eq!(cell.change(), Change::Higher);
         let s = c.summary();
@@ -204,12 +237,22 @@ mod tests {
         assert_eq!(c.cells.iter().map(|c| c.key.as_str()).collect::<Vec<_>>(), vec!["x"]);
         assert_eq!(c.only_a, vec!["only-a".to_string()]);
         assert_eq!(c.only_b, vec!["only-b".to_string()]);
-        assert_eq!(c.cells[0].change(), Change::Unchanged, "identical repetitions differ by nothing");
+        assert_eq!(
+            c.cells[0].change(),
+            Change::Unchanged,
+            "identical repetitions differ by nothing"
+        );
     }
 
     #[test]
     fn single_repetitions_are_untested() {
-        let c = compare_runs(&[rep(0, "x", 0, &[1])], &[rep(0, "x", 0, &[9])], Metric::InvoluntaryPerProc, 0.05).unwrap();
+        let c = compare_runs(
+            &[rep(0, "x", 0, &[1])],
+            &[rep(0, "x", 0, &[9])],
+            Metric::InvoluntaryPerProc,
+            0.05,
+        )
+        .unwrap();
         assert_eq!(c.cells[0].change(), Change::Untested);
         assert_eq!(c.summary().tested, 0);
     }

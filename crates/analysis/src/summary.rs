@@ -64,7 +64,11 @@ impl Summary {
 
     /// [`Summary::in_domain`] at confidence `level` in (0, 1).
     pub fn in_domain_at(xs: &[f64], domain: Domain, level: f64) -> Option<Summary> {
-        if xs.is_empty() || !all_finite(xs) || !valid_level(level) || !xs.iter().all(|x| domain.contains(*x)) {
+        if xs.is_empty()
+            || !all_finite(xs)
+            || !valid_level(level)
+            || !xs.iter().all(|x| domain.contains(*x))
+        {
             return None;
         }
         let n = xs.len();
@@ -73,7 +77,17 @@ impl Summary {
         let mean = mean(xs).clamp(sorted[0], sorted[n - 1]);
         let sd = sample_variance(xs, mean).sqrt();
         let (ci_low, ci_high) = mean_interval(mean, sd, n, level, domain);
-        Some(Summary { n, mean, sd, median: percentile_sorted(&sorted, 50.0), min: sorted[0], max: sorted[n - 1], ci_low, ci_high, domain })
+        Some(Summary {
+            n,
+            mean,
+            sd,
+            median: percentile_sorted(&sorted, 50.0),
+            min: sorted[0],
+            max: sorted[n - 1],
+            ci_low,
+            ci_high,
+            domain,
+        })
     }
 
     /// The interval as tables and figures show it, or why they show none: fewer than 3
@@ -222,7 +236,10 @@ mod tests {
         let s = Summary::of(&[3.0; 5]).unwrap();
         assert_eq!(s.sd, 0.0);
         assert_eq!((s.ci_low, s.ci_high), (3.0, 3.0));
-        assert_eq!(Summary::in_domain(&[3.0; 5], Domain::NonNegative).unwrap().interval(), Ok((3.0, 3.0)));
+        assert_eq!(
+            Summary::in_domain(&[3.0; 5], Domain::NonNegative).unwrap().interval(),
+            Ok((3.0, 3.0))
+        );
     }
 
     #[test]
@@ -231,7 +248,12 @@ mod tests {
         let s = Summary::in_domain(&[2.0, 6.0], Domain::NonNegative).unwrap();
         let t = Summary::of(&[2.0, 6.0]).unwrap();
         assert!(t.ci_low < 0.0, "the Student-t interval went negative: {}", t.ci_low);
-        assert!(s.ci_low > 0.0 && s.ci_low < 4.0 && s.ci_high > 4.0, "[{}, {}]", s.ci_low, s.ci_high);
+        assert!(
+            s.ci_low > 0.0 && s.ci_low < 4.0 && s.ci_high > 4.0,
+            "[{}, {}]",
+            s.ci_low,
+            s.ci_high
+        );
         assert_eq!(s.interval(), Err(NoInterval::FewValues), "n < 3 is shown as such");
     }
 
@@ -250,7 +272,10 @@ mod tests {
     fn values_outside_the_domain_are_refused() {
         assert_eq!(Summary::in_domain(&[1.0, -0.5], Domain::NonNegative), None);
         assert_eq!(Summary::in_domain(&[0.5, 1.2], Domain::FRACTION), None);
-        assert!(Summary::in_domain(&[0.0, 1.0], Domain::FRACTION).is_some(), "the bounds are in the domain");
+        assert!(
+            Summary::in_domain(&[0.0, 1.0], Domain::FRACTION).is_some(),
+            "the bounds are in the domain"
+        );
     }
 
     #[test]
@@ -258,7 +283,10 @@ mod tests {
         let s = Summary::in_domain(&[0.2, 0.3, 0.4], Domain::FRACTION).unwrap();
         let p = s.scaled(100.0);
         assert_eq!(p.domain, Domain::PERCENT);
-        assert!((p.ci_low - 100.0 * s.ci_low).abs() < 1e-9 && (p.ci_high - 100.0 * s.ci_high).abs() < 1e-9);
+        assert!(
+            (p.ci_low - 100.0 * s.ci_low).abs() < 1e-9
+                && (p.ci_high - 100.0 * s.ci_high).abs() < 1e-9
+        );
         assert_eq!(p.interval().is_ok(), s.interval().is_ok());
     }
 

@@ -103,7 +103,10 @@ impl TraceFigure {
 /// Time on a CPU.
 pub const RUN: TraceFigure = figure("run", "run [s]", Unit::Seconds, |w| w.run_s);
 /// Time before untraced switch-ins that may have been run.
-pub const UNTRACED: TraceFigure = TraceFigure { cell_header: None, ..figure("untraced", "untraced [s]", Unit::Seconds, |w| w.untraced_s) };
+pub const UNTRACED: TraceFigure = TraceFigure {
+    cell_header: None,
+    ..figure("untraced", "untraced [s]", Unit::Seconds, |w| w.untraced_s)
+};
 /// The worker's wait4 CPU time, beside the trace's.
 pub const WAIT4_CPU: TraceFigure = TraceFigure {
     name: "wait4_cpu",
@@ -121,7 +124,8 @@ pub const RUNNABLE: TraceFigure = TraceFigure {
 /// Time blocked or asleep.
 pub const BLOCKED: TraceFigure = figure("blocked", "blocked [s]", Unit::Seconds, |w| w.blocked_s);
 /// Involuntary switch-outs.
-pub const INVOLUNTARY: TraceFigure = figure("involuntary", "involuntary", Unit::Count, |w| w.involuntary as f64);
+pub const INVOLUNTARY: TraceFigure =
+    figure("involuntary", "involuntary", Unit::Count, |w| w.involuntary as f64);
 /// Who took the CPU at them.
 pub const PREEMPTED_BY: TraceFigure = TraceFigure {
     name: "preempted_by",
@@ -132,20 +136,32 @@ pub const PREEMPTED_BY: TraceFigure = TraceFigure {
     reading: Reading::PreemptedBy,
 };
 /// Kernel migrations.
-pub const MIGRATIONS: TraceFigure =
-    TraceFigure { metric: Some("migrations per process"), ..figure("migrations", "migrations", Unit::Count, |w| w.migrations as f64) };
+pub const MIGRATIONS: TraceFigure = TraceFigure {
+    metric: Some("migrations per process"),
+    ..figure("migrations", "migrations", Unit::Count, |w| w.migrations as f64)
+};
 /// Median wake-up latency.
-pub const WAKEUP_P50: TraceFigure = wakeup("wakeup_p50", "wake-up p50 [us]", 0.5, |w| w.wakeup_p50_us);
+pub const WAKEUP_P50: TraceFigure =
+    wakeup("wakeup_p50", "wake-up p50 [us]", 0.5, |w| w.wakeup_p50_us);
 /// 99th percentile wake-up latency.
-pub const WAKEUP_P99: TraceFigure =
-    TraceFigure { metric: Some("wake-up latency p99 [µs]"), ..wakeup("wakeup_p99", "wake-up p99 [us]", 0.99, |w| w.wakeup_p99_us) };
+pub const WAKEUP_P99: TraceFigure = TraceFigure {
+    metric: Some("wake-up latency p99 [µs]"),
+    ..wakeup("wakeup_p99", "wake-up p99 [us]", 0.99, |w| w.wakeup_p99_us)
+};
 /// The CPUs a worker ran on.
-pub const CPUS: TraceFigure =
-    TraceFigure { name: "cpus", worker_header: Some("cpus"), cell_header: None, unit: Unit::Count, metric: None, reading: Reading::Cpus };
+pub const CPUS: TraceFigure = TraceFigure {
+    name: "cpus",
+    worker_header: Some("cpus"),
+    cell_header: None,
+    unit: Unit::Count,
+    metric: None,
+    reading: Reading::Cpus,
+};
 /// Events the buffers lost (0: the figures are complete).
 pub const LOST_EVENTS: TraceFigure = per_trace("lost_events", "lost events", |t| t.lost_events);
 /// Switches the trace did not show.
-pub const UNTRACED_SWITCHES: TraceFigure = per_trace("untraced_switches", "untraced switches", |t| t.untraced_switches);
+pub const UNTRACED_SWITCHES: TraceFigure =
+    per_trace("untraced_switches", "untraced switches", |t| t.untraced_switches);
 
 /// Every trace figure, in the order the tables show them.
 pub const FIGURES: &[TraceFigure] = &[
@@ -165,12 +181,29 @@ pub const FIGURES: &[TraceFigure] = &[
 ];
 
 /// A per-worker figure in both tables under one header.
-const fn figure(name: &'static str, header: &'static str, unit: Unit, get: fn(&WorkerTrace) -> f64) -> TraceFigure {
-    TraceFigure { name, worker_header: Some(header), cell_header: Some(header), unit, metric: None, reading: Reading::PerWorker(get) }
+const fn figure(
+    name: &'static str,
+    header: &'static str,
+    unit: Unit,
+    get: fn(&WorkerTrace) -> f64,
+) -> TraceFigure {
+    TraceFigure {
+        name,
+        worker_header: Some(header),
+        cell_header: Some(header),
+        unit,
+        metric: None,
+        reading: Reading::PerWorker(get),
+    }
 }
 
 /// A wake-up latency quantile in both tables.
-const fn wakeup(name: &'static str, header: &'static str, q: f64, worker: fn(&WorkerTrace) -> Option<f64>) -> TraceFigure {
+const fn wakeup(
+    name: &'static str,
+    header: &'static str,
+    q: f64,
+    worker: fn(&WorkerTrace) -> Option<f64>,
+) -> TraceFigure {
     TraceFigure {
         name,
         worker_header: Some(header),
@@ -182,8 +215,19 @@ const fn wakeup(name: &'static str, header: &'static str, q: f64, worker: fn(&Wo
 }
 
 /// A count of the whole trace, in the per-cell table.
-const fn per_trace(name: &'static str, header: &'static str, get: fn(&CellTrace) -> u64) -> TraceFigure {
-    TraceFigure { name, worker_header: None, cell_header: Some(header), unit: Unit::Count, metric: None, reading: Reading::PerTrace(get) }
+const fn per_trace(
+    name: &'static str,
+    header: &'static str,
+    get: fn(&CellTrace) -> u64,
+) -> TraceFigure {
+    TraceFigure {
+        name,
+        worker_header: None,
+        cell_header: Some(header),
+        unit: Unit::Count,
+        metric: None,
+        reading: Reading::PerTrace(get),
+    }
 }
 
 /// The trace figures of one cell over its traced repetitions.
@@ -241,7 +285,8 @@ pub fn trace_stats(records: &[CellRecord]) -> Vec<TraceStats> {
 
 /// The `q` quantile of the wake-up latency of a repetition's measured workers, pooled, µs.
 pub(crate) fn wakeup_quantile_us(r: &CellRecord, q: f64) -> Option<f64> {
-    merge(measured(r).iter().filter_map(|w| w.wakeup_hist.as_deref())).and_then(|h| quantile_us(&h, q))
+    merge(measured(r).iter().filter_map(|w| w.wakeup_hist.as_deref()))
+        .and_then(|h| quantile_us(&h, q))
 }
 
 fn summarise(reps: &[&CellRecord]) -> Option<TraceStats> {
@@ -251,7 +296,8 @@ fn summarise(reps: &[&CellRecord]) -> Option<TraceStats> {
         .iter()
         .filter(|f| matches!(f.reading, Reading::PerWorker(_) | Reading::Wakeup { .. }))
         .map(|f| {
-            let xs: Vec<f64> = reps.iter().filter_map(|r| f.of_repetition(r)).filter(|x| x.is_finite()).collect();
+            let xs: Vec<f64> =
+                reps.iter().filter_map(|r| f.of_repetition(r)).filter(|x| x.is_finite()).collect();
             (f.name, Summary::in_domain(&xs, Domain::NonNegative).unwrap_or(EMPTY))
         })
         .collect();
@@ -265,8 +311,17 @@ fn summarise(reps: &[&CellRecord]) -> Option<TraceStats> {
         .collect();
     let example = reps.iter().find_map(|r| {
         let t = r.trace.as_ref()?;
-        let groups =
-            t.workers.iter().map(|w| r.samples.iter().find(|s| s.pid == w.pid).map(|s| s.group.clone()).unwrap_or_default()).collect();
+        let groups = t
+            .workers
+            .iter()
+            .map(|w| {
+                r.samples
+                    .iter()
+                    .find(|s| s.pid == w.pid)
+                    .map(|s| s.group.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
         Some((r.rep, t.clone(), groups))
     });
     Some(TraceStats {
@@ -308,7 +363,8 @@ mod tests {
                 ..Default::default()
             })
             .collect();
-        let mut r = CellRecord { rep, status: CellStatus::Ok, ..test_record(params, rep, 1.0, samples) };
+        let mut r =
+            CellRecord { rep, status: CellStatus::Ok, ..test_record(params, rep, 1.0, samples) };
         if traced {
             let workers = (0..3)
                 .map(|i| WorkerTrace {
@@ -329,10 +385,18 @@ mod tests {
 
     #[test]
     fn traced_repetitions_are_summarised_without_the_background_workers() {
-        let recs = [rep(0, [1.0, 3.0, 100.0], true), rep(1, [2.0, 4.0, 100.0], true), rep(2, [9.0, 9.0, 9.0], false)];
+        let recs = [
+            rep(0, [1.0, 3.0, 100.0], true),
+            rep(1, [2.0, 4.0, 100.0], true),
+            rep(2, [9.0, 9.0, 9.0], false),
+        ];
         let s = &trace_stats(&recs)[0];
         assert_eq!(s.reps, 2, "the untraced repetition is not counted");
-        assert_eq!(s.summary(&RUN).mean, 2.5, "(2 + 3) / 2: the background worker's 100 s is left out");
+        assert_eq!(
+            s.summary(&RUN).mean,
+            2.5,
+            "(2 + 3) / 2: the background worker's 100 s is left out"
+        );
         assert_eq!(s.summary(&RUNNABLE).mean, 0.5);
         assert_eq!(s.preempted_by, PreemptedBy { worker: 12, engine: 4, kernel: 0, other: 0 });
         assert_eq!(s.wakeups, 8);

@@ -20,7 +20,8 @@ fn main() {
     let exe = std::env::current_exe().unwrap();
     let helper = exe.parent().unwrap().parent().unwrap().join("dispatch-helper");
     let set = [(20 * MS, 1, 2), (20 * MS, 1, 2), (40 * MS, 1, 3), (50 * MS, 0, 0)];
-    let dir = std::path::PathBuf::from(format!("/dev/shm/schedlab-canonical-{}", std::process::id()));
+    let dir =
+        std::path::PathBuf::from(format!("/dev/shm/schedlab-canonical-{}", std::process::id()));
     let region = Region::create(&dir, cpu, set.len()).expect("region");
     let mut children = Vec::new();
     let mut tasks = Vec::new();

@@ -137,7 +137,10 @@ impl Config {
             return bad(format!("{} tasks: a dispatcher takes 1..={MAX_TASKS}", self.tasks.len()));
         }
         if self.quantum_ns < MIN_QUANTUM_NS {
-            return bad(format!("quantum {} ns is below the minimum {MIN_QUANTUM_NS} ns", self.quantum_ns));
+            return bad(format!(
+                "quantum {} ns is below the minimum {MIN_QUANTUM_NS} ns",
+                self.quantum_ns
+            ));
         }
         if self.duration_ns == Some(0) {
             return bad("duration 0".into());
@@ -153,7 +156,11 @@ impl Config {
                 return bad(format!("task {i}: C and T must be positive"));
             }
             if t.deadline() > t.t_ns {
-                return bad(format!("task {i}: D {} exceeds T {} (one live job per task)", t.deadline(), t.t_ns));
+                return bad(format!(
+                    "task {i}: D {} exceeds T {} (one live job per task)",
+                    t.deadline(),
+                    t.t_ns
+                ));
             }
             if t.y > 4096 {
                 return bad(format!("task {i}: window denominator {} is over 4096", t.y));

@@ -105,7 +105,10 @@ pub use metrics::{Latency, Metrics, PolicyView, TaskMetrics, METRICS_SCHEMA};
 pub use os::{is_rt_policy, scheduler_of};
 pub use shm::Region;
 pub use status::{remove_stale, RunState, Snapshot, StatusReader, TaskState, TaskStatus};
-pub use worker::{run_worker, run_worker_with, CpuBurn, JobSteps, WorkerExit, WorkerStats, STALE_HEARTBEAT_NS, WORKER_POLL_NS};
+pub use worker::{
+    run_worker, run_worker_with, CpuBurn, JobSteps, WorkerExit, WorkerStats, STALE_HEARTBEAT_NS,
+    WORKER_POLL_NS,
+};
 
 /// SCHED_FIFO priority of the dispatcher (the plan's, which specs are checked against).
 pub use schedlab_plan::DISPATCHER_PRIORITY;

@@ -18,7 +18,10 @@ pub(crate) fn thread_cpu_ns() -> u64 {
 }
 
 fn timespec(ns: u64) -> libc::timespec {
-    libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long }
+    libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    }
 }
 
 /// How a futex wait ended.
@@ -32,9 +35,17 @@ pub(crate) enum Wake {
 
 // The words live in a MAP_SHARED file mapping used by several processes, so the
 // futex calls must not use FUTEX_PRIVATE_FLAG.
-fn futex(word: &AtomicU32, op: libc::c_int, val: u32, ts: *const libc::timespec, val3: u32) -> libc::c_long {
+fn futex(
+    word: &AtomicU32,
+    op: libc::c_int,
+    val: u32,
+    ts: *const libc::timespec,
+    val3: u32,
+) -> libc::c_long {
     // SAFETY: word is a live, aligned u32 for the duration of the call; ts is null or valid.
-    unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), op, val, ts, std::ptr::null::<u32>(), val3) }
+    unsafe {
+        libc::syscall(libc::SYS_futex, word.as_ptr(), op, val, ts, std::ptr::null::<u32>(), val3)
+    }
 }
 
 fn wait_result(r: libc::c_long) -> Wake {
@@ -59,7 +70,13 @@ pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, timeout_ns: u64) -> Wa
 /// clock_nanosleep(TIMER_ABSTIME) that a worker can also end early with a FUTEX_WAKE.
 pub(crate) fn futex_wait_until(word: &AtomicU32, expected: u32, deadline_ns: u64) -> Wake {
     let ts = timespec(deadline_ns);
-    wait_result(futex(word, libc::FUTEX_WAIT_BITSET, expected, &ts, libc::FUTEX_BITSET_MATCH_ANY as u32))
+    wait_result(futex(
+        word,
+        libc::FUTEX_WAIT_BITSET,
+        expected,
+        &ts,
+        libc::FUTEX_BITSET_MATCH_ANY as u32,
+    ))
 }
 
 /// Wakes up to `n` waiters on `word`.
@@ -70,12 +87,20 @@ pub(crate) fn futex_wake(word: &AtomicU32, n: i32) {
 /// Puts thread `pid` (0 = the calling thread) at SCHED_FIFO `priority`, with reset-on-fork
 /// so anything it forks starts as an ordinary task.
 pub(crate) fn set_fifo(pid: i32, priority: u32) -> io::Result<()> {
-    sched::apply(pid, &Policy { class: Class::Fifo, priority, nice: 0, deadline: None, slice_ns: None }, true)
+    sched::apply(
+        pid,
+        &Policy { class: Class::Fifo, priority, nice: 0, deadline: None, slice_ns: None },
+        true,
+    )
 }
 
 /// Puts thread `pid` (0 = the calling thread) at SCHED_OTHER, nice 0.
 pub(crate) fn set_other(pid: i32) -> io::Result<()> {
-    sched::apply(pid, &Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None }, false)
+    sched::apply(
+        pid,
+        &Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None },
+        false,
+    )
 }
 
 /// The scheduling policy number of thread `pid` (SCHED_FIFO = 1, ...).
@@ -117,7 +142,8 @@ pub(crate) fn own_affinity() -> Option<libc::cpu_set_t> {
     // SAFETY: cpu_set_t is plain data and the size passed is its size.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0).then_some(set)
+        (libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0)
+            .then_some(set)
     }
 }
 
@@ -149,7 +175,11 @@ pub(crate) fn set_timer_slack(ns: libc::c_ulong) {
 pub(crate) fn lock_memory() -> io::Result<bool> {
     let locked_before = std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmLck:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmLck:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
         .unwrap_or(0);
     if locked_before > 0 {
         return Ok(false);
@@ -231,7 +261,8 @@ pub(crate) fn is_gone(err: &io::Error) -> bool {
 /// is never written back, so writing it never faults.
 pub(crate) fn is_memory_fs(dir: &std::path::Path) -> io::Result<bool> {
     use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     // SAFETY: c is a valid C string; st is plain data.
     unsafe {
         let mut st: libc::statfs = std::mem::zeroed();

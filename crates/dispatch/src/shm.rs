@@ -234,7 +234,9 @@ impl Mapping {
     fn new(file: &File, len: usize, writable: bool) -> std::io::Result<Mapping> {
         let prot = if writable { libc::PROT_READ | libc::PROT_WRITE } else { libc::PROT_READ };
         // SAFETY: a fresh shared mapping of an open file of at least `len` bytes.
-        let ptr = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, libc::MAP_SHARED, file.as_raw_fd(), 0) };
+        let ptr = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, prot, libc::MAP_SHARED, file.as_raw_fd(), 0)
+        };
         if ptr == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
@@ -266,22 +268,31 @@ fn region_len(capacity: usize) -> usize {
     HEADER_SIZE + capacity * SLOT_SIZE
 }
 
-pub(crate) fn open_and_check(path: &Path, writable: bool) -> Result<(Mapping, usize), DispatchError> {
+pub(crate) fn open_and_check(
+    path: &Path,
+    writable: bool,
+) -> Result<(Mapping, usize), DispatchError> {
     let file = OpenOptions::new()
         .read(true)
         .write(writable)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
         .map_err(|e| DispatchError::io(format!("opening {}", path.display()), e))?;
-    let len = file.metadata().map_err(|e| DispatchError::io(format!("stat {}", path.display()), e))?.len() as usize;
+    let len = file
+        .metadata()
+        .map_err(|e| DispatchError::io(format!("stat {}", path.display()), e))?
+        .len() as usize;
     let bad = |why: String| DispatchError::BadRegion { path: path.to_path_buf(), why };
     if len < HEADER_SIZE {
         return Err(bad(format!("{len} bytes, shorter than a header ({HEADER_SIZE})")));
     }
-    let map = Mapping::new(&file, len, writable).map_err(|e| DispatchError::io(format!("mapping {}", path.display()), e))?;
+    let map = Mapping::new(&file, len, writable)
+        .map_err(|e| DispatchError::io(format!("mapping {}", path.display()), e))?;
     let info = &map.header().info;
     if info.magic.load(Acquire) != MAGIC {
-        return Err(bad("no schedlab dispatcher magic (not a region, or still being created)".into()));
+        return Err(bad(
+            "no schedlab dispatcher magic (not a region, or still being created)".into()
+        ));
     }
     let version = info.version.load(Relaxed);
     if version != VERSION {
@@ -289,7 +300,9 @@ pub(crate) fn open_and_check(path: &Path, writable: bool) -> Result<(Mapping, us
     }
     let (hs, ss) = (info.header_size.load(Relaxed) as usize, info.slot_size.load(Relaxed) as usize);
     if hs != HEADER_SIZE || ss != SLOT_SIZE {
-        return Err(bad(format!("header/slot sizes {hs}/{ss}, expected {HEADER_SIZE}/{SLOT_SIZE}")));
+        return Err(bad(format!(
+            "header/slot sizes {hs}/{ss}, expected {HEADER_SIZE}/{SLOT_SIZE}"
+        )));
     }
     let capacity = info.capacity.load(Relaxed) as usize;
     if capacity > MAX_TASKS || len < region_len(capacity) {
@@ -308,7 +321,10 @@ pub struct Region {
 
 impl std::fmt::Debug for Region {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Region").field("path", &self.path).field("capacity", &self.capacity).finish()
+        f.debug_struct("Region")
+            .field("path", &self.path)
+            .field("capacity", &self.capacity)
+            .finish()
     }
 }
 
@@ -318,14 +334,20 @@ impl Region {
     /// tmpfs or ramfs.
     pub fn create(dir: &Path, cpu: u32, tasks: usize) -> Result<Region, DispatchError> {
         if tasks == 0 || tasks > MAX_TASKS {
-            return Err(DispatchError::Config(format!("{tasks} tasks: a region holds 1..={MAX_TASKS}")));
+            return Err(DispatchError::Config(format!(
+                "{tasks} tasks: a region holds 1..={MAX_TASKS}"
+            )));
         }
-        fs::create_dir_all(dir).map_err(|e| DispatchError::io(format!("creating {}", dir.display()), e))?;
-        if !os::is_memory_fs(dir).map_err(|e| DispatchError::io(format!("statfs {}", dir.display()), e))? {
+        fs::create_dir_all(dir)
+            .map_err(|e| DispatchError::io(format!("creating {}", dir.display()), e))?;
+        if !os::is_memory_fs(dir)
+            .map_err(|e| DispatchError::io(format!("statfs {}", dir.display()), e))?
+        {
             return Err(DispatchError::NotMemoryFs(dir.to_path_buf()));
         }
         static SEQ: AtomicU32 = AtomicU32::new(0);
-        let name = format!("{}{}{FILE_SUFFIX}", name_prefix(cpu, os::getpid()), SEQ.fetch_add(1, Relaxed));
+        let name =
+            format!("{}{}{FILE_SUFFIX}", name_prefix(cpu, os::getpid()), SEQ.fetch_add(1, Relaxed));
         let path = dir.join(name);
         let file = OpenOptions::new()
             .read(true)
@@ -431,5 +453,9 @@ impl WorkerRegion {
 /// zombie) and it has not marked the region finished.
 pub(crate) fn dispatcher_alive(info: &Info) -> bool {
     let state = RunState::from_u32(info.state.load(Acquire));
-    state != RunState::Finished && os::process_alive(info.dispatcher_pid.load(Relaxed) as i32, info.dispatcher_start.load(Relaxed))
+    state != RunState::Finished
+        && os::process_alive(
+            info.dispatcher_pid.load(Relaxed) as i32,
+            info.dispatcher_start.load(Relaxed),
+        )
 }

@@ -2,7 +2,10 @@
 
 use crate::error::DispatchError;
 use crate::os;
-use crate::shm::{dispatcher_alive, open_and_check, policy_name, Mapping, FILE_PREFIX, FILE_SUFFIX, POLICY_DWCS, POLICY_DWCS_NWC};
+use crate::shm::{
+    dispatcher_alive, open_and_check, policy_name, Mapping, FILE_PREFIX, FILE_SUFFIX, POLICY_DWCS,
+    POLICY_DWCS_NWC,
+};
 use serde::Serialize;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -200,7 +203,10 @@ impl StatusReader {
             let e = e?;
             let name = e.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with(FILE_PREFIX) && name.ends_with(FILE_SUFFIX) && e.file_type()?.is_file() {
+            if name.starts_with(FILE_PREFIX)
+                && name.ends_with(FILE_SUFFIX)
+                && e.file_type()?.is_file()
+            {
                 out.push(e.path());
             }
         }
@@ -231,8 +237,17 @@ impl StatusReader {
                 (
                     l.running.load(Relaxed),
                     l.heartbeat_ns.load(Relaxed),
-                    [l.ticks.load(Relaxed), l.decisions.load(Relaxed), l.switches.load(Relaxed), l.overruns.load(Relaxed)],
-                    [l.lat_p50_ns.load(Relaxed), l.lat_p99_ns.load(Relaxed), l.lat_max_ns.load(Relaxed)],
+                    [
+                        l.ticks.load(Relaxed),
+                        l.decisions.load(Relaxed),
+                        l.switches.load(Relaxed),
+                        l.overruns.load(Relaxed),
+                    ],
+                    [
+                        l.lat_p50_ns.load(Relaxed),
+                        l.lat_p99_ns.load(Relaxed),
+                        l.lat_max_ns.load(Relaxed),
+                    ],
                 )
             })
             .unwrap_or_else(|| {
@@ -248,7 +263,12 @@ impl StatusReader {
             let st = &s.status;
             let read = st.seq.read(|| {
                 (
-                    [st.state.load(Relaxed), st.x_cur.load(Relaxed), st.y_cur.load(Relaxed), st.tagged.load(Relaxed)],
+                    [
+                        st.state.load(Relaxed),
+                        st.x_cur.load(Relaxed),
+                        st.y_cur.load(Relaxed),
+                        st.tagged.load(Relaxed),
+                    ],
                     [
                         st.deadline_ns.load(Relaxed),
                         st.job_deadline_ns.load(Relaxed),
@@ -263,11 +283,13 @@ impl StatusReader {
                     ],
                 )
             });
-            let ([state, x_cur, y_cur, tagged], [dl, jdl, released, completed, missed, violations, windows, wviol, dispatches, last]) =
-                read.unwrap_or_else(|| {
-                    consistent = false;
-                    ([0; 4], [0; 10])
-                });
+            let (
+                [state, x_cur, y_cur, tagged],
+                [dl, jdl, released, completed, missed, violations, windows, wviol, dispatches, last],
+            ) = read.unwrap_or_else(|| {
+                consistent = false;
+                ([0; 4], [0; 10])
+            });
             tasks.push(TaskStatus {
                 slot: i,
                 pid: p.pid.load(Relaxed) as i32,
@@ -347,7 +369,17 @@ impl std::fmt::Display for Snapshot {
         writeln!(
             f,
             "{:>4} {:>8} {:>8} {:>7} {:>9} {:>10} {:>8} {:>8} {:>7} {:>6} {:>8}",
-            "slot", "pid", "state", "x/y", "x'/y'", "deadline", "released", "done", "missed", "viol", "win-viol"
+            "slot",
+            "pid",
+            "state",
+            "x/y",
+            "x'/y'",
+            "deadline",
+            "released",
+            "done",
+            "missed",
+            "viol",
+            "win-viol"
         )?;
         for t in &self.tasks {
             let cur = match (t.x_cur, t.y_cur) {

@@ -78,7 +78,11 @@ pub fn run_worker(path: &Path, slot: usize, work_ns: u64) -> Result<WorkerStats,
 
 /// Runs a worker for slot `slot` of the region at `path`, each job done by `body`.
 /// Returns when the dispatcher finishes or dies.
-pub fn run_worker_with(path: &Path, slot: usize, body: &mut dyn JobSteps) -> Result<WorkerStats, DispatchError> {
+pub fn run_worker_with(
+    path: &Path,
+    slot: usize,
+    body: &mut dyn JobSteps,
+) -> Result<WorkerStats, DispatchError> {
     let region = WorkerRegion::attach(path, slot)?;
     let h = region.header();
     let s = region.slot();
@@ -90,7 +94,8 @@ pub fn run_worker_with(path: &Path, slot: usize, body: &mut dyn JobSteps) -> Res
         handoff: Latency::default(),
         handoff_hist: String::new(),
     };
-    let mut handoff = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid histogram bounds");
+    let mut handoff =
+        Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).expect("valid histogram bounds");
     let mut last_grant = s.control.granted_ns.load(Relaxed);
     let mut done_job = s.worker.done.load(Relaxed);
     let mut current: Option<u32> = None;
@@ -136,7 +141,9 @@ pub fn run_worker_with(path: &Path, slot: usize, body: &mut dyn JobSteps) -> Res
                 Burn::DispatcherGone => return Ok(gone(finish(stats, &handoff))),
             },
             _ => {
-                if os::futex_wait(&s.control.word, w, WORKER_POLL_NS) == Wake::TimedOut && dispatcher_gone(h) {
+                if os::futex_wait(&s.control.word, w, WORKER_POLL_NS) == Wake::TimedOut
+                    && dispatcher_gone(h)
+                {
                     return Ok(gone(finish(stats, &handoff)));
                 }
             }

@@ -5,7 +5,8 @@
 //! child on every exit path.
 
 use schedlab_dispatch::{
-    remove_stale, scheduler_of, Config, DispatchPolicy, Dispatcher, Metrics, Region, RunState, StatusReader, TaskCfg, TaskState,
+    remove_stale, scheduler_of, Config, DispatchPolicy, Dispatcher, Metrics, Region, RunState,
+    StatusReader, TaskCfg, TaskState,
 };
 use schedlab_policy::dwcs::{feasibility, WindowTask};
 use schedlab_policy::Window;
@@ -55,7 +56,8 @@ struct Lab {
 
 impl Lab {
     fn new(tag: &str) -> Lab {
-        let dir = PathBuf::from(format!("/dev/shm/schedlab-dispatch-test-{tag}-{}", std::process::id()));
+        let dir =
+            PathBuf::from(format!("/dev/shm/schedlab-dispatch-test-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         Lab { dir, workers: Vec::new(), others: Vec::new() }
     }
@@ -117,8 +119,19 @@ fn spec(c: u64, t: u64, x: u32, y: u32, work: u64) -> Spec {
     Spec { c, t, x, y, work }
 }
 
-fn config(cpu: u32, policy: DispatchPolicy, specs: &[Spec], pids: &[i32], secs: f64, fill: bool) -> Config {
-    let tasks = specs.iter().zip(pids).map(|(s, &pid)| TaskCfg { pid, c_ns: s.c, t_ns: s.t, d_ns: 0, x: s.x, y: s.y }).collect();
+fn config(
+    cpu: u32,
+    policy: DispatchPolicy,
+    specs: &[Spec],
+    pids: &[i32],
+    secs: f64,
+    fill: bool,
+) -> Config {
+    let tasks = specs
+        .iter()
+        .zip(pids)
+        .map(|(s, &pid)| TaskCfg { pid, c_ns: s.c, t_ns: s.t, d_ns: 0, x: s.x, y: s.y })
+        .collect();
     let mut cfg = Config::new(cpu, policy, tasks);
     cfg.quantum_ns = Q;
     cfg.duration_ns = Some((secs * 1e9) as u64);
@@ -200,7 +213,10 @@ macro_rules! check {
 /// bug fails every one; a hypervisor that stole CPU time in every attempt makes it a skip).
 const ATTEMPTS: usize = 4;
 
-fn in_some_attempt<E: std::fmt::Display>(test: &str, mut attempt: impl FnMut() -> (Metrics, Result<(), E>)) {
+fn in_some_attempt<E: std::fmt::Display>(
+    test: &str,
+    mut attempt: impl FnMut() -> (Metrics, Result<(), E>),
+) {
     schedlab_testkit::in_some_attempt(test, ATTEMPTS, |_| {
         let (m, verdict) = attempt();
         verdict.map_err(|e| format!("{e} ({} dispatcher overruns)", m.overruns))
@@ -228,7 +244,12 @@ fn assert_job_logs_agree(m: &Metrics) {
             if let Some(f) = j.finish_ns {
                 assert!(j.start_ns.is_some_and(|s| s <= f), "slot {} job {k}: {j:?}", t.slot);
             }
-            assert_eq!(j.met, j.finish_ns.is_some_and(|f| f <= t.d_ns), "slot {} job {k}: {j:?}", t.slot);
+            assert_eq!(
+                j.met,
+                j.finish_ns.is_some_and(|f| f <= t.d_ns),
+                "slot {} job {k}: {j:?}",
+                t.slot
+            );
         }
     }
 }
@@ -251,13 +272,31 @@ fn edf_at_half_utilisation_meets_its_deadlines() {
         assert_rt_hygiene(&m);
         let verdict = (|| {
             let released = m.total_released();
-            check!(m.total_missed() <= 2 + released / 100, "{} of {released} jobs missed", m.total_missed());
+            check!(
+                m.total_missed() <= 2 + released / 100,
+                "{} of {released} jobs missed",
+                m.total_missed()
+            );
             for t in &m.tasks {
                 let expected = 4_000 * MS / t.t_ns;
-                check!(t.released + 1 >= expected, "slot {}: {} released, {expected} due", t.slot, t.released);
-                check!(t.completed * 10 >= t.released * 9, "slot {} progresses: {} of {}", t.slot, t.completed, t.released);
+                check!(
+                    t.released + 1 >= expected,
+                    "slot {}: {} released, {expected} due",
+                    t.slot,
+                    t.released
+                );
+                check!(
+                    t.completed * 10 >= t.released * 9,
+                    "slot {} progresses: {} of {}",
+                    t.slot,
+                    t.completed,
+                    t.released
+                );
             }
-            check!(m.completion_wakeups > 0, "jobs finish inside quanta and the next one is dispatched at once");
+            check!(
+                m.completion_wakeups > 0,
+                "jobs finish inside quanta and the next one is dispatched at once"
+            );
             Ok(())
         })();
         (m, verdict)
@@ -267,7 +306,12 @@ fn edf_at_half_utilisation_meets_its_deadlines() {
 /// A canonical set (C = one quantum, T a multiple of it) with minimum utilisation 0.87
 /// whose raw demand (1.45 quanta per quantum) forces DWCS to drop jobs every period.
 fn canonical_set() -> Vec<Spec> {
-    vec![spec(Q, 2 * Q, 1, 2, WORK), spec(Q, 2 * Q, 1, 2, WORK), spec(Q, 4 * Q, 1, 3, WORK), spec(Q, 5 * Q, 0, 0, WORK)]
+    vec![
+        spec(Q, 2 * Q, 1, 2, WORK),
+        spec(Q, 2 * Q, 1, 2, WORK),
+        spec(Q, 4 * Q, 1, 3, WORK),
+        spec(Q, 5 * Q, 0, 0, WORK),
+    ]
 }
 
 #[test]
@@ -277,17 +321,36 @@ fn dwcs_keeps_a_feasible_canonical_set_within_its_windows() {
     }
     let _s = serial();
     let set = canonical_set();
-    let f = feasibility(&set.iter().map(|s| WindowTask { wcet: s.c, period: s.t, window: Window::new(s.x, s.y) }).collect::<Vec<_>>());
+    let f = feasibility(
+        &set.iter()
+            .map(|s| WindowTask { wcet: s.c, period: s.t, window: Window::new(s.x, s.y) })
+            .collect::<Vec<_>>(),
+    );
     assert!(f.canonical && f.feasible && f.utilisation <= 0.9, "{f:?}");
     in_some_attempt("dwcs", || {
-        let (m, _lab) = run_set("dwcs", DispatchPolicy::Dwcs { work_conserving: true }, &set, 5.0, false, |_, _| {});
+        let (m, _lab) = run_set(
+            "dwcs",
+            DispatchPolicy::Dwcs { work_conserving: true },
+            &set,
+            5.0,
+            false,
+            |_, _| {},
+        );
         assert_rt_hygiene(&m);
         let verdict = (|| {
             check!(m.total_windows() > 600, "{} windows judged", m.total_windows());
-            check!(m.violation_ratio() < 0.01, "sliding-window violations {} of {}", m.total_window_violations(), m.total_windows());
+            check!(
+                m.violation_ratio() < 0.01,
+                "sliding-window violations {} of {}",
+                m.total_window_violations(),
+                m.total_windows()
+            );
             let fixed: u64 = m.tasks.iter().map(|t| t.fixed_window_violations).sum();
             let fixed_windows: u64 = m.tasks.iter().map(|t| t.fixed_windows).sum();
-            check!(fixed * 100 < fixed_windows, "fixed-window violations {fixed} of {fixed_windows}");
+            check!(
+                fixed * 100 < fixed_windows,
+                "fixed-window violations {fixed} of {fixed_windows}"
+            );
             // Raw demand is 1.45 quanta per quantum: DWCS must have dropped jobs, within the windows.
             check!(m.total_missed() > m.total_released() / 10, "only {} misses", m.total_missed());
             for t in &m.tasks {
@@ -301,7 +364,8 @@ fn dwcs_keeps_a_feasible_canonical_set_within_its_windows() {
 
 #[test]
 fn under_overload_dwcs_spreads_misses_by_window_where_edf_starves_the_last_tie() {
-    if !root_or_skip("under_overload_dwcs_spreads_misses_by_window_where_edf_starves_the_last_tie") {
+    if !root_or_skip("under_overload_dwcs_spreads_misses_by_window_where_edf_starves_the_last_tie")
+    {
         return;
     }
     let _s = serial();
@@ -313,17 +377,34 @@ fn under_overload_dwcs_spreads_misses_by_window_where_edf_starves_the_last_tie()
     let set = [spec(Q, 2 * Q, 1, 2, WORK), spec(Q, 2 * Q, 1, 2, WORK), spec(Q, 2 * Q, 0, 0, WORK)];
     in_some_attempt("overload", || {
         let (edf, _lab) = run_set("overload-edf", DispatchPolicy::Edf, &set, 3.0, false, |_, _| {});
-        let (dwcs, _lab) = run_set("overload-dwcs", DispatchPolicy::Dwcs { work_conserving: true }, &set, 3.0, false, |_, _| {});
+        let (dwcs, _lab) = run_set(
+            "overload-dwcs",
+            DispatchPolicy::Dwcs { work_conserving: true },
+            &set,
+            3.0,
+            false,
+            |_, _| {},
+        );
         for m in [&edf, &dwcs] {
             assert_rt_hygiene(m);
         }
         let verdict = (|| {
             for m in [&edf, &dwcs] {
-                check!(m.total_missed() * 5 > m.total_released(), "{}: overload shows misses", m.policy);
+                check!(
+                    m.total_missed() * 5 > m.total_released(),
+                    "{}: overload shows misses",
+                    m.policy
+                );
             }
-            let miss_ratio = |m: &Metrics, i: usize| m.tasks[i].missed as f64 / m.tasks[i].released.max(1) as f64;
+            let miss_ratio = |m: &Metrics, i: usize| {
+                m.tasks[i].missed as f64 / m.tasks[i].released.max(1) as f64
+            };
             check!(miss_ratio(&edf, 2) > 0.8, "EDF starves the last tie: {}", miss_ratio(&edf, 2));
-            check!(miss_ratio(&dwcs, 2) < 0.1, "DWCS serves the hard task: {}", miss_ratio(&dwcs, 2));
+            check!(
+                miss_ratio(&dwcs, 2) < 0.1,
+                "DWCS serves the hard task: {}",
+                miss_ratio(&dwcs, 2)
+            );
             for i in 0..2 {
                 let r = miss_ratio(&dwcs, i);
                 check!((0.3..0.7).contains(&r), "DWCS shares the losses: slot {i} misses {r}");
@@ -351,25 +432,35 @@ fn status_shows_live_changing_state_and_the_end_of_the_run() {
     let _s = serial();
     let mut reader = None;
     let mut snaps = Vec::new();
-    let (m, mut lab) = run_set("status", DispatchPolicy::Dwcs { work_conserving: true }, &canonical_set(), 2.0, false, |path, _| {
-        let r = StatusReader::open(path).expect("reader");
-        let t0 = Instant::now();
-        while r.snapshot().state != RunState::Running {
-            assert!(t0.elapsed() < Duration::from_secs(20), "the dispatcher never started");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        std::thread::sleep(Duration::from_millis(300));
-        snaps.push(r.snapshot());
-        std::thread::sleep(Duration::from_millis(400));
-        snaps.push(r.snapshot());
-        reader = Some(r);
-    });
+    let (m, mut lab) = run_set(
+        "status",
+        DispatchPolicy::Dwcs { work_conserving: true },
+        &canonical_set(),
+        2.0,
+        false,
+        |path, _| {
+            let r = StatusReader::open(path).expect("reader");
+            let t0 = Instant::now();
+            while r.snapshot().state != RunState::Running {
+                assert!(t0.elapsed() < Duration::from_secs(20), "the dispatcher never started");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            std::thread::sleep(Duration::from_millis(300));
+            snaps.push(r.snapshot());
+            std::thread::sleep(Duration::from_millis(400));
+            snaps.push(r.snapshot());
+            reader = Some(r);
+        },
+    );
     let jobs = |s: &schedlab_dispatch::Snapshot| s.tasks.iter().map(|t| t.released).sum::<u64>();
     let (a, b) = (&snaps[0], &snaps[1]);
     assert!(a.dispatcher_alive && b.dispatcher_alive && a.consistent && b.consistent);
     assert!(jobs(b) > jobs(a), "jobs move: {} then {}", jobs(a), jobs(b));
     assert!(b.decisions > a.decisions && b.elapsed_ns > a.elapsed_ns);
-    assert!(b.tasks.iter().all(|t| t.x_cur.is_some() && t.deadline_ns.is_some()), "DWCS shows x'/y' and deadlines");
+    assert!(
+        b.tasks.iter().all(|t| t.x_cur.is_some() && t.deadline_ns.is_some()),
+        "DWCS shows x'/y' and deadlines"
+    );
     let json = serde_json::to_string(b).expect("snapshot serialises");
     assert!(json.contains("\"x_cur\"") && json.contains("\"window_violations\""));
     eprintln!("{b}");
@@ -398,7 +489,8 @@ fn a_killed_dispatcher_leaves_no_worker_at_rt_priority_and_no_state_behind() {
     let pids = lab.spawn_workers(region.path(), &work);
     // The dispatcher process takes the region over; its pid goes into the header.
     let path = region.disown();
-    let mut cfg = config(cpu, DispatchPolicy::Dwcs { work_conserving: true }, &set, &pids, 1.0, false);
+    let mut cfg =
+        config(cpu, DispatchPolicy::Dwcs { work_conserving: true }, &set, &pids, 1.0, false);
     cfg.duration_ns = None;
     let child = Command::new(env!("CARGO_BIN_EXE_dispatch-helper"))
         .args(["dispatcher", path.to_str().unwrap(), &serde_json::to_string(&cfg).unwrap()])
@@ -409,7 +501,9 @@ fn a_killed_dispatcher_leaves_no_worker_at_rt_priority_and_no_state_behind() {
     lab.others.push(child);
     let reader = StatusReader::open(&path).expect("reader");
     let t0 = Instant::now();
-    while !(reader.snapshot().state == RunState::Running && reader.snapshot().dispatcher_pid == dpid) {
+    while !(reader.snapshot().state == RunState::Running
+        && reader.snapshot().dispatcher_pid == dpid)
+    {
         assert!(t0.elapsed() < Duration::from_secs(10), "the dispatcher process never started");
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -417,7 +511,9 @@ fn a_killed_dispatcher_leaves_no_worker_at_rt_priority_and_no_state_behind() {
     let pids = lab.worker_pids();
     let t0 = Instant::now();
     let fifo = loop {
-        if let Some(&p) = pids.iter().find(|&&p| scheduler_of(p).is_ok_and(|s| s == libc::SCHED_FIFO)) {
+        if let Some(&p) =
+            pids.iter().find(|&&p| scheduler_of(p).is_ok_and(|s| s == libc::SCHED_FIFO))
+        {
             break p;
         }
         assert!(t0.elapsed() < Duration::from_secs(15), "no worker was ever seen at SCHED_FIFO");
@@ -432,16 +528,26 @@ fn a_killed_dispatcher_leaves_no_worker_at_rt_priority_and_no_state_behind() {
     // The workers notice, demote themselves and exit; none is left real-time meanwhile.
     let t0 = Instant::now();
     loop {
-        let rt: Vec<i32> = pids.iter().copied().filter(|&p| scheduler_of(p).is_ok_and(schedlab_dispatch::is_rt_policy)).collect();
+        let rt: Vec<i32> = pids
+            .iter()
+            .copied()
+            .filter(|&p| scheduler_of(p).is_ok_and(schedlab_dispatch::is_rt_policy))
+            .collect();
         if rt.is_empty() {
             break;
         }
         // They take milliseconds (printed below); the bound is for a host that stalls the VM.
-        assert!(t0.elapsed() < Duration::from_secs(15), "workers still real-time 15 s after the dispatcher died: {rt:?}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(15),
+            "workers still real-time 15 s after the dispatcher died: {rt:?}"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     eprintln!("kill: worker {fifo} at FIFO when the dispatcher died: {was_fifo}; none real-time {} ms later", t0.elapsed().as_millis());
-    assert!(lab.workers_exit_within(Duration::from_secs(15)), "workers exit when their dispatcher is gone");
+    assert!(
+        lab.workers_exit_within(Duration::from_secs(15)),
+        "workers exit when their dispatcher is gone"
+    );
     // The engine's clean-up finds the orphaned region and removes it.
     assert_eq!(remove_stale(&lab.dir).unwrap(), vec![path.clone()]);
     assert!(!path.exists());

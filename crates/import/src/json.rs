@@ -180,7 +180,11 @@ mod tests {
         let Json::Obj(e) = &j else { panic!() };
         let keys: Vec<&str> = e.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["run", "sleep", "run"]);
-        assert_eq!(j.get("run"), Some(&Json::Num(3.0)), "the last one wins on lookup, as in json-c");
+        assert_eq!(
+            j.get("run"),
+            Some(&Json::Num(3.0)),
+            "the last one wins on lookup, as in json-c"
+        );
     }
 
     #[test]

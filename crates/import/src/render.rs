@@ -59,7 +59,10 @@ impl Imported {
     /// per set, each task's origin in a comment above it.
     pub fn body(&self, name: &str, source: &str) -> String {
         let mut b = format!("name = {}\n", toml_str(name));
-        b.push_str(&format!("description = {}\n\n", toml_str(&format!("imported from the rt-app file {source}"))));
+        b.push_str(&format!(
+            "description = {}\n\n",
+            toml_str(&format!("imported from the rt-app file {source}"))
+        ));
         let names: Vec<String> = self.sets.iter().map(|s| toml_str(&s.name)).collect();
         b.push_str(&format!("[matrix]\nworkload = [{}]\n", names.join(", ")));
         for set in &self.sets {
@@ -71,7 +74,11 @@ impl Imported {
 
 /// One set as a `[workloads.NAME]` table.
 fn render_set(set: &Set, duration_s: f64) -> String {
-    let mut b = format!("\n[workloads.{}]\nkind = \"periodic\"\nscheduler = {}\nbody = \"spin\"\n", set.name, toml_str(set.scheduler));
+    let mut b = format!(
+        "\n[workloads.{}]\nkind = \"periodic\"\nscheduler = {}\nbody = \"spin\"\n",
+        set.name,
+        toml_str(set.scheduler)
+    );
     b.push_str(&format!("duration_s = {}\n", num(duration_s)));
     b.push_str(&format!("work_fraction = {}\n", num(set.work_fraction)));
     if let Some(c) = set.cpu {

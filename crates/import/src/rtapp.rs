@@ -230,13 +230,18 @@ impl Phase {
 fn int(at: &str, key: &str, v: &Json) -> Result<i64, ImportError> {
     match v {
         Json::Num(x) if x.fract() == 0.0 && x.abs() < 9e15 => Ok(*x as i64),
-        other => Err(ImportError::from(format!("{at}: \"{key}\" must be an integer, not {}", other.kind()))),
+        other => Err(ImportError::from(format!(
+            "{at}: \"{key}\" must be an integer, not {}",
+            other.kind()
+        ))),
     }
 }
 
 fn us(at: &str, key: &str, v: &Json) -> Result<u64, ImportError> {
     let x = int(at, key, v)?;
-    u64::try_from(x).map_err(|_| ImportError::from(format!("{at}: \"{key}\" must be 0 or more microseconds, got {x}")))
+    u64::try_from(x).map_err(|_| {
+        ImportError::from(format!("{at}: \"{key}\" must be 0 or more microseconds, got {x}"))
+    })
 }
 
 fn sched_of(at: &str, obj: &[(String, Json)]) -> Result<Sched, ImportError> {
@@ -270,21 +275,34 @@ fn sched_of(at: &str, obj: &[(String, Json)]) -> Result<Sched, ImportError> {
 }
 
 /// Reads one phase object (or a thread object with its events inline), noting what it drops.
-fn phase(at: &str, name: &str, obj: &[(String, Json)], thread_level: bool, unmapped: &mut Vec<String>) -> Result<Phase, ImportError> {
+fn phase(
+    at: &str,
+    name: &str,
+    obj: &[(String, Json)],
+    thread_level: bool,
+    unmapped: &mut Vec<String>,
+) -> Result<Phase, ImportError> {
     let loops = match obj.iter().rev().find(|(k, _)| k == "loop") {
         Some((_, v)) => int(at, "loop", v)?.max(0) as u64,
         None => 1,
     };
-    let mut p = Phase { name: name.to_string(), sched: sched_of(at, obj)?, loops, ..Phase::default() };
+    let mut p =
+        Phase { name: name.to_string(), sched: sched_of(at, obj)?, loops, ..Phase::default() };
     for (k, v) in obj {
         match classify(k, thread_level) {
             Key::Run => p.run_us += us(at, k, v)?,
             Key::Sleep => p.sleep_us += us(at, k, v)?,
             Key::Timer => {
-                let period = v.get("period").ok_or_else(|| format!("{at}: timer \"{k}\" has no \"period\""))?;
+                let period = v
+                    .get("period")
+                    .ok_or_else(|| format!("{at}: timer \"{k}\" has no \"period\""))?;
                 let r = match v.get("ref") {
                     Some(Json::Str(r)) => r.clone(),
-                    _ => return Err(ImportError::from(format!("{at}: timer \"{k}\" needs a \"ref\" string"))),
+                    _ => {
+                        return Err(ImportError::from(format!(
+                            "{at}: timer \"{k}\" needs a \"ref\" string"
+                        )))
+                    }
                 };
                 let mode = match v.get("mode") {
                     Some(Json::Str(m)) => m.clone(),
@@ -294,9 +312,15 @@ fn phase(at: &str, name: &str, obj: &[(String, Json)], thread_level: bool, unmap
             }
             Key::Unmapped(why) => unmapped.push(format!("{at}: \"{k}\" left out ({why})")),
             Key::Property => match k.as_str() {
-                "util_min" | "util_max" => unmapped.push(format!("{at}: \"{k}\" left out (uclamp: schedlab sets no utilisation clamps)")),
-                "nodes_membind" => unmapped.push(format!("{at}: \"{k}\" left out (NUMA binding: schedlab binds no memory)")),
-                "taskgroup" => unmapped.push(format!("{at}: \"{k}\" left out (cgroups of periodic sets are not supported)")),
+                "util_min" | "util_max" => unmapped.push(format!(
+                    "{at}: \"{k}\" left out (uclamp: schedlab sets no utilisation clamps)"
+                )),
+                "nodes_membind" => unmapped.push(format!(
+                    "{at}: \"{k}\" left out (NUMA binding: schedlab binds no memory)"
+                )),
+                "taskgroup" => unmapped.push(format!(
+                    "{at}: \"{k}\" left out (cgroups of periodic sets are not supported)"
+                )),
                 _ => {}
             },
             Key::Unknown => unmapped.push(format!("{at}: unknown key \"{k}\" left out")),
@@ -322,19 +346,30 @@ fn pattern(p: &Phase, at: &str, unmapped: &mut Vec<String>) -> Option<(u64, u64)
         [(_, t, _)] => *t,
         several => {
             let sum = several.iter().map(|(_, t, _)| t).sum();
-            unmapped.push(format!("{at}: {} timers in one phase: T taken as the sum of their periods, {sum} us", several.len()));
+            unmapped.push(format!(
+                "{at}: {} timers in one phase: T taken as the sum of their periods, {sum} us",
+                several.len()
+            ));
             sum
         }
     };
     if p.sleep_us > 0 {
-        unmapped.push(format!("{at}: sleep of {} us inside the job left out (a schedlab job is one burst of C)", p.sleep_us));
+        unmapped.push(format!(
+            "{at}: sleep of {} us inside the job left out (a schedlab job is one burst of C)",
+            p.sleep_us
+        ));
     }
     Some((p.run_us, t))
 }
 
 /// Converts a parsed rt-app file.
 pub fn import(root: &Json) -> Result<Imported, ImportError> {
-    let Json::Obj(top) = root else { return Err(ImportError::from(format!("the file must be a JSON object, not {}", root.kind()))) };
+    let Json::Obj(top) = root else {
+        return Err(ImportError::from(format!(
+            "the file must be a JSON object, not {}",
+            root.kind()
+        )));
+    };
     let mut unmapped = Vec::new();
     let global: Global = match root.get("global") {
         Some(g) => serde_json::from_value(to_value(g)).map_err(|e| format!("\"global\": {e}"))?,
@@ -357,21 +392,36 @@ pub fn import(root: &Json) -> Result<Imported, ImportError> {
         ));
     }
     let default_policy = match &global.default_policy {
-        Some(p) => parse_policy(p).ok_or_else(|| format!("global: unknown default_policy \"{p}\""))?,
+        Some(p) => {
+            parse_policy(p).ok_or_else(|| format!("global: unknown default_policy \"{p}\""))?
+        }
         None => Class::Other,
     };
     let tasks = match root.get("tasks") {
         Some(Json::Obj(t)) if !t.is_empty() => t,
-        Some(Json::Obj(_)) => return Err(ImportError::from("\"tasks\" is empty: nothing to import")),
-        Some(other) => return Err(ImportError::from(format!("\"tasks\" must be an object of named threads, not {}", other.kind()))),
-        None => return Err(ImportError::from("no \"tasks\" object: rt-app files describe their threads in \"tasks\"")),
+        Some(Json::Obj(_)) => {
+            return Err(ImportError::from("\"tasks\" is empty: nothing to import"))
+        }
+        Some(other) => {
+            return Err(ImportError::from(format!(
+                "\"tasks\" must be an object of named threads, not {}",
+                other.kind()
+            )))
+        }
+        None => {
+            return Err(ImportError::from(
+                "no \"tasks\" object: rt-app files describe their threads in \"tasks\"",
+            ))
+        }
     };
     let mut out: Vec<(Task, Option<u64>)> = Vec::new();
     let mut timer_users: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut relative = false;
     for (name, obj) in tasks {
         let at = format!("task \"{name}\"");
-        let Json::Obj(entries) = obj else { return Err(ImportError::from(format!("{at} must be an object, not {}", obj.kind()))) };
+        let Json::Obj(entries) = obj else {
+            return Err(ImportError::from(format!("{at} must be an object, not {}", obj.kind())));
+        };
         for (p, r) in thread(&at, name, entries, obj, default_policy, &mut unmapped)? {
             relative |= p.relative;
             for t in &p.timers {
@@ -401,7 +451,8 @@ pub fn import(root: &Json) -> Result<Imported, ImportError> {
     let duration_s = match global.duration {
         Some(d) if d > 0 => d as f64,
         _ => {
-            let finite: Option<Vec<f64>> = out.iter().map(|(_, l)| l.map(|us| us as f64 / 1e6)).collect();
+            let finite: Option<Vec<f64>> =
+                out.iter().map(|(_, l)| l.map(|us| us as f64 / 1e6)).collect();
             match finite {
                 Some(v) if !v.is_empty() => v.into_iter().fold(0.0, f64::max).max(0.001),
                 _ => {
@@ -451,7 +502,9 @@ fn thread(
         return Ok(Vec::new());
     }
     if instances > MAX_SET_TASKS as i64 {
-        return Err(ImportError::from(format!("{at}: instance {instances}: a periodic set holds at most {MAX_SET_TASKS} tasks")));
+        return Err(ImportError::from(format!(
+            "{at}: instance {instances}: a periodic set holds at most {MAX_SET_TASKS} tasks"
+        )));
     }
     let delay = obj.get("delay").map(|v| us(at, "delay", v)).transpose()?.unwrap_or(0);
     let has_phases = obj.get("phases").is_some();
@@ -464,7 +517,8 @@ fn thread(
         base.dl_deadline = obj.get("deadline").map(|v| us(at, "deadline", v)).transpose()?;
     }
     // Inline, "runtime" is also a run event; rt-app reads it as dl-runtime as well.
-    let is_dl = base.policy.as_deref().and_then(parse_policy).unwrap_or(default_policy) == Class::Deadline;
+    let is_dl =
+        base.policy.as_deref().and_then(parse_policy).unwrap_or(default_policy) == Class::Deadline;
     if base.dl_runtime.is_none() && (has_phases || is_dl) {
         base.dl_runtime = obj.get("runtime").map(|v| us(at, "runtime", v)).transpose()?;
     }
@@ -478,12 +532,22 @@ fn thread(
             let mut v = Vec::new();
             for (pn, po) in ph {
                 let pat = format!("{at} phase \"{pn}\"");
-                let Json::Obj(pe) = po else { return Err(ImportError::from(format!("{pat} must be an object, not {}", po.kind()))) };
+                let Json::Obj(pe) = po else {
+                    return Err(ImportError::from(format!(
+                        "{pat} must be an object, not {}",
+                        po.kind()
+                    )));
+                };
                 v.push(phase(&pat, pn, pe, false, unmapped)?);
             }
             v
         }
-        Some(other) => return Err(ImportError::from(format!("{at}: \"phases\" must be an object, not {}", other.kind()))),
+        Some(other) => {
+            return Err(ImportError::from(format!(
+                "{at}: \"phases\" must be an object, not {}",
+                other.kind()
+            )))
+        }
         None => vec![phase(at, "", entries, true, unmapped)?],
     };
     let loops = obj.get("loop").map(|v| int(at, "loop", v)).transpose()?.filter(|&n| n >= 0);
@@ -499,9 +563,11 @@ fn thread(
 
     let mut chosen: Option<(usize, u64, u64)> = None;
     for (i, p) in phases.iter().enumerate() {
-        let pat = if p.name.is_empty() { at.to_string() } else { format!("{at} phase \"{}\"", p.name) };
+        let pat =
+            if p.name.is_empty() { at.to_string() } else { format!("{at} phase \"{}\"", p.name) };
         let sched = base.overridden(&p.sched);
-        let is_dl = sched.policy.as_deref().and_then(parse_policy).unwrap_or(default_policy) == Class::Deadline;
+        let is_dl = sched.policy.as_deref().and_then(parse_policy).unwrap_or(default_policy)
+            == Class::Deadline;
         let found = pattern(p, &pat, unmapped).or_else(|| {
             // A deadline thread's reservation gives its period even when it runs back to back.
             (is_dl && p.run_us > 0 && sched.dl_runtime.unwrap_or(0) > 0).then(|| {
@@ -554,13 +620,25 @@ fn thread(
         }
     } else {
         if sched.dl_runtime.is_some_and(|r| r > 0) {
-            unmapped.push(format!("{at}: dl-runtime on {} (a custom slice) left out: periodic sets take no slice", rtapp_name(policy)));
+            unmapped.push(format!(
+                "{at}: dl-runtime on {} (a custom slice) left out: periodic sets take no slice",
+                rtapp_name(policy)
+            ));
         }
         (run_us, period_us, None)
     };
-    let params = TaskParams { c_ns: c_us * 1000, t_ns: t_us * 1000, d_ns: d_us.map(|d| d * 1000), x: 0, y: 0, phase_ns: delay * 1000 };
+    let params = TaskParams {
+        c_ns: c_us * 1000,
+        t_ns: t_us * 1000,
+        d_ns: d_us.map(|d| d * 1000),
+        x: 0,
+        y: 0,
+        phase_ns: delay * 1000,
+    };
     if let Err(e) = params.validate() {
-        unmapped.push(format!("{at} left out: C = {c_us} us, T = {t_us} us is not a valid periodic task ({e})"));
+        unmapped.push(format!(
+            "{at} left out: C = {c_us} us, T = {t_us} us is not a valid periodic task ({e})"
+        ));
         return Ok(Vec::new());
     }
     let from = if p.name.is_empty() { String::new() } else { format!(", phase \"{}\"", p.name) };
@@ -569,7 +647,10 @@ fn thread(
         ts => format!("timer {} us", ts.iter().map(|t| t.1).sum::<u64>()),
     };
     let dl = if policy == Class::Deadline {
-        format!(", dl-runtime {c_us} dl-period {t_us}{}", d_us.map(|d| format!(" dl-deadline {d}")).unwrap_or_default())
+        format!(
+            ", dl-runtime {c_us} dl-period {t_us}{}",
+            d_us.map(|d| format!(" dl-deadline {d}")).unwrap_or_default()
+        )
     } else {
         String::new()
     };
@@ -583,8 +664,12 @@ fn thread(
     Ok((0..instances)
         .map(|i| {
             let tname = if instances > 1 { format!("{name}[{i}]") } else { name.to_string() };
-            let inst = if instances > 1 { format!(" instance {i} of {instances}") } else { String::new() };
-            let origin = format!("rt-app thread \"{name}\"{inst}{from}: {}{prio}, run {run_us} us, {timer}{dl}", rtapp_name(policy));
+            let inst =
+                if instances > 1 { format!(" instance {i} of {instances}") } else { String::new() };
+            let origin = format!(
+                "rt-app thread \"{name}\"{inst}{from}: {}{prio}, run {run_us} us, {timer}{dl}",
+                rtapp_name(policy)
+            );
             let task = Task {
                 name: tname,
                 origin,
@@ -607,7 +692,8 @@ fn sets(tasks: Vec<Task>, unmapped: &mut Vec<String>) -> Vec<Set> {
     let mut out = Vec::new();
     // rt-app runs SCHED_FIFO and SCHED_RR threads together: one set keeps them together.
     let with_fifo = tasks.iter().any(|t| t.policy == Class::Fifo);
-    let set_of = |t: &Task| if with_fifo && t.policy == Class::Rr { "fifo" } else { scheduler(t.policy) };
+    let set_of =
+        |t: &Task| if with_fifo && t.policy == Class::Rr { "fifo" } else { scheduler(t.policy) };
     for sched in ["other", "fifo", "rr", "deadline"] {
         let mine: Vec<Task> = tasks.iter().filter(|t| set_of(t) == sched).cloned().collect();
         if mine.is_empty() {
@@ -626,7 +712,10 @@ fn sets(tasks: Vec<Task>, unmapped: &mut Vec<String>) -> Vec<Set> {
                 _ => {}
             }
             if sched == "other" && t.priority != 0 {
-                unmapped.push(format!("{}: nice {} left out (an `other` set runs at nice 0)", t.name, t.priority));
+                unmapped.push(format!(
+                    "{}: nice {} left out (an `other` set runs at nice 0)",
+                    t.name, t.priority
+                ));
             }
             if t.policy.is_rt() && schedlab_priority(t.priority) != t.priority {
                 unmapped.push(format!(
@@ -643,7 +732,8 @@ fn sets(tasks: Vec<Task>, unmapped: &mut Vec<String>) -> Vec<Set> {
         out.push(Set { name, scheduler: sched, tasks: mine, cpu, cpus, work_fraction });
     }
     if out.len() > 1 {
-        let names: Vec<String> = out.iter().map(|s| format!("{} ({})", s.name, s.scheduler)).collect();
+        let names: Vec<String> =
+            out.iter().map(|s| format!("{} ({})", s.name, s.scheduler)).collect();
         unmapped.push(format!(
             "the threads use {} scheduling classes, which rt-app runs together; a schedlab cell holds one periodic set under one scheduler, so each class is a set of its own in a cell of its own: {}",
             out.len(),
@@ -710,8 +800,10 @@ fn work_fraction(tasks: &[Task], unmapped: &mut Vec<String>) -> f64 {
         return first;
     }
     for t in tasks.iter().filter(|t| t.work_us != t.c_us) {
-        unmapped
-            .push(format!("{}: its job runs {} us but C is {} us; schedlab's jobs in this set spin all of C", t.name, t.work_us, t.c_us));
+        unmapped.push(format!(
+            "{}: its job runs {} us but C is {} us; schedlab's jobs in this set spin all of C",
+            t.name, t.work_us, t.c_us
+        ));
     }
     1.0
 }
@@ -724,6 +816,10 @@ fn to_value(j: &Json) -> serde_json::Value {
         Json::Num(x) => (*x).into(),
         Json::Str(s) => s.clone().into(),
         Json::Arr(a) => a.iter().map(to_value).collect(),
-        Json::Obj(e) => e.iter().map(|(k, v)| (k.clone(), to_value(v))).collect::<serde_json::Map<_, _>>().into(),
+        Json::Obj(e) => e
+            .iter()
+            .map(|(k, v)| (k.clone(), to_value(v)))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
     }
 }

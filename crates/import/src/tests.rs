@@ -30,7 +30,10 @@ fn run_then_timer_gives_c_and_t_and_each_policy_its_set() {
     let (f, d) = (&i.sets[0], &i.sets[1]);
     assert_eq!((f.scheduler, f.tasks.len(), f.cpu), ("fifo", 1, Some(0)));
     let t = &f.tasks[0];
-    assert_eq!((t.c_us, t.t_us, t.d_us, t.policy, t.priority), (2000, 10000, None, Class::Fifo, 10));
+    assert_eq!(
+        (t.c_us, t.t_us, t.d_us, t.policy, t.priority),
+        (2000, 10000, None, Class::Fifo, 10)
+    );
     assert_eq!(f.work_fraction, 1.0, "rt-app's run is the whole job");
     assert_eq!(d.scheduler, "deadline");
     let t = &d.tasks[0];
@@ -41,8 +44,10 @@ fn run_then_timer_gives_c_and_t_and_each_policy_its_set() {
 
 #[test]
 fn deadline_parameters_give_c_t_d_and_the_run_its_work_fraction() {
-    let i = imp(r#"{ "tasks": { "d": { "policy": "SCHED_DEADLINE", "dl-runtime": 4000, "dl-period": 40000, "dl-deadline": 30000,
-             "phases": { "p": { "run": 2000, "timer": { "ref": "unique", "period": 50000 } } } } } }"#);
+    let i = imp(
+        r#"{ "tasks": { "d": { "policy": "SCHED_DEADLINE", "dl-runtime": 4000, "dl-period": 40000, "dl-deadline": 30000,
+             "phases": { "p": { "run": 2000, "timer": { "ref": "unique", "period": 50000 } } } } } }"#,
+    );
     let t = &i.sets[0].tasks[0];
     assert_eq!((t.c_us, t.t_us, t.d_us, t.work_us), (4000, 40000, Some(30000), 2000));
     assert_eq!(i.sets[0].work_fraction, 0.5);
@@ -53,13 +58,18 @@ fn deadline_parameters_give_c_t_d_and_the_run_its_work_fraction() {
 
 #[test]
 fn instances_become_several_tasks_and_a_shared_timer_is_listed() {
-    let i = imp(r#"{ "tasks": { "w": { "instance": 3, "policy": "SCHED_RR", "priority": 20, "delay": 1500,
-             "run": 1000, "timer": { "ref": "tick", "period": 8000 } } } }"#);
+    let i = imp(
+        r#"{ "tasks": { "w": { "instance": 3, "policy": "SCHED_RR", "priority": 20, "delay": 1500,
+             "run": 1000, "timer": { "ref": "tick", "period": 8000 } } } }"#,
+    );
     let s = &i.sets[0];
     assert_eq!(s.scheduler, "rr", "SCHED_RR threads alone: a set of their own");
     let names: Vec<&str> = s.tasks.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["w[0]", "w[1]", "w[2]"]);
-    assert!(s.tasks.iter().all(|t| (t.c_us, t.t_us, t.phase_us, t.priority) == (1000, 8000, 1500, 20)));
+    assert!(s
+        .tasks
+        .iter()
+        .all(|t| (t.c_us, t.t_us, t.phase_us, t.priority) == (1000, 8000, 1500, 20)));
     assert!(has(&i, &["timer \"tick\" is shared by w[0], w[1], w[2]"]), "{:?}", i.unmapped);
     assert!(!has(&i, &["SCHED_RR runs as SCHED_FIFO"]), "{:?}", i.unmapped);
     assert!(has(&i, &["no cpus", "one CPU"]), "{:?}", i.unmapped);
@@ -67,10 +77,12 @@ fn instances_become_several_tasks_and_a_shared_timer_is_listed() {
 
 #[test]
 fn locks_barriers_and_memory_phases_are_listed_by_name() {
-    let i = imp(r#"{ "resources": {}, "global": { "duration": 1, "calibration": "CPU0", "pi_enabled": false },
+    let i = imp(
+        r#"{ "resources": {}, "global": { "duration": 1, "calibration": "CPU0", "pi_enabled": false },
              "tasks": { "a": { "lock": "m", "run": 1000, "barrier": "sync1", "mem": 4096, "unlock": "m",
                                "timer": { "ref": "unique", "period": 10000 }, "util_min": 512 },
-                        "b": { "run": 500, "iorun": 100, "suspend": "b" } } }"#);
+                        "b": { "run": 500, "iorun": 100, "suspend": "b" } } }"#,
+    );
     for words in [
         &["task \"a\"", "\"lock\"", "shared"][..],
         &["\"unlock\""],
@@ -126,16 +138,22 @@ fn differing_cpu_masks_partition_over_their_union() {
 
 #[test]
 fn bad_files_are_refused_with_where() {
-    let e = super::json::parse("{\n  \"tasks\": {\n    \"a\": { \"run\": 10 \"sleep\": 5 }\n  }\n}").unwrap_err();
+    let e =
+        super::json::parse("{\n  \"tasks\": {\n    \"a\": { \"run\": 10 \"sleep\": 5 }\n  }\n}")
+            .unwrap_err();
     assert_eq!((e.line, e.col), (3, 22), "{}", e.message);
     let err = |t: &str| import(&parse(t).unwrap()).unwrap_err().to_string();
     assert!(err(r#"{ "global": {} }"#).contains("no \"tasks\""));
-    assert!(err(r#"{ "tasks": { "a": { "policy": "SCHED_LOTTERY", "run": 1, "sleep": 1 } } }"#).contains("unknown policy"));
-    assert!(err(r#"{ "tasks": { "a": { "run": "ten", "sleep": 1 } } }"#).contains("task \"a\": \"run\" must be an integer"));
+    assert!(err(r#"{ "tasks": { "a": { "policy": "SCHED_LOTTERY", "run": 1, "sleep": 1 } } }"#)
+        .contains("unknown policy"));
+    assert!(err(r#"{ "tasks": { "a": { "run": "ten", "sleep": 1 } } }"#)
+        .contains("task \"a\": \"run\" must be an integer"));
     let e = err(r#"{ "tasks": { "a": { "run": 100 } } }"#);
     assert!(e.contains("no periodic task") && e.contains("never waits"), "{e}");
     // A job longer than its period is left out, named.
-    let i = imp(r#"{ "tasks": { "a": { "run": 100, "sleep": 10 }, "b": { "run": 30, "timer": { "ref": "x", "period": 20 } } } }"#);
+    let i = imp(
+        r#"{ "tasks": { "a": { "run": 100, "sleep": 10 }, "b": { "run": 30, "timer": { "ref": "x", "period": 20 } } } }"#,
+    );
     assert!(has(&i, &["task \"b\" left out", "C = 30 us, T = 20 us"]), "{:?}", i.unmapped);
 }
 
@@ -158,6 +176,10 @@ fn rr_threads_beside_fifo_ones_join_their_set_and_priorities_past_98_are_listed(
     assert_eq!(s.scheduler, "fifo");
     let prios: Vec<(Class, i64)> = s.tasks.iter().map(|t| (t.policy, t.priority)).collect();
     assert_eq!(prios, [(Class::Fifo, 99), (Class::Rr, 30)]);
-    assert!(has(&i, &["r: SCHED_RR runs as SCHED_FIFO, in the set of the SCHED_FIFO threads"]), "{:?}", i.unmapped);
+    assert!(
+        has(&i, &["r: SCHED_RR runs as SCHED_FIFO, in the set of the SCHED_FIFO threads"]),
+        "{:?}",
+        i.unmapped
+    );
     assert!(has(&i, &["f: SCHED_FIFO priority 99 becomes 98"]), "{:?}", i.unmapped);
 }

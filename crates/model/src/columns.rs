@@ -169,12 +169,22 @@ mod tests {
 
     #[test]
     fn every_sample_column_reads_back_what_it_wrote() {
-        let mut s =
-            Sample { index: 3, group: "g".into(), allowed_cpus: vec![1, 2], exit_code: Some(-1), wall_s: 1.5, ..Default::default() };
+        let mut s = Sample {
+            index: 3,
+            group: "g".into(),
+            allowed_cpus: vec![1, 2],
+            exit_code: Some(-1),
+            wall_s: 1.5,
+            ..Default::default()
+        };
         s.background = true;
         let mut back = Sample::default();
         for c in Sample::COLUMNS {
-            assert!((c.set)(&mut back, (c.get)(&s)), "column {} does not take its own value", c.name);
+            assert!(
+                (c.set)(&mut back, (c.get)(&s)),
+                "column {} does not take its own value",
+                c.name
+            );
             assert_eq!((c.get)(&back), (c.get)(&s), "column {}", c.name);
         }
         assert_eq!(back, s);
@@ -185,13 +195,19 @@ mod tests {
         let mut s = Sample::default();
         let index = Sample::COLUMNS.iter().find(|c| c.name == "index").unwrap();
         assert!(!(index.set)(&mut s, ColumnValue::Text("x".into())));
-        assert!(!(index.set)(&mut s, ColumnValue::Int(Some(-1))), "a negative index is out of range for u32");
+        assert!(
+            !(index.set)(&mut s, ColumnValue::Int(Some(-1))),
+            "a negative index is out of range for u32"
+        );
         assert!(!(index.set)(&mut s, ColumnValue::Int(None)));
     }
 
     #[test]
     fn sample_column_names_are_unique() {
-        for names in [Sample::COLUMNS.iter().map(|c| c.name).collect::<Vec<_>>(), Sample::COLUMNS.iter().map(|c| c.db).collect()] {
+        for names in [
+            Sample::COLUMNS.iter().map(|c| c.name).collect::<Vec<_>>(),
+            Sample::COLUMNS.iter().map(|c| c.db).collect(),
+        ] {
             let mut unique = names.clone();
             unique.sort();
             unique.dedup();

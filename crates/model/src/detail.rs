@@ -125,7 +125,9 @@ impl Detail {
     /// Synchronous writes made (`mixed`, `copy`, simulated), if the workload makes them.
     pub fn sync_writes(&self) -> Option<u64> {
         match self {
-            Detail::Mixed { sync_writes, .. } | Detail::Writes { sync_writes } => Some(*sync_writes),
+            Detail::Mixed { sync_writes, .. } | Detail::Writes { sync_writes } => {
+                Some(*sync_writes)
+            }
             _ => None,
         }
     }
@@ -209,13 +211,17 @@ mod tests {
     /// it must read as.
     fn stored_shapes() -> Vec<(&'static str, Check)> {
         vec![
-            (r#"{"policy":"SCHED_OTHER","nice":0,"cpu":1,"detail":{"estimate":3.14}}"#, |e| matches!(e.detail, Some(Detail::Pi { .. }))),
-            (r#"{"policy":"SCHED_FIFO","nice":0,"cpu":0,"detail":{"digest":"0123456789abcdef0123456789abcdef"}}"#, |e| {
-                matches!(e.detail, Some(Detail::Hash { .. }))
+            (r#"{"policy":"SCHED_OTHER","nice":0,"cpu":1,"detail":{"estimate":3.14}}"#, |e| {
+                matches!(e.detail, Some(Detail::Pi { .. }))
             }),
-            (r#"{"policy":"SCHED_OTHER","nice":5,"cpu":1,"detail":{"estimate":3.1,"sync_writes":4}}"#, |e| {
-                matches!(e.detail, Some(Detail::Mixed { sync_writes: 4, .. }))
-            }),
+            (
+                r#"{"policy":"SCHED_FIFO","nice":0,"cpu":0,"detail":{"digest":"0123456789abcdef0123456789abcdef"}}"#,
+                |e| matches!(e.detail, Some(Detail::Hash { .. })),
+            ),
+            (
+                r#"{"policy":"SCHED_OTHER","nice":5,"cpu":1,"detail":{"estimate":3.1,"sync_writes":4}}"#,
+                |e| matches!(e.detail, Some(Detail::Mixed { sync_writes: 4, .. })),
+            ),
             (r#"{"policy":"SCHED_BATCH","nice":0,"cpu":1,"detail":{"sync_writes":5}}"#, |e| {
                 matches!(e.detail, Some(Detail::Writes { sync_writes: 5 }))
             }),
@@ -230,9 +236,10 @@ mod tests {
                 r#"{"policy":"SCHED_OTHER","nice":0,"cpu":1,"detail":{"sent":10,"received":9,"dropped":1,"bytes":900,"packet_bytes":100}}"#,
                 |e| matches!(e.detail, Some(Detail::Flood(FloodOutcome { dropped: 1, .. }))),
             ),
-            (r#"{"policy":"SCHED_OTHER","nice":0,"cpu":1,"detail":{"reads":3,"bytes":12288,"direct":false,"fallback":"tmpfs"}}"#, |e| {
-                matches!(&e.detail, Some(Detail::Irq(IrqOutcome { fallback: Some(_), .. })))
-            }),
+            (
+                r#"{"policy":"SCHED_OTHER","nice":0,"cpu":1,"detail":{"reads":3,"bytes":12288,"direct":false,"fallback":"tmpfs"}}"#,
+                |e| matches!(&e.detail, Some(Detail::Irq(IrqOutcome { fallback: Some(_), .. }))),
+            ),
             (
                 r#"{"policy":"SCHED_FIFO","nice":0,"cpu":1,"detail":{"latency_overflow":0,"memory_locked":true,"skipped":2,"late_starts":1,"body_errors":0,"minor_faults_in_loop":0,"major_faults_in_loop":0},"rt":{"c_ns":1,"t_ns":10,"d_ns":10,"x":0,"y":1,"jobs":5,"met":5,"misses":0,"fixed_windows":5,"fixed_violations":0,"sliding_windows":5,"sliding_violations":0,"time_in_violation_pct":0.0,"response_mean_ns":2.0,"response_max_ns":3,"lateness_max_ns":-7,"cpu_mean_ns":1.0,"wakeup":null,"wakeup_hist":null,"handoff":null,"handoff_hist":null,"source":"worker"}}"#,
                 |e| {
@@ -244,7 +251,9 @@ mod tests {
                 r#"{"policy":"SCHED_OTHER","nice":0,"cpu":1,"detail":{"dispatch":{"jobs_done":7,"jobs_abandoned":1,"exit":"shutdown","handoff":{"samples":8,"p50_ns":1,"p99_ns":2,"max_ns":3,"mean_ns":1.5},"handoff_hist":""},"memory_locked":false}}"#,
                 |e| matches!(&e.detail, Some(Detail::Dispatched(d)) if d.dispatch.jobs_done == 7),
             ),
-            (r#"{"policy":"SCHED_OTHER","nice":0,"cpu":1,"error":"setup: no such file"}"#, |e| e.error.is_some() && e.detail.is_none()),
+            (r#"{"policy":"SCHED_OTHER","nice":0,"cpu":1,"error":"setup: no such file"}"#, |e| {
+                e.error.is_some() && e.detail.is_none()
+            }),
             (
                 r#"{"policy":"fifo","nice":0,"cpu":null,"migrations":0,"detail":{"sync_writes":0},"sim":{"policy":"fifo","model":{"cpus":2,"ns_per_iteration":2.5,"ns_per_hash":0.0,"write_cpu_ns":1000,"write_service_ns":40000,"rr_quantum_ns":100000000,"fair_slice_ns":3500000,"switch_cost_ns":1700,"migration_cost_ns":15000,"setup_ns":0,"rt_share":0.95}}}"#,
                 |e| e.cpu.is_none() && e.sim.as_ref().is_some_and(|s| s.model.cpus == 2),
@@ -257,9 +266,12 @@ mod tests {
     /// The JSON value of `text` without null members (an absent field is stored as nothing).
     fn without_nulls(v: serde_json::Value) -> serde_json::Value {
         match v {
-            serde_json::Value::Object(m) => {
-                serde_json::Value::Object(m.into_iter().filter(|(_, x)| !x.is_null()).map(|(k, x)| (k, without_nulls(x))).collect())
-            }
+            serde_json::Value::Object(m) => serde_json::Value::Object(
+                m.into_iter()
+                    .filter(|(_, x)| !x.is_null())
+                    .map(|(k, x)| (k, without_nulls(x)))
+                    .collect(),
+            ),
             other => other,
         }
     }

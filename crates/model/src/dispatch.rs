@@ -127,7 +127,10 @@ impl TaskMetrics {
     /// The window counts as [`schedlab_policy::WindowCounter`] reported them.
     pub fn windows(&self) -> WindowReport {
         WindowReport {
-            fixed: WindowCounts { windows: self.fixed_windows, violations: self.fixed_window_violations },
+            fixed: WindowCounts {
+                windows: self.fixed_windows,
+                violations: self.fixed_window_violations,
+            },
             sliding: WindowCounts { windows: self.windows, violations: self.window_violations },
             deadlines: self.completed + self.missed,
             periods_in_violation: self.periods_in_violation,

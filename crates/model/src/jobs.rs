@@ -131,11 +131,13 @@ impl JobLog {
     /// Reads what [`JobLog::encode`] wrote, in either format.
     pub fn decode(bytes: &[u8]) -> Result<JobLog, DecodeError> {
         if let Some(packed) = bytes.strip_prefix(FORMAT) {
-            let body = zstd::stream::decode_all(packed).map_err(|e| DecodeError(format!("zstd: {e}")))?;
+            let body =
+                zstd::stream::decode_all(packed).map_err(|e| DecodeError(format!("zstd: {e}")))?;
             return Self::decode_body(&body);
         }
         let rest = bytes.strip_prefix(FORMAT_1).ok_or_else(|| {
-            let head = String::from_utf8_lossy(&bytes[..bytes.len().min(FORMAT.len())]).into_owned();
+            let head =
+                String::from_utf8_lossy(&bytes[..bytes.len().min(FORMAT.len())]).into_owned();
             DecodeError(format!(
                 "unknown format {head:?} (this schedlab reads {:?} and {:?})",
                 String::from_utf8_lossy(FORMAT).trim(),
@@ -148,7 +150,8 @@ impl JobLog {
     fn decode_body(rest: &[u8]) -> Result<JobLog, DecodeError> {
         let mut r = Reader { bytes: rest, at: 0 };
         let n = r.varint()? as usize;
-        let source = String::from_utf8(r.take(n)?.to_vec()).map_err(|_| DecodeError("source is not UTF-8".into()))?;
+        let source = String::from_utf8(r.take(n)?.to_vec())
+            .map_err(|_| DecodeError("source is not UTF-8".into()))?;
         let d_ns = r.varint()?;
         let unrecorded = r.varint()?;
         let count = r.varint()? as usize;
@@ -157,7 +160,9 @@ impl JobLog {
         let mut release = 0u64;
         for _ in 0..count {
             let flags = r.take(1)?[0];
-            release = release.checked_add(r.varint()?).ok_or_else(|| DecodeError("release time overflows".into()))?;
+            release = release
+                .checked_add(r.varint()?)
+                .ok_or_else(|| DecodeError("release time overflows".into()))?;
             let mut opt = |bit: u8| -> Result<Option<u64>, DecodeError> {
                 if flags & bit != 0 {
                     r.varint().map(Some)
@@ -168,10 +173,20 @@ impl JobLog {
             let start_ns = opt(HAS_START)?;
             let finish_ns = opt(HAS_FINISH)?;
             let cpu_ns = opt(HAS_CPU)?;
-            jobs.push(JobTrace { release_ns: release, start_ns, finish_ns, cpu_ns, met: flags & MET != 0, slept: flags & SLEPT != 0 });
+            jobs.push(JobTrace {
+                release_ns: release,
+                start_ns,
+                finish_ns,
+                cpu_ns,
+                met: flags & MET != 0,
+                slept: flags & SLEPT != 0,
+            });
         }
         if r.at != r.bytes.len() {
-            return Err(DecodeError(format!("{} bytes left after {count} jobs", r.bytes.len() - r.at)));
+            return Err(DecodeError(format!(
+                "{} bytes left after {count} jobs",
+                r.bytes.len() - r.at
+            )));
         }
         Ok(JobLog { source, d_ns, jobs, unrecorded })
     }
@@ -184,7 +199,9 @@ impl JobLog {
 
     /// Reads what [`JobLog::to_base64`] made.
     pub fn from_base64(text: &str) -> Result<JobLog, DecodeError> {
-        let bytes = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| DecodeError(format!("base64: {e}")))?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(|e| DecodeError(format!("base64: {e}")))?;
         JobLog::decode(&bytes)
     }
 
@@ -237,14 +254,19 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or_else(|| DecodeError("truncated".into()))?;
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or_else(|| DecodeError("truncated".into()))?;
         let s = &self.bytes[self.at..end];
         self.at = end;
         Ok(s)
     }
 
     fn varint(&mut self) -> Result<u64, DecodeError> {
-        let (x, n) = u64::decode_var(&self.bytes[self.at..]).ok_or_else(|| DecodeError("truncated or bad varint".into()))?;
+        let (x, n) = u64::decode_var(&self.bytes[self.at..])
+            .ok_or_else(|| DecodeError("truncated or bad varint".into()))?;
         self.at += n;
         Ok(x)
     }
@@ -281,7 +303,10 @@ mod tests {
         let json = serde_json::to_string(&l).unwrap();
         assert_eq!(json, format!("\"{}\"", l.to_base64()));
         assert_eq!(serde_json::from_str::<JobLog>(&json).unwrap(), l);
-        assert!(serde_json::from_str::<JobLog>("\"bm90IGEgbG9n\"").unwrap_err().to_string().contains("unknown format"));
+        assert!(serde_json::from_str::<JobLog>("\"bm90IGEgbG9n\"")
+            .unwrap_err()
+            .to_string()
+            .contains("unknown format"));
         let empty = JobLog { source: "dispatcher".into(), ..Default::default() };
         assert_eq!(JobLog::decode(&empty.encode()).unwrap(), empty);
     }
@@ -322,7 +347,11 @@ mod tests {
             unrecorded: 0,
         };
         let packed = steady.encode();
-        assert!(packed.len() * 100 < [FORMAT_1, &steady.body()].concat().len(), "{} bytes", packed.len());
+        assert!(
+            packed.len() * 100 < [FORMAT_1, &steady.body()].concat().len(),
+            "{} bytes",
+            packed.len()
+        );
         assert_eq!(JobLog::decode(&packed).unwrap(), steady);
     }
 

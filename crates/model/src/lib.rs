@@ -396,7 +396,9 @@ pub fn by_cpu(placement: &[u32]) -> Vec<(u32, Vec<usize>)> {
     let mut cpus: Vec<u32> = placement.to_vec();
     cpus.sort_unstable();
     cpus.dedup();
-    cpus.into_iter().map(|c| (c, (0..placement.len()).filter(|&i| placement[i] == c).collect())).collect()
+    cpus.into_iter()
+        .map(|c| (c, (0..placement.len()).filter(|&i| placement[i] == c).collect()))
+        .collect()
 }
 
 /// The experiment's block device during one cell repetition.

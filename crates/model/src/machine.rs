@@ -48,7 +48,8 @@ impl Machine {
 impl Environment {
     /// The same physical machine (same host name and machine id hash) as `other`.
     pub fn same_machine(&self, other: &Environment) -> bool {
-        self.machine.hostname == other.machine.hostname && self.machine.machine_id_sha256 == other.machine.machine_id_sha256
+        self.machine.hostname == other.machine.hostname
+            && self.machine.machine_id_sha256 == other.machine.machine_id_sha256
     }
 
     /// Each fact that can change a measurement and differs between the two machines, as
@@ -74,15 +75,21 @@ impl Environment {
         cmp("clocksource", opt(&a.clocksource), opt(&b.clocksource));
         cmp("cpuidle driver", opt(&a.cpuidle_driver), opt(&b.cpuidle_driver));
         cmp("governor", opt(&self.governor), opt(&other.governor));
-        cmp("cpu_dma_latency", num(a.cpu_dma_latency_us.map(i64::from)), num(b.cpu_dma_latency_us.map(i64::from)));
+        cmp(
+            "cpu_dma_latency",
+            num(a.cpu_dma_latency_us.map(i64::from)),
+            num(b.cpu_dma_latency_us.map(i64::from)),
+        );
         cmp("sched_rt_runtime_us", num(self.rt_runtime_us), num(other.rt_runtime_us));
         cmp("sched_rt_period_us", num(self.rt_period_us), num(other.rt_period_us));
-        let names: std::collections::BTreeSet<&String> = a.sched_knobs.keys().chain(b.sched_knobs.keys()).collect();
+        let names: std::collections::BTreeSet<&String> =
+            a.sched_knobs.keys().chain(b.sched_knobs.keys()).collect();
         for n in names {
             if n == "sched_rt_runtime_us" || n == "sched_rt_period_us" {
                 continue;
             }
-            let get = |m: &Machine| m.sched_knobs.get(n).cloned().unwrap_or_else(|| "absent".into());
+            let get =
+                |m: &Machine| m.sched_knobs.get(n).cloned().unwrap_or_else(|| "absent".into());
             cmp(n, get(a), get(b));
         }
         out
@@ -98,7 +105,11 @@ mod tests {
             cpu_model: cpu.into(),
             cpus: 2,
             kernel: "6.18".into(),
-            machine: Machine { hostname: host.into(), machine_id_sha256: format!("{host}0123456789"), ..Default::default() },
+            machine: Machine {
+                hostname: host.into(),
+                machine_id_sha256: format!("{host}0123456789"),
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -116,6 +127,12 @@ mod tests {
         let (a, mut b) = (env("n1", "EPYC"), env("n2", "Xeon"));
         b.machine.sched_knobs.insert("sched_rr_timeslice_ms".into(), "25".into());
         let d = a.fact_differences(&b);
-        assert_eq!(d, vec!["CPU: EPYC vs Xeon".to_string(), "sched_rr_timeslice_ms: absent vs 25".to_string()]);
+        assert_eq!(
+            d,
+            vec![
+                "CPU: EPYC vs Xeon".to_string(),
+                "sched_rr_timeslice_ms: absent vs 25".to_string()
+            ]
+        );
     }
 }

@@ -152,7 +152,11 @@ impl RtTask {
     /// histogram; None or empty: none timed).
     pub fn with_handoffs(self, encoded: Option<&str>) -> RtTask {
         let encoded = encoded.filter(|h| !h.is_empty());
-        RtTask { handoff: encoded.and_then(hist::decode).map(|h| hist::summary(&h)), handoff_hist: encoded.map(str::to_string), ..self }
+        RtTask {
+            handoff: encoded.and_then(hist::decode).map(|h| hist::summary(&h)),
+            handoff_hist: encoded.map(str::to_string),
+            ..self
+        }
     }
 }
 
@@ -187,8 +191,14 @@ impl RtTask {
         RtColumn { name: "met", get: |t| Some(RtNumber::Count(t.met)) },
         RtColumn { name: "misses", get: |t| Some(RtNumber::Count(t.misses)) },
         RtColumn { name: "fixed_violations", get: |t| Some(RtNumber::Count(t.fixed_violations)) },
-        RtColumn { name: "sliding_violations", get: |t| Some(RtNumber::Count(t.sliding_violations)) },
-        RtColumn { name: "time_in_violation_pct", get: |t| Some(RtNumber::Real(t.time_in_violation_pct)) },
+        RtColumn {
+            name: "sliding_violations",
+            get: |t| Some(RtNumber::Count(t.sliding_violations)),
+        },
+        RtColumn {
+            name: "time_in_violation_pct",
+            get: |t| Some(RtNumber::Real(t.time_in_violation_pct)),
+        },
         RtColumn { name: "wakeup_p50_us", get: |t| t.wakeup.map(|x| us(x.p50)) },
         RtColumn { name: "wakeup_p99_us", get: |t| t.wakeup.map(|x| us(x.p99)) },
         RtColumn { name: "handoff_p50_us", get: |t| t.handoff.map(|x| us(x.p50)) },
@@ -218,7 +228,10 @@ mod tests {
         let p = RtParams { c_ns: 1, t_ns: 10, d_ns: 9, x: 1, y: 2 };
         let t = RtTask::new("sim", p, tally());
         assert_eq!((t.c_ns, t.t_ns, t.d_ns, t.x, t.y), (1, 10, 9, 1, 2));
-        assert_eq!((t.jobs, t.met, t.misses, t.fixed_violations, t.sliding_windows), (10, 8, 2, 1, 9));
+        assert_eq!(
+            (t.jobs, t.met, t.misses, t.fixed_violations, t.sliding_windows),
+            (10, 8, 2, 1, 9)
+        );
         assert_eq!(t.source, "sim");
         assert_eq!((t.response_mean_ns, t.wakeup, t.handoff_hist), (None, None, None));
     }
@@ -236,9 +249,17 @@ mod tests {
         assert_eq!(t.wakeup.map(|w| w.count), Some(3));
         assert_eq!(t.wakeup_hist.as_deref().and_then(hist::decode).map(|h| h.len()), Some(3));
         let encoded = hist::encode(&h);
-        let d = RtTask::new("dispatcher", RtParams::default(), tally()).with_handoffs(Some(&encoded));
-        assert_eq!((d.handoff.map(|x| x.count), d.handoff_hist.as_deref()), (Some(3), Some(encoded.as_str())));
-        assert_eq!(RtTask::default().with_handoffs(Some("")), RtTask::default(), "an empty histogram is none");
+        let d =
+            RtTask::new("dispatcher", RtParams::default(), tally()).with_handoffs(Some(&encoded));
+        assert_eq!(
+            (d.handoff.map(|x| x.count), d.handoff_hist.as_deref()),
+            (Some(3), Some(encoded.as_str()))
+        );
+        assert_eq!(
+            RtTask::default().with_handoffs(Some("")),
+            RtTask::default(),
+            "an empty histogram is none"
+        );
     }
 
     #[test]

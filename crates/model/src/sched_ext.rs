@@ -70,8 +70,17 @@ impl ScxStats {
         before: Result<BTreeMap<String, f64>, E>,
         cell: Result<BTreeMap<String, f64>, E>,
     ) -> Self {
-        let error = [before.as_ref().err(), cell.as_ref().err()].into_iter().flatten().next().map(E::to_string);
-        ScxStats { socket, before: before.unwrap_or_default(), cell: cell.unwrap_or_default(), error }
+        let error = [before.as_ref().err(), cell.as_ref().err()]
+            .into_iter()
+            .flatten()
+            .next()
+            .map(E::to_string);
+        ScxStats {
+            socket,
+            before: before.unwrap_or_default(),
+            cell: cell.unwrap_or_default(),
+            error,
+        }
     }
 }
 

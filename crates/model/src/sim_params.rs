@@ -61,7 +61,12 @@ impl Params {
     /// Parameters for `cpus` CPUs with the measured default costs, the kernel's default RR
     /// quantum, the fair slice of [`fair_slice`] at [`DEFAULT_HZ`], no setup and the
     /// given calibration.
-    pub fn new(cpus: usize, ns_per_iteration: f64, write_cpu_ns: Duration, write_service_ns: Duration) -> Self {
+    pub fn new(
+        cpus: usize,
+        ns_per_iteration: f64,
+        write_cpu_ns: Duration,
+        write_service_ns: Duration,
+    ) -> Self {
         Self {
             cpus,
             ns_per_iteration,
@@ -92,7 +97,10 @@ impl Params {
             return Err(ParamError::NoCpus);
         }
         if !(self.ns_per_iteration.is_finite() && self.ns_per_iteration > 0.0) {
-            return Err(ParamError::NotPositive { name: "ns per iteration", value: self.ns_per_iteration });
+            return Err(ParamError::NotPositive {
+                name: "ns per iteration",
+                value: self.ns_per_iteration,
+            });
         }
         if !(self.ns_per_hash.is_finite() && self.ns_per_hash >= 0.0) {
             return Err(ParamError::NotPositive { name: "ns per hash", value: self.ns_per_hash });
@@ -113,7 +121,8 @@ impl Params {
     /// `fair_slice_ns` adds to the kernel's base slice for these CPUs (half a tick with the
     /// defaults). A custom slice gets the same.
     pub fn fair_lateness_ns(&self) -> Duration {
-        self.fair_slice_ns.saturating_sub(KERNEL_BASE_SLICE_NS * (1 + u64::from(self.cpus.clamp(1, 8).ilog2())))
+        self.fair_slice_ns
+            .saturating_sub(KERNEL_BASE_SLICE_NS * (1 + u64::from(self.cpus.clamp(1, 8).ilog2())))
     }
 
     /// The model in one line, as `simulate` announces it and `show` and the report repeat it.
@@ -199,9 +208,16 @@ mod tests {
         let mut p = Params::new(2, 2.5, 1000, 40_000);
         assert!(p.describe().contains("2.500 ns per pi iteration"), "{}", p.describe());
         p.demand_from_run = Some(7);
-        assert!(p.describe().contains("measured run 7") && !p.describe().contains("ns per pi"), "{}", p.describe());
+        assert!(
+            p.describe().contains("measured run 7") && !p.describe().contains("ns per pi"),
+            "{}",
+            p.describe()
+        );
         // Stored records from before the field read back without it, and it is not written when absent.
-        let old: Params = serde_json::from_str(&serde_json::to_string(&Params::new(2, 2.5, 1000, 40_000)).unwrap()).unwrap();
+        let old: Params = serde_json::from_str(
+            &serde_json::to_string(&Params::new(2, 2.5, 1000, 40_000)).unwrap(),
+        )
+        .unwrap();
         assert_eq!(old.demand_from_run, None);
         assert!(!serde_json::to_string(&old).unwrap().contains("demand"));
     }

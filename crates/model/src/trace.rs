@@ -109,9 +109,11 @@ impl StateBar {
     /// The shares (running, runnable, blocked) of each slice, 0 to 1; None when the text is
     /// not three hex digits per slice.
     pub fn decode(&self) -> Option<Vec<[f64; 3]>> {
-        let digits: Option<Vec<f64>> = self.0.chars().map(|c| c.to_digit(16).map(|d| d as f64 / 15.0)).collect();
+        let digits: Option<Vec<f64>> =
+            self.0.chars().map(|c| c.to_digit(16).map(|d| d as f64 / 15.0)).collect();
         let digits = digits?;
-        (digits.len() % 3 == 0).then(|| digits.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
+        (digits.len() % 3 == 0)
+            .then(|| digits.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect())
     }
 }
 
@@ -187,7 +189,11 @@ mod tests {
 
     #[test]
     fn worker_json_has_the_names_the_trace_command_prints() {
-        let w = WorkerTrace { pid: 7, preempted_by: PreemptedBy { worker: 2, engine: 1, kernel: 0, other: 3 }, ..Default::default() };
+        let w = WorkerTrace {
+            pid: 7,
+            preempted_by: PreemptedBy { worker: 2, engine: 1, kernel: 0, other: 3 },
+            ..Default::default()
+        };
         let json = serde_json::to_string(&w).unwrap();
         for key in [
             "\"pid\":7",
@@ -201,7 +207,10 @@ mod tests {
         ] {
             assert!(json.contains(key), "{key} in {json}");
         }
-        assert!(json.contains("\"preempted_by\":{\"worker\":2,\"engine\":1,\"kernel\":0,\"other\":3}"), "{json}");
+        assert!(
+            json.contains("\"preempted_by\":{\"worker\":2,\"engine\":1,\"kernel\":0,\"other\":3}"),
+            "{json}"
+        );
         assert_eq!(w.preempted_by.total(), 6);
         let both: PreemptedBy = [w.preempted_by, w.preempted_by].iter().sum();
         assert_eq!(both, PreemptedBy { worker: 4, engine: 2, kernel: 0, other: 6 });
@@ -217,11 +226,15 @@ mod tests {
         let shares = bar.decode().unwrap();
         assert_eq!(shares.len(), 4);
         assert_eq!(shares[0], [1.0, 0.0, 0.0]);
-        assert!((shares[1][0] - 8.0 / 15.0).abs() < 1e-12 && (shares[1][1] - 4.0 / 15.0).abs() < 1e-12);
+        assert!(
+            (shares[1][0] - 8.0 / 15.0).abs() < 1e-12 && (shares[1][1] - 4.0 / 15.0).abs() < 1e-12
+        );
         assert_eq!(shares[3], [1.0, 0.0, 0.0], "more than the slice is clamped to all of it");
         assert_eq!(StateBar("f0".into()).decode(), None);
         assert_eq!(StateBar("fgz".into()).decode(), None);
-        let json = serde_json::to_string(&WorkerTrace { states: Some(bar.clone()), ..Default::default() }).unwrap();
+        let json =
+            serde_json::to_string(&WorkerTrace { states: Some(bar.clone()), ..Default::default() })
+                .unwrap();
         assert!(json.contains("\"states\":\"f00844000f00\""), "{json}");
         assert!(!serde_json::to_string(&WorkerTrace::default()).unwrap().contains("states"));
     }

@@ -121,7 +121,9 @@ impl FftBody {
     /// filled with pseudo-random data. One pass per job until [`FftBody::set_passes_per_job`].
     pub fn new(len: usize, array_len: usize) -> Result<Self, BodyError> {
         if len == 0 || array_len < len || array_len % len != 0 {
-            return Err(BodyError::Invalid(format!("FFT array of {array_len} points must be a positive multiple of the length {len}")));
+            return Err(BodyError::Invalid(format!(
+                "FFT array of {array_len} points must be a positive multiple of the length {len}"
+            )));
         }
         let mut planner = FftPlanner::<f32>::new();
         let forward = planner.plan_fft_forward(len);
@@ -131,7 +133,8 @@ impl FftBody {
         let mut sample = || (rng.next_u32() >> 8) as f32 / (1u32 << 23) as f32 - 1.0;
         let data = (0..array_len).map(|_| Complex::new(sample(), sample())).collect();
         let scratch = vec![Complex::new(0.0, 0.0); scratch_len];
-        let mut body = FftBody { forward, inverse, data, scratch, len, next_segment: 0, passes_per_job: 1 };
+        let mut body =
+            FftBody { forward, inverse, data, scratch, len, next_segment: 0, passes_per_job: 1 };
         // One pass faults in the scratch pages (zeroed memory is mapped lazily) before any job.
         body.pass();
         body.next_segment = 0;
@@ -247,9 +250,16 @@ impl ReadFileBody {
     /// Opens `path` for jobs of `chunks_per_job` reads of `chunk_bytes` each. With
     /// `drop_cache`, each chunk is dropped from the page cache (posix_fadvise DONTNEED)
     /// before it is read, so the read goes to the device.
-    pub fn open(path: &Path, chunk_bytes: usize, chunks_per_job: u32, drop_cache: bool) -> Result<Self, BodyError> {
+    pub fn open(
+        path: &Path,
+        chunk_bytes: usize,
+        chunks_per_job: u32,
+        drop_cache: bool,
+    ) -> Result<Self, BodyError> {
         if chunk_bytes == 0 || chunks_per_job == 0 {
-            return Err(BodyError::Invalid("read_file needs chunk_bytes > 0 and chunks_per_job > 0".into()));
+            return Err(BodyError::Invalid(
+                "read_file needs chunk_bytes > 0 and chunks_per_job > 0".into(),
+            ));
         }
         let err = |source| BodyError::File { path: path.to_path_buf(), source };
         let file = File::open(path).map_err(err)?;
@@ -259,7 +269,15 @@ impl ReadFileBody {
             return Err(err(io::Error::new(io::ErrorKind::InvalidInput, msg)));
         }
         // Filled with a non-zero byte so the pages are written (faulted in) now, not in a job.
-        Ok(ReadFileBody { file, file_len, buffer: vec![0xA5; chunk_bytes], chunks_per_job, offset: 0, drop_cache, errors: 0 })
+        Ok(ReadFileBody {
+            file,
+            file_len,
+            buffer: vec![0xA5; chunk_bytes],
+            chunks_per_job,
+            offset: 0,
+            drop_cache,
+            errors: 0,
+        })
     }
 
     /// Where the next chunk will be read from.
@@ -280,7 +298,12 @@ impl ReadFileBody {
         if self.drop_cache {
             // SAFETY: a valid open descriptor and a range inside the file.
             unsafe {
-                libc::posix_fadvise(self.file.as_raw_fd(), self.offset as libc::off_t, chunk as libc::off_t, libc::POSIX_FADV_DONTNEED)
+                libc::posix_fadvise(
+                    self.file.as_raw_fd(),
+                    self.offset as libc::off_t,
+                    chunk as libc::off_t,
+                    libc::POSIX_FADV_DONTNEED,
+                )
             };
         }
         // read_exact_at retries short reads and EINTR; an OS error carries no allocation.
@@ -387,7 +410,8 @@ mod tests {
         let original = body.data().to_vec();
         body.set_passes_per_job(4);
         assert_eq!(body.run_job(), 4, "four passes: each of the four segments once");
-        let worst = original.iter().zip(body.data()).map(|(a, b)| (a - b).norm()).fold(0.0f32, f32::max);
+        let worst =
+            original.iter().zip(body.data()).map(|(a, b)| (a - b).norm()).fold(0.0f32, f32::max);
         assert!(worst < 1e-4, "forward + inverse + 1/len must give the data back, off by {worst}");
         assert!(original.iter().any(|v| v.norm() > 0.1), "the data is not all zero");
     }
@@ -457,7 +481,10 @@ mod tests {
         let path = dir.path().join("small");
         make_file(&path, 100, 1).unwrap();
         assert!(matches!(ReadFileBody::open(&path, 4096, 1, false), Err(BodyError::File { .. })));
-        assert!(matches!(ReadFileBody::open(&dir.path().join("none"), 4096, 1, false), Err(BodyError::File { .. })));
+        assert!(matches!(
+            ReadFileBody::open(&dir.path().join("none"), 4096, 1, false),
+            Err(BodyError::File { .. })
+        ));
         assert!(matches!(ReadFileBody::open(&path, 0, 1, false), Err(BodyError::Invalid(_))));
     }
 
@@ -466,12 +493,16 @@ mod tests {
         let spin: BodySpec = serde_json::from_str(r#"{"kind": "spin"}"#).unwrap();
         let mut b = build_body(&spin, 1_000_000).unwrap();
         assert!(b.run_job() >= 1);
-        let fft: BodySpec = serde_json::from_str(r#"{"kind": "fft", "len": 64, "array_len": 256, "passes_per_job": 3}"#).unwrap();
+        let fft: BodySpec = serde_json::from_str(
+            r#"{"kind": "fft", "len": 64, "array_len": 256, "passes_per_job": 3}"#,
+        )
+        .unwrap();
         assert_eq!(build_body(&fft, 1).unwrap().run_job(), 3);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         make_file(&path, 8192, 2).unwrap();
-        let read = BodySpec::ReadFile { path, chunk_bytes: 4096, chunks_per_job: 2, drop_cache: false };
+        let read =
+            BodySpec::ReadFile { path, chunk_bytes: 4096, chunks_per_job: 2, drop_cache: false };
         assert_eq!(build_body(&read, 1).unwrap().run_job(), 8192);
     }
 }

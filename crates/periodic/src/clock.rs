@@ -28,10 +28,20 @@ pub fn thread_cpu_ns() -> u64 {
 /// cyclictest does), sleeping again on EINTR. Returns immediately if the time has passed.
 #[inline]
 pub fn sleep_until(abs_ns: u64) {
-    let ts = libc::timespec { tv_sec: (abs_ns / NS_PER_S) as libc::time_t, tv_nsec: (abs_ns % NS_PER_S) as libc::c_long };
+    let ts = libc::timespec {
+        tv_sec: (abs_ns / NS_PER_S) as libc::time_t,
+        tv_nsec: (abs_ns % NS_PER_S) as libc::c_long,
+    };
     loop {
         // SAFETY: ts is a valid timespec; a null remainder is allowed with TIMER_ABSTIME.
-        let rc = unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
+        let rc = unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            )
+        };
         if rc != libc::EINTR {
             debug_assert_eq!(rc, 0);
             return;
@@ -75,7 +85,9 @@ impl ThreadUsage {
             minor_faults: self.minor_faults.saturating_sub(earlier.minor_faults),
             major_faults: self.major_faults.saturating_sub(earlier.major_faults),
             voluntary_switches: self.voluntary_switches.saturating_sub(earlier.voluntary_switches),
-            involuntary_switches: self.involuntary_switches.saturating_sub(earlier.involuntary_switches),
+            involuntary_switches: self
+                .involuntary_switches
+                .saturating_sub(earlier.involuntary_switches),
         }
     }
 }

@@ -14,7 +14,8 @@ pub const LATENCY_SIGFIG: u8 = 3;
 
 /// A latency histogram with fixed bounds: it never resizes, so recording never allocates.
 pub fn new_latency_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(LATENCY_LOW_NS, LATENCY_HIGH_NS, LATENCY_SIGFIG).expect("constant, valid bounds")
+    Histogram::new_with_bounds(LATENCY_LOW_NS, LATENCY_HIGH_NS, LATENCY_SIGFIG)
+        .expect("constant, valid bounds")
 }
 
 /// Percentiles of a latency histogram, in ns (all 0 when it is empty).
@@ -81,7 +82,12 @@ mod tests {
         assert!(h.equivalent(s.p50_ns, 502_000), "{}", s.p50_ns);
         assert!(h.equivalent(s.p90_ns, 903_000), "{}", s.p90_ns);
         assert!(h.equivalent(s.max_ns, 5_000_000) && h.equivalent(s.min_ns, 1000));
-        assert!(s.p50_ns <= s.p90_ns && s.p90_ns <= s.p99_ns && s.p99_ns <= s.p999_ns && s.p999_ns <= s.max_ns);
+        assert!(
+            s.p50_ns <= s.p90_ns
+                && s.p90_ns <= s.p99_ns
+                && s.p99_ns <= s.p999_ns
+                && s.p999_ns <= s.max_ns
+        );
         assert_eq!(LatencySummary::of(&new_latency_histogram(), 0), LatencySummary::default());
     }
 }

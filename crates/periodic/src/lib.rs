@@ -16,17 +16,20 @@ mod run;
 mod summary;
 
 pub use body::{
-    build_body, calibrate_fft, make_file, passes_for, BodyError, BodySpec, FftBody, JobBody, ReadFileBody, SpinBody, DEFAULT_FFT_ARRAY_LEN,
-    DEFAULT_FFT_LEN,
+    build_body, calibrate_fft, make_file, passes_for, BodyError, BodySpec, FftBody, JobBody,
+    ReadFileBody, SpinBody, DEFAULT_FFT_ARRAY_LEN, DEFAULT_FFT_LEN,
 };
 pub use clock::{now_ns, sleep_until, thread_cpu_ns, ThreadUsage};
-pub use hist::{new_latency_histogram, LatencySummary, LATENCY_HIGH_NS, LATENCY_LOW_NS, LATENCY_SIGFIG};
+pub use hist::{
+    new_latency_histogram, LatencySummary, LATENCY_HIGH_NS, LATENCY_LOW_NS, LATENCY_SIGFIG,
+};
 pub use run::{lock_memory, JobRecord, LoopStats, OverrunPolicy, RunError, RunOptions, Runner};
 pub use summary::TaskSummary;
 // The task model and its generator are vocabulary (the plan names them): they live in
 // schedlab-plan and keep their old paths here.
 pub use schedlab_plan::{
-    canonical_set, check_canonical, feasibility, partition, total_min_utilisation, total_utilisation, uunifast, uunifast_discard,
-    validate_set, Feasibility, GenError, GenSpec, NonCanonical, PeriodChoice, TaskError, TaskParams, TaskSetSpec, UtilisationMeasure,
+    canonical_set, check_canonical, feasibility, partition, total_min_utilisation,
+    total_utilisation, uunifast, uunifast_discard, validate_set, Feasibility, GenError, GenSpec,
+    NonCanonical, PeriodChoice, TaskError, TaskParams, TaskSetSpec, UtilisationMeasure,
     MAX_DISCARDS, SEED_LATENCY_SETS,
 };

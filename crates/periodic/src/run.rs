@@ -181,7 +181,12 @@ pub fn lock_memory() -> io::Result<()> {
 impl<B: JobBody> Runner<B> {
     /// Validates, locks memory (if asked), preallocates `jobs` records and the histogram,
     /// touches the stack and runs the warm-up job (if asked).
-    pub fn prepare(params: TaskParams, jobs: usize, mut body: B, options: RunOptions) -> Result<Self, RunError> {
+    pub fn prepare(
+        params: TaskParams,
+        jobs: usize,
+        mut body: B,
+        options: RunOptions,
+    ) -> Result<Self, RunError> {
         params.validate()?;
         if jobs == 0 {
             return Err(RunError::NoJobs);
@@ -208,7 +213,8 @@ impl<B: JobBody> Runner<B> {
         let p = self.params;
         let overflow = RunError::TimeOverflow { start_ns: start_abs_ns, jobs: self.jobs };
         let first = start_abs_ns.checked_add(p.phase_ns).ok_or(overflow)?;
-        let span = (self.jobs as u64).checked_mul(p.t_ns).and_then(|s| s.checked_add(p.deadline_ns()));
+        let span =
+            (self.jobs as u64).checked_mul(p.t_ns).and_then(|s| s.checked_add(p.deadline_ns()));
         if span.and_then(|s| first.checked_add(s)).is_none() {
             return Err(RunError::TimeOverflow { start_ns: start_abs_ns, jobs: self.jobs });
         }
@@ -267,7 +273,11 @@ impl<B: JobBody> Runner<B> {
         }
 
         let usage = ThreadUsage::now().unwrap_or_default().since(&usage_before);
-        debug_assert_eq!(self.records.capacity(), capacity, "the record buffer must not grow in the loop");
+        debug_assert_eq!(
+            self.records.capacity(),
+            capacity,
+            "the record buffer must not grow in the loop"
+        );
         stats.minor_faults_in_loop = usage.minor_faults;
         stats.major_faults_in_loop = usage.major_faults;
         stats.voluntary_switches_in_loop = usage.voluntary_switches;
@@ -308,7 +318,13 @@ impl<B: JobBody> Runner<B> {
 
     /// The per-task summary of the last run.
     pub fn summary(&self) -> TaskSummary {
-        TaskSummary::new(&self.params, &self.records, &self.latency, &self.stats, self.body.errors())
+        TaskSummary::new(
+            &self.params,
+            &self.records,
+            &self.latency,
+            &self.stats,
+            self.body.errors(),
+        )
     }
 }
 
@@ -339,9 +355,17 @@ mod tests {
     #[test]
     fn prepare_refuses_bad_input() {
         let body = SpinBody::new(1);
-        assert!(matches!(Runner::prepare(TaskParams::new(0, 10), 1, body.clone(), no_lock(OverrunPolicy::Queue)), Err(RunError::Task(_))));
-        assert!(matches!(Runner::prepare(TaskParams::new(1, 10), 0, body.clone(), no_lock(OverrunPolicy::Queue)), Err(RunError::NoJobs)));
-        let mut r = Runner::prepare(TaskParams::new(1, 1 << 40), 2, body, no_lock(OverrunPolicy::Queue)).unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(
+            Runner::prepare(TaskParams::new(0, 10), 1, body.clone(), no_lock(OverrunPolicy::Queue)),
+            Err(RunError::Task(_))
+        ));
+        assert!(matches!(
+            Runner::prepare(TaskParams::new(1, 10), 0, body.clone(), no_lock(OverrunPolicy::Queue)),
+            Err(RunError::NoJobs)
+        ));
+        let mut r =
+            Runner::prepare(TaskParams::new(1, 1 << 40), 2, body, no_lock(OverrunPolicy::Queue))
+                .unwrap_or_else(|e| panic!("{e}"));
         assert!(matches!(r.run(u64::MAX - 5), Err(RunError::TimeOverflow { .. })));
     }
 
@@ -355,18 +379,28 @@ mod tests {
     fn queue_policy_runs_late_jobs_without_sleeping() {
         // T = 20 ms; job 1 takes 50 ms, so jobs 2 and 3 are released while it runs.
         let t = 20_000_000;
-        let body = Scripted { durations_ns: vec![1_000_000, 50_000_000, 1_000_000, 1_000_000, 1_000_000], next: 0 };
-        let mut r = Runner::prepare(TaskParams::new(1_000_000, t), 5, body, no_lock(OverrunPolicy::Queue)).unwrap();
+        let body = Scripted {
+            durations_ns: vec![1_000_000, 50_000_000, 1_000_000, 1_000_000, 1_000_000],
+            next: 0,
+        };
+        let mut r =
+            Runner::prepare(TaskParams::new(1_000_000, t), 5, body, no_lock(OverrunPolicy::Queue))
+                .unwrap();
         let start = now_ns() + 5_000_000;
         r.run(start).unwrap();
         let recs = r.records();
         assert_eq!(recs.len(), 5);
         for (k, rec) in recs.iter().enumerate() {
             assert_eq!(rec.release_ns, start + k as u64 * t, "releases stay on the grid");
-            assert!(!rec.skipped && rec.start_ns >= rec.release_ns && rec.finish_ns >= rec.start_ns);
+            assert!(
+                !rec.skipped && rec.start_ns >= rec.release_ns && rec.finish_ns >= rec.start_ns
+            );
         }
         assert!(!recs[1].met(), "50 ms in a 20 ms period");
-        assert!(!recs[2].slept && recs[2].start_ns >= recs[1].finish_ns, "job 2 queued behind job 1");
+        assert!(
+            !recs[2].slept && recs[2].start_ns >= recs[1].finish_ns,
+            "job 2 queued behind job 1"
+        );
         let slept = recs.iter().filter(|r| r.slept).count() as u64;
         assert_eq!(r.latency_histogram().len(), slept, "only real wake-ups are latencies");
         let s = r.summary();
@@ -377,8 +411,17 @@ mod tests {
     #[test]
     fn skip_policy_drops_jobs_past_their_deadline() {
         let t = 20_000_000;
-        let body = Scripted { durations_ns: vec![1_000_000, 50_000_000, 1_000_000, 1_000_000, 1_000_000, 1_000_000], next: 0 };
-        let mut r = Runner::prepare(TaskParams::new(1_000_000, t), 6, body, no_lock(OverrunPolicy::SkipMissed)).unwrap();
+        let body = Scripted {
+            durations_ns: vec![1_000_000, 50_000_000, 1_000_000, 1_000_000, 1_000_000, 1_000_000],
+            next: 0,
+        };
+        let mut r = Runner::prepare(
+            TaskParams::new(1_000_000, t),
+            6,
+            body,
+            no_lock(OverrunPolicy::SkipMissed),
+        )
+        .unwrap();
         let start = now_ns() + 5_000_000;
         r.run(start).unwrap();
         let recs = r.records();
@@ -386,13 +429,23 @@ mod tests {
         // Job 1 ends after 21 + 50 = 71 ms (or later): jobs 2 (deadline 60 ms) must be skipped.
         assert!(recs[2].skipped && !recs[2].met() && recs[2].response_ns().is_none());
         assert!(recs.iter().all(|r| r.skipped || r.finish_ns > r.start_ns));
-        assert_eq!(r.body().next, 6 - recs.iter().filter(|r| r.skipped).count(), "skipped jobs ran no body");
+        assert_eq!(
+            r.body().next,
+            6 - recs.iter().filter(|r| r.skipped).count(),
+            "skipped jobs ran no body"
+        );
         assert!(r.summary().misses >= 2);
     }
 
     #[test]
     fn run_can_be_repeated_without_growing() {
-        let mut r = Runner::prepare(TaskParams::new(100_000, 2_000_000), 4, SpinBody::new(100_000), no_lock(OverrunPolicy::Queue)).unwrap();
+        let mut r = Runner::prepare(
+            TaskParams::new(100_000, 2_000_000),
+            4,
+            SpinBody::new(100_000),
+            no_lock(OverrunPolicy::Queue),
+        )
+        .unwrap();
         let cap = r.records_capacity();
         for _ in 0..2 {
             r.run(now_ns() + 1_000_000).unwrap();
@@ -404,8 +457,17 @@ mod tests {
 
     #[test]
     fn record_arithmetic() {
-        let rec = JobRecord { release_ns: 100, deadline_ns: 200, start_ns: 110, finish_ns: 250, ..Default::default() };
-        assert_eq!((rec.met(), rec.response_ns(), rec.lateness_ns(), rec.start_delay_ns()), (false, Some(150), Some(50), Some(10)));
+        let rec = JobRecord {
+            release_ns: 100,
+            deadline_ns: 200,
+            start_ns: 110,
+            finish_ns: 250,
+            ..Default::default()
+        };
+        assert_eq!(
+            (rec.met(), rec.response_ns(), rec.lateness_ns(), rec.start_delay_ns()),
+            (false, Some(150), Some(50), Some(10))
+        );
         let early = JobRecord { finish_ns: 150, ..rec };
         assert_eq!((early.met(), early.lateness_ns()), (true, Some(-50)));
         let on_time = JobRecord { finish_ns: 200, ..rec };

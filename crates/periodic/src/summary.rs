@@ -56,8 +56,15 @@ pub struct TaskSummary {
 
 impl TaskSummary {
     /// Summarises one run: its records, wake-up latency histogram and loop counters.
-    pub fn new(params: &TaskParams, records: &[JobRecord], latency: &Histogram<u64>, stats: &LoopStats, body_errors: u64) -> Self {
-        let windows = WindowReport::of(Window::new(params.x, params.y), records.iter().map(|r| !r.met()));
+    pub fn new(
+        params: &TaskParams,
+        records: &[JobRecord],
+        latency: &Histogram<u64>,
+        stats: &LoopStats,
+        body_errors: u64,
+    ) -> Self {
+        let windows =
+            WindowReport::of(Window::new(params.x, params.y), records.iter().map(|r| !r.met()));
         let ran: Vec<&JobRecord> = records.iter().filter(|r| !r.skipped).collect();
         let mean = |f: &dyn Fn(&JobRecord) -> u64| {
             if ran.is_empty() {
@@ -125,7 +132,8 @@ mod tests {
         for _ in 0..4 {
             h.record(5).unwrap();
         }
-        let stats = LoopStats { minor_faults_in_loop: 2, latency_overflow: 0, ..Default::default() };
+        let stats =
+            LoopStats { minor_faults_in_loop: 2, latency_overflow: 0, ..Default::default() };
         let s = TaskSummary::new(&params, &records, &h, &stats, 0);
         assert_eq!((s.jobs, s.met, s.misses, s.skipped, s.late_starts), (6, 3, 3, 1, 1));
         // met: o x o x o x. Fixed 1/3: [o x o] ok, [x o x] violated.
@@ -145,14 +153,26 @@ mod tests {
 
     #[test]
     fn empty_run_summarises_to_zeros() {
-        let s = TaskSummary::new(&TaskParams::new(1, 10), &[], &new_latency_histogram(), &LoopStats::default(), 0);
+        let s = TaskSummary::new(
+            &TaskParams::new(1, 10),
+            &[],
+            &new_latency_histogram(),
+            &LoopStats::default(),
+            0,
+        );
         assert_eq!((s.jobs, s.misses, s.response_max_ns, s.lateness_max_ns), (0, 0, 0, None));
         assert_eq!(s.time_in_violation_pct, 0.0);
     }
 
     #[test]
     fn serialised_field_names_describe_themselves() {
-        let s = TaskSummary::new(&TaskParams::new(50, 100), &[job(0, 10)], &new_latency_histogram(), &LoopStats::default(), 0);
+        let s = TaskSummary::new(
+            &TaskParams::new(50, 100),
+            &[job(0, 10)],
+            &new_latency_histogram(),
+            &LoopStats::default(),
+            0,
+        );
         let v: serde_json::Value = serde_json::to_value(&s).unwrap();
         for key in [
             "jobs",

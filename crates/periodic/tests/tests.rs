@@ -3,8 +3,8 @@
 //! faults with memory locked), never how fast anything was.
 
 use schedlab_periodic::{
-    build_body, make_file, now_ns, BodySpec, FftBody, JobBody, OverrunPolicy, ReadFileBody, RunOptions, Runner, SpinBody, TaskParams,
-    TaskSummary,
+    build_body, make_file, now_ns, BodySpec, FftBody, JobBody, OverrunPolicy, ReadFileBody,
+    RunOptions, Runner, SpinBody, TaskParams, TaskSummary,
 };
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -62,11 +62,20 @@ fn is_root() -> bool {
 }
 
 /// Structural checks every live run must pass.
-fn check_run(params: &TaskParams, records: &[schedlab_periodic::JobRecord], start: u64, jobs: usize) {
+fn check_run(
+    params: &TaskParams,
+    records: &[schedlab_periodic::JobRecord],
+    start: u64,
+    jobs: usize,
+) {
     assert_eq!(records.len(), jobs);
     for (k, r) in records.iter().enumerate() {
         assert_eq!(r.index, k as u64);
-        assert_eq!(r.release_ns, start + params.phase_ns + k as u64 * params.t_ns, "job {k} released off the grid");
+        assert_eq!(
+            r.release_ns,
+            start + params.phase_ns + k as u64 * params.t_ns,
+            "job {k} released off the grid"
+        );
         assert_eq!(r.deadline_ns, r.release_ns + params.deadline_ns());
         assert!(r.start_ns >= r.release_ns, "job {k} started before its release");
         assert!(r.finish_ns >= r.start_ns);
@@ -94,16 +103,24 @@ fn spin_task_at_sched_other_releases_on_the_grid() {
     schedlab_testkit::in_some_attempt("SCHED_OTHER job loop", 3, |_| {
         let params = TaskParams { phase_ns: 2 * MS, ..TaskParams::new(MS, 10 * MS) };
         let jobs = 50;
-        let mut runner = Runner::prepare(params, jobs, SpinBody::new(params.c_ns), unlocked()).unwrap();
+        let mut runner =
+            Runner::prepare(params, jobs, SpinBody::new(params.c_ns), unlocked()).unwrap();
         let start = now_ns() + 5 * MS;
         let stats = runner.run(start).unwrap();
         check_run(&params, runner.records(), start, jobs);
         for r in runner.records() {
-            assert!(r.response_ns().unwrap() >= params.c_ns, "a job burns C of CPU, so responds in at least C");
+            assert!(
+                r.response_ns().unwrap() >= params.c_ns,
+                "a job burns C of CPU, so responds in at least C"
+            );
             assert!(r.cpu_ns >= params.c_ns);
         }
         let slept = runner.records().iter().filter(|r| r.slept).count() as u64;
-        assert_eq!(runner.latency_histogram().len(), slept, "one wake-up latency per job that slept");
+        assert_eq!(
+            runner.latency_histogram().len(),
+            slept,
+            "one wake-up latency per job that slept"
+        );
 
         let summary = runner.summary();
         assert_eq!(summary.jobs, jobs as u64);
@@ -122,7 +139,10 @@ fn spin_task_at_sched_other_releases_on_the_grid() {
         // the thread. (A sleep whose release passed just before clock_nanosleep returns at
         // once, so only "some".)
         if slept == 0 || stats.voluntary_switches_in_loop == 0 {
-            Err(format!("no job slept until its release ({slept} slept, {} voluntary switches)", stats.voluntary_switches_in_loop))
+            Err(format!(
+                "no job slept until its release ({slept} slept, {} voluntary switches)",
+                stats.voluntary_switches_in_loop
+            ))
         } else {
             Ok(())
         }
@@ -169,7 +189,10 @@ fn fft_task_runs_calibrated_jobs() {
     check_run(&params, runner.records(), start, 10);
     let passes = runner.records()[0].work;
     assert!(passes >= 1);
-    assert!(runner.records().iter().all(|r| r.work == passes && r.cpu_ns > 0), "every job does the calibrated passes");
+    assert!(
+        runner.records().iter().all(|r| r.work == passes && r.cpu_ns > 0),
+        "every job does the calibrated passes"
+    );
 }
 
 #[test]
@@ -177,9 +200,11 @@ fn read_file_task_reads_every_job() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("frames");
     make_file(&path, 4 << 20, 11).unwrap();
-    let spec = BodySpec::ReadFile { path, chunk_bytes: 1 << 18, chunks_per_job: 2, drop_cache: true };
+    let spec =
+        BodySpec::ReadFile { path, chunk_bytes: 1 << 18, chunks_per_job: 2, drop_cache: true };
     let params = TaskParams::new(MS, 20 * MS);
-    let mut runner = Runner::prepare(params, 12, build_body(&spec, params.c_ns).unwrap(), unlocked()).unwrap();
+    let mut runner =
+        Runner::prepare(params, 12, build_body(&spec, params.c_ns).unwrap(), unlocked()).unwrap();
     let start = now_ns() + 2 * MS;
     runner.run(start).unwrap();
     check_run(&params, runner.records(), start, 12);
@@ -244,7 +269,9 @@ fn fifo_task_with_locked_memory_records_every_wake_up() {
     // runs; stolen CPU time in every failed run makes it a skip); the rest holds in every run.
     schedlab_testkit::in_some_attempt("FIFO job loop sleeps to every release", 3, |_| {
         // mlockall is process-wide: lock, prepare and run, then unlock for the other tests.
-        let mut runner = Runner::prepare(params, jobs, SpinBody::new(params.c_ns), RunOptions::default()).unwrap();
+        let mut runner =
+            Runner::prepare(params, jobs, SpinBody::new(params.c_ns), RunOptions::default())
+                .unwrap();
         let Some(guard) = FifoGuard::set(80) else {
             // SAFETY: undoes the mlockall above.
             unsafe { libc::munlockall() };
@@ -265,7 +292,11 @@ fn fifo_task_with_locked_memory_records_every_wake_up() {
         assert_eq!(stats.minor_faults_in_loop, 0, "memory is locked and prefaulted");
         assert_eq!(stats.major_faults_in_loop, 0);
         let slept = runner.records().iter().filter(|r| r.slept).count();
-        assert_eq!(runner.latency_histogram().len(), slept as u64, "a wake-up latency for every job that slept");
+        assert_eq!(
+            runner.latency_histogram().len(),
+            slept as u64,
+            "a wake-up latency for every job that slept"
+        );
         if slept < jobs {
             let late: Vec<String> = runner
                 .records()
@@ -280,7 +311,10 @@ fn fifo_task_with_locked_memory_records_every_wake_up() {
                     )
                 })
                 .collect();
-            return Err(format!("{} of {jobs} jobs did not sleep until their release: {late:?}", jobs - slept));
+            return Err(format!(
+                "{} of {jobs} jobs did not sleep until their release: {late:?}",
+                jobs - slept
+            ));
         }
         Ok(())
     });

@@ -294,7 +294,10 @@ pub fn group_key(name: &str, group: Option<&Group>, swept: &[(&Axis, String)]) -
     let Some(g) = group else { return format!("{MAIN}.{}=0", PROCESSES.name) };
     let mut k = format!("{}/{}", g.workload_name, g.policy_name);
     let priority_swept = swept.iter().any(|(a, _)| a.key == KeyForm::RtPriority);
-    if rt && g.workload.periodic().is_none() && (priority_swept || g.policy.priority != DEFAULT_RT_PRIORITY) {
+    if rt
+        && g.workload.periodic().is_none()
+        && (priority_swept || g.policy.priority != DEFAULT_RT_PRIORITY)
+    {
         k.push_str(&format!(":{}", g.policy.priority));
     }
     for (a, label) in swept {

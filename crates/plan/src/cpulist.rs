@@ -4,7 +4,8 @@
 pub fn parse(s: &str) -> Result<Vec<u32>, crate::Refusal> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (a, b) = part.split_once('-').map(|(a, b)| (a.trim(), b.trim())).unwrap_or((part, part));
+        let (a, b) =
+            part.split_once('-').map(|(a, b)| (a.trim(), b.trim())).unwrap_or((part, part));
         let a: u32 = a.parse().map_err(|_| format!("\"{part}\" is not a CPU number or range"))?;
         let b: u32 = b.parse().map_err(|_| format!("\"{part}\" is not a CPU number or range"))?;
         if b < a {

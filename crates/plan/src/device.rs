@@ -20,12 +20,24 @@ pub struct IoSetting {
 }
 
 /// Tunables that live in `/sys/block/<dev>/queue/` itself rather than under `iosched/`.
-pub const QUEUE_TUNABLES: &[&str] = &["nr_requests", "read_ahead_kb", "nomerges", "rq_affinity", "max_sectors_kb", "wbt_lat_usec"];
+pub const QUEUE_TUNABLES: &[&str] =
+    &["nr_requests", "read_ahead_kb", "nomerges", "rq_affinity", "max_sectors_kb", "wbt_lat_usec"];
 
 /// The tunables each scheduler offers under `queue/iosched/` (Linux 6.x).
 pub const SCHEDULER_TUNABLES: &[(&str, &[&str])] = &[
     ("none", &[]),
-    ("mq-deadline", &["read_expire", "write_expire", "writes_starved", "front_merges", "fifo_batch", "async_depth", "prio_aging_expire"]),
+    (
+        "mq-deadline",
+        &[
+            "read_expire",
+            "write_expire",
+            "writes_starved",
+            "front_merges",
+            "fifo_batch",
+            "async_depth",
+            "prio_aging_expire",
+        ],
+    ),
     ("kyber", &["read_lat_nsec", "write_lat_nsec"]),
     (
         "bfq",
@@ -105,7 +117,10 @@ pub fn usable_mib(size_mib: u64) -> u64 {
 impl Plan {
     /// The loop device's size in MiB: the spec's, or enough for the largest cell.
     pub fn loop_size_mib(&self) -> Option<u64> {
-        let Some(DeviceTarget::Loop { size_mib, fs, .. }) = self.device.as_ref().map(|d| &d.target) else { return None };
+        let Some(DeviceTarget::Loop { size_mib, fs, .. }) = self.device.as_ref().map(|d| &d.target)
+        else {
+            return None;
+        };
         if let Some(s) = size_mib {
             return Some(*s);
         }

@@ -123,7 +123,9 @@ impl Knob {
         } else if let Some(feature) = name.strip_prefix("sched.features.") {
             let ok = !feature.is_empty()
                 && !feature.starts_with("NO_")
-                && feature.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+                && feature
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
             if !ok {
                 return crate::refuse(format!(
                     "\"{name}\": a feature is named as the kernel's features file lists it, in capitals and without NO_ (e.g. sched.features.PLACE_LAG = false)"
@@ -159,16 +161,27 @@ impl Knob {
         let n = &self.name;
         match (self.rule, v) {
             (Rule::Int(lo, hi), KnobValue::Int(x)) if (lo..=hi).contains(x) => Ok(()),
-            (Rule::Int(lo, hi), KnobValue::Int(x)) => {
-                crate::refuse(format!("{n} must be between {lo} and {hi}, got {x}{}", self.why_range(*x)))
-            }
+            (Rule::Int(lo, hi), KnobValue::Int(x)) => crate::refuse(format!(
+                "{n} must be between {lo} and {hi}, got {x}{}",
+                self.why_range(*x)
+            )),
             (Rule::Int(..), _) => crate::refuse(format!("{n} takes a whole number")),
             (Rule::Bool, KnobValue::Bool(_)) => Ok(()),
-            (Rule::Bool, _) => crate::refuse(format!("{n} takes true (the feature on) or false (off)")),
-            (Rule::Word(words), KnobValue::Word(w)) if words.is_empty() || words.contains(&w.as_str()) => Ok(()),
-            (Rule::Word(words), KnobValue::Word(w)) => crate::refuse(format!("{n} must be one of {}, got \"{w}\"", words.join(", "))),
+            (Rule::Bool, _) => {
+                crate::refuse(format!("{n} takes true (the feature on) or false (off)"))
+            }
+            (Rule::Word(words), KnobValue::Word(w))
+                if words.is_empty() || words.contains(&w.as_str()) =>
+            {
+                Ok(())
+            }
+            (Rule::Word(words), KnobValue::Word(w)) => {
+                crate::refuse(format!("{n} must be one of {}, got \"{w}\"", words.join(", ")))
+            }
             (Rule::Word([]), _) => crate::refuse(format!("{n} takes a name, as a string")),
-            (Rule::Word(words), _) => crate::refuse(format!("{n} takes one of {} (a string)", words.join(", "))),
+            (Rule::Word(words), _) => {
+                crate::refuse(format!("{n} takes one of {} (a string)", words.join(", ")))
+            }
         }
     }
 
@@ -207,7 +220,9 @@ pub fn key_part(swept: &Knobs) -> String {
     swept
         .iter()
         .map(|(name, v)| {
-            let short = Knob::parse(name).map(|k| k.key_name().to_string()).unwrap_or_else(|_| name.clone());
+            let short = Knob::parse(name)
+                .map(|k| k.key_name().to_string())
+                .unwrap_or_else(|_| name.clone());
             format!("/{short}={}", v.label())
         })
         .collect()

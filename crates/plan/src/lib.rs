@@ -36,12 +36,12 @@ pub use schedlab_model::AdaptiveTarget;
 pub use scx::{CpuScheduler, ScxProgram};
 pub use shard::*;
 pub use task::{
-    check_canonical, feasibility, partition, total_min_utilisation, total_utilisation, validate_set, Feasibility, NonCanonical, TaskError,
-    TaskParams,
+    check_canonical, feasibility, partition, total_min_utilisation, total_utilisation,
+    validate_set, Feasibility, NonCanonical, TaskError, TaskParams,
 };
 pub use taskset::{
-    canonical_set, uunifast, uunifast_discard, GenError, GenSpec, PeriodChoice, TaskSetSpec, UtilisationMeasure, MAX_DISCARDS,
-    SEED_LATENCY_SETS,
+    canonical_set, uunifast, uunifast_discard, GenError, GenSpec, PeriodChoice, TaskSetSpec,
+    UtilisationMeasure, MAX_DISCARDS, SEED_LATENCY_SETS,
 };
 pub use workload::*;
 

@@ -38,21 +38,35 @@ pub struct CellNeeds {
 /// Tasks and estimated KiB of one worker of `w` (for a periodic set: of all its workers and
 /// dispatchers, as (processes, tasks, KiB)).
 fn workload_needs(w: &Workload, processes: u64) -> CellNeeds {
-    let plain = |threads: u64, kib: u64| CellNeeds { processes, tasks: processes * threads, mem_kib: processes * kib };
+    let plain = |threads: u64, kib: u64| CellNeeds {
+        processes,
+        tasks: processes * threads,
+        mem_kib: processes * kib,
+    };
     match w {
-        Workload::Pi { .. } | Workload::Mixed { .. } | Workload::Hash { .. } | Workload::Command { .. } => plain(1, WORKER_KIB),
+        Workload::Pi { .. }
+        | Workload::Mixed { .. }
+        | Workload::Hash { .. }
+        | Workload::Command { .. } => plain(1, WORKER_KIB),
         Workload::Copy { block_bytes, .. } => plain(1, WORKER_KIB + block_bytes.div_ceil(1024)),
         Workload::ParWrite(p) | Workload::ParRead(p) => {
             let t = p.threads as u64;
             plain(1 + t, WORKER_KIB + t * (THREAD_KIB + p.buffer_bytes.div_ceil(1024)))
         }
-        Workload::UdpFlood { packet_bytes, .. } => plain(2, WORKER_KIB + THREAD_KIB + SOCKET_KIB + 2 * packet_bytes.div_ceil(1024)),
-        Workload::IoInterrupts { read_bytes, .. } => plain(1, WORKER_KIB + read_bytes.div_ceil(1024)),
+        Workload::UdpFlood { packet_bytes, .. } => {
+            plain(2, WORKER_KIB + THREAD_KIB + SOCKET_KIB + 2 * packet_bytes.div_ceil(1024))
+        }
+        Workload::IoInterrupts { read_bytes, .. } => {
+            plain(1, WORKER_KIB + read_bytes.div_ceil(1024))
+        }
         Workload::Periodic(p) => {
             let jobs: u64 = p.tasks.iter().map(|t| p.jobs(t)).sum();
             let workers = p.tasks.len() as u64;
-            let mut n =
-                CellNeeds { processes: workers, tasks: workers, mem_kib: workers * RT_WORKER_KIB + (jobs * JOB_BYTES).div_ceil(1024) };
+            let mut n = CellNeeds {
+                processes: workers,
+                tasks: workers,
+                mem_kib: workers * RT_WORKER_KIB + (jobs * JOB_BYTES).div_ceil(1024),
+            };
             if p.scheduler.dispatched() {
                 // One dispatcher per CPU the set uses, each tallying its tasks' jobs.
                 let d = (p.cpus.len().max(1) as u64).min(workers);

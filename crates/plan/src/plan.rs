@@ -312,7 +312,12 @@ impl Plan {
 
     /// Every knob the plan names (fixed or swept in any cell), by name.
     pub fn knob_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.knobs.keys().chain(self.cells.iter().flat_map(|c| c.knobs.keys())).cloned().collect();
+        let mut names: Vec<String> = self
+            .knobs
+            .keys()
+            .chain(self.cells.iter().flat_map(|c| c.knobs.keys()))
+            .cloned()
+            .collect();
         names.sort();
         names.dedup();
         names
@@ -327,7 +332,8 @@ impl Plan {
 
     /// True when `cell` records a kernel trace.
     pub fn traced(&self, cell: &Cell) -> bool {
-        self.trace.all || cell.groups.iter().any(|g| self.trace.workloads.contains(&g.workload_name))
+        self.trace.all
+            || cell.groups.iter().any(|g| self.trace.workloads.contains(&g.workload_name))
     }
 
     /// The latency `cell` holds /dev/cpu_dma_latency at, if any: real-time and periodic
@@ -382,7 +388,8 @@ impl Plan {
     /// cells are repeated beyond the first steps of an adaptive run: in cell order, or
     /// shuffled with the plan's seed and the round under `order = "random"`.
     pub fn round(&self, round: u32, more: &[(u32, u32)]) -> Vec<Step> {
-        let mut out: Vec<Step> = more.iter().map(|&(cell, rep)| Step { cell, rep, warmup: false }).collect();
+        let mut out: Vec<Step> =
+            more.iter().map(|&(cell, rep)| Step { cell, rep, warmup: false }).collect();
         out.sort_by_key(|s| s.cell);
         if self.order == Order::Random {
             use rand::seq::SliceRandom;
@@ -395,7 +402,13 @@ impl Plan {
 
     /// Bytes the largest cell keeps on the experiment device at once.
     pub fn device_bytes(&self) -> u64 {
-        self.cells.iter().map(|c| c.groups.iter().map(|g| g.workload.device_bytes() * g.processes as u64).sum::<u64>()).max().unwrap_or(0)
+        self.cells
+            .iter()
+            .map(|c| {
+                c.groups.iter().map(|g| g.workload.device_bytes() * g.processes as u64).sum::<u64>()
+            })
+            .max()
+            .unwrap_or(0)
     }
 
     /// True if any cell uses a class that can starve ordinary tasks.

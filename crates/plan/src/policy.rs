@@ -23,7 +23,8 @@ pub enum Class {
 
 impl Class {
     /// All classes, in the order users usually list them.
-    pub const ALL: [Class; 6] = [Class::Other, Class::Batch, Class::Idle, Class::Fifo, Class::Rr, Class::Deadline];
+    pub const ALL: [Class; 6] =
+        [Class::Other, Class::Batch, Class::Idle, Class::Fifo, Class::Rr, Class::Deadline];
 
     /// The spec name of the class.
     pub fn name(self) -> &'static str {

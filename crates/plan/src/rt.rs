@@ -210,9 +210,16 @@ impl Periodic {
     /// The DWCS feasibility test of each CPU's tasks under `placement` (each task's CPU):
     /// (CPU, its task indices, their test), CPUs ascending; without a placement, the whole
     /// set as one entry on CPU `u32::MAX`.
-    pub fn feasibility_per_cpu(&self, placement: Option<&[u32]>) -> Vec<(u32, Vec<usize>, crate::Feasibility)> {
+    pub fn feasibility_per_cpu(
+        &self,
+        placement: Option<&[u32]>,
+    ) -> Vec<(u32, Vec<usize>, crate::Feasibility)> {
         let Some(placement) = placement else {
-            return vec![(u32::MAX, (0..self.tasks.len()).collect(), crate::feasibility(&self.tasks))];
+            return vec![(
+                u32::MAX,
+                (0..self.tasks.len()).collect(),
+                crate::feasibility(&self.tasks),
+            )];
         };
         schedlab_model::by_cpu(placement)
             .into_iter()

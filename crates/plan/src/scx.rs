@@ -71,7 +71,9 @@ impl ScxProgram {
     /// A program and its arguments; the program must be a name or a path to a file.
     pub fn new(program: &str, args: Vec<String>) -> Result<ScxProgram, crate::Refusal> {
         if program.trim().is_empty() || program.ends_with('/') || program != program.trim() {
-            return crate::refuse(format!("a sched_ext scheduler must name a program (on PATH or by path), got \"{program}\""));
+            return crate::refuse(format!(
+                "a sched_ext scheduler must name a program (on PATH or by path), got \"{program}\""
+            ));
         }
         Ok(ScxProgram { program: program.into(), args })
     }
@@ -96,7 +98,8 @@ impl ScxProgram {
     pub fn owns_ops(&self, ops: &str) -> bool {
         let stem = self.name().strip_prefix("scx_").unwrap_or(self.name());
         let ops_name = ops.split('_').next().unwrap_or(ops);
-        !ops_name.is_empty() && (stem == ops_name || stem.starts_with(ops_name) || ops_name.starts_with(stem))
+        !ops_name.is_empty()
+            && (stem == ops_name || stem.starts_with(ops_name) || ops_name.starts_with(stem))
     }
 }
 
@@ -120,7 +123,10 @@ mod tests {
         assert_eq!(s.scx().unwrap().args, ["--performance", "-s", "5000"]);
         assert_eq!(s.label(), "scx_lavd:--performance -s 5000");
         let p = CpuScheduler::parse("scx:/opt/scx/bin/scx_bpfland").unwrap();
-        assert_eq!((p.label(), p.scx().unwrap().program.as_str()), ("scx_bpfland".into(), "/opt/scx/bin/scx_bpfland"));
+        assert_eq!(
+            (p.label(), p.scx().unwrap().program.as_str()),
+            ("scx_bpfland".into(), "/opt/scx/bin/scx_bpfland")
+        );
         for bad in ["cfs", "scx:", "scx: x", "scx:/opt/", "SCX:x"] {
             assert!(CpuScheduler::parse(bad).is_err(), "{bad}");
         }

@@ -22,11 +22,22 @@ pub struct ShardSpec {
 impl std::str::FromStr for ShardSpec {
     type Err = crate::Refusal;
     fn from_str(s: &str) -> Result<ShardSpec, crate::Refusal> {
-        let (k, n) = s.split_once('/').ok_or_else(|| format!("\"{s}\" is not K/N (e.g. 0/4: the first of four shards)"))?;
-        let k: u32 = k.trim().parse().map_err(|_| format!("\"{k}\" in \"{s}\" is not a shard index (0, 1, ...)"))?;
-        let n: u32 = n.trim().parse().map_err(|_| format!("\"{n}\" in \"{s}\" is not a number of shards"))?;
+        let (k, n) = s
+            .split_once('/')
+            .ok_or_else(|| format!("\"{s}\" is not K/N (e.g. 0/4: the first of four shards)"))?;
+        let k: u32 = k
+            .trim()
+            .parse()
+            .map_err(|_| format!("\"{k}\" in \"{s}\" is not a shard index (0, 1, ...)"))?;
+        let n: u32 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("\"{n}\" in \"{s}\" is not a number of shards"))?;
         if n == 0 || k >= n {
-            return crate::refuse(format!("shard {k}/{n}: K counts from 0 and must be less than N (0/{n} .. {}/{n})", n.max(1) - 1));
+            return crate::refuse(format!(
+                "shard {k}/{n}: K counts from 0 and must be less than N (0/{n} .. {}/{n})",
+                n.max(1) - 1
+            ));
         }
         Ok(ShardSpec { index: k, count: n })
     }
@@ -97,12 +108,18 @@ const PER_WORKER_S: f64 = 0.002;
 fn worker_seconds(w: &Workload) -> f64 {
     match w {
         Workload::Pi { iterations } => *iterations as f64 / PI_PER_S,
-        Workload::Mixed { iterations, .. } => *iterations as f64 / PI_PER_S + w.sync_writes() as f64 / SYNC_WRITES_PER_S,
+        Workload::Mixed { iterations, .. } => {
+            *iterations as f64 / PI_PER_S + w.sync_writes() as f64 / SYNC_WRITES_PER_S
+        }
         Workload::Hash { hashes } => *hashes as f64 / HASHES_PER_S,
-        Workload::Copy { transfer_bytes, .. } => *transfer_bytes as f64 / BYTES_PER_S + w.sync_writes() as f64 / SYNC_WRITES_PER_S,
+        Workload::Copy { transfer_bytes, .. } => {
+            *transfer_bytes as f64 / BYTES_PER_S + w.sync_writes() as f64 / SYNC_WRITES_PER_S
+        }
         Workload::Command { .. } => COMMAND_S,
         Workload::ParWrite(p) | Workload::ParRead(p) => p.bytes() as f64 / BYTES_PER_S,
-        Workload::Periodic(_) | Workload::UdpFlood { .. } | Workload::IoInterrupts { .. } => w.work_units() as f64 / rate(w),
+        Workload::Periodic(_) | Workload::UdpFlood { .. } | Workload::IoInterrupts { .. } => {
+            w.work_units() as f64 / rate(w)
+        }
     }
 }
 
@@ -143,9 +160,12 @@ impl Plan {
                     (0..self.repetitions).map(move |r| (i, Some(r), w))
                 })
                 .collect(),
-            ShardBy::Cell => {
-                self.cells.iter().enumerate().map(|(i, c)| (i, None, self.estimated_work(c) * self.repetitions as f64)).collect()
-            }
+            ShardBy::Cell => self
+                .cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (i, None, self.estimated_work(c) * self.repetitions as f64))
+                .collect(),
         };
         let total: f64 = units.iter().map(|u| u.2).sum();
         let share = total / count as f64;
@@ -154,7 +174,8 @@ impl Plan {
         let mut before = 0.0;
         for (cell, _, w) in units {
             // The shard in whose equal share this unit's midpoint falls.
-            let k = if share > 0.0 { (((before + w / 2.0) / share) as u32).min(count - 1) } else { 0 };
+            let k =
+                if share > 0.0 { (((before + w / 2.0) / share) as u32).min(count - 1) } else { 0 };
             owner[cell].push(k);
             load[k as usize] += w;
             before += w;
@@ -168,7 +189,13 @@ impl Plan {
         let map = self.shard_map(shard.count, by);
         self.steps()
             .into_iter()
-            .filter(|s| if s.warmup { map.owns_cell(shard.index, s.cell) } else { map.owns(shard.index, s.cell, s.rep) })
+            .filter(|s| {
+                if s.warmup {
+                    map.owns_cell(shard.index, s.cell)
+                } else {
+                    map.owns(shard.index, s.cell, s.rep)
+                }
+            })
             .collect()
     }
 }

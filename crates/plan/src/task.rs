@@ -215,7 +215,11 @@ pub fn check_canonical(tasks: &[TaskParams]) -> Result<u64, NonCanonical> {
             return Err(NonCanonical::PeriodNotMultiple { index, t_ns: t.t_ns, k_ns });
         }
         if t.deadline_ns() != t.t_ns {
-            return Err(NonCanonical::DeadlineNotPeriod { index, d_ns: t.deadline_ns(), t_ns: t.t_ns });
+            return Err(NonCanonical::DeadlineNotPeriod {
+                index,
+                d_ns: t.deadline_ns(),
+                t_ns: t.t_ns,
+            });
         }
     }
     Ok(k_ns)
@@ -241,8 +245,10 @@ pub struct Feasibility {
 pub fn feasibility(tasks: &[TaskParams]) -> Feasibility {
     let min_utilisation = total_min_utilisation(tasks);
     let canonical = check_canonical(tasks);
-    let window_tasks: Vec<WindowTask> =
-        tasks.iter().map(|t| WindowTask { wcet: t.c_ns, period: t.t_ns, window: Window::new(t.x, t.y) }).collect();
+    let window_tasks: Vec<WindowTask> = tasks
+        .iter()
+        .map(|t| WindowTask { wcet: t.c_ns, period: t.t_ns, window: Window::new(t.x, t.y) })
+        .collect();
     let guaranteed = canonical.is_ok() && dwcs::feasibility(&window_tasks).feasible;
     Feasibility {
         min_utilisation,
@@ -267,9 +273,9 @@ pub fn partition(tasks: &[TaskParams], bins: usize) -> Vec<usize> {
     let mut out = vec![0; tasks.len()];
     for i in order {
         let u = tasks[i].utilisation();
-        let bin = (0..bins)
-            .find(|&b| load[b] + u <= 1.0 + 1e-9)
-            .unwrap_or_else(|| (0..bins).min_by(|&a, &b| load[a].total_cmp(&load[b])).expect("at least one bin"));
+        let bin = (0..bins).find(|&b| load[b] + u <= 1.0 + 1e-9).unwrap_or_else(|| {
+            (0..bins).min_by(|&a, &b| load[a].total_cmp(&load[b])).expect("at least one bin")
+        });
         load[bin] += u;
         out[i] = bin;
     }
@@ -290,9 +296,18 @@ mod tests {
         assert_eq!(long_d.validate(), Err(TaskError::DeadlineExceedsPeriod { d_ns: 11, t_ns: 10 }));
         let short_d = TaskParams { d_ns: Some(4), ..TaskParams::new(5, 10) };
         assert_eq!(short_d.validate(), Err(TaskError::LengthExceedsDeadline { c_ns: 5, d_ns: 4 }));
-        assert_eq!(TaskParams::new(11, 10).validate(), Err(TaskError::LengthExceedsDeadline { c_ns: 11, d_ns: 10 }));
-        assert_eq!(TaskParams::new(1, 10).with_window(2, 1).validate(), Err(TaskError::WindowNumeratorTooLarge { x: 2, y: 1 }));
-        assert_eq!(TaskParams::new(1, 10).with_window(1, 0).validate(), Err(TaskError::WindowNumeratorTooLarge { x: 1, y: 0 }));
+        assert_eq!(
+            TaskParams::new(11, 10).validate(),
+            Err(TaskError::LengthExceedsDeadline { c_ns: 11, d_ns: 10 })
+        );
+        assert_eq!(
+            TaskParams::new(1, 10).with_window(2, 1).validate(),
+            Err(TaskError::WindowNumeratorTooLarge { x: 2, y: 1 })
+        );
+        assert_eq!(
+            TaskParams::new(1, 10).with_window(1, 0).validate(),
+            Err(TaskError::WindowNumeratorTooLarge { x: 1, y: 0 })
+        );
         // Accepted edge cases: C = D = T, 0/0, x = y, a constrained deadline.
         assert_eq!(TaskParams::new(10, 10).validate(), Ok(()));
         assert_eq!(TaskParams::new(1, 10).with_window(3, 3).validate(), Ok(()));
@@ -314,7 +329,8 @@ mod tests {
         assert_eq!(t.min_utilisation(), 0.25);
         assert_eq!(TaskParams::new(1, 4).min_utilisation(), 0.25, "0/0 tolerates no loss");
         assert_eq!(TaskParams::new(1, 4).with_window(2, 2).min_utilisation(), 0.0);
-        let set = [TaskParams::new(1, 2).with_window(1, 3), TaskParams::new(1, 4).with_window(0, 3)];
+        let set =
+            [TaskParams::new(1, 2).with_window(1, 3), TaskParams::new(1, 4).with_window(0, 3)];
         assert!((total_min_utilisation(&set) - (1.0 / 3.0 + 0.25)).abs() < 1e-12);
         assert!((total_utilisation(&set) - 0.75).abs() < 1e-12);
     }
@@ -326,17 +342,29 @@ mod tests {
         assert_eq!(check_canonical(&set), Ok(k));
         assert_eq!(check_canonical(&[]), Err(NonCanonical::Empty));
         let unequal = [TaskParams::new(k, 2 * k), TaskParams::new(2 * k, 4 * k)];
-        assert_eq!(check_canonical(&unequal), Err(NonCanonical::UnequalLength { index: 1, c_ns: 2 * k, k_ns: k }));
+        assert_eq!(
+            check_canonical(&unequal),
+            Err(NonCanonical::UnequalLength { index: 1, c_ns: 2 * k, k_ns: k })
+        );
         let fractional = [TaskParams::new(k, 2 * k), TaskParams::new(k, 2 * k + 1)];
-        assert_eq!(check_canonical(&fractional), Err(NonCanonical::PeriodNotMultiple { index: 1, t_ns: 2 * k + 1, k_ns: k }));
+        assert_eq!(
+            check_canonical(&fractional),
+            Err(NonCanonical::PeriodNotMultiple { index: 1, t_ns: 2 * k + 1, k_ns: k })
+        );
         let short_d = [TaskParams { d_ns: Some(k), ..TaskParams::new(k, 2 * k) }];
-        assert_eq!(check_canonical(&short_d), Err(NonCanonical::DeadlineNotPeriod { index: 0, d_ns: k, t_ns: 2 * k }));
+        assert_eq!(
+            check_canonical(&short_d),
+            Err(NonCanonical::DeadlineNotPeriod { index: 0, d_ns: k, t_ns: 2 * k })
+        );
     }
 
     #[test]
     fn feasibility_needs_canonical_and_unit_bound() {
         let k = 1_000;
-        let ok = [TaskParams::new(k, 2 * k).with_window(1, 2), TaskParams::new(k, 2 * k).with_window(1, 2)];
+        let ok = [
+            TaskParams::new(k, 2 * k).with_window(1, 2),
+            TaskParams::new(k, 2 * k).with_window(1, 2),
+        ];
         let f = feasibility(&ok);
         assert!(f.guaranteed && f.canonical_k_ns == Some(k) && f.not_canonical_because.is_none());
         assert_eq!(f.min_utilisation, 0.5);
@@ -344,7 +372,10 @@ mod tests {
         assert!(!feasibility(&over).guaranteed, "1.5 > 1");
         let low_but_general = [TaskParams::new(k, 10 * k), TaskParams::new(2 * k, 10 * k)];
         let f = feasibility(&low_but_general);
-        assert!(!f.guaranteed && f.not_canonical_because.is_some(), "low utilisation is no guarantee for a general set");
+        assert!(
+            !f.guaranteed && f.not_canonical_because.is_some(),
+            "low utilisation is no guarantee for a general set"
+        );
     }
 
     /// Floats with a tolerance said yes to a set just over 1; the exact sum says no.
@@ -352,7 +383,11 @@ mod tests {
     fn feasibility_is_exact_at_the_unit_bound() {
         let k = 1_000;
         // 1/2 + 1/2 + (1/10^6)/10^5: over 1 by 10^-11, within any float tolerance of 1.
-        let over = [TaskParams::new(k, 2 * k), TaskParams::new(k, 2 * k), TaskParams::new(k, 100_000 * k).with_window(999_999, 1_000_000)];
+        let over = [
+            TaskParams::new(k, 2 * k),
+            TaskParams::new(k, 2 * k),
+            TaskParams::new(k, 100_000 * k).with_window(999_999, 1_000_000),
+        ];
         let f = feasibility(&over);
         assert!(f.canonical_k_ns == Some(k) && f.min_utilisation <= 1.0 + 1e-9, "{f:?}");
         assert!(!f.guaranteed, "1 + 10^-11 > 1");
@@ -366,8 +401,11 @@ mod tests {
         let t: TaskParams = serde_json::from_str(r#"{"c_ns": 5, "t_ns": 10}"#).unwrap();
         assert_eq!(t, TaskParams::new(5, 10));
         assert_eq!(t.deadline_ns(), 10);
-        assert!(serde_json::from_str::<TaskParams>(r#"{"c_ns": 5, "t_ns": 10, "period": 3}"#).is_err());
-        let back: TaskParams = serde_json::from_str(&serde_json::to_string(&t.with_window(1, 3)).unwrap()).unwrap();
+        assert!(
+            serde_json::from_str::<TaskParams>(r#"{"c_ns": 5, "t_ns": 10, "period": 3}"#).is_err()
+        );
+        let back: TaskParams =
+            serde_json::from_str(&serde_json::to_string(&t.with_window(1, 3)).unwrap()).unwrap();
         assert_eq!(back, t.with_window(1, 3));
     }
 
@@ -375,10 +413,20 @@ mod tests {
     fn partition_is_first_fit_decreasing_by_utilisation() {
         // C/T: 0.5, 0.5, 0.25, 0.2 (the canonical set, 1.45 in all): 0.5 and 0.5 fill CPU 0,
         // 0.25 and 0.2 go to CPU 1.
-        let set = [TaskParams::new(10, 20), TaskParams::new(10, 20), TaskParams::new(10, 40), TaskParams::new(10, 50)];
+        let set = [
+            TaskParams::new(10, 20),
+            TaskParams::new(10, 20),
+            TaskParams::new(10, 40),
+            TaskParams::new(10, 50),
+        ];
         assert_eq!(partition(&set, 2), [0, 0, 1, 1]);
         // Largest first, whatever the listed order: 0.2 is listed first but placed last.
-        let set = [TaskParams::new(2, 10), TaskParams::new(6, 10), TaskParams::new(5, 10), TaskParams::new(3, 10)];
+        let set = [
+            TaskParams::new(2, 10),
+            TaskParams::new(6, 10),
+            TaskParams::new(5, 10),
+            TaskParams::new(3, 10),
+        ];
         // 0.6 -> 0; 0.5 -> 1; 0.3 -> 0 (0.9); 0.2 -> 1 (0.7).
         assert_eq!(partition(&set, 2), [1, 0, 1, 0]);
         // One CPU, or none: everything on bin 0.

@@ -161,7 +161,12 @@ pub fn uunifast(rng: &mut Xoshiro256PlusPlus, tasks: usize, total: f64) -> Vec<f
 }
 
 /// UUniFast-Discard: UUniFast redrawn until no share exceeds `cap`.
-pub fn uunifast_discard(rng: &mut Xoshiro256PlusPlus, tasks: usize, total: f64, cap: f64) -> Result<Vec<f64>, GenError> {
+pub fn uunifast_discard(
+    rng: &mut Xoshiro256PlusPlus,
+    tasks: usize,
+    total: f64,
+    cap: f64,
+) -> Result<Vec<f64>, GenError> {
     if total > tasks as f64 * cap + 1e-12 {
         return Err(GenError::TooMuchUtilisation { utilisation: total, tasks, cap });
     }
@@ -180,14 +185,19 @@ impl PeriodChoice {
         match self {
             PeriodChoice::LogUniform { min_ns, max_ns, granularity_ns } => {
                 if *granularity_ns == 0 || *min_ns == 0 || min_ns > max_ns {
-                    return bad("log-uniform periods need 0 < min_ns <= max_ns and granularity_ns > 0");
+                    return bad(
+                        "log-uniform periods need 0 < min_ns <= max_ns and granularity_ns > 0",
+                    );
                 }
                 if min_ns.div_ceil(*granularity_ns) > max_ns / granularity_ns {
                     return bad("log-uniform periods: no multiple of granularity_ns lies in [min_ns, max_ns]");
                 }
             }
             PeriodChoice::Harmonic { base_ns, octaves } => {
-                if *base_ns == 0 || *octaves > 32 || base_ns.checked_shl(*octaves).is_none_or(|t| t >> octaves != *base_ns) {
+                if *base_ns == 0
+                    || *octaves > 32
+                    || base_ns.checked_shl(*octaves).is_none_or(|t| t >> octaves != *base_ns)
+                {
                     return bad("harmonic periods need base_ns > 0 and base_ns x 2^octaves to fit in 64 bits (octaves <= 32)");
                 }
             }
@@ -209,8 +219,12 @@ impl PeriodChoice {
                 let rounded = (t / g as f64).round() as u64;
                 rounded.clamp(min_ns.div_ceil(g), max_ns / g) * g
             }
-            PeriodChoice::Harmonic { base_ns, octaves } => base_ns << (rng.next_u64() % (u64::from(*octaves) + 1)),
-            PeriodChoice::OneOf { periods_ns } => periods_ns[(rng.next_u64() % periods_ns.len() as u64) as usize],
+            PeriodChoice::Harmonic { base_ns, octaves } => {
+                base_ns << (rng.next_u64() % (u64::from(*octaves) + 1))
+            }
+            PeriodChoice::OneOf { periods_ns } => {
+                periods_ns[(rng.next_u64() % periods_ns.len() as u64) as usize]
+            }
         }
     }
 }
@@ -222,10 +236,15 @@ impl GenSpec {
             return Err(GenError::Invalid("a generated set needs tasks >= 1".into()));
         }
         if !(self.utilisation.is_finite() && self.utilisation > 0.0) {
-            return Err(GenError::Invalid(format!("utilisation must be a positive number, not {}", self.utilisation)));
+            return Err(GenError::Invalid(format!(
+                "utilisation must be a positive number, not {}",
+                self.utilisation
+            )));
         }
         if !(self.max_task_utilisation > 0.0 && self.max_task_utilisation <= 1.0) {
-            return Err(GenError::Invalid("max_task_utilisation must be in (0, 1]: C <= D = T".into()));
+            return Err(GenError::Invalid(
+                "max_task_utilisation must be in (0, 1]: C <= D = T".into(),
+            ));
         }
         if self.c_granularity_ns == 0 {
             return Err(GenError::Invalid("c_granularity_ns must be positive".into()));
@@ -237,13 +256,23 @@ impl GenSpec {
         // Shares of U are in the measure of U; C/T = share / kept, kept = 1 - x/y for WindowMin.
         let kept = match self.measure {
             UtilisationMeasure::Plain => 1.0,
-            UtilisationMeasure::WindowMin => 1.0 - TaskParams::new(1, 1).with_window(self.x, self.y).loss_fraction(),
+            UtilisationMeasure::WindowMin => {
+                1.0 - TaskParams::new(1, 1).with_window(self.x, self.y).loss_fraction()
+            }
         };
         if kept == 0.0 {
-            return Err(GenError::Invalid(format!("window {}/{} needs no CPU at all: its minimum utilisation is 0", self.x, self.y)));
+            return Err(GenError::Invalid(format!(
+                "window {}/{} needs no CPU at all: its minimum utilisation is 0",
+                self.x, self.y
+            )));
         }
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(self.seed);
-        let shares = uunifast_discard(&mut rng, self.tasks, self.utilisation, self.max_task_utilisation * kept)?;
+        let shares = uunifast_discard(
+            &mut rng,
+            self.tasks,
+            self.utilisation,
+            self.max_task_utilisation * kept,
+        )?;
         if let Some(k) = self.canonical_k_ns {
             if k == 0 {
                 return Err(GenError::Invalid("canonical_k_ns must be positive".into()));
@@ -271,7 +300,10 @@ impl GenSpec {
             })
             .collect();
         if let Some(t) = tasks.iter().find(|t| t.t_ns < min_c) {
-            return Err(GenError::Invalid(format!("period {} ns is shorter than min_c_ns = {min_c}", t.t_ns)));
+            return Err(GenError::Invalid(format!(
+                "period {} ns is shorter than min_c_ns = {min_c}",
+                t.t_ns
+            )));
         }
         validate_set(&tasks)?;
         Ok(tasks)
@@ -280,12 +312,28 @@ impl GenSpec {
 
 /// The seed's scheduling-latency sets, written (tasks, x, y, period in quanta): each has
 /// minimum utilisation exactly 1.
-pub const SEED_LATENCY_SETS: [(usize, u32, u32, u64); 8] =
-    [(3, 1, 3, 2), (4, 1, 4, 3), (4, 1, 2, 2), (5, 1, 5, 4), (6, 1, 3, 4), (6, 1, 2, 3), (8, 1, 2, 4), (64, 1, 2, 32)];
+pub const SEED_LATENCY_SETS: [(usize, u32, u32, u64); 8] = [
+    (3, 1, 3, 2),
+    (4, 1, 4, 3),
+    (4, 1, 2, 2),
+    (5, 1, 5, 4),
+    (6, 1, 3, 4),
+    (6, 1, 2, 3),
+    (8, 1, 2, 4),
+    (64, 1, 2, 32),
+];
 
 /// A canonical DWCS set: `tasks` tasks with C = K, T = D = `period_quanta` x K, window x/y, phase 0.
-pub fn canonical_set(tasks: usize, x: u32, y: u32, period_quanta: u64, k_ns: u64) -> Result<Vec<TaskParams>, GenError> {
-    let t_ns = period_quanta.checked_mul(k_ns).ok_or_else(|| GenError::Invalid(format!("period {period_quanta} x {k_ns} ns overflows")))?;
+pub fn canonical_set(
+    tasks: usize,
+    x: u32,
+    y: u32,
+    period_quanta: u64,
+    k_ns: u64,
+) -> Result<Vec<TaskParams>, GenError> {
+    let t_ns = period_quanta.checked_mul(k_ns).ok_or_else(|| {
+        GenError::Invalid(format!("period {period_quanta} x {k_ns} ns overflows"))
+    })?;
     let set = vec![TaskParams::new(k_ns, t_ns).with_window(x, y); tasks];
     validate_set(&set)?;
     Ok(set)
@@ -326,7 +374,9 @@ impl TaskSetSpec {
                 Ok(tasks.clone())
             }
             TaskSetSpec::Generated(spec) => spec.generate(),
-            TaskSetSpec::Canonical { tasks, x, y, period_quanta, k_ns } => canonical_set(*tasks, *x, *y, *period_quanta, *k_ns),
+            TaskSetSpec::Canonical { tasks, x, y, period_quanta, k_ns } => {
+                canonical_set(*tasks, *x, *y, *period_quanta, *k_ns)
+            }
         }
     }
 }
@@ -341,7 +391,11 @@ mod tests {
             tasks,
             utilisation,
             measure: UtilisationMeasure::Plain,
-            periods: PeriodChoice::LogUniform { min_ns: 10_000_000, max_ns: 1_000_000_000, granularity_ns: 1_000_000 },
+            periods: PeriodChoice::LogUniform {
+                min_ns: 10_000_000,
+                max_ns: 1_000_000_000,
+                granularity_ns: 1_000_000,
+            },
             x: 0,
             y: 0,
             c_granularity_ns: 1_000,
@@ -354,7 +408,8 @@ mod tests {
 
     /// The largest change rounding C can make to the set's utilisation.
     fn rounding_bound(spec: &GenSpec, set: &[TaskParams]) -> f64 {
-        let slack = (spec.c_granularity_ns as f64 / 2.0).max(spec.min_c_ns.unwrap_or(spec.c_granularity_ns) as f64);
+        let slack = (spec.c_granularity_ns as f64 / 2.0)
+            .max(spec.min_c_ns.unwrap_or(spec.c_granularity_ns) as f64);
         set.iter().map(|t| slack / t.t_ns as f64).sum::<f64>() + 1e-12
     }
 
@@ -391,8 +446,13 @@ mod tests {
     fn discard_respects_cap_and_refuses_impossible_targets() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
         let shares = uunifast_discard(&mut rng, 2, 1.5, 1.0).unwrap();
-        assert!(shares.iter().all(|&s| s <= 1.0) && (shares.iter().sum::<f64>() - 1.5).abs() < 1e-12);
-        assert!(matches!(uunifast_discard(&mut rng, 2, 2.5, 1.0), Err(GenError::TooMuchUtilisation { .. })));
+        assert!(
+            shares.iter().all(|&s| s <= 1.0) && (shares.iter().sum::<f64>() - 1.5).abs() < 1e-12
+        );
+        assert!(matches!(
+            uunifast_discard(&mut rng, 2, 2.5, 1.0),
+            Err(GenError::TooMuchUtilisation { .. })
+        ));
     }
 
     #[test]
@@ -403,7 +463,10 @@ mod tests {
             assert_eq!(set.len(), n);
             assert!((total_utilisation(&set) - u).abs() <= rounding_bound(&spec, &set), "{n} {u}");
             for t in &set {
-                assert!((10_000_000..=1_000_000_000).contains(&t.t_ns) && t.t_ns % 1_000_000 == 0, "{t:?}");
+                assert!(
+                    (10_000_000..=1_000_000_000).contains(&t.t_ns) && t.t_ns % 1_000_000 == 0,
+                    "{t:?}"
+                );
                 assert!(t.c_ns >= 1_000 && t.c_ns <= t.t_ns && t.c_ns % 1_000 == 0, "{t:?}");
             }
         }
@@ -418,24 +481,41 @@ mod tests {
 
     #[test]
     fn window_min_measure_counts_the_seed_utilisation() {
-        let spec = GenSpec { measure: UtilisationMeasure::WindowMin, x: 1, y: 2, ..log_spec(8, 0.75, 5) };
+        let spec =
+            GenSpec { measure: UtilisationMeasure::WindowMin, x: 1, y: 2, ..log_spec(8, 0.75, 5) };
         let set = spec.generate().unwrap();
         assert!(set.iter().all(|t| (t.x, t.y) == (1, 2)));
         let slack = rounding_bound(&spec, &set) * 0.5; // min utilisation keeps half of C/T
         assert!((total_min_utilisation(&set) - 0.75).abs() <= slack);
         assert!((total_utilisation(&set) - 1.5).abs() <= rounding_bound(&spec, &set));
-        let none = GenSpec { measure: UtilisationMeasure::WindowMin, x: 2, y: 2, ..log_spec(2, 0.5, 5) };
+        let none =
+            GenSpec { measure: UtilisationMeasure::WindowMin, x: 2, y: 2, ..log_spec(2, 0.5, 5) };
         assert!(matches!(none.generate(), Err(GenError::Invalid(_))));
     }
 
     #[test]
     fn harmonic_and_listed_periods() {
-        let spec = GenSpec { periods: PeriodChoice::Harmonic { base_ns: 5_000_000, octaves: 3 }, ..log_spec(20, 1.0, 9) };
+        let spec = GenSpec {
+            periods: PeriodChoice::Harmonic { base_ns: 5_000_000, octaves: 3 },
+            ..log_spec(20, 1.0, 9)
+        };
         let set = spec.generate().unwrap();
-        assert!(set.iter().all(|t| [5, 10, 20, 40].contains(&(t.t_ns / 1_000_000)) && t.t_ns % 5_000_000 == 0));
-        assert!(set.iter().any(|t| t.t_ns == 5_000_000) && set.iter().any(|t| t.t_ns == 40_000_000), "all octaves drawn");
-        let spec = GenSpec { periods: PeriodChoice::OneOf { periods_ns: vec![7_000_000, 11_000_000] }, ..log_spec(10, 0.5, 9) };
-        assert!(spec.generate().unwrap().iter().all(|t| t.t_ns == 7_000_000 || t.t_ns == 11_000_000));
+        assert!(set
+            .iter()
+            .all(|t| [5, 10, 20, 40].contains(&(t.t_ns / 1_000_000)) && t.t_ns % 5_000_000 == 0));
+        assert!(
+            set.iter().any(|t| t.t_ns == 5_000_000) && set.iter().any(|t| t.t_ns == 40_000_000),
+            "all octaves drawn"
+        );
+        let spec = GenSpec {
+            periods: PeriodChoice::OneOf { periods_ns: vec![7_000_000, 11_000_000] },
+            ..log_spec(10, 0.5, 9)
+        };
+        assert!(spec
+            .generate()
+            .unwrap()
+            .iter()
+            .all(|t| t.t_ns == 7_000_000 || t.t_ns == 11_000_000));
     }
 
     #[test]
@@ -443,12 +523,19 @@ mod tests {
         assert!(matches!(log_spec(0, 0.5, 1).generate(), Err(GenError::Invalid(_))));
         assert!(matches!(log_spec(2, -1.0, 1).generate(), Err(GenError::Invalid(_))));
         assert!(matches!(log_spec(2, 2.5, 1).generate(), Err(GenError::TooMuchUtilisation { .. })));
-        let empty = GenSpec { periods: PeriodChoice::OneOf { periods_ns: vec![] }, ..log_spec(2, 0.5, 1) };
+        let empty =
+            GenSpec { periods: PeriodChoice::OneOf { periods_ns: vec![] }, ..log_spec(2, 0.5, 1) };
         assert!(matches!(empty.generate(), Err(GenError::Invalid(_))));
-        let inverted = GenSpec { periods: PeriodChoice::LogUniform { min_ns: 10, max_ns: 5, granularity_ns: 1 }, ..log_spec(2, 0.5, 1) };
+        let inverted = GenSpec {
+            periods: PeriodChoice::LogUniform { min_ns: 10, max_ns: 5, granularity_ns: 1 },
+            ..log_spec(2, 0.5, 1)
+        };
         assert!(matches!(inverted.generate(), Err(GenError::Invalid(_))));
         let window = GenSpec { x: 3, y: 2, ..log_spec(2, 0.5, 1) };
-        assert!(matches!(window.generate(), Err(GenError::Task(TaskError::WindowNumeratorTooLarge { .. }))));
+        assert!(matches!(
+            window.generate(),
+            Err(GenError::Task(TaskError::WindowNumeratorTooLarge { .. }))
+        ));
     }
 
     #[test]
@@ -475,7 +562,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(spec.build().unwrap().len(), 4);
-        let bad: TaskSetSpec = serde_json::from_str(r#"{"source": "explicit", "tasks": [{"c_ns": 0, "t_ns": 5}]}"#).unwrap();
+        let bad: TaskSetSpec =
+            serde_json::from_str(r#"{"source": "explicit", "tasks": [{"c_ns": 0, "t_ns": 5}]}"#)
+                .unwrap();
         assert!(matches!(bad.build(), Err(GenError::Task(TaskError::InSet { index: 0, .. }))));
     }
 

@@ -188,10 +188,14 @@ impl Workload {
             Workload::ParWrite(p) => Workload::ParWrite(p.scaled(factor)),
             Workload::ParRead(p) => Workload::ParRead(p.scaled(factor)),
             Workload::Periodic(p) => Workload::Periodic(Box::new(p.scaled(factor))),
-            Workload::UdpFlood { packets, packet_bytes } => Workload::UdpFlood { packets: s(*packets), packet_bytes: *packet_bytes },
-            Workload::IoInterrupts { reads, read_bytes, file_bytes } => {
-                Workload::IoInterrupts { reads: s(*reads), read_bytes: *read_bytes, file_bytes: *file_bytes }
+            Workload::UdpFlood { packets, packet_bytes } => {
+                Workload::UdpFlood { packets: s(*packets), packet_bytes: *packet_bytes }
             }
+            Workload::IoInterrupts { reads, read_bytes, file_bytes } => Workload::IoInterrupts {
+                reads: s(*reads),
+                read_bytes: *read_bytes,
+                file_bytes: *file_bytes,
+            },
         }
     }
 
@@ -222,7 +226,9 @@ impl Workload {
     /// Synchronous writes one worker performs.
     pub fn sync_writes(&self) -> u64 {
         match self {
-            Workload::Copy { transfer_bytes, block_bytes, .. } => transfer_bytes.div_ceil(*block_bytes),
+            Workload::Copy { transfer_bytes, block_bytes, .. } => {
+                transfer_bytes.div_ceil(*block_bytes)
+            }
             Workload::Mixed { iterations, write_every } => iterations / write_every,
             _ => 0,
         }

@@ -63,7 +63,14 @@ pub fn admission(reservations: &[Reservation], cpus: usize, rt_share: f64) -> bo
 impl Cbs {
     /// A policy with hard (throttling) or soft (postpone at once) reservations.
     pub fn new(hard: bool) -> Self {
-        Self { hard, tasks: Vec::new(), ready: ReadySet::new(), throttled: ReadySet::new(), latest: None, seq: 0 }
+        Self {
+            hard,
+            tasks: Vec::new(),
+            ready: ReadySet::new(),
+            throttled: ReadySet::new(),
+            latest: None,
+            seq: 0,
+        }
     }
 
     /// A server's remaining budget and scheduling deadline (a replenishment left to the
@@ -139,12 +146,15 @@ impl Cbs {
     fn wakeup_rule(&mut self, id: TaskId, now: Time) {
         let s = &mut self.tasks[id];
         let Some(r) = s.res else { return };
-        let overflow = s.d <= now || u128::from(s.q) * u128::from(r.deadline) > u128::from(s.d - now) * u128::from(r.runtime);
+        let overflow = s.d <= now
+            || u128::from(s.q) * u128::from(r.deadline)
+                > u128::from(s.d - now) * u128::from(r.runtime);
         if !overflow {
             return;
         }
         if r.deadline < r.period && s.d > now {
-            let trimmed = (u128::from(s.d - now) * u128::from(r.runtime) / u128::from(r.deadline)) as Duration;
+            let trimmed = (u128::from(s.d - now) * u128::from(r.runtime) / u128::from(r.deadline))
+                as Duration;
             if trimmed > 0 {
                 s.q = trimmed;
                 return;
@@ -225,7 +235,9 @@ impl Policy for Cbs {
 
     fn should_preempt(&mut self, running: TaskId, now: Time) -> bool {
         self.advance(now);
-        self.ready.first().is_some_and(|((class, d, _), _)| (class, d) < self.class_deadline(running))
+        self.ready
+            .first()
+            .is_some_and(|((class, d, _), _)| (class, d) < self.class_deadline(running))
     }
 
     fn precedes(&self, a: TaskId, b: TaskId, _now: Time) -> bool {
@@ -284,7 +296,10 @@ mod tests {
     use super::*;
 
     fn reserved(runtime: u64, deadline: u64, period: u64) -> TaskParams {
-        TaskParams { reservation: Some(Reservation { runtime, deadline, period }), ..Default::default() }
+        TaskParams {
+            reservation: Some(Reservation { runtime, deadline, period }),
+            ..Default::default()
+        }
     }
 
     #[test]

@@ -44,7 +44,8 @@ impl Policy for Edf {
         if id >= self.tasks.len() {
             self.tasks.resize(id + 1, EdfTask::default());
         }
-        self.tasks[id] = EdfTask { relative: params.relative_deadline(), deadline: Time::MAX, release: 0 };
+        self.tasks[id] =
+            EdfTask { relative: params.relative_deadline(), deadline: Time::MAX, release: 0 };
     }
 
     fn wake(&mut self, id: TaskId, now: Time, arrival: Arrival) {
@@ -52,7 +53,9 @@ impl Policy for Edf {
         match arrival {
             Arrival::Job { release, deadline } => {
                 t.release = release;
-                t.deadline = deadline.or_else(|| t.relative.map(|d| release.saturating_add(d))).unwrap_or(Time::MAX);
+                t.deadline = deadline
+                    .or_else(|| t.relative.map(|d| release.saturating_add(d)))
+                    .unwrap_or(Time::MAX);
             }
             Arrival::Resume if t.deadline == Time::MAX => t.release = now,
             Arrival::Resume => {}

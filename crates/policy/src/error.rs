@@ -30,7 +30,9 @@ pub enum PolicyError {
     #[error("the reservation runtime must be greater than zero")]
     ZeroRuntime,
     /// SCHED_DEADLINE requires runtime <= deadline <= period.
-    #[error("reservation runtime {runtime} <= deadline {deadline} <= period {period} does not hold")]
+    #[error(
+        "reservation runtime {runtime} <= deadline {deadline} <= period {period} does not hold"
+    )]
     ReservationOrder {
         /// Budget per period.
         runtime: Duration,

@@ -285,7 +285,10 @@ mod tests {
         f.admit(0, &TaskParams { nice: -5, weight: Some(SCHED_IDLE_WEIGHT), ..Default::default() });
         f.admit(1, &TaskParams { nice: 5, ..Default::default() });
         assert_eq!((f.weight(0), f.weight(1)), (3, 335));
-        assert_eq!(TaskParams { weight: Some(0), ..Default::default() }.validate(), Err(crate::PolicyError::ZeroWeight));
+        assert_eq!(
+            TaskParams { weight: Some(0), ..Default::default() }.validate(),
+            Err(crate::PolicyError::ZeroWeight)
+        );
     }
 
     #[test]

@@ -202,7 +202,12 @@ impl<P: Copy> JobLifecycle<P> {
             Some(t) if more => Some(release.saturating_add(t)),
             _ => None,
         };
-        let job = Job { index, release, deadline: self.spec.deadline.map(|d| release.saturating_add(d)), payload };
+        let job = Job {
+            index,
+            release,
+            deadline: self.spec.deadline.map(|d| release.saturating_add(d)),
+            payload,
+        };
         if self.spec.late == LateJob::Drop && job.due_by(now) {
             self.drop_one();
             return Some(Released { job, started: false, dropped: true });
@@ -322,7 +327,12 @@ impl<P: Copy> JobLifecycle<P> {
     /// moves the next release `by` later (k cycles).
     pub fn repeat(&mut self, earlier: &JobLifecycle<P>, k: u64, by: Duration) {
         let (c, e) = (&mut self.counts, earlier.counts);
-        for (now, then) in [(&mut c.released, e.released), (&mut c.met, e.met), (&mut c.late, e.late), (&mut c.dropped, e.dropped)] {
+        for (now, then) in [
+            (&mut c.released, e.released),
+            (&mut c.met, e.met),
+            (&mut c.late, e.late),
+            (&mut c.dropped, e.dropped),
+        ] {
             *now += k * (*now - then);
         }
         self.windows.repeat(&earlier.windows, k);
@@ -365,7 +375,10 @@ mod tests {
         assert!(!c.met);
         assert_eq!(c.next.map(|n| n.index), Some(1));
         assert!(j.complete(15).unwrap().met);
-        assert_eq!(j.counts(), JobCounts { released: 2, met: 1, late: 1, dropped: 0, unfinished: 0 });
+        assert_eq!(
+            j.counts(),
+            JobCounts { released: 2, met: 1, late: 1, dropped: 0, unfinished: 0 }
+        );
     }
 
     #[test]
@@ -376,7 +389,10 @@ mod tests {
         j.release(10, ());
         assert_eq!(j.next_expiry(), Some(15));
         let e = j.expire(15);
-        assert_eq!((e.dropped, e.current.map(|c| c.index), e.next.map(|n| n.index)), (1, Some(0), Some(1)));
+        assert_eq!(
+            (e.dropped, e.current.map(|c| c.index), e.next.map(|n| n.index)),
+            (1, Some(0), Some(1))
+        );
         assert_eq!(j.counts().missed(), 1);
     }
 
@@ -397,7 +413,10 @@ mod tests {
         }
         let c = j.complete(25).unwrap();
         assert_eq!((c.met, c.skipped, c.next.map(|n| n.index)), (false, 1, Some(2)));
-        assert_eq!(j.counts(), JobCounts { released: 3, met: 0, late: 1, dropped: 1, unfinished: 0 });
+        assert_eq!(
+            j.counts(),
+            JobCounts { released: 3, met: 0, late: 1, dropped: 1, unfinished: 0 }
+        );
     }
 
     #[test]
@@ -407,7 +426,8 @@ mod tests {
         j.release(10, ());
         assert_eq!(j.next_release(), None);
         assert_eq!(j.release(100, ()), None);
-        let single = JobLifecycle::<()>::new(JobSpec { period: None, ..spec(LateJob::Continue) }, 3, 0);
+        let single =
+            JobLifecycle::<()>::new(JobSpec { period: None, ..spec(LateJob::Continue) }, 3, 0);
         assert_eq!(single.next_release(), Some(3));
     }
 

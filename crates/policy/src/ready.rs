@@ -179,7 +179,10 @@ mod tests {
             let key = (x >> 50) % 16;
             match (x >> 20) % 4 {
                 0 => {
-                    assert_eq!(r.remove(id), keys[id].take().inspect(|k| assert!(reference.remove(&(*k, id)))));
+                    assert_eq!(
+                        r.remove(id),
+                        keys[id].take().inspect(|k| assert!(reference.remove(&(*k, id))))
+                    );
                 }
                 1 => {
                     let first = reference.pop_first();

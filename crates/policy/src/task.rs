@@ -63,7 +63,11 @@ impl Reservation {
             return Err(PolicyError::ZeroRuntime);
         }
         if self.runtime > self.deadline || self.deadline > self.period {
-            return Err(PolicyError::ReservationOrder { runtime: self.runtime, deadline: self.deadline, period: self.period });
+            return Err(PolicyError::ReservationOrder {
+                runtime: self.runtime,
+                deadline: self.deadline,
+                period: self.period,
+            });
         }
         Ok(())
     }

@@ -153,7 +153,12 @@ impl WindowCounter {
     /// Writes what decides the coming counts (the last y outcomes and the current block);
     /// what only adds up (the counts) is left to [`repeat`](Self::repeat).
     pub fn cycle_state(&self, out: &mut Vec<u64>) {
-        out.extend([u64::from(self.x), self.pos as u64, self.filled as u64, u64::from(self.ring_misses)]);
+        out.extend([
+            u64::from(self.x),
+            self.pos as u64,
+            self.filled as u64,
+            u64::from(self.ring_misses),
+        ]);
         out.extend([self.block_len as u64, u64::from(self.block_misses)]);
         out.extend(self.ring.iter().map(|&m| u64::from(m)));
     }
@@ -181,9 +186,17 @@ impl WindowCounter {
         let sliding = if n >= y {
             WindowCounts { windows: n - y + 1, violations: self.full_window_violations }
         } else {
-            WindowCounts { windows: u64::from(n > 0), violations: u64::from(self.ring_misses > self.x) }
+            WindowCounts {
+                windows: u64::from(n > 0),
+                violations: u64::from(self.ring_misses > self.x),
+            }
         };
-        WindowReport { fixed, sliding, deadlines: n, periods_in_violation: self.periods_in_violation }
+        WindowReport {
+            fixed,
+            sliding,
+            deadlines: n,
+            periods_in_violation: self.periods_in_violation,
+        }
     }
 }
 
@@ -215,7 +228,15 @@ mod tests {
     #[test]
     fn zero_over_zero_makes_every_miss_a_violation() {
         let r = judge(Window::HARD, "oxoxx");
-        assert_eq!(r, WindowReport { fixed: wc(5, 3), sliding: wc(5, 3), deadlines: 5, periods_in_violation: 3 });
+        assert_eq!(
+            r,
+            WindowReport {
+                fixed: wc(5, 3),
+                sliding: wc(5, 3),
+                deadlines: 5,
+                periods_in_violation: 3
+            }
+        );
     }
 
     #[test]
@@ -236,7 +257,15 @@ mod tests {
         assert_eq!(r.fixed, wc(1, 1), "a tail already over x is violated");
         assert_eq!(r.sliding, wc(1, 1));
         assert_eq!(r.time_in_violation_pct(), 50.0, "x then xx: only the second is over 1");
-        assert_eq!(judge(w, "x"), WindowReport { fixed: wc(1, 0), sliding: wc(1, 0), deadlines: 1, periods_in_violation: 0 });
+        assert_eq!(
+            judge(w, "x"),
+            WindowReport {
+                fixed: wc(1, 0),
+                sliding: wc(1, 0),
+                deadlines: 1,
+                periods_in_violation: 0
+            }
+        );
         assert_eq!(judge(w, ""), WindowReport::default());
         assert_eq!(judge(w, "").time_in_violation_pct(), 0.0);
     }
@@ -258,7 +287,15 @@ mod tests {
     #[test]
     fn all_met_is_never_violated() {
         let r = judge(Window::new(0, 4), "oooooooooo");
-        assert_eq!(r, WindowReport { fixed: wc(3, 0), sliding: wc(7, 0), deadlines: 10, periods_in_violation: 0 });
+        assert_eq!(
+            r,
+            WindowReport {
+                fixed: wc(3, 0),
+                sliding: wc(7, 0),
+                deadlines: 10,
+                periods_in_violation: 0
+            }
+        );
     }
 
     #[test]
@@ -266,7 +303,12 @@ mod tests {
         // Windows [o x][x o] are fine; sliding [x x] in the middle is not.
         assert_eq!(
             judge(Window::new(1, 2), "oxxo"),
-            WindowReport { fixed: wc(2, 0), sliding: wc(3, 1), deadlines: 4, periods_in_violation: 1 }
+            WindowReport {
+                fixed: wc(2, 0),
+                sliding: wc(3, 1),
+                deadlines: 4,
+                periods_in_violation: 1
+            }
         );
         assert_eq!(judge(Window::new(1, 2), "xxoo").fixed, wc(2, 1));
         // Trailing windows x, xx (violated), xo, ox, xx (violated).
@@ -303,7 +345,9 @@ mod tests {
             assert_eq!(r.sliding, wc((missed.len() - y + 1) as u64, sliding), "{x}/{y}");
             let fixed = missed.chunks(y).filter(|win| over(win, x)).count() as u64;
             assert_eq!(r.fixed, wc(missed.len().div_ceil(y) as u64, fixed), "{x}/{y}");
-            let trailing = (0..missed.len()).filter(|&k| over(&missed[k.saturating_sub(y - 1)..=k], x)).count();
+            let trailing = (0..missed.len())
+                .filter(|&k| over(&missed[k.saturating_sub(y - 1)..=k], x))
+                .count();
             assert_eq!(r.periods_in_violation, trailing as u64, "{x}/{y}");
         }
     }

@@ -87,13 +87,18 @@ pub fn html_numeric<R>(cols: &[Col<R>]) -> Vec<bool> {
 
 /// The Markdown line under the header: `---:` for right-aligned (terminal) columns.
 pub fn markdown_rule<R>(cols: &[Col<R>]) -> String {
-    cols.iter().map(|c| if c.align.terminal == Side::Right { "---:|" } else { "---|" }).collect::<Vec<_>>().concat()
+    cols.iter()
+        .map(|c| if c.align.terminal == Side::Right { "---:|" } else { "---|" })
+        .collect::<Vec<_>>()
+        .concat()
 }
 
 /// An empty terminal table with the columns' headers and alignment.
 pub fn terminal<R>(cols: &[Col<R>]) -> Table {
     let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Disabled).set_header(header(cols));
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(header(cols));
     for (i, c) in cols.iter().enumerate() {
         if c.align.terminal == Side::Right {
             if let Some(col) = t.column_mut(i) {

@@ -6,7 +6,9 @@ use crate::cols::{self, Col};
 use crate::html::RunMeta;
 use crate::tables::offsets;
 use comfy_table::Table;
-use schedlab_analysis::{CellComparison, Change, CompareSummary, Comparison, NoInterval, Ratio, RunComparison, Summary};
+use schedlab_analysis::{
+    CellComparison, Change, CompareSummary, Comparison, NoInterval, Ratio, RunComparison, Summary,
+};
 use serde_json::{json, Value};
 
 /// The confidence level of a comparison's intervals, e.g. `95%`.
@@ -25,9 +27,15 @@ pub fn columns(c: &RunComparison, a: i64, b: i64) -> Vec<Col<CellComparison>> {
         Col::num(format!("n {b}"), |r: &CellComparison| r.b.len().to_string()),
         Col::num(format!("run {b} mean ±{l} CI"), |r: &CellComparison| side_mean(r, |x| &x.b)),
         Col::num(format!("ratio {b}/{a} [{l} CI]"), |r: &CellComparison| {
-            r.result.as_ref().and_then(|x| x.ratio.as_ref()).map(ratio_ci).unwrap_or_else(|| "-".into())
+            r.result
+                .as_ref()
+                .and_then(|x| x.ratio.as_ref())
+                .map(ratio_ci)
+                .unwrap_or_else(|| "-".into())
         }),
-        Col::num("p (Welch)", |r: &CellComparison| r.result.as_ref().map_or_else(|| "-".into(), |x| p_value(x.welch.map(|w| w.p_value)))),
+        Col::num("p (Welch)", |r: &CellComparison| {
+            r.result.as_ref().map_or_else(|| "-".into(), |x| p_value(x.welch.map(|w| w.p_value)))
+        }),
         Col::text("change", |r: &CellComparison| change_label(r.change()).into()),
     ]
 }
@@ -44,14 +52,18 @@ pub fn header(c: &RunComparison, a: i64, b: i64) -> Vec<String> {
 
 /// The columns of the comparison summary: one row per metric compared.
 pub fn summary_columns() -> Vec<Col<RunComparison>> {
-    let count = |header, get: fn(&CompareSummary) -> usize| Col::num(header, move |m: &RunComparison| get(&m.summary()).to_string());
+    let count = |header, get: fn(&CompareSummary) -> usize| {
+        Col::num(header, move |m: &RunComparison| get(&m.summary()).to_string())
+    };
     vec![
         Col::text("metric", |m: &RunComparison| m.metric.label().to_string()),
         count("matched", |s| s.matched),
         count("tested", |s| s.tested),
         count("higher in B", |s| s.higher),
         count("lower in B", |s| s.lower),
-        Col::num("geo. mean B/A", |m: &RunComparison| m.summary().geo_mean_ratio.map(num).unwrap_or_else(|| "-".into())),
+        Col::num("geo. mean B/A", |m: &RunComparison| {
+            m.summary().geo_mean_ratio.map(num).unwrap_or_else(|| "-".into())
+        }),
     ]
 }
 
@@ -139,7 +151,10 @@ pub fn summary_line(c: &RunComparison, a: i64, b: i64) -> String {
         line.push_str(&format!("; geometric mean ratio {b}/{a} = {}", num(g)));
     }
     if s.tested < s.matched {
-        line.push_str(&format!("; {} cells untested (fewer than 2 repetitions on a side)", s.matched - s.tested));
+        line.push_str(&format!(
+            "; {} cells untested (fewer than 2 repetitions on a side)",
+            s.matched - s.tested
+        ));
     }
     for (which, keys) in [(a, &c.only_a), (b, &c.only_b)] {
         if !keys.is_empty() {
@@ -164,10 +179,16 @@ pub fn markdown(c: &RunComparison, a: i64, b: i64, warnings: &[String]) -> Strin
         out.truncate(out.len() - 2);
         out.push('\n');
     }
-    out.push_str(&format!("| {} |\n", cols::header(&cols).iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | ")));
+    out.push_str(&format!(
+        "| {} |\n",
+        cols::header(&cols).iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | ")
+    ));
     out.push_str(&format!("|{}\n", cols::markdown_rule(&cols)));
     for r in cols::rows(&cols, &c.cells) {
-        out.push_str(&format!("| {} |\n", r.iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | ")));
+        out.push_str(&format!(
+            "| {} |\n",
+            r.iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | ")
+        ));
     }
     out.push_str(&format!("\n{}\n", summary_line(c, a, b)));
     out
@@ -228,7 +249,10 @@ pub fn run_differences(a: &RunMeta, b: &RunMeta) -> Vec<String> {
         machine.push(format!("kernel {} vs {}", ea.kernel, eb.kernel));
     }
     if !machine.is_empty() {
-        out.push(format!("the runs were made on different machines ({}): a difference may be the machine's", machine.join("; ")));
+        out.push(format!(
+            "the runs were made on different machines ({}): a difference may be the machine's",
+            machine.join("; ")
+        ));
     }
     if a.spec_hash != b.spec_hash {
         let short = |h: &str| h.chars().take(12).collect::<String>();

@@ -64,7 +64,11 @@ impl Exporter for Csv {
         for r in rows {
             let f = fields(r);
             if !header_done {
-                writeln!(out, "{}", f.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(","))?;
+                writeln!(
+                    out,
+                    "{}",
+                    f.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(",")
+                )?;
                 header_done = true;
             }
             writeln!(out, "{}", f.iter().map(|(_, v)| csv_quote(v)).collect::<Vec<_>>().join(","))?;
@@ -92,11 +96,19 @@ impl Exporter for Markdown {
         for r in rows {
             let f = fields(r);
             if !header_done {
-                writeln!(out, "| {} |", f.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(" | "))?;
+                writeln!(
+                    out,
+                    "| {} |",
+                    f.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(" | ")
+                )?;
                 writeln!(out, "|{}", "---|".repeat(f.len()))?;
                 header_done = true;
             }
-            writeln!(out, "| {} |", f.iter().map(|(_, v)| v.replace('|', "\\|")).collect::<Vec<_>>().join(" | "))?;
+            writeln!(
+                out,
+                "| {} |",
+                f.iter().map(|(_, v)| v.replace('|', "\\|")).collect::<Vec<_>>().join(" | ")
+            )?;
         }
         Ok(())
     }

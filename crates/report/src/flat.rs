@@ -162,7 +162,8 @@ fn cpulist(c: &[u32]) -> String {
 
 /// Flattens stored cells into one row per process.
 pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
-    let split = Sample::COLUMNS.iter().position(|c| c.name == LAST_EARLY_COLUMN).map_or(0, |i| i + 1);
+    let split =
+        Sample::COLUMNS.iter().position(|c| c.name == LAST_EARLY_COLUMN).map_or(0, |i| i + 1);
     let (early, added) = Sample::COLUMNS.split_at(split);
     let adaptive = cells.iter().any(|c| c.params.repetitions.is_some());
     let mut out = Vec::new();
@@ -254,7 +255,11 @@ pub struct FlatJob {
 }
 
 /// Flattens one cell repetition's per-job records (from the store's `job_logs`).
-pub fn flatten_jobs(run_id: i64, cell: &CellRecord, logs: &[(u32, schedlab_model::jobs::JobLog)]) -> Vec<FlatJob> {
+pub fn flatten_jobs(
+    run_id: i64,
+    cell: &CellRecord,
+    logs: &[(u32, schedlab_model::jobs::JobLog)],
+) -> Vec<FlatJob> {
     let us = |ns: u64| ns as f64 / 1e3;
     let mut out = Vec::new();
     for (index, log) in logs {

@@ -8,7 +8,9 @@ use crate::plots::{self, Chart, FigureInput, PlotError};
 use crate::tables;
 use minijinja::value::Serde;
 use minijinja::{context, Environment, Value};
-use schedlab_analysis::{CellOutliers, CellStats, Metric, ProcessValue, RunComparison, MODIFIED_Z_THRESHOLD};
+use schedlab_analysis::{
+    CellOutliers, CellStats, Metric, ProcessValue, RunComparison, MODIFIED_Z_THRESHOLD,
+};
 use schedlab_model::Environment as Machine;
 use serde::Serialize;
 
@@ -127,7 +129,10 @@ fn plain<R>(cols: &[Col<R>], items: &[R]) -> HtmlTable {
     HtmlTable {
         num: cols::html_numeric(cols),
         header: cols::header(cols).into_iter().map(str::to_string).collect(),
-        rows: cols::rows(cols, items).into_iter().map(|cells| HtmlRow { cells, class: "" }).collect(),
+        rows: cols::rows(cols, items)
+            .into_iter()
+            .map(|cells| HtmlRow { cells, class: "" })
+            .collect(),
     }
 }
 
@@ -157,9 +162,15 @@ fn most_extreme(c: &CellOutliers) -> String {
 }
 
 fn outliers(cells: &[CellOutliers]) -> HtmlTable {
-    let mut cols =
-        vec![Col::text("cell", |c: &&CellOutliers| c.key.clone()), Col::num("processes", |c: &&CellOutliers| c.processes.to_string())];
-    cols.extend(ProcessValue::ALL.iter().map(|&k| Col::num(k.name(), move |c: &&CellOutliers| c.count(k).to_string())));
+    let mut cols = vec![
+        Col::text("cell", |c: &&CellOutliers| c.key.clone()),
+        Col::num("processes", |c: &&CellOutliers| c.processes.to_string()),
+    ];
+    cols.extend(
+        ProcessValue::ALL
+            .iter()
+            .map(|&k| Col::num(k.name(), move |c: &&CellOutliers| c.count(k).to_string())),
+    );
     cols.push(Col::text("most extreme", |c: &&CellOutliers| most_extreme(c)));
     let flagged: Vec<&CellOutliers> = cells.iter().filter(|c| !c.flagged.is_empty()).collect();
     plain(&cols, &flagged)
@@ -186,13 +197,24 @@ fn environment(run: &RunMeta, stats: &[CellStats]) -> Vec<(String, String)> {
         ("kernel", format!("{} {}", e.kernel, e.kernel_version)),
         ("CPU", e.cpu_model.clone()),
         ("online CPUs", e.cpus.to_string()),
-        ("memory", e.mem_total_kb.map(|k| format!("{:.1} GiB", k as f64 / 1048576.0)).unwrap_or_else(|| "unknown".into())),
+        (
+            "memory",
+            e.mem_total_kb
+                .map(|k| format!("{:.1} GiB", k as f64 / 1048576.0))
+                .unwrap_or_else(|| "unknown".into()),
+        ),
         ("CONFIG_HZ", opt(&e.hz)),
         ("RT throttling (runtime / period)", rt),
-        ("SCHED_RR timeslice", e.rr_timeslice_ms.map(|v| format!("{v} ms")).unwrap_or_else(|| "unknown".into())),
+        (
+            "SCHED_RR timeslice",
+            e.rr_timeslice_ms.map(|v| format!("{v} ms")).unwrap_or_else(|| "unknown".into()),
+        ),
         ("autogroup", opt(&e.autogroup)),
         ("cpufreq governor", opt(&e.governor)),
-        ("I/O devices (scheduler)", if e.io_devices.is_empty() { "none found".into() } else { e.io_devices.join(", ") }),
+        (
+            "I/O devices (scheduler)",
+            if e.io_devices.is_empty() { "none found".into() } else { e.io_devices.join(", ") },
+        ),
         ("cgroups", e.cgroup.clone()),
         ("CAP_SYS_NICE", e.cap_sys_nice.to_string()),
         ("schedlab", e.tool_version.clone()),
@@ -252,11 +274,16 @@ fn comparison(run: &RunMeta, c: &CompareSection) -> Value {
 }
 
 /// Escapes `& < > " '` (minijinja's default also escapes `/`, which garbles every cell key and link).
-fn html_formatter(out: &mut minijinja::Output, state: &mut minijinja::State, value: &Value) -> Result<(), minijinja::Error> {
+fn html_formatter(
+    out: &mut minijinja::Output,
+    state: &mut minijinja::State,
+    value: &Value,
+) -> Result<(), minijinja::Error> {
     if value.is_safe() || *state.auto_escape() != minijinja::AutoEscape::Html {
         return minijinja::escape_formatter(out, state, value);
     }
-    let text = if value.is_none() || value.is_undefined() { String::new() } else { value.to_string() };
+    let text =
+        if value.is_none() || value.is_undefined() { String::new() } else { value.to_string() };
     let mut escaped = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -288,12 +315,24 @@ fn unique_ids(charts: &mut [Chart]) {
 
 /// Renders the report: `index.html` and `figures/<id>.svg` / `.png` for every chart.
 pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
-    let mut charts =
-        plots::charts(&FigureInput { stats: input.stats, cpus: input.run.env.cpus, io: input.io, rt: input.rt, traces: input.traces });
+    let mut charts = plots::charts(&FigureInput {
+        stats: input.stats,
+        cpus: input.run.env.cpus,
+        io: input.io,
+        rt: input.rt,
+        traces: input.traces,
+    });
     let main_charts = charts.len();
     if let Some(c) = input.compare {
-        let label = |r: &RunMeta| format!("run {} ({})", r.id, if r.mode == "sim" { "simulated" } else { "measured" });
-        charts.extend(plots::comparison_charts(input.rt, &c.rt, &label(input.run), &label(&c.other)));
+        let label = |r: &RunMeta| {
+            format!("run {} ({})", r.id, if r.mode == "sim" { "simulated" } else { "measured" })
+        };
+        charts.extend(plots::comparison_charts(
+            input.rt,
+            &c.rt,
+            &label(input.run),
+            &label(&c.other),
+        ));
     }
     unique_ids(&mut charts);
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
@@ -301,7 +340,8 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
     for c in &charts {
         let svg = plots::svg(c)?;
         let png = plots::png(c)?;
-        let (svg_file, png_file) = (format!("figures/{}.svg", c.id), format!("figures/{}.png", c.id));
+        let (svg_file, png_file) =
+            (format!("figures/{}.svg", c.id), format!("figures/{}.png", c.id));
         figures.push(context! {
             id => format!("fig-{}", c.id), title => &c.title, caption => &c.caption,
             svg => &svg, svg_file => &svg_file, png_file => &png_file,
@@ -310,7 +350,12 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
         files.push((png_file, png));
     }
     let compare_figures = figures.split_off(main_charts);
-    let empty = input.stats.iter().filter(|s| s.reps == 0).map(|s| s.params.key.clone()).collect::<Vec<_>>();
+    let empty = input
+        .stats
+        .iter()
+        .filter(|s| s.reps == 0)
+        .map(|s| s.params.key.clone())
+        .collect::<Vec<_>>();
     let e = &input.run.env;
     let flagged = input.outliers.iter().map(|c| c.flagged.len()).sum::<usize>();
     let ctx = context! {
@@ -336,7 +381,10 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
     let mut env = Environment::new();
     env.set_formatter(html_formatter);
     env.add_template("report.html", TEMPLATE).map_err(|e| RenderError(format!("template: {e}")))?;
-    let html = env.get_template("report.html").and_then(|t| t.render(ctx)).map_err(|e| RenderError(format!("template: {e:#}")))?;
+    let html = env
+        .get_template("report.html")
+        .and_then(|t| t.render(ctx))
+        .map_err(|e| RenderError(format!("template: {e:#}")))?;
     files.insert(0, ("index.html".into(), html.into_bytes()));
     Ok(Rendered { files, charts })
 }

@@ -59,13 +59,22 @@ pub fn document(cells: &[CellRecord]) -> (Document, usize) {
             let times: Vec<f64> = reps.iter().map(|c| c.makespan_s).collect();
             let n = times.len() as f64;
             let mean = times.iter().sum::<f64>() / n;
-            let stddev = (times.len() > 1).then(|| (times.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
+            let stddev = (times.len() > 1).then(|| {
+                (times.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+            });
             let mut sorted = times.clone();
             sorted.sort_by(f64::total_cmp);
             let mid = sorted.len() / 2;
-            let median = if sorted.len() % 2 == 1 { sorted[mid] } else { (sorted[mid - 1] + sorted[mid]) / 2.0 };
+            let median = if sorted.len() % 2 == 1 {
+                sorted[mid]
+            } else {
+                (sorted[mid - 1] + sorted[mid]) / 2.0
+            };
             let cpu = |f: fn(&schedlab_model::Sample) -> f64| {
-                reps.iter().map(|c| c.samples.iter().filter(|s| !s.background).map(f).sum::<f64>()).sum::<f64>() / n
+                reps.iter()
+                    .map(|c| c.samples.iter().filter(|s| !s.background).map(f).sum::<f64>())
+                    .sum::<f64>()
+                    / n
             };
             let p = &reps[0].params;
             let mut parameters = BTreeMap::from([
@@ -100,7 +109,8 @@ mod tests {
     use schedlab_model::{CellParams, CellStatus, Sample};
 
     fn rep(cell_id: u32, rep: u32, makespan_s: f64, ok: bool) -> CellRecord {
-        let s = |user_s, background| Sample { user_s, sys_s: 0.5, background, ..Default::default() };
+        let s =
+            |user_s, background| Sample { user_s, sys_s: 0.5, background, ..Default::default() };
         CellRecord {
             params: CellParams {
                 cell_id,
@@ -120,12 +130,21 @@ mod tests {
 
     #[test]
     fn a_result_per_cell_over_its_ok_repetitions() {
-        let cells = [rep(0, 1, 3.0, true), rep(0, 0, 1.0, true), rep(0, 2, 2.0, true), rep(1, 0, 5.0, true), rep(1, 1, 7.0, false)];
+        let cells = [
+            rep(0, 1, 3.0, true),
+            rep(0, 0, 1.0, true),
+            rep(0, 2, 2.0, true),
+            rep(1, 0, 5.0, true),
+            rep(1, 1, 7.0, false),
+        ];
         let (doc, failed) = document(&cells);
         assert_eq!(failed, 1);
         assert_eq!(doc.results.len(), 2);
         let r = &doc.results[0];
-        assert_eq!((r.command.as_str(), r.times.as_slice()), ("cpu/other/n0", [1.0, 3.0, 2.0].as_slice()));
+        assert_eq!(
+            (r.command.as_str(), r.times.as_slice()),
+            ("cpu/other/n0", [1.0, 3.0, 2.0].as_slice())
+        );
         assert_eq!((r.mean, r.median, r.min, r.max, r.stddev), (2.0, 2.0, 1.0, 3.0, Some(1.0)));
         assert_eq!((r.user, r.system), (3.0, 1.0), "the background worker is left out");
         assert_eq!(r.exit_codes, [0, 0, 0]);

@@ -52,7 +52,8 @@ pub(crate) fn cgroup(g: &GroupParams) -> String {
         parts.push(format!("cpu.max {q}/{p}"));
     }
     if let Some(c) = &g.cpuset {
-        parts.push(format!("cpuset {}", c.iter().map(u32::to_string).collect::<Vec<_>>().join(",")));
+        parts
+            .push(format!("cpuset {}", c.iter().map(u32::to_string).collect::<Vec<_>>().join(",")));
     }
     parts.join(", ")
 }
@@ -64,7 +65,11 @@ pub(crate) fn others(p: &CellParams) -> String {
     for (_, g) in p.groups.iter().enumerate().filter(|(i, _)| Some(*i) != me) {
         let mut settings = Vec::new();
         if g.class != "other" || g.nice != 0 {
-            settings.push(format!("{}{}", g.class, if g.nice != 0 { format!(" nice {}", g.nice) } else { String::new() }));
+            settings.push(format!(
+                "{}{}",
+                g.class,
+                if g.nice != 0 { format!(" nice {}", g.nice) } else { String::new() }
+            ));
         }
         if pinned(g) {
             settings.push(affinity(g));
@@ -140,7 +145,13 @@ mod tests {
     use super::*;
 
     fn cell(affinity: &str, weight: Option<u32>, bg: u32) -> CellParams {
-        let main = GroupParams { name: "main".into(), processes: 4, affinity: affinity.into(), cpu_weight: weight, ..Default::default() };
+        let main = GroupParams {
+            name: "main".into(),
+            processes: 4,
+            affinity: affinity.into(),
+            cpu_weight: weight,
+            ..Default::default()
+        };
         let mut groups = vec![main];
         if bg > 0 {
             let bg = GroupParams {
@@ -153,12 +164,24 @@ mod tests {
             };
             groups.push(bg);
         }
-        CellParams { workload: "hash".into(), policy: "other".into(), class: "other".into(), processes: 4, groups, ..Default::default() }
+        CellParams {
+            workload: "hash".into(),
+            policy: "other".into(),
+            class: "other".into(),
+            processes: 4,
+            groups,
+            ..Default::default()
+        }
     }
 
     #[test]
     fn lab1_rows_name_affinity_weight_and_background_where_cells_differ() {
-        let cells = [cell("all", None, 0), cell("all", None, 8), cell("spread", Some(200), 9), cell("all", Some(200), 8)];
+        let cells = [
+            cell("all", None, 0),
+            cell("all", None, 8),
+            cell("spread", Some(200), 9),
+            cell("all", Some(200), 8),
+        ];
         let refs: Vec<&CellParams> = cells.iter().collect();
         let got = rows(&refs, true);
         let want = [
@@ -175,7 +198,13 @@ mod tests {
         let cells = [cell("spread", Some(200), 8), cell("spread", Some(200), 8)];
         let refs: Vec<&CellParams> = cells.iter().collect();
         assert_eq!(rows(&refs, true), vec![("hash".to_string(), "other".to_string()); 2]);
-        let pa3 = CellParams { workload: "cpu".into(), policy: "fifo".into(), class: "fifo".into(), priority: 98, ..Default::default() };
+        let pa3 = CellParams {
+            workload: "cpu".into(),
+            policy: "fifo".into(),
+            class: "fifo".into(),
+            priority: 98,
+            ..Default::default()
+        };
         assert_eq!(rows(&[&pa3], true), vec![("cpu".to_string(), "fifo prio 98".to_string())]);
     }
 
@@ -189,8 +218,15 @@ mod tests {
             ..Default::default()
         };
         let (a, b) = (under("eevdf"), under("scx_bpfland"));
-        assert_eq!(rows(&[&a, &b], false), [("cpu".into(), "other, eevdf".into()), ("cpu".into(), "other, scx_bpfland".into())]);
-        assert_eq!(rows(&[&b, &b], false)[0].1, "other", "the same scheduler everywhere is not named");
+        assert_eq!(
+            rows(&[&a, &b], false),
+            [("cpu".into(), "other, eevdf".into()), ("cpu".into(), "other, scx_bpfland".into())]
+        );
+        assert_eq!(
+            rows(&[&b, &b], false)[0].1,
+            "other",
+            "the same scheduler everywhere is not named"
+        );
     }
 
     #[test]
@@ -205,7 +241,10 @@ mod tests {
         };
         let (a, b) = (knob("5"), knob("100"));
         let names: Vec<String> = rows(&[&a, &b], true).into_iter().map(|(_, p)| p).collect();
-        assert_eq!(names, ["rr prio 98, sched_rr_timeslice_ms=5", "rr prio 98, sched_rr_timeslice_ms=100"]);
+        assert_eq!(
+            names,
+            ["rr prio 98, sched_rr_timeslice_ms=5", "rr prio 98, sched_rr_timeslice_ms=100"]
+        );
         assert_eq!(rows(&[&a, &a], true)[0].1, "rr prio 98", "nothing added where the cells agree");
     }
 }

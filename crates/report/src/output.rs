@@ -36,7 +36,12 @@ pub fn check_dir(dir: &Path, force: bool) -> Result<(), OutputError> {
     let meta = match fs::symlink_metadata(dir) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(OutputError::Refused(format!("cannot use {} as the output directory: {e}", dir.display()))),
+        Err(e) => {
+            return Err(OutputError::Refused(format!(
+                "cannot use {} as the output directory: {e}",
+                dir.display()
+            )))
+        }
     };
     if meta.file_type().is_symlink() {
         return Err(OutputError::Refused(format!(
@@ -50,7 +55,8 @@ pub fn check_dir(dir: &Path, force: bool) -> Result<(), OutputError> {
             dir.display()
         )));
     }
-    let mut entries = fs::read_dir(dir).map_err(|e| OutputError::Refused(format!("cannot read {}: {e}", dir.display())))?;
+    let mut entries = fs::read_dir(dir)
+        .map_err(|e| OutputError::Refused(format!("cannot read {}: {e}", dir.display())))?;
     if !force && entries.next().is_some() {
         return Err(OutputError::Refused(format!(
             "{} is not empty; choose a new directory, or pass --force to replace the report's files in it",
@@ -67,7 +73,8 @@ pub fn write_dir(dir: &Path, files: &[(String, Vec<u8>)], force: bool) -> Result
     check_dir(dir, force)?;
     if fs::symlink_metadata(dir).is_err() {
         if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-            fs::create_dir_all(parent).map_err(io_err(format!("cannot create {}", parent.display())))?;
+            fs::create_dir_all(parent)
+                .map_err(io_err(format!("cannot create {}", parent.display())))?;
         }
         fs::create_dir(dir).map_err(io_err(format!("cannot create {}", dir.display())))?;
     }
@@ -84,11 +91,10 @@ pub fn write_dir(dir: &Path, files: &[(String, Vec<u8>)], force: bool) -> Result
         if force && fs::symlink_metadata(&path).is_ok() {
             fs::remove_file(&path).map_err(io_err(format!("cannot replace {}", path.display())))?;
         }
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(io_err(format!("cannot create {} (it must not exist yet)", path.display())))?;
+        let mut f =
+            fs::OpenOptions::new().write(true).create_new(true).open(&path).map_err(io_err(
+                format!("cannot create {} (it must not exist yet)", path.display()),
+            ))?;
         f.write_all(bytes).map_err(io_err(format!("cannot write {}", path.display())))?;
     }
     Ok(())
@@ -97,7 +103,10 @@ pub fn write_dir(dir: &Path, files: &[(String, Vec<u8>)], force: bool) -> Result
 /// Refuses a relative path that leaves `dir`, crosses a link or a file, or names a directory.
 fn check_rel(dir: &Path, rel: &Path) -> Result<(), OutputError> {
     if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
-        return Err(OutputError::Refused(format!("refusing to write outside the report directory: {}", rel.display())));
+        return Err(OutputError::Refused(format!(
+            "refusing to write outside the report directory: {}",
+            rel.display()
+        )));
     }
     let mut at = dir.to_path_buf();
     let n = rel.components().count();
@@ -112,7 +121,10 @@ fn check_rel(dir: &Path, rel: &Path) -> Result<(), OutputError> {
             )));
         }
         if last && m.is_dir() {
-            return Err(OutputError::Refused(format!("{} is a directory; the report needs that name for a file", at.display())));
+            return Err(OutputError::Refused(format!(
+                "{} is a directory; the report needs that name for a file",
+                at.display()
+            )));
         }
     }
     Ok(())
@@ -125,8 +137,15 @@ fn ensure_subdir(dir: &Path, sub: &Path) -> Result<(), OutputError> {
         at.push(c);
         match fs::symlink_metadata(&at) {
             Ok(m) if m.is_dir() && !m.file_type().is_symlink() => {}
-            Ok(_) => return Err(OutputError::Refused(format!("{} exists and is not a directory", at.display()))),
-            Err(_) => fs::create_dir(&at).map_err(io_err(format!("cannot create {}", at.display())))?,
+            Ok(_) => {
+                return Err(OutputError::Refused(format!(
+                    "{} exists and is not a directory",
+                    at.display()
+                )))
+            }
+            Err(_) => {
+                fs::create_dir(&at).map_err(io_err(format!("cannot create {}", at.display())))?
+            }
         }
     }
     Ok(())
@@ -137,7 +156,10 @@ mod tests {
     use super::*;
 
     fn files() -> Vec<(String, Vec<u8>)> {
-        vec![("index.html".into(), b"<html>".to_vec()), ("figures/a.svg".into(), b"<svg/>".to_vec())]
+        vec![
+            ("index.html".into(), b"<html>".to_vec()),
+            ("figures/a.svg".into(), b"<svg/>".to_vec()),
+        ]
     }
 
     #[test]
@@ -154,16 +176,22 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let file = t.path().join("f");
         fs::write(&file, "x").unwrap();
-        assert!(matches!(check_dir(&file, true), Err(OutputError::Refused(m)) if m.contains("not a directory")));
+        assert!(
+            matches!(check_dir(&file, true), Err(OutputError::Refused(m)) if m.contains("not a directory"))
+        );
         let target = t.path().join("target");
         fs::create_dir(&target).unwrap();
         let link = t.path().join("link");
         std::os::unix::fs::symlink(&target, &link).unwrap();
-        assert!(matches!(check_dir(&link, true), Err(OutputError::Refused(m)) if m.contains("symbolic link")));
+        assert!(
+            matches!(check_dir(&link, true), Err(OutputError::Refused(m)) if m.contains("symbolic link"))
+        );
         let full = t.path().join("full");
         fs::create_dir(&full).unwrap();
         fs::write(full.join("old"), "x").unwrap();
-        assert!(matches!(check_dir(&full, false), Err(OutputError::Refused(m)) if m.contains("--force")));
+        assert!(
+            matches!(check_dir(&full, false), Err(OutputError::Refused(m)) if m.contains("--force"))
+        );
         assert!(check_dir(&full, true).is_ok());
         assert!(check_dir(&target, false).is_ok(), "an empty directory is fine");
     }
@@ -198,7 +226,10 @@ mod tests {
     fn paths_leaving_the_directory_are_refused() {
         let t = tempfile::tempdir().unwrap();
         let bad = vec![("../escape".to_string(), vec![])];
-        assert!(matches!(write_dir(&t.path().join("r"), &bad, false), Err(OutputError::Refused(_))));
+        assert!(matches!(
+            write_dir(&t.path().join("r"), &bad, false),
+            Err(OutputError::Refused(_))
+        ));
         assert!(!t.path().join("escape").exists());
     }
 }

@@ -15,15 +15,25 @@ const BATCH_ROWS: usize = 8192;
 /// Writes `rows` (flat JSON objects, all with the same fields) as one Parquet file. A field
 /// with no value in any row is of Arrow's Null type. Errors on no rows.
 pub fn write(rows: &[serde_json::Value], out: impl Write + Send) -> Result<(), ArrowError> {
-    let first = rows.first().and_then(|r| r.as_object()).ok_or_else(|| ArrowError::InvalidArgumentError("no rows to write".into()))?;
-    let inferred = arrow_json::reader::infer_json_schema_from_iterator(rows.iter().map(Ok::<_, ArrowError>))?;
+    let first = rows
+        .first()
+        .and_then(|r| r.as_object())
+        .ok_or_else(|| ArrowError::InvalidArgumentError("no rows to write".into()))?;
+    let inferred =
+        arrow_json::reader::infer_json_schema_from_iterator(rows.iter().map(Ok::<_, ArrowError>))?;
     // In the rows' own field order, as csv and json list them.
-    let fields: Vec<Arc<Field>> =
-        first.keys().map(|k| inferred.field_with_name(k).map(|f| Arc::new(f.clone()))).collect::<Result<_, _>>()?;
+    let fields: Vec<Arc<Field>> = first
+        .keys()
+        .map(|k| inferred.field_with_name(k).map(|f| Arc::new(f.clone())))
+        .collect::<Result<_, _>>()?;
     let schema = Arc::new(Schema::new(fields));
-    let props = WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?)).build();
-    let mut writer = ArrowWriter::try_new(out, schema.clone(), Some(props)).map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
-    let mut decoder = arrow_json::ReaderBuilder::new(schema).with_batch_size(BATCH_ROWS).build_decoder()?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
+        .build();
+    let mut writer = ArrowWriter::try_new(out, schema.clone(), Some(props))
+        .map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
+    let mut decoder =
+        arrow_json::ReaderBuilder::new(schema).with_batch_size(BATCH_ROWS).build_decoder()?;
     for chunk in rows.chunks(BATCH_ROWS) {
         decoder.serialize(chunk)?;
         if let Some(batch) = decoder.flush()? {
@@ -56,16 +66,33 @@ mod tests {
         assert_eq!(names, ["pid", "wall_s", "policy", "ok", "signal", "never"]);
         assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 10_000);
         // Row by row across batches (the file holds several: BATCH_ROWS each).
-        let pid: Vec<i64> = batches.iter().flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec()).collect();
-        let wall: Vec<f64> = batches.iter().flat_map(|b| b.column(1).as_primitive::<Float64Type>().values().to_vec()).collect();
+        let pid: Vec<i64> = batches
+            .iter()
+            .flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec())
+            .collect();
+        let wall: Vec<f64> = batches
+            .iter()
+            .flat_map(|b| b.column(1).as_primitive::<Float64Type>().values().to_vec())
+            .collect();
         let policy: Vec<String> = batches
             .iter()
-            .flat_map(|b| b.column(2).as_string::<i32>().iter().map(|v| v.unwrap().to_string()).collect::<Vec<_>>())
+            .flat_map(|b| {
+                b.column(2)
+                    .as_string::<i32>()
+                    .iter()
+                    .map(|v| v.unwrap().to_string())
+                    .collect::<Vec<_>>()
+            })
             .collect();
         assert_eq!(pid, (0..10_000).collect::<Vec<i64>>());
-        assert_eq!((wall[8193], policy[8193].as_str(), policy[8192].as_str()), (8193.0 / 4.0, "other", "fifo"));
+        assert_eq!(
+            (wall[8193], policy[8193].as_str(), policy[8192].as_str()),
+            (8193.0 / 4.0, "other", "fifo")
+        );
         let first = &batches[0];
-        assert!(first.column(4).is_null(0) && first.column(4).as_primitive::<Int64Type>().value(7) == 9);
+        assert!(
+            first.column(4).is_null(0) && first.column(4).as_primitive::<Int64Type>().value(7) == 9
+        );
         assert!(!first.column(3).as_boolean().value(3) && first.column(3).as_boolean().value(4));
         let never: usize = batches.iter().map(|b| b.column(5).logical_null_count()).sum();
         assert_eq!(never, 10_000);

@@ -3,7 +3,9 @@
 use crate::html::{render, CompareSection, ReportInput, RunMeta};
 use crate::testdata::{lab1_records, pa3_records, run_meta};
 use crate::{compare, plots};
-use schedlab_analysis::{cell_outliers, cell_stats, compare_runs, Metric, RunComparison, MODIFIED_Z_THRESHOLD};
+use schedlab_analysis::{
+    cell_outliers, cell_stats, compare_runs, Metric, RunComparison, MODIFIED_Z_THRESHOLD,
+};
 use schedlab_model::{CellRecord, CpuTheory};
 
 fn html_of(files: &[(String, Vec<u8>)]) -> String {
@@ -14,7 +16,12 @@ fn html_of(files: &[(String, Vec<u8>)]) -> String {
 /// Run A: cpu at 10 processes under other, fifo and rr; run B: other 10% slower, fifo the same, no rr.
 fn two_runs() -> (Vec<CellRecord>, Vec<CellRecord>) {
     let pick = |f: f64, policy: &str| -> Vec<CellRecord> {
-        pa3_records(f).into_iter().filter(|r| r.params.workload == "cpu" && r.params.processes == 10 && r.params.policy == policy).collect()
+        pa3_records(f)
+            .into_iter()
+            .filter(|r| {
+                r.params.workload == "cpu" && r.params.processes == 10 && r.params.policy == policy
+            })
+            .collect()
     };
     let a = [pick(1.0, "other"), pick(1.0, "fifo"), pick(1.0, "rr")].concat();
     let b = [pick(1.1, "other"), pick(1.0, "fifo")].concat();
@@ -32,12 +39,25 @@ fn report_is_self_contained_with_every_figure_inline_and_beside_it() {
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
     let run = run_meta(7);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None, io: &[], rt: &[], traces: &[] }).unwrap();
+    let r = render(&ReportInput {
+        run: &run,
+        stats: &stats,
+        outliers: &outliers,
+        compare: None,
+        io: &[],
+        rt: &[],
+        traces: &[],
+    })
+    .unwrap();
     let html = html_of(&r.files);
     assert_eq!(r.charts.len(), 15);
     assert_eq!(r.files.len(), 1 + 2 * 15);
     for c in &r.charts {
-        assert!(html.contains(&format!("<figure id=\"fig-{}\">", c.id)), "{} not in the page", c.id);
+        assert!(
+            html.contains(&format!("<figure id=\"fig-{}\">", c.id)),
+            "{} not in the page",
+            c.id
+        );
         for ext in ["svg", "png"] {
             let name = format!("figures/{}.{ext}", c.id);
             assert!(r.files.iter().any(|(n, b)| *n == name && !b.is_empty()), "{name} missing");
@@ -46,10 +66,23 @@ fn report_is_self_contained_with_every_figure_inline_and_beside_it() {
     }
     assert_eq!(html.matches("<svg ").count(), 15, "every figure inline");
     // Nothing is fetched: no scripts, stylesheets, images or fonts from anywhere.
-    for banned in ["<script", "<link", "<img", "<iframe", "@import", "url(", "src=", "href=\"http", "href=\"//"] {
+    for banned in [
+        "<script",
+        "<link",
+        "<img",
+        "<iframe",
+        "@import",
+        "url(",
+        "src=",
+        "href=\"http",
+        "href=\"//",
+    ] {
         assert!(!html.contains(banned), "the page contains {banned}");
     }
-    assert!(html.contains("name = &quot;pa3&quot;\n# &lt;not a tag&gt; &amp; more"), "the spec is shown, escaped");
+    assert!(
+        html.contains("name = &quot;pa3&quot;\n# &lt;not a tag&gt; &amp; more"),
+        "the spec is shown, escaped"
+    );
     assert!(html.contains("cell io/other/n500: 1 process exited 1"), "warnings are listed");
     assert!(html.contains("<th>CPU</th><td>Test CPU</td>"));
     assert!(html.contains("<td>fifo prio 98</td>"));
@@ -63,7 +96,16 @@ fn a_fairness_run_shows_its_fairness_figures() {
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
     let run = run_meta(9);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None, io: &[], rt: &[], traces: &[] }).unwrap();
+    let r = render(&ReportInput {
+        run: &run,
+        stats: &stats,
+        outliers: &outliers,
+        compare: None,
+        io: &[],
+        rt: &[],
+        traces: &[],
+    })
+    .unwrap();
     let html = html_of(&r.files);
     // 5 per-workload figures and Jain's index, alone and with the background; completion
     // times at 4 and 8 processes, alone and with it; the group share with it.
@@ -72,7 +114,10 @@ fn a_fairness_run_shows_its_fairness_figures() {
     for id in ["jain-hash-8_bg", "completion-hash-n8-8_bg", "share-hash-8_bg"] {
         assert!(html.contains(&format!("<figure id=\"fig-{id}\">")), "{id} not in the page");
     }
-    assert!(html.contains("Jain&#39;s index (sum x)^2 / (n sum x^2)"), "the caption says how the index is computed");
+    assert!(
+        html.contains("Jain&#39;s index (sum x)^2 / (n sum x^2)"),
+        "the caption says how the index is computed"
+    );
     assert!(html.contains("when the run studies fairness"), "and when fairness figures are drawn");
 }
 
@@ -83,48 +128,94 @@ fn outliers_are_tabulated_when_flagged() {
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
     let run = run_meta(7);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &outliers, compare: None, io: &[], rt: &[], traces: &[] }).unwrap();
+    let r = render(&ReportInput {
+        run: &run,
+        stats: &stats,
+        outliers: &outliers,
+        compare: None,
+        io: &[],
+        rt: &[],
+        traces: &[],
+    })
+    .unwrap();
     let html = html_of(&r.files);
     assert!(html.contains("<td>cpu/other/n10</td>"), "the flagged cell is listed");
-    assert!(html.contains("rep 0 process 3: wall 100.0 vs median"), "{}", &html[html.find("id=\"outliers\"").unwrap()..][..2000]);
+    assert!(
+        html.contains("rep 0 process 3: wall 100.0 vs median"),
+        "{}",
+        &html[html.find("id=\"outliers\"").unwrap()..][..2000]
+    );
 }
 
 #[test]
 fn comparison_section_shows_every_metric_with_the_chosen_one_open() {
     let (a, b) = two_runs();
-    let by_metric: Vec<RunComparison> = [Metric::InvoluntaryPerProc, Metric::WallPerProc, Metric::Throughput]
-        .iter()
-        .map(|m| compare_runs(&a, &b, *m, 0.05).unwrap())
-        .collect();
+    let by_metric: Vec<RunComparison> =
+        [Metric::InvoluntaryPerProc, Metric::WallPerProc, Metric::Throughput]
+            .iter()
+            .map(|m| compare_runs(&a, &b, *m, 0.05).unwrap())
+            .collect();
     let section = CompareSection { other: run_meta(8), by_metric, rt: Vec::new() };
     let stats = cell_stats(&a);
     let run = run_meta(7);
-    let r =
-        render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: Some(&section), io: &[], rt: &[], traces: &[] }).unwrap();
+    let r = render(&ReportInput {
+        run: &run,
+        stats: &stats,
+        outliers: &[],
+        compare: Some(&section),
+        io: &[],
+        rt: &[],
+        traces: &[],
+    })
+    .unwrap();
     let html = html_of(&r.files);
     assert!(html.contains("Comparison: run 7 (A) against run 8 (B)"));
     assert!(html.contains("<details open>\n<summary>involuntary switches per process</summary>"));
     assert!(html.contains("<details>\n<summary>wall per process [s]</summary>"));
-    assert!(html.contains("<tr class=\"higher\"><td>cpu/other/n10</td>"), "the slower cell is shaded");
+    assert!(
+        html.contains("<tr class=\"higher\"><td>cpu/other/n10</td>"),
+        "the slower cell is shaded"
+    );
     assert!(html.contains("Only in run 7: cpu/rr:98/n10."));
 }
 
 #[test]
 fn charts_follow_the_figure_list() {
     let stats = cell_stats(&pa3_records(1.0));
-    let n: usize =
-        plots::FIGURES.iter().map(|f| f(&plots::FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] }).len()).sum();
-    assert_eq!(n, plots::charts(&plots::FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] }).len());
+    let n: usize = plots::FIGURES
+        .iter()
+        .map(|f| {
+            f(&plots::FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] }).len()
+        })
+        .sum();
+    assert_eq!(
+        n,
+        plots::charts(&plots::FigureInput {
+            stats: &stats,
+            cpus: 4,
+            io: &[],
+            rt: &[],
+            traces: &[]
+        })
+        .len()
+    );
 }
 
 #[test]
 fn compare_table() {
-    insta::assert_snapshot!(compare::table(&small_comparison(Metric::WallPerProc), 1, 2).to_string());
+    insta::assert_snapshot!(
+        compare::table(&small_comparison(Metric::WallPerProc), 1, 2).to_string()
+    );
 }
 
 #[test]
 fn compare_markdown() {
-    insta::assert_snapshot!(compare::markdown(&small_comparison(Metric::InvoluntaryPerProc), 1, 2, &[]));
+    insta::assert_snapshot!(compare::markdown(
+        &small_comparison(Metric::InvoluntaryPerProc),
+        1,
+        2,
+        &[]
+    ));
 }
 
 #[test]
@@ -153,20 +244,43 @@ fn a_comparison_of_real_time_runs_draws_their_response_times_side_by_side() {
     let section = CompareSection { other, by_metric, rt: schedlab_analysis::rt_stats(&b) };
     let (stats, rt) = (cell_stats(&a), schedlab_analysis::rt_stats(&a));
     let run = run_meta(11);
-    let r =
-        render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: Some(&section), io: &[], rt: &rt, traces: &[] }).unwrap();
+    let r = render(&ReportInput {
+        run: &run,
+        stats: &stats,
+        outliers: &[],
+        compare: Some(&section),
+        io: &[],
+        rt: &rt,
+        traces: &[],
+    })
+    .unwrap();
     let html = html_of(&r.files);
     let section = &html[html.find("id=\"comparison\"").expect("a comparison section")..];
     assert!(section.contains("Response times, A against B"));
     // fifo-rm and dwcs have per-job records in both runs: one figure each, in the section.
     assert_eq!(section.matches("<strong>Figure C").count(), 2);
-    assert!(section.contains("run 11 (measured): median 5.00 ms") && section.contains("run 12 (simulated): median 10.0 ms"));
-    for id in ["compare-rt-response-set_fifo-rm_utilisation_0_5_n4", "compare-rt-response-set_dwcs_utilisation_0_5_n4"] {
+    assert!(
+        section.contains("run 11 (measured): median 5.00 ms")
+            && section.contains("run 12 (simulated): median 10.0 ms")
+    );
+    for id in [
+        "compare-rt-response-set_fifo-rm_utilisation_0_5_n4",
+        "compare-rt-response-set_dwcs_utilisation_0_5_n4",
+    ] {
         assert!(r.files.iter().any(|(f, _)| f == &format!("figures/{id}.svg")), "{id}.svg");
         assert!(r.files.iter().any(|(f, _)| f == &format!("figures/{id}.png")), "{id}.png");
     }
     // Without a comparison, none of these.
-    let alone = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &rt, traces: &[] }).unwrap();
+    let alone = render(&ReportInput {
+        run: &run,
+        stats: &stats,
+        outliers: &[],
+        compare: None,
+        io: &[],
+        rt: &rt,
+        traces: &[],
+    })
+    .unwrap();
     assert!(!alone.files.iter().any(|(f, _)| f.contains("compare-")));
 }
 
@@ -176,16 +290,34 @@ fn a_real_time_run_shows_its_figures_and_table() {
     let stats = cell_stats(&records);
     let rt = schedlab_analysis::rt_stats(&records);
     let run = run_meta(11);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &rt, traces: &[] }).unwrap();
+    let r = render(&ReportInput {
+        run: &run,
+        stats: &stats,
+        outliers: &[],
+        compare: None,
+        io: &[],
+        rt: &rt,
+        traces: &[],
+    })
+    .unwrap();
     let html = html_of(&r.files);
     let ids: Vec<&str> = r.charts.iter().map(|c| c.id.as_str()).collect();
-    assert_eq!(ids, ["rt-violations", "rt-violation-time", "rt-misses", "rt-wakeup-u0_25", "rt-wakeup-u0_5"]);
+    assert_eq!(
+        ids,
+        ["rt-violations", "rt-violation-time", "rt-misses", "rt-wakeup-u0_25", "rt-wakeup-u0_5"]
+    );
     assert_eq!(r.files.len(), 1 + 2 * 5, "every figure as SVG and PNG");
     assert_eq!(html.matches("<svg ").count(), 5);
     assert!(html.contains("Real-time task sets per cell (as in the DWCS real-time study)"));
     assert!(html.contains("<th>sliding viol./proc</th>") && html.contains("<td>fifo-rm</td>"));
-    assert!(html.contains("dispatcher&#39;s tally; no latencies recorded"), "edf cells say why they have no latencies");
-    assert!(html.contains("dispatcher&#39;s tally; latency = hand-off"), "dwcs cells say what their latency is");
+    assert!(
+        html.contains("dispatcher&#39;s tally; no latencies recorded"),
+        "edf cells say why they have no latencies"
+    );
+    assert!(
+        html.contains("dispatcher&#39;s tally; latency = hand-off"),
+        "dwcs cells say what their latency is"
+    );
     assert!(html.contains("Sliding windows are drawn"), "the caption says which windows");
     let pa3 = render(&ReportInput {
         run: &run,
@@ -197,8 +329,14 @@ fn a_real_time_run_shows_its_figures_and_table() {
         traces: &[],
     })
     .unwrap();
-    assert!(!html_of(&pa3.files).contains("Real-time task sets"), "no real-time table without periodic cells");
-    assert!(!html.contains("Partitioned sets, per CPU"), "no per-CPU table when every set ran on one CPU");
+    assert!(
+        !html_of(&pa3.files).contains("Real-time task sets"),
+        "no real-time table without periodic cells"
+    );
+    assert!(
+        !html.contains("Partitioned sets, per CPU"),
+        "no per-CPU table when every set ran on one CPU"
+    );
 }
 
 #[test]
@@ -211,7 +349,14 @@ fn a_partitioned_set_gets_a_row_per_cpu() {
         let rt = r.rt.as_mut().unwrap();
         rt.task_cpus = vec![0, 1, 0, 1];
         // Two tasks of C/T 0.1, x/y = 1/2, on each CPU.
-        rt.cpu_theory = (0..2).map(|cpu| CpuTheory { cpu, plain_utilisation: 0.2, min_utilisation: 0.1, guaranteed: true }).collect();
+        rt.cpu_theory = (0..2)
+            .map(|cpu| CpuTheory {
+                cpu,
+                plain_utilisation: 0.2,
+                min_utilisation: 0.1,
+                guaranteed: true,
+            })
+            .collect();
         let t = r.samples[3].extra.rt.as_mut().unwrap();
         (t.misses, t.met) = (t.misses + 20, t.met - 20);
     }
@@ -219,14 +364,26 @@ fn a_partitioned_set_gets_a_row_per_cpu() {
     let rows = crate::tables::rt_cpu_rows(&rt);
     assert_eq!(rows.len(), 2, "one row per CPU of the one partitioned cell: {rows:?}");
     // k = 4 for dwcs at the only utilisation: 20 + r misses per task of 100 jobs.
-    let header = crate::cols::header(&crate::tables::rt_cpu_columns()).into_iter().map(str::to_string).collect::<Vec<_>>();
-    let at = |cpu: usize, col: &str| rows[cpu][header.iter().position(|h| h == col).unwrap()].clone();
+    let header = crate::cols::header(&crate::tables::rt_cpu_columns())
+        .into_iter()
+        .map(str::to_string)
+        .collect::<Vec<_>>();
+    let at =
+        |cpu: usize, col: &str| rows[cpu][header.iter().position(|h| h == col).unwrap()].clone();
     assert_eq!(
         (at(0, "scheduler"), at(0, "cpu"), at(0, "tasks"), at(0, "C/T"), at(0, "min util.")),
         ("dwcs".into(), "0".into(), "2".into(), "0.200".into(), "0.100".into())
     );
-    assert!(at(0, "missed [%]").starts_with("20.50 "), "CPU 0: 20 and 21 of 100: {}", at(0, "missed [%]"));
-    assert!(at(1, "missed [%]").starts_with("30.50 "), "CPU 1: (20 + 40) / 200 and (21 + 41) / 200: {}", at(1, "missed [%]"));
+    assert!(
+        at(0, "missed [%]").starts_with("20.50 "),
+        "CPU 0: 20 and 21 of 100: {}",
+        at(0, "missed [%]")
+    );
+    assert!(
+        at(1, "missed [%]").starts_with("30.50 "),
+        "CPU 1: (20 + 40) / 200 and (21 + 41) / 200: {}",
+        at(1, "missed [%]")
+    );
     let table = crate::tables::rt_cpus(&rt).expect("a table").to_string();
     assert!(table.contains("sliding viol./proc") && table.contains("30.50"), "{table}");
     let r = render(&ReportInput {
@@ -241,10 +398,16 @@ fn a_partitioned_set_gets_a_row_per_cpu() {
     .unwrap();
     let html = html_of(&r.files);
     assert!(
-        html.contains("Partitioned sets, per CPU") && html.contains("<th>C/T</th>") && html.contains("30.50"),
+        html.contains("Partitioned sets, per CPU")
+            && html.contains("<th>C/T</th>")
+            && html.contains("30.50"),
         "per-CPU table in the report"
     );
-    assert!(crate::tables::rt_cpus(&schedlab_analysis::rt_stats(&crate::testdata::rt_records(&["set"], &[Some(0.5)]))).is_none());
+    assert!(crate::tables::rt_cpus(&schedlab_analysis::rt_stats(&crate::testdata::rt_records(
+        &["set"],
+        &[Some(0.5)]
+    )))
+    .is_none());
 }
 
 #[test]
@@ -256,11 +419,23 @@ fn lab1_table_rows_are_told_apart_by_affinity_weight_and_background() {
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), stats.len(), "two cells share a row name: {names:#?}");
-        assert!(names.contains(&"hash vs 8 bg | other, spread, weight 200 | 8".to_string()), "{names:#?}");
+        assert!(
+            names.contains(&"hash vs 8 bg | other, spread, weight 200 | 8".to_string()),
+            "{names:#?}"
+        );
         assert!(names.contains(&"hash | other, unpinned, no cgroup | 4".to_string()), "{names:#?}");
     }
     let run = run_meta(9);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &[], traces: &[] }).unwrap();
+    let r = render(&ReportInput {
+        run: &run,
+        stats: &stats,
+        outliers: &[],
+        compare: None,
+        io: &[],
+        rt: &[],
+        traces: &[],
+    })
+    .unwrap();
     assert!(html_of(&r.files).contains("<td>hash vs 8 bg</td><td>other, spread, weight 200</td>"));
 }
 
@@ -268,7 +443,16 @@ fn lab1_table_rows_are_told_apart_by_affinity_weight_and_background() {
 fn report_headings_name_the_study_not_a_file_of_ours() {
     let run = run_meta(7);
     let stats = cell_stats(&pa3_records(1.0));
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &[], traces: &[] }).unwrap();
+    let r = render(&ReportInput {
+        run: &run,
+        stats: &stats,
+        outliers: &[],
+        compare: None,
+        io: &[],
+        rt: &[],
+        traces: &[],
+    })
+    .unwrap();
     let html = html_of(&r.files);
     assert!(html.contains("Per process (as in the PA3 scheduler study, Figure 12)"));
     let visible = html.split("<h2 id=\"spec\">").next().unwrap();
@@ -280,7 +464,10 @@ fn report_headings_name_the_study_not_a_file_of_ours() {
 #[test]
 fn compare_warns_when_runs_differ_in_scale_mode_machine_or_spec() {
     let a = run_meta(1);
-    assert!(compare::run_differences(&a, &run_meta(2)).is_empty(), "two runs of one spec on one machine");
+    assert!(
+        compare::run_differences(&a, &run_meta(2)).is_empty(),
+        "two runs of one spec on one machine"
+    );
     let mut b = run_meta(2);
     b.scale = 0.1;
     b.mode = "sim".into();
@@ -296,11 +483,23 @@ fn compare_warns_when_runs_differ_in_scale_mode_machine_or_spec() {
     let c = small_comparison(Metric::WallPerProc);
     let md = compare::markdown(&c, 1, 2, &w);
     assert!(md.starts_with("> **Warning:** the runs differ in scale"), "{md}");
-    assert!(md.contains(">\n> **Warning:** run 1 was measured") && md.contains("\n| cell |"), "{md}");
+    assert!(
+        md.contains(">\n> **Warning:** run 1 was measured") && md.contains("\n| cell |"),
+        "{md}"
+    );
     let json = compare::json(&c, 1, 2, &w);
     assert_eq!(json["warnings"].as_array().unwrap().len(), 4);
     let section = CompareSection { other: b, by_metric: vec![c], rt: Vec::new() };
-    let r = render(&ReportInput { run: &a, stats: &[], outliers: &[], compare: Some(&section), io: &[], rt: &[], traces: &[] }).unwrap();
+    let r = render(&ReportInput {
+        run: &a,
+        stats: &[],
+        outliers: &[],
+        compare: Some(&section),
+        io: &[],
+        rt: &[],
+        traces: &[],
+    })
+    .unwrap();
     assert!(html_of(&r.files).contains("Warning: run 1 was measured and run 2 simulated"));
 }
 
@@ -316,7 +515,10 @@ fn compare_shows_no_interval_for_two_repetitions_and_says_why_in_json() {
     let cell = &json["cells"][0];
     assert_eq!(cell["a"]["no_interval"], "fewer than 3 values: too few for a useful interval");
     assert_eq!(cell["ratio"]["no_interval"], "fewer than 3 values: too few for a useful interval");
-    assert!(cell["ratio"]["ci_low"].as_f64().unwrap() > 0.0, "the numbers stay, in the domain: {cell}");
+    assert!(
+        cell["ratio"]["ci_low"].as_f64().unwrap() > 0.0,
+        "the numbers stay, in the domain: {cell}"
+    );
 }
 
 /// The mock pa3 run with every cpu/other/n10 repetition traced: worker k ran the first k+1
@@ -374,21 +576,50 @@ fn a_traced_run_gets_the_trace_table_and_a_state_chart_per_traced_cell() {
     let traces = schedlab_analysis::trace_stats(&records);
     assert_eq!(traces.len(), 1, "one traced cell");
     let run = run_meta(9);
-    let r = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &[], traces: &traces }).unwrap();
+    let r = render(&ReportInput {
+        run: &run,
+        stats: &stats,
+        outliers: &[],
+        compare: None,
+        io: &[],
+        rt: &[],
+        traces: &traces,
+    })
+    .unwrap();
     let html = html_of(&r.files);
     assert!(html.contains("Kernel traces per cell"), "the trace table's heading");
     assert!(html.contains("<td>cpu/other/n10</td>"), "the traced cell's row");
     let reps = traces[0].reps as u64;
     let who = format!("{} (67%) / 0 (0%) / {} (33%) / 0 (0%)", 20 * reps, 10 * reps);
     assert!(html.contains(&who), "who preempted, with shares: {who}");
-    let states = r.charts.iter().find(|c| c.id == "states-cpu_other_n10").expect("a state chart for the traced cell");
+    let states = r
+        .charts
+        .iter()
+        .find(|c| c.id == "states-cpu_other_n10")
+        .expect("a state chart for the traced cell");
     assert_eq!(states.states.rows.len(), 10);
     let svg = plots::svg(states).unwrap();
     // Running (green), runnable (orange) and blocked (blue) are all drawn.
     for colour in ["#009E73", "#E69F00", "#56B4E9"] {
         assert!(svg.to_uppercase().contains(colour), "{colour} in the state chart");
     }
-    assert_eq!(r.charts.iter().filter(|c| c.id.starts_with("states-")).count(), 1, "untraced cells get none");
-    let plain = render(&ReportInput { run: &run, stats: &stats, outliers: &[], compare: None, io: &[], rt: &[], traces: &[] }).unwrap();
-    assert!(!html_of(&plain.files).contains("Kernel traces per cell"), "an untraced run has no trace section");
+    assert_eq!(
+        r.charts.iter().filter(|c| c.id.starts_with("states-")).count(),
+        1,
+        "untraced cells get none"
+    );
+    let plain = render(&ReportInput {
+        run: &run,
+        stats: &stats,
+        outliers: &[],
+        compare: None,
+        io: &[],
+        rt: &[],
+        traces: &[],
+    })
+    .unwrap();
+    assert!(
+        !html_of(&plain.files).contains("Kernel traces per cell"),
+        "an untraced run has no trace section"
+    );
 }

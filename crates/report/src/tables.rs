@@ -54,7 +54,9 @@ pub fn reps(n: usize, p: &schedlab_model::CellParams) -> String {
 /// repetitions (3 to 30 until the 95% CI of the main figure is within ±5% of the mean): 5 of 6
 /// cells reached it; † marks the one that did not: cpu/other/n8 (30 repetitions, ±12.1%)";
 /// None under fixed repetitions.
-pub fn repetitions_note<'a>(cells: impl Iterator<Item = &'a schedlab_model::CellParams>) -> Option<String> {
+pub fn repetitions_note<'a>(
+    cells: impl Iterator<Item = &'a schedlab_model::CellParams>,
+) -> Option<String> {
     let mut seen: Vec<(&str, &schedlab_model::RepetitionOutcome)> = Vec::new();
     for p in cells {
         if let Some(o) = &p.repetitions {
@@ -68,7 +70,8 @@ pub fn repetitions_note<'a>(cells: impl Iterator<Item = &'a schedlab_model::Cell
         .iter()
         .filter(|(_, o)| !o.reached)
         .map(|(key, o)| {
-            let h = o.half_width_pct.map_or_else(|| "no interval".to_string(), |h| format!("±{h:.1}%"));
+            let h =
+                o.half_width_pct.map_or_else(|| "no interval".to_string(), |h| format!("±{h:.1}%"));
             format!("{key} ({} repetitions, {h})", o.repetitions)
         })
         .collect();
@@ -81,7 +84,11 @@ pub fn repetitions_note<'a>(cells: impl Iterator<Item = &'a schedlab_model::Cell
         seen.len()
     );
     if !missed.is_empty() {
-        note.push_str(&format!("; {NOT_REACHED} marks the {} that did not: {}", missed.len(), missed.join(", ")));
+        note.push_str(&format!(
+            "; {NOT_REACHED} marks the {} that did not: {}",
+            missed.len(),
+            missed.join(", ")
+        ));
     }
     Some(note)
 }
@@ -116,13 +123,20 @@ pub struct Named<'a, T> {
 }
 
 /// A figure of the row's cell as `mean ±ci` at `prec` decimals.
-fn summary<'a, T: 'static>(header: &'static str, prec: usize, get: fn(&T) -> &Summary) -> Col<Named<'a, T>> {
+fn summary<'a, T: 'static>(
+    header: &'static str,
+    prec: usize,
+    get: fn(&T) -> &Summary,
+) -> Col<Named<'a, T>> {
     Col::num(header, move |r: &Named<T>| fmt_summary(get(r.s), prec))
 }
 
 /// The workload and policy columns.
 fn names<'a, T>() -> [Col<Named<'a, T>>; 2] {
-    [Col::text(axis::WORKLOAD.header, |r: &Named<T>| r.workload.clone()), Col::text(axis::POLICY.header, |r: &Named<T>| r.policy.clone())]
+    [
+        Col::text(axis::WORKLOAD.header, |r: &Named<T>| r.workload.clone()),
+        Col::text(axis::POLICY.header, |r: &Named<T>| r.policy.clone()),
+    ]
 }
 
 /// Each cell's (workload, policy) row names: the workload with the groups it competes with,
@@ -163,7 +177,8 @@ pub fn status(s: &CellStats) -> String {
 /// The processes and `n` columns of the per-cell tables.
 fn processes_and_reps<'a>() -> [Col<Named<'a, CellStats>>; 2] {
     [
-        Col::text(axis::PROCESSES.header, |r: &Named<CellStats>| r.s.params.processes.to_string()).aligned(Align::KEY_NUM),
+        Col::text(axis::PROCESSES.header, |r: &Named<CellStats>| r.s.params.processes.to_string())
+            .aligned(Align::KEY_NUM),
         Col::num("n", |r: &Named<CellStats>| reps(r.s.reps, &r.s.params)),
     ]
 }
@@ -175,7 +190,8 @@ pub fn notes_column<'a>() -> Col<Named<'a, CellStats>> {
 
 /// Columns of the per-cell totals.
 pub fn totals_columns<'a>() -> Vec<Col<Named<'a, CellStats>>> {
-    let mut cols: Vec<Col<Named<CellStats>>> = names().into_iter().chain(processes_and_reps()).collect();
+    let mut cols: Vec<Col<Named<CellStats>>> =
+        names().into_iter().chain(processes_and_reps()).collect();
     cols.extend([
         summary("wall [s]", 2, |s: &CellStats| &s.makespan),
         summary("user [CPU-s]", 2, |s: &CellStats| &s.user_total),
@@ -190,7 +206,8 @@ pub fn totals_columns<'a>() -> Vec<Col<Named<'a, CellStats>>> {
 
 /// Columns of the per-process means.
 pub fn per_process_columns<'a>() -> Vec<Col<Named<'a, CellStats>>> {
-    let mut cols: Vec<Col<Named<CellStats>>> = names().into_iter().chain(processes_and_reps()).collect();
+    let mut cols: Vec<Col<Named<CellStats>>> =
+        names().into_iter().chain(processes_and_reps()).collect();
     cols.extend([
         summary("wall/proc [s]", 3, |s: &CellStats| &s.wall_per_proc),
         summary("user/proc", 3, |s: &CellStats| &s.user_per_proc),
@@ -205,7 +222,11 @@ pub fn per_process_columns<'a>() -> Vec<Col<Named<'a, CellStats>>> {
 
 /// The per-cell tables' rows: each cell with its row names.
 pub fn named(stats: &[CellStats]) -> Vec<Named<'_, CellStats>> {
-    stats.iter().zip(row_labels(stats)).map(|(s, (workload, policy))| Named { s, workload, policy }).collect()
+    stats
+        .iter()
+        .zip(row_labels(stats))
+        .map(|(s, (workload, policy))| Named { s, workload, policy })
+        .collect()
 }
 
 /// Rows of the per-cell totals, one per cell; the terminal and the HTML report both draw these.
@@ -230,11 +251,18 @@ pub fn per_process(stats: &[CellStats]) -> Table {
 
 /// Columns of the throughput and fairness table.
 pub fn fairness_columns() -> Vec<Col<CellStats>> {
-    let fig = |header, prec, get: fn(&CellStats) -> &Summary| Col::num(header, move |s: &CellStats| fmt_summary(get(s), prec));
+    let fig = |header, prec, get: fn(&CellStats) -> &Summary| {
+        Col::num(header, move |s: &CellStats| fmt_summary(get(s), prec))
+    };
     vec![
         Col::text("cell", |s: &CellStats| s.params.key.clone()),
         Col::text("procs", |s: &CellStats| {
-            s.params.groups.iter().map(|g| format!("{}{}", g.processes, if g.background { "bg" } else { "" })).collect::<Vec<_>>().join("+")
+            s.params
+                .groups
+                .iter()
+                .map(|g| format!("{}{}", g.processes, if g.background { "bg" } else { "" }))
+                .collect::<Vec<_>>()
+                .join("+")
         }),
         Col::text("n", |s: &CellStats| reps(s.reps, &s.params)).aligned(Align::KEY_NUM),
         fig("makespan [s]", 3, |s| &s.makespan),
@@ -244,8 +272,12 @@ pub fn fairness_columns() -> Vec<Col<CellStats>> {
         fig("max dev [s]", 3, |s| &s.max_dev_completion),
         fig("CV", 3, |s| &s.cv_completion),
         Col::text("CPU share by group", |s: &CellStats| {
-            let shares =
-                s.group_share.iter().map(|(g, x)| format!("{g} {}", fmt_summary(&x.scaled(100.0), 0))).collect::<Vec<_>>().join(", ");
+            let shares = s
+                .group_share
+                .iter()
+                .map(|(g, x)| format!("{g} {}", fmt_summary(&x.scaled(100.0), 0)))
+                .collect::<Vec<_>>()
+                .join(", ");
             if shares.is_empty() {
                 "-".into()
             } else {
@@ -264,8 +296,15 @@ pub fn fairness(stats: &[CellStats]) -> Table {
 }
 
 /// Rows of the tables with their own scheduler columns: each cell with its workload name.
-fn named_by_workload<T>(stats: &[T], params: impl Fn(&T) -> &schedlab_model::CellParams) -> Vec<Named<'_, T>> {
-    stats.iter().zip(workload_names(stats.iter().map(params))).map(|(s, workload)| Named { s, workload, policy: String::new() }).collect()
+fn named_by_workload<T>(
+    stats: &[T],
+    params: impl Fn(&T) -> &schedlab_model::CellParams,
+) -> Vec<Named<'_, T>> {
+    stats
+        .iter()
+        .zip(workload_names(stats.iter().map(params)))
+        .map(|(s, workload)| Named { s, workload, policy: String::new() })
+        .collect()
 }
 
 /// Columns of the I/O table.
@@ -344,9 +383,12 @@ pub fn rt_columns<'a>() -> Vec<Col<Named<'a, RtStats>>> {
     vec![
         names().into_iter().next().expect("the workload column"),
         Col::text(axis::SCHEDULER.header, |r: &Named<RtStats>| r.s.scheduler.clone()),
-        Col::text(axis::UTILISATION.header, |r: &Named<RtStats>| utilisation(r.s)).aligned(Align::KEY_NUM),
+        Col::text(axis::UTILISATION.header, |r: &Named<RtStats>| utilisation(r.s))
+            .aligned(Align::KEY_NUM),
         Col::num("n", |r: &Named<RtStats>| reps(r.s.reps, &r.s.params)),
-        Col::num("min util.", |r: &Named<RtStats>| r.s.min_utilisation.map_or_else(|| "-".into(), |u| format!("{u:.3}"))),
+        Col::num("min util.", |r: &Named<RtStats>| {
+            r.s.min_utilisation.map_or_else(|| "-".into(), |u| format!("{u:.3}"))
+        }),
         summary("jobs", 0, |s: &RtStats| &s.jobs),
         summary("missed [%]", 2, |s: &RtStats| &s.miss_pct),
         summary("misses/proc", 1, |s: &RtStats| &s.misses_per_proc),
@@ -388,9 +430,13 @@ pub struct CpuRow<'a> {
 
 /// Columns of the per-CPU table of partitioned real-time sets.
 pub fn rt_cpu_columns<'a>() -> Vec<Col<CpuRow<'a>>> {
-    let fig = |header, prec, get: fn(&CpuRt) -> &Summary| Col::num(header, move |r: &CpuRow| fmt_summary(get(r.cpu), prec));
+    let fig = |header, prec, get: fn(&CpuRt) -> &Summary| {
+        Col::num(header, move |r: &CpuRow| fmt_summary(get(r.cpu), prec))
+    };
     let theory = |header, get: fn(&CpuTheory) -> f64| {
-        Col::num(header, move |r: &CpuRow| r.cpu.theory.as_ref().map_or_else(|| "-".into(), |t| format!("{:.3}", get(t))))
+        Col::num(header, move |r: &CpuRow| {
+            r.cpu.theory.as_ref().map_or_else(|| "-".into(), |t| format!("{:.3}", get(t)))
+        })
     };
     vec![
         Col::text(axis::WORKLOAD.header, |r: &CpuRow| r.workload.clone()),
@@ -412,7 +458,13 @@ pub fn rt_cpu_columns<'a>() -> Vec<Col<CpuRow<'a>>> {
 pub fn rt_cpu_named(stats: &[RtStats]) -> Vec<CpuRow<'_>> {
     rt_named(stats)
         .into_iter()
-        .flat_map(|n| n.s.per_cpu.iter().map(move |cpu| CpuRow { cell: n.s, cpu, workload: n.workload.clone() }))
+        .flat_map(|n| {
+            n.s.per_cpu.iter().map(move |cpu| CpuRow {
+                cell: n.s,
+                cpu,
+                workload: n.workload.clone(),
+            })
+        })
         .collect()
 }
 
@@ -443,7 +495,8 @@ fn sum(t: &CellTrace, x: impl Fn(&WorkerTrace) -> f64) -> f64 {
 /// A trace figure's cell in the per-worker table.
 fn worker_cell(f: &TraceFigure, r: &WorkerRow) -> String {
     let prec = f.unit.worker_digits();
-    let by_str = |by: &PreemptedBy| format!("{}/{}/{}/{}", by.worker, by.engine, by.kernel, by.other);
+    let by_str =
+        |by: &PreemptedBy| format!("{}/{}/{}/{}", by.worker, by.engine, by.kernel, by.other);
     match (f.reading, r) {
         (Reading::PerWorker(get), WorkerRow::Worker(_, w, _)) => format!("{:.*}", prec, get(w)),
         (Reading::PerWorker(get), WorkerRow::All(t, _)) => format!("{:.*}", prec, sum(t, get)),
@@ -451,17 +504,22 @@ fn worker_cell(f: &TraceFigure, r: &WorkerRow) -> String {
             s.map(|s| format!("{:.*}", prec, s.user_s + s.sys_s)).unwrap_or_else(|| "-".into())
         }
         (Reading::Wait4Cpu, WorkerRow::All(t, samples)) => {
-            let cpu = |w: &WorkerTrace| samples.iter().find(|s| s.pid == w.pid).map(|s| s.user_s + s.sys_s).unwrap_or(0.0);
+            let cpu = |w: &WorkerTrace| {
+                samples.iter().find(|s| s.pid == w.pid).map(|s| s.user_s + s.sys_s).unwrap_or(0.0)
+            };
             format!("{:.*}", prec, sum(t, cpu))
         }
         (Reading::PreemptedBy, WorkerRow::Worker(_, w, _)) => by_str(&w.preempted_by),
-        (Reading::PreemptedBy, WorkerRow::All(t, _)) => by_str(&t.workers.iter().map(|w| &w.preempted_by).sum()),
+        (Reading::PreemptedBy, WorkerRow::All(t, _)) => {
+            by_str(&t.workers.iter().map(|w| &w.preempted_by).sum())
+        }
         (Reading::Wakeup { worker, .. }, WorkerRow::Worker(_, w, _)) => {
             worker(w).map(|x| format!("{x:.prec$}")).unwrap_or_else(|| "-".into())
         }
         (Reading::Cpus, WorkerRow::Worker(_, w, _)) => cpu_list(&w.cpus),
         (Reading::PerTrace(get), WorkerRow::All(t, _)) => get(t).to_string(),
-        (Reading::Wakeup { .. } | Reading::Cpus, WorkerRow::All(..)) | (Reading::PerTrace(_), WorkerRow::Worker(..)) => String::new(),
+        (Reading::Wakeup { .. } | Reading::Cpus, WorkerRow::All(..))
+        | (Reading::PerTrace(_), WorkerRow::Worker(..)) => String::new(),
     }
 }
 
@@ -493,8 +551,12 @@ pub fn trace_columns<'a>() -> Vec<Col<WorkerRow<'a>>> {
 /// One cell repetition's trace, a row per worker (beside its wait4 CPU time, which lies
 /// between run and run + untraced) and a last row of totals.
 pub fn trace(t: &CellTrace, samples: &[Sample]) -> Table {
-    let mut rows: Vec<WorkerRow> =
-        t.workers.iter().enumerate().map(|(i, w)| WorkerRow::Worker(i, w, samples.iter().find(|s| s.pid == w.pid))).collect();
+    let mut rows: Vec<WorkerRow> = t
+        .workers
+        .iter()
+        .enumerate()
+        .map(|(i, w)| WorkerRow::Worker(i, w, samples.iter().find(|s| s.pid == w.pid)))
+        .collect();
     rows.push(WorkerRow::All(t, samples));
     cols::table(&trace_columns(), &rows)
 }
@@ -510,7 +572,9 @@ fn share(n: u64, total: u64) -> String {
 /// A trace figure's cell in the per-cell table.
 fn cell_cell(f: &TraceFigure, s: &TraceStats) -> String {
     match f.reading {
-        Reading::PerWorker(_) | Reading::Wakeup { .. } => fmt_summary(s.summary(f), f.unit.mean_digits()),
+        Reading::PerWorker(_) | Reading::Wakeup { .. } => {
+            fmt_summary(s.summary(f), f.unit.mean_digits())
+        }
         Reading::PreemptedBy => {
             let by = &s.preempted_by;
             let total = by.total();
@@ -524,11 +588,18 @@ fn cell_cell(f: &TraceFigure, s: &TraceStats) -> String {
 /// Columns of the report's per-cell trace table (where the processes' time went and who
 /// took their CPU): the cell, then every trace figure with a per-cell column.
 pub fn trace_cell_columns() -> Vec<Col<TraceStats>> {
-    let mut cols = vec![Col::text("cell", |s: &TraceStats| s.params.key.clone()), Col::num("n", |s: &TraceStats| reps(s.reps, &s.params))];
+    let mut cols = vec![
+        Col::text("cell", |s: &TraceStats| s.params.key.clone()),
+        Col::num("n", |s: &TraceStats| reps(s.reps, &s.params)),
+    ];
     for f in trace::FIGURES {
         if let Some(header) = f.cell_header {
             let col = Col::num(header, move |s: &TraceStats| cell_cell(f, s));
-            cols.push(if matches!(f.reading, Reading::PreemptedBy) { col.aligned(Align::TRAILING_TEXT) } else { col });
+            cols.push(if matches!(f.reading, Reading::PreemptedBy) {
+                col.aligned(Align::TRAILING_TEXT)
+            } else {
+                col
+            });
         }
     }
     cols

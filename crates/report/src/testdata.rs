@@ -9,15 +9,60 @@ use schedlab_model::{CellParams, CellRecord, Environment, GroupParams, Sample};
 type Row = (&'static str, &'static str, &'static str, [(f64, f64, f64, f64); 3]);
 
 const SEED_FIG12: [Row; 9] = [
-    ("cpu", "pi", "other", [(1.284, 5.040, 687.0, 2.0), (1.268, 5.044, 1308.0, 2.0), (1.777, 7.065, 1824.0, 2.0)]),
-    ("cpu", "pi", "fifo", [(2.055, 6.356, 5.0, 2.0), (1.800, 6.536, 7.0, 1.0), (1.858, 7.047, 7.0, 1.0)]),
-    ("cpu", "pi", "rr", [(1.868, 6.482, 21.0, 2.0), (1.771, 6.594, 25.0, 2.0), (1.869, 7.106, 27.0, 2.0)]),
-    ("io", "copy", "other", [(1.136, 0.002, 2.0, 269.0), (0.354, 0.001, 2.0, 339.0), (0.123, 0.001, 1.0, 327.0)]),
-    ("io", "copy", "fifo", [(0.550, 0.001, 0.0, 201.0), (0.240, 0.001, 0.0, 250.0), (0.108, 0.001, 0.0, 286.0)]),
-    ("io", "copy", "rr", [(0.564, 0.001, 0.0, 201.0), (0.198, 0.001, 0.0, 201.0), (0.103, 0.001, 0.0, 267.0)]),
-    ("mixed", "mixed", "other", [(2.242, 2.530, 366.0, 497.0), (0.955, 2.521, 665.0, 505.0), (0.833, 3.176, 923.0, 473.0)]),
-    ("mixed", "mixed", "fifo", [(2.173, 2.924, 0.0, 426.0), (1.116, 3.056, 0.0, 428.0), (0.929, 3.495, 3.0, 373.0)]),
-    ("mixed", "mixed", "rr", [(2.279, 3.000, 12.0, 434.0), (1.142, 3.010, 25.0, 434.0), (0.930, 3.508, 37.0, 346.0)]),
+    (
+        "cpu",
+        "pi",
+        "other",
+        [(1.284, 5.040, 687.0, 2.0), (1.268, 5.044, 1308.0, 2.0), (1.777, 7.065, 1824.0, 2.0)],
+    ),
+    (
+        "cpu",
+        "pi",
+        "fifo",
+        [(2.055, 6.356, 5.0, 2.0), (1.800, 6.536, 7.0, 1.0), (1.858, 7.047, 7.0, 1.0)],
+    ),
+    (
+        "cpu",
+        "pi",
+        "rr",
+        [(1.868, 6.482, 21.0, 2.0), (1.771, 6.594, 25.0, 2.0), (1.869, 7.106, 27.0, 2.0)],
+    ),
+    (
+        "io",
+        "copy",
+        "other",
+        [(1.136, 0.002, 2.0, 269.0), (0.354, 0.001, 2.0, 339.0), (0.123, 0.001, 1.0, 327.0)],
+    ),
+    (
+        "io",
+        "copy",
+        "fifo",
+        [(0.550, 0.001, 0.0, 201.0), (0.240, 0.001, 0.0, 250.0), (0.108, 0.001, 0.0, 286.0)],
+    ),
+    (
+        "io",
+        "copy",
+        "rr",
+        [(0.564, 0.001, 0.0, 201.0), (0.198, 0.001, 0.0, 201.0), (0.103, 0.001, 0.0, 267.0)],
+    ),
+    (
+        "mixed",
+        "mixed",
+        "other",
+        [(2.242, 2.530, 366.0, 497.0), (0.955, 2.521, 665.0, 505.0), (0.833, 3.176, 923.0, 473.0)],
+    ),
+    (
+        "mixed",
+        "mixed",
+        "fifo",
+        [(2.173, 2.924, 0.0, 426.0), (1.116, 3.056, 0.0, 428.0), (0.929, 3.495, 3.0, 373.0)],
+    ),
+    (
+        "mixed",
+        "mixed",
+        "rr",
+        [(2.279, 3.000, 12.0, 434.0), (1.142, 3.010, 25.0, 434.0), (0.930, 3.508, 37.0, 346.0)],
+    ),
 ];
 
 /// Process counts of the matrix.
@@ -54,7 +99,8 @@ pub fn pa3_records(factor: f64) -> Vec<CellRecord> {
                     (0..n)
                         .map(|i| {
                             // A symmetric +-10% spread around the mean keeps the per-process mean exact.
-                            let spread = if n > 1 { 0.9 + 0.2 * i as f64 / (n - 1) as f64 } else { 1.0 };
+                            let spread =
+                                if n > 1 { 0.9 + 0.2 * i as f64 / (n - 1) as f64 } else { 1.0 };
                             Sample {
                                 index: i,
                                 pid: 1000 + i as i32,
@@ -79,8 +125,22 @@ pub fn pa3_records(factor: f64) -> Vec<CellRecord> {
 }
 
 /// A measured repetition that ended well, released at 1.7e9 + `ordinal` (Unix seconds).
-pub fn record(params: CellParams, rep: u32, ordinal: u32, makespan_s: f64, samples: Vec<Sample>) -> CellRecord {
-    CellRecord { params, rep, ordinal, started_unix: 1.7e9 + ordinal as f64, makespan_s, samples, ..Default::default() }
+pub fn record(
+    params: CellParams,
+    rep: u32,
+    ordinal: u32,
+    makespan_s: f64,
+    samples: Vec<Sample>,
+) -> CellRecord {
+    CellRecord {
+        params,
+        rep,
+        ordinal,
+        started_unix: 1.7e9 + ordinal as f64,
+        makespan_s,
+        samples,
+        ..Default::default()
+    }
 }
 
 /// The mock run's header.
@@ -130,7 +190,10 @@ pub fn lab1_records() -> Vec<CellRecord> {
         for weight in [None, Some(200u32)] {
             for n in [4u32, 8] {
                 for bg in [0u32, 8] {
-                    let key = format!("hash/other/affinity={affinity}/cpu_weight={}/n{n}+bg.processes={bg}", weight.unwrap_or(0));
+                    let key = format!(
+                        "hash/other/affinity={affinity}/cpu_weight={}/n{n}+bg.processes={bg}",
+                        weight.unwrap_or(0)
+                    );
                     let main = GroupParams {
                         name: "main".into(),
                         workload: "hash".into(),
@@ -250,7 +313,9 @@ pub fn rt_records(workloads: &[&str], utilisations: &[Option<f64>]) -> Vec<CellR
                     let samples = (0..4u32)
                         .map(|i| {
                             let latency_hist = (!dispatched || *sched == "dwcs").then(|| {
-                                let mut h = hist::Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
+                                let mut h =
+                                    hist::Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
+                                        .unwrap();
                                 for us in 1..=20 {
                                     h.record(us * k * 1000).unwrap();
                                 }
@@ -270,10 +335,22 @@ pub fn rt_records(workloads: &[&str], utilisations: &[Option<f64>]) -> Vec<CellR
                                 sliding_windows: 99,
                                 sliding_violations: 2 * k + r,
                                 time_in_violation_pct: (2 * k + r) as f64,
-                                wakeup: latency_hist.as_ref().filter(|_| !dispatched).map(hist::summary),
-                                wakeup_hist: latency_hist.as_ref().filter(|_| !dispatched).map(hist::encode),
-                                handoff: latency_hist.as_ref().filter(|_| dispatched).map(hist::summary),
-                                handoff_hist: latency_hist.as_ref().filter(|_| dispatched).map(hist::encode),
+                                wakeup: latency_hist
+                                    .as_ref()
+                                    .filter(|_| !dispatched)
+                                    .map(hist::summary),
+                                wakeup_hist: latency_hist
+                                    .as_ref()
+                                    .filter(|_| !dispatched)
+                                    .map(hist::encode),
+                                handoff: latency_hist
+                                    .as_ref()
+                                    .filter(|_| dispatched)
+                                    .map(hist::summary),
+                                handoff_hist: latency_hist
+                                    .as_ref()
+                                    .filter(|_| dispatched)
+                                    .map(hist::encode),
                                 source: if dispatched { "dispatcher" } else { "worker" }.into(),
                                 ..Default::default()
                             };
@@ -308,7 +385,10 @@ pub fn rt_records(workloads: &[&str], utilisations: &[Option<f64>]) -> Vec<CellR
                         guaranteed: min_utilisation <= 0.5,
                         ..Default::default()
                     };
-                    out.push(CellRecord { rt: Some(rt), ..record(params, rep, cell_id * 2 + rep, 1.0, samples) });
+                    out.push(CellRecord {
+                        rt: Some(rt),
+                        ..record(params, rep, cell_id * 2 + rep, 1.0, samples)
+                    });
                 }
                 cell_id += 1;
             }
@@ -323,7 +403,10 @@ pub fn rt_records(workloads: &[&str], utilisations: &[Option<f64>]) -> Vec<CellR
 pub fn rt_records_with_jobs(scale: u64) -> Vec<schedlab_model::CellRecord> {
     use schedlab_model::jobs::{JobLog, JobTrace};
     let mut recs = rt_records(&["set"], &[Some(0.5)]);
-    for r in recs.iter_mut().filter(|r| r.params.key.contains("/fifo-rm/") || r.params.key.contains("/dwcs/")) {
+    for r in recs
+        .iter_mut()
+        .filter(|r| r.params.key.contains("/fifo-rm/") || r.params.key.contains("/dwcs/"))
+    {
         let k = scale * if r.params.key.contains("/dwcs/") { 2 } else { 1 };
         for s in r.samples.iter_mut() {
             let jobs = (0..10u64)
@@ -334,7 +417,8 @@ pub fn rt_records_with_jobs(scale: u64) -> Vec<schedlab_model::CellRecord> {
                     ..Default::default()
                 })
                 .collect();
-            s.jobs = Some(JobLog { source: "worker".into(), d_ns: 10_000_000, jobs, unrecorded: 0 });
+            s.jobs =
+                Some(JobLog { source: "worker".into(), d_ns: 10_000_000, jobs, unrecorded: 0 });
         }
     }
     recs

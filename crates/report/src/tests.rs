@@ -39,7 +39,14 @@ fn fixture() -> Vec<CellRecord> {
                 started_unix: 0.0,
                 makespan_s: 2.0 + rep as f64,
                 spawn_s: None,
-                stat: StatDelta { user: 400, system: 2, idle: 10, ctxt: 1500, interrupts: 900, ..Default::default() },
+                stat: StatDelta {
+                    user: 400,
+                    system: 2,
+                    idle: 10,
+                    ctxt: 1500,
+                    interrupts: 900,
+                    ..Default::default()
+                },
                 engine_user_s: 0.0,
                 engine_sys_s: 0.0,
                 engine_max_rss_kb: 0,
@@ -56,7 +63,10 @@ fn fixture() -> Vec<CellRecord> {
                         voluntary_csw: 2,
                         involuntary_csw: invol + rep as i64 * 10,
                         work_units: 1e6,
-                        extra: schedlab_model::Extra { policy: Some(policy.to_string()), ..Default::default() },
+                        extra: schedlab_model::Extra {
+                            policy: Some(policy.to_string()),
+                            ..Default::default()
+                        },
                         ..Default::default()
                     })
                     .collect(),
@@ -146,16 +156,26 @@ fn rt_table() {
 /// The CSV export's cell key, index and rt_* columns (the rest is the same as for any process).
 fn rt_columns(csv: &str) -> String {
     let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
-    let keep: Vec<usize> =
-        rows[0].iter().enumerate().filter(|(_, h)| h.starts_with("rt_") || ["cell_key", "index"].contains(h)).map(|(i, _)| i).collect();
-    rows.iter().map(|r| keep.iter().map(|&i| r[i]).collect::<Vec<_>>().join(",")).collect::<Vec<_>>().join("\n")
+    let keep: Vec<usize> = rows[0]
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| h.starts_with("rt_") || ["cell_key", "index"].contains(h))
+        .map(|(i, _)| i)
+        .collect();
+    rows.iter()
+        .map(|r| keep.iter().map(|&i| r[i]).collect::<Vec<_>>().join(","))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
 fn rt_csv_export() {
     let recs = rt_fixture();
     // fifo-rm (its tasks time their wake-ups) and dwcs (the dispatcher's tally) at 0.25, repetition 1.
-    let cells: Vec<CellRecord> = recs.into_iter().filter(|r| r.rep == 1 && (r.params.cell_id == 2 || r.params.cell_id == 6)).collect();
+    let cells: Vec<CellRecord> = recs
+        .into_iter()
+        .filter(|r| r.rep == 1 && (r.params.cell_id == 2 || r.params.cell_id == 6))
+        .collect();
     let rows = flat::flatten(7, &cells);
     let mut out = Vec::new();
     export::by_name("csv").unwrap().write(&rows, &mut out).unwrap();
@@ -168,24 +188,44 @@ fn rt_columns_are_in_every_format() {
     let mut out = Vec::new();
     export::by_name("json").unwrap().write(&rows, &mut out).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!((v[0]["rt_scheduler"].as_str(), v[0]["rt_utilisation"].as_f64()), (Some("fifo-rm"), Some(0.25)));
+    assert_eq!(
+        (v[0]["rt_scheduler"].as_str(), v[0]["rt_utilisation"].as_f64()),
+        (Some("fifo-rm"), Some(0.25))
+    );
     // k = 2: 10 misses of 100 jobs in repetition 0; wake-ups 2..40 us, median the 10th.
-    assert_eq!((v[0]["rt_jobs"].as_u64(), v[0]["rt_misses"].as_u64(), v[0]["rt_met"].as_u64()), (Some(100), Some(10), Some(90)));
+    assert_eq!(
+        (v[0]["rt_jobs"].as_u64(), v[0]["rt_misses"].as_u64(), v[0]["rt_met"].as_u64()),
+        (Some(100), Some(10), Some(90))
+    );
     assert!((v[0]["rt_wakeup_p50_us"].as_f64().unwrap() - 20.0).abs() < 0.1, "{}", v[0]);
     let mut out = Vec::new();
     export::by_name("markdown").unwrap().write(&rows, &mut out).unwrap();
     let md = String::from_utf8(out).unwrap();
-    assert!(md.lines().next().unwrap().contains("| rt_jobs | rt_met | rt_misses | rt_fixed_violations | rt_sliding_violations |"), "{md}");
+    assert!(
+        md.lines().next().unwrap().contains(
+            "| rt_jobs | rt_met | rt_misses | rt_fixed_violations | rt_sliding_violations |"
+        ),
+        "{md}"
+    );
 }
 
 #[test]
 fn every_matrix_axis_has_its_column_in_a_table() {
     use crate::cols::header;
-    use crate::tables::{io_columns, per_process_columns, rt_columns, rt_cpu_columns, totals_columns};
-    let (totals, per_process, io, rt, rt_cpu) = (totals_columns(), per_process_columns(), io_columns(), rt_columns(), rt_cpu_columns());
-    let headers: Vec<&str> = [header(&totals), header(&per_process), header(&io), header(&rt), header(&rt_cpu)].concat();
+    use crate::tables::{
+        io_columns, per_process_columns, rt_columns, rt_cpu_columns, totals_columns,
+    };
+    let (totals, per_process, io, rt, rt_cpu) =
+        (totals_columns(), per_process_columns(), io_columns(), rt_columns(), rt_cpu_columns());
+    let headers: Vec<&str> =
+        [header(&totals), header(&per_process), header(&io), header(&rt), header(&rt_cpu)].concat();
     for a in schedlab_plan::axis::AXES {
-        assert!(headers.contains(&a.header), "the {} axis's column \"{}\" is in no table", a.name, a.header);
+        assert!(
+            headers.contains(&a.header),
+            "the {} axis's column \"{}\" is in no table",
+            a.name,
+            a.header
+        );
     }
 }
 
@@ -194,12 +234,21 @@ fn a_cell_that_stopped_short_of_its_adaptive_target_is_marked_footnoted_and_expo
     let cells = fixture();
     let note = crate::tables::repetitions_note(cells.iter().map(|c| &c.params)).unwrap();
     assert!(note.contains("0 of 1 cells reached it"), "{note}");
-    assert!(note.contains("† marks the 1 that did not: cpu/fifo/n2 (2 repetitions, ±12.5%)"), "{note}");
+    assert!(
+        note.contains("† marks the 1 that did not: cpu/fifo/n2 (2 repetitions, ±12.5%)"),
+        "{note}"
+    );
     let rows = export::values(&flat::flatten(7, &cells));
     let of = |key: &str| rows.iter().find(|r| r["cell_key"] == key).unwrap().clone();
-    assert_eq!((&of("cpu/fifo/n2")["cell_repetitions"], &of("cpu/fifo/n2")["cell_target_reached"]), (&2.into(), &false.into()));
+    assert_eq!(
+        (&of("cpu/fifo/n2")["cell_repetitions"], &of("cpu/fifo/n2")["cell_target_reached"]),
+        (&2.into(), &false.into())
+    );
     assert!(of("cpu/other/n2")["cell_repetitions"].is_null(), "a cell without an outcome: empty");
     let fixed = export::values(&flat::flatten(7, &cells[..2]));
-    assert!(fixed[0].get("cell_repetitions").is_none(), "a run without outcomes has no such columns");
+    assert!(
+        fixed[0].get("cell_repetitions").is_none(),
+        "a run without outcomes has no such columns"
+    );
     assert_eq!(crate::tables::repetitions_note(fixture()[..2].iter().map(|c| &c.params)), None);
 }

@@ -54,14 +54,25 @@ impl<'a> AdaptiveSteps<'a> {
         stored: Vec<CellRecord>,
         on_outcome: OnOutcome<'a>,
     ) -> Self {
-        let mut records: BTreeMap<u32, Vec<CellRecord>> = cells.iter().map(|c| (*c, Vec::new())).collect();
+        let mut records: BTreeMap<u32, Vec<CellRecord>> =
+            cells.iter().map(|c| (*c, Vec::new())).collect();
         for r in &stored {
             if let Some(v) = records.get_mut(&r.params.cell_id) {
                 v.push(lean(r));
             }
         }
-        let queue: VecDeque<Step> = first.into_iter().filter(|s| records.contains_key(&s.cell)).collect();
-        let mut me = AdaptiveSteps { plan, target, queue, records, decided: BTreeSet::new(), round: 0, handed: 0, on_outcome };
+        let queue: VecDeque<Step> =
+            first.into_iter().filter(|s| records.contains_key(&s.cell)).collect();
+        let mut me = AdaptiveSteps {
+            plan,
+            target,
+            queue,
+            records,
+            decided: BTreeSet::new(),
+            round: 0,
+            handed: 0,
+            on_outcome,
+        };
         let waiting: BTreeSet<u32> = me.queue.iter().map(|s| s.cell).collect();
         for cell in cells.iter().filter(|c| !waiting.contains(c)) {
             me.decide(*cell);
@@ -91,7 +102,12 @@ impl<'a> AdaptiveSteps<'a> {
         let mut more = Vec::new();
         for cell in cells {
             if self.decide(cell) {
-                let next = self.records[&cell].iter().filter(|r| !r.warmup).map(|r| r.rep + 1).max().unwrap_or(0);
+                let next = self.records[&cell]
+                    .iter()
+                    .filter(|r| !r.warmup)
+                    .map(|r| r.rep + 1)
+                    .max()
+                    .unwrap_or(0);
                 more.push((cell, next));
             }
         }
@@ -155,7 +171,8 @@ pub fn with_source<T, E: std::fmt::Display>(
             refused.borrow_mut().push(format!("cell {key}: its repetitions' outcome could not be stored ({e}); `--resume` stores it"));
         }
     };
-    let result = run(&mut AdaptiveSteps::new(plan, target, cells, steps, stored, Box::new(on_outcome)));
+    let result =
+        run(&mut AdaptiveSteps::new(plan, target, cells, steps, stored, Box::new(on_outcome)));
     (result, refused.into_inner())
 }
 
@@ -176,7 +193,13 @@ mod tests {
                 workload_name: "pi".into(),
                 workload: Workload::Pi { iterations: 1000 },
                 policy_name: "other".into(),
-                policy: Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None },
+                policy: Policy {
+                    class: Class::Other,
+                    priority: 0,
+                    nice: 0,
+                    deadline: None,
+                    slice_ns: None,
+                },
                 processes: index + 1,
                 affinity: Affinity::All,
                 cgroup: CgroupSpec::default(),
@@ -219,9 +242,21 @@ mod tests {
             1 => 1.0 + (step.rep % 2) as f64,
             _ => 1.0 + 0.001 * step.rep as f64,
         };
-        let params = CellParams { cell_id: step.cell, key: format!("c{}", step.cell), processes: 1, ..Default::default() };
+        let params = CellParams {
+            cell_id: step.cell,
+            key: format!("c{}", step.cell),
+            processes: 1,
+            ..Default::default()
+        };
         let samples = vec![Sample { wall_s: wall, ..Default::default() }];
-        CellRecord { params, rep: step.rep, warmup: step.warmup, makespan_s: wall, samples, ..Default::default() }
+        CellRecord {
+            params,
+            rep: step.rep,
+            warmup: step.warmup,
+            makespan_s: wall,
+            samples,
+            ..Default::default()
+        }
     }
 
     /// Runs `source` to its end as the engine would; returns the steps in order.
@@ -252,9 +287,18 @@ mod tests {
         );
         let steps = drive(&mut src, None);
         let first = plan.steps();
-        assert_eq!(steps[..first.len()], first[..], "the plan's steps, warm-ups included, come first");
-        let later: Vec<(u32, u32, bool)> = steps[first.len()..].iter().map(|s| (s.cell, s.rep, s.warmup)).collect();
-        assert_eq!(later, [(1, 3, false), (1, 4, false), (1, 5, false)], "only the noisy cell repeats, one per round");
+        assert_eq!(
+            steps[..first.len()],
+            first[..],
+            "the plan's steps, warm-ups included, come first"
+        );
+        let later: Vec<(u32, u32, bool)> =
+            steps[first.len()..].iter().map(|s| (s.cell, s.rep, s.warmup)).collect();
+        assert_eq!(
+            later,
+            [(1, 3, false), (1, 4, false), (1, 5, false)],
+            "only the noisy cell repeats, one per round"
+        );
         drop(src);
         let o = outcomes.into_inner();
         let by_cell: BTreeMap<u32, &RepetitionOutcome> = o.iter().map(|(c, o)| (*c, o)).collect();
@@ -267,33 +311,69 @@ mod tests {
     fn a_resumed_run_continues_each_cell_from_its_stored_records() {
         let plan = plan(Order::Random);
         let whole = {
-            let mut src = AdaptiveSteps::new(&plan, TARGET, &[0, 1, 2], plan.steps(), Vec::new(), Box::new(|_, _| {}));
+            let mut src = AdaptiveSteps::new(
+                &plan,
+                TARGET,
+                &[0, 1, 2],
+                plan.steps(),
+                Vec::new(),
+                Box::new(|_, _| {}),
+            );
             drive(&mut src, None)
         };
         for cut in [2, 7, whole.len() - 2] {
             let stored: Vec<CellRecord> = {
-                let mut src = AdaptiveSteps::new(&plan, TARGET, &[0, 1, 2], plan.steps(), Vec::new(), Box::new(|_, _| {}));
+                let mut src = AdaptiveSteps::new(
+                    &plan,
+                    TARGET,
+                    &[0, 1, 2],
+                    plan.steps(),
+                    Vec::new(),
+                    Box::new(|_, _| {}),
+                );
                 drive(&mut src, Some(cut)).iter().map(record).collect()
             };
-            let done: BTreeSet<(u32, u32, bool)> = stored.iter().map(|r| (r.params.cell_id, r.rep, r.warmup)).collect();
-            let left: Vec<Step> = plan.steps().into_iter().filter(|s| !done.contains(&(s.cell, s.rep, s.warmup))).collect();
+            let done: BTreeSet<(u32, u32, bool)> =
+                stored.iter().map(|r| (r.params.cell_id, r.rep, r.warmup)).collect();
+            let left: Vec<Step> = plan
+                .steps()
+                .into_iter()
+                .filter(|s| !done.contains(&(s.cell, s.rep, s.warmup)))
+                .collect();
             let outcomes = RefCell::new(0);
-            let mut src = AdaptiveSteps::new(&plan, TARGET, &[0, 1, 2], left, stored.clone(), Box::new(|_, _| *outcomes.borrow_mut() += 1));
+            let mut src = AdaptiveSteps::new(
+                &plan,
+                TARGET,
+                &[0, 1, 2],
+                left,
+                stored.clone(),
+                Box::new(|_, _| *outcomes.borrow_mut() += 1),
+            );
             let rest = drive(&mut src, None);
             drop(src);
-            let mut all: Vec<(u32, u32, bool)> = done.iter().copied().chain(rest.iter().map(|s| (s.cell, s.rep, s.warmup))).collect();
-            let mut want: Vec<(u32, u32, bool)> = whole.iter().map(|s| (s.cell, s.rep, s.warmup)).collect();
+            let mut all: Vec<(u32, u32, bool)> = done
+                .iter()
+                .copied()
+                .chain(rest.iter().map(|s| (s.cell, s.rep, s.warmup)))
+                .collect();
+            let mut want: Vec<(u32, u32, bool)> =
+                whole.iter().map(|s| (s.cell, s.rep, s.warmup)).collect();
             all.sort();
             want.sort();
             assert_eq!(all, want, "cut after {cut}: the same steps in all, none twice");
-            assert_eq!(outcomes.into_inner(), 3, "every cell's outcome, those decided before the cut again");
+            assert_eq!(
+                outcomes.into_inner(),
+                3,
+                "every cell's outcome, those decided before the cut again"
+            );
         }
     }
 
     #[test]
     fn a_shard_repeats_only_its_own_cells() {
         let plan = plan(Order::Sequential);
-        let mut src = AdaptiveSteps::new(&plan, TARGET, &[1], plan.steps(), Vec::new(), Box::new(|_, _| {}));
+        let mut src =
+            AdaptiveSteps::new(&plan, TARGET, &[1], plan.steps(), Vec::new(), Box::new(|_, _| {}));
         let steps = drive(&mut src, None);
         assert!(steps.iter().all(|s| s.cell == 1));
         assert_eq!(steps.iter().filter(|s| !s.warmup).count(), 6);

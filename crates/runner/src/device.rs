@@ -36,7 +36,14 @@ pub struct ExpDevice {
 }
 
 /// Creates the device for `plan` under `exp_dir` (which the journal already removes).
-pub fn setup(spec: &DeviceSpec, plan: &Plan, exp_dir: &Path, tag: &str, journal: &mut Journal, root: &Root) -> Result<ExpDevice, RunError> {
+pub fn setup(
+    spec: &DeviceSpec,
+    plan: &Plan,
+    exp_dir: &Path,
+    tag: &str,
+    journal: &mut Journal,
+    root: &Root,
+) -> Result<ExpDevice, RunError> {
     // A run that switches an existing disk's scheduler holds that queue's lock, taken before
     // anything is changed; a fresh loop device is the run's own.
     let switches = plan.cells.iter().any(|c| c.io.is_some());
@@ -50,9 +57,16 @@ pub fn setup(spec: &DeviceSpec, plan: &Plan, exp_dir: &Path, tag: &str, journal:
         DeviceTarget::Loop { fs, direct_io, .. } => {
             let size = plan.loop_size_mib().unwrap_or(64) << 20;
             let image = exp_dir.join("device.img");
-            let f =
-                std::fs::OpenOptions::new().write(true).create_new(true).open(&image).map_err(step("creating the loop device image"))?;
-            allocate(&f, size).map_err(step(format!("allocating {} MiB for {}", size >> 20, image.display())))?;
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&image)
+                .map_err(step("creating the loop device image"))?;
+            allocate(&f, size).map_err(step(format!(
+                "allocating {} MiB for {}",
+                size >> 20,
+                image.display()
+            )))?;
             drop(f);
             let image = image.canonicalize()?;
             let backing_disk = blockdev::disk_of_path(root, exp_dir).ok();
@@ -61,23 +75,35 @@ pub fn setup(spec: &DeviceSpec, plan: &Plan, exp_dir: &Path, tag: &str, journal:
                 _ => None,
             };
             journal.record(Entry::DetachLoop { backing: image.clone() })?;
-            let dev = blockdev::loop_attach(&image, *direct_io).map_err(step("attaching a loop device (needs CAP_SYS_ADMIN)"))?;
+            let dev = blockdev::loop_attach(&image, *direct_io)
+                .map_err(step("attaching a loop device (needs CAP_SYS_ADMIN)"))?;
             blockdev::mkfs(fs, &dev)?;
             let mnt = exp_dir.join("mnt");
             std::fs::create_dir(&mnt)?;
             journal.record(Entry::Unmount { path: mnt.clone() })?;
-            blockdev::mount_private(&dev, &mnt, fs).map_err(step(format!("mounting /dev/{dev} on {}", mnt.display())))?;
+            blockdev::mount_private(&dev, &mnt, fs)
+                .map_err(step(format!("mounting /dev/{dev} on {}", mnt.display())))?;
             let files_dir = mnt.join("work");
             std::fs::create_dir(&files_dir)?;
             let (queue_dev, queue_lock) = match spec.queue {
                 QueueTarget::Device => (dev.clone(), lock(&dev)?),
-                QueueTarget::Backing => {
-                    (backing_disk.clone().ok_or(SysError::refused("the disk holding the loop image is unknown"))?, backing_lock)
-                }
+                QueueTarget::Backing => (
+                    backing_disk
+                        .clone()
+                        .ok_or(SysError::refused("the disk holding the loop image is unknown"))?,
+                    backing_lock,
+                ),
             };
             let mut stat_devs = vec![dev.clone()];
             stat_devs.extend(backing_disk);
-            Ok(ExpDevice { files_dir, data_dev: dev, queue_dev, stat_devs, drop_caches: spec.drop_caches, queue_lock })
+            Ok(ExpDevice {
+                files_dir,
+                data_dev: dev,
+                queue_dev,
+                stat_devs,
+                drop_caches: spec.drop_caches,
+                queue_lock,
+            })
         }
         DeviceTarget::Dir { path } => {
             let dir = blockdev::resolve_dir(root, path)?;
@@ -114,15 +140,29 @@ fn allocate(f: &std::fs::File, size: u64) -> std::io::Result<()> {
 impl ExpDevice {
     /// Applies a cell's scheduler setting (journaled), or reads the active one; returns the
     /// cell's device record without statistics yet.
-    pub fn prepare_cell(&self, io: Option<&IoSetting>, journal: &mut Journal, root: &Root) -> Result<CellIo, SysError> {
+    pub fn prepare_cell(
+        &self,
+        io: Option<&IoSetting>,
+        journal: &mut Journal,
+        root: &Root,
+    ) -> Result<CellIo, SysError> {
         let (scheduler, tunables) = match io {
             Some(s) => blockdev::apply_iosched(journal, root, &self.queue_dev, s)?,
-            None => (blockdev::schedulers(root, &self.queue_dev).map(|s| s.1).unwrap_or_default(), Vec::new()),
+            None => (
+                blockdev::schedulers(root, &self.queue_dev).map(|s| s.1).unwrap_or_default(),
+                Vec::new(),
+            ),
         };
         if self.drop_caches {
             blockdev::drop_caches(root).map_err(|e| SysError::io("dropping the page cache", e))?;
         }
-        Ok(CellIo { device: self.data_dev.clone(), queue_device: self.queue_dev.clone(), scheduler, tunables, stats: Vec::new() })
+        Ok(CellIo {
+            device: self.data_dev.clone(),
+            queue_device: self.queue_dev.clone(),
+            scheduler,
+            tunables,
+            stats: Vec::new(),
+        })
     }
 }
 

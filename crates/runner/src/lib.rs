@@ -49,7 +49,13 @@ pub trait Observer {
 /// Runs one cell repetition: the real [`Engine`], or a stand-in such as [`MockExecutor`].
 pub trait Executor {
     /// Runs `step` of `cell`, the run's `ordinal`-th step, with what the run set up in `cx`.
-    fn run_cell(&mut self, cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std::io::Result<Outcome>;
+    fn run_cell(
+        &mut self,
+        cx: &mut CellCtx,
+        cell: &Cell,
+        step: &Step,
+        ordinal: u32,
+    ) -> std::io::Result<Outcome>;
 
     /// The stop signal received so far, asked between steps.
     fn stopped(&mut self) -> Option<i32> {
@@ -61,7 +67,13 @@ pub trait Executor {
 pub struct Engine;
 
 impl Executor for Engine {
-    fn run_cell(&mut self, cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std::io::Result<Outcome> {
+    fn run_cell(
+        &mut self,
+        cx: &mut CellCtx,
+        cell: &Cell,
+        step: &Step,
+        ordinal: u32,
+    ) -> std::io::Result<Outcome> {
         engine::run_cell(cx, cell, step, ordinal)
     }
 }
@@ -119,11 +131,16 @@ pub enum Ending {
 /// there, symlinks included), so the engine only ever deletes what it created. With a
 /// journal, its removal is journaled before the mkdir; a name found taken is retracted.
 /// The path is canonical, as mountinfo names a mount inside it.
-pub(crate) fn make_experiment_dir(parent: &Path, tag: &str, mut journal: Option<&mut Journal>) -> std::io::Result<PathBuf> {
+pub(crate) fn make_experiment_dir(
+    parent: &Path,
+    tag: &str,
+    mut journal: Option<&mut Journal>,
+) -> std::io::Result<PathBuf> {
     // Parents that do not exist yet are journaled (outermost first, so the innermost is
     // removed first) before they are made, and removed afterwards if they are still empty.
     let parent = std::path::absolute(parent)?;
-    let missing: Vec<&Path> = parent.ancestors().take_while(|a| a.symlink_metadata().is_err()).collect();
+    let missing: Vec<&Path> =
+        parent.ancestors().take_while(|a| a.symlink_metadata().is_err()).collect();
     for dir in missing.iter().rev() {
         if let Some(j) = journal.as_deref_mut() {
             j.record(Entry::RemoveEmptyDir { path: dir.to_path_buf() })?;
@@ -230,22 +247,29 @@ impl<'a> Run<'a> {
             Some(e) => e.clone(),
             None => std::env::current_exe()?,
         })?;
-        let parent = opts.dir.clone().or_else(|| plan.dir.clone()).unwrap_or_else(std::env::temp_dir);
-        let exp_dir = make_experiment_dir(&parent, &opts.tag, (!opts.keep_files).then_some(&mut *journal))?;
+        let parent =
+            opts.dir.clone().or_else(|| plan.dir.clone()).unwrap_or_else(std::env::temp_dir);
+        let exp_dir =
+            make_experiment_dir(&parent, &opts.tag, (!opts.keep_files).then_some(&mut *journal))?;
         let online = cpus::online(&opts.root);
-        let hierarchy = if plan.cells.iter().any(|c| c.uses_cgroups()) { cgroup::detect(&opts.root) } else { None };
-        let rt = opts.engine_rt && {
-            match sched::raise_engine() {
-                Ok(()) => true,
-                Err(e) => {
-                    observer.warn(&format!(
+        let hierarchy = if plan.cells.iter().any(|c| c.uses_cgroups()) {
+            cgroup::detect(&opts.root)
+        } else {
+            None
+        };
+        let rt = opts.engine_rt
+            && {
+                match sched::raise_engine() {
+                    Ok(()) => true,
+                    Err(e) => {
+                        observer.warn(&format!(
                         "the engine could not raise itself to SCHED_FIFO {} ({e}); it supervises as an ordinary task",
                         sched::ENGINE_PRIORITY
                     ));
-                    false
+                        false
+                    }
                 }
-            }
-        };
+            };
         // The engine watches each process of a cell through a pidfd (engine::reap::Reaper): room
         // for the largest cell, its dispatchers and the engine's own files. Without it, a cell
         // is reaped by walking the process group, as before.
@@ -274,21 +298,24 @@ impl<'a> Run<'a> {
         };
         // From here on, an early return drops `run`, which undoes what was set up.
         if let Some(d) = &plan.device {
-            let dev = device::setup(d, plan, &run.files_dir, &run.opts.tag, run.journal, &run.opts.root)?;
+            let dev =
+                device::setup(d, plan, &run.files_dir, &run.opts.tag, run.journal, &run.opts.root)?;
             run.files_dir = dev.files_dir.clone();
             run.device = Some(dev);
         }
         // One tracefs for the run (mounted, journaled, only if none is mounted), when any of
         // its cells is traced.
         if run.source.may_trace(plan) {
-            run.tracefs = Some(schedlab_trace::Tracefs::find_or_mount(&run.opts.root, run.journal)?);
+            run.tracefs =
+                Some(schedlab_trace::Tracefs::find_or_mount(&run.opts.root, run.journal)?);
         }
         // The plan's fixed knobs, held for the whole run; a run that weakens RT throttling does
         // so only with the engine above its workers.
         if knobs::needs_watchdog(plan) && !rt {
             return Err(RunError::NoWatchdog);
         }
-        run.fixed_knobs = knobs::set_all(&plan.knobs, run.journal, &run.opts.root).map_err(RunError::Knobs)?;
+        run.fixed_knobs =
+            knobs::set_all(&plan.knobs, run.journal, &run.opts.root).map_err(RunError::Knobs)?;
         Ok(run)
     }
 
@@ -319,7 +346,12 @@ impl<'a> Run<'a> {
             }
             let read_dir = self.files_dir.join("read-inputs");
             ensure_read_inputs(&read_dir, cell, plan.seed)?;
-            let cell_dir = self.files_dir.join(format!("c{}-{}{}", cell.index, if step.warmup { "w" } else { "r" }, step.rep));
+            let cell_dir = self.files_dir.join(format!(
+                "c{}-{}{}",
+                cell.index,
+                if step.warmup { "w" } else { "r" },
+                step.rep
+            ));
             std::fs::create_dir(&cell_dir)?;
             let mut warnings = Vec::new();
             // The cell's I/O scheduler and a cold page cache, then its own knobs: journaled,
@@ -327,7 +359,9 @@ impl<'a> Run<'a> {
             let io_mark = self.journal.entries().len();
             let prepared = match &self.device {
                 None => Ok(None),
-                Some(d) => d.prepare_cell(cell.io.as_ref(), self.journal, &self.opts.root).map(Some),
+                Some(d) => {
+                    d.prepare_cell(cell.io.as_ref(), self.journal, &self.opts.root).map(Some)
+                }
             }
             .and_then(|io| Ok((io, knobs::set_all(&cell.knobs, self.journal, &self.opts.root)?)));
             let (cell_io, cell_knobs) = match prepared {
@@ -382,7 +416,12 @@ impl<'a> Run<'a> {
             }
             match outcome? {
                 Outcome::Done(mut rec) => {
-                    rec.knobs = self.fixed_knobs.iter().chain(&cell_knobs).map(|(k, v)| (k.clone(), v.clone())).collect();
+                    rec.knobs = self
+                        .fixed_knobs
+                        .iter()
+                        .chain(&cell_knobs)
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
                     knobs::distrust(&mut rec, &moved);
                     self.keep(&rec, sink)?;
                 }
@@ -393,7 +432,11 @@ impl<'a> Run<'a> {
     }
 
     /// Hands a finished record to the sink, then to the source and the observer.
-    fn keep(&mut self, rec: &CellRecord, sink: &mut dyn FnMut(&CellRecord) -> Result<(), SinkError>) -> Result<(), RunError> {
+    fn keep(
+        &mut self,
+        rec: &CellRecord,
+        sink: &mut dyn FnMut(&CellRecord) -> Result<(), SinkError>,
+    ) -> Result<(), RunError> {
         sink(rec).map_err(RunError::Sink)?;
         self.source.finished(rec);
         self.observer.step_finished(rec);
@@ -412,7 +455,10 @@ impl<'a> Run<'a> {
         while self.copy_inputs.len() < n {
             let p = self.files_dir.join(format!("input-{}", self.copy_inputs.len()));
             schedlab_workloads::make_input(&p, len, self.plan.seed ^ self.copy_inputs.len() as u64)
-                .map_err(|error| RunError::Inputs { what: format!("creating input file {}", p.display()), error })?;
+                .map_err(|error| RunError::Inputs {
+                    what: format!("creating input file {}", p.display()),
+                    error,
+                })?;
             self.copy_inputs.push(p);
         }
         Ok(())
@@ -446,7 +492,10 @@ fn ensure_read_inputs(dir: &Path, cell: &schedlab_plan::Cell, seed: u64) -> Resu
     if wanted.is_empty() {
         return Ok(());
     }
-    let ready = dir.exists() && wanted.iter().all(|(i, p)| schedlab_workloads::read_inputs_ready(dir, &format!("r{i}-"), p));
+    let ready = dir.exists()
+        && wanted
+            .iter()
+            .all(|(i, p)| schedlab_workloads::read_inputs_ready(dir, &format!("r{i}-"), p));
     if ready {
         return Ok(());
     }
@@ -455,8 +504,12 @@ fn ensure_read_inputs(dir: &Path, cell: &schedlab_plan::Cell, seed: u64) -> Resu
     }
     std::fs::create_dir(dir)?;
     for (i, p) in wanted {
-        schedlab_workloads::make_read_inputs(dir, &format!("r{i}-"), &p, seed ^ i as u64)
-            .map_err(|error| RunError::Inputs { what: format!("creating par_read inputs in {}", dir.display()), error })?;
+        schedlab_workloads::make_read_inputs(dir, &format!("r{i}-"), &p, seed ^ i as u64).map_err(
+            |error| RunError::Inputs {
+                what: format!("creating par_read inputs in {}", dir.display()),
+                error,
+            },
+        )?;
     }
     Ok(())
 }
@@ -484,10 +537,17 @@ mod tests {
         std::fs::create_dir(&taken).unwrap();
         std::os::unix::fs::symlink(&d, d.join("link")).unwrap();
         let p = make_experiment_dir(&d.join("link"), "t", Some(&mut j)).unwrap();
-        assert_eq!(p, d.canonicalize().unwrap().join(format!("schedlab-t-{}-1", std::process::id())), "canonical, next free name");
+        assert_eq!(
+            p,
+            d.canonicalize().unwrap().join(format!("schedlab-t-{}-1", std::process::id())),
+            "canonical, next free name"
+        );
         assert!(p.is_dir());
         assert_eq!(j.entries(), [Entry::RemoveTree { path: p.clone() }]);
-        assert_eq!(schedlab_sys::journal::in_force(j.path()).unwrap(), [Entry::RemoveTree { path: p.clone() }]);
+        assert_eq!(
+            schedlab_sys::journal::in_force(j.path()).unwrap(),
+            [Entry::RemoveTree { path: p.clone() }]
+        );
         assert!(j.close().is_empty());
         assert!(!p.exists() && taken.exists());
         std::fs::remove_dir_all(d).unwrap();
@@ -503,7 +563,10 @@ mod tests {
         let made = |e: &Entry| matches!(e, Entry::RemoveEmptyDir { .. });
         assert_eq!(
             j.entries().iter().filter(|e| made(e)).cloned().collect::<Vec<_>>(),
-            [Entry::RemoveEmptyDir { path: d.join("a") }, Entry::RemoveEmptyDir { path: d.join("a/b") }],
+            [
+                Entry::RemoveEmptyDir { path: d.join("a") },
+                Entry::RemoveEmptyDir { path: d.join("a/b") }
+            ],
             "journaled outermost first"
         );
         assert!(j.close().is_empty());
@@ -522,7 +585,10 @@ mod tests {
         let dir = PathBuf::from(format!("/dev/shm/schedlab-runner-prefix-{}", std::process::id()));
         let r = schedlab_dispatch::Region::create(&dir, 1, 2).unwrap();
         let name = r.path().file_name().unwrap().to_string_lossy().into_owned();
-        assert!(name.starts_with(&schedlab_dispatch::shm::name_prefix(1, std::process::id() as i32)), "{name}");
+        assert!(
+            name.starts_with(&schedlab_dispatch::shm::name_prefix(1, std::process::id() as i32)),
+            "{name}"
+        );
         drop(r);
         let _ = std::fs::remove_dir_all(dir);
     }

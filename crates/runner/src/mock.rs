@@ -86,7 +86,8 @@ impl MockExecutor {
             }
         }
         let verdict = crate::verdict::judge(&samples, &crate::verdict::Cut::None);
-        let makespan_s = samples.iter().filter(|s| !s.background).map(|s| s.wall_s).fold(0.0, f64::max);
+        let makespan_s =
+            samples.iter().filter(|s| !s.background).map(|s| s.wall_s).fold(0.0, f64::max);
         CellRecord {
             started_unix: 1_700_000_000.0 + ordinal as f64,
             makespan_s,
@@ -97,13 +98,29 @@ impl MockExecutor {
 }
 
 impl Executor for MockExecutor {
-    fn run_cell(&mut self, _cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std::io::Result<Outcome> {
+    fn run_cell(
+        &mut self,
+        _cx: &mut CellCtx,
+        cell: &Cell,
+        step: &Step,
+        ordinal: u32,
+    ) -> std::io::Result<Outcome> {
         self.ran.push(*step);
-        self.trace.borrow_mut().push(format!("run {}/{}{}", step.cell, if step.warmup { "w" } else { "r" }, step.rep));
+        self.trace.borrow_mut().push(format!(
+            "run {}/{}{}",
+            step.cell,
+            if step.warmup { "w" } else { "r" },
+            step.rep
+        ));
         if let Some((_, sig)) = self.interrupt_at.filter(|(at, _)| *at == ordinal) {
             return Ok(Outcome::Interrupted(sig));
         }
-        Ok(Outcome::Done(Box::new(MockExecutor::record(cell, step, ordinal, self.failing.contains(&ordinal)))))
+        Ok(Outcome::Done(Box::new(MockExecutor::record(
+            cell,
+            step,
+            ordinal,
+            self.failing.contains(&ordinal),
+        ))))
     }
 
     fn stopped(&mut self) -> Option<i32> {

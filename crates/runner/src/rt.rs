@@ -16,7 +16,10 @@ use schedlab_dispatch::{Config, CpuBurn, DispatchPolicy, JobSteps, Metrics, Task
 use schedlab_model::detail::{DispatchedDetail, PeriodicDetail};
 use schedlab_model::jobs::{JobLog, JobTrace};
 use schedlab_model::{CellRt, Detail, Dispatchers, RtParams, RtTally, RtTask, RtTimes};
-use schedlab_periodic::{build_body, make_file, thread_cpu_ns, BodySpec, FftBody, JobBody, JobRecord, OverrunPolicy, RunOptions, Runner};
+use schedlab_periodic::{
+    build_body, make_file, thread_cpu_ns, BodySpec, FftBody, JobBody, JobRecord, OverrunPolicy,
+    RunOptions, Runner,
+};
 use schedlab_plan::{Class, DeadlineParams, Periodic, PeriodicBody, Policy, RtScheduler};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,7 +55,11 @@ struct FftForCpu {
 
 impl FftForCpu {
     fn new(work_ns: u64) -> Result<Self, WorkerError> {
-        let fft = FftBody::new(schedlab_periodic::DEFAULT_FFT_LEN, schedlab_periodic::DEFAULT_FFT_ARRAY_LEN).map_err(WorkerError::other)?;
+        let fft = FftBody::new(
+            schedlab_periodic::DEFAULT_FFT_LEN,
+            schedlab_periodic::DEFAULT_FFT_ARRAY_LEN,
+        )
+        .map_err(WorkerError::other)?;
         Ok(FftForCpu { fft, work_ns, begun_ns: 0 })
     }
 }
@@ -101,24 +108,40 @@ impl JobSteps for Steps {
     }
 }
 
-fn body_spec(p: &Periodic, dir: &Path, index: u32, seed: u64, steps: bool) -> Result<BodySpec, WorkerError> {
+fn body_spec(
+    p: &Periodic,
+    dir: &Path,
+    index: u32,
+    seed: u64,
+    steps: bool,
+) -> Result<BodySpec, WorkerError> {
     Ok(match p.body {
         PeriodicBody::Spin => BodySpec::Spin,
-        PeriodicBody::Fft => return Err(WorkerError::Internal("internal: the FFT body is built by FftForCpu")),
+        PeriodicBody::Fft => {
+            return Err(WorkerError::Internal("internal: the FFT body is built by FftForCpu"))
+        }
         PeriodicBody::Read { bytes } => {
             let path = dir.join(format!("rt-read-{index}"));
             // 16 jobs' worth, at least 4 MiB: the reads cycle through it.
             make_file(&path, (bytes * 16).max(4 << 20), seed ^ u64::from(index))
                 .map_err(WorkerError::step(format!("creating {}", path.display())))?;
             let chunks = (bytes / 4096).max(1) as u32;
-            BodySpec::ReadFile { path, chunk_bytes: 4096, chunks_per_job: if steps { 1 } else { chunks }, drop_cache: true }
+            BodySpec::ReadFile {
+                path,
+                chunk_bytes: 4096,
+                chunks_per_job: if steps { 1 } else { chunks },
+                drop_cache: true,
+            }
         }
     })
 }
 
 /// Setup before the release: the body (an FFT calibrates here), memory locked, records allocated.
 pub(crate) fn prepare(job: &Job, p: &Periodic, rt: &RtJob) -> Result<Prepared, WorkerError> {
-    let task = *p.tasks.get(rt.task as usize).ok_or(WorkerError::NoSuchTask { task: rt.task, len: p.tasks.len() })?;
+    let task = *p
+        .tasks
+        .get(rt.task as usize)
+        .ok_or(WorkerError::NoSuchTask { task: rt.task, len: p.tasks.len() })?;
     let work = p.work_ns(&task);
     // Locked memory keeps page faults out of the loop; without the privilege the run goes on
     // and the report says so.
@@ -127,10 +150,15 @@ pub(crate) fn prepare(job: &Job, p: &Periodic, rt: &RtJob) -> Result<Prepared, W
         None => {
             let body: Box<dyn JobBody + Send> = match p.body {
                 PeriodicBody::Fft => Box::new(FftForCpu::new(work)?),
-                _ => build_body(&body_spec(p, &job.dir, job.index, job.seed, false)?, work).map_err(WorkerError::other)?,
+                _ => build_body(&body_spec(p, &job.dir, job.index, job.seed, false)?, work)
+                    .map_err(WorkerError::other)?,
             };
             let jobs = p.jobs(&task) as usize;
-            let opts = RunOptions { lock_memory: false, warm_up: true, overrun: OverrunPolicy::SkipMissed };
+            let opts = RunOptions {
+                lock_memory: false,
+                warm_up: true,
+                overrun: OverrunPolicy::SkipMissed,
+            };
             let runner = Runner::prepare(task, jobs, body, opts).map_err(WorkerError::other)?;
             Ok(Prepared::Loop(Box::new(runner), locked))
         }
@@ -152,7 +180,8 @@ pub(crate) fn prepare(job: &Job, p: &Periodic, rt: &RtJob) -> Result<Prepared, W
 /// Reads the set's start time the engine wrote before the release.
 fn read_start(dir: &Path) -> Result<u64, WorkerError> {
     let path = dir.join(START_FILE);
-    let text = std::fs::read_to_string(&path).map_err(WorkerError::step(format!("reading {}", path.display())))?;
+    let text = std::fs::read_to_string(&path)
+        .map_err(WorkerError::step(format!("reading {}", path.display())))?;
     text.trim().parse::<u64>().map_err(WorkerError::step(path.display().to_string()))
 }
 
@@ -166,7 +195,13 @@ pub(crate) fn run(job: &Job, prep: &mut Prepared, report: &mut Report) -> Result
             let s = runner.summary();
             let rt = RtTask::new(
                 "worker",
-                RtParams { c_ns: s.params.c_ns, t_ns: s.params.t_ns, d_ns: s.params.deadline_ns(), x: s.params.x, y: s.params.y },
+                RtParams {
+                    c_ns: s.params.c_ns,
+                    t_ns: s.params.t_ns,
+                    d_ns: s.params.deadline_ns(),
+                    x: s.params.x,
+                    y: s.params.y,
+                },
                 RtTally {
                     jobs: s.jobs,
                     met: s.met,
@@ -199,9 +234,13 @@ pub(crate) fn run(job: &Job, prep: &mut Prepared, report: &mut Report) -> Result
             }));
         }
         Prepared::Dispatched(steps, region, slot, locked) => {
-            let stats = schedlab_dispatch::run_worker_with(region, *slot, steps.as_mut()).map_err(WorkerError::other)?;
+            let stats = schedlab_dispatch::run_worker_with(region, *slot, steps.as_mut())
+                .map_err(WorkerError::other)?;
             report.units += stats.jobs_done as f64;
-            report.detail = Some(Detail::Dispatched(DispatchedDetail { dispatch: stats, memory_locked: *locked }));
+            report.detail = Some(Detail::Dispatched(DispatchedDetail {
+                dispatch: stats,
+                memory_locked: *locked,
+            }));
         }
     }
     Ok(())
@@ -229,17 +268,26 @@ fn job_log(records: &[JobRecord], start_ns: u64, d_ns: u64) -> JobLog {
 /// The policy the engine applies to worker `i` of a periodic set before the release.
 pub(crate) fn worker_policy(p: &Periodic, i: usize) -> Policy {
     let t = &p.tasks[i];
-    let plain = Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None };
+    let plain =
+        Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None };
     match p.scheduler {
         // edf/dwcs workers wait at SCHED_OTHER: the dispatcher raises the chosen one.
         RtScheduler::Other | RtScheduler::Edf | RtScheduler::Dwcs => plain,
         RtScheduler::FifoRm | RtScheduler::FifoDm | RtScheduler::Fifo | RtScheduler::Rr => {
             let class = if p.scheduler == RtScheduler::Rr { Class::Rr } else { Class::Fifo };
-            Policy { class, priority: p.task_priorities().expect("a fixed-priority set")[i], ..plain }
+            Policy {
+                class,
+                priority: p.task_priorities().expect("a fixed-priority set")[i],
+                ..plain
+            }
         }
         RtScheduler::Deadline => Policy {
             class: Class::Deadline,
-            deadline: Some(DeadlineParams { runtime_ns: t.c_ns, deadline_ns: t.deadline_ns(), period_ns: t.t_ns }),
+            deadline: Some(DeadlineParams {
+                runtime_ns: t.c_ns,
+                deadline_ns: t.deadline_ns(),
+                period_ns: t.t_ns,
+            }),
             ..plain
         },
     }
@@ -252,9 +300,20 @@ pub(crate) fn dispatch_config(p: &Periodic, cpu: u32, tasks: &[usize], pids: &[i
         .iter()
         .map(|&i| &p.tasks[i])
         .zip(pids)
-        .map(|(t, &pid)| TaskCfg { pid, c_ns: t.c_ns, t_ns: t.t_ns, d_ns: t.deadline_ns(), x: t.x, y: t.y })
+        .map(|(t, &pid)| TaskCfg {
+            pid,
+            c_ns: t.c_ns,
+            t_ns: t.t_ns,
+            d_ns: t.deadline_ns(),
+            x: t.x,
+            y: t.y,
+        })
         .collect();
-    let policy = if p.scheduler == RtScheduler::Edf { DispatchPolicy::Edf } else { DispatchPolicy::Dwcs { work_conserving: true } };
+    let policy = if p.scheduler == RtScheduler::Edf {
+        DispatchPolicy::Edf
+    } else {
+        DispatchPolicy::Dwcs { work_conserving: true }
+    };
     let mut cfg = Config::new(cpu, policy, tasks);
     cfg.quantum_ns = p.quantum_ns;
     cfg.duration_ns = Some(p.duration_ns);
@@ -266,7 +325,11 @@ pub(crate) fn dispatch_config(p: &Periodic, cpu: u32, tasks: &[usize], pids: &[i
 
 /// A task's result from the dispatcher's tally, with the hand-off latencies its worker
 /// timed (`detail`: what the worker reported).
-pub(crate) fn task_from_metrics(m: &Metrics, slot: usize, detail: Option<&Detail>) -> Option<RtTask> {
+pub(crate) fn task_from_metrics(
+    m: &Metrics,
+    slot: usize,
+    detail: Option<&Detail>,
+) -> Option<RtTask> {
     let t = m.tasks.get(slot)?;
     let handoff_hist = match detail {
         Some(Detail::Dispatched(d)) => Some(d.dispatch.handoff_hist.as_str()),
@@ -282,13 +345,18 @@ pub(crate) fn task_from_metrics(m: &Metrics, slot: usize, detail: Option<&Detail
         sliding_violations: t.window_violations,
         time_in_violation_pct: t.windows().time_in_violation_pct(),
     };
-    let params = RtParams { c_ns: t.c_ns, t_ns: t.t_ns, d_ns: t.d_ns, x: t.window.x, y: t.window.y };
+    let params =
+        RtParams { c_ns: t.c_ns, t_ns: t.t_ns, d_ns: t.d_ns, x: t.window.x, y: t.window.y };
     Some(RtTask::new("dispatcher", params, tally).with_handoffs(handoff_hist))
 }
 
 /// The cell's real-time record ([`Periodic::cell_rt`]) with the dispatchers' metrics: one
 /// object, or an array of one per CPU when the set was partitioned.
-pub(crate) fn cell_rt(p: &Periodic, placement: Option<&[u32]>, metrics: &[Option<Metrics>]) -> CellRt {
+pub(crate) fn cell_rt(
+    p: &Periodic,
+    placement: Option<&[u32]>,
+    metrics: &[Option<Metrics>],
+) -> CellRt {
     let dispatcher = match metrics {
         [] => None,
         [one] => one.clone().map(|m| Dispatchers::One(Box::new(m))),
@@ -326,9 +394,13 @@ pub fn dispatcher_main(region: &str, config: &str, out: &str) -> i32 {
         libc::signal(libc::SIGINT, on_stop as *const () as libc::sighandler_t);
     }
     let result = (|| -> Result<Metrics, WorkerError> {
-        let cfg: Config = serde_json::from_str(config).map_err(WorkerError::step("dispatcher configuration"))?;
-        let region = schedlab_dispatch::Region::open(Path::new(region)).map_err(WorkerError::other)?;
-        schedlab_dispatch::Dispatcher::new(cfg, region).and_then(|d| d.run(&STOP)).map_err(WorkerError::other)
+        let cfg: Config =
+            serde_json::from_str(config).map_err(WorkerError::step("dispatcher configuration"))?;
+        let region =
+            schedlab_dispatch::Region::open(Path::new(region)).map_err(WorkerError::other)?;
+        schedlab_dispatch::Dispatcher::new(cfg, region)
+            .and_then(|d| d.run(&STOP))
+            .map_err(WorkerError::other)
     })();
     match result {
         Ok(m) => match std::fs::write(out, serde_json::to_vec(&m).unwrap_or_default()) {
@@ -351,8 +423,14 @@ mod tests {
     use schedlab_plan::{PeriodicBody, TaskSource};
 
     fn set(scheduler: RtScheduler) -> Periodic {
-        let task =
-            |t_ms: u64| schedlab_periodic::TaskParams { c_ns: 1_000_000, t_ns: t_ms * 1_000_000, d_ns: None, x: 0, y: 0, phase_ns: 0 };
+        let task = |t_ms: u64| schedlab_periodic::TaskParams {
+            c_ns: 1_000_000,
+            t_ns: t_ms * 1_000_000,
+            d_ns: None,
+            x: 0,
+            y: 0,
+            phase_ns: 0,
+        };
         Periodic {
             tasks: vec![task(4), task(6)],
             source: TaskSource::Explicit,
@@ -371,9 +449,18 @@ mod tests {
 
     #[test]
     fn fifo_and_rr_workers_run_at_their_own_priorities_and_fifo_rm_ones_by_period() {
-        let of = |s: RtScheduler| (0..2).map(|i| worker_policy(&set(s), i)).map(|p| (p.class, p.priority)).collect::<Vec<_>>();
+        let of = |s: RtScheduler| {
+            (0..2)
+                .map(|i| worker_policy(&set(s), i))
+                .map(|p| (p.class, p.priority))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(of(RtScheduler::Fifo), [(Class::Fifo, 10), (Class::Fifo, 20)]);
         assert_eq!(of(RtScheduler::Rr), [(Class::Rr, 10), (Class::Rr, 20)]);
-        assert_eq!(of(RtScheduler::FifoRm), [(Class::Fifo, 90), (Class::Fifo, 89)], "the task's own priority is not RM's");
+        assert_eq!(
+            of(RtScheduler::FifoRm),
+            [(Class::Fifo, 90), (Class::Fifo, 89)],
+            "the task's own priority is not RM's"
+        );
     }
 }

@@ -11,7 +11,13 @@ fn group(name: &str, processes: u32, background: bool) -> Group {
         workload_name: "pi".into(),
         workload: Workload::Pi { iterations: 1000 },
         policy_name: "other".into(),
-        policy: Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None },
+        policy: Policy {
+            class: Class::Other,
+            priority: 0,
+            nice: 0,
+            deadline: None,
+            slice_ns: None,
+        },
         processes,
         affinity: Affinity::All,
         cgroup: CgroupSpec::default(),
@@ -98,7 +104,11 @@ impl Observer for Tracer {
 }
 
 /// Runs `plan`'s steps with `mock`, storing records unless `sink_fails_at` is reached.
-fn run_mock(tag: &str, mock: &mut MockExecutor, sink_fails_at: Option<usize>) -> (Result<Ending, RunError>, Vec<CellRecord>, PathBuf) {
+fn run_mock(
+    tag: &str,
+    mock: &mut MockExecutor,
+    sink_fails_at: Option<usize>,
+) -> (Result<Ending, RunError>, Vec<CellRecord>, PathBuf) {
     let d = scratch(tag);
     let plan = plan(&d.join("exp"));
     let mut journal = Journal::create(&d.join("state")).unwrap();
@@ -126,8 +136,10 @@ fn every_step_runs_once_in_plan_order_with_warm_ups_flagged() {
     let steps = plan(&d).steps();
     assert_eq!(steps.len(), 6);
     assert_eq!(mock.ran, steps, "every step once, in plan order");
-    let seen: Vec<(u32, u32, bool, u32)> = stored.iter().map(|r| (r.params.cell_id, r.rep, r.warmup, r.ordinal)).collect();
-    let want: Vec<(u32, u32, bool, u32)> = steps.iter().enumerate().map(|(i, s)| (s.cell, s.rep, s.warmup, i as u32)).collect();
+    let seen: Vec<(u32, u32, bool, u32)> =
+        stored.iter().map(|r| (r.params.cell_id, r.rep, r.warmup, r.ordinal)).collect();
+    let want: Vec<(u32, u32, bool, u32)> =
+        steps.iter().enumerate().map(|(i, s)| (s.cell, s.rep, s.warmup, i as u32)).collect();
     assert_eq!(seen, want);
     assert_eq!(stored.iter().filter(|r| r.warmup).count(), 2, "one warm-up per cell, flagged");
     assert!(stored[0].warmup && !stored[1].warmup);
@@ -136,7 +148,10 @@ fn every_step_runs_once_in_plan_order_with_warm_ups_flagged() {
     assert_eq!(stored[4], MockExecutor::record(cell, &steps[4], 4, false));
     assert_eq!(stored[4].samples.len(), 2);
     assert!(stored[4].samples[1].background);
-    assert!(!d.join("exp").exists(), "the experiment directory (and the parent it made) is gone after the run");
+    assert!(
+        !d.join("exp").exists(),
+        "the experiment directory (and the parent it made) is gone after the run"
+    );
     std::fs::remove_dir_all(d).unwrap();
 }
 
@@ -165,7 +180,10 @@ fn a_failing_sink_ends_the_run_with_its_error() {
     assert_eq!(err.to_string(), "disk full");
     assert_eq!(stored.len(), 2);
     assert_eq!(mock.ran.len(), 3, "no step after the one whose record was refused");
-    assert!(!mock.trace.borrow().iter().any(|t| t == "finished 2"), "a record not stored is not reported finished");
+    assert!(
+        !mock.trace.borrow().iter().any(|t| t == "finished 2"),
+        "a record not stored is not reported finished"
+    );
     std::fs::remove_dir_all(d).unwrap();
 }
 
@@ -175,7 +193,11 @@ fn a_stop_between_steps_ends_the_run_interrupted_keeping_what_was_stored() {
     let (ending, stored, d) = run_mock("stop", &mut mock, None);
     assert_eq!(ending.unwrap(), Ending::Interrupted(libc::SIGTERM));
     assert_eq!(mock.ran.len(), 3);
-    assert_eq!(stored.iter().map(|r| r.ordinal).collect::<Vec<_>>(), [0, 1, 2], "every finished step kept");
+    assert_eq!(
+        stored.iter().map(|r| r.ordinal).collect::<Vec<_>>(),
+        [0, 1, 2],
+        "every finished step kept"
+    );
     std::fs::remove_dir_all(d).unwrap();
 }
 
@@ -196,8 +218,14 @@ fn a_failed_step_is_stored_failed_and_the_run_goes_on() {
     assert_eq!(ending.unwrap(), Ending::Complete);
     assert_eq!(stored.len(), 6);
     assert_eq!(stored[1].status, schedlab_model::CellStatus::Failed);
-    assert_eq!(stored[1].message.as_deref(), Some("1 worker of 2 exited with status != 0 (worker 0: status 1)"));
-    assert!(stored.iter().enumerate().all(|(i, r)| i == 1 || r.status == schedlab_model::CellStatus::Ok));
+    assert_eq!(
+        stored[1].message.as_deref(),
+        Some("1 worker of 2 exited with status != 0 (worker 0: status 1)")
+    );
+    assert!(stored
+        .iter()
+        .enumerate()
+        .all(|(i, r)| i == 1 || r.status == schedlab_model::CellStatus::Ok));
     std::fs::remove_dir_all(d).unwrap();
 }
 
@@ -243,14 +271,37 @@ fn knobs_are_set_read_back_per_cell_and_put_back_and_a_refused_one_fails_only_it
         Ok(())
     });
     assert_eq!(ending.unwrap(), Ending::Complete);
-    let knobs: Vec<Vec<(&str, &str)>> = stored.iter().map(|r| r.knobs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()).collect();
-    assert_eq!(knobs[0], [("kernel.sched_autogroup_enabled", "0"), ("kernel.sched_rr_timeslice_ms", "5")], "as read back");
+    let knobs: Vec<Vec<(&str, &str)>> = stored
+        .iter()
+        .map(|r| r.knobs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())
+        .collect();
+    assert_eq!(
+        knobs[0],
+        [("kernel.sched_autogroup_enabled", "0"), ("kernel.sched_rr_timeslice_ms", "5")],
+        "as read back"
+    );
     assert_eq!(stored[1].status, schedlab_model::CellStatus::Failed);
-    assert!(stored[1].message.as_deref().unwrap().starts_with("kernel.sched_schedstats: "), "{:?}", stored[1].message);
-    assert_eq!(std::fs::read_to_string(sys.join("sched_rr_timeslice_ms")).unwrap(), "37", "put back after its cell");
-    assert_eq!(std::fs::read_to_string(sys.join("sched_autogroup_enabled")).unwrap(), "0", "held while the run lives");
+    assert!(
+        stored[1].message.as_deref().unwrap().starts_with("kernel.sched_schedstats: "),
+        "{:?}",
+        stored[1].message
+    );
+    assert_eq!(
+        std::fs::read_to_string(sys.join("sched_rr_timeslice_ms")).unwrap(),
+        "37",
+        "put back after its cell"
+    );
+    assert_eq!(
+        std::fs::read_to_string(sys.join("sched_autogroup_enabled")).unwrap(),
+        "0",
+        "held while the run lives"
+    );
     drop(run);
-    assert_eq!(std::fs::read_to_string(sys.join("sched_autogroup_enabled")).unwrap(), "1", "put back when the run is dropped");
+    assert_eq!(
+        std::fs::read_to_string(sys.join("sched_autogroup_enabled")).unwrap(),
+        "1",
+        "put back when the run is dropped"
+    );
     assert!(journal.close().is_empty());
     std::fs::remove_dir_all(d).unwrap();
 }
@@ -269,10 +320,15 @@ fn a_run_refused_part_way_through_its_set_up_undoes_what_it_made() {
     let steps = plan.steps();
     let mut source = FixedSteps::new(&steps);
     let mut quiet = Quiet;
-    let refused = Run::start(&plan, &mut source, opts(), &mut journal, &mut quiet).err().expect("no watchdog: refused");
+    let refused = Run::start(&plan, &mut source, opts(), &mut journal, &mut quiet)
+        .err()
+        .expect("no watchdog: refused");
     assert!(matches!(refused, RunError::NoWatchdog), "{refused}");
     assert!(journal.entries().is_empty(), "undone by the drop: {:?}", journal.entries());
-    assert!(!d.join("exp").exists(), "the experiment directory and the parent made for it are gone");
+    assert!(
+        !d.join("exp").exists(),
+        "the experiment directory and the parent made for it are gone"
+    );
     assert!(journal.close().is_empty());
     std::fs::remove_dir_all(d).unwrap();
 }

@@ -53,7 +53,10 @@ pub fn wait(timeout: Duration) -> Wake {
         return Wake::Stop(sig);
     }
     let s = set();
-    let ts = libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as libc::c_long };
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
     // SAFETY: valid set and timespec; siginfo is not needed.
     let sig = unsafe { libc::sigtimedwait(&s, std::ptr::null_mut(), &ts) };
     match sig {

@@ -57,7 +57,8 @@ pub fn judge(samples: &[Sample], cut: &Cut) -> (CellStatus, Option<String>) {
         )),
     }
     let of = measured.len();
-    let nonzero: Vec<&&Sample> = measured.iter().filter(|s| s.exit_code.is_some_and(|c| c != 0)).collect();
+    let nonzero: Vec<&&Sample> =
+        measured.iter().filter(|s| s.exit_code.is_some_and(|c| c != 0)).collect();
     if let Some(first) = nonzero.first() {
         reasons.push(format!(
             "{} of {of} exited with status != 0 (worker {}: status {})",
@@ -69,7 +70,8 @@ pub fn judge(samples: &[Sample], cut: &Cut) -> (CellStatus, Option<String>) {
     // The watchdog's kills are the time-out's reason; after a dead dispatcher the engine's
     // kills are its.
     let engine_killed = matches!(cut, Cut::Dispatcher(_));
-    let signalled: Vec<&&Sample> = measured.iter().filter(|s| s.signal.is_some() && !s.timed_out && !engine_killed).collect();
+    let signalled: Vec<&&Sample> =
+        measured.iter().filter(|s| s.signal.is_some() && !s.timed_out && !engine_killed).collect();
     if let Some(first) = signalled.first() {
         reasons.push(format!(
             "{} of {of} killed by a signal (worker {}: signal {})",
@@ -79,23 +81,37 @@ pub fn judge(samples: &[Sample], cut: &Cut) -> (CellStatus, Option<String>) {
         ));
     }
     // A worker that exited 0 without a report did no measured work we can count.
-    let silent: Vec<&&Sample> = measured.iter().filter(|s| s.exit_code == Some(0) && s.extra.policy.is_none()).collect();
+    let silent: Vec<&&Sample> =
+        measured.iter().filter(|s| s.exit_code == Some(0) && s.extra.policy.is_none()).collect();
     if let Some(first) = silent.first() {
-        reasons.push(format!("{} of {of} exited without a report (worker {})", plural(silent.len(), "worker", "workers"), first.index));
+        reasons.push(format!(
+            "{} of {of} exited without a report (worker {})",
+            plural(silent.len(), "worker", "workers"),
+            first.index
+        ));
     }
-    let bg: Vec<&Sample> = samples.iter().filter(|s| s.background && background_failed(s)).collect();
+    let bg: Vec<&Sample> =
+        samples.iter().filter(|s| s.background && background_failed(s)).collect();
     if let Some(first) = bg.first() {
         let how = match (first.exit_code, first.signal) {
             (Some(c), _) => format!("status {c}"),
             (_, Some(sig)) => format!("signal {sig}"),
             _ => "?".into(),
         };
-        reasons.push(format!("{} failed (worker {}: {how})", plural(bg.len(), "background worker", "background workers"), first.index));
+        reasons.push(format!(
+            "{} failed (worker {}: {how})",
+            plural(bg.len(), "background worker", "background workers"),
+            first.index
+        ));
     }
     if reasons.is_empty() {
         return (CellStatus::Ok, None);
     }
-    let status = if matches!(cut, Cut::Watchdog(_) | Cut::LateWatchdog { .. }) { CellStatus::TimedOut } else { CellStatus::Failed };
+    let status = if matches!(cut, Cut::Watchdog(_) | Cut::LateWatchdog { .. }) {
+        CellStatus::TimedOut
+    } else {
+        CellStatus::Failed
+    };
     (status, Some(reasons.join("; ")))
 }
 
@@ -154,7 +170,11 @@ mod tests {
         let (st, why) = judge(&[worker(0, Some(0), None), worker(1, Some(0), None)], &cut);
         assert_eq!(st, CellStatus::TimedOut, "workers that all exited 0 are still not ok");
         let why = why.unwrap();
-        assert!(why.contains("(10 s) fired 27.0 s late") && why.contains("ended 25.9 s after the release"), "{why}");
+        assert!(
+            why.contains("(10 s) fired 27.0 s late")
+                && why.contains("ended 25.9 s after the release"),
+            "{why}"
+        );
     }
 
     #[test]
@@ -182,8 +202,14 @@ mod tests {
 
     #[test]
     fn a_dead_dispatcher_fails_the_repetition() {
-        let (st, why) = judge(&[worker(0, None, Some(libc::SIGKILL))], &Cut::Dispatcher("was killed by signal 9".into()));
+        let (st, why) = judge(
+            &[worker(0, None, Some(libc::SIGKILL))],
+            &Cut::Dispatcher("was killed by signal 9".into()),
+        );
         assert_eq!(st, CellStatus::Failed);
-        assert_eq!(why.unwrap(), "the dispatcher was killed by signal 9; the engine killed its workers");
+        assert_eq!(
+            why.unwrap(),
+            "the dispatcher was killed by signal 9; the engine killed its workers"
+        );
     }
 }

@@ -154,7 +154,9 @@ pub enum WorkerError {
 
 impl WorkerError {
     /// Names the step an error comes from: `.map_err(WorkerError::step("copy"))`.
-    pub fn step<E: Into<Box<dyn std::error::Error + Send + Sync>>>(what: impl Into<String>) -> impl FnOnce(E) -> WorkerError {
+    pub fn step<E: Into<Box<dyn std::error::Error + Send + Sync>>>(
+        what: impl Into<String>,
+    ) -> impl FnOnce(E) -> WorkerError {
         let what = what.into();
         move |e| WorkerError::Step { what, error: e.into() }
     }
@@ -170,15 +172,18 @@ fn prepare(job: &Job) -> Result<Prepared, WorkerError> {
     match &job.workload {
         Workload::Pi { .. } => Ok(Prepared::Cpu),
         Workload::Periodic(p) => {
-            let rt = job.rt.as_ref().ok_or(WorkerError::Internal("a periodic worker without its task"))?;
+            let rt = job
+                .rt
+                .as_ref()
+                .ok_or(WorkerError::Internal("a periodic worker without its task"))?;
             crate::rt::prepare(job, p, rt).map(Prepared::Periodic)
         }
         Workload::ParWrite(p) | Workload::ParRead(p) => {
             Ok(Prepared::Par(Box::new(wl::ParPrepared::new(p, job.seed ^ job.index as u64)), 0))
         }
-        Workload::UdpFlood { packet_bytes, .. } => {
-            wl::UdpFlood::new(*packet_bytes).map(|f| Prepared::Udp(Box::new(f))).map_err(WorkerError::step("udp_flood sockets"))
-        }
+        Workload::UdpFlood { packet_bytes, .. } => wl::UdpFlood::new(*packet_bytes)
+            .map(|f| Prepared::Udp(Box::new(f)))
+            .map_err(WorkerError::step("udp_flood sockets")),
         Workload::IoInterrupts { read_bytes, file_bytes, .. } => {
             let path = job.dir.join(format!("irq-{}", job.index));
             wl::IrqReader::create(&path, *file_bytes, *read_bytes, job.seed ^ job.index as u64)
@@ -195,12 +200,11 @@ fn prepare(job: &Job) -> Result<Prepared, WorkerError> {
             Ok(Prepared::Hash(buf))
         }
         Workload::Copy { .. } => {
-            let input = job.input.as_ref().ok_or(WorkerError::Internal("copy without an input file"))?;
-            wl::CopyFiles::open(input, &out_path).map(Prepared::Copy).map_err(WorkerError::step(format!(
-                "opening {} / {}",
-                input.display(),
-                out_path.display()
-            )))
+            let input =
+                job.input.as_ref().ok_or(WorkerError::Internal("copy without an input file"))?;
+            wl::CopyFiles::open(input, &out_path).map(Prepared::Copy).map_err(WorkerError::step(
+                format!("opening {} / {}", input.display(), out_path.display()),
+            ))
         }
         Workload::Mixed { .. } => {
             use std::os::unix::fs::OpenOptionsExt;
@@ -215,8 +219,10 @@ fn prepare(job: &Job) -> Result<Prepared, WorkerError> {
         Workload::Command { argv } => {
             let dir = job.dir.to_string_lossy();
             let idx = job.index.to_string();
-            let args: Result<Vec<CString>, _> =
-                argv.iter().map(|a| CString::new(a.replace("{index}", &idx).replace("{dir}", &dir))).collect();
+            let args: Result<Vec<CString>, _> = argv
+                .iter()
+                .map(|a| CString::new(a.replace("{index}", &idx).replace("{dir}", &dir)))
+                .collect();
             let args = args.map_err(WorkerError::step("argument with NUL byte"))?;
             let out = std::fs::OpenOptions::new()
                 .write(true)
@@ -239,14 +245,20 @@ fn wait_for_release() {
     loop {
         // SAFETY: reading into a valid stack buffer from fd 0.
         let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
-        if n == 0 || (n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)) {
+        if n == 0 || (n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR))
+        {
             return;
         }
     }
 }
 
 /// One round of the work; units accumulate across rounds of a repeating worker.
-fn work(job: &Job, p: &mut Prepared, report: &mut Report, probe: &mut WorkerProbe) -> Result<(), WorkerError> {
+fn work(
+    job: &Job,
+    p: &mut Prepared,
+    report: &mut Report,
+    probe: &mut WorkerProbe,
+) -> Result<(), WorkerError> {
     let seed = job.seed.wrapping_add(report.units as u64);
     match (&job.workload, p) {
         (Workload::Pi { iterations }, Prepared::Cpu) => {
@@ -260,28 +272,38 @@ fn work(job: &Job, p: &mut Prepared, report: &mut Report, probe: &mut WorkerProb
             report.detail = Some(Detail::Hash { digest: format!("{:032x}", o.digest) });
         }
         (Workload::Mixed { iterations, write_every }, Prepared::Mixed(f)) => {
-            let o = wl::mixed(*iterations, *write_every, seed, job.index as u64, f, probe).map_err(WorkerError::step("mixed"))?;
+            let o = wl::mixed(*iterations, *write_every, seed, job.index as u64, f, probe)
+                .map_err(WorkerError::step("mixed"))?;
             report.units += o.iterations as f64;
-            let sync_writes = report.detail.as_ref().and_then(Detail::sync_writes).unwrap_or(0) + o.writes;
+            let sync_writes =
+                report.detail.as_ref().and_then(Detail::sync_writes).unwrap_or(0) + o.writes;
             report.detail = Some(Detail::Mixed { estimate: o.estimate, sync_writes });
         }
         (Workload::Copy { transfer_bytes, block_bytes, .. }, Prepared::Copy(files)) => {
-            let (bytes, w) = wl::copy(files, *transfer_bytes, *block_bytes).map_err(WorkerError::step("copy"))?;
+            let (bytes, w) = wl::copy(files, *transfer_bytes, *block_bytes)
+                .map_err(WorkerError::step("copy"))?;
             report.units += bytes as f64;
             let sync_writes = report.detail.as_ref().and_then(Detail::sync_writes).unwrap_or(0) + w;
             report.detail = Some(Detail::Writes { sync_writes });
         }
-        (Workload::Command { .. }, Prepared::Exec(args, out)) => exec(std::mem::take(args), out, report, &job.dir),
+        (Workload::Command { .. }, Prepared::Exec(args, out)) => {
+            exec(std::mem::take(args), out, report, &job.dir)
+        }
         (Workload::ParWrite(_), Prepared::Par(p, round)) => {
             // A background writer repeats: each round writes fresh files.
-            let o = wl::par_write(&job.dir, &format!("w{}-{round}-", job.index), p, &STOP).map_err(WorkerError::step("par_write"))?;
+            let o = wl::par_write(&job.dir, &format!("w{}-{round}-", job.index), p, &STOP)
+                .map_err(WorkerError::step("par_write"))?;
             *round += 1;
             report.units += o.bytes as f64;
             report.detail = Some(Detail::Io(o));
         }
         (Workload::ParRead(_), Prepared::Par(p, _)) => {
-            let dir = job.read_dir.as_ref().ok_or(WorkerError::Internal("par_read without an input directory"))?;
-            let o = wl::par_read(dir, &format!("r{}-", job.index), p, &STOP).map_err(WorkerError::step("par_read"))?;
+            let dir = job
+                .read_dir
+                .as_ref()
+                .ok_or(WorkerError::Internal("par_read without an input directory"))?;
+            let o = wl::par_read(dir, &format!("r{}-", job.index), p, &STOP)
+                .map_err(WorkerError::step("par_read"))?;
             report.units += o.bytes as f64;
             report.detail = Some(Detail::Io(o));
         }
@@ -292,7 +314,8 @@ fn work(job: &Job, p: &mut Prepared, report: &mut Report, probe: &mut WorkerProb
             report.detail = Some(Detail::Flood(f.total()));
         }
         (Workload::IoInterrupts { reads, .. }, Prepared::Irq(r)) => {
-            let o = wl::io_interrupts(r, *reads, probe).map_err(WorkerError::step("io_interrupts"))?;
+            let o =
+                wl::io_interrupts(r, *reads, probe).map_err(WorkerError::step("io_interrupts"))?;
             report.units += o.reads as f64;
             report.detail = Some(Detail::Irq(r.total()));
         }
@@ -333,7 +356,8 @@ fn send(r: &Report, dir: &std::path::Path) {
     if line.len() > crate::protocol::MAX_LINE {
         let path = dir.join(format!("report-{}.json", r.i));
         if std::fs::write(&path, &line).is_ok() {
-            line = serde_json::to_vec(&Report { i: r.i, spill: Some(path), ..Default::default() }).unwrap_or_default();
+            line = serde_json::to_vec(&Report { i: r.i, spill: Some(path), ..Default::default() })
+                .unwrap_or_default();
         }
     }
     line.push(b'\n');

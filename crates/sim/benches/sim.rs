@@ -16,10 +16,14 @@ const RUNS: usize = 10;
 const HORIZON_MS: u64 = 100_000;
 
 /// (C, T) in ms; total utilisation 1.60 on 2 CPUs.
-const SET: [(u64, u64); 10] = [(1, 5), (1, 7), (2, 10), (2, 12), (3, 15), (3, 20), (4, 25), (4, 30), (5, 40), (6, 50)];
+const SET: [(u64, u64); 10] =
+    [(1, 5), (1, 7), (2, 10), (2, 12), (3, 15), (3, 20), (4, 25), (4, 30), (5, 40), (6, 50)];
 
 fn tasks() -> Vec<TaskSpec> {
-    SET.iter().enumerate().map(|(i, &(c, t))| TaskSpec::periodic(format!("t{i}"), c * MILLISECOND, t * MILLISECOND)).collect()
+    SET.iter()
+        .enumerate()
+        .map(|(i, &(c, t))| TaskSpec::periodic(format!("t{i}"), c * MILLISECOND, t * MILLISECOND))
+        .collect()
 }
 
 fn bench(label: &str, config: &SimConfig, tasks: &[TaskSpec]) {
@@ -53,18 +57,26 @@ fn main() {
     let horizon = HORIZON_MS * MILLISECOND;
     let partition = vec![0, 1, 0, 1, 0, 1, 0, 1, 0, 1];
     for (name, policy) in [("edf", PolicySpec::Edf), ("rm", PolicySpec::Rm)] {
-        let global = SimConfig { skip_cycles: false, ..SimConfig::new(2, policy) }.with_horizon(horizon).recording(false, false);
+        let global = SimConfig { skip_cycles: false, ..SimConfig::new(2, policy) }
+            .with_horizon(horizon)
+            .recording(false, false);
         bench(&format!("{name} global"), &global, &tasks);
         let partitioned = global.clone().partitioned(partition.clone());
         bench(&format!("{name} partitioned"), &partitioned, &tasks);
     }
-    let traced = SimConfig { skip_cycles: false, ..SimConfig::new(2, PolicySpec::Edf) }.with_horizon(horizon);
+    let traced = SimConfig { skip_cycles: false, ..SimConfig::new(2, PolicySpec::Edf) }
+        .with_horizon(horizon);
     bench("edf global+trace", &traced, &tasks);
     // What `schedlab simulate` runs for this set under `scheduler = "deadline"`: EDF with hard
     // CBS reservations (runtime C, deadline = period T), every job's outcome kept.
-    let reserved: Vec<TaskSpec> =
-        tasks.iter().zip(SET).map(|(t, (c, p))| t.clone().reservation(c * MILLISECOND, p * MILLISECOND, p * MILLISECOND)).collect();
-    let deadline = SimConfig::new(2, PolicySpec::Cbs { hard: true }).with_horizon(horizon).recording(false, true);
+    let reserved: Vec<TaskSpec> = tasks
+        .iter()
+        .zip(SET)
+        .map(|(t, (c, p))| t.clone().reservation(c * MILLISECOND, p * MILLISECOND, p * MILLISECOND))
+        .collect();
+    let deadline = SimConfig::new(2, PolicySpec::Cbs { hard: true })
+        .with_horizon(horizon)
+        .recording(false, true);
     bench("cbs global+jobs", &SimConfig { skip_cycles: false, ..deadline.clone() }, &reserved);
     bench("cbs +jobs, skip", &deadline, &reserved);
 }

@@ -248,7 +248,14 @@ impl TaskSpec {
     pub fn periodic(name: impl Into<String>, wcet: Duration, period: Duration) -> Self {
         Self::new(
             name,
-            Workload::Periodic(Periodic { wcet, period, deadline: None, min_exec: None, jobs: None, on_miss: MissAction::Continue }),
+            Workload::Periodic(Periodic {
+                wcet,
+                period,
+                deadline: None,
+                min_exec: None,
+                jobs: None,
+                on_miss: MissAction::Continue,
+            }),
         )
     }
 

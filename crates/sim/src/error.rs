@@ -35,7 +35,9 @@ pub enum SimError {
         task: String,
     },
     /// A periodic task that can never meet its deadline.
-    #[error("task `{task}`: execution time C = {wcet} exceeds the relative deadline D = {deadline}")]
+    #[error(
+        "task `{task}`: execution time C = {wcet} exceeds the relative deadline D = {deadline}"
+    )]
     WcetExceedsDeadline {
         /// The task's name.
         task: String,

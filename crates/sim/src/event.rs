@@ -52,7 +52,13 @@ impl<E: Copy> EventQueue<E> {
     /// A queue with room for `n` heap events and `slots` single-event sources.
     pub(crate) fn with_capacity(n: usize, slots: usize) -> Self {
         let slots = slots.max(1);
-        Self { heap: Vec::with_capacity(n), seq: 0, slot_keys: vec![EMPTY; slots], slot_events: vec![None; slots], first: 0 }
+        Self {
+            heap: Vec::with_capacity(n),
+            seq: 0,
+            slot_keys: vec![EMPTY; slots],
+            slot_events: vec![None; slots],
+            first: 0,
+        }
     }
 
     fn key(&mut self, time: Time, class: Class) -> u128 {
@@ -88,7 +94,8 @@ impl<E: Copy> EventQueue<E> {
             // The first slot's key went up: look for the smallest again. There are as many
             // slots as CPUs and ready queues, a handful.
             let keys = &self.slot_keys;
-            self.first = (0..keys.len()).fold(0, |best, i| if keys[i] < keys[best] { i } else { best });
+            self.first =
+                (0..keys.len()).fold(0, |best, i| if keys[i] < keys[best] { i } else { best });
         }
         (old != EMPTY).then_some((old >> 64) as Time)
     }
@@ -167,8 +174,14 @@ impl<E: Copy> EventQueue<E> {
     /// Writes the pending events in the order they will come out: each one's time relative
     /// to `origin`, class, slot (or none) and `code` of the event. Sequence numbers are left
     /// out: only their order counts, and that is the order written.
-    pub(crate) fn cycle_state(&self, origin: Time, out: &mut Vec<u64>, code: impl Fn(&E) -> [u64; 2]) {
-        let mut pending: Vec<(u128, u64, E)> = self.heap.iter().map(|e| (e.key, u64::MAX, e.event)).collect();
+    pub(crate) fn cycle_state(
+        &self,
+        origin: Time,
+        out: &mut Vec<u64>,
+        code: impl Fn(&E) -> [u64; 2],
+    ) {
+        let mut pending: Vec<(u128, u64, E)> =
+            self.heap.iter().map(|e| (e.key, u64::MAX, e.event)).collect();
         for (slot, (&key, event)) in self.slot_keys.iter().zip(&self.slot_events).enumerate() {
             if let (true, Some(event)) = (key != EMPTY, event) {
                 pending.push((key, slot as u64, *event));
@@ -269,18 +282,26 @@ mod tests {
                     let t = q.peek_time().expect("not empty");
                     popped.push((t, q.pop_at(t).expect("due")));
                     // The stable sort by (time, class) of what is pending gives the next one.
-                    let i = (0..reference.len()).min_by_key(|&i| (reference[i].0, reference[i].1)).expect("not empty");
+                    let i = (0..reference.len())
+                        .min_by_key(|&i| (reference[i].0, reference[i].1))
+                        .expect("not empty");
                     let (rt, _, id, _) = reference.remove(i);
                     expected.push((rt, id));
                     floor = rt;
                 }
                 3 | 4 => {
-                    let old = reference.iter().position(|r| r.3 == Some(slot)).map(|i| reference.remove(i).0);
+                    let old = reference
+                        .iter()
+                        .position(|r| r.3 == Some(slot))
+                        .map(|i| reference.remove(i).0);
                     assert_eq!(q.arm(slot, t, class, n), old);
                     reference.push((t, class, n, Some(slot)));
                 }
                 5 => {
-                    let old = reference.iter().position(|r| r.3 == Some(slot)).map(|i| reference.remove(i).0);
+                    let old = reference
+                        .iter()
+                        .position(|r| r.3 == Some(slot))
+                        .map(|i| reference.remove(i).0);
                     assert_eq!(q.disarm(slot), old);
                 }
                 _ => {

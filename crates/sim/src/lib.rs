@@ -32,7 +32,9 @@ mod result;
 mod rng;
 mod validate;
 
-pub use config::{Costs, Mapping, MissAction, Periodic, Phase, Record, SimConfig, TaskSpec, Workload};
+pub use config::{
+    Costs, Mapping, MissAction, Periodic, Phase, Record, SimConfig, TaskSpec, Workload,
+};
 pub use error::SimError;
 pub use result::{CpuResult, JobOutcome, ResponseStats, SimResult, Slice, TaskResult};
 pub use validate::validate;
@@ -54,7 +56,10 @@ pub fn simulate(config: &SimConfig, tasks: &[TaskSpec]) -> Result<SimResult, Sim
 
 /// As [`simulate`], with the number of whole hyperperiods skipped because they repeated one
 /// simulated ([`SimConfig::skip_cycles`]).
-pub fn simulate_counted(config: &SimConfig, tasks: &[TaskSpec]) -> Result<(SimResult, u64), SimError> {
+pub fn simulate_counted(
+    config: &SimConfig,
+    tasks: &[TaskSpec],
+) -> Result<(SimResult, u64), SimError> {
     validate(config, tasks)?;
     let (c, t) = (config, tasks);
     // One engine per policy type (what `PolicySpec::build` would box), so no call is virtual.
@@ -65,7 +70,9 @@ pub fn simulate_counted(config: &SimConfig, tasks: &[TaskSpec]) -> Result<(SimRe
         PolicySpec::Edf => Engine::new(c, t, Edf::new).run(),
         PolicySpec::Rm => Engine::new(c, t, Monotonic::rate).run(),
         PolicySpec::Dm => Engine::new(c, t, Monotonic::deadline).run(),
-        PolicySpec::Dwcs { work_conserving } => Engine::new(c, t, || Dwcs::new(work_conserving)).run(),
+        PolicySpec::Dwcs { work_conserving } => {
+            Engine::new(c, t, || Dwcs::new(work_conserving)).run()
+        }
         PolicySpec::Cbs { hard } => Engine::new(c, t, || Cbs::new(hard)).run(),
     })
 }

@@ -17,7 +17,11 @@ pub fn validate(config: &SimConfig, tasks: &[TaskSpec]) -> Result<(), SimError> 
             return Err(SimError::PartitionLength { tasks: tasks.len(), got: map.len() });
         }
         if let Some((i, &cpu)) = map.iter().enumerate().find(|(_, &c)| c >= config.cpus) {
-            return Err(SimError::MorePartitionsThanCpus { task: tasks[i].name.clone(), cpu, cpus: config.cpus });
+            return Err(SimError::MorePartitionsThanCpus {
+                task: tasks[i].name.clone(),
+                cpu,
+                cpus: config.cpus,
+            });
         }
     }
     for t in tasks {
@@ -47,17 +51,25 @@ fn validate_task(t: &TaskSpec, config: &SimConfig) -> Result<(), SimError> {
             }
             match p.jobs {
                 Some(0) => return Err(SimError::ZeroJobs { task: task() }),
-                None if config.horizon.is_none() => return Err(SimError::Unbounded { task: task() }),
+                None if config.horizon.is_none() => {
+                    return Err(SimError::Unbounded { task: task() })
+                }
                 _ => {}
             }
         }
-        Workload::Mixed { phases } if phases.is_empty() => return Err(SimError::ZeroWork { task: task() }),
+        Workload::Mixed { phases } if phases.is_empty() => {
+            return Err(SimError::ZeroWork { task: task() })
+        }
         w => {
-            let zero = (0..).map_while(|i| w.phase(i)).any(|p| matches!(p, Phase::Compute(0) | Phase::Io(0)));
+            let zero = (0..)
+                .map_while(|i| w.phase(i))
+                .any(|p| matches!(p, Phase::Compute(0) | Phase::Io(0)));
             if zero {
                 return Err(SimError::ZeroWork { task: task() });
             }
         }
     }
-    t.effective_params().validate().map_err(|source| SimError::InvalidParams { task: task(), source })
+    t.effective_params()
+        .validate()
+        .map_err(|source| SimError::InvalidParams { task: task(), source })
 }

@@ -54,7 +54,9 @@ impl Demands {
             let mut at = 0;
             for g in plan.cells.iter().filter(|c| c.index == cell).flat_map(|c| &c.groups) {
                 let n = g.processes as usize;
-                if let (Workload::Pi { iterations: each }, Some(mine)) = (&g.workload, demands.get(at..at + n)) {
+                if let (Workload::Pi { iterations: each }, Some(mine)) =
+                    (&g.workload, demands.get(at..at + n))
+                {
                     ns += mine.iter().sum::<Duration>() as f64;
                     iterations += *each as f64 * n as f64;
                 }
@@ -195,15 +197,25 @@ pub fn from_measured(plan: &Plan, run: Measured) -> Result<Demands, DemandError>
     let mut by_step = BTreeMap::new();
     for cell in &plan.cells {
         if let Some(g) = cell.groups.iter().find(|g| !is_cpu_work(&g.workload)) {
-            return Err(DemandError::NotCpuWork { key: cell.key.clone(), group: g.name.clone(), kind: g.workload.kind().to_string() });
+            return Err(DemandError::NotCpuWork {
+                key: cell.key.clone(),
+                group: g.name.clone(),
+                kind: g.workload.kind().to_string(),
+            });
         }
         if !run.records.iter().any(|r| r.params.key == cell.key) {
             return Err(DemandError::MissingCell { run: run.id, key: cell.key.clone() });
         }
-        let reps = (0..plan.warmup).map(|r| (r, true)).chain((0..plan.repetitions).map(|r| (r, false)));
+        let reps =
+            (0..plan.warmup).map(|r| (r, true)).chain((0..plan.repetitions).map(|r| (r, false)));
         for (rep, warmup) in reps {
             let Some(rec) = by_key.get(&(cell.key.as_str(), rep, warmup)) else {
-                return Err(DemandError::MissingRep { run: run.id, key: cell.key.clone(), rep, warmup });
+                return Err(DemandError::MissingRep {
+                    run: run.id,
+                    key: cell.key.clone(),
+                    rep,
+                    warmup,
+                });
             };
             by_step.insert((cell.index, rep, warmup), worker_demands(cell, rec, run.id)?);
         }
@@ -215,7 +227,8 @@ pub fn from_measured(plan: &Plan, run: Measured) -> Result<Demands, DemandError>
 /// place in the group (samples of a group in index order).
 fn worker_demands(cell: &Cell, rec: &CellRecord, run: i64) -> Result<Vec<Duration>, DemandError> {
     let (key, rep, warmup) = (cell.key.clone(), rec.rep, rec.warmup);
-    let failed = |status: String| DemandError::FailedRep { run, key: key.clone(), rep, warmup, status };
+    let failed =
+        |status: String| DemandError::FailedRep { run, key: key.clone(), rep, warmup, status };
     if rec.status != CellStatus::Ok {
         let why = rec.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
         return Err(failed(format!("{}{why}", rec.status.as_str())));
@@ -226,14 +239,32 @@ fn worker_demands(cell: &Cell, rec: &CellRecord, run: i64) -> Result<Vec<Duratio
         mine.sort_by_key(|s| s.index);
         for place in 0..g.processes {
             let Some(s) = mine.get(place as usize) else {
-                return Err(DemandError::MissingWorker { run, key: key.clone(), rep, warmup, group: g.name.clone(), place });
+                return Err(DemandError::MissingWorker {
+                    run,
+                    key: key.clone(),
+                    rep,
+                    warmup,
+                    group: g.name.clone(),
+                    place,
+                });
             };
             if s.timed_out || s.exit_code != Some(0) {
-                return Err(failed(format!("has worker {} of group `{}` ending {}", place, g.name, ending(s))));
+                return Err(failed(format!(
+                    "has worker {} of group `{}` ending {}",
+                    place,
+                    g.name,
+                    ending(s)
+                )));
             }
             let planned = g.workload.work_units();
             if s.work_units != planned as f64 {
-                return Err(DemandError::DifferentWork { run, key: key.clone(), group: g.name.clone(), measured: s.work_units, planned });
+                return Err(DemandError::DifferentWork {
+                    run,
+                    key: key.clone(),
+                    group: g.name.clone(),
+                    measured: s.work_units,
+                    planned,
+                });
             }
             out.push(demand_ns(s));
         }
@@ -253,7 +284,8 @@ fn ending(s: &Sample) -> String {
 /// The demands a simulated record was made with (each sample's, in task order), so the cell
 /// can be simulated again exactly; None when it used the model's rates.
 pub fn stored(rec: &CellRecord) -> Result<Option<Vec<Duration>>, DemandError> {
-    let own: Vec<Option<Duration>> = rec.samples.iter().map(|s| s.extra.sim.as_ref().and_then(|o| o.demand_ns)).collect();
+    let own: Vec<Option<Duration>> =
+        rec.samples.iter().map(|s| s.extra.sim.as_ref().and_then(|o| o.demand_ns)).collect();
     match own.iter().filter(|d| d.is_some()).count() {
         0 => Ok(None),
         n if n == own.len() => Ok(Some(own.into_iter().flatten().collect())),
@@ -273,7 +305,13 @@ mod tests {
             workload_name: "cpu".into(),
             workload: Workload::Pi { iterations },
             policy_name: "rr".into(),
-            policy: Policy { class: Class::Rr, priority: 10, nice: 0, deadline: None, slice_ns: None },
+            policy: Policy {
+                class: Class::Rr,
+                priority: 10,
+                nice: 0,
+                deadline: None,
+                slice_ns: None,
+            },
             processes,
             affinity: Affinity::All,
             cgroup: CgroupSpec::default(),
@@ -355,12 +393,21 @@ mod tests {
             .flat_map(|rep| {
                 let ms = |x: f64| 10.0 * rep as f64 + x;
                 [
-                    record(plan, 0, rep, vec![sample(0, "main", 100.0, ms(1.0)), sample(1, "main", 100.0, ms(2.0))]),
+                    record(
+                        plan,
+                        0,
+                        rep,
+                        vec![sample(0, "main", 100.0, ms(1.0)), sample(1, "main", 100.0, ms(2.0))],
+                    ),
                     record(
                         plan,
                         1,
                         rep,
-                        vec![sample(2, "y", 200.0, ms(5.0)), sample(0, "y", 200.0, ms(4.0)), sample(1, "x", 100.0, ms(3.0))],
+                        vec![
+                            sample(2, "y", 200.0, ms(5.0)),
+                            sample(0, "y", 200.0, ms(4.0)),
+                            sample(1, "x", 100.0, ms(3.0)),
+                        ],
                     ),
                 ]
             })
@@ -403,12 +450,17 @@ mod tests {
         assert_eq!(out.len(), 4);
         for r in &out {
             let want = d.get(r.params.cell_id, r.rep, false).unwrap();
-            let cpu: Vec<Duration> = r.samples.iter().map(|s| (s.window_cpu_s * 1e9).round() as Duration).collect();
+            let cpu: Vec<Duration> =
+                r.samples.iter().map(|s| (s.window_cpu_s * 1e9).round() as Duration).collect();
             assert_eq!(cpu, want, "{} rep {}", r.params.key, r.rep);
             assert_eq!(stored(r), Ok(Some(want.to_vec())));
             // One CPU, no other work: the makespan is the demands and the costs between them.
             let sum: Duration = want.iter().sum();
-            assert!(r.makespan_s >= sum as f64 / 1e9 && r.makespan_s < sum as f64 / 1e9 + 1e-3, "{}", r.makespan_s);
+            assert!(
+                r.makespan_s >= sum as f64 / 1e9 && r.makespan_s < sum as f64 / 1e9 + 1e-3,
+                "{}",
+                r.makespan_s
+            );
         }
         // Without demands the records keep none.
         let plain = crate::simulate_cell(&p.cells[0], &params, 1 << 40, false).record;
@@ -418,8 +470,12 @@ mod tests {
     #[test]
     fn a_run_without_a_cell_of_the_plan_is_refused_naming_the_cell() {
         let p = two_cells(1);
-        let recs: Vec<CellRecord> = measured(&p).into_iter().filter(|r| r.params.key != "b").collect();
-        assert_eq!(from_measured(&p, run(&recs)), Err(DemandError::MissingCell { run: 4, key: "b".into() }));
+        let recs: Vec<CellRecord> =
+            measured(&p).into_iter().filter(|r| r.params.key != "b").collect();
+        assert_eq!(
+            from_measured(&p, run(&recs)),
+            Err(DemandError::MissingCell { run: 4, key: "b".into() })
+        );
     }
 
     #[test]
@@ -464,11 +520,24 @@ mod tests {
         let mut recs = measured(&p);
         recs[1].samples.retain(|s| s.index != 2);
         let e = from_measured(&p, run(&recs)).unwrap_err();
-        assert_eq!(e, DemandError::MissingWorker { run: 4, key: "b".into(), rep: 0, warmup: false, group: "y".into(), place: 1 });
+        assert_eq!(
+            e,
+            DemandError::MissingWorker {
+                run: 4,
+                key: "b".into(),
+                rep: 0,
+                warmup: false,
+                group: "y".into(),
+                place: 1
+            }
+        );
         let mut recs = measured(&p);
         recs[0].samples[1].work_units = 25.0;
         let e = from_measured(&p, run(&recs)).unwrap_err();
-        assert!(matches!(e, DemandError::DifferentWork { measured: 25.0, planned: 100, .. }), "{e:?}");
+        assert!(
+            matches!(e, DemandError::DifferentWork { measured: 25.0, planned: 100, .. }),
+            "{e:?}"
+        );
     }
 
     #[test]
@@ -477,7 +546,10 @@ mod tests {
         p.cells[1].groups[1].workload = Workload::Mixed { iterations: 200, write_every: 100 };
         let recs = measured(&p);
         let e = from_measured(&p, run(&recs)).unwrap_err();
-        assert_eq!(e, DemandError::NotCpuWork { key: "b".into(), group: "y".into(), kind: "mixed".into() });
+        assert_eq!(
+            e,
+            DemandError::NotCpuWork { key: "b".into(), group: "y".into(), kind: "mixed".into() }
+        );
     }
 
     #[test]

@@ -19,7 +19,9 @@ pub enum GanttError {
         to: Time,
     },
     /// The simulation kept no trace, or nothing ran in the range.
-    #[error("nothing ran between {from} and {to} ns of simulated time (the cell ended at {end} ns)")]
+    #[error(
+        "nothing ran between {from} and {to} ns of simulated time (the cell ended at {end} ns)"
+    )]
     NothingRan {
         /// Start of the range.
         from: Time,
@@ -110,13 +112,14 @@ pub fn svg(result: &SimResult, title: &str, from: Time, to: Time) -> Result<Stri
             let color = COLORS[cpu % COLORS.len()];
             let bars = slices.iter().filter(|s| s.cpu == cpu).map(|s| {
                 let y = y_of(s.task);
-                Rectangle::new([(ms(s.start.max(from)), y - 0.35), (ms(s.end.min(to)), y + 0.35)], color.filled())
+                Rectangle::new(
+                    [(ms(s.start.max(from)), y - 0.35), (ms(s.end.min(to)), y + 0.35)],
+                    color.filled(),
+                )
             });
-            chart
-                .draw_series(bars)
-                .map_err(|e| draw(&e))?
-                .label(format!("CPU {cpu}"))
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+            chart.draw_series(bars).map_err(|e| draw(&e))?.label(format!("CPU {cpu}")).legend(
+                move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()),
+            );
         }
         chart
             .configure_series_labels()

@@ -39,7 +39,9 @@ pub fn params_for(p: &Params, knobs: &Knobs) -> Params {
             let period = period.map(|x| x as f64).unwrap_or(950_000.0 / p.rt_share);
             q.rt_share = (runtime as f64 / period).min(1.0);
         }
-        (None, Some(period)) if period > 0 => q.rt_share = (p.rt_share * 1_000_000.0 / period as f64).min(1.0),
+        (None, Some(period)) if period > 0 => {
+            q.rt_share = (p.rt_share * 1_000_000.0 / period as f64).min(1.0)
+        }
         _ => {}
     }
     q
@@ -69,7 +71,10 @@ mod tests {
     fn rt_throttling_sets_the_rt_share() {
         let p = Params::new(2, 1.0, 0, 0);
         assert_eq!(params_for(&p, &knobs(&[(RT_RUNTIME, -1)])).rt_share, 1.0);
-        assert_eq!(params_for(&p, &knobs(&[(RT_RUNTIME, 500_000), (RT_PERIOD, 1_000_000)])).rt_share, 0.5);
+        assert_eq!(
+            params_for(&p, &knobs(&[(RT_RUNTIME, 500_000), (RT_PERIOD, 1_000_000)])).rt_share,
+            0.5
+        );
         assert!((params_for(&p, &knobs(&[(RT_RUNTIME, 475_000)])).rt_share - 0.475).abs() < 1e-12);
         assert!((params_for(&p, &knobs(&[(RT_PERIOD, 2_000_000)])).rt_share - 0.475).abs() < 1e-12);
     }

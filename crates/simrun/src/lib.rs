@@ -158,7 +158,10 @@ use schedlab_sim::SimResult;
 
 pub use demand::{DemandError, Demands, Measured};
 pub use model::{cell_input, CellInput, Unsupported};
-pub use params::{fair_slice, ParamError, Params, DEFAULT_HZ, DEFAULT_MIGRATION_COST_NS, DEFAULT_SWITCH_COST_NS, KERNEL_BASE_SLICE_NS};
+pub use params::{
+    fair_slice, ParamError, Params, DEFAULT_HZ, DEFAULT_MIGRATION_COST_NS, DEFAULT_SWITCH_COST_NS,
+    KERNEL_BASE_SLICE_NS,
+};
 
 /// One simulated cell: its record (repetition 0) and, if the trace was asked for, the
 /// simulator's full result.
@@ -190,7 +193,13 @@ pub fn simulate_cell(cell: &Cell, p: &Params, horizon: Time, trace: bool) -> Cel
 /// [`simulate_cell`], with each worker's own CPU demand when `demand` is given (ns, one per
 /// worker in task order, see [`demand`]); each sample keeps its demand, so the record can
 /// be simulated again from what is stored.
-pub fn simulate_cell_with(cell: &Cell, p: &Params, demand: Option<&[Time]>, horizon: Time, trace: bool) -> CellSim {
+pub fn simulate_cell_with(
+    cell: &Cell,
+    p: &Params,
+    demand: Option<&[Time]>,
+    horizon: Time,
+    trace: bool,
+) -> CellSim {
     let failed = |message: String| CellSim { record: record::failed(cell, message), traced: None };
     if let Some(reason) = admission_refusal(cell, p) {
         return failed(reason);
@@ -223,7 +232,14 @@ fn admission_refusal(cell: &Cell, p: &Params) -> Option<String> {
             Some(set) => rt::reservations(set),
             None => match (g.policy.class, g.policy.deadline) {
                 (Class::Deadline, Some(d)) => {
-                    vec![Reservation { runtime: d.runtime_ns, deadline: d.deadline_ns, period: d.period_ns }; g.processes as usize]
+                    vec![
+                        Reservation {
+                            runtime: d.runtime_ns,
+                            deadline: d.deadline_ns,
+                            period: d.period_ns
+                        };
+                        g.processes as usize
+                    ]
                 }
                 _ => Vec::new(),
             },
@@ -274,7 +290,8 @@ pub fn simulate_plan_with<E>(
     let mut done: Vec<Option<CellRecord>> = vec![None; plan.cells.len()];
     let mut traced = None;
     // Each cell's model, with the scheduler knobs it sets.
-    let cell_params: Vec<Params> = plan.cells.iter().map(|c| knobs::params_for(p, &plan.knobs_for(c))).collect();
+    let cell_params: Vec<Params> =
+        plan.cells.iter().map(|c| knobs::params_for(p, &plan.knobs_for(c))).collect();
     for (ordinal, step) in steps.into_iter().enumerate() {
         let c = step.cell as usize;
         let p = &cell_params[c];
@@ -286,7 +303,10 @@ pub fn simulate_plan_with<E>(
                 let sim = match d.get(step.cell, step.rep, step.warmup) {
                     Some(demand) => simulate_cell_with(cell, p, Some(demand), horizon, trace),
                     None => CellSim {
-                        record: record::failed(cell, format!("run {} gave no CPU demands for this repetition", d.run())),
+                        record: record::failed(
+                            cell,
+                            format!("run {} gave no CPU demands for this repetition", d.run()),
+                        ),
                         traced: None,
                     },
                 };
@@ -297,20 +317,23 @@ pub fn simulate_plan_with<E>(
             }
             None => {
                 if done[c].is_none() {
-                    let sim = simulate_cell(&plan.cells[c], p, horizon, trace_cell == Some(step.cell));
+                    let sim =
+                        simulate_cell(&plan.cells[c], p, horizon, trace_cell == Some(step.cell));
                     if sim.traced.is_some() {
                         traced = sim.traced;
                     }
                     done[c] = Some(sim.record);
                 }
                 left[c] -= 1;
-                if left[c] == 0 { done[c].take() } else { done[c].clone() }.expect("simulated above")
+                if left[c] == 0 { done[c].take() } else { done[c].clone() }
+                    .expect("simulated above")
             }
         };
         rec.rep = step.rep;
         rec.warmup = step.warmup;
         // The knobs the model took, as a measured cell stores those in force.
-        rec.knobs = plan.knobs_for(&plan.cells[c]).iter().map(|(k, v)| (k.clone(), v.label())).collect();
+        rec.knobs =
+            plan.knobs_for(&plan.cells[c]).iter().map(|(k, v)| (k.clone(), v.label())).collect();
         rec.ordinal = ordinal as u32;
         sink(rec)?;
     }

@@ -42,7 +42,9 @@ pub struct CellInput {
 /// fair model with SCHED_IDLE's weight, fifo and rr by priority, deadline EDF + CBS.
 pub fn policy_spec(class: Class, p: &Params) -> PolicySpec {
     match class {
-        Class::Other | Class::Batch | Class::Idle => PolicySpec::Fair { base_slice: p.fair_slice_ns },
+        Class::Other | Class::Batch | Class::Idle => {
+            PolicySpec::Fair { base_slice: p.fair_slice_ns }
+        }
         Class::Fifo => PolicySpec::Fifo,
         Class::Rr => PolicySpec::Rr { quantum: p.rr_quantum_ns },
         // Hard reservations: SCHED_DEADLINE throttles a server that used up its runtime.
@@ -53,14 +55,19 @@ pub fn policy_spec(class: Class, p: &Params) -> PolicySpec {
 /// The per-task parameters of a spec policy; a custom slice is as late as the base one
 /// ([`Params::fair_lateness_ns`]).
 pub fn task_params(policy: &Policy, p: &Params) -> TaskParams {
-    let mut t = TaskParams { priority: policy.priority, nice: policy.nice, ..TaskParams::default() };
+    let mut t =
+        TaskParams { priority: policy.priority, nice: policy.nice, ..TaskParams::default() };
     if policy.class.is_fair() {
         t.slice = policy.slice_ns.map(|s| s + p.fair_lateness_ns());
     }
     match policy.class {
         Class::Idle => t.weight = Some(SCHED_IDLE_WEIGHT),
         Class::Deadline => {
-            t.reservation = policy.deadline.map(|d| Reservation { runtime: d.runtime_ns, deadline: d.deadline_ns, period: d.period_ns });
+            t.reservation = policy.deadline.map(|d| Reservation {
+                runtime: d.runtime_ns,
+                deadline: d.deadline_ns,
+                period: d.period_ns,
+            });
         }
         _ => {}
     }
@@ -127,7 +134,10 @@ fn writes(n: u64, each: u64, tail: u64, p: &Params) -> Workload {
 /// What the model leaves out, for one group.
 fn group_limit(g: &Group) -> Option<String> {
     if g.background {
-        return Some(format!("group `{}` is a background group, which the simulator does not model yet", g.name));
+        return Some(format!(
+            "group `{}` is a background group, which the simulator does not model yet",
+            g.name
+        ));
     }
     if g.cgroup.any() {
         return Some(format!("group `{}` sets cgroup limits (weight, bandwidth or cpuset), which the simulator does not model", g.name));
@@ -145,7 +155,13 @@ pub fn unsupported(cell: &Cell, p: &Params) -> Option<Unsupported> {
 /// `horizon` (the cell's watchdog), recording the trace if asked. With `demand` (ns, one
 /// per worker in task order, see [`crate::demand`]) each worker's CPU burst is its own
 /// instead of its workload's amount at the model's rate; only CPU work takes one.
-pub fn cell_input(cell: &Cell, p: &Params, demand: Option<&[Time]>, horizon: Time, trace: bool) -> Result<CellInput, Unsupported> {
+pub fn cell_input(
+    cell: &Cell,
+    p: &Params,
+    demand: Option<&[Time]>,
+    horizon: Time,
+    trace: bool,
+) -> Result<CellInput, Unsupported> {
     let refuse = |reason: String| Unsupported { key: cell.key.clone(), reason };
     if let Some(p) = cell.scx() {
         return Err(refuse(format!(
@@ -157,11 +173,18 @@ pub fn cell_input(cell: &Cell, p: &Params, demand: Option<&[Time]>, horizon: Tim
         return Err(refuse(why));
     }
     if let Some(d) = demand.filter(|d| d.len() != cell.processes() as usize) {
-        return Err(refuse(format!("{} per-worker CPU demands for {} workers", d.len(), cell.processes())));
+        return Err(refuse(format!(
+            "{} per-worker CPU demands for {} workers",
+            d.len(),
+            cell.processes()
+        )));
     }
     if let Some(set) = cell.groups.iter().find_map(|g| g.workload.periodic()) {
         if demand.is_some() {
-            return Err(refuse("a periodic set's CPU demand is its tasks' own, not a measured worker's".to_string()));
+            return Err(refuse(
+                "a periodic set's CPU demand is its tasks' own, not a measured worker's"
+                    .to_string(),
+            ));
         }
         return crate::rt::cell_input(cell, set, p, horizon, trace);
     }
@@ -197,7 +220,11 @@ pub fn cell_input(cell: &Cell, p: &Params, demand: Option<&[Time]>, horizon: Tim
                     )))
                 }
             };
-            let name = if cell.groups.len() == 1 { format!("w{}", tasks.len()) } else { format!("{}{i}", g.name) };
+            let name = if cell.groups.len() == 1 {
+                format!("w{}", tasks.len())
+            } else {
+                format!("{}{i}", g.name)
+            };
             let work = match (&shared, demand) {
                 (Some(w), _) => w.clone(),
                 (None, d) => Workload::Burst { length: d.map_or(1, |d| d[tasks.len()].max(1)) },
@@ -211,10 +238,15 @@ pub fn cell_input(cell: &Cell, p: &Params, demand: Option<&[Time]>, horizon: Tim
     } else if placement.iter().all(|(_, pin)| pin.is_some()) {
         Mapping::Partitioned(placement.iter().map(|(_, pin)| pin.unwrap_or(0) as usize).collect())
     } else {
-        return Err(refuse("some workers are pinned and others are not; the simulator needs all or none pinned".to_string()));
+        return Err(refuse(
+            "some workers are pinned and others are not; the simulator needs all or none pinned"
+                .to_string(),
+        ));
     };
-    let mut config =
-        SimConfig::new(p.cpus, policy).with_costs(p.switch_cost_ns, p.migration_cost_ns).with_horizon(horizon).recording(trace, false);
+    let mut config = SimConfig::new(p.cpus, policy)
+        .with_costs(p.switch_cost_ns, p.migration_cost_ns)
+        .with_horizon(horizon)
+        .recording(trace, false);
     config.skip_cycles = !p.every_cycle;
     config.mapping = mapping;
     Ok(CellInput { config, tasks, placement })

@@ -55,9 +55,19 @@ pub fn failed(cell: &Cell, message: String) -> CellRecord {
 /// each task's group and pinned CPU, as [`CellInput`](crate::CellInput) has it. Each task's
 /// `job_log` and list of response times are used up (left empty in `result`) task by task,
 /// so the memory of one task's outcomes is reused for the next task's per-job records.
-pub fn record(cell: &Cell, p: &Params, result: &mut SimResult, placement: &[(usize, Option<u32>)], horizon: Time) -> CellRecord {
+pub fn record(
+    cell: &Cell,
+    p: &Params,
+    result: &mut SimResult,
+    placement: &[(usize, Option<u32>)],
+    horizon: Time,
+) -> CellRecord {
     let unfinished = result.tasks.iter().filter(|t| !t.finished).count();
-    let makespan = if unfinished > 0 { horizon } else { result.tasks.iter().filter_map(|t| t.ended).max().unwrap_or(0) };
+    let makespan = if unfinished > 0 {
+        horizon
+    } else {
+        result.tasks.iter().filter_map(|t| t.ended).max().unwrap_or(0)
+    };
     let policy = result.policy.as_str();
     let samples = result
         .tasks
@@ -86,11 +96,19 @@ pub fn record(cell: &Cell, p: &Params, result: &mut SimResult, placement: &[(usi
     let mut rec = failed(cell, String::new());
     rec.status = if unfinished > 0 { CellStatus::TimedOut } else { CellStatus::Ok };
     rec.message = (unfinished > 0).then(|| {
-        format!("simulated watchdog: {unfinished} of {} workers were still running after {:.0} s", result.tasks.len(), secs(horizon))
+        format!(
+            "simulated watchdog: {unfinished} of {} workers were still running after {:.0} s",
+            result.tasks.len(),
+            secs(horizon)
+        )
     });
     rec.makespan_s = secs(makespan);
     rec.samples = samples;
-    rec.rt = cell.groups.iter().find_map(|g| g.workload.periodic()).map(|set| crate::rt::cell_rt(set, p));
+    rec.rt = cell
+        .groups
+        .iter()
+        .find_map(|g| g.workload.periodic())
+        .map(|set| crate::rt::cell_rt(set, p));
     rec
 }
 
@@ -115,8 +133,14 @@ fn sample(index: u32, t: &TaskResult, cx: &Ctx) -> Sample {
         nice: Some(g.policy.nice),
         cpu: t.last_cpu.map(|c| c as i32),
         migrations: Some(t.migrations),
-        detail: Some(Detail::Writes { sync_writes: if t.finished { g.workload.sync_writes() } else { 0 } }),
-        sim: Some(SimOrigin { policy: cx.policy.to_string(), model: cx.p.clone(), demand_ns: None }),
+        detail: Some(Detail::Writes {
+            sync_writes: if t.finished { g.workload.sync_writes() } else { 0 },
+        }),
+        sim: Some(SimOrigin {
+            policy: cx.policy.to_string(),
+            model: cx.p.clone(),
+            demand_ns: None,
+        }),
         ..Default::default()
     };
     Sample {

@@ -40,7 +40,9 @@ use schedlab_model::{CellRt, RtTally, RtTask, RtTimes};
 use schedlab_plan::TaskParams as RtParams;
 use schedlab_plan::{Cell, Periodic, PeriodicBody, RtScheduler};
 use schedlab_policy::{PolicySpec, Reservation, TaskParams, Window};
-use schedlab_sim::{Mapping, MissAction, Periodic as SimPeriodic, SimConfig, TaskResult, TaskSpec, Workload};
+use schedlab_sim::{
+    Mapping, MissAction, Periodic as SimPeriodic, SimConfig, TaskResult, TaskSpec, Workload,
+};
 
 use crate::model::{CellInput, Unsupported};
 use crate::Params;
@@ -93,7 +95,10 @@ pub fn reservations(set: &Periodic) -> Vec<Reservation> {
     if set.scheduler != RtScheduler::Deadline {
         return Vec::new();
     }
-    set.tasks.iter().map(|t| Reservation { runtime: t.c_ns, deadline: t.deadline_ns(), period: t.t_ns }).collect()
+    set.tasks
+        .iter()
+        .map(|t| Reservation { runtime: t.c_ns, deadline: t.deadline_ns(), period: t.t_ns })
+        .collect()
 }
 
 /// Why a set cannot be simulated, if it cannot.
@@ -103,13 +108,22 @@ fn limits(set: &Periodic, p: &Params) -> Option<String> {
             "its jobs read {bytes} bytes each from the device with the page cache dropped (body = \"read\"); the simulator has no model of that I/O time: use body = \"spin\" or \"fft\""
         ));
     }
-    if let Some(cpu) = placement(set, p.cpus).into_iter().flatten().find(|&c| c as usize >= p.cpus) {
-        return Some(format!("the set is pinned to CPU {cpu}, but the simulation has {} CPUs (--cpus)", p.cpus));
+    if let Some(cpu) = placement(set, p.cpus).into_iter().flatten().find(|&c| c as usize >= p.cpus)
+    {
+        return Some(format!(
+            "the set is pinned to CPU {cpu}, but the simulation has {} CPUs (--cpus)",
+            p.cpus
+        ));
     }
     if set.scheduler.dispatched() {
         let q = set.quantum_ns;
         let off = |v: u64| v % q != 0;
-        if let Some((i, t)) = set.tasks.iter().enumerate().find(|(_, t)| off(t.t_ns) || off(t.deadline_ns()) || off(t.phase_ns)) {
+        if let Some((i, t)) = set
+            .tasks
+            .iter()
+            .enumerate()
+            .find(|(_, t)| off(t.t_ns) || off(t.deadline_ns()) || off(t.phase_ns))
+        {
             return Some(format!(
                 "{} decides on a grid of {} ms quanta, and task {i} (T = {} ms, D = {} ms, phase = {} ms) is not on it; the simulator models {} sets whose T, D and phase are whole quanta",
                 set.scheduler.name(),
@@ -129,7 +143,13 @@ fn ms(ns: u64) -> f64 {
 }
 
 /// The simulator's inputs for a cell whose only group runs the periodic set `set`.
-pub(crate) fn cell_input(cell: &Cell, set: &Periodic, p: &Params, horizon: u64, trace: bool) -> Result<CellInput, Unsupported> {
+pub(crate) fn cell_input(
+    cell: &Cell,
+    set: &Periodic,
+    p: &Params,
+    horizon: u64,
+    trace: bool,
+) -> Result<CellInput, Unsupported> {
     let refuse = |reason: String| Unsupported { key: cell.key.clone(), reason };
     if cell.groups.len() > 1 {
         return Err(refuse(
@@ -159,14 +179,25 @@ pub(crate) fn cell_input(cell: &Cell, set: &Periodic, p: &Params, horizon: u64, 
                 params.priority = set.priorities[i];
             }
             if set.scheduler == RtScheduler::Deadline {
-                params.reservation = Some(Reservation { runtime: t.c_ns, deadline: t.deadline_ns(), period: t.t_ns });
+                params.reservation = Some(Reservation {
+                    runtime: t.c_ns,
+                    deadline: t.deadline_ns(),
+                    period: t.t_ns,
+                });
             }
-            TaskSpec { name: format!("t{i}"), arrival: t.phase_ns, workload: Workload::Periodic(work), params }
+            TaskSpec {
+                name: format!("t{i}"),
+                arrival: t.phase_ns,
+                workload: Workload::Periodic(work),
+                params,
+            }
         })
         .collect();
     let placement = placement(set, p.cpus);
     // Responses on: the per-job log is kept (sets are short enough for every job to be kept).
-    let mut config = SimConfig::new(p.cpus, policy_spec(set.scheduler, p)).with_horizon(horizon).recording(trace, true);
+    let mut config = SimConfig::new(p.cpus, policy_spec(set.scheduler, p))
+        .with_horizon(horizon)
+        .recording(trace, true);
     config.skip_cycles = !p.every_cycle;
     if !set.scheduler.dispatched() {
         config = config.with_costs(p.switch_cost_ns, p.migration_cost_ns);
@@ -220,14 +251,23 @@ pub fn task_rt(set: &Periodic, i: usize, t: &TaskResult) -> RtTask {
         sliding_violations: w.sliding.violations,
         time_in_violation_pct: w.time_in_violation_pct(),
     };
-    RtTask::new("sim", schedlab_model::RtParams { c_ns: task.c_ns, t_ns: task.t_ns, d_ns: d, x: task.x, y: task.y }, tally).with_times(
-        RtTimes {
-            response_mean_ns: t.response.mean.map(|m| m - pad as f64),
-            response_max_ns: t.response.max.map(|m| m - pad),
-            lateness_max_ns: t.response.max.map(|m| (m - pad) as i64 - d as i64),
-            cpu_mean_ns: (t.jobs > 0).then(|| set.work_ns(task) as f64),
+    RtTask::new(
+        "sim",
+        schedlab_model::RtParams {
+            c_ns: task.c_ns,
+            t_ns: task.t_ns,
+            d_ns: d,
+            x: task.x,
+            y: task.y,
         },
+        tally,
     )
+    .with_times(RtTimes {
+        response_mean_ns: t.response.mean.map(|m| m - pad as f64),
+        response_max_ns: t.response.max.map(|m| m - pad),
+        lateness_max_ns: t.response.max.map(|m| (m - pad) as i64 - d as i64),
+        cpu_mean_ns: (t.jobs > 0).then(|| set.work_ns(task) as f64),
+    })
 }
 
 /// The cell's real-time record ([`Periodic::cell_rt`]): the fields the engine fills, on the

@@ -6,7 +6,10 @@ use crate::error::SpecError;
 use crate::raw::{RawList, RawValue};
 use crate::validate::{check_workload_name, cpu_list, scheduler_name, Ctx, GroupDef, Locations};
 use schedlab_plan::axis::{self, Axis, AxisValue};
-use schedlab_plan::{Affinity, Class, CpuScheduler, IoSetting, Policy, Refusal, Workload, MAX_SLICE_US, MAX_WORKER_PRIORITY, MIN_SLICE_US};
+use schedlab_plan::{
+    Affinity, Class, CpuScheduler, IoSetting, Policy, Refusal, Workload, MAX_SLICE_US,
+    MAX_WORKER_PRIORITY, MIN_SLICE_US,
+};
 use serde_spanned::Spanned;
 use std::collections::BTreeMap;
 
@@ -87,10 +90,30 @@ impl SpecAxis {
 
 /// Every axis's TOML side (in any order: cells follow `axis::AXES`).
 pub(crate) static SPEC_AXES: &[SpecAxis] = &[
-    SpecAxis { axis: &axis::WORKLOAD, parse: workload, list: each, apply: Apply::Group(|g, v| g.workload = Some(name(v))) },
-    SpecAxis { axis: &axis::POLICY, parse: policy, list: each, apply: Apply::Group(|g, v| g.policy = Some(name(v))) },
-    SpecAxis { axis: &axis::PRIORITY, parse: priority, list: each, apply: Apply::Group(|g, v| g.priority = Some(int(v))) },
-    SpecAxis { axis: &axis::NICE, parse: nice, list: each, apply: Apply::Group(|g, v| g.nice = Some(int(v))) },
+    SpecAxis {
+        axis: &axis::WORKLOAD,
+        parse: workload,
+        list: each,
+        apply: Apply::Group(|g, v| g.workload = Some(name(v))),
+    },
+    SpecAxis {
+        axis: &axis::POLICY,
+        parse: policy,
+        list: each,
+        apply: Apply::Group(|g, v| g.policy = Some(name(v))),
+    },
+    SpecAxis {
+        axis: &axis::PRIORITY,
+        parse: priority,
+        list: each,
+        apply: Apply::Group(|g, v| g.priority = Some(int(v))),
+    },
+    SpecAxis {
+        axis: &axis::NICE,
+        parse: nice,
+        list: each,
+        apply: Apply::Group(|g, v| g.nice = Some(int(v))),
+    },
     SpecAxis {
         axis: &axis::AFFINITY,
         parse: |ck, v, _| affinity(ck.cx, toml(v), ck.locs).map(AxisValue::Affinity),
@@ -105,7 +128,9 @@ pub(crate) static SPEC_AXES: &[SpecAxis] = &[
         parse: cpu_weight,
         list: each,
         // On an axis, 0 means "no weight": the cell's baseline without cgroups.
-        apply: Apply::Group(|g, v| g.cgroup.cpu_weight = Some(int(v)).filter(|&w| w > 0).map(|w| w as u32)),
+        apply: Apply::Group(|g, v| {
+            g.cgroup.cpu_weight = Some(int(v)).filter(|&w| w > 0).map(|w| w as u32)
+        }),
     },
     SpecAxis {
         axis: &axis::CPU_MAX,
@@ -125,18 +150,35 @@ pub(crate) static SPEC_AXES: &[SpecAxis] = &[
             v => unreachable!("cpuset holds {v:?}"),
         }),
     },
-    SpecAxis { axis: &axis::PROCESSES, parse: processes, list: each, apply: Apply::Group(|g, v| g.processes = Some(int(v))) },
-    SpecAxis { axis: &axis::SCHEDULER, parse: scheduler, list: each, apply: Apply::Group(|g, v| g.scheduler = Some(name(v))) },
+    SpecAxis {
+        axis: &axis::PROCESSES,
+        parse: processes,
+        list: each,
+        apply: Apply::Group(|g, v| g.processes = Some(int(v))),
+    },
+    SpecAxis {
+        axis: &axis::SCHEDULER,
+        parse: scheduler,
+        list: each,
+        apply: Apply::Group(|g, v| g.scheduler = Some(name(v))),
+    },
     SpecAxis {
         axis: &axis::UTILISATION,
-        parse: |ck, v, _| crate::periodic_check::utilisation_value(ck.cx, float(v)).map(AxisValue::Float),
+        parse: |ck, v, _| {
+            crate::periodic_check::utilisation_value(ck.cx, float(v)).map(AxisValue::Float)
+        },
         list: each,
         apply: Apply::Group(|g, v| match v {
             AxisValue::Float(u) => g.utilisation = Some(u),
             v => unreachable!("utilisation holds {v:?}"),
         }),
     },
-    SpecAxis { axis: &axis::SLICE, parse: slice, list: each, apply: Apply::Group(|g, v| g.slice_us = Some(int(v))) },
+    SpecAxis {
+        axis: &axis::SLICE,
+        parse: slice,
+        list: each,
+        apply: Apply::Group(|g, v| g.slice_us = Some(int(v))),
+    },
     SpecAxis {
         axis: &axis::IOSCHED,
         parse: iosched,
@@ -159,18 +201,29 @@ pub(crate) static SPEC_AXES: &[SpecAxis] = &[
 
 /// The TOML side of the axis a key names.
 pub(crate) fn def(key: &str) -> &'static SpecAxis {
-    SPEC_AXES.iter().find(|d| d.axis.name == key).unwrap_or_else(|| panic!("axis key `{key}` has no definition in SPEC_AXES"))
+    SPEC_AXES
+        .iter()
+        .find(|d| d.axis.name == key)
+        .unwrap_or_else(|| panic!("axis key `{key}` has no definition in SPEC_AXES"))
 }
 
 /// Checks every value of a list, then that it has one and none twice.
-fn each(ck: &mut Check, def: &SpecAxis, l: &RawList, how: Use) -> Result<Vec<AxisValue>, SpecError> {
-    let values = l.values.iter().map(|v| (def.parse)(ck, *v, how)).collect::<Result<Vec<_>, _>>()?;
+fn each(
+    ck: &mut Check,
+    def: &SpecAxis,
+    l: &RawList,
+    how: Use,
+) -> Result<Vec<AxisValue>, SpecError> {
+    let values =
+        l.values.iter().map(|v| (def.parse)(ck, *v, how)).collect::<Result<Vec<_>, _>>()?;
     let name = def.axis.name;
     if values.is_empty() {
         return ck.cx.err(l.span.clone(), format!("the {name} axis must list at least one value"));
     }
     if let Some(i) = first_repeated(&values) {
-        return ck.cx.err(l.span.clone(), format!("the {name} axis lists {} twice", values[i].label()));
+        return ck
+            .cx
+            .err(l.span.clone(), format!("the {name} axis lists {} twice", values[i].label()));
     }
     Ok(values)
 }
@@ -178,7 +231,8 @@ fn each(ck: &mut Check, def: &SpecAxis, l: &RawList, how: Use) -> Result<Vec<Axi
 /// The index of the first value equal to one before it. Equal values have equal labels, so
 /// only values of one label are compared: a list of 100,000 values is checked in linear time.
 fn first_repeated(values: &[AxisValue]) -> Option<usize> {
-    let mut by_label: std::collections::HashMap<String, Vec<&AxisValue>> = std::collections::HashMap::new();
+    let mut by_label: std::collections::HashMap<String, Vec<&AxisValue>> =
+        std::collections::HashMap::new();
     for (i, v) in values.iter().enumerate() {
         let same = by_label.entry(v.label()).or_default();
         if same.contains(&v) {
@@ -190,14 +244,23 @@ fn first_repeated(values: &[AxisValue]) -> Option<usize> {
 }
 
 /// The `iosched` axis's list: a scheduler named twice is an error at its second mention.
-fn schedulers(ck: &mut Check, def: &SpecAxis, l: &RawList, how: Use) -> Result<Vec<AxisValue>, SpecError> {
+fn schedulers(
+    ck: &mut Check,
+    def: &SpecAxis,
+    l: &RawList,
+    how: Use,
+) -> Result<Vec<AxisValue>, SpecError> {
     let name = def.axis.name;
     if l.values.is_empty() {
-        return ck.cx.err(l.span.clone(), format!("the {name} axis must list at least one scheduler"));
+        return ck
+            .cx
+            .err(l.span.clone(), format!("the {name} axis must list at least one scheduler"));
     }
     let out = l.values.iter().map(|v| (def.parse)(ck, *v, how)).collect::<Result<Vec<_>, _>>()?;
     if let Some(i) = first_repeated(&out) {
-        return ck.cx.err(l.values[i].span(), format!("the {name} axis lists {} twice", out[i].label()));
+        return ck
+            .cx
+            .err(l.values[i].span(), format!("the {name} axis lists {} twice", out[i].label()));
     }
     Ok(out)
 }
@@ -212,10 +275,20 @@ fn workload(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecError>
 fn policy(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecError> {
     let p = string(v);
     if !ck.policies.contains_key(p.get_ref()) && Class::parse(p.get_ref()).is_none() {
-        let known: Vec<&str> = ck.policies.keys().map(String::as_str).chain(Class::ALL.iter().map(|c| c.name())).collect();
+        let known: Vec<&str> = ck
+            .policies
+            .keys()
+            .map(String::as_str)
+            .chain(Class::ALL.iter().map(|c| c.name()))
+            .collect();
         return ck.cx.err(
             p.span(),
-            format!("unknown policy \"{}\"; define it under [policies.{}] or use one of: {}", p.get_ref(), p.get_ref(), known.join(", ")),
+            format!(
+                "unknown policy \"{}\"; define it under [policies.{}] or use one of: {}",
+                p.get_ref(),
+                p.get_ref(),
+                known.join(", ")
+            ),
         );
     }
     ck.locs.policies.entry(p.get_ref().clone()).or_insert_with(|| p.span());
@@ -223,7 +296,9 @@ fn policy(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecError> {
 }
 
 fn priority(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecError> {
-    ck.cx.int_in(int_raw(v), 1, MAX_WORKER_PRIORITY, "priority (99 is reserved for the engine)").map(AxisValue::Int)
+    ck.cx
+        .int_in(int_raw(v), 1, MAX_WORKER_PRIORITY, "priority (99 is reserved for the engine)")
+        .map(AxisValue::Int)
 }
 
 fn nice(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecError> {
@@ -241,13 +316,24 @@ fn slice(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecError> {
 }
 
 /// What a slice's range error calls it.
-pub(crate) const SLICE_WHAT: &str = "slice_us (EEVDF's custom slice; the kernel takes 100 us to 100 ms)";
+pub(crate) const SLICE_WHAT: &str =
+    "slice_us (EEVDF's custom slice; the kernel takes 100 us to 100 ms)";
 
 fn cpu_weight(ck: &mut Check, v: RawValue, how: Use) -> Result<AxisValue, SpecError> {
     let w = int_raw(v);
     match how {
-        Use::Fixed => ck.cx.int_in(w, 1, 10_000, "cpu_weight (cgroup v2 units; v1 shares = weight x 1024 / 100)"),
-        _ => ck.cx.int_in(w, 0, 10_000, "cpu_weight (cgroup v2 units, 0 = none; v1 shares = weight x 1024 / 100)"),
+        Use::Fixed => ck.cx.int_in(
+            w,
+            1,
+            10_000,
+            "cpu_weight (cgroup v2 units; v1 shares = weight x 1024 / 100)",
+        ),
+        _ => ck.cx.int_in(
+            w,
+            0,
+            10_000,
+            "cpu_weight (cgroup v2 units, 0 = none; v1 shares = weight x 1024 / 100)",
+        ),
     }
     .map(AxisValue::Int)
 }
@@ -268,7 +354,11 @@ fn iosched(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecError> 
     let s = string(v);
     let setting = match ck.io_defs.get(s.get_ref()) {
         Some(d) => d.clone(),
-        None => IoSetting { name: s.get_ref().clone(), scheduler: scheduler_name(ck.cx, s)?, tunables: Vec::new() },
+        None => IoSetting {
+            name: s.get_ref().clone(),
+            scheduler: scheduler_name(ck.cx, s)?,
+            tunables: Vec::new(),
+        },
     };
     ck.locs.iosched.push((setting.scheduler.clone(), s.span()));
     Ok(AxisValue::Io(setting))
@@ -291,7 +381,8 @@ fn cpu_scheduler(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecE
     let mut s = parsed.or_else(|msg| ck.cx.err(v.span(), msg))?;
     if let CpuScheduler::Scx(p) = &mut s {
         if p.program.contains('/') {
-            p.program = crate::paths::resolve(ck.cx.base, &p.program).to_string_lossy().into_owned();
+            p.program =
+                crate::paths::resolve(ck.cx.base, &p.program).to_string_lossy().into_owned();
         }
     }
     ck.locs.cpu_schedulers.push((s.label(), v.span()));
@@ -300,7 +391,9 @@ fn cpu_scheduler(ck: &mut Check, v: RawValue, _: Use) -> Result<AxisValue, SpecE
 
 fn scx_table(t: &toml::Table) -> Result<CpuScheduler, Refusal> {
     if let Some(k) = t.keys().find(|k| !["scx", "args"].contains(&k.as_str())) {
-        return Err(Refusal(format!("unknown key `{k}` in a cpu_scheduler table: it takes `scx` (the program) and `args`")));
+        return Err(Refusal(format!(
+            "unknown key `{k}` in a cpu_scheduler table: it takes `scx` (the program) and `args`"
+        )));
     }
     let program = t
         .get("scx")
@@ -310,13 +403,19 @@ fn scx_table(t: &toml::Table) -> Result<CpuScheduler, Refusal> {
         None => Vec::new(),
         Some(a) => a
             .as_array()
-            .and_then(|a| a.iter().map(|x| x.as_str().map(str::to_string)).collect::<Option<Vec<_>>>())
+            .and_then(|a| {
+                a.iter().map(|x| x.as_str().map(str::to_string)).collect::<Option<Vec<_>>>()
+            })
             .ok_or("`args` of a cpu_scheduler is an array of strings")?,
     };
     schedlab_plan::ScxProgram::new(program, args).map(CpuScheduler::Scx)
 }
 
-fn affinity(cx: &Ctx, v: &Spanned<toml::Value>, locs: &mut Locations) -> Result<Affinity, SpecError> {
+fn affinity(
+    cx: &Ctx,
+    v: &Spanned<toml::Value>,
+    locs: &mut Locations,
+) -> Result<Affinity, SpecError> {
     match v.get_ref() {
         toml::Value::String(s) if s == "all" => Ok(Affinity::All),
         toml::Value::String(s) if s == "spread" => Ok(Affinity::Spread),
@@ -329,12 +428,22 @@ fn affinity(cx: &Ctx, v: &Spanned<toml::Value>, locs: &mut Locations) -> Result<
 }
 
 fn cpu_max(cx: &Ctx, v: &Spanned<toml::Value>) -> Result<(u64, u64), SpecError> {
-    let pair = v.get_ref().as_array().filter(|a| a.len() == 2).and_then(|a| Some((a[0].as_integer()?, a[1].as_integer()?)));
+    let pair = v
+        .get_ref()
+        .as_array()
+        .filter(|a| a.len() == 2)
+        .and_then(|a| Some((a[0].as_integer()?, a[1].as_integer()?)));
     let Some((quota, period)) = pair else {
-        return cx.err(v.span(), "cpu_max must be [quota_us, period_us], e.g. [50000, 100000] for half a CPU");
+        return cx.err(
+            v.span(),
+            "cpu_max must be [quota_us, period_us], e.g. [50000, 100000] for half a CPU",
+        );
     };
     if !(1000..=1_000_000).contains(&period) {
-        return cx.err(v.span(), format!("cpu_max period must be between 1000 and 1000000 us, got {period}"));
+        return cx.err(
+            v.span(),
+            format!("cpu_max period must be between 1000 and 1000000 us, got {period}"),
+        );
     }
     if quota < 1000 {
         return cx.err(v.span(), format!("cpu_max quota must be at least 1000 us, got {quota}"));

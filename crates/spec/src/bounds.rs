@@ -50,7 +50,10 @@ pub fn watchdog(seconds: f64, what: &str) -> Result<Duration, OutOfBounds> {
 /// A `--scale` factor, or why it is not one.
 pub fn scale(factor: f64) -> Result<f64, OutOfBounds> {
     if !(factor > 0.0 && factor <= MAX_SCALE) {
-        return Err(OutOfBounds(format!("--scale must be a positive number, at most {MAX_SCALE}, got {}", shown(factor))));
+        return Err(OutOfBounds(format!(
+            "--scale must be a positive number, at most {MAX_SCALE}, got {}",
+            shown(factor)
+        )));
     }
     Ok(factor)
 }
@@ -91,9 +94,13 @@ mod tests {
     fn a_watchdog_past_30_days_or_not_positive_is_refused() {
         assert_eq!(watchdog(1800.0, "timeout_s"), Ok(Duration::from_secs(1800)));
         assert_eq!(watchdog(MAX_TIMEOUT_S, "timeout_s"), Ok(Duration::from_secs(2_592_000)));
-        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e20, 18_446_744_074.0, MAX_TIMEOUT_S + 1.0] {
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e20, 18_446_744_074.0, MAX_TIMEOUT_S + 1.0]
+        {
             let e = watchdog(bad, "--timeout").unwrap_err().to_string();
-            assert!(e.starts_with("--timeout must be a positive number of seconds, at most 2592000"), "{bad}: {e}");
+            assert!(
+                e.starts_with("--timeout must be a positive number of seconds, at most 2592000"),
+                "{bad}: {e}"
+            );
             assert!(e.len() < 100, "{e}");
         }
     }
@@ -102,7 +109,13 @@ mod tests {
     fn a_scale_past_a_million_is_refused() {
         assert_eq!(scale(0.01), Ok(0.01));
         for bad in [0.0, -2.0, f64::NAN, 1e308, f64::INFINITY, 1e6 + 1.0] {
-            assert!(scale(bad).unwrap_err().to_string().starts_with("--scale must be a positive number, at most 1000000"), "{bad}");
+            assert!(
+                scale(bad)
+                    .unwrap_err()
+                    .to_string()
+                    .starts_with("--scale must be a positive number, at most 1000000"),
+                "{bad}"
+            );
         }
     }
 }

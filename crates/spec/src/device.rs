@@ -8,7 +8,13 @@ use schedlab_plan::{usable_mib, DeviceFacts, DeviceTarget, Plan, QueueTarget};
 
 const MIB: u64 = 1 << 20;
 
-pub(crate) fn check(plan: &Plan, locs: &Locations, src: &str, f: &DeviceFacts, yes_device: Option<&str>) -> Result<(), SpecError> {
+pub(crate) fn check(
+    plan: &Plan,
+    locs: &Locations,
+    src: &str,
+    f: &DeviceFacts,
+    yes_device: Option<&str>,
+) -> Result<(), SpecError> {
     let Some(dev) = &plan.device else { return Ok(()) };
     let err = |span: Option<std::ops::Range<usize>>, msg: String| {
         Err(SpecError::at(&plan.source_path, src, span.unwrap_or_else(|| locs.matrix.clone()), msg))
@@ -16,17 +22,28 @@ pub(crate) fn check(plan: &Plan, locs: &Locations, src: &str, f: &DeviceFacts, y
     let first_io = locs.iosched.first().map(|(_, s)| s.clone());
     let is_loop = matches!(dev.target, DeviceTarget::Loop { .. });
     if !f.privileged && (is_loop || first_io.is_some()) {
-        let what = if is_loop { "creating a loop device and mounting it" } else { "changing an I/O scheduler" };
-        return err(locs.device.clone().or(first_io), format!("{what} needs CAP_SYS_ADMIN (run as root)"));
+        let what = if is_loop {
+            "creating a loop device and mounting it"
+        } else {
+            "changing an I/O scheduler"
+        };
+        return err(
+            locs.device.clone().or(first_io),
+            format!("{what} needs CAP_SYS_ADMIN (run as root)"),
+        );
     }
     if let Some(e) = &f.path_error {
         return err(locs.device_path.clone(), e.clone());
     }
     let needs_confirm = !is_loop || dev.queue == QueueTarget::Backing;
     if let (true, Some(disk)) = (needs_confirm, &f.disk) {
-        let confirmed = dev.confirm_device.as_deref() == Some(disk) || yes_device == Some(disk.as_str());
+        let confirmed =
+            dev.confirm_device.as_deref() == Some(disk) || yes_device == Some(disk.as_str());
         if let Some(c) = dev.confirm_device.as_deref().filter(|c| *c != disk) {
-            return err(locs.device.clone(), format!("confirm_device = \"{c}\", but this run would use the disk {disk}"));
+            return err(
+                locs.device.clone(),
+                format!("confirm_device = \"{c}\", but this run would use the disk {disk}"),
+            );
         }
         if !confirmed {
             let why = if is_loop {
@@ -48,7 +65,10 @@ pub(crate) fn check(plan: &Plan, locs: &Locations, src: &str, f: &DeviceFacts, y
             if !offered.contains(s) {
                 return err(
                     Some(span.clone()),
-                    format!("the device does not offer the I/O scheduler \"{s}\"; it offers: {}", offered.join(", ")),
+                    format!(
+                        "the device does not offer the I/O scheduler \"{s}\"; it offers: {}",
+                        offered.join(", ")
+                    ),
                 );
             }
         }

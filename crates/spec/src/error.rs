@@ -29,7 +29,8 @@ impl SpecError {
     /// An error at a byte span of `src`.
     pub fn at(path: &str, src: &str, span: Range<usize>, message: impl Into<String>) -> Self {
         let (line, col) = line_col(src, span.start);
-        let source_line = src.split('\n').nth(line - 1).map(|l| l.strip_suffix('\r').unwrap_or(l).to_string());
+        let source_line =
+            src.split('\n').nth(line - 1).map(|l| l.strip_suffix('\r').unwrap_or(l).to_string());
         SpecError { path: path.to_string(), line, col, message: tidy(&message.into()), source_line }
     }
 
@@ -38,10 +39,17 @@ impl SpecError {
         let good = e.valid_up_to();
         let line_start = bytes[..good].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         let line = bytes[..good].iter().filter(|&&b| b == b'\n').count() + 1;
-        let col = std::str::from_utf8(&bytes[line_start..good]).map_or(1, |s| s.chars().count() + 1);
-        let line_end = bytes[line_start..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |i| line_start + i);
+        let col =
+            std::str::from_utf8(&bytes[line_start..good]).map_or(1, |s| s.chars().count() + 1);
+        let line_end = bytes[line_start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| line_start + i);
         let source_line = Some(String::from_utf8_lossy(&bytes[line_start..line_end]).into_owned());
-        let message = format!("invalid UTF-8 (byte 0x{:02x}): an experiment file must be UTF-8 text", bytes[good]);
+        let message = format!(
+            "invalid UTF-8 (byte 0x{:02x}): an experiment file must be UTF-8 text",
+            bytes[good]
+        );
         SpecError { path: path.to_string(), line, col, message, source_line }
     }
 }
@@ -84,7 +92,8 @@ fn tidy(message: &str) -> String {
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
-        let quoted = (c == '"' || c == '`').then(|| chars[i + 1..].iter().position(|&d| d == c)).flatten();
+        let quoted =
+            (c == '"' || c == '`').then(|| chars[i + 1..].iter().position(|&d| d == c)).flatten();
         let end = match quoted {
             // The quoted text, without its quotes.
             Some(len) => {
@@ -97,7 +106,13 @@ fn tidy(message: &str) -> String {
                 i += 1;
                 continue;
             }
-            None => i + chars[i..].iter().position(|d| d.is_whitespace() || *d == '"' || *d == '`').unwrap_or(chars.len() - i).max(1),
+            None => {
+                i + chars[i..]
+                    .iter()
+                    .position(|d| d.is_whitespace() || *d == '"' || *d == '`')
+                    .unwrap_or(chars.len() - i)
+                    .max(1)
+            }
         };
         let part: String = chars[i..end].iter().collect();
         out.push_str(&cut(&part, ECHO_CHARS));
@@ -115,7 +130,8 @@ impl fmt::Display for SpecError {
         write!(f, "{}:{}:{}: {}", self.path, self.line, self.col, self.message)?;
         if let Some(text) = &self.source_line {
             let (shown, caret) = window(text, self.col);
-            let pad: String = shown.chars().take(caret).map(|ch| if ch == '\t' { '\t' } else { ' ' }).collect();
+            let pad: String =
+                shown.chars().take(caret).map(|ch| if ch == '\t' { '\t' } else { ' ' }).collect();
             write!(f, "\n  | {shown}\n  | {pad}^")?;
         }
         Ok(())
@@ -125,7 +141,8 @@ impl fmt::Display for SpecError {
 /// At most [`ECHO_CHARS`] characters of a source line around 1-based column `col`, control
 /// characters shown as '?', and the caret's offset in what is shown.
 fn window(line: &str, col: usize) -> (String, usize) {
-    let chars: Vec<char> = line.chars().map(|c| if c.is_control() && c != '\t' { '?' } else { c }).collect();
+    let chars: Vec<char> =
+        line.chars().map(|c| if c.is_control() && c != '\t' { '?' } else { c }).collect();
     let at = col.saturating_sub(1).min(chars.len());
     if chars.len() <= ECHO_CHARS {
         return (chars.into_iter().collect(), at);
@@ -152,15 +169,29 @@ mod tests {
     #[test]
     fn long_names_in_messages_are_cut_to_80_characters() {
         let long = "k".repeat(10_000);
-        let e = SpecError::at("t.toml", "x", 0..0, format!("unknown field `{long}`, expected \"{long} {long}\" or [w.{long}]"));
+        let e = SpecError::at(
+            "t.toml",
+            "x",
+            0..0,
+            format!("unknown field `{long}`, expected \"{long} {long}\" or [w.{long}]"),
+        );
         assert!(e.message.len() < 400, "{}", e.message);
-        assert!(e.message.starts_with(&format!("unknown field `{}…`", "k".repeat(80))), "{}", e.message);
+        assert!(
+            e.message.starts_with(&format!("unknown field `{}…`", "k".repeat(80))),
+            "{}",
+            e.message
+        );
         assert!(e.message.contains(&format!("[w.{}…", "k".repeat(77))), "{}", e.message);
     }
 
     #[test]
     fn messages_keep_short_quoted_values_and_escape_control_characters() {
-        let e = SpecError::at("t.toml", "x", 0..0, "unknown workload \"a b\"; use one of: pi, copy\u{1b}[2J");
+        let e = SpecError::at(
+            "t.toml",
+            "x",
+            0..0,
+            "unknown workload \"a b\"; use one of: pi, copy\u{1b}[2J",
+        );
         assert_eq!(e.message, "unknown workload \"a b\"; use one of: pi, copy\\u{1b}[2J");
     }
 

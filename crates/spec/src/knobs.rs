@@ -34,7 +34,14 @@ fn value(cx: &Ctx, k: &Knob, v: &Spanned<toml::Value>) -> Result<KnobValue, Spec
         toml::Value::Boolean(b) => KnobValue::Bool(*b),
         toml::Value::String(s) => KnobValue::Word(s.clone()),
         other => {
-            return cx.err(v.span(), format!("{}: a knob's value is a number, true/false or a string, not a {}", k.name, other.type_str()))
+            return cx.err(
+                v.span(),
+                format!(
+                    "{}: a knob's value is a number, true/false or a string, not a {}",
+                    k.name,
+                    other.type_str()
+                ),
+            )
         }
     };
     k.check(&value).or_else(|msg| cx.err(v.span(), msg))?;
@@ -42,24 +49,40 @@ fn value(cx: &Ctx, k: &Knob, v: &Spanned<toml::Value>) -> Result<KnobValue, Spec
 }
 
 /// `[knobs]`: each knob's one value.
-pub(crate) fn fixed(cx: &Ctx, raw: &BTreeMap<Spanned<String>, Spanned<toml::Value>>, locs: &mut Locations) -> Result<Knobs, SpecError> {
+pub(crate) fn fixed(
+    cx: &Ctx,
+    raw: &BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+    locs: &mut Locations,
+) -> Result<Knobs, SpecError> {
     let mut out = Knobs::new();
     for (name, v) in raw {
         let k = knob(cx, name)?;
         let x = value(cx, &k, v)?;
-        locs.knobs.push(KnobAt { name: k.name.clone(), key: name.span(), values: vec![(x.clone(), v.span())] });
+        locs.knobs.push(KnobAt {
+            name: k.name.clone(),
+            key: name.span(),
+            values: vec![(x.clone(), v.span())],
+        });
         out.insert(k.name, x);
     }
     Ok(out)
 }
 
 /// `[matrix.knobs]`: each knob's values, in name order; a knob also in `[knobs]` is an error.
-pub(crate) fn swept(cx: &Ctx, raw: &RawKnobAxes, fixed: &Knobs, locs: &mut Locations) -> Result<Vec<(String, Vec<KnobValue>)>, SpecError> {
+pub(crate) fn swept(
+    cx: &Ctx,
+    raw: &RawKnobAxes,
+    fixed: &Knobs,
+    locs: &mut Locations,
+) -> Result<Vec<(String, Vec<KnobValue>)>, SpecError> {
     let mut out = Vec::new();
     for (name, list) in raw {
         let k = knob(cx, name)?;
         if fixed.contains_key(&k.name) {
-            return cx.err(name.span(), format!("{} is both held in [knobs] and swept in [matrix.knobs]: keep one", k.name));
+            return cx.err(
+                name.span(),
+                format!("{} is both held in [knobs] and swept in [matrix.knobs]: keep one", k.name),
+            );
         }
         let mut values: Vec<KnobValue> = Vec::new();
         let mut at = KnobAt { name: k.name.clone(), key: name.span(), values: Vec::new() };
@@ -72,7 +95,8 @@ pub(crate) fn swept(cx: &Ctx, raw: &RawKnobAxes, fixed: &Knobs, locs: &mut Locat
             values.push(x);
         }
         if values.is_empty() {
-            return cx.err(list.span(), format!("the {} axis must list at least one value", k.name));
+            return cx
+                .err(list.span(), format!("the {} axis must list at least one value", k.name));
         }
         locs.knobs.push(at);
         out.push((k.name, values));
@@ -100,28 +124,54 @@ pub(crate) fn combos(swept: &[(String, Vec<KnobValue>)]) -> Vec<Knobs> {
 /// Checks every knob the plan names against the machine (it exists, this process may
 /// write it, the value is one its file offers), and that no cell disables or weakens RT
 /// throttling unless the spec allows it. Errors point at the knob's key or value.
-pub(crate) fn check(plan: &Plan, locs: &Locations, src: &str, facts: &KnobFacts) -> Result<(), SpecError> {
-    let err = |span: &Location, msg: String| Err(SpecError::at(&plan.source_path, src, span.clone(), msg));
+pub(crate) fn check(
+    plan: &Plan,
+    locs: &Locations,
+    src: &str,
+    facts: &KnobFacts,
+) -> Result<(), SpecError> {
+    let err = |span: &Location, msg: String| {
+        Err(SpecError::at(&plan.source_path, src, span.clone(), msg))
+    };
     for at in &locs.knobs {
         let Ok(k) = Knob::parse(&at.name) else { continue };
         match facts.get(&at.name) {
             None => {}
-            Some(KnobFact::Missing(why)) => return err(&at.key, format!("this kernel has no {}: {why}", at.name)),
-            Some(KnobFact::Unusable(why)) => return err(&at.key, format!("{} cannot be used on this machine: {why}", at.name)),
-            Some(KnobFact::Present { writable: false, path, .. }) => {
-                return err(&at.key, format!("setting {} writes {path}, which needs root (this process may not write it)", at.name))
+            Some(KnobFact::Missing(why)) => {
+                return err(&at.key, format!("this kernel has no {}: {why}", at.name))
             }
+            Some(KnobFact::Unusable(why)) => {
+                return err(&at.key, format!("{} cannot be used on this machine: {why}", at.name))
+            }
+            Some(KnobFact::Present { writable: false, path, .. }) => return err(
+                &at.key,
+                format!(
+                    "setting {} writes {path}, which needs root (this process may not write it)",
+                    at.name
+                ),
+            ),
             Some(KnobFact::Present { offered, path, .. }) => {
                 for (v, span) in &at.values {
                     let text = k.text(v);
-                    if !offered.is_empty() && matches!(v, KnobValue::Word(_)) && !offered.contains(&text) {
-                        return err(span, format!("{} = \"{text}\": this kernel offers {} ({path})", at.name, offered.join(", ")));
+                    if !offered.is_empty()
+                        && matches!(v, KnobValue::Word(_))
+                        && !offered.contains(&text)
+                    {
+                        return err(
+                            span,
+                            format!(
+                                "{} = \"{text}\": this kernel offers {} ({path})",
+                                at.name,
+                                offered.join(", ")
+                            ),
+                        );
                     }
                 }
             }
         }
     }
-    rt_guard(plan, locs, facts).map_err(|(span, msg)| SpecError::at(&plan.source_path, src, span, msg))
+    rt_guard(plan, locs, facts)
+        .map_err(|(span, msg)| SpecError::at(&plan.source_path, src, span, msg))
 }
 
 /// The RT bandwidth each cell would run with: refused when the kernel would refuse it
@@ -145,13 +195,20 @@ fn rt_guard(plan: &Plan, locs: &Locations, facts: &KnobFacts) -> Result<(), (Loc
         if set(RUNTIME).is_none() && set(PERIOD).is_none() {
             continue;
         }
-        let (Some(runtime), Some(period)) = (set(RUNTIME).or_else(|| now(RUNTIME)), set(PERIOD).or_else(|| now(PERIOD))) else { continue };
+        let (Some(runtime), Some(period)) =
+            (set(RUNTIME).or_else(|| now(RUNTIME)), set(PERIOD).or_else(|| now(PERIOD)))
+        else {
+            continue;
+        };
         let span = set(RUNTIME)
             .and_then(|v| at(RUNTIME, &KnobValue::Int(v)))
             .or_else(|| at(PERIOD, knobs.get(PERIOD)?))
             .unwrap_or(locs.matrix.clone());
         if runtime > period {
-            return Err((span, format!("{RUNTIME} ({runtime}) above {PERIOD} ({period}): the kernel refuses it")));
+            return Err((
+                span,
+                format!("{RUNTIME} ({runtime}) above {PERIOD} ({period}): the kernel refuses it"),
+            ));
         }
         let weak = rt_share(runtime, period).is_none_or(|s| s > DEFAULT_RT_SHARE);
         if weak && !plan.allow_rt_unthrottled {

@@ -57,8 +57,11 @@ pub fn parse(path: &str, text: &str) -> Result<Spec, SpecError> {
 /// The directory the paths of the spec file at `path` resolve against: the file's own,
 /// absolute (workers do not share the caller's working directory), canonical if it exists.
 pub fn spec_dir(path: &str) -> PathBuf {
-    let parent = Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::canonicalize(parent).or_else(|_| std::path::absolute(parent)).unwrap_or_else(|_| parent.to_path_buf())
+    let parent =
+        Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::canonicalize(parent)
+        .or_else(|_| std::path::absolute(parent))
+        .unwrap_or_else(|_| parent.to_path_buf())
 }
 
 /// A spec file's bytes as text; invalid UTF-8 is an error at its first bad byte.
@@ -92,7 +95,11 @@ impl Spec {
 
     /// Checks the experiment device against what the machine says about it (privilege,
     /// confirmation of a real disk, offered schedulers, free space), before any change.
-    pub fn check_device(&self, facts: &DeviceFacts, yes_device: Option<&str>) -> Result<(), SpecError> {
+    pub fn check_device(
+        &self,
+        facts: &DeviceFacts,
+        yes_device: Option<&str>,
+    ) -> Result<(), SpecError> {
         device::check(&self.plan, &self.locations, &self.text, facts, yes_device)
     }
 
@@ -106,7 +113,12 @@ impl Spec {
     /// An error about the machine's support for a group's cgroup settings, at the group's
     /// first cgroup setting.
     pub fn cgroup_error(&self, group: &str, message: impl Into<String>) -> SpecError {
-        let span = self.locations.cgroups.iter().find(|(g, _)| g == group).map_or(self.locations.matrix.clone(), |(_, s)| s.clone());
+        let span = self
+            .locations
+            .cgroups
+            .iter()
+            .find(|(g, _)| g == group)
+            .map_or(self.locations.matrix.clone(), |(_, s)| s.clone());
         SpecError::at(&self.plan.source_path, &self.text, span, message)
     }
 
@@ -133,8 +145,17 @@ impl Spec {
     /// `timeout_s` or `--timeout`) would stop it: else every repetition of its cells times out.
     pub fn check_watchdog(&self, timeout: std::time::Duration) -> Result<(), SpecError> {
         for g in self.plan.cells.iter().flat_map(|c| &c.groups) {
-            let Some(p) = g.workload.periodic().filter(|p| p.duration_ns >= timeout.as_nanos() as u64) else { continue };
-            let at = self.locations.durations.iter().find(|(w, _)| *w == g.workload_name).map_or(&self.locations.matrix, |(_, s)| s);
+            let Some(p) =
+                g.workload.periodic().filter(|p| p.duration_ns >= timeout.as_nanos() as u64)
+            else {
+                continue;
+            };
+            let at = self
+                .locations
+                .durations
+                .iter()
+                .find(|(w, _)| *w == g.workload_name)
+                .map_or(&self.locations.matrix, |(_, s)| s);
             return Err(SpecError::at(
                 &self.plan.source_path,
                 &self.text,
@@ -158,7 +179,10 @@ impl Spec {
                     &self.plan.source_path,
                     &self.text,
                     span.clone(),
-                    format!("CPU {c} does not exist on this machine (online: {})", cpulist::format(online)),
+                    format!(
+                        "CPU {c} does not exist on this machine (online: {})",
+                        cpulist::format(online)
+                    ),
                 ));
             }
         }

@@ -30,9 +30,17 @@ fn thousands(n: u64) -> String {
     out
 }
 
-pub(crate) fn check(plan: &Plan, src: &str, m: &MachineLimits, fallback: &std::ops::Range<usize>) -> Result<(), SpecError> {
+pub(crate) fn check(
+    plan: &Plan,
+    src: &str,
+    m: &MachineLimits,
+    fallback: &std::ops::Range<usize>,
+) -> Result<(), SpecError> {
     let needs: Vec<(&Cell, CellNeeds)> = plan.cells.iter().map(|c| (c, c.needs())).collect();
-    let Some((big, n)) = needs.iter().max_by_key(|(c, n)| (n.tasks, std::cmp::Reverse(c.index))) else { return Ok(()) };
+    let Some((big, n)) = needs.iter().max_by_key(|(c, n)| (n.tasks, std::cmp::Reverse(c.index)))
+    else {
+        return Ok(());
+    };
     let refuse = |cell: &Cell, msg: String| {
         // Point at the `processes` value of the cell's largest group, where the spec has one.
         let g = cell.groups.iter().max_by_key(|g| g.processes).expect("a cell has a group");
@@ -52,7 +60,13 @@ pub(crate) fn check(plan: &Plan, src: &str, m: &MachineLimits, fallback: &std::o
     let task_limits = [
         ("kernel.pid_max", m.pid_max, m.tasks, "are in use now", ""),
         ("kernel.threads-max", m.threads_max, m.tasks, "are in use now", ""),
-        ("this user's RLIMIT_NPROC", m.nproc, m.user_tasks, "are this user's now", "; raise it (ulimit -u) or run fewer processes"),
+        (
+            "this user's RLIMIT_NPROC",
+            m.nproc,
+            m.user_tasks,
+            "are this user's now",
+            "; raise it (ulimit -u) or run fewer processes",
+        ),
     ];
     for (name, limit, now, in_use, hint) in task_limits {
         let (Some(limit), Some(now)) = (limit, now) else { continue };
@@ -69,7 +83,10 @@ pub(crate) fn check(plan: &Plan, src: &str, m: &MachineLimits, fallback: &std::o
         }
     }
     if let Some(avail) = m.mem_available_kib {
-        let (cell, n) = needs.iter().max_by_key(|(c, n)| (n.mem_kib, std::cmp::Reverse(c.index))).expect("cells exist");
+        let (cell, n) = needs
+            .iter()
+            .max_by_key(|(c, n)| (n.mem_kib, std::cmp::Reverse(c.index)))
+            .expect("cells exist");
         if n.mem_kib > avail - avail / 10 {
             return refuse(
                 cell,
@@ -112,17 +129,27 @@ mod tests {
     fn a_cell_beyond_pid_max_names_the_limit_both_numbers_and_the_processes_value() {
         let s = spec("[2, 100_000]");
         let e = s.check_limits(&machine()).unwrap_err();
-        assert!(e.message.starts_with("cell 1 (cpu/other/n100000) needs 100,003 processes and threads"), "{e}");
+        assert!(
+            e.message.starts_with("cell 1 (cpu/other/n100000) needs 100,003 processes and threads"),
+            "{e}"
+        );
         assert!(e.message.contains("kernel.pid_max is 32,768 and 141 are in use now"), "{e}");
         assert_eq!((e.line, e.col), (4, 17), "points at 100_000: {e}");
-        assert!(s.check_limits(&MachineLimits { pid_max: Some(4_194_304), ..machine() }).is_err(), "then threads-max or memory");
+        assert!(
+            s.check_limits(&MachineLimits { pid_max: Some(4_194_304), ..machine() }).is_err(),
+            "then threads-max or memory"
+        );
     }
 
     #[test]
     fn the_margin_and_what_runs_already_count() {
         // 32,768 - 1,000 left to the system - 141 running - 3 engine threads = 31,624 workers fit.
-        assert!(spec("[31_624]").check_limits(&MachineLimits { mem_available_kib: None, ..machine() }).is_ok());
-        let e = spec("[31_625]").check_limits(&MachineLimits { mem_available_kib: None, ..machine() }).unwrap_err();
+        assert!(spec("[31_624]")
+            .check_limits(&MachineLimits { mem_available_kib: None, ..machine() })
+            .is_ok());
+        let e = spec("[31_625]")
+            .check_limits(&MachineLimits { mem_available_kib: None, ..machine() })
+            .unwrap_err();
         assert!(e.message.contains("kernel.pid_max"), "{e}");
         // A small limit keeps 5% instead of 1,000.
         assert_eq!(reserve(2_000), 100);
@@ -140,7 +167,11 @@ mod tests {
         assert_eq!((n.processes, n.tasks), (10, 10 * 5 + ENGINE_THREADS));
         let tight = MachineLimits { pid_max: Some(1_000), tasks: Some(900), ..machine() };
         let e = s.check_limits(&tight).unwrap_err();
-        assert!(e.message.contains("53 processes and threads") && e.message.contains("kernel.pid_max is 1,000"), "{e}");
+        assert!(
+            e.message.contains("53 processes and threads")
+                && e.message.contains("kernel.pid_max is 1,000"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -150,7 +181,10 @@ mod tests {
         let e = s.check_limits(&limited).unwrap_err();
         assert!(e.message.contains("RLIMIT_NPROC is 256 and 60 are this user's now"), "{e}");
         assert!(s.check_limits(&MachineLimits { nproc: Some(300), ..limited.clone() }).is_ok());
-        assert!(s.check_limits(&MachineLimits { nproc: None, ..limited }).is_ok(), "root: no RLIMIT_NPROC");
+        assert!(
+            s.check_limits(&MachineLimits { nproc: None, ..limited }).is_ok(),
+            "root: no RLIMIT_NPROC"
+        );
     }
 
     #[test]
@@ -158,9 +192,18 @@ mod tests {
         let s = spec("[1_000]");
         let small = MachineLimits { mem_available_kib: Some(1_000 * 1024), ..machine() };
         let e = s.check_limits(&small).unwrap_err();
-        assert!(e.message.contains("about 2,000 MiB for its 1,000 processes") && e.message.contains("MemAvailable is 1,000 MiB"), "{e}");
-        assert!(s.check_limits(&MachineLimits { mem_available_kib: Some(3_000 * 1024), ..machine() }).is_ok());
-        assert!(s.check_limits(&MachineLimits::default()).is_ok(), "nothing known, nothing refused");
+        assert!(
+            e.message.contains("about 2,000 MiB for its 1,000 processes")
+                && e.message.contains("MemAvailable is 1,000 MiB"),
+            "{e}"
+        );
+        assert!(s
+            .check_limits(&MachineLimits { mem_available_kib: Some(3_000 * 1024), ..machine() })
+            .is_ok());
+        assert!(
+            s.check_limits(&MachineLimits::default()).is_ok(),
+            "nothing known, nothing refused"
+        );
     }
 
     #[test]

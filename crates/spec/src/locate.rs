@@ -15,7 +15,11 @@ pub(crate) fn keys<'a>(src: &'a str, names: &[&str]) -> Vec<(Location, DeValue<'
             value(v.get_ref(), names, out);
         }
     }
-    fn value<'a>(v: &DeValue<'a>, names: &[&str], out: &mut Vec<(Location, DeValue<'a>, Location)>) {
+    fn value<'a>(
+        v: &DeValue<'a>,
+        names: &[&str],
+        out: &mut Vec<(Location, DeValue<'a>, Location)>,
+    ) {
         match v {
             DeValue::Table(t) => walk(t, names, out),
             DeValue::Array(a) => a.iter().for_each(|x| value(x.get_ref(), names, out)),

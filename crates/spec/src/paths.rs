@@ -68,7 +68,9 @@ pub fn kernel_fs(path: &Path) -> Option<&'static str> {
     let existing = path.ancestors().find(|a| std::fs::symlink_metadata(a).is_ok())?;
     let real = std::fs::canonicalize(existing).ok()?;
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    fs_type_of(&mounts, &real).and_then(|t| KERNEL_FS.iter().find(|(name, _)| *name == t)).map(|(_, shown)| *shown)
+    fs_type_of(&mounts, &real)
+        .and_then(|t| KERNEL_FS.iter().find(|(name, _)| *name == t))
+        .map(|(_, shown)| *shown)
 }
 
 /// The filesystem type of the mount that holds `path` (canonical), from mountinfo's text:
@@ -77,10 +79,17 @@ fn fs_type_of<'a>(mountinfo: &'a str, path: &Path) -> Option<&'a str> {
     let mut best: Option<(usize, &str)> = None;
     for line in mountinfo.lines() {
         let fields: Vec<&str> = line.split(' ').collect();
-        let (Some(point), Some(dash)) = (fields.get(4), fields.iter().position(|f| *f == "-")) else { continue };
+        let (Some(point), Some(dash)) = (fields.get(4), fields.iter().position(|f| *f == "-"))
+        else {
+            continue;
+        };
         let Some(fs) = fields.get(dash + 1) else { continue };
         // mountinfo escapes a space, tab, newline and backslash in octal.
-        let point = point.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\");
+        let point = point
+            .replace("\\040", " ")
+            .replace("\\011", "\t")
+            .replace("\\012", "\n")
+            .replace("\\134", "\\");
         let point = Path::new(&point);
         if path.starts_with(point) && best.is_none_or(|(len, _)| point.as_os_str().len() >= len) {
             best = Some((point.as_os_str().len(), fs));
@@ -129,10 +138,14 @@ fn problem(u: &PathUse) -> Option<String> {
             Err(_) => {
                 // Created with its parents at the run's start: the nearest existing ancestor
                 // must be a directory.
-                let ancestor = u.path.ancestors().skip(1).find(|a| std::fs::symlink_metadata(a).is_ok())?;
+                let ancestor =
+                    u.path.ancestors().skip(1).find(|a| std::fs::symlink_metadata(a).is_ok())?;
                 match std::fs::metadata(ancestor) {
                     Ok(m) if m.is_dir() => None,
-                    _ => Some(format!("dir: {p} cannot be created: {} is not a directory", ancestor.display())),
+                    _ => Some(format!(
+                        "dir: {p} cannot be created: {} is not a directory",
+                        ancestor.display()
+                    )),
                 }
             }
         },
@@ -151,7 +164,12 @@ fn problem(u: &PathUse) -> Option<String> {
 }
 
 /// Checks every path of the spec; `skip_dir` when `--dir` replaces the spec's `dir`.
-pub(crate) fn check(path: &str, src: &str, uses: &[PathUse], skip_dir: bool) -> Result<(), SpecError> {
+pub(crate) fn check(
+    path: &str,
+    src: &str,
+    uses: &[PathUse],
+    skip_dir: bool,
+) -> Result<(), SpecError> {
     for u in uses.iter().filter(|u| !(skip_dir && u.key == PathKey::Dir)) {
         if let Some(msg) = problem(u) {
             return Err(SpecError::at(path, src, u.span.clone(), msg));
@@ -188,7 +206,8 @@ mod tests {
         assert_eq!(of("/mnt/a b/instances"), Some("tracefs"), "mountinfo's octal escapes are read");
     }
 
-    const CMD: &str = "name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"command\"\n";
+    const CMD: &str =
+        "name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"command\"\n";
 
     fn spec(text: &str, base: &Path) -> crate::Spec {
         parse_at("t.toml", text, base).unwrap_or_else(|e| panic!("{e}"))
@@ -209,8 +228,14 @@ mod tests {
             base,
         );
         assert_eq!(s.plan.dir.as_deref(), Some(Path::new("/srv/specs/runs/x")));
-        assert_eq!(argv(&s), ["/srv/specs/bin/tool", "./arg", "{dir}"], "only the program is a path the spec knows");
-        assert!(matches!(&s.plan.device.as_ref().unwrap().target, crate::DeviceTarget::Dir { path } if path == "/srv/specs/../data"));
+        assert_eq!(
+            argv(&s),
+            ["/srv/specs/bin/tool", "./arg", "{dir}"],
+            "only the program is a path the spec knows"
+        );
+        assert!(
+            matches!(&s.plan.device.as_ref().unwrap().target, crate::DeviceTarget::Dir { path } if path == "/srv/specs/../data")
+        );
         let keys: Vec<PathKey> = s.locations.paths.iter().map(|u| u.key).collect();
         assert_eq!(keys, [PathKey::Dir, PathKey::Program, PathKey::Device]);
         let s = spec(&format!("dir = \"/var/tmp\"\n{CMD}argv = [\"/bin/true\"]\n"), base);
@@ -227,12 +252,17 @@ mod tests {
         }
         let s = spec(&format!("{CMD}argv = [\"./w{{index}}\"]\n"), Path::new("/srv"));
         assert_eq!(argv(&s), ["/srv/w{index}"]);
-        assert!(s.locations.paths.is_empty(), "a per-worker program cannot be checked before the run");
+        assert!(
+            s.locations.paths.is_empty(),
+            "a per-worker program cannot be checked before the run"
+        );
     }
 
     #[test]
     fn an_empty_path_is_an_error_at_its_value() {
-        let e = parse_at("t.toml", &format!("dir = \"\"\n{CMD}argv = [\"true\"]\n"), Path::new("/")).unwrap_err();
+        let e =
+            parse_at("t.toml", &format!("dir = \"\"\n{CMD}argv = [\"true\"]\n"), Path::new("/"))
+                .unwrap_err();
         assert_eq!((e.line, e.col), (1, 7), "{e}");
     }
 
@@ -248,7 +278,8 @@ mod tests {
         std::fs::write(base.join("tool"), "#!/bin/sh\n").unwrap();
         std::os::unix::fs::symlink("/bin/true", base.join("linked")).unwrap();
         for good in ["dir = \"new/deeper\"", "dir = \".\""] {
-            check(&format!("{good}\n{CMD}argv = [\"./linked\"]\n"), base).unwrap_or_else(|e| panic!("{good}: {e}"));
+            check(&format!("{good}\n{CMD}argv = [\"./linked\"]\n"), base)
+                .unwrap_or_else(|e| panic!("{good}: {e}"));
         }
         // (before the tables, after them, line, column, what)
         let cases = [
@@ -286,10 +317,15 @@ mod tests {
                 continue;
             }
             tried += 1;
-            let e = check(&format!("dir = \"{dir}\"\n{CMD}argv = [\"true\"]\n"), Path::new("/")).expect_err(dir);
+            let e = check(&format!("dir = \"{dir}\"\n{CMD}argv = [\"true\"]\n"), Path::new("/"))
+                .expect_err(dir);
             assert_eq!((e.line, e.col), (1, 7), "{e}");
             assert!(e.message.contains(&format!("is on {fs}, a kernel interface")), "{e}");
-            let e = check(&format!("{CMD}argv = [\"true\"]\n[device]\npath = \"{dir}\"\n"), Path::new("/")).expect_err(dir);
+            let e = check(
+                &format!("{CMD}argv = [\"true\"]\n[device]\npath = \"{dir}\"\n"),
+                Path::new("/"),
+            )
+            .expect_err(dir);
             assert_eq!((e.line, e.col), (8, 8), "{e}");
         }
         assert!(tried >= 3, "proc and sysfs are mounted on any Linux machine that runs schedlab");

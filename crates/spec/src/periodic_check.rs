@@ -4,8 +4,9 @@ use crate::error::SpecError;
 use crate::raw::{RawCanonical, RawGenerate, RawTask, RawWorkload};
 use crate::validate::{Ctx, GroupDef};
 use schedlab_plan::{
-    canonical_set, Affinity, Class, DeadlineParams, GenSpec, Group, PeriodChoice, Periodic, PeriodicBody, Policy, RtScheduler, TaskParams,
-    TaskSource, UtilisationMeasure, DISPATCH_MAX_TASKS, DISPATCH_RUN_PRIORITY, MAX_WORKER_PRIORITY, RM_TOP_PRIORITY,
+    canonical_set, Affinity, Class, DeadlineParams, GenSpec, Group, PeriodChoice, Periodic,
+    PeriodicBody, Policy, RtScheduler, TaskParams, TaskSource, UtilisationMeasure,
+    DISPATCH_MAX_TASKS, DISPATCH_RUN_PRIORITY, MAX_WORKER_PRIORITY, RM_TOP_PRIORITY,
 };
 use serde_spanned::Spanned;
 use std::ops::Range;
@@ -26,7 +27,10 @@ fn ms_to_ns(cx: &Ctx, v: &Spanned<f64>, what: &str, allow_zero: bool) -> Result<
     let ok = x.is_finite() && (x > 0.0 || (allow_zero && x == 0.0)) && x <= 1e7;
     if !ok {
         let range = if allow_zero { "0 or more" } else { "more than 0" };
-        return cx.err(v.span(), format!("{what} must be a number of milliseconds, {range} and at most 10^7, got {x}"));
+        return cx.err(
+            v.span(),
+            format!("{what} must be a number of milliseconds, {range} and at most 10^7, got {x}"),
+        );
     }
     Ok((x * 1e6).round() as u64)
 }
@@ -37,7 +41,14 @@ pub(crate) fn scheduler_name(cx: &Ctx, v: &Spanned<String>) -> Result<String, Sp
         Some(s) => Ok(s.name().to_string()),
         None => {
             let known: Vec<&str> = RtScheduler::ALL.iter().map(|s| s.name()).collect();
-            cx.err(v.span(), format!("unknown scheduler \"{}\"; expected one of: {}", v.get_ref(), known.join(", ")))
+            cx.err(
+                v.span(),
+                format!(
+                    "unknown scheduler \"{}\"; expected one of: {}",
+                    v.get_ref(),
+                    known.join(", ")
+                ),
+            )
         }
     }
 }
@@ -46,12 +57,18 @@ pub(crate) fn scheduler_name(cx: &Ctx, v: &Spanned<String>) -> Result<String, Sp
 pub(crate) fn utilisation_value(cx: &Ctx, v: &Spanned<f64>) -> Result<f64, SpecError> {
     let u = *v.get_ref();
     if !(u.is_finite() && u > 0.0 && u <= 256.0) {
-        return cx.err(v.span(), format!("utilisation must be more than 0 and at most 256, got {u}"));
+        return cx
+            .err(v.span(), format!("utilisation must be more than 0 and at most 256, got {u}"));
     }
     Ok(u)
 }
 
-fn window(cx: &Ctx, x: &Option<Spanned<i64>>, y: &Option<Spanned<i64>>, at: Range<usize>) -> Result<(u32, u32), SpecError> {
+fn window(
+    cx: &Ctx,
+    x: &Option<Spanned<i64>>,
+    y: &Option<Spanned<i64>>,
+    at: Range<usize>,
+) -> Result<(u32, u32), SpecError> {
     let xv = match x {
         Some(v) => cx.int_in(v, 0, 1_000_000, "x")? as u32,
         None => 0,
@@ -69,7 +86,11 @@ fn window(cx: &Ctx, x: &Option<Spanned<i64>>, y: &Option<Spanned<i64>>, at: Rang
 
 /// Parses a `kind = "periodic"` workload; None for any other kind (after checking it uses
 /// no periodic key).
-pub(crate) fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Option<Periodic>, SpecError> {
+pub(crate) fn workload(
+    cx: &Ctx,
+    w: &RawWorkload,
+    seed: u64,
+) -> Result<Option<Periodic>, SpecError> {
     let kind = w.kind.get_ref().as_str();
     let periodic_keys: [(&str, Option<Range<usize>>); 12] = [
         ("scheduler", w.scheduler.as_ref().map(|v| v.span())),
@@ -87,7 +108,10 @@ pub(crate) fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Option<Pe
     ];
     if kind != "periodic" {
         if let Some((name, Some(at))) = periodic_keys.iter().find(|(_, s)| s.is_some()) {
-            return cx.err(at.clone(), format!("`{name}` applies only to a workload of kind \"periodic\", not \"{kind}\""));
+            return cx.err(
+                at.clone(),
+                format!("`{name}` applies only to a workload of kind \"periodic\", not \"{kind}\""),
+            );
         }
         return Ok(None);
     }
@@ -106,7 +130,10 @@ pub(crate) fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Option<Pe
         ("mode", w.mode.as_ref().map(|v| v.span())),
     ];
     if let Some((name, Some(at))) = other_keys.iter().find(|(_, s)| s.is_some()) {
-        return cx.err(at.clone(), format!("`{name}` does not apply to a workload of kind \"periodic\""));
+        return cx.err(
+            at.clone(),
+            format!("`{name}` does not apply to a workload of kind \"periodic\""),
+        );
     }
 
     let quantum_ns = match &w.quantum_ms {
@@ -121,7 +148,10 @@ pub(crate) fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Option<Pe
     };
     let duration_ns = match &w.duration_s {
         Some(d) if !(d.get_ref().is_finite() && *d.get_ref() > 0.0 && *d.get_ref() <= 86_400.0) => {
-            return cx.err(d.span(), format!("duration_s must be more than 0 and at most 86400, got {}", d.get_ref()))
+            return cx.err(
+                d.span(),
+                format!("duration_s must be more than 0 and at most 86400, got {}", d.get_ref()),
+            )
         }
         Some(d) => (d.get_ref() * 1e9).round() as u64,
         None => (DEFAULT_DURATION_S * 1e9) as u64,
@@ -130,15 +160,25 @@ pub(crate) fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Option<Pe
         Some(c) => Some(cx.int_in(c, 0, 4095, "cpu")? as u32),
         None => None,
     };
-    let cpus = match (&w.cpus, &w.cpu) {
-        (Some(c), Some(_)) => return cx.err(c.span(), "give `cpu` (the set on one CPU) or `cpus` (partitioned over several), not both"),
-        // The validator checks these CPUs against the machine like any CPU list.
-        (Some(c), None) => crate::validate::cpu_list(cx, c, &mut Default::default())?,
-        (None, _) => Vec::new(),
-    };
+    let cpus =
+        match (&w.cpus, &w.cpu) {
+            (Some(c), Some(_)) => return cx.err(
+                c.span(),
+                "give `cpu` (the set on one CPU) or `cpus` (partitioned over several), not both",
+            ),
+            // The validator checks these CPUs against the machine like any CPU list.
+            (Some(c), None) => crate::validate::cpu_list(cx, c, &mut Default::default())?,
+            (None, _) => Vec::new(),
+        };
     let work_ppm = match &w.work_fraction {
         Some(f) if !(f.get_ref().is_finite() && *f.get_ref() > 0.0 && *f.get_ref() <= 1.0) => {
-            return cx.err(f.span(), format!("work_fraction must be more than 0 and at most 1 (a fraction of C), got {}", f.get_ref()))
+            return cx.err(
+                f.span(),
+                format!(
+                    "work_fraction must be more than 0 and at most 1 (a fraction of C), got {}",
+                    f.get_ref()
+                ),
+            )
         }
         Some(f) => (f.get_ref() * 1e6).round() as u32,
         None => (DEFAULT_WORK_FRACTION * 1e6) as u32,
@@ -152,26 +192,39 @@ pub(crate) fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Option<Pe
                 None => DEFAULT_READ_KIB,
             };
             if kib % 4 != 0 {
-                return cx.err(w.read_kib.as_ref().unwrap().span(), "read_kib must be a multiple of 4 (jobs read 4 KiB chunks)");
+                return cx.err(
+                    w.read_kib.as_ref().unwrap().span(),
+                    "read_kib must be a multiple of 4 (jobs read 4 KiB chunks)",
+                );
             }
             PeriodicBody::Read { bytes: kib as u64 * 1024 }
         }
-        Some((other, at)) => return cx.err(at, format!("unknown body \"{other}\"; expected one of: spin, fft, read")),
+        Some((other, at)) => {
+            return cx
+                .err(at, format!("unknown body \"{other}\"; expected one of: spin, fft, read"))
+        }
     };
     if let (Some(k), false) = (&w.read_kib, matches!(body, PeriodicBody::Read { .. })) {
         return cx.err(k.span(), "read_kib applies only to body = \"read\"");
     }
 
-    let given: Vec<&str> = [("tasks", w.tasks.is_some()), ("generate", w.generate.is_some()), ("canonical", w.canonical.is_some())]
-        .iter()
-        .filter(|(_, g)| *g)
-        .map(|(n, _)| *n)
-        .collect();
+    let given: Vec<&str> = [
+        ("tasks", w.tasks.is_some()),
+        ("generate", w.generate.is_some()),
+        ("canonical", w.canonical.is_some()),
+    ]
+    .iter()
+    .filter(|(_, g)| *g)
+    .map(|(n, _)| *n)
+    .collect();
     if given.len() != 1 {
         let msg = if given.is_empty() {
             "a periodic workload needs its task set: `tasks = [{ c_ms = .., t_ms = .. }, ..]`, `generate = { tasks = .., utilisation = .. }` or `canonical = { tasks = .., period_quanta = .. }`".to_string()
         } else {
-            format!("give exactly one of tasks, generate and canonical, not {}", given.join(" and "))
+            format!(
+                "give exactly one of tasks, generate and canonical, not {}",
+                given.join(" and ")
+            )
         };
         return cx.err(w.kind.span(), msg);
     }
@@ -180,7 +233,9 @@ pub(crate) fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Option<Pe
         (tasks, TaskSource::Explicit, priorities)
     } else if let Some(g) = &w.generate {
         let spec = gen_spec(cx, g.get_ref(), g.span(), quantum_ns, seed)?;
-        let tasks = spec.generate().or_else(|e| cx.err(g.span(), format!("cannot generate the task set: {e}")))?;
+        let tasks = spec
+            .generate()
+            .or_else(|e| cx.err(g.span(), format!("cannot generate the task set: {e}")))?;
         (tasks, TaskSource::Generated(spec), Vec::new())
     } else {
         let c = w.canonical.as_ref().expect("one of the three");
@@ -212,7 +267,10 @@ pub(crate) fn workload(cx: &Ctx, w: &RawWorkload, seed: u64) -> Result<Option<Pe
 }
 
 /// The listed tasks and their own priorities (every task's, or none).
-fn explicit(cx: &Ctx, list: &Spanned<Vec<Spanned<RawTask>>>) -> Result<(Vec<TaskParams>, Vec<u32>), SpecError> {
+fn explicit(
+    cx: &Ctx,
+    list: &Spanned<Vec<Spanned<RawTask>>>,
+) -> Result<(Vec<TaskParams>, Vec<u32>), SpecError> {
     if list.get_ref().is_empty() {
         return cx.err(list.span(), "tasks must list at least one task");
     }
@@ -225,7 +283,12 @@ fn explicit(cx: &Ctx, list: &Spanned<Vec<Spanned<RawTask>>>) -> Result<(Vec<Task
     for t in list.get_ref() {
         let r = t.get_ref();
         match &r.priority {
-            Some(p) => priorities.push(cx.int_in(p, 1, MAX_WORKER_PRIORITY, "priority (99 is reserved for the engine)")? as u32),
+            Some(p) => priorities.push(cx.int_in(
+                p,
+                1,
+                MAX_WORKER_PRIORITY,
+                "priority (99 is reserved for the engine)",
+            )? as u32),
             None if with > 0 => {
                 return cx.err(t.span(), "give every task a `priority` (the fifo and rr schedulers run each at its own), or none");
             }
@@ -234,7 +297,12 @@ fn explicit(cx: &Ctx, list: &Spanned<Vec<Spanned<RawTask>>>) -> Result<(Vec<Task
         let c_ns = ms_to_ns(cx, &r.c_ms, "c_ms", false)?;
         let t_ns = ms_to_ns(cx, &r.t_ms, "t_ms", false)?;
         let d_ns = r.d_ms.as_ref().map(|d| ms_to_ns(cx, d, "d_ms", false)).transpose()?;
-        let phase_ns = r.phase_ms.as_ref().map(|p| ms_to_ns(cx, p, "phase_ms", true)).transpose()?.unwrap_or(0);
+        let phase_ns = r
+            .phase_ms
+            .as_ref()
+            .map(|p| ms_to_ns(cx, p, "phase_ms", true))
+            .transpose()?
+            .unwrap_or(0);
         let (x, y) = window(cx, &r.x, &r.y, t.span())?;
         let task = TaskParams { c_ns, t_ns, d_ns, x, y, phase_ns };
         if let Err(e) = task.validate() {
@@ -245,7 +313,13 @@ fn explicit(cx: &Ctx, list: &Spanned<Vec<Spanned<RawTask>>>) -> Result<(Vec<Task
     Ok((out, priorities))
 }
 
-fn gen_spec(cx: &Ctx, g: &RawGenerate, at: Range<usize>, quantum_ns: u64, seed: u64) -> Result<GenSpec, SpecError> {
+fn gen_spec(
+    cx: &Ctx,
+    g: &RawGenerate,
+    at: Range<usize>,
+    quantum_ns: u64,
+    seed: u64,
+) -> Result<GenSpec, SpecError> {
     let tasks = cx.int_in(&g.tasks, 1, MAX_TASKS, "tasks")? as usize;
     let utilisation = match &g.utilisation {
         Some(u) => utilisation_value(cx, u)?,
@@ -260,16 +334,38 @@ fn gen_spec(cx: &Ctx, g: &RawGenerate, at: Range<usize>, quantum_ns: u64, seed: 
         }
     };
     // Periods are whole quanta, so the dispatcher's decisions line up with releases.
-    let min_ns = g.min_period_ms.as_ref().map(|v| ms_to_ns(cx, v, "min_period_ms", false)).transpose()?.unwrap_or(2 * quantum_ns);
-    let max_ns = g.max_period_ms.as_ref().map(|v| ms_to_ns(cx, v, "max_period_ms", false)).transpose()?.unwrap_or(20 * quantum_ns);
+    let min_ns = g
+        .min_period_ms
+        .as_ref()
+        .map(|v| ms_to_ns(cx, v, "min_period_ms", false))
+        .transpose()?
+        .unwrap_or(2 * quantum_ns);
+    let max_ns = g
+        .max_period_ms
+        .as_ref()
+        .map(|v| ms_to_ns(cx, v, "max_period_ms", false))
+        .transpose()?
+        .unwrap_or(20 * quantum_ns);
     if min_ns > max_ns {
-        return cx.err(at, format!("min_period_ms ({}) is larger than max_period_ms ({})", min_ns as f64 / 1e6, max_ns as f64 / 1e6));
+        return cx.err(
+            at,
+            format!(
+                "min_period_ms ({}) is larger than max_period_ms ({})",
+                min_ns as f64 / 1e6,
+                max_ns as f64 / 1e6
+            ),
+        );
     }
     if max_ns / quantum_ns < min_ns.div_ceil(quantum_ns) {
-        return cx.err(at, "no whole number of quanta lies between min_period_ms and max_period_ms");
+        return cx
+            .err(at, "no whole number of quanta lies between min_period_ms and max_period_ms");
     }
-    let c_granularity_ns =
-        g.c_granularity_ms.as_ref().map(|v| ms_to_ns(cx, v, "c_granularity_ms", false)).transpose()?.unwrap_or(1_000_000);
+    let c_granularity_ns = g
+        .c_granularity_ms
+        .as_ref()
+        .map(|v| ms_to_ns(cx, v, "c_granularity_ms", false))
+        .transpose()?
+        .unwrap_or(1_000_000);
     let (x, y) = window(cx, &g.x, &g.y, at.clone())?;
     let seed = match &g.seed {
         Some(s) => cx.int_in(s, 0, i64::MAX, "seed")? as u64,
@@ -290,11 +386,17 @@ fn gen_spec(cx: &Ctx, g: &RawGenerate, at: Range<usize>, quantum_ns: u64, seed: 
     })
 }
 
-fn canonical(cx: &Ctx, c: &RawCanonical, at: Range<usize>, quantum_ns: u64) -> Result<Vec<TaskParams>, SpecError> {
+fn canonical(
+    cx: &Ctx,
+    c: &RawCanonical,
+    at: Range<usize>,
+    quantum_ns: u64,
+) -> Result<Vec<TaskParams>, SpecError> {
     let tasks = cx.int_in(&c.tasks, 1, MAX_TASKS, "tasks")? as usize;
     let q = cx.int_in(&c.period_quanta, 1, 1_000_000, "period_quanta")? as u64;
     let (x, y) = window(cx, &c.x, &c.y, at.clone())?;
-    canonical_set(tasks, x, y, q, quantum_ns).or_else(|e| cx.err(at, format!("cannot build the canonical set: {e}")))
+    canonical_set(tasks, x, y, q, quantum_ns)
+        .or_else(|e| cx.err(at, format!("cannot build the canonical set: {e}")))
 }
 
 /// The group of one cell whose workload is periodic: the scheduler and utilisation applied,
@@ -308,7 +410,10 @@ pub(crate) fn resolve_group(
     at: Range<usize>,
 ) -> Result<Group, SpecError> {
     let bad = |what: &str| -> Result<Group, SpecError> {
-        cx.err(at.clone(), format!("group \"{gname}\" runs the periodic workload \"{wname}\": {what}"))
+        cx.err(
+            at.clone(),
+            format!("group \"{gname}\" runs the periodic workload \"{wname}\": {what}"),
+        )
     };
     if def.policy.is_some() || def.priority.is_some() || def.nice.is_some() {
         return bad("it is scheduled by `scheduler` (other, fifo-rm, fifo-dm, deadline, edf, dwcs, fifo, rr), not by policy, priority or nice (a task's own priority goes on the task, for fifo and rr)");
@@ -333,7 +438,10 @@ pub(crate) fn resolve_group(
     }
     if let Some(n) = def.processes {
         if n as usize != p.tasks.len() {
-            return bad(&format!("it has {} tasks, one process each, but processes = {n}; leave processes out", p.tasks.len()));
+            return bad(&format!(
+                "it has {} tasks, one process each, but processes = {n}; leave processes out",
+                p.tasks.len()
+            ));
         }
     }
     if scheduler.explicit_priorities() && p.priorities.len() != p.tasks.len() {
@@ -344,10 +452,16 @@ pub(crate) fn resolve_group(
     }
     p.scheduler = scheduler;
     let policy = match scheduler {
-        RtScheduler::Other => Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None },
-        RtScheduler::FifoRm | RtScheduler::FifoDm => {
-            Policy { class: Class::Fifo, priority: RM_TOP_PRIORITY, nice: 0, deadline: None, slice_ns: None }
+        RtScheduler::Other => {
+            Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None }
         }
+        RtScheduler::FifoRm | RtScheduler::FifoDm => Policy {
+            class: Class::Fifo,
+            priority: RM_TOP_PRIORITY,
+            nice: 0,
+            deadline: None,
+            slice_ns: None,
+        },
         // The highest of the set: what the privilege check must allow.
         RtScheduler::Fifo | RtScheduler::Rr => Policy {
             class: if scheduler == RtScheduler::Fifo { Class::Fifo } else { Class::Rr },
@@ -358,21 +472,32 @@ pub(crate) fn resolve_group(
         },
         RtScheduler::Deadline => {
             if let Some(t) = p.tasks.iter().find(|t| t.c_ns < 1024) {
-                return bad(&format!("SCHED_DEADLINE needs a runtime of at least 1024 ns, and a task has C = {} ns", t.c_ns));
+                return bad(&format!(
+                    "SCHED_DEADLINE needs a runtime of at least 1024 ns, and a task has C = {} ns",
+                    t.c_ns
+                ));
             }
             let t = p.tasks[0];
             Policy {
                 class: Class::Deadline,
                 priority: 0,
                 nice: 0,
-                deadline: Some(DeadlineParams { runtime_ns: t.c_ns, deadline_ns: t.deadline_ns(), period_ns: t.t_ns }),
+                deadline: Some(DeadlineParams {
+                    runtime_ns: t.c_ns,
+                    deadline_ns: t.deadline_ns(),
+                    period_ns: t.t_ns,
+                }),
                 slice_ns: None,
             }
         }
         // The dispatcher runs the chosen worker at SCHED_FIFO 97; the others wait at SCHED_OTHER.
-        RtScheduler::Edf | RtScheduler::Dwcs => {
-            Policy { class: Class::Fifo, priority: DISPATCH_RUN_PRIORITY, nice: 0, deadline: None, slice_ns: None }
-        }
+        RtScheduler::Edf | RtScheduler::Dwcs => Policy {
+            class: Class::Fifo,
+            priority: DISPATCH_RUN_PRIORITY,
+            nice: 0,
+            deadline: None,
+            slice_ns: None,
+        },
     };
     Ok(Group {
         name: gname.to_string(),

@@ -7,10 +7,19 @@ use crate::validate::Locations;
 use schedlab_plan::{Plan, ScxFacts};
 
 /// Checks every sched_ext scheduler of the plan; errors point at its value.
-pub(crate) fn check(plan: &Plan, locs: &Locations, src: &str, facts: &ScxFacts) -> Result<(), SpecError> {
+pub(crate) fn check(
+    plan: &Plan,
+    locs: &Locations,
+    src: &str,
+    facts: &ScxFacts,
+) -> Result<(), SpecError> {
     let Some(first) = plan.cells.iter().find_map(|c| c.scx()) else { return Ok(()) };
     let at = |label: &str, msg: String| {
-        let span = locs.cpu_schedulers.iter().find(|(l, _)| l == label).map_or(locs.matrix.clone(), |(_, s)| s.clone());
+        let span = locs
+            .cpu_schedulers
+            .iter()
+            .find(|(l, _)| l == label)
+            .map_or(locs.matrix.clone(), |(_, s)| s.clone());
         Err(SpecError::at(&plan.source_path, src, span, msg))
     };
     if !facts.available {
@@ -33,11 +42,15 @@ pub(crate) fn check(plan: &Plan, locs: &Locations, src: &str, facts: &ScxFacts) 
         );
     }
     if !facts.may_load {
-        return at(&first.label(), "loading a sched_ext scheduler needs root (CAP_SYS_ADMIN and CAP_BPF)".into());
+        return at(
+            &first.label(),
+            "loading a sched_ext scheduler needs root (CAP_SYS_ADMIN and CAP_BPF)".into(),
+        );
     }
     for c in &plan.cells {
         if let Some(p) = c.scx() {
-            if let Some((_, Err(why))) = facts.programs.iter().find(|(name, _)| *name == p.program) {
+            if let Some((_, Err(why))) = facts.programs.iter().find(|(name, _)| *name == p.program)
+            {
                 return at(&p.label(), format!("the sched_ext scheduler {}: {why}", p.name()));
             }
         }
@@ -77,17 +90,37 @@ mod tests {
 
     #[test]
     fn a_plan_of_eevdf_alone_needs_no_sched_ext() {
-        let s = parse("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\ncpu_scheduler = [\"eevdf\"]\n").unwrap();
+        let s = parse(
+            "t.toml",
+            "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\ncpu_scheduler = [\"eevdf\"]\n",
+        )
+        .unwrap();
         assert_eq!(s.plan.cells[0].cpu_scheduler, Some(CpuScheduler::Eevdf));
         assert!(s.check_scx(&ScxFacts { available: false, ..facts() }).is_ok());
     }
 
     #[test]
     fn a_scheduler_already_loaded_a_missing_program_or_no_root_is_refused_by_name() {
-        let e = refused(SPEC, ScxFacts { state: "enabled".into(), ops: Some("lavd_1.0".into()), ..facts() });
-        assert!(e.message.contains("another sched_ext scheduler is loaded (state enabled, root/ops lavd_1.0)"), "{e}");
-        let e =
-            refused(SPEC, ScxFacts { programs: vec![("scx_bpfland".into(), Err("no executable scx_bpfland on PATH".into()))], ..facts() });
+        let e = refused(
+            SPEC,
+            ScxFacts { state: "enabled".into(), ops: Some("lavd_1.0".into()), ..facts() },
+        );
+        assert!(
+            e.message.contains(
+                "another sched_ext scheduler is loaded (state enabled, root/ops lavd_1.0)"
+            ),
+            "{e}"
+        );
+        let e = refused(
+            SPEC,
+            ScxFacts {
+                programs: vec![(
+                    "scx_bpfland".into(),
+                    Err("no executable scx_bpfland on PATH".into()),
+                )],
+                ..facts()
+            },
+        );
         assert!(e.message.contains("scx_bpfland: no executable scx_bpfland on PATH"), "{e}");
         let e = refused(SPEC, ScxFacts { may_load: false, ..facts() });
         assert!(e.message.contains("needs root"), "{e}");
@@ -96,7 +129,8 @@ mod tests {
 
     #[test]
     fn real_time_workers_in_a_sched_ext_cell_are_refused_with_the_reason() {
-        let e = parse("t.toml", &format!("{SPEC}policy = [\"other\", \"fifo\"]\n")).expect_err("fifo under scx");
+        let e = parse("t.toml", &format!("{SPEC}policy = [\"other\", \"fifo\"]\n"))
+            .expect_err("fifo under scx");
         assert_eq!((e.line, e.col), (4, 27), "{e}");
         assert!(e.message.contains("group main runs under fifo (fifo)"), "{e}");
         assert!(e.message.contains("sched_ext does not schedule"), "{e}");
@@ -114,7 +148,13 @@ mod tests {
         )
         .unwrap();
         let keys: Vec<&str> = s.plan.cells.iter().map(|c| c.key.as_str()).collect();
-        assert_eq!(keys, ["pi/other/n1/cpu_scheduler=scx_lavd:--performance", "pi/other/n1/cpu_scheduler=scx_rusty:-u 5"]);
+        assert_eq!(
+            keys,
+            [
+                "pi/other/n1/cpu_scheduler=scx_lavd:--performance",
+                "pi/other/n1/cpu_scheduler=scx_rusty:-u 5"
+            ]
+        );
         assert_eq!(s.plan.cells[0].scx().unwrap().program, "/srv/bin/scx_lavd");
         assert_eq!(s.plan.scx_programs(), ["/srv/bin/scx_lavd", "scx_rusty"]);
         for (bad, says) in [
@@ -124,7 +164,11 @@ mod tests {
             ("{ scx = \"x\", args = [1] }", "array of strings"),
             ("3", "got an integer"),
         ] {
-            let e = parse("t.toml", &format!("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\ncpu_scheduler = [{bad}]\n")).expect_err(bad);
+            let e = parse(
+                "t.toml",
+                &format!("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\ncpu_scheduler = [{bad}]\n"),
+            )
+            .expect_err(bad);
             assert!(e.message.contains(says) && e.line == 4, "{bad}: {e}");
         }
     }

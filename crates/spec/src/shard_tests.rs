@@ -4,7 +4,8 @@ use crate::{Plan, ShardBy, ShardSpec, Step};
 use std::collections::BTreeMap;
 
 fn quick(extra: &str) -> Plan {
-    let text = crate::BUILTIN_QUICK.replace("repetitions = 2", &format!("repetitions = 3\n{extra}"));
+    let text =
+        crate::BUILTIN_QUICK.replace("repetitions = 2", &format!("repetitions = 3\n{extra}"));
     crate::parse("quick.toml", &text).unwrap_or_else(|e| panic!("{e}")).plan
 }
 
@@ -31,7 +32,8 @@ fn shards_split_the_measured_steps_exactly_once_whatever_n() {
 fn a_shard_depends_only_on_the_plan_and_n_and_keeps_the_plan_order() {
     let (a, b) = (quick("order = \"random\"\nseed = 5"), quick("order = \"random\"\nseed = 5"));
     assert_eq!(shards(&a, 3, ShardBy::Step), shards(&b, 3, ShardBy::Step));
-    let order: BTreeMap<(u32, u32), usize> = a.steps().iter().enumerate().map(|(i, s)| ((s.cell, s.rep), i)).collect();
+    let order: BTreeMap<(u32, u32), usize> =
+        a.steps().iter().enumerate().map(|(i, s)| ((s.cell, s.rep), i)).collect();
     for shard in shards(&a, 3, ShardBy::Step) {
         let pos: Vec<usize> = shard.iter().map(|s| order[&(s.cell, s.rep)]).collect();
         assert!(pos.windows(2).all(|w| w[0] < w[1]), "a shard runs its steps in the plan's order");
@@ -64,7 +66,10 @@ fn shards_are_balanced_by_estimated_work_within_one_unit() {
         let total: f64 = map.loads().iter().sum();
         let biggest = work.iter().cloned().fold(0.0, f64::max);
         for (k, l) in map.loads().iter().enumerate() {
-            assert!((l - total / n as f64).abs() <= biggest + 1e-9, "shard {k}/{n} has {l} of {total}");
+            assert!(
+                (l - total / n as f64).abs() <= biggest + 1e-9,
+                "shard {k}/{n} has {l} of {total}"
+            );
         }
     }
 }
@@ -75,8 +80,13 @@ fn by_cell_keeps_every_repetition_of_a_cell_in_one_shard_with_its_warmups() {
     for (k, shard) in shards(&plan, 4, ShardBy::Cell).iter().enumerate() {
         let cells: std::collections::BTreeSet<u32> = shard.iter().map(|s| s.cell).collect();
         for c in cells {
-            let reps: Vec<(u32, bool)> = shard.iter().filter(|s| s.cell == c).map(|s| (s.rep, s.warmup)).collect();
-            assert_eq!(reps, vec![(0, true), (0, false), (1, false), (2, false)], "shard {k}, cell {c}");
+            let reps: Vec<(u32, bool)> =
+                shard.iter().filter(|s| s.cell == c).map(|s| (s.rep, s.warmup)).collect();
+            assert_eq!(
+                reps,
+                vec![(0, true), (0, false), (1, false), (2, false)],
+                "shard {k}, cell {c}"
+            );
         }
     }
     // By step, a cell split between two shards is warmed up in each.

@@ -13,7 +13,8 @@ pub(crate) fn locate(text: &str, message: &str) -> (usize, String) {
     let tokens = source.lex().into_vec();
     let mut events: Vec<Event> = Vec::new();
     parse_document(&tokens, &mut events, &mut ());
-    let significant: Vec<&Event> = events.iter().filter(|e| e.kind() != EventKind::Whitespace).collect();
+    let significant: Vec<&Event> =
+        events.iter().filter(|e| e.kind() != EventKind::Whitespace).collect();
     let (mut best_at, mut best_parts) = (0, 1);
     let mut i = 0;
     while i < significant.len() {
@@ -24,7 +25,10 @@ pub(crate) fn locate(text: &str, message: &str) -> (usize, String) {
         let at = significant[i].span().start();
         let mut parts = 1;
         i += 1;
-        while i + 1 < significant.len() && significant[i].kind() == EventKind::KeySep && significant[i + 1].kind() == EventKind::SimpleKey {
+        while i + 1 < significant.len()
+            && significant[i].kind() == EventKind::KeySep
+            && significant[i + 1].kind() == EventKind::SimpleKey
+        {
             parts += 1;
             i += 2;
         }

@@ -31,7 +31,8 @@ fn priority_out_of_range_names_the_range() {
     let e = err(&format!("{BASE}[policies.f]\nclass = \"fifo\"\npriority = 99\n"));
     assert_eq!((e.line, e.col), (6, 12), "{e}");
     assert!(e.message.contains("between 1 and 98"), "{e}");
-    let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"fifo\"]\npriority = [0]\n");
+    let e =
+        err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"fifo\"]\npriority = [0]\n");
     assert_eq!(e.line, 5, "{e}");
 }
 
@@ -59,10 +60,19 @@ fn keys_of_another_kind_are_rejected() {
 
 #[test]
 fn deadline_parameters_must_be_ordered() {
-    let e = err(&format!("{BASE}[policies.d]\nclass = \"deadline\"\nruntime_us = 2000\nperiod_us = 1000\n"));
+    let e = err(&format!(
+        "{BASE}[policies.d]\nclass = \"deadline\"\nruntime_us = 2000\nperiod_us = 1000\n"
+    ));
     assert!(e.message.contains("runtime <= deadline <= period"), "{e}");
-    let s = parse("t.toml", &format!("{BASE}[policies.d]\nclass = \"deadline\"\nruntime_us = 500\nperiod_us = 1000\n")).unwrap();
-    assert!(s.plan.cells.iter().all(|c| c.primary().policy.class == Class::Other), "an unused policy does not create cells");
+    let s = parse(
+        "t.toml",
+        &format!("{BASE}[policies.d]\nclass = \"deadline\"\nruntime_us = 500\nperiod_us = 1000\n"),
+    )
+    .unwrap();
+    assert!(
+        s.plan.cells.iter().all(|c| c.primary().policy.class == Class::Other),
+        "an unused policy does not create cells"
+    );
 }
 
 #[test]
@@ -82,11 +92,19 @@ fn matrix_is_the_product_and_priority_collapses_for_fair_classes() {
 
 #[test]
 fn scale_multiplies_work_but_keeps_at_least_one_block() {
-    let mut s = parse("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"pi\", \"copy\", \"mixed\"]\n").unwrap();
+    let mut s =
+        parse("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"pi\", \"copy\", \"mixed\"]\n")
+            .unwrap();
     s.plan.scale(0.001);
     assert_eq!(s.plan.cells[0].primary().workload, Workload::Pi { iterations: 100_000 });
-    assert_eq!(s.plan.cells[1].primary().workload, Workload::Copy { transfer_bytes: 1024, block_bytes: 1024, input_bytes: 1 << 20 });
-    assert_eq!(s.plan.cells[2].primary().workload, Workload::Mixed { iterations: 50_000, write_every: 100 });
+    assert_eq!(
+        s.plan.cells[1].primary().workload,
+        Workload::Copy { transfer_bytes: 1024, block_bytes: 1024, input_bytes: 1 << 20 }
+    );
+    assert_eq!(
+        s.plan.cells[2].primary().workload,
+        Workload::Mixed { iterations: 50_000, write_every: 100 }
+    );
 }
 
 #[test]
@@ -104,7 +122,10 @@ fn random_order_is_seeded_and_warmups_precede_their_cell() {
     for (i, s) in a.iter().enumerate() {
         if s.warmup {
             assert!(a[i + 1..].iter().any(|t| t.cell == s.cell && !t.warmup));
-            assert!(!a[..i].iter().any(|t| t.cell == s.cell && !t.warmup), "warm-up after a measured rep of its cell");
+            assert!(
+                !a[..i].iter().any(|t| t.cell == s.cell && !t.warmup),
+                "warm-up after a measured rep of its cell"
+            );
         }
     }
     let other = parse("t.toml", &text.replace("seed = 7", "seed = 8")).unwrap().plan.steps();
@@ -113,12 +134,18 @@ fn random_order_is_seeded_and_warmups_precede_their_cell() {
 
 #[test]
 fn privileges_are_checked_and_named() {
-    let s = parse("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"other\", \"fifo\"]\n").unwrap();
+    let s = parse(
+        "t.toml",
+        "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"other\", \"fifo\"]\n",
+    )
+    .unwrap();
     let none = Capabilities::unprivileged();
     let e = s.check_allowed(&none).unwrap_err();
     assert!(e.message.contains("CAP_SYS_NICE") && e.message.contains("RLIMIT_RTPRIO"), "{e}");
     assert_eq!((e.line, e.col), (4, 20), "{e}");
-    assert!(s.check_allowed(&Capabilities { rtprio_limit: 50, ..Capabilities::unprivileged() }).is_ok());
+    assert!(s
+        .check_allowed(&Capabilities { rtprio_limit: 50, ..Capabilities::unprivileged() })
+        .is_ok());
     assert!(s.check_allowed(&Capabilities::root()).is_ok());
 }
 
@@ -165,16 +192,30 @@ fn groups_multiply_with_their_axes_and_background_comes_last() {
     let s = parse("lab.toml", LAB).unwrap();
     // main: 2 process counts; bg: 3 counts x 2 affinities, but with 0 processes the
     // affinity does not matter -> keys still differ by the affinity tag, so 2 x 6 = 12
-    assert_eq!(s.plan.cells.len(), 12, "{:#?}", s.plan.cells.iter().map(|c| &c.key).collect::<Vec<_>>());
-    let c = s.plan.cells.iter().find(|c| c.key == "hash/other/n8+bg.affinity=spread.processes=9").expect("key");
+    assert_eq!(
+        s.plan.cells.len(),
+        12,
+        "{:#?}",
+        s.plan.cells.iter().map(|c| &c.key).collect::<Vec<_>>()
+    );
+    let c = s
+        .plan
+        .cells
+        .iter()
+        .find(|c| c.key == "hash/other/n8+bg.affinity=spread.processes=9")
+        .expect("key");
     assert_eq!(c.groups.len(), 2);
     assert_eq!((c.groups[0].name.as_str(), c.groups[0].background), ("main", false));
-    assert_eq!((c.groups[1].name.as_str(), c.groups[1].processes, c.groups[1].background), ("bg", 9, true));
+    assert_eq!(
+        (c.groups[1].name.as_str(), c.groups[1].processes, c.groups[1].background),
+        ("bg", 9, true)
+    );
     assert_eq!(c.groups[1].affinity, Affinity::Spread);
     assert_eq!(c.groups[1].cgroup.cpu_weight, Some(100));
     assert!(c.uses_cgroups());
     assert_eq!(c.processes(), 17);
-    let alone = s.plan.cells.iter().find(|c| c.key == "hash/other/n4+bg.affinity=all.processes=0").unwrap();
+    let alone =
+        s.plan.cells.iter().find(|c| c.key == "hash/other/n4+bg.affinity=all.processes=0").unwrap();
     assert_eq!(alone.groups.len(), 1, "a group with 0 processes is left out");
     assert_eq!(alone.primary().workload, Workload::Hash { hashes: 722_000 });
 }
@@ -182,9 +223,11 @@ fn groups_multiply_with_their_axes_and_background_comes_last() {
 #[test]
 fn affinity_spread_and_compact_follow_the_documented_rules() {
     let all = [0, 1];
-    let spread: Vec<_> = (0..4).map(|i| Affinity::Spread.cpus_for(i, 4, &all).unwrap()[0]).collect();
+    let spread: Vec<_> =
+        (0..4).map(|i| Affinity::Spread.cpus_for(i, 4, &all).unwrap()[0]).collect();
     assert_eq!(spread, vec![0, 1, 0, 1]);
-    let compact: Vec<_> = (0..4).map(|i| Affinity::Compact.cpus_for(i, 4, &all).unwrap()[0]).collect();
+    let compact: Vec<_> =
+        (0..4).map(|i| Affinity::Compact.cpus_for(i, 4, &all).unwrap()[0]).collect();
     assert_eq!(compact, vec![0, 0, 1, 1]);
     let odd: Vec<_> = (0..3).map(|i| Affinity::Compact.cpus_for(i, 3, &all).unwrap()[0]).collect();
     assert_eq!(odd, vec![0, 0, 1]);
@@ -204,13 +247,18 @@ fn group_settings_are_validated_where_they_are_written() {
     assert!(e.message.contains("[quota_us, period_us]"), "{e}");
     let e = err(&format!("{base}colour = 1\n"));
     assert!(e.message.contains("unknown field `colour`"), "{e}");
-    let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[matrix.groups.nope]\nprocesses = [1]\n");
+    let e =
+        err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[matrix.groups.nope]\nprocesses = [1]\n");
     assert!(e.message.contains("names no group"), "{e}");
 }
 
 #[test]
 fn cpus_that_do_not_exist_are_reported_with_their_location() {
-    let s = parse("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\naffinity = [\"spread\", \"0-3\"]\n").unwrap();
+    let s = parse(
+        "t.toml",
+        "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\naffinity = [\"spread\", \"0-3\"]\n",
+    )
+    .unwrap();
     assert!(s.check_cpus(&[0, 1, 2, 3]).is_ok());
     let e = s.check_cpus(&[0, 1]).unwrap_err();
     assert_eq!((e.line, e.col), (4, 23), "{e}");
@@ -231,17 +279,28 @@ fn lab1_example_is_valid_and_has_the_seed_cells() {
     let keys: Vec<&str> = s.plan.cells.iter().map(|c| c.key.as_str()).collect();
     assert_eq!(keys.len(), 4 * 2 * 2 * 3);
     assert!(keys.contains(&"hash/other/affinity=all/cpu_weight=0/n8+bg.processes=9"), "{keys:?}");
-    let w = s.plan.cells.iter().find(|c| c.key == "hash/other/affinity=spread/cpu_weight=200/n8+bg.processes=8").unwrap();
+    let w = s
+        .plan
+        .cells
+        .iter()
+        .find(|c| c.key == "hash/other/affinity=spread/cpu_weight=200/n8+bg.processes=8")
+        .unwrap();
     assert_eq!(w.groups[0].cgroup.cpu_weight, Some(200));
     assert_eq!(w.groups[1].cgroup.cpu_weight, None);
     assert!(w.uses_cgroups());
-    let plain = s.plan.cells.iter().find(|c| c.key == "hash/other/affinity=all/cpu_weight=0/n8+bg.processes=9").unwrap();
+    let plain = s
+        .plan
+        .cells
+        .iter()
+        .find(|c| c.key == "hash/other/affinity=all/cpu_weight=0/n8+bg.processes=9")
+        .unwrap();
     assert!(!plain.uses_cgroups(), "weight 0 on the axis means no cgroup");
 }
 
 #[test]
 fn main_axes_may_not_be_given_twice() {
-    let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[matrix.groups.main]\nprocesses = [1]\n");
+    let e =
+        err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[matrix.groups.main]\nprocesses = [1]\n");
     assert!(e.message.contains("already describe"), "{e}");
 }
 
@@ -270,8 +329,15 @@ fn periodic_sets_sweep_scheduler_and_utilisation() {
     let u: f64 = p.tasks.iter().map(|t| t.min_utilisation()).sum();
     assert!((u - 0.5).abs() < 0.05, "generated for U = 0.5 (window minimum), got {u}");
     // The same seed gives the same set in every scheduler's cell.
-    assert_eq!(s.plan.cells[1].primary().workload.periodic().unwrap().tasks, s.plan.cells[7].primary().workload.periodic().unwrap().tasks);
-    assert_eq!(s.plan.cells[2].primary().policy.class, Class::Fifo, "fifo-rm workers are SCHED_FIFO");
+    assert_eq!(
+        s.plan.cells[1].primary().workload.periodic().unwrap().tasks,
+        s.plan.cells[7].primary().workload.periodic().unwrap().tasks
+    );
+    assert_eq!(
+        s.plan.cells[2].primary().policy.class,
+        Class::Fifo,
+        "fifo-rm workers are SCHED_FIFO"
+    );
     assert_eq!(s.plan.cells[4].primary().policy.class, Class::Deadline);
     // Scaling shortens the run, never below the longest period.
     let mut plan = s.plan.clone();
@@ -305,11 +371,20 @@ fn a_set_on_several_cpus_is_partitioned_the_same_way_under_every_scheduler() {
     assert_eq!(placement(2), None, "SCHED_DEADLINE tasks are global");
     // One CPU in `cpus`, `cpu`, or neither (the default CPU).
     let one = parse("rt.toml", &spec.replace("cpus = \"0-1\"", "cpus = [1]")).unwrap();
-    assert_eq!(one.plan.cells[0].primary().workload.periodic().unwrap().placement(7), Some(vec![1; 4]));
+    assert_eq!(
+        one.plan.cells[0].primary().workload.periodic().unwrap().placement(7),
+        Some(vec![1; 4])
+    );
     let cpu = parse("rt.toml", &spec.replace("cpus = \"0-1\"", "cpu = 0")).unwrap();
-    assert_eq!(cpu.plan.cells[0].primary().workload.periodic().unwrap().placement(7), Some(vec![0; 4]));
+    assert_eq!(
+        cpu.plan.cells[0].primary().workload.periodic().unwrap().placement(7),
+        Some(vec![0; 4])
+    );
     let neither = parse("rt.toml", &spec.replace("cpus = \"0-1\"\n", "")).unwrap();
-    assert_eq!(neither.plan.cells[0].primary().workload.periodic().unwrap().placement(7), Some(vec![7; 4]));
+    assert_eq!(
+        neither.plan.cells[0].primary().workload.periodic().unwrap().placement(7),
+        Some(vec![7; 4])
+    );
     // Both keys, a bad list, or `cpus` on another kind are refused where they are written.
     let e = err(&spec.replace("cpus = \"0-1\"", "cpus = \"0-1\"\ncpu = 0"));
     assert!(e.message.contains("not both") && e.line == 7, "{e}");
@@ -323,24 +398,38 @@ fn a_set_on_several_cpus_is_partitioned_the_same_way_under_every_scheduler() {
 fn a_periodic_workload_keeps_its_own_scheduler_unless_an_axis_names_one() {
     let spec = "name = \"t\"\n[matrix]\nworkload = [\"f\", \"d\"]\n[workloads.f]\nkind = \"periodic\"\nscheduler = \"fifo-rm\"\ntasks = [{ c_ms = 2, t_ms = 10 }]\n[workloads.d]\nkind = \"periodic\"\nscheduler = \"deadline\"\ntasks = [{ c_ms = 3, t_ms = 20 }]\n";
     let s = parse("rt.toml", spec).unwrap();
-    let sched = |s: &Spec, i: usize| s.plan.cells[i].primary().workload.periodic().unwrap().scheduler;
+    let sched =
+        |s: &Spec, i: usize| s.plan.cells[i].primary().workload.periodic().unwrap().scheduler;
     assert_eq!(s.plan.cells.len(), 2, "one cell per set, not a product of sets and schedulers");
     assert_eq!((sched(&s, 0), sched(&s, 1)), (RtScheduler::FifoRm, RtScheduler::Deadline));
     assert_eq!(s.plan.cells[0].primary().policy.class, Class::Fifo);
     assert_eq!(s.plan.cells[1].primary().policy.class, Class::Deadline);
-    let swept = parse("rt.toml", &spec.replace("[\"f\", \"d\"]\n", "[\"f\", \"d\"]\nscheduler = [\"edf\"]\n")).unwrap();
-    assert!((0..2).all(|i| sched(&swept, i) == RtScheduler::Edf), "the axis overrides the workload's own");
+    let swept = parse(
+        "rt.toml",
+        &spec.replace("[\"f\", \"d\"]\n", "[\"f\", \"d\"]\nscheduler = [\"edf\"]\n"),
+    )
+    .unwrap();
+    assert!(
+        (0..2).all(|i| sched(&swept, i) == RtScheduler::Edf),
+        "the axis overrides the workload's own"
+    );
     let e = err(&spec.replace("scheduler = \"fifo-rm\"", "scheduler = \"lottery\""));
     assert!(e.message.contains("unknown scheduler \"lottery\"") && e.line == 6, "{e}");
     let e = err("name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"pi\"\nscheduler = \"edf\"\n");
-    assert!(e.message.contains("`scheduler` applies only to a workload of kind \"periodic\""), "{e}");
+    assert!(
+        e.message.contains("`scheduler` applies only to a workload of kind \"periodic\""),
+        "{e}"
+    );
 }
 
 #[test]
 fn periodic_mistakes_are_located() {
     let e = err(&RT.replace("\"dwcs\"]", "\"dwcs\", \"lottery\"]"));
     assert_eq!(e.line, 4, "{e}");
-    assert!(e.message.contains("unknown scheduler \"lottery\"") && e.message.contains("fifo-rm"), "{e}");
+    assert!(
+        e.message.contains("unknown scheduler \"lottery\"") && e.message.contains("fifo-rm"),
+        "{e}"
+    );
     let bad_task = "name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"periodic\"\ntasks = [{ c_ms = 5, t_ms = 4 }]\n";
     let e = err(bad_task);
     assert_eq!((e.line, e.col), (6, 10), "{e}");
@@ -355,8 +444,10 @@ fn periodic_mistakes_are_located() {
     assert!(e.message.contains("`iterations` does not apply"), "{e}");
     let e = err(&format!("{BASE}scheduler = [\"dwcs\"]\n"));
     assert!(e.message.contains("applies to periodic workloads only"), "{e}");
-    let e =
-        err(&RT.replace("generate = { tasks = 4, x = 1, y = 2, seed = 7 }", "canonical = { tasks = 2, x = 1, y = 2, period_quanta = 2 }"));
+    let e = err(&RT.replace(
+        "generate = { tasks = 4, x = 1, y = 2, seed = 7 }",
+        "canonical = { tasks = 2, x = 1, y = 2, period_quanta = 2 }",
+    ));
     assert!(e.message.contains("needs a generated task set"), "{e}");
     let e = err(&RT.replace("scheduler = [", "policy = [\"fifo\"]\nscheduler = ["));
     assert!(e.message.contains("not by policy"), "{e}");
@@ -372,10 +463,16 @@ fn canonical_sets_use_the_quantum_as_c() {
     )
     .unwrap();
     let p = s.plan.cells[0].primary().workload.periodic().unwrap();
-    assert!(p.tasks.iter().all(|t| t.c_ns == 5_000_000 && t.t_ns == 10_000_000 && (t.x, t.y) == (1, 3)));
+    assert!(p
+        .tasks
+        .iter()
+        .all(|t| t.c_ns == 5_000_000 && t.t_ns == 10_000_000 && (t.x, t.y) == (1, 3)));
     let caps = Capabilities::unprivileged();
     let e = s.check_allowed(&caps).unwrap_err();
-    assert!(e.message.contains("CAP_SYS_NICE") && e.line == 4, "the dispatcher needs RT privileges: {e}");
+    assert!(
+        e.message.contains("CAP_SYS_NICE") && e.line == 4,
+        "the dispatcher needs RT privileges: {e}"
+    );
 }
 
 #[test]
@@ -391,7 +488,11 @@ fn generated_sets_can_be_canonical() {
     let s = parse("t.toml", &RT.replace("seed = 7 }", "seed = 7, canonical = true }")).unwrap();
     for c in &s.plan.cells {
         let p = c.primary().workload.periodic().unwrap();
-        assert!(p.tasks.iter().all(|t| t.c_ns == 10_000_000 && t.t_ns % 10_000_000 == 0), "{:?}", p.tasks);
+        assert!(
+            p.tasks.iter().all(|t| t.c_ns == 10_000_000 && t.t_ns % 10_000_000 == 0),
+            "{:?}",
+            p.tasks
+        );
     }
 }
 
@@ -406,13 +507,18 @@ fn an_unknown_workload_in_a_group_is_an_error_at_its_name_not_a_panic() {
 fn an_unknown_policy_in_a_group_is_an_error_at_its_name_not_a_panic() {
     let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[groups.bg]\nworkload = \"pi\"\npolicy = \"nope\"\n");
     assert_eq!((e.line, e.col), (6, 10), "{e}");
-    assert!(e.message.starts_with("unknown policy \"nope\"; define it under [policies.nope]"), "{e}");
+    assert!(
+        e.message.starts_with("unknown policy \"nope\"; define it under [policies.nope]"),
+        "{e}"
+    );
 }
 
 #[test]
 fn a_key_dotted_past_the_toml_depth_limit_is_located_at_the_key() {
     let deep = vec!["k"; 120].join(".");
-    for (text, col) in [(format!("name = \"t\"\n{deep} = 1\n"), 1), (format!("name = \"t\"\n[{deep}]\n"), 2)] {
+    for (text, col) in
+        [(format!("name = \"t\"\n{deep} = 1\n"), 1), (format!("name = \"t\"\n[{deep}]\n"), 2)]
+    {
         let e = err(&text);
         assert_eq!((e.line, e.col), (2, col), "{e}");
         assert!(e.message.contains("120 dotted parts"), "{e}");
@@ -430,7 +536,8 @@ fn a_nice_this_process_may_not_set_points_at_the_nice_value() {
 
 #[test]
 fn device_errors_of_an_implicit_loop_device_point_at_the_io_workload() {
-    let s = parse("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"pi\", \"par_write\"]\n").unwrap();
+    let s =
+        parse("t.toml", "name = \"t\"\n[matrix]\nworkload = [\"pi\", \"par_write\"]\n").unwrap();
     let e = s.check_device(&DeviceFacts::default(), None).unwrap_err();
     assert_eq!((e.line, e.col), (3, 19), "{e}");
     assert!(e.message.contains("CAP_SYS_ADMIN"), "{e}");
@@ -453,10 +560,24 @@ fn a_cgroup_error_points_at_the_groups_first_cgroup_setting() {
 
 #[test]
 fn adaptive_repetitions_parse_with_defaults_and_fixed_ones_stay_fixed() {
-    let plan = |r: &str| parse("t.toml", &format!("name = \"t\"\nrepetitions = {r}\n[matrix]\nworkload = [\"pi\"]\n")).unwrap().plan;
+    let plan = |r: &str| {
+        parse(
+            "t.toml",
+            &format!("name = \"t\"\nrepetitions = {r}\n[matrix]\nworkload = [\"pi\"]\n"),
+        )
+        .unwrap()
+        .plan
+    };
     let p = plan("{ min = 4, max = 20, ci_pct = 2.5 }");
-    assert_eq!((p.repetitions, p.adaptive), (4, Some(AdaptiveTarget { min: 4, max: 20, ci_pct: 2.5 })), "every cell runs min first");
-    assert_eq!(plan("{ max = 10 }").adaptive, Some(AdaptiveTarget { max: 10, ..AdaptiveTarget::AUTO }));
+    assert_eq!(
+        (p.repetitions, p.adaptive),
+        (4, Some(AdaptiveTarget { min: 4, max: 20, ci_pct: 2.5 })),
+        "every cell runs min first"
+    );
+    assert_eq!(
+        plan("{ max = 10 }").adaptive,
+        Some(AdaptiveTarget { max: 10, ..AdaptiveTarget::AUTO })
+    );
     assert_eq!(plan("\"auto\"").adaptive, Some(AdaptiveTarget::AUTO));
     assert_eq!((plan("7").repetitions, plan("7").adaptive), (7, None));
 }
@@ -466,7 +587,10 @@ fn bad_adaptive_repetitions_are_located_and_say_what_is_wanted() {
     for (r, want) in [
         ("{ min = 2, max = 9 }", "repetitions.min must be a whole number from 3"),
         ("{ min = 9, max = 4 }", "repetitions.min (9) must not exceed repetitions.max (4)"),
-        ("{ min = 3, ci_pct = 0 }", "repetitions.ci_pct must be a percentage of the mean above 0 and below 100"),
+        (
+            "{ min = 3, ci_pct = 0 }",
+            "repetitions.ci_pct must be a percentage of the mean above 0 and below 100",
+        ),
         ("{ min = 3, ci = 5 }", "unknown key \"ci\" in repetitions"),
         ("0", "repetitions must be a count from 1 to 100000, \"auto\", or { min = 3"),
         ("\"many\"", "repetitions must be a count"),
@@ -488,9 +612,17 @@ fn an_adaptive_round_follows_the_plans_order_and_a_random_one_its_seed_and_round
     assert_ne!(got.iter().map(|s| s.0).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 5], "shuffled");
     assert_ne!(r1, plan.round(2, &more), "each round its own order");
     got.sort();
-    assert_eq!(got, (0..6).map(|c| (c, 3 + c, false)).collect::<Vec<_>>(), "each cell once, at the repetition asked, measured");
+    assert_eq!(
+        got,
+        (0..6).map(|c| (c, 3 + c, false)).collect::<Vec<_>>(),
+        "each cell once, at the repetition asked, measured"
+    );
     let seq = parse("t.toml", &text.replace("random", "sequential")).unwrap().plan;
-    assert_eq!(seq.round(1, &more).iter().map(|s| s.cell).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 5], "in cell order");
+    assert_eq!(
+        seq.round(1, &more).iter().map(|s| s.cell).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4, 5],
+        "in cell order"
+    );
 }
 
 #[test]
@@ -504,9 +636,17 @@ fn fifo_and_rr_sets_run_each_listed_task_at_its_own_priority() {
     let s = parse("rt.toml", &spec("\"fifo\", \"rr\", \"fifo-rm\"", both)).unwrap();
     let of = |i: usize| {
         let g = s.plan.cells[i].primary();
-        (g.policy.class, g.policy.priority, g.workload.periodic().unwrap().task_priorities().unwrap())
+        (
+            g.policy.class,
+            g.policy.priority,
+            g.workload.periodic().unwrap().task_priorities().unwrap(),
+        )
     };
-    assert_eq!(of(0), (Class::Fifo, 30, vec![10, 30]), "the group's priority is the highest, for the privilege check");
+    assert_eq!(
+        of(0),
+        (Class::Fifo, 30, vec![10, 30]),
+        "the group's priority is the highest, for the privilege check"
+    );
     assert_eq!(of(1), (Class::Rr, 30, vec![10, 30]));
     assert_eq!(of(2).2, vec![90, 89], "fifo-rm ranks by period whatever the tasks say");
 
@@ -516,5 +656,8 @@ fn fifo_and_rr_sets_run_each_listed_task_at_its_own_priority() {
     assert!(e.message.contains("give every task a `priority`"), "{e}");
     assert_eq!((e.line, e.col), (7, 49), "{e}");
     let e = err(&spec("\"fifo\"", "{ c_ms = 1, t_ms = 10, priority = 99 }"));
-    assert!(e.message.contains("priority (99 is reserved for the engine) must be between 1 and 98"), "{e}");
+    assert!(
+        e.message.contains("priority (99 is reserved for the engine) must be between 1 and 98"),
+        "{e}"
+    );
 }

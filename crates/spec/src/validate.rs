@@ -68,7 +68,13 @@ const DEFAULT_INPUT: i64 = 1 << 20;
 const DEFAULT_HASHES: i64 = 722_000;
 const DEFAULT_TIMEOUT_S: f64 = 1800.0;
 /// One 100 MiB file, one thread, 64 KiB per call, through the page cache.
-const DEFAULT_PAR_IO: ParIo = ParIo { files: 1, file_bytes: 100 << 20, threads: 1, buffer_bytes: 64 << 10, mode: IoMode::Buffered };
+const DEFAULT_PAR_IO: ParIo = ParIo {
+    files: 1,
+    file_bytes: 100 << 20,
+    threads: 1,
+    buffer_bytes: 64 << 10,
+    mode: IoMode::Buffered,
+};
 /// The kernel refuses SCHED_DEADLINE runtimes below 1024 ns.
 const MIN_DL_RUNTIME_NS: u64 = 1024;
 
@@ -80,11 +86,21 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    pub(crate) fn err<T>(&self, span: Range<usize>, msg: impl Into<String>) -> Result<T, SpecError> {
+    pub(crate) fn err<T>(
+        &self,
+        span: Range<usize>,
+        msg: impl Into<String>,
+    ) -> Result<T, SpecError> {
         Err(SpecError::at(self.path, self.src, span, msg))
     }
 
-    pub(crate) fn int_in(&self, v: &Spanned<i64>, lo: i64, hi: i64, what: &str) -> Result<i64, SpecError> {
+    pub(crate) fn int_in(
+        &self,
+        v: &Spanned<i64>,
+        lo: i64,
+        hi: i64,
+        what: &str,
+    ) -> Result<i64, SpecError> {
         let x = *v.get_ref();
         if x < lo || x > hi {
             return self.err(v.span(), format!("{what} must be between {lo} and {hi}, got {x}"));
@@ -93,7 +109,12 @@ impl Ctx<'_> {
     }
 }
 
-pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Result<(Plan, Locations), SpecError> {
+pub(crate) fn validate(
+    path: &str,
+    src: &str,
+    base: &Path,
+    raw: RawSpec,
+) -> Result<(Plan, Locations), SpecError> {
     let cx = Ctx { path, src, base };
     let name = raw.name.get_ref().trim().to_string();
     if name.is_empty() {
@@ -109,7 +130,12 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         Some(o) => match o.get_ref().as_str() {
             "sequential" => Order::Sequential,
             "random" => Order::Random,
-            other => return cx.err(o.span(), format!("order must be \"sequential\" or \"random\", got \"{other}\"")),
+            other => {
+                return cx.err(
+                    o.span(),
+                    format!("order must be \"sequential\" or \"random\", got \"{other}\""),
+                )
+            }
         },
     };
     let seed = match &raw.seed {
@@ -117,7 +143,8 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         None => 0x05ee_d1ab,
     };
     let timeout = match &raw.timeout_s {
-        Some(t) => crate::bounds::watchdog(*t.get_ref(), "timeout_s").or_else(|e| cx.err(t.span(), e.to_string()))?,
+        Some(t) => crate::bounds::watchdog(*t.get_ref(), "timeout_s")
+            .or_else(|e| cx.err(t.span(), e.to_string()))?,
         None => Duration::from_secs_f64(DEFAULT_TIMEOUT_S),
     };
     let mut locations = Locations { matrix: raw.matrix.span(), ..Locations::default() };
@@ -135,7 +162,12 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
             .map(|(k, _)| k.get_ref().clone())
             .collect(),
         buffer_kb: match &raw.trace_buffer_kb {
-            Some(b) => Some(cx.int_in(b, (*TRACE_BUFFER_KB.start()).into(), (*TRACE_BUFFER_KB.end()).into(), "trace_buffer_kb")? as u32),
+            Some(b) => Some(cx.int_in(
+                b,
+                (*TRACE_BUFFER_KB.start()).into(),
+                (*TRACE_BUFFER_KB.end()).into(),
+                "trace_buffer_kb",
+            )? as u32),
             None => None,
         },
     };
@@ -177,7 +209,13 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
     let matrix_span = matrix.span();
     let (cell_axes, main_axes, mut group_axes, knob_axes) = matrix.into_inner().split();
     let swept_knobs = crate::knobs::swept(&cx, &knob_axes, &fixed_knobs, &mut locations)?;
-    let mut ck = Check { cx: &cx, locs: &mut locations, workloads: &workloads, policies: &policies, io_defs: &io_defs };
+    let mut ck = Check {
+        cx: &cx,
+        locs: &mut locations,
+        workloads: &workloads,
+        policies: &policies,
+        io_defs: &io_defs,
+    };
     let cell_swept = sweep(&mut ck, "", &cell_axes.given(), Use::Axis)?;
 
     // Group definitions: fixed settings, to which the axes then apply.
@@ -195,18 +233,29 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         }
     }
     if defs.is_empty() {
-        return cx.err(matrix_span, "the matrix needs `workload = [...]` (or [groups.NAME] definitions)");
+        return cx.err(
+            matrix_span,
+            "the matrix needs `workload = [...]` (or [groups.NAME] definitions)",
+        );
     }
     // main first, then the other groups in name order
     defs.sort_by_key(|(n, _)| (n != MAIN, n.clone()));
     let mut axes_of: BTreeMap<String, Spanned<RawGroupAxes>> = BTreeMap::new();
     axes_of.insert(MAIN.into(), Spanned::new(0..0, main_axes));
     for (k, a) in std::mem::take(&mut group_axes) {
-        if k.get_ref() == MAIN && axes_of.get(MAIN).is_some_and(|m| !m.get_ref().given().is_empty()) {
+        if k.get_ref() == MAIN && axes_of.get(MAIN).is_some_and(|m| !m.get_ref().given().is_empty())
+        {
             return cx.err(k.span(), "the top-level matrix axes already describe the group \"main\": put these axes there");
         }
         if !defs.iter().any(|(n, _)| n == k.get_ref()) {
-            return cx.err(k.span(), format!("matrix.groups.{} names no group; define it under [groups.{}]", k.get_ref(), k.get_ref()));
+            return cx.err(
+                k.span(),
+                format!(
+                    "matrix.groups.{} names no group; define it under [groups.{}]",
+                    k.get_ref(),
+                    k.get_ref()
+                ),
+            );
         }
         axes_of.insert(k.get_ref().clone(), a);
     }
@@ -219,7 +268,12 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
             if let Some(span) = first_cgroup(given.iter().map(|(key, l)| (*key, l.span.clone()))) {
                 ck.locs.cgroups.push((gname.clone(), span));
             }
-            swept.extend(sweep(&mut ck, gname, &given, if gname == MAIN { Use::MainAxis } else { Use::Axis })?);
+            swept.extend(sweep(
+                &mut ck,
+                gname,
+                &given,
+                if gname == MAIN { Use::MainAxis } else { Use::Axis },
+            )?);
         }
     }
     if let Some(main) = axes_of.get(MAIN) {
@@ -276,7 +330,12 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         let key = axis::cell_key(key_parts, &cell_tags);
         if let Some(scx) = cell.cpu_scheduler.as_ref().and_then(CpuScheduler::scx) {
             if let Some(why) = scx_mix(&groups) {
-                let span = ck.locs.cpu_schedulers.iter().find(|(l, _)| *l == scx.label()).map_or(matrix_span.clone(), |(_, s)| s.clone());
+                let span = ck
+                    .locs
+                    .cpu_schedulers
+                    .iter()
+                    .find(|(l, _)| *l == scx.label())
+                    .map_or(matrix_span.clone(), |(_, s)| s.clone());
                 return cx.err(
                     span,
                     format!(
@@ -303,18 +362,27 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
     // Knob axes vary slowest of all: a run changes the kernel's settings as seldom as it can.
     let combos = crate::knobs::combos(&swept_knobs);
     if combos.len() * cells.len() > 100_000 {
-        return cx.err(matrix_span, format!("the matrix has {} cells; at most 100000", combos.len() * cells.len()));
+        return cx.err(
+            matrix_span,
+            format!("the matrix has {} cells; at most 100000", combos.len() * cells.len()),
+        );
     }
     if !swept_knobs.is_empty() {
         let base = std::mem::take(&mut cells);
         for knobs in combos {
             for c in &base {
                 let key = format!("{}{}", c.key, schedlab_plan::knob::key_part(&knobs));
-                cells.push(Cell { index: cells.len() as u32, key, knobs: knobs.clone(), ..c.clone() });
+                cells.push(Cell {
+                    index: cells.len() as u32,
+                    key,
+                    knobs: knobs.clone(),
+                    ..c.clone()
+                });
             }
         }
     }
-    let needs_device = cells.iter().any(|c| c.io.is_some()) || cells.iter().flat_map(|c| &c.groups).any(|g| g.workload.is_io());
+    let needs_device = cells.iter().any(|c| c.io.is_some())
+        || cells.iter().flat_map(|c| &c.groups).any(|g| g.workload.is_io());
     let device = match &raw_device {
         Some(d) => {
             locations.device = Some(d.span());
@@ -322,8 +390,11 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         }
         None if needs_device => {
             // The loop device exists for the first I/O workload: errors about it point there.
-            let is_io = |n: &String| workloads.get(n).cloned().or_else(|| builtin_workload(n)).is_some_and(|w| w.is_io());
-            locations.device = locations.workloads.iter().find(|(n, _)| is_io(n)).map(|(_, s)| s.clone());
+            let is_io = |n: &String| {
+                workloads.get(n).cloned().or_else(|| builtin_workload(n)).is_some_and(|w| w.is_io())
+            };
+            locations.device =
+                locations.workloads.iter().find(|(n, _)| is_io(n)).map(|(_, s)| s.clone());
             Some(DeviceSpec {
                 target: DeviceTarget::Loop { size_mib: None, fs: "ext4".into(), direct_io: false },
                 queue: QueueTarget::Device,
@@ -353,7 +424,12 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
         allow_rt_unthrottled: raw.allow_rt_unthrottled.as_ref().is_some_and(|a| *a.get_ref()),
     };
     if let Some(why) = crate::bounds::too_many_steps(&plan) {
-        let at = raw.repetitions.as_ref().map(|r| r.span()).or(raw.warmup.as_ref().map(|w| w.span())).unwrap_or(matrix_span);
+        let at = raw
+            .repetitions
+            .as_ref()
+            .map(|r| r.span())
+            .or(raw.warmup.as_ref().map(|w| w.span()))
+            .unwrap_or(matrix_span);
         return cx.err(at, why);
     }
     Ok((plan, locations))
@@ -363,9 +439,16 @@ pub(crate) fn validate(path: &str, src: &str, base: &Path, raw: RawSpec) -> Resu
 /// or periodic set with a real-time scheduler.
 fn scx_mix(groups: &[Group]) -> Option<String> {
     groups.iter().find_map(|g| match g.workload.periodic() {
-        Some(p) if p.scheduler != RtScheduler::Other => Some(format!("group {} is a periodic set under {}", g.name, p.scheduler.name())),
+        Some(p) if p.scheduler != RtScheduler::Other => {
+            Some(format!("group {} is a periodic set under {}", g.name, p.scheduler.name()))
+        }
         Some(_) => None,
-        None if g.policy.class.is_realtime() => Some(format!("group {} runs under {} ({})", g.name, g.policy_name, g.policy.class.name())),
+        None if g.policy.class.is_realtime() => Some(format!(
+            "group {} runs under {} ({})",
+            g.name,
+            g.policy_name,
+            g.policy.class.name()
+        )),
         None => None,
     })
 }
@@ -379,12 +462,21 @@ struct Swept {
 
 /// The axes written for one group (or the cell), checked in [`AXES`] order: the order cells
 /// are numbered in and other groups' keys list them in.
-fn sweep(ck: &mut Check, group: &str, given: &[(&'static str, RawList)], how: Use) -> Result<Vec<Swept>, SpecError> {
+fn sweep(
+    ck: &mut Check,
+    group: &str,
+    given: &[(&'static str, RawList)],
+    how: Use,
+) -> Result<Vec<Swept>, SpecError> {
     let mut out = Vec::new();
     for a in AXES {
         if let Some((_, list)) = given.iter().find(|(key, _)| *key == a.name) {
             let def = axes::def(a.name);
-            out.push(Swept { group: group.to_string(), def, values: (def.list)(ck, def, list, how)? });
+            out.push(Swept {
+                group: group.to_string(),
+                def,
+                values: (def.list)(ck, def, list, how)?,
+            });
         }
     }
     Ok(out)
@@ -423,7 +515,11 @@ impl GroupDef {
         let Some(wname) = &self.workload else {
             return cx.err(at, format!("group \"{gname}\" has no workload: set `workload` in [groups.{gname}] or as an axis"));
         };
-        let workload = workloads.get(wname).cloned().or_else(|| builtin_workload(wname)).expect("checked when the name was read");
+        let workload = workloads
+            .get(wname)
+            .cloned()
+            .or_else(|| builtin_workload(wname))
+            .expect("checked when the name was read");
         if let Workload::Periodic(p) = workload {
             return crate::periodic_check::resolve_group(cx, gname, wname, *p, self, at).map(Some);
         }
@@ -437,7 +533,11 @@ impl GroupDef {
             );
         }
         let pname = self.policy.clone().unwrap_or_else(|| "other".into());
-        let mut policy = policies.get(&pname).copied().or_else(|| Class::parse(&pname).map(builtin_policy)).expect("checked when read");
+        let mut policy = policies
+            .get(&pname)
+            .copied()
+            .or_else(|| Class::parse(&pname).map(builtin_policy))
+            .expect("checked when read");
         if let Some(p) = self.priority {
             if policy.class.is_rt() {
                 policy.priority = p as u32;
@@ -465,8 +565,15 @@ impl GroupDef {
 }
 
 /// A group's fixed settings, checked as their axes check a value.
-fn group_def(ck: &mut Check, g: &RawGroup, given: &[(&'static str, RawValue)]) -> Result<GroupDef, SpecError> {
-    let mut d = GroupDef { background: g.background.as_ref().map(|b| *b.get_ref()).unwrap_or(false), ..Default::default() };
+fn group_def(
+    ck: &mut Check,
+    g: &RawGroup,
+    given: &[(&'static str, RawValue)],
+) -> Result<GroupDef, SpecError> {
+    let mut d = GroupDef {
+        background: g.background.as_ref().map(|b| *b.get_ref()).unwrap_or(false),
+        ..Default::default()
+    };
     for (key, v) in given {
         let def = axes::def(key);
         let value = (def.parse)(ck, *v, Use::Fixed)?;
@@ -475,9 +582,15 @@ fn group_def(ck: &mut Check, g: &RawGroup, given: &[(&'static str, RawValue)]) -
     Ok(d)
 }
 
-pub(crate) fn cpu_list(cx: &Ctx, v: &Spanned<toml::Value>, locs: &mut Locations) -> Result<Vec<u32>, SpecError> {
+pub(crate) fn cpu_list(
+    cx: &Ctx,
+    v: &Spanned<toml::Value>,
+    locs: &mut Locations,
+) -> Result<Vec<u32>, SpecError> {
     let cpus = match v.get_ref() {
-        toml::Value::String(s) => schedlab_plan::cpulist::parse(s).or_else(|e| cx.err(v.span(), e))?,
+        toml::Value::String(s) => {
+            schedlab_plan::cpulist::parse(s).or_else(|e| cx.err(v.span(), e))?
+        }
         toml::Value::Array(a) => {
             let mut out = Vec::new();
             for x in a {
@@ -493,7 +606,12 @@ pub(crate) fn cpu_list(cx: &Ctx, v: &Spanned<toml::Value>, locs: &mut Locations)
             out.dedup();
             out
         }
-        other => return cx.err(v.span(), format!("expected a CPU list like \"0-1,3\" or [0, 1], got {other}")),
+        other => {
+            return cx.err(
+                v.span(),
+                format!("expected a CPU list like \"0-1,3\" or [0, 1], got {other}"),
+            )
+        }
     };
     locs.cpus.push((cpus.clone(), v.span()));
     Ok(cpus)
@@ -501,8 +619,13 @@ pub(crate) fn cpu_list(cx: &Ctx, v: &Spanned<toml::Value>, locs: &mut Locations)
 
 pub(crate) fn scheduler_name(cx: &Ctx, v: &Spanned<String>) -> Result<String, SpecError> {
     let n = v.get_ref();
-    if n.is_empty() || !n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_') {
-        return cx.err(v.span(), format!("\"{n}\" is not an I/O scheduler name (e.g. none, mq-deadline, kyber, bfq)"));
+    if n.is_empty()
+        || !n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+    {
+        return cx.err(
+            v.span(),
+            format!("\"{n}\" is not an I/O scheduler name (e.g. none, mq-deadline, kyber, bfq)"),
+        );
     }
     Ok(n.clone())
 }
@@ -516,8 +639,18 @@ fn iosched_def(cx: &Ctx, name: &str, r: &RawIosched) -> Result<IoSetting, SpecEr
         let value = match v.get_ref() {
             toml::Value::Integer(i) => i.to_string(),
             toml::Value::Boolean(b) => (*b as u8).to_string(),
-            toml::Value::String(s) if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') => s.clone(),
-            other => return cx.err(v.span(), format!("tunable {key}: expected an integer, a boolean or a plain word, got {other}")),
+            toml::Value::String(s)
+                if !s.is_empty()
+                    && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') =>
+            {
+                s.clone()
+            }
+            other => return cx.err(
+                v.span(),
+                format!(
+                    "tunable {key}: expected an integer, a boolean or a plain word, got {other}"
+                ),
+            ),
         };
         let ok_queue = QUEUE_TUNABLES.contains(&key.as_str());
         match known {
@@ -525,9 +658,17 @@ fn iosched_def(cx: &Ctx, name: &str, r: &RawIosched) -> Result<IoSetting, SpecEr
             Some(list) if !list.contains(&key.as_str()) => {
                 let mut all: Vec<&str> = list.to_vec();
                 all.extend(QUEUE_TUNABLES);
-                return cx.err(k.span(), format!("scheduler {scheduler} has no tunable \"{key}\"; it has: {}", all.join(", ")));
+                return cx.err(
+                    k.span(),
+                    format!(
+                        "scheduler {scheduler} has no tunable \"{key}\"; it has: {}",
+                        all.join(", ")
+                    ),
+                );
             }
-            _ if !key.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') || key.is_empty() => {
+            _ if !key.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+                || key.is_empty() =>
+            {
                 return cx.err(k.span(), format!("\"{key}\" is not a tunable name"));
             }
             _ => {}
@@ -543,7 +684,12 @@ fn device(cx: &Ctx, d: &RawDevice, locs: &mut Locations) -> Result<DeviceSpec, S
         Some(q) => match q.get_ref().as_str() {
             "device" => QueueTarget::Device,
             "backing" => QueueTarget::Backing,
-            other => return cx.err(q.span(), format!("queue must be \"device\" or \"backing\", got \"{other}\"")),
+            other => {
+                return cx.err(
+                    q.span(),
+                    format!("queue must be \"device\" or \"backing\", got \"{other}\""),
+                )
+            }
         },
     };
     let target = match &d.path {
@@ -554,11 +700,19 @@ fn device(cx: &Ctx, d: &RawDevice, locs: &mut Locations) -> Result<DeviceSpec, S
                 ("direct_io", d.direct_io.as_ref().map(|x| x.span())),
             ] {
                 if let Some(span) = span {
-                    return cx.err(span, format!("`{key}` applies only to the loop device schedlab creates (no `path`)"));
+                    return cx.err(
+                        span,
+                        format!(
+                            "`{key}` applies only to the loop device schedlab creates (no `path`)"
+                        ),
+                    );
                 }
             }
             if queue == QueueTarget::Backing {
-                return cx.err(d.queue.as_ref().unwrap().span(), "queue = \"backing\" applies only to a loop device (no `path`)");
+                return cx.err(
+                    d.queue.as_ref().unwrap().span(),
+                    "queue = \"backing\" applies only to a loop device (no `path`)",
+                );
             }
             locs.device_path = Some(p.span());
             let path = path_value(cx, p, PathKey::Device, locs)?;
@@ -574,32 +728,57 @@ fn device(cx: &Ctx, d: &RawDevice, locs: &mut Locations) -> Result<DeviceSpec, S
             };
             let fs = match &d.fs {
                 None => "ext4".to_string(),
-                Some(f) if ["ext4", "xfs", "btrfs"].contains(&f.get_ref().as_str()) => f.get_ref().clone(),
-                Some(f) => return cx.err(f.span(), format!("fs must be ext4, xfs or btrfs, got \"{}\"", f.get_ref())),
+                Some(f) if ["ext4", "xfs", "btrfs"].contains(&f.get_ref().as_str()) => {
+                    f.get_ref().clone()
+                }
+                Some(f) => {
+                    return cx.err(
+                        f.span(),
+                        format!("fs must be ext4, xfs or btrfs, got \"{}\"", f.get_ref()),
+                    )
+                }
             };
-            DeviceTarget::Loop { size_mib, fs, direct_io: d.direct_io.as_ref().is_some_and(|b| *b.get_ref()) }
+            DeviceTarget::Loop {
+                size_mib,
+                fs,
+                direct_io: d.direct_io.as_ref().is_some_and(|b| *b.get_ref()),
+            }
         }
     };
     let confirm_device = match &d.confirm_device {
         Some(c) if c.get_ref().is_empty() || c.get_ref().contains('/') => {
-            return cx.err(c.span(), "confirm_device is a device name as in /sys/block, e.g. \"sdb\"")
+            return cx
+                .err(c.span(), "confirm_device is a device name as in /sys/block, e.g. \"sdb\"")
         }
         Some(c) => Some(c.get_ref().clone()),
         None => None,
     };
-    Ok(DeviceSpec { target, queue, confirm_device, drop_caches: d.drop_caches.as_ref().is_none_or(|b| *b.get_ref()) })
+    Ok(DeviceSpec {
+        target,
+        queue,
+        confirm_device,
+        drop_caches: d.drop_caches.as_ref().is_none_or(|b| *b.get_ref()),
+    })
 }
 
 fn check_name(cx: &Ctx, k: &Spanned<String>) -> Result<(), SpecError> {
-    let ok = !k.get_ref().is_empty() && k.get_ref().chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let ok = !k.get_ref().is_empty()
+        && k.get_ref().chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if !ok {
-        return cx.err(k.span(), format!("name \"{}\" may only use letters, digits, '-' and '_'", k.get_ref()));
+        return cx.err(
+            k.span(),
+            format!("name \"{}\" may only use letters, digits, '-' and '_'", k.get_ref()),
+        );
     }
     Ok(())
 }
 
 /// A workload name must be defined under [workloads] or be a built-in one.
-pub(crate) fn check_workload_name(cx: &Ctx, w: &Spanned<String>, workloads: &BTreeMap<String, Workload>) -> Result<(), SpecError> {
+pub(crate) fn check_workload_name(
+    cx: &Ctx,
+    w: &Spanned<String>,
+    workloads: &BTreeMap<String, Workload>,
+) -> Result<(), SpecError> {
     let n = w.get_ref();
     if workloads.contains_key(n) || builtin_workload(n).is_some() {
         return Ok(());
@@ -610,16 +789,27 @@ pub(crate) fn check_workload_name(cx: &Ctx, w: &Spanned<String>, workloads: &BTr
         .chain(["pi", "copy", "mixed", "hash", "par_write", "par_read"])
         .chain(disturb::KINDS)
         .collect();
-    cx.err(w.span(), format!("unknown workload \"{n}\"; define it under [workloads.{n}] or use one of: {}", known.join(", ")))
+    cx.err(
+        w.span(),
+        format!(
+            "unknown workload \"{n}\"; define it under [workloads.{n}] or use one of: {}",
+            known.join(", ")
+        ),
+    )
 }
 
 fn builtin_workload(name: &str) -> Option<Workload> {
     Some(match name {
         "pi" => Workload::Pi { iterations: DEFAULT_PI_ITERATIONS as u64 },
-        "copy" => {
-            Workload::Copy { transfer_bytes: DEFAULT_TRANSFER as u64, block_bytes: DEFAULT_BLOCK as u64, input_bytes: DEFAULT_INPUT as u64 }
-        }
-        "mixed" => Workload::Mixed { iterations: DEFAULT_MIXED_ITERATIONS as u64, write_every: DEFAULT_WRITE_EVERY as u64 },
+        "copy" => Workload::Copy {
+            transfer_bytes: DEFAULT_TRANSFER as u64,
+            block_bytes: DEFAULT_BLOCK as u64,
+            input_bytes: DEFAULT_INPUT as u64,
+        },
+        "mixed" => Workload::Mixed {
+            iterations: DEFAULT_MIXED_ITERATIONS as u64,
+            write_every: DEFAULT_WRITE_EVERY as u64,
+        },
         "hash" => Workload::Hash { hashes: DEFAULT_HASHES as u64 },
         "par_write" => Workload::ParWrite(DEFAULT_PAR_IO),
         "par_read" => Workload::ParRead(DEFAULT_PAR_IO),
@@ -645,7 +835,12 @@ fn builtin_policy(class: Class) -> Policy {
 /// A workload key, where it was written, and the kinds it belongs to.
 type KeyKinds<'a> = (&'a str, Option<Range<usize>>, &'a [&'a str]);
 
-fn workload(cx: &Ctx, w: &RawWorkload, seed: u64, locs: &mut Locations) -> Result<Workload, SpecError> {
+fn workload(
+    cx: &Ctx,
+    w: &RawWorkload,
+    seed: u64,
+    locs: &mut Locations,
+) -> Result<Workload, SpecError> {
     let kind = w.kind.get_ref().as_str();
     disturb::check_keys(cx, w, kind)?;
     if let Some(p) = crate::periodic_check::workload(cx, w, seed)? {
@@ -668,7 +863,9 @@ fn workload(cx: &Ctx, w: &RawWorkload, seed: u64, locs: &mut Locations) -> Resul
         ("buffer_bytes", sp(&w.buffer_bytes), io),
         ("mode", w.mode.as_ref().map(|m| m.span()), io),
     ];
-    if !["pi", "mixed", "copy", "hash", "command", "par_write", "par_read"].contains(&kind) && !disturb::KINDS.contains(&kind) {
+    if !["pi", "mixed", "copy", "hash", "command", "par_write", "par_read"].contains(&kind)
+        && !disturb::KINDS.contains(&kind)
+    {
         return cx.err(
             w.kind.span(),
             format!("unknown workload kind \"{kind}\"; expected one of: pi, copy, mixed, hash, command, par_write, par_read, periodic, udp_flood, io_interrupts"),
@@ -677,7 +874,10 @@ fn workload(cx: &Ctx, w: &RawWorkload, seed: u64, locs: &mut Locations) -> Resul
     for (name, span, kinds) in fields {
         if let Some(span) = span {
             if !kinds.contains(&kind) {
-                return cx.err(span, format!("`{name}` does not apply to a workload of kind \"{kind}\""));
+                return cx.err(
+                    span,
+                    format!("`{name}` does not apply to a workload of kind \"{kind}\""),
+                );
             }
         }
     }
@@ -688,7 +888,9 @@ fn workload(cx: &Ctx, w: &RawWorkload, seed: u64, locs: &mut Locations) -> Resul
         }
     };
     match kind {
-        "pi" => Ok(Workload::Pi { iterations: pos(&w.iterations, DEFAULT_PI_ITERATIONS, "iterations")? }),
+        "pi" => Ok(Workload::Pi {
+            iterations: pos(&w.iterations, DEFAULT_PI_ITERATIONS, "iterations")?,
+        }),
         "hash" => Ok(Workload::Hash { hashes: pos(&w.hashes, DEFAULT_HASHES, "hashes")? }),
         "mixed" => {
             let iterations = pos(&w.iterations, DEFAULT_MIXED_ITERATIONS, "iterations")?;
@@ -706,16 +908,24 @@ fn workload(cx: &Ctx, w: &RawWorkload, seed: u64, locs: &mut Locations) -> Resul
             let block_bytes = pos(&w.block_bytes, DEFAULT_BLOCK, "block_bytes")?;
             let input_bytes = pos(&w.input_bytes, DEFAULT_INPUT, "input_bytes")?;
             if block_bytes > 64 << 20 {
-                return cx.err(w.block_bytes.as_ref().unwrap().span(), "block_bytes must be at most 64 MiB");
+                return cx.err(
+                    w.block_bytes.as_ref().unwrap().span(),
+                    "block_bytes must be at most 64 MiB",
+                );
             }
             if input_bytes < block_bytes {
                 return cx.err(
                     w.input_bytes.as_ref().map(|s| s.span()).unwrap_or(w.kind.span()),
-                    format!("input_bytes ({input_bytes}) must be at least block_bytes ({block_bytes})"),
+                    format!(
+                        "input_bytes ({input_bytes}) must be at least block_bytes ({block_bytes})"
+                    ),
                 );
             }
             if input_bytes > 1 << 34 {
-                return cx.err(w.input_bytes.as_ref().unwrap().span(), "input_bytes must be at most 16 GiB");
+                return cx.err(
+                    w.input_bytes.as_ref().unwrap().span(),
+                    "input_bytes must be at most 16 GiB",
+                );
             }
             Ok(Workload::Copy { transfer_bytes, block_bytes, input_bytes })
         }
@@ -739,19 +949,36 @@ fn workload(cx: &Ctx, w: &RawWorkload, seed: u64, locs: &mut Locations) -> Resul
                 None => d.mode,
                 Some(m) => match IoMode::ALL.into_iter().find(|x| x.name() == m.get_ref()) {
                     Some(x) => x,
-                    None => return cx.err(m.span(), format!("mode must be buffered, sync, direct or fsync, got \"{}\"", m.get_ref())),
+                    None => {
+                        return cx.err(
+                            m.span(),
+                            format!(
+                                "mode must be buffered, sync, direct or fsync, got \"{}\"",
+                                m.get_ref()
+                            ),
+                        )
+                    }
                 },
             };
-            let at = |v: &Option<Spanned<i64>>| v.as_ref().map(|s| s.span()).unwrap_or(w.kind.span());
+            let at =
+                |v: &Option<Spanned<i64>>| v.as_ref().map(|s| s.span()).unwrap_or(w.kind.span());
             if kind == "par_read" && matches!(mode, IoMode::Sync | IoMode::Fsync) {
-                return cx.err(w.mode.as_ref().unwrap().span(), "a par_read reads: mode must be buffered or direct");
+                return cx.err(
+                    w.mode.as_ref().unwrap().span(),
+                    "a par_read reads: mode must be buffered or direct",
+                );
             }
             if mode == IoMode::Direct {
                 if buffer_bytes % DIRECT_ALIGN != 0 {
                     return cx.err(at(&w.buffer_bytes), format!("mode = \"direct\" needs buffer_bytes to be a multiple of {DIRECT_ALIGN}"));
                 }
                 if file_bytes % DIRECT_ALIGN != 0 {
-                    return cx.err(at(&w.file_bytes), format!("mode = \"direct\" needs file_bytes to be a multiple of {DIRECT_ALIGN}"));
+                    return cx.err(
+                        at(&w.file_bytes),
+                        format!(
+                            "mode = \"direct\" needs file_bytes to be a multiple of {DIRECT_ALIGN}"
+                        ),
+                    );
                 }
             }
             let p = ParIo { files, file_bytes, threads, buffer_bytes, mode };
@@ -759,7 +986,10 @@ fn workload(cx: &Ctx, w: &RawWorkload, seed: u64, locs: &mut Locations) -> Resul
         }
         _ => {
             let Some(argv) = &w.argv else {
-                return cx.err(w.kind.span(), "a command workload needs argv = [\"program\", \"arg\", ...]");
+                return cx.err(
+                    w.kind.span(),
+                    "a command workload needs argv = [\"program\", \"arg\", ...]",
+                );
             };
             if argv.get_ref().is_empty() || argv.get_ref()[0].get_ref().is_empty() {
                 return cx.err(argv.span(), "argv must name a program");
@@ -769,13 +999,18 @@ fn workload(cx: &Ctx, w: &RawWorkload, seed: u64, locs: &mut Locations) -> Resul
                     return cx.err(a.span(), "arguments may not contain NUL bytes");
                 }
             }
-            let mut args: Vec<String> = argv.get_ref().iter().map(|a| a.get_ref().clone()).collect();
+            let mut args: Vec<String> =
+                argv.get_ref().iter().map(|a| a.get_ref().clone()).collect();
             let program = &argv.get_ref()[0];
             if crate::paths::is_program_path(program.get_ref()) {
                 let path = crate::paths::resolve(cx.base, program.get_ref());
                 // A per-worker program ("./w{index}") is known only at run time.
                 if !program.get_ref().contains("{index}") {
-                    locs.paths.push(PathUse { key: PathKey::Program, path: path.clone(), span: program.span() });
+                    locs.paths.push(PathUse {
+                        key: PathKey::Program,
+                        path: path.clone(),
+                        span: program.span(),
+                    });
                 }
                 args[0] = path.to_string_lossy().into_owned();
             }
@@ -788,7 +1023,10 @@ fn policy(cx: &Ctx, p: &RawPolicy, locs: &mut Locations) -> Result<Policy, SpecE
     let Some(class) = Class::parse(p.class.get_ref()) else {
         return cx.err(
             p.class.span(),
-            format!("unknown class \"{}\"; expected one of: other, batch, idle, fifo, rr, deadline", p.class.get_ref()),
+            format!(
+                "unknown class \"{}\"; expected one of: other, batch, idle, fifo, rr, deadline",
+                p.class.get_ref()
+            ),
         );
     };
     let mut pol = builtin_policy(class);
@@ -797,7 +1035,9 @@ fn policy(cx: &Ctx, p: &RawPolicy, locs: &mut Locations) -> Result<Policy, SpecE
             return cx
                 .err(pr.span(), format!("priority applies only to fifo and rr; {} tasks have static priority 0 (use nice)", class.name()));
         }
-        pol.priority = cx.int_in(pr, 1, MAX_WORKER_PRIORITY, "priority (99 is reserved for the engine)")? as u32;
+        pol.priority =
+            cx.int_in(pr, 1, MAX_WORKER_PRIORITY, "priority (99 is reserved for the engine)")?
+                as u32;
     }
     if let Some(n) = &p.nice {
         pol.nice = cx.int_in(n, -20, 19, "nice")? as i32;
@@ -810,13 +1050,17 @@ fn policy(cx: &Ctx, p: &RawPolicy, locs: &mut Locations) -> Result<Policy, SpecE
                 format!("slice_us applies only to other and batch (EEVDF's custom slice); {} tasks have none", class.name()),
             );
         }
-        pol.slice_ns = Some(cx.int_in(sl, MIN_SLICE_US, MAX_SLICE_US, crate::axes::SLICE_WHAT)? as u64 * 1000);
+        pol.slice_ns =
+            Some(cx.int_in(sl, MIN_SLICE_US, MAX_SLICE_US, crate::axes::SLICE_WHAT)? as u64 * 1000);
         locs.slices.push(sl.span());
     }
     let dl_fields = [&p.runtime_us, &p.deadline_us, &p.period_us];
     if class != Class::Deadline {
         if let Some(f) = dl_fields.iter().find_map(|f| f.as_ref()) {
-            return cx.err(f.span(), "runtime_us, deadline_us and period_us apply only to class \"deadline\"");
+            return cx.err(
+                f.span(),
+                "runtime_us, deadline_us and period_us apply only to class \"deadline\"",
+            );
         }
     } else {
         let d = pol.deadline.expect("deadline class has defaults");
@@ -832,7 +1076,13 @@ fn policy(cx: &Ctx, p: &RawPolicy, locs: &mut Locations) -> Result<Policy, SpecE
             Some(_) => us(&p.deadline_us, period_ns, "deadline_us")?,
             None => period_ns,
         };
-        let at = p.runtime_us.as_ref().or(p.deadline_us.as_ref()).or(p.period_us.as_ref()).map(|s| s.span()).unwrap_or(p.class.span());
+        let at = p
+            .runtime_us
+            .as_ref()
+            .or(p.deadline_us.as_ref())
+            .or(p.period_us.as_ref())
+            .map(|s| s.span())
+            .unwrap_or(p.class.span());
         if runtime_ns < MIN_DL_RUNTIME_NS {
             return cx.err(at, "runtime_us must be at least 2 (the kernel's minimum is 1024 ns)");
         }
@@ -855,7 +1105,12 @@ fn policy(cx: &Ctx, p: &RawPolicy, locs: &mut Locations) -> Result<Policy, SpecE
 /// Refuses, naming the missing privilege, what this process may not do: nice below its own
 /// and RLIMIT_NICE's floor, SCHED_FIFO/SCHED_RR above RLIMIT_RTPRIO (a dispatched set's
 /// dispatcher runs at 98), SCHED_DEADLINE without CAP_SYS_NICE, cgroups it cannot write.
-pub(crate) fn check_allowed(plan: &Plan, locs: &Locations, src: &str, caps: &Capabilities) -> Result<(), SpecError> {
+pub(crate) fn check_allowed(
+    plan: &Plan,
+    locs: &Locations,
+    src: &str,
+    caps: &Capabilities,
+) -> Result<(), SpecError> {
     for g in plan.cells.iter().flat_map(|c| &c.groups) {
         let p = &g.policy;
         let dispatched = g.workload.periodic().is_some_and(|w| w.scheduler.dispatched());
@@ -892,10 +1147,20 @@ pub(crate) fn check_allowed(plan: &Plan, locs: &Locations, src: &str, caps: &Cap
         };
         if let Some((msg, at)) = problem {
             let span = at.unwrap_or(&locs.matrix).clone();
-            return Err(SpecError::at(&plan.source_path, src, span, format!("policy \"{}\": {msg}", g.policy_name)));
+            return Err(SpecError::at(
+                &plan.source_path,
+                src,
+                span,
+                format!("policy \"{}\": {msg}", g.policy_name),
+            ));
         }
         if let (true, Some(dir)) = (g.cgroup.any(), &caps.cgroup_unwritable) {
-            let span = locs.cgroups.iter().find(|(n, _)| *n == g.name).map(|(_, s)| s.clone()).or_else(|| first_cgroup_key(src));
+            let span = locs
+                .cgroups
+                .iter()
+                .find(|(n, _)| *n == g.name)
+                .map(|(_, s)| s.clone())
+                .or_else(|| first_cgroup_key(src));
             return Err(SpecError::at(
                 &plan.source_path,
                 src,
@@ -915,7 +1180,11 @@ pub(crate) fn check_allowed(plan: &Plan, locs: &Locations, src: &str, caps: &Cap
     }
     dma::check(plan, locs, src, caps)?;
     // A loop device or an I/O scheduler axis needs root anyway, and the device check says so.
-    if let Some(d) = plan.device.as_ref().filter(|d| matches!(d.target, DeviceTarget::Dir { .. }) && locs.iosched.is_empty()) {
+    if let Some(d) = plan
+        .device
+        .as_ref()
+        .filter(|d| matches!(d.target, DeviceTarget::Dir { .. }) && locs.iosched.is_empty())
+    {
         if d.drop_caches && !caps.drop_caches {
             return Err(SpecError::at(
                 &plan.source_path,
@@ -930,7 +1199,12 @@ pub(crate) fn check_allowed(plan: &Plan, locs: &Locations, src: &str, caps: &Cap
 
 /// A path-valued key: not empty, no NUL byte, resolved against the spec's directory and
 /// recorded for the filesystem check.
-fn path_value(cx: &Ctx, v: &Spanned<String>, key: PathKey, locs: &mut Locations) -> Result<PathBuf, SpecError> {
+fn path_value(
+    cx: &Ctx,
+    v: &Spanned<String>,
+    key: PathKey,
+    locs: &mut Locations,
+) -> Result<PathBuf, SpecError> {
     let written = v.get_ref();
     if written.is_empty() {
         return cx.err(v.span(), format!("{} must not be empty", key.name()));
@@ -945,7 +1219,10 @@ fn path_value(cx: &Ctx, v: &Spanned<String>, key: PathKey, locs: &mut Locations)
 
 /// Where the first cgroup control of those written (key, span) is.
 fn first_cgroup<'a>(written: impl Iterator<Item = (&'a str, Location)>) -> Option<Location> {
-    written.filter(|(key, _)| axes::def(key).axis.cgroup).map(|(_, span)| span).min_by_key(|s| s.start)
+    written
+        .filter(|(key, _)| axes::def(key).axis.cgroup)
+        .map(|(_, span)| span)
+        .min_by_key(|s| s.start)
 }
 
 /// The span of the first cgroup control (`cpu_weight`, `cpu_max`, `cpuset`) set in the spec;

@@ -42,12 +42,16 @@ impl Store {
 
     /// The run with this UUID.
     pub fn run_by_uuid(&self, uuid: &str) -> Result<Option<RunRow>, DbError> {
-        self.conn.query_row(&format!("{RUN_SELECT} WHERE r.uuid = ?1"), params![uuid], crate::run_row).optional()
+        self.conn
+            .query_row(&format!("{RUN_SELECT} WHERE r.uuid = ?1"), params![uuid], crate::run_row)
+            .optional()
     }
 
     /// Every run of a campaign, by shard then id.
     pub fn campaign_runs(&self, campaign: &str) -> Result<Vec<RunRow>, DbError> {
-        let mut st = self.conn.prepare(&format!("{RUN_SELECT} WHERE r.campaign = ?1 ORDER BY r.shard_index, r.id"))?;
+        let mut st = self
+            .conn
+            .prepare(&format!("{RUN_SELECT} WHERE r.campaign = ?1 ORDER BY r.shard_index, r.id"))?;
         let rows = st.query_map(params![campaign], crate::run_row)?;
         rows.collect()
     }
@@ -63,7 +67,12 @@ impl Store {
 
     /// The newest unfinished measured run of this spec text that is shard `shard` (of its
     /// campaign `campaign`, when given): what `run --shard K/N --resume` continues.
-    pub fn resumable_shard(&self, spec_hash: &str, shard: Shard, campaign: Option<&str>) -> Result<Option<RunRow>, DbError> {
+    pub fn resumable_shard(
+        &self,
+        spec_hash: &str,
+        shard: Shard,
+        campaign: Option<&str>,
+    ) -> Result<Option<RunRow>, DbError> {
         let id: Option<i64> = self
             .conn
             .query_row(

@@ -21,7 +21,9 @@ use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
 use schedlab_model::columns::{ColumnValue, Kind};
 use schedlab_model::jobs::JobLog;
 use schedlab_model::trace::RawTrace;
-use schedlab_model::{CellParams, CellRecord, CellStatus, Environment, Extra, Mode, Sample, StatDelta};
+use schedlab_model::{
+    CellParams, CellRecord, CellStatus, Environment, Extra, Mode, Sample, StatDelta,
+};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -110,7 +112,10 @@ pub struct Store {
 }
 
 fn now() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
 }
 
 impl Store {
@@ -123,7 +128,10 @@ impl Store {
     /// How long a statement waits for another process's lock before it fails (10 s;
     /// `SCHEDLAB_BUSY_TIMEOUT_MS` overrides it).
     pub fn busy_timeout() -> std::time::Duration {
-        let ms = std::env::var("SCHEDLAB_BUSY_TIMEOUT_MS").ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(10_000);
+        let ms = std::env::var("SCHEDLAB_BUSY_TIMEOUT_MS")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(10_000);
         std::time::Duration::from_millis(ms)
     }
 
@@ -144,7 +152,9 @@ impl Store {
                 .and_then(|()| conn.pragma_update(None, "foreign_keys", "ON"))
                 .and_then(|()| schema::migrate(&conn));
             match set_up {
-                Err(e) if is_busy(&e) && start.elapsed() < Store::busy_timeout() => std::thread::sleep(std::time::Duration::from_millis(5)),
+                Err(e) if is_busy(&e) && start.elapsed() < Store::busy_timeout() => {
+                    std::thread::sleep(std::time::Duration::from_millis(5))
+                }
                 done => break done?,
             }
         }
@@ -181,23 +191,43 @@ impl Store {
     }
 
     /// Records every knob the run's spec names as it was before the run began.
-    pub fn set_knobs_before(&self, id: i64, knobs: &BTreeMap<String, String>) -> Result<(), DbError> {
-        self.conn.execute("UPDATE runs SET knobs_before_json = ?2 WHERE id = ?1", params![id, knobs_json(knobs)])?;
+    pub fn set_knobs_before(
+        &self,
+        id: i64,
+        knobs: &BTreeMap<String, String>,
+    ) -> Result<(), DbError> {
+        self.conn.execute(
+            "UPDATE runs SET knobs_before_json = ?2 WHERE id = ?1",
+            params![id, knobs_json(knobs)],
+        )?;
         Ok(())
     }
 
     /// Sets a run's final status and warnings.
-    pub fn finish_run(&self, id: i64, status: &RunStatus, warnings: &[String]) -> Result<(), DbError> {
+    pub fn finish_run(
+        &self,
+        id: i64,
+        status: &RunStatus,
+        warnings: &[String],
+    ) -> Result<(), DbError> {
         self.conn.execute(
             "UPDATE runs SET status = ?2, finished_unix = ?3, warnings_json = ?4 WHERE id = ?1",
-            params![id, status.as_str(), now(), serde_json::to_string(warnings).unwrap_or_default()],
+            params![
+                id,
+                status.as_str(),
+                now(),
+                serde_json::to_string(warnings).unwrap_or_default()
+            ],
         )?;
         Ok(())
     }
 
     /// Marks a run as running again (resume).
     pub fn reopen_run(&self, id: i64) -> Result<(), DbError> {
-        self.conn.execute("UPDATE runs SET status = ?2, finished_unix = NULL WHERE id = ?1", params![id, RunStatus::Running.as_str()])?;
+        self.conn.execute(
+            "UPDATE runs SET status = ?2, finished_unix = NULL WHERE id = ?1",
+            params![id, RunStatus::Running.as_str()],
+        )?;
         Ok(())
     }
 
@@ -260,7 +290,11 @@ impl Store {
         if c.params.cpu_scheduler.is_some() || c.sched_ext.is_some() {
             tx.execute(
                 "UPDATE cells SET cpu_scheduler = ?1, sched_ext_json = ?2 WHERE id = ?3",
-                params![c.params.cpu_scheduler, c.sched_ext.as_ref().map(|s| serde_json::to_string(s).unwrap_or_default()), row],
+                params![
+                    c.params.cpu_scheduler,
+                    c.sched_ext.as_ref().map(|s| serde_json::to_string(s).unwrap_or_default()),
+                    row
+                ],
             )?;
         }
         {
@@ -270,7 +304,8 @@ impl Store {
                 values.extend(Sample::COLUMNS.iter().map(|col| to_sql((col.get)(x))));
                 st.execute(params_from_iter(values))?;
             }
-            let mut jt = tx.prepare("INSERT INTO jobs (cell_row, idx, jobs, data) VALUES (?1, ?2, ?3, ?4)")?;
+            let mut jt =
+                tx.prepare("INSERT INTO jobs (cell_row, idx, jobs, data) VALUES (?1, ?2, ?3, ?4)")?;
             for (x, data) in c.samples.iter().zip(encoded_logs(&c.samples)) {
                 if let (Some(log), Some(data)) = (&x.jobs, data) {
                     jt.execute(params![row, x.index, log.jobs.len() as i64, data])?;
@@ -293,13 +328,19 @@ impl Store {
 
     /// One run by id.
     pub fn run(&self, id: i64) -> Result<Option<RunRow>, DbError> {
-        self.conn.query_row(&format!("{RUN_SELECT} WHERE r.id = ?1"), params![id], run_row).optional()
+        self.conn
+            .query_row(&format!("{RUN_SELECT} WHERE r.id = ?1"), params![id], run_row)
+            .optional()
     }
 
     /// The newest run, optionally only of one mode.
     pub fn latest(&self, mode: Option<Mode>) -> Result<Option<RunRow>, DbError> {
         let id: Option<i64> = match mode {
-            Some(m) => self.conn.query_row("SELECT max(id) FROM runs WHERE mode = ?1", params![m.as_str()], |r| r.get(0))?,
+            Some(m) => self.conn.query_row(
+                "SELECT max(id) FROM runs WHERE mode = ?1",
+                params![m.as_str()],
+                |r| r.get(0),
+            )?,
             None => self.conn.query_row("SELECT max(id) FROM runs", [], |r| r.get(0))?,
         };
         match id {
@@ -339,7 +380,8 @@ impl Store {
     /// Stores spooled records of a run, each in its own transaction, skipping those already
     /// stored (an import interrupted half-way is simply run again); returns how many were new.
     pub fn import(&mut self, run_id: i64, records: &[CellRecord]) -> Result<usize, DbError> {
-        let done: std::collections::HashSet<(u32, u32, bool)> = self.done_steps(run_id)?.into_iter().collect();
+        let done: std::collections::HashSet<(u32, u32, bool)> =
+            self.done_steps(run_id)?.into_iter().collect();
         let mut n = 0;
         for r in records.iter().filter(|r| !done.contains(&(r.params.cell_id, r.rep, r.warmup))) {
             self.insert_cell(run_id, r)?;
@@ -350,23 +392,34 @@ impl Store {
 
     /// (cell_id, rep, warmup) of every stored cell repetition of a run.
     pub fn done_steps(&self, run_id: i64) -> Result<Vec<(u32, u32, bool)>, DbError> {
-        let mut st = self.conn.prepare("SELECT cell_id, rep, warmup FROM cells WHERE run_id = ?1")?;
+        let mut st =
+            self.conn.prepare("SELECT cell_id, rep, warmup FROM cells WHERE run_id = ?1")?;
         let rows = st.query_map(params![run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         rows.collect()
     }
 
     /// The per-job records of one stored cell repetition, by worker index (periodic tasks
     /// only; other workers have none).
-    pub fn job_logs(&self, run_id: i64, cell_id: u32, rep: u32, warmup: bool) -> Result<Vec<(u32, JobLog)>, DbError> {
+    pub fn job_logs(
+        &self,
+        run_id: i64,
+        cell_id: u32,
+        rep: u32,
+        warmup: bool,
+    ) -> Result<Vec<(u32, JobLog)>, DbError> {
         let mut st = self.conn.prepare(
             "SELECT j.idx, j.data FROM jobs j JOIN cells c ON c.id = j.cell_row
              WHERE c.run_id = ?1 AND c.cell_id = ?2 AND c.rep = ?3 AND c.warmup = ?4 ORDER BY j.idx",
         )?;
-        let rows = st.query_map(params![run_id, cell_id, rep, warmup], |r| Ok((r.get::<_, u32>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
+        let rows = st.query_map(params![run_id, cell_id, rep, warmup], |r| {
+            Ok((r.get::<_, u32>(0)?, r.get::<_, Vec<u8>>(1)?))
+        })?;
         let mut out = Vec::new();
         for row in rows {
             let (idx, bytes) = row?;
-            let log = JobLog::decode(&bytes).map_err(|e| DbError::FromSqlConversionFailure(3, rusqlite::types::Type::Blob, Box::new(e)))?;
+            let log = JobLog::decode(&bytes).map_err(|e| {
+                DbError::FromSqlConversionFailure(3, rusqlite::types::Type::Blob, Box::new(e))
+            })?;
             out.push((idx, log));
         }
         Ok(out)
@@ -374,7 +427,13 @@ impl Store {
 
     /// The kept kernel capture of one stored cell repetition (None: it was not traced, or
     /// was stored by a version that did not keep captures).
-    pub fn raw_trace(&self, run_id: i64, cell_id: u32, rep: u32, warmup: bool) -> Result<Option<RawTrace>, DbError> {
+    pub fn raw_trace(
+        &self,
+        run_id: i64,
+        cell_id: u32,
+        rep: u32,
+        warmup: bool,
+    ) -> Result<Option<RawTrace>, DbError> {
         let head = self
             .conn
             .query_row(
@@ -385,7 +444,9 @@ impl Store {
             )
             .optional()?;
         let Some((row, format, stored, meta)) = head else { return Ok(None) };
-        let bad = |i: usize, t: rusqlite::types::Type, why: String| DbError::FromSqlConversionFailure(i, t, why.into());
+        let bad = |i: usize, t: rusqlite::types::Type, why: String| {
+            DbError::FromSqlConversionFailure(i, t, why.into())
+        };
         if format != TRACE_FORMAT {
             return Err(bad(
                 1,
@@ -393,15 +454,21 @@ impl Store {
                 format!("kept capture in format {format:?}; this schedlab reads {TRACE_FORMAT:?}"),
             ));
         }
-        let meta = serde_json::from_str(&meta).map_err(|e| bad(3, rusqlite::types::Type::Text, e.to_string()))?;
+        let meta = serde_json::from_str(&meta)
+            .map_err(|e| bad(3, rusqlite::types::Type::Text, e.to_string()))?;
         let mut zstd = Vec::with_capacity(stored as usize);
-        let mut st = self.conn.prepare("SELECT data FROM trace_parts WHERE cell_row = ?1 ORDER BY part")?;
+        let mut st =
+            self.conn.prepare("SELECT data FROM trace_parts WHERE cell_row = ?1 ORDER BY part")?;
         let mut rows = st.query(params![row])?;
         while let Some(r) = rows.next()? {
             zstd.extend_from_slice(r.get_ref(0)?.as_blob()?);
         }
         if zstd.len() as i64 != stored {
-            return Err(bad(0, rusqlite::types::Type::Blob, format!("kept capture has {} of its {stored} bytes", zstd.len())));
+            return Err(bad(
+                0,
+                rusqlite::types::Type::Blob,
+                format!("kept capture has {} of its {stored} bytes", zstd.len()),
+            ));
         }
         Ok(Some(RawTrace { meta, zstd }))
     }
@@ -463,7 +530,8 @@ impl Store {
                             priority: r.get(7)?,
                             nice: r.get(8)?,
                             processes: r.get(9)?,
-                            groups: serde_json::from_str(&r.get::<_, String>(30)?).unwrap_or_default(),
+                            groups: serde_json::from_str(&r.get::<_, String>(30)?)
+                                .unwrap_or_default(),
                             iosched: r.get(31)?,
                             knobs: knobs_of(r.get(36)?),
                             repetitions: None,
@@ -472,7 +540,8 @@ impl Store {
                         rep: r.get(10)?,
                         warmup: r.get(11)?,
                         ordinal: r.get(12)?,
-                        status: CellStatus::parse(&r.get::<_, String>(13)?).unwrap_or(CellStatus::Failed),
+                        status: CellStatus::parse(&r.get::<_, String>(13)?)
+                            .unwrap_or(CellStatus::Failed),
                         message: r.get(14)?,
                         started_unix: r.get(15)?,
                         makespan_s: r.get(16)?,
@@ -492,10 +561,16 @@ impl Store {
                         engine_sys_s: r.get(28)?,
                         engine_max_rss_kb: r.get(29)?,
                         samples: Vec::new(),
-                        io: r.get::<_, Option<String>>(32)?.and_then(|j| serde_json::from_str(&j).ok()),
-                        rt: r.get::<_, Option<String>>(33)?.and_then(|j| serde_json::from_str(&j).ok()),
+                        io: r
+                            .get::<_, Option<String>>(32)?
+                            .and_then(|j| serde_json::from_str(&j).ok()),
+                        rt: r
+                            .get::<_, Option<String>>(33)?
+                            .and_then(|j| serde_json::from_str(&j).ok()),
                         cpu_dma_latency_us: r.get(34)?,
-                        trace: r.get::<_, Option<String>>(35)?.and_then(|j| serde_json::from_str(&j).ok()),
+                        trace: r
+                            .get::<_, Option<String>>(35)?
+                            .and_then(|j| serde_json::from_str(&j).ok()),
                         knobs: knobs_of(r.get(37)?),
                         raw_trace: None,
                         sched_ext: None,
@@ -505,17 +580,22 @@ impl Store {
             })?
             .collect::<Result<_, _>>()?;
         let mut out = Vec::with_capacity(heads.len());
-        let mut scx = self.conn.prepare("SELECT cpu_scheduler, sched_ext_json FROM cells WHERE id = ?1")?;
+        let mut scx =
+            self.conn.prepare("SELECT cpu_scheduler, sched_ext_json FROM cells WHERE id = ?1")?;
         for (row, mut rec) in heads {
             (rec.params.cpu_scheduler, rec.sched_ext) = scx.query_row(params![row], |r| {
-                Ok((r.get::<_, Option<String>>(0)?, r.get::<_, Option<String>>(1)?.and_then(|j| serde_json::from_str(&j).ok())))
+                Ok((
+                    r.get::<_, Option<String>>(0)?,
+                    r.get::<_, Option<String>>(1)?.and_then(|j| serde_json::from_str(&j).ok()),
+                ))
             })?;
             rec.samples = sst
                 .query_map(params![row], |r| {
                     let extra: String = r.get(0)?;
                     let mut x = Sample { extra: Extra::from_stored(&extra), ..Default::default() };
                     for (i, col) in Sample::COLUMNS.iter().enumerate() {
-                        let v = from_sql(col.kind, r.get_ref(i + 1)?).ok_or_else(|| wrong_value(i + 1, col.db, r))?;
+                        let v = from_sql(col.kind, r.get_ref(i + 1)?)
+                            .ok_or_else(|| wrong_value(i + 1, col.db, r))?;
                         if !(col.set)(&mut x, v) {
                             return Err(wrong_value(i + 1, col.db, r));
                         }
@@ -538,12 +618,14 @@ pub const TRACE_FORMAT: &str = "sltrace1+zstd";
 const TRACE_PART: usize = if cfg!(test) { 1000 } else { 64 << 20 };
 
 fn insert_raw_trace(tx: &rusqlite::Transaction, row: i64, raw: &RawTrace) -> Result<(), DbError> {
-    let meta = serde_json::to_string(&raw.meta).map_err(|e| DbError::ToSqlConversionFailure(e.into()))?;
+    let meta =
+        serde_json::to_string(&raw.meta).map_err(|e| DbError::ToSqlConversionFailure(e.into()))?;
     tx.execute(
         "INSERT INTO traces (cell_row, format, raw_bytes, stored_bytes, meta_json) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![row, TRACE_FORMAT, raw.meta.raw_bytes as i64, raw.zstd.len() as i64, meta],
     )?;
-    let mut st = tx.prepare("INSERT INTO trace_parts (cell_row, part, data) VALUES (?1, ?2, ?3)")?;
+    let mut st =
+        tx.prepare("INSERT INTO trace_parts (cell_row, part, data) VALUES (?1, ?2, ?3)")?;
     for (i, part) in raw.zstd.chunks(TRACE_PART).enumerate() {
         st.execute(params![row, i as i64, part])?;
     }
@@ -553,7 +635,11 @@ fn insert_raw_trace(tx: &rusqlite::Transaction, row: i64, raw: &RawTrace) -> Res
 fn sample_insert() -> String {
     let cols: Vec<&str> = Sample::COLUMNS.iter().map(|c| c.db).collect();
     let marks: Vec<String> = (1..=cols.len() + 2).map(|i| format!("?{i}")).collect();
-    format!("INSERT INTO samples (cell_row, extra_json, {}) VALUES ({})", cols.join(", "), marks.join(","))
+    format!(
+        "INSERT INTO samples (cell_row, extra_json, {}) VALUES ({})",
+        cols.join(", "),
+        marks.join(",")
+    )
 }
 
 /// The SELECT of a cell's sample rows: extra_json, then [`Sample::COLUMNS`].
@@ -569,7 +655,9 @@ fn to_sql(v: ColumnValue) -> Value {
         ColumnValue::Real(x) => Value::Real(x),
         ColumnValue::Bool(b) => Value::Integer(b.into()),
         ColumnValue::Text(s) => Value::Text(s),
-        ColumnValue::Cpus(c) => Value::Text(serde_json::to_string(&c).unwrap_or_else(|_| "[]".into())),
+        ColumnValue::Cpus(c) => {
+            Value::Text(serde_json::to_string(&c).unwrap_or_else(|_| "[]".into()))
+        }
     }
 }
 
@@ -581,8 +669,12 @@ fn from_sql(kind: Kind, v: ValueRef) -> Option<ColumnValue> {
         (Kind::Real, ValueRef::Real(x)) => ColumnValue::Real(x),
         (Kind::Real, ValueRef::Integer(i)) => ColumnValue::Real(i as f64),
         (Kind::Bool, ValueRef::Integer(i)) => ColumnValue::Bool(i != 0),
-        (Kind::Text, ValueRef::Text(t)) => ColumnValue::Text(String::from_utf8_lossy(t).into_owned()),
-        (Kind::Cpus, ValueRef::Text(t)) => ColumnValue::Cpus(serde_json::from_slice(t).unwrap_or_default()),
+        (Kind::Text, ValueRef::Text(t)) => {
+            ColumnValue::Text(String::from_utf8_lossy(t).into_owned())
+        }
+        (Kind::Cpus, ValueRef::Text(t)) => {
+            ColumnValue::Cpus(serde_json::from_slice(t).unwrap_or_default())
+        }
         _ => return None,
     })
 }
@@ -652,7 +744,8 @@ fn encoded_logs(samples: &[Sample]) -> Vec<Option<Vec<u8>>> {
     const WORTH_A_THREAD: usize = 20_000;
     let jobs = |x: &Sample| x.jobs.as_ref().map_or(0, |l| l.jobs.len());
     let total: usize = samples.iter().map(jobs).sum();
-    let encode = |xs: &[Sample]| xs.iter().map(|x| x.jobs.as_ref().map(|l| l.encode())).collect::<Vec<_>>();
+    let encode =
+        |xs: &[Sample]| xs.iter().map(|x| x.jobs.as_ref().map(|l| l.encode())).collect::<Vec<_>>();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     if total < WORTH_A_THREAD || cpus < 2 {
         return encode(samples);
@@ -678,5 +771,8 @@ mod tests;
 
 /// Whether SQLite refused for a lock another connection holds.
 fn is_busy(e: &rusqlite::Error) -> bool {
-    matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 /// Every table whose rows belong to a run, parents first: `merge` copies each of them. A
 /// table added to the schema must be listed here (a test checks the schema against it).
-pub const RUN_TABLES: &[&str] = &["runs", "cells", "samples", "jobs", "traces", "trace_parts", "cell_repetitions"];
+pub const RUN_TABLES: &[&str] =
+    &["runs", "cells", "samples", "jobs", "traces", "trace_parts", "cell_repetitions"];
 
 /// One run copied by a merge.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,7 +107,12 @@ impl Store {
         let mut seen: BTreeMap<String, Vec<(Terms, u32, String, String)>> = BTreeMap::new();
         for r in self.runs().map_err(db(here))? {
             if let (Some(c), Some(s)) = (&r.identity.campaign, r.identity.shard) {
-                seen.entry(c.clone()).or_default().push((terms(&r), s.index, r.identity.uuid.clone(), format!("run {} here", r.id)));
+                seen.entry(c.clone()).or_default().push((
+                    terms(&r),
+                    s.index,
+                    r.identity.uuid.clone(),
+                    format!("run {} here", r.id),
+                ));
             }
         }
         for src in sources {
@@ -152,8 +158,10 @@ impl Store {
     }
 
     fn copy_attached(&mut self, src: &Path, report: &mut MergeReport) -> Result<(), DbError> {
-        let cols: Vec<(&str, Vec<String>)> =
-            RUN_TABLES.iter().map(|t| Ok((*t, columns(&self.conn, t)?))).collect::<Result<_, DbError>>()?;
+        let cols: Vec<(&str, Vec<String>)> = RUN_TABLES
+            .iter()
+            .map(|t| Ok((*t, columns(&self.conn, t)?)))
+            .collect::<Result<_, DbError>>()?;
         let tx = self.conn.transaction()?;
         tx.execute("CREATE TEMP TABLE IF NOT EXISTS merge_rows (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)", [])?;
         for (table, cs) in &cols {
@@ -179,10 +187,11 @@ impl Store {
                 report.skipped.push((src.to_path_buf(), old, why.into()));
                 continue;
             }
-            let have: Option<i64> =
-                rusqlite::OptionalExtension::optional(
-                    tx.query_row("SELECT id FROM main.runs WHERE uuid = ?1", params![uuid], |r| r.get(0)),
-                )?;
+            let have: Option<i64> = rusqlite::OptionalExtension::optional(tx.query_row(
+                "SELECT id FROM main.runs WHERE uuid = ?1",
+                params![uuid],
+                |r| r.get(0),
+            ))?;
             if let Some(id) = have {
                 match newer_there(&tx, old, id, &status)? {
                     Newer::No => report.present.push((src.to_path_buf(), old, id)),
@@ -213,7 +222,12 @@ enum Newer {
     Diverged(String),
 }
 
-fn newer_there(tx: &rusqlite::Transaction, old: i64, id: i64, status: &str) -> Result<Newer, DbError> {
+fn newer_there(
+    tx: &rusqlite::Transaction,
+    old: i64,
+    id: i64,
+    status: &str,
+) -> Result<Newer, DbError> {
     let missing = |from: &str, to: &str, a: i64, b: i64| -> Result<i64, DbError> {
         tx.query_row(
             &format!(
@@ -224,8 +238,10 @@ fn newer_there(tx: &rusqlite::Transaction, old: i64, id: i64, status: &str) -> R
             |r| r.get(0),
         )
     };
-    let (not_here, not_there) = (missing("src", "main", old, id)?, missing("main", "src", id, old)?);
-    let status_here: String = tx.query_row("SELECT status FROM main.runs WHERE id = ?1", params![id], |r| r.get(0))?;
+    let (not_here, not_there) =
+        (missing("src", "main", old, id)?, missing("main", "src", id, old)?);
+    let status_here: String =
+        tx.query_row("SELECT status FROM main.runs WHERE id = ?1", params![id], |r| r.get(0))?;
     Ok(match (not_here, not_there) {
         (0, _) if status_here == status => Newer::No,
         (_, 0) => Newer::Yes,
@@ -248,10 +264,21 @@ fn copy_run(
 ) -> Result<MergedRun, DbError> {
     let mut new = 0;
     for (table, cs) in cols {
-        let keep = |skip: &[&str]| cs.iter().filter(|c| !skip.contains(&c.as_str())).cloned().collect::<Vec<_>>().join(", ");
+        let keep = |skip: &[&str]| {
+            cs.iter()
+                .filter(|c| !skip.contains(&c.as_str()))
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         if *table == "runs" {
             let c = keep(&["id"]);
-            tx.execute(&format!("INSERT INTO main.runs (id, {c}) SELECT ?2, {c} FROM src.runs WHERE id = ?1"), params![old, id])?;
+            tx.execute(
+                &format!(
+                    "INSERT INTO main.runs (id, {c}) SELECT ?2, {c} FROM src.runs WHERE id = ?1"
+                ),
+                params![old, id],
+            )?;
             new = tx.last_insert_rowid();
         } else if *table == "cells" {
             let c = keep(&["id", "run_id"]);
@@ -286,8 +313,15 @@ fn copy_run(
             )));
         }
     }
-    let cells: i64 = tx.query_row("SELECT count(*) FROM main.cells WHERE run_id = ?1", params![new], |r| r.get(0))?;
-    let row = tx.query_row(&format!("{} WHERE r.id = ?1", crate::RUN_SELECT), params![new], crate::run_row)?;
+    let cells: i64 =
+        tx.query_row("SELECT count(*) FROM main.cells WHERE run_id = ?1", params![new], |r| {
+            r.get(0)
+        })?;
+    let row = tx.query_row(
+        &format!("{} WHERE r.id = ?1", crate::RUN_SELECT),
+        params![new],
+        crate::run_row,
+    )?;
     Ok(MergedRun {
         source: src.to_path_buf(),
         source_id: old,

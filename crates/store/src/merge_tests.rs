@@ -18,8 +18,12 @@ fn shard_db(path: &Path, campaign: Option<(&str, Shard)>, scale: f64) -> Store {
         s.set_campaign(id, c, shard).unwrap();
     }
     let mut a = record(0, 0, 2);
-    a.samples[1].jobs =
-        Some(schedlab_model::jobs::JobLog { source: "worker".into(), d_ns: 5, jobs: vec![Default::default(); 3], unrecorded: 0 });
+    a.samples[1].jobs = Some(schedlab_model::jobs::JobLog {
+        source: "worker".into(),
+        d_ns: 5,
+        jobs: vec![Default::default(); 3],
+        unrecorded: 0,
+    });
     s.insert_cell(id, &CellRecord { raw_trace: Some(raw_trace(2500)), ..a }).unwrap();
     s.insert_cell(id, &record(1, 0, 3)).unwrap();
     let outcome = schedlab_model::RepetitionOutcome {
@@ -35,21 +39,37 @@ fn shard_db(path: &Path, campaign: Option<(&str, Shard)>, scale: f64) -> Store {
 }
 
 fn counts(s: &Store) -> Vec<(String, i64)> {
-    RUN_TABLES.iter().map(|t| (t.to_string(), s.conn.query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0)).unwrap())).collect()
+    RUN_TABLES
+        .iter()
+        .map(|t| {
+            (
+                t.to_string(),
+                s.conn.query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0)).unwrap(),
+            )
+        })
+        .collect()
 }
 
 #[test]
 fn merge_copies_every_table_a_run_owns() {
     let mut tables: Vec<String> = {
         let s = Store::memory().unwrap();
-        let mut st = s.conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").unwrap();
+        let mut st = s
+            .conn
+            .prepare(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+            )
+            .unwrap();
         let rows = st.query_map([], |r| r.get(0)).unwrap();
         rows.collect::<Result<_, _>>().unwrap()
     };
     tables.sort();
     let mut listed: Vec<String> = RUN_TABLES.iter().map(|t| t.to_string()).collect();
     listed.sort();
-    assert_eq!(tables, listed, "a table in the schema that RUN_TABLES does not list would be left behind by merge");
+    assert_eq!(
+        tables, listed,
+        "a table in the schema that RUN_TABLES does not list would be left behind by merge"
+    );
 }
 
 #[test]
@@ -63,14 +83,24 @@ fn a_merged_run_has_every_row_and_merging_again_adds_nothing() {
     assert_eq!(r.merged[0].cells, 2);
     assert_eq!(r.merged[0].campaign, Some(("c1".to_string(), Shard { index: 0, count: 2 })));
     assert_eq!(counts(&out), counts(&src), "every table, row for row");
-    assert!(counts(&out).iter().all(|(_, n)| *n > 0), "the fixture fills every table: {:?}", counts(&out));
+    assert!(
+        counts(&out).iter().all(|(_, n)| *n > 0),
+        "the fixture fills every table: {:?}",
+        counts(&out)
+    );
     let id = r.merged[0].id;
     let mut back = out.run(id).unwrap().unwrap();
     back.id = src_run.id;
     assert_eq!(back, src_run, "the run row, uuid and campaign included");
     assert_eq!(out.cells(id).unwrap(), src.cells(src_run.id).unwrap());
-    assert_eq!(out.job_logs(id, 0, 0, false).unwrap(), src.job_logs(src_run.id, 0, 0, false).unwrap());
-    assert_eq!(out.raw_trace(id, 0, 0, false).unwrap(), src.raw_trace(src_run.id, 0, 0, false).unwrap());
+    assert_eq!(
+        out.job_logs(id, 0, 0, false).unwrap(),
+        src.job_logs(src_run.id, 0, 0, false).unwrap()
+    );
+    assert_eq!(
+        out.raw_trace(id, 0, 0, false).unwrap(),
+        src.raw_trace(src_run.id, 0, 0, false).unwrap()
+    );
     let again = out.merge(&[d.join("a.db")]).unwrap();
     assert!(again.merged.is_empty());
     assert_eq!(again.present, vec![(d.join("a.db"), src_run.id, id)]);
@@ -111,7 +141,10 @@ fn older_runs_get_distinct_uuids_when_the_schema_is_upgraded() {
     let uuids: Vec<String> = s.runs().unwrap().into_iter().map(|r| r.identity.uuid).collect();
     assert_eq!(uuids.len(), 2);
     assert_ne!(uuids[0], uuids[1]);
-    assert!(uuids.iter().all(|u| uuid::Uuid::parse_str(u).is_ok_and(|u| u.get_version_num() == 4)), "{uuids:?}");
+    assert!(
+        uuids.iter().all(|u| uuid::Uuid::parse_str(u).is_ok_and(|u| u.get_version_num() == 4)),
+        "{uuids:?}"
+    );
     std::fs::remove_dir_all(d).unwrap();
 }
 
@@ -151,8 +184,12 @@ fn a_shard_merged_while_interrupted_is_completed_by_a_later_merge_under_its_id()
     // Resumed and finished since.
     src.reopen_run(id).unwrap();
     let mut b = record(1, 0, 3);
-    b.samples[0].jobs =
-        Some(schedlab_model::jobs::JobLog { source: "worker".into(), d_ns: 5, jobs: vec![Default::default(); 2], unrecorded: 0 });
+    b.samples[0].jobs = Some(schedlab_model::jobs::JobLog {
+        source: "worker".into(),
+        d_ns: 5,
+        jobs: vec![Default::default(); 2],
+        unrecorded: 0,
+    });
     src.insert_cell(id, &b).unwrap();
     src.finish_run(id, &RunStatus::Complete, &[]).unwrap();
     let r = out.merge(&[d.join("a.db")]).unwrap();

@@ -9,7 +9,12 @@ use std::collections::BTreeMap;
 impl Store {
     /// Stores (or replaces: a resumed run decides again from the same records) how cell
     /// `cell_id` of run `run_id` ended its adaptive repetitions.
-    pub fn set_repetition_outcome(&self, run_id: i64, cell_id: u32, o: &RepetitionOutcome) -> Result<(), DbError> {
+    pub fn set_repetition_outcome(
+        &self,
+        run_id: i64,
+        cell_id: u32,
+        o: &RepetitionOutcome,
+    ) -> Result<(), DbError> {
         self.conn.execute(
             "INSERT OR REPLACE INTO cell_repetitions (run_id, cell_id, repetitions, reached, figure, half_width_pct, min_reps, max_reps, ci_pct)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -19,7 +24,10 @@ impl Store {
     }
 
     /// The stored outcomes of a run's cells, by cell id (empty under fixed repetitions).
-    pub fn repetition_outcomes(&self, run_id: i64) -> Result<BTreeMap<u32, RepetitionOutcome>, DbError> {
+    pub fn repetition_outcomes(
+        &self,
+        run_id: i64,
+    ) -> Result<BTreeMap<u32, RepetitionOutcome>, DbError> {
         let mut st = self.conn.prepare(
             "SELECT cell_id, repetitions, reached, figure, half_width_pct, min_reps, max_reps, ci_pct FROM cell_repetitions WHERE run_id = ?1",
         )?;
@@ -39,7 +47,11 @@ impl Store {
     }
 
     /// Sets each record's `params.repetitions` to its cell's stored outcome.
-    pub(crate) fn attach_repetition_outcomes(&self, run_id: i64, records: &mut [CellRecord]) -> Result<(), DbError> {
+    pub(crate) fn attach_repetition_outcomes(
+        &self,
+        run_id: i64,
+        records: &mut [CellRecord],
+    ) -> Result<(), DbError> {
         let outcomes = self.repetition_outcomes(run_id)?;
         if outcomes.is_empty() {
             return Ok(());

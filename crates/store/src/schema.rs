@@ -190,14 +190,18 @@ ALTER TABLE cells ADD COLUMN sched_ext_json TEXT;
 
 /// An error that says `why` and nothing else (no "Invalid parameter name:" before it).
 pub(crate) fn plain_error(why: String) -> rusqlite::Error {
-    rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR), Some(why))
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+        Some(why),
+    )
 }
 
 /// Applies every migration newer than the database's user_version, in one write
 /// transaction that reads the version itself: two processes opening a new database at once
 /// take turns (the second waits, then finds the schema done) instead of both creating it.
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
-    let version = |conn: &Connection| conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0));
+    let version =
+        |conn: &Connection| conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0));
     let newest = MIGRATIONS.len() as i64;
     let refuse = |have: i64| {
         if have < 0 {

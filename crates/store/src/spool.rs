@@ -28,13 +28,19 @@ struct Line<R> {
 
 /// The spool file of `run_id` beside the database `db`.
 pub fn path(db: &Path, run_id: i64) -> PathBuf {
-    let name = db.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "schedlab.db".into());
+    let name = db
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "schedlab.db".into());
     db.with_file_name(format!("{name}.spool-run{run_id}.jsonl"))
 }
 
 /// The prefix of the names of the capture files beside the spool `file`.
 fn trace_prefix(file: &Path) -> String {
-    format!("{}.trace-", file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+    format!(
+        "{}.trace-",
+        file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    )
 }
 
 /// Appends `rec` to `file` durably (created if needed, never through a symlink); its kept
@@ -43,7 +49,13 @@ pub fn append(file: &Path, run_id: i64, rec: &CellRecord) -> io::Result<()> {
     let jobs = rec.samples.iter().filter_map(|s| s.jobs.clone().map(|j| (s.index, j))).collect();
     let raw_trace = match &rec.raw_trace {
         Some(raw) => {
-            let name = format!("{}{}-{}{}", trace_prefix(file), rec.params.cell_id, rec.rep, if rec.warmup { "-w" } else { "" });
+            let name = format!(
+                "{}{}-{}{}",
+                trace_prefix(file),
+                rec.params.cell_id,
+                rec.rep,
+                if rec.warmup { "-w" } else { "" }
+            );
             let capture = file.with_file_name(&name);
             if let Err(e) = write_durably(&capture, &raw.zstd) {
                 let _ = std::fs::remove_file(capture);
@@ -66,7 +78,11 @@ pub fn append(file: &Path, run_id: i64, rec: &CellRecord) -> io::Result<()> {
 fn append_line(file: &Path, line: &Line<&CellRecord>) -> io::Result<()> {
     let mut bytes = serde_json::to_vec(line).map_err(io::Error::other)?;
     bytes.push(b'\n');
-    let mut f = std::fs::OpenOptions::new().append(true).create(true).custom_flags(libc::O_NOFOLLOW).open(file)?;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(file)?;
     let before = f.metadata()?.len();
     let written = f.write_all(&bytes).and_then(|_| f.sync_data());
     if written.is_err() {
@@ -81,7 +97,12 @@ fn append_line(file: &Path, line: &Line<&CellRecord>) -> io::Result<()> {
 /// Writes `bytes` to `path` (replacing a file an unacknowledged attempt left, never
 /// following a link) and makes the file and its name durable.
 fn write_durably(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).custom_flags(libc::O_NOFOLLOW).open(path)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
     f.write_all(bytes)?;
     f.sync_all()?;
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -108,7 +129,9 @@ pub fn read(file: &Path, run_id: i64) -> io::Result<Vec<CellRecord>> {
         }
         if let Some((name, meta)) = l.raw_trace {
             let at = file.with_file_name(&name);
-            let zstd = std::fs::read(&at).map_err(|e| io::Error::new(e.kind(), format!("the kept kernel trace {}: {e}", at.display())))?;
+            let zstd = std::fs::read(&at).map_err(|e| {
+                io::Error::new(e.kind(), format!("the kept kernel trace {}: {e}", at.display()))
+            })?;
             rec.raw_trace = Some(RawTrace { meta, zstd });
         }
         out.push(rec);

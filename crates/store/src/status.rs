@@ -57,7 +57,8 @@ impl RunStatus {
     }
 
     /// The statuses [`RunStatus::is_complete`] accepts, as stored.
-    pub(crate) const COMPLETE: [RunStatus; 2] = [RunStatus::Complete, RunStatus::CompleteWithFailures];
+    pub(crate) const COMPLETE: [RunStatus; 2] =
+        [RunStatus::Complete, RunStatus::CompleteWithFailures];
 }
 
 impl fmt::Display for RunStatus {
@@ -82,8 +83,14 @@ mod tests {
         ] {
             assert_eq!(RunStatus::parse(s.as_str()), s);
         }
-        assert_eq!(RunStatus::parse("completed by hand"), RunStatus::Other("completed by hand".into()));
+        assert_eq!(
+            RunStatus::parse("completed by hand"),
+            RunStatus::Other("completed by hand".into())
+        );
         assert!(!RunStatus::parse("completed by hand").is_complete(), "no prefix match");
-        assert_eq!(RunStatus::parse("complete with failures").to_string(), "complete with failures");
+        assert_eq!(
+            RunStatus::parse("complete with failures").to_string(),
+            "complete with failures"
+        );
     }
 }

@@ -13,7 +13,11 @@ pub(crate) fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
             priority: 0,
             nice: 0,
             processes: n,
-            groups: vec![schedlab_model::GroupParams { name: "main".into(), cpu_weight: Some(200), ..Default::default() }],
+            groups: vec![schedlab_model::GroupParams {
+                name: "main".into(),
+                cpu_weight: Some(200),
+                ..Default::default()
+            }],
             iosched: None,
             knobs: knobs(cell_id, "5"),
             repetitions: None,
@@ -63,7 +67,11 @@ pub(crate) fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
                 enable_seq: Some(3),
                 ..Default::default()
             }),
-            workers: vec![schedlab_model::sched_ext::WorkerExt { group: "main".into(), pid: 9, ext_enabled: Some(true) }],
+            workers: vec![schedlab_model::sched_ext::WorkerExt {
+                group: "main".into(),
+                pid: 9,
+                ext_enabled: Some(true),
+            }],
         }),
         raw_trace: None,
     }
@@ -71,7 +79,10 @@ pub(crate) fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
 
 /// Odd cells sweep the RR time slice; even ones set no knob.
 fn knobs(cell_id: u32, v: &str) -> BTreeMap<String, String> {
-    (cell_id % 2 == 1).then(|| ("kernel.sched_rr_timeslice_ms".to_string(), v.to_string())).into_iter().collect()
+    (cell_id % 2 == 1)
+        .then(|| ("kernel.sched_rr_timeslice_ms".to_string(), v.to_string()))
+        .into_iter()
+        .collect()
 }
 
 #[test]
@@ -79,9 +90,10 @@ fn a_runs_knobs_before_it_began_are_stored_with_it() {
     let store = Store::memory().unwrap();
     let id = new_run(&store);
     assert!(store.run(id).unwrap().unwrap().knobs_before.is_empty());
-    let before: BTreeMap<String, String> = [("kernel.sched_rr_timeslice_ms", "37"), ("kernel.sched_autogroup_enabled", "1")]
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .into();
+    let before: BTreeMap<String, String> =
+        [("kernel.sched_rr_timeslice_ms", "37"), ("kernel.sched_autogroup_enabled", "1")]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into();
     store.set_knobs_before(id, &before).unwrap();
     assert_eq!(store.run(id).unwrap().unwrap().knobs_before, before);
 }
@@ -169,7 +181,12 @@ fn a_spooled_record_is_imported_once_with_its_jobs() {
     crate::spool::append(&file, 7, &b).unwrap();
     crate::spool::append(&file, 8, &b).unwrap();
     // A torn last line, as a kill while appending leaves it.
-    std::fs::OpenOptions::new().append(true).open(&file).unwrap().write_all(b"{\"run_id\":7,\"rec").unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap()
+        .write_all(b"{\"run_id\":7,\"rec")
+        .unwrap();
     let recs = crate::spool::read(&file, 7).unwrap();
     assert_eq!(recs.len(), 2, "run 8's record and the torn line are not run 7's");
     assert!(recs[0].samples[1].jobs.is_some());
@@ -203,15 +220,28 @@ fn a_kept_capture_comes_back_whole_and_goes_with_its_run() {
     let raw = raw_trace(2500);
     s.insert_cell(id, &CellRecord { raw_trace: Some(raw.clone()), ..record(0, 0, 2) }).unwrap();
     s.insert_cell(id, &record(1, 0, 1)).unwrap();
-    let parts: i64 = s.conn.query_row("SELECT count(*) FROM trace_parts", [], |r| r.get(0)).unwrap();
+    let parts: i64 =
+        s.conn.query_row("SELECT count(*) FROM trace_parts", [], |r| r.get(0)).unwrap();
     assert_eq!(parts, 3, "2500 bytes in parts of 1000");
     assert_eq!(s.raw_trace(id, 0, 0, false).unwrap(), Some(raw));
     assert_eq!(s.raw_trace(id, 1, 0, false).unwrap(), None, "an untraced cell has none");
-    assert_eq!(s.raw_traces(id).unwrap(), vec![KeptTrace { cell_id: 0, rep: 0, warmup: false, raw_bytes: 7500, stored_bytes: 2500 }]);
-    assert!(s.cells(id).unwrap().iter().all(|c| c.raw_trace.is_none()), "cells() leaves captures out");
+    assert_eq!(
+        s.raw_traces(id).unwrap(),
+        vec![KeptTrace { cell_id: 0, rep: 0, warmup: false, raw_bytes: 7500, stored_bytes: 2500 }]
+    );
+    assert!(
+        s.cells(id).unwrap().iter().all(|c| c.raw_trace.is_none()),
+        "cells() leaves captures out"
+    );
     s.conn.execute("DELETE FROM runs WHERE id = ?1", [id]).unwrap();
-    let left: i64 =
-        s.conn.query_row("SELECT (SELECT count(*) FROM traces) + (SELECT count(*) FROM trace_parts)", [], |r| r.get(0)).unwrap();
+    let left: i64 = s
+        .conn
+        .query_row(
+            "SELECT (SELECT count(*) FROM traces) + (SELECT count(*) FROM trace_parts)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
     assert_eq!(left, 0, "a run's captures are deleted with it");
 }
 
@@ -221,10 +251,15 @@ fn a_spooled_capture_travels_beside_the_line_and_is_removed_with_the_spool() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = crate::spool::path(&dir.join("r.db"), 3);
     let raw = raw_trace(5000);
-    crate::spool::append(&file, 3, &CellRecord { raw_trace: Some(raw.clone()), ..record(0, 1, 1) }).unwrap();
+    crate::spool::append(&file, 3, &CellRecord { raw_trace: Some(raw.clone()), ..record(0, 1, 1) })
+        .unwrap();
     crate::spool::append(&file, 3, &record(1, 0, 1)).unwrap();
     let line = std::fs::read_to_string(&file).unwrap();
-    assert!(line.len() < 5000, "the capture's bytes are not in the JSON line: {} bytes", line.len());
+    assert!(
+        line.len() < 5000,
+        "the capture's bytes are not in the JSON line: {} bytes",
+        line.len()
+    );
     let recs = crate::spool::read(&file, 3).unwrap();
     assert_eq!((recs[0].raw_trace.as_ref(), recs[1].raw_trace.as_ref()), (Some(&raw), None));
     let mut s = Store::memory().unwrap();
@@ -242,7 +277,10 @@ fn run_rows_keep_spec_env_and_warnings() {
     let id = new_run(&s);
     s.finish_run(id, &RunStatus::Interrupted, &["w1".to_string()]).unwrap();
     let r = s.run(id).unwrap().unwrap();
-    assert_eq!((r.status.as_str(), r.spec_text.as_str(), r.env.kernel.as_str()), ("interrupted", "name='t'", "6.1"));
+    assert_eq!(
+        (r.status.as_str(), r.spec_text.as_str(), r.env.kernel.as_str()),
+        ("interrupted", "name='t'", "6.1")
+    );
     assert_eq!(r.warnings, vec!["w1".to_string()]);
     assert_eq!(s.latest(Some(Mode::Sim)).unwrap(), None);
     assert_eq!(s.latest(None).unwrap().unwrap().id, id);
@@ -272,7 +310,14 @@ fn per_job_records_go_to_their_own_table_and_come_back() {
     let log = |n: u64| JobLog {
         source: "worker".into(),
         d_ns: 10_000_000,
-        jobs: (0..n).map(|k| JobTrace { release_ns: k * 10_000_000, start_ns: Some(20_000), met: true, ..Default::default() }).collect(),
+        jobs: (0..n)
+            .map(|k| JobTrace {
+                release_ns: k * 10_000_000,
+                start_ns: Some(20_000),
+                met: true,
+                ..Default::default()
+            })
+            .collect(),
         unrecorded: 0,
     };
     rec.samples[0].jobs = Some(log(500));
@@ -298,7 +343,11 @@ fn per_job_records_go_to_their_own_table_and_come_back() {
 fn every_sample_column_has_a_migration() {
     let store = Store::memory().unwrap();
     let mut st = store.conn.prepare("SELECT name, type FROM pragma_table_info('samples')").unwrap();
-    let have: Vec<(String, String)> = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().collect::<Result<_, _>>().unwrap();
+    let have: Vec<(String, String)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
     for c in Sample::COLUMNS {
         let found = have.iter().find(|(name, _)| name == c.db);
         assert!(
@@ -309,7 +358,13 @@ fn every_sample_column_has_a_migration() {
             c.db,
             c.kind.sql()
         );
-        assert_eq!(found.unwrap().1, c.kind.sql(), "samples.{} is stored with another SQL type than Sample::{} holds", c.db, c.name);
+        assert_eq!(
+            found.unwrap().1,
+            c.kind.sql(),
+            "samples.{} is stored with another SQL type than Sample::{} holds",
+            c.db,
+            c.name
+        );
     }
 }
 
@@ -432,7 +487,11 @@ fn a_periodic_cell_stored_before_groups_kept_utilisation_gets_it_from_its_key() 
     {
         let conn = Connection::open(&path).unwrap();
         let group = r#"[{"name":"main","workload":"set","workload_kind":"periodic","policy":"dwcs","class":"other","priority":0,"nice":0,"processes":4,"affinity":"all","cpu_weight":null,"cpu_max":null,"cpuset":null,"background":false}]"#;
-        for (cell, key) in [(0, "set/dwcs/utilisation=0.25/n4"), (1, "set/edf/utilisation=0.5"), (2, "set/dwcs/n4")] {
+        for (cell, key) in [
+            (0, "set/dwcs/utilisation=0.25/n4"),
+            (1, "set/edf/utilisation=0.5"),
+            (2, "set/dwcs/n4"),
+        ] {
             conn.execute(
                 "INSERT INTO cells (run_id, cell_id, key, workload, workload_kind, policy, class, priority, nice, processes, rep, warmup, ordinal,
                    status, started_unix, makespan_s, stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq,
@@ -459,11 +518,19 @@ fn many_jobs_are_stored_in_sample_order_whichever_thread_encoded_them() {
     // Above the threshold for two threads, with a sample without jobs among them.
     for (i, s) in rec.samples.iter_mut().enumerate().filter(|(i, _)| *i != 2) {
         let jobs = (0..(4_000 + 3_000 * i as u64))
-            .map(|k| JobTrace { release_ns: k * 1_000 + i as u64, start_ns: Some(k % 13), met: k % 3 > 0, ..Default::default() })
+            .map(|k| JobTrace {
+                release_ns: k * 1_000 + i as u64,
+                start_ns: Some(k % 13),
+                met: k % 3 > 0,
+                ..Default::default()
+            })
             .collect();
         s.jobs = Some(JobLog { source: format!("sim{i}"), d_ns: 900, jobs, unrecorded: 0 });
     }
-    assert!(rec.samples.iter().filter_map(|s| s.jobs.as_ref()).map(|l| l.jobs.len()).sum::<usize>() > 20_000);
+    assert!(
+        rec.samples.iter().filter_map(|s| s.jobs.as_ref()).map(|l| l.jobs.len()).sum::<usize>()
+            > 20_000
+    );
     let encoded = encoded_logs(&rec.samples);
     assert_eq!(encoded.len(), rec.samples.len());
     for (s, e) in rec.samples.iter().zip(&encoded) {
@@ -473,7 +540,8 @@ fn many_jobs_are_stored_in_sample_order_whichever_thread_encoded_them() {
     let id = new_run(&store);
     store.insert_cell(id, &rec).unwrap();
     let back = store.job_logs(id, rec.params.cell_id, rec.rep, rec.warmup).unwrap();
-    let kept: Vec<(u32, JobLog)> = rec.samples.iter().filter_map(|s| Some((s.index, s.jobs.clone()?))).collect();
+    let kept: Vec<(u32, JobLog)> =
+        rec.samples.iter().filter_map(|s| Some((s.index, s.jobs.clone()?))).collect();
     assert_eq!(back, kept);
 }
 
@@ -485,7 +553,10 @@ fn each_cells_repetition_outcome_is_stored_once_and_read_back_onto_its_records()
     for (cell, rep) in [(0, 0), (0, 1), (1, 0)] {
         store.insert_cell(id, &record(cell, rep, 1)).unwrap();
     }
-    assert!(store.cells(id).unwrap().iter().all(|c| c.params.repetitions.is_none()), "fixed repetitions: none");
+    assert!(
+        store.cells(id).unwrap().iter().all(|c| c.params.repetitions.is_none()),
+        "fixed repetitions: none"
+    );
     let target = AdaptiveTarget { min: 2, max: 9, ci_pct: 2.5 };
     let o = |repetitions, reached| RepetitionOutcome {
         repetitions,
@@ -498,7 +569,13 @@ fn each_cells_repetition_outcome_is_stored_once_and_read_back_onto_its_records()
     // A resumed run decides again: the newer outcome replaces the older.
     store.set_repetition_outcome(id, 0, &o(2, true)).unwrap();
     let cells = store.cells(id).unwrap();
-    let of = |cell: u32| cells.iter().filter(|c| c.params.cell_id == cell).map(|c| c.params.repetitions.clone()).collect::<Vec<_>>();
+    let of = |cell: u32| {
+        cells
+            .iter()
+            .filter(|c| c.params.cell_id == cell)
+            .map(|c| c.params.repetitions.clone())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(of(0), vec![Some(o(2, true)); 2]);
     assert_eq!(of(1), vec![None], "a cell still repeating has no outcome");
     assert_eq!(store.repetition_outcomes(id).unwrap().len(), 1);
@@ -536,12 +613,19 @@ fn runs_opening_one_new_database_at_once_all_get_its_schema() {
 
 #[test]
 fn a_schema_version_newer_or_below_zero_is_refused_in_plain_words() {
-    for (tag, version, want) in
-        [("newer", 999, "schema version 999, newer than this schedlab"), ("negative", -1, "schema version -1, which no schedlab writes")]
-    {
+    for (tag, version, want) in [
+        ("newer", 999, "schema version 999, newer than this schedlab"),
+        ("negative", -1, "schema version -1, which no schedlab writes"),
+    ] {
         let (dir, path) = old_database(tag, schema::MIGRATIONS.len());
-        Connection::open(&path).unwrap().execute_batch(&format!("PRAGMA user_version = {version}")).unwrap();
-        let e = crate::Store::open(&path).err().unwrap_or_else(|| panic!("user_version {version} was accepted")).to_string();
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(&format!("PRAGMA user_version = {version}"))
+            .unwrap();
+        let e = crate::Store::open(&path)
+            .err()
+            .unwrap_or_else(|| panic!("user_version {version} was accepted"))
+            .to_string();
         assert!(e.starts_with("this database has ") && e.contains(want), "{e}");
         std::fs::remove_dir_all(dir).unwrap();
     }

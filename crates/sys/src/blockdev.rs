@@ -8,7 +8,9 @@
 use crate::journal::{Entry, Journal};
 use crate::{Root, SysError};
 use schedlab_model::DiskStatDelta;
-use schedlab_plan::{DeviceFacts, DeviceSpec, DeviceTarget, IoSetting, QueueTarget, QUEUE_TUNABLES};
+use schedlab_plan::{
+    DeviceFacts, DeviceSpec, DeviceTarget, IoSetting, QueueTarget, QUEUE_TUNABLES,
+};
 use std::ffi::CString;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -42,9 +44,13 @@ pub fn schedulers(root: &Root, dev: &str) -> io::Result<(Vec<String>, String)> {
 /// all share one driver), or None if no loop device exists yet.
 pub fn loop_schedulers(root: &Root) -> Option<Vec<String>> {
     let rd = std::fs::read_dir(root.path("/sys/block")).ok()?;
-    let mut names: Vec<String> = rd.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> =
+        rd.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     names.sort();
-    names.iter().filter(|n| n.starts_with("loop")).find_map(|n| schedulers(root, n).ok().map(|s| s.0))
+    names
+        .iter()
+        .filter(|n| n.starts_with("loop"))
+        .find_map(|n| schedulers(root, n).ok().map(|s| s.0))
 }
 
 /// The whole disk (as named in /sys/block) holding device number `dev` (a partition's
@@ -67,7 +73,10 @@ pub fn disk_of_path(root: &Root, path: &Path) -> io::Result<String> {
     disk_of(root, md.dev()).ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::NotFound,
-            format!("{} is not on a block device (tmpfs, overlay, network filesystem?)", path.display()),
+            format!(
+                "{} is not on a block device (tmpfs, overlay, network filesystem?)",
+                path.display()
+            ),
         )
     })
 }
@@ -99,7 +108,9 @@ fn unescape(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        let octal = b.get(i + 1..i + 4).filter(|d| b[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
+        let octal = b
+            .get(i + 1..i + 4)
+            .filter(|d| b[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)));
         match octal {
             Some(d) => {
                 out.push(d.iter().fold(0u8, |v, c| v.wrapping_mul(8).wrapping_add(c - b'0')));
@@ -176,7 +187,8 @@ pub struct QueueLock {
 pub fn lock_queue(root: &Root, dev: &str) -> Result<QueueLock, SysError> {
     use std::os::fd::AsRawFd;
     let path = root.path(&format!("/sys/block/{dev}/queue/scheduler"));
-    let file = std::fs::File::open(&path).map_err(|e| SysError::io(format!("opening {}", path.display()), e))?;
+    let file = std::fs::File::open(&path)
+        .map_err(|e| SysError::io(format!("opening {}", path.display()), e))?;
     // SAFETY: plain syscall on our own descriptor.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         let e = std::io::Error::last_os_error();
@@ -197,9 +209,15 @@ pub fn lock_queue(root: &Root, dev: &str) -> Result<QueueLock, SysError> {
 /// switch may change: the queue tunables a scheduler switch resets (nr_requests) are
 /// recorded before the scheduler, so they are restored after it. Returns the scheduler and
 /// tunables read back.
-pub fn apply_iosched(j: &mut Journal, root: &Root, dev: &str, s: &IoSetting) -> Result<(String, Vec<(String, String)>), SysError> {
+pub fn apply_iosched(
+    j: &mut Journal,
+    root: &Root,
+    dev: &str,
+    s: &IoSetting,
+) -> Result<(String, Vec<(String, String)>), SysError> {
     let qpath = |k: &str| root.path(&format!("/sys/block/{dev}/queue/{k}"));
-    let (offered, active) = schedulers(root, dev).map_err(|e| SysError::io(format!("reading {dev}'s I/O schedulers"), e))?;
+    let (offered, active) = schedulers(root, dev)
+        .map_err(|e| SysError::io(format!("reading {dev}'s I/O schedulers"), e))?;
     if !offered.contains(&s.scheduler) {
         return Err(SysError::refused(format!(
             "{dev} does not offer the I/O scheduler \"{}\"; it offers: {}",
@@ -208,8 +226,10 @@ pub fn apply_iosched(j: &mut Journal, root: &Root, dev: &str, s: &IoSetting) -> 
         )));
     }
     let record = |j: &mut Journal, p: PathBuf| -> Result<(), SysError> {
-        let value = std::fs::read_to_string(&p).map_err(|e| SysError::io(format!("reading {}", p.display()), e))?;
-        j.record(Entry::Restore { path: p, value: value.trim().to_string() }).map_err(|e| SysError::io("journal", e))
+        let value = std::fs::read_to_string(&p)
+            .map_err(|e| SysError::io(format!("reading {}", p.display()), e))?;
+        j.record(Entry::Restore { path: p, value: value.trim().to_string() })
+            .map_err(|e| SysError::io("journal", e))
     };
     let mut queue_keys: Vec<&str> = vec!["nr_requests"];
     for (k, _) in &s.tunables {
@@ -229,12 +249,17 @@ pub fn apply_iosched(j: &mut Journal, root: &Root, dev: &str, s: &IoSetting) -> 
             record(j, p)?;
         }
     }
-    j.record(Entry::Restore { path: qpath("scheduler"), value: active.clone() }).map_err(|e| SysError::io("journal", e))?;
+    j.record(Entry::Restore { path: qpath("scheduler"), value: active.clone() })
+        .map_err(|e| SysError::io("journal", e))?;
     std::fs::write(qpath("scheduler"), &s.scheduler)
         .map_err(|e| SysError::io(format!("setting {dev}'s scheduler to {}", s.scheduler), e))?;
     let mut applied = Vec::new();
     for (k, v) in &s.tunables {
-        let p = if QUEUE_TUNABLES.contains(&k.as_str()) { qpath(k) } else { qpath(&format!("iosched/{k}")) };
+        let p = if QUEUE_TUNABLES.contains(&k.as_str()) {
+            qpath(k)
+        } else {
+            qpath(&format!("iosched/{k}"))
+        };
         if !p.exists() {
             return Err(SysError::refused(format!(
                 "{dev} with scheduler {} has no tunable {k} ({} does not exist)",
@@ -245,13 +270,17 @@ pub fn apply_iosched(j: &mut Journal, root: &Root, dev: &str, s: &IoSetting) -> 
         if !QUEUE_TUNABLES.contains(&k.as_str()) {
             record(j, p.clone())?;
         }
-        std::fs::write(&p, v).map_err(|e| SysError::io(format!("writing {v} to {}", p.display()), e))?;
+        std::fs::write(&p, v)
+            .map_err(|e| SysError::io(format!("writing {v} to {}", p.display()), e))?;
         let back = std::fs::read_to_string(&p).map(|x| x.trim().to_string()).unwrap_or_default();
         applied.push((k.clone(), back));
     }
     let now = schedulers(root, dev).map(|s| s.1).unwrap_or_default();
     if now != s.scheduler {
-        return Err(SysError::refused(format!("{dev}: wrote scheduler {} but the kernel reports {now}", s.scheduler)));
+        return Err(SysError::refused(format!(
+            "{dev}: wrote scheduler {} but the kernel reports {now}",
+            s.scheduler
+        )));
     }
     Ok((now, applied))
 }
@@ -288,7 +317,8 @@ pub fn loop_attach(image: &Path, direct_io: bool) -> io::Result<String> {
             return Err(io::Error::last_os_error());
         }
         let name = format!("loop{n}");
-        let dev = std::fs::OpenOptions::new().read(true).write(true).open(format!("/dev/{name}"))?;
+        let dev =
+            std::fs::OpenOptions::new().read(true).write(true).open(format!("/dev/{name}"))?;
         // SAFETY: LOOP_SET_FD takes the backing file descriptor by value.
         if unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_SET_FD as _, backing.as_raw_fd()) } != 0 {
             let e = io::Error::last_os_error();
@@ -299,7 +329,9 @@ pub fn loop_attach(image: &Path, direct_io: bool) -> io::Result<String> {
         }
         if direct_io {
             // SAFETY: LOOP_SET_DIRECT_IO takes 0 or 1 by value.
-            if unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_SET_DIRECT_IO as _, 1 as libc::c_ulong) } != 0 {
+            if unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_SET_DIRECT_IO as _, 1 as libc::c_ulong) }
+                != 0
+            {
                 let e = io::Error::last_os_error();
                 // SAFETY: detach what we just attached.
                 unsafe { libc::ioctl(dev.as_raw_fd(), LOOP_CLR_FD as _, 0) };
@@ -360,12 +392,22 @@ pub fn mkfs_tool(fs: &str) -> Option<PathBuf> {
 /// so no background thread writes to the device during measurements).
 pub fn mkfs(fs: &str, dev: &str) -> Result<(), SysError> {
     let tool = mkfs_tool(fs).ok_or_else(|| {
-        SysError::refused(format!("mkfs.{fs} not found; install it (ext4: e2fsprogs, xfs: xfsprogs, btrfs: btrfs-progs)"))
+        SysError::refused(format!(
+            "mkfs.{fs} not found; install it (ext4: e2fsprogs, xfs: xfsprogs, btrfs: btrfs-progs)"
+        ))
     })?;
     let node = format!("/dev/{dev}");
     let mut cmd = std::process::Command::new(&tool);
     match fs {
-        "ext4" => cmd.args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", "-L", "schedlab", &node]),
+        "ext4" => cmd.args([
+            "-q",
+            "-F",
+            "-E",
+            "lazy_itable_init=0,lazy_journal_init=0",
+            "-L",
+            "schedlab",
+            &node,
+        ]),
         _ => cmd.args(["-q", "-f", &node]),
     };
     // mkfs dies with schedlab: killed, schedlab leaves none writing to a device `restore`
@@ -382,7 +424,10 @@ pub fn mkfs(fs: &str, dev: &str) -> Result<(), SysError> {
             }
         });
     }
-    let out = cmd.stdin(std::process::Stdio::null()).output().map_err(|e| SysError::io(format!("running {}", tool.display()), e))?;
+    let out = cmd
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| SysError::io(format!("running {}", tool.display()), e))?;
     if !out.status.success() {
         return Err(SysError::refused(format!(
             "{} {node} failed ({}): {}",
@@ -405,11 +450,29 @@ pub fn mount_private(dev: &str, dir: &Path, fs: &str) -> io::Result<()> {
     let target = cstr(dir)?;
     let fstype = CString::new(fs).map_err(io::Error::other)?;
     // SAFETY: NUL-terminated strings; no data argument.
-    if unsafe { libc::mount(src.as_ptr(), target.as_ptr(), fstype.as_ptr(), libc::MS_NOSUID | libc::MS_NODEV, std::ptr::null()) } != 0 {
+    if unsafe {
+        libc::mount(
+            src.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            std::ptr::null(),
+        )
+    } != 0
+    {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: as above; only the propagation type changes.
-    if unsafe { libc::mount(std::ptr::null(), target.as_ptr(), std::ptr::null(), libc::MS_PRIVATE, std::ptr::null()) } != 0 {
+    if unsafe {
+        libc::mount(
+            std::ptr::null(),
+            target.as_ptr(),
+            std::ptr::null(),
+            libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
+    } != 0
+    {
         return Err(io::Error::last_os_error());
     }
     Ok(())
@@ -431,7 +494,9 @@ pub fn mounts_of_type(mountinfo: &str, fstype: &str) -> Vec<PathBuf> {
 pub fn is_mount_point(dir: &Path) -> bool {
     let want = dir.to_string_lossy();
     std::fs::read_to_string("/proc/self/mountinfo")
-        .map(|t| t.lines().any(|l| l.split_whitespace().nth(4).is_some_and(|m| unescape(m) == want)))
+        .map(|t| {
+            t.lines().any(|l| l.split_whitespace().nth(4).is_some_and(|m| unescape(m) == want))
+        })
         .unwrap_or(false)
 }
 
@@ -508,7 +573,8 @@ pub fn facts(root: &Root, d: &DeviceSpec, parent: &Path) -> DeviceFacts {
             let at = existing_ancestor(parent);
             f.free_bytes = free_bytes(&at).ok();
             if mkfs_tool(fs).is_none() {
-                f.mkfs_error = Some(format!("fs = \"{fs}\" needs mkfs.{fs}, which is not installed here"));
+                f.mkfs_error =
+                    Some(format!("fs = \"{fs}\" needs mkfs.{fs}, which is not installed here"));
             }
             match d.queue {
                 QueueTarget::Device => f.offered = loop_schedulers(root),
@@ -522,8 +588,9 @@ pub fn facts(root: &Root, d: &DeviceSpec, parent: &Path) -> DeviceFacts {
             }
         }
         DeviceTarget::Dir { path } => {
-            match resolve_dir(root, path).and_then(|dir| Ok((disk_of_path(root, &dir).map_err(|e| SysError::refused(e.to_string()))?, dir)))
-            {
+            match resolve_dir(root, path).and_then(|dir| {
+                Ok((disk_of_path(root, &dir).map_err(|e| SysError::refused(e.to_string()))?, dir))
+            }) {
                 Ok((disk, dir)) => {
                     f.offered = schedulers(root, &disk).ok().map(|s| s.0);
                     f.free_bytes = free_bytes(&dir).ok();
@@ -557,7 +624,11 @@ mod tests {
             pub fn new() -> Dir {
                 use std::sync::atomic::{AtomicU32, Ordering};
                 static N: AtomicU32 = AtomicU32::new(0);
-                let p = std::env::temp_dir().join(format!("schedlab-blk-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+                let p = std::env::temp_dir().join(format!(
+                    "schedlab-blk-{}-{}",
+                    std::process::id(),
+                    N.fetch_add(1, Ordering::Relaxed)
+                ));
                 std::fs::create_dir_all(&p).unwrap();
                 Dir(p)
             }
@@ -579,13 +650,18 @@ mod tests {
 
     #[test]
     fn disk_stat_delta_maps_the_documented_fields() {
-        let (_d, r) = fake(&[("/sys/block/sdz/stat", "10 1 80 5 20 2 160 7 0 12 30 0 0 0 0 3 4\n")]);
+        let (_d, r) =
+            fake(&[("/sys/block/sdz/stat", "10 1 80 5 20 2 160 7 0 12 30 0 0 0 0 3 4\n")]);
         let a = DiskStat::read(&r, "sdz").unwrap();
-        let (_d2, r2) = fake(&[("/sys/block/sdz/stat", "15 1 120 9 26 5 200 17 1 20 41 0 0 0 0 5 6\n")]);
+        let (_d2, r2) =
+            fake(&[("/sys/block/sdz/stat", "15 1 120 9 26 5 200 17 1 20 41 0 0 0 0 5 6\n")]);
         let b = DiskStat::read(&r2, "sdz").unwrap();
         let d = b.since(&a, "sdz");
         assert_eq!((d.read_ios, d.read_merges, d.read_sectors, d.read_ticks_ms), (5, 0, 40, 4));
-        assert_eq!((d.write_ios, d.write_merges, d.write_sectors, d.write_ticks_ms), (6, 3, 40, 10));
+        assert_eq!(
+            (d.write_ios, d.write_merges, d.write_sectors, d.write_ticks_ms),
+            (6, 3, 40, 10)
+        );
         assert_eq!((d.io_ticks_ms, d.time_in_queue_ms, d.flush_ios), (8, 11, 2));
     }
 
@@ -600,7 +676,10 @@ mod tests {
         let text = "22 1 0:21 / /proc rw - proc proc rw\n\
                     40 30 0:12 / /sys/kernel/tracing rw,nosuid - tracefs tracefs rw\n\
                     41 30 0:12 / /run/a\\040b rw shared:5 - tracefs nodev rw\n";
-        assert_eq!(mounts_of_type(text, "tracefs"), [PathBuf::from("/sys/kernel/tracing"), PathBuf::from("/run/a b")]);
+        assert_eq!(
+            mounts_of_type(text, "tracefs"),
+            [PathBuf::from("/sys/kernel/tracing"), PathBuf::from("/run/a b")]
+        );
         assert!(mounts_of_type(text, "debugfs").is_empty());
     }
 
@@ -638,14 +717,30 @@ mod tests {
         assert!(e.contains("offers: none, mq-deadline"), "{e}");
         assert!(j.entries().is_empty(), "nothing recorded before the refusal");
         // A fake sysfs file does not switch like the kernel's: the read-back check catches it.
-        let s = IoSetting { name: "dl".into(), scheduler: "mq-deadline".into(), tunables: vec![("read_ahead_kb".into(), "512".into())] };
+        let s = IoSetting {
+            name: "dl".into(),
+            scheduler: "mq-deadline".into(),
+            tunables: vec![("read_ahead_kb".into(), "512".into())],
+        };
         let e = apply_iosched(&mut j, &r, "sdz", &s);
         assert!(e.is_ok(), "{e:?}");
-        assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/read_ahead_kb")).unwrap(), "512");
+        assert_eq!(
+            std::fs::read_to_string(r.path("/sys/block/sdz/queue/read_ahead_kb")).unwrap(),
+            "512"
+        );
         assert!(j.undo_to(0).is_empty());
-        assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/read_ahead_kb")).unwrap(), "128");
-        assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/scheduler")).unwrap(), "none");
-        assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/nr_requests")).unwrap(), "64");
+        assert_eq!(
+            std::fs::read_to_string(r.path("/sys/block/sdz/queue/read_ahead_kb")).unwrap(),
+            "128"
+        );
+        assert_eq!(
+            std::fs::read_to_string(r.path("/sys/block/sdz/queue/scheduler")).unwrap(),
+            "none"
+        );
+        assert_eq!(
+            std::fs::read_to_string(r.path("/sys/block/sdz/queue/nr_requests")).unwrap(),
+            "64"
+        );
     }
 
     #[test]
@@ -663,15 +758,27 @@ mod tests {
             .entries()
             .iter()
             .map(|e| match e {
-                Entry::Restore { path, .. } => path.strip_prefix(r.path("/sys/block/sdz/queue")).unwrap().display().to_string(),
+                Entry::Restore { path, .. } => {
+                    path.strip_prefix(r.path("/sys/block/sdz/queue")).unwrap().display().to_string()
+                }
                 e => panic!("{e:?}"),
             })
             .collect();
-        assert_eq!(names, ["nr_requests", "iosched/fifo_batch", "iosched/read_expire", "scheduler"], "tunables before the scheduler");
+        assert_eq!(
+            names,
+            ["nr_requests", "iosched/fifo_batch", "iosched/read_expire", "scheduler"],
+            "tunables before the scheduler"
+        );
         // The kernel's switch back brings mq-deadline's defaults.
         std::fs::write(r.path("/sys/block/sdz/queue/iosched/read_expire"), "500").unwrap();
         assert!(j.undo_to(0).is_empty());
-        assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/scheduler")).unwrap(), "mq-deadline");
-        assert_eq!(std::fs::read_to_string(r.path("/sys/block/sdz/queue/iosched/read_expire")).unwrap(), "123");
+        assert_eq!(
+            std::fs::read_to_string(r.path("/sys/block/sdz/queue/scheduler")).unwrap(),
+            "mq-deadline"
+        );
+        assert_eq!(
+            std::fs::read_to_string(r.path("/sys/block/sdz/queue/iosched/read_expire")).unwrap(),
+            "123"
+        );
     }
 }

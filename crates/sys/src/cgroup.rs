@@ -60,7 +60,10 @@ pub fn weight_to_shares(weight: u32) -> u64 {
 pub fn detect(root: &Root) -> Option<Hierarchy> {
     let v2 = |dir: &str| -> Option<Hierarchy> {
         let text = root.read(&format!("{dir}/cgroup.controllers")).ok()?;
-        Some(Hierarchy::V2 { root: root.path(dir), controllers: text.split_whitespace().map(str::to_string).collect() })
+        Some(Hierarchy::V2 {
+            root: root.path(dir),
+            controllers: text.split_whitespace().map(str::to_string).collect(),
+        })
     };
     if let Some(h) = v2("/sys/fs/cgroup") {
         return Some(h);
@@ -70,7 +73,8 @@ pub fn detect(root: &Root) -> Option<Hierarchy> {
     if cpu.is_some() || cpuset.is_some() {
         return Some(Hierarchy::V1 { cpu, cpuset });
     }
-    v2("/sys/fs/cgroup/unified").filter(|h| matches!(h, Hierarchy::V2 { controllers, .. } if !controllers.is_empty()))
+    v2("/sys/fs/cgroup/unified")
+        .filter(|h| matches!(h, Hierarchy::V2 { controllers, .. } if !controllers.is_empty()))
 }
 
 impl Hierarchy {
@@ -82,7 +86,9 @@ impl Hierarchy {
                 cpu.as_ref().map(|p| p.display().to_string()).unwrap_or("none".into()),
                 cpuset.as_ref().map(|p| p.display().to_string()).unwrap_or("none".into())
             ),
-            Hierarchy::V2 { root, controllers } => format!("v2 at {} (controllers: {})", root.display(), controllers.join(" ")),
+            Hierarchy::V2 { root, controllers } => {
+                format!("v2 at {} (controllers: {})", root.display(), controllers.join(" "))
+            }
         }
     }
 
@@ -93,10 +99,14 @@ impl Hierarchy {
         match self {
             Hierarchy::V1 { cpu, cpuset } => {
                 if need_cpu && cpu.is_none() {
-                    return Err(SysError::refused("the cgroup v1 cpu controller is not mounted (no /sys/fs/cgroup/cpu)"));
+                    return Err(SysError::refused(
+                        "the cgroup v1 cpu controller is not mounted (no /sys/fs/cgroup/cpu)",
+                    ));
                 }
                 if need_cpuset && cpuset.is_none() {
-                    return Err(SysError::refused("the cgroup v1 cpuset controller is not mounted (no /sys/fs/cgroup/cpuset)"));
+                    return Err(SysError::refused(
+                        "the cgroup v1 cpuset controller is not mounted (no /sys/fs/cgroup/cpuset)",
+                    ));
                 }
             }
             Hierarchy::V2 { root, controllers } => {
@@ -122,7 +132,10 @@ impl Hierarchy {
             Hierarchy::V1 { cpu, cpuset } => {
                 if let Some(cpu) = cpu {
                     let d = make(j, cpu, name)?;
-                    write(&d.join("cpu.shares"), &weight_to_shares(s.weight.unwrap_or(100)).to_string())?;
+                    write(
+                        &d.join("cpu.shares"),
+                        &weight_to_shares(s.weight.unwrap_or(100)).to_string(),
+                    )?;
                     if let Some((quota, period)) = s.max {
                         write(&d.join("cpu.cfs_period_us"), &period.to_string())?;
                         write(&d.join("cpu.cfs_quota_us"), &quota.to_string())?;
@@ -134,9 +147,11 @@ impl Hierarchy {
                     let fresh = !parent.exists();
                     let d = make(j, cpuset, name)?;
                     // A v1 cpuset accepts tasks only once cpus and mems are set, parent first.
-                    let mems = std::fs::read_to_string(cpuset.join("cpuset.mems")).unwrap_or_else(|_| "0".into());
+                    let mems = std::fs::read_to_string(cpuset.join("cpuset.mems"))
+                        .unwrap_or_else(|_| "0".into());
                     if fresh {
-                        let all = std::fs::read_to_string(cpuset.join("cpuset.cpus")).unwrap_or_default();
+                        let all =
+                            std::fs::read_to_string(cpuset.join("cpuset.cpus")).unwrap_or_default();
                         write(&parent.join("cpuset.cpus"), all.trim())?;
                         write(&parent.join("cpuset.mems"), mems.trim())?;
                     }
@@ -212,7 +227,9 @@ fn enable(j: &mut Journal, dir: &Path, names: &[&str]) -> io::Result<()> {
 }
 
 fn write(path: &Path, value: &str) -> io::Result<()> {
-    std::fs::write(path, value).map_err(|e| io::Error::new(e.kind(), format!("writing \"{value}\" to {}: {e}", path.display())))
+    std::fs::write(path, value).map_err(|e| {
+        io::Error::new(e.kind(), format!("writing \"{value}\" to {}: {e}", path.display()))
+    })
 }
 
 /// A created cgroup (one directory per v1 hierarchy, one on v2).
@@ -244,7 +261,10 @@ fn on_cgroupfs(path: &Path) -> bool {
     let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else { return false };
     // SAFETY: valid C string and statfs buffer.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    unsafe { libc::statfs(c.as_ptr(), &mut st) == 0 && matches!(st.f_type as i64, CGROUP_SUPER_MAGIC | CGROUP2_SUPER_MAGIC) }
+    unsafe {
+        libc::statfs(c.as_ptr(), &mut st) == 0
+            && matches!(st.f_type as i64, CGROUP_SUPER_MAGIC | CGROUP2_SUPER_MAGIC)
+    }
 }
 
 /// Removes a cgroup directory: kills what is left in it, then rmdir (a cgroup's control
@@ -254,7 +274,11 @@ pub fn remove_dir(path: &Path) -> io::Result<()> {
     if !path.exists() {
         return Ok(());
     }
-    let has_children = || std::fs::read_dir(path).map(|rd| rd.filter_map(Result::ok).any(|e| e.path().is_dir())).unwrap_or(false);
+    let has_children = || {
+        std::fs::read_dir(path)
+            .map(|rd| rd.filter_map(Result::ok).any(|e| e.path().is_dir()))
+            .unwrap_or(false)
+    };
     if !on_cgroupfs(path) {
         // A fake tree (tests): control files are plain files; another run's child stays.
         return if has_children() { Ok(()) } else { std::fs::remove_dir_all(path) };
@@ -268,7 +292,10 @@ pub fn remove_dir(path: &Path) -> io::Result<()> {
         match std::fs::remove_dir(path) {
             Ok(()) => return Ok(()),
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::ENOTEMPTY)) && attempt < 49 => {
+            Err(e)
+                if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::ENOTEMPTY))
+                    && attempt < 49 =>
+            {
                 if has_children() {
                     return Ok(()); // another run's cgroups live here; that run removes the parent
                 }

@@ -7,10 +7,13 @@ pub use schedlab_plan::cpulist::{format as format_list, parse as parse_list};
 
 /// The online CPUs, from /sys/devices/system/cpu/online (falling back to 0..available).
 pub fn online(root: &Root) -> Vec<u32> {
-    root.read("/sys/devices/system/cpu/online").ok().and_then(|s| parse_list(&s).ok()).unwrap_or_else(|| {
-        let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as u32;
-        (0..n).collect()
-    })
+    root.read("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|s| parse_list(&s).ok())
+        .unwrap_or_else(|| {
+            let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as u32;
+            (0..n).collect()
+        })
 }
 
 /// Pins process `pid` to `cpus`.
@@ -20,7 +23,10 @@ pub fn set_affinity(pid: i32, cpus: &[u32]) -> io::Result<()> {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         for &c in cpus {
             if c as usize >= libc::CPU_SETSIZE as usize {
-                return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("CPU {c} is beyond CPU_SETSIZE")));
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("CPU {c} is beyond CPU_SETSIZE"),
+                ));
             }
             libc::CPU_SET(c as usize, &mut set);
         }

@@ -22,7 +22,9 @@ pub mod cap {
 pub fn has_cap(root: &Root, bit: u32) -> bool {
     root.read("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("CapEff:").map(|v| v.trim().to_string())))
+        .and_then(|s| {
+            s.lines().find_map(|l| l.strip_prefix("CapEff:").map(|v| v.trim().to_string()))
+        })
         .and_then(|hex| u64::from_str_radix(&hex, 16).ok())
         .is_some_and(|bits| bits & (1 << bit) != 0)
 }
@@ -45,7 +47,9 @@ pub fn capabilities(root: &Root) -> Capabilities {
         cgroup_unwritable: cgroup_unwritable(root, may_write),
         drop_caches: may_write(&root.path("/proc/sys/vm/drop_caches")),
         cpu_dma_latency: may_write(&crate::pmqos::device(root)),
-        custom_slice_refused: custom_slice_refused(&root.read("/proc/sys/kernel/osrelease").unwrap_or_default()),
+        custom_slice_refused: custom_slice_refused(
+            &root.read("/proc/sys/kernel/osrelease").unwrap_or_default(),
+        ),
     }
 }
 
@@ -82,7 +86,9 @@ pub fn may_write(path: &Path) -> bool {
 /// writes the common ancestor's. None when all are writable or there is no hierarchy.
 pub fn cgroup_unwritable(root: &Root, writable: impl Fn(&Path) -> bool) -> Option<String> {
     let (dirs, v2) = match crate::cgroup::detect(root)? {
-        crate::cgroup::Hierarchy::V1 { cpu, cpuset } => (cpu.into_iter().chain(cpuset).collect::<Vec<_>>(), false),
+        crate::cgroup::Hierarchy::V1 { cpu, cpuset } => {
+            (cpu.into_iter().chain(cpuset).collect::<Vec<_>>(), false)
+        }
         crate::cgroup::Hierarchy::V2 { root, .. } => (vec![root], true),
     };
     for d in dirs {
@@ -111,7 +117,8 @@ pub fn soft_limit(res: libc::__rlimit_resource_t) -> u64 {
 pub fn cgroup_layout(root: &Root) -> String {
     let v2_root = root.path("/sys/fs/cgroup/cgroup.controllers").exists();
     let v2_unified = root.path("/sys/fs/cgroup/unified/cgroup.controllers").exists();
-    let v1 = root.path("/sys/fs/cgroup/cpu").exists() || root.path("/sys/fs/cgroup/cpu,cpuacct").exists();
+    let v1 = root.path("/sys/fs/cgroup/cpu").exists()
+        || root.path("/sys/fs/cgroup/cpu,cpuacct").exists();
     match (v2_root, v1, v2_unified) {
         (true, _, _) => "v2".into(),
         (false, true, true) => "hybrid".into(),
@@ -134,17 +141,26 @@ pub fn environment(root: &Root) -> Environment {
     let cpuinfo = root.read("/proc/cpuinfo").unwrap_or_default();
     let cpu_model = cpuinfo
         .lines()
-        .find_map(|l| l.strip_prefix("model name").map(|r| r.trim_start_matches([' ', '\t', ':']).to_string()))
+        .find_map(|l| {
+            l.strip_prefix("model name").map(|r| r.trim_start_matches([' ', '\t', ':']).to_string())
+        })
         .unwrap_or_default();
     let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
     let mem_total_kb = crate::limits::meminfo_kib(root, "MemTotal:");
     let mut io_devices = Vec::new();
     if let Ok(rd) = std::fs::read_dir(root.path("/sys/block")) {
-        let mut names: Vec<String> = rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        let mut names: Vec<String> = rd
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
         names.sort();
         for n in names {
             if let Ok(s) = root.read(&format!("/sys/block/{n}/queue/scheduler")) {
-                let active = s.split_whitespace().find(|w| w.starts_with('[')).map(|w| w.trim_matches(['[', ']']).to_string()).unwrap_or(s);
+                let active = s
+                    .split_whitespace()
+                    .find(|w| w.starts_with('['))
+                    .map(|w| w.trim_matches(['[', ']']).to_string())
+                    .unwrap_or(s);
                 io_devices.push(format!("{n}: {active}"));
             }
         }
@@ -158,7 +174,9 @@ pub fn environment(root: &Root) -> Environment {
         rt_runtime_us: root.read_parse("/proc/sys/kernel/sched_rt_runtime_us"),
         rt_period_us: root.read_parse("/proc/sys/kernel/sched_rt_period_us"),
         rr_timeslice_ms: root.read_parse("/proc/sys/kernel/sched_rr_timeslice_ms"),
-        autogroup: root.read_parse::<u32>("/proc/sys/kernel/sched_autogroup_enabled").map(|v| v != 0),
+        autogroup: root
+            .read_parse::<u32>("/proc/sys/kernel/sched_autogroup_enabled")
+            .map(|v| v != 0),
         governor: root.read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").ok(),
         mem_total_kb,
         io_devices,
@@ -193,7 +211,10 @@ mod tests {
 
     #[test]
     fn cgroup_access_names_the_first_directory_this_process_cannot_write() {
-        let (root, dir) = fake(&[("/sys/fs/cgroup/cgroup.controllers", "cpu cpuset\n"), ("/sys/fs/cgroup/cgroup.procs", "")]);
+        let (root, dir) = fake(&[
+            ("/sys/fs/cgroup/cgroup.controllers", "cpu cpuset\n"),
+            ("/sys/fs/cgroup/cgroup.procs", ""),
+        ]);
         let cg = dir.join("sys/fs/cgroup");
         assert_eq!(cgroup_unwritable(&root, |_| true), None);
         assert_eq!(cgroup_unwritable(&root, |_| false), Some(cg.display().to_string()));
@@ -205,16 +226,27 @@ mod tests {
         std::fs::create_dir(cg.join("schedlab")).unwrap();
         let ours = cg.join("schedlab");
         assert_eq!(cgroup_unwritable(&root, |p| p != ours), Some(ours.display().to_string()));
-        assert_eq!(cgroup_unwritable(&Root::new(dir.join("nothing")), |_| false), None, "no hierarchy, nothing to write");
+        assert_eq!(
+            cgroup_unwritable(&Root::new(dir.join("nothing")), |_| false),
+            None,
+            "no hierarchy, nothing to write"
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn cgroup_v1_needs_each_controllers_directory() {
-        let (root, dir) = fake(&[("/sys/fs/cgroup/cpu/cpu.shares", "1024\n"), ("/sys/fs/cgroup/cpuset/cpuset.cpus", "0-1\n")]);
+        let (root, dir) = fake(&[
+            ("/sys/fs/cgroup/cpu/cpu.shares", "1024\n"),
+            ("/sys/fs/cgroup/cpuset/cpuset.cpus", "0-1\n"),
+        ]);
         let cpuset = dir.join("sys/fs/cgroup/cpuset");
         assert_eq!(cgroup_unwritable(&root, |p| p != cpuset), Some(cpuset.display().to_string()));
-        assert_eq!(cgroup_unwritable(&root, |p| p.ends_with("cpu") || p.ends_with("cpuset")), None, "v1 moves need no root cgroup.procs");
+        assert_eq!(
+            cgroup_unwritable(&root, |p| p.ends_with("cpu") || p.ends_with("cpuset")),
+            None,
+            "v1 moves need no root cgroup.procs"
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -42,7 +42,10 @@ impl ExitWatch {
         let pidfd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
         let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: pid as u32 as u64 };
         // SAFETY: both descriptors are open; ev is a valid event.
-        if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, pidfd.as_raw_fd(), &mut ev) } != 0 {
+        if unsafe {
+            libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, pidfd.as_raw_fd(), &mut ev)
+        } != 0
+        {
             return Err(io::Error::last_os_error());
         }
         self.pidfds.insert(pid, pidfd);
@@ -80,7 +83,9 @@ impl ExitWatch {
         loop {
             // SAFETY: events is a valid buffer of at least `room` entries; a zero timeout never
             // blocks.
-            let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), self.events.as_mut_ptr(), room as i32, 0) };
+            let n = unsafe {
+                libc::epoll_wait(self.epoll.as_raw_fd(), self.events.as_mut_ptr(), room as i32, 0)
+            };
             if n >= 0 {
                 out.extend(self.events[..n as usize].iter().map(|e| e.u64 as u32 as i32));
                 return Ok(());

@@ -205,7 +205,8 @@ impl Owner {
 fn runs_schedlab(pid: i32) -> bool {
     match std::fs::read_link(format!("/proc/{pid}/exe")) {
         Ok(exe) => {
-            let name = exe.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name =
+                exe.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             name.trim_end_matches(" (deleted)") == "schedlab"
         }
         Err(_) => true,
@@ -238,7 +239,17 @@ impl Journal {
         private_dir(dir)?;
         let path = dir.join(format!("{}.jsonl", Owner::me().stem()));
         let file = OpenOptions::new().append(true).create_new(true).open(&path)?;
-        Ok(Journal { path, file, len: 0, entries: Vec::new(), seqs: Vec::new(), next_seq: 0, unresolved: 0, broken: false, closed: false })
+        Ok(Journal {
+            path,
+            file,
+            len: 0,
+            entries: Vec::new(),
+            seqs: Vec::new(),
+            next_seq: 0,
+            unresolved: 0,
+            broken: false,
+            closed: false,
+        })
     }
 
     /// The journal file.
@@ -266,7 +277,10 @@ impl Journal {
 
     fn append(&mut self, line: &[u8]) -> io::Result<()> {
         if self.broken {
-            return Err(io::Error::other(format!("{} could not be repaired after a failed write", self.path.display())));
+            return Err(io::Error::other(format!(
+                "{} could not be repaired after a failed write",
+                self.path.display()
+            )));
         }
         match self.file.write_all(line).and_then(|()| self.file.sync_data()) {
             Ok(()) => {
@@ -277,7 +291,10 @@ impl Journal {
                 if self.file.set_len(self.len).is_err() {
                     self.broken = true;
                 }
-                Err(io::Error::new(e.kind(), format!("cannot write the restore journal {}: {e}", self.path.display())))
+                Err(io::Error::new(
+                    e.kind(),
+                    format!("cannot write the restore journal {}: {e}", self.path.display()),
+                ))
             }
         }
     }
@@ -307,7 +324,11 @@ impl Journal {
             return errors;
         }
         // Nothing left in force: an empty file says so in one step.
-        if self.entries.is_empty() && self.unresolved == 0 && !self.broken && self.file.set_len(0).is_ok() {
+        if self.entries.is_empty()
+            && self.unresolved == 0
+            && !self.broken
+            && self.file.set_len(0).is_ok()
+        {
             self.len = 0;
         } else {
             let _ = self.append(&undone_line(&undone));
@@ -356,7 +377,8 @@ fn change_line(seq: u64, e: &Entry) -> io::Result<Vec<u8>> {
 }
 
 fn undone_line(seqs: &[u64]) -> Vec<u8> {
-    let mut line = serde_json::to_vec(&serde_json::json!({ "undone": seqs })).expect("numbers serialise");
+    let mut line =
+        serde_json::to_vec(&serde_json::json!({ "undone": seqs })).expect("numbers serialise");
     line.push(b'\n');
     line
 }
@@ -370,7 +392,13 @@ fn undo(e: &Entry) -> io::Result<()> {
         Entry::RemoveCgroup { path } => crate::cgroup::remove_dir(path),
         // Never created: a missing file is not made (a fake tree's too).
         Entry::Restore { path, value } => {
-            let r = gone_is_done(OpenOptions::new().write(true).truncate(true).open(path).and_then(|mut f| f.write_all(value.as_bytes())));
+            let r = gone_is_done(
+                OpenOptions::new()
+                    .write(true)
+                    .truncate(true)
+                    .open(path)
+                    .and_then(|mut f| f.write_all(value.as_bytes())),
+            );
             match r {
                 Err(e) if still_in_use(path, value, &e) => Ok(()),
                 r => r,
@@ -387,7 +415,12 @@ fn undo(e: &Entry) -> io::Result<()> {
         Entry::DetachLoop { backing } => crate::blockdev::loop_detach_backing(backing),
         Entry::RemoveFile { path } => gone_is_done(std::fs::remove_file(path)),
         Entry::RemoveEmptyDir { path } => match std::fs::remove_dir(path) {
-            Err(e) if e.raw_os_error() == Some(libc::ENOTEMPTY) || e.raw_os_error() == Some(libc::EEXIST) => Ok(()),
+            Err(e)
+                if e.raw_os_error() == Some(libc::ENOTEMPTY)
+                    || e.raw_os_error() == Some(libc::EEXIST) =>
+            {
+                Ok(())
+            }
             r => gone_is_done(r),
         },
         Entry::RemoveFiles { dir, prefix } => {
@@ -397,7 +430,9 @@ fn undo(e: &Entry) -> io::Result<()> {
             };
             for f in rd.filter_map(Result::ok) {
                 // Files and links only (a link is removed, never followed); never a directory.
-                if f.file_name().to_string_lossy().starts_with(prefix.as_str()) && f.file_type().is_ok_and(|t| !t.is_dir()) {
+                if f.file_name().to_string_lossy().starts_with(prefix.as_str())
+                    && f.file_type().is_ok_and(|t| !t.is_dir())
+                {
                     gone_is_done(std::fs::remove_file(f.path()))?;
                 }
             }
@@ -427,7 +462,9 @@ fn stop_scheduler(pid: i32, start: u64, state: &Path) -> io::Result<()> {
         }
     }
     if ours() {
-        return Err(io::Error::other(format!("the sched_ext scheduler (pid {pid}) survived SIGKILL")));
+        return Err(io::Error::other(format!(
+            "the sched_ext scheduler (pid {pid}) survived SIGKILL"
+        )));
     }
     // A state file that is gone (a fake tree removed, a kernel without sched_ext) has
     // nothing to wait for.
@@ -442,14 +479,19 @@ fn stop_scheduler(pid: i32, start: u64, state: &Path) -> io::Result<()> {
 /// tracefs mounted now, and an error (the entry stays in force) when there is none.
 fn remove_trace_instance(path: &Path, root: &crate::Root) -> io::Result<()> {
     let (Some(instances), Some(name)) = (path.parent(), path.file_name()) else {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not an instance path", path.display())));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not an instance path", path.display()),
+        ));
     };
     let candidates: Vec<PathBuf> = if instances.is_dir() {
         vec![path.to_path_buf()]
     } else {
         let mounts = root.read("/proc/self/mountinfo").unwrap_or_default();
-        let found: Vec<PathBuf> =
-            crate::blockdev::mounts_of_type(&mounts, "tracefs").into_iter().map(|m| m.join("instances").join(name)).collect();
+        let found: Vec<PathBuf> = crate::blockdev::mounts_of_type(&mounts, "tracefs")
+            .into_iter()
+            .map(|m| m.join("instances").join(name))
+            .collect();
         if found.is_empty() {
             return Err(io::Error::other(format!(
                 "tracefs is not mounted: the instance {} may remain; mount tracefs and run `schedlab restore`",
@@ -484,7 +526,9 @@ fn remove_trace_instance(path: &Path, root: &crate::Root) -> io::Result<()> {
 /// for them, so the undo is done as far as it may be. Without this, every later `restore`
 /// would fail on it.
 fn still_in_use(path: &Path, value: &str, e: &io::Error) -> bool {
-    e.raw_os_error() == Some(libc::EBUSY) && value.starts_with('-') && path.file_name().is_some_and(|n| n == "cgroup.subtree_control")
+    e.raw_os_error() == Some(libc::EBUSY)
+        && value.starts_with('-')
+        && path.file_name().is_some_and(|n| n == "cgroup.subtree_control")
 }
 
 /// What a journal file says: the changes still in force (oldest first, with their sequence
@@ -508,10 +552,16 @@ fn parse_line(line: &[u8]) -> Option<Line> {
     let text = v.to_string();
     let obj = v.as_object_mut()?;
     if let Some(u) = obj.get("undone") {
-        return Some(serde_json::from_value(u.clone()).map(Line::Undone).unwrap_or(Line::Unknown(None, text)));
+        return Some(
+            serde_json::from_value(u.clone())
+                .map(Line::Undone)
+                .unwrap_or(Line::Unknown(None, text)),
+        );
     }
     let seq = obj.remove("seq").and_then(|s| s.as_u64());
-    Some(serde_json::from_value(v).map(|e| Line::Change(seq, e)).unwrap_or(Line::Unknown(seq, text)))
+    Some(
+        serde_json::from_value(v).map(|e| Line::Change(seq, e)).unwrap_or(Line::Unknown(seq, text)),
+    )
 }
 
 fn read_contents(path: &Path) -> io::Result<Contents> {
@@ -598,7 +648,9 @@ pub fn replay(path: &Path) -> Vec<String> {
         // A leading newline ends a fragment the kill may have left on the last line.
         let mut line = b"\n".to_vec();
         line.extend(undone_line(&undone));
-        if let Err(e) = OpenOptions::new().append(true).open(path).and_then(|mut f| f.write_all(&line)) {
+        if let Err(e) =
+            OpenOptions::new().append(true).open(path).and_then(|mut f| f.write_all(&line))
+        {
             out.push(format!("could not mark the undone changes in {}: {e} (a later replay repeats them, harmlessly)", path.display()));
         }
     }
@@ -608,7 +660,8 @@ pub fn replay(path: &Path) -> Vec<String> {
 /// The journal files in `dir` by name: (name, stem, extension, owner), in name order.
 fn journals(dir: &Path) -> Vec<(String, String, String, Owner)> {
     let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut names: Vec<String> = rd.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> =
+        rd.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     names.sort();
     names
         .into_iter()
@@ -623,7 +676,11 @@ fn journals(dir: &Path) -> Vec<(String, String, String, Owner)> {
 /// The processes still running whose journals are in `dir`, by pid (what `recover` with
 /// `all` would undo under them).
 pub fn live_owners(dir: &Path) -> Vec<i32> {
-    let mut pids: Vec<i32> = journals(dir).into_iter().filter(|(_, _, _, o)| o.alive()).map(|(_, _, _, o)| o.pid).collect();
+    let mut pids: Vec<i32> = journals(dir)
+        .into_iter()
+        .filter(|(_, _, _, o)| o.alive())
+        .map(|(_, _, _, o)| o.pid)
+        .collect();
     pids.dedup();
     pids
 }
@@ -660,7 +717,10 @@ pub fn recover(dir: &Path, all: bool) -> Vec<String> {
         out.extend(lines.into_iter().map(|l| format!("  {l}")));
         if ext == "jsonl" && !failed && tmp.exists() {
             match std::fs::remove_file(&tmp) {
-                Ok(()) => out.push(format!("  removed {} (an unfinished rewrite of the journal)", tmp.display())),
+                Ok(()) => out.push(format!(
+                    "  removed {} (an unfinished rewrite of the journal)",
+                    tmp.display()
+                )),
                 Err(e) => out.push(format!("  FAILED: removing {}: {e}", tmp.display())),
             }
         }

@@ -29,7 +29,8 @@ pub struct State {
 
 /// Where debugfs is mounted (the standard place first), under `root`.
 pub fn debugfs(root: &Root) -> Option<PathBuf> {
-    let mounts = crate::blockdev::mounts_of_type(&root.read("/proc/self/mountinfo").ok()?, "debugfs");
+    let mounts =
+        crate::blockdev::mounts_of_type(&root.read("/proc/self/mountinfo").ok()?, "debugfs");
     let std = PathBuf::from("/sys/kernel/debug");
     let m = if mounts.contains(&std) { std } else { mounts.into_iter().next()? };
     Some(root.path(&m.to_string_lossy()))
@@ -41,8 +42,12 @@ fn read(path: &std::path::Path) -> Result<String, KnobFact> {
         let p = path.display();
         match e.raw_os_error() {
             Some(libc::ENOENT) => KnobFact::Missing(format!("{p} does not exist")),
-            Some(libc::EPERM) => KnobFact::Unusable(format!("reading {p} gives EPERM: the kernel refuses access to it here, even to root")),
-            Some(libc::EACCES) => KnobFact::Unusable(format!("reading {p} gives EACCES: it needs root")),
+            Some(libc::EPERM) => KnobFact::Unusable(format!(
+                "reading {p} gives EPERM: the kernel refuses access to it here, even to root"
+            )),
+            Some(libc::EACCES) => {
+                KnobFact::Unusable(format!("reading {p} gives EACCES: it needs root"))
+            }
             _ => KnobFact::Unusable(format!("reading {p}: {e}")),
         }
     })
@@ -58,7 +63,9 @@ pub fn state(root: &Root, knob: &Knob) -> Result<State, KnobFact> {
             ))
         })
     };
-    let one = |path: PathBuf, text: String, label: String, offered: Vec<String>| Ok(State { files: vec![(path, text)], label, offered });
+    let one = |path: PathBuf, text: String, label: String, offered: Vec<String>| {
+        Ok(State { files: vec![(path, text)], label, offered })
+    };
     match &knob.place {
         Place::Sysctl(f) => {
             let p = root.path(&format!("/proc/sys/kernel/{f}"));
@@ -68,7 +75,9 @@ pub fn state(root: &Root, knob: &Knob) -> Result<State, KnobFact> {
         Place::Debugfs(f) if f == "preempt" => {
             let p = debug()?.join(f);
             let (mode, offered) = preempt_modes(&read(&p)?);
-            let mode = mode.ok_or_else(|| KnobFact::Unusable(format!("{} names no mode in force", p.display())))?;
+            let mode = mode.ok_or_else(|| {
+                KnobFact::Unusable(format!("{} names no mode in force", p.display()))
+            })?;
             one(p, mode.clone(), mode, offered)
         }
         Place::Debugfs(f) => {
@@ -79,16 +88,24 @@ pub fn state(root: &Root, knob: &Knob) -> Result<State, KnobFact> {
         Place::Feature(name) => {
             let p = debug()?.join("features");
             let text = read(&p)?;
-            let on = feature_state(&text, name).ok_or_else(|| KnobFact::Missing(format!("{} lists no {name}", p.display())))?;
+            let on = feature_state(&text, name)
+                .ok_or_else(|| KnobFact::Missing(format!("{} lists no {name}", p.display())))?;
             let token = if on { name.clone() } else { format!("NO_{name}") };
             one(p, token, if on { "on" } else { "off" }.into(), Vec::new())
         }
         Place::Smt => {
             let p = root.path(SMT_CONTROL);
-            let v =
-                read(&p).map_err(|_| KnobFact::Unusable(format!("this machine has no SMT control ({} cannot be read)", p.display())))?;
+            let v = read(&p).map_err(|_| {
+                KnobFact::Unusable(format!(
+                    "this machine has no SMT control ({} cannot be read)",
+                    p.display()
+                ))
+            })?;
             if v != "on" && v != "off" {
-                return Err(KnobFact::Unusable(format!("this machine has no SMT to switch ({} says \"{v}\")", p.display())));
+                return Err(KnobFact::Unusable(format!(
+                    "this machine has no SMT to switch ({} says \"{v}\")",
+                    p.display()
+                )));
             }
             one(p, v.clone(), v, vec!["on".into(), "off".into()])
         }
@@ -158,7 +175,11 @@ fn governors(root: &Root) -> Result<State, KnobFact> {
     let label = if files.iter().all(|(_, g)| *g == files[0].1) {
         files[0].1.clone()
     } else {
-        cpus.iter().zip(&files).map(|((n, _), (_, g))| format!("cpu{n}={g}")).collect::<Vec<_>>().join(",")
+        cpus.iter()
+            .zip(&files)
+            .map(|((n, _), (_, g))| format!("cpu{n}={g}"))
+            .collect::<Vec<_>>()
+            .join(",")
     };
     Ok(State { files, label, offered })
 }
@@ -186,7 +207,10 @@ pub fn facts(root: &Root, names: &[String]) -> KnobFacts {
 /// The value of each named knob now, by label, for the run's record of what it found;
 /// a knob that cannot be read is left out.
 pub fn values(root: &Root, names: &[String]) -> std::collections::BTreeMap<String, String> {
-    names.iter().filter_map(|n| Some((n.clone(), state(root, &Knob::parse(n).ok()?).ok()?.label))).collect()
+    names
+        .iter()
+        .filter_map(|n| Some((n.clone(), state(root, &Knob::parse(n).ok()?).ok()?.label)))
+        .collect()
 }
 
 /// Holds the files of every named knob this machine has (for the run's length, released
@@ -207,23 +231,39 @@ pub fn hold(root: &Root, names: &[String], holds: &mut crate::lock::Holds) -> Re
 /// Sets `knob` to `v`: each file's present value is journaled first (undone after the cell
 /// or the run, on Ctrl-C, on errors and by `restore`), then written; returns the value in
 /// force read back. The error names the knob, the file and what the kernel said.
-pub fn set(root: &Root, knob: &Knob, v: &KnobValue, journal: &mut Journal) -> Result<String, SysError> {
+pub fn set(
+    root: &Root,
+    knob: &Knob,
+    v: &KnobValue,
+    journal: &mut Journal,
+) -> Result<String, SysError> {
     let name = &knob.name;
     let before = state(root, knob).map_err(|f| match f {
-        KnobFact::Missing(why) | KnobFact::Unusable(why) => SysError::refused(format!("{name}: {why}")),
+        KnobFact::Missing(why) | KnobFact::Unusable(why) => {
+            SysError::refused(format!("{name}: {why}"))
+        }
         KnobFact::Present { .. } => unreachable!("state errors are never Present"),
     })?;
     let text = knob.text(v);
     for (path, old) in &before.files {
-        journal
-            .record(Entry::Restore { path: path.clone(), value: old.clone() })
-            .map_err(|e| SysError::io(format!("{name}: cannot journal {} before writing it", path.display()), e))?;
-        let written = std::fs::OpenOptions::new().write(true).truncate(true).open(path).and_then(|mut f| f.write_all(text.as_bytes()));
+        journal.record(Entry::Restore { path: path.clone(), value: old.clone() }).map_err(|e| {
+            SysError::io(format!("{name}: cannot journal {} before writing it", path.display()), e)
+        })?;
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(text.as_bytes()));
         if let Err(e) = written {
-            return Err(SysError::refused(format!("{name}: the kernel refused {text} ({}: {e})", path.display())));
+            return Err(SysError::refused(format!(
+                "{name}: the kernel refused {text} ({}: {e})",
+                path.display()
+            )));
         }
     }
-    state(root, knob).map(|s| s.label).map_err(|_| SysError::refused(format!("{name}: set to {text}, but it cannot be read back")))
+    state(root, knob).map(|s| s.label).map_err(|_| {
+        SysError::refused(format!("{name}: set to {text}, but it cannot be read back"))
+    })
 }
 
 #[cfg(test)]

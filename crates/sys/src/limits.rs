@@ -40,8 +40,12 @@ pub fn user_tasks(root: &Root, uid: u32) -> u64 {
         }
         // A process that exits meanwhile simply is not counted.
         let Ok(status) = std::fs::read_to_string(e.path().join("status")) else { continue };
-        let field =
-            |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok());
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        };
         if field("Uid:") == Some(uid as u64) {
             n += field("Threads:").unwrap_or(1);
         }
@@ -86,7 +90,9 @@ pub fn set_nofile_soft(soft: u64) -> std::io::Result<()> {
 /// A "Name:   123 kB" field of /proc/meminfo, KiB.
 pub fn meminfo_kib(root: &Root, name: &str) -> Option<u64> {
     let text = root.read("/proc/meminfo").ok()?;
-    text.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+    text.lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 #[cfg(test)]
@@ -114,7 +120,10 @@ mod tests {
         put("proc/sys/kernel/pid_max", "32768\n");
         put("proc/sys/kernel/threads-max", "192686\n");
         put("proc/loadavg", "0.52 0.58 0.59 3/412 12345\n");
-        put("proc/meminfo", "MemTotal:       24682416 kB\nMemFree:  100 kB\nMemAvailable:   23209916 kB\n");
+        put(
+            "proc/meminfo",
+            "MemTotal:       24682416 kB\nMemFree:  100 kB\nMemAvailable:   23209916 kB\n",
+        );
         put("proc/1/status", "Name:\tinit\nUid:\t0\t0\t0\t0\nThreads:\t1\n");
         put("proc/200/status", "Name:\tworker\nUid:\t1000\t1000\t1000\t1000\nThreads:\t5\n");
         put("proc/201/status", "Name:\tother\nUid:\t1000\t0\t0\t0\nThreads:\t2\n");

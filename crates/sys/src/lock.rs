@@ -33,14 +33,18 @@ impl Holds {
         if self.files.iter().any(|(p, _)| p == path) {
             return Ok(());
         }
-        let file = File::open(path).map_err(|e| SysError::io(format!("{what}: opening {} to hold it", path.display()), e))?;
+        let file = File::open(path).map_err(|e| {
+            SysError::io(format!("{what}: opening {} to hold it", path.display()), e)
+        })?;
         // SAFETY: plain syscall on our own descriptor.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             let e = std::io::Error::last_os_error();
             if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
                 return Err(SysError::io(format!("{what}: locking {}", path.display()), e));
             }
-            let who = holder(&file).map(|(pid, cmd)| format!("process {pid} ({cmd})")).unwrap_or_else(|| "another process".into());
+            let who = holder(&file)
+                .map(|(pid, cmd)| format!("process {pid} ({cmd})"))
+                .unwrap_or_else(|| "another process".into());
             return Err(SysError::refused(format!(
                 "{what} is held by another run: {who} holds {}. Two runs must not change the same setting: \
                  wait until that run ends (nothing was changed)",
@@ -67,14 +71,23 @@ pub fn held_elsewhere(path: &Path) -> Option<(i32, String)> {
 /// The process holding a `flock` on `file` and its command line, from /proc/locks.
 pub fn holder(file: &File) -> Option<(i32, String)> {
     let m = file.metadata().ok()?;
-    let pid = holder_in(&std::fs::read_to_string("/proc/locks").ok()?, libc::major(m.dev()), libc::minor(m.dev()), m.ino())?;
+    let pid = holder_in(
+        &std::fs::read_to_string("/proc/locks").ok()?,
+        libc::major(m.dev()),
+        libc::minor(m.dev()),
+        m.ino(),
+    )?;
     Some((pid, command_line(pid)))
 }
 
 /// A process's command line as ps prints it (`command line unknown` when it cannot be read).
 pub fn command_line(pid: i32) -> String {
     let bytes = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    let words: Vec<String> = bytes.split(|c| *c == 0).filter(|w| !w.is_empty()).map(|w| String::from_utf8_lossy(w).into_owned()).collect();
+    let words: Vec<String> = bytes
+        .split(|c| *c == 0)
+        .filter(|w| !w.is_empty())
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .collect();
     if words.is_empty() {
         "command line unknown".into()
     } else {
@@ -107,12 +120,26 @@ mod tests {
         mine.take("knob kernel.sched_cfs_bandwidth_slice_us", &f).expect("held once per run");
         assert_eq!(mine.paths().count(), 1);
         // A second open file description conflicts even in this process, as another run's would.
-        let e = Holds::new().take("knob kernel.sched_cfs_bandwidth_slice_us", &f).unwrap_err().to_string();
-        assert!(e.contains("held by another run") && e.contains(&format!("process {}", std::process::id())), "{e}");
-        assert!(e.contains("kernel.sched_cfs_bandwidth_slice_us") && e.contains("nothing was changed"), "{e}");
+        let e = Holds::new()
+            .take("knob kernel.sched_cfs_bandwidth_slice_us", &f)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("held by another run")
+                && e.contains(&format!("process {}", std::process::id())),
+            "{e}"
+        );
+        assert!(
+            e.contains("kernel.sched_cfs_bandwidth_slice_us") && e.contains("nothing was changed"),
+            "{e}"
+        );
         drop(mine);
         Holds::new().take("knob x", &f).expect("released when dropped");
-        assert!(Holds::new().take("knob y", &d.join("nosuch")).unwrap_err().to_string().contains("opening"));
+        assert!(Holds::new()
+            .take("knob y", &d.join("nosuch"))
+            .unwrap_err()
+            .to_string()
+            .contains("opening"));
         std::fs::remove_dir_all(d).unwrap();
     }
 

@@ -7,17 +7,23 @@ use sha2::{Digest, Sha256};
 /// Reads this machine's identity and facts; what cannot be read is left empty or None.
 pub fn facts(root: &Root) -> Machine {
     let read = |p: &str| root.read(p).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-    let machine_id_sha256 =
-        read("/etc/machine-id").map(|id| Sha256::digest(id.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()).unwrap_or_default();
-    let microcode = root
-        .read("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| t.lines().find_map(|l| l.strip_prefix("microcode").map(|r| r.trim_start_matches([' ', '\t', ':']).to_string())));
+    let machine_id_sha256 = read("/etc/machine-id")
+        .map(|id| Sha256::digest(id.as_bytes()).iter().map(|b| format!("{b:02x}")).collect())
+        .unwrap_or_default();
+    let microcode = root.read("/proc/cpuinfo").ok().and_then(|t| {
+        t.lines().find_map(|l| {
+            l.strip_prefix("microcode").map(|r| r.trim_start_matches([' ', '\t', ':']).to_string())
+        })
+    });
     let mut sched_knobs = std::collections::BTreeMap::new();
     if let Ok(rd) = std::fs::read_dir(root.path("/proc/sys/kernel")) {
         for e in rd.filter_map(|e| e.ok()) {
             let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(v) = name.starts_with("sched_").then(|| read(&format!("/proc/sys/kernel/{name}"))).flatten() {
+            if let Some(v) = name
+                .starts_with("sched_")
+                .then(|| read(&format!("/proc/sys/kernel/{name}")))
+                .flatten()
+            {
                 sched_knobs.insert(name, v);
             }
         }
@@ -60,7 +66,10 @@ mod tests {
         let m = facts(&Root::new(&dir));
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(m.hostname, "node7");
-        assert_eq!(m.machine_id_sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(
+            m.machine_id_sha256,
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
         assert_eq!(m.microcode.as_deref(), Some("0x1000065"));
         assert_eq!(m.cmdline, "root=/dev/vda1 quiet");
         assert_eq!(m.smt.as_deref(), Some("notsupported"));

@@ -21,9 +21,15 @@ impl DmaLatencyHold {
     /// Asks for at most `us` microseconds of wake-up latency, through `device` (normally
     /// [`DEVICE`]); the request holds until this value is dropped.
     pub fn hold(device: &Path, us: u32) -> io::Result<DmaLatencyHold> {
-        let mut file = std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_CLOEXEC).open(device)?;
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(device)?;
         // The kernel takes a binary s32 (or a hex string); cyclictest writes the s32.
-        let value = i32::try_from(us).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("{us} us is out of range")))?;
+        let value = i32::try_from(us).map_err(|_| {
+            io::Error::new(io::ErrorKind::InvalidInput, format!("{us} us is out of range"))
+        })?;
         file.write_all(&value.to_ne_bytes())?;
         Ok(DmaLatencyHold { file, us })
     }

@@ -118,7 +118,9 @@ pub fn monotonic_ns() -> u64 {
 pub fn unwritten_kib(root: &Root) -> Option<u64> {
     let text = std::fs::read_to_string(root.path("/proc/meminfo")).ok()?;
     let field = |name: &str| -> Option<u64> {
-        text.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
     };
     Some(field("Dirty:")? + field("Writeback:")?)
 }
@@ -154,7 +156,11 @@ mod tests {
         assert_eq!(s.steal, 0);
         let stolen = Stat::parse("cpu  100 5 50 1000 20 3 4 77 0 0\n").unwrap();
         assert_eq!(stolen.steal, 77);
-        assert_eq!(Stat::parse("cpu  100 5 50 1000 20 3 4\n").unwrap().steal, 0, "kernels without steal");
+        assert_eq!(
+            Stat::parse("cpu  100 5 50 1000 20 3 4\n").unwrap().steal,
+            0,
+            "kernels without steal"
+        );
         assert_eq!((s.ctxt, s.intr, s.processes), (999, 12345, 77));
     }
 

@@ -96,7 +96,11 @@ pub fn apply(pid: i32, p: &Policy, reset_on_fork: bool) -> io::Result<()> {
     if let Some(ns) = slice {
         let kept = slice_of(pid)?;
         if kept != ns {
-            return Err(io::Error::other(format!("asked for a {} us slice, the kernel keeps {} us", ns / 1000, kept / 1000)));
+            return Err(io::Error::other(format!(
+                "asked for a {} us slice, the kernel keeps {} us",
+                ns / 1000,
+                kept / 1000
+            )));
         }
     }
     if p.class.is_realtime() && p.nice != 0 {
@@ -110,8 +114,15 @@ pub fn apply(pid: i32, p: &Policy, reset_on_fork: bool) -> io::Result<()> {
 pub fn slice_of(pid: i32) -> io::Result<u64> {
     let mut attr = SchedAttr::default();
     // SAFETY: attr is a writable sched_attr of the size passed; flags must be 0.
-    let r =
-        unsafe { libc::syscall(libc::SYS_sched_getattr, pid, &mut attr as *mut SchedAttr, std::mem::size_of::<SchedAttr>() as u32, 0u32) };
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            pid,
+            &mut attr as *mut SchedAttr,
+            std::mem::size_of::<SchedAttr>() as u32,
+            0u32,
+        )
+    };
     if r == 0 {
         Ok(attr.sched_runtime)
     } else {
@@ -153,7 +164,13 @@ pub const ENGINE_PRIORITY: u32 = 99;
 /// Raises this process to SCHED_FIFO at [`ENGINE_PRIORITY`] with reset-on-fork, so the
 /// engine always preempts its workers while children it spawns start as SCHED_OTHER.
 pub fn raise_engine() -> io::Result<()> {
-    let p = Policy { class: Class::Fifo, priority: ENGINE_PRIORITY, nice: 0, deadline: None, slice_ns: None };
+    let p = Policy {
+        class: Class::Fifo,
+        priority: ENGINE_PRIORITY,
+        nice: 0,
+        deadline: None,
+        slice_ns: None,
+    };
     apply(0, &p, true)
 }
 
@@ -180,7 +197,13 @@ mod tests {
             let tid = unsafe { libc::gettid() };
             let base = slice_of(tid).unwrap();
             assert!(base > 0, "a 6.12+ kernel reports the base slice");
-            let p = Policy { class: Class::Batch, priority: 0, nice: 0, deadline: None, slice_ns: Some(7_000_000) };
+            let p = Policy {
+                class: Class::Batch,
+                priority: 0,
+                nice: 0,
+                deadline: None,
+                slice_ns: Some(7_000_000),
+            };
             apply(tid, &p, false).unwrap();
             assert_eq!(slice_of(tid).unwrap(), 7_000_000);
             assert_eq!(current().0 as u32, SCHED_BATCH);

@@ -21,7 +21,12 @@ pub fn facts(root: &Root, programs: &[String]) -> ScxFacts {
         ops: ops(root),
         may_load: euid == 0,
         kernel: root.read("/proc/sys/kernel/osrelease").unwrap_or_default(),
-        programs: programs.iter().map(|p| (p.clone(), find_program(p).map_err(|e| schedlab_plan::Refusal(e.to_string())))).collect(),
+        programs: programs
+            .iter()
+            .map(|p| {
+                (p.clone(), find_program(p).map_err(|e| schedlab_plan::Refusal(e.to_string())))
+            })
+            .collect(),
     }
 }
 
@@ -29,7 +34,9 @@ pub fn facts(root: &Root, programs: &[String]) -> ScxFacts {
 /// must be an executable file.
 pub fn find_program(program: &str) -> Result<PathBuf, SysError> {
     use std::os::unix::fs::PermissionsExt;
-    let runnable = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    let runnable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
     if program.contains('/') {
         let p = PathBuf::from(program);
         return match std::fs::metadata(&p) {
@@ -43,7 +50,12 @@ pub fn find_program(program: &str) -> Result<PathBuf, SysError> {
         .filter(|d| d.is_absolute())
         .map(|d| d.join(program))
         .find(|p| runnable(p))
-        .ok_or_else(|| SysError::refused(format!("no executable {program} on PATH ({})", std::env::var("PATH").unwrap_or_default())))
+        .ok_or_else(|| {
+            SysError::refused(format!(
+                "no executable {program} on PATH ({})",
+                std::env::var("PATH").unwrap_or_default()
+            ))
+        })
 }
 
 /// sched_ext in a few words: `absent`, `disabled`, or the state and what is loaded
@@ -86,7 +98,12 @@ pub fn state_path(root: &Root) -> PathBuf {
 
 /// Polls `path` every 20 ms until it holds `want` or `within` passes, or `give_up` says
 /// why to stop (the scheduler died); returns the last value read on failure.
-pub fn wait_for(path: &Path, want: &str, within: Duration, mut give_up: impl FnMut() -> Option<String>) -> Result<(), SysError> {
+pub fn wait_for(
+    path: &Path,
+    want: &str,
+    within: Duration,
+    mut give_up: impl FnMut() -> Option<String>,
+) -> Result<(), SysError> {
     let end = Instant::now() + within;
     loop {
         let now = std::fs::read_to_string(path).map(|s| s.trim().to_string()).unwrap_or_default();
@@ -109,15 +126,24 @@ pub fn wait_for(path: &Path, want: &str, within: Duration, mut give_up: impl FnM
 
 /// Polls the number in `path` every 20 ms until it differs from `before` (a file that was
 /// missing counts as changed once it holds a number), or `within` passes.
-pub fn wait_for_change(path: &Path, before: Option<u64>, within: Duration) -> Result<u64, SysError> {
+pub fn wait_for_change(
+    path: &Path,
+    before: Option<u64>,
+    within: Duration,
+) -> Result<u64, SysError> {
     let end = Instant::now() + within;
     loop {
-        let now: Option<u64> = std::fs::read_to_string(path).ok().and_then(|s| s.trim().parse().ok());
+        let now: Option<u64> =
+            std::fs::read_to_string(path).ok().and_then(|s| s.trim().parse().ok());
         if let Some(n) = now.filter(|n| Some(*n) != before) {
             return Ok(n);
         }
         if Instant::now() >= end {
-            return Err(SysError::refused(format!("{} stayed at {now:?} for {:.0} s", path.display(), within.as_secs_f64())));
+            return Err(SysError::refused(format!(
+                "{} stayed at {now:?} for {:.0} s",
+                path.display(),
+                within.as_secs_f64()
+            )));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -147,7 +173,10 @@ impl KmsgTail {
     /// Opens `/dev/kmsg` (under `root`) at its end, so only later records are read.
     pub fn open(root: &Root) -> io::Result<KmsgTail> {
         use std::os::unix::fs::OpenOptionsExt;
-        let mut file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(root.path("/dev/kmsg"))?;
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(root.path("/dev/kmsg"))?;
         file.seek(SeekFrom::End(0))?;
         Ok(KmsgTail { file })
     }
@@ -189,7 +218,9 @@ pub fn wait_for_stats(root: &Root, within: Duration) -> bool {
     let path = stats_socket(root);
     let end = Instant::now() + within;
     loop {
-        if std::fs::symlink_metadata(&path).is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type())) {
+        if std::fs::symlink_metadata(&path)
+            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()))
+        {
             return true;
         }
         if Instant::now() >= end {
@@ -234,14 +265,19 @@ impl StatsClient {
         use std::io::{BufRead, Write};
         let path = self.path.display().to_string();
         let at = |e: io::Error| SysError::io(path.clone(), e);
-        self.stream.write_all(b"{\"req\":\"stats\",\"args\":{\"target\":\"top\"}}\n").map_err(at)?;
+        self.stream
+            .write_all(b"{\"req\":\"stats\",\"args\":{\"target\":\"top\"}}\n")
+            .map_err(at)?;
         let mut line = String::new();
         self.reader.read_line(&mut line).map_err(at)?;
-        let answer: StatsAnswer =
-            serde_json::from_str(&line).map_err(|e| SysError::refused(format!("{path}: not an scx_stats answer ({e})")))?;
+        let answer: StatsAnswer = serde_json::from_str(&line)
+            .map_err(|e| SysError::refused(format!("{path}: not an scx_stats answer ({e})")))?;
         let resp = answer.args.get("resp").cloned().unwrap_or_default();
         if answer.errno != 0 {
-            return Err(SysError::refused(format!("{path}: the scheduler answered errno {}: {resp}", answer.errno)));
+            return Err(SysError::refused(format!(
+                "{path}: the scheduler answered errno {}: {resp}",
+                answer.errno
+            )));
         }
         let mut out = std::collections::BTreeMap::new();
         flatten_numbers("", &resp, &mut out);
@@ -249,7 +285,11 @@ impl StatsClient {
     }
 }
 
-fn flatten_numbers(prefix: &str, v: &serde_json::Value, out: &mut std::collections::BTreeMap<String, f64>) {
+fn flatten_numbers(
+    prefix: &str,
+    v: &serde_json::Value,
+    out: &mut std::collections::BTreeMap<String, f64>,
+) {
     use serde_json::Value;
     let name = |k: &str| if prefix.is_empty() { k.to_string() } else { format!("{prefix}.{k}") };
     match v {
@@ -262,7 +302,9 @@ fn flatten_numbers(prefix: &str, v: &serde_json::Value, out: &mut std::collectio
             out.insert(prefix.to_string(), f64::from(u8::from(*b)));
         }
         Value::Object(m) => m.iter().for_each(|(k, v)| flatten_numbers(&name(k), v, out)),
-        Value::Array(a) => a.iter().enumerate().for_each(|(i, v)| flatten_numbers(&name(&i.to_string()), v, out)),
+        Value::Array(a) => {
+            a.iter().enumerate().for_each(|(i, v)| flatten_numbers(&name(&i.to_string()), v, out))
+        }
         Value::String(_) | Value::Null => {}
     }
 }
@@ -291,7 +333,10 @@ mod tests {
             b"6,2,2,-;sched_ext: BPF scheduler \"fake\" disabled (runnable task stall)\n SUBSYSTEM=x\n6,3,3,-;eth0: up\n",
         )
         .unwrap();
-        assert_eq!(tail.sched_ext_lines(), ["sched_ext: BPF scheduler \"fake\" disabled (runnable task stall)"]);
+        assert_eq!(
+            tail.sched_ext_lines(),
+            ["sched_ext: BPF scheduler \"fake\" disabled (runnable task stall)"]
+        );
         assert!(tail.sched_ext_lines().is_empty(), "read once");
         std::fs::remove_dir_all(d).unwrap();
     }

@@ -65,7 +65,11 @@ unsafe fn child(sp: &Spawner, argv: &[*mut libc::c_char]) -> ! {
     let mut none: libc::sigset_t = std::mem::zeroed();
     libc::sigemptyset(&mut none);
     libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-    libc::execve(sp.program.as_ptr(), argv.as_ptr() as *const *const libc::c_char, environ as *const *const libc::c_char);
+    libc::execve(
+        sp.program.as_ptr(),
+        argv.as_ptr() as *const *const libc::c_char,
+        environ as *const *const libc::c_char,
+    );
     fail(sp, b"execve")
 }
 
@@ -161,8 +165,12 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let (in_r, in_w) = pipe();
         let (out_r, out_w) = pipe();
-        let mut sp =
-            Spawner::new(Path::new("/bin/sh"), Stdio { stdin: in_r.as_fd(), stdout: out_w.as_fd(), stderr: out_w.as_fd() }, &dir).unwrap();
+        let mut sp = Spawner::new(
+            Path::new("/bin/sh"),
+            Stdio { stdin: in_r.as_fd(), stdout: out_w.as_fd(), stderr: out_w.as_fd() },
+            &dir,
+        )
+        .unwrap();
         // Each child reports its directory, the line it read, its process group, and its
         // blocked and ignored signals; this thread blocks SIGUSR1 and Rust ignores SIGPIPE.
         let script = c"read l; set -- $(awk '/^Sig(Blk|Ign)/ {print $2}' /proc/$$/status); echo $(pwd -P) $l $(ps -o pgid= -p $$) $1 $2";
@@ -214,9 +222,17 @@ mod tests {
             let f: Vec<&str> = l.split_whitespace().collect();
             assert_eq!(f[0], dir.canonicalize().unwrap().to_str().unwrap(), "{l}");
             assert!(f[1] == "x" || f[1] == "y", "{l}");
-            assert_eq!(f[2], pids[0].to_string(), "the first child leads a group, the second joins it: {l}");
+            assert_eq!(
+                f[2],
+                pids[0].to_string(),
+                "the first child leads a group, the second joins it: {l}"
+            );
             assert_eq!(u64::from_str_radix(f[3], 16).unwrap(), 0, "no signal blocked: {l}");
-            assert_eq!(u64::from_str_radix(f[4], 16).unwrap() & (1 << (libc::SIGPIPE - 1)), 0, "SIGPIPE not ignored: {l}");
+            assert_eq!(
+                u64::from_str_radix(f[4], 16).unwrap() & (1 << (libc::SIGPIPE - 1)),
+                0,
+                "SIGPIPE not ignored: {l}"
+            );
         }
         std::fs::remove_dir_all(dir).unwrap();
     }
@@ -227,7 +243,12 @@ mod tests {
         let (in_r, _in_w) = pipe();
         let (out_r, out_w) = pipe();
         let missing = dir.join(format!("schedlab-no-such-program-{}", std::process::id()));
-        let mut sp = Spawner::new(&missing, Stdio { stdin: in_r.as_fd(), stdout: out_w.as_fd(), stderr: out_w.as_fd() }, &dir).unwrap();
+        let mut sp = Spawner::new(
+            &missing,
+            Stdio { stdin: in_r.as_fd(), stdout: out_w.as_fd(), stderr: out_w.as_fd() },
+            &dir,
+        )
+        .unwrap();
         let pid = sp.spawn(&[]).expect("the fork itself succeeds");
         drop(sp);
         drop(out_w);
@@ -237,6 +258,13 @@ mod tests {
         assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 127, "status {status:#x}");
         let mut said = String::new();
         std::fs::File::from(out_r).read_to_string(&mut said).unwrap();
-        assert_eq!(said, format!("schedlab: cannot start {}: execve failed: errno {}\n", missing.display(), libc::ENOENT));
+        assert_eq!(
+            said,
+            format!(
+                "schedlab: cannot start {}: execve failed: errno {}\n",
+                missing.display(),
+                libc::ENOENT
+            )
+        );
     }
 }

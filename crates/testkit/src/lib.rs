@@ -31,7 +31,11 @@ pub enum Judged {
 /// that must hold every time) ends the judgement at once: its panic goes on, after a line
 /// with the share stolen during it.
 #[track_caller]
-pub fn in_some_attempt<E: std::fmt::Display>(test: &str, attempts: usize, attempt: impl FnMut(usize) -> Result<(), E>) -> Judged {
+pub fn in_some_attempt<E: std::fmt::Display>(
+    test: &str,
+    attempts: usize,
+    attempt: impl FnMut(usize) -> Result<(), E>,
+) -> Judged {
     judge(test, attempts, Duration::from_secs(2), StealMeter::start, attempt)
 }
 
@@ -54,7 +58,10 @@ fn judge<M: Meter, E: std::fmt::Display>(
         let verdict = verdict.unwrap_or_else(|payload| {
             // A property that must hold in every attempt failed: no retry, but say what the host
             // did meanwhile, so a structural failure on a starved machine can be told apart.
-            eprintln!("{test}: attempt {n} of {attempts} panicked ({:.1}% of the CPU time stolen)", stolen * 100.0);
+            eprintln!(
+                "{test}: attempt {n} of {attempts} panicked ({:.1}% of the CPU time stolen)",
+                stolen * 100.0
+            );
             std::panic::resume_unwind(payload)
         });
         match verdict {
@@ -96,7 +103,10 @@ pub struct StealMeter {
 impl StealMeter {
     /// Starts measuring now.
     pub fn start() -> StealMeter {
-        StealMeter { steal: Stat::read(&Root::default()).map_or(0, |s| s.steal), at: std::time::Instant::now() }
+        StealMeter {
+            steal: Stat::read(&Root::default()).map_or(0, |s| s.steal),
+            at: std::time::Instant::now(),
+        }
     }
 
     /// The stolen share (0 to 1) of all online CPUs' time since [`StealMeter::start`].

@@ -35,9 +35,12 @@ fn report(what: &str, events: usize, times: &[Duration]) {
 }
 
 fn main() {
-    let path = std::env::var("SCHEDLAB_TRACE_BENCH_FILE")
-        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/io-other-50.sltrace").to_string());
-    let raw = Raw::read_from(std::io::BufReader::new(std::fs::File::open(&path).expect("the capture"))).expect("a capture");
+    let path = std::env::var("SCHEDLAB_TRACE_BENCH_FILE").unwrap_or_else(|_| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/io-other-50.sltrace").to_string()
+    });
+    let raw =
+        Raw::read_from(std::io::BufReader::new(std::fs::File::open(&path).expect("the capture")))
+            .expect("a capture");
     let n = decode(&raw).expect("decodes").events.len();
     println!("{path}: {:.1} MB of pages", raw.bytes() as f64 / 1e6);
     report("decode", n, &passes(Duration::from_secs(3), || decode(&raw).unwrap().events.len()));
@@ -59,7 +62,9 @@ fn main() {
         n,
         &passes(Duration::from_secs(3), || {
             let d = decode(&raw).unwrap();
-            figures(&d.events, &Roles { workers: &pids, engine: &[] }, window, 0, |_, _| Who::Other).workers.len()
+            figures(&d.events, &Roles { workers: &pids, engine: &[] }, window, 0, |_, _| Who::Other)
+                .workers
+                .len()
         }),
     );
 }

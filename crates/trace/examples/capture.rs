@@ -15,10 +15,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut cmd = Vec::new();
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--buffer-kb" => opts.settings.buffer_kb = args.next().ok_or("--buffer-kb N")?.parse()?,
+            "--buffer-kb" => {
+                opts.settings.buffer_kb = args.next().ok_or("--buffer-kb N")?.parse()?
+            }
             "--block" => opts.settings.block = true,
-            "--reader-nice" => opts.reader = ReaderPolicy::Other { nice: args.next().ok_or("--reader-nice N")?.parse()? },
-            "--reader-fifo" => opts.reader = ReaderPolicy::Fifo { priority: args.next().ok_or("--reader-fifo P")?.parse()? },
+            "--reader-nice" => {
+                opts.reader =
+                    ReaderPolicy::Other { nice: args.next().ok_or("--reader-nice N")?.parse()? }
+            }
+            "--reader-fifo" => {
+                opts.reader =
+                    ReaderPolicy::Fifo { priority: args.next().ok_or("--reader-fifo P")?.parse()? }
+            }
             "-o" => out = Some(args.next().ok_or("-o FILE")?),
             "--" => {
                 cmd = args.by_ref().collect();
@@ -28,7 +36,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     if cmd.is_empty() {
-        return Err("usage: capture [--buffer-kb N] [--block] [-o FILE] -- COMMAND [ARGS...]".into());
+        return Err(
+            "usage: capture [--buffer-kb N] [--block] [-o FILE] -- COMMAND [ARGS...]".into()
+        );
     }
     let mut journal = Journal::create(&state_dir())?;
     let tfs = Tracefs::find_or_mount(&Default::default(), &mut journal)?;

@@ -36,7 +36,9 @@ fn main() -> std::io::Result<()> {
         file.len(),
         file.len() as f64 / events as f64
     );
-    println!("level | compressed bytes | ratio | compress, CPU s (MB/s) | decompress, CPU s (MB/s)");
+    println!(
+        "level | compressed bytes | ratio | compress, CPU s (MB/s) | decompress, CPU s (MB/s)"
+    );
     for level in levels {
         let t = cpu_s();
         let z = zstd::stream::encode_all(file.as_slice(), level)?;
@@ -46,7 +48,13 @@ fn main() -> std::io::Result<()> {
         let d = cpu_s() - t;
         assert_eq!(back.len(), file.len());
         let mb = file.len() as f64 / 1e6;
-        println!("{level} | {} | {:.1} | {c:.3} ({:.0}) | {d:.3} ({:.0})", z.len(), file.len() as f64 / z.len() as f64, mb / c, mb / d);
+        println!(
+            "{level} | {} | {:.1} | {c:.3} ({:.0}) | {d:.3} ({:.0})",
+            z.len(),
+            file.len() as f64 / z.len() as f64,
+            mb / c,
+            mb / d
+        );
     }
     Ok(())
 }

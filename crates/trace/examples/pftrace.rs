@@ -16,7 +16,10 @@ fn cpu_s() -> f64 {
 
 fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
-    let (input, output) = (args.next().expect("usage: pftrace CAPTURE OUT"), args.next().expect("usage: pftrace CAPTURE OUT"));
+    let (input, output) = (
+        args.next().expect("usage: pftrace CAPTURE OUT"),
+        args.next().expect("usage: pftrace CAPTURE OUT"),
+    );
     let t = cpu_s();
     let raw = Raw::read_from(std::io::BufReader::new(std::fs::File::open(&input)?))?;
     let read = cpu_s() - t;

@@ -12,7 +12,8 @@ use std::io::Write;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let summary = args.iter().any(|a| a == "--summary");
-    let path = args.iter().find(|a| !a.starts_with("--")).ok_or("usage: report [--summary] FILE")?;
+    let path =
+        args.iter().find(|a| !a.starts_with("--")).ok_or("usage: report [--summary] FILE")?;
     let raw = Raw::read_from(std::io::BufReader::new(std::fs::File::open(path)?))?;
     let d = decode(&raw)?;
     let out = std::io::stdout();
@@ -29,7 +30,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let mut kinds: Vec<_> = kinds.into_iter().collect();
         kinds.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
-        writeln!(out, "{} events over {:.2} s; {:?}", d.events.len(), (raw.stop_ns - raw.start_ns) as f64 / 1e9, d.stats)?;
+        writeln!(
+            out,
+            "{} events over {:.2} s; {:?}",
+            d.events.len(),
+            (raw.stop_ns - raw.start_ns) as f64 / 1e9,
+            d.stats
+        )?;
         for (k, n) in kinds {
             writeln!(out, "  {k:20} {n}")?;
         }

@@ -113,7 +113,10 @@ impl Capture {
         // SAFETY: plain syscall; the result is checked before it is owned.
         let efd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
         if efd < 0 {
-            return Err(Error::Io { what: "eventfd for the trace reader".into(), source: io::Error::last_os_error() });
+            return Err(Error::Io {
+                what: "eventfd for the trace reader".into(),
+                source: io::Error::last_os_error(),
+            });
         }
         // SAFETY: a fresh descriptor nothing else owns.
         let wake = unsafe { OwnedFd::from_raw_fd(efd) };
@@ -123,16 +126,35 @@ impl Capture {
         let (poll, policy) = (opts.poll, opts.reader);
         let reader = std::thread::Builder::new()
             .name("schedlab-trace".into())
-            .spawn(move || read_loop(pipes, wake_fd, page_size, poll, (policy, reader_cpu), ready_tx))
+            .spawn(move || {
+                read_loop(pipes, wake_fd, page_size, poll, (policy, reader_cpu), ready_tx)
+            })
             .map_err(|source| Error::Io { what: "starting the trace reader".into(), source })?;
         let reader_tid = match ready_rx.recv() {
             Ok(Ok(tid)) => tid,
-            Ok(Err(source)) => return Err(Error::Io { what: "setting up the trace reader".into(), source }),
-            Err(_) => return Err(Error::Io { what: "the trace reader".into(), source: io::Error::other("it ended before it was ready") }),
+            Ok(Err(source)) => {
+                return Err(Error::Io { what: "setting up the trace reader".into(), source })
+            }
+            Err(_) => {
+                return Err(Error::Io {
+                    what: "the trace reader".into(),
+                    source: io::Error::other("it ended before it was ready"),
+                })
+            }
         };
         instance.set_on(true)?;
         let start_ns = schedlab_sys::procfs::monotonic_ns();
-        Ok(Capture { instance: Some(instance), mark, reader: Some(reader), wake, layouts, page_size, start_ns, reader_tid, reader_cpu })
+        Ok(Capture {
+            instance: Some(instance),
+            mark,
+            reader: Some(reader),
+            wake,
+            layouts,
+            page_size,
+            start_ns,
+            reader_tid,
+            reader_cpu,
+        })
     }
 
     /// The reader thread's id (it is a thread of this process, and may appear in the trace).
@@ -189,7 +211,10 @@ impl Capture {
         match r.join() {
             Ok(Ok(pages)) => Ok(pages),
             Ok(Err(source)) => Err(Error::Io { what: "reading the trace buffers".into(), source }),
-            Err(_) => Err(Error::Io { what: "the trace reader".into(), source: io::Error::other("it panicked") }),
+            Err(_) => Err(Error::Io {
+                what: "the trace reader".into(),
+                source: io::Error::other("it panicked"),
+            }),
         }
     }
 }
@@ -218,7 +243,10 @@ fn allowed_cpus() -> Vec<u32> {
         if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
             return Vec::new();
         }
-        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).map(|c| c as u32).collect()
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .map(|c| c as u32)
+            .collect()
     }
 }
 
@@ -232,7 +260,9 @@ fn schedule_self(p: ReaderPolicy) -> io::Result<()> {
     let param = libc::sched_param { sched_priority: priority };
     // SAFETY: plain syscalls on the calling thread (0), with a live sched_param.
     unsafe {
-        if libc::sched_setscheduler(0, policy, &param) != 0 || libc::setpriority(libc::PRIO_PROCESS, 0, nice) != 0 {
+        if libc::sched_setscheduler(0, policy, &param) != 0
+            || libc::setpriority(libc::PRIO_PROCESS, 0, nice) != 0
+        {
             return Err(io::Error::last_os_error());
         }
     }
@@ -262,9 +292,12 @@ fn read_loop(
     if failed {
         return Ok(Vec::new());
     }
-    let mut out: Vec<CpuRaw> = pipes.iter().map(|(c, _)| CpuRaw { cpu: *c, ..Default::default() }).collect();
-    let mut fds: Vec<libc::pollfd> =
-        pipes.iter().map(|(_, f)| libc::pollfd { fd: f.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
+    let mut out: Vec<CpuRaw> =
+        pipes.iter().map(|(c, _)| CpuRaw { cpu: *c, ..Default::default() }).collect();
+    let mut fds: Vec<libc::pollfd> = pipes
+        .iter()
+        .map(|(_, f)| libc::pollfd { fd: f.as_raw_fd(), events: libc::POLLIN, revents: 0 })
+        .collect();
     fds.push(libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 });
     let timeout = poll.as_millis().min(i32::MAX as u128) as i32;
     loop {
@@ -318,7 +351,9 @@ mod tests {
     fn the_reader_is_never_rt_above_a_worker() {
         assert_eq!(ReaderPolicy::for_cell(None), ReaderPolicy::Other { nice: READER_NICE });
         for lowest in [1, 2, 50, 98] {
-            let ReaderPolicy::Fifo { priority } = ReaderPolicy::for_cell(Some(lowest)) else { panic!("RT workers get an RT reader") };
+            let ReaderPolicy::Fifo { priority } = ReaderPolicy::for_cell(Some(lowest)) else {
+                panic!("RT workers get an RT reader")
+            };
             assert!(priority <= lowest, "reader {priority} above a worker at {lowest}");
         }
     }

@@ -158,13 +158,45 @@ pub struct Block {
 /// How to read one event's records, from its format.
 #[derive(Debug, Clone)]
 enum Plan {
-    Switch { prev_pid: Slot, prev_prio: Slot, prev_state: Slot, next_pid: Slot, next_prio: Slot, prev_comm: Slot, next_comm: Slot },
-    Wake { which: WakeKind, pid: Slot, target_cpu: Slot },
-    Migrate { pid: Slot, orig_cpu: Slot, dest_cpu: Slot },
-    Fork { parent: Slot, child: Slot },
-    Exec { pid: Slot, filename: Slot },
-    Exit { pid: Slot },
-    Block { complete: bool, dev: Slot, sector: Slot, nr_sector: Slot, bytes: Option<Slot>, error: Option<Slot>, rwbs: Slot },
+    Switch {
+        prev_pid: Slot,
+        prev_prio: Slot,
+        prev_state: Slot,
+        next_pid: Slot,
+        next_prio: Slot,
+        prev_comm: Slot,
+        next_comm: Slot,
+    },
+    Wake {
+        which: WakeKind,
+        pid: Slot,
+        target_cpu: Slot,
+    },
+    Migrate {
+        pid: Slot,
+        orig_cpu: Slot,
+        dest_cpu: Slot,
+    },
+    Fork {
+        parent: Slot,
+        child: Slot,
+    },
+    Exec {
+        pid: Slot,
+        filename: Slot,
+    },
+    Exit {
+        pid: Slot,
+    },
+    Block {
+        complete: bool,
+        dev: Slot,
+        sector: Slot,
+        nr_sector: Slot,
+        bytes: Option<Slot>,
+        error: Option<Slot>,
+        rwbs: Slot,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -272,9 +304,17 @@ impl Decoder {
                     pid: f.int("pid")?,
                     target_cpu: f.int("target_cpu")?,
                 },
-                "sched_migrate_task" => Plan::Migrate { pid: f.int("pid")?, orig_cpu: f.int("orig_cpu")?, dest_cpu: f.int("dest_cpu")? },
-                "sched_process_fork" => Plan::Fork { parent: f.int("parent_pid")?, child: f.int("child_pid")? },
-                "sched_process_exec" => Plan::Exec { pid: f.int("pid")?, filename: f.data_loc("filename")? },
+                "sched_migrate_task" => Plan::Migrate {
+                    pid: f.int("pid")?,
+                    orig_cpu: f.int("orig_cpu")?,
+                    dest_cpu: f.int("dest_cpu")?,
+                },
+                "sched_process_fork" => {
+                    Plan::Fork { parent: f.int("parent_pid")?, child: f.int("child_pid")? }
+                }
+                "sched_process_exec" => {
+                    Plan::Exec { pid: f.int("pid")?, filename: f.data_loc("filename")? }
+                }
                 "sched_process_exit" => Plan::Exit { pid: f.int("pid")? },
                 "block_rq_issue" | "block_rq_complete" => {
                     let complete = f.name == "block_rq_complete";
@@ -323,18 +363,19 @@ impl Decoder {
         }
         stats.pages += 1;
         let mut ts = le_u64(&page[h.timestamp..]);
-        let commit = if h.commit_size == 8 { le_u64(&page[h.commit..]) } else { le_u32(&page[h.commit..]) as u64 };
+        let commit = if h.commit_size == 8 {
+            le_u64(&page[h.commit..])
+        } else {
+            le_u32(&page[h.commit..]) as u64
+        };
         let len = ((commit & COMMIT_MASK) as usize).min(h.data_size).min(page.len() - h.data);
         let data = &page[h.data..h.data + len];
         if commit & MISSED_EVENTS != 0 {
             stats.missed_pages += 1;
-            let count = (commit & MISSED_STORED != 0).then(|| page.get(h.data + len..h.data + len + h.commit_size)).flatten().map(|b| {
-                if h.commit_size == 8 {
-                    le_u64(b)
-                } else {
-                    le_u32(b) as u64
-                }
-            });
+            let count = (commit & MISSED_STORED != 0)
+                .then(|| page.get(h.data + len..h.data + len + h.commit_size))
+                .flatten()
+                .map(|b| if h.commit_size == 8 { le_u64(b) } else { le_u32(b) as u64 });
             stats.missed_counted += count.unwrap_or(0);
             out.push(Event { ts, cpu, current: -1, kind: Kind::Lost { count } });
         }
@@ -368,7 +409,9 @@ impl Decoder {
                 _ => {
                     let (start, end) = if type_len == 0 {
                         match array0() {
-                            Some(n) if n >= 4 && off + 4 + n as usize <= data.len() => (off + 8, off + 4 + n as usize),
+                            Some(n) if n >= 4 && off + 4 + n as usize <= data.len() => {
+                                (off + 8, off + 4 + n as usize)
+                            }
                             _ => {
                                 stats.malformed += 1;
                                 break;
@@ -384,7 +427,12 @@ impl Decoder {
                     ts = ts.wrapping_add(delta);
                     let rec = &data[start..end];
                     match self.record(rec) {
-                        Some(kind) => out.push(Event { ts, cpu, current: self.common_pid.get(rec) as i32, kind }),
+                        Some(kind) => out.push(Event {
+                            ts,
+                            cpu,
+                            current: self.common_pid.get(rec) as i32,
+                            kind,
+                        }),
                         None => stats.unknown += 1,
                     }
                     off = end;
@@ -399,7 +447,15 @@ impl Decoder {
         let id = self.common_type.get(rec) as usize;
         let pid = |s: &Slot| s.get(rec) as i32;
         Some(match self.plans.get(id)?.as_ref()? {
-            Plan::Switch { prev_pid, prev_prio, prev_state, next_pid, next_prio, prev_comm, next_comm } => {
+            Plan::Switch {
+                prev_pid,
+                prev_prio,
+                prev_state,
+                next_pid,
+                next_prio,
+                prev_comm,
+                next_comm,
+            } => {
                 let state = prev_state.get(rec);
                 Kind::Switch(Switch {
                     prev_pid: pid(prev_pid),
@@ -421,9 +477,14 @@ impl Decoder {
                     WakeKind::New => Kind::WakeupNew(w),
                 }
             }
-            Plan::Migrate { pid: p, orig_cpu, dest_cpu } => Kind::Migrate { pid: pid(p), orig_cpu: pid(orig_cpu), dest_cpu: pid(dest_cpu) },
+            Plan::Migrate { pid: p, orig_cpu, dest_cpu } => {
+                Kind::Migrate { pid: pid(p), orig_cpu: pid(orig_cpu), dest_cpu: pid(dest_cpu) }
+            }
             Plan::Fork { parent, child } => Kind::Fork { parent: pid(parent), child: pid(child) },
-            Plan::Exec { pid: p, filename } => Kind::Exec { pid: pid(p), filename: String::from_utf8_lossy(filename.string(rec)).into() },
+            Plan::Exec { pid: p, filename } => Kind::Exec {
+                pid: pid(p),
+                filename: String::from_utf8_lossy(filename.string(rec)).into(),
+            },
             Plan::Exit { pid: p } => Kind::Exit { pid: pid(p) },
             Plan::Block { complete, dev, sector, nr_sector, bytes, error, rwbs } => {
                 let mut flags = [0u8; 10];
@@ -491,7 +552,9 @@ pub fn decode(raw: &Raw) -> Result<Decoded, FormatError> {
     let d = Decoder::new(&raw.header_page, &raw.formats)?;
     let mut out = Decoded::default();
     let per_page = d.header.data_size / 40;
-    out.events.reserve(raw.cpus.iter().map(|c| c.pages.len() / d.header.page_size().max(1) * per_page).sum());
+    out.events.reserve(
+        raw.cpus.iter().map(|c| c.pages.len() / d.header.page_size().max(1) * per_page).sum(),
+    );
     for c in &raw.cpus {
         let s = d.decode_cpu(c.cpu, &c.pages, &mut out.events);
         out.stats.add(&s);

@@ -24,7 +24,9 @@
 
 use crate::decode::{Comm, Event, Kind, Switch};
 use schedlab_model::hist::{self, Histogram};
-use schedlab_model::trace::{CellTrace, CpuTrace, PreemptedBy, StateBar, WorkerTrace, STATE_SLICES};
+use schedlab_model::trace::{
+    CellTrace, CpuTrace, PreemptedBy, StateBar, WorkerTrace, STATE_SLICES,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// What kind of task took a worker's CPU.
@@ -161,7 +163,11 @@ impl Acc {
         let slice = window.slice_ns();
         while t < end {
             let k = (((t - window.start_ns) / slice) as usize).min(STATE_SLICES - 1);
-            let upto = if k == STATE_SLICES - 1 { end } else { (window.start_ns + (k as u64 + 1) * slice).min(end) };
+            let upto = if k == STATE_SLICES - 1 {
+                end
+            } else {
+                (window.start_ns + (k as u64 + 1) * slice).min(end)
+            };
             self.slices[k][kind as usize] += upto - t;
             t = upto;
         }
@@ -220,7 +226,13 @@ impl Gap {
 /// The figures of a cell's events (in timestamp order) over `window`. `classify` is asked,
 /// once per task, about each task that took a worker's CPU and is neither a worker's nor
 /// the engine's, with the comm the trace gave it; `lost` is what the buffers lost.
-pub fn figures(events: &[Event], roles: &Roles, window: Window, lost: u64, classify: impl FnMut(i32, &Comm) -> Who) -> CellTrace {
+pub fn figures(
+    events: &[Event],
+    roles: &Roles,
+    window: Window,
+    lost: u64,
+    classify: impl FnMut(i32, &Comm) -> Who,
+) -> CellTrace {
     let mut fold = Fold::new(roles, window);
     for e in events {
         fold.event(e);
@@ -277,7 +289,11 @@ impl Fold {
             Kind::WakeupNew(w) => self.wakeup_new(e.ts, w.pid),
             Kind::Migrate { pid, dest_cpu, .. } => self.migrate(e.ts, *pid, *dest_cpu as u32),
             Kind::Fork { parent, child } => self.fork(*parent, *child),
-            Kind::Exec { .. } | Kind::Exit { .. } | Kind::BlockIssue(_) | Kind::BlockComplete(_) | Kind::Lost { .. } => {}
+            Kind::Exec { .. }
+            | Kind::Exit { .. }
+            | Kind::BlockIssue(_)
+            | Kind::BlockComplete(_)
+            | Kind::Lost { .. } => {}
         }
     }
 
@@ -456,7 +472,8 @@ impl Fold {
                 *kinds.entry(pid).or_insert_with(|| classify(pid, comm))
             }
         };
-        let workers = acc.into_iter().zip(workers).map(|(a, pid)| a.worker(pid, &window, &mut who)).collect();
+        let workers =
+            acc.into_iter().zip(workers).map(|(a, pid)| a.worker(pid, &window, &mut who)).collect();
         CellTrace {
             workers,
             cpus,
@@ -471,7 +488,12 @@ impl Fold {
 
 impl Acc {
     /// The worker's figures, `who` telling what kind of task each preemptor was.
-    fn worker(self, pid: i32, window: &Window, who: &mut impl FnMut(i32, &Comm) -> Who) -> WorkerTrace {
+    fn worker(
+        self,
+        pid: i32,
+        window: &Window,
+        who: &mut impl FnMut(i32, &Comm) -> Who,
+    ) -> WorkerTrace {
         let mut by = PreemptedBy::default();
         let mut preemptors: Vec<_> = self.preemptors.into_iter().collect();
         preemptors.sort_unstable_by_key(|(p, _)| *p);

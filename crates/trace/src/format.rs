@@ -71,10 +71,14 @@ impl EventFormat {
             } else if let Some(p) = t.strip_prefix("print fmt:") {
                 print_fmt = p.trim().to_string();
             } else if t.starts_with("field:") {
-                fields.push(parse_field(t).ok_or_else(|| FormatError::BadField { file: name.clone(), line: t.to_string() })?);
+                fields.push(parse_field(t).ok_or_else(|| FormatError::BadField {
+                    file: name.clone(),
+                    line: t.to_string(),
+                })?);
             }
         }
-        let id = id.ok_or_else(|| FormatError::Missing { file: name.clone(), field: "ID".into() })?;
+        let id =
+            id.ok_or_else(|| FormatError::Missing { file: name.clone(), field: "ID".into() })?;
         Ok(EventFormat { name, id, fields, print_fmt })
     }
 
@@ -86,7 +90,9 @@ impl EventFormat {
     /// Where an integer field of at most 8 bytes lies, for the decoder's plan.
     pub fn int(&self, name: &str) -> Result<Slot, FormatError> {
         match self.field(name) {
-            Some(f) if !f.data_loc && matches!(f.size, 1 | 2 | 4 | 8) => Ok(Slot { offset: f.offset, size: f.size, signed: f.signed }),
+            Some(f) if !f.data_loc && matches!(f.size, 1 | 2 | 4 | 8) => {
+                Ok(Slot { offset: f.offset, size: f.size, signed: f.signed })
+            }
             _ => Err(self.missing(name)),
         }
     }
@@ -94,7 +100,9 @@ impl EventFormat {
     /// Where a fixed char array (a comm) lies.
     pub fn chars(&self, name: &str) -> Result<Slot, FormatError> {
         match self.field(name) {
-            Some(f) if !f.data_loc && f.ctype.starts_with("char[") => Ok(Slot { offset: f.offset, size: f.size, signed: false }),
+            Some(f) if !f.data_loc && f.ctype.starts_with("char[") => {
+                Ok(Slot { offset: f.offset, size: f.size, signed: false })
+            }
             _ => Err(self.missing(name)),
         }
     }
@@ -102,7 +110,9 @@ impl EventFormat {
     /// Where a `__data_loc` string's locator lies.
     pub fn data_loc(&self, name: &str) -> Result<Slot, FormatError> {
         match self.field(name) {
-            Some(f) if f.data_loc && f.size == 4 => Ok(Slot { offset: f.offset, size: 4, signed: false }),
+            Some(f) if f.data_loc && f.size == 4 => {
+                Ok(Slot { offset: f.offset, size: 4, signed: false })
+            }
             _ => Err(self.missing(name)),
         }
     }
@@ -227,14 +237,28 @@ impl HeaderPage {
         let mut fields = Vec::new();
         for line in text.lines().map(str::trim).filter(|l| l.starts_with("field:")) {
             // `field: u64 timestamp;` has a space after the colon, unlike event formats.
-            fields.push(parse_field(line).ok_or_else(|| FormatError::BadField { file: file.clone(), line: line.to_string() })?);
+            fields.push(parse_field(line).ok_or_else(|| FormatError::BadField {
+                file: file.clone(),
+                line: line.to_string(),
+            })?);
         }
-        let get = |n: &str| fields.iter().find(|f| f.name == n).ok_or_else(|| FormatError::Missing { file: file.clone(), field: n.into() });
+        let get = |n: &str| {
+            fields
+                .iter()
+                .find(|f| f.name == n)
+                .ok_or_else(|| FormatError::Missing { file: file.clone(), field: n.into() })
+        };
         let (ts, commit, data) = (get("timestamp")?, get("commit")?, get("data")?);
         if ts.size != 8 || !matches!(commit.size, 4 | 8) {
             return Err(FormatError::Missing { file, field: "timestamp/commit of 8 bytes".into() });
         }
-        Ok(HeaderPage { timestamp: ts.offset, commit: commit.offset, commit_size: commit.size, data: data.offset, data_size: data.size })
+        Ok(HeaderPage {
+            timestamp: ts.offset,
+            commit: commit.offset,
+            commit_size: commit.size,
+            data: data.offset,
+            data_size: data.size,
+        })
     }
 
     /// The whole page's size.
@@ -297,7 +321,10 @@ mod tests {
     #[test]
     fn header_page_gives_a_4_kib_page() {
         let h = HeaderPage::parse(HEADER).unwrap();
-        assert_eq!(h, HeaderPage { timestamp: 0, commit: 8, commit_size: 8, data: 16, data_size: 4080 });
+        assert_eq!(
+            h,
+            HeaderPage { timestamp: 0, commit: 8, commit_size: 8, data: 16, data_size: 4080 }
+        );
         assert_eq!(h.page_size(), 4096);
     }
 
@@ -312,7 +339,10 @@ mod tests {
 
     #[test]
     fn a_broken_field_line_is_named() {
-        let e = EventFormat::parse("name: e\nID: 3\nformat:\n\tfield:int a;\toffset:x;\tsize:4;\tsigned:1;\n").unwrap_err();
+        let e = EventFormat::parse(
+            "name: e\nID: 3\nformat:\n\tfield:int a;\toffset:x;\tsize:4;\tsigned:1;\n",
+        )
+        .unwrap_err();
         assert!(matches!(e, FormatError::BadField { .. }), "{e}");
         assert!(EventFormat::parse("name: e\n").is_err(), "no ID");
     }

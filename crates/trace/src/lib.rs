@@ -39,9 +39,13 @@ pub fn cell_trace(
     }
     let lost = raw.lost().max(decoded.stats.missed_counted).max(decoded.stats.missed_pages);
     let root = schedlab_sys::Root::default();
-    figures::figures(&decoded.events, &figures::Roles { workers, engine: &engine }, window, lost, |pid, comm| {
-        procs::classify(&root, pid, comm)
-    })
+    figures::figures(
+        &decoded.events,
+        &figures::Roles { workers, engine: &engine },
+        window,
+        lost,
+        |pid, comm| procs::classify(&root, pid, comm),
+    )
 }
 
 /// Why tracing failed.

@@ -60,8 +60,11 @@ fn kernel_comm(name: &str) -> bool {
 
 /// A process's threads now (/proc/PID/task), ascending; empty if it is gone.
 pub fn threads(root: &Root, pid: i32) -> Vec<i32> {
-    let Ok(rd) = std::fs::read_dir(root.path(&format!("/proc/{pid}/task"))) else { return Vec::new() };
-    let mut v: Vec<i32> = rd.filter_map(Result::ok).filter_map(|e| e.file_name().to_str()?.parse().ok()).collect();
+    let Ok(rd) = std::fs::read_dir(root.path(&format!("/proc/{pid}/task"))) else {
+        return Vec::new();
+    };
+    let mut v: Vec<i32> =
+        rd.filter_map(Result::ok).filter_map(|e| e.file_name().to_str()?.parse().ok()).collect();
     v.sort_unstable();
     v
 }
@@ -77,7 +80,11 @@ mod tests {
     }
 
     fn fake(stats: &[(i32, &str)]) -> (std::path::PathBuf, Root) {
-        let d = std::env::temp_dir().join(format!("schedlab-procs-{}-{}", std::process::id(), stats.len()));
+        let d = std::env::temp_dir().join(format!(
+            "schedlab-procs-{}-{}",
+            std::process::id(),
+            stats.len()
+        ));
         let _ = std::fs::remove_dir_all(&d);
         for (pid, text) in stats {
             std::fs::create_dir_all(d.join(format!("proc/{pid}/task/{pid}"))).unwrap();
@@ -111,6 +118,13 @@ mod tests {
         let root = Root::default();
         let Some(name) = root.read("/proc/2/comm").ok() else { return };
         assert_eq!(classify(&root, 2, &comm(&name)), Who::Kernel, "pid 2 ({name})");
-        assert_eq!(classify(&root, std::process::id() as i32, &comm(&root.read("/proc/self/comm").unwrap())), Who::Other);
+        assert_eq!(
+            classify(
+                &root,
+                std::process::id() as i32,
+                &comm(&root.read("/proc/self/comm").unwrap())
+            ),
+            Who::Other
+        );
     }
 }

@@ -135,7 +135,9 @@ impl Raw {
 
     /// Reads what [`Raw::write_to`] wrote.
     pub fn read_from(mut r: impl Read) -> io::Result<Raw> {
-        let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("not a schedlab trace: {what}"));
+        let bad = |what: &str| {
+            io::Error::new(io::ErrorKind::InvalidData, format!("not a schedlab trace: {what}"))
+        };
         let mut magic = [0u8; 9];
         r.read_exact(&mut magic)?;
         if &magic != MAGIC {
@@ -178,7 +180,13 @@ pub const KEEP_LEVEL: i32 = 3;
 impl Raw {
     /// The capture as a cell keeps it: its file, zstd-compressed, with the cell's release,
     /// the clock offset an export needs and the engine's tasks.
-    pub fn keep(&self, release_ns: u64, engine_pid: i32, engine_tids: &[i32], dispatchers: &[i32]) -> io::Result<RawTrace> {
+    pub fn keep(
+        &self,
+        release_ns: u64,
+        engine_pid: i32,
+        engine_tids: &[i32],
+        dispatchers: &[i32],
+    ) -> io::Result<RawTrace> {
         let enc = zstd::stream::Encoder::new(Vec::with_capacity(self.bytes() / 8), KEEP_LEVEL)?;
         let mut counted = Counted { inner: enc, bytes: 0 };
         self.write_to(&mut counted)?;
@@ -252,8 +260,16 @@ mod tests {
             formats: vec!["a".into(), "b".into()],
             page_size: 4,
             cpus: vec![
-                CpuRaw { cpu: 0, pages: vec![1, 2, 3, 4], stats: CpuStats { overrun: 1, ..Default::default() } },
-                CpuRaw { cpu: 3, pages: vec![5, 6, 7, 8, 9, 10, 11, 12], stats: CpuStats::default() },
+                CpuRaw {
+                    cpu: 0,
+                    pages: vec![1, 2, 3, 4],
+                    stats: CpuStats { overrun: 1, ..Default::default() },
+                },
+                CpuRaw {
+                    cpu: 3,
+                    pages: vec![5, 6, 7, 8, 9, 10, 11, 12],
+                    stats: CpuStats::default(),
+                },
             ],
             start_ns: 10,
             stop_ns: 20,
@@ -268,13 +284,22 @@ mod tests {
 
     #[test]
     fn a_kept_capture_is_the_same_capture_compressed() {
-        let text = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/io-other-50.sltrace")).unwrap();
+        let text = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/io-other-50.sltrace"
+        ))
+        .unwrap();
         let raw = Raw::read_from(text.as_slice()).unwrap();
         let kept = raw.keep(5, 100, &[100, 101], &[]).unwrap();
         let mut file = Vec::new();
         raw.write_to(&mut file).unwrap();
         assert_eq!(kept.meta.raw_bytes, file.len() as u64, "the file's size before compression");
-        assert!(kept.zstd.len() * 3 < text.len(), "compressed: {} of {} bytes", kept.zstd.len(), text.len());
+        assert!(
+            kept.zstd.len() * 3 < text.len(),
+            "compressed: {} of {} bytes",
+            kept.zstd.len(),
+            text.len()
+        );
         assert_eq!((kept.meta.release_ns, kept.meta.engine_tids.as_slice()), (5, &[100, 101][..]));
         assert!(kept.meta.boot_offset_ns >= 0);
         assert_eq!(Raw::unkeep(&kept).unwrap(), raw);

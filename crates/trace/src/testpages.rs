@@ -35,7 +35,13 @@ fn comm(name: &str) -> [u8; 16] {
 }
 
 /// A sched_switch record (offsets of sched_switch.format).
-pub(crate) fn switch_rec(prev: i32, state: i64, next: i32, prev_comm: &str, next_comm: &str) -> Vec<u8> {
+pub(crate) fn switch_rec(
+    prev: i32,
+    state: i64,
+    next: i32,
+    prev_comm: &str,
+    next_comm: &str,
+) -> Vec<u8> {
     let mut r = vec![0u8; 64];
     put(&mut r, 0, &SWITCH_ID.to_le_bytes());
     put(&mut r, 4, &prev.to_le_bytes());

@@ -111,13 +111,22 @@ mod tests {
         assert_eq!(&out[18..30], b"header_page\0");
         let fly = out.windows(10).position(|w| w == b"flyrecord\0").unwrap();
         assert_eq!(u32::from_le_bytes(out[fly - 4..fly].try_into().unwrap()), 2, "CPUs 0 and 1");
-        let at = |i: usize| u64::from_le_bytes(out[fly + 10 + 8 * i..fly + 18 + 8 * i].try_into().unwrap()) as usize;
+        let at = |i: usize| {
+            u64::from_le_bytes(out[fly + 10 + 8 * i..fly + 18 + 8 * i].try_into().unwrap()) as usize
+        };
         let (cpu1_offset, cpu1_size) = (at(2), at(3));
-        assert_eq!((at(1), cpu1_size, cpu1_offset % 4096), (0, 8192, 0), "CPU 0 empty, CPU 1 two pages, page aligned");
+        assert_eq!(
+            (at(1), cpu1_size, cpu1_offset % 4096),
+            (0, 8192, 0),
+            "CPU 0 empty, CPU 1 two pages, page aligned"
+        );
         assert_eq!(&out[cpu1_offset..cpu1_offset + 8192], &[7; 8192][..]);
         assert_eq!(out.len(), cpu1_offset + 8192);
         let text = String::from_utf8_lossy(&out);
-        assert!(text.contains("block\0\x02\0\0\0") && text.contains("sched\0\x08\0\0\0"), "two systems with their events");
+        assert!(
+            text.contains("block\0\x02\0\0\0") && text.contains("sched\0\x08\0\0\0"),
+            "two systems with their events"
+        );
         assert!(text.contains("42 sh\n"));
     }
 }

@@ -70,7 +70,9 @@ impl Tracefs {
             let what = format!("{what} {}", dir.display());
             move |source| Error::Io { what, source }
         };
-        journal.record(Entry::RemoveEmptyDir { path: dir.clone() }).map_err(io("journaling the mount point"))?;
+        journal
+            .record(Entry::RemoveEmptyDir { path: dir.clone() })
+            .map_err(io("journaling the mount point"))?;
         match std::fs::create_dir(&dir) {
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 // Not ours to remove: a mount point a killed run of this pid left, or a
@@ -79,10 +81,17 @@ impl Tracefs {
             }
             r => r.map_err(io("creating the mount point"))?,
         }
-        journal.record(Entry::Unmount { path: dir.clone() }).map_err(io("journaling the mount of tracefs at"))?;
+        journal
+            .record(Entry::Unmount { path: dir.clone() })
+            .map_err(io("journaling the mount of tracefs at"))?;
         mount_tracefs(&dir).map_err(|e| match e.raw_os_error() {
-            Some(libc::EPERM) => Error::Unavailable(format!("mounting tracefs at {} needs CAP_SYS_ADMIN (run as root)", dir.display())),
-            Some(libc::ENODEV) => Error::Unavailable("this kernel has no tracefs (CONFIG_TRACING)".into()),
+            Some(libc::EPERM) => Error::Unavailable(format!(
+                "mounting tracefs at {} needs CAP_SYS_ADMIN (run as root)",
+                dir.display()
+            )),
+            Some(libc::ENODEV) => {
+                Error::Unavailable("this kernel has no tracefs (CONFIG_TRACING)".into())
+            }
             _ => Error::Io { what: format!("mounting tracefs at {}", dir.display()), source: e },
         })?;
         Ok(Tracefs { dir, mounted_here: true })
@@ -113,8 +122,13 @@ impl Tracefs {
 
 /// tracefs at a standard place, from mountinfo.
 fn find(root: &Root) -> Option<PathBuf> {
-    let mounts = schedlab_sys::blockdev::mounts_of_type(&root.read("/proc/self/mountinfo").ok()?, "tracefs");
-    STANDARD.iter().map(PathBuf::from).find(|p| mounts.contains(p)).map(|p| root.path(&p.to_string_lossy()))
+    let mounts =
+        schedlab_sys::blockdev::mounts_of_type(&root.read("/proc/self/mountinfo").ok()?, "tracefs");
+    STANDARD
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| mounts.contains(p))
+        .map(|p| root.path(&p.to_string_lossy()))
 }
 
 fn mount_tracefs(dir: &Path) -> io::Result<()> {
@@ -123,11 +137,23 @@ fn mount_tracefs(dir: &Path) -> io::Result<()> {
     let (src, fstype) = (c"nodev", c"tracefs");
     // SAFETY: NUL-terminated strings; no data argument.
     let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-    if unsafe { libc::mount(src.as_ptr(), target.as_ptr(), fstype.as_ptr(), flags, std::ptr::null()) } != 0 {
+    if unsafe {
+        libc::mount(src.as_ptr(), target.as_ptr(), fstype.as_ptr(), flags, std::ptr::null())
+    } != 0
+    {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: as above; only the propagation type changes, so other namespaces never see it.
-    if unsafe { libc::mount(std::ptr::null(), target.as_ptr(), std::ptr::null(), libc::MS_PRIVATE, std::ptr::null()) } != 0 {
+    if unsafe {
+        libc::mount(
+            std::ptr::null(),
+            target.as_ptr(),
+            std::ptr::null(),
+            libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
+    } != 0
+    {
         return Err(io::Error::last_os_error());
     }
     Ok(())
@@ -180,22 +206,32 @@ impl Instance {
     pub fn create(tfs: &Tracefs, journal: &mut Journal, s: &Settings) -> Result<Instance, Error> {
         let pid = std::process::id() as i32;
         let start = schedlab_sys::procfs::process_start(pid).map(|s| s.0).unwrap_or(0);
-        let name = format!("{INSTANCE_PREFIX}{pid}-{start}-{}", SEQ.fetch_add(1, Ordering::Relaxed));
+        let name =
+            format!("{INSTANCE_PREFIX}{pid}-{start}-{}", SEQ.fetch_add(1, Ordering::Relaxed));
         let instances = tfs.dir.join("instances");
         if !instances.is_dir() {
-            return Err(Error::Unavailable(format!("{} has no instances directory: not a tracefs mount", tfs.dir.display())));
+            return Err(Error::Unavailable(format!(
+                "{} has no instances directory: not a tracefs mount",
+                tfs.dir.display()
+            )));
         }
         let path = instances.join(&name);
         let io = |what: String| move |source| Error::Io { what, source };
-        journal.record(Entry::RemoveTraceInstance { path: path.clone() }).map_err(io(format!("journaling the instance {name}")))?;
+        journal
+            .record(Entry::RemoveTraceInstance { path: path.clone() })
+            .map_err(io(format!("journaling the instance {name}")))?;
         if let Err(e) = std::fs::create_dir(&path) {
             // Nothing was made: an existing directory of that name is not ours to remove.
             let _ = journal.retract();
             return Err(match e.raw_os_error() {
-                Some(libc::EACCES) | Some(libc::EPERM) => {
-                    Error::Unavailable(format!("creating the tracefs instance {} needs root", path.display()))
-                }
-                _ => Error::Io { what: format!("creating the tracefs instance {}", path.display()), source: e },
+                Some(libc::EACCES) | Some(libc::EPERM) => Error::Unavailable(format!(
+                    "creating the tracefs instance {} needs root",
+                    path.display()
+                )),
+                _ => Error::Io {
+                    what: format!("creating the tracefs instance {}", path.display()),
+                    source: e,
+                },
             });
         }
         let mut inst = Instance { path, events: Vec::new(), removed: false };
@@ -238,12 +274,16 @@ impl Instance {
             .write(true)
             .open(&p)
             .and_then(|mut f| f.write_all(value.as_bytes()))
-            .map_err(|source| Error::Io { what: format!("writing {value:?} to {}", p.display()), source })
+            .map_err(|source| Error::Io {
+                what: format!("writing {value:?} to {}", p.display()),
+                source,
+            })
     }
 
     fn read(&self, file: &str) -> Result<String, Error> {
         let p = self.path.join(file);
-        read_whole(&p).map_err(|source| Error::Io { what: format!("reading {}", p.display()), source })
+        read_whole(&p)
+            .map_err(|source| Error::Io { what: format!("reading {}", p.display()), source })
     }
 
     /// Switches recording on or off.
@@ -254,8 +294,12 @@ impl Instance {
     /// The CPUs the instance has buffers for, ascending.
     pub fn cpus(&self) -> Result<Vec<u32>, Error> {
         let p = self.path.join("per_cpu");
-        let rd = std::fs::read_dir(&p).map_err(|source| Error::Io { what: format!("listing {}", p.display()), source })?;
-        let mut v: Vec<u32> = rd.filter_map(Result::ok).filter_map(|e| e.file_name().to_str()?.strip_prefix("cpu")?.parse().ok()).collect();
+        let rd = std::fs::read_dir(&p)
+            .map_err(|source| Error::Io { what: format!("listing {}", p.display()), source })?;
+        let mut v: Vec<u32> = rd
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().to_str()?.strip_prefix("cpu")?.parse().ok())
+            .collect();
         v.sort_unstable();
         Ok(v)
     }
@@ -275,7 +319,11 @@ impl Instance {
         Ok(Layouts {
             header_page: self.read("events/header_page")?,
             header_event: self.read("events/header_event")?,
-            formats: self.events.iter().map(|ev| self.read(&format!("events/{ev}/format"))).collect::<Result<_, _>>()?,
+            formats: self
+                .events
+                .iter()
+                .map(|ev| self.read(&format!("events/{ev}/format")))
+                .collect::<Result<_, _>>()?,
         })
     }
 
@@ -337,12 +385,22 @@ fn read_whole(path: &Path) -> io::Result<String> {
 fn remove_dir(path: &Path) -> Result<(), Error> {
     for _ in 0..20 {
         match std::fs::remove_dir(path) {
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => std::thread::sleep(std::time::Duration::from_millis(50)),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(50))
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            r => return r.map_err(|source| Error::Io { what: format!("removing the tracefs instance {}", path.display()), source }),
+            r => {
+                return r.map_err(|source| Error::Io {
+                    what: format!("removing the tracefs instance {}", path.display()),
+                    source,
+                })
+            }
         }
     }
-    Err(Error::Io { what: format!("removing the tracefs instance {}", path.display()), source: io::Error::from_raw_os_error(libc::EBUSY) })
+    Err(Error::Io {
+        what: format!("removing the tracefs instance {}", path.display()),
+        source: io::Error::from_raw_os_error(libc::EBUSY),
+    })
 }
 
 /// Whether this process could trace: root (tracefs is root's) and a kernel with tracefs.
@@ -350,11 +408,16 @@ fn remove_dir(path: &Path) -> Result<(), Error> {
 pub fn preflight(root: &Root) -> Result<(), Error> {
     // SAFETY: no failure mode.
     if unsafe { libc::geteuid() } != 0 {
-        return Err(Error::Unavailable("tracing needs root: tracefs and its instances are root's (CAP_SYS_ADMIN to mount it)".into()));
+        return Err(Error::Unavailable(
+            "tracing needs root: tracefs and its instances are root's (CAP_SYS_ADMIN to mount it)"
+                .into(),
+        ));
     }
     let fs = root.read("/proc/filesystems").unwrap_or_default();
     if !fs.lines().any(|l| l.split_whitespace().last() == Some("tracefs")) {
-        return Err(Error::Unavailable("this kernel has no tracefs (CONFIG_TRACING): tracing is not possible".into()));
+        return Err(Error::Unavailable(
+            "this kernel has no tracefs (CONFIG_TRACING): tracing is not possible".into(),
+        ));
     }
     Ok(())
 }
@@ -364,7 +427,11 @@ mod tests {
     use super::*;
 
     fn fake(mountinfo: &str) -> (PathBuf, Root) {
-        let d = std::env::temp_dir().join(format!("schedlab-tracefs-{}-{}", std::process::id(), SEQ.fetch_add(1, Ordering::Relaxed)));
+        let d = std::env::temp_dir().join(format!(
+            "schedlab-tracefs-{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
         std::fs::create_dir_all(d.join("proc/self")).unwrap();
         std::fs::write(d.join("proc/self/mountinfo"), mountinfo).unwrap();
         (d.clone(), Root::new(d))
@@ -375,11 +442,23 @@ mod tests {
         let (d, root) = fake(
             "40 30 0:12 / /sys/kernel/debug/tracing rw - tracefs tracefs rw\n41 30 0:12 / /sys/kernel/tracing rw - tracefs tracefs rw\n",
         );
-        assert_eq!(find(&root), Some(d.join("sys/kernel/tracing")), "the standard mount point first");
-        std::fs::write(d.join("proc/self/mountinfo"), "40 30 0:12 / /sys/kernel/debug/tracing rw - tracefs tracefs rw\n").unwrap();
+        assert_eq!(
+            find(&root),
+            Some(d.join("sys/kernel/tracing")),
+            "the standard mount point first"
+        );
+        std::fs::write(
+            d.join("proc/self/mountinfo"),
+            "40 30 0:12 / /sys/kernel/debug/tracing rw - tracefs tracefs rw\n",
+        )
+        .unwrap();
         assert_eq!(find(&root), Some(d.join("sys/kernel/debug/tracing")));
         // Another run's private mount (or anyone's elsewhere) may be unmounted under us.
-        std::fs::write(d.join("proc/self/mountinfo"), "40 30 0:12 / /run/schedlab/tracefs-9-9 rw - tracefs nodev rw\n").unwrap();
+        std::fs::write(
+            d.join("proc/self/mountinfo"),
+            "40 30 0:12 / /run/schedlab/tracefs-9-9 rw - tracefs nodev rw\n",
+        )
+        .unwrap();
         assert_eq!(find(&root), None);
         std::fs::remove_dir_all(d).unwrap();
     }
@@ -388,7 +467,8 @@ mod tests {
     fn an_instance_needs_a_tracefs_with_instances() {
         let (d, _) = fake("");
         let mut j = Journal::create(&d.join("state")).unwrap();
-        let e = Instance::create(&Tracefs::at(d.join("nothing")), &mut j, &Settings::default()).unwrap_err();
+        let e = Instance::create(&Tracefs::at(d.join("nothing")), &mut j, &Settings::default())
+            .unwrap_err();
         assert!(e.to_string().contains("not a tracefs mount"), "{e}");
         assert!(j.entries().is_empty(), "nothing journaled for nothing made");
         drop(j);
@@ -401,10 +481,14 @@ mod tests {
         let (d, _) = fake("");
         std::fs::create_dir_all(d.join("t/instances")).unwrap();
         let mut j = Journal::create(&d.join("state")).unwrap();
-        let e = Instance::create(&Tracefs::at(d.join("t")), &mut j, &Settings::default()).unwrap_err();
+        let e =
+            Instance::create(&Tracefs::at(d.join("t")), &mut j, &Settings::default()).unwrap_err();
         assert!(e.to_string().contains("tracing_on"), "{e}");
         assert!(matches!(j.entries(), [Entry::RemoveTraceInstance { .. }]), "{:?}", j.entries());
-        assert!(Tracefs::at(d.join("t")).schedlab_instances().is_empty(), "removed on the error path");
+        assert!(
+            Tracefs::at(d.join("t")).schedlab_instances().is_empty(),
+            "removed on the error path"
+        );
         assert!(j.close().is_empty(), "undoing it again is harmless");
         std::fs::remove_dir_all(d).unwrap();
     }

@@ -11,7 +11,8 @@ use std::process::Command;
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/io-other-50.sltrace");
 
 fn fixture() -> (Raw, Decoded) {
-    let raw = Raw::read_from(std::io::BufReader::new(std::fs::File::open(FIXTURE).unwrap())).unwrap();
+    let raw =
+        Raw::read_from(std::io::BufReader::new(std::fs::File::open(FIXTURE).unwrap())).unwrap();
     let d = decode(&raw).unwrap();
     (raw, d)
 }
@@ -21,10 +22,22 @@ fn every_event_the_kernel_says_it_gave_is_decoded_in_order() {
     let (raw, d) = fixture();
     let read: u64 = raw.cpus.iter().map(|c| c.stats.read).sum();
     assert_eq!(d.events.len() as u64, read, "the buffers' `read events` counters");
-    assert_eq!((raw.lost(), d.stats.malformed, d.stats.unknown, d.stats.missed_pages), (0, 0, 0, 0));
+    assert_eq!(
+        (raw.lost(), d.stats.malformed, d.stats.unknown, d.stats.missed_pages),
+        (0, 0, 0, 0)
+    );
     assert!(d.events.windows(2).all(|w| w[0].ts <= w[1].ts));
-    assert!(d.events.iter().all(|e| (raw.start_ns..=raw.stop_ns).contains(&e.ts)), "timestamps are CLOCK_MONOTONIC, inside the capture");
-    let execs = d.events.iter().filter(|e| matches!(&e.kind, Kind::Exec { filename, .. } if filename.ends_with("schedlab"))).count();
+    assert!(
+        d.events.iter().all(|e| (raw.start_ns..=raw.stop_ns).contains(&e.ts)),
+        "timestamps are CLOCK_MONOTONIC, inside the capture"
+    );
+    let execs = d
+        .events
+        .iter()
+        .filter(
+            |e| matches!(&e.kind, Kind::Exec { filename, .. } if filename.ends_with("schedlab")),
+        )
+        .count();
     assert_eq!(execs, 51, "the engine and its 50 workers exec schedlab");
 }
 
@@ -45,15 +58,31 @@ fn trace_cmd(raw: &Raw, d: &Decoded) -> Option<(Lines, Switches)> {
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         // "comm-pid [001] 17420.136117701: sched_switch: details"
         let Some(open) = line.find(" [") else { continue };
-        let Some(current) = line[..open].trim().rsplit_once('-').and_then(|(_, pid)| pid.parse::<i32>().ok()) else { continue };
+        let Some(current) =
+            line[..open].trim().rsplit_once('-').and_then(|(_, pid)| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
         let rest = &line[open + 2..];
-        let (Some((cpu, rest)), true) = (rest.split_once("] "), rest.starts_with(|c: char| c.is_ascii_digit())) else { continue };
+        let (Some((cpu, rest)), true) =
+            (rest.split_once("] "), rest.starts_with(|c: char| c.is_ascii_digit()))
+        else {
+            continue;
+        };
         let (ts, rest) = rest.split_once(": ").unwrap();
         let (s, ns) = ts.split_once('.').unwrap();
         let ts: u64 = s.parse::<u64>().unwrap() * 1_000_000_000 + ns.parse::<u64>().unwrap();
         let (event, details) = rest.split_once(':').unwrap();
         if event == "sched_switch" {
-            let pid = |side: &str| side[..side.rfind(" [").unwrap()].rsplit(':').next().unwrap().trim().parse::<i32>().unwrap();
+            let pid = |side: &str| {
+                side[..side.rfind(" [").unwrap()]
+                    .rsplit(':')
+                    .next()
+                    .unwrap()
+                    .trim()
+                    .parse::<i32>()
+                    .unwrap()
+            };
             let (prev, next) = details.trim().split_once(" ==> ").unwrap();
             switches.push((ts, pid(prev), pid(next)));
         }
@@ -69,7 +98,8 @@ fn trace_cmd_reads_the_same_events_from_the_same_pages() {
         eprintln!("skipped: trace-cmd is not installed (apt-get install trace-cmd)");
         return;
     };
-    let mut ours: Lines = d.events.iter().map(|e| (e.ts, e.cpu, e.current, e.kind.name().to_string())).collect();
+    let mut ours: Lines =
+        d.events.iter().map(|e| (e.ts, e.cpu, e.current, e.kind.name().to_string())).collect();
     let mut our_switches: Switches = d
         .events
         .iter()
@@ -90,6 +120,9 @@ fn trace_cmd_reads_the_same_events_from_the_same_pages() {
         })
     };
     assert_eq!(count(&ours), count(&theirs));
-    assert_eq!(ours, theirs, "every event at the same nanosecond on the same CPU, recorded by the same task");
+    assert_eq!(
+        ours, theirs,
+        "every event at the same nanosecond on the same CPU, recorded by the same task"
+    );
     assert_eq!(our_switches, their_switches);
 }

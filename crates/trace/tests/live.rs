@@ -34,7 +34,10 @@ struct State(PathBuf);
 impl Drop for State {
     fn drop(&mut self) {
         let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-        let inside = mounts.lines().filter_map(|l| l.split_whitespace().nth(4)).any(|m| Path::new(m).starts_with(&self.0));
+        let inside = mounts
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(4))
+            .any(|m| Path::new(m).starts_with(&self.0));
         if !inside {
             let _ = std::fs::remove_dir_all(&self.0);
         }
@@ -99,50 +102,72 @@ fn trace_cpu_time_and_involuntary_switches_agree_with_wait4() {
     // a capture off by more than the bound is a timing result, judged by the project's rule
     // (retried, and a skip when the host stole a real share of the CPU every time).
     let mut kept = None;
-    let judged = schedlab_testkit::in_some_attempt("trace_cpu_time_and_involuntary_switches_agree_with_wait4", 3, |_| {
-        let mut attempt = 0;
-        let (cell, usage, pids) = loop {
-            attempt += 1;
-            let cap = Capture::start(&tfs, &mut j, &Options { avoid_cpus: vec![0], ..Default::default() }).unwrap();
-            // Two pinned to CPU 0 take it from each other; the third runs where it is put.
-            let children = [spin(400_000, Some(0)), spin(400_000, Some(0)), spin(250_000, None)];
-            let usage: Vec<(f64, i64)> = children.iter().map(reap).collect();
-            let raw = cap.stop(&mut j).unwrap();
-            let d = decode(&raw).unwrap();
-            let pids: Vec<i32> = children.iter().map(|c| c.id() as i32).collect();
-            let me = schedlab_trace::procs::threads(&Root::default(), std::process::id() as i32);
-            let cell = cell_trace(&raw, &d, &pids, &me, None);
-            // A switch the trace did not show is repaired from the CPU's previous switch, which
-            // overcounts when hidden threads ran between (docs/ARCHITECTURE.md, Kernel traces):
-            // an attempt whose repaired time breaks the bound is said and retried too.
-            let off = cell.workers.iter().zip(&usage).any(|(w, (cpu_s, _))| (w.run_s - cpu_s).abs() > (0.02 * cpu_s).max(0.010));
-            if cell.lost_events == 0 && !(off && attempt < 3 && cell.untraced_switches > 0) {
-                break (cell, usage, pids);
-            }
-            let stats: Vec<_> = raw.cpus.iter().map(|c| c.stats).collect();
-            eprintln!(
+    let judged = schedlab_testkit::in_some_attempt(
+        "trace_cpu_time_and_involuntary_switches_agree_with_wait4",
+        3,
+        |_| {
+            let mut attempt = 0;
+            let (cell, usage, pids) = loop {
+                attempt += 1;
+                let cap = Capture::start(
+                    &tfs,
+                    &mut j,
+                    &Options { avoid_cpus: vec![0], ..Default::default() },
+                )
+                .unwrap();
+                // Two pinned to CPU 0 take it from each other; the third runs where it is put.
+                let children =
+                    [spin(400_000, Some(0)), spin(400_000, Some(0)), spin(250_000, None)];
+                let usage: Vec<(f64, i64)> = children.iter().map(reap).collect();
+                let raw = cap.stop(&mut j).unwrap();
+                let d = decode(&raw).unwrap();
+                let pids: Vec<i32> = children.iter().map(|c| c.id() as i32).collect();
+                let me =
+                    schedlab_trace::procs::threads(&Root::default(), std::process::id() as i32);
+                let cell = cell_trace(&raw, &d, &pids, &me, None);
+                // A switch the trace did not show is repaired from the CPU's previous switch, which
+                // overcounts when hidden threads ran between (docs/ARCHITECTURE.md, Kernel traces):
+                // an attempt whose repaired time breaks the bound is said and retried too.
+                let off = cell
+                    .workers
+                    .iter()
+                    .zip(&usage)
+                    .any(|(w, (cpu_s, _))| (w.run_s - cpu_s).abs() > (0.02 * cpu_s).max(0.010));
+                if cell.lost_events == 0 && !(off && attempt < 3 && cell.untraced_switches > 0) {
+                    break (cell, usage, pids);
+                }
+                let stats: Vec<_> = raw.cpus.iter().map(|c| c.stats).collect();
+                eprintln!(
                 "attempt {attempt}: the buffers lost {} events, {} untraced switches (machine load): {stats:?}",
                 cell.lost_events, cell.untraced_switches
             );
-            assert!(attempt < 3, "three captures in a row lost events: {stats:?}");
-        };
-        for ((w, (cpu_s, nivcsw)), pid) in cell.workers.iter().zip(&usage).zip(&pids) {
-            eprintln!(
+                assert!(attempt < 3, "three captures in a row lost events: {stats:?}");
+            };
+            for ((w, (cpu_s, nivcsw)), pid) in cell.workers.iter().zip(&usage).zip(&pids) {
+                eprintln!(
                 "pid {pid}: trace run {:.4} s (+ untraced {:.4} s), wait4 {cpu_s:.4} s; involuntary {} vs ru_nivcsw {nivcsw}; preempted by {:?}; runnable {:.3} s, cpus {:?}",
                 w.run_s, w.untraced_s, w.involuntary, w.preempted_by, w.runnable_s, w.cpus
             );
-            assert!(*cpu_s > 0.05, "the child did work");
-            // wait4 lies between what the trace saw and that plus what it could not see.
-            let tol = (0.02 * cpu_s).max(0.010);
-            if !(w.run_s - tol <= *cpu_s && *cpu_s <= w.run_s + w.untraced_s + tol) {
-                return Err(format!("pid {pid}: trace {:.4} s (+ untraced {:.4} s) against wait4 {cpu_s:.4} s", w.run_s, w.untraced_s));
+                assert!(*cpu_s > 0.05, "the child did work");
+                // wait4 lies between what the trace saw and that plus what it could not see.
+                let tol = (0.02 * cpu_s).max(0.010);
+                if !(w.run_s - tol <= *cpu_s && *cpu_s <= w.run_s + w.untraced_s + tol) {
+                    return Err(format!(
+                        "pid {pid}: trace {:.4} s (+ untraced {:.4} s) against wait4 {cpu_s:.4} s",
+                        w.run_s, w.untraced_s
+                    ));
+                }
+                assert!(
+                    (w.involuntary as i64 - nivcsw).abs() <= 2,
+                    "pid {pid}: {} against ru_nivcsw {nivcsw}",
+                    w.involuntary
+                );
+                assert_eq!(w.preempted_by.total(), w.involuntary);
             }
-            assert!((w.involuntary as i64 - nivcsw).abs() <= 2, "pid {pid}: {} against ru_nivcsw {nivcsw}", w.involuntary);
-            assert_eq!(w.preempted_by.total(), w.involuntary);
-        }
-        kept = Some(cell);
-        Ok(())
-    });
+            kept = Some(cell);
+            Ok(())
+        },
+    );
     if let schedlab_testkit::Judged::Spoiled(_) = judged {
         assert!(j.close().is_empty());
         return;
@@ -150,11 +175,23 @@ fn trace_cpu_time_and_involuntary_switches_agree_with_wait4() {
     let cell = kept.expect("the attempt that held kept its capture");
     let pair = &cell.workers[..2];
     // Each starts where it was forked and pins itself before exec: CPU 0 and maybe one more.
-    assert!(pair.iter().all(|w| w.preempted_by.worker > 0 && w.cpus.contains(&0)), "the pinned pair preempt each other: {pair:?}");
-    assert!(!cell.cpus.is_empty() && cell.cpus.iter().all(|c| c.busy_s + c.idle_s <= cell.span_s + 1e-6));
-    assert!(!tfs.schedlab_instances().iter().any(|n| n.contains(&format!("-{}-", std::process::id()))), "the instance went with stop");
+    assert!(
+        pair.iter().all(|w| w.preempted_by.worker > 0 && w.cpus.contains(&0)),
+        "the pinned pair preempt each other: {pair:?}"
+    );
+    assert!(
+        !cell.cpus.is_empty()
+            && cell.cpus.iter().all(|c| c.busy_s + c.idle_s <= cell.span_s + 1e-6)
+    );
+    assert!(
+        !tfs.schedlab_instances().iter().any(|n| n.contains(&format!("-{}-", std::process::id()))),
+        "the instance went with stop"
+    );
     assert!(j.close().is_empty());
-    assert!(!is_mount_point(tfs.dir()) || !tfs.mounted_here(), "the private mount went with the journal");
+    assert!(
+        !is_mount_point(tfs.dir()) || !tfs.mounted_here(),
+        "the private mount went with the journal"
+    );
 }
 
 /// The global instance's settings a capture must leave as they were.
@@ -183,19 +220,40 @@ fn a_capture_leaves_no_instance_and_the_global_settings_as_they_were() {
     let mut j = Journal::create(dir).unwrap();
     let tfs = Tracefs::find_or_mount(&Root::default(), &mut j).unwrap();
     let before = global_settings(tfs.dir());
-    let mine = |tfs: &Tracefs| tfs.schedlab_instances().into_iter().filter(|n| n.contains(&format!("-{}-", std::process::id()))).count();
+    let mine = |tfs: &Tracefs| {
+        tfs.schedlab_instances()
+            .into_iter()
+            .filter(|n| n.contains(&format!("-{}-", std::process::id())))
+            .count()
+    };
     // The engine supervises at SCHED_FIFO 99: its reader must not.
     let (reader_policy, reader_cpu) = std::thread::scope(|s| {
         s.spawn(|| {
             schedlab_sys::sched::raise_engine().unwrap();
-            let cap = Capture::start(&tfs, &mut j, &Options { avoid_cpus: vec![0], ..Default::default() }).unwrap();
+            let cap = Capture::start(
+                &tfs,
+                &mut j,
+                &Options { avoid_cpus: vec![0], ..Default::default() },
+            )
+            .unwrap();
             assert_eq!(mine(&tfs), 1);
-            let options = std::fs::read_to_string(cap.instance().path().join("trace_options")).unwrap();
-            assert!(options.lines().any(|o| o == "norecord-cmd"), "the instance saves no comms: {options}");
+            let options =
+                std::fs::read_to_string(cap.instance().path().join("trace_options")).unwrap();
+            assert!(
+                options.lines().any(|o| o == "norecord-cmd"),
+                "the instance saves no comms: {options}"
+            );
             // SAFETY: plain syscall on a thread of ours.
             let policy = unsafe { libc::sched_getscheduler(cap.reader_tid()) };
-            let cpu = std::fs::read_to_string(format!("/proc/self/task/{}/status", cap.reader_tid())).unwrap();
-            let allowed = cpu.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim().to_string();
+            let cpu =
+                std::fs::read_to_string(format!("/proc/self/task/{}/status", cap.reader_tid()))
+                    .unwrap();
+            let allowed = cpu
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .unwrap()
+                .trim()
+                .to_string();
             drop(cap); // not stopped: an error path
             schedlab_sys::sched::lower_engine().unwrap();
             (policy, allowed)
@@ -206,7 +264,11 @@ fn a_capture_leaves_no_instance_and_the_global_settings_as_they_were() {
     assert_eq!(reader_policy, libc::SCHED_OTHER);
     let online = schedlab_sys::cpus::online(&Root::default());
     if online.len() > 1 {
-        assert_eq!(reader_cpu, online.last().unwrap().to_string(), "pinned away from the workers' CPU 0");
+        assert_eq!(
+            reader_cpu,
+            online.last().unwrap().to_string(),
+            "pinned away from the workers' CPU 0"
+        );
     }
     assert_eq!(mine(&tfs), 0, "a dropped capture removes its instance");
     // Among RT workers the reader is RT below them.
@@ -218,7 +280,10 @@ fn a_capture_leaves_no_instance_and_the_global_settings_as_they_were() {
     let cap = Capture::start(&tfs, &mut j, &Options::default()).unwrap();
     let raw = cap.stop(&mut j).unwrap();
     assert_eq!(mine(&tfs), 0, "a stopped one too");
-    assert!(raw.stop_ns >= raw.start_ns && raw.formats.len() == schedlab_trace::tracefs::SCHED_EVENTS.len());
+    assert!(
+        raw.stop_ns >= raw.start_ns
+            && raw.formats.len() == schedlab_trace::tracefs::SCHED_EVENTS.len()
+    );
     assert_eq!(global_settings(tfs.dir()), before);
     assert!(j.close().is_empty());
 }
@@ -245,7 +310,14 @@ fn a_killed_capture_is_undone_by_replaying_its_journal() {
     let state = state("killed");
     let dir = &state.0;
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "capture_until_killed", "--ignored", "--nocapture", "--test-threads", "1"])
+        .args([
+            "--exact",
+            "capture_until_killed",
+            "--ignored",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
         .env(HELPER, dir)
         .stdout(Stdio::piped())
         .spawn()
@@ -254,7 +326,10 @@ fn a_killed_capture_is_undone_by_replaying_its_journal() {
     let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
     while !line.contains("capturing ") {
         line.clear();
-        assert!(std::io::BufRead::read_line(&mut out, &mut line).unwrap() > 0, "the helper ended before capturing");
+        assert!(
+            std::io::BufRead::read_line(&mut out, &mut line).unwrap() > 0,
+            "the helper ended before capturing"
+        );
     }
     let mut words = line[line.find("capturing ").unwrap()..].split_whitespace().skip(1);
     let instance = PathBuf::from(words.next().unwrap());
@@ -268,11 +343,17 @@ fn a_killed_capture_is_undone_by_replaying_its_journal() {
     assert!(lines.iter().any(|l| l.contains("RemoveTraceInstance")), "{lines:#?}");
     let mount = instance.parent().and_then(Path::parent).unwrap().to_path_buf();
     if mounted_here {
-        assert!(!is_mount_point(&mount) && !mount.exists(), "the private mount and its directory are gone: {lines:#?}");
+        assert!(
+            !is_mount_point(&mount) && !mount.exists(),
+            "the private mount and its directory are gone: {lines:#?}"
+        );
         // Look for the instance through a tracefs of our own.
         let mut j = Journal::create(dir).unwrap();
         let tfs = Tracefs::find_or_mount(&Root::default(), &mut j).unwrap();
-        assert!(!tfs.dir().join("instances").join(instance.file_name().unwrap()).exists(), "the instance is gone");
+        assert!(
+            !tfs.dir().join("instances").join(instance.file_name().unwrap()).exists(),
+            "the instance is gone"
+        );
         assert!(j.close().is_empty());
     } else {
         assert!(!instance.exists(), "the instance is gone");

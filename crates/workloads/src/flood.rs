@@ -38,7 +38,10 @@ impl UdpFlood {
     /// each other; `packet_bytes` (1..=65507) is the payload of every datagram.
     pub fn new(packet_bytes: u64) -> io::Result<UdpFlood> {
         if !(1..=MAX_PACKET_BYTES).contains(&packet_bytes) {
-            return Err(io::Error::new(ErrorKind::InvalidInput, format!("packet_bytes must be 1..={MAX_PACKET_BYTES}")));
+            return Err(io::Error::new(
+                ErrorKind::InvalidInput,
+                format!("packet_bytes must be 1..={MAX_PACKET_BYTES}"),
+            ));
         }
         let rx = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
         let tx = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
@@ -48,7 +51,13 @@ impl UdpFlood {
         let packet = (0..packet_bytes).map(|i| i as u8).collect();
         // One byte more than a datagram: a longer one (not ours) would show as a mismatch.
         let recv_buf = vec![0u8; packet_bytes as usize + 1];
-        Ok(UdpFlood { tx, rx, packet, recv_buf, total: FloodOutcome { packet_bytes, ..Default::default() } })
+        Ok(UdpFlood {
+            tx,
+            rx,
+            packet,
+            recv_buf,
+            total: FloodOutcome { packet_bytes, ..Default::default() },
+        })
     }
 
     /// Everything sent and received so far, over all rounds.
@@ -60,7 +69,11 @@ impl UdpFlood {
 /// Sends `packets` datagrams from this thread while a second thread receives them; stops
 /// early when the probe says so. Returns when the receiver has everything that was sent, or
 /// has waited [`RECV_TIMEOUT`] for the rest after the last send (those count as dropped).
-pub fn udp_flood(f: &mut UdpFlood, packets: u64, probe: &mut dyn Probe) -> io::Result<FloodOutcome> {
+pub fn udp_flood(
+    f: &mut UdpFlood,
+    packets: u64,
+    probe: &mut dyn Probe,
+) -> io::Result<FloodOutcome> {
     let sent = AtomicU64::new(0);
     let done = AtomicBool::new(false);
     let UdpFlood { tx, rx, packet, recv_buf, .. } = f;
@@ -68,17 +81,34 @@ pub fn udp_flood(f: &mut UdpFlood, packets: u64, probe: &mut dyn Probe) -> io::R
         let receiver = s.spawn(|| receive(rx, recv_buf, &sent, &done));
         let r = send(tx, packet, packets, &sent, probe);
         done.store(true, Ordering::Release);
-        (r, receiver.join().unwrap_or_else(|_| Err(io::Error::other("the receiver thread panicked"))))
+        (
+            r,
+            receiver
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the receiver thread panicked"))),
+        )
     });
     send_result?;
     let (received, bytes) = recv_result?;
     let sent = sent.load(Ordering::Acquire);
-    let o = FloodOutcome { sent, received, dropped: sent.saturating_sub(received), bytes, packet_bytes: packet.len() as u64 };
+    let o = FloodOutcome {
+        sent,
+        received,
+        dropped: sent.saturating_sub(received),
+        bytes,
+        packet_bytes: packet.len() as u64,
+    };
     f.total.add(&o);
     Ok(o)
 }
 
-fn send(tx: &UdpSocket, packet: &[u8], packets: u64, sent: &AtomicU64, probe: &mut dyn Probe) -> io::Result<()> {
+fn send(
+    tx: &UdpSocket,
+    packet: &[u8],
+    packets: u64,
+    sent: &AtomicU64,
+    probe: &mut dyn Probe,
+) -> io::Result<()> {
     let mut n = 0u64;
     while n < packets {
         let chunk_end = (n + CHUNK).min(packets);
@@ -104,7 +134,12 @@ fn send(tx: &UdpSocket, packet: &[u8], packets: u64, sent: &AtomicU64, probe: &m
 
 /// Counts datagrams until the sender is done and either all it sent arrived or nothing came
 /// for one receive timeout. Returns (datagrams, payload bytes).
-fn receive(rx: &UdpSocket, buf: &mut [u8], sent: &AtomicU64, done: &AtomicBool) -> io::Result<(u64, u64)> {
+fn receive(
+    rx: &UdpSocket,
+    buf: &mut [u8],
+    sent: &AtomicU64,
+    done: &AtomicBool,
+) -> io::Result<(u64, u64)> {
     let (mut got, mut bytes) = (0u64, 0u64);
     loop {
         match rx.recv(buf) {
@@ -143,7 +178,10 @@ mod tests {
         // A second round adds to the total.
         let o2 = udp_flood(&mut f, 1_000, &mut NoProbe).unwrap();
         let t = f.total();
-        assert_eq!((t.sent, t.received, t.bytes), (21_000, o.received + o2.received, o.bytes + o2.bytes));
+        assert_eq!(
+            (t.sent, t.received, t.bytes),
+            (21_000, o.received + o2.received, o.bytes + o2.bytes)
+        );
         assert_eq!(t.packet_bytes, 64);
     }
 

@@ -50,7 +50,10 @@ mod tests {
         assert_eq!(hash(100, &mut a, &mut crate::NoProbe), hash(100, &mut b, &mut crate::NoProbe));
         let mut c = [7u8; HASH_BUFFER];
         c[4000] = 8;
-        assert_ne!(hash(100, &mut c, &mut crate::NoProbe).digest, hash(100, &mut [7u8; HASH_BUFFER], &mut crate::NoProbe).digest);
+        assert_ne!(
+            hash(100, &mut c, &mut crate::NoProbe).digest,
+            hash(100, &mut [7u8; HASH_BUFFER], &mut crate::NoProbe).digest
+        );
     }
 
     #[test]

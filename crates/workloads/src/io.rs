@@ -22,9 +22,16 @@ impl CopyFiles {
         let input_f = File::open(input)?;
         let input_len = input_f.metadata()?.len();
         if input_len == 0 {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is empty", input.display())));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is empty", input.display()),
+            ));
         }
-        let output = OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_SYNC).open(output)?;
+        let output = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_SYNC)
+            .open(output)?;
         Ok(CopyFiles { input: input_f, output, input_len })
     }
 }
@@ -40,7 +47,10 @@ pub fn copy(files: &mut CopyFiles, transfer: u64, block: u64) -> io::Result<(u64
         let avail = (files.input_len - pos).min(want as u64) as usize;
         let n = files.input.read_at(&mut buf[..avail], pos)?;
         if n == 0 {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "input file shrank during the copy"));
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "input file shrank during the copy",
+            ));
         }
         files.output.write_all(&buf[..n])?;
         writes += 1;

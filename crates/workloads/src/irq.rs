@@ -38,11 +38,22 @@ impl IrqReader {
     /// Creates `path` (exclusively) with `file_bytes` of pseudo-random data, syncs it, and
     /// opens it for direct reads of `read_bytes`; both sizes are multiples of 4096 and
     /// `read_bytes <= file_bytes`.
-    pub fn create(path: &Path, file_bytes: u64, read_bytes: u64, seed: u64) -> io::Result<IrqReader> {
+    pub fn create(
+        path: &Path,
+        file_bytes: u64,
+        read_bytes: u64,
+        seed: u64,
+    ) -> io::Result<IrqReader> {
         Self::create_with(path, file_bytes, read_bytes, seed, true)
     }
 
-    pub(crate) fn create_with(path: &Path, file_bytes: u64, read_bytes: u64, seed: u64, try_direct: bool) -> io::Result<IrqReader> {
+    pub(crate) fn create_with(
+        path: &Path,
+        file_bytes: u64,
+        read_bytes: u64,
+        seed: u64,
+        try_direct: bool,
+    ) -> io::Result<IrqReader> {
         let aligned = |x: u64| x > 0 && x % DIRECT_ALIGN == 0;
         if !aligned(file_bytes) || !aligned(read_bytes) || read_bytes > file_bytes {
             return Err(io::Error::new(
@@ -54,7 +65,11 @@ impl IrqReader {
         }
         fill(path, file_bytes, seed)?;
         let mut buf = AlignedBuf::random(read_bytes as usize, seed);
-        let (file, fallback) = if try_direct { open_direct(path, &mut buf)? } else { (None, Some("O_DIRECT not tried".to_string())) };
+        let (file, fallback) = if try_direct {
+            open_direct(path, &mut buf)?
+        } else {
+            (None, Some("O_DIRECT not tried".to_string()))
+        };
         let file = match file {
             Some(f) => f,
             None => {
@@ -108,19 +123,29 @@ fn open_direct(path: &Path, buf: &mut AlignedBuf) -> io::Result<(Option<File>, O
     match OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path) {
         Ok(f) => match f.read_at(buf.as_mut(), 0) {
             Ok(_) => Ok((Some(f), None)),
-            Err(e) if refused(&e) => {
-                Ok((None, Some(format!("O_DIRECT read refused ({e}): buffered reads, page cache dropped before each"))))
-            }
+            Err(e) if refused(&e) => Ok((
+                None,
+                Some(format!(
+                    "O_DIRECT read refused ({e}): buffered reads, page cache dropped before each"
+                )),
+            )),
             Err(e) => Err(e),
         },
-        Err(e) if refused(&e) => Ok((None, Some(format!("O_DIRECT open refused ({e}): buffered reads, page cache dropped before each")))),
+        Err(e) if refused(&e) => Ok((
+            None,
+            Some(format!(
+                "O_DIRECT open refused ({e}): buffered reads, page cache dropped before each"
+            )),
+        )),
         Err(e) => Err(e),
     }
 }
 
 fn advise(f: &File, off: u64, len: u64, advice: libc::c_int) -> io::Result<()> {
     // SAFETY: an advisory call on our own open file descriptor.
-    let rc = unsafe { libc::posix_fadvise(f.as_raw_fd(), off as libc::off_t, len as libc::off_t, advice) };
+    let rc = unsafe {
+        libc::posix_fadvise(f.as_raw_fd(), off as libc::off_t, len as libc::off_t, advice)
+    };
     if rc != 0 {
         return Err(io::Error::from_raw_os_error(rc));
     }
@@ -128,7 +153,11 @@ fn advise(f: &File, off: u64, len: u64, advice: libc::c_int) -> io::Result<()> {
 }
 
 /// Does `reads` reads at random aligned offsets; stops early when the probe says so.
-pub fn io_interrupts(r: &mut IrqReader, reads: u64, probe: &mut dyn Probe) -> io::Result<IrqOutcome> {
+pub fn io_interrupts(
+    r: &mut IrqReader,
+    reads: u64,
+    probe: &mut dyn Probe,
+) -> io::Result<IrqOutcome> {
     let n = r.read_bytes;
     let mut done = 0u64;
     while done < reads {
@@ -138,9 +167,16 @@ pub fn io_interrupts(r: &mut IrqReader, reads: u64, probe: &mut dyn Probe) -> io
         }
         match r.file.read_at(r.buf.as_mut(), off) {
             Ok(got) if got as u64 == n => {}
-            Ok(got) => return Err(io::Error::new(ErrorKind::UnexpectedEof, format!("short read at {off}: {got} of {n} bytes"))),
+            Ok(got) => {
+                return Err(io::Error::new(
+                    ErrorKind::UnexpectedEof,
+                    format!("short read at {off}: {got} of {n} bytes"),
+                ))
+            }
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io::Error::new(e.kind(), format!("reading {n} bytes at {off}: {e}"))),
+            Err(e) => {
+                return Err(io::Error::new(e.kind(), format!("reading {n} bytes at {off}: {e}")))
+            }
         }
         done += 1;
         if done % CHUNK == 0 && probe.tick() == ControlFlow::Break(()) {
@@ -194,7 +230,10 @@ mod tests {
         // A second round adds to the total; the file is created exclusively.
         io_interrupts(&mut r, 20, &mut NoProbe).unwrap();
         assert_eq!((r.total().reads, r.total().bytes), (320, 320 * 8192));
-        assert!(IrqReader::create(&path, 1 << 20, 8192, 3).is_err(), "an existing file is never overwritten");
+        assert!(
+            IrqReader::create(&path, 1 << 20, 8192, 3).is_err(),
+            "an existing file is never overwritten"
+        );
         std::fs::remove_dir_all(d).unwrap();
     }
 

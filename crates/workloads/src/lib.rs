@@ -17,7 +17,9 @@ pub use flood::{udp_flood, FloodOutcome, UdpFlood};
 pub use hash::{hash, HashOutcome, HASH_BUFFER};
 pub use io::{copy, make_input, CopyFiles};
 pub use irq::{io_interrupts, IrqOutcome, IrqReader};
-pub use parallel::{make_read_inputs, par_read, par_write, read_inputs_ready, AlignedBuf, ParPrepared};
+pub use parallel::{
+    make_read_inputs, par_read, par_write, read_inputs_ready, AlignedBuf, ParPrepared,
+};
 pub use pi::{mixed, pi, PiOutcome};
 pub use probe::{CpuSeen, NoProbe, Probe};
 

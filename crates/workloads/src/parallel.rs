@@ -28,7 +28,8 @@ unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
     fn layout(len: usize) -> std::alloc::Layout {
-        std::alloc::Layout::from_size_align(len.max(1), DIRECT_ALIGN as usize).expect("valid layout")
+        std::alloc::Layout::from_size_align(len.max(1), DIRECT_ALIGN as usize)
+            .expect("valid layout")
     }
 
     /// `len` bytes of pseudo-random data (so no filesystem can compress or dedupe it).
@@ -87,7 +88,10 @@ impl ParPrepared {
     pub fn new(shape: &ParIo, seed: u64) -> ParPrepared {
         let threads = (0..shape.threads)
             .map(|t| ThreadState {
-                buf: AlignedBuf::random(shape.buffer_bytes as usize, seed ^ (t as u64).wrapping_mul(0x9e37_79b9)),
+                buf: AlignedBuf::random(
+                    shape.buffer_bytes as usize,
+                    seed ^ (t as u64).wrapping_mul(0x9e37_79b9),
+                ),
                 hist: new_hist(),
                 files: Vec::with_capacity((shape.files / shape.threads as u64 + 1) as usize),
                 bytes: 0,
@@ -117,12 +121,22 @@ pub fn file_path(dir: &Path, prefix: &str, i: u64) -> PathBuf {
 }
 
 /// Writes the files `dir/<prefix><i>` (created exclusively). `stop` ends the work between files.
-pub fn par_write(dir: &Path, prefix: &str, p: &mut ParPrepared, stop: &AtomicBool) -> io::Result<IoSummary> {
+pub fn par_write(
+    dir: &Path,
+    prefix: &str,
+    p: &mut ParPrepared,
+    stop: &AtomicBool,
+) -> io::Result<IoSummary> {
     run(p, stop, "write", |cx, i, t0| write_file(&file_path(dir, prefix, i), cx, i, t0))
 }
 
 /// Reads the files `dir/<prefix><i>` (made beforehand by [`make_read_inputs`]).
-pub fn par_read(dir: &Path, prefix: &str, p: &mut ParPrepared, stop: &AtomicBool) -> io::Result<IoSummary> {
+pub fn par_read(
+    dir: &Path,
+    prefix: &str,
+    p: &mut ParPrepared,
+    stop: &AtomicBool,
+) -> io::Result<IoSummary> {
     run(p, stop, "read", |cx, i, t0| read_file(&file_path(dir, prefix, i), cx, i, t0))
 }
 
@@ -166,7 +180,10 @@ where
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(io::Error::other("an I/O thread panicked")))).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(io::Error::other("an I/O thread panicked"))))
+            .collect()
     });
     let wall = t0.elapsed().as_secs_f64();
     if let Some(e) = results.into_iter().find_map(Result::err) {
@@ -196,7 +213,10 @@ fn write_file(path: &Path, cx: &mut ThreadCtx, i: u64, t0: Instant) -> io::Resul
             cx.state.hist.saturating_record(dt.max(1));
             cx.state.ops += 1;
             if w == 0 {
-                return Err(io::Error::new(io::ErrorKind::WriteZero, format!("writing {}: device full?", path.display())));
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    format!("writing {}: device full?", path.display()),
+                ));
             }
             off += w;
         }
@@ -245,7 +265,8 @@ fn summarise(p: &ParPrepared, op: &str, wall: f64) -> IoSummary {
         let _ = all.add(&t.hist);
     }
     let bytes: u64 = p.threads.iter().map(|t| t.bytes).sum();
-    let mut file_times: Vec<(u32, u32, f64, f64)> = p.threads.iter().flat_map(|t| t.files.iter().copied()).collect();
+    let mut file_times: Vec<(u32, u32, f64, f64)> =
+        p.threads.iter().flat_map(|t| t.files.iter().copied()).collect();
     file_times.sort_by_key(|f| f.0);
     IoSummary {
         op: op.to_string(),
@@ -283,7 +304,9 @@ pub fn make_read_inputs(dir: &Path, prefix: &str, shape: &ParIo, seed: u64) -> i
 
 /// True if `dir` holds the `files` inputs of the right size (made by an earlier cell).
 pub fn read_inputs_ready(dir: &Path, prefix: &str, shape: &ParIo) -> bool {
-    (0..shape.files).all(|i| std::fs::metadata(file_path(dir, prefix, i)).is_ok_and(|m| m.len() == shape.file_bytes))
+    (0..shape.files).all(|i| {
+        std::fs::metadata(file_path(dir, prefix, i)).is_ok_and(|m| m.len() == shape.file_bytes)
+    })
 }
 
 #[cfg(test)]
@@ -344,7 +367,11 @@ mod tests {
         let mut p = ParPrepared::new(&s, 1);
         match par_write(&d, "dio", &mut p, &AtomicBool::new(false)) {
             Ok(out) => assert_eq!(out.bytes, 16384),
-            Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "only a filesystem without O_DIRECT may refuse: {e}"),
+            Err(e) => assert_eq!(
+                e.raw_os_error(),
+                Some(libc::EINVAL),
+                "only a filesystem without O_DIRECT may refuse: {e}"
+            ),
         }
         std::fs::remove_dir_all(d).unwrap();
     }

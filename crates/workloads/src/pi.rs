@@ -57,7 +57,12 @@ pub fn pi(iterations: u64, seed: u64, index: u64, probe: &mut dyn Probe) -> PiOu
             break;
         }
     }
-    PiOutcome { iterations: done, inside, estimate: 4.0 * inside as f64 / done.max(1) as f64, writes: 0 }
+    PiOutcome {
+        iterations: done,
+        inside,
+        estimate: 4.0 * inside as f64 / done.max(1) as f64,
+        writes: 0,
+    }
 }
 
 /// Pi that writes its counters and estimate to `out` (opened O_SYNC by the caller)
@@ -88,7 +93,12 @@ pub fn mixed(
             break;
         }
     }
-    Ok(PiOutcome { iterations: done, inside, estimate: 4.0 * inside as f64 / done.max(1) as f64, writes })
+    Ok(PiOutcome {
+        iterations: done,
+        inside,
+        estimate: 4.0 * inside as f64 / done.max(1) as f64,
+        writes,
+    })
 }
 
 #[cfg(test)]
@@ -104,7 +114,10 @@ mod tests {
     #[test]
     fn reproducible_per_worker_and_different_across_workers() {
         assert_eq!(pi(100_000, 7, 3, &mut crate::NoProbe), pi(100_000, 7, 3, &mut crate::NoProbe));
-        assert_ne!(pi(100_000, 7, 3, &mut crate::NoProbe).inside, pi(100_000, 7, 4, &mut crate::NoProbe).inside);
+        assert_ne!(
+            pi(100_000, 7, 3, &mut crate::NoProbe).inside,
+            pi(100_000, 7, 4, &mut crate::NoProbe).inside
+        );
     }
 
     #[test]

@@ -20,7 +20,10 @@ fn main() -> ExitCode {
     let result = match args.get(1).map(String::as_str) {
         Some("worker") if args.len() == 5 => worker(&args[2], &args[3], &args[4]),
         Some("dispatcher") if args.len() == 4 => dispatcher(&args[2], &args[3]),
-        _ => Err("usage: dispatch-helper worker REGION SLOT WORK_NS | dispatcher REGION CONFIG_JSON".into()),
+        _ => {
+            Err("usage: dispatch-helper worker REGION SLOT WORK_NS | dispatcher REGION CONFIG_JSON"
+                .into())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -131,12 +131,18 @@ impl Decider {
             .iter()
             .map(|t| {
                 // Jobs in the duration, and room for a dispatcher that wakes late at the end.
-                let jobs = cfg.duration_ns.map_or(0, |d| (d / t.t_ns) * 9 / 8 + 16).min(MAX_TRACE) as usize;
+                let jobs = cfg.duration_ns.map_or(0, |d| (d / t.t_ns) * 9 / 8 + 16).min(MAX_TRACE)
+                    as usize;
                 let mut trace = Vec::with_capacity(jobs);
                 trace.resize(jobs, JobTrace::default());
                 trace.clear();
                 // D <= T and drops come before releases: never a job queued behind another.
-                let spec = JobSpec { period: Some(t.t_ns), deadline: Some(t.deadline()), late: LateJob::Drop, limit: None };
+                let spec = JobSpec {
+                    period: Some(t.t_ns),
+                    deadline: Some(t.deadline()),
+                    late: LateJob::Drop,
+                    limit: None,
+                };
                 TaskJobs {
                     jobs: JobLifecycle::judged(spec, start, 1, t.window()),
                     dispatches: 0,
@@ -147,7 +153,16 @@ impl Decider {
                 }
             })
             .collect();
-        Decider { core, tasks, running: None, last_t: 0, start, end: cfg.duration_ns.map(|d| start + d), fill: cfg.fill, offcpu: 0 }
+        Decider {
+            core,
+            tasks,
+            running: None,
+            last_t: 0,
+            start,
+            end: cfg.duration_ns.map(|d| start + d),
+            fill: cfg.fill,
+            offcpu: 0,
+        }
     }
 
     /// Policy time: the policy must never see time go backwards.
@@ -158,7 +173,13 @@ impl Decider {
 
     /// One decision at `now`: on a quantum boundary (`tick`, the boundary at `boundary`) or at
     /// a completion wake-up. `done(i)` reads worker i's last finished job and when it finished.
-    pub(crate) fn decide(&mut self, now: u64, tick: bool, boundary: u64, done: impl Fn(usize) -> (u32, u64)) {
+    pub(crate) fn decide(
+        &mut self,
+        now: u64,
+        tick: bool,
+        boundary: u64,
+        done: impl Fn(usize) -> (u32, u64),
+    ) {
         self.completions(now, done);
         if tick {
             self.deadlines_and_releases(now);
@@ -186,7 +207,11 @@ impl Decider {
             let t = self.at(now);
             if let Some(id) = self.core.policy().pick_next(t) {
                 let from = if tick { boundary } else { now };
-                let limit_end = self.core.policy().run_limit(id, t).map_or(u64::MAX, |l| from.saturating_add(l));
+                let limit_end = self
+                    .core
+                    .policy()
+                    .run_limit(id, t)
+                    .map_or(u64::MAX, |l| from.saturating_add(l));
                 self.running = Some(Run { id, on_grid: tick, limit_end });
                 let task = &mut self.tasks[id];
                 task.dispatches += 1;
@@ -243,7 +268,9 @@ impl Decider {
             // Only jobs released before the end are the run's: a dispatcher woken late at the
             // end must not release (and count as missed) jobs after it.
             let last = self.end.unwrap_or(u64::MAX);
-            while let Some(release) = self.tasks[i].jobs.next_release().filter(|&r| r <= now && r < last) {
+            while let Some(release) =
+                self.tasks[i].jobs.next_release().filter(|&r| r <= now && r < last)
+            {
                 let task = &mut self.tasks[i];
                 let trace = task.record(release - self.start);
                 let released = task.jobs.release(now, trace).expect("a due job");
@@ -312,7 +339,14 @@ mod tests {
         [(2, 4, 1, 2), (3, 7, 1, 3), (2, 9, 0, 1)]
             .iter()
             .enumerate()
-            .map(|(i, &(c, t, x, y))| TaskCfg { pid: i as i32 + 1, c_ns: c * Q, t_ns: t * Q, d_ns: 0, x, y })
+            .map(|(i, &(c, t, x, y))| TaskCfg {
+                pid: i as i32 + 1,
+                c_ns: c * Q,
+                t_ns: t * Q,
+                d_ns: 0,
+                x,
+                y,
+            })
             .collect()
     }
 
@@ -322,13 +356,17 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, t)| {
-                let mut s = TaskSpec::periodic(format!("t{i}"), t.c_ns, t.t_ns).on_miss(MissAction::Drop);
+                let mut s =
+                    TaskSpec::periodic(format!("t{i}"), t.c_ns, t.t_ns).on_miss(MissAction::Drop);
                 s.params = t.params();
                 s
             })
             .collect();
-        let r = simulate(&SimConfig::new(1, policy).with_horizon(horizon), &specs).expect("a valid set");
-        let job = |j: &schedlab_sim::JobOutcome| (j.release, j.start.map(|s| s - j.release), j.finish.map(|f| f - j.release), j.met);
+        let r = simulate(&SimConfig::new(1, policy).with_horizon(horizon), &specs)
+            .expect("a valid set");
+        let job = |j: &schedlab_sim::JobOutcome| {
+            (j.release, j.start.map(|s| s - j.release), j.finish.map(|f| f - j.release), j.met)
+        };
         r.tasks.iter().map(|t| t.job_log.iter().map(job).collect()).collect()
     }
 
@@ -371,7 +409,12 @@ mod tests {
             now += Q;
         }
         d.finish(now);
-        d.tasks.iter().map(|t| t.trace.iter().map(|j| (j.release_ns, j.start_ns, j.finish_ns, j.met)).collect()).collect()
+        d.tasks
+            .iter()
+            .map(|t| {
+                t.trace.iter().map(|j| (j.release_ns, j.start_ns, j.finish_ns, j.met)).collect()
+            })
+            .collect()
     }
 
     /// Jobs whose outcome is settled well before the end (the two drivers stop differently).
@@ -388,10 +431,16 @@ mod tests {
         let s = settled(simulated(sim, horizon), horizon);
         let l = settled(dispatched(live, horizon), horizon);
         let jobs = s.iter().flatten();
-        assert!(jobs.clone().any(|j| j.3) && jobs.clone().any(|j| j.2.is_none()), "the trace has met and dropped jobs");
+        assert!(
+            jobs.clone().any(|j| j.3) && jobs.clone().any(|j| j.2.is_none()),
+            "the trace has met and dropped jobs"
+        );
         assert!(s.iter().all(|jobs| jobs.len() > 60), "three hyperperiods of jobs");
         for (i, (s, l)) in s.iter().zip(&l).enumerate() {
-            assert_eq!(s, l, "task {i}: (release, start, finish, met) per job, simulator vs dispatcher");
+            assert_eq!(
+                s, l,
+                "task {i}: (release, start, finish, met) per job, simulator vs dispatcher"
+            );
         }
     }
 
@@ -402,6 +451,9 @@ mod tests {
 
     #[test]
     fn simulator_and_dispatcher_agree_job_by_job_under_dwcs() {
-        assert_same_lifecycle(PolicySpec::Dwcs { work_conserving: true }, DispatchPolicy::Dwcs { work_conserving: true });
+        assert_same_lifecycle(
+            PolicySpec::Dwcs { work_conserving: true },
+            DispatchPolicy::Dwcs { work_conserving: true },
+        );
     }
 }

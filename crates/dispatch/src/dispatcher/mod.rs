@@ -43,11 +43,18 @@ impl Dispatcher {
     pub fn new(cfg: Config, region: Region) -> Result<Dispatcher, DispatchError> {
         cfg.validate()?;
         if region.capacity() != cfg.tasks.len() {
-            return Err(DispatchError::Config(format!("{} tasks for a region with {} slots", cfg.tasks.len(), region.capacity())));
+            return Err(DispatchError::Config(format!(
+                "{} tasks for a region with {} slots",
+                cfg.tasks.len(),
+                region.capacity()
+            )));
         }
         let online = schedlab_sys::cpus::online(&schedlab_sys::Root::default());
         if !online.contains(&cfg.cpu) {
-            return Err(DispatchError::Config(format!("CPU {} is not online (online: {online:?})", cfg.cpu)));
+            return Err(DispatchError::Config(format!(
+                "CPU {} is not online (online: {online:?})",
+                cfg.cpu
+            )));
         }
         let info = &region.header().info;
         info.cpu.store(cfg.cpu, Relaxed);
@@ -77,17 +84,29 @@ impl Dispatcher {
     /// (mlockall); raising this thread is tried first, so a missing privilege changes nothing.
     pub fn run(self, stop: &AtomicBool) -> Result<Metrics, DispatchError> {
         let Dispatcher { cfg, region } = self;
-        let saved = Saved { sched: os::own_sched(), affinity: os::own_affinity(), slack: os::timer_slack() };
-        os::set_fifo(0, DISPATCHER_PRIORITY).map_err(|e| privilege("raising the dispatcher to SCHED_FIFO", "CAP_SYS_NICE", e))?;
+        let saved = Saved {
+            sched: os::own_sched(),
+            affinity: os::own_affinity(),
+            slack: os::timer_slack(),
+        };
+        os::set_fifo(0, DISPATCHER_PRIORITY)
+            .map_err(|e| privilege("raising the dispatcher to SCHED_FIFO", "CAP_SYS_NICE", e))?;
         let mut guard = Guard { cfg: &cfg, region: &region, saved, unlock: false };
         os::set_timer_slack(1);
-        os::pin(0, cfg.cpu).map_err(|e| DispatchError::io(format!("pinning the dispatcher to CPU {}", cfg.cpu), e))?;
+        os::pin(0, cfg.cpu).map_err(|e| {
+            DispatchError::io(format!("pinning the dispatcher to CPU {}", cfg.cpu), e)
+        })?;
         for t in &cfg.tasks {
-            os::pin(t.pid, cfg.cpu).map_err(|e| DispatchError::io(format!("pinning worker {} to CPU {}", t.pid, cfg.cpu), e))?;
-            os::set_other(t.pid).map_err(|e| DispatchError::io(format!("parking worker {}", t.pid), e))?;
+            os::pin(t.pid, cfg.cpu).map_err(|e| {
+                DispatchError::io(format!("pinning worker {} to CPU {}", t.pid, cfg.cpu), e)
+            })?;
+            os::set_other(t.pid)
+                .map_err(|e| DispatchError::io(format!("parking worker {}", t.pid), e))?;
         }
         wait_attached(&cfg, &region, stop)?;
-        guard.unlock = os::lock_memory().map_err(|e| privilege("locking the dispatcher's memory (mlockall)", "CAP_IPC_LOCK", e))?;
+        guard.unlock = os::lock_memory().map_err(|e| {
+            privilege("locking the dispatcher's memory (mlockall)", "CAP_IPC_LOCK", e)
+        })?;
         let mut lp = Loop::new(&cfg, &region)?;
         lp.run(stop)
     }
@@ -114,8 +133,15 @@ fn wait_attached(cfg: &Config, region: &Region, stop: &AtomicBool) -> Result<(),
     for (i, t) in cfg.tasks.iter().enumerate() {
         while region.slot(i).worker.pid.load(Acquire) as i32 != t.pid {
             let waited = os::monotonic_ns() - t0;
-            if waited > cfg.attach_timeout_ns || stop.load(Relaxed) || os::process_start(t.pid).is_none() {
-                return Err(DispatchError::AttachTimeout { slot: i, pid: t.pid, waited_ms: waited / 1_000_000 });
+            if waited > cfg.attach_timeout_ns
+                || stop.load(Relaxed)
+                || os::process_start(t.pid).is_none()
+            {
+                return Err(DispatchError::AttachTimeout {
+                    slot: i,
+                    pid: t.pid,
+                    waited_ms: waited / 1_000_000,
+                });
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }

@@ -40,7 +40,11 @@ impl Loop<'_> {
             let sliding = task.jobs.windows().sliding;
             let (cur, deadline, violations) = match &self.decider.core {
                 Core::Dwcs(d) => match d.view(i) {
-                    Some(v) => ((v.current.x, v.current.y, v.current.tagged), v.deadline.unwrap_or(0), v.violations),
+                    Some(v) => (
+                        (v.current.x, v.current.y, v.current.tagged),
+                        v.deadline.unwrap_or(0),
+                        v.violations,
+                    ),
                     None => ((0, 0, false), 0, 0),
                 },
                 Core::Edf(_) => ((0, 0, false), job_deadline, sliding.violations),
@@ -132,7 +136,12 @@ impl Loop<'_> {
                 .tasks
                 .iter()
                 .zip(&self.decider.tasks)
-                .map(|(c, t)| JobLog { source: "dispatcher".into(), d_ns: c.deadline(), jobs: t.trace.clone(), unrecorded: t.unrecorded })
+                .map(|(c, t)| JobLog {
+                    source: "dispatcher".into(),
+                    d_ns: c.deadline(),
+                    jobs: t.trace.clone(),
+                    unrecorded: t.unrecorded,
+                })
                 .collect(),
         }
     }

@@ -40,10 +40,16 @@ const HIST_MAX_NS: u64 = 60_000_000_000;
 impl<'a> Loop<'a> {
     /// Everything the loop touches is allocated here.
     pub(super) fn new(cfg: &'a Config, region: &'a Region) -> Result<Self, DispatchError> {
-        let hist = || Histogram::new_with_bounds(1, HIST_MAX_NS, 3).expect("valid histogram bounds");
+        let hist =
+            || Histogram::new_with_bounds(1, HIST_MAX_NS, 3).expect("valid histogram bounds");
         let now = os::monotonic_ns();
         let start = match cfg.start_ns {
-            Some(s) if s <= now => return Err(DispatchError::Config(format!("start time passed {} us ago", (now - s) / 1000))),
+            Some(s) if s <= now => {
+                return Err(DispatchError::Config(format!(
+                    "start time passed {} us ago",
+                    (now - s) / 1000
+                )))
+            }
             Some(s) => s,
             None => now + (2 * cfg.quantum_ns).max(20_000_000),
         };
@@ -117,7 +123,11 @@ impl<'a> Loop<'a> {
             self.cost.saturating_record(os::monotonic_ns() - now);
             // Percentiles walk the histogram (a few us): every 100 ms, after the measured decision.
             if tick && self.ticks % self.publish_every == 0 {
-                self.lat_cache = [self.latency.value_at_quantile(0.5), self.latency.value_at_quantile(0.99), self.latency.max()];
+                self.lat_cache = [
+                    self.latency.value_at_quantile(0.5),
+                    self.latency.value_at_quantile(0.99),
+                    self.latency.max(),
+                ];
             }
             if stop.load(Relaxed) || self.end.is_some_and(|e| now >= e) {
                 break;

@@ -8,7 +8,13 @@ fn group(name: &str) -> Group {
         workload_name: "cpu".into(),
         workload: Workload::Pi { iterations: 1000 },
         policy_name: "other".into(),
-        policy: Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None },
+        policy: Policy {
+            class: Class::Other,
+            priority: 0,
+            nice: 0,
+            deadline: None,
+            slice_ns: None,
+        },
         processes: 4,
         affinity: Affinity::All,
         cgroup: CgroupSpec::default(),
@@ -22,7 +28,14 @@ fn fifo(g: &mut Group, priority: u32) {
 }
 
 fn periodic(g: &mut Group, scheduler: RtScheduler, utilisation: f64) {
-    let tasks = vec![crate::TaskParams { c_ns: 1_000_000, t_ns: 10_000_000, d_ns: None, x: 0, y: 0, phase_ns: 0 }];
+    let tasks = vec![crate::TaskParams {
+        c_ns: 1_000_000,
+        t_ns: 10_000_000,
+        d_ns: None,
+        x: 0,
+        y: 0,
+        phase_ns: 0,
+    }];
     let p = Periodic {
         tasks,
         source: TaskSource::Explicit,
@@ -60,7 +73,13 @@ fn each_axis_value_reads_back_from_its_stored_parameters_as_the_key_spells_it() 
     type Setter = fn(&mut Group, &mut Option<IoSetting>);
     let cases: Vec<(&Axis, AxisValue, Setter, &str, &str)> = vec![
         (&WORKLOAD, AxisValue::Name("cpu".into()), |_, _| {}, "cpu/other/n4", "bg.workload=cpu"),
-        (&POLICY, AxisValue::Name("fifo".into()), |g, _| fifo(g, 50), "cpu/fifo/n4", "bg.policy=fifo"),
+        (
+            &POLICY,
+            AxisValue::Name("fifo".into()),
+            |g, _| fifo(g, 50),
+            "cpu/fifo/n4",
+            "bg.policy=fifo",
+        ),
         (&PRIORITY, AxisValue::Int(7), |g, _| fifo(g, 7), "cpu/fifo:7/n4", "bg.priority=7"),
         (&NICE, AxisValue::Int(-5), |g, _| g.policy.nice = -5, "cpu/other/nice-5/n4", "bg.nice=-5"),
         (
@@ -70,7 +89,13 @@ fn each_axis_value_reads_back_from_its_stored_parameters_as_the_key_spells_it() 
             "cpu/other/affinity=0,1/n4",
             "bg.affinity=0,1",
         ),
-        (&CPU_WEIGHT, AxisValue::Int(200), |g, _| g.cgroup.cpu_weight = Some(200), "cpu/other/cpu_weight=200/n4", "bg.cpu_weight=200"),
+        (
+            &CPU_WEIGHT,
+            AxisValue::Int(200),
+            |g, _| g.cgroup.cpu_weight = Some(200),
+            "cpu/other/cpu_weight=200/n4",
+            "bg.cpu_weight=200",
+        ),
         // 0 on the axis is no weight: stored as none, read back as the axis wrote it.
         (&CPU_WEIGHT, AxisValue::Int(0), |_, _| {}, "cpu/other/cpu_weight=0/n4", "bg.cpu_weight=0"),
         (
@@ -88,7 +113,13 @@ fn each_axis_value_reads_back_from_its_stored_parameters_as_the_key_spells_it() 
             "bg.cpuset=0-1,3",
         ),
         (&PROCESSES, AxisValue::Int(4), |_, _| {}, "cpu/other/n4", "bg.processes=4"),
-        (&SCHEDULER, AxisValue::Name("dwcs".into()), |g, _| periodic(g, RtScheduler::Dwcs, 0.5), "set/dwcs/n4", "bg.scheduler=dwcs"),
+        (
+            &SCHEDULER,
+            AxisValue::Name("dwcs".into()),
+            |g, _| periodic(g, RtScheduler::Dwcs, 0.5),
+            "set/dwcs/n4",
+            "bg.scheduler=dwcs",
+        ),
         (
             &UTILISATION,
             AxisValue::Float(0.75),
@@ -96,17 +127,35 @@ fn each_axis_value_reads_back_from_its_stored_parameters_as_the_key_spells_it() 
             "set/edf/utilisation=0.75/n4",
             "bg.utilisation=0.75",
         ),
-        (&SLICE, AxisValue::Int(3000), |g, _| g.policy.slice_ns = Some(3_000_000), "cpu/other/slice_us=3000/n4", "bg.slice_us=3000"),
+        (
+            &SLICE,
+            AxisValue::Int(3000),
+            |g, _| g.policy.slice_ns = Some(3_000_000),
+            "cpu/other/slice_us=3000/n4",
+            "bg.slice_us=3000",
+        ),
         (
             &IOSCHED,
-            AxisValue::Io(IoSetting { name: "fast".into(), scheduler: "mq-deadline".into(), tunables: vec![] }),
-            |_, io| *io = Some(IoSetting { name: "fast".into(), scheduler: "mq-deadline".into(), tunables: vec![] }),
+            AxisValue::Io(IoSetting {
+                name: "fast".into(),
+                scheduler: "mq-deadline".into(),
+                tunables: vec![],
+            }),
+            |_, io| {
+                *io = Some(IoSetting {
+                    name: "fast".into(),
+                    scheduler: "mq-deadline".into(),
+                    tunables: vec![],
+                })
+            },
             "cpu/other/n4/iosched=fast",
             "bg/iosched=fast",
         ),
         (
             &CPU_SCHEDULER,
-            AxisValue::CpuScheduler(crate::CpuScheduler::parse("scx:/usr/bin/scx_lavd:--performance").unwrap()),
+            AxisValue::CpuScheduler(
+                crate::CpuScheduler::parse("scx:/usr/bin/scx_lavd:--performance").unwrap(),
+            ),
             |_, _| {},
             "cpu/other/n4/cpu_scheduler=scx_lavd:--performance",
             "bg/cpu_scheduler=scx_lavd:--performance",
@@ -121,7 +170,8 @@ fn each_axis_value_reads_back_from_its_stored_parameters_as_the_key_spells_it() 
             let mut io = None;
             set(&mut g, &mut io);
             let tag = vec![(a, value.label())];
-            let (group_tags, cell_tags) = if a.scope == Scope::Cell { (vec![], tag) } else { (tag, vec![]) };
+            let (group_tags, cell_tags) =
+                if a.scope == Scope::Cell { (vec![], tag) } else { (tag, vec![]) };
             let key = cell_key(vec![group_key(name, Some(&g), &group_tags)], &cell_tags);
             assert_eq!(key, want, "the {} axis", a.name);
             let rt = g.workload.periodic().map(|p| p.cell_rt(None));
@@ -129,9 +179,21 @@ fn each_axis_value_reads_back_from_its_stored_parameters_as_the_key_spells_it() 
                 AxisValue::CpuScheduler(s) => Some(s.clone()),
                 _ => None,
             };
-            let cell = crate::Cell { index: 0, key, groups: vec![g], io, knobs: Default::default(), cpu_scheduler };
+            let cell = crate::Cell {
+                index: 0,
+                key,
+                groups: vec![g],
+                io,
+                knobs: Default::default(),
+                cpu_scheduler,
+            };
             let record = CellRecord { params: cell.params(), rt, ..Default::default() };
-            assert_eq!((a.stored)(&record, &record.params.groups[0]), Some(value.label()), "the {} axis's stored value", a.name);
+            assert_eq!(
+                (a.stored)(&record, &record.params.groups[0]),
+                Some(value.label()),
+                "the {} axis's stored value",
+                a.name
+            );
         }
     }
 }
@@ -142,13 +204,28 @@ fn the_main_key_shows_a_priority_only_where_it_acts() {
     fifo(&mut g, DEFAULT_RT_PRIORITY);
     assert_eq!(group_key(MAIN, Some(&g), &[]), "cpu/fifo/n4", "the default priority is left out");
     fifo(&mut g, 98);
-    assert_eq!(group_key(MAIN, Some(&g), &[]), "cpu/fifo:98/n4", "a policy's own priority is shown");
+    assert_eq!(
+        group_key(MAIN, Some(&g), &[]),
+        "cpu/fifo:98/n4",
+        "a policy's own priority is shown"
+    );
     let other = group("bg");
-    assert_eq!(group_key("bg", Some(&other), &[(&PRIORITY, "5".into())]), "bg", "a priority on a fair class has no effect");
+    assert_eq!(
+        group_key("bg", Some(&other), &[(&PRIORITY, "5".into())]),
+        "bg",
+        "a priority on a fair class has no effect"
+    );
     assert_eq!(group_key(MAIN, None, &[(&PROCESSES, "0".into())]), "main.processes=0");
     let mut rt = group(MAIN);
     fifo(&mut rt, 50);
-    assert_eq!(group_key(MAIN, Some(&rt), &[(&SLICE, "300".into())]), "cpu/fifo/n4", "a slice on an RT class has no effect");
+    assert_eq!(
+        group_key(MAIN, Some(&rt), &[(&SLICE, "300".into())]),
+        "cpu/fifo/n4",
+        "a slice on an RT class has no effect"
+    );
     assert_eq!(group_key("bg", Some(&rt), &[(&SLICE, "300".into())]), "bg");
-    assert_eq!(cell_key(vec!["cpu/other/n4".into(), String::new(), "bg.nice=5".into()], &[]), "cpu/other/n4+bg.nice=5");
+    assert_eq!(
+        cell_key(vec!["cpu/other/n4".into(), String::new(), "bg.nice=5".into()], &[]),
+        "cpu/other/n4+bg.nice=5"
+    );
 }

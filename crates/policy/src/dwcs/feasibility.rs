@@ -36,7 +36,8 @@ pub struct Verdict {
 /// (Mok & Wang, RTSS 2001), so `feasible` is then only a necessary condition.
 /// An empty set is feasible and canonical, with no quantum.
 pub fn feasibility(tasks: &[WindowTask]) -> Verdict {
-    let utilisation = tasks.iter().map(|t| t.window.met_fraction() * t.wcet as f64 / t.period as f64).sum();
+    let utilisation =
+        tasks.iter().map(|t| t.window.met_fraction() * t.wcet as f64 / t.period as f64).sum();
     let feasible = exact_sum_at_most_one(tasks).unwrap_or(utilisation <= 1.0 + 1e-12);
     let quantum = tasks.first().map(|t| t.wcet);
     let canonical = match quantum {
@@ -53,7 +54,11 @@ fn exact_sum_at_most_one(tasks: &[WindowTask]) -> Option<bool> {
         if t.period == 0 {
             return None;
         }
-        let (met, of) = if t.window.y == 0 { (1, 1) } else { (u128::from(t.window.y - t.window.x), u128::from(t.window.y)) };
+        let (met, of) = if t.window.y == 0 {
+            (1, 1)
+        } else {
+            (u128::from(t.window.y - t.window.x), u128::from(t.window.y))
+        };
         let n = met.checked_mul(u128::from(t.wcet))?;
         let d = of.checked_mul(u128::from(t.period))?;
         num = num.checked_mul(d)?.checked_add(n.checked_mul(den)?)?;

@@ -233,7 +233,11 @@ impl Policy for Dwcs {
             return false;
         }
         self.catch_up(now);
-        self.ready.iter().map(|(_, id)| id).find(|&id| self.eligible_at(id) <= now).is_some_and(|id| self.tasks[id].period.is_some())
+        self.ready
+            .iter()
+            .map(|(_, id)| id)
+            .find(|&id| self.eligible_at(id) <= now)
+            .is_some_and(|id| self.tasks[id].period.is_some())
     }
 
     fn precedes(&self, a: TaskId, b: TaskId, _now: Time) -> bool {
@@ -261,7 +265,12 @@ mod tests {
     use super::*;
 
     fn periodic(c: u64, t: u64, x: u32, y: u32) -> TaskParams {
-        TaskParams { period: Some(t), wcet: Some(c), window: Window::new(x, y), ..Default::default() }
+        TaskParams {
+            period: Some(t),
+            wcet: Some(c),
+            window: Window::new(x, y),
+            ..Default::default()
+        }
     }
 
     fn job(release: Time) -> Arrival {

@@ -52,7 +52,11 @@ pub enum Outcome {
 /// - else (x' = 0): y' += 1 and tag the task with a violation.
 ///
 /// Returns `true` when this call recorded a violation (a miss with x' = 0).
-pub fn adjust_window_reconstructed(state: &mut WindowState, original: Window, outcome: Outcome) -> bool {
+pub fn adjust_window_reconstructed(
+    state: &mut WindowState,
+    original: Window,
+    outcome: Outcome,
+) -> bool {
     match outcome {
         Outcome::Serviced => {
             if state.y > state.x {
@@ -155,7 +159,8 @@ impl Precedence {
     /// The precedence of a task with `deadline` and window state `state`.
     pub fn of(deadline: Time, state: &WindowState) -> Self {
         let constraint = state.constraint();
-        let tie = if constraint.is_zero() { u64::MAX - u64::from(state.y) } else { u64::from(state.x) };
+        let tie =
+            if constraint.is_zero() { u64::MAX - u64::from(state.y) } else { u64::from(state.x) };
         Self { deadline, constraint, tie }
     }
 }

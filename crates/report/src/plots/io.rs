@@ -10,7 +10,14 @@ fn sched_label(s: &IoStats) -> String {
     s.params.iosched.clone().unwrap_or_else(|| s.schedulers.join("/"))
 }
 
-fn by_scheduler(d: &FigureInput, id: &str, title: &str, y_label: &str, caption: &str, pick: fn(&IoStats) -> &Summary) -> Vec<Chart> {
+fn by_scheduler(
+    d: &FigureInput,
+    id: &str,
+    title: &str,
+    y_label: &str,
+    caption: &str,
+    pick: fn(&IoStats) -> &Summary,
+) -> Vec<Chart> {
     let mut cats: Vec<String> = Vec::new();
     for s in d.io {
         let l = sched_label(s);
@@ -44,12 +51,26 @@ fn by_scheduler(d: &FigureInput, id: &str, title: &str, y_label: &str, caption: 
 
 /// Seed 002 Figures 1-3: time to finish each case, per scheduler.
 pub(super) fn io_time(d: &FigureInput) -> Vec<Chart> {
-    by_scheduler(d, "io-time", "Time to finish, per I/O scheduler", "time [s]", "Release to the last worker's exit.", |s| &s.makespan)
+    by_scheduler(
+        d,
+        "io-time",
+        "Time to finish, per I/O scheduler",
+        "time [s]",
+        "Release to the last worker's exit.",
+        |s| &s.makespan,
+    )
 }
 
 /// Aggregate throughput per scheduler.
 pub(super) fn io_throughput(d: &FigureInput) -> Vec<Chart> {
-    by_scheduler(d, "io-mbs", "Throughput, per I/O scheduler", "MB/s", "All bytes of the cell / its time (10^6 B/s).", |s| &s.mb_s)
+    by_scheduler(
+        d,
+        "io-mbs",
+        "Throughput, per I/O scheduler",
+        "MB/s",
+        "All bytes of the cell / its time (10^6 B/s).",
+        |s| &s.mb_s,
+    )
 }
 
 /// Median per-call latency per scheduler.

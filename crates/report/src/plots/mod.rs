@@ -153,7 +153,8 @@ const CI_NOTE: &str = "Points are means over repetitions; error bars are 95% con
                        indices, shares and percentages, so that they stay within the quantity's range.";
 
 /// When the fairness figures are drawn, for their captions.
-const FAIRNESS_RULE: &str = "Fairness figures are drawn when the run studies fairness: some cell has more than one group \
+const FAIRNESS_RULE: &str =
+    "Fairness figures are drawn when the run studies fairness: some cell has more than one group \
                              (competing or background), pins processes to CPUs or sets a cgroup.";
 
 /// Seed 000 Figures 1-3: wall time per process against the process count.
@@ -172,9 +173,20 @@ fn wall_per_process(d: &FigureInput) -> Vec<Chart> {
 
 /// Seed 000 Figures 4-5: involuntary context switches (preemptions) per process.
 fn involuntary_per_process(d: &FigureInput) -> Vec<Chart> {
-    per_workload(d, "involuntary", "Involuntary context switches per process", "preempted per process", |s| Some(&s.involuntary_per_proc), None)
-        .map(|c| c.with_caption("Involuntary context switches (the process was preempted), from wait4, per process."))
-        .collect()
+    per_workload(
+        d,
+        "involuntary",
+        "Involuntary context switches per process",
+        "preempted per process",
+        |s| Some(&s.involuntary_per_proc),
+        None,
+    )
+    .map(|c| {
+        c.with_caption(
+            "Involuntary context switches (the process was preempted), from wait4, per process.",
+        )
+    })
+    .collect()
 }
 
 /// Voluntary context switches (blocking) per process, the companion of Figures 4-5.
@@ -186,9 +198,18 @@ fn voluntary_per_process(d: &FigureInput) -> Vec<Chart> {
 
 /// Seed 000 Figures 6-8: processes completed per second.
 fn throughput(d: &FigureInput) -> Vec<Chart> {
-    per_workload(d, "throughput", "Throughput", "processes completed per second", |s| Some(&s.throughput), None)
-        .map(|c| c.with_caption("Processes in the cell divided by its makespan (release to the last exit)."))
-        .collect()
+    per_workload(
+        d,
+        "throughput",
+        "Throughput",
+        "processes completed per second",
+        |s| Some(&s.throughput),
+        None,
+    )
+    .map(|c| {
+        c.with_caption("Processes in the cell divided by its makespan (release to the last exit).")
+    })
+    .collect()
 }
 
 /// Seed 000 Figures 9-10: CPU utilisation of the cell's work.
@@ -230,14 +251,22 @@ fn completion_times(d: &FigureInput) -> Vec<Chart> {
     let mut out = Vec::new();
     for p in panels(d.stats) {
         let labels = p.labels();
-        let mut counts: Vec<u32> = p.cells.iter().map(|s| s.params.processes).filter(|n| *n >= 2).collect();
+        let mut counts: Vec<u32> =
+            p.cells.iter().map(|s| s.params.processes).filter(|n| *n >= 2).collect();
         counts.sort_unstable();
         counts.dedup();
         for n in counts {
-            let cells = p.cells.iter().zip(&labels).filter(|(s, _)| s.params.processes == n && s.reps > 0);
+            let cells =
+                p.cells.iter().zip(&labels).filter(|(s, _)| s.params.processes == n && s.reps > 0);
             let ranks = cells.clone().map(|(s, _)| s.completion_by_rank.len()).max().unwrap_or(0);
-            let points = cells.flat_map(|(s, l)| s.completion_by_rank.iter().enumerate().map(move |(k, v)| (l, k, v)));
-            let Some(series) = series_of(points.filter(|(_, _, v)| v.mean.is_finite()).map(|(l, k, v)| (l.clone(), point(k, v)))) else {
+            let points = cells.flat_map(|(s, l)| {
+                s.completion_by_rank.iter().enumerate().map(move |(k, v)| (l, k, v))
+            });
+            let Some(series) = series_of(
+                points
+                    .filter(|(_, _, v)| v.mean.is_finite())
+                    .map(|(l, k, v)| (l.clone(), point(k, v))),
+            ) else {
                 continue;
             };
             let chart = Chart {
@@ -296,10 +325,18 @@ impl Chart {
             if k == 0 {
                 continue;
             }
-            let which = if k == points.len() { "any point".to_string() } else { format!("{k} of the {} points", points.len()) };
+            let which = if k == points.len() {
+                "any point".to_string()
+            } else {
+                format!("{k} of the {} points", points.len())
+            };
             note.push_str(&match why {
-                NoInterval::FewValues => format!(" No error bar on {which}: fewer than 3 repetitions (n < 3)."),
-                NoInterval::WiderThanEstimate => format!(" No error bar on {which}: the interval's half-width exceeds the mean."),
+                NoInterval::FewValues => {
+                    format!(" No error bar on {which}: fewer than 3 repetitions (n < 3).")
+                }
+                NoInterval::WiderThanEstimate => {
+                    format!(" No error bar on {which}: the interval's half-width exceeds the mean.")
+                }
             });
         }
         note
@@ -310,7 +347,10 @@ impl Chart {
 /// background), pins processes to CPUs or sets a cgroup. A single-group run such as pa3
 /// compares policies, not shares, and gets no fairness figures.
 pub fn measures_fairness(stats: &[CellStats]) -> bool {
-    stats.iter().any(|s| s.params.groups.len() > 1 || s.params.groups.iter().any(|g| pinned(g) || !cgroup(g).is_empty() || g.background))
+    stats.iter().any(|s| {
+        s.params.groups.len() > 1
+            || s.params.groups.iter().any(|g| pinned(g) || !cgroup(g).is_empty() || g.background)
+    })
 }
 
 fn primary_share(s: &CellStats) -> Option<&Summary> {
@@ -332,7 +372,8 @@ struct Panel<'a> {
 
 impl Panel<'_> {
     fn id(&self, figure: &str, extra: &str) -> String {
-        let parts = [figure.to_string(), slug(self.workload), extra.to_string(), slug(&self.others)];
+        let parts =
+            [figure.to_string(), slug(self.workload), extra.to_string(), slug(&self.others)];
         parts.into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
     }
 
@@ -366,7 +407,13 @@ impl Panel<'_> {
         let varies = labels::varying(&columns);
         columns
             .iter()
-            .map(|c| if varies.is_empty() { c[0].clone() } else { varies.iter().map(|&i| c[i].as_str()).collect::<Vec<_>>().join(", ") })
+            .map(|c| {
+                if varies.is_empty() {
+                    c[0].clone()
+                } else {
+                    varies.iter().map(|&i| c[i].as_str()).collect::<Vec<_>>().join(", ")
+                }
+            })
             .collect()
     }
 }
@@ -377,11 +424,18 @@ fn panels(stats: &[CellStats]) -> Vec<Panel<'_>> {
     // Cells of an I/O-scheduler sweep differ by scheduler, not by process count: the I/O
     // figures draw them. Periodic task sets differ by scheduler and utilisation: the
     // real-time figures draw them.
-    for s in stats.iter().filter(|s| s.params.iosched.is_none() && s.params.workload_kind != "periodic") {
+    for s in
+        stats.iter().filter(|s| s.params.iosched.is_none() && s.params.workload_kind != "periodic")
+    {
         let o = others(&s.params);
         match out.iter_mut().find(|p| p.workload == s.params.workload && p.others == o) {
             Some(p) => p.cells.push(s),
-            None => out.push(Panel { workload: &s.params.workload, kind: &s.params.workload_kind, others: o, cells: vec![s] }),
+            None => out.push(Panel {
+                workload: &s.params.workload,
+                kind: &s.params.workload_kind,
+                others: o,
+                cells: vec![s],
+            }),
         }
     }
     out
@@ -423,7 +477,8 @@ fn per_workload<'a>(
 ) -> impl Iterator<Item = Chart> + 'a {
     panels(d.stats).into_iter().filter_map(move |p| {
         let labels = p.labels();
-        let mut counts: Vec<u32> = p.cells.iter().filter(|s| pick(s).is_some()).map(|s| s.params.processes).collect();
+        let mut counts: Vec<u32> =
+            p.cells.iter().filter(|s| pick(s).is_some()).map(|s| s.params.processes).collect();
         counts.sort_unstable();
         counts.dedup();
         let points = p.cells.iter().zip(&labels).filter_map(|(s, name)| {
@@ -449,7 +504,9 @@ fn per_workload<'a>(
 
 /// A file-name-safe form of a name: ASCII alphanumerics kept, anything else as `_`.
 pub fn slug(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c.to_ascii_lowercase() } else { '_' }).collect()
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c.to_ascii_lowercase() } else { '_' })
+        .collect()
 }
 
 #[cfg(test)]

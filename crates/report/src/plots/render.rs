@@ -17,8 +17,15 @@ const LEGEND_WIDTH: u32 = 180;
 const FONT: &str = "sans-serif";
 
 /// Series colours (Okabe-Ito, distinguishable with the common colour-vision deficiencies).
-pub const PALETTE: [(u8, u8, u8); 7] =
-    [(0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (230, 159, 0), (86, 180, 233), (0, 0, 0)];
+pub const PALETTE: [(u8, u8, u8); 7] = [
+    (0, 114, 178),
+    (213, 94, 0),
+    (0, 158, 115),
+    (204, 121, 167),
+    (230, 159, 0),
+    (86, 180, 233),
+    (0, 0, 0),
+];
 
 /// Drawing a chart failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,7 +109,10 @@ fn tick(v: f64) -> String {
 
 fn y_max(chart: &Chart) -> f64 {
     let data = chart.series.iter().flat_map(|s| &s.points).flat_map(|p| [p.y, p.hi]);
-    let top = data.chain(chart.reference.iter().map(|r| r.0)).filter(|v| v.is_finite()).fold(0.0f64, f64::max);
+    let top = data
+        .chain(chart.reference.iter().map(|r| r.0))
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
     if top > 0.0 {
         top * 1.12
     } else {
@@ -124,16 +134,26 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Dra
 }
 
 /// The plot area with the chart's title and margins.
-fn builder<'a, 'b, DB: DrawingBackend>(area: &'a DrawingArea<DB, Shift>, chart: &'b Chart) -> ChartBuilder<'a, 'b, DB> {
+fn builder<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    chart: &'b Chart,
+) -> ChartBuilder<'a, 'b, DB> {
     let mut b = ChartBuilder::on(area);
-    b.caption(&chart.title, (FONT, 20).into_font().style(FontStyle::Bold)).margin(12).x_label_area_size(46).y_label_area_size(64);
+    b.caption(&chart.title, (FONT, 20).into_font().style(FontStyle::Bold))
+        .margin(12)
+        .x_label_area_size(46)
+        .y_label_area_size(64);
     b
 }
 
-fn draw_categories<DB: DrawingBackend>(plot_area: &DrawingArea<DB, Shift>, chart: &Chart) -> DrawResult<DB> {
+fn draw_categories<DB: DrawingBackend>(
+    plot_area: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+) -> DrawResult<DB> {
     let n = chart.categories.len().max(1);
     let top = y_max(chart);
-    let mut cc = builder(plot_area, chart).build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..top)?;
+    let mut cc =
+        builder(plot_area, chart).build_cartesian_2d(-0.5f64..(n as f64 - 0.5), 0f64..top)?;
     let cats = &chart.categories;
     let x_fmt = |v: &f64| {
         let i = v.round();
@@ -163,7 +183,13 @@ fn draw_categories<DB: DrawingBackend>(plot_area: &DrawingArea<DB, Shift>, chart
                     [(x0 + 0.01, 0.0), (x0 + width - 0.01, p.y)],
                     colour(style(i, s)).filled(),
                 )))?;
-                error_bar(&mut cc, x0 + width / 2.0, p, (width / 4.0).min(0.035), RGBColor(40, 40, 40))?;
+                error_bar(
+                    &mut cc,
+                    x0 + width / 2.0,
+                    p,
+                    (width / 4.0).min(0.035),
+                    RGBColor(40, 40, 40),
+                )?;
             }
         }
         return Ok(());
@@ -189,13 +215,17 @@ fn draw_categories<DB: DrawingBackend>(plot_area: &DrawingArea<DB, Shift>, chart
 type Categories<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 /// The colours of running, runnable and blocked in state charts.
-const STATE_COLOURS: [RGBColor; 3] = [RGBColor(0, 158, 115), RGBColor(230, 159, 0), RGBColor(86, 180, 233)];
+const STATE_COLOURS: [RGBColor; 3] =
+    [RGBColor(0, 158, 115), RGBColor(230, 159, 0), RGBColor(86, 180, 233)];
 const STATE_NAMES: [&str; 3] = ["running", "runnable", "blocked"];
 
 /// Rows of slices: a band per row (top row first), each run of equal slices one stack of
 /// three rectangles (running at the bottom), so a CPU-bound worker's row is a few
 /// rectangles, not one per slice.
-fn draw_states<DB: DrawingBackend>(plot_area: &DrawingArea<DB, Shift>, chart: &Chart) -> DrawResult<DB> {
+fn draw_states<DB: DrawingBackend>(
+    plot_area: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+) -> DrawResult<DB> {
     let st = &chart.states;
     let n = st.rows.len().max(1);
     let slices = st.rows.iter().map(|(_, s)| s.len()).max().unwrap_or(0).max(1);
@@ -238,7 +268,10 @@ fn draw_states<DB: DrawingBackend>(plot_area: &DrawingArea<DB, Shift>, chart: &C
             for (state, share) in shares[k].iter().enumerate() {
                 let h = share.clamp(0.0, 1.0) * 0.8;
                 if h > 0.0 {
-                    rects.push(Rectangle::new([(x0, y), (x1, (y + h).min(base + 0.8))], STATE_COLOURS[state].filled()));
+                    rects.push(Rectangle::new(
+                        [(x0, y), (x1, (y + h).min(base + 0.8))],
+                        STATE_COLOURS[state].filled(),
+                    ));
                     y += h;
                 }
             }
@@ -250,7 +283,13 @@ fn draw_states<DB: DrawingBackend>(plot_area: &DrawingArea<DB, Shift>, chart: &C
 }
 
 /// The point's confidence interval at `x` with caps `cap` wide each side (nothing without one).
-fn error_bar<DB: DrawingBackend>(cc: &mut Categories<'_, DB>, x: f64, p: &Point, cap: f64, c: RGBColor) -> DrawResult<DB> {
+fn error_bar<DB: DrawingBackend>(
+    cc: &mut Categories<'_, DB>,
+    x: f64,
+    p: &Point,
+    cap: f64,
+    c: RGBColor,
+) -> DrawResult<DB> {
     if p.hi > p.lo {
         let style = c.stroke_width(2);
         cc.draw_series([
@@ -266,7 +305,8 @@ fn error_bar<DB: DrawingBackend>(cc: &mut Categories<'_, DB>, x: f64, p: &Point,
 /// 0) to the largest, widened to a decade's edges on a log axis.
 fn cdf_range(chart: &Chart, log_x: bool) -> (f64, f64) {
     let xs = || chart.series.iter().flat_map(|s| &s.curve).map(|p| p.0).filter(|x| x.is_finite());
-    let (lo, hi) = (xs().filter(|x| *x > 0.0).fold(f64::INFINITY, f64::min), xs().fold(0.0f64, f64::max));
+    let (lo, hi) =
+        (xs().filter(|x| *x > 0.0).fold(f64::INFINITY, f64::min), xs().fold(0.0f64, f64::max));
     if !lo.is_finite() || hi <= 0.0 {
         return (if log_x { 0.1 } else { 0.0 }, 1.0);
     }
@@ -277,19 +317,30 @@ fn cdf_range(chart: &Chart, log_x: bool) -> (f64, f64) {
     }
 }
 
-fn draw_cdf<DB: DrawingBackend>(plot_area: &DrawingArea<DB, Shift>, chart: &Chart, log_x: bool) -> DrawResult<DB> {
+fn draw_cdf<DB: DrawingBackend>(
+    plot_area: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+    log_x: bool,
+) -> DrawResult<DB> {
     let (lo, hi) = cdf_range(chart, log_x);
     if log_x {
-        let mut cc = builder(plot_area, chart).build_cartesian_2d((lo..hi).log_scale(), 0f64..1.0)?;
+        let mut cc =
+            builder(plot_area, chart).build_cartesian_2d((lo..hi).log_scale(), 0f64..1.0)?;
         mesh(&mut cc, chart, 8, &|v| tick(*v), true)?;
         for (i, s) in chart.series.iter().enumerate() {
-            cc.draw_series(LineSeries::new(s.curve.iter().map(|&(x, y)| (x.max(lo), y)), colour(style(i, s)).stroke_width(2)))?;
+            cc.draw_series(LineSeries::new(
+                s.curve.iter().map(|&(x, y)| (x.max(lo), y)),
+                colour(style(i, s)).stroke_width(2),
+            ))?;
         }
     } else {
         let mut cc = builder(plot_area, chart).build_cartesian_2d(lo..hi, 0f64..1.0)?;
         mesh(&mut cc, chart, 8, &|v| tick(*v), true)?;
         for (i, s) in chart.series.iter().enumerate() {
-            cc.draw_series(LineSeries::new(s.curve.iter().copied(), colour(style(i, s)).stroke_width(2)))?;
+            cc.draw_series(LineSeries::new(
+                s.curve.iter().copied(),
+                colour(style(i, s)).stroke_width(2),
+            ))?;
         }
     }
     Ok(())
@@ -353,7 +404,9 @@ fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &Chart) -> D
                 area.draw(&(EmptyElement::at((19, y)) + marker(style(i, s), c)))?;
             }
             ChartKind::Bars => area.draw(&Rectangle::new([(9, y - 8), (29, y + 8)], c.filled()))?,
-            ChartKind::Cdf { .. } | ChartKind::States => area.draw(&PathElement::new(vec![(4, y), (34, y)], c.stroke_width(3)))?,
+            ChartKind::Cdf { .. } | ChartKind::States => {
+                area.draw(&PathElement::new(vec![(4, y), (34, y)], c.stroke_width(3)))?
+            }
         }
         let lines = wrap(&s.name);
         let extra = 18 * (lines.len() as i32 - 1);
@@ -363,7 +416,10 @@ fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &Chart) -> D
         y += 24 + extra;
     }
     if let Some((_, label)) = &chart.reference {
-        area.draw(&PathElement::new(vec![(4, y), (34, y)], RGBColor(120, 120, 120).stroke_width(1)))?;
+        area.draw(&PathElement::new(
+            vec![(4, y), (34, y)],
+            RGBColor(120, 120, 120).stroke_width(1),
+        ))?;
         area.draw(&Text::new(label.clone(), (42, y - 7), font.clone()))?;
         y += 24;
     }

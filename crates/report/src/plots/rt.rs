@@ -69,14 +69,25 @@ fn categories<'a>(names: impl Iterator<Item = &'a str>) -> Vec<String> {
 /// One chart of `pick` over the run's periodic cells: against the utilisation, a line per
 /// scheduler (and workload), when the run sweeps it; otherwise bars per scheduler, a colour
 /// per workload. Error bars stay within the quantity's range (analysis shapes them so).
-fn by_utilisation(d: &FigureInput, id: &str, what: &str, y_label: &str, caption: &str, pick: fn(&RtStats) -> &Summary) -> Vec<Chart> {
+fn by_utilisation(
+    d: &FigureInput,
+    id: &str,
+    what: &str,
+    y_label: &str,
+    caption: &str,
+    pick: fn(&RtStats) -> &Summary,
+) -> Vec<Chart> {
     let us = utilisations(d);
     let several = several_workloads(d);
     let competing = competition_varies(d);
     let usable = |s: &&RtStats| pick(s).mean.is_finite();
     let chart = if us.len() > 1 {
         let points = drawn(d).filter(usable).map(|s| {
-            let name = if several { format!("{}, {}", s.scheduler, s.params.workload) } else { s.scheduler.clone() };
+            let name = if several {
+                format!("{}, {}", s.scheduler, s.params.workload)
+            } else {
+                s.scheduler.clone()
+            };
             let x = us.iter().position(|u| *u == s.utilisation).unwrap_or(0);
             (vs(name, s, competing), point(x, pick(s)))
         });
@@ -105,7 +116,8 @@ fn by_utilisation(d: &FigureInput, id: &str, what: &str, y_label: &str, caption:
             (vs(s.params.workload.clone(), s, competing), point(x, pick(s)))
         });
         let Some(series) = series_of(points) else { return Vec::new() };
-        let at = us.first().copied().flatten().map(|u| format!(", utilisation {u}")).unwrap_or_default();
+        let at =
+            us.first().copied().flatten().map(|u| format!(", utilisation {u}")).unwrap_or_default();
         Chart {
             kind: ChartKind::Bars,
             id: id.into(),
@@ -192,8 +204,11 @@ fn cdf_charts(d: &FigureInput, k: &CdfKind) -> Vec<Chart> {
     let workloads = categories(drawn(d).map(|s| s.params.workload.as_str()));
     for w in &workloads {
         for u in utilisations(d) {
-            let cells: Vec<&RtStats> =
-                drawn(d).filter(|s| &s.params.workload == w && s.utilisation == u && !(k.curve)(s).is_empty()).collect();
+            let cells: Vec<&RtStats> = drawn(d)
+                .filter(|s| {
+                    &s.params.workload == w && s.utilisation == u && !(k.curve)(s).is_empty()
+                })
+                .collect();
             if cells.is_empty() {
                 continue;
             }
@@ -206,8 +221,10 @@ fn cdf_charts(d: &FigureInput, k: &CdfKind) -> Vec<Chart> {
                     colour: scheduler_colour(d, &s.scheduler),
                 })
                 .collect();
-            let positive = || series.iter().flat_map(|s| &s.curve).map(|p| p.0).filter(|x| *x > 0.0);
-            let (lo, hi) = (positive().fold(f64::INFINITY, f64::min), positive().fold(0.0, f64::max));
+            let positive =
+                || series.iter().flat_map(|s| &s.curve).map(|p| p.0).filter(|x| *x > 0.0);
+            let (lo, hi) =
+                (positive().fold(f64::INFINITY, f64::min), positive().fold(0.0, f64::max));
             let mut id = String::from(k.id);
             let mut title = String::from(k.title);
             if several {
@@ -218,8 +235,10 @@ fn cdf_charts(d: &FigureInput, k: &CdfKind) -> Vec<Chart> {
                 id.push_str(&format!("-u{}", slug(&u.to_string())));
                 title.push_str(&format!(", utilisation {u}"));
             }
-            let pooled: Vec<String> =
-                cells.iter().map(|s| format!("{} {} over {}", s.scheduler, (k.count)(s), repetitions(s.reps))).collect();
+            let pooled: Vec<String> = cells
+                .iter()
+                .map(|s| format!("{} {} over {}", s.scheduler, (k.count)(s), repetitions(s.reps)))
+                .collect();
             out.push(Chart {
                 kind: ChartKind::Cdf { log_x: hi > 20.0 * lo },
                 id,
@@ -249,7 +268,13 @@ pub(super) fn wakeup_cdf(d: &FigureInput) -> Vec<Chart> {
             x_label: "latency [us]",
             y_label: "fraction of latencies at or below",
             curve: |s| &s.wakeup_cdf,
-            name: |s| if s.latency_kind == "hand-off" { format!("{} (hand-off)", s.scheduler) } else { s.scheduler.clone() },
+            name: |s| {
+                if s.latency_kind == "hand-off" {
+                    format!("{} (hand-off)", s.scheduler)
+                } else {
+                    s.scheduler.clone()
+                }
+            },
             caption: |pooled| {
                 format!(
                     "Cumulative distribution of the scheduling latency, from the HdrHistograms of every task of the set, \
@@ -316,7 +341,12 @@ fn three_digits_us(v: f64) -> String {
 /// The response time distributions of the periodic cells two runs share (matched by key),
 /// run A's and run B's finished jobs as two lines of one chart per cell: a measured run
 /// against the simulation of the same experiment file puts theory beside measurement.
-pub(super) fn response_against(a: &[RtStats], b: &[RtStats], a_label: &str, b_label: &str) -> Vec<Chart> {
+pub(super) fn response_against(
+    a: &[RtStats],
+    b: &[RtStats],
+    a_label: &str,
+    b_label: &str,
+) -> Vec<Chart> {
     a.iter()
         .filter(|sa| !sa.response_cdf.is_empty())
         .filter_map(|sa| {

@@ -36,7 +36,10 @@ fn chart(s: &TraceStats) -> Option<Chart> {
     }
     let n = trace.workers.len();
     let which = if shown.len() < n {
-        format!("{} of its {n} workers, evenly spaced by index (#k is the worker's index)", shown.len())
+        format!(
+            "{} of its {n} workers, evenly spaced by index (#k is the worker's index)",
+            shown.len()
+        )
     } else {
         format!("each of its {n} workers (#k is the worker's index)")
     };

@@ -21,7 +21,9 @@ pub(crate) fn decode(png_bytes: &[u8]) -> (u32, u32, Vec<u8>) {
 
 /// Pixels within a small distance of `c`.
 pub(crate) fn count_colour(rgb: &[u8], c: (u8, u8, u8)) -> usize {
-    rgb.chunks_exact(3).filter(|p| p[0].abs_diff(c.0) < 12 && p[1].abs_diff(c.1) < 12 && p[2].abs_diff(c.2) < 12).count()
+    rgb.chunks_exact(3)
+        .filter(|p| p[0].abs_diff(c.0) < 12 && p[1].abs_diff(c.1) < 12 && p[2].abs_diff(c.2) < 12)
+        .count()
 }
 
 #[test]
@@ -83,7 +85,8 @@ fn png_shows_every_series_and_text() {
     for c in pa3_charts().iter().filter(|c| c.id == "wall-cpu" || c.id == "involuntary-io") {
         let bytes = png(c).unwrap();
         if let Some(dir) = std::env::var_os("SCHEDLAB_DEBUG_PNG") {
-            std::fs::write(std::path::Path::new(&dir).join(format!("{}.png", c.id)), &bytes).unwrap();
+            std::fs::write(std::path::Path::new(&dir).join(format!("{}.png", c.id)), &bytes)
+                .unwrap();
         }
         let (w, h, rgb) = decode(&bytes);
         assert_eq!((w, h), (WIDTH, HEIGHT));
@@ -112,7 +115,8 @@ fn svg_holds_the_title_labels_and_lines() {
 
 #[test]
 fn a_single_count_and_repetition_still_draws() {
-    let recs: Vec<_> = pa3_records(1.0).into_iter().filter(|r| r.params.processes == 10 && r.rep == 0).collect();
+    let recs: Vec<_> =
+        pa3_records(1.0).into_iter().filter(|r| r.params.processes == 10 && r.rep == 0).collect();
     let stats = cell_stats(&recs);
     let charts = charts(&FigureInput { stats: &stats, cpus: 0, io: &[], rt: &[], traces: &[] });
     assert_eq!(charts.len(), 15);
@@ -157,7 +161,8 @@ fn assert_close(got: &[(&str, Vec<f64>)], want: &[(&str, Vec<f64>)]) {
     }
 }
 
-const LAB1_SERIES: [&str; 4] = ["unpinned, no cgroup", "unpinned, weight 200", "spread, no cgroup", "spread, weight 200"];
+const LAB1_SERIES: [&str; 4] =
+    ["unpinned, no cgroup", "unpinned, weight 200", "spread, no cgroup", "spread, weight 200"];
 
 #[test]
 fn a_fairness_run_gets_charts_per_background_setting_with_a_series_per_affinity_and_weight() {
@@ -167,7 +172,15 @@ fn a_fairness_run_gets_charts_per_background_setting_with_a_series_per_affinity_
     for fig in ["wall", "involuntary", "voluntary", "throughput", "cpu", "jain"] {
         want.extend([format!("{fig}-hash"), format!("{fig}-hash-8_bg")]);
     }
-    want.extend(["completion-hash-n4", "completion-hash-n8", "completion-hash-n4-8_bg", "completion-hash-n8-8_bg"].map(String::from));
+    want.extend(
+        [
+            "completion-hash-n4",
+            "completion-hash-n8",
+            "completion-hash-n4-8_bg",
+            "completion-hash-n8-8_bg",
+        ]
+        .map(String::from),
+    );
     want.push("share-hash-8_bg".into());
     assert_eq!(ids, want);
     for c in &charts {
@@ -175,7 +188,10 @@ fn a_fairness_run_gets_charts_per_background_setting_with_a_series_per_affinity_
         assert_eq!(names, LAB1_SERIES, "{}", c.id);
     }
     assert_eq!(chart(&charts, "wall-hash-8_bg").title, "Wall time per process: hash, with 8 bg");
-    assert_eq!(chart(&charts, "completion-hash-n8-8_bg").title, "Completion times: 8 hash, with 8 bg");
+    assert_eq!(
+        chart(&charts, "completion-hash-n8-8_bg").title,
+        "Completion times: 8 hash, with 8 bg"
+    );
 }
 
 #[test]
@@ -195,7 +211,10 @@ fn jain_means_are_the_hand_computed_indices() {
     assert_close(&means(jain), &want);
     assert!((unpinned - 0.9).abs() < 1e-12 && (spread - 0.987_804_878).abs() < 1e-9);
     let p = jain.series[0].points[0];
-    assert!((p.hi - p.lo).abs() < 1e-12, "equal indices in every repetition have no interval: {p:?}");
+    assert!(
+        (p.hi - p.lo).abs() < 1e-12,
+        "equal indices in every repetition have no interval: {p:?}"
+    );
     let alone = chart(&charts, "jain-hash");
     assert_close(&means(alone), &LAB1_SERIES.map(|n| (n, vec![1.0, 1.0])));
 }
@@ -223,7 +242,10 @@ fn completion_times_are_sorted_within_repetitions_with_intervals_over_them() {
 #[test]
 fn group_share_is_the_measured_groups_cpu_share_only_where_it_competes() {
     let charts = lab1_charts();
-    assert!(charts.iter().all(|c| c.id != "share-hash"), "a group alone has all of the CPU: nothing to show");
+    assert!(
+        charts.iter().all(|c| c.id != "share-hash"),
+        "a group alone has all of the CPU: nothing to show"
+    );
     let share = chart(&charts, "share-hash-8_bg");
     // n hashers x 1 CPU-s against 8 spinners x 1 CPU-s, or x 1/2 at weight 200.
     let want = [
@@ -260,16 +282,34 @@ fn points_without_an_error_bar_are_named_in_the_caption() {
     let stats = cell_stats(&recs);
     let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] });
     for c in &charts {
-        assert!(c.series.iter().flat_map(|s| &s.points).all(|p| p.lo == p.y && p.hi == p.y && p.no_bar.is_some()), "{}", c.id);
-        assert!(c.caption.contains("No error bar on any point: fewer than 3 repetitions (n < 3)."), "{}", c.caption);
+        assert!(
+            c.series
+                .iter()
+                .flat_map(|s| &s.points)
+                .all(|p| p.lo == p.y && p.hi == p.y && p.no_bar.is_some()),
+            "{}",
+            c.id
+        );
+        assert!(
+            c.caption.contains("No error bar on any point: fewer than 3 repetitions (n < 3)."),
+            "{}",
+            c.caption
+        );
     }
     // Three repetitions: bars everywhere, no note.
     assert!(pa3_charts().iter().all(|c| !c.caption.contains("No error bar")));
     // One cell short of repetitions: the note counts it.
-    let recs: Vec<_> = pa3_records(1.0).into_iter().filter(|r| r.params.key != "cpu/other/n10" || r.rep < 2).collect();
+    let recs: Vec<_> = pa3_records(1.0)
+        .into_iter()
+        .filter(|r| r.params.key != "cpu/other/n10" || r.rep < 2)
+        .collect();
     let stats = cell_stats(&recs);
     let c = &charts_of(&stats)[0];
-    assert!(c.caption.contains("No error bar on 1 of the 9 points: fewer than 3 repetitions"), "{}", c.caption);
+    assert!(
+        c.caption.contains("No error bar on 1 of the 9 points: fewer than 3 repetitions"),
+        "{}",
+        c.caption
+    );
 }
 
 fn charts_of(stats: &[schedlab_analysis::CellStats]) -> Vec<Chart> {
@@ -284,20 +324,31 @@ fn runs_that_do_not_study_fairness_get_no_fairness_figures() {
     let mut recs = pa3_records(1.0);
     for r in &mut recs {
         let p = &r.params;
-        let g = schedlab_model::GroupParams { name: "main".into(), processes: p.processes, affinity: "all".into(), ..Default::default() };
+        let g = schedlab_model::GroupParams {
+            name: "main".into(),
+            processes: p.processes,
+            affinity: "all".into(),
+            ..Default::default()
+        };
         r.params.groups = vec![g];
     }
     let stats = cell_stats(&recs);
     assert!(!measures_fairness(&stats));
     let ids: Vec<String> =
-        charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] }).into_iter().map(|c| c.id).collect();
+        charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] })
+            .into_iter()
+            .map(|c| c.id)
+            .collect();
     assert_eq!(ids.len(), 15, "{ids:?}");
     // Pinning the processes of one cell makes it a fairness study.
     recs[0].params.groups[0].affinity = "spread".into();
     let stats = cell_stats(&recs);
     assert!(measures_fairness(&stats));
     let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] });
-    assert!(charts.iter().any(|c| c.id == "jain-cpu") && charts.iter().any(|c| c.id == "completion-cpu-n500"));
+    assert!(
+        charts.iter().any(|c| c.id == "jain-cpu")
+            && charts.iter().any(|c| c.id == "completion-cpu-n500")
+    );
     assert!(charts.iter().all(|c| !c.id.starts_with("share")), "one group: no share");
 }
 
@@ -316,7 +367,10 @@ fn fairness_pngs_show_every_series() {
             assert!(n > 150, "{id}: series {i} has only {n} pixels of its colour");
         }
         let s = svg(c).unwrap();
-        assert!(s.contains(">\nspread,\n</text>") && s.contains(">\nweight 200\n</text>"), "legend labels wrap: {id}");
+        assert!(
+            s.contains(">\nspread,\n</text>") && s.contains(">\nweight 200\n</text>"),
+            "legend labels wrap: {id}"
+        );
     }
 }
 
@@ -325,7 +379,9 @@ fn io_records() -> Vec<schedlab_model::CellRecord> {
     use schedlab_model::{hist, CellIo, CellParams, CellRecord, CellStatus, IoSummary, Sample};
     let mut out = Vec::new();
     for (cell, (workload, sched, makespan)) in
-        [("big", "none", 2.0), ("big", "bfq", 4.0), ("small", "none", 1.0), ("small", "bfq", 3.0)].into_iter().enumerate()
+        [("big", "none", 2.0), ("big", "bfq", 4.0), ("small", "none", 1.0), ("small", "bfq", 3.0)]
+            .into_iter()
+            .enumerate()
     {
         for rep in 0..2u32 {
             let mut h = hist::Histogram::<u64>::new(3).unwrap();
@@ -364,10 +420,17 @@ fn io_records() -> Vec<schedlab_model::CellRecord> {
                 engine_max_rss_kb: 0,
                 samples: vec![Sample {
                     wall_s: makespan,
-                    extra: schedlab_model::Extra { detail: Some(schedlab_model::Detail::Io(io)), ..Default::default() },
+                    extra: schedlab_model::Extra {
+                        detail: Some(schedlab_model::Detail::Io(io)),
+                        ..Default::default()
+                    },
                     ..Default::default()
                 }],
-                io: Some(CellIo { scheduler: sched.into(), queue_device: "loop0".into(), ..Default::default() }),
+                io: Some(CellIo {
+                    scheduler: sched.into(),
+                    queue_device: "loop0".into(),
+                    ..Default::default()
+                }),
                 rt: None,
                 cpu_dma_latency_us: None,
                 knobs: Default::default(),
@@ -396,12 +459,21 @@ fn an_io_sweep_gets_the_io_figures_and_no_per_process_count_figures() {
     let p = time.series[0].points[1];
     assert_eq!(p.x, 1);
     assert!((p.y - 4.05).abs() < 1e-9, "{p:?}");
-    assert_eq!((p.lo, p.hi, p.no_bar), (p.y, p.y, Some(NoInterval::FewValues)), "two repetitions: no error bar");
-    assert!(time.caption.contains("No error bar on any point: fewer than 3 repetitions"), "{}", time.caption);
+    assert_eq!(
+        (p.lo, p.hi, p.no_bar),
+        (p.y, p.y, Some(NoInterval::FewValues)),
+        "two repetitions: no error bar"
+    );
+    assert!(
+        time.caption.contains("No error bar on any point: fewer than 3 repetitions"),
+        "{}",
+        time.caption
+    );
     // Median latency of "small" under bfq (the fourth cell) is 4 us.
     assert!((charts[2].series[1].points[1].y - 4.0).abs() < 0.01);
     // Without I/O statistics, nothing is drawn for these cells.
-    assert!(super::charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &[], traces: &[] }).is_empty());
+    assert!(super::charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &[], traces: &[] })
+        .is_empty());
 }
 
 fn rt_charts(workloads: &[&str], utilisations: &[Option<f64>]) -> Vec<Chart> {
@@ -420,13 +492,24 @@ fn a_utilisation_sweep_gets_lines_per_scheduler_and_a_wakeup_distribution_per_ut
     let charts = rt_charts(&["set"], &[Some(0.25), Some(0.5)]);
     let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
     // No per-process-count figures: every cell has the set's 4 processes.
-    assert_eq!(ids, ["rt-violations", "rt-violation-time", "rt-misses", "rt-wakeup-u0_25", "rt-wakeup-u0_5"]);
+    assert_eq!(
+        ids,
+        ["rt-violations", "rt-violation-time", "rt-misses", "rt-wakeup-u0_25", "rt-wakeup-u0_5"]
+    );
     let v = &charts[0];
-    assert_eq!((v.kind, v.title.as_str()), (ChartKind::Lines, "Average violations per process against utilisation"));
+    assert_eq!(
+        (v.kind, v.title.as_str()),
+        (ChartKind::Lines, "Average violations per process against utilisation")
+    );
     assert_eq!(v.categories, ["0.25", "0.5"]);
     assert!(v.caption.contains("Sliding windows are drawn"), "{}", v.caption);
     // 2k + r sliding violations per task in repetition r, k = (scheduler + 1) (utilisation + 1).
-    let want = [("other", vec![2.5, 4.5]), ("fifo-rm", vec![4.5, 8.5]), ("edf", vec![6.5, 12.5]), ("dwcs", vec![8.5, 16.5])];
+    let want = [
+        ("other", vec![2.5, 4.5]),
+        ("fifo-rm", vec![4.5, 8.5]),
+        ("edf", vec![6.5, 12.5]),
+        ("dwcs", vec![8.5, 16.5]),
+    ];
     assert_close(&means(v), &want);
     // Repetitions 2k and 2k + 1: the t interval 2.5 ± 6.35 reached below zero; at n = 2 no bar is drawn.
     let p = v.series[0].points[0];
@@ -438,10 +521,17 @@ fn a_utilisation_sweep_gets_lines_per_scheduler_and_a_wakeup_distribution_per_ut
     // Wake-ups where the tasks timed their own releases, hand-offs where the dispatcher's
     // workers timed them, nothing where neither was recorded (edf here).
     let w = chart(&charts, "rt-wakeup-u0_5");
-    assert_eq!((w.kind, names(w)), (ChartKind::Cdf { log_x: true }, vec!["other", "fifo-rm", "dwcs (hand-off)"]));
+    assert_eq!(
+        (w.kind, names(w)),
+        (ChartKind::Cdf { log_x: true }, vec!["other", "fifo-rm", "dwcs (hand-off)"])
+    );
     assert_eq!(w.title, "Scheduling latency, utilisation 0.5");
     // dwcs at 0.5: k = 8, hand-offs 8..160 us.
-    assert!((w.series[2].curve.last().unwrap().0 - 160.0).abs() < 0.2, "{:?}", w.series[2].curve.last());
+    assert!(
+        (w.series[2].curve.last().unwrap().0 - 160.0).abs() < 0.2,
+        "{:?}",
+        w.series[2].curve.last()
+    );
     // fifo-rm at 0.5: k = 4, wake-ups 4..80 us; the pooled median is the 10th of 20 values.
     let curve = &w.series[1].curve;
     assert!((curve[50].0 - 40.0).abs() < 0.1 && curve[50].1 == 0.5, "{:?}", curve[50]);
@@ -455,7 +545,10 @@ fn a_single_utilisation_gets_bars_per_scheduler() {
     let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["rt-violations", "rt-violation-time", "rt-misses", "rt-wakeup-u0_5"]);
     let m = chart(&charts, "rt-misses");
-    assert_eq!((m.kind, m.title.as_str()), (ChartKind::Bars, "Deadline miss ratio per scheduler, utilisation 0.5"));
+    assert_eq!(
+        (m.kind, m.title.as_str()),
+        (ChartKind::Bars, "Deadline miss ratio per scheduler, utilisation 0.5")
+    );
     assert_eq!(m.categories, RT_SCHEDULERS);
     assert_close(&means(m), &[("set", vec![5.5, 10.5, 15.5, 20.5])]);
     assert_eq!(m.series[0].points.iter().map(|p| p.x).collect::<Vec<_>>(), [0, 1, 2, 3]);
@@ -488,10 +581,18 @@ fn runs_without_periodic_sets_get_no_real_time_figures() {
 fn real_time_pngs_show_every_series() {
     let charts = rt_charts(&["set"], &[Some(0.25), Some(0.5)]);
     let bars = rt_charts(&["set"], &[Some(0.5)]);
-    for (k, c) in [chart(&charts, "rt-violations"), chart(&charts, "rt-wakeup-u0_25"), chart(&bars, "rt-misses")].into_iter().enumerate() {
+    for (k, c) in [
+        chart(&charts, "rt-violations"),
+        chart(&charts, "rt-wakeup-u0_25"),
+        chart(&bars, "rt-misses"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let bytes = png(c).unwrap();
         if let Some(dir) = std::env::var_os("SCHEDLAB_DEBUG_PNG") {
-            std::fs::write(std::path::Path::new(&dir).join(format!("{}-{k}.png", c.id)), &bytes).unwrap();
+            std::fs::write(std::path::Path::new(&dir).join(format!("{}-{k}.png", c.id)), &bytes)
+                .unwrap();
         }
         let (_, _, rgb) = decode(&bytes);
         for (i, series) in c.series.iter().enumerate() {
@@ -511,14 +612,25 @@ fn a_scheduler_keeps_its_colour_in_every_real_time_chart() {
     let stats = cell_stats(&recs);
     let rt = schedlab_analysis::rt_stats(&recs);
     let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt, traces: &[] });
-    let colours = |id: &str| chart(&charts, id).series.iter().map(|s| (s.name.clone(), s.colour)).collect::<Vec<_>>();
-    assert_eq!(colours("rt-wakeup-u0_5"), [("fifo-rm".to_string(), Some(1)), ("dwcs (hand-off)".to_string(), Some(3))]);
+    let colours = |id: &str| {
+        chart(&charts, id).series.iter().map(|s| (s.name.clone(), s.colour)).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        colours("rt-wakeup-u0_5"),
+        [("fifo-rm".to_string(), Some(1)), ("dwcs (hand-off)".to_string(), Some(3))]
+    );
     assert_eq!(colours("rt-wakeup-u0_25")[1], ("fifo-rm".to_string(), Some(1)));
     assert_eq!(colours("rt-violations")[3], ("dwcs".to_string(), Some(3)));
     let (_, _, rgb) = decode(&png(chart(&charts, "rt-wakeup-u0_5")).unwrap());
-    assert!(count_colour(&rgb, PALETTE[1]) > 150 && count_colour(&rgb, PALETTE[0]) < 20, "drawn in fifo-rm's colour");
+    assert!(
+        count_colour(&rgb, PALETTE[1]) > 150 && count_colour(&rgb, PALETTE[0]) < 20,
+        "drawn in fifo-rm's colour"
+    );
     // Several workloads: a series per scheduler and workload, coloured in turn.
-    assert!(rt_charts(&["a", "b"], &[Some(0.25), Some(0.5)])[0].series.iter().all(|s| s.colour.is_none()));
+    assert!(rt_charts(&["a", "b"], &[Some(0.25), Some(0.5)])[0]
+        .series
+        .iter()
+        .all(|s| s.colour.is_none()));
 }
 
 #[test]
@@ -533,7 +645,12 @@ fn per_job_records_give_a_response_time_distribution() {
     // 4 tasks x 2 repetitions x 9 finished jobs; fifo-rm's longest 9 ms, dwcs's 18 ms.
     assert!(c.caption.contains("fifo-rm 72 (+8 unfinished) over 2 repetitions"), "{}", c.caption);
     let last = |i: usize| c.series[i].curve.last().unwrap().0;
-    assert!((last(0) - 9_000.0).abs() < 10.0 && (last(1) - 18_000.0).abs() < 20.0, "{} {}", last(0), last(1));
+    assert!(
+        (last(0) - 9_000.0).abs() < 10.0 && (last(1) - 18_000.0).abs() < 20.0,
+        "{} {}",
+        last(0),
+        last(1)
+    );
     assert_eq!(c.series[1].colour, Some(3), "dwcs keeps its colour");
     // Without records, no such chart.
     assert!(rt_charts(&["set"], &[Some(0.5)]).iter().all(|c| !c.id.starts_with("rt-response")));
@@ -562,9 +679,18 @@ fn a_comparison_draws_each_shared_cells_response_times_of_both_runs() {
         "{}",
         c.caption
     );
-    assert!(c.caption.contains("run 2 (simulated): median 10.0 ms, 99th percentile 18.0 ms"), "{}", c.caption);
+    assert!(
+        c.caption.contains("run 2 (simulated): median 10.0 ms, 99th percentile 18.0 ms"),
+        "{}",
+        c.caption
+    );
     let last = |i: usize| c.series[i].curve.last().unwrap().0;
-    assert!((last(0) - 9_000.0).abs() < 10.0 && (last(1) - 18_000.0).abs() < 20.0, "{} {}", last(0), last(1));
+    assert!(
+        (last(0) - 9_000.0).abs() < 10.0 && (last(1) - 18_000.0).abs() < 20.0,
+        "{} {}",
+        last(0),
+        last(1)
+    );
     // No run B cells, no chart; and each chart renders.
     assert!(super::comparison_charts(&a, &[], "A", "B").is_empty());
     assert!(svg(c).unwrap().contains("run 2 (simulated)"));
@@ -582,7 +708,13 @@ fn quiet_and_flooded_sets_are_separate_series_and_rows() {
         processes: p.processes,
         ..Default::default()
     };
-    let flood = GroupParams { name: "flood".into(), class: "other".into(), processes: 1, background: true, ..Default::default() };
+    let flood = GroupParams {
+        name: "flood".into(),
+        class: "other".into(),
+        processes: 1,
+        background: true,
+        ..Default::default()
+    };
     let mut recs = Vec::new();
     for r in &quiet {
         let mut q = r.clone();
@@ -599,15 +731,22 @@ fn quiet_and_flooded_sets_are_separate_series_and_rows() {
     let v = chart(&charts, "rt-violations");
     let quiet_names: Vec<&str> = names(v).into_iter().filter(|n| !n.contains("flood")).collect();
     let flood_names: Vec<String> = quiet_names.iter().map(|n| format!("{n} vs 1 flood")).collect();
-    assert_eq!(names(v), [quiet_names.clone(), flood_names.iter().map(String::as_str).collect()].concat());
+    assert_eq!(
+        names(v),
+        [quiet_names.clone(), flood_names.iter().map(String::as_str).collect()].concat()
+    );
     assert!(quiet_names.len() >= 4, "{quiet_names:?}");
-    assert!(v.series.iter().all(|s| s.points.len() == 2 && s.points[0].x == 0 && s.points[1].x == 1), "one point per utilisation");
+    assert!(
+        v.series.iter().all(|s| s.points.len() == 2 && s.points[0].x == 0 && s.points[1].x == 1),
+        "one point per utilisation"
+    );
     let wake = chart(&charts, "rt-wakeup-u0_5");
     assert!(names(wake).contains(&"other vs 1 flood"), "{:?}", names(wake));
     let rows = crate::tables::rt_rows(&rt);
     let named: Vec<String> = rows.iter().map(|r| r[..3].join(" | ")).collect();
     assert!(
-        named.contains(&"set | other | 0.25".to_string()) && named.contains(&"set vs 1 flood | other | 0.25".to_string()),
+        named.contains(&"set | other | 0.25".to_string())
+            && named.contains(&"set vs 1 flood | other | 0.25".to_string()),
         "{named:#?}"
     );
 }

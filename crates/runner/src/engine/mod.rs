@@ -84,18 +84,41 @@ pub fn failed(cell: &Cell, step: &Step, ordinal: u32, msg: impl std::fmt::Displa
 }
 
 /// The record of `step` of `cell` with its verdict and nothing measured yet.
-pub(crate) fn judged(cell: &Cell, step: &Step, ordinal: u32, (status, message): (CellStatus, Option<String>)) -> CellRecord {
-    CellRecord { params: cell.params(), rep: step.rep, warmup: step.warmup, ordinal, status, message, ..CellRecord::default() }
+pub(crate) fn judged(
+    cell: &Cell,
+    step: &Step,
+    ordinal: u32,
+    (status, message): (CellStatus, Option<String>),
+) -> CellRecord {
+    CellRecord {
+        params: cell.params(),
+        rep: step.rep,
+        warmup: step.warmup,
+        ordinal,
+        status,
+        message,
+        ..CellRecord::default()
+    }
 }
 
 fn unix_now() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
 }
 
 /// Gives up a cell whose settings were applied (a stop signal, or a failure before its end):
 /// kills and reaps its `n` processes, drops their reports and undoes the cell's settings
 /// journaled since `mark`, so every early return leaves the machine as the cell found it.
-fn abandon(cx: &mut CellCtx, pgid: i32, n: usize, reaped: &mut Vec<Reaped>, collector: Collector, mark: usize) {
+fn abandon(
+    cx: &mut CellCtx,
+    pgid: i32,
+    n: usize,
+    reaped: &mut Vec<Reaped>,
+    collector: Collector,
+    mark: usize,
+) {
     kill_and_reap(pgid, n, reaped, false);
     let _ = collector.join();
     cx.warnings.extend(cx.journal.undo_to(mark));
@@ -111,17 +134,27 @@ pub struct Tracing<'a> {
 }
 
 /// Runs one cell repetition.
-pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std::io::Result<Outcome> {
+pub fn run_cell(
+    cx: &mut CellCtx,
+    cell: &Cell,
+    step: &Step,
+    ordinal: u32,
+) -> std::io::Result<Outcome> {
     let n = cell.processes() as usize;
     // Held from before the workers exist to after the last is reaped, as cyclictest holds
     // it for its whole run; dropping it (any return, or the engine's death) withdraws it.
-    let dma_hold = cx.dma_latency.and_then(|us| match DmaLatencyHold::hold(&pmqos::device(cx.root), us) {
-        Ok(h) => Some(h),
-        Err(e) => {
-            cx.warnings.push(format!("cell {}: could not hold {} at {us} us ({e}); the cell ran without it", cell.key, pmqos::DEVICE));
-            None
-        }
-    });
+    let dma_hold =
+        cx.dma_latency.and_then(|us| match DmaLatencyHold::hold(&pmqos::device(cx.root), us) {
+            Ok(h) => Some(h),
+            Err(e) => {
+                cx.warnings.push(format!(
+                    "cell {}: could not hold {} at {us} us ({e}); the cell ran without it",
+                    cell.key,
+                    pmqos::DEVICE
+                ));
+                None
+            }
+        });
     // The cell's CPU scheduler runs before its first worker exists and until its last is
     // reaped; dropping it (any return) stops it.
     let mut scheduler = match &cell.cpu_scheduler {
@@ -140,7 +173,14 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     let capture = match cx.trace {
         Some(t) => match trace::start(cx, cell, t) {
             Ok(c) => Some(c),
-            Err(e) => return Ok(failed(cell, step, ordinal, format!("could not start the kernel trace: {e}"))),
+            Err(e) => {
+                return Ok(failed(
+                    cell,
+                    step,
+                    ordinal,
+                    format!("could not start the kernel trace: {e}"),
+                ))
+            }
         },
         None => None,
     };
@@ -176,7 +216,8 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     for &d in &dispatchers {
         reaper.add(d);
     }
-    let mut bg_pids: Vec<i32> = workers.iter().filter(|w| cell.groups[w.group].background).map(|w| w.pid).collect();
+    let mut bg_pids: Vec<i32> =
+        workers.iter().filter(|w| cell.groups[w.group].background).map(|w| w.pid).collect();
     bg_pids.extend(&dispatchers);
     bg_pids.sort_unstable();
     let mut reaped: Vec<Reaped> = Vec::with_capacity(n);
@@ -184,14 +225,17 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     // Every worker prepared (files written, bodies built, memory locked) before anyone is
     // released: no preparation overlaps measured work or the background lead, and a periodic
     // set's start is fixed only when every task can meet its first release.
-    if let Err(stop) = supervise::wait_prepared(&collector.prepared, workers.len(), &mut reaper, &mut reaped) {
+    if let Err(stop) =
+        supervise::wait_prepared(&collector.prepared, workers.len(), &mut reaper, &mut reaped)
+    {
         abandon(cx, pgid, n, &mut reaped, collector, mark);
         return Ok(match stop {
             Unprepared::Signal(sig) => Outcome::Interrupted(sig),
             Unprepared::Failed(why) => {
                 let log = std::fs::read_to_string(&ends.log_path).unwrap_or_default();
                 let said: Vec<&str> = log.lines().take(3).collect();
-                let why = if said.is_empty() { why } else { format!("{why}: {}", said.join(" | ")) };
+                let why =
+                    if said.is_empty() { why } else { format!("{why}: {}", said.join(" | ")) };
                 failed(cell, step, ordinal, why)
             }
         });
@@ -205,7 +249,8 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     }
 
     // Whether each worker is on sched_ext, as the kernel has it just before the release.
-    let ext_workers = cell.cpu_scheduler.is_some().then(|| scx::workers_ext(cx.root, cell, &workers));
+    let ext_workers =
+        cell.cpu_scheduler.is_some().then(|| scx::workers_ext(cx.root, cell, &workers));
     if let Some(l) = scheduler.as_mut() {
         l.stats_before_release();
     }
@@ -213,16 +258,21 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     // The release, bracketed by the machine's counters.
     let stat0 = Stat::read(cx.root);
     let disk0 = crate::device::read_stats(cx.root, cx.stat_devs);
-    let bg_cpu0: HashMap<i32, u64> = bg_pids.iter().filter_map(|&p| exec_runtime_ns(cx.root, p).map(|ns| (p, ns))).collect();
+    let bg_cpu0: HashMap<i32, u64> =
+        bg_pids.iter().filter_map(|&p| exec_runtime_ns(cx.root, p).map(|ns| (p, ns))).collect();
     let started_unix = unix_now();
     let release_ns = monotonic_ns();
     if rt_set.as_ref().is_some_and(|r| !r.dispatched()) {
         // Every task's first release, on one clock for the whole set.
-        std::fs::write(cx.dir.join(crate::rt::START_FILE), (release_ns + crate::rt::START_LEAD_NS).to_string())?;
+        std::fs::write(
+            cx.dir.join(crate::rt::START_FILE),
+            (release_ns + crate::rt::START_LEAD_NS).to_string(),
+        )?;
     }
     drop(ends.release); // the release: every measured worker's read(2) returns 0 at once
 
-    let released = Released { pgid, n, background: &bg_pids, dispatchers: &dispatchers, release_ns };
+    let released =
+        Released { pgid, n, background: &bg_pids, dispatchers: &dispatchers, release_ns };
     let mut end = match supervise::supervise(cx, cell, &released, &mut reaper, &mut reaped) {
         Ok(end) => end,
         Err(sig) => {
@@ -238,8 +288,12 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     let disk1 = crate::device::read_stats(cx.root, cx.stat_devs);
     let (u1, s1, rss) = self_usage();
     // Background CPU inside the measured window: their lead and stop tail are left out.
-    let bg_window: HashMap<i32, f64> =
-        bg_pids.iter().filter_map(|p| Some((*p, exec_runtime_ns(cx.root, *p)?.saturating_sub(*bg_cpu0.get(p)?) as f64 * 1e-9))).collect();
+    let bg_window: HashMap<i32, f64> = bg_pids
+        .iter()
+        .filter_map(|p| {
+            Some((*p, exec_runtime_ns(cx.root, *p)?.saturating_sub(*bg_cpu0.get(p)?) as f64 * 1e-9))
+        })
+        .collect();
 
     // Stop the background, collect the reports, undo the cell's settings.
     stop_background(&mut reaper, n, &bg_pids, &mut reaped);
@@ -249,7 +303,8 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     if let Some(Err(e)) = scheduler.as_mut().map(scx::Loaded::stop) {
         cx.warnings.push(format!("cell {}: stopping its sched_ext scheduler: {e}", cell.key));
     }
-    let (cell_trace, raw_trace) = capture.map_or((None, None), |c| trace::finish(cx, cell, c, &workers, &dispatchers, release_ns));
+    let (cell_trace, raw_trace) = capture
+        .map_or((None, None), |c| trace::finish(cx, cell, c, &workers, &dispatchers, release_ns));
 
     // The samples and the verdict.
     let reports = samples::parse_reports(&lines, &cell.key, cx.warnings);
@@ -267,17 +322,26 @@ pub fn run_cell(cx: &mut CellCtx, cell: &Cell, step: &Step, ordinal: u32) -> std
     cx.warnings.extend(samples::stderr_warning(cell, &ends.log_path));
     let cut = match (&end.dispatcher_died, end.timed_out, end.late_s) {
         (Some(how), ..) => crate::verdict::Cut::Dispatcher(how.clone()),
-        (None, _, Some(late_s)) => {
-            crate::verdict::Cut::LateWatchdog { timeout_s: cx.timeout.as_secs_f64(), late_s, own_end_s: samples::own_end(cell, &samples) }
-        }
+        (None, _, Some(late_s)) => crate::verdict::Cut::LateWatchdog {
+            timeout_s: cx.timeout.as_secs_f64(),
+            late_s,
+            own_end_s: samples::own_end(cell, &samples),
+        },
         (None, true, None) => crate::verdict::Cut::Watchdog(cx.timeout.as_secs_f64()),
         (None, false, None) => crate::verdict::Cut::None,
     };
     let mut verdict = crate::verdict::judge(&samples, &cut);
-    let sched_ext = ext_workers.map(|workers| SchedExtCell { loaded: scheduler.as_ref().map(|l| l.record.clone()), workers });
-    let scx_reasons: Vec<String> = lost.into_iter().chain(sched_ext.as_ref().and_then(|s| scx::misplaced(cell, s))).collect();
+    let sched_ext = ext_workers.map(|workers| SchedExtCell {
+        loaded: scheduler.as_ref().map(|l| l.record.clone()),
+        workers,
+    });
+    let scx_reasons: Vec<String> =
+        lost.into_iter().chain(sched_ext.as_ref().and_then(|s| scx::misplaced(cell, s))).collect();
     if !scx_reasons.is_empty() {
-        verdict = (CellStatus::Failed, Some(verdict.1.into_iter().chain(scx_reasons).collect::<Vec<_>>().join("; ")));
+        verdict = (
+            CellStatus::Failed,
+            Some(verdict.1.into_iter().chain(scx_reasons).collect::<Vec<_>>().join("; ")),
+        );
     }
     let record = CellRecord {
         started_unix,

@@ -35,20 +35,29 @@ impl RtSet<'_> {
 
     /// The part holding `task`, and the task's slot in it.
     pub(super) fn slot(&self, task: usize) -> Option<(usize, usize)> {
-        self.parts.iter().enumerate().find_map(|(p, part)| part.tasks.iter().position(|&t| t == task).map(|s| (p, s)))
+        self.parts
+            .iter()
+            .enumerate()
+            .find_map(|(p, part)| part.tasks.iter().position(|&t| t == task).map(|s| (p, s)))
     }
 }
 
 /// The cell's periodic set, with its CPU and (edf, dwcs) a fresh dispatcher region, journaled.
-pub(super) fn periodic_set<'c>(cx: &mut CellCtx, cell: &'c Cell) -> Result<Option<RtSet<'c>>, SysError> {
-    let mut sets = cell.groups.iter().enumerate().filter_map(|(i, g)| g.workload.periodic().map(|p| (i, p)));
+pub(super) fn periodic_set<'c>(
+    cx: &mut CellCtx,
+    cell: &'c Cell,
+) -> Result<Option<RtSet<'c>>, SysError> {
+    let mut sets =
+        cell.groups.iter().enumerate().filter_map(|(i, g)| g.workload.periodic().map(|p| (i, p)));
     let Some((group, set)) = sets.next() else { return Ok(None) };
     if sets.next().is_some() {
         return Err(SysError::refused("a cell may hold one periodic set; this one has several"));
     }
     let placement = set.placement(cx.online.last().copied().unwrap_or(0));
     if let Some(c) = placement.iter().flatten().find(|c| !cx.online.contains(c)) {
-        return Err(SysError::refused(format!("the periodic set is pinned to CPU {c}, which is not online")));
+        return Err(SysError::refused(format!(
+            "the periodic set is pinned to CPU {c}, which is not online"
+        )));
     }
     let mut parts = Vec::new();
     if let (true, Some(placement)) = (set.scheduler.dispatched(), &placement) {
@@ -57,10 +66,18 @@ pub(super) fn periodic_set<'c>(cx: &mut CellCtx, cell: &'c Cell) -> Result<Optio
         let _ = schedlab_dispatch::remove_stale(&dir);
         for (cpu, tasks) in schedlab_model::by_cpu(placement) {
             let prefix = schedlab_dispatch::shm::name_prefix(cpu, std::process::id() as i32);
-            cx.journal.record(Entry::RemoveFiles { dir: dir.clone(), prefix }).map_err(|e| SysError::io("journal", e))?;
-            let r = schedlab_dispatch::Region::create(&dir, cpu, tasks.len())
-                .map_err(|e| SysError::refused(format!("creating the dispatcher's region for CPU {cpu}: {e}")))?;
-            parts.push(Part { cpu, tasks, region: r.disown(), metrics: cx.dir.join(format!("dispatch-metrics-{cpu}.json")) });
+            cx.journal
+                .record(Entry::RemoveFiles { dir: dir.clone(), prefix })
+                .map_err(|e| SysError::io("journal", e))?;
+            let r = schedlab_dispatch::Region::create(&dir, cpu, tasks.len()).map_err(|e| {
+                SysError::refused(format!("creating the dispatcher's region for CPU {cpu}: {e}"))
+            })?;
+            parts.push(Part {
+                cpu,
+                tasks,
+                region: r.disown(),
+                metrics: cx.dir.join(format!("dispatch-metrics-{cpu}.json")),
+            });
         }
     }
     Ok(Some(RtSet { group, set, placement, parts }))

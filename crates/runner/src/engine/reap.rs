@@ -77,7 +77,13 @@ impl Reaper {
                 match unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) } {
                     0 => {} // not reapable yet: it is reported again
                     p if p == pid => {
-                        out.push(Reaped { pid, status, ru, at_ns: monotonic_ns(), timed_out: false });
+                        out.push(Reaped {
+                            pid,
+                            status,
+                            ru,
+                            at_ns: monotonic_ns(),
+                            timed_out: false,
+                        });
                         w.forget(pid);
                     }
                     _ => w.forget(pid), // reaped by a walk of the group
@@ -179,7 +185,11 @@ mod tests {
         let mut pgid = 0;
         let mut children = Vec::new();
         for args in [&["true"][..], &["true"], &["true"], &["sleep", "60"]] {
-            let c = std::process::Command::new(args[0]).args(&args[1..]).process_group(pgid).spawn().unwrap();
+            let c = std::process::Command::new(args[0])
+                .args(&args[1..])
+                .process_group(pgid)
+                .spawn()
+                .unwrap();
             if pgid == 0 {
                 pgid = c.id() as i32;
             }
@@ -201,7 +211,10 @@ mod tests {
         assert_eq!(got, quick, "each exited child reaped once, the sleeper not");
         assert!(reaped.iter().all(|r| exited_cleanly(r.status)));
         assert_eq!(reaper.unwatched, 0, "the unwatched one was found by the walk");
-        assert!(reaper.watch.as_ref().is_some_and(|w| w.len() == 1 && w.watches(pids[3])), "only the sleeper is still watched");
+        assert!(
+            reaper.watch.as_ref().is_some_and(|w| w.len() == 1 && w.watches(pids[3])),
+            "only the sleeper is still watched"
+        );
         kill_and_reap(pgid, 4, &mut reaped, false);
         assert_eq!(reaped.len(), 4);
     }
@@ -211,7 +224,8 @@ mod tests {
         let mut children = Vec::new();
         let mut pgid = 0;
         for _ in 0..3 {
-            let c = std::process::Command::new("sleep").arg("60").process_group(pgid).spawn().unwrap();
+            let c =
+                std::process::Command::new("sleep").arg("60").process_group(pgid).spawn().unwrap();
             if pgid == 0 {
                 pgid = c.id() as i32;
             }
@@ -226,6 +240,8 @@ mod tests {
         let mut spawned: Vec<i32> = children.iter().map(|c| c.id() as i32).collect();
         spawned.sort();
         assert_eq!(pids, spawned, "each child reaped once");
-        assert!(reaped.iter().all(|r| r.timed_out && describe_exit(r.status) == "was killed by signal 9"));
+        assert!(reaped
+            .iter()
+            .all(|r| r.timed_out && describe_exit(r.status) == "was killed by signal 9"));
     }
 }

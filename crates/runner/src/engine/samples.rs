@@ -22,11 +22,17 @@ pub(super) fn check_samples(cx: &mut CellCtx, cell: &Cell, samples: &[Sample]) {
             continue;
         }
         if let Some(seen) = s.extra.policy.as_deref().filter(|p| *p != expect) {
-            cx.warnings.push(format!("cell {}: worker {} ran under \"{seen}\" although {} was applied", cell.key, s.index, expect));
+            cx.warnings.push(format!(
+                "cell {}: worker {} ran under \"{seen}\" although {} was applied",
+                cell.key, s.index, expect
+            ));
             break;
         }
         if !s.allowed_cpus.is_empty() && s.cpus_seen.iter().any(|c| !s.allowed_cpus.contains(c)) {
-            cx.warnings.push(format!("cell {}: worker {} pinned to {:?} was seen on {:?}", cell.key, s.index, s.allowed_cpus, s.cpus_seen));
+            cx.warnings.push(format!(
+                "cell {}: worker {} pinned to {:?} was seen on {:?}",
+                cell.key, s.index, s.allowed_cpus, s.cpus_seen
+            ));
         }
     }
     for s in samples {
@@ -38,7 +44,14 @@ pub(super) fn check_samples(cx: &mut CellCtx, cell: &Cell, samples: &[Sample]) {
 
 /// One worker's sample: wait4's accounting, its own report (if it wrote one) and offsets
 /// from the release.
-pub(super) fn sample(r: &Reaped, w: &Worker, g: &Group, rep: Option<&Report>, release_ns: u64, bg_window: Option<&f64>) -> Sample {
+pub(super) fn sample(
+    r: &Reaped,
+    w: &Worker,
+    g: &Group,
+    rep: Option<&Report>,
+    release_ns: u64,
+    bg_window: Option<&f64>,
+) -> Sample {
     let st = r.status;
     let (exit_code, signal) = if libc::WIFEXITED(st) {
         (Some(libc::WEXITSTATUS(st)), None)
@@ -116,12 +129,18 @@ pub(super) fn sample(r: &Reaped, w: &Worker, g: &Group, rep: Option<&Report>, re
 
 /// The workers' reports by index from their lines (a long one read from the file its line
 /// names); an unreadable line becomes a warning.
-pub(super) fn parse_reports(lines: &[String], key: &str, warnings: &mut Vec<String>) -> HashMap<u32, Report> {
+pub(super) fn parse_reports(
+    lines: &[String],
+    key: &str,
+    warnings: &mut Vec<String>,
+) -> HashMap<u32, Report> {
     let mut reports: HashMap<u32, Report> = HashMap::new();
     for l in lines {
         let parsed = serde_json::from_str::<Report>(l).and_then(|r| match &r.spill {
             // A long report went to a file; the line only points at it.
-            Some(p) => std::fs::read(p).map_err(serde_json::Error::io).and_then(|b| serde_json::from_slice::<Report>(&b)),
+            Some(p) => std::fs::read(p)
+                .map_err(serde_json::Error::io)
+                .and_then(|b| serde_json::from_slice::<Report>(&b)),
             None => Ok(r),
         });
         match parsed {
@@ -138,7 +157,11 @@ pub(super) fn parse_reports(lines: &[String], key: &str, warnings: &mut Vec<Stri
 /// The last measured worker's end by its own clock, seconds after the release; None when
 /// a measured worker has none (an exec'd command ends when it is reaped).
 pub(super) fn own_end(cell: &Cell, samples: &[Sample]) -> Option<f64> {
-    let exec = |s: &Sample| cell.groups.iter().any(|g| g.name == s.group && matches!(g.workload, Workload::Command { .. }));
+    let exec = |s: &Sample| {
+        cell.groups
+            .iter()
+            .any(|g| g.name == s.group && matches!(g.workload, Workload::Command { .. }))
+    };
     let measured: Vec<&Sample> = samples.iter().filter(|s| !s.background).collect();
     if measured.is_empty() || measured.iter().any(|s| exec(s) || s.extra.policy.is_none()) {
         return None;
@@ -159,7 +182,16 @@ pub(super) fn build(
     let mut samples: Vec<Sample> = reaped
         .iter()
         .filter_map(|r| {
-            by_pid.get(&r.pid).map(|w| sample(r, w, &cell.groups[w.group], reports.get(&w.index), release_ns, bg_window.get(&r.pid)))
+            by_pid.get(&r.pid).map(|w| {
+                sample(
+                    r,
+                    w,
+                    &cell.groups[w.group],
+                    reports.get(&w.index),
+                    release_ns,
+                    bg_window.get(&r.pid),
+                )
+            })
         })
         .collect();
     samples.sort_by_key(|s| s.index);
@@ -168,13 +200,21 @@ pub(super) fn build(
 
 /// Each CPU's dispatcher metrics (None where none was written), and the dispatchers'
 /// per-job records taken out of them: those go to the samples, not into the cell's rt_json.
-pub(super) fn dispatcher_metrics(rt_set: Option<&RtSet>) -> (Vec<Option<schedlab_dispatch::Metrics>>, Vec<Vec<JobLog>>) {
+pub(super) fn dispatcher_metrics(
+    rt_set: Option<&RtSet>,
+) -> (Vec<Option<schedlab_dispatch::Metrics>>, Vec<Vec<JobLog>>) {
     let mut metrics: Vec<Option<schedlab_dispatch::Metrics>> = match rt_set {
-        Some(r) => r.parts.iter().map(|p| std::fs::read(&p.metrics).ok().and_then(|b| serde_json::from_slice(&b).ok())).collect(),
+        Some(r) => r
+            .parts
+            .iter()
+            .map(|p| std::fs::read(&p.metrics).ok().and_then(|b| serde_json::from_slice(&b).ok()))
+            .collect(),
         None => Vec::new(),
     };
-    let dispatch_logs: Vec<Vec<JobLog>> =
-        metrics.iter_mut().map(|m| m.as_mut().map(|m| std::mem::take(&mut m.job_logs)).unwrap_or_default()).collect();
+    let dispatch_logs: Vec<Vec<JobLog>> = metrics
+        .iter_mut()
+        .map(|m| m.as_mut().map(|m| std::mem::take(&mut m.job_logs)).unwrap_or_default())
+        .collect();
     (metrics, dispatch_logs)
 }
 
@@ -190,8 +230,14 @@ pub(super) fn attach_rt(
 ) {
     let by_pid: HashMap<i32, &Worker> = workers.iter().map(|w| (w.pid, w)).collect();
     for s in samples.iter_mut() {
-        let Some((p, slot)) = by_pid.get(&s.pid).and_then(|w| w.task).and_then(|task| r.slot(task)) else { continue };
-        if let Some(rt) = metrics[p].as_ref().and_then(|m| crate::rt::task_from_metrics(m, slot, s.extra.detail.as_ref())) {
+        let Some((p, slot)) = by_pid.get(&s.pid).and_then(|w| w.task).and_then(|task| r.slot(task))
+        else {
+            continue;
+        };
+        if let Some(rt) = metrics[p]
+            .as_ref()
+            .and_then(|m| crate::rt::task_from_metrics(m, slot, s.extra.detail.as_ref()))
+        {
             s.extra.rt = Some(rt);
         }
         if s.jobs.is_none() {
@@ -223,7 +269,13 @@ mod tests {
             workload_name: "w".into(),
             workload,
             policy_name: "other".into(),
-            policy: Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None },
+            policy: Policy {
+                class: Class::Other,
+                priority: 0,
+                nice: 0,
+                deadline: None,
+                slice_ns: None,
+            },
             processes: 4,
             affinity: Affinity::All,
             cgroup: CgroupSpec::default(),
@@ -269,34 +321,75 @@ mod tests {
 
     #[test]
     fn a_reported_worker_is_timed_by_its_own_clock_and_charged_only_its_work() {
-        let s = sample(&reaped(0, 3_500_000_000), &worker(), &group(Workload::Pi { iterations: 1 }), Some(&report()), RELEASE, None);
-        assert_eq!((s.index, s.pid, s.exit_code, s.signal, s.timed_out), (3, 42, Some(0), None, false));
-        assert!(near(s.wall_s, 2.0) && near(s.engine_wall_s, 3.5), "{} {}", s.wall_s, s.engine_wall_s);
+        let s = sample(
+            &reaped(0, 3_500_000_000),
+            &worker(),
+            &group(Workload::Pi { iterations: 1 }),
+            Some(&report()),
+            RELEASE,
+            None,
+        );
+        assert_eq!(
+            (s.index, s.pid, s.exit_code, s.signal, s.timed_out),
+            (3, 42, Some(0), None, false)
+        );
+        assert!(
+            near(s.wall_s, 2.0) && near(s.engine_wall_s, 3.5),
+            "{} {}",
+            s.wall_s,
+            s.engine_wall_s
+        );
         assert!(near(s.start_offset_s, 1.0) && near(s.end_offset_s, 3.0));
         assert_eq!((s.user_s, s.sys_s), (1.5, 0.5));
         // 2 s of CPU less 0.5 s of setup over 2 s of work.
-        assert!(near(s.cpu_pct, 75.0) && near(s.window_cpu_s, 1.5), "{} {}", s.cpu_pct, s.window_cpu_s);
+        assert!(
+            near(s.cpu_pct, 75.0) && near(s.window_cpu_s, 1.5),
+            "{} {}",
+            s.cpu_pct,
+            s.window_cpu_s
+        );
         assert_eq!((s.voluntary_csw, s.involuntary_csw, s.max_rss_kb), (7, 3, 2048));
         assert_eq!((s.setup_voluntary_csw, s.setup_involuntary_csw), (2, 1));
-        assert_eq!((s.work_units, s.allowed_cpus.clone(), s.cpus_seen.clone()), (5.0, vec![1], vec![1]));
+        assert_eq!(
+            (s.work_units, s.allowed_cpus.clone(), s.cpus_seen.clone()),
+            (5.0, vec![1], vec![1])
+        );
         assert_eq!(s.extra.policy.as_deref(), Some("SCHED_OTHER"));
     }
 
     #[test]
     fn a_killed_worker_without_a_report_is_timed_by_the_engine() {
-        let s = sample(&reaped(libc::SIGKILL, 2_000_000_000), &worker(), &group(Workload::Pi { iterations: 1 }), None, RELEASE, None);
+        let s = sample(
+            &reaped(libc::SIGKILL, 2_000_000_000),
+            &worker(),
+            &group(Workload::Pi { iterations: 1 }),
+            None,
+            RELEASE,
+            None,
+        );
         assert_eq!((s.exit_code, s.signal), (None, Some(libc::SIGKILL)));
-        assert!(near(s.wall_s, 2.0) && near(s.engine_wall_s, 2.0) && s.start_offset_s == 0.0 && near(s.end_offset_s, 2.0));
+        assert!(
+            near(s.wall_s, 2.0)
+                && near(s.engine_wall_s, 2.0)
+                && s.start_offset_s == 0.0
+                && near(s.end_offset_s, 2.0)
+        );
         assert_eq!((s.work_units, &s.extra), (0.0, &Extra::default()));
     }
 
     #[test]
     fn an_execd_command_ends_when_it_is_reaped_and_counts_one_unit() {
         let g = group(Workload::Command { argv: vec!["true".into()] });
-        let s = sample(&reaped(1 << 8, 4_000_000_000), &worker(), &g, Some(&report()), RELEASE, None);
+        let s =
+            sample(&reaped(1 << 8, 4_000_000_000), &worker(), &g, Some(&report()), RELEASE, None);
         assert_eq!(s.exit_code, Some(1));
         // From its reported start to its reaping, not to the end it reported.
-        assert!(near(s.wall_s, 3.0) && near(s.end_offset_s, 4.0), "{} {}", s.wall_s, s.end_offset_s);
+        assert!(
+            near(s.wall_s, 3.0) && near(s.end_offset_s, 4.0),
+            "{} {}",
+            s.wall_s,
+            s.end_offset_s
+        );
         assert_eq!(s.work_units, 1.0);
     }
 
@@ -304,7 +397,14 @@ mod tests {
     fn a_background_worker_is_charged_its_cpu_inside_the_window_only() {
         let mut g = group(Workload::Pi { iterations: 1 });
         g.background = true;
-        let s = sample(&reaped(libc::SIGTERM, 1_000_000_000), &worker(), &g, None, RELEASE, Some(&0.25));
+        let s = sample(
+            &reaped(libc::SIGTERM, 1_000_000_000),
+            &worker(),
+            &g,
+            None,
+            RELEASE,
+            Some(&0.25),
+        );
         assert!(s.background && s.window_cpu_s == 0.25);
         let s = sample(&reaped(libc::SIGTERM, 1_000_000_000), &worker(), &g, None, RELEASE, None);
         assert_eq!(s.window_cpu_s, 0.0, "no reading, no charge");
@@ -314,13 +414,22 @@ mod tests {
     fn reports_keep_the_first_per_worker_and_unreadable_lines_become_warnings() {
         let mut second = report();
         second.units = 9.0;
-        let lines = vec![serde_json::to_string(&report()).unwrap(), serde_json::to_string(&second).unwrap(), "garbage".to_string()];
+        let lines = vec![
+            serde_json::to_string(&report()).unwrap(),
+            serde_json::to_string(&second).unwrap(),
+            "garbage".to_string(),
+        ];
         let mut warnings = Vec::new();
         let reports = parse_reports(&lines, "k", &mut warnings);
         assert_eq!(reports.len(), 1);
         assert_eq!(reports[&3].units, 5.0, "a command reports at its start: the first is kept");
         assert_eq!(warnings.len(), 1);
-        assert!(warnings[0].starts_with("cell k: unreadable worker report") && warnings[0].ends_with(": garbage"), "{}", warnings[0]);
+        assert!(
+            warnings[0].starts_with("cell k: unreadable worker report")
+                && warnings[0].ends_with(": garbage"),
+            "{}",
+            warnings[0]
+        );
     }
 
     #[test]
@@ -343,7 +452,8 @@ mod tests {
         b.pid = 8;
         let mut dispatcher = reaped(0, 3);
         dispatcher.pid = 99;
-        let s = build(&cell, &workers, &[a, dispatcher, b], &HashMap::new(), RELEASE, &HashMap::new());
+        let s =
+            build(&cell, &workers, &[a, dispatcher, b], &HashMap::new(), RELEASE, &HashMap::new());
         assert_eq!(s.iter().map(|s| (s.index, s.pid)).collect::<Vec<_>>(), [(0, 8), (1, 7)]);
     }
 }

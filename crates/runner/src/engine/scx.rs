@@ -21,7 +21,8 @@ pub(crate) const LOAD_TIMEOUT: Duration = Duration::from_secs(60);
 const TAIL_LINES: usize = 5;
 /// How long a loaded scheduler has to open its stats socket before it counts as offering
 /// none.
-const STATS_WAIT: Duration = if cfg!(test) { Duration::from_millis(300) } else { Duration::from_secs(3) };
+const STATS_WAIT: Duration =
+    if cfg!(test) { Duration::from_millis(300) } else { Duration::from_secs(3) };
 /// How long one read of its statistics may take.
 const STATS_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -46,7 +47,12 @@ pub(crate) struct Loaded {
 /// Before a cell of the `cpu_scheduler` axis: under eevdf, makes sure no sched_ext
 /// scheduler is loaded (None); under a sched_ext one, starts it and waits until the kernel
 /// runs it. The error says why the cell cannot run.
-pub(crate) fn prepare(root: &Root, dir: &Path, journal: &mut Journal, s: &CpuScheduler) -> Result<Option<Loaded>, SysError> {
+pub(crate) fn prepare(
+    root: &Root,
+    dir: &Path,
+    journal: &mut Journal,
+    s: &CpuScheduler,
+) -> Result<Option<Loaded>, SysError> {
     let now = scx::state(root);
     match (s, now.as_deref()) {
         (CpuScheduler::Eevdf, None | Some("disabled")) => Ok(None),
@@ -60,12 +66,19 @@ pub(crate) fn prepare(root: &Root, dir: &Path, journal: &mut Journal, s: &CpuSch
     }
 }
 
-fn start(root: &Root, dir: &Path, journal: &mut Journal, p: &ScxProgram) -> Result<Loaded, SysError> {
-    let program = scx::find_program(&p.program).map_err(|e| SysError::refused(format!("the sched_ext scheduler {}: {e}", p.name())))?;
+fn start(
+    root: &Root,
+    dir: &Path,
+    journal: &mut Journal,
+    p: &ScxProgram,
+) -> Result<Loaded, SysError> {
+    let program = scx::find_program(&p.program)
+        .map_err(|e| SysError::refused(format!("the sched_ext scheduler {}: {e}", p.name())))?;
     let kmsg = KmsgTail::open(root).ok();
     let seq_before = scx::enable_seq(root);
     let log = dir.join("scheduler.log");
-    let out = std::fs::File::create(&log).map_err(|e| SysError::io(log.display().to_string(), e))?;
+    let out =
+        std::fs::File::create(&log).map_err(|e| SysError::io(log.display().to_string(), e))?;
     let err = out.try_clone().map_err(|e| SysError::refused(e.to_string()))?;
     let t0 = Instant::now();
     // Its own process group: a Ctrl-C at the terminal reaches the engine, which stops it.
@@ -76,12 +89,22 @@ fn start(root: &Root, dir: &Path, journal: &mut Journal, p: &ScxProgram) -> Resu
         .stderr(err)
         .process_group(0)
         .spawn()
-        .map_err(|e| SysError::io(format!("could not start the sched_ext scheduler {}", program.display()), e))?;
+        .map_err(|e| {
+            SysError::io(
+                format!("could not start the sched_ext scheduler {}", program.display()),
+                e,
+            )
+        })?;
     let pid = child.id() as i32;
     let state = scx::state_path(root);
     let mut loaded = Loaded {
         child,
-        record: ScxLoaded { program: program.to_string_lossy().into_owned(), args: p.args.clone(), pid, ..Default::default() },
+        record: ScxLoaded {
+            program: program.to_string_lossy().into_owned(),
+            args: p.args.clone(),
+            pid,
+            ..Default::default()
+        },
         log,
         kmsg,
         state: state.clone(),
@@ -98,21 +121,36 @@ fn start(root: &Root, dir: &Path, journal: &mut Journal, p: &ScxProgram) -> Resu
     }
     let child = &mut loaded.child;
     let waited = scx::wait_for(&state, "enabled", LOAD_TIMEOUT, || {
-        child.try_wait().ok().flatten().map(|st| format!("it exited ({st}) before sched_ext was enabled"))
+        child
+            .try_wait()
+            .ok()
+            .flatten()
+            .map(|st| format!("it exited ({st}) before sched_ext was enabled"))
     });
     if let Err(why) = waited {
-        return Err(SysError::refused(loaded.failure(&format!("the sched_ext scheduler {} did not load: {why}", p.name()))));
+        return Err(SysError::refused(
+            loaded.failure(&format!("the sched_ext scheduler {} did not load: {why}", p.name())),
+        ));
     }
     // The kernel counts a load in enable_seq only after the state reads `enabled`: taken
     // earlier, it would change under the cell and fail it.
-    let counted = scx::wait_for_change(&root.path(&format!("{}/enable_seq", scx::SYSFS)), seq_before, LOAD_TIMEOUT);
+    let counted = scx::wait_for_change(
+        &root.path(&format!("{}/enable_seq", scx::SYSFS)),
+        seq_before,
+        LOAD_TIMEOUT,
+    );
     if let Err(why) = counted {
-        return Err(SysError::refused(loaded.failure(&format!("the sched_ext scheduler {} loaded, but {why}", p.name()))));
+        return Err(SysError::refused(
+            loaded.failure(&format!("the sched_ext scheduler {} loaded, but {why}", p.name())),
+        ));
     }
     loaded.record.load_s = t0.elapsed().as_secs_f64();
     let ops = scx::ops(root).unwrap_or_default();
     if !p.owns_ops(&ops) {
-        return Err(SysError::refused(loaded.failure(&format!("sched_ext was enabled, but root/ops is \"{ops}\", not {}", p.name()))));
+        return Err(SysError::refused(loaded.failure(&format!(
+            "sched_ext was enabled, but root/ops is \"{ops}\", not {}",
+            p.name()
+        ))));
     }
     (loaded.record.name, loaded.record.version) = schedlab_plan::scx::ops_name_version(&ops);
     loaded.record.ops = ops;
@@ -139,12 +177,15 @@ impl Loaded {
     /// Reads them again on the same connection after the last reap (the counters over the
     /// cell) and keeps both with the record.
     pub(crate) fn stats_after_cell(&mut self) {
-        let (Some(socket), Some(before)) = (&self.stats_socket, self.stats_before.take()) else { return };
+        let (Some(socket), Some(before)) = (&self.stats_socket, self.stats_before.take()) else {
+            return;
+        };
         let cell = match self.stats_client.take() {
             Some(mut c) => c.read(),
             None => Err(SysError::refused("no connection to its stats socket")),
         };
-        self.record.stats = Some(ScxStats::over(socket.to_string_lossy().into_owned(), before, cell));
+        self.record.stats =
+            Some(ScxStats::over(socket.to_string_lossy().into_owned(), before, cell));
     }
 
     /// Why the scheduler is not running as loaded, if it is not: it exited, or the kernel
@@ -152,7 +193,9 @@ impl Loaded {
     pub(crate) fn lost(&mut self) -> Option<String> {
         let name = self.record.name.clone();
         if let Ok(Some(status)) = self.child.try_wait() {
-            return Some(self.failure(&format!("the sched_ext scheduler {name} exited during the cell ({status})")));
+            return Some(self.failure(&format!(
+                "the sched_ext scheduler {name} exited during the cell ({status})"
+            )));
         }
         let state = scx::state(&self.root).unwrap_or_default();
         let ops = scx::ops(&self.root).unwrap_or_default();
@@ -174,7 +217,10 @@ impl Loaded {
         let log = strip_ansi(&std::fs::read_to_string(&self.log).unwrap_or_default());
         let lines: Vec<&str> = log.lines().filter(|l| !l.trim().is_empty()).collect();
         if !lines.is_empty() {
-            msg.push_str(&format!("; its last output: {}", lines[lines.len().saturating_sub(TAIL_LINES)..].join(" | ")));
+            msg.push_str(&format!(
+                "; its last output: {}",
+                lines[lines.len().saturating_sub(TAIL_LINES)..].join(" | ")
+            ));
         }
         let kernel = self.kmsg.as_mut().map(KmsgTail::sched_ext_lines).unwrap_or_default();
         if !kernel.is_empty() {
@@ -246,7 +292,11 @@ fn strip_ansi(text: &str) -> String {
 pub(super) fn workers_ext(root: &Root, cell: &Cell, workers: &[Worker]) -> Vec<WorkerExt> {
     workers
         .iter()
-        .map(|w| WorkerExt { group: cell.groups[w.group].name.clone(), pid: w.pid, ext_enabled: scx::ext_enabled(root, w.pid) })
+        .map(|w| WorkerExt {
+            group: cell.groups[w.group].name.clone(),
+            pid: w.pid,
+            ext_enabled: scx::ext_enabled(root, w.pid),
+        })
         .collect()
 }
 
@@ -254,7 +304,12 @@ pub(super) fn workers_ext(root: &Root, cell: &Cell, workers: &[Worker]) -> Vec<W
 /// every worker on it; under eevdf, none.
 pub(super) fn misplaced(cell: &Cell, seen: &SchedExtCell) -> Option<String> {
     let scx = cell.scx().is_some();
-    let wrong: Vec<i32> = seen.workers.iter().filter(|w| w.ext_enabled.unwrap_or(false) != scx).map(|w| w.pid).collect();
+    let wrong: Vec<i32> = seen
+        .workers
+        .iter()
+        .filter(|w| w.ext_enabled.unwrap_or(false) != scx)
+        .map(|w| w.pid)
+        .collect();
     if wrong.is_empty() {
         return None;
     }

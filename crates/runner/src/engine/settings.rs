@@ -7,27 +7,39 @@ use schedlab_sys::{cgroup, sched, Root, SysError};
 use std::time::Duration;
 
 /// cgroups (journaled), policy and pinning for every worker; an error names what failed.
-pub(super) fn apply_settings(cx: &mut CellCtx, cell: &Cell, workers: &[Worker]) -> Result<(), SysError> {
+pub(super) fn apply_settings(
+    cx: &mut CellCtx,
+    cell: &Cell,
+    workers: &[Worker],
+) -> Result<(), SysError> {
     let mut groups_cg = Vec::new();
     if cell.uses_cgroups() {
-        let h = cx.cgroups.ok_or(SysError::refused("this cell needs cgroups but none are available"))?;
+        let h = cx
+            .cgroups
+            .ok_or(SysError::refused("this cell needs cgroups but none are available"))?;
         for g in &cell.groups {
             // Groups without settings still get their own cgroup at the default weight, so
             // weights compare like with like.
             let mut s = cgroup::Settings::from(&g.cgroup);
             s.weight = Some(s.weight.unwrap_or(100));
             let name = format!("{}-c{}-{}", cx.tag, cell.index, g.name);
-            groups_cg.push(h.create(cx.journal, &name, &s).map_err(|e| SysError::io(format!("creating cgroup {name}"), e))?);
+            groups_cg.push(
+                h.create(cx.journal, &name, &s)
+                    .map_err(|e| SysError::io(format!("creating cgroup {name}"), e))?,
+            );
         }
     }
     for w in workers {
         let g = &cell.groups[w.group];
         if let Some(cg) = groups_cg.get(w.group) {
-            cg.add(w.pid).map_err(|e| SysError::io(format!("moving worker {} into its cgroup", w.index), e))?;
+            cg.add(w.pid).map_err(|e| {
+                SysError::io(format!("moving worker {} into its cgroup", w.index), e)
+            })?;
         }
         if !w.allowed.is_empty() {
-            schedlab_sys::cpus::set_affinity(w.pid, &w.allowed)
-                .map_err(|e| SysError::io(format!("pinning worker {} to CPUs {:?}", w.index, w.allowed), e))?;
+            schedlab_sys::cpus::set_affinity(w.pid, &w.allowed).map_err(|e| {
+                SysError::io(format!("pinning worker {} to CPUs {:?}", w.index, w.allowed), e)
+            })?;
         }
         let policy = match (w.task, &g.workload) {
             (Some(t), Workload::Periodic(p)) => crate::rt::worker_policy(p, t),
@@ -37,12 +49,22 @@ pub(super) fn apply_settings(cx: &mut CellCtx, cell: &Cell, workers: &[Worker]) 
         // The bandwidth of SCHED_DEADLINE tasks that just exited (the previous repetition's)
         // is only returned at their 0-lag time, up to a period later: retry for a second.
         let mut tries = 0;
-        while policy.class == Class::Deadline && tries < 20 && applied.as_ref().is_err_and(|e| e.raw_os_error() == Some(libc::EBUSY)) {
+        while policy.class == Class::Deadline
+            && tries < 20
+            && applied.as_ref().is_err_and(|e| e.raw_os_error() == Some(libc::EBUSY))
+        {
             std::thread::sleep(Duration::from_millis(50));
             applied = sched::apply(w.pid, &policy, false);
             tries += 1;
         }
-        applied.map_err(|e| SysError::refused(format!("worker {} (pid {}): {}", w.index, w.pid, explain_refusal(cell, g, &e, cx.root))))?;
+        applied.map_err(|e| {
+            SysError::refused(format!(
+                "worker {} (pid {}): {}",
+                w.index,
+                w.pid,
+                explain_refusal(cell, g, &e, cx.root)
+            ))
+        })?;
     }
     Ok(())
 }
@@ -52,9 +74,13 @@ fn explain_refusal(cell: &Cell, g: &Group, err: &std::io::Error, root: &Root) ->
     let p = &g.policy;
     if p.class == Class::Deadline && err.raw_os_error() == Some(libc::EBUSY) {
         let rt: f64 = root.read_parse("/proc/sys/kernel/sched_rt_runtime_us").unwrap_or(950_000.0);
-        let period: f64 = root.read_parse("/proc/sys/kernel/sched_rt_period_us").unwrap_or(1_000_000.0);
+        let period: f64 =
+            root.read_parse("/proc/sys/kernel/sched_rt_period_us").unwrap_or(1_000_000.0);
         let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
-        let limit = format!("{:.3} ({cpus} CPUs x {rt}/{period}), less what other deadline tasks already hold", cpus * rt / period);
+        let limit = format!(
+            "{:.3} ({cpus} CPUs x {rt}/{period}), less what other deadline tasks already hold",
+            cpus * rt / period
+        );
         if let Some(set) = g.workload.periodic() {
             return format!(
                 "SCHED_DEADLINE admission refused: the set's sum of runtime/period is {:.3} ({} tasks), over the limit {limit}",

@@ -87,14 +87,28 @@ pub(super) enum Spawned {
 
 /// Spawns every worker blocked on its release pipe, all in one new process group, then
 /// drops the workers' pipe ends so the engine sees their end.
-pub(super) fn workers(cx: &CellCtx, cell: &Cell, rt_set: Option<&RtSet>, ends: WorkerEnds, log: &File) -> std::io::Result<Spawned> {
+pub(super) fn workers(
+    cx: &CellCtx,
+    cell: &Cell,
+    rt_set: Option<&RtSet>,
+    ends: WorkerEnds,
+    log: &File,
+) -> std::io::Result<Spawned> {
     let n = cell.processes() as usize;
     let mut workers: Vec<Worker> = Vec::with_capacity(n);
     let mut pgid = 0i32;
     let mut spawn_err = None;
     // One spawner per release pipe, with what every worker shares built once.
     let spawner = |release: &OwnedFd| {
-        Spawner::new(cx.exe, ChildStdio { stdin: release.as_fd(), stdout: ends.results.as_fd(), stderr: log.as_fd() }, cx.dir)
+        Spawner::new(
+            cx.exe,
+            ChildStdio {
+                stdin: release.as_fd(),
+                stdout: ends.results.as_fd(),
+                stderr: log.as_fd(),
+            },
+            cx.dir,
+        )
     };
     let mut measured = spawner(&ends.release)?;
     let mut background = ends.background.as_ref().map(spawner).transpose()?;
@@ -114,18 +128,26 @@ pub(super) fn workers(cx: &CellCtx, cell: &Cell, rt_set: Option<&RtSet>, ends: W
                 index,
                 seed: cx.seed,
                 dir: cx.dir.to_path_buf(),
-                input: matches!(g.workload, Workload::Copy { .. }).then(|| cx.inputs[index as usize].clone()),
+                input: matches!(g.workload, Workload::Copy { .. })
+                    .then(|| cx.inputs[index as usize].clone()),
                 workload: g.workload.clone(),
                 repeat: g.background,
                 engine_pid,
-                read_dir: matches!(g.workload, Workload::ParRead(_)).then(|| cx.read_dir.to_path_buf()),
-                rt: rt_set
-                    .filter(|r| r.group == gi)
-                    .map(|r| RtJob { task: i, dispatch: r.slot(i as usize).map(|(p, slot)| (r.parts[p].region.clone(), slot)) }),
+                read_dir: matches!(g.workload, Workload::ParRead(_))
+                    .then(|| cx.read_dir.to_path_buf()),
+                rt: rt_set.filter(|r| r.group == gi).map(|r| RtJob {
+                    task: i,
+                    dispatch: r.slot(i as usize).map(|(p, slot)| (r.parts[p].region.clone(), slot)),
+                }),
                 nofile_soft: cx.nofile_soft,
             };
-            let json = CString::new(serde_json::to_string(&job).expect("job serialises")).expect("JSON has no NUL");
-            let spawner = if g.background { background.as_mut().expect("background pipe") } else { &mut measured };
+            let json = CString::new(serde_json::to_string(&job).expect("job serialises"))
+                .expect("JSON has no NUL");
+            let spawner = if g.background {
+                background.as_mut().expect("background pipe")
+            } else {
+                &mut measured
+            };
             match spawner.spawn(&[&subcommand, &json]) {
                 Ok(pid) => {
                     if pgid == 0 {
@@ -136,10 +158,12 @@ pub(super) fn workers(cx: &CellCtx, cell: &Cell, rt_set: Option<&RtSet>, ends: W
                         }
                     }
                     let allowed = g.cgroup.cpuset.as_deref().unwrap_or(cx.online);
-                    let mut allowed = g.affinity.cpus_for(i, g.processes, allowed).unwrap_or_default();
+                    let mut allowed =
+                        g.affinity.cpus_for(i, g.processes, allowed).unwrap_or_default();
                     let mut task = None;
                     if let Some(r) = rt_set.filter(|r| r.group == gi) {
-                        allowed = r.placement.as_ref().map(|p| vec![p[i as usize]]).unwrap_or_default();
+                        allowed =
+                            r.placement.as_ref().map(|p| vec![p[i as usize]]).unwrap_or_default();
                         task = Some(i as usize);
                     }
                     workers.push(Worker { pid, index, group: gi, allowed, task });
@@ -212,13 +236,21 @@ pub(super) fn dispatchers(
 ) -> Result<Vec<i32>, (Vec<i32>, String)> {
     let mut pids_started: Vec<i32> = Vec::new();
     let Some(r) = rt_set else { return Ok(pids_started) };
-    let task_pid: HashMap<usize, i32> = workers.iter().filter_map(|w| w.task.map(|t| (t, w.pid))).collect();
+    let task_pid: HashMap<usize, i32> =
+        workers.iter().filter_map(|w| w.task.map(|t| (t, w.pid))).collect();
     for part in &r.parts {
         let pids: Vec<i32> = part.tasks.iter().map(|t| task_pid[t]).collect();
-        let cfg = serde_json::to_string(&crate::rt::dispatch_config(r.set, part.cpu, &part.tasks, &pids)).expect("config serialises");
+        let cfg =
+            serde_json::to_string(&crate::rt::dispatch_config(r.set, part.cpu, &part.tasks, &pids))
+                .expect("config serialises");
         let stderr = match log.try_clone() {
             Ok(f) => f,
-            Err(e) => return Err((pids_started, format!("could not start the dispatcher for CPU {}: {e}", part.cpu))),
+            Err(e) => {
+                return Err((
+                    pids_started,
+                    format!("could not start the dispatcher for CPU {}: {e}", part.cpu),
+                ))
+            }
         };
         let spawned = Command::new(cx.exe)
             .arg(crate::rt::DISPATCH_SUBCOMMAND)
@@ -234,7 +266,12 @@ pub(super) fn dispatchers(
             .spawn();
         match spawned {
             Ok(child) => pids_started.push(child.id() as i32),
-            Err(e) => return Err((pids_started, format!("could not start the dispatcher for CPU {}: {e}", part.cpu))),
+            Err(e) => {
+                return Err((
+                    pids_started,
+                    format!("could not start the dispatcher for CPU {}: {e}", part.cpu),
+                ))
+            }
         }
     }
     Ok(pids_started)

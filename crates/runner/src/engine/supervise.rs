@@ -18,7 +18,12 @@ pub(super) enum Unprepared {
 }
 
 /// Waits until `want` workers said they are prepared ([`crate::protocol::ready_line`]).
-pub(super) fn wait_prepared(prepared: &AtomicUsize, want: usize, reaper: &mut Reaper, reaped: &mut Vec<Reaped>) -> Result<(), Unprepared> {
+pub(super) fn wait_prepared(
+    prepared: &AtomicUsize,
+    want: usize,
+    reaper: &mut Reaper,
+    reaped: &mut Vec<Reaped>,
+) -> Result<(), Unprepared> {
     let until = monotonic_ns() + crate::protocol::READY_TIMEOUT.as_nanos() as u64;
     loop {
         let ready = prepared.load(Ordering::Acquire);
@@ -26,12 +31,19 @@ pub(super) fn wait_prepared(prepared: &AtomicUsize, want: usize, reaper: &mut Re
             return Ok(());
         }
         reaper.reap(reaped);
-        let not_all = |why: &str| Unprepared::Failed(format!("the cell's workers were not all prepared ({ready} of {want}): {why}"));
+        let not_all = |why: &str| {
+            Unprepared::Failed(format!(
+                "the cell's workers were not all prepared ({ready} of {want}): {why}"
+            ))
+        };
         if !reaped.is_empty() {
             return Err(not_all("a process of the cell exited while they prepared"));
         }
         if monotonic_ns() > until {
-            return Err(not_all(&format!("not within {} s", crate::protocol::READY_TIMEOUT.as_secs())));
+            return Err(not_all(&format!(
+                "not within {} s",
+                crate::protocol::READY_TIMEOUT.as_secs()
+            )));
         }
         // Woken by the last ready line (`signals::wake`) or a child's exit; the timeout is a
         // fallback only.
@@ -43,10 +55,16 @@ pub(super) fn wait_prepared(prepared: &AtomicUsize, want: usize, reaper: &mut Re
 
 /// Lets the released background groups run alone for `lead`, reaping what exits; a stop
 /// signal is returned.
-pub(super) fn background_lead(lead: Duration, reaper: &mut Reaper, reaped: &mut Vec<Reaped>) -> Result<(), i32> {
+pub(super) fn background_lead(
+    lead: Duration,
+    reaper: &mut Reaper,
+    reaped: &mut Vec<Reaped>,
+) -> Result<(), i32> {
     let until = monotonic_ns() + lead.as_nanos() as u64;
     while monotonic_ns() < until {
-        if let Wake::Stop(sig) = signals::wait(Duration::from_nanos(until.saturating_sub(monotonic_ns()).max(1))) {
+        if let Wake::Stop(sig) =
+            signals::wait(Duration::from_nanos(until.saturating_sub(monotonic_ns()).max(1)))
+        {
             return Err(sig);
         }
         reaper.reap(reaped);
@@ -98,12 +116,23 @@ pub(super) fn measured_count(reaped: &[Reaped], background: &[i32]) -> usize {
 
 /// When the last measured process was reaped (the release if none was); `background` sorted.
 pub(super) fn measured_end(reaped: &[Reaped], background: &[i32], release_ns: u64) -> u64 {
-    reaped.iter().filter(|r| background.binary_search(&r.pid).is_err()).map(|r| r.at_ns).max().unwrap_or(release_ns)
+    reaped
+        .iter()
+        .filter(|r| background.binary_search(&r.pid).is_err())
+        .map(|r| r.at_ns)
+        .max()
+        .unwrap_or(release_ns)
 }
 
 /// Reaps until every measured worker is done, the watchdog fires or a dispatcher ends
 /// badly; a stop signal is returned (the caller abandons the cell).
-pub(super) fn supervise(cx: &mut CellCtx, cell: &Cell, p: &Released, reaper: &mut Reaper, reaped: &mut Vec<Reaped>) -> Result<Ended, i32> {
+pub(super) fn supervise(
+    cx: &mut CellCtx,
+    cell: &Cell,
+    p: &Released,
+    reaper: &mut Reaper,
+    reaped: &mut Vec<Reaped>,
+) -> Result<Ended, i32> {
     let measured = p.n - p.background.len();
     let deadline = p.release_ns + cx.timeout.as_nanos() as u64;
     let mut end = Ended::default();
@@ -130,7 +159,9 @@ pub(super) fn supervise(cx: &mut CellCtx, cell: &Cell, p: &Released, reaper: &mu
             break;
         }
         // Finished dispatchers told their workers to exit: they have EXIT_GRACE to do so.
-        if let Some(last) = ended.iter().map(|d| d.at_ns).max().filter(|_| ended.len() == p.dispatchers.len()) {
+        if let Some(last) =
+            ended.iter().map(|d| d.at_ns).max().filter(|_| ended.len() == p.dispatchers.len())
+        {
             if monotonic_ns() > last + EXIT_GRACE.as_nanos() as u64 {
                 cx.warnings.push(format!(
                     "cell {}: workers still running {} s after their dispatcher finished were killed",

@@ -9,7 +9,11 @@ use schedlab_trace::{Capture, Options, Raw};
 
 /// Starts the capture before any worker exists: the reader below every RT worker, away
 /// from the CPUs the workers are pinned to when there is a CPU left.
-pub(super) fn start(cx: &mut CellCtx, cell: &Cell, t: Tracing) -> Result<Capture, schedlab_trace::Error> {
+pub(super) fn start(
+    cx: &mut CellCtx,
+    cell: &Cell,
+    t: Tracing,
+) -> Result<Capture, schedlab_trace::Error> {
     let mut opts = Options::default();
     if let Some(kb) = t.buffer_kb {
         opts.settings.buffer_kb = kb;
@@ -63,7 +67,10 @@ pub(super) fn finish(
     let kept = match raw.keep(release_ns, pid, &threads, dispatchers) {
         Ok(k) => Some(k),
         Err(e) => {
-            cx.warnings.push(format!("cell {}: the kernel trace could not be kept for export: {e}", cell.key));
+            cx.warnings.push(format!(
+                "cell {}: the kernel trace could not be kept for export: {e}",
+                cell.key
+            ));
             None
         }
     };
@@ -71,11 +78,19 @@ pub(super) fn finish(
 }
 
 /// The figures of a stopped capture.
-fn figures(cx: &mut CellCtx, cell: &Cell, raw: &Raw, workers: &[Worker], threads: Vec<i32>, dispatchers: &[i32]) -> Option<CellTrace> {
+fn figures(
+    cx: &mut CellCtx,
+    cell: &Cell,
+    raw: &Raw,
+    workers: &[Worker],
+    threads: Vec<i32>,
+    dispatchers: &[i32],
+) -> Option<CellTrace> {
     let decoded = match schedlab_trace::decode(raw) {
         Ok(d) => d,
         Err(e) => {
-            cx.warnings.push(format!("cell {}: the kernel trace could not be decoded: {e}", cell.key));
+            cx.warnings
+                .push(format!("cell {}: the kernel trace could not be decoded: {e}", cell.key));
             return None;
         }
     };

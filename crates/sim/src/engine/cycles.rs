@@ -65,7 +65,9 @@ impl Cycles {
     /// Skips cycles of `period` when it is some and at most a third of `horizon`.
     pub(super) fn new(period: Option<Time>, horizon: Time) -> Self {
         match period {
-            Some(h) if h > 0 && h <= horizon / 3 => Cycles { period: h, next: h, ..Cycles::default() },
+            Some(h) if h > 0 && h <= horizon / 3 => {
+                Cycles { period: h, next: h, ..Cycles::default() }
+            }
             _ => Cycles { next: Time::MAX, ..Cycles::default() },
         }
     }
@@ -118,13 +120,19 @@ impl<P: Policy> Engine<'_, P> {
             return;
         }
         let h = self.cycles.period;
-        let repeats = self.cycles.mark.as_ref().is_some_and(|m| m.at + h == now && m.state == state);
+        let repeats =
+            self.cycles.mark.as_ref().is_some_and(|m| m.at + h == now && m.state == state);
         if repeats {
             let mark = self.cycles.mark.take().expect("compared above");
             // Cycle j (1..=k) asks for instants up to mark.at + j h + reach.
             let reach = self.cycles.asked.saturating_sub(mark.at);
             let by_horizon = self.horizon.saturating_sub(mark.at).saturating_sub(reach) / h;
-            let k = self.tasks.iter().zip(&mark.tasks).filter_map(|(t, m)| t.jobs.cycles_left(&m.jobs)).fold(by_horizon, u64::min);
+            let k = self
+                .tasks
+                .iter()
+                .zip(&mark.tasks)
+                .filter_map(|(t, m)| t.jobs.cycles_left(&m.jobs))
+                .fold(by_horizon, u64::min);
             self.cycles.next = Time::MAX;
             if k > 0 {
                 self.repeat(&mark, k);
@@ -141,7 +149,11 @@ impl<P: Policy> Engine<'_, P> {
         if self.device.busy || !self.device.queue.is_empty() {
             return false;
         }
-        if self.cpus.iter().any(|c| c.running.is_some() || c.stopped.is_some() || c.limit_end.is_some()) {
+        if self
+            .cpus
+            .iter()
+            .any(|c| c.running.is_some() || c.stopped.is_some() || c.limit_end.is_some())
+        {
             return false;
         }
         if self.tasks.iter().any(|t| !matches!(t.state, St::Waiting | St::Finished)) {
@@ -159,7 +171,11 @@ impl<P: Policy> Engine<'_, P> {
             w.word(t.remaining);
             w.word(u64::from(t.announced));
             w.opt_word(t.last_cpu.map(|c| c as u64));
-            w.word(u64::from(t.first_release.is_some()) | u64::from(t.first_run.is_some()) << 1 | u64::from(t.ended.is_some()) << 2);
+            w.word(
+                u64::from(t.first_release.is_some())
+                    | u64::from(t.first_run.is_some()) << 1
+                    | u64::from(t.ended.is_some()) << 2,
+            );
         }
         for d in &self.domains {
             w.opt_time(d.timer);
@@ -243,7 +259,12 @@ impl<P: Policy> Engine<'_, P> {
                 let at = |x: Time| x + j * h;
                 for i in then.logged..logged {
                     let o = t.job_log[i];
-                    t.job_log.push(JobOutcome { release: at(o.release), start: o.start.map(at), finish: o.finish.map(at), met: o.met });
+                    t.job_log.push(JobOutcome {
+                        release: at(o.release),
+                        start: o.start.map(at),
+                        finish: o.finish.map(at),
+                        met: o.met,
+                    });
                 }
             }
         }
@@ -303,9 +324,13 @@ mod tests {
             let wcet = ((period as f64 * share.min(1.0)) as u64).clamp(1, period);
             let deadline = (r.range_inclusive(0, 3) == 0).then(|| r.range_inclusive(wcet, period));
             let min_exec = (r.range_inclusive(0, 9) == 0).then_some(wcet / 2);
-            let on_miss = [MissAction::Continue, MissAction::Drop, MissAction::Skip][r.range_inclusive(0, 2) as usize];
+            let on_miss = [MissAction::Continue, MissAction::Drop, MissAction::Skip]
+                [r.range_inclusive(0, 2) as usize];
             let jobs = (r.range_inclusive(0, 3) == 0).then(|| r.range_inclusive(1, 200));
-            let mut t = TaskSpec::new(format!("t{i}"), Workload::Periodic(Periodic { wcet, period, deadline, min_exec, jobs, on_miss }));
+            let mut t = TaskSpec::new(
+                format!("t{i}"),
+                Workload::Periodic(Periodic { wcet, period, deadline, min_exec, jobs, on_miss }),
+            );
             if r.range_inclusive(0, 3) == 0 {
                 t = t.at(r.range_inclusive(0, period));
             }
@@ -314,7 +339,8 @@ mod tests {
             }
             t = t.priority(r.range_inclusive(1, 99) as u32);
             if matches!(policy, PolicySpec::Cbs { .. }) && r.range_inclusive(0, 5) > 0 {
-                let runtime = (wcet + r.range_inclusive(0, 2) * unit / 2).saturating_sub(unit / 2).max(1);
+                let runtime =
+                    (wcet + r.range_inclusive(0, 2) * unit / 2).saturating_sub(unit / 2).max(1);
                 let d = deadline.unwrap_or(period).max(runtime);
                 t.params.reservation = Some(Reservation { runtime, deadline: d, period });
             }
@@ -322,14 +348,20 @@ mod tests {
         }
         let mut cfg = SimConfig::new(cpus, policy);
         if r.range_inclusive(0, 2) == 0 {
-            cfg = cfg.partitioned((0..n).map(|_| r.range_inclusive(0, cpus as u64 - 1) as usize).collect());
+            cfg = cfg.partitioned(
+                (0..n).map(|_| r.range_inclusive(0, cpus as u64 - 1) as usize).collect(),
+            );
         }
         if r.range_inclusive(0, 1) == 0 {
             cfg = cfg.with_costs(r.range_inclusive(0, 3), r.range_inclusive(0, 5));
         }
-        let h = super::hyperperiod(tasks.iter().map(|t| super::period_of(&t.workload))).expect("small periods");
+        let h = super::hyperperiod(tasks.iter().map(|t| super::period_of(&t.workload)))
+            .expect("small periods");
         let horizon = h * r.range_inclusive(3, 12) + r.range_inclusive(0, h);
-        cfg = cfg.with_horizon(horizon).recording(r.range_inclusive(0, 1) == 0, r.range_inclusive(0, 3) > 0).with_seed(r.next_u64());
+        cfg = cfg
+            .with_horizon(horizon)
+            .recording(r.range_inclusive(0, 1) == 0, r.range_inclusive(0, 3) > 0)
+            .with_seed(r.next_u64());
         (cfg, tasks)
     }
 
@@ -357,7 +389,9 @@ mod tests {
         // 1/3 windows, whose ring turns over every third cycle, never repeat a cycle; under
         // rr a quantum's remainder carried from job to job seldom comes round again).
         assert!(skipping >= 200, "{skipping} of {cases}");
-        for (p, least) in [("edf", 30), ("rm", 30), ("dm", 30), ("cbs", 30), ("fifo", 30), ("rr", 1)] {
+        for (p, least) in
+            [("edf", 30), ("rm", 30), ("dm", 30), ("cbs", 30), ("fifo", 30), ("rr", 1)]
+        {
             assert!(by_policy.get(p).is_some_and(|&n| n >= least), "{p}: {by_policy:?}");
         }
     }
@@ -382,9 +416,13 @@ mod tests {
         }
         let (skipping, n) = simulate_counted(&cfg, &limited).unwrap();
         assert!(n > 0);
-        let every = simulate_counted(&SimConfig { skip_cycles: false, ..cfg.clone() }, &limited).unwrap().0;
+        let every =
+            simulate_counted(&SimConfig { skip_cycles: false, ..cfg.clone() }, &limited).unwrap().0;
         assert_eq!(skipping, every);
         assert_eq!(every.tasks[1].released, 301);
-        assert_eq!(simulate_counted(&SimConfig { skip_cycles: false, ..cfg }, &fixed).unwrap().1, 0);
+        assert_eq!(
+            simulate_counted(&SimConfig { skip_cycles: false, ..cfg }, &fixed).unwrap().1,
+            0
+        );
     }
 }

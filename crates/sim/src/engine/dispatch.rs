@@ -100,7 +100,9 @@ impl<P: Policy> Engine<'_, P> {
                     self.cpus[ci].running = None;
                     self.changed[i] = home;
                 }
-                Some(tj) if self.changed.contains(&home) && self.tasks[tj].last_cpu != Some(home) => {
+                Some(tj)
+                    if self.changed.contains(&home) && self.tasks[tj].last_cpu != Some(home) =>
+                {
                     self.cpus[ci].running = Some(tj);
                     self.cpus[home].running = Some(ti);
                 }
@@ -145,8 +147,11 @@ impl<P: Policy> Engine<'_, P> {
         let done = c.work_start + self.tasks[id].remaining;
         let at = c.limit_end.map_or(done, |l| l.min(done));
         self.asked(at);
-        let replaced =
-            if at <= self.horizon { self.events.arm(cpu, at, Class::Cpu, Ev::Cpu { cpu: cpu as u32 }) } else { self.events.disarm(cpu) };
+        let replaced = if at <= self.horizon {
+            self.events.arm(cpu, at, Class::Cpu, Ev::Cpu { cpu: cpu as u32 })
+        } else {
+            self.events.disarm(cpu)
+        };
         self.dropped(replaced);
     }
 
@@ -219,7 +224,12 @@ impl<P: Policy> Engine<'_, P> {
         let dom = &mut self.domains[d];
         if at > now && at <= self.horizon && dom.timer != Some(at) {
             dom.timer = Some(at);
-            let replaced = self.events.arm(self.cfg.cpus + d, at, Class::Arrival, Ev::Timer { domain: d as u32 });
+            let replaced = self.events.arm(
+                self.cfg.cpus + d,
+                at,
+                Class::Arrival,
+                Ev::Timer { domain: d as u32 },
+            );
             self.dropped(replaced);
         }
     }

@@ -117,7 +117,9 @@ impl<'a, P: Policy> Engine<'a, P> {
         let domain = |cpus| Domain { policy: policy(), cpus, dirty: false, timer: None };
         let (domains, domain_of_task): (Vec<Domain<P>>, Vec<usize>) = match &cfg.mapping {
             Mapping::Global => (vec![domain((0..cfg.cpus).collect())], vec![0; specs.len()]),
-            Mapping::Partitioned(map) => ((0..cfg.cpus).map(|c| domain(vec![c])).collect(), map.clone()),
+            Mapping::Partitioned(map) => {
+                ((0..cfg.cpus).map(|c| domain(vec![c])).collect(), map.clone())
+            }
         };
         let mut cpus: Vec<Cpu> = (0..cfg.cpus).map(|_| Cpu::default()).collect();
         for (d, dom) in domains.iter().enumerate() {
@@ -125,7 +127,8 @@ impl<'a, P: Policy> Engine<'a, P> {
                 cpus[c].domain = d;
             }
         }
-        let tasks = specs.iter().zip(&domain_of_task).map(|(s, &d)| TaskRt::new(d, s, cfg)).collect();
+        let tasks =
+            specs.iter().zip(&domain_of_task).map(|(s, &d)| TaskRt::new(d, s, cfg)).collect();
         let ndomains = domains.len();
         let horizon = cfg.horizon.unwrap_or(Time::MAX);
         let period = if cfg.skip_cycles && cfg.horizon.is_some() {
@@ -193,7 +196,8 @@ impl<'a, P: Policy> Engine<'a, P> {
         // before its time included (as when it stayed queued and was skipped then), and so
         // does a timer a policy left to a wake-up that never came.
         let end = if self.horizon == Time::MAX {
-            let deferred = self.domains.iter().filter_map(|d| d.policy.latest_timer()).max().unwrap_or(0);
+            let deferred =
+                self.domains.iter().filter_map(|d| d.policy.latest_timer()).max().unwrap_or(0);
             self.clock.now().max(self.dropped_until).max(deferred)
         } else {
             self.horizon
@@ -246,7 +250,8 @@ fn expected_jobs(spec: &TaskSpec, horizon: Option<Time>) -> usize {
     const MOST: u64 = 1 << 20;
     let n = match &spec.workload {
         Workload::Periodic(p) => {
-            let by_horizon = horizon.map_or(u64::MAX, |h| h.saturating_sub(spec.arrival) / p.period + 1);
+            let by_horizon =
+                horizon.map_or(u64::MAX, |h| h.saturating_sub(spec.arrival) / p.period + 1);
             p.jobs.unwrap_or(u64::MAX).min(by_horizon)
         }
         _ => 1,
@@ -267,7 +272,12 @@ fn job_spec(spec: &TaskSpec) -> JobSpec {
             },
             limit: p.jobs,
         },
-        _ => JobSpec { period: None, deadline: spec.params.deadline, late: LateJob::Continue, limit: Some(1) },
+        _ => JobSpec {
+            period: None,
+            deadline: spec.params.deadline,
+            late: LateJob::Continue,
+            limit: Some(1),
+        },
     }
 }
 
@@ -291,7 +301,11 @@ impl TaskRt {
             blocks: 0,
             migrations: 0,
             responses: ResponseAcc::with_capacity(kept),
-            job_log: Vec::with_capacity(if matches!(spec.workload, Workload::Periodic(_)) { kept } else { 0 }),
+            job_log: Vec::with_capacity(if matches!(spec.workload, Workload::Periodic(_)) {
+                kept
+            } else {
+                0
+            }),
         }
     }
 

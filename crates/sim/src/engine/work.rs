@@ -35,7 +35,9 @@ impl<P: Policy> Engine<'_, P> {
                 self.events.push(next, Class::Arrival, Ev::Release(id as u32));
             }
         }
-        if let Some(deadline) = r.job.deadline.filter(|_| periodic.is_some_and(|p| p.on_miss == MissAction::Drop)) {
+        if let Some(deadline) =
+            r.job.deadline.filter(|_| periodic.is_some_and(|p| p.on_miss == MissAction::Drop))
+        {
             self.asked(deadline);
             if deadline <= self.horizon {
                 self.events.push(deadline, Class::Deadline, Ev::Deadline(id as u32));

@@ -24,7 +24,8 @@ fn same_input_twice_gives_identical_results_and_trace() {
         PolicySpec::Dwcs { work_conserving: true },
         PolicySpec::Rr { quantum: 3 },
     ] {
-        let config = SimConfig::new(2, policy.clone()).with_horizon(2_000).with_costs(1, 2).with_seed(7);
+        let config =
+            SimConfig::new(2, policy.clone()).with_horizon(2_000).with_costs(1, 2).with_seed(7);
         let tasks = busy_mix();
         let a = run(&config, &tasks);
         let b = run(&config, &tasks);

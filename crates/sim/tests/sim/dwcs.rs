@@ -14,7 +14,10 @@ const DWCS_NWC: PolicySpec = PolicySpec::Dwcs { work_conserving: false };
 fn seed_example_single_task() {
     let task = TaskSpec::periodic("p1", 1, 2).window(1, 2);
     let r = run(&uni(DWCS, 16), &[task]);
-    assert_eq!(spans(&r, 0), vec![(0, 1), (2, 3), (4, 5), (6, 7), (8, 9), (10, 11), (12, 13), (14, 15)]);
+    assert_eq!(
+        spans(&r, 0),
+        vec![(0, 1), (2, 3), (4, 5), (6, 7), (8, 9), (10, 11), (12, 13), (14, 15)]
+    );
     assert_eq!(r.tasks[0].deadline_misses, 0);
     assert_eq!(r.tasks[0].jobs, 8);
     let f = feasibility(&[WindowTask { wcet: 1, period: 2, window: Window::new(1, 2) }]);
@@ -63,7 +66,12 @@ fn two_task_overload_alternates_and_keeps_windows() {
         assert_eq!(t.jobs, 3, "{}", t.name);
         assert_eq!(t.dropped, 3, "{}", t.name);
         assert_eq!(t.deadline_misses, 3, "{}", t.name);
-        assert_eq!((t.windows.fixed.violations, t.windows.sliding.violations), (0, 0), "{}", t.name);
+        assert_eq!(
+            (t.windows.fixed.violations, t.windows.sliding.violations),
+            (0, 0),
+            "{}",
+            t.name
+        );
     }
 }
 
@@ -75,7 +83,10 @@ fn edf_starves_the_same_pair() {
     assert_eq!(r.tasks[0].deadline_misses, 0);
     assert_eq!(r.tasks[1].deadline_misses, 6);
     let w = r.tasks[1].windows;
-    assert_eq!((w.fixed.windows, w.fixed.violations, w.sliding.windows, w.sliding.violations), (3, 3, 5, 5));
+    assert_eq!(
+        (w.fixed.windows, w.fixed.violations, w.sliding.windows, w.sliding.violations),
+        (3, 3, 5, 5)
+    );
 }
 
 /// A 0/0 window tolerates no loss: DWCS is EDF, and every miss is a violation.
@@ -87,7 +98,8 @@ fn hard_windows_make_dwcs_edf() {
     assert_eq!(dwcs.total_misses(), 0);
     // DWCS does not preempt a quantum, EDF does: compare the first, preemption-free stretch.
     assert_eq!(&dwcs.trace[..4], &edf.trace[..4]);
-    let late = run(&uni(DWCS, 10), &[TaskSpec::periodic("late", 3, 5), TaskSpec::periodic("hog", 3, 5)]);
+    let late =
+        run(&uni(DWCS, 10), &[TaskSpec::periodic("late", 3, 5), TaskSpec::periodic("hog", 3, 5)]);
     assert_eq!(late.total_misses(), 2);
     let v: u64 = late.tasks.iter().map(|t| t.windows.sliding.violations).sum();
     assert_eq!(v, 2);

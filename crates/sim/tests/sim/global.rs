@@ -17,7 +17,11 @@ fn global_edf(horizon: u64) -> SimConfig {
 /// t=13: t1 on CPU 1.
 #[test]
 fn global_edf_two_cpus_by_hand() {
-    let tasks = [TaskSpec::periodic("t1", 3, 6), TaskSpec::periodic("t2", 2, 4), TaskSpec::periodic("t3", 4, 8)];
+    let tasks = [
+        TaskSpec::periodic("t1", 3, 6),
+        TaskSpec::periodic("t2", 2, 4),
+        TaskSpec::periodic("t3", 4, 8),
+    ];
     let r = run(&global_edf(16), &tasks);
     assert_eq!(r.slices_of(0), vec![(1, 0, 3), (1, 6, 9), (1, 13, 16)]);
     assert_eq!(r.slices_of(1), vec![(0, 0, 2), (1, 4, 6), (0, 8, 10), (0, 12, 14)]);
@@ -30,7 +34,11 @@ fn global_edf_two_cpus_by_hand() {
 }
 
 fn dhall() -> [TaskSpec; 3] {
-    [TaskSpec::periodic("light1", 2, 10), TaskSpec::periodic("light2", 2, 10), TaskSpec::periodic("heavy", 10, 11)]
+    [
+        TaskSpec::periodic("light1", 2, 10),
+        TaskSpec::periodic("light2", 2, 10),
+        TaskSpec::periodic("heavy", 10, 11),
+    ]
 }
 
 /// Dhall's effect: two light tasks with earlier deadlines take both CPUs
@@ -67,7 +75,11 @@ fn dhall_set_is_fine_partitioned() {
 /// Global RM on two CPUs: the lowest-priority running task is the one preempted.
 #[test]
 fn global_preemption_picks_the_lowest_priority_victim() {
-    let tasks = [TaskSpec::periodic("mid", 4, 10), TaskSpec::periodic("low", 4, 20), TaskSpec::periodic("high", 2, 5).at(1).jobs(1)];
+    let tasks = [
+        TaskSpec::periodic("mid", 4, 10),
+        TaskSpec::periodic("low", 4, 20),
+        TaskSpec::periodic("high", 2, 5).at(1).jobs(1),
+    ];
     let r = run(&SimConfig::new(2, PolicySpec::Rm).with_horizon(10), &tasks);
     assert_eq!(r.slices_of(0), vec![(0, 0, 4)]);
     assert_eq!(r.slices_of(1), vec![(1, 0, 1), (1, 3, 6)]);

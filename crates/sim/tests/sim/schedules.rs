@@ -8,7 +8,11 @@ use crate::{run, spans, uni};
 /// Liu & Layland style set: RM priorities, response times from response-time analysis.
 #[test]
 fn rm_textbook_set_matches_response_time_analysis() {
-    let tasks = [TaskSpec::periodic("t1", 1, 4), TaskSpec::periodic("t2", 2, 6), TaskSpec::periodic("t3", 3, 12)];
+    let tasks = [
+        TaskSpec::periodic("t1", 1, 4),
+        TaskSpec::periodic("t2", 2, 6),
+        TaskSpec::periodic("t3", 3, 12),
+    ];
     let r = run(&uni(PolicySpec::Rm, 12), &tasks);
     assert_eq!(spans(&r, 0), vec![(0, 1), (4, 5), (8, 9)]);
     assert_eq!(spans(&r, 1), vec![(1, 3), (6, 8)]);
@@ -33,8 +37,14 @@ fn buttazzo() -> [TaskSpec; 2] {
 #[test]
 fn rm_misses_buttazzo_set() {
     let r = run(&uni(PolicySpec::Rm, 35), &buttazzo());
-    assert_eq!(spans(&r, 0), vec![(0, 2), (5, 7), (10, 12), (15, 17), (20, 22), (25, 27), (30, 32)]);
-    assert_eq!(spans(&r, 1), vec![(2, 5), (7, 10), (12, 15), (17, 20), (22, 25), (27, 30), (32, 34)]);
+    assert_eq!(
+        spans(&r, 0),
+        vec![(0, 2), (5, 7), (10, 12), (15, 17), (20, 22), (25, 27), (30, 32)]
+    );
+    assert_eq!(
+        spans(&r, 1),
+        vec![(2, 5), (7, 10), (12, 15), (17, 20), (22, 25), (27, 30), (32, 34)]
+    );
     assert_eq!(r.tasks[0].deadline_misses, 0);
     assert_eq!(r.tasks[1].deadline_misses, 1);
     assert_eq!(r.tasks[1].jobs, 5);
@@ -47,7 +57,10 @@ fn rm_misses_buttazzo_set() {
 #[test]
 fn edf_schedules_buttazzo_set() {
     let r = run(&uni(PolicySpec::Edf, 35), &buttazzo());
-    assert_eq!(spans(&r, 0), vec![(0, 2), (6, 8), (12, 14), (15, 17), (20, 22), (26, 28), (32, 34)]);
+    assert_eq!(
+        spans(&r, 0),
+        vec![(0, 2), (6, 8), (12, 14), (15, 17), (20, 22), (26, 28), (32, 34)]
+    );
     assert_eq!(spans(&r, 1), vec![(2, 6), (8, 12), (14, 15), (17, 20), (22, 26), (28, 32)]);
     assert_eq!(r.total_misses(), 0);
     assert_eq!(r.tasks[0].jobs, 7);
@@ -60,7 +73,8 @@ fn edf_schedules_buttazzo_set() {
 /// Deadline-monotonic honours a short relative deadline that rate-monotonic ignores.
 #[test]
 fn dm_beats_rm_with_constrained_deadline() {
-    let tasks = [TaskSpec::periodic("long", 3, 10), TaskSpec::periodic("urgent", 1, 20).deadline(3)];
+    let tasks =
+        [TaskSpec::periodic("long", 3, 10), TaskSpec::periodic("urgent", 1, 20).deadline(3)];
     let rm = run(&uni(PolicySpec::Rm, 20), &tasks);
     assert_eq!(spans(&rm, 1), vec![(3, 4)]);
     assert_eq!(rm.tasks[1].deadline_misses, 1);
@@ -72,8 +86,11 @@ fn dm_beats_rm_with_constrained_deadline() {
 
 #[test]
 fn fifo_preempts_only_for_higher_priority() {
-    let tasks =
-        [TaskSpec::burst("low", 5).priority(1), TaskSpec::burst("high", 2).priority(9).at(1), TaskSpec::burst("peer", 1).priority(1).at(1)];
+    let tasks = [
+        TaskSpec::burst("low", 5).priority(1),
+        TaskSpec::burst("high", 2).priority(9).at(1),
+        TaskSpec::burst("peer", 1).priority(1).at(1),
+    ];
     let r = run(&uni(PolicySpec::Fifo, 100), &tasks);
     assert_eq!(spans(&r, 0), vec![(0, 1), (3, 7)]);
     assert_eq!(spans(&r, 1), vec![(1, 3)]);
@@ -126,19 +143,44 @@ fn late_jobs_continue_skip_or_drop() {
     let r = run(&uni(PolicySpec::Fifo, 40), &set(MissAction::Continue));
     assert_eq!(spans(&r, 1), vec![(3, 4), (7, 8), (11, 15)]);
     let b = &r.tasks[1];
-    assert_eq!((b.jobs, b.deadline_misses, b.dropped, b.completion, b.ended), (3, 3, 0, Some(15), Some(15)));
+    assert_eq!(
+        (b.jobs, b.deadline_misses, b.dropped, b.completion, b.ended),
+        (3, 3, 0, Some(15), Some(15))
+    );
     // Per job: (release, start, finish, met); job 2 starts when job 1 hands over at 13.
-    let log = |r: &SimResult, i: usize| r.tasks[i].job_log.iter().map(|j| (j.release, j.start, j.finish, j.met)).collect::<Vec<_>>();
-    assert_eq!(log(&r, 1), vec![(0, Some(3), Some(8), false), (4, Some(11), Some(13), false), (8, Some(13), Some(15), false)]);
-    assert_eq!(log(&r, 0), vec![(0, Some(0), Some(3), true), (4, Some(4), Some(7), true), (8, Some(8), Some(11), true)]);
+    let log = |r: &SimResult, i: usize| {
+        r.tasks[i].job_log.iter().map(|j| (j.release, j.start, j.finish, j.met)).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        log(&r, 1),
+        vec![
+            (0, Some(3), Some(8), false),
+            (4, Some(11), Some(13), false),
+            (8, Some(13), Some(15), false)
+        ]
+    );
+    assert_eq!(
+        log(&r, 0),
+        vec![
+            (0, Some(0), Some(3), true),
+            (4, Some(4), Some(7), true),
+            (8, Some(8), Some(11), true)
+        ]
+    );
     // Skip: job 0 finishes late at 8, when job 1's deadline (8) has come: job 1 is skipped
     // and job 2 (released at 8, due 12) starts; it ends at 13, late.
     let r = run(&uni(PolicySpec::Fifo, 40), &set(MissAction::Skip));
     assert_eq!(spans(&r, 1), vec![(3, 4), (7, 8), (11, 13)]);
     let b = &r.tasks[1];
-    assert_eq!((b.jobs, b.deadline_misses, b.dropped, b.completion, b.finished), (2, 3, 1, Some(13), true));
+    assert_eq!(
+        (b.jobs, b.deadline_misses, b.dropped, b.completion, b.finished),
+        (2, 3, 1, Some(13), true)
+    );
     assert_eq!(b.ended, Some(13));
-    assert_eq!(log(&r, 1), vec![(0, Some(3), Some(8), false), (4, None, None, false), (8, Some(11), Some(13), false)]);
+    assert_eq!(
+        log(&r, 1),
+        vec![(0, Some(3), Some(8), false), (4, None, None, false), (8, Some(11), Some(13), false)]
+    );
     assert_eq!(b.response.max, Some(8));
     // Three misses in a row against 1/2: trailing windows MM and MM are violated; fixed
     // window [MM] is, the partial [M] is not.
@@ -152,8 +194,15 @@ fn late_jobs_continue_skip_or_drop() {
     assert_eq!((b.jobs, b.deadline_misses, b.dropped, b.finished), (0, 3, 3, true));
     // It completed nothing, and ended when its last job was dropped.
     assert_eq!((b.completion, b.ended), (None, Some(12)));
-    assert_eq!(log(&r, 1), vec![(0, Some(3), None, false), (4, Some(7), None, false), (8, Some(11), None, false)]);
+    assert_eq!(
+        log(&r, 1),
+        vec![(0, Some(3), None, false), (4, Some(7), None, false), (8, Some(11), None, false)]
+    );
     // Without recording, no log.
-    let quiet = schedlab_sim::simulate(&uni(PolicySpec::Fifo, 40).recording(false, false), &set(MissAction::Drop)).unwrap();
+    let quiet = schedlab_sim::simulate(
+        &uni(PolicySpec::Fifo, 40).recording(false, false),
+        &set(MissAction::Drop),
+    )
+    .unwrap();
     assert!(quiet.tasks.iter().all(|t| t.job_log.is_empty()));
 }

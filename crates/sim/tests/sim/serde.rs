@@ -7,7 +7,10 @@ use crate::run;
 
 #[test]
 fn config_and_tasks_deserialize_from_plain_data() {
-    let config: SimConfig = serde_json::from_str(r#"{ "cpus": 2, "policy": { "kind": "rr", "quantum": 2 }, "horizon": 100 }"#).unwrap();
+    let config: SimConfig = serde_json::from_str(
+        r#"{ "cpus": 2, "policy": { "kind": "rr", "quantum": 2 }, "horizon": 100 }"#,
+    )
+    .unwrap();
     assert_eq!(config.policy, PolicySpec::Rr { quantum: 2 });
     assert_eq!(config, SimConfig::new(2, PolicySpec::Rr { quantum: 2 }).with_horizon(100));
     let tasks: Vec<TaskSpec> = serde_json::from_str(
@@ -20,7 +23,9 @@ fn config_and_tasks_deserialize_from_plain_data() {
     .unwrap();
     assert_eq!(tasks[0], TaskSpec::periodic("p", 1, 4).window(1, 2));
     assert_eq!(tasks[1], TaskSpec::burst("b", 5).at(3));
-    let unknown = serde_json::from_str::<SimConfig>(r#"{ "cpus": 1, "policy": { "kind": "edf" }, "cpu": 2 }"#);
+    let unknown = serde_json::from_str::<SimConfig>(
+        r#"{ "cpus": 1, "policy": { "kind": "edf" }, "cpu": 2 }"#,
+    );
     assert!(unknown.is_err());
     let result = run(&config, &tasks);
     let json = serde_json::to_string(&result).unwrap();

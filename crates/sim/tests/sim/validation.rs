@@ -33,7 +33,13 @@ fn zero_period_and_zero_c() {
 #[test]
 fn window_x_greater_than_y() {
     let e = err(&edf(10), &[TaskSpec::periodic("w", 1, 2).window(3, 2)]);
-    assert_eq!(e, SimError::InvalidParams { task: "w".into(), source: PolicyError::InvalidWindow(Window::new(3, 2)) });
+    assert_eq!(
+        e,
+        SimError::InvalidParams {
+            task: "w".into(),
+            source: PolicyError::InvalidWindow(Window::new(3, 2))
+        }
+    );
     assert_eq!(e.to_string(), "task `w`: window 3/2 is invalid: x must not exceed y");
 }
 
@@ -63,9 +69,15 @@ fn bad_policy_and_task_parameters() {
     let rr0 = SimConfig::new(1, PolicySpec::Rr { quantum: 0 });
     assert_eq!(err(&rr0, &[TaskSpec::burst("a", 1)]), SimError::Policy(PolicyError::ZeroQuantum));
     let bad_nice = TaskSpec::burst("a", 1).nice(30);
-    assert!(matches!(err(&edf(10), &[bad_nice]), SimError::InvalidParams { source: PolicyError::NiceOutOfRange(30), .. }));
+    assert!(matches!(
+        err(&edf(10), &[bad_nice]),
+        SimError::InvalidParams { source: PolicyError::NiceOutOfRange(30), .. }
+    ));
     let bad_res = TaskSpec::burst("a", 1).reservation(5, 4, 10);
-    assert!(matches!(err(&edf(10), &[bad_res]), SimError::InvalidParams { source: PolicyError::ReservationOrder { .. }, .. }));
+    assert!(matches!(
+        err(&edf(10), &[bad_res]),
+        SimError::InvalidParams { source: PolicyError::ReservationOrder { .. }, .. }
+    ));
     let bad_min = TaskSpec::periodic("p", 3, 10).min_exec(4);
     assert!(matches!(err(&edf(10), &[bad_min]), SimError::BadMinExec { .. }));
 }

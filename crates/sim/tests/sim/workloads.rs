@@ -25,7 +25,15 @@ fn io_bound_tasks_queue_on_one_device() {
 fn mixed_phases_run_back_to_back_computes_without_a_switch() {
     let mixed = TaskSpec::new(
         "m",
-        Workload::Mixed { phases: vec![Phase::Compute(2), Phase::Compute(1), Phase::Io(4), Phase::Compute(1), Phase::Io(1)] },
+        Workload::Mixed {
+            phases: vec![
+                Phase::Compute(2),
+                Phase::Compute(1),
+                Phase::Io(4),
+                Phase::Compute(1),
+                Phase::Io(1),
+            ],
+        },
     );
     let r = run(&SimConfig::new(1, PolicySpec::Fifo), &[mixed]);
     assert_eq!(spans(&r, 0), vec![(0, 3), (7, 8)]);
@@ -46,7 +54,10 @@ fn switch_and_migration_costs_delay_progress() {
     assert_eq!((r.tasks[0].started, r.tasks[1].started), (Some(1), Some(4)));
     assert_eq!(r.tasks[1].last_cpu, Some(0));
     // A task moved across CPUs pays the migration cost too.
-    let tasks = [TaskSpec::periodic("mover", 2, 10).priority(1).jobs(2), TaskSpec::burst("blocker", 12).priority(5).at(9)];
+    let tasks = [
+        TaskSpec::periodic("mover", 2, 10).priority(1).jobs(2),
+        TaskSpec::burst("blocker", 12).priority(5).at(9),
+    ];
     let config = SimConfig::new(2, PolicySpec::Fifo).with_horizon(30).with_costs(1, 2);
     let r = run(&config, &tasks);
     assert_eq!(r.slices_of(0), vec![(0, 1, 3), (1, 13, 15)]);
@@ -90,14 +101,20 @@ fn fair_newcomer_preempts_only_with_an_earlier_virtual_deadline() {
 /// A hard reservation (2 every 5) caps an overrunning task; a second server keeps its deadlines.
 #[test]
 fn cbs_isolates_an_overrunning_task() {
-    let tasks = [TaskSpec::burst("overrun", 100).reservation(2, 5, 5), TaskSpec::periodic("victim", 3, 5).reservation(3, 5, 5)];
+    let tasks = [
+        TaskSpec::burst("overrun", 100).reservation(2, 5, 5),
+        TaskSpec::periodic("victim", 3, 5).reservation(3, 5, 5),
+    ];
     let r = run(&uni(PolicySpec::Cbs { hard: true }, 50), &tasks);
     assert_eq!(spans(&r, 0)[..3], [(0, 2), (5, 7), (10, 12)]);
     assert_eq!(spans(&r, 1)[..3], [(2, 5), (7, 10), (12, 15)]);
     assert_eq!(r.tasks[0].cpu_time, 20);
     assert_eq!(r.tasks[1].deadline_misses, 0);
     // A soft reservation postpones the deadline at once instead of throttling.
-    let soft = run(&uni(PolicySpec::Cbs { hard: false }, 50), &[TaskSpec::burst("alone", 10).reservation(2, 5, 5)]);
+    let soft = run(
+        &uni(PolicySpec::Cbs { hard: false }, 50),
+        &[TaskSpec::burst("alone", 10).reservation(2, 5, 5)],
+    );
     assert_eq!(spans(&soft, 0), vec![(0, 10)]);
 }
 
@@ -106,8 +123,10 @@ fn cbs_isolates_an_overrunning_task() {
 /// ends at the replenishment (as it did when the timer fired then).
 #[test]
 fn cbs_replenishment_left_to_the_wake_up_keeps_the_schedule_and_the_end() {
-    let tasks =
-        [TaskSpec::periodic("exact", 2, 5).reservation(2, 5, 5).jobs(3), TaskSpec::periodic("other", 1, 4).reservation(1, 4, 4).jobs(3)];
+    let tasks = [
+        TaskSpec::periodic("exact", 2, 5).reservation(2, 5, 5).jobs(3),
+        TaskSpec::periodic("other", 1, 4).reservation(1, 4, 4).jobs(3),
+    ];
     let r = run(&SimConfig::new(1, PolicySpec::Cbs { hard: true }), &tasks);
     assert_eq!(spans(&r, 0), vec![(1, 3), (5, 7), (10, 12)]);
     assert_eq!(spans(&r, 1), vec![(0, 1), (4, 5), (8, 9)]);
@@ -131,14 +150,31 @@ fn cbs_background_tasks_fill_the_gaps() {
 #[test]
 fn each_slice_says_why_its_task_left_the_cpu() {
     use schedlab_policy::Stop;
-    let stops = |r: &schedlab_sim::SimResult| r.trace.iter().map(|s| (s.task, s.start, s.end, s.stop)).collect::<Vec<_>>();
+    let stops = |r: &schedlab_sim::SimResult| {
+        r.trace.iter().map(|s| (s.task, s.start, s.end, s.stop)).collect::<Vec<_>>()
+    };
     let tasks = [TaskSpec::io("a", 1, 3, 2), TaskSpec::io("b", 1, 3, 2)];
     let r = run(&SimConfig::new(1, PolicySpec::Fifo), &tasks);
-    assert_eq!(stops(&r)[..3], [(0, 0, 1, Some(Stop::Blocked)), (1, 1, 2, Some(Stop::Blocked)), (0, 4, 5, Some(Stop::Blocked))],);
+    assert_eq!(
+        stops(&r)[..3],
+        [
+            (0, 0, 1, Some(Stop::Blocked)),
+            (1, 1, 2, Some(Stop::Blocked)),
+            (0, 4, 5, Some(Stop::Blocked))
+        ],
+    );
     assert_eq!(stops(&r).last(), Some(&(1, 13, 14, Some(Stop::Exited))));
-    let r = run(&SimConfig::new(1, PolicySpec::Rr { quantum: 2 }), &[TaskSpec::burst("a", 4), TaskSpec::burst("b", 4)]);
+    let r = run(
+        &SimConfig::new(1, PolicySpec::Rr { quantum: 2 }),
+        &[TaskSpec::burst("a", 4), TaskSpec::burst("b", 4)],
+    );
     assert_eq!(
         stops(&r),
-        vec![(0, 0, 2, Some(Stop::Expired)), (1, 2, 4, Some(Stop::Expired)), (0, 4, 6, Some(Stop::Exited)), (1, 6, 8, Some(Stop::Exited))]
+        vec![
+            (0, 0, 2, Some(Stop::Expired)),
+            (1, 2, 4, Some(Stop::Expired)),
+            (0, 4, 6, Some(Stop::Exited)),
+            (1, 6, 8, Some(Stop::Exited))
+        ]
     );
 }

@@ -7,16 +7,29 @@ fn every_axis_key_of_the_raw_spec_has_exactly_one_definition() {
     for (keys, scope) in [(GROUP_KEYS, Scope::Group), (CELL_KEYS, Scope::Cell)] {
         for key in keys {
             let defs: Vec<&SpecAxis> = SPEC_AXES.iter().filter(|d| d.axis.name == *key).collect();
-            assert_eq!(defs.len(), 1, "raw key `{key}` has {} definitions in SPEC_AXES", defs.len());
+            assert_eq!(
+                defs.len(),
+                1,
+                "raw key `{key}` has {} definitions in SPEC_AXES",
+                defs.len()
+            );
             let d = defs[0];
             assert_eq!(axis::by_name(key), Some(d.axis), "`{key}` is not in axis::AXES");
             assert_eq!(d.axis.scope, scope, "`{key}` is declared as a {scope:?} key in raw.rs");
-            assert_eq!(matches!(d.apply, Apply::Cell(_)), scope == Scope::Cell, "`{key}` applies to the wrong scope");
+            assert_eq!(
+                matches!(d.apply, Apply::Cell(_)),
+                scope == Scope::Cell,
+                "`{key}` applies to the wrong scope"
+            );
         }
     }
     for a in AXES {
         let declared = GROUP_KEYS.iter().chain(CELL_KEYS).filter(|k| **k == a.name).count();
-        assert_eq!(declared, 1, "axis {} is declared {declared} times in raw.rs's axis_keys!", a.name);
+        assert_eq!(
+            declared, 1,
+            "axis {} is declared {declared} times in raw.rs's axis_keys!",
+            a.name
+        );
     }
     assert_eq!(SPEC_AXES.len(), AXES.len());
 }
@@ -40,12 +53,18 @@ fn keys_follow_from_stored_values(text: &str, swept: &[(&str, &[&Axis])]) {
             let Some(i) = cell.groups.iter().position(|g| g.name == *gname) else {
                 assert_eq!(*gname, "", "group {gname} is in every cell of this spec");
                 let gp = schedlab_model::GroupParams::default();
-                cell_tags.extend(axes.iter().map(|a| (*a, (a.stored)(&record, &gp).expect("a cell axis's value is stored"))));
+                cell_tags.extend(axes.iter().map(|a| {
+                    (*a, (a.stored)(&record, &gp).expect("a cell axis's value is stored"))
+                }));
                 continue;
             };
             let gp = &record.params.groups[i];
-            let tags: Vec<(&Axis, String)> =
-                axes.iter().map(|a| (*a, (a.stored)(&record, gp).unwrap_or_else(|| panic!("{} not stored", a.name)))).collect();
+            let tags: Vec<(&Axis, String)> = axes
+                .iter()
+                .map(|a| {
+                    (*a, (a.stored)(&record, gp).unwrap_or_else(|| panic!("{} not stored", a.name)))
+                })
+                .collect();
             parts.push(axis::group_key(gname, Some(&cell.groups[i]), &tags));
         }
         assert_eq!(axis::cell_key(parts, &cell_tags), cell.key);
@@ -95,7 +114,10 @@ scheduler = "mq-deadline"
         &axis::CPUSET,
         &axis::PROCESSES,
     ];
-    keys_follow_from_stored_values(text, &[("main", group), ("bg", group), ("", &[&axis::IOSCHED])]);
+    keys_follow_from_stored_values(
+        text,
+        &[("main", group), ("bg", group), ("", &[&axis::IOSCHED])],
+    );
 
     let periodic = r#"name = "t"
 [matrix]
@@ -130,11 +152,18 @@ fn a_value_is_checked_alike_as_a_groups_setting_and_on_its_axis() {
     ];
     for (key, value) in bad {
         let workload = if key == "workload" { "" } else { "workload = \"pi\"\n" };
-        let fixed = format!("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[groups.g]\n{workload}{key} = {value}\n");
+        let fixed = format!(
+            "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[groups.g]\n{workload}{key} = {value}\n"
+        );
         let swept = format!("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\n[groups.g]\n{workload}[matrix.groups.g]\n{key} = [{value}]\n");
-        let (f, s) = (crate::parse("t.toml", &fixed).unwrap_err(), crate::parse("t.toml", &swept).unwrap_err());
+        let (f, s) = (
+            crate::parse("t.toml", &fixed).unwrap_err(),
+            crate::parse("t.toml", &swept).unwrap_err(),
+        );
         assert_eq!(f.message, s.message, "`{key} = {value}`");
-        let line = |text: &str| text.lines().collect::<Vec<_>>().iter().rposition(|l| l.starts_with(key)).unwrap() + 1;
+        let line = |text: &str| {
+            text.lines().collect::<Vec<_>>().iter().rposition(|l| l.starts_with(key)).unwrap() + 1
+        };
         let at = (line(&fixed), key.len() + 4, line(&swept), key.len() + 5);
         assert_eq!((f.line, f.col, s.line, s.col), at, "`{key} = {value}` is located at its value");
     }

@@ -11,7 +11,12 @@ fn err(extra: &str) -> SpecError {
 }
 
 fn present(value: &str, offered: &[&str], writable: bool) -> KnobFact {
-    KnobFact::Present { path: "/x".into(), value: value.into(), offered: offered.iter().map(|s| s.to_string()).collect(), writable }
+    KnobFact::Present {
+        path: "/x".into(),
+        value: value.into(),
+        offered: offered.iter().map(|s| s.to_string()).collect(),
+        writable,
+    }
 }
 
 /// This machine's sysctls as a root process sees them.
@@ -41,7 +46,11 @@ fn swept_knobs_are_cells_varying_slowest_with_their_values_in_the_key() {
 #[test]
 fn an_unknown_knob_or_a_value_the_kernel_refuses_is_an_error_at_its_line() {
     let e = err("[matrix.knobs]\n\"kernel.sched_nonsense\" = [1]\n");
-    assert_eq!((e.line, e.message.contains("unknown knob \"kernel.sched_nonsense\"")), (6, true), "{e}");
+    assert_eq!(
+        (e.line, e.message.contains("unknown knob \"kernel.sched_nonsense\"")),
+        (6, true),
+        "{e}"
+    );
     let e = err("[matrix.knobs]\n\"kernel.sched_rr_timeslice_ms\" = [5, -5]\n");
     assert_eq!((e.line, e.col), (6, 38), "{e}");
     assert!(e.message.contains("kernel.sched_rr_timeslice_ms must be between 1"), "{e}");
@@ -61,16 +70,29 @@ fn a_knob_the_machine_lacks_refuses_or_keeps_from_this_user_is_an_error_naming_i
         f.insert(name.into(), fact);
         s.check_knobs(&f).expect_err("refused")
     };
-    let e = check("sched.preempt", KnobFact::Unusable("reading /sys/kernel/debug/sched/preempt gives EPERM".into()));
+    let e = check(
+        "sched.preempt",
+        KnobFact::Unusable("reading /sys/kernel/debug/sched/preempt gives EPERM".into()),
+    );
     assert_eq!(e.line, 7, "{e}");
-    assert!(e.message.starts_with("sched.preempt cannot be used on this machine: reading") && e.message.contains("EPERM"), "{e}");
+    assert!(
+        e.message.starts_with("sched.preempt cannot be used on this machine: reading")
+            && e.message.contains("EPERM"),
+        "{e}"
+    );
     let e = check("sched.preempt", present("full", &["none", "voluntary", "full"], true));
     assert_eq!((e.line, e.col), (7, 28), "{e}");
     assert!(e.message.contains("\"lazy\": this kernel offers none, voluntary, full"), "{e}");
     let e = check("kernel.sched_rr_timeslice_ms", present("100", &[], false));
     assert_eq!(e.line, 6, "{e}");
-    assert!(e.message.contains("kernel.sched_rr_timeslice_ms") && e.message.contains("needs root"), "{e}");
-    let e = check("kernel.sched_rr_timeslice_ms", KnobFact::Missing("/proc/sys/kernel/sched_rr_timeslice_ms does not exist".into()));
+    assert!(
+        e.message.contains("kernel.sched_rr_timeslice_ms") && e.message.contains("needs root"),
+        "{e}"
+    );
+    let e = check(
+        "kernel.sched_rr_timeslice_ms",
+        KnobFact::Missing("/proc/sys/kernel/sched_rr_timeslice_ms does not exist".into()),
+    );
     assert!(e.message.starts_with("this kernel has no kernel.sched_rr_timeslice_ms"), "{e}");
 }
 
@@ -79,17 +101,28 @@ fn rt_throttling_is_disabled_or_weakened_only_when_the_spec_says_so() {
     let s = spec("[matrix.knobs]\n\"kernel.sched_rt_runtime_us\" = [950000, -1]\n");
     let e = s.check_knobs(&machine()).expect_err("refused");
     assert_eq!((e.line, e.col), (6, 41), "at the -1: {e}");
-    assert!(e.message.contains("disables RT throttling") && e.message.contains("allow_rt_unthrottled = true"), "{e}");
+    assert!(
+        e.message.contains("disables RT throttling")
+            && e.message.contains("allow_rt_unthrottled = true"),
+        "{e}"
+    );
     assert!(crate::unthrottles(&s.plan, &machine()));
     let text = format!("allow_rt_unthrottled = true\n{BASE}[matrix.knobs]\n\"kernel.sched_rt_runtime_us\" = [950000, -1]\n");
     let s = parse("t.toml", &text).unwrap();
     s.check_knobs(&machine()).unwrap();
-    assert!(crate::unthrottles(&s.plan, &machine()), "allowed, still unthrottling: the engine's watchdog must be armed");
+    assert!(
+        crate::unthrottles(&s.plan, &machine()),
+        "allowed, still unthrottling: the engine's watchdog must be armed"
+    );
     let s = spec("[knobs]\n\"kernel.sched_rt_period_us\" = 960000\n");
     let e = s.check_knobs(&machine()).expect_err("99% for RT");
     assert!(e.message.contains("gives real-time tasks 99.0% of each period"), "{e}");
     let s = spec("[knobs]\n\"kernel.sched_rt_runtime_us\" = 2000000\n");
-    assert!(s.check_knobs(&machine()).expect_err("above period").message.contains("the kernel refuses it"));
+    assert!(s
+        .check_knobs(&machine())
+        .expect_err("above period")
+        .message
+        .contains("the kernel refuses it"));
     let s = spec("[knobs]\n\"kernel.sched_rt_runtime_us\" = 500000\n");
     s.check_knobs(&machine()).unwrap();
     assert!(!crate::unthrottles(&s.plan, &machine()));

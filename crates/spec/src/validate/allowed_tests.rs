@@ -24,15 +24,26 @@ fn an_ordinary_user_may_run_other_batch_and_idle_at_its_own_nice_or_above() {
 fn a_nice_below_the_process_and_the_rlimit_floor_names_cap_sys_nice_and_rlimit_nice() {
     let s = spec("class = \"other\"\nnice = -5");
     let e = s.check_allowed(&Capabilities::unprivileged()).unwrap_err();
-    assert!(e.message.contains("CAP_SYS_NICE") && e.message.contains("RLIMIT_NICE >= 25 (it is 0)"), "{e}");
+    assert!(
+        e.message.contains("CAP_SYS_NICE") && e.message.contains("RLIMIT_NICE >= 25 (it is 0)"),
+        "{e}"
+    );
     assert_eq!((e.line, e.col), (7, 8), "points at the nice value: {e}");
     // A process at nice 10 cannot give its workers nice 5 without the rlimit...
     let at_ten = Capabilities { nice: 10, ..Capabilities::unprivileged() };
     let e = spec("class = \"idle\"\nnice = 5").check_allowed(&at_ten).unwrap_err();
-    assert!(e.message.contains("below this process's nice 10") && e.message.contains("RLIMIT_NICE >= 15"), "{e}");
+    assert!(
+        e.message.contains("below this process's nice 10")
+            && e.message.contains("RLIMIT_NICE >= 15"),
+        "{e}"
+    );
     // ...but RLIMIT_NICE 15 (floor 5) allows it, and CAP_SYS_NICE anything.
-    assert!(spec("class = \"idle\"\nnice = 5").check_allowed(&Capabilities { min_nice: 5, ..at_ten.clone() }).is_ok());
-    assert!(s.check_allowed(&Capabilities { sys_nice: true, ..Capabilities::unprivileged() }).is_ok());
+    assert!(spec("class = \"idle\"\nnice = 5")
+        .check_allowed(&Capabilities { min_nice: 5, ..at_ten.clone() })
+        .is_ok());
+    assert!(s
+        .check_allowed(&Capabilities { sys_nice: true, ..Capabilities::unprivileged() })
+        .is_ok());
 }
 
 #[test]
@@ -41,23 +52,34 @@ fn fifo_and_rr_run_up_to_rlimit_rtprio_and_above_it_name_the_limit() {
         let s = spec(&format!("class = \"{class}\"\npriority = 40"));
         let e = s.check_allowed(&Capabilities::unprivileged()).unwrap_err();
         assert!(
-            e.message.contains("priority 40") && e.message.contains("RLIMIT_RTPRIO >= 40") && e.message.contains("RLIMIT_RTPRIO = 0"),
+            e.message.contains("priority 40")
+                && e.message.contains("RLIMIT_RTPRIO >= 40")
+                && e.message.contains("RLIMIT_RTPRIO = 0"),
             "{e}"
         );
-        assert!(s.check_allowed(&Capabilities { rtprio_limit: 40, ..Capabilities::unprivileged() }).is_ok(), "{class} at the limit");
-        let e = s.check_allowed(&Capabilities { rtprio_limit: 39, ..Capabilities::unprivileged() }).unwrap_err();
+        assert!(
+            s.check_allowed(&Capabilities { rtprio_limit: 40, ..Capabilities::unprivileged() })
+                .is_ok(),
+            "{class} at the limit"
+        );
+        let e = s
+            .check_allowed(&Capabilities { rtprio_limit: 39, ..Capabilities::unprivileged() })
+            .unwrap_err();
         assert!(e.message.contains("RLIMIT_RTPRIO = 39"), "{e}");
     }
     // An RT group's nice is set too: below the process's own it needs the privilege as well.
     let s = spec("class = \"fifo\"\npriority = 10\nnice = -3");
-    let e = s.check_allowed(&Capabilities { rtprio_limit: 99, ..Capabilities::unprivileged() }).unwrap_err();
+    let e = s
+        .check_allowed(&Capabilities { rtprio_limit: 99, ..Capabilities::unprivileged() })
+        .unwrap_err();
     assert!(e.message.contains("nice -3"), "{e}");
 }
 
 #[test]
 fn deadline_needs_cap_sys_nice_whatever_the_rlimit() {
     let s = spec("class = \"deadline\"\nruntime_us = 1000\nperiod_us = 10000");
-    let all_limits = Capabilities { rtprio_limit: 99, min_nice: -20, ..Capabilities::unprivileged() };
+    let all_limits =
+        Capabilities { rtprio_limit: 99, min_nice: -20, ..Capabilities::unprivileged() };
     let e = s.check_allowed(&all_limits).unwrap_err();
     assert!(e.message.contains("SCHED_DEADLINE needs CAP_SYS_NICE"), "{e}");
     assert!(s.check_allowed(&Capabilities::root()).is_ok());
@@ -81,7 +103,10 @@ fn cgroup_controls_name_the_directory_this_process_cannot_write() {
     let text = "name = \"t\"\n[matrix]\nworkload = [\"pi\"]\ncpu_weight = [0, 200]\n";
     let s = parse("t.toml", text).unwrap();
     let e = s.check_allowed(&Capabilities::unprivileged()).unwrap_err();
-    assert!(e.message.contains("write access to /sys/fs/cgroup") && e.message.contains("root"), "{e}");
+    assert!(
+        e.message.contains("write access to /sys/fs/cgroup") && e.message.contains("root"),
+        "{e}"
+    );
     assert_eq!((e.line, e.col), (4, 14), "points at cpu_weight's value: {e}");
     let writable = Capabilities { cgroup_unwritable: None, ..Capabilities::unprivileged() };
     assert!(s.check_allowed(&writable).is_ok(), "a delegated (writable) tree is enough");
@@ -100,16 +125,29 @@ fn a_directory_device_that_drops_the_page_cache_needs_root_unless_told_not_to() 
     let text = "name = \"t\"\n[device]\npath = \"/tmp\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\nkind = \"par_write\"\n";
     let s = parse("t.toml", text).unwrap();
     let e = s.check_allowed(&Capabilities::unprivileged()).unwrap_err();
-    assert!(e.message.contains("/proc/sys/vm/drop_caches") && e.message.contains("drop_caches = false"), "{e}");
+    assert!(
+        e.message.contains("/proc/sys/vm/drop_caches") && e.message.contains("drop_caches = false"),
+        "{e}"
+    );
     assert_eq!((e.line, e.col), (2, 1), "points at [device]: {e}");
     assert!(s.check_allowed(&Capabilities::root()).is_ok());
-    let off = parse("t.toml", &text.replace("path = \"/tmp\"\n", "path = \"/tmp\"\ndrop_caches = false\n")).unwrap();
-    assert!(off.check_allowed(&Capabilities::unprivileged()).is_ok(), "files in a directory need no privilege");
+    let off = parse(
+        "t.toml",
+        &text.replace("path = \"/tmp\"\n", "path = \"/tmp\"\ndrop_caches = false\n"),
+    )
+    .unwrap();
+    assert!(
+        off.check_allowed(&Capabilities::unprivileged()).is_ok(),
+        "files in a directory need no privilege"
+    );
 }
 
 /// A fifo or other cell with `top` as the spec's first lines.
 fn dma_spec(top: &str, class: &str) -> Result<Spec, crate::SpecError> {
-    parse("t.toml", &format!("name = \"t\"\n{top}\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"{class}\"]\n"))
+    parse(
+        "t.toml",
+        &format!("name = \"t\"\n{top}\n[matrix]\nworkload = [\"pi\"]\npolicy = [\"{class}\"]\n"),
+    )
 }
 
 #[test]
@@ -121,10 +159,17 @@ fn real_time_cells_hold_cpu_dma_latency_at_0_unless_the_spec_says_otherwise() {
     let other = dma_spec("cpu_dma_latency = 20", "other").unwrap();
     assert_eq!(other.plan.dma_latency_for(&other.plan.cells[0]), None, "not a real-time cell");
     let off = dma_spec("cpu_dma_latency = \"off\"", "fifo").unwrap();
-    assert_eq!((off.plan.cpu_dma_latency, off.plan.dma_latency_for(&off.plan.cells[0])), (DmaLatency::Off, None));
+    assert_eq!(
+        (off.plan.cpu_dma_latency, off.plan.dma_latency_for(&off.plan.cells[0])),
+        (DmaLatency::Off, None)
+    );
     for bad in ["-1", "2000000001", "\"on\"", "1.5"] {
         let e = dma_spec(&format!("cpu_dma_latency = {bad}"), "fifo").unwrap_err();
-        assert!(e.message.contains("cpu_dma_latency must be microseconds") && (e.line, e.col) == (2, 19), "{bad}: {e}");
+        assert!(
+            e.message.contains("cpu_dma_latency must be microseconds")
+                && (e.line, e.col) == (2, 19),
+            "{bad}: {e}"
+        );
     }
 }
 
@@ -132,9 +177,19 @@ fn real_time_cells_hold_cpu_dma_latency_at_0_unless_the_spec_says_otherwise() {
 fn an_explicit_cpu_dma_latency_needs_root_only_for_real_time_cells() {
     let rt_user = Capabilities { rtprio_limit: 99, ..Capabilities::unprivileged() };
     let e = dma_spec("cpu_dma_latency = 10", "fifo").unwrap().check_allowed(&rt_user).unwrap_err();
-    assert!(e.message.contains("/dev/cpu_dma_latency, which only root may open") && (e.line, e.col) == (2, 19), "{e}");
-    assert!(dma_spec("cpu_dma_latency = 10", "fifo").unwrap().check_allowed(&Capabilities::root()).is_ok());
+    assert!(
+        e.message.contains("/dev/cpu_dma_latency, which only root may open")
+            && (e.line, e.col) == (2, 19),
+        "{e}"
+    );
+    assert!(dma_spec("cpu_dma_latency = 10", "fifo")
+        .unwrap()
+        .check_allowed(&Capabilities::root())
+        .is_ok());
     // The default is held where it can be; an ordinary cell holds nothing.
     assert!(dma_spec("", "fifo").unwrap().check_allowed(&rt_user).is_ok());
-    assert!(dma_spec("cpu_dma_latency = 10", "other").unwrap().check_allowed(&Capabilities::unprivileged()).is_ok());
+    assert!(dma_spec("cpu_dma_latency = 10", "other")
+        .unwrap()
+        .check_allowed(&Capabilities::unprivileged())
+        .is_ok());
 }

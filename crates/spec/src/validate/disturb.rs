@@ -30,7 +30,8 @@ pub(super) fn check_keys(cx: &Ctx, w: &RawWorkload, kind: &str) -> Result<(), Sp
     ];
     for (name, span, kinds) in keys {
         if let Some(span) = span.filter(|_| !kinds.contains(&kind)) {
-            return cx.err(span, format!("`{name}` does not apply to a workload of kind \"{kind}\""));
+            return cx
+                .err(span, format!("`{name}` does not apply to a workload of kind \"{kind}\""));
         }
     }
     Ok(())
@@ -39,17 +40,27 @@ pub(super) fn check_keys(cx: &Ctx, w: &RawWorkload, kind: &str) -> Result<(), Sp
 /// The built-in workloads of these names: the kinds with their defaults.
 pub(super) fn builtin(name: &str) -> Option<Workload> {
     match name {
-        "udp_flood" => Some(Workload::UdpFlood { packets: DEFAULT_PACKETS, packet_bytes: DEFAULT_PACKET_BYTES }),
-        "io_interrupts" => {
-            Some(Workload::IoInterrupts { reads: DEFAULT_READS, read_bytes: DEFAULT_READ_BYTES, file_bytes: DEFAULT_FILE_BYTES })
-        }
+        "udp_flood" => Some(Workload::UdpFlood {
+            packets: DEFAULT_PACKETS,
+            packet_bytes: DEFAULT_PACKET_BYTES,
+        }),
+        "io_interrupts" => Some(Workload::IoInterrupts {
+            reads: DEFAULT_READS,
+            read_bytes: DEFAULT_READ_BYTES,
+            file_bytes: DEFAULT_FILE_BYTES,
+        }),
         _ => None,
     }
 }
 
 /// A `[workloads.NAME]` of one of [`KINDS`], whose keys were already checked to belong to it.
 pub(super) fn workload(cx: &Ctx, w: &RawWorkload, kind: &str) -> Result<Workload, SpecError> {
-    let int = |v: &Option<Spanned<i64>>, lo: i64, hi: i64, def: u64, what: &str| -> Result<u64, SpecError> {
+    let int = |v: &Option<Spanned<i64>>,
+               lo: i64,
+               hi: i64,
+               def: u64,
+               what: &str|
+     -> Result<u64, SpecError> {
         match v {
             Some(s) => cx.int_in(s, lo, hi, what).map(|x| x as u64),
             None => Ok(def),
@@ -57,20 +68,36 @@ pub(super) fn workload(cx: &Ctx, w: &RawWorkload, kind: &str) -> Result<Workload
     };
     if kind == "udp_flood" {
         let packets = int(&w.packets, 1, i64::MAX, DEFAULT_PACKETS, "packets")?;
-        let packet_bytes = int(&w.packet_bytes, 1, MAX_PACKET_BYTES as i64, DEFAULT_PACKET_BYTES, "packet_bytes (the UDP payload)")?;
+        let packet_bytes = int(
+            &w.packet_bytes,
+            1,
+            MAX_PACKET_BYTES as i64,
+            DEFAULT_PACKET_BYTES,
+            "packet_bytes (the UDP payload)",
+        )?;
         return Ok(Workload::UdpFlood { packets, packet_bytes });
     }
     let reads = int(&w.reads, 1, i64::MAX, DEFAULT_READS, "reads")?;
-    let read_bytes = int(&w.read_bytes, DIRECT_ALIGN as i64, MAX_READ_BYTES, DEFAULT_READ_BYTES, "read_bytes")?;
-    let file_bytes = int(&w.file_bytes, DIRECT_ALIGN as i64, MAX_FILE_BYTES, DEFAULT_FILE_BYTES, "file_bytes")?;
+    let read_bytes =
+        int(&w.read_bytes, DIRECT_ALIGN as i64, MAX_READ_BYTES, DEFAULT_READ_BYTES, "read_bytes")?;
+    let file_bytes =
+        int(&w.file_bytes, DIRECT_ALIGN as i64, MAX_FILE_BYTES, DEFAULT_FILE_BYTES, "file_bytes")?;
     let at = |v: &Option<Spanned<i64>>| v.as_ref().map(|s| s.span()).unwrap_or(w.kind.span());
-    for (v, x, what) in [(&w.read_bytes, read_bytes, "read_bytes"), (&w.file_bytes, file_bytes, "file_bytes")] {
+    for (v, x, what) in
+        [(&w.read_bytes, read_bytes, "read_bytes"), (&w.file_bytes, file_bytes, "file_bytes")]
+    {
         if x % DIRECT_ALIGN != 0 {
-            return cx.err(at(v), format!("{what} must be a multiple of {DIRECT_ALIGN} (O_DIRECT reads), got {x}"));
+            return cx.err(
+                at(v),
+                format!("{what} must be a multiple of {DIRECT_ALIGN} (O_DIRECT reads), got {x}"),
+            );
         }
     }
     if read_bytes > file_bytes {
-        return cx.err(at(&w.read_bytes), format!("read_bytes ({read_bytes}) is larger than file_bytes ({file_bytes})"));
+        return cx.err(
+            at(&w.read_bytes),
+            format!("read_bytes ({read_bytes}) is larger than file_bytes ({file_bytes})"),
+        );
     }
     Ok(Workload::IoInterrupts { reads, read_bytes, file_bytes })
 }
@@ -80,7 +107,10 @@ mod tests {
     use crate::{parse, SpecError, Workload};
 
     fn spec(kind_and_keys: &str) -> Result<crate::Spec, SpecError> {
-        parse("t.toml", &format!("name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\n{kind_and_keys}"))
+        parse(
+            "t.toml",
+            &format!("name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\n{kind_and_keys}"),
+        )
     }
 
     fn err(kind_and_keys: &str) -> SpecError {
@@ -88,15 +118,24 @@ mod tests {
     }
 
     fn workload(kind_and_keys: &str) -> Workload {
-        spec(kind_and_keys).unwrap_or_else(|e| panic!("{e}")).plan.cells[0].primary().workload.clone()
+        spec(kind_and_keys).unwrap_or_else(|e| panic!("{e}")).plan.cells[0]
+            .primary()
+            .workload
+            .clone()
     }
 
     #[test]
     fn udp_flood_has_defaults_and_its_own_keys() {
-        assert_eq!(workload("kind = \"udp_flood\"\n"), Workload::UdpFlood { packets: 1_000_000, packet_bytes: 64 });
+        assert_eq!(
+            workload("kind = \"udp_flood\"\n"),
+            Workload::UdpFlood { packets: 1_000_000, packet_bytes: 64 }
+        );
         let w = workload("kind = \"udp_flood\"\npackets = 5000\npacket_bytes = 65507\n");
         assert_eq!(w, Workload::UdpFlood { packets: 5000, packet_bytes: 65_507 });
-        assert_eq!((w.kind(), w.work_units(), w.device_bytes(), w.is_io()), ("udp_flood", 5000, 0, false));
+        assert_eq!(
+            (w.kind(), w.work_units(), w.device_bytes(), w.is_io()),
+            ("udp_flood", 5000, 0, false)
+        );
     }
 
     #[test]
@@ -114,8 +153,14 @@ mod tests {
     #[test]
     fn io_interrupts_has_defaults_and_checks_alignment() {
         let w = workload("kind = \"io_interrupts\"\n");
-        assert_eq!(w, Workload::IoInterrupts { reads: 100_000, read_bytes: 4096, file_bytes: 64 << 20 });
-        assert_eq!((w.kind(), w.work_units(), w.device_bytes(), w.is_io()), ("io_interrupts", 100_000, 64 << 20, false));
+        assert_eq!(
+            w,
+            Workload::IoInterrupts { reads: 100_000, read_bytes: 4096, file_bytes: 64 << 20 }
+        );
+        assert_eq!(
+            (w.kind(), w.work_units(), w.device_bytes(), w.is_io()),
+            ("io_interrupts", 100_000, 64 << 20, false)
+        );
         let e = err("kind = \"io_interrupts\"\nread_bytes = 5000\n");
         assert_eq!((e.line, e.col), (6, 14), "{e}");
         assert!(e.message.contains("multiple of 4096"), "{e}");
@@ -161,7 +206,10 @@ mod tests {
         let by = |n: &str| c.groups.iter().find(|g| g.name == n).unwrap();
         assert!(by("net").background && by("disk").background);
         assert_eq!(by("net").workload, Workload::UdpFlood { packets: 1000, packet_bytes: 64 });
-        assert_eq!(by("disk").workload, Workload::IoInterrupts { reads: 100, read_bytes: 4096, file_bytes: 64 << 20 });
+        assert_eq!(
+            by("disk").workload,
+            Workload::IoInterrupts { reads: 100, read_bytes: 4096, file_bytes: 64 << 20 }
+        );
         assert!(s.plan.device.is_none(), "neither kind needs the experiment device");
         s.plan.scale(1e-9);
         assert_eq!(s.plan.cells[0].groups[1].workload.work_units(), 1, "at least one unit");

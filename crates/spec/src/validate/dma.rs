@@ -10,7 +10,11 @@ use serde_spanned::Spanned;
 const MAX_US: i64 = 2_000_000_000;
 
 /// The setting as written, recording where, for the privilege check.
-pub(super) fn dma_latency(cx: &Ctx, v: Option<&Spanned<toml::Value>>, locs: &mut Locations) -> Result<DmaLatency, SpecError> {
+pub(super) fn dma_latency(
+    cx: &Ctx,
+    v: Option<&Spanned<toml::Value>>,
+    locs: &mut Locations,
+) -> Result<DmaLatency, SpecError> {
     let Some(v) = v else { return Ok(DmaLatency::default()) };
     let setting = match v.get_ref() {
         toml::Value::Integer(us) if (0..=MAX_US).contains(us) => DmaLatency::Hold(*us as u32),
@@ -30,8 +34,15 @@ pub(super) fn dma_latency(cx: &Ctx, v: Option<&Spanned<toml::Value>>, locs: &mut
 
 /// A value the spec asked for must be holdable: /dev/cpu_dma_latency is root's. (The
 /// default is held where it can be, and the run says when it could not.)
-pub(super) fn check(plan: &Plan, locs: &Locations, src: &str, caps: &Capabilities) -> Result<(), SpecError> {
-    let (Some(at), DmaLatency::Hold(us)) = (&locs.dma_latency, plan.cpu_dma_latency) else { return Ok(()) };
+pub(super) fn check(
+    plan: &Plan,
+    locs: &Locations,
+    src: &str,
+    caps: &Capabilities,
+) -> Result<(), SpecError> {
+    let (Some(at), DmaLatency::Hold(us)) = (&locs.dma_latency, plan.cpu_dma_latency) else {
+        return Ok(());
+    };
     if caps.cpu_dma_latency || !plan.cells.iter().any(|c| c.is_realtime()) {
         return Ok(());
     }

@@ -10,7 +10,10 @@ use serde_spanned::Spanned;
 const MAX: i64 = crate::bounds::MAX_REPETITIONS as i64;
 
 /// The measured repetitions every cell runs first, and the adaptive target if any.
-pub(super) fn repetitions(cx: &Ctx, v: Option<&Spanned<toml::Value>>) -> Result<(u32, Option<AdaptiveTarget>), SpecError> {
+pub(super) fn repetitions(
+    cx: &Ctx,
+    v: Option<&Spanned<toml::Value>>,
+) -> Result<(u32, Option<AdaptiveTarget>), SpecError> {
     let Some(v) = v else { return Ok((1, None)) };
     let bad = |msg: String| cx.err(v.span(), msg);
     let target = match v.get_ref() {

@@ -21,8 +21,13 @@ fn read(p: PathBuf) -> String {
 
 #[test]
 fn pure_v2_writes_weight_max_cpuset_and_undoes_subtree_control() {
-    let (root, dir) =
-        fake("v2", &[("/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n"), ("/sys/fs/cgroup/cgroup.subtree_control", "")]);
+    let (root, dir) = fake(
+        "v2",
+        &[
+            ("/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n"),
+            ("/sys/fs/cgroup/cgroup.subtree_control", ""),
+        ],
+    );
     let h = detect(&root).unwrap();
     assert!(matches!(h, Hierarchy::V2 { .. }), "{h:?}");
     let state = dir.join("state");
@@ -40,7 +45,11 @@ fn pure_v2_writes_weight_max_cpuset_and_undoes_subtree_control() {
     assert_eq!(read(dir.join("sys/fs/cgroup/cgroup.subtree_control")), "+cpuset");
     assert!(j.close().is_empty());
     assert!(!dir.join("sys/fs/cgroup/schedlab").exists(), "the schedlab parent is removed");
-    assert_eq!(read(dir.join("sys/fs/cgroup/cgroup.subtree_control")), "-cpu", "undo writes -cpu last (reverse order)");
+    assert_eq!(
+        read(dir.join("sys/fs/cgroup/cgroup.subtree_control")),
+        "-cpu",
+        "undo writes -cpu last (reverse order)"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -48,10 +57,13 @@ fn pure_v2_writes_weight_max_cpuset_and_undoes_subtree_control() {
 fn v2_without_the_controller_is_refused_before_any_change() {
     let (root, dir) = fake("v2none", &[("/sys/fs/cgroup/cgroup.controllers", "io memory pids\n")]);
     let h = detect(&root).unwrap();
-    let err = h.check(&Settings { weight: Some(100), ..Default::default() }).unwrap_err().to_string();
+    let err =
+        h.check(&Settings { weight: Some(100), ..Default::default() }).unwrap_err().to_string();
     assert!(err.contains("\"cpu\" is not available"), "{err}");
     let mut j = Journal::create(&dir.join("state")).unwrap();
-    assert!(h.create(&mut j, "x", &Settings { cpuset: Some(vec![0]), ..Default::default() }).is_err());
+    assert!(h
+        .create(&mut j, "x", &Settings { cpuset: Some(vec![0]), ..Default::default() })
+        .is_err());
     assert!(!dir.join("sys/fs/cgroup/schedlab").exists(), "nothing created");
     assert!(j.entries().is_empty());
     std::fs::remove_dir_all(dir).unwrap();
@@ -95,7 +107,13 @@ fn weight_mapping_matches_the_kernel_defaults() {
 
 #[test]
 fn hybrid_machine_uses_v1_and_an_empty_unified_tree_is_ignored() {
-    let (root, dir) = fake("hy", &[("/sys/fs/cgroup/unified/cgroup.controllers", "\n"), ("/sys/fs/cgroup/cpu/cpu.shares", "1024")]);
+    let (root, dir) = fake(
+        "hy",
+        &[
+            ("/sys/fs/cgroup/unified/cgroup.controllers", "\n"),
+            ("/sys/fs/cgroup/cpu/cpu.shares", "1024"),
+        ],
+    );
     assert!(matches!(detect(&root), Some(Hierarchy::V1 { .. })));
     std::fs::remove_dir_all(&dir).unwrap();
     let (root, dir) = fake("none", &[("/sys/fs/cgroup/unified/cgroup.controllers", "\n")]);
@@ -117,7 +135,10 @@ fn overlapping_runs_leave_no_parent_behind() {
     h.create(&mut b, "run-b", &s).unwrap();
     let parent = dir.join("sys/fs/cgroup/cpu/schedlab");
     assert!(a.close().is_empty());
-    assert!(parent.join("run-b").exists() && !parent.join("run-a").exists(), "a's cgroup gone, b's kept");
+    assert!(
+        parent.join("run-b").exists() && !parent.join("run-a").exists(),
+        "a's cgroup gone, b's kept"
+    );
     assert!(b.close().is_empty());
     assert!(!parent.exists(), "the last run out removes the parent");
     std::fs::remove_dir_all(dir).unwrap();

@@ -22,7 +22,10 @@ fn change(seq: u64, e: &Entry) -> String {
 }
 
 fn files_in(d: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     v.sort();
     v
 }
@@ -52,7 +55,12 @@ fn a_journal_left_behind_is_replayed_by_recover() {
     let tree = d.join("experiment");
     std::fs::create_dir_all(tree.join("sub")).unwrap();
     let state = d.join("state");
-    leave(&state, &format!("journal-{DEAD}-5.jsonl"), &[change(0, &Entry::RemoveTree { path: tree.clone() })], "");
+    leave(
+        &state,
+        &format!("journal-{DEAD}-5.jsonl"),
+        &[change(0, &Entry::RemoveTree { path: tree.clone() })],
+        "",
+    );
     let report = recover(&state, false);
     assert!(report.iter().any(|l| l.contains("undone")), "{report:?}");
     assert!(!tree.exists());
@@ -72,7 +80,10 @@ fn undo_to_keeps_older_entries() {
     j.record(Entry::Restore { path: b.clone(), value: "b0".into() }).unwrap();
     std::fs::write(&b, "b1").unwrap();
     assert!(j.undo_to(1).is_empty());
-    assert_eq!((std::fs::read_to_string(&a).unwrap(), std::fs::read_to_string(&b).unwrap()), ("a1".into(), "b0".into()));
+    assert_eq!(
+        (std::fs::read_to_string(&a).unwrap(), std::fs::read_to_string(&b).unwrap()),
+        ("a1".into(), "b0".into())
+    );
     // The file says only `a` is in force: a kill now replays that and not `b`.
     let c = read_contents(j.path()).unwrap();
     assert_eq!(c.in_force, vec![(Some(0), Entry::Restore { path: a.clone(), value: "a0".into() })]);
@@ -101,7 +112,11 @@ fn a_killed_owner_leaves_exactly_what_is_in_force() {
     std::fs::rename(&path, state.join(format!("journal-{DEAD}-1.jsonl"))).unwrap();
     recover(&state, false);
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "a0");
-    assert_eq!(std::fs::read_to_string(&b).unwrap(), "changed by the user since", "an undone change is not replayed");
+    assert_eq!(
+        std::fs::read_to_string(&b).unwrap(),
+        "changed by the user since",
+        "an undone change is not replayed"
+    );
     assert!(files_in(&state).is_empty());
     std::fs::remove_dir_all(d).unwrap();
 }
@@ -138,7 +153,10 @@ fn a_kill_during_undo_replays_the_undone_changes_again_harmlessly() {
         change(1, &Entry::Restore { path: f.clone(), value: "original".into() }),
         change(2, &Entry::RemoveCgroup { path: d.join("cgroup-gone") }),
         change(3, &Entry::RemoveFile { path: d.join("region-gone") }),
-        change(4, &Entry::RemoveFiles { dir: d.join("no-such-dir"), prefix: "dispatch-cpu0-1-".into() }),
+        change(
+            4,
+            &Entry::RemoveFiles { dir: d.join("no-such-dir"), prefix: "dispatch-cpu0-1-".into() },
+        ),
         change(5, &Entry::Unmount { path: d.clone() }),
         change(6, &Entry::DetachLoop { backing: f.clone() }),
     ];
@@ -164,7 +182,9 @@ fn restoring_a_file_that_is_gone_creates_nothing() {
 #[test]
 fn remove_files_takes_only_names_with_the_prefix_and_no_directories() {
     let d = dir("prefix");
-    for n in ["dispatch-cpu1-42-0.shm", "dispatch-cpu1-42-3.shm", "dispatch-cpu1-420-0.shm", "other"] {
+    for n in
+        ["dispatch-cpu1-42-0.shm", "dispatch-cpu1-42-3.shm", "dispatch-cpu1-420-0.shm", "other"]
+    {
         std::fs::write(d.join(n), "x").unwrap();
     }
     std::fs::create_dir(d.join("dispatch-cpu1-42-dir")).unwrap();
@@ -181,13 +201,18 @@ fn an_older_versions_tmp_beside_its_journal_goes_with_it() {
     std::fs::write(&a, "a1").unwrap();
     std::fs::write(&b, "b1").unwrap();
     let state = d.join("state");
-    let ra = serde_json::to_string(&Entry::Restore { path: a.clone(), value: "a0".into() }).unwrap();
-    let rb = serde_json::to_string(&Entry::Restore { path: b.clone(), value: "b0".into() }).unwrap();
+    let ra =
+        serde_json::to_string(&Entry::Restore { path: a.clone(), value: "a0".into() }).unwrap();
+    let rb =
+        serde_json::to_string(&Entry::Restore { path: b.clone(), value: "b0".into() }).unwrap();
     leave(&state, &format!("journal-{DEAD}.jsonl"), &[ra.clone(), rb], "");
     leave(&state, &format!("journal-{DEAD}.tmp"), &[], &ra[..ra.len() - 3]);
     let report = recover(&state, false);
     assert!(report.iter().any(|l| l.contains("unfinished rewrite")), "{report:?}");
-    assert_eq!((std::fs::read_to_string(&a).unwrap(), std::fs::read_to_string(&b).unwrap()), ("a0".into(), "b0".into()));
+    assert_eq!(
+        (std::fs::read_to_string(&a).unwrap(), std::fs::read_to_string(&b).unwrap()),
+        ("a0".into(), "b0".into())
+    );
     assert!(files_in(&state).is_empty(), "{:?}", files_in(&state));
     std::fs::remove_dir_all(d).unwrap();
 }
@@ -198,7 +223,8 @@ fn an_older_versions_tmp_alone_is_replayed() {
     let a = d.join("a");
     std::fs::write(&a, "a1").unwrap();
     let state = d.join("state");
-    let ra = serde_json::to_string(&Entry::Restore { path: a.clone(), value: "a0".into() }).unwrap();
+    let ra =
+        serde_json::to_string(&Entry::Restore { path: a.clone(), value: "a0".into() }).unwrap();
     leave(&state, &format!("journal-{DEAD}.tmp"), &[ra], "");
     recover(&state, false);
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "a0");
@@ -223,7 +249,11 @@ fn a_journal_whose_pid_now_names_another_process_is_replayed() {
     let ours = leave(&state, &format!("{}.jsonl", me.stem()), &[rb], "");
     recover(&state, false);
     assert_eq!(std::fs::read_to_string(&a).unwrap(), "a0");
-    assert_eq!(std::fs::read_to_string(&b).unwrap(), "b1", "a live owner's journal is not replayed");
+    assert_eq!(
+        std::fs::read_to_string(&b).unwrap(),
+        "b1",
+        "a live owner's journal is not replayed"
+    );
     assert_eq!(files_in(&state), [ours.file_name().unwrap().to_string_lossy()]);
     std::fs::remove_dir_all(d).unwrap();
 }
@@ -303,7 +333,11 @@ fn a_write_that_cannot_be_cut_back_stops_further_records() {
     j.file = OpenOptions::new().append(true).open("/dev/full").unwrap();
     assert!(j.record(Entry::RemoveFile { path: d.join("x") }).is_err());
     assert!(j.entries().is_empty(), "a change whose record failed is not made, nor undone");
-    assert!(j.record(Entry::RemoveFile { path: d.join("y") }).unwrap_err().to_string().contains("could not be repaired"));
+    assert!(j
+        .record(Entry::RemoveFile { path: d.join("y") })
+        .unwrap_err()
+        .to_string()
+        .contains("could not be repaired"));
     drop(j);
     std::fs::remove_dir_all(d).unwrap();
 }
@@ -317,7 +351,10 @@ fn retract_takes_an_entry_back_without_undoing_it() {
     j.record(Entry::RemoveTree { path: theirs.clone() }).unwrap();
     j.retract().unwrap();
     assert!(j.entries().is_empty());
-    assert!(read_contents(j.path()).unwrap().in_force.is_empty(), "a kill now would not remove it either");
+    assert!(
+        read_contents(j.path()).unwrap().in_force.is_empty(),
+        "a kill now would not remove it either"
+    );
     assert!(j.close().is_empty());
     assert!(theirs.exists());
     std::fs::remove_dir_all(d).unwrap();
@@ -364,7 +401,11 @@ fn a_new_state_dir_is_private_and_an_open_one_of_ours_is_closed() {
     std::fs::create_dir_all(&open).unwrap();
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
     drop(Journal::create(&open).unwrap());
-    assert_eq!(std::fs::metadata(&open).unwrap().permissions().mode() & 0o022, 0, "no one else may write it");
+    assert_eq!(
+        std::fs::metadata(&open).unwrap().permissions().mode() & 0o022,
+        0,
+        "no one else may write it"
+    );
     std::fs::remove_dir_all(d).unwrap();
 }
 
@@ -376,7 +417,10 @@ fn a_controller_others_now_use_is_left_enabled_not_a_failed_undo() {
     let st = Path::new("/sys/fs/cgroup/cgroup.subtree_control");
     assert!(still_in_use(st, "-cpu", &busy));
     assert!(!still_in_use(st, "+cpu", &busy), "only a disable");
-    assert!(!still_in_use(Path::new("/sys/fs/cgroup/x/cpu.weight"), "-cpu", &busy), "only subtree_control");
+    assert!(
+        !still_in_use(Path::new("/sys/fs/cgroup/x/cpu.weight"), "-cpu", &busy),
+        "only subtree_control"
+    );
     assert!(!still_in_use(st, "-cpu", &io::Error::from_raw_os_error(libc::EINVAL)), "only EBUSY");
 }
 
@@ -399,9 +443,14 @@ fn a_trace_instance_whose_mount_is_gone_is_looked_for_under_mounted_tracefs() {
     std::fs::create_dir_all(d.join("root/proc/self")).unwrap();
     let gone = d.join("old-mount/instances/schedlab-7-8-0");
     // No tracefs mounted anywhere: nothing can say the instance is gone, so it stays in force.
-    std::fs::write(d.join("root/proc/self/mountinfo"), "22 1 0:21 / /proc rw - proc proc rw\n").unwrap();
+    std::fs::write(d.join("root/proc/self/mountinfo"), "22 1 0:21 / /proc rw - proc proc rw\n")
+        .unwrap();
     let e = remove_trace_instance(&gone, &fake).unwrap_err();
-    assert!(e.to_string().contains("tracefs is not mounted") && e.to_string().contains("schedlab-7-8-0"), "{e}");
+    assert!(
+        e.to_string().contains("tracefs is not mounted")
+            && e.to_string().contains("schedlab-7-8-0"),
+        "{e}"
+    );
     // Mounted elsewhere now: the instance is removed there.
     let other = d.join("tracing");
     std::fs::create_dir_all(other.join("instances/schedlab-7-8-0")).unwrap();
@@ -424,14 +473,22 @@ fn a_record_from_a_newer_version_keeps_the_journal_and_says_it_is_not_understood
     let p = leave(&state, &format!("journal-{DEAD}-8.jsonl"), &[known, newer.clone()], "");
     let report = recover(&state, false);
     assert!(
-        report.iter().any(|l| l.contains("FAILED") && l.contains("does not understand") && l.contains("reset_something_new")),
+        report.iter().any(|l| l.contains("FAILED")
+            && l.contains("does not understand")
+            && l.contains("reset_something_new")),
         "{report:?}"
     );
-    assert!(!report.iter().any(|l| l.contains("cut short")), "a whole record is not a torn one: {report:?}");
+    assert!(
+        !report.iter().any(|l| l.contains("cut short")),
+        "a whole record is not a torn one: {report:?}"
+    );
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "original", "what it understands is undone");
     assert!(p.exists(), "the journal is kept for the version that wrote it");
     let c = read_contents(&p).unwrap();
-    assert!(c.in_force.is_empty() && c.unknown.len() == 1, "only the unknown record stays in force");
+    assert!(
+        c.in_force.is_empty() && c.unknown.len() == 1,
+        "only the unknown record stays in force"
+    );
     std::fs::remove_dir_all(d).unwrap();
 }
 
@@ -441,10 +498,21 @@ fn a_setting_a_live_run_holds_is_not_written_back_under_it() {
     let f = d.join("sched_cfs_bandwidth_slice_us");
     std::fs::write(&f, "4000").unwrap();
     let state = d.join("state");
-    let p = leave(&state, &format!("journal-{DEAD}-9.jsonl"), &[change(0, &Entry::Restore { path: f.clone(), value: "5000".into() })], "");
+    let p = leave(
+        &state,
+        &format!("journal-{DEAD}-9.jsonl"),
+        &[change(0, &Entry::Restore { path: f.clone(), value: "5000".into() })],
+        "",
+    );
     // Another live run holds the setting (flock(1) stands for it).
     use std::os::unix::process::CommandExt;
-    let Ok(mut other) = std::process::Command::new("flock").arg("-x").arg(&f).args(["sleep", "60"]).process_group(0).spawn() else {
+    let Ok(mut other) = std::process::Command::new("flock")
+        .arg("-x")
+        .arg(&f)
+        .args(["sleep", "60"])
+        .process_group(0)
+        .spawn()
+    else {
         eprintln!("SKIPPED: no flock(1)");
         return;
     };
@@ -455,7 +523,9 @@ fn a_setting_a_live_run_holds_is_not_written_back_under_it() {
     }
     let report = recover(&state, false);
     assert!(
-        report.iter().any(|l| l.contains("FAILED") && l.contains("held by a live run") && l.contains(&other.id().to_string())),
+        report.iter().any(|l| l.contains("FAILED")
+            && l.contains("held by a live run")
+            && l.contains(&other.id().to_string())),
         "{report:?}"
     );
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "4000", "not written under the live run");

@@ -1,5 +1,7 @@
 use super::*;
-use crate::testpages::{exec_rec, fixture_formats, switch_rec, wake_rec, Page, HEADER, SWITCH_ID, WAKING_ID};
+use crate::testpages::{
+    exec_rec, fixture_formats, switch_rec, wake_rec, Page, HEADER, SWITCH_ID, WAKING_ID,
+};
 
 fn decoder() -> Decoder {
     Decoder::new(HEADER, &fixture_formats()).unwrap()
@@ -31,9 +33,20 @@ fn deltas_accumulate_from_the_page_timestamp() {
     assert_eq!(ev.len(), 2);
     assert_eq!((ev[0].ts, ev[0].cpu), (1_005, 1));
     let s = switch_of(&ev[0]);
-    assert_eq!((s.prev_pid, s.next_pid, comm_str(&s.prev_comm).as_ref(), comm_str(&s.next_comm).as_ref()), (10, 20, "a", "b"));
+    assert_eq!(
+        (s.prev_pid, s.next_pid, comm_str(&s.prev_comm).as_ref(), comm_str(&s.next_comm).as_ref()),
+        (10, 20, "a", "b")
+    );
     assert_eq!(ev[0].current, 10, "a switch is recorded by the task leaving (common_pid)");
-    assert_eq!(ev[1], Event { ts: 1_012, cpu: 1, current: 0, kind: Kind::Waking(Wake { pid: 10, target_cpu: 1 }) });
+    assert_eq!(
+        ev[1],
+        Event {
+            ts: 1_012,
+            cpu: 1,
+            current: 0,
+            kind: Kind::Waking(Wake { pid: 10, target_cpu: 1 })
+        }
+    );
     assert_eq!(stats, PageStats { pages: 1, ..Default::default() });
 }
 
@@ -59,7 +72,11 @@ fn an_absolute_timestamp_replaces_the_running_clock() {
     // The top five bits absolute stamps lack come from the running clock.
     let running = (0x08 << 56) | 100;
     assert_eq!(fix_abs(200, running), (0x08 << 56) | 200);
-    assert_eq!(fix_abs(5, running), (0x10 << 56) | 5, "the low bits wrapped: the top bits moved on");
+    assert_eq!(
+        fix_abs(5, running),
+        (0x10 << 56) | 5,
+        "the low bits wrapped: the top bits moved on"
+    );
     assert_eq!(fix_abs(5, 100), 5);
 }
 
@@ -90,7 +107,10 @@ fn a_record_with_its_length_in_array0_is_read() {
             filename: "/usr/bin/a-rather-long-program-name-past-the-small-record-limit-of-112-bytes-so-it-takes-the-long-form".into()
         }
     );
-    assert_eq!(ev[1], Event { ts: 5, cpu: 1, current: 0, kind: Kind::Waking(Wake { pid: 3, target_cpu: 1 }) });
+    assert_eq!(
+        ev[1],
+        Event { ts: 5, cpu: 1, current: 0, kind: Kind::Waking(Wake { pid: 3, target_cpu: 1 }) }
+    );
 }
 
 #[test]
@@ -103,7 +123,11 @@ fn missed_event_flags_become_a_lost_marker_with_the_stored_count() {
     q.missed(None);
     let (ev, stats) = decode_pages(&[p.bytes(), q.bytes()]);
     assert_eq!(ev[0].kind, Kind::Lost { count: Some(1234) });
-    assert_eq!(ev[1].kind, Kind::Waking(Wake { pid: 1, target_cpu: 0 }), "the flag's bits are not taken for length");
+    assert_eq!(
+        ev[1].kind,
+        Kind::Waking(Wake { pid: 1, target_cpu: 0 }),
+        "the flag's bits are not taken for length"
+    );
     assert_eq!((ev[2].ts, &ev[2].kind), (60, &Kind::Lost { count: None }));
     assert_eq!(ev.len(), 4);
     assert_eq!((stats.missed_pages, stats.missed_counted), (2, 1234));
@@ -167,8 +191,16 @@ fn cpus_are_merged_by_timestamp_keeping_cpu_order_on_ties() {
         formats: fixture_formats(),
         page_size: 4096,
         cpus: vec![
-            crate::raw::CpuRaw { cpu: 0, pages: [page(10, &[(0, 1), (10, 2)]), page(40, &[(0, 3)])].concat(), stats: Default::default() },
-            crate::raw::CpuRaw { cpu: 1, pages: page(5, &[(0, 4), (15, 5), (10, 6)]), stats: Default::default() },
+            crate::raw::CpuRaw {
+                cpu: 0,
+                pages: [page(10, &[(0, 1), (10, 2)]), page(40, &[(0, 3)])].concat(),
+                stats: Default::default(),
+            },
+            crate::raw::CpuRaw {
+                cpu: 1,
+                pages: page(5, &[(0, 4), (15, 5), (10, 6)]),
+                stats: Default::default(),
+            },
         ],
         ..Default::default()
     };

@@ -79,8 +79,18 @@ fn a_workers_time_splits_into_running_runnable_and_blocked() {
     assert_eq!((w.involuntary, w.voluntary), (1, 1), "the last switch of a dead task is neither");
     assert_eq!(w.preempted_by, PreemptedBy { other: 1, ..Default::default() });
     assert_eq!(w.cpus, [0, 1]);
-    assert_eq!((w.wakeups, w.wakeup_p50_us, w.wakeup_max_us), (1, Some(0.02), Some(0.02)), "waking at 400, running at 420");
-    assert_eq!(c.cpus, [CpuTrace { cpu: 0, busy_s: 300e-9, idle_s: 700e-9 }, CpuTrace { cpu: 1, busy_s: 80e-9, idle_s: 500e-9 }]);
+    assert_eq!(
+        (w.wakeups, w.wakeup_p50_us, w.wakeup_max_us),
+        (1, Some(0.02), Some(0.02)),
+        "waking at 400, running at 420"
+    );
+    assert_eq!(
+        c.cpus,
+        [
+            CpuTrace { cpu: 0, busy_s: 300e-9, idle_s: 700e-9 },
+            CpuTrace { cpu: 1, busy_s: 80e-9, idle_s: 500e-9 }
+        ]
+    );
     assert_eq!((c.events, c.span_s), (9, 1e-6));
 }
 
@@ -103,19 +113,27 @@ fn each_preemptor_is_classified_once_by_kind() {
         sw(120, 0, 0, 0, a),
     ];
     let mut asked = Vec::new();
-    let c = figures(&events, &Roles { workers: &[a, b], engine: &[engine] }, ALL, 0, |pid, comm| {
-        asked.push((pid, crate::decode::comm_str(comm).into_owned()));
-        by_pid(pid, comm)
-    });
+    let c =
+        figures(&events, &Roles { workers: &[a, b], engine: &[engine] }, ALL, 0, |pid, comm| {
+            asked.push((pid, crate::decode::comm_str(comm).into_owned()));
+            by_pid(pid, comm)
+        });
     assert_eq!(
         asked,
         [(other, "task".to_string()), (kworker, "kworker/0:1".to_string())],
         "workers, the engine and idle need no asking; each other task once"
     );
     let pa = c.workers[0].preempted_by;
-    assert_eq!(pa, PreemptedBy { worker: 1, engine: 1, kernel: 2, other: 1 }, "a yield (R) counts like R+, the idle task as the kernel");
+    assert_eq!(
+        pa,
+        PreemptedBy { worker: 1, engine: 1, kernel: 2, other: 1 },
+        "a yield (R) counts like R+, the idle task as the kernel"
+    );
     assert_eq!(c.workers[0].involuntary, 5);
-    assert_eq!(c.workers[1].preempted_by, PreemptedBy { worker: 1, kernel: 1, ..Default::default() });
+    assert_eq!(
+        c.workers[1].preempted_by,
+        PreemptedBy { worker: 1, kernel: 1, ..Default::default() }
+    );
 }
 
 #[test]
@@ -131,13 +149,23 @@ fn threads_and_children_count_with_their_worker_and_the_engines_with_the_engine(
         sw(110, 1, helper, S, thread),
         sw(200, 1, thread, Z, 0),
     ];
-    let c = figures(&events, &Roles { workers: &[w], engine: &[engine] }, ALL, 0, |_, _| panic!("nothing to ask"));
+    let c = figures(&events, &Roles { workers: &[w], engine: &[engine] }, ALL, 0, |_, _| {
+        panic!("nothing to ask")
+    });
     let wt = &c.workers[0];
     assert_eq!(wt.tasks, 2);
     assert_eq!(wt.run_s * 1e9, 190.0);
     assert_eq!(wt.runnable_s * 1e9, 2.0 + 5.0, "new at 3, running at 5; preempted 105..110");
-    assert_eq!(wt.preempted_by, PreemptedBy { engine: 1, ..Default::default() }, "the engine's child is the engine's");
-    assert_eq!((wt.wakeups, wt.wakeup_p50_us), (1, Some(0.002)), "a new task's first run is timed from wakeup_new");
+    assert_eq!(
+        wt.preempted_by,
+        PreemptedBy { engine: 1, ..Default::default() },
+        "the engine's child is the engine's"
+    );
+    assert_eq!(
+        (wt.wakeups, wt.wakeup_p50_us),
+        (1, Some(0.002)),
+        "a new task's first run is timed from wakeup_new"
+    );
 }
 
 #[test]
@@ -188,11 +216,20 @@ fn wake_up_latencies_make_a_mergeable_histogram() {
         ts += 1_000;
         events.push(sw(ts, 0, 10, S, 0));
     }
-    let c = figures(&events, &Roles { workers: &[10], engine: &[] }, Window { start_ns: 0, end_ns: ts }, 0, by_pid);
+    let c = figures(
+        &events,
+        &Roles { workers: &[10], engine: &[] },
+        Window { start_ns: 0, end_ns: ts },
+        0,
+        by_pid,
+    );
     let w = &c.workers[0];
     assert_eq!(w.wakeups, 100);
     let near = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() <= b * 0.01);
-    assert!(near(w.wakeup_p50_us, 50.0) && near(w.wakeup_p99_us, 99.0) && near(w.wakeup_max_us, 100.0), "{w:?}");
+    assert!(
+        near(w.wakeup_p50_us, 50.0) && near(w.wakeup_p99_us, 99.0) && near(w.wakeup_max_us, 100.0),
+        "{w:?}"
+    );
     let h = hist::decode(w.wakeup_hist.as_deref().unwrap()).unwrap();
     assert_eq!(h.len(), 100);
     assert_eq!(w.voluntary, 101);
@@ -202,16 +239,28 @@ fn wake_up_latencies_make_a_mergeable_histogram() {
 fn a_worker_without_events_has_zero_figures() {
     let c = figures(&[sw(10, 0, 1, S, 2)], &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
     let w = &c.workers[0];
-    assert_eq!((w.pid, w.run_s, w.involuntary, w.wakeup_p50_us.is_none(), w.wakeup_hist.is_none()), (10, 0.0, 0, true, true));
+    assert_eq!(
+        (w.pid, w.run_s, w.involuntary, w.wakeup_p50_us.is_none(), w.wakeup_hist.is_none()),
+        (10, 0.0, 0, true, true)
+    );
 }
 
 #[test]
 fn a_switch_the_trace_did_not_show_and_nothing_bounds_leaves_its_gap_untraced() {
     // 10 is preempted by 67, whose switch back to 10 is never recorded; 10 leaves at 500.
-    let events = [sw(0, 0, 0, 0, 10), sw(100, 0, 10, R_PLUS, 67), sw(500, 0, 10, R_PLUS, 20), sw(600, 0, 20, S, 10)];
+    let events = [
+        sw(0, 0, 0, 0, 10),
+        sw(100, 0, 10, R_PLUS, 67),
+        sw(500, 0, 10, R_PLUS, 20),
+        sw(600, 0, 20, S, 10),
+    ];
     let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
     let w = &c.workers[0];
-    assert_eq!((w.run_s * 1e9, w.runnable_s * 1e9, w.untraced_s * 1e9), (100.0 + 400.0, 100.0, 400.0), "100..500: 67's, then 10's");
+    assert_eq!(
+        (w.run_s * 1e9, w.runnable_s * 1e9, w.untraced_s * 1e9),
+        (100.0 + 400.0, 100.0, 400.0),
+        "100..500: 67's, then 10's"
+    );
     assert_eq!(w.involuntary, 2, "both switch-outs were real");
     assert_eq!(c.untraced_switches, 1);
     assert_eq!(c.cpus[0].busy_s * 1e9, 1000.0, "67 and 10 are both tasks: busy either way");
@@ -234,7 +283,11 @@ fn a_hidden_tasks_run_before_an_untraced_switch_in_is_not_counted_as_the_workers
     ];
     let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
     let w = &c.workers[0];
-    assert_eq!(w.run_s * 1e9, 100.0 + 200.0 + 400.0, "0..100, from its first sign at 300 to 500, 600..1000");
+    assert_eq!(
+        w.run_s * 1e9,
+        100.0 + 200.0 + 400.0,
+        "0..100, from its first sign at 300 to 500, 600..1000"
+    );
     assert_eq!(w.untraced_s * 1e9, 150.0, "150..300: 74's or 10's, the trace cannot say");
     assert_eq!(w.runnable_s * 1e9, 50.0 + 100.0, "100..150 (74 ran) and 500..600");
     assert_eq!(w.preempted_by, PreemptedBy { other: 2, ..Default::default() });
@@ -256,8 +309,15 @@ fn idle_time_before_an_untraced_switch_in_is_neither_the_workers_run_nor_busy() 
     let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
     let w = &c.workers[0];
     let ns = |s: f64| (s * 1e9).round();
-    assert_eq!((ns(w.blocked_s), ns(w.runnable_s), ns(w.untraced_s), ns(w.run_s)), (50.0 + 600.0, 30.0, 40.0, 280.0));
-    assert_eq!(c.cpus[0], CpuTrace { cpu: 1, busy_s: 280e-9, idle_s: 680e-9 }, "80..120 is idle or 10's: neither");
+    assert_eq!(
+        (ns(w.blocked_s), ns(w.runnable_s), ns(w.untraced_s), ns(w.run_s)),
+        (50.0 + 600.0, 30.0, 40.0, 280.0)
+    );
+    assert_eq!(
+        c.cpus[0],
+        CpuTrace { cpu: 1, busy_s: 280e-9, idle_s: 680e-9 },
+        "80..120 is idle or 10's: neither"
+    );
 }
 
 #[test]
@@ -279,7 +339,12 @@ fn the_state_bar_shows_when_a_worker_ran_waited_and_slept() {
     // Over 0..6400 ns (64 slices of 100): worker 10 runs 0..3200, waits for the CPU
     // 3200..4800, runs 4800..5600 and sleeps from 5600 to the end.
     let window = Window { start_ns: 0, end_ns: 6400 };
-    let events = [sw(0, 0, 0, 0, 10), sw(3200, 0, 10, R_PLUS, 20), sw(4800, 0, 20, S, 10), sw(5600, 0, 10, S, 0)];
+    let events = [
+        sw(0, 0, 0, 0, 10),
+        sw(3200, 0, 10, R_PLUS, 20),
+        sw(4800, 0, 20, S, 10),
+        sw(5600, 0, 10, S, 0),
+    ];
     let t = figures(&events, &Roles { workers: &[10], engine: &[] }, window, 0, by_pid);
     assert!((t.slice_s - 100e-9).abs() < 1e-15, "{}", t.slice_s);
     let bar = t.workers[0].states.as_ref().expect("a state bar").decode().unwrap();
@@ -332,7 +397,11 @@ mod handlers {
         f.wakeup(310, 10);
         f.switch(350, 0, &switch(0, 0, 10));
         let w = &f.finish(0, nobody).workers[0];
-        assert_eq!((w.blocked_s * 1e9, w.runnable_s * 1e9), (200.0, 50.0), "the second wake-up is the same one");
+        assert_eq!(
+            (w.blocked_s * 1e9, w.runnable_s * 1e9),
+            (200.0, 50.0),
+            "the second wake-up is the same one"
+        );
         assert_eq!((w.wakeups, w.wakeup_p50_us), (1, Some(0.05)));
     }
 
@@ -342,7 +411,10 @@ mod handlers {
         f.wakeup_new(200, 10);
         f.switch(260, 0, &switch(0, 0, 10));
         let w = &f.finish(0, nobody).workers[0];
-        assert_eq!(((w.runnable_s * 1e9).round(), (w.run_s * 1e9).round(), w.wakeups), (60.0, 740.0, 1));
+        assert_eq!(
+            ((w.runnable_s * 1e9).round(), (w.run_s * 1e9).round(), w.wakeups),
+            (60.0, 740.0, 1)
+        );
     }
 
     #[test]
@@ -378,7 +450,11 @@ mod handlers {
         let c = f.finish(0, nobody);
         assert_eq!(c.untraced_switches, 1);
         let w = &c.workers[0];
-        assert_eq!((w.run_s * 1e9, w.untraced_s * 1e9), (100.0, 50.0), "ran from its first sign at 200; 150..200 untraced");
+        assert_eq!(
+            (w.run_s * 1e9, w.untraced_s * 1e9),
+            (100.0, 50.0),
+            "ran from its first sign at 200; 150..200 untraced"
+        );
     }
 
     #[test]

@@ -178,7 +178,11 @@ fn clock_snapshot(x: &Export) -> TracePacket {
 fn process_tree(x: &Export) -> TracePacket {
     let mut tree = ProcessTree::default();
     for p in x.processes {
-        tree.processes.push(protos::Process { pid: Some(p.pid), ppid: Some(p.ppid), cmdline: vec![p.name.clone()] });
+        tree.processes.push(protos::Process {
+            pid: Some(p.pid),
+            ppid: Some(p.ppid),
+            cmdline: vec![p.name.clone()],
+        });
         for t in p.threads.iter().filter(|t| **t != p.pid) {
             tree.threads.push(Thread { tid: Some(*t), tgid: Some(p.pid), name: None });
         }
@@ -216,22 +220,32 @@ fn kernel_events<W: Write>(x: &Export, out: &mut Packets<W>, sum: &mut Summary) 
     let known = tasks(x.events);
     let comm = |pid: i32| known.get(&pid).map(|(c, _)| comm_str(c).into_owned());
     let prio = |pid: i32| known.get(&pid).map(|(_, p)| *p);
-    let mut cpus: BTreeMap<u32, Pending> = x.cpus.iter().map(|c| (*c, Pending::default())).collect();
+    let mut cpus: BTreeMap<u32, Pending> =
+        x.cpus.iter().map(|c| (*c, Pending::default())).collect();
     // Until its first switch, a CPU runs the task that switch takes off it.
     for e in x.events.iter().rev() {
         if let Kind::Switch(s) = &e.kind {
             cpus.entry(e.cpu).or_default().current = s.prev_pid;
         }
     }
-    let flush = |cpu: u32, p: &mut Pending, out: &mut Packets<W>, sum: &mut Summary| -> io::Result<()> {
-        if p.events.is_empty() && !p.lost {
-            return Ok(());
-        }
-        sum.lost_bundles += p.lost as u64;
-        let bundle = FtraceEventBundle { cpu: Some(cpu), event: std::mem::take(&mut p.events), lost_events: p.lost.then_some(true) };
-        p.lost = false;
-        out.put(&TracePacket { trusted_packet_sequence_id: Some(KERNEL_SEQ), ftrace_events: Some(bundle), ..Default::default() })
-    };
+    let flush =
+        |cpu: u32, p: &mut Pending, out: &mut Packets<W>, sum: &mut Summary| -> io::Result<()> {
+            if p.events.is_empty() && !p.lost {
+                return Ok(());
+            }
+            sum.lost_bundles += p.lost as u64;
+            let bundle = FtraceEventBundle {
+                cpu: Some(cpu),
+                event: std::mem::take(&mut p.events),
+                lost_events: p.lost.then_some(true),
+            };
+            p.lost = false;
+            out.put(&TracePacket {
+                trusted_packet_sequence_id: Some(KERNEL_SEQ),
+                ftrace_events: Some(bundle),
+                ..Default::default()
+            })
+        };
     for e in x.events {
         let p = cpus.entry(e.cpu).or_default();
         let ts = Some((e.ts as i64 + x.boot_offset_ns) as u64);
@@ -260,7 +274,11 @@ fn kernel_events<W: Write>(x: &Export, out: &mut Packets<W>, sum: &mut Summary) 
                     next_pid: Some(s.next_pid),
                     next_prio: Some(s.next_prio),
                 });
-                p.events.push(FtraceEvent { timestamp: ts, pid: Some(s.prev_pid as u32), event: Some(ev) });
+                p.events.push(FtraceEvent {
+                    timestamp: ts,
+                    pid: Some(s.prev_pid as u32),
+                    event: Some(ev),
+                });
                 *sum.events.entry(e.kind.name()).or_default() += 1;
                 if p.events.len() >= BUNDLE {
                     flush(e.cpu, p, out, sum)?;
@@ -270,22 +288,26 @@ fn kernel_events<W: Write>(x: &Export, out: &mut Packets<W>, sum: &mut Summary) 
             Kind::Waking(w) => Ftrace::SchedWaking(wake(w)),
             Kind::Wakeup(w) => Ftrace::SchedWakeup(wake(w)),
             Kind::WakeupNew(w) => Ftrace::SchedWakeupNew(wake(w)),
-            Kind::Migrate { pid, orig_cpu, dest_cpu } => Ftrace::SchedMigrateTask(SchedMigrateTask {
-                comm: comm(*pid),
-                pid: Some(*pid),
-                prio: prio(*pid),
-                orig_cpu: Some(*orig_cpu),
-                dest_cpu: Some(*dest_cpu),
-            }),
+            Kind::Migrate { pid, orig_cpu, dest_cpu } => {
+                Ftrace::SchedMigrateTask(SchedMigrateTask {
+                    comm: comm(*pid),
+                    pid: Some(*pid),
+                    prio: prio(*pid),
+                    orig_cpu: Some(*orig_cpu),
+                    dest_cpu: Some(*dest_cpu),
+                })
+            }
             Kind::Fork { parent, child } => Ftrace::SchedProcessFork(SchedProcessFork {
                 parent_comm: comm(*parent),
                 parent_pid: Some(*parent),
                 child_comm: comm(*child),
                 child_pid: Some(*child),
             }),
-            Kind::Exec { pid, filename } => {
-                Ftrace::SchedProcessExec(SchedProcessExec { filename: Some(filename.to_string()), pid: Some(*pid), old_pid: Some(*pid) })
-            }
+            Kind::Exec { pid, filename } => Ftrace::SchedProcessExec(SchedProcessExec {
+                filename: Some(filename.to_string()),
+                pid: Some(*pid),
+                old_pid: Some(*pid),
+            }),
             Kind::Exit { pid } => Ftrace::SchedProcessExit(SchedProcessExit {
                 comm: comm(*pid),
                 pid: Some(*pid),
@@ -307,7 +329,11 @@ fn kernel_events<W: Write>(x: &Export, out: &mut Packets<W>, sum: &mut Summary) 
             }),
         };
         *sum.events.entry(e.kind.name()).or_default() += 1;
-        p.events.push(FtraceEvent { timestamp: ts, pid: Some(p.current as u32), event: Some(event) });
+        p.events.push(FtraceEvent {
+            timestamp: ts,
+            pid: Some(p.current as u32),
+            event: Some(event),
+        });
         if p.events.len() >= BUNDLE {
             flush(e.cpu, p, out, sum)?;
         }
@@ -339,12 +365,19 @@ fn marks<W: Write>(x: &Export, out: &mut Packets<W>) -> io::Result<usize> {
         let descriptor = TrackDescriptor {
             uuid: Some(uuid),
             name: Some(t.name.clone()),
-            process: t.pid.map(|pid| ProcessDescriptor { pid: Some(pid), process_name: Some(t.name.clone()) }),
+            process: t.pid.map(|pid| ProcessDescriptor {
+                pid: Some(pid),
+                process_name: Some(t.name.clone()),
+            }),
         };
         out.put(&seq(TracePacket { track_descriptor: Some(descriptor), ..Default::default() }))?;
         for m in &t.marks {
             n += 1;
-            let ev = |ty: i32, name: Option<String>| TrackEvent { r#type: Some(ty), track_uuid: Some(uuid), name };
+            let ev = |ty: i32, name: Option<String>| TrackEvent {
+                r#type: Some(ty),
+                track_uuid: Some(uuid),
+                name,
+            };
             match m.end_ns {
                 Some(end) => {
                     // At one instant a slice's end comes before the next one's beginning.
@@ -364,7 +397,12 @@ fn marks<W: Write>(x: &Export, out: &mut Packets<W>) -> io::Result<usize> {
 
 /// A track event packet at a CLOCK_MONOTONIC time.
 fn at(ts_ns: u64, e: TrackEvent) -> TracePacket {
-    TracePacket { timestamp: Some(ts_ns), timestamp_clock_id: Some(CLOCK_MONOTONIC), track_event: Some(e), ..Default::default() }
+    TracePacket {
+        timestamp: Some(ts_ns),
+        timestamp_clock_id: Some(CLOCK_MONOTONIC),
+        track_event: Some(e),
+        ..Default::default()
+    }
 }
 
 #[cfg(test)]

@@ -85,10 +85,18 @@ pub fn switches(segments: &[Segment], join_ns: u64, comm: impl Fn(i32) -> Comm) 
             i += 1;
             match prev {
                 None => out.push(switch(s.start_ns, cpu, 0, 0, s.pid)),
-                Some(p) if p.pid == s.pid && s.start_ns.saturating_sub(p.end_ns) <= join_ns && p.left == Left::Preempted => {}
+                Some(p)
+                    if p.pid == s.pid
+                        && s.start_ns.saturating_sub(p.end_ns) <= join_ns
+                        && p.left == Left::Preempted => {}
                 Some(p) => {
                     if p.left == Left::Exited {
-                        out.push(Event { ts: p.end_ns, cpu, current: p.pid, kind: Kind::Exit { pid: p.pid } });
+                        out.push(Event {
+                            ts: p.end_ns,
+                            cpu,
+                            current: p.pid,
+                            kind: Kind::Exit { pid: p.pid },
+                        });
                     }
                     if s.start_ns.saturating_sub(p.end_ns) <= join_ns {
                         out.push(switch(p.end_ns, cpu, p.pid, state(p.left), s.pid));
@@ -102,7 +110,12 @@ pub fn switches(segments: &[Segment], join_ns: u64, comm: impl Fn(i32) -> Comm) 
         }
         if let Some(p) = prev.filter(|p| p.left != Left::Running) {
             if p.left == Left::Exited {
-                out.push(Event { ts: p.end_ns, cpu, current: p.pid, kind: Kind::Exit { pid: p.pid } });
+                out.push(Event {
+                    ts: p.end_ns,
+                    cpu,
+                    current: p.pid,
+                    kind: Kind::Exit { pid: p.pid },
+                });
             }
             out.push(switch(p.end_ns, cpu, p.pid, state(p.left), 0));
         }
