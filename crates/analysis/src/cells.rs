@@ -73,6 +73,10 @@ pub struct CellStats {
     /// Each group's share of the CPU time all groups used inside the measured window
     /// (release to last measured exit; background groups' lead and stop tail excluded), 0..1.
     pub group_share: Vec<(String, Summary)>,
+    /// The share of the CPUs' time the hypervisor stole during the measured repetitions,
+    /// percent (/proc/stat's steal, pooled over them); None where they cover less than
+    /// [`STEAL_MIN_TICKS`], since one tick of a short cell would read as a large share.
+    pub steal_pct: Option<f64>,
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
@@ -83,6 +87,10 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
         s / n as f64
     }
 }
+
+/// The fewest /proc/stat ticks (USER_HZ: 1 s of one CPU's time) a cell's repetitions must
+/// cover before their steal is judged.
+pub const STEAL_MIN_TICKS: u64 = 100;
 
 /// Groups measured repetitions by cell (in cell order) and summarises each.
 /// Cells whose every repetition failed to start are kept with `reps == 0` so a
@@ -124,7 +132,10 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
             group_names.push(s.group.clone());
         }
     }
+    let ticks: u64 = ran.iter().map(|r| r.stat.cpu_ticks()).sum();
+    let stolen: u64 = ran.iter().map(|r| r.stat.steal).sum();
     Some(CellStats {
+        steal_pct: (ticks >= STEAL_MIN_TICKS).then(|| stolen as f64 / ticks as f64 * 100.0),
         reps: ran.len(),
         failed: failed.len(),
         failure: failed.first().and_then(|r| r.message.clone()),
@@ -234,7 +245,7 @@ pub const EMPTY: Summary = Summary::EMPTY;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schedlab_model::Sample;
+    use schedlab_model::{Sample, StatDelta};
 
     fn rec(cell_id: u32, rep: u32, warmup: bool, makespan: f64, invol: &[i64]) -> CellRecord {
         let params = CellParams {
@@ -255,6 +266,17 @@ mod tests {
             })
             .collect();
         CellRecord { warmup, ..test_record(params, rep, makespan, samples) }
+    }
+
+    #[test]
+    fn the_hypervisors_steal_is_its_share_of_the_cpus_time_pooled_over_repetitions() {
+        let mut a = rec(0, 0, false, 2.0, &[1]);
+        a.stat = StatDelta { user: 90, idle: 5, steal: 5, ..Default::default() };
+        let mut b = rec(0, 1, false, 2.0, &[1]);
+        b.stat = StatDelta { user: 85, idle: 0, steal: 15, ..Default::default() };
+        assert_eq!(cell_stats(&[a.clone(), b])[0].steal_pct, Some(10.0)); // 20 of 200 ticks
+        a.stat = StatDelta { user: 3, steal: 1, ..Default::default() };
+        assert_eq!(cell_stats(&[a])[0].steal_pct, None, "4 ticks are too few to judge");
     }
 
     #[test]

@@ -145,6 +145,24 @@ pub struct StatDelta {
     pub interrupts: u64,
     /// Processes created.
     pub forks: u64,
+    /// Steal jiffies: time the hypervisor ran something else while this machine's vCPUs
+    /// wanted to run (0 on bare metal, and in databases from before it was stored).
+    #[serde(default)]
+    pub steal: u64,
+}
+
+impl StatDelta {
+    /// The CPUs' time the counters cover, ticks (USER_HZ), steal included.
+    pub fn cpu_ticks(&self) -> u64 {
+        self.user
+            + self.nice
+            + self.system
+            + self.idle
+            + self.iowait
+            + self.irq
+            + self.softirq
+            + self.steal
+    }
 }
 
 /// How a cell repetition ended. Only `Ok` repetitions enter the figures; the others are

@@ -159,7 +159,8 @@ fn left_out(failed: usize, ok: usize, timed_out: usize, why: Option<&str>) -> St
     format!("FAILED {failed} of {} reps (left out{t}): {}", failed + ok, why.unwrap_or("?"))
 }
 
-/// Why a cell's numbers may be incomplete: failures, time-outs, signals, non-zero exits.
+/// Why a cell's numbers may be incomplete or suspect: failures, time-outs, signals, non-zero exits,
+/// time the hypervisor stole.
 pub fn status(s: &CellStats) -> String {
     let mut notes = Vec::new();
     if s.failed > 0 {
@@ -171,8 +172,16 @@ pub fn status(s: &CellStats) -> String {
     if s.nonzero_exit > 0 {
         notes.push(format!("{} exit != 0", s.nonzero_exit));
     }
+    if let Some(p) = s.steal_pct.filter(|p| *p >= STEAL_NOTE_PCT) {
+        notes.push(format!("hypervisor stole {p:.1}% of CPU time"));
+    }
     notes.join("; ")
 }
+
+/// The hypervisor's steal (percent of the CPUs' time, a cell's mean) from which a cell's
+/// notes say its timings are suspect: stolen time stretches wall times and trace intervals
+/// but not wait4's CPU times.
+pub const STEAL_NOTE_PCT: f64 = 1.0;
 
 /// The processes and `n` columns of the per-cell tables.
 fn processes_and_reps<'a>() -> [Col<Named<'a, CellStats>>; 2] {

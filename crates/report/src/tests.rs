@@ -90,6 +90,20 @@ fn totals_table() {
 }
 
 #[test]
+fn a_cell_the_hypervisor_stole_from_says_so_in_its_notes() {
+    let mut records = fixture();
+    let quiet = tables::status(&schedlab_analysis::cell_stats(&records)[0]);
+    assert!(!quiet.contains("stole"), "{quiet}");
+    for r in records.iter_mut().filter(|r| r.params.cell_id == 0) {
+        r.stat.steal = 41; // of 2 x (412 + 41) ticks: 9.1%
+    }
+    let noted = tables::status(&schedlab_analysis::cell_stats(&records)[0]);
+    assert_eq!(noted, "hypervisor stole 9.1% of CPU time");
+    let table = tables::totals(&schedlab_analysis::cell_stats(&records)).to_string();
+    assert!(table.contains("hypervisor stole 9.1% of CPU time"), "{table}");
+}
+
+#[test]
 fn per_process_table() {
     let stats = schedlab_analysis::cell_stats(&fixture());
     insta::assert_snapshot!(tables::per_process(&stats).to_string());

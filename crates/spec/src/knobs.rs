@@ -143,13 +143,15 @@ pub(crate) fn check(
             Some(KnobFact::Unusable(why)) => {
                 return err(&at.key, format!("{} cannot be used on this machine: {why}", at.name))
             }
-            Some(KnobFact::Present { writable: false, path, .. }) => return err(
-                &at.key,
-                format!(
+            Some(KnobFact::Present { writable: false, path, .. }) => {
+                return err(
+                    &at.key,
+                    format!(
                     "setting {} writes {path}, which needs root (this process may not write it)",
                     at.name
                 ),
-            ),
+                )
+            }
             Some(KnobFact::Present { offered, path, .. }) => {
                 for (v, span) in &at.values {
                     let text = k.text(v);

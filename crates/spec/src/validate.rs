@@ -645,12 +645,14 @@ fn iosched_def(cx: &Ctx, name: &str, r: &RawIosched) -> Result<IoSetting, SpecEr
             {
                 s.clone()
             }
-            other => return cx.err(
-                v.span(),
-                format!(
+            other => {
+                return cx.err(
+                    v.span(),
+                    format!(
                     "tunable {key}: expected an integer, a boolean or a plain word, got {other}"
                 ),
-            ),
+                )
+            }
         };
         let ok_queue = QUEUE_TUNABLES.contains(&key.as_str());
         match known {

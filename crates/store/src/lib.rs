@@ -241,9 +241,9 @@ impl Store {
                rep, warmup, ordinal, status, message, started_unix, makespan_s,
                stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq, stat_ctxt, stat_intr, stat_forks,
                engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json, iosched, io_json, rt_json, cpu_dma_latency_us, trace_json,
-               knobs_json, knobs_in_force_json, spawn_s)
+               knobs_json, knobs_in_force_json, spawn_s, stat_steal)
              VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38,
-               ?39)",
+               ?39,?40)",
             params![
                 run_id,
                 p.cell_id,
@@ -283,7 +283,8 @@ impl Store {
                 c.trace.as_ref().map(|t| serde_json::to_string(t).unwrap_or_default()),
                 knobs_json(&p.knobs),
                 knobs_json(&c.knobs),
-                c.spawn_s
+                c.spawn_s,
+                s.steal as i64
             ],
         )?;
         let row = tx.last_insert_rowid();
@@ -510,7 +511,7 @@ impl Store {
             "SELECT id, cell_id, key, workload, workload_kind, policy, class, priority, nice, processes, rep, warmup, ordinal, status, message,
                     started_unix, makespan_s, stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq, stat_ctxt,
                     stat_intr, stat_forks, engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json, iosched, io_json, rt_json,
-                    cpu_dma_latency_us, trace_json, knobs_json, knobs_in_force_json, spawn_s
+                    cpu_dma_latency_us, trace_json, knobs_json, knobs_in_force_json, spawn_s, stat_steal
              FROM cells WHERE run_id = ?1 ORDER BY ordinal, id",
         )?;
         let mut sst = self.conn.prepare(&sample_select())?;
@@ -556,6 +557,7 @@ impl Store {
                             ctxt: g(24)?,
                             interrupts: g(25)?,
                             forks: g(26)?,
+                            steal: g(39)?,
                         },
                         engine_user_s: r.get(27)?,
                         engine_sys_s: r.get(28)?,

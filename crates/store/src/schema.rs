@@ -186,6 +186,10 @@ CREATE TABLE cell_repetitions (
 ALTER TABLE cells ADD COLUMN cpu_scheduler TEXT;
 ALTER TABLE cells ADD COLUMN sched_ext_json TEXT;
 "#,
+    // The hypervisor's steal over the cell (/proc/stat), so a figure says when to distrust it.
+    r#"
+ALTER TABLE cells ADD COLUMN stat_steal INTEGER NOT NULL DEFAULT 0;
+"#,
 ];
 
 /// An error that says `why` and nothing else (no "Invalid parameter name:" before it).

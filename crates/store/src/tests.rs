@@ -31,7 +31,7 @@ pub(crate) fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
         started_unix: 1.5,
         makespan_s: 2.0,
         spawn_s: (cell_id % 2 == 1).then_some(0.75),
-        stat: StatDelta { user: 10, ctxt: 99, ..Default::default() },
+        stat: StatDelta { user: 10, ctxt: 99, steal: 7, ..Default::default() },
         engine_user_s: 0.01,
         engine_sys_s: 0.02,
         engine_max_rss_kb: 1000,

@@ -62,6 +62,7 @@ impl Stat {
             ctxt: self.ctxt.saturating_sub(earlier.ctxt),
             interrupts: self.intr.saturating_sub(earlier.intr),
             forks: self.processes.saturating_sub(earlier.processes),
+            steal: self.steal.saturating_sub(earlier.steal),
         }
     }
 }
@@ -162,6 +163,7 @@ mod tests {
             "kernels without steal"
         );
         assert_eq!((s.ctxt, s.intr, s.processes), (999, 12345, 77));
+        assert_eq!(stolen.since(&s).steal, 77, "a cell's delta carries the steal");
     }
 
     #[test]
