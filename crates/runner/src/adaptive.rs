@@ -180,7 +180,7 @@ pub fn with_source<T, E: std::fmt::Display>(
 mod tests {
     use super::*;
     use schedlab_model::{CellParams, Sample};
-    use schedlab_plan::{Affinity, Cell, CgroupSpec, Class, Group, Order, Policy, Workload};
+    use schedlab_plan::{Cell, Order};
     use std::time::Duration;
 
     const TARGET: AdaptiveTarget = AdaptiveTarget { min: 3, max: 6, ci_pct: 5.0 };
@@ -188,23 +188,7 @@ mod tests {
     /// Three cells of pi (1, 2 and 3 processes) repeated under [`TARGET`] after a warm-up.
     fn plan(order: Order) -> Plan {
         let cell = |index: u32| {
-            let group = Group {
-                name: "main".into(),
-                workload_name: "pi".into(),
-                workload: Workload::Pi { iterations: 1000 },
-                policy_name: "other".into(),
-                policy: Policy {
-                    class: Class::Other,
-                    priority: 0,
-                    nice: 0,
-                    deadline: None,
-                    slice_ns: None,
-                },
-                processes: index + 1,
-                affinity: Affinity::All,
-                cgroup: CgroupSpec::default(),
-                background: false,
-            };
+            let group = crate::run_tests::group("main", index + 1, false);
             Cell {
                 index,
                 key: format!("pi/other/n{}", index + 1),

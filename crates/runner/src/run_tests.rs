@@ -5,7 +5,8 @@ use schedlab_plan::{Affinity, CgroupSpec, Class, Group, Order, Policy};
 use std::cell::RefCell;
 use std::rc::Rc;
 
-fn group(name: &str, processes: u32, background: bool) -> Group {
+/// A group of `processes` pi workers under SCHED_OTHER.
+pub(crate) fn group(name: &str, processes: u32, background: bool) -> Group {
     Group {
         name: name.into(),
         workload_name: "pi".into(),
