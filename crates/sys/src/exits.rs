@@ -57,9 +57,20 @@ impl ExitWatch {
         self.pidfds.contains_key(&pid)
     }
 
-    /// Stops watching `pid` (once it is reaped): closing its pidfd takes it out of the set.
+    /// Stops watching `pid` (once it is reaped). The pidfd leaves the set explicitly: closing
+    /// it alone does not, while a child forked meanwhile still holds a copy of it.
     pub fn forget(&mut self, pid: i32) {
-        self.pidfds.remove(&pid);
+        if let Some(fd) = self.pidfds.remove(&pid) {
+            // SAFETY: both descriptors are open; a null event is allowed for EPOLL_CTL_DEL.
+            unsafe {
+                libc::epoll_ctl(
+                    self.epoll.as_raw_fd(),
+                    libc::EPOLL_CTL_DEL,
+                    fd.as_raw_fd(),
+                    std::ptr::null_mut(),
+                )
+            };
+        }
     }
 
     /// How many processes are watched.
@@ -87,7 +98,8 @@ impl ExitWatch {
                 libc::epoll_wait(self.epoll.as_raw_fd(), self.events.as_mut_ptr(), room as i32, 0)
             };
             if n >= 0 {
-                out.extend(self.events[..n as usize].iter().map(|e| e.u64 as u32 as i32));
+                let pids = self.events[..n as usize].iter().map(|e| e.u64 as u32 as i32);
+                out.extend(pids.filter(|p| self.pidfds.contains_key(p)));
                 return Ok(());
             }
             let e = io::Error::last_os_error();
@@ -129,5 +141,33 @@ mod tests {
         assert!(out.is_empty() && !w.watches(q) && w.watches(s));
         slow.kill().unwrap();
         slow.wait().unwrap();
+    }
+
+    #[test]
+    fn a_forgotten_child_stays_forgotten_while_another_child_holds_its_pidfd() {
+        let mut w = ExitWatch::new().unwrap();
+        let mut quick = Command::new("true").spawn().unwrap();
+        let q = quick.id() as i32;
+        w.watch(q).unwrap();
+        // A child forked now inherits a copy of the pidfd (close-on-exec closes it only at exec;
+        // `sleep` here execs at once, so hold the copy in a child that does not exec).
+        // SAFETY: the child only sleeps and exits; no allocation or lock after fork.
+        let holder = unsafe { libc::fork() };
+        if holder == 0 {
+            unsafe {
+                libc::sleep(2);
+                libc::_exit(0);
+            }
+        }
+        quick.wait().unwrap();
+        w.forget(q);
+        let mut out = Vec::new();
+        w.exited(&mut out).unwrap();
+        assert!(out.is_empty(), "a forgotten pid was reported: {out:?}");
+        // SAFETY: plain syscalls on our own child.
+        unsafe {
+            libc::kill(holder, libc::SIGKILL);
+            libc::waitpid(holder, std::ptr::null_mut(), 0);
+        }
     }
 }
