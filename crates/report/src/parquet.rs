@@ -90,9 +90,9 @@ pub fn write(rows: &[Value], out: impl Write + Send) -> Result<(), ParquetError>
     for group in rows.chunks(GROUP_ROWS) {
         let mut rg = writer.next_row_group()?;
         for (name, kind) in names.iter().zip(&kinds) {
-            let mut col = rg.next_column()?.ok_or_else(|| {
-                ParquetError::General(format!("no column writer for {name}"))
-            })?;
+            let mut col = rg
+                .next_column()?
+                .ok_or_else(|| ParquetError::General(format!("no column writer for {name}")))?;
             let values = group.iter().map(|r| &r[name.as_str()]);
             write_column(&mut col, *kind, values)?;
             col.close()?;
