@@ -25,7 +25,7 @@ pub struct Args {
     /// the run whose levels are compared.
     pub a: String,
     /// The run or campaign compared with A (B); ratios are B/A. Give either B or --by.
-    #[arg(required_unless_present = "by", conflicts_with = "by")]
+    #[arg(conflicts_with = "by")]
     pub b: Option<String>,
     /// Compare the levels of this axis within run A instead (policy, processes, workload,
     /// nice, ...: the axes the run sweeps), in each group of cells that agree on the others.
@@ -74,11 +74,19 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         };
         return Err(bad_input(format!("unknown format \"{}\"; use {with_by}", a.format)));
     }
-    let store = open_existing(db)?;
     let Some(b) = a.b.as_deref() else {
-        let by = a.by.as_deref().expect("clap requires B or --by");
-        return by_axis(&store, &a, by, metric, correction);
+        let Some(by) = a.by.as_deref() else {
+            return Err(bad_input(format!(
+                "compare needs a second run or an axis: `schedlab compare {0} RUN_B` compares two runs cell by cell, \
+                 `schedlab compare {0} --by policy` compares run {0}'s policies (or another axis it sweeps) within it",
+                a.a
+            )));
+        };
+        // The tables' name for the process count.
+        let by = if by == "procs" { "processes" } else { by };
+        return by_axis(&open_existing(db)?, &a, by, metric, correction);
     };
+    let store = open_existing(db)?;
     let (sa, sb) =
         (super::campaign::load(&store, Some(&a.a))?, super::campaign::load(&store, Some(b))?);
     let (ra, rb) = (&sa.run, &sb.run);

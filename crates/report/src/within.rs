@@ -11,7 +11,7 @@ use crate::compare::{
 };
 use crate::export::csv_quote;
 use comfy_table::Table;
-use schedlab_analysis::{Change, LevelGroup, LevelPair, Metric, WithinRun};
+use schedlab_analysis::{Change, Correction, LevelGroup, LevelPair, Metric, WithinRun};
 use schedlab_model::{CellParams, CellRecord, GroupParams};
 use schedlab_plan::axis::{Scope, AXES, DEFAULT_RT_PRIORITY, MAIN, POLICY, SCHEDULER};
 use serde_json::{json, Value};
@@ -255,19 +255,30 @@ pub fn json(w: &WithinRun, run: i64) -> Value {
 }
 
 /// Which level of a group was lowest on the comparison's metric, against the baseline:
-/// `fifo: 0.912 [0.850, 0.978] × other, significant (Holm p 0.0030)`; when the baseline was
-/// lowest, the next lowest level against it.
+/// `fifo: 0.912× other [0.850, 0.978], significant after Holm (p 0.0030)`; when the baseline
+/// was lowest, the next lowest level against it.
 pub fn lowest(w: &WithinRun, g: &LevelGroup) -> String {
     let Some(best) = g.lowest() else { return "-".into() };
     let verdict = |p: &LevelPair| {
-        let ratio = p.result.and_then(|c| c.ratio).as_ref().map_or_else(|| "-".into(), ratio_ci);
-        let how = short_label(w.correction);
+        let base = &w.baseline;
+        let ratio = match p.result.and_then(|c| c.ratio) {
+            None => format!("no ratio to {base}"),
+            Some(r) => match r.interval() {
+                Ok((lo, hi)) => format!("{:.3}× {base} [{lo:.3}, {hi:.3}]", r.ratio),
+                Err(why) => format!("{:.3}× {base} ({})", r.ratio, why.mark()),
+            },
+        };
+        let how = match w.correction {
+            Correction::None => "uncorrected".to_string(),
+            c => format!("after {}", short_label(c)),
+        };
+        let p_adj = p_value(p.p_adjusted);
         let judged = match p.change() {
             Change::Untested => "untested (fewer than 2 repetitions)".to_string(),
-            Change::Unchanged => format!("not significant ({how} p {})", p_value(p.p_adjusted)),
-            _ => format!("significant ({how} p {})", p_value(p.p_adjusted)),
+            Change::Unchanged => format!("not significant {how} (p {p_adj})"),
+            _ => format!("significant {how} (p {p_adj})"),
         };
-        format!("{} × {}, {judged}", ratio, w.baseline)
+        format!("{ratio}, {judged}")
     };
     if best.level != w.baseline {
         return match g.pair(&best.level) {
@@ -282,7 +293,7 @@ pub fn lowest(w: &WithinRun, g: &LevelGroup) -> String {
         .filter(|(_, m)| m.is_finite())
         .min_by(|a, b| a.1.total_cmp(&b.1));
     match next {
-        Some((p, _)) => format!("{} (next: {} at {})", best.level, p.level, verdict(p)),
+        Some((p, _)) => format!("{}; next {}: {}", best.level, p.level, verdict(p)),
         None => best.level.clone(),
     }
 }
@@ -353,16 +364,8 @@ pub fn shows_axis(axes: &[schedlab_analysis::AxisLevels]) -> Option<String> {
 pub fn shows(records: &[CellRecord], alpha: f64) -> Option<(WithinRun, WithinRun)> {
     let axis = shows_axis(&schedlab_analysis::run_axes(records, &coords))?;
     let go = |m: Metric| {
-        schedlab_analysis::compare_within(
-            records,
-            &coords,
-            &axis,
-            None,
-            m,
-            alpha,
-            schedlab_analysis::Correction::Holm,
-        )
-        .ok()
+        schedlab_analysis::compare_within(records, &coords, &axis, None, m, alpha, Correction::Holm)
+            .ok()
     };
     Some((go(Metric::WallPerProc)?, go(Metric::InvoluntaryPerProc)?))
 }
@@ -371,7 +374,7 @@ pub fn shows(records: &[CellRecord], alpha: f64) -> Option<(WithinRun, WithinRun
 mod tests {
     use super::*;
     use crate::testdata::pa3_records;
-    use schedlab_analysis::{compare_within, Correction};
+    use schedlab_analysis::compare_within;
 
     fn pa3(metric: Metric, correction: Correction) -> WithinRun {
         compare_within(&pa3_records(1.0), &coords, "policy", None, metric, 0.05, correction)
@@ -430,9 +433,9 @@ mod tests {
         // cpu, 10 processes: other's 1.284 s is the lowest wall time (rr 1.868 next); fifo's
         // 5 preemptions per process are the fewest (other 687).
         assert_eq!(rows[0].0, "cpu × 10");
-        assert!(rows[0].1.starts_with("other (next: rr:98 at 1.455 ["), "{}", rows[0].1);
-        assert!(rows[0].2.starts_with("fifo:98: 0.007 ["), "{}", rows[0].2);
-        assert!(rows[0].2.contains("significant (Holm p "), "{}", rows[0].2);
+        assert!(rows[0].1.starts_with("other; next rr:98: 1.455× other ["), "{}", rows[0].1);
+        assert!(rows[0].2.starts_with("fifo:98: 0.007× other ["), "{}", rows[0].2);
+        assert!(rows[0].2.contains(", significant after Holm (p "), "{}", rows[0].2);
         assert!(shows_note(&wall).contains("--by policy"));
     }
 
