@@ -47,7 +47,10 @@ fn compare_by_policy_compares_the_policies_of_one_run_per_process_count() {
     );
     assert_eq!(lines.len(), 3, "one row per process count: {csv}");
     let row: Vec<&str> = lines[1].split(',').collect();
-    assert_eq!(&row[..6], ["processes=1", "batch", "cpu/batch/n1", "other", "cpu/other/n1", "wall"]);
+    assert_eq!(
+        &row[..6],
+        ["processes=1", "batch", "cpu/batch/n1", "other", "cpu/other/n1", "wall"]
+    );
     assert_eq!((row[6], row[8]), ("3", "3"), "three repetitions a side");
     let (p, adj): (f64, f64) = (row[13].parse().unwrap(), row[14].parse().unwrap());
     assert!(adj >= p && adj <= 1.0, "an adjusted p-value is never below the raw one: {p} {adj}");

@@ -129,20 +129,6 @@ impl WithinRun {
     pub fn pairs(&self) -> impl Iterator<Item = (&LevelGroup, &LevelPair)> {
         self.groups.iter().flat_map(|g| g.pairs.iter().map(move |p| (g, p)))
     }
-
-    /// A group's name, e.g. `workload=cpu processes=4`; `all cells` when the run sweeps
-    /// nothing else.
-    pub fn group_label(&self, g: &LevelGroup) -> String {
-        if self.group_axes.is_empty() {
-            return "all cells".into();
-        }
-        self.group_axes
-            .iter()
-            .zip(&g.coords)
-            .map(|(a, v)| format!("{a}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
 }
 
 /// Why a run cannot be compared along an axis.
@@ -450,11 +436,9 @@ mod tests {
         assert_eq!(w.baseline, "other", "the first level in plan order");
         // class follows the policy: it does not split the groups.
         assert_eq!(w.group_axes, vec!["workload", "processes"]);
-        let labels: Vec<String> = w.groups.iter().map(|g| w.group_label(g)).collect();
-        assert_eq!(
-            labels,
-            vec!["workload=cpu processes=2", "workload=cpu processes=4", "workload=io processes=2"]
-        );
+        let coords: Vec<Vec<&str>> =
+            w.groups.iter().map(|g| g.coords.iter().map(String::as_str).collect()).collect();
+        assert_eq!(coords, [["cpu", "2"], ["cpu", "4"], ["io", "2"]]);
         let g = &w.groups[0];
         assert_eq!(
             g.cells.iter().map(|c| c.key.as_str()).collect::<Vec<_>>(),

@@ -66,6 +66,20 @@ pub fn coords(p: &CellParams) -> Vec<(String, String)> {
     out
 }
 
+/// A group's name, e.g. `workload=cpu processes=4`; `all cells` when the run sweeps
+/// nothing else.
+pub fn group_label(w: &WithinRun, g: &LevelGroup) -> String {
+    if w.group_axes.is_empty() {
+        return "all cells".into();
+    }
+    w.group_axes
+        .iter()
+        .zip(&g.coords)
+        .map(|(a, v)| format!("{a}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The confidence level of the intervals, e.g. `95%`.
 fn level(w: &WithinRun) -> String {
     let pct = format!("{:.2}", (1.0 - w.alpha) * 100.0);
@@ -82,7 +96,7 @@ pub struct Row {
 
 /// The rows of a comparison, group by group.
 pub fn rows(w: &WithinRun) -> Vec<Row> {
-    w.pairs().map(|(g, pair)| Row { group: w.group_label(g), pair: pair.clone() }).collect()
+    w.pairs().map(|(g, pair)| Row { group: group_label(w, g), pair: pair.clone() }).collect()
 }
 
 /// The columns of a within-run comparison.
@@ -181,7 +195,7 @@ pub fn csv(w: &WithinRun) -> String {
         let c = p.result.as_ref();
         let r = c.and_then(|c| c.ratio);
         let fields = [
-            w.group_label(g),
+            group_label(w, g),
             p.level.clone(),
             p.key.clone(),
             w.baseline.clone(),
@@ -230,7 +244,7 @@ pub fn json(w: &WithinRun, run: i64) -> Value {
                 })
                 .collect();
             json!({
-                "group": w.group_label(g),
+                "group": group_label(w, g),
                 "coords": w.group_axes.iter().zip(&g.coords).map(|(a, v)| (a.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
                 "cells": g.cells.iter().map(|c| json!({"level": c.level, "key": c.key, "values": c.values})).collect::<Vec<_>>(),
                 "lowest": g.lowest().map(|c| c.level.clone()),
