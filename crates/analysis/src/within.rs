@@ -420,18 +420,17 @@ mod tests {
         .concat()
     }
 
+    fn within(
+        axis: &str,
+        baseline: Option<&str>,
+        correction: Correction,
+    ) -> Result<WithinRun, WithinError> {
+        compare_within(&run(), &coords, axis, baseline, Metric::WallPerProc, 0.05, correction)
+    }
+
     #[test]
     fn cells_group_by_every_other_swept_axis() {
-        let w = compare_within(
-            &run(),
-            &coords,
-            "policy",
-            None,
-            Metric::WallPerProc,
-            0.05,
-            Correction::Holm,
-        )
-        .unwrap();
+        let w = within("policy", None, Correction::Holm).unwrap();
         assert_eq!(w.levels, vec!["other", "fast"]);
         assert_eq!(w.baseline, "other", "the first level in plan order");
         // class follows the policy: it does not split the groups.
@@ -456,26 +455,8 @@ mod tests {
 
     #[test]
     fn the_pairs_form_one_family_for_the_correction() {
-        let raw = compare_within(
-            &run(),
-            &coords,
-            "policy",
-            None,
-            Metric::WallPerProc,
-            0.05,
-            Correction::None,
-        )
-        .unwrap();
-        let holm = compare_within(
-            &run(),
-            &coords,
-            "policy",
-            None,
-            Metric::WallPerProc,
-            0.05,
-            Correction::Holm,
-        )
-        .unwrap();
+        let raw = within("policy", None, Correction::None).unwrap();
+        let holm = within("policy", None, Correction::Holm).unwrap();
         let p: Vec<Option<f64>> = raw.pairs().map(|(_, p)| p.p_adjusted).collect();
         let want = crate::multiple::adjust(&p, Correction::Holm);
         let got: Vec<Option<f64>> = holm.pairs().map(|(_, p)| p.p_adjusted).collect();
@@ -487,16 +468,7 @@ mod tests {
 
     #[test]
     fn a_baseline_by_name_or_without_its_priority() {
-        let w = compare_within(
-            &run(),
-            &coords,
-            "policy",
-            Some("fast"),
-            Metric::WallPerProc,
-            0.05,
-            Correction::BenjaminiHochberg,
-        )
-        .unwrap();
+        let w = within("policy", Some("fast"), Correction::BenjaminiHochberg).unwrap();
         assert_eq!(w.baseline, "fast");
         assert_eq!(w.groups[0].pairs[0].level, "other");
         let levels = vec!["other".to_string(), "fifo:50".to_string(), "rr:10".to_string()];
@@ -507,16 +479,7 @@ mod tests {
 
     #[test]
     fn by_processes_groups_by_workload_and_policy() {
-        let w = compare_within(
-            &run(),
-            &coords,
-            "processes",
-            None,
-            Metric::WallPerProc,
-            0.05,
-            Correction::Holm,
-        )
-        .unwrap();
+        let w = within("processes", None, Correction::Holm).unwrap();
         assert_eq!(w.group_axes, vec!["workload", "policy"], "class follows the policy");
         assert_eq!(w.groups.len(), 4);
         // io has no n4 cell: a group with the baseline only has no pair.
@@ -525,10 +488,7 @@ mod tests {
 
     #[test]
     fn unknown_axes_levels_and_single_levels_are_refused_with_the_valid_ones() {
-        let go = |axis: &str, base: Option<&str>| {
-            compare_within(&run(), &coords, axis, base, Metric::WallPerProc, 0.05, Correction::Holm)
-                .unwrap_err()
-        };
+        let go = |axis: &str, base: Option<&str>| within(axis, base, Correction::Holm).unwrap_err();
         let swept: Vec<String> =
             ["workload", "policy", "class", "processes"].map(String::from).to_vec();
         assert_eq!(

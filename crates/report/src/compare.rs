@@ -243,6 +243,13 @@ pub(crate) fn summary_json(s: &Summary) -> Value {
     })
 }
 
+/// A comparison's ratio and Welch test for JSON (null without them).
+pub(crate) fn ratio_and_welch(r: Option<&Comparison>) -> (Value, Value) {
+    let welch =
+        r.and_then(|r| r.welch).map(|w| json!({"t": w.t, "df": w.df, "p_value": w.p_value}));
+    (json!(r.and_then(|r| r.ratio).as_ref().map(ratio_json)), json!(welch))
+}
+
 /// A ratio's numbers for JSON.
 pub(crate) fn ratio_json(r: &Ratio) -> Value {
     json!({
@@ -323,14 +330,15 @@ pub fn json(c: &RunComparison, a: i64, b: i64, warnings: &[String]) -> Value {
         .iter()
         .map(|cell| {
             let r = cell.result.as_ref();
+            let (ratio, welch) = ratio_and_welch(r);
             json!({
                 "key": cell.key,
                 "a_values": cell.a,
                 "b_values": cell.b,
                 "a": r.map(|r| summary_json(&r.a)),
                 "b": r.map(|r| summary_json(&r.b)),
-                "ratio": r.and_then(|r| r.ratio).as_ref().map(ratio_json),
-                "welch": r.and_then(|r| r.welch).map(|w| json!({"t": w.t, "df": w.df, "p_value": w.p_value})),
+                "ratio": ratio,
+                "welch": welch,
                 "p_adjusted": cell.p_adjusted,
                 "significant": matches!(cell.change(), Change::Higher | Change::Lower),
                 "significant_uncorrected": r.is_some_and(|r| r.significant),

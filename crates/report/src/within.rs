@@ -6,8 +6,8 @@
 
 use crate::cols::{self, Col};
 use crate::compare::{
-    change_label, change_name, judged, mean_ci, p_adjusted_header, p_value, ratio_ci, ratio_json,
-    short_label, summary_json,
+    change_label, change_name, judged, mean_ci, p_adjusted_header, p_value, ratio_and_welch,
+    ratio_ci, short_label, summary_json,
 };
 use crate::export::csv_quote;
 use comfy_table::Table;
@@ -230,14 +230,15 @@ pub fn json(w: &WithinRun, run: i64) -> Value {
                 .iter()
                 .map(|p| {
                     let c = p.result.as_ref();
+                    let (ratio, welch) = ratio_and_welch(c);
                     json!({
                         "level": p.level,
                         "key": p.key,
                         "baseline_key": p.baseline_key,
                         "level_stats": c.map(|c| summary_json(&c.b)),
                         "baseline_stats": c.map(|c| summary_json(&c.a)),
-                        "ratio": c.and_then(|c| c.ratio).as_ref().map(ratio_json),
-                        "welch": c.and_then(|c| c.welch).map(|w| json!({"t": w.t, "df": w.df, "p_value": w.p_value})),
+                        "ratio": ratio,
+                        "welch": welch,
                         "p_adjusted": p.p_adjusted,
                         "change": change_name(p.change()),
                     })
