@@ -352,7 +352,7 @@ pub fn shows_rows(wall: &WithinRun, preempted: &WithinRun) -> Vec<(String, Strin
 /// The sentence under "What this run shows": what was compared and how it was judged.
 pub fn shows_note(wall: &WithinRun) -> String {
     format!(
-        "Each {} of the run against {} within each group of cells that agree on every other setting, over repetitions: the ratio of means with its {} interval, and whether it differs significantly by Welch's t-test at alpha {} with the p-values of all the comparisons adjusted by {} (wall time and preemptions adjusted separately). Lower is better for both. The same comparison for any metric: schedlab compare RUN --by {}.",
+        "Each {} of the run against {} within each group of cells that agree on every other setting, over repetitions: the ratio of means with its {} interval, and whether it differs significantly by Welch's t-test at alpha {} with the p-values of all the comparisons adjusted by {} (wall time and preemptions adjusted separately; the intervals are not, so an interval that excludes 1 may still not be significant). Lower is better for both. The same comparison for any metric: schedlab compare RUN --by {}.",
         wall.axis,
         wall.baseline,
         level(wall),
