@@ -43,5 +43,6 @@ mod stdout_errors;
 mod trace;
 mod trace_export;
 mod unprivileged;
+mod within_run;
 
 mod architecture;

@@ -68,7 +68,8 @@ pub enum Cmd {
     Export(export::Args),
     /// Write an HTML report of a run (figures as SVG and PNG beside it) into a new directory.
     Report(report::Args),
-    /// Compare two runs cell by cell: means, ratio with CI, Welch's t-test.
+    /// Compare two runs cell by cell, or one run's levels of an axis (--by policy): means,
+    /// ratio with CI, Welch's t-test corrected for the number of tests.
     Compare(compare::Args),
     /// List stored runs.
     Runs,

@@ -3,7 +3,9 @@
 
 use super::campaign::Subject;
 use super::common::{bad_input, open_existing, utc};
-use schedlab_analysis::{cell_outliers, cell_stats, compare_runs, Metric, MODIFIED_Z_THRESHOLD};
+use schedlab_analysis::{
+    cell_outliers, cell_stats, compare_runs, Correction, Metric, MODIFIED_Z_THRESHOLD,
+};
 use schedlab_model::CellRecord;
 use schedlab_report::html::{self, CompareSection, ReportInput, RunMeta};
 use schedlab_report::output::{self, OutputError};
@@ -104,7 +106,10 @@ fn comparison(
     if traced(a) && traced(&b) {
         metrics.extend(Metric::TRACE.iter().copied().filter(|m| *m != first));
     }
-    let by_metric = metrics.into_iter().filter_map(|m| compare_runs(a, &b, m, alpha)).collect();
+    let by_metric = metrics
+        .into_iter()
+        .filter_map(|m| compare_runs(a, &b, m, alpha, Correction::Holm))
+        .collect();
     Ok(CompareSection { other: meta(other), by_metric, rt: schedlab_analysis::rt_stats(&b) })
 }
 
@@ -145,6 +150,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let io = schedlab_analysis::io_stats(&records);
     let rt = schedlab_analysis::rt_stats(&records);
     let traces = schedlab_analysis::trace_stats(&records);
+    let shows = schedlab_report::within::shows(&records, a.alpha);
     let rendered = html::render(&ReportInput {
         run: &run_meta,
         stats: &stats,
@@ -153,6 +159,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         io: &io,
         rt: &rt,
         traces: &traces,
+        shows: shows.as_ref(),
     })?;
     output::write_dir(&a.output, &rendered.files, a.force).map_err(output_error)?;
     outln!(

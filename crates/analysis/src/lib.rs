@@ -1,7 +1,8 @@
 //! Pure statistics for schedlab: descriptive summaries, confidence intervals that stay in
 //! their quantity's domain, fairness indices, Welch's t-test, ratio-of-means intervals and outlier
 //! detection; per-cell aggregation, I/O and real-time figures, per-process outlier
-//! flags and run-to-run comparisons over stored cell records.
+//! flags, run-to-run and within-run comparisons over stored cell records, and corrections
+//! for multiple comparisons.
 //!
 //! Nothing in this crate performs I/O or prints; callers decide how results
 //! are stored and shown. Distribution functions (Student t quantiles and
@@ -19,6 +20,7 @@ mod interval;
 mod io;
 mod metric;
 mod moments;
+mod multiple;
 mod outliers;
 mod percentile;
 mod ratio;
@@ -27,6 +29,7 @@ mod runs;
 mod summary;
 pub mod trace;
 mod welch;
+mod within;
 
 pub use adaptive::{judge, main_figure, Decision, Judgement, MainFigure};
 pub use cells::{cell_stats, CellStats};
@@ -36,6 +39,7 @@ pub use flags::{cell_outliers, CellOutliers, ProcessOutlier, ProcessValue};
 pub use interval::{mean_interval, Domain, NoInterval, MIN_VALUES_FOR_INTERVAL};
 pub use io::{io_stats, IoStats};
 pub use metric::Metric;
+pub use multiple::{adjust, benjamini_hochberg, holm, Correction};
 pub use outliers::{modified_z_scores, outliers, MODIFIED_Z_THRESHOLD};
 pub use percentile::{percentile, percentiles};
 pub use ratio::{ratio_of_means, Ratio};
@@ -44,3 +48,7 @@ pub use runs::{compare_runs, CellComparison, Change, CompareSummary, RunComparis
 pub use summary::{t_critical, t_interval, Summary, DEFAULT_CONFIDENCE};
 pub use trace::{trace_stats, TraceStats};
 pub use welch::{welch_t_test, Welch};
+pub use within::{
+    compare_within, run_axes, AxisLevels, LevelCell, LevelGroup, LevelPair, WithinError, WithinRun,
+    NO_VALUE,
+};

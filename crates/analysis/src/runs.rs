@@ -2,9 +2,13 @@
 //!
 //! The repetition is the unit of replication: each side contributes one value per
 //! measured repetition ([`Metric::value`]), never one per process, so the test asks
-//! whether the runs differ by more than repetitions of the same run do.
+//! whether the runs differ by more than repetitions of the same run do. The cells' tests
+//! form one family: each verdict uses its p-value adjusted for the family's size
+//! ([`Correction`]), so that two runs of one configuration do not differ "significantly" in
+//! one cell in twenty by chance.
 
 use crate::metric::Metric;
+use crate::multiple::{adjust, Correction};
 use crate::{compare, Comparison};
 use schedlab_model::{CellParams, CellRecord};
 use std::collections::BTreeMap;
@@ -35,24 +39,43 @@ pub struct CellComparison {
     pub b: Vec<f64>,
     /// Means, CIs, ratio and Welch test; None when either side has no value.
     pub result: Option<Comparison>,
+    /// The Welch p-value adjusted over every test of the comparison; None without a test.
+    pub p_adjusted: Option<f64>,
+    /// The significance level the adjusted p-value is judged at.
+    pub alpha: f64,
 }
 
 impl CellComparison {
-    /// Whether B differs significantly from A, and in which direction.
+    /// Whether B differs significantly from A after the correction, and in which direction.
     pub fn change(&self) -> Change {
-        match &self.result {
-            Some(c) if c.welch.is_some() => {
-                if !c.significant {
-                    Change::Unchanged
-                } else if c.b.mean > c.a.mean {
-                    Change::Higher
-                } else {
-                    Change::Lower
-                }
-            }
-            _ => Change::Untested,
-        }
+        change(self.result.as_ref(), self.p_adjusted, self.alpha)
     }
+}
+
+/// The verdict on a comparison whose Welch p-value, adjusted, is `p_adjusted`.
+pub(crate) fn change(result: Option<&Comparison>, p_adjusted: Option<f64>, alpha: f64) -> Change {
+    match (result, p_adjusted) {
+        (Some(c), Some(p)) if c.welch.is_some() => {
+            if p >= alpha {
+                Change::Unchanged
+            } else if c.b.mean > c.a.mean {
+                Change::Higher
+            } else {
+                Change::Lower
+            }
+        }
+        _ => Change::Untested,
+    }
+}
+
+/// The p-values of `results` adjusted as one family (None where there is no test).
+pub(crate) fn adjusted<'a>(
+    results: impl Iterator<Item = Option<&'a Comparison>>,
+    correction: Correction,
+) -> Vec<Option<f64>> {
+    let raw: Vec<Option<f64>> =
+        results.map(|r| r.and_then(|c| c.welch).map(|w| w.p_value)).collect();
+    adjust(&raw, correction)
 }
 
 /// Every matched cell of two runs for one metric.
@@ -62,6 +85,8 @@ pub struct RunComparison {
     pub metric: Metric,
     /// Significance level of the Welch tests; intervals are at 1 - alpha.
     pub alpha: f64,
+    /// How the cells' p-values were adjusted for their number.
+    pub correction: Correction,
     /// Cells in both runs, in run A's cell order.
     pub cells: Vec<CellComparison>,
     /// Keys measured only in run A.
@@ -77,10 +102,12 @@ pub struct CompareSummary {
     pub matched: usize,
     /// Cells with a Welch test (two or more repetitions on each side).
     pub tested: usize,
-    /// Significantly higher in B.
+    /// Significantly higher in B (after the correction).
     pub higher: usize,
-    /// Significantly lower in B.
+    /// Significantly lower in B (after the correction).
     pub lower: usize,
+    /// Tests significant before the correction: what an uncorrected table would have flagged.
+    pub raw_significant: usize,
     /// Geometric mean of B/A over cells with a positive ratio; None when there is none.
     pub geo_mean_ratio: Option<f64>,
 }
@@ -102,19 +129,25 @@ impl RunComparison {
             tested: changes.iter().filter(|c| **c != Change::Untested).count(),
             higher: changes.iter().filter(|c| **c == Change::Higher).count(),
             lower: changes.iter().filter(|c| **c == Change::Lower).count(),
+            raw_significant: self
+                .cells
+                .iter()
+                .filter(|c| c.result.is_some_and(|r| r.welch.is_some() && r.significant))
+                .count(),
             geo_mean_ratio: (!logs.is_empty())
                 .then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp()),
         }
     }
 }
 
-struct Side {
-    params: CellParams,
-    order: (u32, u32),
-    values: Vec<(u32, f64)>,
+/// One run's stored repetitions of a cell.
+pub(crate) struct Side {
+    pub(crate) params: CellParams,
+    pub(crate) order: (u32, u32),
+    pub(crate) values: Vec<(u32, f64)>,
 }
 
-fn by_key(records: &[CellRecord], metric: Metric) -> BTreeMap<String, Side> {
+pub(crate) fn by_key(records: &[CellRecord], metric: Metric) -> BTreeMap<String, Side> {
     let mut out: BTreeMap<String, Side> = BTreeMap::new();
     for r in records.iter().filter(|r| !r.warmup) {
         let side = out.entry(r.params.key.clone()).or_insert_with(|| Side {
@@ -133,12 +166,14 @@ fn by_key(records: &[CellRecord], metric: Metric) -> BTreeMap<String, Side> {
 }
 
 /// Compares run `b` with baseline run `a` on `metric`, cell by cell (matched by key), at
-/// significance `alpha` in (0, 1); None for a bad alpha.
+/// significance `alpha` in (0, 1), the cells' p-values adjusted by `correction`; None for a
+/// bad alpha.
 pub fn compare_runs(
     a: &[CellRecord],
     b: &[CellRecord],
     metric: Metric,
     alpha: f64,
+    correction: Correction,
 ) -> Option<RunComparison> {
     if !(alpha > 0.0 && alpha < 1.0) {
         return None;
@@ -160,9 +195,15 @@ pub fn compare_runs(
             result: compare(&va, &vb, alpha),
             a: va,
             b: vb,
+            p_adjusted: None,
+            alpha,
         });
     }
     cells.sort_by_key(|c| sa[&c.key].order);
+    let p = adjusted(cells.iter().map(|c| c.result.as_ref()), correction);
+    for (c, p) in cells.iter_mut().zip(p) {
+        c.p_adjusted = p;
+    }
     only_a.sort();
     let mut only_b: Vec<(&(u32, u32), String)> = sb
         .iter()
@@ -173,6 +214,7 @@ pub fn compare_runs(
     Some(RunComparison {
         metric,
         alpha,
+        correction,
         cells,
         only_a: only_a.into_iter().map(|(_, k)| k).collect(),
         only_b: only_b.into_iter().map(|(_, k)| k).collect(),
@@ -206,7 +248,7 @@ mod tests {
         // t = -30 / sqrt(100/3 + 100/3) = -3.674235 and df = 4 (equal variances and sizes).
         let a = [rep(0, "k", 0, &[10, 20]), rep(0, "k", 1, &[20, 30]), rep(0, "k", 2, &[30, 40])];
         let b = [rep(3, "k", 0, &[40, 50]), rep(3, "k", 1, &[50, 60]), rep(3, "k", 2, &[60, 70])];
-        let c = compare_runs(&a, &b, Metric::InvoluntaryPerProc, 0.05).unwrap();
+        let c = compare_runs(&a, &b, Metric::InvoluntaryPerProc, 0.05, Correction::Holm).unwrap();
         assert_eq!(c.cells.len(), 1);
         let cell = &c.cells[0];
         assert_eq!(cell.a, vec![15.0, 25.0, 35.0]);
@@ -233,7 +275,7 @@ mod tests {
     fn cells_match_by_key_not_by_id() {
         let a = [rep(0, "x", 0, &[1]), rep(0, "x", 1, &[2]), rep(1, "only-a", 0, &[1])];
         let b = [rep(7, "x", 0, &[1]), rep(7, "x", 1, &[2]), rep(8, "only-b", 0, &[1])];
-        let c = compare_runs(&a, &b, Metric::InvoluntaryPerProc, 0.05).unwrap();
+        let c = compare_runs(&a, &b, Metric::InvoluntaryPerProc, 0.05, Correction::Holm).unwrap();
         assert_eq!(c.cells.iter().map(|c| c.key.as_str()).collect::<Vec<_>>(), vec!["x"]);
         assert_eq!(c.only_a, vec!["only-a".to_string()]);
         assert_eq!(c.only_b, vec!["only-b".to_string()]);
@@ -251,15 +293,54 @@ mod tests {
             &[rep(0, "x", 0, &[9])],
             Metric::InvoluntaryPerProc,
             0.05,
+            Correction::Holm,
         )
         .unwrap();
         assert_eq!(c.cells[0].change(), Change::Untested);
         assert_eq!(c.summary().tested, 0);
     }
 
+    fn walls(cell_id: u32, key: &str, walls: &[f64]) -> Vec<CellRecord> {
+        let sample = |w: f64| Sample { wall_s: w, ..Default::default() };
+        let params =
+            |_| CellParams { cell_id, key: key.into(), processes: 1, ..Default::default() };
+        walls
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| test_record(params(i), i as u32, 1.0, vec![sample(w)]))
+            .collect()
+    }
+
+    #[test]
+    fn a_cell_significant_alone_is_not_after_holm_over_three_cells() {
+        // Welch example 1 (welch.rs): p = 0.021378 < 0.05 alone; two more cells that do not
+        // differ (p = 1) make a family of 3, and Holm multiplies the smallest p by 3: 0.064.
+        const A1: [f64; 15] = [
+            27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7,
+            21.4,
+        ];
+        const A2: [f64; 15] = [
+            27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5,
+            24.4,
+        ];
+        let same = [1.0, 2.0, 3.0];
+        let a: Vec<CellRecord> =
+            [walls(0, "x", &A1), walls(1, "y", &same), walls(2, "z", &same)].concat();
+        let b: Vec<CellRecord> =
+            [walls(0, "x", &A2), walls(1, "y", &same), walls(2, "z", &same)].concat();
+        let raw = compare_runs(&a, &b, Metric::WallPerProc, 0.05, Correction::None).unwrap();
+        assert_eq!(raw.cells[0].change(), Change::Higher);
+        let holm = compare_runs(&a, &b, Metric::WallPerProc, 0.05, Correction::Holm).unwrap();
+        assert!((holm.cells[0].p_adjusted.unwrap() - 3.0 * 0.021_378).abs() < 1e-4);
+        assert_eq!(holm.cells[0].change(), Change::Unchanged);
+        let s = holm.summary();
+        assert_eq!((s.tested, s.higher, s.raw_significant), (3, 0, 1));
+        assert_eq!(holm.correction, Correction::Holm);
+    }
+
     #[test]
     fn bad_alpha_is_refused() {
-        assert!(compare_runs(&[], &[], Metric::WallPerProc, 0.0).is_none());
-        assert!(compare_runs(&[], &[], Metric::WallPerProc, 1.0).is_none());
+        assert!(compare_runs(&[], &[], Metric::WallPerProc, 0.0, Correction::Holm).is_none());
+        assert!(compare_runs(&[], &[], Metric::WallPerProc, 1.0, Correction::Holm).is_none());
     }
 }

@@ -1,13 +1,15 @@
 //! `schedlab compare` output: one row per matched cell (both means with their CIs, the
-//! ratio B/A with its CI, Welch's p-value, the verdict) and a summary line, as a terminal
-//! table, Markdown or JSON. The same rows feed the report's comparison section.
+//! ratio B/A with its CI, Welch's p-value raw and adjusted for the number of cells, the
+//! verdict) and a summary line, as a terminal table, Markdown or JSON. The same rows feed the
+//! report's comparison section.
 
 use crate::cols::{self, Col};
 use crate::html::RunMeta;
 use crate::tables::offsets;
 use comfy_table::Table;
 use schedlab_analysis::{
-    CellComparison, Change, CompareSummary, Comparison, NoInterval, Ratio, RunComparison, Summary,
+    CellComparison, Change, CompareSummary, Comparison, Correction, NoInterval, Ratio,
+    RunComparison, Summary,
 };
 use serde_json::{json, Value};
 
@@ -36,8 +38,37 @@ pub fn columns(c: &RunComparison, a: i64, b: i64) -> Vec<Col<CellComparison>> {
         Col::num("p (Welch)", |r: &CellComparison| {
             r.result.as_ref().map_or_else(|| "-".into(), |x| p_value(x.welch.map(|w| w.p_value)))
         }),
+        Col::num(p_adjusted_header(c.correction), |r: &CellComparison| p_value(r.p_adjusted)),
         Col::text("change", |r: &CellComparison| change_label(r.change()).into()),
     ]
+}
+
+/// The header of the adjusted p-value column, naming the correction (`p adj. (Holm)`).
+pub fn p_adjusted_header(c: Correction) -> String {
+    match c {
+        Correction::None => "p adj. (none)".into(),
+        c => format!("p adj. ({})", short_label(c)),
+    }
+}
+
+/// The correction as a verdict names it: `Holm`, `BH` or `uncorrected`.
+pub fn short_label(c: Correction) -> &'static str {
+    match c {
+        Correction::Holm => "Holm",
+        Correction::BenjaminiHochberg => "BH",
+        Correction::None => "uncorrected",
+    }
+}
+
+/// How a family of `tests` tests was judged, for a summary line: `Welch, alpha 0.05, p-values
+/// adjusted for 27 tests by Holm`.
+pub fn judged(alpha: f64, correction: Correction, tests: usize) -> String {
+    match correction {
+        Correction::None => {
+            format!("Welch, alpha {alpha}, {} over {tests} tests", correction.label())
+        }
+        c => format!("Welch, alpha {alpha}, p-values adjusted for {tests} tests by {}", c.label()),
+    }
 }
 
 /// One side's mean with its interval, `-` without a result.
@@ -90,7 +121,8 @@ pub fn num(v: f64) -> String {
     format!("{v:.*}", decimals(v))
 }
 
-fn mean_ci(s: &Summary) -> String {
+/// A mean with its interval as tables show it, `-` without one.
+pub(crate) fn mean_ci(s: &Summary) -> String {
     if s.n == 0 || !s.mean.is_finite() {
         return "-".into();
     }
@@ -101,7 +133,8 @@ fn mean_ci(s: &Summary) -> String {
     }
 }
 
-fn ratio_ci(r: &Ratio) -> String {
+/// A ratio with its interval as tables show it: `0.912 [0.850, 0.978]`.
+pub(crate) fn ratio_ci(r: &Ratio) -> String {
     match r.interval() {
         Ok((lo, hi)) => format!("{:.3} [{:.3}, {:.3}]", r.ratio, lo, hi),
         Err(why) => format!("{:.3} ({})", r.ratio, why.mark()),
@@ -138,15 +171,18 @@ pub fn summary_line(c: &RunComparison, a: i64, b: i64) -> String {
     let s = c.summary();
     let unchanged = s.tested - s.higher - s.lower;
     let mut line = format!(
-        "{}: {} matched cells, {} tested: {} significantly higher in run {b}, {} lower, {} unchanged (Welch, alpha {})",
+        "{}: {} matched cells, {} tested: {} significantly higher in run {b}, {} lower, {} unchanged ({})",
         c.metric.label(),
         s.matched,
         s.tested,
         s.higher,
         s.lower,
         unchanged,
-        c.alpha
+        judged(c.alpha, c.correction, s.tested)
     );
+    if c.correction != Correction::None && s.raw_significant != s.higher + s.lower {
+        line.push_str(&format!("; {} significant before the correction", s.raw_significant));
+    }
     if let Some(g) = s.geo_mean_ratio {
         line.push_str(&format!("; geometric mean ratio {b}/{a} = {}", num(g)));
     }
@@ -195,18 +231,27 @@ pub fn markdown(c: &RunComparison, a: i64, b: i64, warnings: &[String]) -> Strin
 }
 
 /// Why a table shows no interval, for JSON (null when it shows one).
-fn no_interval(i: Result<(f64, f64), NoInterval>) -> Option<&'static str> {
+pub(crate) fn no_interval(i: Result<(f64, f64), NoInterval>) -> Option<&'static str> {
     i.err().map(NoInterval::reason)
 }
 
-fn summary_json(s: &Summary) -> Value {
+/// A summary's numbers for JSON.
+pub(crate) fn summary_json(s: &Summary) -> Value {
     json!({
         "n": s.n, "mean": s.mean, "sd": s.sd, "ci_low": s.ci_low, "ci_high": s.ci_high,
         "ci_method": s.domain.method(), "no_interval": no_interval(s.interval()),
     })
 }
 
-fn ratio_json(r: &Ratio) -> Value {
+/// A comparison's ratio and Welch test for JSON (null without them).
+pub(crate) fn ratio_and_welch(r: Option<&Comparison>) -> (Value, Value) {
+    let welch =
+        r.and_then(|r| r.welch).map(|w| json!({"t": w.t, "df": w.df, "p_value": w.p_value}));
+    (json!(r.and_then(|r| r.ratio).as_ref().map(ratio_json)), json!(welch))
+}
+
+/// A ratio's numbers for JSON.
+pub(crate) fn ratio_json(r: &Ratio) -> Value {
     json!({
         "ratio": r.ratio, "ci_low": r.ci_low, "ci_high": r.ci_high,
         "ci_method": "Student t on the log ratio, Welch-Satterthwaite df (delta method)",
@@ -266,31 +311,38 @@ pub fn run_differences(a: &RunMeta, b: &RunMeta) -> Vec<String> {
     out
 }
 
-/// The comparison as JSON: every number behind the table, per-repetition values included,
-/// and the `warnings` about the two runs (see [`run_differences`]).
-pub fn json(c: &RunComparison, a: i64, b: i64, warnings: &[String]) -> Value {
-    let s = c.summary();
-    let change = |x: Change| match x {
+/// The verdict's name in JSON: `higher`, `lower`, `unchanged` or `untested`.
+pub(crate) fn change_name(x: Change) -> &'static str {
+    match x {
         Change::Higher => "higher",
         Change::Lower => "lower",
         Change::Unchanged => "unchanged",
         Change::Untested => "untested",
-    };
+    }
+}
+
+/// The comparison as JSON: every number behind the table, per-repetition values included,
+/// and the `warnings` about the two runs (see [`run_differences`]).
+pub fn json(c: &RunComparison, a: i64, b: i64, warnings: &[String]) -> Value {
+    let s = c.summary();
     let cells: Vec<Value> = c
         .cells
         .iter()
         .map(|cell| {
             let r = cell.result.as_ref();
+            let (ratio, welch) = ratio_and_welch(r);
             json!({
                 "key": cell.key,
                 "a_values": cell.a,
                 "b_values": cell.b,
                 "a": r.map(|r| summary_json(&r.a)),
                 "b": r.map(|r| summary_json(&r.b)),
-                "ratio": r.and_then(|r| r.ratio).as_ref().map(ratio_json),
-                "welch": r.and_then(|r| r.welch).map(|w| json!({"t": w.t, "df": w.df, "p_value": w.p_value})),
-                "significant": r.is_some_and(|r| r.significant),
-                "change": change(cell.change()),
+                "ratio": ratio,
+                "welch": welch,
+                "p_adjusted": cell.p_adjusted,
+                "significant": matches!(cell.change(), Change::Higher | Change::Lower),
+                "significant_uncorrected": r.is_some_and(|r| r.significant),
+                "change": change_name(cell.change()),
             })
         })
         .collect();
@@ -301,6 +353,7 @@ pub fn json(c: &RunComparison, a: i64, b: i64, warnings: &[String]) -> Value {
         "metric_label": c.metric.label(),
         "warnings": warnings,
         "alpha": c.alpha,
+        "correction": c.correction.name(),
         "unit": "repetition (per-process values are averaged within a repetition first)",
         "cells": cells,
         "only_in_a": c.only_a,
@@ -310,6 +363,7 @@ pub fn json(c: &RunComparison, a: i64, b: i64, warnings: &[String]) -> Value {
             "tested": s.tested,
             "higher": s.higher,
             "lower": s.lower,
+            "significant_uncorrected": s.raw_significant,
             "geo_mean_ratio": s.geo_mean_ratio,
             "line": summary_line(c, a, b),
         },

@@ -50,7 +50,8 @@ fn fields(row: &serde_json::Value) -> Vec<(String, String)> {
 /// Comma-separated values with a header row (RFC 4180 quoting).
 pub struct Csv;
 
-fn csv_quote(s: &str) -> String {
+/// A CSV field, quoted when it must be (RFC 4180).
+pub(crate) fn csv_quote(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -6,6 +6,7 @@ use crate::cols::{self, Col};
 use crate::compare;
 use crate::plots::{self, Chart, FigureInput, PlotError};
 use crate::tables;
+use crate::within;
 use minijinja::value::Serde;
 use minijinja::{context, Environment, Value};
 use schedlab_analysis::{
@@ -81,6 +82,9 @@ pub struct ReportInput<'a> {
     pub compare: Option<&'a CompareSection>,
     /// Kernel trace figures of the traced cells (empty for an untraced run).
     pub traces: &'a [schedlab_analysis::TraceStats],
+    /// "What this run shows": one axis's levels compared within the run on wall time and
+    /// on preemptions ([`crate::within::shows`]); None when the run sweeps nothing.
+    pub shows: Option<&'a (schedlab_analysis::WithinRun, schedlab_analysis::WithinRun)>,
 }
 
 /// Rendering the report failed (a figure or the template).
@@ -265,6 +269,7 @@ fn comparison(run: &RunMeta, c: &CompareSection) -> Value {
         other => v(&c.other),
         warnings => compare::run_differences(run, &c.other),
         alpha => first.map(|m| m.alpha),
+        correction => first.map(|m| m.correction.label()),
         level => first.map(compare::level),
         summary => v(&summary),
         metrics => metrics,
@@ -376,6 +381,10 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
         outliers_examined => input.outliers.iter().map(|c| c.processes).sum::<usize>(),
         outlier_threshold => MODIFIED_Z_THRESHOLD,
         comparison => input.compare.map(|c| comparison(input.run, c)),
+        shows => input.shows.map(|(wall, preempted)| context! {
+            note => within::shows_note(wall),
+            table => v(&plain(&within::shows_columns(wall), &within::shows_rows(wall, preempted))),
+        }),
         compare_figures => compare_figures,
     };
     let mut env = Environment::new();

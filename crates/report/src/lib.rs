@@ -1,6 +1,7 @@
 //! Everything schedlab shows: the per-cell and per-process tables of `schedlab show`
 //! (shaped like the seed study's raw-data appendix), the exporters of `schedlab export`,
-//! the figures and HTML page of `schedlab report` and the tables of `schedlab compare`.
+//! the figures and HTML page of `schedlab report` and the tables of `schedlab compare`
+//! (two runs, or one run's levels of an axis).
 //! It draws what analysis computed and never measures or computes statistics itself.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -16,6 +17,7 @@ pub mod output;
 pub mod parquet;
 pub mod plots;
 pub mod tables;
+pub mod within;
 
 #[cfg(test)]
 mod report_tests;

@@ -4,7 +4,8 @@ use crate::html::{render, CompareSection, ReportInput, RunMeta};
 use crate::testdata::{lab1_records, pa3_records, run_meta};
 use crate::{compare, plots};
 use schedlab_analysis::{
-    cell_outliers, cell_stats, compare_runs, Metric, RunComparison, MODIFIED_Z_THRESHOLD,
+    cell_outliers, cell_stats, compare_runs, Correction, Metric, RunComparison,
+    MODIFIED_Z_THRESHOLD,
 };
 use schedlab_model::{CellRecord, CpuTheory};
 
@@ -30,7 +31,7 @@ fn two_runs() -> (Vec<CellRecord>, Vec<CellRecord>) {
 
 fn small_comparison(metric: Metric) -> RunComparison {
     let (a, b) = two_runs();
-    compare_runs(&a, &b, metric, 0.05).unwrap()
+    compare_runs(&a, &b, metric, 0.05, Correction::Holm).unwrap()
 }
 
 #[test]
@@ -47,6 +48,7 @@ fn report_is_self_contained_with_every_figure_inline_and_beside_it() {
         io: &[],
         rt: &[],
         traces: &[],
+        shows: None,
     })
     .unwrap();
     let html = html_of(&r.files);
@@ -104,6 +106,7 @@ fn a_fairness_run_shows_its_fairness_figures() {
         io: &[],
         rt: &[],
         traces: &[],
+        shows: None,
     })
     .unwrap();
     let html = html_of(&r.files);
@@ -136,6 +139,7 @@ fn outliers_are_tabulated_when_flagged() {
         io: &[],
         rt: &[],
         traces: &[],
+        shows: None,
     })
     .unwrap();
     let html = html_of(&r.files);
@@ -153,7 +157,7 @@ fn comparison_section_shows_every_metric_with_the_chosen_one_open() {
     let by_metric: Vec<RunComparison> =
         [Metric::InvoluntaryPerProc, Metric::WallPerProc, Metric::Throughput]
             .iter()
-            .map(|m| compare_runs(&a, &b, *m, 0.05).unwrap())
+            .map(|m| compare_runs(&a, &b, *m, 0.05, Correction::Holm).unwrap())
             .collect();
     let section = CompareSection { other: run_meta(8), by_metric, rt: Vec::new() };
     let stats = cell_stats(&a);
@@ -166,6 +170,7 @@ fn comparison_section_shows_every_metric_with_the_chosen_one_open() {
         io: &[],
         rt: &[],
         traces: &[],
+        shows: None,
     })
     .unwrap();
     let html = html_of(&r.files);
@@ -239,7 +244,8 @@ fn compare_summary_counts_the_verdicts() {
 fn a_comparison_of_real_time_runs_draws_their_response_times_side_by_side() {
     let a = crate::testdata::rt_records_with_jobs(1);
     let b = crate::testdata::rt_records_with_jobs(2);
-    let by_metric = vec![compare_runs(&a, &b, Metric::WallPerProc, 0.05).unwrap()];
+    let by_metric =
+        vec![compare_runs(&a, &b, Metric::WallPerProc, 0.05, Correction::Holm).unwrap()];
     let other = RunMeta { mode: "sim".into(), ..run_meta(12) };
     let section = CompareSection { other, by_metric, rt: schedlab_analysis::rt_stats(&b) };
     let (stats, rt) = (cell_stats(&a), schedlab_analysis::rt_stats(&a));
@@ -252,6 +258,7 @@ fn a_comparison_of_real_time_runs_draws_their_response_times_side_by_side() {
         io: &[],
         rt: &rt,
         traces: &[],
+        shows: None,
     })
     .unwrap();
     let html = html_of(&r.files);
@@ -279,6 +286,7 @@ fn a_comparison_of_real_time_runs_draws_their_response_times_side_by_side() {
         io: &[],
         rt: &rt,
         traces: &[],
+        shows: None,
     })
     .unwrap();
     assert!(!alone.files.iter().any(|(f, _)| f.contains("compare-")));
@@ -298,6 +306,7 @@ fn a_real_time_run_shows_its_figures_and_table() {
         io: &[],
         rt: &rt,
         traces: &[],
+        shows: None,
     })
     .unwrap();
     let html = html_of(&r.files);
@@ -327,6 +336,7 @@ fn a_real_time_run_shows_its_figures_and_table() {
         io: &[],
         rt: &[],
         traces: &[],
+        shows: None,
     })
     .unwrap();
     assert!(
@@ -394,6 +404,7 @@ fn a_partitioned_set_gets_a_row_per_cpu() {
         io: &[],
         rt: &rt,
         traces: &[],
+        shows: None,
     })
     .unwrap();
     let html = html_of(&r.files);
@@ -434,6 +445,7 @@ fn lab1_table_rows_are_told_apart_by_affinity_weight_and_background() {
         io: &[],
         rt: &[],
         traces: &[],
+        shows: None,
     })
     .unwrap();
     assert!(html_of(&r.files).contains("<td>hash vs 8 bg</td><td>other, spread, weight 200</td>"));
@@ -451,6 +463,7 @@ fn report_headings_name_the_study_not_a_file_of_ours() {
         io: &[],
         rt: &[],
         traces: &[],
+        shows: None,
     })
     .unwrap();
     let html = html_of(&r.files);
@@ -498,6 +511,7 @@ fn compare_warns_when_runs_differ_in_scale_mode_machine_or_spec() {
         io: &[],
         rt: &[],
         traces: &[],
+        shows: None,
     })
     .unwrap();
     assert!(html_of(&r.files).contains("Warning: run 1 was measured and run 2 simulated"));
@@ -508,7 +522,7 @@ fn compare_shows_no_interval_for_two_repetitions_and_says_why_in_json() {
     // pa3 at n = 2 with a large spread: the delta method's ratio interval reached below zero.
     let (a, b) = two_runs();
     let two = |rs: Vec<CellRecord>| rs.into_iter().filter(|r| r.rep < 2).collect::<Vec<_>>();
-    let c = compare_runs(&two(a), &two(b), Metric::WallPerProc, 0.05).unwrap();
+    let c = compare_runs(&two(a), &two(b), Metric::WallPerProc, 0.05, Correction::Holm).unwrap();
     let rows = compare::rows(&c);
     assert!(rows[0][2].ends_with("(n < 3)") && rows[0][5].ends_with("(n < 3)"), "{:?}", rows[0]);
     let json = compare::json(&c, 1, 2, &[]);
@@ -584,6 +598,7 @@ fn a_traced_run_gets_the_trace_table_and_a_state_chart_per_traced_cell() {
         io: &[],
         rt: &[],
         traces: &traces,
+        shows: None,
     })
     .unwrap();
     let html = html_of(&r.files);
@@ -616,6 +631,7 @@ fn a_traced_run_gets_the_trace_table_and_a_state_chart_per_traced_cell() {
         io: &[],
         rt: &[],
         traces: &[],
+        shows: None,
     })
     .unwrap();
     assert!(
