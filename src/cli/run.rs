@@ -272,6 +272,16 @@ fn summary(
     Ok(line)
 }
 
+/// The line that says which cells of the built-in experiment were left out, and why.
+fn skipped_line(why: &str, keys: &[String]) -> String {
+    let cells = if keys.len() == 1 { "cell" } else { "cells" };
+    format!(
+        "skipped {} {cells} (not run, not failed), {why}: {}",
+        keys.len(),
+        keys.join(", ")
+    )
+}
+
 /// Runs `schedlab run`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let mut spec = if a.resume {
@@ -299,9 +309,20 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     if let Some(kb) = a.flags.trace_buffer_kb.filter(|_| !a.resume) {
         spec.plan.trace.buffer_kb = Some(kb);
     }
-    let plan = &spec.plan;
     let root = Root::default();
     let caps = env::capabilities(&root);
+    // The built-in experiment is not the user's choice: what this user may not run is left
+    // out by name instead of refusing the whole run (a user's own file is refused, located).
+    let left_out =
+        if a.file.is_none() && !a.resume { spec.leave_out_refused(&caps) } else { Vec::new() };
+    if spec.plan.cells.is_empty() {
+        let why: Vec<&str> = left_out.iter().map(|(w, _)| w.as_str()).collect();
+        return Err(bad_input(format!(
+            "this user may run none of the built-in experiment's cells: {}",
+            why.join("; ")
+        )));
+    }
+    let plan = &spec.plan;
     spec.check_allowed(&caps).map_err(|e| bad_input(e.to_string()))?;
     spec.check_cpus(&schedlab_sys::cpus::online(&root)).map_err(|e| bad_input(e.to_string()))?;
     spec.check_paths(a.flags.dir.is_some()).map_err(|e| bad_input(e.to_string()))?;
@@ -464,6 +485,15 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             progress.say(line);
         }
     }
+    for (why, keys) in &left_out {
+        let line = skipped_line(why, keys);
+        if a.quiet {
+            eprintln!("{line}");
+        } else {
+            progress.say(&line);
+        }
+        progress.warnings.push(line);
+    }
     for (line, warning) in
         super::common::feasibility_lines(plan, schedlab_sys::cpus::online(&root).len())
     {
@@ -526,6 +556,15 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             spool.display()
         ));
     }
+    // Judged over every stored repetition (a resumed run's earlier ones too).
+    let noise = match &result {
+        Ok(Ending::Complete) => {
+            let cells = store.cells(run_id)?;
+            schedlab_analysis::noise::noise(&cells, environment.cpus as usize).warning()
+        }
+        _ => None,
+    };
+    progress.warnings.extend(noise.clone());
     let warnings = progress.warnings.clone();
     // A database that refuses the run's end leaves the run `running`: say how to finish it.
     let finish = |store: &schedlab_store::Store, status: RunStatus| {
@@ -579,6 +618,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                     warnings.len()
                 )?
             );
+            if let Some(w) = &noise {
+                outln!("warning: {w}");
+            }
             if failed > 0 {
                 eprintln!(
                     "run {run_id}: {failed} of {measured} measured cell repetitions FAILED and are left out of the figures (`schedlab show {run_id}` lists them); exit status 1"

@@ -19,6 +19,7 @@ mod interval;
 mod io;
 mod metric;
 mod moments;
+pub mod noise;
 mod outliers;
 mod percentile;
 mod ratio;
