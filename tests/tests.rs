@@ -45,3 +45,4 @@ mod trace_export;
 mod unprivileged;
 
 mod architecture;
+mod noise;

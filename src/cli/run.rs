@@ -275,11 +275,7 @@ fn summary(
 /// The line that says which cells of the built-in experiment were left out, and why.
 fn skipped_line(why: &str, keys: &[String]) -> String {
     let cells = if keys.len() == 1 { "cell" } else { "cells" };
-    format!(
-        "skipped {} {cells} (not run, not failed), {why}: {}",
-        keys.len(),
-        keys.join(", ")
-    )
+    format!("skipped {} {cells} (not run, not failed), {why}: {}", keys.len(), keys.join(", "))
 }
 
 /// Runs `schedlab run`.
@@ -556,15 +552,6 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             spool.display()
         ));
     }
-    // Judged over every stored repetition (a resumed run's earlier ones too).
-    let noise = match &result {
-        Ok(Ending::Complete) => {
-            let cells = store.cells(run_id)?;
-            schedlab_analysis::noise::noise(&cells, environment.cpus as usize).warning()
-        }
-        _ => None,
-    };
-    progress.warnings.extend(noise.clone());
     let warnings = progress.warnings.clone();
     // A database that refuses the run's end leaves the run `running`: say how to finish it.
     let finish = |store: &schedlab_store::Store, status: RunStatus| {
@@ -618,7 +605,12 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                     warnings.len()
                 )?
             );
-            if let Some(w) = &noise {
+            // Judged over every stored repetition (a resumed run's earlier ones too), as
+            // `show` and `report` judge it.
+            let cells = store.cells(run_id)?;
+            if let Some(w) =
+                schedlab_analysis::noise::noise(&cells, environment.cpus as usize).warning()
+            {
                 outln!("warning: {w}");
             }
             if failed > 0 {

@@ -147,6 +147,9 @@ pub fn print_subject(subject: &Subject) -> anyhow::Result<()> {
             outln!("  - {w}");
         }
     }
+    if let Some(w) = schedlab_analysis::noise::noise(cells, run.env.cpus as usize).warning() {
+        outln!("\nwarning: {w}");
+    }
     Ok(())
 }
 

@@ -77,15 +77,16 @@ pub struct Noise {
     pub outliers: f64,
 }
 
-/// Each cell's evidence, in cell order; cells none of whose repetitions kept any are left out.
+/// Each cell's evidence, in cell order, from the counted repetitions that kept the machine's
+/// load: those stored before it was kept (and simulated ones) are not judged, so a run
+/// shown again reads as it did.
 pub fn cell_noise(records: &[CellRecord], cpus: usize) -> Vec<CellNoise> {
     let mut by_cell: BTreeMap<u32, Vec<&CellRecord>> = BTreeMap::new();
-    for r in records.iter().filter(|r| counts(r)) {
+    for r in records.iter().filter(|r| counts(r) && r.load.is_some()) {
         by_cell.entry(r.params.cell_id).or_default().push(r);
     }
     by_cell
         .into_values()
-        .filter(|reps| reps.iter().any(|r| r.load.is_some() || r.stat.cpu_ticks() > 0))
         .map(|reps| {
             let ticks: u64 = reps.iter().map(|r| r.stat.cpu_ticks()).sum();
             let judged = ticks >= STEAL_MIN_TICKS;
@@ -193,10 +194,7 @@ impl Noise {
         if self.outliers >= OUTLIER_SHARE {
             said.push(format!("{} of the processes are outliers", pct(self.outliers)));
         }
-        Some(format!(
-            "results may be inaccurate: {}. Rerun on a quiet machine.",
-            said.join("; ")
-        ))
+        Some(format!("results may be inaccurate: {}. Rerun on a quiet machine.", said.join("; ")))
     }
 }
 
@@ -280,6 +278,15 @@ mod tests {
         assert!(w.ends_with("Rerun on a quiet machine."), "{w}");
         // On 8 CPUs, 8-process cells fill them: their pressure is their own.
         assert_eq!(noise(&recs, 8).pressure.0, 0);
+    }
+
+    #[test]
+    fn repetitions_stored_before_the_load_was_kept_are_not_judged() {
+        let mut old = rep(0, 170, [0.5, 0.5], 20, MachineLoad::default());
+        assert!(noise(&[old.clone()], 2).warning().is_some(), "judged with its load kept");
+        old.load = None;
+        assert_eq!(noise(&[old.clone()], 2).cells, 0);
+        assert_eq!(noise(&[old], 2).warning(), None);
     }
 
     #[test]

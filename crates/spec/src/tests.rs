@@ -171,11 +171,28 @@ fn the_builtin_experiment_leaves_out_what_an_ordinary_user_may_not_run() {
     assert_eq!(whys.len(), 2, "one reason per policy: {whys:?}");
     assert!(whys[0].starts_with("policy \"fifo\": SCHED_FIFO priority 50 needs CAP_SYS_NICE"));
     assert!(whys[1].starts_with("policy \"rr\": SCHED_RR priority 50 needs CAP_SYS_NICE"));
-    assert_eq!(left_out[0].1, ["cpu/fifo/n2", "cpu/fifo/n8", "io/fifo/n2", "io/fifo/n8", "mixed/fifo/n2", "mixed/fifo/n8"]);
+    assert_eq!(
+        left_out[0].1,
+        [
+            "cpu/fifo/n2",
+            "cpu/fifo/n8",
+            "io/fifo/n2",
+            "io/fifo/n8",
+            "mixed/fifo/n2",
+            "mixed/fifo/n8"
+        ]
+    );
     let kept: Vec<(u32, &str)> = s.plan.cells.iter().map(|c| (c.index, c.key.as_str())).collect();
     assert_eq!(
         kept,
-        [(0, "cpu/other/n2"), (1, "cpu/other/n8"), (2, "io/other/n2"), (3, "io/other/n8"), (4, "mixed/other/n2"), (5, "mixed/other/n8")]
+        [
+            (0, "cpu/other/n2"),
+            (1, "cpu/other/n8"),
+            (2, "io/other/n2"),
+            (3, "io/other/n8"),
+            (4, "mixed/other/n2"),
+            (5, "mixed/other/n8")
+        ]
     );
     assert!(s.check_allowed(&Capabilities::unprivileged()).is_ok());
     assert_eq!(s.plan.steps().len(), 12, "2 repetitions of each cell kept");

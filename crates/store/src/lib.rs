@@ -563,10 +563,9 @@ impl Store {
                             steal: g(39)?,
                         },
                         load: match (r.get::<_, Option<f64>>(40)?, r.get::<_, Option<i64>>(41)?) {
-                            (Some(load1), us) => Some(MachineLoad {
-                                load1,
-                                cpu_pressure_us: us.map(|us| us as u64),
-                            }),
+                            (Some(load1), us) => {
+                                Some(MachineLoad { load1, cpu_pressure_us: us.map(|us| us as u64) })
+                            }
                             (None, _) => None,
                         },
                         engine_user_s: r.get(27)?,
