@@ -137,8 +137,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     if let Some(o) = &other {
         run.warnings.extend(super::campaign::machine_warnings(&subject, o));
     }
-    let noise = schedlab_analysis::noise::noise(&subject.cells, run.env.cpus as usize);
-    run.warnings.extend(noise.warning());
+    run.warnings
+        .extend(schedlab_report::noise::noise_warning(&subject.cells, run.env.cpus as usize));
     let records = subject.cells;
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);

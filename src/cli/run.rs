@@ -227,7 +227,7 @@ fn resumed_run(
 }
 
 /// The run's one line at its end (all `--quiet` prints): what ran, how long it took, what
-/// failed, how adaptive cells ended, and where the tables are.
+/// failed, how adaptive cells ended, what says the machine was noisy, and where the tables are.
 fn summary(
     store: &schedlab_store::Store,
     run_id: i64,
@@ -235,6 +235,7 @@ fn summary(
     (failed, measured): (usize, usize),
     took: Duration,
     warnings: usize,
+    cpus: usize,
 ) -> anyhow::Result<String> {
     let cells = store
         .done_steps(run_id)?
@@ -267,6 +268,16 @@ fn summary(
     }
     if warnings > 0 {
         line.push_str(&format!("; {}", plural(warnings, "warning")));
+    }
+    // Judged over every stored repetition (a resumed run's earlier ones too), as `show` and
+    // `report` judge it; its own line comes before this one when the tables are printed.
+    let noise = schedlab_analysis::noise::noise(&store.cells(run_id)?, cpus);
+    let evidence = schedlab_report::noise::evidence(&noise);
+    if !evidence.is_empty() {
+        line.push_str(&format!(
+            "; results may be inaccurate: {} (rerun on a quiet machine)",
+            evidence.join(", ")
+        ));
     }
     line.push_str(&format!("; tables: schedlab show {run_id}"));
     Ok(line)
@@ -602,17 +613,10 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                     &status,
                     (failed, measured),
                     progress.started.elapsed(),
-                    warnings.len()
+                    warnings.len(),
+                    environment.cpus as usize
                 )?
             );
-            // Judged over every stored repetition (a resumed run's earlier ones too), as
-            // `show` and `report` judge it.
-            let cells = store.cells(run_id)?;
-            if let Some(w) =
-                schedlab_analysis::noise::noise(&cells, environment.cpus as usize).warning()
-            {
-                outln!("warning: {w}");
-            }
             if failed > 0 {
                 eprintln!(
                     "run {run_id}: {failed} of {measured} measured cell repetitions FAILED and are left out of the figures (`schedlab show {run_id}` lists them); exit status 1"
