@@ -40,7 +40,7 @@ fn a_run_beside_a_busy_loop_on_every_cpu_ends_with_a_warning_naming_the_evidence
     let lab = Lab::new();
     let spec = lab.spec(
         "busy.toml",
-        "name = \"busy\"\nrepetitions = 2\nwarmup = 0\n[matrix]\nworkload = [\"cpu\"]\nprocesses = [1]\n[workloads.cpu]\nkind = \"pi\"\niterations = 100_000_000\n",
+        "name = \"busy\"\nrepetitions = 2\nwarmup = 0\n[matrix]\nworkload = [\"cpu\"]\nprocesses = [1]\n[workloads.cpu]\nkind = \"pi\"\niterations = 300_000_000\n",
     );
     let hogs = Hogs::start();
     let out = lab.ok(&["run", "-q", spec.to_str().unwrap()]);

@@ -31,8 +31,8 @@ pub const STEAL_SHARE: f64 = 0.05;
 pub const PRESSURE_SHARE: f64 = 0.20;
 
 /// How far the 1-minute load average may exceed the run's largest cell's own processes,
-/// per CPU, before a cell counts as disturbed: the load average lags by a minute, so the
-/// run's own earlier cells still count in it, but never by more than their processes.
+/// per CPU, before the warning mentions it beside evidence from the cell itself (never
+/// alone: it lags by a minute, so a run started after a large one inherits that one's load).
 pub const LOAD_EXCESS_PER_CPU: f64 = 1.0;
 
 /// The share of processes flagged as outliers that the warning mentions, beside evidence
@@ -153,10 +153,11 @@ pub fn noise(records: &[CellRecord], cpus: usize) -> Noise {
 }
 
 impl Noise {
-    /// Whether the machine shows any evidence past its threshold (outliers alone are not
-    /// evidence about the machine: a scheduler can make its own processes differ).
+    /// Whether the cells' own counters show evidence past its threshold: other processes'
+    /// share, steal or pressure. The load average and the outliers only add to it (the
+    /// load lags; a scheduler can make its own processes differ).
     pub fn is_noisy(&self) -> bool {
-        self.other.0 + self.steal.0 + self.pressure.0 + self.load.0 > 0
+        self.other.0 + self.steal.0 + self.pressure.0 > 0
     }
 }
 
@@ -235,6 +236,14 @@ mod tests {
         assert!((n.outliers - 4.0 / 24.0).abs() < 1e-9, "2 of 8 in each noisy cell: {n:?}");
         // On 8 CPUs, 8-process cells fill them: their pressure is their own.
         assert_eq!(noise(&recs, 8).pressure.0, 0);
+    }
+
+    #[test]
+    fn a_lagging_load_average_alone_is_not_evidence() {
+        let after_a_large_run = MachineLoad { load1: 120.0, cpu_pressure_us: Some(0) };
+        let n = noise(&[rep(0, 101, [0.5, 0.5], 0, after_a_large_run)], 2);
+        assert_eq!(n.load, (1, 120.0));
+        assert!(!n.is_noisy(), "{n:?}");
     }
 
     #[test]

@@ -9,8 +9,9 @@ pub fn noise_warning(records: &[CellRecord], cpus: usize) -> Option<String> {
     warning(&noise(records, cpus))
 }
 
-/// The warning, naming each kind of evidence past its threshold with its numbers (and the
-/// outliers' share when it is notable); None when the machine shows none.
+/// The warning, naming each kind of evidence past its threshold with its numbers (the load
+/// average and the outliers' share beside it when they are notable); None when the cells'
+/// own counters show none.
 pub fn warning(n: &Noise) -> Option<String> {
     let said = evidence(n);
     (!said.is_empty()).then(|| {
@@ -71,19 +72,25 @@ mod tests {
                  28% of the processes are outliers. Rerun on a quiet machine."
             )
         );
-        let only_load =
-            Noise { other: (0, 0.02), steal: (0, 0.0), pressure: (0, 0.1), outliers: 0.05, ..n };
+        let only_other =
+            Noise { steal: (0, 0.0), pressure: (0, 0.1), load: (0, 1.2), outliers: 0.05, ..n };
         assert_eq!(
-            warning(&only_load).as_deref(),
-            Some("results may be inaccurate: the load average reached 3.9 on 2 CPUs during 27 of 27 cells. Rerun on a quiet machine.")
+            warning(&only_other).as_deref(),
+            Some("results may be inaccurate: other processes used up to 48% of the CPUs during 12 of 27 cells. Rerun on a quiet machine.")
         );
     }
 
     #[test]
-    fn a_quiet_machine_gets_no_warning_whatever_the_outliers() {
-        let quiet =
-            Noise { cpus: 2, cells: 27, other: (0, 0.03), outliers: 0.4, ..Default::default() };
-        assert_eq!(warning(&quiet), None);
+    fn a_quiet_machine_gets_no_warning_whatever_the_load_average_and_outliers() {
+        let quiet = Noise {
+            cpus: 2,
+            cells: 27,
+            other: (0, 0.03),
+            load: (27, 40.0),
+            outliers: 0.4,
+            ..Default::default()
+        };
+        assert_eq!(warning(&quiet), None, "a lagging load and outliers alone say nothing");
         assert_eq!(noise_warning(&[], 2), None);
     }
 }
