@@ -46,3 +46,4 @@ mod unprivileged;
 mod within_run;
 
 mod architecture;
+mod noise;

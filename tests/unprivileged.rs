@@ -374,3 +374,33 @@ fn a_fork_that_fails_mid_cell_fails_that_cell_and_the_run_goes_on() {
         u.processes().into_iter().filter(|(_, c)| c.contains("__worker")).collect();
     assert!(workers.is_empty(), "no worker of the failed cell is left: {workers:?}");
 }
+
+/// The README's first command: the built-in experiment has fifo and rr cells, which an
+/// ordinary user may not run; they are left out by name and the rest runs to exit 0.
+#[test]
+fn the_builtin_experiment_runs_for_an_ordinary_user_and_names_what_it_skipped() {
+    require!(cannot_drop().is_none(), cannot_drop().unwrap());
+    let u = Dropped::new();
+    let args = ["run", "-q", "--scale", "0.001", "--repetitions", "1"];
+    let out = u.cmd(&args, &[(libc::RLIMIT_RTPRIO, 0)]).output().unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    for policy in ["FIFO", "RR"] {
+        let line = all
+            .lines()
+            .find(|l| l.contains(&format!("SCHED_{policy} priority 50 needs CAP_SYS_NICE")))
+            .unwrap_or_else(|| panic!("a line for {policy}: {all}"));
+        assert!(line.starts_with("skipped 6 cells (not run, not failed)"), "{line}");
+        assert!(line.contains("RLIMIT_RTPRIO = 0") && line.contains("io/"), "{line}");
+    }
+    assert!(!all.contains("FAILED"), "{all}");
+    let db = rusqlite::Connection::open(u.db()).unwrap();
+    let cells: Vec<(String, String)> =
+        rows(&db, "SELECT key, status FROM cells ORDER BY ordinal", |r| Ok((r.get(0)?, r.get(1)?)));
+    assert_eq!(cells.len(), 6, "{cells:?}");
+    assert!(cells.iter().all(|(k, s)| s == "ok" && k.contains("/other/")), "{cells:?}");
+    let show = u.run(&["show"]);
+    let shown = text(&show);
+    assert_eq!(show.status.code(), Some(0), "{shown}");
+    assert_eq!(shown.matches("skipped 6 cells (not run, not failed)").count(), 2, "{shown}");
+}

@@ -142,6 +142,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     if let Some(o) = &other {
         run.warnings.extend(super::campaign::machine_warnings(&subject, o));
     }
+    run.warnings
+        .extend(schedlab_report::noise::noise_warning(&subject.cells, run.env.cpus as usize));
     let records = subject.cells;
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);

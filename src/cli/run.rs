@@ -227,7 +227,7 @@ fn resumed_run(
 }
 
 /// The run's one line at its end (all `--quiet` prints): what ran, how long it took, what
-/// failed, how adaptive cells ended, and where the tables are.
+/// failed, how adaptive cells ended, what says the machine was noisy, and where the tables are.
 fn summary(
     store: &schedlab_store::Store,
     run_id: i64,
@@ -235,6 +235,7 @@ fn summary(
     (failed, measured): (usize, usize),
     took: Duration,
     warnings: usize,
+    cpus: usize,
 ) -> anyhow::Result<String> {
     let cells = store
         .done_steps(run_id)?
@@ -268,8 +269,24 @@ fn summary(
     if warnings > 0 {
         line.push_str(&format!("; {}", plural(warnings, "warning")));
     }
+    // Judged over every stored repetition (a resumed run's earlier ones too), as `show` and
+    // `report` judge it; its own line comes before this one when the tables are printed.
+    let noise = schedlab_analysis::noise::noise(&store.cells(run_id)?, cpus);
+    let evidence = schedlab_report::noise::evidence(&noise);
+    if !evidence.is_empty() {
+        line.push_str(&format!(
+            "; results may be inaccurate: {} (rerun on a quiet machine)",
+            evidence.join(", ")
+        ));
+    }
     line.push_str(&format!("; tables: schedlab show {run_id}"));
     Ok(line)
+}
+
+/// The line that says which cells of the built-in experiment were left out, and why.
+fn skipped_line(why: &str, keys: &[String]) -> String {
+    let cells = if keys.len() == 1 { "cell" } else { "cells" };
+    format!("skipped {} {cells} (not run, not failed), {why}: {}", keys.len(), keys.join(", "))
 }
 
 /// Runs `schedlab run`.
@@ -299,9 +316,20 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     if let Some(kb) = a.flags.trace_buffer_kb.filter(|_| !a.resume) {
         spec.plan.trace.buffer_kb = Some(kb);
     }
-    let plan = &spec.plan;
     let root = Root::default();
     let caps = env::capabilities(&root);
+    // The built-in experiment is not the user's choice: what this user may not run is left
+    // out by name instead of refusing the whole run (a user's own file is refused, located).
+    let left_out =
+        if a.file.is_none() && !a.resume { spec.leave_out_refused(&caps) } else { Vec::new() };
+    if spec.plan.cells.is_empty() {
+        let why: Vec<&str> = left_out.iter().map(|(w, _)| w.as_str()).collect();
+        return Err(bad_input(format!(
+            "this user may run none of the built-in experiment's cells: {}",
+            why.join("; ")
+        )));
+    }
+    let plan = &spec.plan;
     spec.check_allowed(&caps).map_err(|e| bad_input(e.to_string()))?;
     spec.check_cpus(&schedlab_sys::cpus::online(&root)).map_err(|e| bad_input(e.to_string()))?;
     spec.check_paths(a.flags.dir.is_some()).map_err(|e| bad_input(e.to_string()))?;
@@ -464,6 +492,15 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             progress.say(line);
         }
     }
+    for (why, keys) in &left_out {
+        let line = skipped_line(why, keys);
+        if a.quiet {
+            eprintln!("{line}");
+        } else {
+            progress.say(&line);
+        }
+        progress.warnings.push(line);
+    }
     for (line, warning) in
         super::common::feasibility_lines(plan, schedlab_sys::cpus::online(&root).len())
     {
@@ -576,7 +613,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                     &status,
                     (failed, measured),
                     progress.started.elapsed(),
-                    warnings.len()
+                    warnings.len(),
+                    environment.cpus as usize
                 )?
             );
             if failed > 0 {

@@ -147,6 +147,9 @@ pub fn print_subject(subject: &Subject) -> anyhow::Result<()> {
             outln!("  - {w}");
         }
     }
+    if let Some(w) = schedlab_report::noise::noise_warning(cells, run.env.cpus as usize) {
+        outln!("\nwarning: {w}");
+    }
     Ok(())
 }
 

@@ -21,6 +21,7 @@ mod io;
 mod metric;
 mod moments;
 mod multiple;
+pub mod noise;
 mod outliers;
 mod percentile;
 mod ratio;

@@ -165,6 +165,18 @@ impl StatDelta {
     }
 }
 
+/// How loaded the machine was over a repetition (release to last reap), beside the
+/// /proc/stat deltas: with them, the evidence that other work disturbed its timings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct MachineLoad {
+    /// The 1-minute load average at the repetition's end (/proc/loadavg); it counts the
+    /// repetition's own runnable workers too.
+    pub load1: f64,
+    /// Microseconds during which some runnable task waited for a CPU, over the repetition
+    /// (/proc/pressure/cpu's "some" total); None where the kernel has no PSI.
+    pub cpu_pressure_us: Option<u64>,
+}
+
 /// How a cell repetition ended. Only `Ok` repetitions enter the figures; the others are
 /// stored with their reason (`CellRecord::message`), shown as failed and counted as left out.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -307,6 +319,10 @@ pub struct CellRecord {
     pub spawn_s: Option<f64>,
     /// /proc/stat deltas over the repetition.
     pub stat: StatDelta,
+    /// How loaded the machine was during the repetition (None: simulated, failed before
+    /// its release, or stored before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<MachineLoad>,
     /// The engine's own user CPU seconds during this repetition (spawn, supervise, reap).
     pub engine_user_s: f64,
     /// The engine's own system CPU seconds during this repetition.

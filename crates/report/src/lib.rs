@@ -13,6 +13,7 @@ pub mod flat;
 pub mod html;
 pub mod hyperfine;
 pub mod labels;
+pub mod noise;
 pub mod output;
 pub mod parquet;
 pub mod plots;

@@ -47,6 +47,7 @@ fn fixture() -> Vec<CellRecord> {
                     interrupts: 900,
                     ..Default::default()
                 },
+                load: None,
                 engine_user_s: 0.0,
                 engine_sys_s: 0.0,
                 engine_max_rss_kb: 0,

@@ -36,6 +36,7 @@ pub fn failed(cell: &Cell, message: String) -> CellRecord {
         makespan_s: 0.0,
         spawn_s: None,
         stat: StatDelta::default(),
+        load: None,
         engine_user_s: 0.0,
         engine_sys_s: 0.0,
         engine_max_rss_kb: 0,

@@ -93,6 +93,27 @@ impl Spec {
         validate::check_allowed(&self.plan, &self.locations, &self.text, caps)
     }
 
+    /// Leaves out of the plan every cell this process may not run (for the built-in
+    /// experiment, which a user did not choose): the rest are renumbered in order, and each
+    /// reason (the privilege, as [`Spec::check_allowed`] names it) comes back with the keys
+    /// of the cells it left out, in plan order.
+    pub fn leave_out_refused(&mut self, caps: &Capabilities) -> Vec<(String, Vec<String>)> {
+        let refused = validate::refused_cells(&self.plan, &self.locations, &self.text, caps);
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for (index, why) in &refused {
+            let key = self.plan.cells[*index as usize].key.clone();
+            match out.iter_mut().find(|(w, _)| w == why) {
+                Some((_, keys)) => keys.push(key),
+                None => out.push((why.clone(), vec![key])),
+            }
+        }
+        self.plan.cells.retain(|c| !refused.iter().any(|(i, _)| *i == c.index));
+        for (i, c) in self.plan.cells.iter_mut().enumerate() {
+            c.index = i as u32;
+        }
+        out
+    }
+
     /// Checks the experiment device against what the machine says about it (privilege,
     /// confirmation of a real disk, offered schedulers, free space), before any change.
     pub fn check_device(

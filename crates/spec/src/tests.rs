@@ -164,6 +164,44 @@ fn builtin_quick_experiment_is_valid() {
 }
 
 #[test]
+fn the_builtin_experiment_leaves_out_what_an_ordinary_user_may_not_run() {
+    let mut s = parse("quick.toml", BUILTIN_QUICK).unwrap();
+    let left_out = s.leave_out_refused(&Capabilities::unprivileged());
+    let whys: Vec<&str> = left_out.iter().map(|(w, _)| w.as_str()).collect();
+    assert_eq!(whys.len(), 2, "one reason per policy: {whys:?}");
+    assert!(whys[0].starts_with("policy \"fifo\": SCHED_FIFO priority 50 needs CAP_SYS_NICE"));
+    assert!(whys[1].starts_with("policy \"rr\": SCHED_RR priority 50 needs CAP_SYS_NICE"));
+    assert_eq!(
+        left_out[0].1,
+        [
+            "cpu/fifo/n2",
+            "cpu/fifo/n8",
+            "io/fifo/n2",
+            "io/fifo/n8",
+            "mixed/fifo/n2",
+            "mixed/fifo/n8"
+        ]
+    );
+    let kept: Vec<(u32, &str)> = s.plan.cells.iter().map(|c| (c.index, c.key.as_str())).collect();
+    assert_eq!(
+        kept,
+        [
+            (0, "cpu/other/n2"),
+            (1, "cpu/other/n8"),
+            (2, "io/other/n2"),
+            (3, "io/other/n8"),
+            (4, "mixed/other/n2"),
+            (5, "mixed/other/n8")
+        ]
+    );
+    assert!(s.check_allowed(&Capabilities::unprivileged()).is_ok());
+    assert_eq!(s.plan.steps().len(), 12, "2 repetitions of each cell kept");
+    let mut root = parse("quick.toml", BUILTIN_QUICK).unwrap();
+    assert!(root.leave_out_refused(&Capabilities::root()).is_empty());
+    assert_eq!(root.plan.cells.len(), 18);
+}
+
+#[test]
 fn caret_display_marks_the_column() {
     let e = err("name = \"t\"\n[matrix]\nworkload = [\"pi\"]\nprocesses = [0]\n");
     let shown = e.to_string();

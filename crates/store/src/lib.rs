@@ -22,7 +22,7 @@ use schedlab_model::columns::{ColumnValue, Kind};
 use schedlab_model::jobs::JobLog;
 use schedlab_model::trace::RawTrace;
 use schedlab_model::{
-    CellParams, CellRecord, CellStatus, Environment, Extra, Mode, Sample, StatDelta,
+    CellParams, CellRecord, CellStatus, Environment, Extra, MachineLoad, Mode, Sample, StatDelta,
 };
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -241,9 +241,9 @@ impl Store {
                rep, warmup, ordinal, status, message, started_unix, makespan_s,
                stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq, stat_ctxt, stat_intr, stat_forks,
                engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json, iosched, io_json, rt_json, cpu_dma_latency_us, trace_json,
-               knobs_json, knobs_in_force_json, spawn_s, stat_steal)
+               knobs_json, knobs_in_force_json, spawn_s, stat_steal, load1, cpu_pressure_us)
              VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29,?30,?31,?32,?33,?34,?35,?36,?37,?38,
-               ?39,?40)",
+               ?39,?40,?41,?42)",
             params![
                 run_id,
                 p.cell_id,
@@ -284,7 +284,9 @@ impl Store {
                 knobs_json(&p.knobs),
                 knobs_json(&c.knobs),
                 c.spawn_s,
-                s.steal as i64
+                s.steal as i64,
+                c.load.map(|l| l.load1),
+                c.load.and_then(|l| l.cpu_pressure_us).map(|us| us as i64)
             ],
         )?;
         let row = tx.last_insert_rowid();
@@ -511,7 +513,8 @@ impl Store {
             "SELECT id, cell_id, key, workload, workload_kind, policy, class, priority, nice, processes, rep, warmup, ordinal, status, message,
                     started_unix, makespan_s, stat_user, stat_nice, stat_system, stat_idle, stat_iowait, stat_irq, stat_softirq, stat_ctxt,
                     stat_intr, stat_forks, engine_user_s, engine_sys_s, engine_max_rss_kb, groups_json, iosched, io_json, rt_json,
-                    cpu_dma_latency_us, trace_json, knobs_json, knobs_in_force_json, spawn_s, stat_steal
+                    cpu_dma_latency_us, trace_json, knobs_json, knobs_in_force_json, spawn_s, stat_steal,
+                    load1, cpu_pressure_us
              FROM cells WHERE run_id = ?1 ORDER BY ordinal, id",
         )?;
         let mut sst = self.conn.prepare(&sample_select())?;
@@ -558,6 +561,12 @@ impl Store {
                             interrupts: g(25)?,
                             forks: g(26)?,
                             steal: g(39)?,
+                        },
+                        load: match (r.get::<_, Option<f64>>(40)?, r.get::<_, Option<i64>>(41)?) {
+                            (Some(load1), us) => {
+                                Some(MachineLoad { load1, cpu_pressure_us: us.map(|us| us as u64) })
+                            }
+                            (None, _) => None,
                         },
                         engine_user_s: r.get(27)?,
                         engine_sys_s: r.get(28)?,

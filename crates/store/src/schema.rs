@@ -190,6 +190,12 @@ ALTER TABLE cells ADD COLUMN sched_ext_json TEXT;
     r#"
 ALTER TABLE cells ADD COLUMN stat_steal INTEGER NOT NULL DEFAULT 0;
 "#,
+    // How loaded the machine was over the cell (/proc/loadavg, /proc/pressure/cpu), so a run
+    // says when other work may have disturbed it (NULL for older rows: not known).
+    r#"
+ALTER TABLE cells ADD COLUMN load1 REAL;
+ALTER TABLE cells ADD COLUMN cpu_pressure_us INTEGER;
+"#,
 ];
 
 /// An error that says `why` and nothing else (no "Invalid parameter name:" before it).

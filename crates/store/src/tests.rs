@@ -32,6 +32,11 @@ pub(crate) fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
         makespan_s: 2.0,
         spawn_s: (cell_id % 2 == 1).then_some(0.75),
         stat: StatDelta { user: 10, ctxt: 99, steal: 7, ..Default::default() },
+        load: match cell_id {
+            0 => Some(schedlab_model::MachineLoad { load1: 3.9, cpu_pressure_us: Some(1234) }),
+            1 => Some(schedlab_model::MachineLoad { load1: 0.5, cpu_pressure_us: None }),
+            _ => None,
+        },
         engine_user_s: 0.01,
         engine_sys_s: 0.02,
         engine_max_rss_kb: 1000,

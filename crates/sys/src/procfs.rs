@@ -144,9 +144,39 @@ pub fn settle_writeback(limit: std::time::Duration) -> u64 {
     }
 }
 
+/// The 1-minute load average (/proc/loadavg's first field).
+pub fn load_average(root: &Root) -> Option<f64> {
+    root.read("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
+}
+
+/// The microseconds during which some runnable task waited for a CPU since boot
+/// (/proc/pressure/cpu's "some" total); None where the kernel has no PSI.
+pub fn cpu_pressure_us(root: &Root) -> Option<u64> {
+    let text = root.read("/proc/pressure/cpu").ok()?;
+    let some = text.lines().find_map(|l| l.strip_prefix("some "))?;
+    some.split_whitespace().find_map(|f| f.strip_prefix("total="))?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_the_load_average_and_the_cpu_pressure() {
+        let dir = std::env::temp_dir().join(format!("schedlab-pressure-{}", std::process::id()));
+        let root = Root::new(&dir);
+        assert_eq!((load_average(&root), cpu_pressure_us(&root)), (None, None), "no files");
+        std::fs::create_dir_all(dir.join("proc/pressure")).unwrap();
+        std::fs::write(dir.join("proc/loadavg"), "3.93 2.10 1.00 5/412 123\n").unwrap();
+        std::fs::write(
+            dir.join("proc/pressure/cpu"),
+            "some avg10=77.21 avg60=31.84 avg300=17.84 total=5506681614\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
+        )
+        .unwrap();
+        assert_eq!(load_average(&root), Some(3.93));
+        assert_eq!(cpu_pressure_us(&root), Some(5_506_681_614));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     const SAMPLE: &str = "cpu  100 5 50 1000 20 3 4 0 0 0\ncpu0 50 2 25 500 10 1 2 0 0 0\nintr 12345 1 2 3\nctxt 999\nbtime 1\nprocesses 77\nprocs_running 1\n";
 

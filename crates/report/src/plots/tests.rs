@@ -415,6 +415,7 @@ fn io_records() -> Vec<schedlab_model::CellRecord> {
                 makespan_s: makespan + rep as f64 * 0.1,
                 spawn_s: None,
                 stat: Default::default(),
+                load: None,
                 engine_user_s: 0.0,
                 engine_sys_s: 0.0,
                 engine_max_rss_kb: 0,

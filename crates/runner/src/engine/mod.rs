@@ -13,12 +13,12 @@ mod trace;
 
 use reap::{describe_exit, exited_cleanly, kill_and_reap, stop_background, Reaped, Reaper};
 use schedlab_model::sched_ext::SchedExtCell;
-use schedlab_model::{CellRecord, CellStatus};
+use schedlab_model::{CellRecord, CellStatus, MachineLoad};
 use schedlab_plan::{Cell, Step};
 use schedlab_sys::cgroup::Hierarchy;
 use schedlab_sys::journal::Journal;
 use schedlab_sys::pmqos::{self, DmaLatencyHold};
-use schedlab_sys::procfs::{exec_runtime_ns, monotonic_ns, self_usage, Stat};
+use schedlab_sys::procfs::{self, exec_runtime_ns, monotonic_ns, self_usage, Stat};
 use schedlab_sys::Root;
 use spawn::{Collector, Spawned};
 use std::collections::HashMap;
@@ -257,6 +257,7 @@ pub fn run_cell(
 
     // The release, bracketed by the machine's counters.
     let stat0 = Stat::read(cx.root);
+    let pressure0 = procfs::cpu_pressure_us(cx.root);
     let disk0 = crate::device::read_stats(cx.root, cx.stat_devs);
     let bg_cpu0: HashMap<i32, u64> =
         bg_pids.iter().filter_map(|&p| exec_runtime_ns(cx.root, p).map(|ns| (p, ns))).collect();
@@ -285,6 +286,12 @@ pub fn run_cell(
         l.stats_after_cell();
     }
     let stat1 = Stat::read(cx.root);
+    let load = procfs::load_average(cx.root).map(|load1| MachineLoad {
+        load1,
+        cpu_pressure_us: procfs::cpu_pressure_us(cx.root)
+            .zip(pressure0)
+            .map(|(b, a)| b.saturating_sub(a)),
+    });
     let disk1 = crate::device::read_stats(cx.root, cx.stat_devs);
     let (u1, s1, rss) = self_usage();
     // Background CPU inside the measured window: their lead and stop tail are left out.
@@ -351,6 +358,7 @@ pub fn run_cell(
             (Some(a), Some(b)) => b.since(&a),
             _ => Default::default(),
         },
+        load,
         engine_user_s: u1 - u0,
         engine_sys_s: s1 - s0,
         engine_max_rss_kb: rss,
