@@ -9,6 +9,7 @@ mod cli_errors;
 mod contention;
 mod disturb;
 mod docs;
+mod edges;
 mod engine;
 mod export_formats;
 mod fleet;

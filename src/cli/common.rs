@@ -81,14 +81,14 @@ pub fn apply_repetitions(plan: &mut schedlab_spec::Plan, r: Repetitions) {
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RunFlags {
     /// Multiply every work amount (iterations, bytes) by this factor.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub scale: Option<f64>,
     /// Override the number of measured repetitions per cell: a count, or auto (each cell
     /// 3 to 30 times, until the 95% CI of its main figure is within 5% of the mean).
     #[arg(long)]
     pub repetitions: Option<Repetitions>,
     /// Per-cell watchdog in seconds (overrides the spec's timeout_s).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub timeout: Option<f64>,
     /// Run real-time cells even though RT throttling is disabled on this machine.
     #[arg(long)]
@@ -280,8 +280,27 @@ pub fn create_run(
         .map_err(refused)
 }
 
+/// Refuses a database path whose directory is missing (SQLite would only say "unable to
+/// open database file"): bad input, named, before anything on the machine is changed.
+pub fn check_db_dir(db: &Path) -> anyhow::Result<()> {
+    let dir = match db.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => return Ok(()),
+    };
+    if !dir.is_dir() && !db.exists() {
+        let what = if dir.exists() { "is not a directory" } else { "does not exist" };
+        return Err(bad_input(format!(
+            "cannot create the results database {}: its directory {} {what} (create it, or pass another --db / SCHEDLAB_DB)",
+            db.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Opens the results database.
 pub fn open_store(db: &Path) -> anyhow::Result<Store> {
+    check_db_dir(db)?;
     Store::open(db)
         .map_err(|e| anyhow::anyhow!("cannot open the results database {}: {e}", db.display()))
 }

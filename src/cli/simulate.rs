@@ -28,7 +28,7 @@ pub struct Args {
     #[arg(long)]
     pub cpus: Option<usize>,
     /// Multiply every work amount (iterations, bytes) by this factor, as `run` does.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub scale: Option<f64>,
     /// Override the number of repetitions per cell (all identical: the simulation is deterministic).
     #[arg(long)]
@@ -262,6 +262,7 @@ fn unix_now() -> f64 {
 
 /// Runs `schedlab simulate`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
+    super::common::check_db_dir(db)?;
     keep_freed_memory();
     let spec = load_spec(
         a.file.as_deref(),
