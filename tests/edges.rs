@@ -94,3 +94,32 @@ fn check_refuses_a_plan_the_watchdog_would_kill_naming_both_numbers() {
     assert!(warning.ends_with("after 30 s"), "{warning}");
     assert!(err.contains("the watchdog allows 30 s"), "{err}");
 }
+
+/// One machine whose ambient cpu_dma_latency changed between two runs is one machine:
+/// compare names the setting that differs, not "the machines differ".
+#[test]
+fn compare_names_a_changed_setting_without_calling_it_another_machine() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "cpu.toml",
+        "name = \"cpu\"\n[matrix]\nworkload = [\"cpu\"]\nprocesses = [1]\n\
+         [workloads.cpu]\nkind = \"pi\"\niterations = 1_000_000\n",
+    );
+    for _ in 0..2 {
+        lab.ok(&["simulate", spec.to_str().unwrap(), "--ns-per-iteration", "5", "-q"]);
+    }
+    let db = rusqlite::Connection::open(lab.db()).unwrap();
+    for (id, us) in [(1, 0), (2, 2000)] {
+        db.execute(
+            "UPDATE runs SET env_json = json_set(env_json, '$.machine.cpu_dma_latency_us', ?2) WHERE id = ?1",
+            [id, us],
+        )
+        .unwrap();
+    }
+    drop(db);
+    let out = lab.run(&["compare", "1", "2"]);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("settings differ: cpu_dma_latency 0 \u{2192} 2000"), "{err}");
+    assert!(!err.contains("machines differ"), "{err}");
+}
