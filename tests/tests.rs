@@ -28,6 +28,7 @@ mod nothing_lost;
 mod old_database;
 mod report;
 mod rt;
+mod rt_context;
 mod rtreport;
 mod run_output;
 mod scx;
