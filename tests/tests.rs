@@ -14,6 +14,7 @@ mod engine;
 mod export_formats;
 mod fleet;
 mod full_disk;
+mod generated_docs;
 mod groups;
 mod import;
 mod interrupt;

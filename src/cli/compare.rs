@@ -17,26 +17,33 @@ pub struct Args {
     pub a: String,
     /// The run or campaign compared with it (B); ratios are B/A.
     pub b: String,
-    /// What to compare: wall (per process), makespan, involuntary, voluntary (switches per process), user (CPU per process) or throughput.
-    #[arg(long, short, default_value = "wall")]
+    /// What to compare.
+    #[arg(long, short, default_value = "wall", value_parser = super::values::metrics())]
     pub metric: String,
-    /// table, markdown or json.
-    #[arg(long, short, default_value = "table")]
+    /// The output's format.
+    #[arg(long, short, default_value = "table", value_parser = formats())]
     pub format: String,
     /// Significance level of the Welch tests; intervals are at 1 - alpha.
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
 }
 
+/// The formats `run` writes.
+fn formats() -> super::values::Names {
+    use clap::builder::PossibleValue;
+    super::values::Names::new(
+        "format",
+        [
+            PossibleValue::new("table").help("a table and a summary line"),
+            PossibleValue::new("markdown").alias("md").help("a Markdown table"),
+            PossibleValue::new("json").help("one JSON object"),
+        ],
+    )
+}
+
 /// Runs `schedlab compare`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let metric = metric_and_alpha(&a.metric, a.alpha)?;
-    if !matches!(a.format.as_str(), "table" | "markdown" | "md" | "json") {
-        return Err(bad_input(format!(
-            "unknown format \"{}\"; use table, markdown or json",
-            a.format
-        )));
-    }
     let store = open_existing(db)?;
     let (sa, sb) =
         (super::campaign::load(&store, Some(&a.a))?, super::campaign::load(&store, Some(&a.b))?);
@@ -65,7 +72,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             serde_json::to_writer_pretty(&mut out, &compare::json(&c, ra.id, rb.id, &warnings))?;
             writeln!(out)?;
         }
-        "markdown" | "md" => write!(out, "{}", compare::markdown(&c, ra.id, rb.id, &warnings))?,
+        "markdown" => write!(out, "{}", compare::markdown(&c, ra.id, rb.id, &warnings))?,
         _ => {
             writeln!(
                 out,
