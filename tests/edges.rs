@@ -6,6 +6,16 @@ use crate::util::Lab;
 const ONE_CELL: &str = "name = \"one\"\n[matrix]\nworkload = [\"nap\"]\nprocesses = [1]\n\
                         [workloads.nap]\nkind = \"command\"\nargv = [\"sleep\", \"0.1\"]\n";
 
+/// Stores a simulated run of one small pi cell (no root, well under a second).
+pub fn simulate_one_cell(lab: &Lab) {
+    let spec = lab.spec(
+        "cpu.toml",
+        "name = \"cpu\"\n[matrix]\nworkload = [\"cpu\"]\nprocesses = [1]\n\
+         [workloads.cpu]\nkind = \"pi\"\niterations = 1_000_000\n",
+    );
+    lab.ok(&["simulate", spec.to_str().unwrap(), "--ns-per-iteration", "5", "-q"]);
+}
+
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -100,14 +110,8 @@ fn check_refuses_a_plan_the_watchdog_would_kill_naming_both_numbers() {
 #[test]
 fn compare_names_a_changed_setting_without_calling_it_another_machine() {
     let lab = Lab::new();
-    let spec = lab.spec(
-        "cpu.toml",
-        "name = \"cpu\"\n[matrix]\nworkload = [\"cpu\"]\nprocesses = [1]\n\
-         [workloads.cpu]\nkind = \"pi\"\niterations = 1_000_000\n",
-    );
-    for _ in 0..2 {
-        lab.ok(&["simulate", spec.to_str().unwrap(), "--ns-per-iteration", "5", "-q"]);
-    }
+    simulate_one_cell(&lab);
+    simulate_one_cell(&lab);
     let db = rusqlite::Connection::open(lab.db()).unwrap();
     for (id, us) in [(1, 0), (2, 2000)] {
         db.execute(

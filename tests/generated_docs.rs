@@ -42,12 +42,7 @@ fn compare_and_report_help_and_man_page_list_every_metric_with_the_trace_ones() 
 #[test]
 fn export_help_lists_every_format_export_writes() {
     let lab = Lab::new();
-    let spec = lab.spec(
-        "cpu.toml",
-        "name = \"cpu\"\n[matrix]\nworkload = [\"cpu\"]\nprocesses = [1]\n\
-         [workloads.cpu]\nkind = \"pi\"\niterations = 1_000_000\n",
-    );
-    lab.ok(&["simulate", spec.to_str().unwrap(), "--ns-per-iteration", "5", "-q"]);
+    crate::edges::simulate_one_cell(&lab);
     let listed = possible_values(&lab.ok(&["export", "--help"]), "--format");
     let mut also: Vec<String> =
         schedlab_report::export::FORMATS.iter().map(|(f, _, _)| f.to_string()).collect();
