@@ -15,6 +15,7 @@ mod export_formats;
 mod fleet;
 mod full_disk;
 mod generated_docs;
+mod skips;
 mod groups;
 mod import;
 mod interrupt;
