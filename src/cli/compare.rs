@@ -24,7 +24,7 @@ pub struct Args {
     #[arg(long, short, default_value = "table", value_parser = formats())]
     pub format: String,
     /// Significance level of the Welch tests; intervals are at 1 - alpha.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
     pub alpha: f64,
 }
 

@@ -26,7 +26,7 @@ struct StatusArgs {
     #[arg(long)]
     json: bool,
     /// Refresh every SECONDS until no dispatcher is left (tables only).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     watch: Option<f64>,
     /// Where the dispatchers' region files are (default: /run/schedlab when /run is tmpfs, else /dev/shm/schedlab).
     #[arg(long)]

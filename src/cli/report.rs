@@ -31,7 +31,7 @@ pub struct Args {
     #[arg(long, default_value = "wall", value_parser = super::values::metrics())]
     pub metric: String,
     /// Significance level of the comparison's Welch tests.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
     pub alpha: f64,
 }
 
