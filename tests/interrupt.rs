@@ -66,6 +66,12 @@ fn interrupt_then_resume(signal: i32, marker: &str) {
     let out = lab.paste(hint, &["-q"]);
     assert!(out.status.success(), "{hint}: {}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("3 of 6 cell repetitions already stored"));
+    // Its summary counts what this resume ran, beside the run's whole count.
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary.contains("ran 3 measured cell repetitions (6 in the run, 3 from before)"),
+        "{summary}"
+    );
     assert_eq!(lab.samples().len(), 6 * 2);
     assert!(lab.ok(&["runs"]).contains("complete"));
     // A finished run is not resumable.

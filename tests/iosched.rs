@@ -386,9 +386,7 @@ fn a_directory_on_a_real_disk_needs_confirmation_and_gets_its_scheduler_back() {
 fn iosched_report_renders_every_io_figure_in_chromium() {
     require!(is_root(), "the iosched example makes a loop device (CAP_SYS_ADMIN)");
     let Some(chromium) = crate::report::chromium() else {
-        eprintln!(
-            "SKIPPED iosched::iosched_report_renders_every_io_figure_in_chromium: chromium is not installed (apt-get install chromium)"
-        );
+        schedlab_testkit::skip("chromium is not installed (apt-get install chromium)");
         return;
     };
     let _one = serial();

@@ -72,7 +72,7 @@ fn a_longer_slice_lets_a_worker_run_longer_before_the_other_takes_its_cpu() {
         break;
     }
     if busy > 25.0 {
-        eprintln!("skipped: the machine is too busy to show a slice (other tasks took CPU 0 {busy:.0} times per CPU-second)");
+        schedlab_testkit::skip(format!("the machine is too busy to show a slice (other tasks took CPU 0 {busy:.0} times per CPU-second)"));
         return;
     }
     let show = lab.ok(&["show"]);

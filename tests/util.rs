@@ -3,12 +3,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Skips the current test (returning early) with a printed reason.
+/// Skips the current test (returning early), printing the reason where `cargo test` shows
+/// it (see `schedlab_testkit::skip`).
 #[macro_export]
 macro_rules! require {
     ($cond:expr, $why:expr) => {
         if !$cond {
-            eprintln!("SKIPPED {}: {}", module_path!(), $why);
+            schedlab_testkit::skip($why);
             return;
         }
     };

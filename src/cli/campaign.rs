@@ -234,8 +234,9 @@ pub fn machine_warnings(a: &Subject, b: &Subject) -> Vec<String> {
     for (ma, ea) in a.machines() {
         for (mb, eb) in b.machines() {
             let headers = ea == &a.run.env && eb == &b.run.env;
+            // Ambient settings (cpu_dma_latency, governor, sysctls) do not make another machine.
             let d: Vec<String> = ea
-                .fact_differences(eb)
+                .hardware_differences(eb)
                 .into_iter()
                 .filter(|d| !(headers && covered.iter().any(|c| d.starts_with(c))))
                 .collect();
@@ -246,9 +247,18 @@ pub fn machine_warnings(a: &Subject, b: &Subject) -> Vec<String> {
                     b.name(),
                     d.join("; ")
                 ));
-            } else if !ea.same_machine(eb) && ma != mb && ea.fact_differences(eb).is_empty() {
+            } else if !ea.same_machine(eb) && ma != mb && ea.hardware_differences(eb).is_empty() {
                 out.push(format!(
                     "{} was measured on {ma}, {} on {mb}: different machines with the same facts",
+                    a.name(),
+                    b.name()
+                ));
+            }
+            let s = ea.setting_differences(eb);
+            if !s.is_empty() {
+                out.push(format!(
+                    "settings differ: {} ({} \u{2192} {}); the ratios show the settings as well as any change",
+                    s.join("; "),
                     a.name(),
                     b.name()
                 ));

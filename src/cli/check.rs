@@ -13,7 +13,7 @@ pub struct Args {
     /// Experiment file (TOML).
     pub file: PathBuf,
     /// Multiply every work amount by this factor.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub scale: Option<f64>,
     /// Override the number of measured repetitions: a count, or auto (3 to 30, until the
     /// 95% CI is within 5% of the mean).
@@ -112,7 +112,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         "sync writes / rep",
     ]);
     let (mut cpu_total, mut writes_total, mut procs_total) = (0.0, 0u64, 0u64);
+    // Cells whose estimated wall time per repetition reaches the watchdog: (cell, key, s).
+    let mut too_long: Vec<(u32, &str, f64)> = Vec::new();
     for c in &plan.cells {
+        let (mut cell_cpu_s, mut longest_process_s) = (0.0f64, 0.0f64);
         for (gi, g) in c.groups.iter().enumerate() {
             let per_process_ns = match g.workload {
                 Workload::Pi { iterations } | Workload::Mixed { iterations, .. } => {
@@ -130,6 +133,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             if !g.background {
                 cpu_total += cpu_s * per_rep as f64;
                 writes_total += writes * per_rep;
+                // A periodic set runs for its duration_s, which check_watchdog compares.
+                if g.workload.periodic().is_none() {
+                    cell_cpu_s += cpu_s;
+                    longest_process_s = longest_process_s.max(per_process_ns * 1e-9);
+                }
             }
             procs_total += g.processes as u64 * per_rep;
             let pol = match g.policy.class {
@@ -173,6 +181,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 if g.background { "until stopped".into() } else { format!("{cpu_s:.2}") },
                 writes.to_string(),
             ]);
+        }
+        // No repetition ends before its longest process, nor before the cell's CPUs did its work.
+        let wall_s = longest_process_s.max(cell_cpu_s / cpus);
+        if wall_s >= plan.timeout.as_secs_f64() {
+            too_long.push((c.index, &c.key, wall_s));
         }
     }
     outln!(
@@ -231,6 +244,21 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     for (line, warning) in super::common::feasibility_lines(plan, cpus as usize) {
         outln!("{}{line}", if warning { "warning: " } else { "" });
+    }
+    for (cell, key, wall_s) in &too_long {
+        outln!(
+            "warning: cell {cell} ({key}) needs at least {wall_s:.0} s per repetition (estimated here), and the watchdog stops each cell repetition after {:.0} s",
+            plan.timeout.as_secs_f64()
+        );
+    }
+    if let Some((_, _, longest)) = too_long.iter().max_by(|a, b| a.2.total_cmp(&b.2)) {
+        return Err(bad_input(format!(
+            "{} of {} cells would be stopped by the watchdog in every repetition (the longest needs about {:.0} s, the watchdog allows {:.0} s): lower --scale, or raise timeout_s (run --timeout)",
+            too_long.len(),
+            plan.cells.len(),
+            longest,
+            plan.timeout.as_secs_f64()
+        )));
     }
     // In the order `run` refuses them: privileges, CPUs, limits, then the device.
     allowed

@@ -81,14 +81,14 @@ pub fn apply_repetitions(plan: &mut schedlab_spec::Plan, r: Repetitions) {
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RunFlags {
     /// Multiply every work amount (iterations, bytes) by this factor.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub scale: Option<f64>,
     /// Override the number of measured repetitions per cell: a count, or auto (each cell
     /// 3 to 30 times, until the 95% CI of its main figure is within 5% of the mean).
     #[arg(long)]
     pub repetitions: Option<Repetitions>,
     /// Per-cell watchdog in seconds (overrides the spec's timeout_s).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub timeout: Option<f64>,
     /// Run real-time cells even though RT throttling is disabled on this machine.
     #[arg(long)]
@@ -280,8 +280,27 @@ pub fn create_run(
         .map_err(refused)
 }
 
+/// Refuses a database path whose directory is missing (SQLite would only say "unable to
+/// open database file"): bad input, named, before anything on the machine is changed.
+pub fn check_db_dir(db: &Path) -> anyhow::Result<()> {
+    let dir = match db.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => return Ok(()),
+    };
+    if !dir.is_dir() && !db.exists() {
+        let what = if dir.exists() { "is not a directory" } else { "does not exist" };
+        return Err(bad_input(format!(
+            "cannot create the results database {}: its directory {} {what} (create it, or pass another --db / SCHEDLAB_DB)",
+            db.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Opens the results database.
 pub fn open_store(db: &Path) -> anyhow::Result<Store> {
+    check_db_dir(db)?;
     Store::open(db)
         .map_err(|e| anyhow::anyhow!("cannot open the results database {}: {e}", db.display()))
 }
@@ -335,11 +354,40 @@ pub fn feasibility_lines(plan: &schedlab_spec::Plan, cpus: usize) -> Vec<(String
                 continue;
             }
             seen.push((g.workload_name.clone(), p.tasks.clone()));
+            let same_set = |s: schedlab_spec::RtScheduler| {
+                plan.cells.iter().flat_map(|c| &c.groups).any(|h| {
+                    h.workload.periodic().is_some_and(|q| q.tasks == p.tasks && q.scheduler == s)
+                })
+            };
             let f = schedlab_periodic::feasibility(&p.tasks);
             let at = match p.utilisation {
                 Some(u) => format!("{} at utilisation {u}", g.workload_name),
                 None => g.workload_name.clone(),
             };
+            if same_set(schedlab_spec::RtScheduler::Deadline) {
+                out.extend(deadline_admission(p, &at, cpus));
+            }
+            // The DWCS feasibility test (canonical, guaranteed) speaks only of sets DWCS
+            // schedules; any scheduler confined to one CPU drops jobs of a set more than its worth.
+            let one_cpu = plan.cells.iter().flat_map(|c| &c.groups).any(|h| {
+                h.workload.periodic().is_some_and(|q| {
+                    q.tasks == p.tasks && q.scheduler != schedlab_spec::RtScheduler::Deadline
+                })
+            });
+            if !same_set(schedlab_spec::RtScheduler::Dwcs) {
+                if one_cpu && f.min_utilisation > 1.0 + 1e-9 {
+                    out.push((
+                        format!(
+                            "task set {at}: {} tasks, sum C/T = {:.3}, even the windows' minimum (sum (1 - x/y) C/T = {:.3}) is more than one CPU's worth, so window violations are expected",
+                            p.tasks.len(),
+                            f.utilisation,
+                            f.min_utilisation
+                        ),
+                        true,
+                    ));
+                }
+                continue;
+            }
             let head = format!(
                 "task set {at}: {} tasks, sum C/T = {:.3}, DWCS minimum utilisation sum (1 - x/y) C/T = {:.3}",
                 p.tasks.len(),
@@ -388,23 +436,25 @@ pub fn feasibility_lines(plan: &schedlab_spec::Plan, cpus: usize) -> Vec<(String
                 let why = f.not_canonical_because.unwrap_or_default();
                 out.push((format!("{head}; not canonical ({why}), so the DWCS feasibility guarantee does not apply"), true));
             }
-            if plan.cells.iter().flat_map(|c| &c.groups).any(|h| {
-                h.workload.periodic().is_some_and(|q| {
-                    q.tasks == p.tasks && q.scheduler == schedlab_spec::RtScheduler::Deadline
-                })
-            }) {
-                let limit = cpus as f64 * 0.95;
-                if p.deadline_bandwidth() > limit {
-                    out.push((
-                        format!(
-                            "task set {at}: SCHED_DEADLINE admission will refuse it: sum of runtime/period {:.3} exceeds {limit:.2} ({cpus} CPUs x 95%)",
-                            p.deadline_bandwidth()
-                        ),
-                        true,
-                    ));
-                }
-            }
         }
     }
     out
+}
+
+/// The warning that SCHED_DEADLINE's admission control will refuse set `p`, if it will.
+fn deadline_admission(
+    p: &schedlab_spec::Periodic,
+    at: &str,
+    cpus: usize,
+) -> Option<(String, bool)> {
+    let limit = cpus as f64 * 0.95;
+    (p.deadline_bandwidth() > limit).then(|| {
+        (
+            format!(
+                "task set {at}: SCHED_DEADLINE admission will refuse it: sum of runtime/period {:.3} exceeds {limit:.2} ({cpus} CPUs x 95%)",
+                p.deadline_bandwidth()
+            ),
+            true,
+        )
+    })
 }

@@ -34,14 +34,14 @@ pub struct Args {
     /// With --by: the level the others are compared with (default: the first in plan order).
     #[arg(long, value_name = "LEVEL", requires = "by")]
     pub baseline: Option<String>,
-    /// What to compare: wall (per process), makespan, involuntary (preemptions), voluntary (switches per process), user (CPU per process) or throughput; for traced runs also runnable, wakeup_p99 or migrations.
-    #[arg(long, short, default_value = "wall")]
+    /// What to compare.
+    #[arg(long, short, default_value = "wall", value_parser = super::values::metrics())]
     pub metric: String,
-    /// table, markdown or json; with --by also csv.
-    #[arg(long, short, default_value = "table")]
+    /// The output's format (csv with --by only).
+    #[arg(long, short, default_value = "table", value_parser = formats())]
     pub format: String,
     /// Significance level of the Welch tests; intervals are at 1 - alpha.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
     pub alpha: f64,
     /// How the p-values of all the cells (pairs) are adjusted for their number: holm
     /// (family-wise error), bh (Benjamini-Hochberg, false discovery rate) or none.
@@ -57,22 +57,26 @@ fn correction(name: &str) -> anyhow::Result<Correction> {
     })
 }
 
+/// The formats `compare` writes.
+fn formats() -> super::values::Names {
+    use clap::builder::PossibleValue;
+    super::values::Names::new(
+        "format",
+        [
+            PossibleValue::new("table").help("a table and a summary line"),
+            PossibleValue::new("markdown").alias("md").help("a Markdown table"),
+            PossibleValue::new("csv").help("CSV, a row per pair (with --by)"),
+            PossibleValue::new("json").help("one JSON object"),
+        ],
+    )
+}
+
 /// Runs `schedlab compare`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let metric = metric_and_alpha(&a.metric, a.alpha)?;
     let correction = correction(&a.correction)?;
-    let formats: &[&str] = if a.by.is_some() {
-        &["table", "markdown", "md", "csv", "json"]
-    } else {
-        &["table", "markdown", "md", "json"]
-    };
-    if !formats.contains(&a.format.as_str()) {
-        let with_by = if a.by.is_some() {
-            "table, markdown, csv or json"
-        } else {
-            "table, markdown or json (csv with --by)"
-        };
-        return Err(bad_input(format!("unknown format \"{}\"; use {with_by}", a.format)));
+    if a.format == "csv" && a.by.is_none() {
+        return Err(bad_input("csv is written with --by only; use table, markdown or json"));
     }
     let Some(b) = a.b.as_deref() else {
         let Some(by) = a.by.as_deref() else {
@@ -114,7 +118,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             serde_json::to_writer_pretty(&mut out, &compare::json(&c, ra.id, rb.id, &warnings))?;
             writeln!(out)?;
         }
-        "markdown" | "md" => write!(out, "{}", compare::markdown(&c, ra.id, rb.id, &warnings))?,
+        "markdown" => write!(out, "{}", compare::markdown(&c, ra.id, rb.id, &warnings))?,
         _ => {
             writeln!(
                 out,

@@ -26,7 +26,7 @@ struct StatusArgs {
     #[arg(long)]
     json: bool,
     /// Refresh every SECONDS until no dispatcher is left (tables only).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     watch: Option<f64>,
     /// Where the dispatchers' region files are (default: /run/schedlab when /run is tmpfs, else /dev/shm/schedlab).
     #[arg(long)]
@@ -67,8 +67,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
         if snaps.is_empty() {
-            println!("no dispatcher is running (regions are looked for in {})", dir.display());
-            return Ok(if s.watch.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) });
+            // Nothing running is an answer, not an error (as `systemctl status` of a stopped unit
+            // is for scripts that only read it): exit 0.
+            println!(
+                "nothing is running: no dispatcher (regions are looked for in {})",
+                dir.display()
+            );
+            return Ok(ExitCode::SUCCESS);
         }
         for snap in &snaps {
             println!("{snap}");

@@ -12,9 +12,8 @@ pub struct Args {
     /// Run id, or a campaign (`campaign:ID` or its id: every shard's rows, each with the
     /// machine that measured it); the newest run without it.
     pub run: Option<String>,
-    /// csv, json, markdown, parquet (needs --output) or hyperfine (hyperfine's
-    /// --export-json: a result per cell, its repetitions' makespans as the runs).
-    #[arg(long, short, default_value = "csv")]
+    /// The format.
+    #[arg(long, short, default_value = "csv", value_parser = formats())]
     pub format: String,
     /// Write to this file instead of standard output (must not exist yet).
     #[arg(long, short)]
@@ -28,15 +27,29 @@ pub struct Args {
     pub jobs: bool,
 }
 
+/// The row formats of the report crate's exporters, then the two written here.
+fn formats() -> super::values::Names {
+    use clap::builder::PossibleValue;
+    let rows = schedlab_report::export::FORMATS
+        .iter()
+        .map(|(f, also, what)| PossibleValue::new(f).aliases(also.iter().copied()).help(*what));
+    super::values::Names::new(
+        "format",
+        rows.chain([
+            PossibleValue::new("parquet").help("Apache Parquet, a column per field (needs --output)"),
+            PossibleValue::new("hyperfine").help(
+                "hyperfine's --export-json: a result per cell, its repetitions' makespans as the runs",
+            ),
+        ]),
+    )
+}
+
 /// Runs `schedlab export`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
+    // The parser took only the names of `formats()`.
     let exporter = match a.format.as_str() {
         "parquet" | "hyperfine" => None,
-        f => Some(schedlab_report::export::by_name(f).ok_or_else(|| {
-            bad_input(format!(
-                "unknown format \"{f}\"; use csv, json, markdown, parquet or hyperfine"
-            ))
-        })?),
+        f => Some(schedlab_report::export::by_name(f).expect("a format of formats()")),
     };
     if a.format == "parquet" && a.output.is_none() {
         return Err(bad_input("the parquet format is binary: give a file with --output"));

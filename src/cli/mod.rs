@@ -25,6 +25,7 @@ mod simulate;
 mod slurm;
 mod trace;
 mod trace_export;
+mod values;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -64,7 +65,7 @@ pub enum Cmd {
     Check(check::Args),
     /// Show a stored run as tables (the newest without RUN).
     Show(show::Args),
-    /// Export a run's per-process samples as csv, json or markdown.
+    /// Export a run's per-process samples (or per-job records) as a file other tools read.
     Export(export::Args),
     /// Write an HTML report of a run (figures as SVG and PNG beside it) into a new directory.
     Report(report::Args),

@@ -29,12 +29,11 @@ pub struct Args {
     /// cells matched by key.
     #[arg(long, value_name = "OTHER_RUN")]
     pub compare: Option<String>,
-    /// The comparison's first metric: wall, makespan, involuntary, voluntary, user or
-    /// throughput; for traced runs also runnable, wakeup_p99 or migrations.
-    #[arg(long, default_value = "wall")]
+    /// The comparison's first metric.
+    #[arg(long, default_value = "wall", value_parser = super::values::metrics())]
     pub metric: String,
     /// Significance level of the comparison's Welch tests.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
     pub alpha: f64,
 }
 

@@ -228,11 +228,12 @@ fn resumed_run(
 
 /// The run's one line at its end (all `--quiet` prints): what ran, how long it took, what
 /// failed, how adaptive cells ended, what says the machine was noisy, and where the tables are.
+/// The counts are the failed and measured cell repetitions, and those a resumed run found.
 fn summary(
     store: &schedlab_store::Store,
     run_id: i64,
     status: &RunStatus,
-    (failed, measured): (usize, usize),
+    (failed, measured, before): (usize, usize, Option<usize>),
     took: Duration,
     warnings: usize,
     cpus: usize,
@@ -244,11 +245,15 @@ fn summary(
         .collect::<std::collections::BTreeSet<_>>()
         .len();
     let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
-    let mut line = format!(
-        "run {run_id} {status}: {}, {}",
-        plural(cells, "cell"),
-        plural(measured, "measured cell repetition")
-    );
+    // A resumed run ran only what was missing: say so, beside the run's whole count.
+    let reps = match before {
+        Some(b) => format!(
+            "ran {} ({measured} in the run, {b} from before)",
+            plural(measured.saturating_sub(b), "measured cell repetition")
+        ),
+        None => plural(measured, "measured cell repetition"),
+    };
+    let mut line = format!("run {run_id} {status}: {}, {reps}", plural(cells, "cell"));
     if failed > 0 {
         line.push_str(&format!(" ({failed} FAILED)"));
     }
@@ -291,6 +296,7 @@ fn skipped_line(why: &str, keys: &[String]) -> String {
 
 /// Runs `schedlab run`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
+    super::common::check_db_dir(db)?;
     let mut spec = if a.resume {
         load_spec(a.file.as_deref(), None, None)?
     } else {
@@ -392,7 +398,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         }
         None => plan.cells.iter().map(|c| c.index).collect(),
     };
-    let (store, run_id, steps, stored) = match resumed {
+    let (store, run_id, steps, stored, before) = match resumed {
         Some((mut store, id)) => {
             // Records a failing database could not take come first.
             let spooled = schedlab_store::spool::path(db, id);
@@ -434,7 +440,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             );
             // An adaptive run continues each cell from its stored records.
             let stored = if plan.adaptive.is_some() { store.cells(id)? } else { Vec::new() };
-            (store, id, left, stored)
+            let before = done.iter().filter(|(_, _, warmup)| !warmup).count();
+            (store, id, left, stored, Some(before))
         }
         None => {
             let store = open_store(db)?;
@@ -451,7 +458,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                     });
                 store.set_campaign(id, &campaign, super::shard::stored(shard))?;
             }
-            (store, id, all_steps, Vec::new())
+            (store, id, all_steps, Vec::new(), None)
         }
     };
 
@@ -611,7 +618,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                     &store,
                     run_id,
                     &status,
-                    (failed, measured),
+                    (failed, measured, before),
                     progress.started.elapsed(),
                     warnings.len(),
                     environment.cpus as usize

@@ -132,6 +132,9 @@ pub fn print_subject(subject: &Subject) -> anyhow::Result<()> {
             "\nReal-time task sets (mean ±95% CI over n repetitions; per process = averaged over the set's tasks; missed = misses / jobs; violations of (x, y) windows, fixed and sliding; latency = scheduling latency (wake-up, or hand-off under the edf and dwcs dispatchers), percentiles of each repetition's merged histogram; every job: export --jobs):"
         );
         outln!("{}", schedlab_report::tables::rt(&rt));
+        if let Some(note) = schedlab_report::tables::rt_placement_note(&rt, run.env.cpus) {
+            outln!("{note}.");
+        }
         if let Some(t) = schedlab_report::tables::rt_cpus(&rt) {
             outln!("\nPartitioned sets, per CPU (the same figures for each CPU's tasks; C/T and min util. = that CPU's share):");
             outln!("{t}");

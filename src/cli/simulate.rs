@@ -28,16 +28,16 @@ pub struct Args {
     #[arg(long)]
     pub cpus: Option<usize>,
     /// Multiply every work amount (iterations, bytes) by this factor, as `run` does.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub scale: Option<f64>,
     /// Override the number of repetitions per cell (all identical: the simulation is deterministic).
     #[arg(long)]
     pub repetitions: Option<u32>,
     /// CPU nanoseconds per pi iteration (default: calibrated here for ~50 ms).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub ns_per_iteration: Option<f64>,
     /// CPU nanoseconds per hash of the hash workload (default: calibrated here when needed).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub ns_per_hash: Option<f64>,
     /// Each worker's CPU demand is its work CPU in this measured run of the same spec (same
     /// --db; cell by key, worker by group and place, repetition r from repetition r),
@@ -45,25 +45,25 @@ pub struct Args {
     #[arg(long, value_name = "RUN", conflicts_with_all = ["ns_per_iteration", "ns_per_hash"])]
     pub demand_from: Option<i64>,
     /// Device service time of one synchronous 1 KiB write, microseconds (default: calibrated).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub write_service_us: Option<f64>,
     /// CPU time of one synchronous write, microseconds (default: calibrated with the service time).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub write_cpu_us: Option<f64>,
     /// SCHED_RR quantum in ms (default: /proc/sys/kernel/sched_rr_timeslice_ms).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub rr_quantum_ms: Option<f64>,
     /// Slice of the fair model in us (default: the kernel's base slice for the CPUs plus half a tick).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub fair_slice_us: Option<f64>,
     /// Context-switch cost in us (default: measured on the development machine, docs/BENCHMARKS.md).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub switch_cost_us: Option<f64>,
     /// Extra cost of a migration in us (default: measured on the development machine).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub migration_cost_us: Option<f64>,
     /// CPU each worker spends before the release (exec, setup), us: added to user time, never scheduled (default 0).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub setup_us: Option<f64>,
     /// Store cells that cannot be simulated (e.g. command workloads) as failed instead of refusing the file.
     #[arg(long)]
@@ -80,10 +80,10 @@ pub struct Args {
     #[arg(long, value_name = "KEY")]
     pub gantt_cell: Option<String>,
     /// Start of the charted range, seconds of simulated time after the release.
-    #[arg(long, value_name = "T")]
+    #[arg(long, value_name = "T", allow_negative_numbers = true)]
     pub from: Option<f64>,
     /// End of the charted range, seconds (default: the cell's end).
-    #[arg(long, value_name = "T")]
+    #[arg(long, value_name = "T", allow_negative_numbers = true)]
     pub to: Option<f64>,
     /// No calibration report, no tables: only errors.
     #[arg(long, short)]
@@ -262,6 +262,7 @@ fn unix_now() -> f64 {
 
 /// Runs `schedlab simulate`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
+    super::common::check_db_dir(db)?;
     keep_freed_memory();
     let spec = load_spec(
         a.file.as_deref(),

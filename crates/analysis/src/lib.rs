@@ -44,7 +44,7 @@ pub use multiple::{adjust, benjamini_hochberg, holm, Correction};
 pub use outliers::{modified_z_scores, outliers, MODIFIED_Z_THRESHOLD};
 pub use percentile::{percentile, percentiles};
 pub use ratio::{ratio_of_means, Ratio};
-pub use rt::{rt_stats, CpuRt, RtStats};
+pub use rt::{rt_stats, CpuRt, Placement, RtStats};
 pub use runs::{compare_runs, CellComparison, Change, CompareSummary, RunComparison};
 pub use summary::{t_critical, t_interval, Summary, DEFAULT_CONFIDENCE};
 pub use trace::{trace_stats, TraceStats};

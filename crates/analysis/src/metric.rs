@@ -97,21 +97,27 @@ impl Metric {
         }
     }
 
-    /// Parses a name (also accepts `invol`, `vol` and the `*_per_proc` spellings).
-    pub fn parse(name: &str) -> Option<Metric> {
-        if let Some(m) = Metric::ALL.into_iter().chain(Metric::TRACE).find(|m| m.name() == name) {
-            return Some(m);
+    /// The other names [`Metric::parse`] accepts for it (`invol`, `vol`, the `*_per_proc`
+    /// spellings).
+    pub fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Metric::WallPerProc => &["wall_per_proc"],
+            Metric::InvoluntaryPerProc => &["invol", "invol_per_proc", "preempted"],
+            Metric::VoluntaryPerProc => &["vol", "vol_per_proc", "blocked"],
+            Metric::UserPerProc => &["user_per_proc"],
+            Metric::RunnablePerProc => &["runnable_per_proc", "waiting"],
+            Metric::WakeupP99 => &["wakeup"],
+            Metric::MigrationsPerProc => &["migrations_per_proc"],
+            Metric::Makespan | Metric::Throughput => &[],
         }
-        Some(match name {
-            "wall_per_proc" => Metric::WallPerProc,
-            "invol" | "invol_per_proc" | "preempted" => Metric::InvoluntaryPerProc,
-            "vol" | "vol_per_proc" | "blocked" => Metric::VoluntaryPerProc,
-            "user_per_proc" => Metric::UserPerProc,
-            "runnable_per_proc" | "waiting" => Metric::RunnablePerProc,
-            "wakeup" => Metric::WakeupP99,
-            "migrations_per_proc" => Metric::MigrationsPerProc,
-            _ => return None,
-        })
+    }
+
+    /// Parses a name or one of its [`Metric::aliases`].
+    pub fn parse(name: &str) -> Option<Metric> {
+        Metric::ALL
+            .into_iter()
+            .chain(Metric::TRACE)
+            .find(|m| m.name() == name || m.aliases().contains(&name))
     }
 
     /// The metric's value for one repetition; None for warm-ups, failed starts and empty repetitions.

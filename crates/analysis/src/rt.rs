@@ -24,7 +24,8 @@ pub struct RtStats {
     pub min_utilisation: Option<f64>,
     /// Sum of C/T (None when no repetition ran).
     pub plain_utilisation: Option<f64>,
-    /// The DWCS feasibility test guarantees the set (canonical, minimum utilisation <= 1).
+    /// DWCS scheduled the set and its feasibility test guarantees it (canonical, minimum
+    /// utilisation <= 1); false under every other scheduler.
     pub guaranteed: bool,
     /// Who counted the jobs: "worker" (each task's own clock) or "dispatcher" (the live
     /// dispatcher's tally: no wake-up latencies).
@@ -82,6 +83,42 @@ pub struct RtStats {
     /// A partitioned set's figures on each of its CPUs, ascending; empty when the set ran on
     /// one CPU or globally (SCHED_DEADLINE).
     pub per_cpu: Vec<CpuRt>,
+    /// The CPUs the set had (None when no repetition stored its set).
+    pub placement: Option<Placement>,
+}
+
+/// The CPUs a periodic set ran on: what its figures can be compared with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Every task on this one CPU (the dispatchers, and the pinned kernel policies).
+    One(u32),
+    /// The tasks split over this many CPUs, each task pinned to one.
+    Partitioned(usize),
+    /// The kernel's global scheduling on every CPU of the machine (SCHED_DEADLINE's global
+    /// EDF, which migrates tasks to whichever CPU is free).
+    Global,
+}
+
+impl Placement {
+    /// Where a stored set ran.
+    pub fn of(c: &CellRt) -> Placement {
+        let cpus = schedlab_model::by_cpu(&c.task_cpus).len();
+        match (c.cpu, cpus) {
+            (cpu, _) if cpu != u32::MAX => Placement::One(cpu),
+            (_, 0) => Placement::Global,
+            (_, 1) => Placement::One(c.task_cpus[0]),
+            (_, n) => Placement::Partitioned(n),
+        }
+    }
+
+    /// A short note for a table row: "CPU 1 only", "2 CPUs, partitioned", "global EDF, every CPU".
+    pub fn note(&self) -> String {
+        match self {
+            Placement::One(c) => format!("CPU {c} only"),
+            Placement::Partitioned(n) => format!("{n} CPUs, partitioned"),
+            Placement::Global => "global EDF, every CPU".into(),
+        }
+    }
 }
 
 /// A partitioned set's real-time figures on one CPU: its tasks' jobs, misses and window
@@ -219,7 +256,8 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
         },
         min_utilisation: cell_rt.map(|c| c.min_utilisation),
         plain_utilisation: cell_rt.map(|c| c.plain_utilisation),
-        guaranteed: cell_rt.is_some_and(|c| c.guaranteed),
+        // The guarantee is the DWCS scheduler's: another scheduler of the same set has none.
+        guaranteed: cell_rt.is_some_and(|c| c.guaranteed && c.scheduler == "dwcs"),
         source: sources.join("/"),
         tasks: ran.iter().map(|(_, t)| t.len()).max().unwrap_or(0),
         reps: ran.len(),
@@ -248,6 +286,7 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
         unfinished_jobs,
         response_cdf: cdf_us(&responses),
         per_cpu: cell_rt.map(|c| per_cpu(c, &ran)).unwrap_or_default(),
+        placement: cell_rt.map(Placement::of),
     })
 }
 
@@ -384,7 +423,7 @@ mod tests {
             (s.scheduler.as_str(), s.utilisation, s.min_utilisation),
             ("fifo-rm", Some(0.5), Some(0.5))
         );
-        assert!(s.guaranteed);
+        assert!(!s.guaranteed, "the guarantee is DWCS's, and fifo-rm scheduled this set");
         assert_eq!(s.source, "worker");
         close(s.jobs.mean, 175.0);
         close(s.misses.mean, 22.5);

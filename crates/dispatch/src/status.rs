@@ -488,7 +488,7 @@ mod tests {
     fn refuses_a_disk_directory() {
         let dir = std::env::temp_dir();
         if os::is_memory_fs(&dir).unwrap_or(true) {
-            eprintln!("skipped: {} is a memory file system here", dir.display());
+            schedlab_testkit::skip(format!("{} is a memory file system here", dir.display()));
             return;
         }
         assert!(matches!(Region::create(&dir, 0, 1), Err(DispatchError::NotMemoryFs(_))));

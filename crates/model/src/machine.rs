@@ -52,18 +52,24 @@ impl Environment {
             && self.machine.machine_id_sha256 == other.machine.machine_id_sha256
     }
 
-    /// Each fact that can change a measurement and differs between the two machines, as
-    /// "name: this vs that" (identity, memory size, devices and versions left out). Empty:
-    /// their repetitions may be pooled.
+    /// Each fact that can change a measurement and differs between the two runs' machines:
+    /// [`Environment::hardware_differences`], then [`Environment::setting_differences`].
+    /// Empty: their repetitions may be pooled.
     pub fn fact_differences(&self, other: &Environment) -> Vec<String> {
+        let mut out = self.hardware_differences(other);
+        out.extend(self.setting_differences(other));
+        out
+    }
+
+    /// The hardware and kernel facts that differ, as "name: this vs that": what makes two
+    /// machines different ones (identity, memory size, devices and versions left out).
+    pub fn hardware_differences(&self, other: &Environment) -> Vec<String> {
         let mut out = Vec::new();
         let mut cmp = |name: &str, a: String, b: String| {
             if a != b {
                 out.push(format!("{name}: {a} vs {b}"));
             }
         };
-        let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".into());
-        let num = |v: Option<i64>| v.map(|x| x.to_string()).unwrap_or_else(|| "?".into());
         let (a, b) = (&self.machine, &other.machine);
         cmp("CPU", self.cpu_model.clone(), other.cpu_model.clone());
         cmp("CPUs", self.cpus.to_string(), other.cpus.to_string());
@@ -74,6 +80,19 @@ impl Environment {
         cmp("HZ", num(self.hz.map(i64::from)), num(other.hz.map(i64::from)));
         cmp("clocksource", opt(&a.clocksource), opt(&b.clocksource));
         cmp("cpuidle driver", opt(&a.cpuidle_driver), opt(&b.cpuidle_driver));
+        out
+    }
+
+    /// The ambient settings that differ (governor, cpu_dma_latency, the scheduler's sysctls),
+    /// as "name this → that": one machine can hold either at another time.
+    pub fn setting_differences(&self, other: &Environment) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cmp = |name: &str, a: String, b: String| {
+            if a != b {
+                out.push(format!("{name} {a} \u{2192} {b}"));
+            }
+        };
+        let (a, b) = (&self.machine, &other.machine);
         cmp("governor", opt(&self.governor), opt(&other.governor));
         cmp(
             "cpu_dma_latency",
@@ -94,6 +113,14 @@ impl Environment {
         }
         out
     }
+}
+
+fn opt(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "none".into())
+}
+
+fn num(v: Option<i64>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_else(|| "?".into())
 }
 
 #[cfg(test)]
@@ -123,6 +150,14 @@ mod tests {
     }
 
     #[test]
+    fn an_ambient_setting_is_a_setting_not_another_machine() {
+        let (a, mut b) = (env("n1", "EPYC"), env("n1", "EPYC"));
+        b.machine.cpu_dma_latency_us = Some(0);
+        assert!(a.same_machine(&b) && a.hardware_differences(&b).is_empty());
+        assert_eq!(a.setting_differences(&b), vec!["cpu_dma_latency ? \u{2192} 0".to_string()]);
+    }
+
+    #[test]
     fn a_different_cpu_or_knob_is_named() {
         let (a, mut b) = (env("n1", "EPYC"), env("n2", "Xeon"));
         b.machine.sched_knobs.insert("sched_rr_timeslice_ms".into(), "25".into());
@@ -131,7 +166,7 @@ mod tests {
             d,
             vec![
                 "CPU: EPYC vs Xeon".to_string(),
-                "sched_rr_timeslice_ms: absent vs 25".to_string()
+                "sched_rr_timeslice_ms absent \u{2192} 25".to_string()
             ]
         );
     }

@@ -258,7 +258,7 @@ impl Drop for FifoGuard {
 #[test]
 fn fifo_task_with_locked_memory_records_every_wake_up() {
     if !is_root() {
-        eprintln!("skipped: SCHED_FIFO and mlockall need root");
+        schedlab_testkit::skip("SCHED_FIFO and mlockall need root");
         return;
     }
     let params = TaskParams::new(MS, 10 * MS);
@@ -275,7 +275,9 @@ fn fifo_task_with_locked_memory_records_every_wake_up() {
         let Some(guard) = FifoGuard::set(80) else {
             // SAFETY: undoes the mlockall above.
             unsafe { libc::munlockall() };
-            eprintln!("skipped: sched_setscheduler(SCHED_FIFO, 80) refused (no RT budget in this cgroup?)");
+            schedlab_testkit::skip(
+                "sched_setscheduler(SCHED_FIFO, 80) refused (no RT budget in this cgroup?)",
+            );
             return Ok(());
         };
         // SAFETY: reading the calling thread's policy.

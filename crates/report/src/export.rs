@@ -22,14 +22,21 @@ pub fn values<T: Serialize>(rows: &[T]) -> Vec<serde_json::Value> {
     rows.iter().map(|r| serde_json::to_value(r).expect("flat rows serialise")).collect()
 }
 
-/// Picks the exporter for a format name.
+/// The formats [`by_name`] knows: (name, other names, what it writes).
+pub const FORMATS: [(&str, &[&str], &str); 3] = [
+    ("csv", &[], "comma-separated values, one header line"),
+    ("json", &[], "one JSON array of objects"),
+    ("markdown", &["md"], "a Markdown table"),
+];
+
+/// Picks the exporter for a format name (one of [`FORMATS`], or another name of one).
 pub fn by_name(name: &str) -> Option<Box<dyn Exporter>> {
-    match name {
-        "csv" => Some(Box::new(Csv)),
-        "json" => Some(Box::new(Json)),
-        "markdown" | "md" => Some(Box::new(Markdown)),
-        _ => None,
-    }
+    let (format, _, _) = FORMATS.iter().find(|(f, also, _)| *f == name || also.contains(&name))?;
+    Some(match *format {
+        "csv" => Box::new(Csv),
+        "json" => Box::new(Json),
+        _ => Box::new(Markdown),
+    })
 }
 
 /// Field names and values of a row, in declaration order, from its serde form.

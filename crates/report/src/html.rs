@@ -374,6 +374,7 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
         totals => v(&plain(&tables::totals_columns(), &tables::named(input.stats))),
         io => (!input.io.is_empty()).then(|| v(&plain(&tables::io_columns(), &tables::io_named(input.io)))),
         rt => (!input.rt.is_empty()).then(|| v(&plain(&tables::rt_columns(), &tables::rt_named(input.rt)))),
+        rt_placement => tables::rt_placement_note(input.rt, e.cpus),
         traces => (!input.traces.is_empty()).then(|| v(&plain(&tables::trace_cell_columns(), input.traces))),
         rt_cpu => Some(tables::rt_cpu_named(input.rt)).filter(|r| !r.is_empty()).map(|rows| v(&plain(&tables::rt_cpu_columns(), &rows))),
         outliers => v(&outliers(input.outliers)),

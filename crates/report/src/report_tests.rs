@@ -639,3 +639,46 @@ fn a_traced_run_gets_the_trace_table_and_a_state_chart_per_traced_cell() {
         "an untraced run has no trace section"
     );
 }
+
+#[test]
+fn only_dwcs_rows_are_called_dwcs_guaranteed() {
+    // Every set of the mock run is guaranteed at utilisation 0.25; only DWCS scheduled one.
+    let stats = schedlab_analysis::rt_stats(&crate::testdata::rt_records(&["set"], &[Some(0.25)]));
+    let rows = crate::tables::rt_rows(&stats);
+    assert_eq!(rows.len(), crate::testdata::RT_SCHEDULERS.len());
+    for row in &rows {
+        let (scheduler, notes) = (&row[1], row.last().unwrap());
+        assert_eq!(notes.contains("DWCS-guaranteed"), scheduler == "dwcs", "{row:?}");
+    }
+}
+
+#[test]
+fn a_global_deadline_set_beside_one_cpu_sets_names_each_scheduler_s_cpus() {
+    let mut recs = crate::testdata::rt_records(&["set"], &[Some(0.5)]);
+    let one_cpu = schedlab_analysis::rt_stats(&recs);
+    assert_eq!(crate::tables::rt_placement_note(&one_cpu, 2), None, "all had one CPU");
+    // fifo-rm's cells become SCHED_DEADLINE's: global EDF, no CPU of its own.
+    for r in recs.iter_mut().filter(|r| r.params.policy == "fifo-rm") {
+        let rt = r.rt.as_mut().unwrap();
+        (rt.scheduler, rt.cpu) = ("deadline".into(), u32::MAX);
+    }
+    let stats = schedlab_analysis::rt_stats(&recs);
+    let note = crate::tables::rt_placement_note(&stats, 2).expect("the CPUs differ");
+    assert!(note.contains("other, edf, dwcs on one CPU"), "{note}");
+    assert!(note.contains("deadline on all 2 CPUs (the kernel's global EDF)"), "{note}");
+    let rows = crate::tables::rt_rows(&stats);
+    let deadline = rows.iter().find(|r| r[1] == "deadline").expect("a deadline row");
+    assert!(deadline.last().unwrap().contains("global EDF, every CPU"), "{deadline:?}");
+    let r = render(&ReportInput {
+        run: &run_meta(1),
+        stats: &cell_stats(&recs),
+        outliers: &[],
+        compare: None,
+        io: &[],
+        rt: &stats,
+        traces: &[],
+        shows: None,
+    })
+    .unwrap();
+    assert!(html_of(&r.files).contains("deadline on all"), "the report says it too");
+}

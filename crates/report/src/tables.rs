@@ -376,10 +376,57 @@ fn rt_notes(s: &RtStats) -> String {
         "hand-off" => notes.push("latency = hand-off".into()),
         _ => {}
     }
+    // A set on one CPU is the rule (a partitioned one has its own table): say when it was not.
+    if let Some(p) = s.placement.filter(|p| *p == schedlab_analysis::Placement::Global) {
+        notes.push(p.note());
+    }
     if s.guaranteed {
         notes.push("DWCS-guaranteed".into());
     }
     notes.join("; ")
+}
+
+/// One sentence under the real-time table when the schedulers of one workload had different
+/// CPUs (a set on one CPU beside SCHED_DEADLINE's global EDF over all `machine_cpus`), so that
+/// a reader does not compare their misses as if each had had the same CPUs; None when not.
+pub fn rt_placement_note(stats: &[RtStats], machine_cpus: u32) -> Option<String> {
+    use schedlab_analysis::Placement;
+    let mut workloads: Vec<&str> = Vec::new();
+    for s in stats {
+        if !workloads.contains(&s.params.workload.as_str()) {
+            workloads.push(&s.params.workload);
+        }
+    }
+    let mut parts = Vec::new();
+    for w in workloads {
+        let mut by: Vec<(String, Vec<&str>)> = Vec::new();
+        for s in stats.iter().filter(|s| s.params.workload == w) {
+            let what = match s.placement {
+                None => continue,
+                Some(Placement::One(_)) => "one CPU".to_string(),
+                Some(Placement::Partitioned(n)) => format!("{n} CPUs (partitioned)"),
+                Some(Placement::Global) => {
+                    format!("all {machine_cpus} CPUs (the kernel's global EDF)")
+                }
+            };
+            match by.iter_mut().find(|(x, _)| *x == what) {
+                Some((_, names)) if names.contains(&s.scheduler.as_str()) => {}
+                Some((_, names)) => names.push(&s.scheduler),
+                None => by.push((what, vec![&s.scheduler])),
+            }
+        }
+        if by.len() > 1 {
+            let on: Vec<String> =
+                by.iter().map(|(what, names)| format!("{} on {what}", names.join(", "))).collect();
+            parts.push(format!("{w}: {}", on.join("; ")));
+        }
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "The schedulers had different CPUs ({}): a set on more CPUs can meet deadlines that one CPU cannot",
+            parts.join("; ")
+        )
+    })
 }
 
 /// The utilisation axis's value of a real-time cell.

@@ -64,6 +64,7 @@ pub fn device(root: &crate::Root) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     #[test]
     fn a_hold_writes_the_binary_value_and_reports_it() {
@@ -85,7 +86,11 @@ mod tests {
     fn the_real_device_holds_the_value_while_open() {
         let dev = Path::new(DEVICE);
         let Ok(before) = current(dev) else {
-            eprintln!("skipped: cannot read {DEVICE} (needs root and the device)");
+            // Not eprintln!: libtest would hide it (see schedlab_testkit::skip).
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED: cannot read {DEVICE} (needs root and the device)"
+            );
             return;
         };
         let mut h = DmaLatencyHold::hold(dev, 0).unwrap();

@@ -11,6 +11,19 @@ use schedlab_sys::procfs::{settle_writeback, Stat};
 use schedlab_sys::Root;
 use std::time::Duration;
 
+/// Says that the running test is skipped, and why, where `cargo test` shows it.
+///
+/// libtest captures what `print!` and `eprint!` write (and shows it only for a failed test or
+/// under `--nocapture`), so a skip printed with them passes as "ok" without a word. Writes to
+/// the standard error handle itself are not captured: the line appears in the test run's
+/// output, after the test's name, as `SKIPPED <test>: <why>`.
+pub fn skip(why: impl std::fmt::Display) {
+    use std::io::Write;
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {why}");
+}
+
 /// How a timing judgement ended when it did not fail.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Judged {
@@ -78,10 +91,10 @@ fn judge<M: Meter, E: std::fmt::Display>(
         }
     }
     if least_stolen > STEAL_SPOILS_TIMING {
-        eprintln!(
-            "{test}: skipped: the hypervisor stole at least {:.1}% of the CPU time in every attempt: {failures:?}",
+        skip(format!(
+            "{test}: the hypervisor stole at least {:.1}% of the CPU time in every attempt: {failures:?}",
             least_stolen * 100.0
-        );
+        ));
         return Judged::Spoiled(least_stolen);
     }
     panic!("{test}: failed in all {attempts} attempts: {failures:?}");

@@ -95,7 +95,7 @@ fn trace_cmd(raw: &Raw, d: &Decoded) -> Option<(Lines, Switches)> {
 fn trace_cmd_reads_the_same_events_from_the_same_pages() {
     let (raw, d) = fixture();
     let Some((mut theirs, mut their_switches)) = trace_cmd(&raw, &d) else {
-        eprintln!("skipped: trace-cmd is not installed (apt-get install trace-cmd)");
+        schedlab_testkit::skip("trace-cmd is not installed (apt-get install trace-cmd)");
         return;
     };
     let mut ours: Lines =

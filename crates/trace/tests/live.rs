@@ -20,7 +20,7 @@ fn unavailable() -> Option<String> {
 macro_rules! require_tracing {
     () => {
         if let Some(why) = unavailable() {
-            eprintln!("skipped: {why}");
+            schedlab_testkit::skip(why);
             return;
         }
     };

@@ -1,0 +1,37 @@
+//! Real-time results carry their context (issue 33, item 9): DWCS's theory speaks only of
+//! the sets DWCS schedules.
+
+use crate::util::{is_root, Lab};
+
+/// rt-app's own shape: one SCHED_FIFO and one SCHED_DEADLINE periodic thread.
+const FIFO_AND_DEADLINE: &str = r#"{
+	"tasks" : {
+		"fifo_task" : { "policy" : "SCHED_FIFO", "priority" : 10, "run" : 2000,
+			"timer" : { "ref" : "unique", "period" : 10000 } },
+		"dl_task" : { "policy" : "SCHED_DEADLINE", "dl-runtime" : 3000, "dl-period" : 20000,
+			"run" : 3000, "timer" : { "ref" : "unique", "period" : 20000 } }
+	},
+	"global" : { "duration" : 2 }
+}"#;
+
+/// An imported fifo set and deadline set are not DWCS's: check says nothing of canonical
+/// sets or DWCS guarantees about them (it said "not canonical" of the deadline set).
+#[test]
+fn an_rt_app_import_s_fifo_and_deadline_sets_get_no_dwcs_warnings() {
+    require!(is_root(), "check of SCHED_FIFO and SCHED_DEADLINE sets needs CAP_SYS_NICE (root)");
+    let lab = Lab::new();
+    lab.spec("two.json", FIFO_AND_DEADLINE);
+    lab.ok(&["import", "rt-app", "two.json", "-o", "two.toml"]);
+    let shown = lab.ok(&["check", "two.toml"]);
+    assert!(shown.contains("rtapp_deadline/deadline"), "{shown}");
+    for dwcs_only in ["canonical", "DWCS", "warning: task set"] {
+        assert!(!shown.contains(dwcs_only), "{dwcs_only}: {shown}");
+    }
+    // The same tasks under DWCS do get the feasibility test's verdict.
+    let text = std::fs::read_to_string(lab.path("two.toml")).unwrap();
+    let dwcs = text.replacen("scheduler = \"deadline\"", "scheduler = \"dwcs\"", 1);
+    assert_ne!(dwcs, text, "the imported spec names its deadline set's scheduler: {text}");
+    lab.spec("dwcs.toml", &dwcs);
+    let shown = lab.ok(&["check", "dwcs.toml"]);
+    assert!(shown.contains("DWCS minimum utilisation"), "{shown}");
+}
