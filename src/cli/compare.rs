@@ -76,7 +76,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let metric = metric_and_alpha(&a.metric, a.alpha)?;
     let correction = correction(&a.correction)?;
     if a.format == "csv" && a.by.is_none() {
-        return Err(bad_input("csv is written with --by only; use table, markdown or json"));
+        return Err(bad_input("two runs compare as table, markdown or json (csv with --by)"));
     }
     let Some(b) = a.b.as_deref() else {
         let Some(by) = a.by.as_deref() else {
