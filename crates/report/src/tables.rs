@@ -6,14 +6,15 @@ use crate::cols::{self, Align, Col};
 use crate::labels;
 use comfy_table::Table;
 use schedlab_analysis::trace::{self, Reading, TraceFigure};
-use schedlab_analysis::{CellStats, CpuRt, IoStats, RtStats, Summary, TraceStats};
+use schedlab_analysis::{CellStats, CpuRt, IoStats, NoInterval, RtStats, Summary, TraceStats};
 use schedlab_model::trace::{CellTrace, PreemptedBy, WorkerTrace};
 use schedlab_model::{CpuTheory, Sample};
 use schedlab_plan::axis;
 
 /// Formats a summary as `mean ±ci` (`mean +up/-down` when the interval is not symmetric at
-/// `prec` decimals), or the mean with why it has no interval (`1.25 (n < 3)`); `-` when there
-/// is no data.
+/// `prec` decimals), or the mean with why it has no interval: [`FEW`] after it for too few
+/// repetitions (`1.25*`, the table's footnote [`FEW_NOTE`] says it once), else the reason
+/// (`1.25 (± > mean)`); `-` when there is no data.
 pub fn fmt_summary(s: &Summary, prec: usize) -> String {
     if s.n == 0 || s.mean.is_nan() {
         return "-".into();
@@ -21,8 +22,48 @@ pub fn fmt_summary(s: &Summary, prec: usize) -> String {
     let mean = format!("{:.*}", prec, s.mean);
     match s.interval() {
         Ok((lo, hi)) => format!("{mean} {}", offsets(s.mean, lo, hi, prec)),
+        Err(NoInterval::FewValues) => format!("{mean}{FEW}"),
         Err(why) => format!("{mean} ({})", why.mark()),
     }
+}
+
+/// Marks a mean shown without an interval because it has fewer than 3 repetitions.
+pub const FEW: &str = "*";
+
+/// The footnote of a table with values marked [`FEW`].
+pub const FEW_NOTE: &str = "* fewer than 3 repetitions: no interval";
+
+/// The footnote of a simulated run's tables, whose repetitions are identical by construction.
+pub const DETERMINISTIC_NOTE: &str =
+    "simulated: the repetitions are identical by construction (deterministic), so no interval";
+
+/// True when a cell of `rows` holds a figure marked [`FEW`] (a digit followed by the mark).
+pub fn has_few(rows: &[Vec<String>]) -> bool {
+    rows.iter().flatten().any(|c| c.match_indices(FEW).any(|(i, _)| few_at(c, i)))
+}
+
+/// True when the [`FEW`] at byte `i` of `cell` follows a digit (a marked figure).
+fn few_at(cell: &str, i: usize) -> bool {
+    cell[..i].chars().next_back().is_some_and(|d| d.is_ascii_digit())
+}
+
+/// `rows` without [`FEW`] marks: for the simulator's repetitions, which have no spread to
+/// estimate ([`DETERMINISTIC_NOTE`] says so once).
+pub fn without_few(rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    let strip = |c: String| {
+        let mut out = String::with_capacity(c.len());
+        let mut last = 0;
+        for (i, m) in c.match_indices(FEW) {
+            out.push_str(&c[last..i]);
+            if !few_at(&c, i) {
+                out.push_str(m);
+            }
+            last = i + m.len();
+        }
+        out.push_str(&c[last..]);
+        out
+    };
+    rows.into_iter().map(|r| r.into_iter().map(strip).collect()).collect()
 }
 
 /// An interval as offsets from its centre: `±h` when both round alike at `prec` decimals,
@@ -109,8 +150,8 @@ pub fn dma_latency_note(stats: &[CellStats]) -> Option<String> {
 
 /// What a table's `±` and marks mean, for the line above it.
 pub const INTERVAL_NOTE: &str = "± = 95% CI over repetitions, +up/-down where it is not symmetric (log scale for times, \
-                                 counts and rates, logit scale for shares and percentages); (n < 3): too few repetitions \
-                                 for an interval; (± > mean): its half-width exceeds the mean";
+                                 counts and rates, logit scale for shares and percentages); (± > mean): its half-width \
+                                 exceeds the mean";
 
 /// A row of a per-cell table: the cell's figures (or a part of them) with its row names.
 pub struct Named<'a, T> {
@@ -201,15 +242,8 @@ pub fn notes_column<'a>() -> Col<Named<'a, CellStats>> {
 pub fn totals_columns<'a>() -> Vec<Col<Named<'a, CellStats>>> {
     let mut cols: Vec<Col<Named<CellStats>>> =
         names().into_iter().chain(processes_and_reps()).collect();
-    cols.extend([
-        summary("wall [s]", 2, |s: &CellStats| &s.makespan),
-        summary("user [CPU-s]", 2, |s: &CellStats| &s.user_total),
-        summary("sys [CPU-s]", 2, |s: &CellStats| &s.sys_total),
-        summary("CPU [%]", 0, |s: &CellStats| &s.cpu_pct_total),
-        summary("preempted", 0, |s: &CellStats| &s.invol_total),
-        summary("blocked", 0, |s: &CellStats| &s.vol_total),
-        notes_column(),
-    ]);
+    cols.extend(TOTALS.iter().map(Figure::column));
+    cols.push(notes_column());
     cols
 }
 
@@ -217,17 +251,70 @@ pub fn totals_columns<'a>() -> Vec<Col<Named<'a, CellStats>>> {
 pub fn per_process_columns<'a>() -> Vec<Col<Named<'a, CellStats>>> {
     let mut cols: Vec<Col<Named<CellStats>>> =
         names().into_iter().chain(processes_and_reps()).collect();
-    cols.extend([
-        summary("wall/proc [s]", 3, |s: &CellStats| &s.wall_per_proc),
-        summary("user/proc", 3, |s: &CellStats| &s.user_per_proc),
-        summary("sys/proc", 4, |s: &CellStats| &s.sys_per_proc),
-        summary("CPU/proc [%]", 0, |s: &CellStats| &s.cpu_pct_per_proc),
-        summary("preempted/proc", 1, |s: &CellStats| &s.involuntary_per_proc),
-        summary("blocked/proc", 1, |s: &CellStats| &s.voluntary_per_proc),
-        summary("procs/s", 2, |s: &CellStats| &s.throughput),
-    ]);
+    cols.extend(PER_PROCESS.iter().map(Figure::column));
     cols
 }
+
+/// A figure of the per-cell tables: its name in exports and `show --metric`, its header,
+/// its digits and where it is in a cell's statistics.
+pub struct Figure {
+    /// The name in JSON and CSV (`wall_s`), stable across versions.
+    pub name: &'static str,
+    /// The table header (`wall [s]`).
+    pub header: &'static str,
+    /// Decimals shown.
+    pub digits: usize,
+    /// The cell's summary of it.
+    pub get: fn(&CellStats) -> &Summary,
+}
+
+impl Figure {
+    /// The figure's column in a per-cell table.
+    pub fn column<'a>(&self) -> Col<Named<'a, CellStats>> {
+        summary(self.header, self.digits, self.get)
+    }
+}
+
+/// The figures of the per-cell totals.
+pub const TOTALS: [Figure; 6] = [
+    Figure { name: "wall_s", header: "wall [s]", digits: 2, get: |s| &s.makespan },
+    Figure { name: "user_s", header: "user [CPU-s]", digits: 2, get: |s| &s.user_total },
+    Figure { name: "sys_s", header: "sys [CPU-s]", digits: 2, get: |s| &s.sys_total },
+    Figure { name: "cpu_pct", header: "CPU [%]", digits: 0, get: |s| &s.cpu_pct_total },
+    Figure { name: "preempted", header: "preempted", digits: 0, get: |s| &s.invol_total },
+    Figure { name: "blocked", header: "blocked", digits: 0, get: |s| &s.vol_total },
+];
+
+/// The figures of the per-process means.
+pub const PER_PROCESS: [Figure; 7] = [
+    Figure {
+        name: "wall_per_proc_s",
+        header: "wall/proc [s]",
+        digits: 3,
+        get: |s| &s.wall_per_proc,
+    },
+    Figure { name: "user_per_proc_s", header: "user/proc", digits: 3, get: |s| &s.user_per_proc },
+    Figure { name: "sys_per_proc_s", header: "sys/proc", digits: 4, get: |s| &s.sys_per_proc },
+    Figure {
+        name: "cpu_pct_per_proc",
+        header: "CPU/proc [%]",
+        digits: 0,
+        get: |s| &s.cpu_pct_per_proc,
+    },
+    Figure {
+        name: "preempted_per_proc",
+        header: "preempted/proc",
+        digits: 1,
+        get: |s| &s.involuntary_per_proc,
+    },
+    Figure {
+        name: "blocked_per_proc",
+        header: "blocked/proc",
+        digits: 1,
+        get: |s| &s.voluntary_per_proc,
+    },
+    Figure { name: "procs_per_s", header: "procs/s", digits: 2, get: |s| &s.throughput },
+];
 
 /// The per-cell tables' rows: each cell with its row names.
 pub fn named(stats: &[CellStats]) -> Vec<Named<'_, CellStats>> {
