@@ -334,7 +334,7 @@ fn keep_cells(subject: &mut Subject, pattern: &str) -> anyhow::Result<()> {
         return Err(bad_input(format!(
             "no cell of {} matches \"{pattern}\"{}",
             subject.name(),
-            key_hint(pattern, &keys)
+            key_hint(pattern, &keys, "its cells")
         )));
     }
     subject.cells.retain(|c| cells::key_matches(pattern, &c.params.key));
@@ -345,16 +345,20 @@ fn keep_cells(subject: &mut Subject, pattern: &str) -> anyhow::Result<()> {
 const KEYS_LISTED: usize = 12;
 
 /// What to try after a key that matched no cell: the closest key, and every key (the first
-/// [`KEYS_LISTED`] of many), e.g. ` (did you mean "cpu/fifo:98/n10"?); cells: ...`.
-pub fn key_hint(typed: &str, keys: &[&str]) -> String {
+/// [`KEYS_LISTED`] of many) after `what`, e.g. ` (did you mean "cpu/fifo:98/n10"?); its
+/// cells: ...`.
+pub fn key_hint(typed: &str, keys: &[&str], what: &str) -> String {
     let mut unique: Vec<&str> = keys.to_vec();
     unique.sort_unstable();
     unique.dedup();
     let listed = unique.iter().take(KEYS_LISTED).copied().collect::<Vec<_>>().join(", ");
     let more = unique.len().saturating_sub(KEYS_LISTED);
+    let closest = match typed.contains('*') {
+        true => String::new(),
+        false => schedlab_spec::suggest::did_you_mean(typed, unique.iter().copied()),
+    };
     format!(
-        "{}; cells: {listed}{}",
-        schedlab_spec::suggest::did_you_mean(typed, unique.iter().copied()),
+        "{closest}; {what}: {listed}{}",
         if more > 0 {
             format!(" and {more} more (`schedlab show` lists them)")
         } else {

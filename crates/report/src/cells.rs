@@ -5,7 +5,7 @@
 
 use crate::cols::{self, Col};
 use crate::tables::{self, Figure, Named, PER_PROCESS, TOTALS};
-use schedlab_analysis::{CellStats, IoStats, RtStats, Summary};
+use schedlab_analysis::{CellStats, IoStats, RtStats, Summary, TraceStats};
 use schedlab_model::CellParams;
 use serde_json::{json, Map, Value};
 
@@ -137,36 +137,86 @@ pub fn render<R>(cols: &[Col<R>], items: &[R], markdown: bool, deterministic: bo
     if deterministic {
         rows = tables::without_few(rows);
     }
-    let few = tables::has_few(&rows);
-    let mut out = match markdown {
-        true => cols::markdown(cols, &rows),
-        false => format!("{}\n", cols::table_of(cols, rows)),
-    };
-    if few {
-        if markdown {
-            out.push('\n');
-        }
-        out.push_str(&format!("{}\n", tables::FEW_NOTE));
+    let few = tables::has_few(&rows).then_some(tables::FEW_NOTE);
+    if !markdown {
+        let note = few.map(|n| format!("{n}\n")).unwrap_or_default();
+        return format!("{}\n{note}", cols::table_of(cols, rows));
     }
-    out
+    // Markdown reads a `*` as emphasis, and one at the start of a line as a list item.
+    let escape = |s: &str| s.replace('*', "\\*");
+    let rows: Vec<Vec<String>> =
+        rows.iter().map(|r| r.iter().map(|c| escape(c)).collect()).collect();
+    let note = few.map(|n| format!("\n{}\n", escape(n))).unwrap_or_default();
+    format!("\n{}{note}", cols::markdown(cols, &rows))
 }
 
 /// The per-cell summary as Markdown (`export --per cell --format markdown`): the totals and
 /// the per-process means of the figures `figs`, rows named by key.
 pub fn markdown(stats: &[CellStats], figs: &[&Figure], deterministic: bool) -> String {
     let rows = tables::named(stats);
-    let mut out = String::new();
+    let mut out = match deterministic {
+        true => format!("{}.\n\n", tables::DETERMINISTIC_NOTE),
+        false => String::new(),
+    };
     for (title, set, cols) in [
         ("Per cell, totals over its processes", &TOTALS[..], totals_columns(false, figs)),
         ("Per process", &PER_PROCESS[..], per_process_columns(false, figs)),
     ] {
         if any_of(figs, set) {
-            out.push_str(&format!("{title} (mean ±95% CI over n repetitions):\n\n"));
+            out.push_str(&format!("{title} (mean ±95% CI over n repetitions):\n"));
             out.push_str(&render(&cols, &rows, true, deterministic));
             out.push('\n');
         }
     }
     out
+}
+
+/// Shorter headers of the per-cell trace table for the terminal.
+const TRACE_HEADERS: [(&str, &str); 4] = [
+    ("wake-up p50 [us]", "wake p50 [us]"),
+    ("wake-up p99 [us]", "wake p99 [us]"),
+    ("lost events", "lost"),
+    ("untraced switches", "untraced sw."),
+];
+
+/// The per-cell trace table as `schedlab trace` draws it without `--cell`: the report's
+/// columns ([`tables::trace_cell_columns`]) with shorter headers, and who preempted the
+/// processes as percentages (`w/e/k/o [%]`).
+pub fn trace_columns() -> Vec<Col<TraceStats>> {
+    tables::trace_cell_columns()
+        .into_iter()
+        .map(|mut c| {
+            if c.header.starts_with("preempted by") {
+                return Col::text("preempted by w/e/k/o [%]", |s: &TraceStats| {
+                    let by = &s.preempted_by;
+                    let pct = |n: u64| format!("{:.0}", 100.0 * n as f64 / by.total() as f64);
+                    match by.total() {
+                        0 => "-".into(),
+                        _ => [by.worker, by.engine, by.kernel, by.other].map(pct).join("/"),
+                    }
+                })
+                .aligned(c.align);
+            }
+            if let Some((_, short)) = TRACE_HEADERS.iter().find(|(long, _)| c.header == *long) {
+                c.header = short.to_string();
+            }
+            c
+        })
+        .collect()
+}
+
+/// [`trace_columns`] as two narrower tables, each with the cell and `n`: where the time
+/// went (the columns in seconds and microseconds), then who took the CPU (the counts).
+pub fn trace_tables() -> [Vec<Col<TraceStats>>; 2] {
+    let (mut times, mut counts) = (tables::trace_cell_names(), tables::trace_cell_names());
+    let names = times.len();
+    for c in trace_columns().into_iter().skip(names) {
+        match c.header.ends_with("[s]") || c.header.ends_with("[us]") {
+            true => times.push(c),
+            false => counts.push(c),
+        }
+    }
+    [times, counts]
 }
 
 /// True when `key` matches `pattern`: the key itself, or a glob where `*` stands for any

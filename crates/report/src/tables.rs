@@ -684,10 +684,7 @@ fn cell_cell(f: &TraceFigure, s: &TraceStats) -> String {
 /// Columns of the report's per-cell trace table (where the processes' time went and who
 /// took their CPU): the cell, then every trace figure with a per-cell column.
 pub fn trace_cell_columns() -> Vec<Col<TraceStats>> {
-    let mut cols = vec![
-        Col::text("cell", |s: &TraceStats| s.params.key.clone()),
-        Col::num("n", |s: &TraceStats| reps(s.reps, &s.params)),
-    ];
+    let mut cols = trace_cell_names();
     for f in trace::FIGURES {
         if let Some(header) = f.cell_header {
             let col = Col::num(header, move |s: &TraceStats| cell_cell(f, s));
@@ -699,6 +696,14 @@ pub fn trace_cell_columns() -> Vec<Col<TraceStats>> {
         }
     }
     cols
+}
+
+/// The first columns of the per-cell trace table: the cell's key and `n`.
+pub fn trace_cell_names() -> Vec<Col<TraceStats>> {
+    vec![
+        Col::text("cell", |s: &TraceStats| s.params.key.clone()),
+        Col::num("n", |s: &TraceStats| reps(s.reps, &s.params)),
+    ]
 }
 
 /// One row per traced cell: per process means over the traced repetitions (±95% CI), the
