@@ -45,7 +45,7 @@ fn task(scheduler: usize, utilisation: usize, rep: u64) -> schedlab_model::Extra
 }
 
 /// 5 schedulers x 3 utilisations of a 4-task set, 3 repetitions.
-fn fixture() -> Vec<CellRecord> {
+pub(crate) fn fixture() -> Vec<CellRecord> {
     let mut out = Vec::new();
     for (si, sched) in SCHEDULERS.iter().enumerate() {
         for (ui, u) in UTILISATIONS.iter().enumerate() {

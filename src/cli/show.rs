@@ -76,7 +76,7 @@ pub fn shown_name(name: &str) -> String {
 /// A campaign's shards: where each ran and which cells each machine measured.
 fn print_campaign(s: &Subject) -> anyhow::Result<()> {
     let r = &s.run;
-    outln!(
+    sayln!(
         "{} — {} ({}, {}), {} shard runs, started {} UTC, {} cell repetitions stored, scale {}",
         s.name(),
         shown_name(&r.name),
@@ -89,7 +89,7 @@ fn print_campaign(s: &Subject) -> anyhow::Result<()> {
     );
     for sh in &s.shards {
         let e = &sh.env;
-        outln!(
+        sayln!(
             "  shard {}: run {} ({}) on {}: {} CPUs, {}, kernel {}, {} cell repetitions, {}",
             sh.identity.shard.map(|x| x.to_string()).unwrap_or_else(|| "?".into()),
             sh.id,
@@ -102,12 +102,12 @@ fn print_campaign(s: &Subject) -> anyhow::Result<()> {
             sh.status
         );
     }
-    outln!("\nMeasured on (repetitions per machine: the cells measured so):");
+    sayln!("\nMeasured on (repetitions per machine: the cells measured so):");
     for line in s.measured_on_lines(12) {
-        outln!("  {line}");
+        sayln!("  {line}");
     }
     for w in s.pooling_warnings() {
-        outln!("warning: {w}");
+        sayln!("warning: {w}");
     }
     Ok(())
 }
@@ -139,7 +139,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
     if subject.campaign.is_some() {
         print_campaign(subject)?;
     } else {
-        outln!(
+        sayln!(
             "run {} — {} ({}, {}), started {} UTC, {} cell repetitions stored, scale {}",
             run.id,
             shown_name(&run.name),
@@ -149,7 +149,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
             run.cells_done,
             run.scale
         );
-        outln!(
+        sayln!(
             "machine: {} CPUs, {}, kernel {}, RT throttling {}/{} us",
             run.env.cpus,
             run.env.cpu_model,
@@ -159,19 +159,19 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
         );
     }
     if let Some(model) = sim_model(cells) {
-        outln!("model: {model}");
+        sayln!("model: {model}");
     }
     if let Some(note) = tables::dma_latency_note(&stats) {
-        outln!("cpu_dma_latency {note}.");
+        sayln!("cpu_dma_latency {note}.");
     }
     print_knobs(&run.knobs_before, cells)?;
-    outln!("\nValues are means over n repetitions; {}.", tables::INTERVAL_NOTE);
+    sayln!("\nValues are means over n repetitions; {}.", tables::INTERVAL_NOTE);
     if deterministic {
-        outln!("{}.", tables::DETERMINISTIC_NOTE);
+        sayln!("{}.", tables::DETERMINISTIC_NOTE);
     }
     let named = tables::named(&stats);
     if cells::any_of(&view.figures, &tables::TOTALS) {
-        outln!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
+        sayln!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
         outln!(
             "{}",
             cells::render(
@@ -184,7 +184,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
         );
     }
     if cells::any_of(&view.figures, &tables::PER_PROCESS) {
-        outln!(
+        sayln!(
             "\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions):"
         );
         outln!(
@@ -209,7 +209,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
             || s.params.workload_kind == "hash"
     });
     if grouped {
-        outln!("\nThroughput and fairness (measured groups only; background groups count only in the CPU shares):");
+        sayln!("\nThroughput and fairness (measured groups only; background groups count only in the CPU shares):");
         outln!(
             "{}",
             cells::render(&tables::fairness_columns(), &stats, md, deterministic).trim_end()
@@ -217,7 +217,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
     }
     let io = schedlab_analysis::io_stats(cells);
     if !io.is_empty() {
-        outln!(
+        sayln!(
             "\nI/O (mean ±95% CI over n repetitions; MB/s = bytes of the cell / its time; latency per read/write call, percentiles of each repetition's merged histogram; device counters from /sys/block/<dev>/stat):"
         );
         let drop: &[&str] = if view.wide { &[] } else { &cells::IO_SECONDARY };
@@ -234,7 +234,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
     }
     let rt = schedlab_analysis::rt_stats(cells);
     if !rt.is_empty() {
-        outln!(
+        sayln!(
             "\nReal-time task sets (mean ±95% CI over n repetitions; per process = averaged over the set's tasks; missed = misses / jobs; violations of (x, y) windows, fixed and sliding; latency = scheduling latency (wake-up, or hand-off under the edf and dwcs dispatchers), percentiles of each repetition's merged histogram; every job: export --jobs):"
         );
         let drop: &[&str] = if view.wide { &[] } else { &cells::RT_SECONDARY };
@@ -250,7 +250,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
         );
         let per_cpu = tables::rt_cpu_named(&rt);
         if !per_cpu.is_empty() {
-            outln!("\nPartitioned sets, per CPU (the same figures for each CPU's tasks; C/T and min util. = that CPU's share):");
+            sayln!("\nPartitioned sets, per CPU (the same figures for each CPU's tasks; C/T and min util. = that CPU's share):");
             outln!(
                 "{}",
                 cells::render(&tables::rt_cpu_columns(), &per_cpu, md, deterministic).trim_end()
@@ -258,13 +258,13 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
         }
     }
     if let Some(note) = tables::repetitions_note(cells.iter().map(|c| &c.params)) {
-        outln!("\n{note}.");
+        sayln!("\n{note}.");
     }
     print_failures(cells)?;
     if !run.warnings.is_empty() {
-        outln!("\n{} warning(s) during the run:", run.warnings.len());
+        sayln!("\n{} warning(s) during the run:", run.warnings.len());
         for w in run.warnings.iter().take(20) {
-            outln!("  - {w}");
+            sayln!("  - {w}");
         }
     }
     Ok(())
@@ -280,7 +280,7 @@ fn print_knobs(
         m.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
     };
     if !before.is_empty() {
-        outln!("knobs before the run (put back after it): {}", list(before));
+        sayln!("knobs before the run (put back after it): {}", list(before));
     }
     let mut seen: Vec<(&std::collections::BTreeMap<String, String>, usize)> = Vec::new();
     for c in cells.iter().filter(|c| !c.knobs.is_empty()) {
@@ -290,7 +290,7 @@ fn print_knobs(
         }
     }
     for (k, n) in seen {
-        outln!("knobs in force (read back) in {n} cell repetition(s): {}", list(k));
+        sayln!("knobs in force (read back) in {n} cell repetition(s): {}", list(k));
     }
     Ok(())
 }
@@ -301,7 +301,7 @@ fn print_failures(cells: &[schedlab_model::CellRecord]) -> anyhow::Result<()> {
     if failed.is_empty() {
         return Ok(());
     }
-    outln!(
+    sayln!(
         "
 {} of {} measured cell repetitions FAILED and are left out of the figures above:",
         failed.len(),
@@ -309,7 +309,7 @@ fn print_failures(cells: &[schedlab_model::CellRecord]) -> anyhow::Result<()> {
     );
     const SHOWN: usize = 20;
     for c in failed.iter().take(SHOWN) {
-        outln!(
+        sayln!(
             "  - {} rep {}: {}: {}",
             c.params.key,
             c.rep + 1,
@@ -318,7 +318,7 @@ fn print_failures(cells: &[schedlab_model::CellRecord]) -> anyhow::Result<()> {
         );
     }
     if failed.len() > SHOWN {
-        outln!(
+        sayln!(
             "  ... and {} more (`schedlab export` has every one: cell_status, cell_message)",
             failed.len() - SHOWN
         );

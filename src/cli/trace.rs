@@ -66,7 +66,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     if a.cell.is_none() && a.rep.is_none() && a.format == Format::Table {
         let stats = schedlab_analysis::trace_stats(&cells);
         let [times, counts] = schedlab_report::cells::trace_tables();
-        outln!(
+        sayln!(
             "run {}: the kernel's trace per traced cell, per process: mean (±95% CI) over the \
              measured repetitions; --cell KEY shows each worker.",
             run.id
@@ -75,7 +75,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         outln!("{}", schedlab_report::cells::render(&times, &stats, false, false).trim_end());
         outln!("\nWho took the CPU (involuntary switches, by whom):");
         outln!("{}", schedlab_report::cells::render(&counts, &stats, false, false).trim_end());
-        outln!("{PREEMPTED_BY}");
+        sayln!("{PREEMPTED_BY}");
         return Ok(ExitCode::SUCCESS);
     }
     let chosen: Vec<&CellRecord> = traced

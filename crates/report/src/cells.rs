@@ -126,8 +126,8 @@ pub fn per_process_columns<'a>(wide: bool, figs: &[&Figure]) -> Vec<Col<Named<'a
 pub const IO_SECONDARY: [&str; 4] = ["file [s]", "p99.9 [us]", "merged", "req [KiB]"];
 
 /// Columns of the real-time table a narrow `show` leaves to `--wide`.
-pub const RT_SECONDARY: [&str; 4] =
-    ["min util.", "misses/proc", "fixed viol./proc", "in violation [%]"];
+pub const RT_SECONDARY: [&str; 5] =
+    ["min util.", "misses/proc", "fixed viol./proc", "in violation [%]", "latency p50 [us]"];
 
 /// A table for the terminal, or in Markdown, each with a footnote when a value is marked
 /// [`tables::FEW`]; `deterministic` (the simulator's identical repetitions) leaves the marks
@@ -137,17 +137,17 @@ pub fn render<R>(cols: &[Col<R>], items: &[R], markdown: bool, deterministic: bo
     if deterministic {
         rows = tables::without_few(rows);
     }
-    let few = tables::has_few(&rows).then_some(tables::FEW_NOTE);
+    let notes = tables::footnotes(&rows);
     if !markdown {
-        let note = few.map(|n| format!("{n}\n")).unwrap_or_default();
-        return format!("{}\n{note}", cols::table_of(cols, rows));
+        let notes: String = notes.iter().map(|n| format!("{n}\n")).collect();
+        return format!("{}\n{notes}", cols::table_of(cols, rows));
     }
     // Markdown reads a `*` as emphasis, and one at the start of a line as a list item.
     let escape = |s: &str| s.replace('*', "\\*");
     let rows: Vec<Vec<String>> =
         rows.iter().map(|r| r.iter().map(|c| escape(c)).collect()).collect();
-    let note = few.map(|n| format!("\n{}\n", escape(n))).unwrap_or_default();
-    format!("\n{}{note}", cols::markdown(cols, &rows))
+    let notes: String = notes.iter().map(|n| format!("\n{}\n", escape(n))).collect();
+    format!("\n{}{notes}", cols::markdown(cols, &rows))
 }
 
 /// The per-cell summary as Markdown (`export --per cell --format markdown`): the totals and

@@ -12,9 +12,9 @@ use schedlab_model::{CpuTheory, Sample};
 use schedlab_plan::axis;
 
 /// Formats a summary as `mean ±ci` (`mean +up/-down` when the interval is not symmetric at
-/// `prec` decimals), or the mean with why it has no interval: [`FEW`] after it for too few
-/// repetitions (`1.25*`, the table's footnote [`FEW_NOTE`] says it once), else the reason
-/// (`1.25 (± > mean)`); `-` when there is no data.
+/// `prec` decimals), or the mean marked with why it has no interval: [`FEW`] for too few
+/// repetitions (`1.25*`), [`WIDE`] for an interval wider than the mean (`1.25‡`), each
+/// explained once by its table's footnote ([`footnotes`]); `-` when there is no data.
 pub fn fmt_summary(s: &Summary, prec: usize) -> String {
     if s.n == 0 || s.mean.is_nan() {
         return "-".into();
@@ -23,7 +23,7 @@ pub fn fmt_summary(s: &Summary, prec: usize) -> String {
     match s.interval() {
         Ok((lo, hi)) => format!("{mean} {}", offsets(s.mean, lo, hi, prec)),
         Err(NoInterval::FewValues) => format!("{mean}{FEW}"),
-        Err(why) => format!("{mean} ({})", why.mark()),
+        Err(NoInterval::WiderThanEstimate) => format!("{mean}{WIDE}"),
     }
 }
 
@@ -33,17 +33,32 @@ pub const FEW: &str = "*";
 /// The footnote of a table with values marked [`FEW`].
 pub const FEW_NOTE: &str = "* fewer than 3 repetitions: no interval";
 
+/// Marks a mean shown without an interval because the interval's half-width exceeds it.
+pub const WIDE: &str = "‡";
+
+/// The footnote of a table with values marked [`WIDE`].
+pub const WIDE_NOTE: &str = "‡ the 95% CI's half-width exceeds the mean: no interval";
+
+/// The footnotes of a table whose cells are `rows`: one per mark ([`FEW`], [`WIDE`]) some
+/// figure carries.
+pub fn footnotes(rows: &[Vec<String>]) -> Vec<&'static str> {
+    [(FEW, FEW_NOTE), (WIDE, WIDE_NOTE)]
+        .into_iter()
+        .filter(|(mark, _)| has_mark(rows, mark))
+        .map(|(_, note)| note)
+        .collect()
+}
 /// The footnote of a simulated run's tables, whose repetitions are identical by construction.
 pub const DETERMINISTIC_NOTE: &str =
     "simulated: the repetitions are identical by construction (deterministic), so no interval";
 
-/// True when a cell of `rows` holds a figure marked [`FEW`] (a digit followed by the mark).
-pub fn has_few(rows: &[Vec<String>]) -> bool {
-    rows.iter().flatten().any(|c| c.match_indices(FEW).any(|(i, _)| few_at(c, i)))
+/// True when a cell of `rows` holds a figure marked `mark` (a digit followed by the mark).
+fn has_mark(rows: &[Vec<String>], mark: &str) -> bool {
+    rows.iter().flatten().any(|c| c.match_indices(mark).any(|(i, _)| marks(c, i)))
 }
 
-/// True when the [`FEW`] at byte `i` of `cell` follows a digit (a marked figure).
-fn few_at(cell: &str, i: usize) -> bool {
+/// True when the mark at byte `i` of `cell` follows a digit (marks a figure).
+fn marks(cell: &str, i: usize) -> bool {
     cell[..i].chars().next_back().is_some_and(|d| d.is_ascii_digit())
 }
 
@@ -55,7 +70,7 @@ pub fn without_few(rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
         let mut last = 0;
         for (i, m) in c.match_indices(FEW) {
             out.push_str(&c[last..i]);
-            if !few_at(&c, i) {
+            if !marks(&c, i) {
                 out.push_str(m);
             }
             last = i + m.len();
@@ -149,9 +164,9 @@ pub fn dma_latency_note(stats: &[CellStats]) -> Option<String> {
 }
 
 /// What a table's `±` and marks mean, for the line above it.
-pub const INTERVAL_NOTE: &str = "± = 95% CI over repetitions, +up/-down where it is not symmetric (log scale for times, \
-                                 counts and rates, logit scale for shares and percentages); (± > mean): its half-width \
-                                 exceeds the mean";
+pub const INTERVAL_NOTE: &str =
+    "± = 95% CI over repetitions, +up/-down where it is not symmetric (log scale for times, \
+                                 counts and rates, logit scale for shares and percentages)";
 
 /// A row of a per-cell table: the cell's figures (or a part of them) with its row names.
 pub struct Named<'a, T> {
