@@ -3,7 +3,9 @@
 use super::campaign::Subject;
 use super::common::{bad_input, open_existing, pick_run, sim_model, utc};
 use schedlab_report::cells;
+use schedlab_report::cols::Col;
 use schedlab_report::tables;
+use schedlab_report::tables::Named;
 use schedlab_store::Store;
 use std::path::Path;
 use std::process::ExitCode;
@@ -117,6 +119,20 @@ pub fn print_subject(subject: &Subject) -> anyhow::Result<()> {
     print_view(subject, &View::default())
 }
 
+/// A table named by cell key, drawn as `view` asks, its `secondary` columns left to --wide.
+fn narrowed<'a, T: cells::Keyed>(
+    cols: Vec<Col<Named<'a, T>>>,
+    rows: &[Named<'a, T>],
+    secondary: &[&str],
+    view: &View,
+    deterministic: bool,
+) -> String {
+    let drop = if view.wide { &[][..] } else { secondary };
+    let cols = cells::narrow(cols, view.wide, drop);
+    let md = view.format == Format::Markdown;
+    cells::render(&cols, rows, md, deterministic).trim_end().to_string()
+}
+
 /// Prints a run or campaign as `view` asks: everything as terminal or Markdown tables, or
 /// the per-cell summary as CSV or JSON.
 pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
@@ -220,34 +236,28 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
         sayln!(
             "\nI/O (mean ±95% CI over n repetitions; MB/s = bytes of the cell / its time; latency per read/write call, percentiles of each repetition's merged histogram; device counters from /sys/block/<dev>/stat):"
         );
-        let drop: &[&str] = if view.wide { &[] } else { &cells::IO_SECONDARY };
-        outln!(
-            "{}",
-            cells::render(
-                &cells::narrow(tables::io_columns(), view.wide, drop),
-                &tables::io_named(&io),
-                md,
-                deterministic
-            )
-            .trim_end()
+        let table = narrowed(
+            tables::io_columns(),
+            &tables::io_named(&io),
+            &cells::IO_SECONDARY,
+            view,
+            deterministic,
         );
+        outln!("{table}");
     }
     let rt = schedlab_analysis::rt_stats(cells);
     if !rt.is_empty() {
         sayln!(
             "\nReal-time task sets (mean ±95% CI over n repetitions; per process = averaged over the set's tasks; missed = misses / jobs; violations of (x, y) windows, fixed and sliding; latency = scheduling latency (wake-up, or hand-off under the edf and dwcs dispatchers), percentiles of each repetition's merged histogram; every job: export --jobs):"
         );
-        let drop: &[&str] = if view.wide { &[] } else { &cells::RT_SECONDARY };
-        outln!(
-            "{}",
-            cells::render(
-                &cells::narrow(tables::rt_columns(), view.wide, drop),
-                &tables::rt_named(&rt),
-                md,
-                deterministic
-            )
-            .trim_end()
+        let table = narrowed(
+            tables::rt_columns(),
+            &tables::rt_named(&rt),
+            &cells::RT_SECONDARY,
+            view,
+            deterministic,
         );
+        outln!("{table}");
         let per_cpu = tables::rt_cpu_named(&rt);
         if !per_cpu.is_empty() {
             sayln!("\nPartitioned sets, per CPU (the same figures for each CPU's tasks; C/T and min util. = that CPU's share):");

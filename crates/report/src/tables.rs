@@ -284,6 +284,16 @@ pub struct Figure {
 }
 
 impl Figure {
+    /// A figure: its name, header, decimals and summary.
+    pub const fn new(
+        name: &'static str,
+        header: &'static str,
+        digits: usize,
+        get: fn(&CellStats) -> &Summary,
+    ) -> Figure {
+        Figure { name, header, digits, get }
+    }
+
     /// The figure's column in a per-cell table.
     pub fn column<'a>(&self) -> Col<Named<'a, CellStats>> {
         summary(self.header, self.digits, self.get)
@@ -292,43 +302,23 @@ impl Figure {
 
 /// The figures of the per-cell totals.
 pub const TOTALS: [Figure; 6] = [
-    Figure { name: "wall_s", header: "wall [s]", digits: 2, get: |s| &s.makespan },
-    Figure { name: "user_s", header: "user [CPU-s]", digits: 2, get: |s| &s.user_total },
-    Figure { name: "sys_s", header: "sys [CPU-s]", digits: 2, get: |s| &s.sys_total },
-    Figure { name: "cpu_pct", header: "CPU [%]", digits: 0, get: |s| &s.cpu_pct_total },
-    Figure { name: "preempted", header: "preempted", digits: 0, get: |s| &s.invol_total },
-    Figure { name: "blocked", header: "blocked", digits: 0, get: |s| &s.vol_total },
+    Figure::new("wall_s", "wall [s]", 2, |s| &s.makespan),
+    Figure::new("user_s", "user [CPU-s]", 2, |s| &s.user_total),
+    Figure::new("sys_s", "sys [CPU-s]", 2, |s| &s.sys_total),
+    Figure::new("cpu_pct", "CPU [%]", 0, |s| &s.cpu_pct_total),
+    Figure::new("preempted", "preempted", 0, |s| &s.invol_total),
+    Figure::new("blocked", "blocked", 0, |s| &s.vol_total),
 ];
 
 /// The figures of the per-process means.
 pub const PER_PROCESS: [Figure; 7] = [
-    Figure {
-        name: "wall_per_proc_s",
-        header: "wall/proc [s]",
-        digits: 3,
-        get: |s| &s.wall_per_proc,
-    },
-    Figure { name: "user_per_proc_s", header: "user/proc", digits: 3, get: |s| &s.user_per_proc },
-    Figure { name: "sys_per_proc_s", header: "sys/proc", digits: 4, get: |s| &s.sys_per_proc },
-    Figure {
-        name: "cpu_pct_per_proc",
-        header: "CPU/proc [%]",
-        digits: 0,
-        get: |s| &s.cpu_pct_per_proc,
-    },
-    Figure {
-        name: "preempted_per_proc",
-        header: "preempted/proc",
-        digits: 1,
-        get: |s| &s.involuntary_per_proc,
-    },
-    Figure {
-        name: "blocked_per_proc",
-        header: "blocked/proc",
-        digits: 1,
-        get: |s| &s.voluntary_per_proc,
-    },
-    Figure { name: "procs_per_s", header: "procs/s", digits: 2, get: |s| &s.throughput },
+    Figure::new("wall_per_proc_s", "wall/proc [s]", 3, |s| &s.wall_per_proc),
+    Figure::new("user_per_proc_s", "user/proc", 3, |s| &s.user_per_proc),
+    Figure::new("sys_per_proc_s", "sys/proc", 4, |s| &s.sys_per_proc),
+    Figure::new("cpu_pct_per_proc", "CPU/proc [%]", 0, |s| &s.cpu_pct_per_proc),
+    Figure::new("preempted_per_proc", "preempted/proc", 1, |s| &s.involuntary_per_proc),
+    Figure::new("blocked_per_proc", "blocked/proc", 1, |s| &s.voluntary_per_proc),
+    Figure::new("procs_per_s", "procs/s", 2, |s| &s.throughput),
 ];
 
 /// The per-cell tables' rows: each cell with its row names.
