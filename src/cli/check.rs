@@ -261,7 +261,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     );
     if let Some(t) = &plan.adaptive {
         let most = (t.max + plan.warmup) as f64 / per_rep as f64;
-        sayln!(
+        outln!(
             "adaptive repetitions: these totals are at min = {}; a cell that runs to max = {} takes {most:.1} times as much",
             t.min,
             t.max
@@ -274,7 +274,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         .any(|g| matches!(g.workload, Workload::Command { .. }))
         && plan.scale != 1.0
     {
-        sayln!("note: --scale does not change command workloads (schedlab cannot know their work amount)");
+        outln!("note: --scale does not change command workloads (schedlab cannot know their work amount)");
     }
     let cpus_ok = spec
         .check_cpus(&schedlab_sys::cpus::online(&Root::default()))
@@ -293,11 +293,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
                 }
             }
             let what = held.unwrap_or_else(|| format!("swept over {}", swept.join(", ")));
-            sayln!("knob {name}: {now} now, {what}; journaled and put back after");
+            outln!("knob {name}: {now} now, {what}; journaled and put back after");
         }
     }
     for (line, warning) in super::common::feasibility_lines(plan, cpus as usize) {
-        sayln!("{}{line}", if warning { "warning: " } else { "" });
+        outln!("{}{line}", if warning { "warning: " } else { "" });
     }
     // In the order `run` refuses them: privileges, CPUs, limits, then the device.
     allowed
@@ -309,8 +309,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if let Some(line) =
         super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())?
     {
-        sayln!("{line}");
+        outln!("{line}");
     }
-    sayln!("ok: the spec is valid, this process may apply every policy in it, and every cell fits this machine's limits");
+    outln!("ok: the spec is valid, this process may apply every policy in it, and every cell fits this machine's limits");
     Ok(ExitCode::SUCCESS)
 }

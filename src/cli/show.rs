@@ -78,7 +78,7 @@ pub fn shown_name(name: &str) -> String {
 /// A campaign's shards: where each ran and which cells each machine measured.
 fn print_campaign(s: &Subject) -> anyhow::Result<()> {
     let r = &s.run;
-    sayln!(
+    outln!(
         "{} — {} ({}, {}), {} shard runs, started {} UTC, {} cell repetitions stored, scale {}",
         s.name(),
         shown_name(&r.name),
@@ -91,7 +91,7 @@ fn print_campaign(s: &Subject) -> anyhow::Result<()> {
     );
     for sh in &s.shards {
         let e = &sh.env;
-        sayln!(
+        outln!(
             "  shard {}: run {} ({}) on {}: {} CPUs, {}, kernel {}, {} cell repetitions, {}",
             sh.identity.shard.map(|x| x.to_string()).unwrap_or_else(|| "?".into()),
             sh.id,
@@ -104,12 +104,12 @@ fn print_campaign(s: &Subject) -> anyhow::Result<()> {
             sh.status
         );
     }
-    sayln!("\nMeasured on (repetitions per machine: the cells measured so):");
+    outln!("\nMeasured on (repetitions per machine: the cells measured so):");
     for line in s.measured_on_lines(12) {
-        sayln!("  {line}");
+        outln!("  {line}");
     }
     for w in s.pooling_warnings() {
-        sayln!("warning: {w}");
+        outln!("warning: {w}");
     }
     Ok(())
 }
@@ -155,7 +155,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
     if subject.campaign.is_some() {
         print_campaign(subject)?;
     } else {
-        sayln!(
+        outln!(
             "run {} — {} ({}, {}), started {} UTC, {} cell repetitions stored, scale {}",
             run.id,
             shown_name(&run.name),
@@ -165,7 +165,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
             run.cells_done,
             run.scale
         );
-        sayln!(
+        outln!(
             "machine: {} CPUs, {}, kernel {}, RT throttling {}/{} us",
             run.env.cpus,
             run.env.cpu_model,
@@ -175,10 +175,10 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
         );
     }
     if let Some(model) = sim_model(cells) {
-        sayln!("model: {model}");
+        outln!("model: {model}");
     }
     if let Some(note) = tables::dma_latency_note(&stats) {
-        sayln!("cpu_dma_latency {note}.");
+        outln!("cpu_dma_latency {note}.");
     }
     print_knobs(&run.knobs_before, cells)?;
     sayln!("\nValues are means over n repetitions; {}.", tables::INTERVAL_NOTE);
@@ -268,13 +268,13 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
         }
     }
     if let Some(note) = tables::repetitions_note(cells.iter().map(|c| &c.params)) {
-        sayln!("\n{note}.");
+        outln!("\n{note}.");
     }
     print_failures(cells)?;
     if !run.warnings.is_empty() {
-        sayln!("\n{} warning(s) during the run:", run.warnings.len());
+        outln!("\n{} warning(s) during the run:", run.warnings.len());
         for w in run.warnings.iter().take(20) {
-            sayln!("  - {w}");
+            outln!("  - {w}");
         }
     }
     Ok(())
@@ -290,7 +290,7 @@ fn print_knobs(
         m.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
     };
     if !before.is_empty() {
-        sayln!("knobs before the run (put back after it): {}", list(before));
+        outln!("knobs before the run (put back after it): {}", list(before));
     }
     let mut seen: Vec<(&std::collections::BTreeMap<String, String>, usize)> = Vec::new();
     for c in cells.iter().filter(|c| !c.knobs.is_empty()) {
@@ -300,7 +300,7 @@ fn print_knobs(
         }
     }
     for (k, n) in seen {
-        sayln!("knobs in force (read back) in {n} cell repetition(s): {}", list(k));
+        outln!("knobs in force (read back) in {n} cell repetition(s): {}", list(k));
     }
     Ok(())
 }
@@ -311,7 +311,7 @@ fn print_failures(cells: &[schedlab_model::CellRecord]) -> anyhow::Result<()> {
     if failed.is_empty() {
         return Ok(());
     }
-    sayln!(
+    outln!(
         "
 {} of {} measured cell repetitions FAILED and are left out of the figures above:",
         failed.len(),
@@ -319,7 +319,7 @@ fn print_failures(cells: &[schedlab_model::CellRecord]) -> anyhow::Result<()> {
     );
     const SHOWN: usize = 20;
     for c in failed.iter().take(SHOWN) {
-        sayln!(
+        outln!(
             "  - {} rep {}: {}: {}",
             c.params.key,
             c.rep + 1,
@@ -328,7 +328,7 @@ fn print_failures(cells: &[schedlab_model::CellRecord]) -> anyhow::Result<()> {
         );
     }
     if failed.len() > SHOWN {
-        sayln!(
+        outln!(
             "  ... and {} more (`schedlab export` has every one: cell_status, cell_message)",
             failed.len() - SHOWN
         );
