@@ -347,7 +347,13 @@ fn keep_cells(subject: &mut Subject, pattern: &str) -> anyhow::Result<()> {
             key_hint(pattern, &keys, "its cells")
         )));
     }
-    subject.cells.retain(|c| cells::key_matches(pattern, &c.params.key));
+    // Each cell keeps its origin (the shard it came from).
+    let (kept, origin): (Vec<_>, Vec<_>) = std::mem::take(&mut subject.cells)
+        .into_iter()
+        .zip(std::mem::take(&mut subject.origin))
+        .filter(|(c, _)| cells::key_matches(pattern, &c.params.key))
+        .unzip();
+    (subject.cells, subject.origin) = (kept, origin);
     Ok(())
 }
 
