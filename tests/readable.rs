@@ -61,6 +61,8 @@ fn show_and_check_print_no_table_wider_than_160() {
 #[test]
 fn show_of_an_io_run_prints_no_table_wider_than_160() {
     crate::require!(is_root(), "the I/O workloads' loop device needs root");
+    // The machine's I/O state is shared: take turns with the I/O and real-time tests.
+    let _serial = crate::util::measuring();
     let lab = Lab::new();
     let spec = lab.spec(
         "io.toml",
@@ -223,6 +225,8 @@ fn mistyped_names_get_a_did_you_mean() {
 #[test]
 fn trace_without_a_cell_prints_a_line_per_cell() {
     crate::require!(is_root() && tracing_possible(), "kernel traces need root and tracefs");
+    // Its fifo and rr cells would disturb the timing tests: take turns with them.
+    let _serial = crate::util::measuring();
     let lab = Lab::new();
     lab.ok(&["run", "--trace", "--scale", "0.02", "-q"]);
     let summary = lab.ok(&["trace"]);

@@ -54,7 +54,7 @@ pub struct View {
     /// Every column.
     pub wide: bool,
     /// The per-cell figures shown.
-    pub figures: Vec<&'static schedlab_report::tables::Figure>,
+    pub figures: Vec<&'static tables::Figure>,
 }
 
 impl Default for View {
@@ -119,6 +119,12 @@ pub fn print_subject(subject: &Subject) -> anyhow::Result<()> {
     print_view(subject, &View::default())
 }
 
+/// A table drawn as `view` asks (terminal or Markdown), with its footnotes.
+fn draw<R>(cols: &[Col<R>], rows: &[R], view: &View, deterministic: bool) -> String {
+    let md = view.format == Format::Markdown;
+    cells::render(cols, rows, md, deterministic).trim_end().to_string()
+}
+
 /// A table named by cell key, drawn as `view` asks, its `secondary` columns left to --wide.
 fn narrowed<'a, T: cells::Keyed>(
     cols: Vec<Col<Named<'a, T>>>,
@@ -128,9 +134,7 @@ fn narrowed<'a, T: cells::Keyed>(
     deterministic: bool,
 ) -> String {
     let drop = if view.wide { &[][..] } else { secondary };
-    let cols = cells::narrow(cols, view.wide, drop);
-    let md = view.format == Format::Markdown;
-    cells::render(&cols, rows, md, deterministic).trim_end().to_string()
+    draw(&cells::narrow(cols, view.wide, drop), rows, view, deterministic)
 }
 
 /// Prints a run or campaign as `view` asks: everything as terminal or Markdown tables, or
@@ -151,7 +155,6 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
         exporter.write_values(&rows, &mut out).map_err(super::out::stdout_error)?;
         return Ok(());
     }
-    let md = view.format == Format::Markdown;
     if subject.campaign.is_some() {
         print_campaign(subject)?;
     } else {
@@ -188,31 +191,15 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
     let named = tables::named(&stats);
     if cells::any_of(&view.figures, &tables::TOTALS) {
         sayln!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
-        outln!(
-            "{}",
-            cells::render(
-                &cells::totals_columns(view.wide, &view.figures),
-                &named,
-                md,
-                deterministic
-            )
-            .trim_end()
-        );
+        let cols = cells::totals_columns(view.wide, &view.figures);
+        outln!("{}", draw(&cols, &named, view, deterministic));
     }
     if cells::any_of(&view.figures, &tables::PER_PROCESS) {
         sayln!(
             "\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions):"
         );
-        outln!(
-            "{}",
-            cells::render(
-                &cells::per_process_columns(view.wide, &view.figures),
-                &named,
-                md,
-                deterministic
-            )
-            .trim_end()
-        );
+        let cols = cells::per_process_columns(view.wide, &view.figures);
+        outln!("{}", draw(&cols, &named, view, deterministic));
     }
     let grouped = stats.iter().any(|s| {
         s.params.groups.len() > 1
@@ -226,10 +213,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
     });
     if grouped {
         sayln!("\nThroughput and fairness (measured groups only; background groups count only in the CPU shares):");
-        outln!(
-            "{}",
-            cells::render(&tables::fairness_columns(), &stats, md, deterministic).trim_end()
-        );
+        outln!("{}", draw(&tables::fairness_columns(), &stats, view, deterministic));
     }
     let io = schedlab_analysis::io_stats(cells);
     if !io.is_empty() {
@@ -261,10 +245,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
         let per_cpu = tables::rt_cpu_named(&rt);
         if !per_cpu.is_empty() {
             sayln!("\nPartitioned sets, per CPU (the same figures for each CPU's tasks; C/T and min util. = that CPU's share):");
-            outln!(
-                "{}",
-                cells::render(&tables::rt_cpu_columns(), &per_cpu, md, deterministic).trim_end()
-            );
+            outln!("{}", draw(&tables::rt_cpu_columns(), &per_cpu, view, deterministic));
         }
     }
     if let Some(note) = tables::repetitions_note(cells.iter().map(|c| &c.params)) {

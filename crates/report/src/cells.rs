@@ -123,7 +123,8 @@ pub fn per_process_columns<'a>(wide: bool, figs: &[&Figure]) -> Vec<Col<Named<'a
 }
 
 /// Columns of the I/O table a narrow `show` leaves to `--wide`.
-pub const IO_SECONDARY: [&str; 4] = ["file [s]", "p99.9 [us]", "merged", "req [KiB]"];
+pub const IO_SECONDARY: [&str; 6] =
+    ["file [s]", "p99.9 [us]", "dev reqs", "merged", "req [KiB]", "in queue [s]"];
 
 /// Columns of the real-time table a narrow `show` leaves to `--wide`.
 pub const RT_SECONDARY: [&str; 5] =

@@ -164,9 +164,8 @@ pub fn dma_latency_note(stats: &[CellStats]) -> Option<String> {
 }
 
 /// What a table's `±` and marks mean, for the line above it.
-pub const INTERVAL_NOTE: &str =
-    "± = 95% CI over repetitions, +up/-down where it is not symmetric (log scale for times, \
-                                 counts and rates, logit scale for shares and percentages)";
+pub const INTERVAL_NOTE: &str = "± = 95% CI, +up/-down where not symmetric (log scale for times, \
+                                 counts and rates; logit scale for shares and percentages)";
 
 /// A row of a per-cell table: the cell's figures (or a part of them) with its row names.
 pub struct Named<'a, T> {
