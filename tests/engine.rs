@@ -207,9 +207,9 @@ fn a_failing_command_is_reported_failed_not_ok() {
     );
     assert!(show.contains("bad/other/n2 rep 1: failed:"), "{show}");
     // The failed cell has no figures (n = 0); the good one has both repetitions.
-    let row = |w: &str| show.lines().find(|l| l.contains(&format!(" {w} "))).unwrap().to_string();
+    let row = |w: &str| show.lines().find(|l| l.contains(&format!("│ {w}/"))).unwrap().to_string();
     let cols = |l: String| l.split('┆').map(|c| c.trim().to_string()).collect::<Vec<_>>();
-    assert_eq!((cols(row("bad"))[3].as_str(), cols(row("good"))[3].as_str()), ("0", "2"), "{show}");
+    assert_eq!((cols(row("bad"))[1].as_str(), cols(row("good"))[1].as_str()), ("0", "2"), "{show}");
     let rows = lab.samples();
     for r in &rows {
         let failed = r["workload"] == "bad";

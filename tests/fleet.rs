@@ -107,6 +107,9 @@ fn a_campaign_from_two_machines_names_each_cells_machine_and_compare_warns() {
         show.contains("machines ") && show.contains("CPU: ") && show.contains("Other CPU 9000"),
         "{show}"
     );
+    // A campaign's cells filtered by key keep the machines that measured them.
+    let io = ok_at(&lab, "all.db", &["show", &c, "--cell", "io/*"]);
+    assert!(io.contains("│ io/other/n2 ") && !io.contains("│ cpu/other/n2 "), "{io}");
     let text = ok_at(&lab, "all.db", &["export", "--format", "json", &c]);
     let rows: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
     let on_b: BTreeSet<&str> = rows

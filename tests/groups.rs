@@ -60,7 +60,7 @@ fn cpu_weights_2_to_1_give_cpu_time_2_to_1() {
         lab.ok(&["run", spec.to_str().unwrap(), "-q"]);
         let rows: Vec<Value> =
             serde_json::from_str(&lab.ok(&["export", "--format", "json"])).unwrap();
-        let show = lab.ok(&["show"]);
+        let show = lab.ok(&["show", "--wide"]);
         assert!(show.contains("heavy") && show.contains("light"), "{show}");
         let mut ratios = Vec::new();
         let mut windows = Vec::new();

@@ -106,16 +106,16 @@ fn mock_records_are_stored_and_shown_with_their_made_up_figures() {
     // Measured workers 0 and 1 only: walls 1 and 1.5 s, blocked 10 and 11, preempted 0 and 2.
     let totals = section(&show, "Per cell, totals");
     assert_eq!(
-        &columns(totals, "┆ other ")[3..10],
+        &columns(totals, "cpu/other/n2+bg")[1..8],
         ["3", "1.50 ±0.00", "1.50 ±0.00", "0.50 ±0.00", "133 ±0", "2 ±0", "21 ±0"],
         "{show}"
     );
-    let fifo = columns(totals, "┆ fifo prio 50 ");
-    assert_eq!(fifo[3], "2", "the failed repetition is left out: {show}");
-    assert!(fifo[10].starts_with("FAILED 1 of 3 reps (left out): 1 worker of 2 exited with status != 0 (worker 0: status 1)"), "{show}");
+    let fifo = columns(totals, "cpu/fifo/n2+bg");
+    assert_eq!(fifo[1], "2", "the failed repetition is left out: {show}");
+    assert!(fifo[8].starts_with("FAILED 1 of 3 reps (left out): 1 worker of 2 exited with status != 0 (worker 0: status 1)"), "{show}");
     let per_process = section(&show, "Per process");
     assert_eq!(
-        &columns(per_process, "┆ other ")[3..9],
+        &columns(per_process, "cpu/other/n2+bg")[1..7],
         ["3", "1.250 ±0.000", "0.750 ±0.000", "0.2500 ±0.0000", "83 ±0", "1.0 ±0.0"],
         "{show}"
     );

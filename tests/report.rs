@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 /// A pa3-shaped mock: cpu/io/mixed x other/fifo/rr x 4/16 processes, 3 repetitions, with
 /// per-process values loosely after seed 000's Figure 12 and a -5%/0/+5% spread over repetitions.
-fn fixture(factor: f64) -> Vec<CellRecord> {
+pub(crate) fn fixture(factor: f64) -> Vec<CellRecord> {
     let mut out = Vec::new();
     let mut ordinal = 0;
     let (workloads, policies, counts) =

@@ -45,7 +45,7 @@ fn task(scheduler: usize, utilisation: usize, rep: u64) -> schedlab_model::Extra
 }
 
 /// 5 schedulers x 3 utilisations of a 4-task set, 3 repetitions.
-fn fixture() -> Vec<CellRecord> {
+pub(crate) fn fixture() -> Vec<CellRecord> {
     let mut out = Vec::new();
     for (si, sched) in SCHEDULERS.iter().enumerate() {
         for (ui, u) in UTILISATIONS.iter().enumerate() {
@@ -102,7 +102,8 @@ fn a_real_time_fixture_run_is_shown_exported_and_reported() {
     assert!(show.contains("Real-time task sets"), "{show}");
     // fifo-rm at 0.6: k = 4, sliding violations 12, 13, 14 per task: mean 13, on the log scale
     // h = t(0.975, 2) x (1 / 13) / sqrt(3) = 0.1911, so 13 e^h = 15.74 and 13 e^-h = 10.74.
-    let row = show.lines().find(|l| l.contains("fifo-rm") && l.contains("0.6 ")).unwrap();
+    let rt = &show[show.find("Real-time task sets").unwrap()..];
+    let row = rt.lines().find(|l| l.contains("/fifo-rm/") && l.contains("=0.6/")).unwrap();
     assert!(row.contains("13.0 +2.7/-2.3"), "{row}");
     assert!(show.contains("dispatcher's tally; no latencies recorded"), "{show}");
 

@@ -75,7 +75,7 @@ fn a_longer_slice_lets_a_worker_run_longer_before_the_other_takes_its_cpu() {
         schedlab_testkit::skip(format!("the machine is too busy to show a slice (other tasks took CPU 0 {busy:.0} times per CPU-second)"));
         return;
     }
-    let show = lab.ok(&["show"]);
+    let show = lab.ok(&["show", "--wide"]);
     assert!(show.contains("slice 100 us") && show.contains("slice 100000 us"), "{show}");
 }
 

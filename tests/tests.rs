@@ -27,6 +27,7 @@ mod layers;
 mod mock_records;
 mod nothing_lost;
 mod old_database;
+mod readable;
 mod report;
 mod rt;
 mod rt_context;

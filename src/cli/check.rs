@@ -1,7 +1,7 @@
 //! `schedlab check`: validate a spec and print the plan without running anything.
 
 use super::common::{bad_input, load_spec};
-use comfy_table::{presets, Table};
+use comfy_table::{presets, ColumnConstraint, ContentArrangement, Table, Width};
 use schedlab_spec::Workload;
 use schedlab_sys::{env, Root};
 use std::path::PathBuf;
@@ -85,6 +85,84 @@ fn amount(w: &Workload) -> String {
     }
 }
 
+/// The plan's headers; [`plan_table`] leaves out those marked optional when no cell needs them.
+const HEADERS: [(&str, Optional); 10] = [
+    ("cell", Optional::No),
+    ("key", Optional::No),
+    ("group", Optional::Groups),
+    ("workload", Optional::No),
+    ("policy", Optional::No),
+    ("procs", Optional::No),
+    ("pinning / cgroup", Optional::Placement),
+    ("work per process", Optional::No),
+    ("CPU-s / rep", Optional::No),
+    ("writes / rep", Optional::No),
+];
+
+/// When a column of the plan's table is left out.
+#[derive(PartialEq)]
+enum Optional {
+    /// Never.
+    No,
+    /// When every cell has one group, the main one.
+    Groups,
+    /// When every group runs on every CPU outside any cgroup setting.
+    Placement,
+}
+
+/// The widest the plan's table is drawn: the descriptions (of groups, placement and work)
+/// wrap; keys, names and numbers never do.
+const TABLE_WIDTH: u16 = 160;
+
+/// The narrowest a wrapped column of the plan's table becomes (a very long key may then
+/// widen the table past [`TABLE_WIDTH`]).
+const WRAPPED_WIDTH: usize = 20;
+
+/// The plan's table, one row per group of each cell, without the columns no cell needs, at
+/// most [`TABLE_WIDTH`] characters wide.
+fn plan_table(plan: &schedlab_spec::Plan, rows: Vec<Vec<String>>) -> Table {
+    let groups = plan.cells.iter().any(|c| c.groups.len() > 1);
+    let placed = plan.cells.iter().flat_map(|c| &c.groups).any(|g| {
+        g.affinity.label() != "all"
+            || g.cgroup.cpu_weight.is_some()
+            || g.cgroup.cpu_max.is_some()
+            || g.cgroup.cpuset.is_some()
+    });
+    let keep = |o: &Optional| match o {
+        Optional::No => true,
+        Optional::Groups => groups,
+        Optional::Placement => placed,
+    };
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(TABLE_WIDTH)
+        .set_header(HEADERS.iter().filter(|(_, o)| keep(o)).map(|(h, _)| *h));
+    let mut widest: Vec<usize> = Vec::new();
+    for row in rows {
+        let row: Vec<String> =
+            row.into_iter().zip(&HEADERS).filter(|(_, (_, o))| keep(o)).map(|(c, _)| c).collect();
+        widest.resize(row.len(), 0);
+        for (w, c) in widest.iter_mut().zip(&row) {
+            *w = (*w).max(c.chars().count());
+        }
+        t.add_row(row);
+    }
+    let wrapped = ["pinning / cgroup", "work per process"];
+    let shown = HEADERS.iter().filter(|(_, o)| keep(o));
+    for (i, (header, _)) in shown.enumerate() {
+        let longest = widest.get(i).copied().unwrap_or(0).max(header.chars().count());
+        let col = t.column_mut(i).expect("a column per header");
+        col.set_constraint(match wrapped.contains(header) {
+            true => {
+                ColumnConstraint::LowerBoundary(Width::Fixed(longest.min(WRAPPED_WIDTH) as u16))
+            }
+            false => ColumnConstraint::ContentWidth,
+        });
+    }
+    t
+}
+
 /// Runs `schedlab check`.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let spec = load_spec(Some(&a.file), a.scale, a.repetitions)?;
@@ -98,19 +176,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let hash_ns = hash_ns_per_round();
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
     let per_rep = (plan.repetitions + plan.warmup) as u64;
-    let mut t = Table::new();
-    t.load_style(presets::UTF8_FULL_CONDENSED).set_header(vec![
-        "cell",
-        "key",
-        "group",
-        "workload",
-        "policy",
-        "procs",
-        "pinning / cgroup",
-        "work per process",
-        "est. CPU-s / rep",
-        "sync writes / rep",
-    ]);
+    let mut rows: Vec<Vec<String>> = Vec::new();
     let (mut cpu_total, mut writes_total, mut procs_total) = (0.0, 0u64, 0u64);
     // Cells whose estimated wall time per repetition reaches the watchdog: (cell, key, s).
     let mut too_long: Vec<(u32, &str, f64)> = Vec::new();
@@ -169,7 +235,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             if let Some(cs) = &g.cgroup.cpuset {
                 place.push(format!("cpuset {}", schedlab_spec::cpulist::format(cs)));
             }
-            t.add_row(vec![
+            rows.push(vec![
                 if gi == 0 { c.index.to_string() } else { String::new() },
                 if gi == 0 { c.key.clone() } else { String::new() },
                 format!("{}{}", g.name, if g.background { " (background)" } else { "" }),
@@ -188,7 +254,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             too_long.push((c.index, &c.key, wall_s));
         }
     }
-    outln!(
+    let t = plan_table(plan, rows);
+    sayln!(
         "{}: {} — {} cells x ({} + {} warm-up), order {:?}, seed {}, scale {}, watchdog {:.0} s per cell",
         plan.source_path,
         plan.name,
@@ -201,7 +268,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         plan.timeout.as_secs_f64()
     );
     outln!("{t}");
-    outln!(
+    sayln!(
         "total: {} worker processes, {:.1} CPU-seconds of measured work (>= {:.1} s wall on {} CPUs; pi {:.2} ns/iteration, hash {:.0} ns/round, measured now), {} synchronous writes",
         procs_total, cpu_total, cpu_total / cpus, cpus, ns, hash_ns, writes_total
     );

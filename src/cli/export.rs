@@ -25,6 +25,20 @@ pub struct Args {
     /// instead of one row per process.
     #[arg(long)]
     pub jobs: bool,
+    /// process: a row per process (the default); cell: the per-cell summary `show` prints,
+    /// a row per cell named by its key (csv and json: each figure's mean and 95% interval,
+    /// as `show --format json`; markdown: the tables, for a write-up).
+    #[arg(long, value_enum, default_value_t = Per::Process)]
+    pub per: Per,
+}
+
+/// What a row of `schedlab export` is.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Per {
+    /// A process (or, with --jobs, a job).
+    Process,
+    /// A cell: its figures over the repetitions.
+    Cell,
 }
 
 /// The row formats of the report crate's exporters, then the two written here.
@@ -54,6 +68,11 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     if a.format == "parquet" && a.output.is_none() {
         return Err(bad_input("the parquet format is binary: give a file with --output"));
     }
+    if a.per == Per::Cell && (a.jobs || a.format == "hyperfine" || a.format == "parquet") {
+        return Err(bad_input(
+            "--per cell writes the per-cell summary as csv, json or markdown (not with --jobs)",
+        ));
+    }
     if a.format == "hyperfine" && a.jobs {
         return Err(bad_input("--format hyperfine has a result per cell; per-job rows go to csv, json, markdown or parquet"));
     }
@@ -68,17 +87,24 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         if failed > 0 {
             eprintln!("note: {failed} failed cell repetitions of {name} are left out (`schedlab show` lists them)");
         }
-        let text = serde_json::to_string_pretty(&doc)? + "\n";
-        return match &a.output {
-            Some(p) => {
-                create(p)?.write_all(text.as_bytes())?;
-                Ok(ExitCode::SUCCESS)
+        return emit(a.output.as_deref(), &(serde_json::to_string_pretty(&doc)? + "\n"));
+    }
+    if a.per == Per::Cell {
+        let stats = schedlab_analysis::cell_stats(&subject.cells);
+        let figures: Vec<_> = schedlab_report::cells::figures().collect();
+        let text = match &exporter {
+            Some(_) if a.format == "markdown" || a.format == "md" => {
+                let sim = subject.run.mode == schedlab_model::Mode::Sim.as_str();
+                schedlab_report::cells::markdown(&stats, &figures, sim)
             }
-            None => {
-                std::io::stdout().lock().write_all(text.as_bytes())?;
-                Ok(ExitCode::SUCCESS)
+            Some(e) => {
+                let mut out = Vec::new();
+                e.write_values(&schedlab_report::cells::values(&stats, &figures), &mut out)?;
+                String::from_utf8(out)?
             }
+            None => unreachable!("parquet and hyperfine are refused or written above"),
         };
+        return emit(a.output.as_deref(), &text);
     }
     let kept: Vec<usize> = (0..subject.cells.len())
         .filter(|i| a.include_warmup || !subject.cells[*i].warmup)
@@ -141,6 +167,15 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             exporter.write_values(&rows, &mut w)?;
             w.flush()?;
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `text` to the new file `output`, or to standard output.
+fn emit(output: Option<&Path>, text: &str) -> anyhow::Result<ExitCode> {
+    match output {
+        Some(p) => create(p)?.write_all(text.as_bytes())?,
+        None => std::io::stdout().lock().write_all(text.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)
 }

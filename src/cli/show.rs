@@ -1,16 +1,66 @@
 //! `schedlab show`: a stored run as tables.
 
 use super::campaign::Subject;
-use super::common::{open_existing, pick_run, sim_model, utc};
+use super::common::{bad_input, open_existing, pick_run, sim_model, utc};
+use schedlab_report::cells;
+use schedlab_report::cols::Col;
+use schedlab_report::tables;
+use schedlab_report::tables::Named;
 use schedlab_store::Store;
 use std::path::Path;
 use std::process::ExitCode;
+
+/// Output formats of `schedlab show`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Format {
+    /// Everything, as terminal tables.
+    #[default]
+    Table,
+    /// Everything, the tables in Markdown (for a write-up).
+    Markdown,
+    /// Only the per-cell summary: a row per cell (key, figures, their 95% interval).
+    Csv,
+    /// Only the per-cell summary: an array of objects with stable field names.
+    Json,
+}
 
 /// Arguments of `schedlab show`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Run id, or a campaign (`campaign:ID` or its id); the newest run without it.
     pub run: Option<String>,
+    /// table and markdown show everything; csv and json only the per-cell summary.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Only the cells whose key matches: the key itself (`cpu/fifo:98/n10`, as the `cell`
+    /// column shows it) or a glob where `*` stands for any characters (`cpu/fifo*`, `*/n10`).
+    #[arg(long, value_name = "PATTERN")]
+    pub cell: Option<String>,
+    /// Only these per-cell figures, comma-separated, named as in `--format json`: wall_s,
+    /// user_s, sys_s, cpu_pct, preempted, blocked, wall_per_proc_s, user_per_proc_s,
+    /// sys_per_proc_s, cpu_pct_per_proc, preempted_per_proc, blocked_per_proc, procs_per_s.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub metric: Vec<String>,
+    /// Every column: the workload, policy and process labels beside each cell's key, and
+    /// the I/O and real-time tables' secondary figures.
+    #[arg(long)]
+    pub wide: bool,
+}
+
+/// How `show` draws a run: its format, its columns and the per-cell figures.
+pub struct View {
+    /// The format.
+    pub format: Format,
+    /// Every column.
+    pub wide: bool,
+    /// The per-cell figures shown.
+    pub figures: Vec<&'static tables::Figure>,
+}
+
+impl Default for View {
+    fn default() -> View {
+        View { format: Format::Table, wide: false, figures: cells::figures().collect() }
+    }
 }
 
 /// Prints the header, the per-cell totals and the per-process means of a run.
@@ -66,9 +116,45 @@ fn print_campaign(s: &Subject) -> anyhow::Result<()> {
 
 /// Prints the header, the per-cell totals and the per-process means of a run or campaign.
 pub fn print_subject(subject: &Subject) -> anyhow::Result<()> {
+    print_view(subject, &View::default())
+}
+
+/// A table drawn as `view` asks (terminal or Markdown), with its footnotes.
+fn draw<R>(cols: &[Col<R>], rows: &[R], view: &View, deterministic: bool) -> String {
+    let md = view.format == Format::Markdown;
+    cells::render(cols, rows, md, deterministic).trim_end().to_string()
+}
+
+/// A table named by cell key, drawn as `view` asks, its `secondary` columns left to --wide.
+fn narrowed<'a, T: cells::Keyed>(
+    cols: Vec<Col<Named<'a, T>>>,
+    rows: &[Named<'a, T>],
+    secondary: &[&str],
+    view: &View,
+    deterministic: bool,
+) -> String {
+    let drop = if view.wide { &[][..] } else { secondary };
+    draw(&cells::narrow(cols, view.wide, drop), rows, view, deterministic)
+}
+
+/// Prints a run or campaign as `view` asks: everything as terminal or Markdown tables, or
+/// the per-cell summary as CSV or JSON.
+pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
     let run = &subject.run;
     let cells = &subject.cells;
     let stats = schedlab_analysis::cell_stats(cells);
+    let deterministic = run.mode == schedlab_model::Mode::Sim.as_str();
+    if let Some(name) = match view.format {
+        Format::Csv => Some("csv"),
+        Format::Json => Some("json"),
+        Format::Table | Format::Markdown => None,
+    } {
+        let rows = cells::values(&stats, &view.figures);
+        let exporter = schedlab_report::export::by_name(name).expect("csv and json exist");
+        let mut out = std::io::stdout().lock();
+        exporter.write_values(&rows, &mut out).map_err(super::out::stdout_error)?;
+        return Ok(());
+    }
     if subject.campaign.is_some() {
         print_campaign(subject)?;
     } else {
@@ -94,17 +180,27 @@ pub fn print_subject(subject: &Subject) -> anyhow::Result<()> {
     if let Some(model) = sim_model(cells) {
         outln!("model: {model}");
     }
-    if let Some(note) = schedlab_report::tables::dma_latency_note(&stats) {
+    if let Some(note) = tables::dma_latency_note(&stats) {
         outln!("cpu_dma_latency {note}.");
     }
     print_knobs(&run.knobs_before, cells)?;
-    outln!("\nValues are means over n repetitions; {}.", schedlab_report::tables::INTERVAL_NOTE);
-    outln!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
-    outln!("{}", schedlab_report::tables::totals(&stats));
-    outln!(
-        "\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions):"
-    );
-    outln!("{}", schedlab_report::tables::per_process(&stats));
+    sayln!("\nValues are means over n repetitions; {}.", tables::INTERVAL_NOTE);
+    if deterministic {
+        sayln!("{}.", tables::DETERMINISTIC_NOTE);
+    }
+    let named = tables::named(&stats);
+    if cells::any_of(&view.figures, &tables::TOTALS) {
+        sayln!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
+        let cols = cells::totals_columns(view.wide, &view.figures);
+        outln!("{}", draw(&cols, &named, view, deterministic));
+    }
+    if cells::any_of(&view.figures, &tables::PER_PROCESS) {
+        sayln!(
+            "\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions):"
+        );
+        let cols = cells::per_process_columns(view.wide, &view.figures);
+        outln!("{}", draw(&cols, &named, view, deterministic));
+    }
     let grouped = stats.iter().any(|s| {
         s.params.groups.len() > 1
             || s.params.groups.iter().any(|g| {
@@ -116,31 +212,46 @@ pub fn print_subject(subject: &Subject) -> anyhow::Result<()> {
             || s.params.workload_kind == "hash"
     });
     if grouped {
-        outln!("\nThroughput and fairness (measured groups only; background groups count only in the CPU shares):");
-        outln!("{}", schedlab_report::tables::fairness(&stats));
+        sayln!("\nThroughput and fairness (measured groups only; background groups count only in the CPU shares):");
+        outln!("{}", draw(&tables::fairness_columns(), &stats, view, deterministic));
     }
     let io = schedlab_analysis::io_stats(cells);
     if !io.is_empty() {
-        outln!(
+        sayln!(
             "\nI/O (mean ±95% CI over n repetitions; MB/s = bytes of the cell / its time; latency per read/write call, percentiles of each repetition's merged histogram; device counters from /sys/block/<dev>/stat):"
         );
-        outln!("{}", schedlab_report::tables::io(&io));
+        let table = narrowed(
+            tables::io_columns(),
+            &tables::io_named(&io),
+            &cells::IO_SECONDARY,
+            view,
+            deterministic,
+        );
+        outln!("{table}");
     }
     let rt = schedlab_analysis::rt_stats(cells);
     if !rt.is_empty() {
-        outln!(
+        sayln!(
             "\nReal-time task sets (mean ±95% CI over n repetitions; per process = averaged over the set's tasks; missed = misses / jobs; violations of (x, y) windows, fixed and sliding; latency = scheduling latency (wake-up, or hand-off under the edf and dwcs dispatchers), percentiles of each repetition's merged histogram; every job: export --jobs):"
         );
-        outln!("{}", schedlab_report::tables::rt(&rt));
-        if let Some(note) = schedlab_report::tables::rt_placement_note(&rt, run.env.cpus) {
-            outln!("{note}.");
+        let table = narrowed(
+            tables::rt_columns(),
+            &tables::rt_named(&rt),
+            &cells::RT_SECONDARY,
+            view,
+            deterministic,
+        );
+        outln!("{table}");
+        if let Some(note) = tables::rt_placement_note(&rt, run.env.cpus) {
+            sayln!("{note}.");
         }
-        if let Some(t) = schedlab_report::tables::rt_cpus(&rt) {
-            outln!("\nPartitioned sets, per CPU (the same figures for each CPU's tasks; C/T and min util. = that CPU's share):");
-            outln!("{t}");
+        let per_cpu = tables::rt_cpu_named(&rt);
+        if !per_cpu.is_empty() {
+            sayln!("\nPartitioned sets, per CPU (the same figures for each CPU's tasks; C/T and min util. = that CPU's share):");
+            outln!("{}", draw(&tables::rt_cpu_columns(), &per_cpu, view, deterministic));
         }
     }
-    if let Some(note) = schedlab_report::tables::repetitions_note(cells.iter().map(|c| &c.params)) {
+    if let Some(note) = tables::repetitions_note(cells.iter().map(|c| &c.params)) {
         outln!("\n{note}.");
     }
     print_failures(cells)?;
@@ -212,9 +323,61 @@ fn print_failures(cells: &[schedlab_model::CellRecord]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Keeps the cells of `subject` whose key matches `pattern` ([`cells::key_matches`]); none
+/// is bad input that suggests the closest key and lists them when they are few.
+fn keep_cells(subject: &mut Subject, pattern: &str) -> anyhow::Result<()> {
+    let keys: Vec<&str> = subject.cells.iter().map(|c| c.params.key.as_str()).collect();
+    if !keys.iter().any(|k| cells::key_matches(pattern, k)) {
+        return Err(bad_input(format!(
+            "no cell of {} matches \"{pattern}\"{}",
+            subject.name(),
+            key_hint(pattern, &keys, "its cells")
+        )));
+    }
+    // Each cell keeps its origin (the shard it came from).
+    let (kept, origin): (Vec<_>, Vec<_>) = std::mem::take(&mut subject.cells)
+        .into_iter()
+        .zip(std::mem::take(&mut subject.origin))
+        .filter(|(c, _)| cells::key_matches(pattern, &c.params.key))
+        .unzip();
+    (subject.cells, subject.origin) = (kept, origin);
+    Ok(())
+}
+
+/// The most keys a "no such cell" message lists.
+const KEYS_LISTED: usize = 12;
+
+/// What to try after a key that matched no cell: the closest key, and every key (the first
+/// [`KEYS_LISTED`] of many) after `what`, e.g. ` (did you mean "cpu/fifo:98/n10"?); its
+/// cells: ...`.
+pub fn key_hint(typed: &str, keys: &[&str], what: &str) -> String {
+    let mut unique: Vec<&str> = keys.to_vec();
+    unique.sort_unstable();
+    unique.dedup();
+    let listed = unique.iter().take(KEYS_LISTED).copied().collect::<Vec<_>>().join(", ");
+    let more = unique.len().saturating_sub(KEYS_LISTED);
+    let closest = match typed.contains('*') {
+        true => String::new(),
+        false => schedlab_spec::suggest::did_you_mean(typed, unique.iter().copied()),
+    };
+    format!(
+        "{closest}; {what}: {listed}{}",
+        if more > 0 {
+            format!(" and {more} more (`schedlab show` lists them)")
+        } else {
+            String::new()
+        }
+    )
+}
+
 /// Runs `schedlab show`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
+    let figures = cells::chosen(&a.metric).map_err(bad_input)?;
     let store = open_existing(db)?;
-    print_subject(&super::campaign::load(&store, a.run.as_deref())?)?;
+    let mut subject = super::campaign::load(&store, a.run.as_deref())?;
+    if let Some(p) = &a.cell {
+        keep_cells(&mut subject, p)?;
+    }
+    print_view(&subject, &View { format: a.format, wide: a.wide, figures })?;
     Ok(ExitCode::SUCCESS)
 }

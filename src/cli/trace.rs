@@ -55,18 +55,28 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     }
     if let Some(k) = &a.cell {
         if !traced.iter().any(|c| &c.params.key == k) {
-            let keys: Vec<&str> = traced
-                .iter()
-                .map(|c| c.params.key.as_str())
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
-                .collect();
+            let keys: Vec<&str> = traced.iter().map(|c| c.params.key.as_str()).collect();
             return Err(bad_input(format!(
-                "run {} has no traced cell {k:?}; traced cells: {}",
+                "run {} has no traced cell {k:?}{}",
                 run.id,
-                keys.join(", ")
+                super::show::key_hint(k, &keys, "traced cells")
             )));
         }
+    }
+    if a.cell.is_none() && a.rep.is_none() && a.format == Format::Table {
+        let stats = schedlab_analysis::trace_stats(&cells);
+        let [times, counts] = schedlab_report::cells::trace_tables();
+        sayln!(
+            "run {}: the kernel's trace per traced cell, per process: mean (±95% CI) over the \
+             measured repetitions; --cell KEY shows each worker.",
+            run.id
+        );
+        outln!("\nWhere the time went:");
+        outln!("{}", schedlab_report::cells::render(&times, &stats, false, false).trim_end());
+        outln!("\nWho took the CPU (involuntary switches, by whom):");
+        outln!("{}", schedlab_report::cells::render(&counts, &stats, false, false).trim_end());
+        sayln!("{PREEMPTED_BY}");
+        return Ok(ExitCode::SUCCESS);
     }
     let chosen: Vec<&CellRecord> = traced
         .into_iter()
@@ -111,11 +121,15 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                     .collect();
                 println!("{}\n", cpus.join("; "));
             }
-            println!("preempted by: w = another worker of the cell, e = schedlab's engine, k = a kernel thread, o = another process");
+            println!("{PREEMPTED_BY}");
         }
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// What the "preempted by" figures count, under the tables.
+const PREEMPTED_BY: &str = "preempted by: w = another worker of the cell, e = schedlab's engine, \
+                            k = a kernel thread, o = another process";
 
 /// A cell repetition's trace as JSON: the stored record, with the cell's identity.
 fn json(c: &CellRecord) -> serde_json::Value {

@@ -83,13 +83,11 @@ fn pick_cell(store: &Store, run: &RunRow, key: &str, rep: u32) -> anyhow::Result
     let reps: Vec<&CellRecord> =
         cells.iter().filter(|c| c.params.key == key && !c.warmup).collect();
     if reps.is_empty() {
-        let keys: std::collections::BTreeSet<&str> =
-            cells.iter().map(|c| c.params.key.as_str()).collect();
-        let keys: Vec<&str> = keys.into_iter().collect();
+        let keys: Vec<&str> = cells.iter().map(|c| c.params.key.as_str()).collect();
         return Err(bad_input(format!(
-            "run {} has no cell {key:?}; its cells: {}",
+            "run {} has no cell {key:?}{}",
             run.id,
-            keys.join(", ")
+            super::show::key_hint(key, &keys, "its cells")
         )));
     }
     match reps.iter().find(|c| c.rep + 1 == rep) {

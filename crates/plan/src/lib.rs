@@ -22,6 +22,7 @@ mod policy;
 mod rt;
 pub mod scx;
 mod shard;
+pub mod suggest;
 mod task;
 mod taskset;
 mod workload;

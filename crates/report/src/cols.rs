@@ -111,11 +111,30 @@ pub fn terminal<R>(cols: &[Col<R>]) -> Table {
 
 /// A terminal table of `rows`.
 pub fn table<R>(cols: &[Col<R>], items: &[R]) -> Table {
+    table_of(cols, rows(cols, items))
+}
+
+/// A terminal table of `cols` with rows already written (by [`rows`], then perhaps changed).
+pub fn table_of<R>(cols: &[Col<R>], rows: Vec<Vec<String>>) -> Table {
     let mut t = terminal(cols);
-    for row in rows(cols, items) {
+    for row in rows {
         t.add_row(row);
     }
     t
+}
+
+/// A Markdown table of `cols` with rows already written: header, rule, one line per row.
+pub fn markdown<R>(cols: &[Col<R>], rows: &[Vec<String>]) -> String {
+    let line = |cells: Vec<&str>| {
+        let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+        format!("| {} |\n", cells.join(" | "))
+    };
+    let mut out = line(header(cols));
+    out.push_str(&format!("|{}\n", markdown_rule(cols)));
+    for r in rows {
+        out.push_str(&line(r.iter().map(String::as_str).collect()));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -140,5 +159,7 @@ mod tests {
         assert_eq!(markdown_rule(cols), "---|---:|---:|");
         let t = table(cols, &[(3, "a"), (12345, "bb")]).to_string();
         assert!(t.contains("│ a    ┆     3 ┆    x │"), "{t}");
+        let md = markdown(cols, &[vec!["a|b".into(), "3".into(), "x".into()]]);
+        assert_eq!(md, "| name | count | note |\n|---|---:|---:|\n| a\\|b | 3 | x |\n");
     }
 }

@@ -385,12 +385,12 @@ fn a_partitioned_set_gets_a_row_per_cpu() {
         ("dwcs".into(), "0".into(), "2".into(), "0.200".into(), "0.100".into())
     );
     assert!(
-        at(0, "missed [%]").starts_with("20.50 "),
+        at(0, "missed [%]").starts_with("20.50"),
         "CPU 0: 20 and 21 of 100: {}",
         at(0, "missed [%]")
     );
     assert!(
-        at(1, "missed [%]").starts_with("30.50 "),
+        at(1, "missed [%]").starts_with("30.50"),
         "CPU 1: (20 + 40) / 200 and (21 + 41) / 200: {}",
         at(1, "missed [%]")
     );

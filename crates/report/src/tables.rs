@@ -6,14 +6,15 @@ use crate::cols::{self, Align, Col};
 use crate::labels;
 use comfy_table::Table;
 use schedlab_analysis::trace::{self, Reading, TraceFigure};
-use schedlab_analysis::{CellStats, CpuRt, IoStats, RtStats, Summary, TraceStats};
+use schedlab_analysis::{CellStats, CpuRt, IoStats, NoInterval, RtStats, Summary, TraceStats};
 use schedlab_model::trace::{CellTrace, PreemptedBy, WorkerTrace};
 use schedlab_model::{CpuTheory, Sample};
 use schedlab_plan::axis;
 
 /// Formats a summary as `mean ±ci` (`mean +up/-down` when the interval is not symmetric at
-/// `prec` decimals), or the mean with why it has no interval (`1.25 (n < 3)`); `-` when there
-/// is no data.
+/// `prec` decimals), or the mean marked with why it has no interval: [`FEW`] for too few
+/// repetitions (`1.25*`), [`WIDE`] for an interval wider than the mean (`1.25‡`), each
+/// explained once by its table's footnote ([`footnotes`]); `-` when there is no data.
 pub fn fmt_summary(s: &Summary, prec: usize) -> String {
     if s.n == 0 || s.mean.is_nan() {
         return "-".into();
@@ -21,8 +22,63 @@ pub fn fmt_summary(s: &Summary, prec: usize) -> String {
     let mean = format!("{:.*}", prec, s.mean);
     match s.interval() {
         Ok((lo, hi)) => format!("{mean} {}", offsets(s.mean, lo, hi, prec)),
-        Err(why) => format!("{mean} ({})", why.mark()),
+        Err(NoInterval::FewValues) => format!("{mean}{FEW}"),
+        Err(NoInterval::WiderThanEstimate) => format!("{mean}{WIDE}"),
     }
+}
+
+/// Marks a mean shown without an interval because it has fewer than 3 repetitions.
+pub const FEW: &str = "*";
+
+/// The footnote of a table with values marked [`FEW`].
+pub const FEW_NOTE: &str = "* fewer than 3 repetitions: no interval";
+
+/// Marks a mean shown without an interval because the interval's half-width exceeds it.
+pub const WIDE: &str = "‡";
+
+/// The footnote of a table with values marked [`WIDE`].
+pub const WIDE_NOTE: &str = "‡ the 95% CI's half-width exceeds the mean: no interval";
+
+/// The footnotes of a table whose cells are `rows`: one per mark ([`FEW`], [`WIDE`]) some
+/// figure carries.
+pub fn footnotes(rows: &[Vec<String>]) -> Vec<&'static str> {
+    [(FEW, FEW_NOTE), (WIDE, WIDE_NOTE)]
+        .into_iter()
+        .filter(|(mark, _)| has_mark(rows, mark))
+        .map(|(_, note)| note)
+        .collect()
+}
+/// The footnote of a simulated run's tables, whose repetitions are identical by construction.
+pub const DETERMINISTIC_NOTE: &str =
+    "simulated: the repetitions are identical by construction (deterministic), so no interval";
+
+/// True when a cell of `rows` holds a figure marked `mark` (a digit followed by the mark).
+fn has_mark(rows: &[Vec<String>], mark: &str) -> bool {
+    rows.iter().flatten().any(|c| c.match_indices(mark).any(|(i, _)| marks(c, i)))
+}
+
+/// True when the mark at byte `i` of `cell` follows a digit (marks a figure).
+fn marks(cell: &str, i: usize) -> bool {
+    cell[..i].chars().next_back().is_some_and(|d| d.is_ascii_digit())
+}
+
+/// `rows` without [`FEW`] marks: for the simulator's repetitions, which have no spread to
+/// estimate ([`DETERMINISTIC_NOTE`] says so once).
+pub fn without_few(rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    let strip = |c: String| {
+        let mut out = String::with_capacity(c.len());
+        let mut last = 0;
+        for (i, m) in c.match_indices(FEW) {
+            out.push_str(&c[last..i]);
+            if !marks(&c, i) {
+                out.push_str(m);
+            }
+            last = i + m.len();
+        }
+        out.push_str(&c[last..]);
+        out
+    };
+    rows.into_iter().map(|r| r.into_iter().map(strip).collect()).collect()
 }
 
 /// An interval as offsets from its centre: `±h` when both round alike at `prec` decimals,
@@ -108,9 +164,8 @@ pub fn dma_latency_note(stats: &[CellStats]) -> Option<String> {
 }
 
 /// What a table's `±` and marks mean, for the line above it.
-pub const INTERVAL_NOTE: &str = "± = 95% CI over repetitions, +up/-down where it is not symmetric (log scale for times, \
-                                 counts and rates, logit scale for shares and percentages); (n < 3): too few repetitions \
-                                 for an interval; (± > mean): its half-width exceeds the mean";
+pub const INTERVAL_NOTE: &str = "± = 95% CI, +up/-down where not symmetric (log scale for times, \
+                                 counts and rates; logit scale for shares and percentages)";
 
 /// A row of a per-cell table: the cell's figures (or a part of them) with its row names.
 pub struct Named<'a, T> {
@@ -201,15 +256,8 @@ pub fn notes_column<'a>() -> Col<Named<'a, CellStats>> {
 pub fn totals_columns<'a>() -> Vec<Col<Named<'a, CellStats>>> {
     let mut cols: Vec<Col<Named<CellStats>>> =
         names().into_iter().chain(processes_and_reps()).collect();
-    cols.extend([
-        summary("wall [s]", 2, |s: &CellStats| &s.makespan),
-        summary("user [CPU-s]", 2, |s: &CellStats| &s.user_total),
-        summary("sys [CPU-s]", 2, |s: &CellStats| &s.sys_total),
-        summary("CPU [%]", 0, |s: &CellStats| &s.cpu_pct_total),
-        summary("preempted", 0, |s: &CellStats| &s.invol_total),
-        summary("blocked", 0, |s: &CellStats| &s.vol_total),
-        notes_column(),
-    ]);
+    cols.extend(TOTALS.iter().map(Figure::column));
+    cols.push(notes_column());
     cols
 }
 
@@ -217,17 +265,60 @@ pub fn totals_columns<'a>() -> Vec<Col<Named<'a, CellStats>>> {
 pub fn per_process_columns<'a>() -> Vec<Col<Named<'a, CellStats>>> {
     let mut cols: Vec<Col<Named<CellStats>>> =
         names().into_iter().chain(processes_and_reps()).collect();
-    cols.extend([
-        summary("wall/proc [s]", 3, |s: &CellStats| &s.wall_per_proc),
-        summary("user/proc", 3, |s: &CellStats| &s.user_per_proc),
-        summary("sys/proc", 4, |s: &CellStats| &s.sys_per_proc),
-        summary("CPU/proc [%]", 0, |s: &CellStats| &s.cpu_pct_per_proc),
-        summary("preempted/proc", 1, |s: &CellStats| &s.involuntary_per_proc),
-        summary("blocked/proc", 1, |s: &CellStats| &s.voluntary_per_proc),
-        summary("procs/s", 2, |s: &CellStats| &s.throughput),
-    ]);
+    cols.extend(PER_PROCESS.iter().map(Figure::column));
     cols
 }
+
+/// A figure of the per-cell tables: its name in exports and `show --metric`, its header,
+/// its digits and where it is in a cell's statistics.
+pub struct Figure {
+    /// The name in JSON and CSV (`wall_s`), stable across versions.
+    pub name: &'static str,
+    /// The table header (`wall [s]`).
+    pub header: &'static str,
+    /// Decimals shown.
+    pub digits: usize,
+    /// The cell's summary of it.
+    pub get: fn(&CellStats) -> &Summary,
+}
+
+impl Figure {
+    /// A figure: its name, header, decimals and summary.
+    pub const fn new(
+        name: &'static str,
+        header: &'static str,
+        digits: usize,
+        get: fn(&CellStats) -> &Summary,
+    ) -> Figure {
+        Figure { name, header, digits, get }
+    }
+
+    /// The figure's column in a per-cell table.
+    pub fn column<'a>(&self) -> Col<Named<'a, CellStats>> {
+        summary(self.header, self.digits, self.get)
+    }
+}
+
+/// The figures of the per-cell totals.
+pub const TOTALS: [Figure; 6] = [
+    Figure::new("wall_s", "wall [s]", 2, |s| &s.makespan),
+    Figure::new("user_s", "user [CPU-s]", 2, |s| &s.user_total),
+    Figure::new("sys_s", "sys [CPU-s]", 2, |s| &s.sys_total),
+    Figure::new("cpu_pct", "CPU [%]", 0, |s| &s.cpu_pct_total),
+    Figure::new("preempted", "preempted", 0, |s| &s.invol_total),
+    Figure::new("blocked", "blocked", 0, |s| &s.vol_total),
+];
+
+/// The figures of the per-process means.
+pub const PER_PROCESS: [Figure; 7] = [
+    Figure::new("wall_per_proc_s", "wall/proc [s]", 3, |s| &s.wall_per_proc),
+    Figure::new("user_per_proc_s", "user/proc", 3, |s| &s.user_per_proc),
+    Figure::new("sys_per_proc_s", "sys/proc", 4, |s| &s.sys_per_proc),
+    Figure::new("cpu_pct_per_proc", "CPU/proc [%]", 0, |s| &s.cpu_pct_per_proc),
+    Figure::new("preempted_per_proc", "preempted/proc", 1, |s| &s.involuntary_per_proc),
+    Figure::new("blocked_per_proc", "blocked/proc", 1, |s| &s.voluntary_per_proc),
+    Figure::new("procs_per_s", "procs/s", 2, |s| &s.throughput),
+];
 
 /// The per-cell tables' rows: each cell with its row names.
 pub fn named(stats: &[CellStats]) -> Vec<Named<'_, CellStats>> {
@@ -644,10 +735,7 @@ fn cell_cell(f: &TraceFigure, s: &TraceStats) -> String {
 /// Columns of the report's per-cell trace table (where the processes' time went and who
 /// took their CPU): the cell, then every trace figure with a per-cell column.
 pub fn trace_cell_columns() -> Vec<Col<TraceStats>> {
-    let mut cols = vec![
-        Col::text("cell", |s: &TraceStats| s.params.key.clone()),
-        Col::num("n", |s: &TraceStats| reps(s.reps, &s.params)),
-    ];
+    let mut cols = trace_cell_names();
     for f in trace::FIGURES {
         if let Some(header) = f.cell_header {
             let col = Col::num(header, move |s: &TraceStats| cell_cell(f, s));
@@ -659,6 +747,14 @@ pub fn trace_cell_columns() -> Vec<Col<TraceStats>> {
         }
     }
     cols
+}
+
+/// The first columns of the per-cell trace table: the cell's key and `n`.
+pub fn trace_cell_names() -> Vec<Col<TraceStats>> {
+    vec![
+        Col::text("cell", |s: &TraceStats| s.params.key.clone()),
+        Col::num("n", |s: &TraceStats| reps(s.reps, &s.params)),
+    ]
 }
 
 /// One row per traced cell: per process means over the traced repetitions (±95% CI), the

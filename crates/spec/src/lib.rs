@@ -20,6 +20,7 @@ mod periodic_check;
 mod raw;
 mod scx_check;
 mod syntax;
+mod unknown_field;
 mod validate;
 
 pub use error::{cut, line_col, SpecError, ECHO_CHARS};
@@ -72,7 +73,7 @@ pub fn decode<'a>(path: &str, bytes: &'a [u8]) -> Result<&'a str, SpecError> {
 /// [`parse`] with relative paths resolved against `base` (which should be absolute).
 pub fn parse_at(path: &str, text: &str, base: &Path) -> Result<Spec, SpecError> {
     let raw: raw::RawSpec = toml::from_str(text).map_err(|e| {
-        let msg = e.message().trim_end();
+        let msg = &unknown_field::unknown_field(e.message().trim_end());
         match e.span() {
             Some(span) => SpecError::at(path, text, span, msg),
             None => {

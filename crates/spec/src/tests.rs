@@ -699,3 +699,17 @@ fn fifo_and_rr_sets_run_each_listed_task_at_its_own_priority() {
         "{e}"
     );
 }
+
+#[test]
+fn a_misspelled_field_names_the_field_it_is_closest_to() {
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"cpu\"]\n[workloads.cpu]\nkind = \"pi\"\niteratons = 5\n");
+    assert!(e.message.starts_with("unknown field `iteratons`: did you mean `iterations`?"), "{e}");
+    assert!(e.message.contains("expected one of"), "the full list stays: {e}");
+}
+
+#[test]
+fn a_misspelled_workload_names_the_workload_it_is_closest_to() {
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"cpuu\"]\n[workloads.cpu]\nkind = \"pi\"\n");
+    assert!(e.message.contains("unknown workload \"cpuu\" (did you mean \"cpu\"?)"), "{e}");
+    assert!(e.message.contains("use one of: cpu, pi,"), "the full list stays: {e}");
+}

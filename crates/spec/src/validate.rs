@@ -794,7 +794,8 @@ pub(crate) fn check_workload_name(
     cx.err(
         w.span(),
         format!(
-            "unknown workload \"{n}\"; define it under [workloads.{n}] or use one of: {}",
+            "unknown workload \"{n}\"{}; define it under [workloads.{n}] or use one of: {}",
+            schedlab_plan::suggest::did_you_mean(n, known.iter().copied()),
             known.join(", ")
         ),
     )
