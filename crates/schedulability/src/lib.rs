@@ -241,3 +241,64 @@ pub fn dwcs_feasibility(tasks: &[Task]) -> Outcome {
 pub fn valid(tasks: &[Task]) -> bool {
     tasks.iter().all(|t| t.period > 0 && t.deadline > 0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tests_have_unique_names_and_are_found_by_name() {
+        for (i, t) in TESTS.iter().enumerate() {
+            assert!(TESTS[..i].iter().all(|u| u.name != t.name), "{} twice", t.name);
+            assert_eq!(test(t.name).map(|u| u.name), Some(t.name));
+        }
+        assert!(test("no-such-test").is_none());
+    }
+
+    #[test]
+    fn every_test_accepts_a_light_set_and_none_accepts_an_overload() {
+        let light = [Task::new(1, 10).priority(1), Task::new(1, 20).priority(1)];
+        let over = [Task::new(3, 4).priority(1), Task::new(3, 4).priority(2)];
+        for t in TESTS {
+            // Explicit priorities tie in `light` (both 1), which a light set survives.
+            assert_eq!((t.run)(&light, 1).verdict, Verdict::Schedulable, "{}", t.name);
+            assert_ne!((t.run)(&over, 1).verdict, Verdict::Schedulable, "{}", t.name);
+        }
+    }
+
+    #[test]
+    fn uniprocessor_tests_say_nothing_about_two_cpus() {
+        let set = [Task::new(1, 10)];
+        for t in TESTS {
+            let v = (t.run)(&set, 2).verdict;
+            let multi = ["ffd-edf", "wfd-edf", "ffd-dm", "wfd-dm", "gfb", "density"];
+            let expected =
+                if multi.contains(&t.name) { Verdict::Schedulable } else { Verdict::Inconclusive };
+            assert_eq!(v, expected, "{}", t.name);
+        }
+    }
+
+    #[test]
+    fn dwcs_wrapper_maps_the_seed_verdict() {
+        // The seed's example: C = 1, T = 2, x/y = 1/2.
+        assert_eq!(dwcs_feasibility(&[Task::new(1, 2).window(1, 2)]).verdict, Verdict::Schedulable);
+        // Minimum utilisation 2 * 1/2 * 1 = 1 with T = C: feasible, canonical.
+        let full = [Task::new(1, 1).window(1, 2), Task::new(1, 1).window(1, 2)];
+        assert_eq!(dwcs_feasibility(&full).verdict, Verdict::Schedulable);
+        let over = [full[0], full[1], Task::new(1, 100)];
+        assert_eq!(dwcs_feasibility(&over).verdict, Verdict::NotSchedulable);
+        // Feasible but not canonical (C differs): no guarantee.
+        let mixed = [Task::new(1, 4), Task::new(2, 8)];
+        assert_eq!(dwcs_feasibility(&mixed).verdict, Verdict::Inconclusive);
+    }
+
+    #[test]
+    fn a_task_from_policy_parameters_defaults_its_deadline_to_the_period() {
+        let params =
+            TaskParams { wcet: Some(2), period: Some(10), priority: 7, ..TaskParams::default() };
+        assert_eq!(Task::from_params(&params), Some(Task::new(2, 10).priority(7)));
+        let params = TaskParams { deadline: Some(5), ..params };
+        assert_eq!(Task::from_params(&params).map(|t| t.deadline), Some(5));
+        assert_eq!(Task::from_params(&TaskParams::default()), None);
+    }
+}

@@ -116,3 +116,84 @@ pub fn gfb(tasks: &[Task], cpus: usize) -> Outcome {
 pub fn density(tasks: &[Task], cpus: usize) -> Outcome {
     global(tasks, cpus, tasks.iter().map(|t| (t.wcet, t.min_deadline_period())).collect(), true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{processor_demand, qpa, response_times, Priority};
+
+    #[test]
+    fn first_fit_decreasing_pairs_large_with_small() {
+        // Utilisations 0.4, 0.6, 0.6, 0.4: sorted 0.6 (1), 0.6 (2), 0.4 (0), 0.4 (3).
+        let set = [Task::new(2, 5), Task::new(3, 5), Task::new(6, 10), Task::new(4, 10)];
+        let out = partition(&set, 2, Fit::First, Size::Utilisation, qpa);
+        assert_eq!(out.verdict, Verdict::Schedulable);
+        assert_eq!(out.cpu_of_task, [0, 0, 1, 1]);
+        // Worst fit spreads: 0.6 on 0, 0.6 on 1, then 0.4 on 0 (tie, lower index), 0.4 on 1.
+        let out = partition(&set, 2, Fit::Worst, Size::Utilisation, qpa);
+        assert_eq!(out.cpu_of_task, [0, 0, 1, 1]);
+        // One CPU cannot take 2.0; three CPUs cannot take four tasks of 0.6 by first fit
+        // when none pair up, but the set is not overloaded: inconclusive.
+        assert_eq!(
+            partition(&set, 1, Fit::First, Size::Utilisation, qpa).verdict,
+            Verdict::NotSchedulable
+        );
+        let heavy = [Task::new(3, 5); 4];
+        assert_eq!(
+            partition(&heavy, 3, Fit::First, Size::Utilisation, qpa).verdict,
+            Verdict::Inconclusive
+        );
+    }
+
+    #[test]
+    fn worst_fit_balances_where_first_fit_packs() {
+        // Four tasks of 0.25 on two CPUs: first fit puts all on CPU 0, worst fit alternates.
+        let set = [Task::new(1, 4); 4];
+        let ff = partition(&set, 2, Fit::First, Size::Utilisation, qpa);
+        assert_eq!(ff.cpu_of_task, [0, 0, 0, 0]);
+        let wf = partition(&set, 2, Fit::Worst, Size::Utilisation, qpa);
+        assert_eq!(wf.cpu_of_task, [0, 1, 0, 1]);
+    }
+
+    #[test]
+    fn density_order_puts_tight_deadlines_first_and_the_test_decides_the_fit() {
+        // Densities 1/4 and 2/3 (utilisation 1/6): by density the second task goes first.
+        let set = [Task::new(1, 4), Task::new(2, 12).deadline(3)];
+        let dm = |s: &[Task]| response_times(s, Priority::Deadline);
+        let out = partition(&set, 2, Fit::First, Size::Density, dm);
+        assert_eq!((out.verdict, out.cpu_of_task), (Verdict::Schedulable, vec![0, 0]));
+        // Two tasks each due 2 after release with C = 2 cannot share a CPU under any test.
+        let tight = [Task::new(2, 10).deadline(2), Task::new(2, 10).deadline(2)];
+        let out = partition(&tight, 2, Fit::First, Size::Density, processor_demand);
+        assert_eq!(out.cpu_of_task, [0, 1]);
+    }
+
+    #[test]
+    fn gfb_on_two_cpus() {
+        // U = 1.25 <= 2 - 0.5: accepted; U = 1.75 > 2 - 0.75: not shown.
+        let ok = [Task::new(1, 2), Task::new(1, 2), Task::new(1, 4)];
+        assert_eq!(gfb(&ok, 2).verdict, Verdict::Schedulable);
+        let no = [Task::new(3, 4), Task::new(3, 4), Task::new(1, 4)];
+        assert_eq!(gfb(&no, 2).verdict, Verdict::Inconclusive);
+        assert_eq!(gfb(&no, 1).verdict, Verdict::NotSchedulable);
+        // Dhall's effect: m light tasks and one of utilisation 1 fit two CPUs' capacity but
+        // not the bound.
+        let dhall = [Task::new(1, 10), Task::new(1, 10), Task::new(10, 10)];
+        assert_eq!(gfb(&dhall, 2).verdict, Verdict::Inconclusive);
+        // GFB needs implicit deadlines; density takes any.
+        let constrained = [Task::new(1, 4).deadline(2), Task::new(1, 4)];
+        assert_eq!(gfb(&constrained, 2).verdict, Verdict::Inconclusive);
+        assert_eq!(density(&constrained, 2).verdict, Verdict::Schedulable);
+        assert_eq!(density(&constrained, 0).verdict, Verdict::Inconclusive);
+    }
+
+    #[test]
+    fn density_test_on_one_cpu_sums_c_over_d() {
+        // 1/2 + 1/2 = 1: accepted; 1/2 + 1/2 + 1/100: not shown, though EDF meets every deadline.
+        let set = [Task::new(1, 4).deadline(2), Task::new(1, 4).deadline(2)];
+        assert_eq!(density(&set, 1).verdict, Verdict::Schedulable);
+        let more = [set[0], set[1], Task::new(1, 100)];
+        assert_eq!(density(&more, 1).verdict, Verdict::Inconclusive);
+        assert_eq!(qpa(&more).verdict, Verdict::Schedulable);
+    }
+}
