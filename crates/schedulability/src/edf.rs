@@ -70,16 +70,11 @@ pub fn processor_demand(tasks: &[Task]) -> Outcome {
         Ok(l) => l,
         Err(outcome) => return outcome,
     };
-    let mut deadlines: Vec<u128> = tasks
-        .iter()
-        .flat_map(|t| {
-            let (d, p) = (u128::from(t.deadline), u128::from(t.period));
-            (0..).map(move |k| d + k * p).take_while(move |&x| x <= l)
-        })
-        .collect();
-    deadlines.sort_unstable();
-    deadlines.dedup();
-    let ok = deadlines.into_iter().all(|d| demand_bound(tasks, d) <= d);
+    // Every absolute deadline up to L, task by task (the order does not change the verdict).
+    let ok = tasks.iter().all(|t| {
+        let (d, p) = (u128::from(t.deadline), u128::from(t.period));
+        (0..).map(|k| d + k * p).take_while(|&x| x <= l).all(|x| demand_bound(tasks, x) <= x)
+    });
     Outcome::of(if ok { Verdict::Schedulable } else { Verdict::NotSchedulable })
 }
 

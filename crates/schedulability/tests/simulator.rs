@@ -141,3 +141,32 @@ fn sufficient_tests_accept_only_what_the_exact_tests_accept() {
     }
     assert!(accepted.iter().all(|&a| a > SETS / 20), "accepted per test: {accepted:?}");
 }
+
+#[test]
+fn verdicts_do_not_depend_on_the_time_unit() {
+    // The same sets in nanoseconds of milliseconds: every test's verdict stays, response times
+    // scale, and nothing overflows or slows down.
+    const MS: u64 = 1_000_000;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x7e57);
+    for _ in 0..SETS / 10 {
+        let set = random_set(&mut rng);
+        let scaled: Vec<Task> = set
+            .iter()
+            .map(|t| Task {
+                wcet: t.wcet * MS,
+                period: t.period * MS,
+                deadline: t.deadline * MS,
+                ..*t
+            })
+            .collect();
+        for test in schedlab_schedulability::TESTS {
+            for cpus in [1, 2] {
+                let (a, b) = ((test.run)(&set, cpus), (test.run)(&scaled, cpus));
+                assert_eq!(a.verdict, b.verdict, "{} on {cpus} CPUs, {set:?}", test.name);
+                assert_eq!(a.cpu_of_task, b.cpu_of_task, "{}", test.name);
+                let times: Vec<_> = a.response_times.iter().map(|r| r.map(|r| r * MS)).collect();
+                assert_eq!(times, b.response_times, "{}", test.name);
+            }
+        }
+    }
+}
