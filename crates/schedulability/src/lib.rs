@@ -1,0 +1,304 @@
+//! Classic schedulability tests over one periodic task set, in exact arithmetic.
+//!
+//! A set is a slice of [`Task`]s (integer C, T, D in any one time unit, an optional fixed
+//! priority and a DWCS window). Every test returns an [`Outcome`]: a [`Verdict`] (a sufficient
+//! test says [`Verdict::Inconclusive`] where an exact one would say not schedulable), plus the
+//! response times of response-time analysis or the CPU of each task of a partitioning.
+//! [`TESTS`] lists them all by name with one signature, `fn(&[Task], cpus) -> Outcome`.
+//!
+//! Jobs are released synchronously (the critical instant) and sporadic or periodic; the
+//! exact tests compute in integers (`u128`) or big rationals, never in floats.
+//!
+//! ```
+//! use schedlab_schedulability::{response_times, Priority, Task, Verdict};
+//!
+//! let set = [Task::new(1, 4), Task::new(2, 6), Task::new(3, 8)];
+//! let rta = response_times(&set, Priority::Rate);
+//! assert_eq!(rta.verdict, Verdict::NotSchedulable);
+//! assert_eq!(rta.response_times, [Some(1), Some(3), None]);
+//! ```
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod edf;
+mod exact;
+mod fixed;
+mod multi;
+
+pub use edf::{busy_period, demand_bound, edf_utilisation, processor_demand, qpa};
+pub use fixed::{hyperbolic, liu_layland, priority_order, response_times, Priority};
+pub use multi::{density, gfb, partition, Fit, Size};
+
+use schedlab_policy::dwcs::{self, WindowTask};
+use schedlab_policy::{Duration, TaskParams, Window};
+
+/// One periodic (or sporadic) task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Task {
+    /// Worst-case execution time C.
+    pub wcet: Duration,
+    /// Period (or minimum inter-arrival time) T, positive.
+    pub period: Duration,
+    /// Relative deadline D, positive.
+    pub deadline: Duration,
+    /// Fixed priority for [`Priority::Explicit`]; higher runs first, as SCHED_FIFO's.
+    pub priority: Option<u32>,
+    /// Window constraint x/y for DWCS.
+    pub window: Window,
+}
+
+impl Task {
+    /// A task with C = `wcet` and T = D = `period`.
+    pub const fn new(wcet: Duration, period: Duration) -> Self {
+        Self { wcet, period, deadline: period, priority: None, window: Window::HARD }
+    }
+
+    /// The same task due `deadline` after each release.
+    pub const fn deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// The same task at fixed priority `priority`.
+    pub const fn priority(mut self, priority: u32) -> Self {
+        self.priority = Some(priority);
+        self
+    }
+
+    /// The same task with window constraint x/y.
+    pub const fn window(mut self, x: u32, y: u32) -> Self {
+        self.window = Window::new(x, y);
+        self
+    }
+
+    /// The task a policy's parameters describe, if they give C and T (D defaults to T).
+    pub fn from_params(params: &TaskParams) -> Option<Self> {
+        let (wcet, period) = (params.wcet?, params.period?);
+        Some(Self {
+            wcet,
+            period,
+            deadline: params.relative_deadline().unwrap_or(period),
+            priority: Some(params.priority),
+            window: params.window,
+        })
+    }
+
+    /// The smaller of D and T, the denominator of the task's density.
+    pub fn min_deadline_period(&self) -> Duration {
+        self.deadline.min(self.period)
+    }
+}
+
+/// What a test concludes about a set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    /// Every deadline is met.
+    Schedulable,
+    /// Some deadline is missed (for a sufficient test: a necessary condition failed).
+    NotSchedulable,
+    /// A sufficient test could not show the set schedulable, or the test does not apply.
+    Inconclusive,
+}
+
+/// The result of one test on one set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Response-time analysis only: each task's worst-case response time, in the set's order;
+    /// `None` where the analysis passed the task's deadline (or gave up on it).
+    pub response_times: Vec<Option<Duration>>,
+    /// Partitioning only, when every task was placed: the CPU of each task, in the set's order.
+    pub cpu_of_task: Vec<usize>,
+}
+
+impl Outcome {
+    /// An outcome with nothing but its verdict.
+    pub const fn of(verdict: Verdict) -> Self {
+        Self { verdict, response_times: Vec::new(), cpu_of_task: Vec::new() }
+    }
+
+    /// Whether the verdict is [`Verdict::Schedulable`].
+    pub fn schedulable(&self) -> bool {
+        self.verdict == Verdict::Schedulable
+    }
+}
+
+/// Whether a test decides every set it applies to, or only shows some schedulable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Necessary and sufficient (on one CPU, for the sets it applies to).
+    Exact,
+    /// Sufficient only: a set it does not accept may still be schedulable.
+    Sufficient,
+}
+
+/// One entry of [`TESTS`].
+#[derive(Debug, Clone, Copy)]
+pub struct Test {
+    /// Its name, as figures and tables show it.
+    pub name: &'static str,
+    /// Exact or sufficient.
+    pub kind: Kind,
+    /// Runs it on a set for a number of CPUs; uniprocessor tests say
+    /// [`Verdict::Inconclusive`] for any other count than 1.
+    pub run: fn(&[Task], usize) -> Outcome,
+}
+
+/// The uniprocessor test `outcome` when `cpus` is 1, else inconclusive.
+fn one_cpu(cpus: usize, outcome: impl FnOnce() -> Outcome) -> Outcome {
+    if cpus == 1 {
+        outcome()
+    } else {
+        Outcome::of(Verdict::Inconclusive)
+    }
+}
+
+/// Every test, by name.
+pub const TESTS: &[Test] = &[
+    Test { name: "liu-layland", kind: Kind::Sufficient, run: |t, m| one_cpu(m, || liu_layland(t)) },
+    Test { name: "hyperbolic", kind: Kind::Sufficient, run: |t, m| one_cpu(m, || hyperbolic(t)) },
+    Test {
+        name: "rta-rm",
+        kind: Kind::Exact,
+        run: |t, m| one_cpu(m, || response_times(t, Priority::Rate)),
+    },
+    Test {
+        name: "rta-dm",
+        kind: Kind::Exact,
+        run: |t, m| one_cpu(m, || response_times(t, Priority::Deadline)),
+    },
+    Test {
+        name: "rta-priority",
+        kind: Kind::Exact,
+        run: |t, m| one_cpu(m, || response_times(t, Priority::Explicit)),
+    },
+    Test {
+        name: "edf-utilisation",
+        kind: Kind::Exact,
+        run: |t, m| one_cpu(m, || edf_utilisation(t)),
+    },
+    Test { name: "edf-demand", kind: Kind::Exact, run: |t, m| one_cpu(m, || processor_demand(t)) },
+    Test { name: "edf-qpa", kind: Kind::Exact, run: |t, m| one_cpu(m, || qpa(t)) },
+    Test { name: "dwcs", kind: Kind::Sufficient, run: |t, m| one_cpu(m, || dwcs_feasibility(t)) },
+    Test {
+        name: "ffd-edf",
+        kind: Kind::Sufficient,
+        run: |t, m| partition(t, m, Fit::First, Size::Density, qpa),
+    },
+    Test {
+        name: "wfd-edf",
+        kind: Kind::Sufficient,
+        run: |t, m| partition(t, m, Fit::Worst, Size::Density, qpa),
+    },
+    Test {
+        name: "ffd-dm",
+        kind: Kind::Sufficient,
+        run: |t, m| {
+            partition(t, m, Fit::First, Size::Density, |s| response_times(s, Priority::Deadline))
+        },
+    },
+    Test {
+        name: "wfd-dm",
+        kind: Kind::Sufficient,
+        run: |t, m| {
+            partition(t, m, Fit::Worst, Size::Density, |s| response_times(s, Priority::Deadline))
+        },
+    },
+    Test { name: "gfb", kind: Kind::Sufficient, run: gfb },
+    Test { name: "density", kind: Kind::Sufficient, run: density },
+];
+
+/// The test of [`TESTS`] called `name`.
+pub fn test(name: &str) -> Option<&'static Test> {
+    TESTS.iter().find(|t| t.name == name)
+}
+
+/// The DWCS feasibility test of the seed (West & Poellabauer, "Analysis of a window-constrained
+/// scheduler for real-time and best-effort packet streams", RTSS 2000), called in
+/// [`schedlab_policy::dwcs::feasibility`], its one implementation: the minimum utilisation
+/// sum (1 - x/y) C/T at most 1 guarantees every window when the set is canonical (every C one
+/// quantum, every T a multiple of it). Deadlines are the periods; D is not read.
+///
+/// Schedulable when feasible and canonical; not schedulable when the minimum utilisation
+/// exceeds 1 (no scheduler can then meet the windows); inconclusive otherwise (Mok & Wang,
+/// RTSS 2001: DWCS can fail non-canonical sets at any utilisation).
+pub fn dwcs_feasibility(tasks: &[Task]) -> Outcome {
+    let set: Vec<WindowTask> = tasks
+        .iter()
+        .map(|t| WindowTask { wcet: t.wcet, period: t.period, window: t.window })
+        .collect();
+    let v = dwcs::feasibility(&set);
+    Outcome::of(match (v.feasible, v.canonical) {
+        (false, _) => Verdict::NotSchedulable,
+        (true, true) => Verdict::Schedulable,
+        (true, false) => Verdict::Inconclusive,
+    })
+}
+
+/// Whether every period and deadline is positive (what every test assumes).
+pub fn valid(tasks: &[Task]) -> bool {
+    tasks.iter().all(|t| t.period > 0 && t.deadline > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tests_have_unique_names_and_are_found_by_name() {
+        for (i, t) in TESTS.iter().enumerate() {
+            assert!(TESTS[..i].iter().all(|u| u.name != t.name), "{} twice", t.name);
+            assert_eq!(test(t.name).map(|u| u.name), Some(t.name));
+        }
+        assert!(test("no-such-test").is_none());
+    }
+
+    #[test]
+    fn every_test_accepts_a_light_set_and_none_accepts_an_overload() {
+        let light = [Task::new(1, 10).priority(1), Task::new(1, 20).priority(1)];
+        let over = [Task::new(3, 4).priority(1), Task::new(3, 4).priority(2)];
+        for t in TESTS {
+            // Explicit priorities tie in `light` (both 1), which a light set survives.
+            assert_eq!((t.run)(&light, 1).verdict, Verdict::Schedulable, "{}", t.name);
+            assert_ne!((t.run)(&over, 1).verdict, Verdict::Schedulable, "{}", t.name);
+        }
+    }
+
+    #[test]
+    fn uniprocessor_tests_say_nothing_about_two_cpus() {
+        let set = [Task::new(1, 10)];
+        for t in TESTS {
+            let v = (t.run)(&set, 2).verdict;
+            let multi = ["ffd-edf", "wfd-edf", "ffd-dm", "wfd-dm", "gfb", "density"];
+            let expected =
+                if multi.contains(&t.name) { Verdict::Schedulable } else { Verdict::Inconclusive };
+            assert_eq!(v, expected, "{}", t.name);
+        }
+    }
+
+    #[test]
+    fn dwcs_wrapper_maps_the_seed_verdict() {
+        // The seed's example: C = 1, T = 2, x/y = 1/2.
+        assert_eq!(dwcs_feasibility(&[Task::new(1, 2).window(1, 2)]).verdict, Verdict::Schedulable);
+        // Minimum utilisation 2 * 1/2 * 1 = 1 with T = C: feasible, canonical.
+        let full = [Task::new(1, 1).window(1, 2), Task::new(1, 1).window(1, 2)];
+        assert_eq!(dwcs_feasibility(&full).verdict, Verdict::Schedulable);
+        let over = [full[0], full[1], Task::new(1, 100)];
+        assert_eq!(dwcs_feasibility(&over).verdict, Verdict::NotSchedulable);
+        // Feasible but not canonical (C differs): no guarantee.
+        let mixed = [Task::new(1, 4), Task::new(2, 8)];
+        assert_eq!(dwcs_feasibility(&mixed).verdict, Verdict::Inconclusive);
+    }
+
+    #[test]
+    fn a_task_from_policy_parameters_defaults_its_deadline_to_the_period() {
+        let params =
+            TaskParams { wcet: Some(2), period: Some(10), priority: 7, ..TaskParams::default() };
+        assert_eq!(Task::from_params(&params), Some(Task::new(2, 10).priority(7)));
+        let params = TaskParams { deadline: Some(5), ..params };
+        assert_eq!(Task::from_params(&params).map(|t| t.deadline), Some(5));
+        assert_eq!(Task::from_params(&TaskParams::default()), None);
+    }
+}

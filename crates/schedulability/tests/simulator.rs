@@ -1,0 +1,172 @@
+//! The tests and the simulator check each other: over thousands of random integer task sets on
+//! one CPU, released together, with implicit or constrained deadlines and simulated over their
+//! hyperperiod, each exact test accepts exactly the sets its scheduler runs without a miss,
+//! and every sufficient test accepts only sets the exact test accepts.
+
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use schedlab_policy::PolicySpec;
+use schedlab_schedulability::{
+    density, gfb, hyperbolic, liu_layland, partition, processor_demand, qpa, response_times, Fit,
+    Priority, Size, Task, Verdict,
+};
+use schedlab_sim::{simulate, SimConfig, TaskSpec};
+
+/// Small periods keep hyperperiods at most 120.
+const PERIODS: [u64; 8] = [2, 3, 4, 5, 6, 8, 10, 12];
+const SETS: usize = 3000;
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn hyperperiod(set: &[Task]) -> u64 {
+    set.iter().fold(1, |h, t| h / gcd(h, t.period) * t.period)
+}
+
+/// A random set of 1 to 5 tasks, utilisation mostly between 0.5 and 1.2, half of the sets with
+/// deadlines at the periods, the rest with deadlines drawn from C..=T; distinct priorities
+/// in a random order.
+fn random_set(rng: &mut Xoshiro256PlusPlus) -> Vec<Task> {
+    let n: u64 = rng.random_range(1..=5);
+    let implicit = rng.random_bool(0.5);
+    let mut priorities: Vec<u32> = (1..=n as u32).collect();
+    for i in (1..priorities.len()).rev() {
+        priorities.swap(i, rng.random_range(0..=i));
+    }
+    (0..n as usize)
+        .map(|i| {
+            let period = PERIODS[rng.random_range(0..PERIODS.len())];
+            let wcet = rng.random_range(1..=(2 * period).div_ceil(n).min(period));
+            let deadline = if implicit { period } else { rng.random_range(wcet..=period) };
+            Task::new(wcet, period).deadline(deadline).priority(priorities[i])
+        })
+        .collect()
+}
+
+/// Whether `policy` meets every deadline of `set` over its hyperperiod.
+fn simulated_ok(set: &[Task], policy: PolicySpec) -> bool {
+    let tasks: Vec<TaskSpec> = set
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let spec = TaskSpec::periodic(format!("t{i}"), t.wcet, t.period).deadline(t.deadline);
+            spec.priority(t.priority.expect("random sets have priorities"))
+        })
+        .collect();
+    let config = SimConfig::new(1, policy).with_horizon(hyperperiod(set)).recording(false, false);
+    simulate(&config, &tasks).expect("valid set").total_misses() == 0
+}
+
+fn exact(verdict: Verdict) -> bool {
+    assert_ne!(verdict, Verdict::Inconclusive, "an exact test was inconclusive");
+    verdict == Verdict::Schedulable
+}
+
+/// Counts (accepted, rejected) so each property is seen to hold on both sides.
+#[derive(Default)]
+struct Tally(usize, usize);
+
+impl Tally {
+    fn add(&mut self, accepted: bool) {
+        if accepted {
+            self.0 += 1;
+        } else {
+            self.1 += 1;
+        }
+    }
+
+    fn both_sides(&self, what: &str) {
+        assert!(self.0 > SETS / 10 && self.1 > SETS / 10, "{what}: {} / {}", self.0, self.1);
+    }
+}
+
+#[test]
+fn exact_tests_accept_exactly_the_sets_simulated_without_a_miss() {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x5ced);
+    let (mut rm, mut dm, mut fp, mut edf) =
+        (Tally::default(), Tally::default(), Tally::default(), Tally::default());
+    for _ in 0..SETS {
+        let set = random_set(&mut rng);
+        let cases = [
+            (response_times(&set, Priority::Rate).verdict, PolicySpec::Rm, &mut rm),
+            (response_times(&set, Priority::Deadline).verdict, PolicySpec::Dm, &mut dm),
+            (response_times(&set, Priority::Explicit).verdict, PolicySpec::Fifo, &mut fp),
+            (processor_demand(&set).verdict, PolicySpec::Edf, &mut edf),
+        ];
+        for (verdict, policy, tally) in cases {
+            let accepted = exact(verdict);
+            assert_eq!(accepted, simulated_ok(&set, policy.clone()), "{policy:?} on {set:?}");
+            tally.add(accepted);
+        }
+        assert_eq!(qpa(&set).verdict, processor_demand(&set).verdict, "{set:?}");
+    }
+    rm.both_sides("rm");
+    dm.both_sides("dm");
+    fp.both_sides("fixed priorities");
+    edf.both_sides("edf");
+}
+
+#[test]
+fn sufficient_tests_accept_only_what_the_exact_tests_accept() {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(0xb0d);
+    let mut accepted = [0usize; 5];
+    for _ in 0..SETS {
+        let set = random_set(&mut rng);
+        let rm = exact(response_times(&set, Priority::Rate).verdict);
+        let dm = exact(response_times(&set, Priority::Deadline).verdict);
+        let edf = exact(processor_demand(&set).verdict);
+        // EDF is optimal on one CPU: whatever a fixed priority order meets, EDF meets.
+        assert!(edf || !(rm || dm), "{set:?}");
+        let sufficient = [
+            (liu_layland(&set).verdict, rm),
+            (hyperbolic(&set).verdict, rm),
+            (gfb(&set, 1).verdict, edf),
+            (density(&set, 1).verdict, edf),
+            (partition(&set, 1, Fit::First, Size::Density, qpa).verdict, edf),
+        ];
+        for (i, (verdict, by_exact)) in sufficient.into_iter().enumerate() {
+            if verdict == Verdict::Schedulable {
+                assert!(by_exact, "sufficient test {i} accepts {set:?}, the exact test does not");
+                accepted[i] += 1;
+            }
+            if verdict == Verdict::NotSchedulable {
+                assert!(!by_exact, "sufficient test {i} rejects {set:?}, the exact test accepts");
+            }
+        }
+    }
+    assert!(accepted.iter().all(|&a| a > SETS / 20), "accepted per test: {accepted:?}");
+}
+
+#[test]
+fn verdicts_do_not_depend_on_the_time_unit() {
+    // The same sets in nanoseconds of milliseconds: every test's verdict stays, response times
+    // scale, and nothing overflows or slows down.
+    const MS: u64 = 1_000_000;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x7e57);
+    for _ in 0..SETS / 10 {
+        let set = random_set(&mut rng);
+        let scaled: Vec<Task> = set
+            .iter()
+            .map(|t| Task {
+                wcet: t.wcet * MS,
+                period: t.period * MS,
+                deadline: t.deadline * MS,
+                ..*t
+            })
+            .collect();
+        for test in schedlab_schedulability::TESTS {
+            for cpus in [1, 2] {
+                let (a, b) = ((test.run)(&set, cpus), (test.run)(&scaled, cpus));
+                assert_eq!(a.verdict, b.verdict, "{} on {cpus} CPUs, {set:?}", test.name);
+                assert_eq!(a.cpu_of_task, b.cpu_of_task, "{}", test.name);
+                let times: Vec<_> = a.response_times.iter().map(|r| r.map(|r| r * MS)).collect();
+                assert_eq!(times, b.response_times, "{}", test.name);
+            }
+        }
+    }
+}
