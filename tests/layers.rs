@@ -116,6 +116,7 @@ const ALLOWED: [(&str, &[&str], &[&str]); 19] = [
             "schedlab-policy",
             "schedlab-report",
             "schedlab-runner",
+            "schedlab-schedulability",
             "schedlab-simrun",
             "schedlab-spec",
             "schedlab-store",

@@ -35,3 +35,25 @@ fn an_rt_app_import_s_fifo_and_deadline_sets_get_no_dwcs_warnings() {
     let shown = lab.ok(&["check", "dwcs.toml"]);
     assert!(shown.contains("DWCS minimum utilisation"), "{shown}");
 }
+
+/// `check` prints the classic tests' verdicts of each periodic set (issue 32, item 2): the
+/// canonical set's windows fit one CPU under DWCS although its sum C/T is above 1, so every
+/// test of deadlines says no on one CPU, and the partitioned tests place it on two.
+#[test]
+fn check_prints_the_schedulability_tests_verdicts_of_each_set() {
+    require!(is_root(), "check of DWCS sets needs CAP_SYS_NICE (root)");
+    let lab = Lab::new();
+    let spec =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/dwcs-canonical.toml");
+    let shown = lab.ok(&["check", spec.to_str().unwrap()]);
+    let one = shown.lines().find(|l| l.starts_with("analysis of task set")).expect(&shown);
+    for want in ["rta-rm no", "edf-demand no", "dwcs yes", "liu-layland no"] {
+        assert!(one.contains(want), "{want}: {one}");
+    }
+    assert!(!one.contains("ffd-edf"), "partitioned tests are on the CPUs' line: {one}");
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus > 1 {
+        let many = shown.lines().find(|l| l.trim_start().starts_with(&format!("on {cpus} CPUs:")));
+        assert!(many.is_some_and(|l| l.contains("ffd-edf yes")), "{shown}");
+    }
+}

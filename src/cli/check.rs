@@ -312,6 +312,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     for (line, warning) in super::common::feasibility_lines(plan, cpus as usize) {
         outln!("{}{line}", if warning { "warning: " } else { "" });
     }
+    for line in super::common::analysis_lines(plan, cpus as usize) {
+        outln!("{line}");
+    }
     for (cell, key, wall_s) in &too_long {
         outln!(
             "warning: cell {cell} ({key}) needs at least {wall_s:.0} s per repetition (estimated here), and the watchdog stops each cell repetition after {:.0} s",

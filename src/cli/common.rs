@@ -458,3 +458,62 @@ fn deadline_admission(
         )
     })
 }
+
+/// The classic schedulability tests' verdicts on each distinct periodic task set of the plan
+/// (`schedlab_schedulability::TESTS`): the uniprocessor tests for one CPU, the partitioned
+/// and global ones for `cpus` when there are several. Two lines per set, each within 160
+/// columns for the tests' names.
+pub fn analysis_lines(plan: &schedlab_spec::Plan, cpus: usize) -> Vec<String> {
+    use schedlab_schedulability::{Task, Verdict, TESTS};
+    let mut out = Vec::new();
+    let mut seen: Vec<&[schedlab_periodic::TaskParams]> = Vec::new();
+    for g in plan.cells.iter().flat_map(|c| &c.groups) {
+        let Some(p) = g.workload.periodic() else { continue };
+        if seen.contains(&p.tasks.as_slice()) {
+            continue;
+        }
+        seen.push(&p.tasks);
+        let set: Vec<Task> = p
+            .tasks
+            .iter()
+            .map(|t| Task::new(t.c_ns, t.t_ns).deadline(t.d_ns.unwrap_or(t.t_ns)).window(t.x, t.y))
+            .collect();
+        let verdicts = |m: usize, multi: bool| -> String {
+            TESTS
+                .iter()
+                // No explicit priorities here: the plan's order is not a priority.
+                .filter(|t| t.name != "rta-priority")
+                .filter(|t| t.uniprocessor != multi)
+                .map(|t| {
+                    let word = match (t.run)(&set, m).verdict {
+                        Verdict::Schedulable => "yes",
+                        Verdict::NotSchedulable => "no",
+                        Verdict::Inconclusive => "?",
+                    };
+                    format!("{} {word}", t.name)
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let at = match p.utilisation {
+            Some(u) => format!("{} at utilisation {u}", g.workload_name),
+            None => g.workload_name.clone(),
+        };
+        let offsets = if p.tasks.iter().any(|t| t.phase_ns > 0) {
+            " (release offsets ignored: a set with offsets may do better)"
+        } else {
+            ""
+        };
+        out.push(format!("analysis of task set {at}{offsets}, one CPU: {}", verdicts(1, false)));
+        if cpus > 1 {
+            out.push(format!("  on {cpus} CPUs: {}", verdicts(cpus, true)));
+        }
+    }
+    if !out.is_empty() {
+        out.push(
+            "  (yes = schedulable, no = not, ? = a sufficient test could not tell; `schedlab_schedulability` names each test's source)"
+                .into(),
+        );
+    }
+    out
+}

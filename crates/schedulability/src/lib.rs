@@ -141,6 +141,8 @@ pub struct Test {
     pub name: &'static str,
     /// Exact or sufficient.
     pub kind: Kind,
+    /// Whether it speaks of one CPU only (inconclusive for any other count).
+    pub uniprocessor: bool,
     /// Runs it on a set for a number of CPUs; uniprocessor tests say
     /// [`Verdict::Inconclusive`] for any other count than 1.
     pub run: fn(&[Task], usize) -> Outcome,
@@ -157,43 +159,75 @@ fn one_cpu(cpus: usize, outcome: impl FnOnce() -> Outcome) -> Outcome {
 
 /// Every test, by name.
 pub const TESTS: &[Test] = &[
-    Test { name: "liu-layland", kind: Kind::Sufficient, run: |t, m| one_cpu(m, || liu_layland(t)) },
-    Test { name: "hyperbolic", kind: Kind::Sufficient, run: |t, m| one_cpu(m, || hyperbolic(t)) },
+    Test {
+        name: "liu-layland",
+        uniprocessor: true,
+        kind: Kind::Sufficient,
+        run: |t, m| one_cpu(m, || liu_layland(t)),
+    },
+    Test {
+        name: "hyperbolic",
+        uniprocessor: true,
+        kind: Kind::Sufficient,
+        run: |t, m| one_cpu(m, || hyperbolic(t)),
+    },
     Test {
         name: "rta-rm",
+        uniprocessor: true,
         kind: Kind::Exact,
         run: |t, m| one_cpu(m, || response_times(t, Priority::Rate)),
     },
     Test {
         name: "rta-dm",
+        uniprocessor: true,
         kind: Kind::Exact,
         run: |t, m| one_cpu(m, || response_times(t, Priority::Deadline)),
     },
     Test {
         name: "rta-priority",
+        uniprocessor: true,
         kind: Kind::Exact,
         run: |t, m| one_cpu(m, || response_times(t, Priority::Explicit)),
     },
     Test {
         name: "edf-utilisation",
+        uniprocessor: true,
         kind: Kind::Exact,
         run: |t, m| one_cpu(m, || edf_utilisation(t)),
     },
-    Test { name: "edf-demand", kind: Kind::Exact, run: |t, m| one_cpu(m, || processor_demand(t)) },
-    Test { name: "edf-qpa", kind: Kind::Exact, run: |t, m| one_cpu(m, || qpa(t)) },
-    Test { name: "dwcs", kind: Kind::Sufficient, run: |t, m| one_cpu(m, || dwcs_feasibility(t)) },
+    Test {
+        name: "edf-demand",
+        uniprocessor: true,
+        kind: Kind::Exact,
+        run: |t, m| one_cpu(m, || processor_demand(t)),
+    },
+    Test {
+        name: "edf-qpa",
+        uniprocessor: true,
+        kind: Kind::Exact,
+        run: |t, m| one_cpu(m, || qpa(t)),
+    },
+    Test {
+        name: "dwcs",
+        uniprocessor: true,
+        kind: Kind::Sufficient,
+        run: |t, m| one_cpu(m, || dwcs_feasibility(t)),
+    },
     Test {
         name: "ffd-edf",
+        uniprocessor: false,
         kind: Kind::Sufficient,
         run: |t, m| partition(t, m, Fit::First, Size::Density, qpa),
     },
     Test {
         name: "wfd-edf",
+        uniprocessor: false,
         kind: Kind::Sufficient,
         run: |t, m| partition(t, m, Fit::Worst, Size::Density, qpa),
     },
     Test {
         name: "ffd-dm",
+        uniprocessor: false,
         kind: Kind::Sufficient,
         run: |t, m| {
             partition(t, m, Fit::First, Size::Density, |s| response_times(s, Priority::Deadline))
@@ -201,13 +235,14 @@ pub const TESTS: &[Test] = &[
     },
     Test {
         name: "wfd-dm",
+        uniprocessor: false,
         kind: Kind::Sufficient,
         run: |t, m| {
             partition(t, m, Fit::Worst, Size::Density, |s| response_times(s, Priority::Deadline))
         },
     },
-    Test { name: "gfb", kind: Kind::Sufficient, run: gfb },
-    Test { name: "density", kind: Kind::Sufficient, run: density },
+    Test { name: "gfb", uniprocessor: false, kind: Kind::Sufficient, run: gfb },
+    Test { name: "density", uniprocessor: false, kind: Kind::Sufficient, run: density },
 ];
 
 /// The test of [`TESTS`] called `name`.
@@ -300,5 +335,19 @@ mod tests {
         let params = TaskParams { deadline: Some(5), ..params };
         assert_eq!(Task::from_params(&params).map(|t| t.deadline), Some(5));
         assert_eq!(Task::from_params(&TaskParams::default()), None);
+    }
+}
+
+#[cfg(test)]
+mod list_tests {
+    use super::*;
+
+    #[test]
+    fn a_uniprocessor_test_says_so_and_is_inconclusive_on_two_cpus() {
+        let set = [Task::new(1, 4), Task::new(1, 5)];
+        for t in TESTS {
+            let two = (t.run)(&set, 2).verdict;
+            assert_eq!(t.uniprocessor, two == Verdict::Inconclusive, "{}", t.name);
+        }
     }
 }
