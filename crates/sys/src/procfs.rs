@@ -124,6 +124,34 @@ impl TaskSched {
     }
 }
 
+/// Which of the files [`TaskSched`] reads this kernel has, for `schedlab env`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccountingFacts {
+    /// /proc/PID/schedstat exists (on-CPU time, run_delay, timeslices).
+    pub schedstat: bool,
+    /// /proc/PID/sched exists (migrations, the scheduler's switch counts).
+    pub sched: bool,
+    /// CONFIG_SCHED_INFO, which fills run_delay and timeslices (without it schedstat reads
+    /// "0 0 0"): seen in this process's own timeslices (it has run, so at least 1 when on),
+    /// else in the boot config; None where neither says.
+    pub sched_info: Option<bool>,
+}
+
+/// Looks at this process's own files and the boot config of the running kernel.
+pub fn accounting_facts(root: &Root) -> AccountingFacts {
+    let own = root.read("/proc/self/schedstat").ok();
+    let release = root.read("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let config = || root.read(&format!("/boot/config-{release}")).ok();
+    AccountingFacts {
+        schedstat: own.is_some(),
+        sched: root.path("/proc/self/sched").exists(),
+        sched_info: TaskSched::parse(own.as_deref(), None)
+            .timeslices
+            .map(|n| n > 0)
+            .or_else(|| config().map(|c| c.lines().any(|l| l == "CONFIG_SCHED_INFO=y"))),
+    }
+}
+
 /// `/proc/PID/sched`'s milliseconds with six decimals ("301.626175") as ns.
 fn ms_to_ns(text: &str) -> Option<u64> {
     let (ms, frac) = text.split_once('.').unwrap_or((text, ""));
@@ -333,6 +361,27 @@ policy                                       :                    0
         assert_eq!(ms_to_ns("7"), Some(7_000_000));
         assert_eq!(TaskSched::parse(None, None), TaskSched::default(), "no files: all empty");
         assert_eq!(TaskSched::parse(Some("1 2"), None).oncpu_ns, None, "a short line is refused");
+    }
+
+    #[test]
+    fn accounting_facts_see_the_files_and_the_config() {
+        let dir = std::env::temp_dir().join(format!("schedlab-acct-{}", std::process::id()));
+        let root = Root::new(&dir);
+        let none = AccountingFacts { schedstat: false, sched: false, sched_info: None };
+        assert_eq!(accounting_facts(&root), none);
+        std::fs::create_dir_all(dir.join("proc/self")).unwrap();
+        std::fs::create_dir_all(dir.join("proc/sys/kernel")).unwrap();
+        std::fs::create_dir_all(dir.join("boot")).unwrap();
+        std::fs::write(dir.join("proc/sys/kernel/osrelease"), "6.18.0\n").unwrap();
+        std::fs::write(dir.join("boot/config-6.18.0"), "CONFIG_SCHED_INFO=y\n").unwrap();
+        assert_eq!(accounting_facts(&root).sched_info, Some(true), "from the boot config");
+        std::fs::write(dir.join("proc/self/schedstat"), "0 0 0\n").unwrap();
+        let f = accounting_facts(&root);
+        assert_eq!((f.schedstat, f.sched, f.sched_info), (true, false, Some(false)), "0 0 0: off");
+        std::fs::write(dir.join("proc/self/schedstat"), "5 7 1\n").unwrap();
+        assert_eq!(accounting_facts(&root).sched_info, Some(true));
+        assert_eq!(accounting_facts(&Root::default()).sched_info, Some(true), "this kernel");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
