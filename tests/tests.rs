@@ -50,4 +50,5 @@ mod unprivileged;
 mod within_run;
 
 mod architecture;
+mod free_figures;
 mod noise;

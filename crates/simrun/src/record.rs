@@ -6,7 +6,8 @@
 //! dropped or skipped), `wall_s` their difference (the worker's own clock),
 //! `engine_wall_s` release to completion (turnaround), `user_s` the CPU time (plus the
 //! modelled setup), `involuntary_csw` preemptions, `voluntary_csw` blocks; the scheduler's
-//! own figures come from the schedule: `oncpu_s` the run time, `run_delay_s` the time ready
+//! own figures come from the schedule: `oncpu_s` the run time (with the setup, as `user_s`),
+//! `run_delay_s` the time ready
 //! but not running, `timeslices` the dispatches, `migrations` its moves between CPUs (0 on
 //! one CPU), `sched_voluntary` blocks and `sched_involuntary` preemptions. What a
 //! simulation has no notion of (pid, RSS, faults, /proc/stat, the engine's own cost) is 0.
@@ -91,6 +92,7 @@ pub fn record(
                 s.jobs = Some(jobs);
                 let cpu = secs(crate::rt::work_cpu_ns(set, i, t));
                 s.user_s = cpu + secs(p.setup_ns);
+                s.oncpu_s = Some(s.user_s);
                 s.window_cpu_s = cpu;
                 s.cpu_pct = if s.wall_s > 0.0 { cpu / s.wall_s * 100.0 } else { 0.0 };
             }
@@ -169,7 +171,7 @@ fn sample(index: u32, t: &TaskResult, cx: &Ctx) -> Sample {
         major_faults: 0,
         block_in: 0,
         block_out: 0,
-        oncpu_s: Some(secs(t.cpu_time)),
+        oncpu_s: Some(secs(t.cpu_time) + setup),
         run_delay_s: Some(secs(t.runnable)),
         timeslices: Some(t.dispatches as i64),
         migrations: Some(t.migrations as i64),
