@@ -30,6 +30,7 @@ fn exited_in_group(pgid: i32, flags: i32) -> std::io::Result<i32> {
     // child is ready under WNOHANG.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     let id = pgid as libc::id_t;
+    // SAFETY: plain syscall on our own children; WNOWAIT leaves them unreaped.
     if unsafe { libc::waitid(libc::P_PGID, id, &mut info, libc::WEXITED | libc::WNOWAIT | flags) }
         < 0
     {
