@@ -20,7 +20,7 @@ fn possible_values(help: &str, option: &str) -> Vec<String> {
 #[test]
 fn compare_and_report_help_and_man_page_list_every_metric_with_the_trace_ones() {
     let lab = Lab::new();
-    let every: Vec<&str> = Metric::ALL.iter().chain(&Metric::TRACE).map(|m| m.name()).collect();
+    let every: Vec<&str> = Metric::every().map(|m| m.name()).collect();
     for cmd in ["compare", "report"] {
         let help = lab.ok(&[cmd, "--help"]);
         assert_eq!(possible_values(&help, "--metric"), every, "{cmd} --help: {help}");
@@ -67,7 +67,7 @@ fn bash_completion_offers_formats_and_metrics() {
     let formats: Vec<&str> = schedlab_report::export::FORMATS.iter().map(|(f, _, _)| *f).collect();
     let formats = format!("{} parquet hyperfine", formats.join(" "));
     assert!(script.contains(&formats), "export --format completes {formats}");
-    let every: Vec<&str> = Metric::ALL.iter().chain(&Metric::TRACE).map(|m| m.name()).collect();
+    let every: Vec<&str> = Metric::every().map(|m| m.name()).collect();
     assert!(script.contains(&every.join(" ")), "compare --metric completes every metric");
 }
 

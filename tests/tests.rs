@@ -51,4 +51,5 @@ mod unprivileged;
 mod within_run;
 
 mod architecture;
+mod free_figures;
 mod noise;

@@ -73,6 +73,28 @@ fn scx_line(root: &Root) -> String {
     }
 }
 
+/// The scheduler's per-process accounting (`Sample::oncpu_s` and the columns after it): which
+/// files this kernel has, and why a column stays empty.
+fn accounting_line(f: &schedlab_sys::procfs::AccountingFacts) -> String {
+    let file = |has: bool, name: &str, what: &str| {
+        if has {
+            format!("{name} yes")
+        } else {
+            format!("{name} absent ({what} stay empty)")
+        }
+    };
+    let info = match f.sched_info {
+        Some(true) => "run_delay and timeslices counted (CONFIG_SCHED_INFO)",
+        Some(false) => "CONFIG_SCHED_INFO off: run_delay and timeslices read 0",
+        None => "run_delay and timeslices need CONFIG_SCHED_INFO (could not tell)",
+    };
+    format!(
+        "{}; {}; {info}",
+        file(f.schedstat, "/proc/PID/schedstat", "oncpu_s, run_delay_s, timeslices"),
+        file(f.sched, "/proc/PID/sched", "migrations, sched_voluntary, sched_involuntary"),
+    )
+}
+
 /// Runs `schedlab env`.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let root = Root::default();
@@ -86,6 +108,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let nofile = rlimit(libc::RLIMIT_NOFILE);
     let memlock = rlimit(libc::RLIMIT_MEMLOCK);
     let dma = schedlab_sys::pmqos::current(&schedlab_sys::pmqos::device(&root));
+    let acct = schedlab_sys::procfs::accounting_facts(&root);
     if a.json {
         let v = serde_json::json!({
             "environment": e,
@@ -113,6 +136,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "cpu_dma_latency_us": dma.as_ref().ok(),
             "cpu_dma_latency_holdable": caps.cpu_dma_latency,
             "sched_ext": scx_json(&root),
+            "proc_schedstat": acct.schedstat,
+            "proc_sched": acct.sched,
+            "config_sched_info": acct.sched_info,
             "state_dir": schedlab_sys::journal::state_dir(),
         });
         outln!("{}", serde_json::to_string_pretty(&v)?);
@@ -188,6 +214,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     );
     outln!("RLIMIT_NOFILE    {}", nofile);
     outln!("sched_ext        {}", scx_line(&root));
+    outln!("per-process acct {}", accounting_line(&acct));
     outln!(
         "MemAvailable     {} MiB",
         lim.mem_available_kib.map(|k| (k / 1024).to_string()).unwrap_or_else(|| "unknown".into())

@@ -120,6 +120,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         );
     }
     // Row by row, each with its own run id (and, for a campaign, its machine).
+    let sched = schedlab_report::flat::has_sched_accounting(&subject.cells);
     let mut rows = Vec::new();
     for (c, i) in cells.iter().zip(&kept) {
         let run = subject.run_of(*i);
@@ -127,9 +128,10 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             let logs = store.job_logs(run.id, c.params.cell_id, c.rep, c.warmup)?;
             schedlab_report::export::values(&schedlab_report::flat::flatten_jobs(run.id, c, &logs))
         } else {
-            schedlab_report::export::values(&schedlab_report::flat::flatten(
+            schedlab_report::export::values(&schedlab_report::flat::flatten_with(
                 run.id,
                 std::slice::from_ref(c),
+                sched,
             ))
         };
         if let Some(campaign) = &subject.campaign {

@@ -72,7 +72,7 @@ pub fn check_traced(metric: Metric, run: &RunRow, records: &[CellRecord]) -> any
 /// Parses `--metric` and `--alpha` (bad input on either).
 pub fn metric_and_alpha(metric: &str, alpha: f64) -> anyhow::Result<Metric> {
     let m = Metric::parse(metric).ok_or_else(|| {
-        let names: Vec<&str> = Metric::ALL.iter().chain(&Metric::TRACE).map(|m| m.name()).collect();
+        let names: Vec<&str> = Metric::every().map(|m| m.name()).collect();
         bad_input(format!("unknown metric \"{metric}\"; use one of {}", names.join(", ")))
     })?;
     if !(alpha > 0.0 && alpha < 1.0) {

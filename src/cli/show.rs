@@ -198,7 +198,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
         sayln!(
             "\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions):"
         );
-        let cols = cells::per_process_columns(view.wide, &view.figures);
+        let cols = cells::per_process_columns(&stats, view.wide, &view.figures);
         outln!("{}", draw(&cols, &named, view, deterministic));
     }
     let grouped = stats.iter().any(|s| {

@@ -50,7 +50,7 @@ impl TypedValueParser for Names {
 pub fn metrics() -> Names {
     Names::new(
         "metric",
-        Metric::ALL.into_iter().chain(Metric::TRACE).map(|m| {
+        Metric::every().map(|m| {
             let help = if m.needs_trace() {
                 format!("{} (runs made with --trace)", m.label())
             } else {

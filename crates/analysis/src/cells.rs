@@ -64,6 +64,11 @@ pub struct CellStats {
     pub max_dev_completion: Summary,
     /// Coefficient of variation of completion time.
     pub cv_completion: Summary,
+    /// Mean time runnable but waiting for a CPU per process, seconds, from the scheduler's
+    /// own accounting (`Sample::run_delay_s`); None unless every measured process has it.
+    pub run_delay_per_proc: Option<Summary>,
+    /// Mean migrations per process from the same accounting; None as for the run delay.
+    pub sched_migrations_per_proc: Option<Summary>,
     /// Completion times by rank: element k summarises, over repetitions, the (k+1)-th
     /// earliest completion time (end relative to the release) of the measured processes.
     /// Sorting within a repetition first makes ranks comparable across repetitions, where
@@ -126,6 +131,12 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
         r.samples.iter().filter(|s| !s.background).map(f).collect()
     };
     let nan = f64::NAN;
+    // A figure of the scheduler's accounting, when every measured process of the cell has it.
+    let known = |f: fn(&schedlab_model::Sample) -> Option<f64>| -> Option<Summary> {
+        let mut all = ran.iter().flat_map(|r| &r.samples).filter(|s| !s.background);
+        (!ran.is_empty() && all.all(|s| f(s).is_some()))
+            .then(|| per(&|r| avg(r, &|s| f(s).unwrap_or(nan))))
+    };
     let mut group_names: Vec<String> = Vec::new();
     for s in ran.iter().flat_map(|r| &r.samples) {
         if !group_names.contains(&s.group) {
@@ -192,6 +203,8 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
         cv_completion: per(&|r| {
             coefficient_of_variation(&measured(r, &|s| s.end_offset_s)).unwrap_or(nan)
         }),
+        run_delay_per_proc: known(|s| s.run_delay_s),
+        sched_migrations_per_proc: known(|s| s.migrations.map(|m| m as f64)),
         completion_by_rank: by_rank(ran.iter().map(|r| measured(r, &|s| s.end_offset_s))),
         group_share: group_names
             .iter()

@@ -29,6 +29,11 @@ pub enum Metric {
     WakeupP99,
     /// Mean kernel migrations per process, from the kernel trace.
     MigrationsPerProc,
+    /// Mean time runnable but waiting for a CPU per process, from the scheduler's own
+    /// accounting at each exit (`Sample::run_delay_s`), seconds: no trace needed.
+    RunDelayPerProc,
+    /// Mean migrations per process, from the scheduler's own accounting (`Sample::migrations`).
+    SchedMigrationsPerProc,
 }
 
 impl Metric {
@@ -41,6 +46,16 @@ impl Metric {
         Metric::UserPerProc,
         Metric::Throughput,
     ];
+
+    /// The metrics from the scheduler's own per-process accounting: every run stored since
+    /// it was recorded has them, traced or not (None for older runs).
+    pub const SCHED: [Metric; 2] = [Metric::RunDelayPerProc, Metric::SchedMigrationsPerProc];
+
+    /// Every metric [`Metric::parse`] knows: [`Metric::ALL`], [`Metric::SCHED`], then
+    /// [`Metric::TRACE`].
+    pub fn every() -> impl Iterator<Item = Metric> {
+        Metric::ALL.into_iter().chain(Metric::SCHED).chain(Metric::TRACE)
+    }
 
     /// The metrics only traced repetitions have (`run --trace`).
     pub const TRACE: [Metric; 3] =
@@ -73,6 +88,8 @@ impl Metric {
             Metric::VoluntaryPerProc => "voluntary",
             Metric::UserPerProc => "user",
             Metric::Throughput => "throughput",
+            Metric::RunDelayPerProc => "run_delay",
+            Metric::SchedMigrationsPerProc => "sched_migrations",
             Metric::RunnablePerProc | Metric::WakeupP99 | Metric::MigrationsPerProc => {
                 unreachable!("a trace metric's name is its figure's")
             }
@@ -91,6 +108,8 @@ impl Metric {
             Metric::VoluntaryPerProc => "voluntary switches per process",
             Metric::UserPerProc => "user CPU per process [s]",
             Metric::Throughput => "throughput [processes/s]",
+            Metric::RunDelayPerProc => "run delay per process [s]",
+            Metric::SchedMigrationsPerProc => "migrations per process (scheduler's count)",
             Metric::RunnablePerProc | Metric::WakeupP99 | Metric::MigrationsPerProc => {
                 unreachable!("a trace metric's label is its figure's")
             }
@@ -108,16 +127,15 @@ impl Metric {
             Metric::RunnablePerProc => &["runnable_per_proc", "waiting"],
             Metric::WakeupP99 => &["wakeup"],
             Metric::MigrationsPerProc => &["migrations_per_proc"],
+            Metric::RunDelayPerProc => &["run_delay_per_proc"],
+            Metric::SchedMigrationsPerProc => &["k_migrations"],
             Metric::Makespan | Metric::Throughput => &[],
         }
     }
 
     /// Parses a name or one of its [`Metric::aliases`].
     pub fn parse(name: &str) -> Option<Metric> {
-        Metric::ALL
-            .into_iter()
-            .chain(Metric::TRACE)
-            .find(|m| m.name() == name || m.aliases().contains(&name))
+        Metric::every().find(|m| m.name() == name || m.aliases().contains(&name))
     }
 
     /// The metric's value for one repetition; None for warm-ups, failed starts and empty repetitions.
@@ -133,6 +151,10 @@ impl Metric {
         let per_proc = |f: fn(&Sample) -> f64| {
             measured.iter().map(|s| f(s)).sum::<f64>() / measured.len() as f64
         };
+        // A figure some process lacks (a run stored before it) gives no value.
+        let per_proc_known = |f: fn(&Sample) -> Option<f64>| {
+            measured.iter().map(|s| f(s)).sum::<Option<f64>>().map(|t| t / measured.len() as f64)
+        };
         let v = match self {
             Metric::WallPerProc => per_proc(|s| s.wall_s),
             Metric::Makespan => r.makespan_s,
@@ -146,6 +168,8 @@ impl Metric {
                     return None;
                 }
             }
+            Metric::RunDelayPerProc => per_proc_known(|s| s.run_delay_s)?,
+            Metric::SchedMigrationsPerProc => per_proc_known(|s| s.migrations.map(|m| m as f64))?,
             Metric::RunnablePerProc | Metric::WakeupP99 | Metric::MigrationsPerProc => {
                 self.trace_figure()?.of_repetition(r)?
             }
@@ -270,8 +294,24 @@ mod tests {
     }
 
     #[test]
+    fn sched_metrics_are_means_of_the_free_figures_and_empty_when_one_is_missing() {
+        let mut r = rec(false, CellStatus::Ok, 4.0, &[1.0, 2.0]);
+        assert_eq!(Metric::RunDelayPerProc.value(&r), None, "a run stored before them");
+        for (s, (delay, moves)) in r.samples.iter_mut().zip([(0.5, 2), (1.5, 4)]) {
+            s.run_delay_s = Some(delay);
+            s.migrations = Some(moves);
+        }
+        assert_eq!(Metric::RunDelayPerProc.value(&r), Some(1.0));
+        assert_eq!(Metric::SchedMigrationsPerProc.value(&r), Some(3.0));
+        assert!(!Metric::RunDelayPerProc.needs_trace());
+        r.samples[1].migrations = None;
+        assert_eq!(Metric::SchedMigrationsPerProc.value(&r), None);
+        assert_eq!(Metric::parse("k_migrations"), Some(Metric::SchedMigrationsPerProc));
+    }
+
+    #[test]
     fn names_round_trip() {
-        for m in Metric::ALL.into_iter().chain(Metric::TRACE) {
+        for m in Metric::every() {
             assert_eq!(Metric::parse(m.name()), Some(m));
         }
         assert_eq!(Metric::parse("invol"), Some(Metric::InvoluntaryPerProc));

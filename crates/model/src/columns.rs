@@ -34,8 +34,8 @@ impl Kind {
 pub enum ColumnValue {
     /// An integer (None: NULL).
     Int(Option<i64>),
-    /// A real number.
-    Real(f64),
+    /// A real number (None: NULL).
+    Real(Option<f64>),
     /// A flag.
     Bool(bool),
     /// Text.
@@ -72,15 +72,47 @@ macro_rules! int_column {
 }
 int_column!(u32, i32, i64);
 
-impl ColumnType for Option<i32> {
-    const KIND: Kind = Kind::Int;
+/// An optional integer field: None is stored as NULL and exported empty.
+macro_rules! optional_int_column {
+    ($($t:ty),*) => {$(
+        impl ColumnType for Option<$t> {
+            const KIND: Kind = Kind::Int;
+            fn to_column(&self) -> ColumnValue {
+                ColumnValue::Int(self.map(i64::from))
+            }
+            fn from_column(v: ColumnValue) -> Option<Self> {
+                match v {
+                    ColumnValue::Int(Some(i)) => <$t>::try_from(i).ok().map(Some),
+                    ColumnValue::Int(None) => Some(None),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+optional_int_column!(i32, i64);
+
+impl ColumnType for f64 {
+    const KIND: Kind = Kind::Real;
     fn to_column(&self) -> ColumnValue {
-        ColumnValue::Int(self.map(i64::from))
+        ColumnValue::Real(Some(*self))
     }
     fn from_column(v: ColumnValue) -> Option<Self> {
         match v {
-            ColumnValue::Int(Some(i)) => i32::try_from(i).ok().map(Some),
-            ColumnValue::Int(None) => Some(None),
+            ColumnValue::Real(Some(x)) => Some(x),
+            _ => None,
+        }
+    }
+}
+
+impl ColumnType for Option<f64> {
+    const KIND: Kind = Kind::Real;
+    fn to_column(&self) -> ColumnValue {
+        ColumnValue::Real(*self)
+    }
+    fn from_column(v: ColumnValue) -> Option<Self> {
+        match v {
+            ColumnValue::Real(x) => Some(x),
             _ => None,
         }
     }
@@ -103,7 +135,7 @@ macro_rules! plain_column {
         }
     )*};
 }
-plain_column!(f64 => Real, bool => Bool, String => Text, Vec<u32> => Cpus);
+plain_column!(bool => Bool, String => Text, Vec<u32> => Cpus);
 
 /// One plain column of record `R`: its export name, its store column, and how to read it
 /// from and write it into a record.

@@ -109,6 +109,19 @@ record! {
             block_in: i64,
             /// Block output operations (ru_oublock).
             block_out: i64,
+            /// Seconds on a CPU as the scheduler counts them (/proc/PID/schedstat, read at the
+            /// exit before the reap; the simulator: its run time). Empty where unknown.
+            oncpu_s: Option<f64>,
+            /// Seconds runnable but waiting for a CPU (schedstat's run_delay: CONFIG_SCHED_INFO).
+            run_delay_s: Option<f64>,
+            /// Times it was given a CPU (schedstat's pcount; the simulator: its dispatches).
+            timeslices: Option<i64>,
+            /// Moves between CPUs (/proc/PID/sched se.nr_migrations).
+            migrations: Option<i64>,
+            /// Switch-outs because it blocked, as the scheduler counts them (nr_voluntary_switches).
+            sched_voluntary: Option<i64>,
+            /// Switch-outs while runnable, i.e. preemptions (nr_involuntary_switches).
+            sched_involuntary: Option<i64>,
         }
         other {
             /// The worker's own report beside wait4's (scheduling policy it saw, CPU it ended on,

@@ -117,9 +117,14 @@ pub fn totals_columns<'a>(wide: bool, figs: &[&Figure]) -> Vec<Col<Named<'a, Cel
     narrow(tables::totals_columns(), wide, &unchosen(figs))
 }
 
-/// The per-process means as `show` draws them (see [`narrow`]), with the figures `figs`.
-pub fn per_process_columns<'a>(wide: bool, figs: &[&Figure]) -> Vec<Col<Named<'a, CellStats>>> {
-    narrow(tables::per_process_columns(), wide, &unchosen(figs))
+/// The per-process means of `stats` as `show` draws them (see [`narrow`]), with the figures
+/// `figs` and, where the run has them, the scheduler's own figures.
+pub fn per_process_columns<'a>(
+    stats: &[CellStats],
+    wide: bool,
+    figs: &[&Figure],
+) -> Vec<Col<Named<'a, CellStats>>> {
+    narrow(tables::per_process_columns_for(stats), wide, &unchosen(figs))
 }
 
 /// Columns of the I/O table a narrow `show` leaves to `--wide`.
@@ -161,7 +166,7 @@ pub fn markdown(stats: &[CellStats], figs: &[&Figure], deterministic: bool) -> S
     };
     for (title, set, cols) in [
         ("Per cell, totals over its processes", &TOTALS[..], totals_columns(false, figs)),
-        ("Per process", &PER_PROCESS[..], per_process_columns(false, figs)),
+        ("Per process", &PER_PROCESS[..], per_process_columns(stats, false, figs)),
     ] {
         if any_of(figs, set) {
             out.push_str(&format!("{title} (mean ±95% CI over n repetitions):\n"));

@@ -103,6 +103,17 @@ pub struct AdaptiveColumns {
 /// entries after it are appended at the end of the row.
 const LAST_EARLY_COLUMN: &str = "end_offset_s";
 
+/// The first [`Sample::COLUMNS`] entry of the scheduler's per-process accounting; it and the
+/// entries after it are exported only for runs that have it ([`has_sched_accounting`]).
+const FIRST_SCHED_COLUMN: &str = "oncpu_s";
+
+/// Whether some process of `cells` has the scheduler's accounting (either of its files was
+/// read, or it was simulated). Runs stored before it have none, and their exports leave its
+/// columns out, so they export exactly what they did before.
+pub fn has_sched_accounting(cells: &[CellRecord]) -> bool {
+    cells.iter().flat_map(|c| &c.samples).any(|s| s.oncpu_s.is_some() || s.migrations.is_some())
+}
+
 /// Some of a sample's plain columns, serialised as fields named after them, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Columns(pub Vec<(&'static str, ColumnValue)>);
@@ -160,11 +171,22 @@ fn cpulist(c: &[u32]) -> String {
     c.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
 }
 
-/// Flattens stored cells into one row per process.
+/// Flattens stored cells into one row per process, with the scheduler's accounting columns
+/// if some process of `cells` has them.
 pub fn flatten(run_id: i64, cells: &[CellRecord]) -> Vec<FlatSample> {
-    let split =
-        Sample::COLUMNS.iter().position(|c| c.name == LAST_EARLY_COLUMN).map_or(0, |i| i + 1);
-    let (early, added) = Sample::COLUMNS.split_at(split);
+    flatten_with(run_id, cells, has_sched_accounting(cells))
+}
+
+/// Flattens stored cells into one row per process; `sched`: with the columns of the
+/// scheduler's accounting (decided for a whole run, so that all its rows have one shape).
+pub fn flatten_with(run_id: i64, cells: &[CellRecord], sched: bool) -> Vec<FlatSample> {
+    let position = |name| Sample::COLUMNS.iter().position(|c| c.name == name);
+    let split = position(LAST_EARLY_COLUMN).map_or(0, |i| i + 1);
+    let end = match position(FIRST_SCHED_COLUMN) {
+        Some(i) if !sched => i,
+        _ => Sample::COLUMNS.len(),
+    };
+    let (early, added) = Sample::COLUMNS[..end].split_at(split);
     let adaptive = cells.iter().any(|c| c.params.repetitions.is_some());
     let mut out = Vec::new();
     for c in cells {

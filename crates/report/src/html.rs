@@ -142,7 +142,7 @@ fn plain<R>(cols: &[Col<R>], items: &[R]) -> HtmlTable {
 
 /// The per-process means with the notes the terminal shows under the totals only.
 fn per_process(stats: &[CellStats]) -> HtmlTable {
-    let mut cols = tables::per_process_columns();
+    let mut cols = tables::per_process_columns_for(stats);
     cols.push(tables::notes_column());
     plain(&cols, &tables::named(stats))
 }

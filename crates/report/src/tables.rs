@@ -320,6 +320,24 @@ pub const PER_PROCESS: [Figure; 7] = [
     Figure::new("procs_per_s", "procs/s", 2, |s| &s.throughput),
 ];
 
+/// Columns of the per-process means for `stats`: [`per_process_columns`], then the
+/// scheduler's own figures when some cell has them (runs stored before them do not).
+pub fn per_process_columns_for<'a>(stats: &[CellStats]) -> Vec<Col<Named<'a, CellStats>>> {
+    let mut cols = per_process_columns();
+    let fig = |header, prec, get: fn(&CellStats) -> Option<&Summary>| {
+        Col::num(header, move |r: &Named<CellStats>| {
+            get(r.s).map_or("-".into(), |s| fmt_summary(s, prec))
+        })
+    };
+    if stats.iter().any(|s| s.run_delay_per_proc.is_some()) {
+        cols.push(fig("run delay/proc [s]", 3, |s| s.run_delay_per_proc.as_ref()));
+    }
+    if stats.iter().any(|s| s.sched_migrations_per_proc.is_some()) {
+        cols.push(fig("migrations/proc", 1, |s| s.sched_migrations_per_proc.as_ref()));
+    }
+    cols
+}
+
 /// The per-cell tables' rows: each cell with its row names.
 pub fn named(stats: &[CellStats]) -> Vec<Named<'_, CellStats>> {
     stats
@@ -336,7 +354,7 @@ pub fn totals_rows(stats: &[CellStats]) -> Vec<Vec<String>> {
 
 /// Rows of the per-process means, one per cell; shared by the terminal and the HTML report.
 pub fn per_process_rows(stats: &[CellStats]) -> Vec<Vec<String>> {
-    cols::rows(&per_process_columns(), &named(stats))
+    cols::rows(&per_process_columns_for(stats), &named(stats))
 }
 
 /// Per-cell totals: wall (makespan), user, sys, CPU%, preempted, blocked.
@@ -346,7 +364,7 @@ pub fn totals(stats: &[CellStats]) -> Table {
 
 /// Per-process means: wall, user, sys, CPU%, preempted and blocked per process.
 pub fn per_process(stats: &[CellStats]) -> Table {
-    cols::table(&per_process_columns(), &named(stats))
+    cols::table(&per_process_columns_for(stats), &named(stats))
 }
 
 /// Columns of the throughput and fairness table.

@@ -267,3 +267,40 @@ fn a_cell_that_stopped_short_of_its_adaptive_target_is_marked_footnoted_and_expo
     );
     assert_eq!(crate::tables::repetitions_note(fixture()[..2].iter().map(|c| &c.params)), None);
 }
+
+#[test]
+fn the_scheduler_columns_are_exported_only_for_runs_that_have_them() {
+    let header = |cells: &[CellRecord]| {
+        let mut out = Vec::new();
+        export::by_name("csv").unwrap().write(&flat::flatten(7, cells), &mut out).unwrap();
+        String::from_utf8(out).unwrap().lines().next().unwrap().to_string()
+    };
+    let mut cells = fixture();
+    cells.truncate(1);
+    assert!(header(&cells).ends_with(",block_in,block_out"), "a run stored before them");
+    cells[0].samples[0].oncpu_s = Some(0.5);
+    cells[0].samples[0].run_delay_s = Some(0.25);
+    let with = header(&cells);
+    assert!(
+        with.ends_with(",block_out,oncpu_s,run_delay_s,timeslices,migrations,sched_voluntary,sched_involuntary"),
+        "{with}"
+    );
+    let rows = export::values(&flat::flatten(7, &cells));
+    assert_eq!(
+        (rows[0]["run_delay_s"].as_f64(), rows[1]["run_delay_s"].is_null()),
+        (Some(0.25), true)
+    );
+}
+
+#[test]
+fn the_per_process_table_shows_run_delay_and_migrations_when_the_run_has_them() {
+    let mut cells = fixture();
+    let without = tables::per_process(&schedlab_analysis::cell_stats(&cells)).to_string();
+    assert!(!without.contains("run delay"), "{without}");
+    for s in cells.iter_mut().flat_map(|c| &mut c.samples) {
+        (s.run_delay_s, s.migrations) = (Some(0.125), Some(3));
+    }
+    let with = tables::per_process(&schedlab_analysis::cell_stats(&cells)).to_string();
+    assert!(with.contains("run delay/proc [s]") && with.contains("migrations/proc"), "{with}");
+    assert!(with.contains("0.125") && with.contains("3.0"), "{with}");
+}

@@ -64,6 +64,12 @@ pub struct TaskResult {
     pub blocks: u64,
     /// Dispatches on a CPU other than the one it last ran on.
     pub migrations: u64,
+    /// Time ready but not running (waiting for a CPU): the kernel's run_delay.
+    #[serde(default)]
+    pub runnable: Duration,
+    /// Times it was given a CPU: the kernel's timeslices (schedstat's pcount).
+    #[serde(default)]
+    pub dispatches: u64,
     /// Jobs released.
     pub released: u64,
     /// Jobs completed.

@@ -5,7 +5,11 @@
 //! `end_offset_s` the completion (for a periodic task, the end of its last job: completed,
 //! dropped or skipped), `wall_s` their difference (the worker's own clock),
 //! `engine_wall_s` release to completion (turnaround), `user_s` the CPU time (plus the
-//! modelled setup), `involuntary_csw` preemptions, `voluntary_csw` blocks. What a
+//! modelled setup), `involuntary_csw` preemptions, `voluntary_csw` blocks; the scheduler's
+//! own figures come from the schedule: `oncpu_s` the run time (with the setup, as `user_s`),
+//! `run_delay_s` the time ready
+//! but not running, `timeslices` the dispatches, `migrations` its moves between CPUs (0 on
+//! one CPU), `sched_voluntary` blocks and `sched_involuntary` preemptions. What a
 //! simulation has no notion of (pid, RSS, faults, /proc/stat, the engine's own cost) is 0.
 //! A periodic task's sample counts its completed jobs as work units and carries its
 //! [`RtTask`](schedlab_model::RtTask) in `extra.rt`; the cell gets its `CellRt`.
@@ -88,6 +92,7 @@ pub fn record(
                 s.jobs = Some(jobs);
                 let cpu = secs(crate::rt::work_cpu_ns(set, i, t));
                 s.user_s = cpu + secs(p.setup_ns);
+                s.oncpu_s = Some(s.user_s);
                 s.window_cpu_s = cpu;
                 s.cpu_pct = if s.wall_s > 0.0 { cpu / s.wall_s * 100.0 } else { 0.0 };
             }
@@ -166,6 +171,12 @@ fn sample(index: u32, t: &TaskResult, cx: &Ctx) -> Sample {
         major_faults: 0,
         block_in: 0,
         block_out: 0,
+        oncpu_s: Some(secs(t.cpu_time) + setup),
+        run_delay_s: Some(secs(t.runnable)),
+        timeslices: Some(t.dispatches as i64),
+        migrations: Some(t.migrations as i64),
+        sched_voluntary: Some(t.blocks as i64),
+        sched_involuntary: Some(t.preemptions as i64),
         setup_user_s: setup,
         setup_sys_s: 0.0,
         setup_voluntary_csw: 0,

@@ -663,7 +663,8 @@ fn to_sql(v: ColumnValue) -> Value {
     match v {
         ColumnValue::Int(Some(i)) => Value::Integer(i),
         ColumnValue::Int(None) => Value::Null,
-        ColumnValue::Real(x) => Value::Real(x),
+        ColumnValue::Real(Some(x)) => Value::Real(x),
+        ColumnValue::Real(None) => Value::Null,
         ColumnValue::Bool(b) => Value::Integer(b.into()),
         ColumnValue::Text(s) => Value::Text(s),
         ColumnValue::Cpus(c) => {
@@ -677,8 +678,9 @@ fn from_sql(kind: Kind, v: ValueRef) -> Option<ColumnValue> {
     Some(match (kind, v) {
         (Kind::Int, ValueRef::Integer(i)) => ColumnValue::Int(Some(i)),
         (Kind::Int, ValueRef::Null) => ColumnValue::Int(None),
-        (Kind::Real, ValueRef::Real(x)) => ColumnValue::Real(x),
-        (Kind::Real, ValueRef::Integer(i)) => ColumnValue::Real(i as f64),
+        (Kind::Real, ValueRef::Real(x)) => ColumnValue::Real(Some(x)),
+        (Kind::Real, ValueRef::Integer(i)) => ColumnValue::Real(Some(i as f64)),
+        (Kind::Real, ValueRef::Null) => ColumnValue::Real(None),
         (Kind::Bool, ValueRef::Integer(i)) => ColumnValue::Bool(i != 0),
         (Kind::Text, ValueRef::Text(t)) => {
             ColumnValue::Text(String::from_utf8_lossy(t).into_owned())

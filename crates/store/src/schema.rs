@@ -196,6 +196,16 @@ ALTER TABLE cells ADD COLUMN stat_steal INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE cells ADD COLUMN load1 REAL;
 ALTER TABLE cells ADD COLUMN cpu_pressure_us INTEGER;
 "#,
+    // The scheduler's own accounting per process, read at its exit (/proc/PID/schedstat and
+    // /proc/PID/sched) or filled by the simulator (NULL for older rows: not known).
+    r#"
+ALTER TABLE samples ADD COLUMN oncpu_s REAL;
+ALTER TABLE samples ADD COLUMN run_delay_s REAL;
+ALTER TABLE samples ADD COLUMN timeslices INTEGER;
+ALTER TABLE samples ADD COLUMN migrations INTEGER;
+ALTER TABLE samples ADD COLUMN sched_voluntary INTEGER;
+ALTER TABLE samples ADD COLUMN sched_involuntary INTEGER;
+"#,
 ];
 
 /// An error that says `why` and nothing else (no "Invalid parameter name:" before it).

@@ -72,6 +72,93 @@ pub fn exec_runtime_ns(root: &Root, pid: i32) -> Option<u64> {
     root.read(&format!("/proc/{pid}/schedstat")).ok()?.split_whitespace().next()?.parse().ok()
 }
 
+/// The scheduler's own accounting of one task, as /proc/PID/schedstat and /proc/PID/sched
+/// give it; both stay readable while the task is a zombie, so the engine reads them between
+/// an exit and its wait4. A field is None where the kernel lacks its file or line. They count
+/// the task PID itself (a process's main thread), not its other threads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskSched {
+    /// Time on a CPU, ns (schedstat's first field, else `se.sum_exec_runtime`).
+    pub oncpu_ns: Option<u64>,
+    /// Time runnable but waiting for a CPU, ns (schedstat's `run_delay`; CONFIG_SCHED_INFO).
+    pub run_delay_ns: Option<u64>,
+    /// Times it was given a CPU (schedstat's `pcount`).
+    pub timeslices: Option<u64>,
+    /// Moves from one CPU to another (`se.nr_migrations`).
+    pub migrations: Option<u64>,
+    /// Switch-outs because it blocked (`nr_voluntary_switches`).
+    pub voluntary: Option<u64>,
+    /// Switch-outs while still runnable (`nr_involuntary_switches`).
+    pub involuntary: Option<u64>,
+}
+
+impl TaskSched {
+    /// Parses the texts of /proc/PID/schedstat and /proc/PID/sched (either may be missing).
+    pub fn parse(schedstat: Option<&str>, sched: Option<&str>) -> TaskSched {
+        let mut t = TaskSched::default();
+        if let Some(text) = schedstat {
+            let f: Vec<Option<u64>> = text.split_whitespace().map(|v| v.parse().ok()).collect();
+            if f.len() >= 3 {
+                (t.oncpu_ns, t.run_delay_ns, t.timeslices) = (f[0], f[1], f[2]);
+            }
+        }
+        for line in sched.unwrap_or_default().lines() {
+            let Some((key, value)) = line.split_once(':') else { continue };
+            let (key, value) = (key.trim(), value.trim());
+            match key {
+                "se.nr_migrations" => t.migrations = value.parse().ok(),
+                "nr_voluntary_switches" => t.voluntary = value.parse().ok(),
+                "nr_involuntary_switches" => t.involuntary = value.parse().ok(),
+                "se.sum_exec_runtime" if t.oncpu_ns.is_none() => t.oncpu_ns = ms_to_ns(value),
+                _ => {}
+            }
+        }
+        t
+    }
+
+    /// Reads task `pid`'s two files under `root`.
+    pub fn read(root: &Root, pid: i32) -> TaskSched {
+        let schedstat = root.read(&format!("/proc/{pid}/schedstat")).ok();
+        let sched = root.read(&format!("/proc/{pid}/sched")).ok();
+        TaskSched::parse(schedstat.as_deref(), sched.as_deref())
+    }
+}
+
+/// Which of the files [`TaskSched`] reads this kernel has, for `schedlab env`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccountingFacts {
+    /// /proc/PID/schedstat exists (on-CPU time, run_delay, timeslices).
+    pub schedstat: bool,
+    /// /proc/PID/sched exists (migrations, the scheduler's switch counts).
+    pub sched: bool,
+    /// CONFIG_SCHED_INFO, which fills run_delay and timeslices (without it schedstat reads
+    /// "0 0 0"): seen in this process's own timeslices (it has run, so at least 1 when on),
+    /// else in the boot config; None where neither says.
+    pub sched_info: Option<bool>,
+}
+
+/// Looks at this process's own files and the boot config of the running kernel.
+pub fn accounting_facts(root: &Root) -> AccountingFacts {
+    let own = root.read("/proc/self/schedstat").ok();
+    let release = root.read("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let config = || root.read(&format!("/boot/config-{release}")).ok();
+    AccountingFacts {
+        schedstat: own.is_some(),
+        sched: root.path("/proc/self/sched").exists(),
+        sched_info: TaskSched::parse(own.as_deref(), None)
+            .timeslices
+            .map(|n| n > 0)
+            .or_else(|| config().map(|c| c.lines().any(|l| l == "CONFIG_SCHED_INFO=y"))),
+    }
+}
+
+/// `/proc/PID/sched`'s milliseconds with six decimals ("301.626175") as ns.
+fn ms_to_ns(text: &str) -> Option<u64> {
+    let (ms, frac) = text.split_once('.').unwrap_or((text, ""));
+    let frac = format!("{:0<6}", frac.get(..6.min(frac.len()))?);
+    Some(ms.parse::<u64>().ok()? * 1_000_000 + frac.parse::<u64>().ok()?)
+}
+
 /// A process's start time (field 22 of /proc/PID/stat, clock ticks since boot) and whether it
 /// is running (not a zombie): with the pid, it names one process for the whole uptime, where
 /// the pid alone may be reused.
@@ -233,5 +320,81 @@ mod tests {
     #[test]
     fn rejects_text_without_a_cpu_line() {
         assert!(Stat::parse("ctxt 5\n").is_none());
+    }
+
+    /// /proc/PID/sched of a zombie that ran 0.3 s of pi on Linux 6.18 (CONFIG_SCHEDSTATS off),
+    /// cut to the lines around those it reads.
+    const SCHED_TEXT: &str = "cat (12644, #threads: 1)
+-------------------------------------------------------------------
+se.exec_start                                :      14275177.269539
+se.vruntime                                  :          3734.930368
+se.sum_exec_runtime                          :           301.626175
+se.nr_migrations                             :                    4
+nr_switches                                  :                    3
+nr_voluntary_switches                        :                    1
+nr_involuntary_switches                      :                    2
+se.load.weight                               :              1048576
+policy                                       :                    0
+";
+
+    #[test]
+    fn task_sched_reads_schedstat_and_the_sched_counters() {
+        let t = TaskSched::parse(Some("301626175 28671 3"), Some(SCHED_TEXT));
+        assert_eq!(
+            t,
+            TaskSched {
+                oncpu_ns: Some(301_626_175),
+                run_delay_ns: Some(28_671),
+                timeslices: Some(3),
+                migrations: Some(4),
+                voluntary: Some(1),
+                involuntary: Some(2),
+            }
+        );
+    }
+
+    #[test]
+    fn task_sched_without_schedstat_takes_the_runtime_from_sched() {
+        let t = TaskSched::parse(None, Some(SCHED_TEXT));
+        assert_eq!((t.oncpu_ns, t.run_delay_ns, t.timeslices), (Some(301_626_175), None, None));
+        assert_eq!(ms_to_ns("12.5"), Some(12_500_000));
+        assert_eq!(ms_to_ns("7"), Some(7_000_000));
+        assert_eq!(TaskSched::parse(None, None), TaskSched::default(), "no files: all empty");
+        assert_eq!(TaskSched::parse(Some("1 2"), None).oncpu_ns, None, "a short line is refused");
+    }
+
+    #[test]
+    fn accounting_facts_see_the_files_and_the_config() {
+        let dir = std::env::temp_dir().join(format!("schedlab-acct-{}", std::process::id()));
+        let root = Root::new(&dir);
+        let none = AccountingFacts { schedstat: false, sched: false, sched_info: None };
+        assert_eq!(accounting_facts(&root), none);
+        std::fs::create_dir_all(dir.join("proc/self")).unwrap();
+        std::fs::create_dir_all(dir.join("proc/sys/kernel")).unwrap();
+        std::fs::create_dir_all(dir.join("boot")).unwrap();
+        std::fs::write(dir.join("proc/sys/kernel/osrelease"), "6.18.0\n").unwrap();
+        std::fs::write(dir.join("boot/config-6.18.0"), "CONFIG_SCHED_INFO=y\n").unwrap();
+        assert_eq!(accounting_facts(&root).sched_info, Some(true), "from the boot config");
+        std::fs::write(dir.join("proc/self/schedstat"), "0 0 0\n").unwrap();
+        let f = accounting_facts(&root);
+        assert_eq!((f.schedstat, f.sched, f.sched_info), (true, false, Some(false)), "0 0 0: off");
+        std::fs::write(dir.join("proc/self/schedstat"), "5 7 1\n").unwrap();
+        assert_eq!(accounting_facts(&root).sched_info, Some(true));
+        assert_eq!(accounting_facts(&Root::default()).sched_info, Some(true), "this kernel");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn task_sched_reads_a_zombie_before_it_is_reaped() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id() as i32;
+        let until = monotonic_ns() + 10_000_000_000;
+        while process_start(pid).is_some_and(|(_, running)| running) && monotonic_ns() < until {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        let t = TaskSched::read(&Root::default(), pid);
+        child.wait().unwrap();
+        assert!(t.oncpu_ns.is_some_and(|ns| ns > 0), "{t:?}");
+        assert!(t.timeslices.is_some_and(|n| n > 0) && t.voluntary.is_some(), "{t:?}");
     }
 }

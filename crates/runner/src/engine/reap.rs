@@ -3,7 +3,8 @@
 
 use crate::signals;
 use schedlab_sys::exits::ExitWatch;
-use schedlab_sys::procfs::monotonic_ns;
+use schedlab_sys::procfs::{monotonic_ns, TaskSched};
+use schedlab_sys::Root;
 use std::time::Duration;
 
 /// One process of the cell as wait4 returned it.
@@ -13,6 +14,49 @@ pub(super) struct Reaped {
     pub(super) ru: libc::rusage,
     pub(super) at_ns: u64,
     pub(super) timed_out: bool,
+    /// The scheduler's accounting of it, read while it was a zombie, just before the wait4.
+    pub(super) sched: TaskSched,
+}
+
+/// Reads `pid`'s scheduler accounting (it has exited and is not reaped yet).
+fn accounting(pid: i32) -> TaskSched {
+    TaskSched::read(&Root::default(), pid)
+}
+
+/// The pid of an exited, unreaped child of group `pgid`, left unreaped (waitid's WNOWAIT) so
+/// its /proc files can still be read: Ok(0) if none has exited (with WNOHANG in `flags`).
+fn exited_in_group(pgid: i32, flags: i32) -> std::io::Result<i32> {
+    // SAFETY: siginfo_t is plain data that waitid fills; zeroed, si_pid stays 0 when no
+    // child is ready under WNOHANG.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let id = pgid as libc::id_t;
+    // SAFETY: plain syscall on our own children; WNOWAIT leaves them unreaped.
+    if unsafe { libc::waitid(libc::P_PGID, id, &mut info, libc::WEXITED | libc::WNOWAIT | flags) }
+        < 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: waitid filled a SIGCHLD siginfo (or left it zeroed).
+    Ok(unsafe { info.si_pid() })
+}
+
+/// Reaps the next exited child of group `pgid` (blocking unless `flags` has WNOHANG), its
+/// accounting read first: Ok(None) if none is ready.
+fn reap_group_one(pgid: i32, flags: i32, timed_out: bool) -> std::io::Result<Option<Reaped>> {
+    let pid = exited_in_group(pgid, flags)?;
+    if pid <= 0 {
+        return Ok(None);
+    }
+    let sched = accounting(pid);
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for exactly the reaped child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    match unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) } {
+        p if p == pid => {
+            Ok(Some(Reaped { pid, status, ru, at_ns: monotonic_ns(), timed_out, sched }))
+        }
+        _ => Err(std::io::Error::last_os_error()),
+    }
 }
 
 fn killpg(pgid: i32) {
@@ -24,15 +68,8 @@ fn killpg(pgid: i32) {
 
 /// Reaps every child of the group that has exited, without blocking.
 pub(super) fn reap_ready(pgid: i32, out: &mut Vec<Reaped>, timed_out: bool) {
-    loop {
-        let mut status = 0;
-        // SAFETY: rusage is plain data; wait4 fills it for exactly the reaped child.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        let pid = unsafe { libc::wait4(-pgid, &mut status, libc::WNOHANG, &mut ru) };
-        if pid <= 0 {
-            return;
-        }
-        out.push(Reaped { pid, status, ru, at_ns: monotonic_ns(), timed_out });
+    while let Ok(Some(r)) = reap_group_one(pgid, libc::WNOHANG, timed_out) {
+        out.push(r);
     }
 }
 
@@ -71,6 +108,7 @@ impl Reaper {
             self.exited.clear();
             let _ = w.exited(&mut self.exited);
             for &pid in &self.exited {
+                let sched = accounting(pid);
                 let mut status = 0;
                 // SAFETY: rusage is plain data; wait4 on one pid looks at that child alone.
                 let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -83,6 +121,7 @@ impl Reaper {
                             ru,
                             at_ns: monotonic_ns(),
                             timed_out: false,
+                            sched,
                         });
                         w.forget(pid);
                     }
@@ -107,17 +146,11 @@ impl Reaper {
 pub(super) fn kill_and_reap(pgid: i32, n: usize, out: &mut Vec<Reaped>, timed_out: bool) {
     killpg(pgid);
     while out.len() < n {
-        let mut status = 0;
-        // SAFETY: as in reap_ready.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        let pid = unsafe { libc::wait4(-pgid, &mut status, 0, &mut ru) };
-        if pid <= 0 {
-            if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                continue;
-            }
-            return;
+        match reap_group_one(pgid, 0, timed_out) {
+            Ok(Some(r)) => out.push(r),
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+            _ => return,
         }
-        out.push(Reaped { pid, status, ru, at_ns: monotonic_ns(), timed_out });
     }
 }
 
@@ -212,6 +245,10 @@ mod tests {
         assert!(reaped.iter().all(|r| exited_cleanly(r.status)));
         assert_eq!(reaper.unwatched, 0, "the unwatched one was found by the walk");
         assert!(
+            reaped.iter().all(|r| r.sched.oncpu_ns.is_some() && r.sched.timeslices.is_some()),
+            "watched or walked, each one's accounting was read before the reap"
+        );
+        assert!(
             reaper.watch.as_ref().is_some_and(|w| w.len() == 1 && w.watches(pids[3])),
             "only the sleeper is still watched"
         );
@@ -243,5 +280,6 @@ mod tests {
         assert!(reaped
             .iter()
             .all(|r| r.timed_out && describe_exit(r.status) == "was killed by signal 9"));
+        assert!(reaped.iter().all(|r| r.sched.voluntary.is_some()), "killed ones are read too");
     }
 }

@@ -110,6 +110,12 @@ pub(super) fn sample(
         major_faults: r.ru.ru_majflt,
         block_in: r.ru.ru_inblock,
         block_out: r.ru.ru_oublock,
+        oncpu_s: r.sched.oncpu_ns.map(|ns| ns as f64 * 1e-9),
+        run_delay_s: r.sched.run_delay_ns.map(|ns| ns as f64 * 1e-9),
+        timeslices: r.sched.timeslices.map(|n| n as i64),
+        migrations: r.sched.migrations.map(|n| n as i64),
+        sched_voluntary: r.sched.voluntary.map(|n| n as i64),
+        sched_involuntary: r.sched.involuntary.map(|n| n as i64),
         setup_user_s: rep.map(|p| p.setup[0]).unwrap_or(0.0),
         setup_sys_s: rep.map(|p| p.setup[1]).unwrap_or(0.0),
         setup_voluntary_csw: rep.map(|p| p.setup[2] as i64).unwrap_or(0),
@@ -292,7 +298,14 @@ mod tests {
         ru.ru_nvcsw = 7;
         ru.ru_nivcsw = 3;
         ru.ru_maxrss = 2048;
-        Reaped { pid: 42, status, ru, at_ns: RELEASE + after_ns, timed_out: false }
+        Reaped {
+            pid: 42,
+            status,
+            ru,
+            at_ns: RELEASE + after_ns,
+            timed_out: false,
+            sched: Default::default(),
+        }
     }
 
     fn worker() -> Worker {

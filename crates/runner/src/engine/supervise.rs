@@ -193,7 +193,14 @@ mod tests {
 
     fn reaped(pid: i32, at_ns: u64) -> Reaped {
         // SAFETY: rusage is plain data.
-        Reaped { pid, status: 0, ru: unsafe { std::mem::zeroed() }, at_ns, timed_out: false }
+        Reaped {
+            pid,
+            status: 0,
+            ru: unsafe { std::mem::zeroed() },
+            at_ns,
+            timed_out: false,
+            sched: Default::default(),
+        }
     }
 
     #[test]

@@ -55,6 +55,8 @@ struct TaskMark {
     preemptions: u64,
     blocks: u64,
     migrations: u64,
+    runnable: Duration,
+    dispatches: u64,
     jobs: JobLifecycle<Duration>,
     responses: ResponseMark,
     logged: usize,
@@ -209,6 +211,8 @@ impl<P: Policy> Engine<'_, P> {
                     preemptions: t.preemptions,
                     blocks: t.blocks,
                     migrations: t.migrations,
+                    runnable: t.runnable,
+                    dispatches: t.dispatches,
                     jobs: t.jobs.clone(),
                     responses: t.responses.mark(),
                     logged: t.job_log.len(),
@@ -248,6 +252,8 @@ impl<P: Policy> Engine<'_, P> {
             t.preemptions += k * (t.preemptions - then.preemptions);
             t.blocks += k * (t.blocks - then.blocks);
             t.migrations += k * (t.migrations - then.migrations);
+            t.runnable += k * (t.runnable - then.runnable);
+            t.dispatches += k * (t.dispatches - then.dispatches);
             t.jobs.repeat(&then.jobs, k, by);
             t.responses.repeat(then.responses, k);
             if t.completion != then.completion {

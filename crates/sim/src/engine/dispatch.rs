@@ -126,6 +126,10 @@ impl<P: Policy> Engine<'_, P> {
             overhead += costs.migration;
         }
         c.result.overhead += overhead;
+        if t.state == St::Ready {
+            t.runnable += now - t.ready_since;
+        }
+        t.dispatches += 1;
         t.last_cpu = Some(cpu);
         t.state = St::Running;
         c.last_task = Some(id);
@@ -200,6 +204,7 @@ impl<P: Policy> Engine<'_, P> {
         if why.stays_ready() {
             c.stopped = Some(id);
             self.tasks[id].state = St::Ready;
+            self.tasks[id].ready_since = now;
         }
         let dom = &mut self.domains[c.domain];
         dom.policy.stop(id, now, why);

@@ -80,6 +80,10 @@ struct TaskRt {
     preemptions: u64,
     blocks: u64,
     migrations: u64,
+    /// When it last became ready (meaningful while `state` is `St::Ready`).
+    ready_since: Time,
+    runnable: Duration,
+    dispatches: u64,
     responses: ResponseAcc,
     job_log: Vec<JobOutcome>,
 }
@@ -300,6 +304,9 @@ impl TaskRt {
             preemptions: 0,
             blocks: 0,
             migrations: 0,
+            ready_since: 0,
+            runnable: 0,
+            dispatches: 0,
             responses: ResponseAcc::with_capacity(kept),
             job_log: Vec::with_capacity(if matches!(spec.workload, Workload::Periodic(_)) {
                 kept
@@ -324,6 +331,8 @@ impl TaskRt {
             preemptions: self.preemptions,
             blocks: self.blocks,
             migrations: self.migrations,
+            runnable: self.runnable,
+            dispatches: self.dispatches,
             released: counts.released,
             jobs: counts.completed(),
             deadline_misses: counts.missed(),

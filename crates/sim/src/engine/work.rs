@@ -84,6 +84,7 @@ impl<P: Policy> Engine<'_, P> {
     fn make_ready(&mut self, id: TaskId, now: Time) {
         let t = &mut self.tasks[id];
         t.state = St::Ready;
+        t.ready_since = now;
         let arrival = match (t.announced, t.jobs.current()) {
             (false, Some(job)) => Arrival::Job { release: job.release, deadline: job.deadline },
             _ => Arrival::Resume,

@@ -206,3 +206,21 @@ fn late_jobs_continue_skip_or_drop() {
     .unwrap();
     assert!(quiet.tasks.iter().all(|t| t.job_log.is_empty()));
 }
+
+/// The scheduler's own figures of the RM set: time ready but not running and dispatches,
+/// read off the slices above (t3: ready 0-3, 4-5 and 6-9; t1's fourth job is released and
+/// dispatched at the horizon, 12, without running).
+#[test]
+fn rm_textbook_set_counts_runnable_time_and_dispatches() {
+    let tasks = [
+        TaskSpec::periodic("t1", 1, 4),
+        TaskSpec::periodic("t2", 2, 6),
+        TaskSpec::periodic("t3", 3, 12),
+    ];
+    let r = run(&uni(PolicySpec::Rm, 12), &tasks);
+    let got: Vec<(u64, u64)> = r.tasks.iter().map(|t| (t.runnable, t.dispatches)).collect();
+    assert_eq!(got, vec![(0, 4), (1, 2), (7, 3)]);
+    let t3 = &r.tasks[2];
+    assert_eq!(t3.runnable + t3.cpu_time, t3.response.max.unwrap(), "its response: ran or waited");
+    assert_eq!(t3.dispatches, 1 + t3.preemptions, "one dispatch, then one after each preemption");
+}
