@@ -49,8 +49,10 @@ fn every_untraced_sample_has_the_scheduler_figures_and_oncpu_is_wait4s_cpu() {
     }
     let other_waits = rows.iter().filter(|r| r["policy"] == "other");
     assert!(other_waits.into_iter().all(|r| f(r, "run_delay_s") > 0.0), "time-sliced: all wait");
-    let show = lab.ok(&["show"]);
+    let show = lab.ok(&["show", "--wide"]);
     assert!(show.contains("run delay/proc [s]") && show.contains("migrations/proc"), "{show}");
+    let narrow = lab.ok(&["show"]);
+    assert!(narrow.contains("--wide adds the kernel's run delay"), "{narrow}");
     let cmp = lab.ok(&["compare", "1", "--by", "policy", "--metric", "run_delay"]);
     assert!(cmp.contains("run delay per process"), "{cmp}");
 }

@@ -196,7 +196,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
     }
     if cells::any_of(&view.figures, &tables::PER_PROCESS) {
         sayln!(
-            "\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions):"
+            "\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions; --wide adds the kernel's run delay and migrations):"
         );
         let cols = cells::per_process_columns(&stats, view.wide, &view.figures);
         outln!("{}", draw(&cols, &named, view, deterministic));

@@ -118,13 +118,17 @@ pub fn totals_columns<'a>(wide: bool, figs: &[&Figure]) -> Vec<Col<Named<'a, Cel
 }
 
 /// The per-process means of `stats` as `show` draws them (see [`narrow`]), with the figures
-/// `figs` and, where the run has them, the scheduler's own figures.
+/// `figs`; where the run has them, the scheduler's own figures with `wide` only.
 pub fn per_process_columns<'a>(
     stats: &[CellStats],
     wide: bool,
     figs: &[&Figure],
 ) -> Vec<Col<Named<'a, CellStats>>> {
-    narrow(tables::per_process_columns_for(stats), wide, &unchosen(figs))
+    let mut drop = unchosen(figs);
+    if !wide {
+        drop.extend(tables::SCHED_PER_PROCESS);
+    }
+    narrow(tables::per_process_columns_for(stats), wide, &drop)
 }
 
 /// Columns of the I/O table a narrow `show` leaves to `--wide`.

@@ -320,6 +320,9 @@ pub const PER_PROCESS: [Figure; 7] = [
     Figure::new("procs_per_s", "procs/s", 2, |s| &s.throughput),
 ];
 
+/// Headers of the scheduler's own per-process figures (`/proc/PID/schedstat` and `sched`).
+pub const SCHED_PER_PROCESS: [&str; 2] = ["run delay/proc [s]", "migrations/proc"];
+
 /// Columns of the per-process means for `stats`: [`per_process_columns`], then the
 /// scheduler's own figures when some cell has them (runs stored before them do not).
 pub fn per_process_columns_for<'a>(stats: &[CellStats]) -> Vec<Col<Named<'a, CellStats>>> {
@@ -330,10 +333,10 @@ pub fn per_process_columns_for<'a>(stats: &[CellStats]) -> Vec<Col<Named<'a, Cel
         })
     };
     if stats.iter().any(|s| s.run_delay_per_proc.is_some()) {
-        cols.push(fig("run delay/proc [s]", 3, |s| s.run_delay_per_proc.as_ref()));
+        cols.push(fig(SCHED_PER_PROCESS[0], 3, |s| s.run_delay_per_proc.as_ref()));
     }
     if stats.iter().any(|s| s.sched_migrations_per_proc.is_some()) {
-        cols.push(fig("migrations/proc", 1, |s| s.sched_migrations_per_proc.as_ref()));
+        cols.push(fig(SCHED_PER_PROCESS[1], 1, |s| s.sched_migrations_per_proc.as_ref()));
     }
     cols
 }
