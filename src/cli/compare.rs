@@ -138,14 +138,14 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             )?;
             writeln!(
                 out,
-                "{} per repetition, mean ±{} CI over repetitions (+up/-down where it is not symmetric; n < 3: too few \
-                 repetitions for an interval; ± > mean: its half-width exceeds the mean); ratio B/A [CI]; Welch's t-test, \
+                "{} per repetition, mean ±{} CI over repetitions (+up/-down where it is not symmetric); ratio B/A [CI]; Welch's t-test, \
                  p-values adjusted for the number of cells ({}):",
                 metric.label(),
                 compare::level(&c),
                 c.correction.label()
             )?;
             writeln!(out, "{}", compare::table(&c, ra.id, rb.id))?;
+            write!(out, "{}", compare::notes(&c))?;
             writeln!(out, "{}", compare::summary_line(&c, ra.id, rb.id))?;
         }
     }
@@ -192,6 +192,7 @@ fn by_axis(
             )?;
             writeln!(out, "{}", within::legend(&w))?;
             writeln!(out, "{}", within::table(&w))?;
+            write!(out, "{}", within::notes(&w))?;
             writeln!(out, "{}", within::summary_line(&w))?;
         }
     }

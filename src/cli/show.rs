@@ -195,8 +195,10 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
         outln!("{}", draw(&cols, &named, view, deterministic));
     }
     if cells::any_of(&view.figures, &tables::PER_PROCESS) {
+        let sched = stats.iter().any(|s| s.run_delay_per_proc.is_some()) && !view.wide;
         sayln!(
-            "\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions; --wide adds the kernel's run delay and migrations):"
+            "\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions{}):",
+            if sched { "; --wide adds the kernel's run delay and migrations" } else { "" }
         );
         let cols = cells::per_process_columns(&stats, view.wide, &view.figures);
         outln!("{}", draw(&cols, &named, view, deterministic));

@@ -129,7 +129,7 @@ pub(crate) fn mean_ci(s: &Summary) -> String {
     let d = decimals(s.mean);
     match s.interval() {
         Ok((lo, hi)) => format!("{} {}", num(s.mean), offsets(s.mean, lo, hi, d)),
-        Err(why) => format!("{} ({})", num(s.mean), why.mark()),
+        Err(why) => format!("{}{}", num(s.mean), crate::tables::mark(why)),
     }
 }
 
@@ -137,7 +137,7 @@ pub(crate) fn mean_ci(s: &Summary) -> String {
 pub(crate) fn ratio_ci(r: &Ratio) -> String {
     match r.interval() {
         Ok((lo, hi)) => format!("{:.3} [{:.3}, {:.3}]", r.ratio, lo, hi),
-        Err(why) => format!("{:.3} ({})", r.ratio, why.mark()),
+        Err(why) => format!("{:.3}{}", r.ratio, crate::tables::mark(why)),
     }
 }
 
@@ -200,6 +200,11 @@ pub fn summary_line(c: &RunComparison, a: i64, b: i64) -> String {
     line
 }
 
+/// The footnotes of the comparison's table, a line each (see [`crate::tables::footnotes`]).
+pub fn notes(c: &RunComparison) -> String {
+    crate::tables::footnotes(&rows(c)).iter().map(|n| format!("{n}\n")).collect()
+}
+
 /// The comparison as a terminal table.
 pub fn table(c: &RunComparison, a: i64, b: i64) -> Table {
     cols::table(&columns(c, a, b), &c.cells)
@@ -208,7 +213,8 @@ pub fn table(c: &RunComparison, a: i64, b: i64) -> Table {
 /// The comparison as GitHub-flavoured Markdown: the `warnings` about the two runs (see
 /// [`run_differences`]) as quoted lines, the table, then the summary line.
 pub fn markdown(c: &RunComparison, a: i64, b: i64, warnings: &[String]) -> String {
-    let esc = |s: &str| s.replace('|', "\\|");
+    // A `*` mark would read as emphasis.
+    let esc = |s: &str| s.replace('|', "\\|").replace('*', "\\*");
     let cols = columns(c, a, b);
     let mut out: String = warnings.iter().map(|w| format!("> **Warning:** {w}\n>\n")).collect();
     if !warnings.is_empty() {
@@ -225,6 +231,9 @@ pub fn markdown(c: &RunComparison, a: i64, b: i64, warnings: &[String]) -> Strin
             "| {} |\n",
             r.iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | ")
         ));
+    }
+    for n in crate::tables::footnotes(&rows(c)) {
+        out.push_str(&format!("\n{}\n", n.replace('*', "\\*")));
     }
     out.push_str(&format!("\n{}\n", summary_line(c, a, b)));
     out

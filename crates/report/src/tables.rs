@@ -22,8 +22,7 @@ pub fn fmt_summary(s: &Summary, prec: usize) -> String {
     let mean = format!("{:.*}", prec, s.mean);
     match s.interval() {
         Ok((lo, hi)) => format!("{mean} {}", offsets(s.mean, lo, hi, prec)),
-        Err(NoInterval::FewValues) => format!("{mean}{FEW}"),
-        Err(NoInterval::WiderThanEstimate) => format!("{mean}{WIDE}"),
+        Err(why) => format!("{mean}{}", mark(why)),
     }
 }
 
@@ -38,6 +37,14 @@ pub const WIDE: &str = "‡";
 
 /// The footnote of a table with values marked [`WIDE`].
 pub const WIDE_NOTE: &str = "‡ the 95% CI's half-width exceeds the mean: no interval";
+
+/// The mark of a figure shown without its interval, explained once under its table.
+pub fn mark(why: NoInterval) -> &'static str {
+    match why {
+        NoInterval::FewValues => FEW,
+        NoInterval::WiderThanEstimate => WIDE,
+    }
+}
 
 /// The footnotes of a table whose cells are `rows`: one per mark ([`FEW`], [`WIDE`]) some
 /// figure carries.

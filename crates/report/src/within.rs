@@ -152,7 +152,7 @@ pub fn summary_line(w: &WithinRun) -> String {
 /// What the table's columns mean, one line.
 pub fn legend(w: &WithinRun) -> String {
     format!(
-        "{} per repetition; cells grouped by {}; each {} against {} in its group: mean ±{} CI over repetitions (n < 3: too few repetitions for an interval), ratio of means {}/{} [CI], Welch's t-test:",
+        "{} per repetition; cells grouped by {}; each {} against {} in its group: mean ±{} CI over repetitions, ratio of means {}/{} [CI], Welch's t-test:",
         w.metric.label(),
         if w.group_axes.is_empty() { "nothing (the run sweeps one axis)".into() } else { w.group_axes.join(", ") },
         w.axis,
@@ -163,6 +163,12 @@ pub fn legend(w: &WithinRun) -> String {
     )
 }
 
+/// The footnotes of the comparison's table, a line each (see [`crate::tables::footnotes`]).
+pub fn notes(w: &WithinRun) -> String {
+    let rows = cols::rows(&columns(w), &rows(w));
+    crate::tables::footnotes(&rows).iter().map(|n| format!("{n}\n")).collect()
+}
+
 /// The comparison as a terminal table.
 pub fn table(w: &WithinRun) -> Table {
     cols::table(&columns(w), &rows(w))
@@ -170,15 +176,21 @@ pub fn table(w: &WithinRun) -> Table {
 
 /// The comparison as GitHub-flavoured Markdown: the table, then the summary line.
 pub fn markdown(w: &WithinRun) -> String {
-    let esc = |s: &str| s.replace('|', "\\|");
+    // A `*` mark would read as emphasis.
+    let esc = |s: &str| s.replace('|', "\\|").replace('*', "\\*");
     let cols = columns(w);
     let line = |cells: Vec<String>| {
         format!("| {} |\n", cells.iter().map(|s| esc(s)).collect::<Vec<_>>().join(" | "))
     };
     let mut out = line(cols::header(&cols).into_iter().map(str::to_string).collect());
     out.push_str(&format!("|{}\n", cols::markdown_rule(&cols)));
-    for r in cols::rows(&cols, &rows(w)) {
+    let rows = cols::rows(&cols, &rows(w));
+    let notes = crate::tables::footnotes(&rows);
+    for r in rows {
         out.push_str(&line(r));
+    }
+    for n in notes {
+        out.push_str(&format!("\n{}\n", esc(n)));
     }
     out.push_str(&format!("\n{}\n", summary_line(w)));
     out
@@ -280,7 +292,7 @@ pub fn lowest(w: &WithinRun, g: &LevelGroup) -> String {
             None => format!("no ratio to {base}"),
             Some(r) => match r.interval() {
                 Ok((lo, hi)) => format!("{:.3}× {base} [{lo:.3}, {hi:.3}]", r.ratio),
-                Err(why) => format!("{:.3}× {base} ({})", r.ratio, why.mark()),
+                Err(why) => format!("{:.3}{}× {base}", r.ratio, crate::tables::mark(why)),
             },
         };
         let how = match w.correction {
