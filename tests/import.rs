@@ -79,7 +79,7 @@ fn an_rt_app_fifo_and_deadline_pair_imports_into_a_spec_check_accepts() {
 
     // `check` also applies the privilege check, which SCHED_FIFO and SCHED_DEADLINE need root for.
     require!(is_root(), "check of SCHED_FIFO and SCHED_DEADLINE sets needs CAP_SYS_NICE (root)");
-    let shown = lab.ok(&["check", "two.toml"]);
+    let shown = lab.ok(&["check", "two.toml", "--wide"]);
     assert!(shown.contains("rtapp_fifo/fifo") && shown.contains("fifo (fifo prio 10)"), "{shown}");
     assert!(shown.contains("rtapp_deadline/deadline"), "{shown}");
 }

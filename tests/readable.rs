@@ -48,7 +48,8 @@ fn show_and_check_print_no_table_wider_than_160() {
     let wide = lab.ok(&["show", &rt, "--wide"]);
     assert!(wide.contains("fixed viol./proc") && !shown.contains("fixed viol./proc"), "{wide}");
 
-    for name in ["quick", "pa3", "rt", "iosched", "dwcs-canonical", "knobs"] {
+    for name in ["quick", "pa3", "rt", "iosched", "dwcs-canonical", "knobs", "lab1", "dwcs", "scx"]
+    {
         let file = format!("{}/experiments/{name}.toml", env!("CARGO_MANIFEST_DIR"));
         // Without root the privilege check fails after the plan is printed: the table counts.
         let out = lab.run(&["check", &file]);
@@ -56,6 +57,11 @@ fn show_and_check_print_no_table_wider_than_160() {
         assert!(text.contains("┆ key "), "check {name}: {text}");
         assert_narrow(&format!("check {name}"), &text);
     }
+    // The key names the workload and policy; --wide adds their columns.
+    let file = format!("{}/experiments/lab1.toml", env!("CARGO_MANIFEST_DIR"));
+    let narrow = String::from_utf8_lossy(&lab.run(&["check", &file]).stdout).into_owned();
+    let wide = String::from_utf8_lossy(&lab.run(&["check", &file, "--wide"]).stdout).into_owned();
+    assert!(!narrow.contains("┆ workload") && wide.contains("┆ workload"), "{narrow}\n{wide}");
 }
 
 #[test]

@@ -25,6 +25,9 @@ pub struct Args {
     /// Confirm that the experiment may use this real disk, as `run --yes-device`.
     #[arg(long, value_name = "NAME")]
     pub yes_device: Option<String>,
+    /// Also print the workload and policy columns (the cell key already names both).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// Nanoseconds per hash round (4 KiB CityHash128) on this machine, from a short run.
@@ -90,8 +93,8 @@ const HEADERS: [(&str, Optional); 10] = [
     ("cell", Optional::No),
     ("key", Optional::No),
     ("group", Optional::Groups),
-    ("workload", Optional::No),
-    ("policy", Optional::No),
+    ("workload", Optional::Wide),
+    ("policy", Optional::Wide),
     ("procs", Optional::No),
     ("pinning / cgroup", Optional::Placement),
     ("work per process", Optional::No),
@@ -108,6 +111,8 @@ enum Optional {
     Groups,
     /// When every group runs on every CPU outside any cgroup setting.
     Placement,
+    /// Unless `--wide` is given.
+    Wide,
 }
 
 /// The widest the plan's table is drawn: the descriptions (of groups, placement and work)
@@ -116,11 +121,11 @@ const TABLE_WIDTH: u16 = 160;
 
 /// The narrowest a wrapped column of the plan's table becomes (a very long key may then
 /// widen the table past [`TABLE_WIDTH`]).
-const WRAPPED_WIDTH: usize = 20;
+const WRAPPED_WIDTH: usize = 14;
 
 /// The plan's table, one row per group of each cell, without the columns no cell needs, at
 /// most [`TABLE_WIDTH`] characters wide.
-fn plan_table(plan: &schedlab_spec::Plan, rows: Vec<Vec<String>>) -> Table {
+fn plan_table(plan: &schedlab_spec::Plan, rows: Vec<Vec<String>>, wide: bool) -> Table {
     let groups = plan.cells.iter().any(|c| c.groups.len() > 1);
     let placed = plan.cells.iter().flat_map(|c| &c.groups).any(|g| {
         g.affinity.label() != "all"
@@ -132,6 +137,7 @@ fn plan_table(plan: &schedlab_spec::Plan, rows: Vec<Vec<String>>) -> Table {
         Optional::No => true,
         Optional::Groups => groups,
         Optional::Placement => placed,
+        Optional::Wide => wide,
     };
     let mut t = Table::new();
     t.load_style(presets::UTF8_FULL_CONDENSED)
@@ -148,7 +154,7 @@ fn plan_table(plan: &schedlab_spec::Plan, rows: Vec<Vec<String>>) -> Table {
         }
         t.add_row(row);
     }
-    let wrapped = ["pinning / cgroup", "work per process"];
+    let wrapped = ["group", "workload", "policy", "pinning / cgroup", "work per process"];
     let shown = HEADERS.iter().filter(|(_, o)| keep(o));
     for (i, (header, _)) in shown.enumerate() {
         let longest = widest.get(i).copied().unwrap_or(0).max(header.chars().count());
@@ -254,7 +260,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             too_long.push((c.index, &c.key, wall_s));
         }
     }
-    let t = plan_table(plan, rows);
+    let t = plan_table(plan, rows, a.wide);
     sayln!(
         "{}: {} — {} cells x ({} + {} warm-up), order {:?}, seed {}, scale {}, watchdog {:.0} s per cell",
         plan.source_path,
