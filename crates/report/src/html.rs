@@ -87,6 +87,23 @@ pub struct ReportInput<'a> {
     pub shows: Option<&'a (schedlab_analysis::WithinRun, schedlab_analysis::WithinRun)>,
 }
 
+impl<'a> ReportInput<'a> {
+    /// The report of `run` from its cells' `stats` alone: no outliers, I/O, real-time or trace
+    /// figures, comparison or "what this run shows" (set those fields on the result).
+    pub fn new(run: &'a RunMeta, stats: &'a [CellStats]) -> Self {
+        ReportInput {
+            run,
+            stats,
+            outliers: &[],
+            io: &[],
+            rt: &[],
+            compare: None,
+            traces: &[],
+            shows: None,
+        }
+    }
+}
+
 /// Rendering the report failed (a figure or the template).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RenderError(pub String);

@@ -40,17 +40,7 @@ fn report_is_self_contained_with_every_figure_inline_and_beside_it() {
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
     let run = run_meta(7);
-    let r = render(&ReportInput {
-        run: &run,
-        stats: &stats,
-        outliers: &outliers,
-        compare: None,
-        io: &[],
-        rt: &[],
-        traces: &[],
-        shows: None,
-    })
-    .unwrap();
+    let r = render(&ReportInput { outliers: &outliers, ..ReportInput::new(&run, &stats) }).unwrap();
     let html = html_of(&r.files);
     assert_eq!(r.charts.len(), 15);
     assert_eq!(r.files.len(), 1 + 2 * 15);
@@ -98,17 +88,7 @@ fn a_fairness_run_shows_its_fairness_figures() {
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
     let run = run_meta(9);
-    let r = render(&ReportInput {
-        run: &run,
-        stats: &stats,
-        outliers: &outliers,
-        compare: None,
-        io: &[],
-        rt: &[],
-        traces: &[],
-        shows: None,
-    })
-    .unwrap();
+    let r = render(&ReportInput { outliers: &outliers, ..ReportInput::new(&run, &stats) }).unwrap();
     let html = html_of(&r.files);
     // 5 per-workload figures and Jain's index, alone and with the background; completion
     // times at 4 and 8 processes, alone and with it; the group share with it.
@@ -131,17 +111,7 @@ fn outliers_are_tabulated_when_flagged() {
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
     let run = run_meta(7);
-    let r = render(&ReportInput {
-        run: &run,
-        stats: &stats,
-        outliers: &outliers,
-        compare: None,
-        io: &[],
-        rt: &[],
-        traces: &[],
-        shows: None,
-    })
-    .unwrap();
+    let r = render(&ReportInput { outliers: &outliers, ..ReportInput::new(&run, &stats) }).unwrap();
     let html = html_of(&r.files);
     assert!(html.contains("<td>cpu/other/n10</td>"), "the flagged cell is listed");
     assert!(
@@ -162,17 +132,8 @@ fn comparison_section_shows_every_metric_with_the_chosen_one_open() {
     let section = CompareSection { other: run_meta(8), by_metric, rt: Vec::new() };
     let stats = cell_stats(&a);
     let run = run_meta(7);
-    let r = render(&ReportInput {
-        run: &run,
-        stats: &stats,
-        outliers: &[],
-        compare: Some(&section),
-        io: &[],
-        rt: &[],
-        traces: &[],
-        shows: None,
-    })
-    .unwrap();
+    let r =
+        render(&ReportInput { compare: Some(&section), ..ReportInput::new(&run, &stats) }).unwrap();
     let html = html_of(&r.files);
     assert!(html.contains("Comparison: run 7 (A) against run 8 (B)"));
     assert!(html.contains("<details open>\n<summary>involuntary switches per process</summary>"));
@@ -250,17 +211,9 @@ fn a_comparison_of_real_time_runs_draws_their_response_times_side_by_side() {
     let section = CompareSection { other, by_metric, rt: schedlab_analysis::rt_stats(&b) };
     let (stats, rt) = (cell_stats(&a), schedlab_analysis::rt_stats(&a));
     let run = run_meta(11);
-    let r = render(&ReportInput {
-        run: &run,
-        stats: &stats,
-        outliers: &[],
-        compare: Some(&section),
-        io: &[],
-        rt: &rt,
-        traces: &[],
-        shows: None,
-    })
-    .unwrap();
+    let r =
+        render(&ReportInput { compare: Some(&section), rt: &rt, ..ReportInput::new(&run, &stats) })
+            .unwrap();
     let html = html_of(&r.files);
     let section = &html[html.find("id=\"comparison\"").expect("a comparison section")..];
     assert!(section.contains("Response times, A against B"));
@@ -278,17 +231,7 @@ fn a_comparison_of_real_time_runs_draws_their_response_times_side_by_side() {
         assert!(r.files.iter().any(|(f, _)| f == &format!("figures/{id}.png")), "{id}.png");
     }
     // Without a comparison, none of these.
-    let alone = render(&ReportInput {
-        run: &run,
-        stats: &stats,
-        outliers: &[],
-        compare: None,
-        io: &[],
-        rt: &rt,
-        traces: &[],
-        shows: None,
-    })
-    .unwrap();
+    let alone = render(&ReportInput { rt: &rt, ..ReportInput::new(&run, &stats) }).unwrap();
     assert!(!alone.files.iter().any(|(f, _)| f.contains("compare-")));
 }
 
@@ -298,17 +241,7 @@ fn a_real_time_run_shows_its_figures_and_table() {
     let stats = cell_stats(&records);
     let rt = schedlab_analysis::rt_stats(&records);
     let run = run_meta(11);
-    let r = render(&ReportInput {
-        run: &run,
-        stats: &stats,
-        outliers: &[],
-        compare: None,
-        io: &[],
-        rt: &rt,
-        traces: &[],
-        shows: None,
-    })
-    .unwrap();
+    let r = render(&ReportInput { rt: &rt, ..ReportInput::new(&run, &stats) }).unwrap();
     let html = html_of(&r.files);
     let ids: Vec<&str> = r.charts.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(
@@ -328,17 +261,7 @@ fn a_real_time_run_shows_its_figures_and_table() {
         "dwcs cells say what their latency is"
     );
     assert!(html.contains("Sliding windows are drawn"), "the caption says which windows");
-    let pa3 = render(&ReportInput {
-        run: &run,
-        stats: &cell_stats(&pa3_records(1.0)),
-        outliers: &[],
-        compare: None,
-        io: &[],
-        rt: &[],
-        traces: &[],
-        shows: None,
-    })
-    .unwrap();
+    let pa3 = render(&ReportInput::new(&run, &cell_stats(&pa3_records(1.0)))).unwrap();
     assert!(
         !html_of(&pa3.files).contains("Real-time task sets"),
         "no real-time table without periodic cells"
@@ -396,17 +319,9 @@ fn a_partitioned_set_gets_a_row_per_cpu() {
     );
     let table = crate::tables::rt_cpus(&rt).expect("a table").to_string();
     assert!(table.contains("sliding viol./proc") && table.contains("30.50"), "{table}");
-    let r = render(&ReportInput {
-        run: &run_meta(11),
-        stats: &cell_stats(&records),
-        outliers: &[],
-        compare: None,
-        io: &[],
-        rt: &rt,
-        traces: &[],
-        shows: None,
-    })
-    .unwrap();
+    let r =
+        render(&ReportInput { rt: &rt, ..ReportInput::new(&run_meta(11), &cell_stats(&records)) })
+            .unwrap();
     let html = html_of(&r.files);
     assert!(
         html.contains("Partitioned sets, per CPU")
@@ -437,17 +352,7 @@ fn lab1_table_rows_are_told_apart_by_affinity_weight_and_background() {
         assert!(names.contains(&"hash | other, unpinned, no cgroup | 4".to_string()), "{names:#?}");
     }
     let run = run_meta(9);
-    let r = render(&ReportInput {
-        run: &run,
-        stats: &stats,
-        outliers: &[],
-        compare: None,
-        io: &[],
-        rt: &[],
-        traces: &[],
-        shows: None,
-    })
-    .unwrap();
+    let r = render(&ReportInput::new(&run, &stats)).unwrap();
     assert!(html_of(&r.files).contains("<td>hash vs 8 bg</td><td>other, spread, weight 200</td>"));
 }
 
@@ -455,17 +360,7 @@ fn lab1_table_rows_are_told_apart_by_affinity_weight_and_background() {
 fn report_headings_name_the_study_not_a_file_of_ours() {
     let run = run_meta(7);
     let stats = cell_stats(&pa3_records(1.0));
-    let r = render(&ReportInput {
-        run: &run,
-        stats: &stats,
-        outliers: &[],
-        compare: None,
-        io: &[],
-        rt: &[],
-        traces: &[],
-        shows: None,
-    })
-    .unwrap();
+    let r = render(&ReportInput::new(&run, &stats)).unwrap();
     let html = html_of(&r.files);
     assert!(html.contains("Per process (as in the PA3 scheduler study, Figure 12)"));
     let visible = html.split("<h2 id=\"spec\">").next().unwrap();
@@ -503,17 +398,7 @@ fn compare_warns_when_runs_differ_in_scale_mode_machine_or_spec() {
     let json = compare::json(&c, 1, 2, &w);
     assert_eq!(json["warnings"].as_array().unwrap().len(), 4);
     let section = CompareSection { other: b, by_metric: vec![c], rt: Vec::new() };
-    let r = render(&ReportInput {
-        run: &a,
-        stats: &[],
-        outliers: &[],
-        compare: Some(&section),
-        io: &[],
-        rt: &[],
-        traces: &[],
-        shows: None,
-    })
-    .unwrap();
+    let r = render(&ReportInput { compare: Some(&section), ..ReportInput::new(&a, &[]) }).unwrap();
     assert!(html_of(&r.files).contains("Warning: run 1 was measured and run 2 simulated"));
 }
 
@@ -591,17 +476,7 @@ fn a_traced_run_gets_the_trace_table_and_a_state_chart_per_traced_cell() {
     let traces = schedlab_analysis::trace_stats(&records);
     assert_eq!(traces.len(), 1, "one traced cell");
     let run = run_meta(9);
-    let r = render(&ReportInput {
-        run: &run,
-        stats: &stats,
-        outliers: &[],
-        compare: None,
-        io: &[],
-        rt: &[],
-        traces: &traces,
-        shows: None,
-    })
-    .unwrap();
+    let r = render(&ReportInput { traces: &traces, ..ReportInput::new(&run, &stats) }).unwrap();
     let html = html_of(&r.files);
     assert!(html.contains("Kernel traces per cell"), "the trace table's heading");
     assert!(html.contains("<td>cpu/other/n10</td>"), "the traced cell's row");
@@ -624,17 +499,7 @@ fn a_traced_run_gets_the_trace_table_and_a_state_chart_per_traced_cell() {
         1,
         "untraced cells get none"
     );
-    let plain = render(&ReportInput {
-        run: &run,
-        stats: &stats,
-        outliers: &[],
-        compare: None,
-        io: &[],
-        rt: &[],
-        traces: &[],
-        shows: None,
-    })
-    .unwrap();
+    let plain = render(&ReportInput::new(&run, &stats)).unwrap();
     assert!(
         !html_of(&plain.files).contains("Kernel traces per cell"),
         "an untraced run has no trace section"
@@ -670,16 +535,8 @@ fn a_global_deadline_set_beside_one_cpu_sets_names_each_scheduler_s_cpus() {
     let rows = crate::tables::rt_rows(&stats);
     let deadline = rows.iter().find(|r| r[1] == "deadline").expect("a deadline row");
     assert!(deadline.last().unwrap().contains("global EDF, every CPU"), "{deadline:?}");
-    let r = render(&ReportInput {
-        run: &run_meta(1),
-        stats: &cell_stats(&recs),
-        outliers: &[],
-        compare: None,
-        io: &[],
-        rt: &stats,
-        traces: &[],
-        shows: None,
-    })
-    .unwrap();
+    let r =
+        render(&ReportInput { rt: &stats, ..ReportInput::new(&run_meta(1), &cell_stats(&recs)) })
+            .unwrap();
     assert!(html_of(&r.files).contains("deadline on all"), "the report says it too");
 }

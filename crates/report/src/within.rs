@@ -482,17 +482,9 @@ mod tests {
         use crate::html::{render, ReportInput};
         let recs = pa3_records(1.0);
         let shows = shows(&recs, 0.05);
-        let r = render(&ReportInput {
-            run: &crate::testdata::run_meta(1),
-            stats: &schedlab_analysis::cell_stats(&recs),
-            outliers: &[],
-            compare: None,
-            io: &[],
-            rt: &[],
-            traces: &[],
-            shows: shows.as_ref(),
-        })
-        .unwrap();
+        let (run, stats) = (crate::testdata::run_meta(1), schedlab_analysis::cell_stats(&recs));
+        let r = render(&ReportInput { shows: shows.as_ref(), ..ReportInput::new(&run, &stats) })
+            .unwrap();
         let html = String::from_utf8(r.files[0].1.clone()).unwrap();
         let at = html.find("<h2 id=\"shows\">What this run shows</h2>").expect("the section");
         assert!(at < html.find("<h2 id=\"figures\">").unwrap(), "before the figures");
