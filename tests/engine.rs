@@ -201,11 +201,9 @@ fn a_failing_command_is_reported_failed_not_ok() {
     assert!(stderr.contains("2 of 4 measured cell repetitions FAILED"), "{stderr}");
     let show = lab.ok(&["show"]);
     assert!(show.contains("complete with failures"), "{show}");
-    assert!(
-        show.contains("FAILED 2 of 2 reps (left out): 2 workers of 2 exited with status != 0"),
-        "{show}"
-    );
-    assert!(show.contains("bad/other/n2 rep 1: failed:"), "{show}");
+    assert!(show.contains("FAILED 2 of 2 reps (left out) [1]"), "{show}");
+    assert!(show.contains("\n[1] 2 workers of 2 exited with status != 0"), "{show}");
+    assert!(show.contains("bad/other/n2 reps 1, 2: failed:"), "{show}");
     // The failed cell has no figures (n = 0); the good one has both repetitions.
     let row = |w: &str| show.lines().find(|l| l.contains(&format!("│ {w}/"))).unwrap().to_string();
     let cols = |l: String| l.split('┆').map(|c| c.trim().to_string()).collect::<Vec<_>>();

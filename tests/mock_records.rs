@@ -112,7 +112,11 @@ fn mock_records_are_stored_and_shown_with_their_made_up_figures() {
     );
     let fifo = columns(totals, "cpu/fifo/n2+bg");
     assert_eq!(fifo[1], "2", "the failed repetition is left out: {show}");
-    assert!(fifo[8].starts_with("FAILED 1 of 3 reps (left out): 1 worker of 2 exited with status != 0 (worker 0: status 1)"), "{show}");
+    assert!(fifo[8].starts_with("FAILED 1 of 3 reps (left out) [1]"), "{show}");
+    assert!(
+        show.contains("\n[1] 1 worker of 2 exited with status != 0 (worker 0: status 1)"),
+        "the reason once under the table: {show}"
+    );
     let per_process = section(&show, "Per process");
     assert_eq!(
         &columns(per_process, "cpu/other/n2+bg")[1..7],

@@ -83,6 +83,41 @@ fn show_of_an_io_run_prints_no_table_wider_than_160() {
 }
 
 #[test]
+fn show_of_runs_with_long_keys_and_failure_notes_fits_160() {
+    let lab = Lab::new();
+    // lab1's keys run to 62 characters, and the simulator refuses its background and cgroup
+    // cells with reasons of 90.
+    let file = format!("{}/experiments/lab1.toml", env!("CARGO_MANIFEST_DIR"));
+    lab.ok(&["simulate", &file, "-q", "--scale", "0.02", "--skip-unsupported"]);
+    let shown = lab.ok(&["show"]);
+    assert_narrow("show (lab1, simulated)", &shown);
+    // Each reason once, under the table, numbered; the rows keep their head and number.
+    let reason = "group `bg` is a background group, which the simulator does not model yet";
+    let note = shown.lines().find(|l| l.starts_with("[") && l.contains(reason));
+    let note = note.unwrap_or_else(|| panic!("no footnote with the reason: {shown}"));
+    let n = &note[..note.find(']').unwrap() + 1];
+    assert!(shown.contains(&format!("FAILED 3 of 3 reps (left out) {n} │")), "{shown}");
+    assert_eq!(shown.matches(note).count(), 1, "one footnote per reason: {shown}");
+    // The columns left out to fit are named, and --wide has them.
+    assert!(shown.contains("(to fit 160 columns, --wide shows: sys [CPU-s]"), "{shown}");
+    let wide = lab.ok(&["show", "--wide"]);
+    assert!(wide.contains("┆ sys [CPU-s] ┆"), "{wide}");
+    // The failures list: one line per cell and reason, its repetitions together.
+    assert!(
+        shown.contains("/n4+bg.processes=8 reps 1, 2, 3: failed: cannot be simulated"),
+        "{shown}"
+    );
+
+    // A database from before the typed records: a grouped run with 68-character keys.
+    let old = Lab::new();
+    let fixture = format!("{}/tests/fixtures/before-typed-core", env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(format!("{fixture}/before-typed-core.db"), old.db()).unwrap();
+    for run in ["1", "2", "3", "4", "5", "6", "7"] {
+        assert_narrow(&format!("show {run} (old database)"), &old.ok(&["show", run]));
+    }
+}
+
+#[test]
 fn values_without_an_interval_get_one_note_per_table() {
     let lab = Lab::new();
     let two = cpu_run(&lab, 2);

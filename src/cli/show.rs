@@ -125,6 +125,51 @@ fn draw<R>(cols: &[Col<R>], rows: &[R], view: &View, deterministic: bool) -> Str
     cells::render(cols, rows, md, deterministic).trim_end().to_string()
 }
 
+/// The widest a terminal table of `show` is drawn without `--wide`.
+pub const MAX_WIDTH: usize = 160;
+
+/// A table drawn as `view` asks; a terminal table wider than [`MAX_WIDTH`] (long cell keys)
+/// leaves the columns headed `spare` to --wide, in that order, until it fits, and says
+/// which it left.
+fn fitted<R>(
+    mut cols: Vec<Col<R>>,
+    rows: &[R],
+    view: &View,
+    deterministic: bool,
+    spare: &[&str],
+) -> String {
+    let mut left = Vec::new();
+    loop {
+        let text = draw(&cols, rows, view, deterministic);
+        let width = text.lines().next().map_or(0, |l| l.chars().count());
+        let next = spare.iter().find(|h| cols.iter().any(|c| c.header == **h));
+        match next {
+            Some(h) if view.format == Format::Table && !view.wide && width > MAX_WIDTH => {
+                cols.retain(|c| c.header != *h);
+                left.push(*h);
+            }
+            _ if left.is_empty() => return text,
+            _ => {
+                let left = left.join(", ");
+                return format!("{text}\n(to fit {MAX_WIDTH} columns, --wide shows: {left})");
+            }
+        }
+    }
+}
+
+/// Columns of the per-cell totals a table too wide for long keys leaves to --wide.
+pub const TOTALS_SPARE: [&str; 3] = ["sys [CPU-s]", "user [CPU-s]", "blocked"];
+
+/// Columns of the per-process means a table too wide for long keys leaves to --wide.
+pub const PER_PROCESS_SPARE: [&str; 4] = ["sys/proc", "user/proc", "blocked/proc", "procs/s"];
+
+/// Columns of the fairness table a table too wide for long keys leaves to --wide.
+pub const FAIRNESS_SPARE: [&str; 6] =
+    ["CV", "max dev [s]", "units/s", "procs/s", "Jain", "makespan [s]"];
+
+/// Columns of the I/O table a table too wide for long keys leaves to --wide.
+pub const IO_SPARE: [&str; 2] = ["max [us]", "p99 [us]"];
+
 /// A table named by cell key, drawn as `view` asks, its `secondary` columns left to --wide.
 fn narrowed<'a, T: cells::Keyed>(
     cols: Vec<Col<Named<'a, T>>>,
@@ -132,9 +177,10 @@ fn narrowed<'a, T: cells::Keyed>(
     secondary: &[&str],
     view: &View,
     deterministic: bool,
+    spare: &[&str],
 ) -> String {
     let drop = if view.wide { &[][..] } else { secondary };
-    draw(&cells::narrow(cols, view.wide, drop), rows, view, deterministic)
+    fitted(cells::narrow(cols, view.wide, drop), rows, view, deterministic, spare)
 }
 
 /// Prints a run or campaign as `view` asks: everything as terminal or Markdown tables, or
@@ -192,7 +238,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
     if cells::any_of(&view.figures, &tables::TOTALS) {
         sayln!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
         let cols = cells::totals_columns(view.wide, &view.figures);
-        outln!("{}", draw(&cols, &named, view, deterministic));
+        outln!("{}", fitted(cols, &named, view, deterministic, &TOTALS_SPARE));
     }
     if cells::any_of(&view.figures, &tables::PER_PROCESS) {
         let sched = stats.iter().any(|s| s.run_delay_per_proc.is_some()) && !view.wide;
@@ -201,7 +247,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
             if sched { "; --wide adds the kernel's run delay and migrations" } else { "" }
         );
         let cols = cells::per_process_columns(&stats, view.wide, &view.figures);
-        outln!("{}", draw(&cols, &named, view, deterministic));
+        outln!("{}", fitted(cols, &named, view, deterministic, &PER_PROCESS_SPARE));
     }
     let grouped = stats.iter().any(|s| {
         s.params.groups.len() > 1
@@ -215,7 +261,8 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
     });
     if grouped {
         sayln!("\nThroughput and fairness (measured groups only; background groups count only in the CPU shares):");
-        outln!("{}", draw(&tables::fairness_columns(), &stats, view, deterministic));
+        let cols = tables::fairness_columns();
+        outln!("{}", fitted(cols, &stats, view, deterministic, &FAIRNESS_SPARE));
     }
     let io = schedlab_analysis::io_stats(cells);
     if !io.is_empty() {
@@ -228,6 +275,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
             &cells::IO_SECONDARY,
             view,
             deterministic,
+            &IO_SPARE,
         );
         outln!("{table}");
     }
@@ -242,6 +290,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
             &cells::RT_SECONDARY,
             view,
             deterministic,
+            &[],
         );
         outln!("{table}");
         if let Some(note) = tables::rt_placement_note(&rt, run.env.cpus) {
@@ -306,20 +355,26 @@ fn print_failures(cells: &[schedlab_model::CellRecord]) -> anyhow::Result<()> {
         failed.len(),
         measured.len()
     );
-    const SHOWN: usize = 20;
-    for c in failed.iter().take(SHOWN) {
-        outln!(
-            "  - {} rep {}: {}: {}",
-            c.params.key,
-            c.rep + 1,
-            c.status.as_str(),
-            c.message.as_deref().unwrap_or("?")
-        );
+    // One line per cell and reason: the repetitions of a cell that failed alike share it.
+    let mut lines: Vec<(&str, Vec<u32>, &str, &str)> = Vec::new();
+    for c in &failed {
+        let (key, status) = (c.params.key.as_str(), c.status.as_str());
+        let why = c.message.as_deref().unwrap_or("?");
+        match lines.iter_mut().find(|l| l.0 == key && l.2 == status && l.3 == why) {
+            Some(l) => l.1.push(c.rep + 1),
+            None => lines.push((key, vec![c.rep + 1], status, why)),
+        }
     }
-    if failed.len() > SHOWN {
+    const SHOWN: usize = 20;
+    for (key, reps, status, why) in lines.iter().take(SHOWN) {
+        let reps = reps.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+        let rep = if reps.contains(',') { "reps" } else { "rep" };
+        outln!("  - {key} {rep} {reps}: {status}: {why}");
+    }
+    if lines.len() > SHOWN {
         outln!(
             "  ... and {} more (`schedlab export` has every one: cell_status, cell_message)",
-            failed.len() - SHOWN
+            lines.len() - SHOWN
         );
     }
     Ok(())

@@ -149,7 +149,9 @@ pub fn render<R>(cols: &[Col<R>], items: &[R], markdown: bool, deterministic: bo
     }
     let notes = tables::footnotes(&rows);
     if !markdown {
-        let notes: String = notes.iter().map(|n| format!("{n}\n")).collect();
+        let long = tables::long_notes(&mut rows, cols.iter().position(|c| c.header == "notes"));
+        let notes: String =
+            notes.iter().map(|n| n.to_string()).chain(long).map(|n| n + "\n").collect();
         return format!("{}\n{notes}", cols::table_of(cols, rows));
     }
     // Markdown reads a `*` as emphasis, and one at the start of a line as a list item.

@@ -540,3 +540,23 @@ fn a_global_deadline_set_beside_one_cpu_sets_names_each_scheduler_s_cpus() {
             .unwrap();
     assert!(html_of(&r.files).contains("deadline on all"), "the report says it too");
 }
+
+#[test]
+fn long_notes_move_to_one_numbered_footnote_per_reason() {
+    let why = "cannot be simulated: group `bg` is a background group, which the simulator does not model yet";
+    let row = |note: &str| vec!["a/n4".to_string(), "1.0".into(), note.to_string()];
+    let mut rows = vec![
+        row(&format!("FAILED 3 of 3 reps (left out): {why}")),
+        row(""),
+        row(&format!("FAILED 1 of 3 reps (left out): {why}; 1 killed by signal")),
+        row(&"x".repeat(50)),
+    ];
+    let notes = crate::tables::long_notes(&mut rows, Some(2));
+    assert_eq!(notes, vec![format!("[1] {why}"), format!("[2] {}", "x".repeat(50))]);
+    assert_eq!(rows[0][2], "FAILED 3 of 3 reps (left out) [1]");
+    assert_eq!(rows[1][2], "", "an empty note stays empty");
+    assert_eq!(rows[2][2], "FAILED 1 of 3 reps (left out) [1]; 1 killed by signal");
+    assert_eq!(rows[3][2], "[2]", "a long note without a head is all footnote");
+    assert_eq!(rows[0][1], "1.0", "other columns are untouched");
+    assert!(crate::tables::long_notes(&mut rows, None).is_empty(), "a table without notes");
+}

@@ -55,6 +55,48 @@ pub fn footnotes(rows: &[Vec<String>]) -> Vec<&'static str> {
         .map(|(_, note)| note)
         .collect()
 }
+/// The longest note a terminal table keeps in its row; a longer one keeps its head (the
+/// text before its first `: `) and a numbered reference to the rest, printed once under the
+/// table ([`long_notes`]).
+pub const NOTE_CHARS: usize = 40;
+
+/// Moves the long parts of the `notes` column of `rows` (notes are `; `-separated) to
+/// numbered footnotes, returned in order, one per distinct text (`[1] cannot be simulated:
+/// ...`): a table of failed cells stays as wide as its figures instead of its longest reason.
+pub fn long_notes(rows: &mut [Vec<String>], notes: Option<usize>) -> Vec<String> {
+    let Some(col) = notes else { return Vec::new() };
+    let mut texts: Vec<String> = Vec::new();
+    for row in rows.iter_mut() {
+        let Some(cell) = row.get_mut(col) else { continue };
+        let parts: Vec<String> = cell
+            .split("; ")
+            .map(|part| {
+                if part.chars().count() <= NOTE_CHARS {
+                    return part.to_string();
+                }
+                let (head, rest) = match part.split_once(": ") {
+                    Some((h, r)) if h.chars().count() <= NOTE_CHARS => (h, r),
+                    _ => ("", part),
+                };
+                let n = match texts.iter().position(|t| t == rest) {
+                    Some(i) => i + 1,
+                    None => {
+                        texts.push(rest.to_string());
+                        texts.len()
+                    }
+                };
+                if head.is_empty() {
+                    format!("[{n}]")
+                } else {
+                    format!("{head} [{n}]")
+                }
+            })
+            .collect();
+        *cell = parts.join("; ");
+    }
+    texts.iter().enumerate().map(|(i, t)| format!("[{}] {t}", i + 1)).collect()
+}
+
 /// The footnote of a simulated run's tables, whose repetitions are identical by construction.
 pub const DETERMINISTIC_NOTE: &str =
     "simulated: the repetitions are identical by construction (deterministic), so no interval";
