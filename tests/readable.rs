@@ -286,6 +286,10 @@ fn trace_without_a_cell_prints_a_line_per_cell() {
     assert!(lab.ok(&["show"]).contains(&format!("│ {key} ")));
     let detail = lab.ok(&["trace", "--cell", key]);
     assert!(detail.contains("│ worker ") && detail.contains(&format!("{key} rep 1")), "{detail}");
+    assert_narrow("trace --cell", &detail);
+    assert!(detail.contains("(to fit 160 columns, --wide shows: group"), "{detail}");
+    let wide = lab.ok(&["trace", "--cell", key, "--wide"]);
+    assert!(wide.contains("┆ wait4 cpu [s] ┆") && !wide.contains("to fit 160"), "{wide}");
 
     let e = refused(&lab, &["trace", "--cell", "cpu/othr/n2"]);
     assert!(e.contains("did you mean \"cpu/other/n2\"?") && e.contains("traced cells: "), "{e}");

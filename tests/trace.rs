@@ -125,7 +125,7 @@ fn a_traced_pa3_cpu_cell_agrees_with_wait4_worker_by_worker() {
             }
         }
     }
-    let table = lab.ok(&["trace", "--cell", "pi/fifo/n8", "--rep", "1"]);
+    let table = lab.ok(&["trace", "--cell", "pi/fifo/n8", "--rep", "1", "--wide"]);
     assert!(
         table.contains("pi/fifo/n8 rep 1: lost events 0")
             && table.contains("wait4 cpu [s]")

@@ -125,36 +125,17 @@ fn draw<R>(cols: &[Col<R>], rows: &[R], view: &View, deterministic: bool) -> Str
     cells::render(cols, rows, md, deterministic).trim_end().to_string()
 }
 
-/// The widest a terminal table of `show` is drawn without `--wide`.
-pub const MAX_WIDTH: usize = 160;
-
-/// A table drawn as `view` asks; a terminal table wider than [`MAX_WIDTH`] (long cell keys)
-/// leaves the columns headed `spare` to --wide, in that order, until it fits, and says
-/// which it left.
+/// A table drawn as `view` asks; a terminal table wider than [`cells::MAX_WIDTH`] (long
+/// cell keys) leaves the columns headed `spare` to --wide, in that order, until it fits.
 fn fitted<R>(
-    mut cols: Vec<Col<R>>,
+    cols: Vec<Col<R>>,
     rows: &[R],
     view: &View,
     deterministic: bool,
     spare: &[&str],
 ) -> String {
-    let mut left = Vec::new();
-    loop {
-        let text = draw(&cols, rows, view, deterministic);
-        let width = text.lines().next().map_or(0, |l| l.chars().count());
-        let next = spare.iter().find(|h| cols.iter().any(|c| c.header == **h));
-        match next {
-            Some(h) if view.format == Format::Table && !view.wide && width > MAX_WIDTH => {
-                cols.retain(|c| c.header != *h);
-                left.push(*h);
-            }
-            _ if left.is_empty() => return text,
-            _ => {
-                let left = left.join(", ");
-                return format!("{text}\n(to fit {MAX_WIDTH} columns, --wide shows: {left})");
-            }
-        }
-    }
+    let spare = if view.format == Format::Table && !view.wide { spare } else { &[] };
+    cells::fit(cols, spare, |cols| draw(cols, rows, view, deterministic))
 }
 
 /// Columns of the per-cell totals a table too wide for long keys leaves to --wide.

@@ -32,6 +32,10 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Every column of the per-worker table (without it, a table wider than 160 columns
+    /// leaves its group, untraced, wait4 and CPU columns out and says so).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 /// `schedlab trace`'s subcommand.
@@ -113,7 +117,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                         String::new()
                     }
                 );
-                println!("{}", schedlab_report::tables::trace(t, &c.samples));
+                println!("{}", schedlab_report::tables::trace_fitted(t, &c.samples, a.wide));
                 let cpus: Vec<String> = t
                     .cpus
                     .iter()

@@ -139,6 +139,31 @@ pub const IO_SECONDARY: [&str; 6] =
 pub const RT_SECONDARY: [&str; 5] =
     ["min util.", "misses/proc", "fixed viol./proc", "in violation [%]", "latency p50 [us]"];
 
+/// The widest a terminal table is drawn without `--wide`.
+pub const MAX_WIDTH: usize = 160;
+
+/// `cols` as `draw` writes them, leaving out the columns headed `spare`, in that order, while
+/// the first line (a terminal table's top border) is wider than [`MAX_WIDTH`]; with the
+/// note naming what it left (`--wide` shows them) under it.
+pub fn fit<R>(mut cols: Vec<Col<R>>, spare: &[&str], draw: impl Fn(&[Col<R>]) -> String) -> String {
+    let mut left = Vec::new();
+    loop {
+        let text = draw(&cols);
+        let width = text.lines().next().map_or(0, |l| l.chars().count());
+        match spare.iter().find(|h| cols.iter().any(|c| c.header == **h)) {
+            Some(h) if width > MAX_WIDTH => {
+                cols.retain(|c| c.header != *h);
+                left.push(*h);
+            }
+            _ if left.is_empty() => return text,
+            _ => {
+                let left = left.join(", ");
+                return format!("{text}\n(to fit {MAX_WIDTH} columns, --wide shows: {left})");
+            }
+        }
+    }
+}
+
 /// A table for the terminal, or in Markdown, each with a footnote when a value is marked
 /// [`tables::FEW`]; `deterministic` (the simulator's identical repetitions) leaves the marks
 /// and the footnote out.

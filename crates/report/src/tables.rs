@@ -765,9 +765,8 @@ pub fn trace_columns<'a>() -> Vec<Col<WorkerRow<'a>>> {
     cols
 }
 
-/// One cell repetition's trace, a row per worker (beside its wait4 CPU time, which lies
-/// between run and run + untraced) and a last row of totals.
-pub fn trace(t: &CellTrace, samples: &[Sample]) -> Table {
+/// The rows of the per-worker trace table: each worker, then all of them.
+fn worker_rows<'a>(t: &'a CellTrace, samples: &'a [Sample]) -> Vec<WorkerRow<'a>> {
     let mut rows: Vec<WorkerRow> = t
         .workers
         .iter()
@@ -775,8 +774,19 @@ pub fn trace(t: &CellTrace, samples: &[Sample]) -> Table {
         .map(|(i, w)| WorkerRow::Worker(i, w, samples.iter().find(|s| s.pid == w.pid)))
         .collect();
     rows.push(WorkerRow::All(t, samples));
-    cols::table(&trace_columns(), &rows)
+    rows
 }
+
+/// The per-worker trace table as `schedlab trace` draws it: without `wide`, a table wider
+/// than [`crate::cells::MAX_WIDTH`] leaves [`TRACE_SPARE`] to `--wide` until it fits.
+pub fn trace_fitted(t: &CellTrace, samples: &[Sample], wide: bool) -> String {
+    let rows = worker_rows(t, samples);
+    let spare = if wide { &[][..] } else { &TRACE_SPARE[..] };
+    crate::cells::fit(trace_columns(), spare, |cols| cols::table(cols, &rows).to_string())
+}
+
+/// Columns of the per-worker trace table a table too wide leaves to `--wide`.
+pub const TRACE_SPARE: [&str; 4] = ["group", "untraced [s]", "wait4 cpu [s]", "cpus"];
 
 /// "12 (40%)": a count with its share of `total`.
 fn share(n: u64, total: u64) -> String {
