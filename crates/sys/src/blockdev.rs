@@ -446,18 +446,26 @@ fn cstr(p: &Path) -> io::Result<CString> {
 /// Mounts /dev/<dev> (filesystem `fs`) on `dir` with nosuid,nodev, then makes the mount
 /// private (no propagation to other mount namespaces). Journal an [`Entry::Unmount`] first.
 pub fn mount_private(dev: &str, dir: &Path, fs: &str) -> io::Result<()> {
-    let src = CString::new(format!("/dev/{dev}")).map_err(io::Error::other)?;
+    mount_private_from(&format!("/dev/{dev}"), dir, fs, 0)
+}
+
+/// Mounts `source` (a device, or a name for a pseudo filesystem such as tracefs) of type `fs`
+/// on `dir` with nosuid,nodev and `extra` mount flags (`libc::MS_NOEXEC`), then makes the
+/// mount private, so other mount namespaces never see it. Journal an [`Entry::Unmount`]
+/// first.
+pub fn mount_private_from(
+    source: &str,
+    dir: &Path,
+    fs: &str,
+    extra: libc::c_ulong,
+) -> io::Result<()> {
+    let src = CString::new(source).map_err(io::Error::other)?;
     let target = cstr(dir)?;
     let fstype = CString::new(fs).map_err(io::Error::other)?;
+    let flags = libc::MS_NOSUID | libc::MS_NODEV | extra;
     // SAFETY: NUL-terminated strings; no data argument.
     if unsafe {
-        libc::mount(
-            src.as_ptr(),
-            target.as_ptr(),
-            fstype.as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            std::ptr::null(),
-        )
+        libc::mount(src.as_ptr(), target.as_ptr(), fstype.as_ptr(), flags, std::ptr::null())
     } != 0
     {
         return Err(io::Error::last_os_error());

@@ -132,31 +132,7 @@ fn find(root: &Root) -> Option<PathBuf> {
 }
 
 fn mount_tracefs(dir: &Path) -> io::Result<()> {
-    use std::os::unix::ffi::OsStrExt;
-    let target = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(io::Error::other)?;
-    let (src, fstype) = (c"nodev", c"tracefs");
-    // SAFETY: NUL-terminated strings; no data argument.
-    let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-    if unsafe {
-        libc::mount(src.as_ptr(), target.as_ptr(), fstype.as_ptr(), flags, std::ptr::null())
-    } != 0
-    {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: as above; only the propagation type changes, so other namespaces never see it.
-    if unsafe {
-        libc::mount(
-            std::ptr::null(),
-            target.as_ptr(),
-            std::ptr::null(),
-            libc::MS_PRIVATE,
-            std::ptr::null(),
-        )
-    } != 0
-    {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    schedlab_sys::blockdev::mount_private_from("nodev", dir, "tracefs", libc::MS_NOEXEC)
 }
 
 /// The layout files a capture is decoded with.
