@@ -210,14 +210,22 @@ impl Store {
         status: &RunStatus,
         warnings: &[String],
     ) -> Result<(), DbError> {
+        // A resumed run keeps what its earlier sessions warned of (cells skipped, cells
+        // spooled): the new warnings are added after those, each text once.
+        let before: Option<String> = self
+            .conn
+            .query_row("SELECT warnings_json FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?;
+        let mut all: Vec<String> =
+            before.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or_default();
+        for w in warnings {
+            if !all.contains(w) {
+                all.push(w.clone());
+            }
+        }
         self.conn.execute(
             "UPDATE runs SET status = ?2, finished_unix = ?3, warnings_json = ?4 WHERE id = ?1",
-            params![
-                id,
-                status.as_str(),
-                now(),
-                serde_json::to_string(warnings).unwrap_or_default()
-            ],
+            params![id, status.as_str(), now(), serde_json::to_string(&all).unwrap_or_default()],
         )?;
         Ok(())
     }

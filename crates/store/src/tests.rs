@@ -292,6 +292,18 @@ fn run_rows_keep_spec_env_and_warnings() {
 }
 
 #[test]
+fn a_resumed_run_keeps_the_warnings_of_its_earlier_sessions() {
+    let s = Store::memory().unwrap();
+    let id = new_run(&s);
+    let w = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    s.finish_run(id, &RunStatus::Interrupted, &w(&["skipped fifo cells", "w1"])).unwrap();
+    s.reopen_run(id).unwrap();
+    s.finish_run(id, &RunStatus::Complete, &w(&["w1", "w2"])).unwrap();
+    let r = s.run(id).unwrap().unwrap();
+    assert_eq!(r.warnings, w(&["skipped fifo cells", "w1", "w2"]), "each text once, in order");
+}
+
+#[test]
 fn reopening_a_file_keeps_data_and_schema_version() {
     let dir = std::env::temp_dir().join(format!("schedlab-store-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
