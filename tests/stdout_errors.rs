@@ -11,7 +11,10 @@ fn every_printing_command_exits_1_with_one_line_when_stdout_is_full() {
     let lab = Lab::new();
     let spec = lab.spec("one.toml", SPEC);
     let spec = spec.to_str().unwrap();
-    let commands: [&[&str]; 8] = [
+    let db = lab.db();
+    let db = db.to_str().unwrap();
+    let merged = lab.path("all.db");
+    let commands: [&[&str]; 10] = [
         &["run", spec],
         &["show"],
         &["runs"],
@@ -20,6 +23,8 @@ fn every_printing_command_exits_1_with_one_line_when_stdout_is_full() {
         &["report", "-o", "report"],
         &["completions", "bash"],
         &["export", "--format", "csv"],
+        &["merge", "-o", merged.to_str().unwrap(), db],
+        &["restore"],
     ];
     for args in commands {
         let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();

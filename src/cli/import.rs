@@ -81,7 +81,7 @@ fn rt_app(a: RtAppArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| format!("{} ({}, {} tasks)", s.name, s.scheduler, s.tasks.len()))
         .collect();
-    println!("wrote {out_shown}: {tasks} periodic tasks in {}", sets.join(", "));
+    outln!("wrote {out_shown}: {tasks} periodic tasks in {}", sets.join(", "));
     if !imported.unmapped.is_empty() {
         eprintln!(
             "not mapped exactly ({}; also listed at the top of {out_shown}):",

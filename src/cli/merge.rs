@@ -74,7 +74,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             .map(|m| ("merged", "", m))
             .chain(report.completed.iter().map(|m| ("merged again", again, m)));
         for (how, why, m) in copied {
-            println!(
+            outln!(
                 "{how} run {} of {} as run {} ({}{}, {} cell repetitions){why}",
                 m.source_id,
                 m.source.display(),
@@ -88,7 +88,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             );
         }
         for (src, old, id) in &report.present {
-            println!("run {old} of {} is already here as run {id}: skipped", src.display());
+            outln!("run {old} of {} is already here as run {id}: skipped", src.display());
         }
     }
     for (src, old, why) in &report.skipped {
@@ -112,9 +112,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         let missing: Vec<String> =
             (0..*count).filter(|k| !have.contains(k)).map(|k| format!("{k}/{count}")).collect();
         if missing.is_empty() {
-            println!("campaign {c}: all {count} shards present");
+            outln!("campaign {c}: all {count} shards present");
         } else {
-            println!(
+            outln!(
                 "campaign {c}: {} of {count} shards present; missing {}",
                 *count as usize - missing.len(),
                 missing.join(", ")
@@ -128,7 +128,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if !report.skipped.is_empty() {
         also.push_str(&format!(", {} not merged (see the warnings)", report.skipped.len()));
     }
-    println!(
+    outln!(
         "{}: {} runs merged ({} cell repetitions), {} already present{also}",
         a.output.display(),
         report.merged.len(),

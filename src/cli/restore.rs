@@ -34,11 +34,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     }
     let lines = schedlab_sys::journal::recover(&dir, a.all);
     if lines.is_empty() {
-        println!("nothing to restore (no journal of a finished schedlab in {})", dir.display());
+        outln!("nothing to restore (no journal of a finished schedlab in {})", dir.display());
     }
     let failed = lines.iter().any(|l| l.contains("FAILED"));
     for l in lines {
-        println!("{l}");
+        outln!("{l}");
     }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

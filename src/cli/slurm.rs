@@ -119,22 +119,22 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         shell_word(&dir.join(MERGE).display().to_string()),
     );
     if !a.submit {
-        println!("# {}\n{array}", dir.join(ARRAY).display());
-        println!("# {}\n{merge}", dir.join(MERGE).display());
-        println!("# submit both (the merge runs once every shard succeeded):");
-        println!("array=$(sbatch --parsable {array_path}) && sbatch --dependency=afterok:${{array%%;*}} {merge_path}");
+        outln!("# {}\n{array}", dir.join(ARRAY).display());
+        outln!("# {}\n{merge}", dir.join(MERGE).display());
+        outln!("# submit both (the merge runs once every shard succeeded):");
+        outln!("array=$(sbatch --parsable {array_path}) && sbatch --dependency=afterok:${{array%%;*}} {merge_path}");
         return Ok(ExitCode::SUCCESS);
     }
     let array_id = sbatch(&[dir.join(ARRAY).as_os_str()])?;
     let dep = format!("--dependency=afterok:{array_id}");
     let merge_id = sbatch(&[std::ffi::OsStr::new(&dep), dir.join(MERGE).as_os_str()])?;
-    println!("campaign {campaign}: job array {array_id} ({shards} shards), merge job {merge_id} (after the array succeeds)");
-    println!(
+    outln!("campaign {campaign}: job array {array_id} ({shards} shards), merge job {merge_id} (after the array succeeds)");
+    outln!(
         "shard databases and logs in {}; the merged campaign will be {}",
         dir.display(),
         dir.join(MERGED).display()
     );
-    println!(
+    outln!(
         "progress: `{} slurm --status {}`",
         shell_word(&exe.display().to_string()),
         shell_word(&dir.display().to_string())
@@ -284,29 +284,29 @@ fn status(dir: &Path) -> anyhow::Result<ExitCode> {
             Some(RunStatus::Complete) => {}
             _ => rerun.push(k),
         }
-        println!("shard {k}/{}: {state}", m.shards);
+        outln!("shard {k}/{}: {state}", m.shards);
     }
     let list = |v: &[u32]| v.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
     let merge = shell_word(&dir.join(MERGE).display().to_string());
     if rerun.is_empty() {
-        println!("campaign {}: every shard finished", m.campaign);
+        outln!("campaign {}: every shard finished", m.campaign);
         if !with_failures.is_empty() {
-            println!(
+            outln!(
                 "shards {} finished with failed cell repetitions (their tasks exited 1, so the merge job did not run): merge with `sbatch {merge}`",
                 list(&with_failures)
             );
         }
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "campaign {}: {} of {} shards unfinished ({}; a running shard shows as running too: check squeue first)",
         m.campaign,
         rerun.len(),
         m.shards,
         list(&rerun)
     );
-    println!("rerun only them (each resumes its database), then merge:");
-    println!(
+    outln!("rerun only them (each resumes its database), then merge:");
+    outln!(
         "array=$(sbatch --parsable --array={} {}) && sbatch --dependency=afterok:${{array%%;*}} {merge}",
         list(&rerun),
         shell_word(&dir.join(ARRAY).display().to_string())
