@@ -151,6 +151,52 @@ pub struct CellTrace {
     /// The length of a slice of the workers' state bars, seconds (0 without them).
     #[serde(default)]
     pub slice_s: f64,
+    /// What observing cost, when the figures were aggregated in the kernel by schedlab's
+    /// BPF programs (absent for figures from a tracefs capture).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observer: Option<ObserverCost>,
+    /// The same cell's figures as the BPF programs aggregated them, when the timeline was
+    /// captured too (`--trace=timeline`): the two ways of recording one execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bpf: Option<Box<CellTrace>>,
+}
+
+/// The BPF programs' own cost over a cell (the kernel's run-time statistics).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObserverCost {
+    /// Per program.
+    pub programs: Vec<ProgramCost>,
+    /// Program runs, all programs together (the events observed).
+    pub events: u64,
+    /// Time in the programs per event, ns.
+    pub ns_per_event: f64,
+    /// Events per second of the window.
+    pub events_per_s: f64,
+}
+
+impl ObserverCost {
+    /// The cost of these programs over a window of `span_s` seconds.
+    pub fn new(programs: Vec<ProgramCost>, span_s: f64) -> ObserverCost {
+        let events: u64 = programs.iter().map(|p| p.run_cnt).sum();
+        let ns: u64 = programs.iter().map(|p| p.run_time_ns).sum();
+        ObserverCost {
+            programs,
+            events,
+            ns_per_event: if events == 0 { 0.0 } else { ns as f64 / events as f64 },
+            events_per_s: if span_s > 0.0 { events as f64 / span_s } else { 0.0 },
+        }
+    }
+}
+
+/// One BPF program's run-time statistics.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramCost {
+    /// The program (its tracepoint).
+    pub name: String,
+    /// Times it ran.
+    pub run_cnt: u64,
+    /// Time it ran, ns.
+    pub run_time_ns: u64,
 }
 
 /// A cell repetition's capture kept as the kernel gave it (the trace crate's SLTRACE1 file,

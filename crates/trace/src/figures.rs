@@ -482,6 +482,8 @@ impl Fold {
             events,
             span_s: secs(window.end_ns.saturating_sub(window.start_ns)),
             slice_s: secs(window.slice_ns()),
+            observer: None,
+            bpf: None,
         }
     }
 }
