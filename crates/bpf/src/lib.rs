@@ -22,6 +22,15 @@ static OBJECT: &[u8] = aya::include_bytes_aligned!("bpf/sched.bpf.o");
 /// The kernel's own BTF, against which the programs' field offsets are relocated.
 pub const KERNEL_BTF: &str = "/sys/kernel/btf/vmlinux";
 
+/// Where tests put another BTF path in place of [`KERNEL_BTF`] (one that is missing, to
+/// see the refusal): read by [`kernel_btf`], used by nothing else.
+pub const BTF_ENV: &str = "SCHEDLAB_TEST_KERNEL_BTF";
+
+/// The kernel's BTF: [`KERNEL_BTF`], or what [`BTF_ENV`] names.
+pub fn kernel_btf() -> std::path::PathBuf {
+    std::env::var_os(BTF_ENV).map_or_else(|| KERNEL_BTF.into(), Into::into)
+}
+
 /// The programs, each with its tracepoint. Every name starts with `schedlab_`: the
 /// kernel's program list shows whose they are.
 pub const PROGRAMS: [(&str, &str); 6] = [
