@@ -301,5 +301,49 @@ pub fn loaded_schedlab_programs() -> Result<Vec<(u32, String)>, Error> {
     Ok(out)
 }
 
+/// A BPF object of the kernel's, by id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Object {
+    /// A program.
+    Program(u32),
+    /// A map.
+    Map(u32),
+    /// A link (a program's attachment).
+    Link(u32),
+}
+
+/// The BPF objects process `pid` holds descriptors of, by its /proc/PID/fdinfo.
+pub fn held_by(pid: i32) -> Vec<Object> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else { return Vec::new() };
+    let mut out = Vec::new();
+    for e in dir.filter_map(Result::ok) {
+        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+        for line in text.lines() {
+            let id = |prefix: &str| line.strip_prefix(prefix).and_then(|v| v.trim().parse().ok());
+            // A link's fdinfo names its program too: the link is the object held.
+            if let Some(id) = id("link_id:") {
+                out.push(Object::Link(id));
+            } else if let Some(id) = id("map_id:") {
+                out.push(Object::Map(id));
+            } else if let Some(id) = id("prog_id:").filter(|_| !text.contains("link_id:")) {
+                out.push(Object::Program(id));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Those of `objects` the kernel still has. One the kernel is freeing while it is listed
+/// (it cannot be opened any more) counts as gone.
+pub fn still_loaded(objects: &[Object]) -> Vec<Object> {
+    let mut now = Vec::new();
+    now.extend(aya::programs::loaded_programs().flatten().map(|p| Object::Program(p.id())));
+    now.extend(aya::maps::loaded_maps().flatten().map(|m| Object::Map(m.id())));
+    now.extend(aya::programs::loaded_links().flatten().map(|l| Object::Link(l.id())));
+    objects.iter().copied().filter(|o| now.contains(o)).collect()
+}
+
 #[cfg(test)]
 mod tests;
