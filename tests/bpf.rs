@@ -85,7 +85,13 @@ fn bpf_figures_agree_with_wait4_and_schedstat_worker_by_worker() {
         }
     }
     let table = lab.ok(&["trace"]);
-    assert!(table.contains("What observing cost") && table.contains("ns/event"), "{table}");
+    assert!(
+        table.contains("observing cost (the BPF programs' own run time), all cells: ")
+            && table.contains("ns/event ("),
+        "{table}"
+    );
+    let cell = lab.ok(&["trace", "--cell", "mixed/rr:98/n4"]);
+    assert!(cell.contains("observing cost ") && cell.contains(" events/s"), "{cell}");
 }
 
 /// The agreement test: one cell recorded both ways (the tracefs timeline and the

@@ -77,12 +77,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         outln!("\nWho took the CPU (involuntary switches, by whom):");
         outln!("{}", schedlab_report::cells::render(&counts, &stats, false, false).trim_end());
         sayln!("{PREEMPTED_BY}");
-        let costs = cell_costs(&cells);
-        if !costs.is_empty() {
-            outln!("\nWhat observing cost (the BPF programs' own run time, by the kernel's statistics):");
-            for (key, line) in costs {
-                outln!("  {key}: {line}");
-            }
+        if let Some(line) = cost_summary(&cells) {
+            outln!("{line}");
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -129,7 +125,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                     .collect();
                 println!("{}", cpus.join("; "));
                 if let Some(o) = cost(t) {
-                    println!("{}", cost_line(o.events, o.ns_per_event * o.events as f64, t.span_s));
+                    let line = cost_line(o.events, o.ns_per_event * o.events as f64, t.span_s);
+                    println!("observing cost {line}");
                 }
                 println!();
             }
@@ -149,15 +146,35 @@ fn cost(t: &CellTrace) -> Option<&ObserverCost> {
     t.observer.as_ref().or_else(|| t.bpf.as_ref().and_then(|b| b.observer.as_ref()))
 }
 
-/// "observing cost N ns/event, M events/s".
+/// "N ns/event, M events/s (K events)".
 fn cost_line(events: u64, ns: f64, span_s: f64) -> String {
     let per_event = if events == 0 { 0.0 } else { ns / events as f64 };
     let per_s = if span_s > 0.0 { events as f64 / span_s } else { 0.0 };
-    format!("observing cost {per_event:.0} ns/event, {per_s:.0} events/s ({events} events)")
+    format!("{per_event:.0} ns/event, {per_s:.0} events/s ({events} events)")
 }
 
-/// Per observed cell (in the order of the records), the cost over its measured repetitions.
-fn cell_costs(cells: &[CellRecord]) -> Vec<(String, String)> {
+/// One line on what observing the run's cells cost: all of them together, and the cells
+/// that cost the least and the most per event (each cell's with --cell).
+fn cost_summary(cells: &[CellRecord]) -> Option<String> {
+    let costs = cell_costs(cells);
+    let (events, ns, span) =
+        costs.iter().fold((0, 0.0, 0.0), |(e, n, s), c| (e + c.1, n + c.2, s + c.3));
+    let per_event = |c: &(String, u64, f64, f64)| if c.1 == 0 { 0.0 } else { c.2 / c.1 as f64 };
+    let least = costs.iter().min_by(|a, b| per_event(a).total_cmp(&per_event(b)))?;
+    let most = costs.iter().max_by(|a, b| per_event(a).total_cmp(&per_event(b)))?;
+    Some(format!(
+        "observing cost (the BPF programs' own run time), all cells: {}; per cell from {:.0} ({}) to {:.0} ns/event ({})",
+        cost_line(events, ns, span),
+        per_event(least),
+        least.0,
+        per_event(most),
+        most.0
+    ))
+}
+
+/// Per observed cell (in the order of the records), its events, ns in the programs and
+/// seconds observed over its measured repetitions.
+fn cell_costs(cells: &[CellRecord]) -> Vec<(String, u64, f64, f64)> {
     let mut out: Vec<(String, u64, f64, f64)> = Vec::new();
     for c in cells.iter().filter(|c| !c.warmup) {
         let Some((t, o)) = c.trace.as_ref().and_then(|t| Some((t, cost(t)?))) else { continue };
@@ -172,7 +189,7 @@ fn cell_costs(cells: &[CellRecord]) -> Vec<(String, String)> {
         out[i].2 += o.ns_per_event * o.events as f64;
         out[i].3 += t.span_s;
     }
-    out.into_iter().map(|(k, events, ns, span)| (k, cost_line(events, ns, span))).collect()
+    out
 }
 
 /// A cell repetition's trace as JSON: the stored record, with the cell's identity (and
