@@ -44,7 +44,7 @@ pub const PROGRAMS: [(&str, &str); 6] = [
 
 /// Trees beyond the workers a cell's engine may create while observed (dispatchers,
 /// helpers): each takes a slot.
-const SPARE_SLOTS: u32 = 256;
+const SPARE_SLOTS: u32 = 64;
 
 /// What a followed tree's root is (`roles` in the program).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

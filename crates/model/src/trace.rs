@@ -266,6 +266,29 @@ mod tests {
     }
 
     #[test]
+    fn observer_cost_is_per_event_and_per_second_and_absent_from_older_traces() {
+        let cost = ObserverCost::new(
+            vec![
+                ProgramCost { name: "sched_switch".into(), run_cnt: 300, run_time_ns: 24_000 },
+                ProgramCost { name: "sched_waking".into(), run_cnt: 100, run_time_ns: 4_000 },
+            ],
+            2.0,
+        );
+        assert_eq!((cost.events, cost.ns_per_event, cost.events_per_s), (400, 70.0, 200.0));
+        assert_eq!(ObserverCost::new(Vec::new(), 0.0).ns_per_event, 0.0);
+        // A trace stored before the BPF observer reads back without it, and one without
+        // it writes no new keys.
+        let old = r#"{"workers":[],"cpus":[],"lost_events":0,"events":5,"span_s":1.0}"#;
+        let t: CellTrace = serde_json::from_str(old).unwrap();
+        assert_eq!((t.observer.as_ref(), t.bpf.as_ref(), t.events), (None, None, 5));
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(!json.contains("observer") && !json.contains("bpf"), "{json}");
+        let both = CellTrace { observer: Some(cost), bpf: Some(Box::new(t.clone())), ..t };
+        let back: CellTrace = serde_json::from_str(&serde_json::to_string(&both).unwrap()).unwrap();
+        assert_eq!(back, both);
+    }
+
+    #[test]
     fn a_state_bar_round_trips_to_the_nearest_fifteenth() {
         let bar = StateBar::encode(&[[1000, 0, 0], [500, 250, 250], [0, 0, 0], [2000, 0, 0]], 1000);
         assert_eq!(bar.0, "f00844000f00");
