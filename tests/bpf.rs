@@ -92,6 +92,13 @@ fn bpf_figures_agree_with_wait4_and_schedstat_worker_by_worker() {
     );
     let cell = lab.ok(&["trace", "--cell", "mixed/rr:98/n4"]);
     assert!(cell.contains("observing cost ") && cell.contains(" events/s"), "{cell}");
+    // No timeline, nothing to export: said, with the way to get one.
+    let out = lab.path("x.pftrace");
+    let export =
+        lab.run(&["trace", "export", "--cell", "cpu/other/n4", "-o", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&export.stderr);
+    assert_eq!(export.status.code(), Some(2), "{err}");
+    assert!(err.contains("without its timeline") && err.contains("--trace=timeline"), "{err}");
 }
 
 /// The agreement test: one cell recorded both ways (the tracefs timeline and the

@@ -109,7 +109,8 @@ pub struct RunFlags {
     /// CAP_PERFMON).
     #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "bpf", value_name = "HOW")]
     pub trace: Option<TraceArg>,
-    /// The trace buffer per CPU, KiB (as `trace_buffer_kb` in the spec; default 4096).
+    /// The timeline's trace buffer per CPU, KiB (as `trace_buffer_kb` in the spec; default
+    /// 4096).
     #[arg(long, value_name = "KIB", value_parser = clap::value_parser!(u32).range(kb(schedlab_spec::TRACE_BUFFER_KB.start())..=kb(schedlab_spec::TRACE_BUFFER_KB.end())))]
     pub trace_buffer_kb: Option<u32>,
     /// The campaign a shard belongs to (default: derived from the spec text, scale,
