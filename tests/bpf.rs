@@ -134,7 +134,11 @@ fn one_cell_recorded_both_ways_agrees_worker_by_worker() {
         print_costs(std::slice::from_ref(cell));
         let untraced = cell["untraced_switches"].as_u64().unwrap();
         match both_ways_agree(cell) {
-            Ok(compared) if compared >= 2 => return,
+            Ok(compared) if compared >= 2 => {
+                let table = lab.ok(&["trace", "--cell", "mixed/other/n4"]);
+                assert!(table.contains("as the BPF programs aggregated it"), "{table}");
+                return;
+            }
             Ok(compared) => {
                 eprintln!("attempt {attempt}: the timeline missed {untraced} switches, {compared} workers left; again");
             }

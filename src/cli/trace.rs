@@ -118,6 +118,10 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                     }
                 );
                 println!("{}", schedlab_report::tables::trace(t, &c.samples));
+                if let Some(b) = &t.bpf {
+                    println!("The same execution as the BPF programs aggregated it (the kernel's own clocks):");
+                    println!("{}", schedlab_report::tables::trace(b, &c.samples));
+                }
                 let cpus: Vec<String> = t
                     .cpus
                     .iter()
