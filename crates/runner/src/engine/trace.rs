@@ -58,7 +58,17 @@ pub(super) fn observed(
     ordered.sort_by_key(|w| w.index);
     let pids: Vec<i32> = ordered.iter().map(|w| w.pid).collect();
     match observer.finish(&pids) {
-        Ok(t) => Some(t),
+        Ok(t) => {
+            let unseen = t.workers.iter().filter(|w| w.tasks == 0).count();
+            if unseen > 0 {
+                cx.warnings.push(format!(
+                    "cell {}: the BPF observer did not see {unseen} of {} workers start: their figures are empty",
+                    cell.key,
+                    t.workers.len()
+                ));
+            }
+            Some(t)
+        }
         Err(e) => {
             cx.warnings.push(format!("cell {}: the BPF observer's figures: {e}", cell.key));
             None
