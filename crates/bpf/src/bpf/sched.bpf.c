@@ -184,6 +184,15 @@ static __always_inline u32 bucket(u64 v)
 	return HIST_EXACT + (m - 7) * HIST_SUB + ((v >> (m - 6)) - HIST_SUB);
 }
 
+// A followed task is never a kernel thread (nor the idle task, which counts as one): its
+// flags, which the scheduler has just read, spare a task-storage lookup for those.
+static __always_inline struct task_st *followed(struct task_struct *t)
+{
+	if (t->flags & PF_KTHREAD)
+		return 0;
+	return bpf_task_storage_get(&tasks, t, 0, 0);
+}
+
 static __always_inline struct config *cfg(void)
 {
 	u32 zero = 0;
@@ -329,8 +338,8 @@ int schedlab_switch(u64 *ctx)
 	u64 now = bpf_ktime_get_ns();
 
 	cpu_account(prev, next, now);
-	struct task_st *p = bpf_task_storage_get(&tasks, prev, 0, 0);
-	struct task_st *n = bpf_task_storage_get(&tasks, next, 0, 0);
+	struct task_st *p = followed(prev);
+	struct task_st *n = followed(next);
 	if (p)
 		switch_out(p, prev, next, n, preempt, prev_state, now);
 	if (n)
@@ -343,7 +352,7 @@ SEC("tp_btf/sched_waking")
 int schedlab_waking(u64 *ctx)
 {
 	struct task_struct *p = (void *)ctx[0];
-	struct task_st *t = bpf_task_storage_get(&tasks, p, 0, 0);
+	struct task_st *t = followed(p);
 	if (t && !t->waking)
 		t->waking = bpf_ktime_get_ns();
 	return 0;
@@ -356,7 +365,7 @@ SEC("tp_btf/sched_wakeup")
 int schedlab_wakeup(u64 *ctx)
 {
 	struct task_struct *p = (void *)ctx[0];
-	struct task_st *t = bpf_task_storage_get(&tasks, p, 0, 0);
+	struct task_st *t = followed(p);
 	if (!t)
 		return 0;
 	if (t->state == STATE_BLOCKED) {
@@ -371,7 +380,7 @@ SEC("tp_btf/sched_wakeup_new")
 int schedlab_wk_new(u64 *ctx)
 {
 	struct task_struct *p = (void *)ctx[0];
-	struct task_st *t = bpf_task_storage_get(&tasks, p, 0, 0);
+	struct task_st *t = followed(p);
 	if (t) {
 		t->state = STATE_RUNNABLE;
 		t->wake_start = bpf_ktime_get_ns();
@@ -383,7 +392,7 @@ SEC("tp_btf/sched_migrate_task")
 int schedlab_migr(u64 *ctx)
 {
 	struct task_struct *p = (void *)ctx[0];
-	struct task_st *t = bpf_task_storage_get(&tasks, p, 0, 0);
+	struct task_st *t = followed(p);
 	if (!t)
 		return 0;
 	u32 slot = t->slot;
@@ -401,7 +410,7 @@ int schedlab_fork(u64 *ctx)
 	struct task_struct *child = (void *)ctx[1];
 	u32 child_pid = child->pid;
 	u32 child_tgid = child->tgid;
-	struct task_st *pt = bpf_task_storage_get(&tasks, parent, 0, 0);
+	struct task_st *pt = followed(parent);
 	u32 slot, root, role = ROLE_UNKNOWN;
 	if (pt) {
 		slot = pt->slot;
