@@ -36,7 +36,7 @@ iosched = ["bfq", "dl", "kyber"]
 /// lab1's shape, small: hashers with a cgroup weight against a background group.
 const CGROUPS: &str = r#"
 name = "killed-cgroups"
-trace = true
+trace = "timeline"
 [matrix]
 workload = ["hash"]
 processes = [2]

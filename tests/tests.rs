@@ -51,5 +51,6 @@ mod unprivileged;
 mod within_run;
 
 mod architecture;
+mod bpf;
 mod free_figures;
 mod noise;

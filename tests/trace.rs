@@ -57,7 +57,7 @@ fn a_traced_pa3_cpu_cell_agrees_with_wait4_worker_by_worker() {
     // A run whose untraced switches (other sessions' load) put a worker's CPU time off is
     // said and made again, up to three runs; the last one is checked whatever it shows.
     for attempt in 1..=3 {
-        lab.ok(&["run", spec.to_str().unwrap(), "--trace", "-q"]);
+        lab.ok(&["run", spec.to_str().unwrap(), "--trace=timeline", "-q"]);
         if attempt == 3 || !cpu_off_after_repair(&lab) {
             break;
         }

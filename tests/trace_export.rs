@@ -135,7 +135,7 @@ fn a_traced_cell_exports_every_captured_sched_switch_with_names_and_marks() {
     let lab = Lab::new();
     for (name, text) in [("pi.toml", PI.replace("POLICY", "fifo")), ("set.toml", SET.to_string())] {
         let spec = lab.spec(name, &text);
-        lab.ok(&["run", spec.to_str().unwrap(), "--trace", "-q"]);
+        lab.ok(&["run", spec.to_str().unwrap(), "--trace=timeline", "-q"]);
         let (run, key, rows, jobs) = newest(&lab);
         let file = lab.path(&format!("{name}.pftrace"));
         let line = lab.ok(&["trace", "export", &run, "--cell", &key, "-o", file.to_str().unwrap()]);
@@ -363,7 +363,7 @@ fn kept_captures_survive_the_spool_and_resume() {
     let lab = Lab::new();
     let spec = lab.spec(
         "three.toml",
-        "name = \"three\"\ntrace = true\n[matrix]\nworkload = [\"a\", \"b\", \"c\"]\n[workloads.a]\nkind = \"command\"\nargv = [\"sleep\", \"1\"]\n\
+        "name = \"three\"\ntrace = \"timeline\"\n[matrix]\nworkload = [\"a\", \"b\", \"c\"]\n[workloads.a]\nkind = \"command\"\nargv = [\"sleep\", \"1\"]\n\
          [workloads.b]\nkind = \"command\"\nargv = [\"sleep\", \"1\"]\n[workloads.c]\nkind = \"command\"\nargv = [\"sleep\", \"1\"]\n",
     );
     let stored = |table: &str| -> i64 {

@@ -28,6 +28,9 @@ pub struct Args {
     /// Also print the workload and policy columns (the cell key already names both).
     #[arg(long)]
     pub wide: bool,
+    /// Check that every cell could be traced here, as `run --trace` would trace it.
+    #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "bpf", value_name = "HOW")]
+    pub trace: Option<super::common::TraceArg>,
 }
 
 /// Nanoseconds per hash round (4 KiB CityHash128) on this machine, from a short run.
@@ -171,7 +174,11 @@ fn plan_table(plan: &schedlab_spec::Plan, rows: Vec<Vec<String>>, wide: bool) ->
 
 /// Runs `schedlab check`.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    let spec = load_spec(Some(&a.file), a.scale, a.repetitions)?;
+    let mut spec = load_spec(Some(&a.file), a.scale, a.repetitions)?;
+    if let Some(how) = a.trace {
+        spec.plan.trace.all = true;
+        spec.plan.trace.mode = how.mode();
+    }
     if let Some(d) = &a.dir {
         schedlab_spec::not_kernel_fs("--dir", d).map_err(bad_input)?;
     }
@@ -343,6 +350,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         .and(scx_ok)
         .and(knobs_ok.map(|_| ()))
         .map_err(|e| bad_input(e.to_string()))?;
+    super::machine::check_trace(&spec, &Root::default())?;
     if let Some(line) =
         super::common::check_device(&spec, a.dir.as_deref(), a.yes_device.as_deref())?
     {

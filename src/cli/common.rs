@@ -101,17 +101,41 @@ pub struct RunFlags {
     /// watchdog and the reaping times.
     #[arg(long)]
     pub no_engine_rt: bool,
-    /// Record the scheduler's kernel trace of every cell repetition (as `trace = true` in the
-    /// spec); `schedlab trace` shows what it says. Needs root.
-    #[arg(long)]
-    pub trace: bool,
-    /// The trace buffer per CPU, KiB (as `trace_buffer_kb` in the spec; default 4096).
+    /// Trace the scheduler in every cell repetition (as `trace = true` in the spec):
+    /// per-worker figures aggregated in the kernel by schedlab's BPF programs, at a cost
+    /// stored with them; `--trace=timeline` (as `trace = "timeline"`) also captures every
+    /// event through tracefs, for `schedlab trace export` and the report's state chart.
+    /// `schedlab trace` shows what they say. Needs the kernel's BTF and root (or CAP_BPF and
+    /// CAP_PERFMON).
+    #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "bpf", value_name = "HOW")]
+    pub trace: Option<TraceArg>,
+    /// The timeline's trace buffer per CPU, KiB (as `trace_buffer_kb` in the spec; default
+    /// 4096).
     #[arg(long, value_name = "KIB", value_parser = clap::value_parser!(u32).range(kb(schedlab_spec::TRACE_BUFFER_KB.start())..=kb(schedlab_spec::TRACE_BUFFER_KB.end())))]
     pub trace_buffer_kb: Option<u32>,
     /// The campaign a shard belongs to (default: derived from the spec text, scale,
     /// repetitions and the number of shards, so shards started apart agree).
     #[arg(long, value_name = "ID")]
     pub campaign: Option<String>,
+}
+
+/// How `--trace` records a cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TraceArg {
+    /// Per-worker figures aggregated in the kernel (schedlab's BPF programs).
+    Bpf,
+    /// The figures, and every scheduler event captured through tracefs.
+    Timeline,
+}
+
+impl TraceArg {
+    /// The plan's mode for it.
+    pub fn mode(self) -> schedlab_spec::TraceMode {
+        match self {
+            TraceArg::Bpf => schedlab_spec::TraceMode::Bpf,
+            TraceArg::Timeline => schedlab_spec::TraceMode::TimelineAndBpf,
+        }
+    }
 }
 
 fn kb(x: &u32) -> i64 {
@@ -132,8 +156,10 @@ impl RunFlags {
         if let Some(t) = self.timeout {
             words.extend(["--timeout".into(), t.to_string()]);
         }
-        if self.trace {
-            words.push("--trace".into());
+        match self.trace {
+            Some(TraceArg::Bpf) => words.push("--trace".into()),
+            Some(TraceArg::Timeline) => words.push("--trace=timeline".into()),
+            None => {}
         }
         if let Some(kb) = self.trace_buffer_kb {
             words.extend(["--trace-buffer-kb".into(), kb.to_string()]);

@@ -70,12 +70,26 @@ pub fn check_run(spec: &Spec, root: &Root) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A traced cell needs what tracing needs (root, a kernel with tracefs): refused by name
-/// before anything is changed.
+/// A traced cell needs what tracing needs (the kernel's BTF, BPF and the capabilities to
+/// load tracing programs; root and tracefs for the timeline): refused by name before
+/// anything is changed.
 pub fn check_trace(spec: &Spec, root: &Root) -> anyhow::Result<()> {
-    if spec.plan.cells.iter().any(|c| spec.plan.traced(c)) {
+    if !spec.plan.cells.iter().any(|c| spec.plan.traced(c)) {
+        return Ok(());
+    }
+    let mode = spec.plan.trace.mode;
+    if mode.bpf() {
+        if let Some(why) = schedlab_bpf::unavailable(&schedlab_bpf::kernel_btf()) {
+            return Err(bad_input(format!(
+                "the plan traces cells (trace = true or --trace), but {why}"
+            )));
+        }
+    }
+    if mode.timeline() {
         schedlab_trace::tracefs::preflight(root).map_err(|why| {
-            bad_input(format!("the plan traces cells (trace = true or --trace), but {why}"))
+            bad_input(format!(
+                "the plan captures cells' timelines (trace = \"timeline\" or --trace=timeline), but {why}"
+            ))
         })?;
     }
     Ok(())

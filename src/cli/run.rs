@@ -316,8 +316,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    if a.flags.trace && !a.resume {
+    if let Some(how) = a.flags.trace.filter(|_| !a.resume) {
         spec.plan.trace.all = true;
+        spec.plan.trace.mode = how.mode();
     }
     if let Some(kb) = a.flags.trace_buffer_kb.filter(|_| !a.resume) {
         spec.plan.trace.buffer_kb = Some(kb);

@@ -151,12 +151,12 @@ fn measured(
     format: Format,
 ) -> anyhow::Result<(Vec<u8>, String)> {
     let Some(kept) = store.raw_trace(run.id, rec.params.cell_id, rec.rep, rec.warmup)? else {
-        return Err(bad_input(if rec.trace.is_some() {
-            format!("{what} was traced by a schedlab that did not keep the kernel's capture; run it again with --trace to export it")
-        } else {
-            format!(
-                "{what} was not traced; run it with --trace (or trace = true in the spec), as root"
-            )
+        return Err(bad_input(match &rec.trace {
+            Some(t) if t.observer.is_some() => format!("{what} was traced in the kernel (BPF figures) without its timeline; run it again with --trace=timeline (or trace = \"timeline\" in the spec) to export it"),
+            Some(_) => format!("{what} was traced by a schedlab that did not keep the kernel's capture; run it again with --trace=timeline to export it"),
+            None => format!(
+                "{what} was not traced; run it with --trace=timeline (or trace = \"timeline\" in the spec), as root"
+            ),
         }));
     };
     let raw = schedlab_trace::Raw::unkeep(&kept)

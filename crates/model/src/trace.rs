@@ -151,6 +151,52 @@ pub struct CellTrace {
     /// The length of a slice of the workers' state bars, seconds (0 without them).
     #[serde(default)]
     pub slice_s: f64,
+    /// What observing cost, when the figures were aggregated in the kernel by schedlab's
+    /// BPF programs (absent for figures from a tracefs capture).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observer: Option<ObserverCost>,
+    /// The same cell's figures as the BPF programs aggregated them, when the timeline was
+    /// captured too (`--trace=timeline`): the two ways of recording one execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bpf: Option<Box<CellTrace>>,
+}
+
+/// The BPF programs' own cost over a cell (the kernel's run-time statistics).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObserverCost {
+    /// Per program.
+    pub programs: Vec<ProgramCost>,
+    /// Program runs, all programs together (the events observed).
+    pub events: u64,
+    /// Time in the programs per event, ns.
+    pub ns_per_event: f64,
+    /// Events per second of the window.
+    pub events_per_s: f64,
+}
+
+impl ObserverCost {
+    /// The cost of these programs over a window of `span_s` seconds.
+    pub fn new(programs: Vec<ProgramCost>, span_s: f64) -> ObserverCost {
+        let events: u64 = programs.iter().map(|p| p.run_cnt).sum();
+        let ns: u64 = programs.iter().map(|p| p.run_time_ns).sum();
+        ObserverCost {
+            programs,
+            events,
+            ns_per_event: if events == 0 { 0.0 } else { ns as f64 / events as f64 },
+            events_per_s: if span_s > 0.0 { events as f64 / span_s } else { 0.0 },
+        }
+    }
+}
+
+/// One BPF program's run-time statistics.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramCost {
+    /// The program (its tracepoint).
+    pub name: String,
+    /// Times it ran.
+    pub run_cnt: u64,
+    /// Time it ran, ns.
+    pub run_time_ns: u64,
 }
 
 /// A cell repetition's capture kept as the kernel gave it (the trace crate's SLTRACE1 file,
@@ -217,6 +263,29 @@ mod tests {
         let cell = CellTrace { lost_events: 4, ..Default::default() };
         assert!(serde_json::to_string(&cell).unwrap().contains("\"lost_events\":4"));
         assert_eq!(serde_json::from_str::<WorkerTrace>(&json).unwrap(), w);
+    }
+
+    #[test]
+    fn observer_cost_is_per_event_and_per_second_and_absent_from_older_traces() {
+        let cost = ObserverCost::new(
+            vec![
+                ProgramCost { name: "sched_switch".into(), run_cnt: 300, run_time_ns: 24_000 },
+                ProgramCost { name: "sched_waking".into(), run_cnt: 100, run_time_ns: 4_000 },
+            ],
+            2.0,
+        );
+        assert_eq!((cost.events, cost.ns_per_event, cost.events_per_s), (400, 70.0, 200.0));
+        assert_eq!(ObserverCost::new(Vec::new(), 0.0).ns_per_event, 0.0);
+        // A trace stored before the BPF observer reads back without it, and one without
+        // it writes no new keys.
+        let old = r#"{"workers":[],"cpus":[],"lost_events":0,"events":5,"span_s":1.0}"#;
+        let t: CellTrace = serde_json::from_str(old).unwrap();
+        assert_eq!((t.observer.as_ref(), t.bpf.as_ref(), t.events), (None, None, 5));
+        let json = serde_json::to_string(&t).unwrap();
+        assert!(!json.contains("observer") && !json.contains("bpf"), "{json}");
+        let both = CellTrace { observer: Some(cost), bpf: Some(Box::new(t.clone())), ..t };
+        let back: CellTrace = serde_json::from_str(&serde_json::to_string(&both).unwrap()).unwrap();
+        assert_eq!(back, both);
     }
 
     #[test]

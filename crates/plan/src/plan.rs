@@ -264,12 +264,49 @@ pub struct TraceSetting {
     /// The instance's buffer per CPU, KiB (None: the trace crate's default).
     #[serde(default)]
     pub buffer_kb: Option<u32>,
+    /// How traced cells are recorded (plans stored before the BPF observer have none: they
+    /// were recorded as a tracefs timeline).
+    #[serde(default, skip_serializing_if = "TraceMode::is_tracefs")]
+    pub mode: TraceMode,
 }
 
 impl TraceSetting {
     /// No cell is traced and nothing was set.
     pub fn is_off(&self) -> bool {
         *self == TraceSetting::default()
+    }
+}
+
+/// How a traced cell is recorded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceMode {
+    /// Every scheduler event captured through a tracefs instance, the figures computed from
+    /// the timeline (the only way before the BPF observer; stored plans without a mode).
+    #[default]
+    Tracefs,
+    /// The figures aggregated in the kernel by schedlab's BPF programs (`trace = true`,
+    /// `--trace`): no timeline.
+    Bpf,
+    /// Both at once (`trace = "timeline"`, `--trace=timeline`): the timeline for exports
+    /// and the state chart, and the BPF figures beside the timeline's.
+    TimelineAndBpf,
+}
+
+impl TraceMode {
+    /// Plans without a mode.
+    pub fn is_tracefs(&self) -> bool {
+        *self == TraceMode::Tracefs
+    }
+
+    /// The cell's timeline is captured through tracefs.
+    pub fn timeline(self) -> bool {
+        matches!(self, TraceMode::Tracefs | TraceMode::TimelineAndBpf)
+    }
+
+    /// The BPF observer aggregates the cell's figures.
+    pub fn bpf(self) -> bool {
+        matches!(self, TraceMode::Bpf | TraceMode::TimelineAndBpf)
     }
 }
 

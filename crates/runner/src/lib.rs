@@ -304,8 +304,8 @@ impl<'a> Run<'a> {
             run.device = Some(dev);
         }
         // One tracefs for the run (mounted, journaled, only if none is mounted), when any of
-        // its cells is traced.
-        if run.source.may_trace(plan) {
+        // its cells captures the timeline.
+        if run.source.may_trace(plan) && plan.trace.mode.timeline() {
             run.tracefs =
                 Some(schedlab_trace::Tracefs::find_or_mount(&run.opts.root, run.journal)?);
         }
@@ -392,11 +392,11 @@ impl<'a> Run<'a> {
                 online: &self.online,
                 tag: &self.tag,
                 dma_latency: plan.dma_latency_for(cell),
-                trace: self
-                    .tracefs
-                    .as_ref()
-                    .filter(|_| plan.traced(cell))
-                    .map(|t| engine::Tracing { tracefs: t, buffer_kb: plan.trace.buffer_kb }),
+                trace: plan.traced(cell).then(|| engine::Tracing {
+                    tracefs: self.tracefs.as_ref().filter(|_| plan.trace.mode.timeline()),
+                    buffer_kb: plan.trace.buffer_kb,
+                    bpf: plan.trace.mode.bpf(),
+                }),
                 background_lead: self.opts.background_lead,
                 io: cell_io,
                 stat_devs: self.device.as_ref().map(|d| &d.stat_devs).unwrap_or(&no_devs),

@@ -28,7 +28,7 @@ pub struct RawSpec {
     #[serde(default)]
     pub cpu_dma_latency: Option<Spanned<toml::Value>>,
     #[serde(default)]
-    pub trace: Option<Spanned<bool>>,
+    pub trace: Option<Spanned<toml::Value>>,
     #[serde(default)]
     pub trace_buffer_kb: Option<Spanned<i64>>,
     pub matrix: Spanned<RawMatrix>,
@@ -271,7 +271,7 @@ axis_keys! {
 pub struct RawWorkload {
     pub kind: Spanned<String>,
     #[serde(default)]
-    pub trace: Option<Spanned<bool>>,
+    pub trace: Option<Spanned<toml::Value>>,
     #[serde(default)]
     pub iterations: Option<Spanned<i64>>,
     #[serde(default)]

@@ -713,3 +713,25 @@ fn a_misspelled_workload_names_the_workload_it_is_closest_to() {
     assert!(e.message.contains("unknown workload \"cpuu\" (did you mean \"cpu\"?)"), "{e}");
     assert!(e.message.contains("use one of: cpu, pi,"), "the full list stays: {e}");
 }
+
+#[test]
+fn trace_true_aggregates_in_the_kernel_and_timeline_captures_too() {
+    let mode = |text: &str| parse("t.toml", text).unwrap().plan.trace;
+    let cells = "[matrix]\nworkload = [\"a\", \"b\"]\n[workloads.a]\nkind = \"pi\"\n[workloads.b]\nkind = \"pi\"\n";
+    let t = mode(&format!("name = \"t\"\ntrace = true\n{cells}"));
+    assert!(t.all && t.mode == TraceMode::Bpf && t.mode.bpf() && !t.mode.timeline());
+    let t = mode(&format!("name = \"t\"\ntrace = \"timeline\"\n{cells}"));
+    assert!(t.all && t.mode == TraceMode::TimelineAndBpf && t.mode.timeline());
+    // One workload's timeline makes the run's mode the timeline.
+    let t = mode(&format!("name = \"t\"\n{cells}").replace(
+        "[workloads.b]\nkind = \"pi\"\n",
+        "[workloads.b]\nkind = \"pi\"\ntrace = \"timeline\"\n",
+    ));
+    assert!(!t.all && t.workloads == ["b"] && t.mode == TraceMode::TimelineAndBpf, "{t:?}");
+    // Untraced: no mode, as before (plans stored then read back as tracefs timelines).
+    let t = mode(&format!("name = \"t\"\ntrace = false\n{cells}"));
+    assert!(t.is_off() && t.mode == TraceMode::Tracefs);
+    let e = err(&format!("name = \"t\"\ntrace = 3\n{cells}"));
+    assert_eq!((e.line, e.col), (2, 9), "{e}");
+    assert!(e.message.contains("\"timeline\""), "{e}");
+}

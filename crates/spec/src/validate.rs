@@ -153,14 +153,17 @@ pub(crate) fn validate(
         None => None,
     };
     let cpu_dma_latency = dma::dma_latency(&cx, raw.cpu_dma_latency.as_ref(), &mut locations)?;
+    let top = trace_value(&cx, raw.trace.as_ref())?;
+    let mut each = Vec::new();
+    for (k, w) in &raw.workloads {
+        if let Some(m) = trace_value(&cx, w.get_ref().trace.as_ref())? {
+            each.push((k.get_ref().clone(), m));
+        }
+    }
+    let modes = || top.iter().chain(each.iter().map(|(_, m)| m));
     let trace = TraceSetting {
-        all: raw.trace.as_ref().is_some_and(|t| *t.get_ref()),
-        workloads: raw
-            .workloads
-            .iter()
-            .filter(|(_, w)| w.get_ref().trace.as_ref().is_some_and(|t| *t.get_ref()))
-            .map(|(k, _)| k.get_ref().clone())
-            .collect(),
+        all: top.is_some(),
+        workloads: each.iter().map(|(k, _)| k.clone()).collect(),
         buffer_kb: match &raw.trace_buffer_kb {
             Some(b) => Some(cx.int_in(
                 b,
@@ -170,6 +173,18 @@ pub(crate) fn validate(
             )? as u32),
             None => None,
         },
+        // One mode for the run: the timeline as soon as any cell asks for it.
+        mode: if modes().any(|m| *m == TraceMode::TimelineAndBpf) {
+            TraceMode::TimelineAndBpf
+        } else {
+            TraceMode::Bpf
+        },
+    };
+    // Nothing traced: no mode (a plan as before the BPF observer).
+    let trace = if trace.all || !trace.workloads.is_empty() {
+        trace
+    } else {
+        TraceSetting { mode: TraceMode::default(), ..trace }
     };
 
     let mut workloads = BTreeMap::new();
@@ -1262,4 +1277,20 @@ fn first_cgroup_key(src: &str) -> Option<Location> {
     };
     let keys: Vec<&str> = AXES.iter().filter(|a| a.cgroup).map(|a| a.name).collect();
     crate::locate::keys(src, &keys).into_iter().find(|(_, v, _)| !zero(v)).map(|(k, _, _)| k)
+}
+
+/// A `trace` value: true (the BPF figures), "timeline" (the timeline too) or false (None).
+fn trace_value(cx: &Ctx, v: Option<&Spanned<toml::Value>>) -> Result<Option<TraceMode>, SpecError> {
+    let Some(v) = v else { return Ok(None) };
+    match v.get_ref() {
+        toml::Value::Boolean(false) => Ok(None),
+        toml::Value::Boolean(true) => Ok(Some(TraceMode::Bpf)),
+        toml::Value::String(s) if s == "timeline" => Ok(Some(TraceMode::TimelineAndBpf)),
+        other => cx.err(
+            v.span(),
+            format!(
+                "trace must be true (figures aggregated in the kernel), \"timeline\" (every event captured too) or false, got {other}"
+            ),
+        ),
+    }
 }

@@ -92,13 +92,16 @@ struct Task {
     state: State,
     /// When its pending wake-up began.
     waking: Option<u64>,
+    /// A sched_waking that came while it was running, until its sched_wakeup says whether
+    /// it found the task asleep (the waking raced its switch-out) or not.
+    early: Option<u64>,
     /// The CPU the kernel last moved it to, and when.
     arrived: Option<(u32, u64)>,
 }
 
 impl Task {
     fn new(worker: usize) -> Task {
-        Task { worker, state: State::Unknown, waking: None, arrived: None }
+        Task { worker, state: State::Unknown, waking: None, early: None, arrived: None }
     }
 }
 
@@ -285,7 +288,8 @@ impl Fold {
         }
         match &e.kind {
             Kind::Switch(s) => self.switch(e.ts, e.cpu, s),
-            Kind::Waking(w) | Kind::Wakeup(w) => self.wakeup(e.ts, w.pid),
+            Kind::Waking(w) => self.waking(e.ts, w.pid),
+            Kind::Wakeup(w) => self.woken(e.ts, w.pid),
             Kind::WakeupNew(w) => self.wakeup_new(e.ts, w.pid),
             Kind::Migrate { pid, dest_cpu, .. } => self.migrate(e.ts, *pid, *dest_cpu as u32),
             Kind::Fork { parent, child } => self.fork(*parent, *child),
@@ -391,7 +395,34 @@ impl Fold {
         }
     }
 
-    /// sched_waking or sched_wakeup of `pid`.
+    /// sched_waking of `pid`: a wake-up begins. One that finds it still running is kept
+    /// until its sched_wakeup.
+    pub fn waking(&mut self, ts: u64, pid: i32) {
+        match self.tasks.get_mut(&pid) {
+            Some(t) if matches!(t.state, State::Running(_)) => {
+                t.early.get_or_insert(ts);
+            }
+            _ => self.wakeup(ts, pid),
+        }
+    }
+
+    /// sched_wakeup of `pid`: the wake-up is done. A task that switched out asleep after
+    /// its waking came was runnable from its switch-out, woken at that waking; one still
+    /// running was not asleep.
+    pub fn woken(&mut self, ts: u64, pid: i32) {
+        let Some(t) = self.tasks.get_mut(&pid) else { return };
+        let early = t.early.take();
+        match (t.state, early) {
+            (State::Blocked(since), Some(at)) => {
+                t.state = State::Runnable(since);
+                t.waking = Some(at);
+            }
+            (State::Running(_) | State::Runnable(_), _) => {}
+            _ => self.wakeup(ts, pid),
+        }
+    }
+
+    /// A wake-up of `pid` that found it asleep (or in an unknown state).
     pub fn wakeup(&mut self, ts: u64, pid: i32) {
         if let Some(t) = self.tasks.get_mut(&pid) {
             // A wakeup after its waking is the same wake-up; a task already running or
@@ -482,6 +513,8 @@ impl Fold {
             events,
             span_s: secs(window.end_ns.saturating_sub(window.start_ns)),
             slice_s: secs(window.slice_ns()),
+            observer: None,
+            bpf: None,
         }
     }
 }

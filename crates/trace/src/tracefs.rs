@@ -15,14 +15,15 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// offers. A tracefs mounted anywhere else belongs to someone who may unmount it.
 const STANDARD: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
-/// The scheduler's events every capture enables, as `system/event`. sched_wakeup is left
-/// out: the kernel traces sched_waking first in every wake-up that can be followed by a
-/// sched_wakeup (try_to_wake_up, once the task's state matches), so it would only repeat the
-/// wake-up a moment later, at a quarter of a busy cell's events (docs/BENCHMARKS.md).
-/// sched_wakeup_new stays: a new task's first wake-up has no sched_waking.
-pub const SCHED_EVENTS: [&str; 7] = [
+/// The scheduler's events every capture enables, as `system/event`. sched_waking starts a
+/// wake-up; sched_wakeup, which always follows it, tells whether it found the task asleep
+/// (after its switch-out, even when the waking came before it) or still on its CPU (no
+/// wake-up at all): without it a wake-up racing the task's switch-out was lost.
+/// sched_wakeup_new: a new task's first wake-up has no sched_waking.
+pub const SCHED_EVENTS: [&str; 8] = [
     "sched/sched_switch",
     "sched/sched_waking",
+    "sched/sched_wakeup",
     "sched/sched_wakeup_new",
     "sched/sched_migrate_task",
     "sched/sched_process_fork",

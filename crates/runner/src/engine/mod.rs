@@ -124,13 +124,15 @@ fn abandon(
     cx.warnings.extend(cx.journal.undo_to(mark));
 }
 
-/// A traced cell's tracefs and buffer size.
+/// How a traced cell is recorded.
 #[derive(Debug, Clone, Copy)]
 pub struct Tracing<'a> {
-    /// The tracefs the run found or mounted.
-    pub tracefs: &'a schedlab_trace::Tracefs,
+    /// The tracefs the run found or mounted, when the cell's timeline is captured.
+    pub tracefs: Option<&'a schedlab_trace::Tracefs>,
     /// Per-CPU buffer, KiB (None: the trace crate's default).
     pub buffer_kb: Option<u32>,
+    /// The BPF observer aggregates the cell's figures in the kernel.
+    pub bpf: bool,
 }
 
 /// Runs one cell repetition.
@@ -170,7 +172,21 @@ pub fn run_cell(
         Err(msg) => return Ok(failed(cell, step, ordinal, msg)),
     };
     // The trace covers the workers' whole lives (fork to reap), as wait4's accounting does.
-    let capture = match cx.trace {
+    let mut observer = match cx.trace.filter(|t| t.bpf) {
+        Some(_) => match schedlab_bpf::Observer::start(&schedlab_bpf::kernel_btf(), n) {
+            Ok(o) => Some(o),
+            Err(e) => {
+                return Ok(failed(
+                    cell,
+                    step,
+                    ordinal,
+                    format!("could not start the BPF observer: {e}"),
+                ))
+            }
+        },
+        None => None,
+    };
+    let capture = match cx.trace.and_then(|t| t.tracefs.map(|fs| (fs, t.buffer_kb))) {
         Some(t) => match trace::start(cx, cell, t) {
             Ok(c) => Some(c),
             Err(e) => {
@@ -193,6 +209,8 @@ pub fn run_cell(
         Spawned::Stopped(sig) => return Ok(Outcome::Interrupted(sig)),
         Spawned::Failed(msg) => return Ok(failed(cell, step, ordinal, msg)),
     };
+    let pids = workers.iter().map(|w| w.pid);
+    trace::register(cx, cell, observer.as_mut(), pids, schedlab_bpf::Role::Worker);
     // Watched only now: every descriptor the engine holds is copied into each child it spawns.
     let mut reaper = Reaper::new(pgid, workers.iter().map(|w| w.pid));
     let collector = Collector::start(ends.results, workers.len());
@@ -213,6 +231,8 @@ pub fn run_cell(
         }
     };
     let n = n + dispatchers.len();
+    let pids = dispatchers.iter().copied();
+    trace::register(cx, cell, observer.as_mut(), pids, schedlab_bpf::Role::Engine);
     for &d in &dispatchers {
         reaper.add(d);
     }
@@ -310,8 +330,17 @@ pub fn run_cell(
     if let Some(Err(e)) = scheduler.as_mut().map(scx::Loaded::stop) {
         cx.warnings.push(format!("cell {}: stopping its sched_ext scheduler: {e}", cell.key));
     }
+    let observed = observer.and_then(|o| trace::observed(cx, cell, o, &workers));
     let (cell_trace, raw_trace) = capture
         .map_or((None, None), |c| trace::finish(cx, cell, c, &workers, &dispatchers, release_ns));
+    // Recorded both ways: the timeline's figures, with the BPF programs' beside them.
+    let cell_trace = match (cell_trace, observed) {
+        (Some(mut t), b) => {
+            t.bpf = b.map(Box::new);
+            Some(t)
+        }
+        (None, b) => b,
+    };
 
     // The samples and the verdict.
     let reports = samples::parse_reports(&lines, &cell.key, cx.warnings);

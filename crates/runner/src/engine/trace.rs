@@ -1,7 +1,8 @@
 //! A traced cell: the capture around the workers' lives and the figures from it.
 
 use super::spawn::Worker;
-use super::{CellCtx, Tracing};
+use super::CellCtx;
+use schedlab_bpf::{Observer, Role};
 use schedlab_model::trace::{CellTrace, RawTrace};
 use schedlab_plan::{Affinity, Cell};
 use schedlab_trace::capture::ReaderPolicy;
@@ -12,10 +13,10 @@ use schedlab_trace::{Capture, Options, Raw};
 pub(super) fn start(
     cx: &mut CellCtx,
     cell: &Cell,
-    t: Tracing,
+    (tracefs, buffer_kb): (&schedlab_trace::Tracefs, Option<u32>),
 ) -> Result<Capture, schedlab_trace::Error> {
     let mut opts = Options::default();
-    if let Some(kb) = t.buffer_kb {
+    if let Some(kb) = buffer_kb {
         opts.settings.buffer_kb = kb;
     }
     // Block requests only where the cell sets an I/O scheduler, the cells that study the
@@ -24,7 +25,55 @@ pub(super) fn start(
     opts.settings.block = cell.io.is_some();
     opts.reader = ReaderPolicy::for_cell(cell.is_realtime().then_some(1));
     opts.avoid_cpus = worker_cpus(cell, cx.online);
-    Capture::start(t.tracefs, cx.journal, &opts)
+    Capture::start(tracefs, cx.journal, &opts)
+}
+
+/// Tells the observer what the engine's new children are, before any is released. One it
+/// could not be told about is sorted out when its figures are read.
+pub(super) fn register(
+    cx: &mut CellCtx,
+    cell: &Cell,
+    observer: Option<&mut Observer>,
+    pids: impl Iterator<Item = i32>,
+    role: Role,
+) {
+    let Some(o) = observer else { return };
+    for pid in pids {
+        if let Err(e) = o.register(pid, role) {
+            cx.warnings.push(format!("cell {}: {e}", cell.key));
+            return;
+        }
+    }
+}
+
+/// The observer's figures of the workers (in index order). Figures that cannot be read
+/// become a warning: the cell's measurements stand without them.
+pub(super) fn observed(
+    cx: &mut CellCtx,
+    cell: &Cell,
+    observer: Observer,
+    workers: &[Worker],
+) -> Option<CellTrace> {
+    let mut ordered: Vec<&Worker> = workers.iter().collect();
+    ordered.sort_by_key(|w| w.index);
+    let pids: Vec<i32> = ordered.iter().map(|w| w.pid).collect();
+    match observer.finish(&pids) {
+        Ok(t) => {
+            let unseen = t.workers.iter().filter(|w| w.tasks == 0).count();
+            if unseen > 0 {
+                cx.warnings.push(format!(
+                    "cell {}: the BPF observer did not see {unseen} of {} workers start: their figures are empty",
+                    cell.key,
+                    t.workers.len()
+                ));
+            }
+            Some(t)
+        }
+        Err(e) => {
+            cx.warnings.push(format!("cell {}: the BPF observer's figures: {e}", cell.key));
+            None
+        }
+    }
 }
 
 /// The CPUs the cell's workers may use: the union of their groups' lists when every group

@@ -465,3 +465,48 @@ mod handlers {
         assert_eq!(f.finish(3, nobody).events, 2);
     }
 }
+
+fn wakeup(ts: u64, pid: i32) -> Event {
+    ev(ts, Kind::Wakeup(Wake { pid, target_cpu: 0 }))
+}
+
+/// Issue 28, item 3: a sched_waking that comes while the task is still on its CPU, and
+/// finds it gone to sleep by its sched_wakeup, is its wake-up: runnable from the
+/// switch-out, timed from the waking (it was lost: its wait counted as blocked, no latency).
+#[test]
+fn a_wakeup_racing_the_switch_out_is_not_lost() {
+    let events = [
+        sw(0, 0, 0, 0, 10),
+        waking(100, 10),
+        sw(105, 0, 10, S, 0),
+        wakeup(110, 10),
+        sw(300, 1, 0, 0, 10),
+        sw(400, 1, 10, Z, 0),
+    ];
+    let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
+    let w = &c.workers[0];
+    assert_eq!(w.wakeups, 1);
+    assert_eq!(w.wakeup_max_us, Some(0.2), "from the waking at 100 to the switch-in at 300");
+    assert_eq!((w.run_s * 1e9, w.runnable_s * 1e9, w.blocked_s * 1e9), (205.0, 195.0, 0.0));
+}
+
+/// A waking that finds the task running and queued is no wake-up: its sched_wakeup comes
+/// while it still runs, and its next sleep is timed from its own waking.
+#[test]
+fn a_waking_of_a_running_task_wakes_nothing() {
+    let events = [
+        sw(0, 0, 0, 0, 10),
+        waking(100, 10),
+        wakeup(101, 10),
+        sw(200, 0, 10, S, 0),
+        waking(500, 10),
+        wakeup(501, 10),
+        sw(520, 0, 0, 0, 10),
+        sw(600, 0, 10, Z, 0),
+    ];
+    let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
+    let w = &c.workers[0];
+    assert_eq!(w.wakeups, 1);
+    assert_eq!(w.wakeup_max_us, Some(0.02));
+    assert_eq!((w.run_s * 1e9, w.runnable_s * 1e9, w.blocked_s * 1e9), (280.0, 20.0, 300.0));
+}
