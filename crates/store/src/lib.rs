@@ -9,6 +9,7 @@ mod campaign;
 mod merge;
 mod repetitions;
 mod schema;
+mod sets;
 pub mod spool;
 mod status;
 
