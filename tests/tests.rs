@@ -53,3 +53,4 @@ mod within_run;
 mod architecture;
 mod free_figures;
 mod noise;
+mod sets;

@@ -92,7 +92,7 @@ impl Store {
                 jobs_log,
             })
         })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        rows.collect()
     }
 
     /// (cell, index) of every set of a run stored so far: what `--resume` need not redo.
@@ -100,6 +100,6 @@ impl Store {
         let mut st =
             self.conn.prepare("SELECT cell_id, set_index FROM task_sets WHERE run_id = ?1")?;
         let rows = st.query_map(params![run_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        rows.collect()
     }
 }

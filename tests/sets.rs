@@ -1,0 +1,116 @@
+//! Many generated sets per cell (issue #32): `simulate` runs them in parallel, stores one
+//! row per set, gives the same rows whatever the thread count, and after Ctrl-C `--resume`
+//! finishes the batch with the rows an uninterrupted run gives.
+
+use crate::util::Lab;
+use std::time::{Duration, Instant};
+
+fn batch_spec(sets: u32, schedulers: &str, utilisations: &str, duration_s: f64) -> String {
+    format!(
+        r#"name = "batch"
+repetitions = 1
+[matrix]
+workload = ["set"]
+scheduler = [{schedulers}]
+utilisation = [{utilisations}]
+[workloads.set]
+kind = "periodic"
+duration_s = {duration_s}
+quantum_ms = 1
+work_fraction = 1
+cpu = 0
+generate = {{ tasks = 6, min_period_ms = 10, max_period_ms = 100, measure = "plain", x = 1, y = 2, seed = 11, sets = {sets} }}
+"#
+    )
+}
+
+/// Every stored set of run `run`, one line each, without the run id.
+fn rows(lab: &Lab, run: i64) -> Vec<String> {
+    let db = rusqlite::Connection::open(lab.db()).unwrap();
+    let mut st = db
+        .prepare(
+            "SELECT cell_id, set_index, seed, scheduler, utilisation, plain_utilisation, min_utilisation, cpus, tasks_json, jobs, misses, violations, schedulable, tests_json, message
+             FROM task_sets WHERE run_id = ?1 ORDER BY cell_id, set_index",
+        )
+        .unwrap();
+    let out = st
+        .query_map([run], |r| {
+            let cols: Vec<String> = (0..15)
+                .map(|i| format!("{:?}", r.get::<_, rusqlite::types::Value>(i).unwrap()))
+                .collect();
+            Ok(cols.join("|"))
+        })
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    out
+}
+
+fn stored_sets(lab: &Lab) -> i64 {
+    let Ok(db) = rusqlite::Connection::open(lab.db()) else { return 0 };
+    db.query_row("SELECT COUNT(*) FROM task_sets", [], |r| r.get(0)).unwrap_or(0)
+}
+
+#[test]
+fn batch_results_are_the_same_with_one_and_two_threads() {
+    let lab = Lab::new();
+    let spec = lab.spec("b.toml", &batch_spec(40, r#""fifo-rm", "dwcs""#, "0.7, 1.0", 1.0));
+    let spec = spec.to_str().unwrap();
+    lab.ok(&["simulate", spec, "-q", "--cpus", "1", "--threads", "1"]);
+    lab.ok(&["simulate", spec, "-q", "--cpus", "1", "--threads", "2"]);
+    let (one, two) = (rows(&lab, 1), rows(&lab, 2));
+    assert_eq!(one.len(), 2 * 2 * 40, "every set of every cell stored once");
+    assert_eq!(one, two);
+    // The sets differ from each other, and every scheduler got the same sets at a point.
+    let tasks = |r: &String| r.split('|').nth(8).unwrap().to_string();
+    assert_ne!(tasks(&one[0]), tasks(&one[1]));
+    let at = |sched: &str, u: &str| -> Vec<String> {
+        one.iter()
+            .filter(|r| r.contains(&format!("Text(\"{sched}\")|Real({u})")))
+            .map(tasks)
+            .collect()
+    };
+    assert_eq!(at("fifo-rm", "0.7").len(), 40);
+    assert_eq!(at("fifo-rm", "0.7"), at("dwcs", "0.7"));
+    assert_ne!(at("fifo-rm", "0.7"), at("fifo-rm", "1.0"));
+}
+
+#[test]
+fn an_interrupted_batch_resumes_to_the_uninterrupted_result() {
+    let lab = Lab::new();
+    let spec = lab.spec("b.toml", &batch_spec(5000, r#""fifo-dm""#, "0.9", 1.0));
+    let spec = spec.to_str().unwrap();
+    let mut child = lab
+        .cmd(&["simulate", spec, "-q", "--cpus", "1", "--threads", "1"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while stored_sets(&lab) == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no set was stored");
+        assert!(child.try_wait().unwrap().is_none(), "finished before it could be interrupted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "stopped by SIGINT: {stderr}");
+    let kept = stored_sets(&lab);
+    assert!(kept > 0 && kept < 5000, "{kept} sets stored");
+    assert!(lab.ok(&["runs"]).contains("interrupted"));
+    let hint = stderr.split('`').nth(1).unwrap_or_else(|| panic!("no command in: {stderr}"));
+    assert!(hint.contains("simulate") && hint.contains("--resume"), "{hint}");
+    let out = lab.paste(hint, &["--cpus", "1", "--threads", "2"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{hint}: {said}");
+    assert!(said.contains(&format!("({kept} stored before)")), "{said}");
+    assert!(lab.ok(&["runs"]).contains("complete"));
+    // Nothing to resume now.
+    assert_eq!(lab.run(&["simulate", spec, "--resume", "-q"]).status.code(), Some(2));
+    lab.ok(&["simulate", spec, "-q", "--cpus", "1", "--threads", "2"]);
+    let (resumed, whole) = (rows(&lab, 1), rows(&lab, 2));
+    assert_eq!(resumed.len(), 5000);
+    assert_eq!(resumed, whole);
+}
