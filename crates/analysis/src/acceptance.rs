@@ -145,9 +145,9 @@ pub fn acceptance(rows: &[TaskSetRow]) -> Vec<AcceptanceCurve> {
 
 /// The seed's figure over a batch: sliding-window violations per process (per task of the
 /// set) at each utilisation, per CPU count and scheduler, as the mean over the sets with its
-/// 95% interval: (cpus, scheduler, [(utilisation, summary)]).
-pub fn violations_per_process(rows: &[TaskSetRow]) -> Vec<(u32, String, Vec<(f64, Summary)>)> {
-    let mut groups: Vec<((u32, String), Vec<(f64, Vec<f64>)>)> = Vec::new();
+/// 95% interval.
+pub fn violations_per_process(rows: &[TaskSetRow]) -> Vec<ViolationCurve> {
+    let mut groups: Vec<((u32, String), ByUtilisation)> = Vec::new();
     for r in rows.iter().filter(|r| !r.tasks.is_empty() && r.message.is_none()) {
         let key = (r.cpus, r.scheduler.clone());
         let i = match groups.iter().position(|(k, _)| *k == key) {
@@ -172,9 +172,23 @@ pub fn violations_per_process(rows: &[TaskSetRow]) -> Vec<(u32, String, Vec<(f64
                 .into_iter()
                 .filter_map(|(u, v)| Summary::in_domain(&v, Domain::NonNegative).map(|s| (u, s)))
                 .collect();
-            (cpus, name, points)
+            ViolationCurve { cpus, scheduler: name, points }
         })
         .collect()
+}
+
+/// Values per utilisation, in order of appearance.
+type ByUtilisation = Vec<(f64, Vec<f64>)>;
+
+/// A scheduler's violations per process against utilisation over a batch's sets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ViolationCurve {
+    /// The CPUs the sets ran on.
+    pub cpus: u32,
+    /// The scheduler.
+    pub scheduler: String,
+    /// (utilisation, the mean over the sets with its interval), increasing utilisation.
+    pub points: Vec<(f64, Summary)>,
 }
 
 #[cfg(test)]
@@ -252,6 +266,9 @@ mod tests {
         assert_eq!((p.low, p.high), wilson(1, 2, Z95));
         let v = violations_per_process(&rows);
         assert_eq!(v.len(), 2);
-        assert_eq!(v[1].2[1].1.mean, 1.0, "rm at 1.0: two sets, each 2 violations over 2 tasks");
+        assert_eq!(
+            v[1].points[1].1.mean, 1.0,
+            "rm at 1.0: two sets, each 2 violations over 2 tasks"
+        );
     }
 }

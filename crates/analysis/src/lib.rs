@@ -35,7 +35,7 @@ mod within;
 
 pub use acceptance::{
     acceptance, violations_per_process, weighted_schedulability, wilson, AcceptanceCurve,
-    AcceptancePoint,
+    AcceptancePoint, ViolationCurve,
 };
 pub use adaptive::{judge, main_figure, Decision, Judgement, MainFigure};
 pub use cells::{cell_stats, CellStats};
