@@ -73,6 +73,16 @@ fn batch_results_are_the_same_with_one_and_two_threads() {
     assert_eq!(at("fifo-rm", "0.7").len(), 40);
     assert_eq!(at("fifo-rm", "0.7"), at("dwcs", "0.7"));
     assert_ne!(at("fifo-rm", "0.7"), at("fifo-rm", "1.0"));
+    // show and export give the acceptance curves; export --per set a row per set.
+    let shown = lab.ok(&["show", "1"]);
+    assert!(shown.contains("rta-rm") && shown.contains("weighted"), "{shown}");
+    let curves = lab.ok(&["export", "1", "--per", "acceptance", "--format", "json"]);
+    let curves: Vec<serde_json::Value> = serde_json::from_str(&curves).unwrap();
+    let rm = curves.iter().find(|c| c["name"] == "fifo-rm" && c["utilisation"] == 0.7).unwrap();
+    assert_eq!(rm["sets"], 40);
+    let sets = lab.ok(&["export", "1", "--per", "set"]);
+    assert_eq!(sets.lines().count(), 1 + 2 * 2 * 40, "a header and a row per set");
+    assert!(sets.lines().next().unwrap().contains("test_edf-qpa"));
 }
 
 #[test]

@@ -26,7 +26,10 @@ pub fn wilson(accepted: u64, n: u64, z: f64) -> (f64, f64) {
     let denom = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denom;
     let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denom;
-    ((centre - half).max(0.0), (centre + half).min(1.0))
+    // At 0 and n the bound is exactly 0 or 1 (rounding would leave 1e-18).
+    let low = if k == 0.0 { 0.0 } else { (centre - half).max(0.0) };
+    let high = if k == n { 1.0 } else { (centre + half).min(1.0) };
+    (low, high)
 }
 
 /// Weighted schedulability of a curve of (utilisation, acceptance ratio) points:
