@@ -124,3 +124,25 @@ fn an_interrupted_batch_resumes_to_the_uninterrupted_result() {
     assert_eq!(resumed.len(), 5000);
     assert_eq!(resumed, whole);
 }
+
+#[test]
+fn the_schedulability_example_parses_and_checks() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/schedulability.toml");
+    let text = std::fs::read(file).unwrap();
+    let spec = schedlab_spec::decode(file, &text)
+        .and_then(|t| schedlab_spec::parse(file, &t))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(spec.plan.cells.len(), 10 * 11, "10 workloads x 11 utilisations");
+    for c in &spec.plan.cells {
+        let p = c.primary().workload.periodic().unwrap();
+        let b = p.batch.unwrap_or_else(|| panic!("{} has no batch", c.key));
+        assert_eq!((b.sets, b.hyperperiod, p.tasks.len()), (1000, true, 8), "{}", c.key);
+    }
+    let lab = Lab::new();
+    let out = lab.run(&["check", file]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1000 generated sets per cell"), "{text}");
+    if crate::util::is_root() {
+        assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    }
+}

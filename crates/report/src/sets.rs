@@ -7,7 +7,7 @@ use schedlab_model::sets::TaskSetRow;
 use serde_json::{json, Value};
 
 /// What the acceptance table shows, for the line above it.
-pub const ACCEPTANCE_NOTE: &str = "Acceptance of the generated sets (accepted / sets at each utilisation the sets were generated for, [95% Wilson interval]; sim = the scheduler simulated: no deadline miss, under dwcs no window violation; test = an analytical test's verdict, unknown counted as not accepted; weighted = sum U ratio(U) / sum U, Bastoni et al. 2010)";
+pub const ACCEPTANCE_NOTE: &str = "Acceptance of the generated sets (accepted / sets at each utilisation the sets were generated for; --wide adds the 95% Wilson interval; sim = the scheduler simulated: no deadline miss, under dwcs no window violation; test = an analytical test's verdict, unknown counted as not accepted; weighted = sum U ratio(U) / sum U, Bastoni et al. 2010)";
 
 /// The utilisations of all curves, increasing.
 fn utilisations(curves: &[AcceptanceCurve]) -> Vec<f64> {
@@ -19,8 +19,9 @@ fn utilisations(curves: &[AcceptanceCurve]) -> Vec<f64> {
 }
 
 /// The acceptance curves as a terminal table: a row per CPU count and scheduler or test, a
-/// column per utilisation, then the weighted schedulability.
-pub fn acceptance_table(curves: &[AcceptanceCurve]) -> Table {
+/// column per utilisation, then the weighted schedulability; each ratio with its interval
+/// when `wide` (160 columns hold about six utilisations so).
+pub fn acceptance_table(curves: &[AcceptanceCurve], wide: bool) -> Table {
     let us = utilisations(curves);
     let mut t = Table::new();
     t.load_style(presets::UTF8_FULL_CONDENSED)
@@ -36,7 +37,8 @@ pub fn acceptance_table(curves: &[AcceptanceCurve]) -> Table {
             if c.simulated { "sim" } else { "test" }.to_string(),
         ];
         row.extend(us.iter().map(|u| match c.points.iter().find(|p| p.utilisation == *u) {
-            Some(p) => format!("{:.3} [{:.3}, {:.3}]", p.ratio, p.low, p.high),
+            Some(p) if wide => format!("{:.3} [{:.3}, {:.3}]", p.ratio, p.low, p.high),
+            Some(p) => format!("{:.3}", p.ratio),
             None => "-".into(),
         }));
         row.push(format!("{:.3}", c.weighted));
