@@ -130,7 +130,7 @@ fn the_schedulability_example_parses_and_checks() {
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/schedulability.toml");
     let text = std::fs::read(file).unwrap();
     let spec = schedlab_spec::decode(file, &text)
-        .and_then(|t| schedlab_spec::parse(file, &t))
+        .and_then(|t| schedlab_spec::parse(file, t))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(spec.plan.cells.len(), 10 * 11, "10 workloads x 11 utilisations");
     for c in &spec.plan.cells {
