@@ -229,7 +229,7 @@ CREATE TABLE task_sets (
     message TEXT,
     jobs_json TEXT,
     PRIMARY KEY (run_id, cell_id, set_index)
-) WITHOUT ROWID;
+);
 "#,
 ];
 
