@@ -1,7 +1,9 @@
 //! Schedulability at scale (issue #32): over a batch of generated task sets per
 //! utilisation, the fraction each scheduler (simulated) and each analytical test accepts,
 //! with Wilson score intervals, and the weighted schedulability that sums a curve up in
-//! one number; and the seed's violations per process over the same sets.
+//! one number; and the seed's violations per process over the same sets. Under `dwcs`, and
+//! for the DWCS feasibility test, whose verdicts depend on the tasks' (x, y) windows, a line
+//! per window (`dwcs 1/2`).
 
 use crate::{Domain, Summary};
 use schedlab_model::sets::TaskSetRow;
@@ -78,6 +80,22 @@ pub struct AcceptanceCurve {
     pub weighted: f64,
 }
 
+/// Schedulers whose verdict depends on the tasks' windows (no window violation): a line per
+/// window.
+const WINDOW_SCHEDULERS: &[&str] = &["dwcs"];
+
+/// Tests whose verdict depends on the tasks' windows: a line per window.
+const WINDOW_TESTS: &[&str] = &["dwcs"];
+
+/// `name`, with the set's window (`dwcs 1/2`) when the verdict depends on it. A generated
+/// set's tasks share one window.
+fn with_window(name: &str, r: &TaskSetRow, windowed: bool) -> String {
+    match r.tasks.first() {
+        Some(t) if windowed => format!("{name} {}/{}", t.x, t.y),
+        _ => name.to_string(),
+    }
+}
+
 /// Each line's (utilisation, accepted, n) tallies, in order of first appearance.
 type Tallies = Vec<((u32, String, bool), Vec<(f64, u64, u64)>)>;
 
@@ -110,10 +128,28 @@ pub fn acceptance(rows: &[TaskSetRow]) -> Vec<AcceptanceCurve> {
     let mut lines: Tallies = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for r in rows.iter().filter(|r| !r.tasks.is_empty()) {
-        tally(&mut lines, (r.cpus, r.scheduler.clone(), true), r.utilisation, r.schedulable);
-        if seen.insert((r.cpus, r.utilisation.to_bits(), r.seed)) {
-            for (name, v) in &r.tests {
-                tally(&mut lines, (r.cpus, name.clone(), false), r.utilisation, v.accepted());
+        let name = with_window(&r.scheduler, r, WINDOW_SCHEDULERS.contains(&r.scheduler.as_str()));
+        tally(&mut lines, (r.cpus, name, true), r.utilisation, r.schedulable);
+        for (test, v) in &r.tests {
+            let windowed = WINDOW_TESTS.contains(&test.as_str());
+            // The same set under another scheduler (or, for a test that ignores windows,
+            // with another window) is counted once.
+            let tasks: Vec<(u64, u64, u64, u32, u32)> = r
+                .tasks
+                .iter()
+                .map(|t| {
+                    (
+                        t.c_ns,
+                        t.t_ns,
+                        t.d_ns,
+                        if windowed { t.x } else { 0 },
+                        if windowed { t.y } else { 0 },
+                    )
+                })
+                .collect();
+            if seen.insert((r.cpus, r.utilisation.to_bits(), r.seed, test.clone(), tasks)) {
+                let name = with_window(test, r, windowed);
+                tally(&mut lines, (r.cpus, name, false), r.utilisation, v.accepted());
             }
         }
     }
@@ -152,7 +188,8 @@ pub fn acceptance(rows: &[TaskSetRow]) -> Vec<AcceptanceCurve> {
 pub fn violations_per_process(rows: &[TaskSetRow]) -> Vec<ViolationCurve> {
     let mut groups: Vec<((u32, String), ByUtilisation)> = Vec::new();
     for r in rows.iter().filter(|r| !r.tasks.is_empty() && r.message.is_none()) {
-        let key = (r.cpus, r.scheduler.clone());
+        let windowed = WINDOW_SCHEDULERS.contains(&r.scheduler.as_str());
+        let key = (r.cpus, with_window(&r.scheduler, r, windowed));
         let i = match groups.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
@@ -267,6 +304,25 @@ mod tests {
         assert!((c[1].weighted - 1.0 / 3.0).abs() < 1e-12);
         let p = c[0].points[1];
         assert_eq!((p.low, p.high), wilson(1, 2, Z95));
+        // DWCS with two windows over the same sets: a line per window, the test once per set
+        // but per window, edf-qpa not counted again.
+        let mut windows = rows.clone();
+        for (k, w) in [(1, 2), (0, 1)] {
+            for mut r in [row("dwcs", 0.5, 1, k == 1, Yes), row("dwcs", 0.5, 2, true, Yes)] {
+                r.tests.push(("dwcs".into(), if k == 1 { Yes } else { No }));
+                r.tasks.iter_mut().for_each(|t| (t.x, t.y) = (k, w));
+                windows.push(r);
+            }
+        }
+        let c = acceptance(&windows);
+        let names: Vec<&str> = c.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["edf", "fifo-rm", "dwcs 1/2", "dwcs 0/1", "edf-qpa", "dwcs 1/2", "dwcs 0/1"]
+        );
+        assert_eq!(c[4].points[0].sets, 2, "edf-qpa: the same two sets at 0.5");
+        assert_eq!((c[3].points[0].sets, c[3].points[0].accepted), (2, 1));
+        assert_eq!((c[6].points[0].sets, c[6].points[0].accepted), (2, 0));
         let v = violations_per_process(&rows);
         assert_eq!(v.len(), 2);
         assert_eq!(
