@@ -14,7 +14,7 @@ use schedlab_simrun::{Demands, Measured, Params};
 use schedlab_spec::{Plan, Workload};
 use schedlab_store::Store;
 use schedlab_sys::{env, Root};
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -512,11 +512,26 @@ fn simulate_batches(
         b.enable_steady_tick(std::time::Duration::from_millis(200));
         b
     });
+    // Without a bar (stderr not a terminal), a line per cell once its sets are done.
+    let mut left: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
+    for &(c, _) in &todo {
+        left.entry(c).or_default().0 += 1;
+    }
     let outcome = pool.install(|| {
         schedlab_simrun::sets::simulate_sets(plan, p, &todo, SETS_PER_CHUNK, |rows| {
             store.insert_task_sets(run_id, &rows).map_err(|e| Stop::Failed(e.into()))?;
             if let Some(b) = &bar {
                 b.inc(rows.len() as u64);
+            }
+            for r in &rows {
+                let e = left.get_mut(&r.cell_id).expect("a cell of the list");
+                e.0 -= 1;
+                e.1 += usize::from(r.schedulable);
+                if e.0 == 0 && bar.is_none() && !a.quiet {
+                    let cell = &plan.cells[r.cell_id as usize];
+                    let n = sets_left_of(cell, &done);
+                    eprintln!("{}: {n} sets simulated, {} schedulable", cell.key, e.1);
+                }
             }
             match schedlab_runner::signals::stopped() {
                 Some(sig) => Err(Stop::Signal(sig)),
@@ -532,6 +547,15 @@ fn simulate_batches(
         Err(Stop::Signal(sig)) => Ok(Some(sig)),
         Err(Stop::Failed(e)) => Err(e),
     }
+}
+
+/// How many of `cell`'s sets were not in `done` (those simulated now).
+fn sets_left_of(
+    cell: &schedlab_spec::Cell,
+    done: &std::collections::BTreeSet<(u32, u32)>,
+) -> usize {
+    let all = schedlab_simrun::sets::batch(cell).map_or(0, |b| b.set_count() as usize);
+    all - done.iter().filter(|(c, _)| *c == cell.index).count()
 }
 
 /// Why the batches stopped early.
