@@ -146,3 +146,63 @@ fn the_schedulability_example_parses_and_checks() {
         assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+/// Sets of 4 tasks with every period 10 ms (hyperperiod 10 ms), simulated for 1 s.
+fn short_periods(extra: &str) -> String {
+    format!(
+        r#"name = "hp"
+repetitions = 1
+[matrix]
+workload = ["set"]
+scheduler = ["edf"]
+utilisation = [0.5]
+[workloads.set]
+kind = "periodic"
+duration_s = 1
+quantum_ms = 1
+cpu = 0
+generate = {{ tasks = 4, min_period_ms = 10, max_period_ms = 10, measure = "plain", seed = 3, sets = 3{extra} }}
+"#
+    )
+}
+
+fn column(lab: &Lab, sql: &str) -> Vec<rusqlite::types::Value> {
+    let db = rusqlite::Connection::open(lab.db()).unwrap();
+    let mut st = db.prepare(sql).unwrap();
+    let rows = st.query_map([], |r| r.get(0)).unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+#[test]
+fn a_batch_keeps_per_job_records_only_when_asked() {
+    use rusqlite::types::Value::{Integer, Null};
+    let lab = Lab::new();
+    let plain = lab.spec("a.toml", &short_periods(""));
+    lab.ok(&["simulate", plain.to_str().unwrap(), "-q", "--cpus", "1"]);
+    assert_eq!(
+        column(&lab, "SELECT jobs_json FROM task_sets WHERE run_id = 1"),
+        [Null, Null, Null]
+    );
+    assert_eq!(column(&lab, "SELECT count(*) FROM jobs"), [Integer(0)], "nor the cell's set 0");
+    let kept = lab.spec("b.toml", &short_periods(", job_records = true"));
+    lab.ok(&["simulate", kept.to_str().unwrap(), "-q", "--cpus", "1"]);
+    let logs = column(&lab, "SELECT jobs_json FROM task_sets WHERE run_id = 2");
+    assert!(logs.iter().all(|l| matches!(l, rusqlite::types::Value::Text(_))), "{logs:?}");
+    assert_ne!(column(&lab, "SELECT count(*) FROM jobs"), [Integer(0)]);
+}
+
+#[test]
+fn a_batch_simulates_each_set_over_its_hyperperiod_when_asked() {
+    let lab = Lab::new();
+    let whole = lab.spec("a.toml", &short_periods(""));
+    lab.ok(&["simulate", whole.to_str().unwrap(), "-q", "--cpus", "1"]);
+    let cut = lab.spec("b.toml", &short_periods(", horizon = \"hyperperiod\""));
+    lab.ok(&["simulate", cut.to_str().unwrap(), "-q", "--cpus", "1"]);
+    let jobs = |run: i64| {
+        column(&lab, &format!("SELECT jobs FROM task_sets WHERE run_id = {run} ORDER BY set_index"))
+    };
+    use rusqlite::types::Value::Integer;
+    // 4 tasks x 100 periods of 10 ms in 1 s; over the 10 ms hyperperiod, one job each.
+    assert_eq!(jobs(1), [Integer(400), Integer(400), Integer(400)]);
+    assert_eq!(jobs(2), [Integer(4), Integer(4), Integer(4)]);
+}
