@@ -148,6 +148,16 @@ pub fn charts(input: &FigureInput) -> Vec<Chart> {
     FIGURES.iter().flat_map(|f| f(input)).collect()
 }
 
+/// The batches' violations per process with the measured cells of another run on top (see
+/// `sets::violations_with_measured`).
+pub fn set_violations_with_measured(
+    sets: &[schedlab_model::sets::TaskSetRow],
+    measured: &[RtStats],
+    label: &str,
+) -> Vec<Chart> {
+    sets::violations_with_measured(sets, measured, label)
+}
+
 /// The charts of a report's comparison section: run A's cells against run B's, matched by key
 /// (today the response time distributions of shared periodic cells). `a_label`, `b_label`
 /// name the two runs in legends and captions.

@@ -3,8 +3,8 @@
 //! analytical test, with 95% Wilson intervals, one chart per CPU count; and the seed's
 //! violations per process against utilisation, the mean over the sets.
 
-use super::{Chart, ChartKind, FigureInput, Point, Series};
-use schedlab_analysis::{acceptance as curves, violations_per_process};
+use super::{point, Chart, ChartKind, FigureInput, Point, Series};
+use schedlab_analysis::{acceptance as curves, violations_per_process, RtStats};
 
 fn u_label(u: f64) -> String {
     u.to_string()
@@ -93,7 +93,44 @@ pub(super) fn acceptance(d: &FigureInput) -> Vec<Chart> {
 
 /// The seed's "average violations per process" over the batches, per CPU count.
 pub(super) fn violations(d: &FigureInput) -> Vec<Chart> {
-    let all = violations_per_process(d.sets);
+    violation_charts(d.sets).into_iter().map(|(_, c)| c).collect()
+}
+
+/// [`violations`] with the measured cells of another run on top (`report SIM --compare
+/// MEASURED`: the sets `run` measured live), a series per workload and scheduler from its cells' own
+/// violations per process, under `label`. Only charts with a measured point are drawn.
+pub(super) fn violations_with_measured(
+    sets: &[schedlab_model::sets::TaskSetRow],
+    measured: &[RtStats],
+    label: &str,
+) -> Vec<Chart> {
+    let mut out = Vec::new();
+    for (cpus, mut c) in violation_charts(sets) {
+        let points = measured
+            .iter()
+            .filter(|s| s.reps > 0 && s.per_cpu.len().max(1) == cpus as usize)
+            .filter(|s| s.sliding_violations_per_proc.mean.is_finite())
+            .filter_map(|s| {
+                let u = s.utilisation.map(u_label)?;
+                let x = c.categories.iter().position(|c| *c == u)?;
+                let name = format!("{}/{}, {label}", s.params.workload, s.scheduler);
+                Some((name, point(x, &s.sliding_violations_per_proc)))
+            });
+        let Some(extra) = super::series_of(points) else { continue };
+        c.series.extend(extra);
+        c.id = c.id.replace("set-violations", "set-violations-measured");
+        c.title.push_str(&format!(", with {label}"));
+        c.caption.push_str(&format!(
+            " On top, a line per workload and scheduler of {label}: the sets it measured live (set 0 of each cell), each point that cell's own violations per process, mean over its repetitions."
+        ));
+        out.push(c);
+    }
+    out
+}
+
+/// The violation charts of `sets`, one per CPU count, with that count.
+fn violation_charts(sets: &[schedlab_model::sets::TaskSetRow]) -> Vec<(u32, Chart)> {
+    let all = violations_per_process(sets);
     let mut cpus: Vec<u32> = all.iter().map(|c| c.cpus).collect();
     cpus.dedup();
     cpus.into_iter()
@@ -122,7 +159,7 @@ pub(super) fn violations(d: &FigureInput) -> Vec<Chart> {
                 })
                 .collect();
             let (id, on) = cpus_suffix(m);
-            Chart {
+            let chart = Chart {
                 kind: ChartKind::Lines,
                 id: format!("set-violations{id}"),
                 title: format!("Violations per process over the generated sets, {on}"),
@@ -135,7 +172,8 @@ pub(super) fn violations(d: &FigureInput) -> Vec<Chart> {
                 series,
                 reference: None,
                 states: Default::default(),
-            }
+            };
+            (m, chart)
         })
         .collect()
 }

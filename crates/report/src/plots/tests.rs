@@ -824,3 +824,23 @@ fn a_batch_gets_acceptance_curves_per_cpu_count_with_dashed_tests() {
     assert!(s.contains("stroke-dasharray") || s.matches("<polyline").count() > 2, "dashed");
     assert!(svg(&charts[1]).unwrap().contains("2 CPUs (partitioned)"));
 }
+
+#[test]
+fn measured_cells_of_another_run_go_on_top_of_the_batches_violations() {
+    let recs = crate::testdata::rt_records(&["set"], &[Some(0.5), Some(1.0)]);
+    let rt = schedlab_analysis::rt_stats(&recs);
+    let charts = set_violations_with_measured(&batch_rows(), &rt, "run 7 (measured)");
+    // The two-CPU batch has no measured cell on two CPUs: no chart for it.
+    let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["set-violations-measured-1cpu"]);
+    let c = &charts[0];
+    let first = format!("set/{}, run 7 (measured)", RT_SCHEDULERS[0]);
+    assert_eq!(names(c)[..2], ["edf", first.as_str()]);
+    // The first scheduler (k = 1 x (u index + 1)) violates 2k + r sliding windows per task,
+    // r = 0 and 1: means 2.5 at 0.5 and 4.5 at 1.0.
+    let ys: Vec<f64> = c.series[1].points.iter().map(|p| p.y).collect();
+    assert_eq!(ys, [2.5, 4.5]);
+    assert!(c.title.ends_with("with run 7 (measured)"), "{}", c.title);
+    assert!(svg(c).unwrap().contains("run 7 (measured)"));
+    assert!(set_violations_with_measured(&batch_rows(), &[], "x").is_empty());
+}
