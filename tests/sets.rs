@@ -112,6 +112,11 @@ fn an_interrupted_batch_resumes_to_the_uninterrupted_result() {
     assert!(lab.ok(&["runs"]).contains("interrupted"));
     let hint = stderr.split('`').nth(1).unwrap_or_else(|| panic!("no command in: {stderr}"));
     assert!(hint.contains("simulate") && hint.contains("--resume"), "{hint}");
+    // Another model would not give the rows the stored ones were simulated with.
+    let other = lab.paste(hint, &["--cpus", "2"]);
+    assert_eq!(other.status.code(), Some(2), "{}", String::from_utf8_lossy(&other.stderr));
+    assert!(String::from_utf8_lossy(&other.stderr).contains("was simulated with the model"));
+    assert_eq!(stored_sets(&lab), kept);
     let out = lab.paste(hint, &["--cpus", "1", "--threads", "2"]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{hint}: {said}");

@@ -294,6 +294,10 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let demands = a.demand_from.map(|run| measured_demands(db, plan, run)).transpose()?;
     let mut notes = Vec::new();
     let p = params(&a, plan, &environment, demands.as_ref(), &mut notes)?;
+    if let Some((store, id, _)) = &resumed {
+        same_model(store, *id, plan, &p)?;
+        store.reopen_run(*id)?;
+    }
     if let Some(t) = &plan.adaptive {
         notes.push(format!(
             "repetitions = {}: each cell is simulated min = {} times (the simulation is deterministic: more would repeat its figures)",
@@ -446,7 +450,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
 type DoneSteps = HashSet<(u32, u32, bool)>;
 
 /// The unfinished simulated run of this spec text `--resume` continues: the database open,
-/// the run's id (marked running again), its stored cell repetitions; `spec` takes its plan.
+/// the run's id, its stored cell repetitions; `spec` takes its plan.
 fn resumed_run(
     db: &Path,
     spec: &mut schedlab_spec::Spec,
@@ -464,9 +468,31 @@ fn resumed_run(
             row.id
         )
     })?;
-    store.reopen_run(row.id)?;
     let done = store.done_steps(row.id)?.into_iter().collect();
     Ok((store, row.id, done))
+}
+
+/// Refuses to resume run `id` under another model than the one its stored cells were
+/// simulated with (other `--cpus`, costs or rates): the rest would not match them.
+fn same_model(store: &Store, id: i64, plan: &Plan, p: &Params) -> anyhow::Result<()> {
+    for c in store.cells(id)? {
+        let Some(stored) = c.samples.iter().find_map(|s| s.extra.sim.as_ref()) else {
+            continue;
+        };
+        let Some(cell) = plan.cells.iter().find(|x| x.index == c.params.cell_id) else {
+            continue;
+        };
+        let now = schedlab_simrun::knobs::params_for(p, &plan.knobs_for(cell));
+        if stored.model != now {
+            return Err(bad_input(format!(
+                "run {id} was simulated with the model \"{}\", not \"{}\": give --resume the options (--cpus, costs, rates) it had",
+                stored.model.describe(),
+                now.describe()
+            )));
+        }
+        return Ok(());
+    }
+    Ok(())
 }
 
 /// Sets simulated between two looks for a stop request and stored in one transaction.
