@@ -211,3 +211,17 @@ fn a_batch_simulates_each_set_over_its_hyperperiod_when_asked() {
     assert_eq!(jobs(1), [Integer(400), Integer(400), Integer(400)]);
     assert_eq!(jobs(2), [Integer(4), Integer(4), Integer(4)]);
 }
+
+#[test]
+fn a_batch_the_simulator_cannot_model_stores_no_sets() {
+    let lab = Lab::new();
+    let text =
+        short_periods("").replace("kind = \"periodic\"", "kind = \"periodic\"\nbody = \"read\"");
+    let spec = lab.spec("r.toml", &text);
+    let spec = spec.to_str().unwrap();
+    assert_eq!(lab.run(&["simulate", spec, "-q", "--cpus", "1"]).status.code(), Some(2));
+    lab.ok(&["simulate", spec, "-q", "--cpus", "1", "--skip-unsupported"]);
+    use rusqlite::types::Value::Integer;
+    assert_eq!(column(&lab, "SELECT count(*) FROM task_sets"), [Integer(0)]);
+    assert_eq!(column(&lab, "SELECT count(*) FROM cells WHERE status != 'ok'"), [Integer(1)]);
+}

@@ -510,7 +510,7 @@ fn simulate_batches(
     use indicatif::{ProgressBar, ProgressStyle};
     use std::io::IsTerminal;
     let done = store.done_task_sets(run_id)?;
-    let todo = schedlab_simrun::sets::pending(plan, &done);
+    let todo = schedlab_simrun::sets::pending(plan, p, &done);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(a.threads.unwrap_or(0))
         .build()

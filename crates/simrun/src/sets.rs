@@ -142,10 +142,12 @@ pub fn simulate_set(
     row
 }
 
-/// The sets of `plan` still to simulate (not in `done`), as (cell, index) in cell order.
-pub fn pending(plan: &Plan, done: &BTreeSet<(u32, u32)>) -> Vec<(u32, u32)> {
+/// The sets of `plan` still to simulate (not in `done`), as (cell, index) in cell order;
+/// none of a cell that cannot be simulated (stored failed with `--skip-unsupported`).
+pub fn pending(plan: &Plan, p: &Params, done: &BTreeSet<(u32, u32)>) -> Vec<(u32, u32)> {
     plan.cells
         .iter()
+        .filter(|c| crate::model::unsupported(c, p).is_none())
         .filter_map(|c| batch(c).map(|b| (c, b)))
         .flat_map(|(c, b)| (0..b.set_count()).map(move |i| (c.index, i)))
         .filter(|k| !done.contains(k))
