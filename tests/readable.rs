@@ -48,8 +48,18 @@ fn show_and_check_print_no_table_wider_than_160() {
     let wide = lab.ok(&["show", &rt, "--wide"]);
     assert!(wide.contains("fixed viol./proc") && !shown.contains("fixed viol./proc"), "{wide}");
 
-    for name in ["quick", "pa3", "rt", "iosched", "dwcs-canonical", "knobs", "lab1", "dwcs", "scx"]
-    {
+    for name in [
+        "quick",
+        "pa3",
+        "rt",
+        "iosched",
+        "dwcs-canonical",
+        "knobs",
+        "lab1",
+        "dwcs",
+        "scx",
+        "schedulability",
+    ] {
         let file = format!("{}/experiments/{name}.toml", env!("CARGO_MANIFEST_DIR"));
         // Without root the privilege check fails after the plan is printed: the table counts.
         let out = lab.run(&["check", &file]);

@@ -54,3 +54,4 @@ mod architecture;
 mod bpf;
 mod free_figures;
 mod noise;
+mod sets;

@@ -18,6 +18,8 @@ pub struct Subject {
     pub cells: Vec<CellRecord>,
     /// For each of `cells`, the index of its run in `shards`.
     pub origin: Vec<usize>,
+    /// The generated sets of its batches (`generate = { sets = N }`), shard after shard.
+    pub sets: Vec<schedlab_model::sets::TaskSetRow>,
 }
 
 /// Reads a run (`7`), a campaign (`campaign:ID`, or an id or unique prefix of one that is
@@ -45,6 +47,7 @@ pub fn load(store: &Store, arg: Option<&str>) -> anyhow::Result<Subject> {
 pub fn of_run(store: &Store, run: RunRow) -> anyhow::Result<Subject> {
     let cells = store.cells(run.id)?;
     Ok(Subject {
+        sets: store.task_sets(run.id)?,
         origin: vec![0; cells.len()],
         cells,
         campaign: None,
@@ -55,8 +58,9 @@ pub fn of_run(store: &Store, run: RunRow) -> anyhow::Result<Subject> {
 
 fn of_campaign(store: &Store, campaign: &str) -> anyhow::Result<Subject> {
     let shards = store.campaign_runs(campaign)?;
-    let (mut cells, mut origin) = (Vec::new(), Vec::new());
+    let (mut cells, mut origin, mut sets) = (Vec::new(), Vec::new(), Vec::new());
     for (i, r) in shards.iter().enumerate() {
+        sets.extend(store.task_sets(r.id)?);
         let c = store.cells(r.id)?;
         origin.extend(std::iter::repeat_n(i, c.len()));
         cells.extend(c);
@@ -100,7 +104,7 @@ fn of_campaign(store: &Store, campaign: &str) -> anyhow::Result<Subject> {
             r.warnings.iter().map(move |w| format!("shard {s}: {w}"))
         })
         .collect();
-    Ok(Subject { run, campaign: Some(campaign.to_string()), shards, cells, origin })
+    Ok(Subject { run, campaign: Some(campaign.to_string()), shards, cells, origin, sets })
 }
 
 impl Subject {

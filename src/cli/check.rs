@@ -335,13 +335,20 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         );
     }
     if let Some((_, _, longest)) = too_long.iter().max_by(|a, b| a.2.total_cmp(&b.2)) {
-        return Err(bad_input(format!(
-            "{} of {} cells would be stopped by the watchdog in every repetition (the longest needs about {:.0} s, the watchdog allows {:.0} s): lower --scale, or raise timeout_s (run --timeout)",
-            too_long.len(),
-            plan.cells.len(),
-            longest,
-            plan.timeout.as_secs_f64()
-        )));
+        // At the matrix, as check_watchdog places its error: the cells come from there.
+        let e = schedlab_spec::SpecError::at(
+            &plan.source_path,
+            &spec.text,
+            spec.locations.matrix.clone(),
+            format!(
+                "{} of {} cells would be stopped by the watchdog in every repetition (the longest needs about {:.0} s, the watchdog allows {:.0} s): lower --scale, or raise timeout_s (run --timeout)",
+                too_long.len(),
+                plan.cells.len(),
+                longest,
+                plan.timeout.as_secs_f64()
+            ),
+        );
+        return Err(bad_input(e.to_string()));
     }
     // In the order `run` refuses them: privileges, CPUs, limits, then the device.
     allowed

@@ -368,10 +368,44 @@ pub fn utc(secs: f64) -> String {
         .unwrap_or_else(|_| "?".into())
 }
 
+/// What `run` and `simulate` do with each workload that asks for many sets per cell:
+/// (line, is_warning).
+fn batch_lines(plan: &schedlab_spec::Plan) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for g in plan.cells.iter().flat_map(|c| &c.groups) {
+        let (Some(p), false) = (g.workload.periodic(), seen.contains(&g.workload_name.as_str()))
+        else {
+            continue;
+        };
+        let Some(b) = p.batch else { continue };
+        seen.push(&g.workload_name);
+        out.push((
+            format!(
+                "workload {}: {} generated sets per cell; `schedlab simulate` simulates them all, `run` measures only set 0 (the set the lines below analyse){}",
+                g.workload_name,
+                b.sets,
+                if b.hyperperiod { "; each simulated over its hyperperiod when shorter than duration_s" } else { "" }
+            ),
+            false,
+        ));
+        if b.live > 1 {
+            out.push((
+                format!(
+                    "workload {}: live = {}: measuring more than the first set live is not done yet; `run` measures set 0",
+                    g.workload_name, b.live
+                ),
+                true,
+            ));
+        }
+    }
+    out
+}
+
 /// What the DWCS feasibility test says about each distinct periodic task set of a plan,
 /// printed before a run: (line, is_warning).
 pub fn feasibility_lines(plan: &schedlab_spec::Plan, cpus: usize) -> Vec<(String, bool)> {
-    let mut out = Vec::new();
+    let mut out = batch_lines(plan);
     let mut seen: Vec<(String, Vec<schedlab_periodic::TaskParams>)> = Vec::new();
     for c in &plan.cells {
         for g in &c.groups {

@@ -39,6 +39,13 @@ pub enum Per {
     Process,
     /// A cell: its figures over the repetitions.
     Cell,
+    /// A generated set of a batch (`generate = { sets = N }`): its tasks, outcome and each
+    /// analytical test's verdict.
+    Set,
+    /// A point of an acceptance curve of the batches: per CPU count, scheduler or test and
+    /// utilisation, the sets accepted with the 95% Wilson interval and the weighted
+    /// schedulability.
+    Acceptance,
 }
 
 /// The row formats of the report crate's exporters, then the two written here.
@@ -68,6 +75,13 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     if a.format == "parquet" && a.output.is_none() {
         return Err(bad_input("the parquet format is binary: give a file with --output"));
     }
+    if matches!(a.per, Per::Set | Per::Acceptance)
+        && (a.jobs || a.format == "hyperfine" || a.format == "parquet")
+    {
+        return Err(bad_input(
+            "--per set and --per acceptance write csv, json or markdown (not with --jobs)",
+        ));
+    }
     if a.per == Per::Cell && (a.jobs || a.format == "hyperfine" || a.format == "parquet") {
         return Err(bad_input(
             "--per cell writes the per-cell summary as csv, json or markdown (not with --jobs)",
@@ -88,6 +102,23 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             eprintln!("note: {failed} failed cell repetitions of {name} are left out (`schedlab show` lists them)");
         }
         return emit(a.output.as_deref(), &(serde_json::to_string_pretty(&doc)? + "\n"));
+    }
+    if matches!(a.per, Per::Set | Per::Acceptance) {
+        if subject.sets.is_empty() {
+            return Err(bad_input(format!(
+                "{name} has no generated sets: they come from `schedlab simulate` of a spec whose `generate` asks for `sets = N`"
+            )));
+        }
+        let rows = match a.per {
+            Per::Set => schedlab_report::sets::set_rows(subject.run.id, &subject.sets),
+            _ => schedlab_report::sets::acceptance_rows(
+                subject.run.id,
+                &schedlab_analysis::acceptance(&subject.sets),
+            ),
+        };
+        let mut out = Vec::new();
+        exporter.as_ref().expect("csv, json or markdown").write_values(&rows, &mut out)?;
+        return emit(a.output.as_deref(), &String::from_utf8(out)?);
     }
     if a.per == Per::Cell {
         let stats = schedlab_analysis::cell_stats(&subject.cells);

@@ -144,6 +144,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     run.warnings
         .extend(schedlab_report::noise::noise_warning(&subject.cells, run.env.cpus as usize));
     let records = subject.cells;
+    let sets = subject.sets;
     let stats = cell_stats(&records);
     let outliers = cell_outliers(&records, MODIFIED_Z_THRESHOLD);
     let compare = other.map(|o| comparison(&store, &records, o, metric, a.alpha)).transpose()?;
@@ -161,6 +162,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         rt: &rt,
         traces: &traces,
         shows: shows.as_ref(),
+        sets: &sets,
     })?;
     output::write_dir(&a.output, &rendered.files, a.force).map_err(output_error)?;
     outln!(

@@ -116,11 +116,16 @@ fn check_cgroups(spec: &schedlab_spec::Spec, root: &Root) -> anyhow::Result<()> 
 
 /// The command that resumes this run, ready to paste: the same database and file.
 fn resume_command(db: &Path, file: Option<&Path>) -> String {
+    resume_command_of("run", db, file)
+}
+
+/// [`resume_command`] of subcommand `sub` (`run`, `simulate`).
+pub(super) fn resume_command_of(sub: &str, db: &Path, file: Option<&Path>) -> String {
     let mut cmd = String::from("schedlab");
     if db != Path::new(super::DEFAULT_DB) {
         cmd.push_str(&format!(" --db {}", shell_word(&db.display().to_string())));
     }
-    cmd.push_str(" run");
+    cmd.push_str(&format!(" {sub}"));
     if let Some(f) = file {
         cmd.push_str(&format!(" {}", shell_word(&f.display().to_string())));
     }

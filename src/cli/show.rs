@@ -283,6 +283,12 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
             outln!("{}", draw(&tables::rt_cpu_columns(), &per_cpu, view, deterministic));
         }
     }
+    if !subject.sets.is_empty() {
+        let curves = schedlab_analysis::acceptance(&subject.sets);
+        sayln!("\n{}:", schedlab_report::sets::ACCEPTANCE_NOTE);
+        outln!("{}", schedlab_report::sets::acceptance_table(&curves, view.wide));
+        sayln!("Every set: `schedlab export --per set`; these curves: `export --per acceptance`.");
+    }
     if let Some(note) = tables::repetitions_note(cells.iter().map(|c| &c.params)) {
         outln!("\n{note}.");
     }

@@ -14,6 +14,7 @@ use schedlab_simrun::{Demands, Measured, Params};
 use schedlab_spec::{Plan, Workload};
 use schedlab_store::Store;
 use schedlab_sys::{env, Root};
+use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -85,6 +86,14 @@ pub struct Args {
     /// End of the charted range, seconds (default: the cell's end).
     #[arg(long, value_name = "T", allow_negative_numbers = true)]
     pub to: Option<f64>,
+    /// Threads that simulate a batch's sets (`generate = { sets = N }`); default: one per
+    /// CPU, or RAYON_NUM_THREADS. The results are the same whatever the count.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Continue the newest unfinished simulated run of this file (interrupted by Ctrl-C):
+    /// cell repetitions and sets already stored are not simulated again.
+    #[arg(long, conflicts_with_all = ["scale", "repetitions", "demand_from", "gantt"])]
+    pub resume: bool,
     /// No calibration report, no tables: only errors.
     #[arg(long, short)]
     pub quiet: bool,
@@ -264,12 +273,19 @@ fn unix_now() -> f64 {
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     super::common::check_db_dir(db)?;
     keep_freed_memory();
-    let spec = load_spec(
+    let mut spec = load_spec(
         a.file.as_deref(),
         a.scale,
         a.repetitions.map(super::common::Repetitions::Count),
     )?;
+    let resumed = if a.resume { Some(resumed_run(db, &mut spec)?) } else { None };
     let plan = &spec.plan;
+    let batches = plan.cells.iter().any(|c| schedlab_simrun::sets::batch(c).is_some());
+    if batches {
+        // Before any thread exists, so every thread inherits the mask: a stop request is
+        // taken between chunks of sets, which are then stored and resumable.
+        schedlab_runner::signals::block();
+    }
     let environment = env::environment(&Root::default());
     if a.cpus == Some(0) {
         return Err(bad_input("--cpus must be at least 1"));
@@ -278,6 +294,10 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let demands = a.demand_from.map(|run| measured_demands(db, plan, run)).transpose()?;
     let mut notes = Vec::new();
     let p = params(&a, plan, &environment, demands.as_ref(), &mut notes)?;
+    if let Some((store, id, _)) = &resumed {
+        same_model(store, *id, plan, &p)?;
+        store.reopen_run(*id)?;
+    }
     if let Some(t) = &plan.adaptive {
         notes.push(format!(
             "repetitions = {}: each cell is simulated min = {} times (the simulation is deterministic: more would repeat its figures)",
@@ -324,16 +344,26 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             );
         }
     };
+    let (resumed, done) = match resumed {
+        Some((store, id, done)) => {
+            announce(id);
+            (Some((store, id)), done)
+        }
+        None => (None, HashSet::new()),
+    };
     let (result, opened) = std::thread::scope(|scope| {
         // Opening the database and recording the run mostly wait for the disk (the first
         // write creates and syncs the WAL file), so they go on beside the simulation of the
         // first cell, which needs neither; the first record waits for them.
-        let mut store = StoreWhenReady::Opening(scope.spawn(|| -> anyhow::Result<(Store, i64)> {
-            let store = open_store(db)?;
-            let run_id =
-                super::common::create_run(&store, &spec, Mode::Sim, &environment, &plan_json)?;
-            Ok((store, run_id))
-        }));
+        let mut store = match resumed {
+            Some((store, id)) => StoreWhenReady::Open(store, id),
+            None => StoreWhenReady::Opening(scope.spawn(|| -> anyhow::Result<(Store, i64)> {
+                let store = open_store(db)?;
+                let run_id =
+                    super::common::create_run(&store, &spec, Mode::Sim, &environment, &plan_json)?;
+                Ok((store, run_id))
+            })),
+        };
         let result = schedlab_simrun::simulate_plan_with(
             plan,
             &p,
@@ -352,7 +382,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                         rec.makespan_s
                     );
                 }
-                store.insert_cell(run_id, &rec)?;
+                if !done.contains(&(rec.params.cell_id, rec.rep, rec.warmup)) {
+                    store.insert_cell(run_id, &rec)?;
+                }
                 Ok(())
             },
         );
@@ -360,7 +392,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         let opened = ready.map(|()| store.into_open());
         (result, opened)
     });
-    let (store, run_id) = match (result.as_ref(), opened) {
+    let (mut store, run_id) = match (result.as_ref(), opened) {
         (_, Ok(Some(open))) => open,
         // The database could not be opened: the simulation's error says why.
         (Err(_), _) => return result.map(|_| ExitCode::FAILURE),
@@ -374,6 +406,17 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             return Err(e.context(format!("simulated run {run_id} failed")));
         }
     };
+    if batches {
+        if let Some(sig) = simulate_batches(&mut store, run_id, plan, &p, &a)? {
+            store.finish_run(run_id, &schedlab_store::RunStatus::Interrupted, &warnings)?;
+            let done = store.done_task_sets(run_id)?.len();
+            eprintln!(
+                "interrupted by signal {sig}: {done} simulated sets of run {run_id} are stored. Finish it with `{}`",
+                super::run::resume_command_of("simulate", db, a.file.as_deref())
+            );
+            return Ok(ExitCode::from(128 + sig.clamp(1, 127) as u8));
+        }
+    }
     store.finish_run(run_id, &schedlab_store::RunStatus::Complete, &warnings)?;
     if let Some(g) = gantt {
         let key = &plan.cells[g.cell as usize].key;
@@ -401,6 +444,152 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         super::show::print_run(&store, run_id)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// (cell, repetition, warm-up) of the cell repetitions a run has stored.
+type DoneSteps = HashSet<(u32, u32, bool)>;
+
+/// The unfinished simulated run of this spec text `--resume` continues: the database open,
+/// the run's id, its stored cell repetitions; `spec` takes its plan.
+fn resumed_run(
+    db: &Path,
+    spec: &mut schedlab_spec::Spec,
+) -> anyhow::Result<(Store, i64, DoneSteps)> {
+    let store = open_existing(db)?;
+    let row = store.resumable_in_mode(&spec.hash, Mode::Sim)?.ok_or_else(|| {
+        bad_input(format!(
+            "nothing to resume: no unfinished simulated run of this experiment file in {}",
+            db.display()
+        ))
+    })?;
+    spec.plan = serde_json::from_str(&row.plan_json).map_err(|e| {
+        anyhow::anyhow!(
+            "run {} was stored by another version of schedlab and cannot be resumed: {e}",
+            row.id
+        )
+    })?;
+    let done = store.done_steps(row.id)?.into_iter().collect();
+    Ok((store, row.id, done))
+}
+
+/// Refuses to resume run `id` under another model than the one its stored cells were
+/// simulated with (other `--cpus`, costs or rates): the rest would not match them.
+fn same_model(store: &Store, id: i64, plan: &Plan, p: &Params) -> anyhow::Result<()> {
+    for c in store.cells(id)? {
+        let Some(stored) = c.samples.iter().find_map(|s| s.extra.sim.as_ref()) else {
+            continue;
+        };
+        let Some(cell) = plan.cells.iter().find(|x| x.index == c.params.cell_id) else {
+            continue;
+        };
+        let now = schedlab_simrun::knobs::params_for(p, &plan.knobs_for(cell));
+        if stored.model != now {
+            return Err(bad_input(format!(
+                "run {id} was simulated with the model \"{}\", not \"{}\": give --resume the options (--cpus, costs, rates) it had",
+                stored.model.describe(),
+                now.describe()
+            )));
+        }
+        return Ok(());
+    }
+    Ok(())
+}
+
+/// Sets simulated between two looks for a stop request and stored in one transaction.
+const SETS_PER_CHUNK: usize = 256;
+
+/// Simulates every set of the plan's batches not yet stored, in parallel, storing each
+/// chunk as it ends; returns the stop signal when one came (what was stored stays).
+fn simulate_batches(
+    store: &mut Store,
+    run_id: i64,
+    plan: &Plan,
+    p: &Params,
+    a: &Args,
+) -> anyhow::Result<Option<i32>> {
+    use indicatif::{ProgressBar, ProgressStyle};
+    use std::io::IsTerminal;
+    let done = store.done_task_sets(run_id)?;
+    let todo = schedlab_simrun::sets::pending(plan, p, &done);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads.unwrap_or(0))
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot start the simulation threads: {e}"))?;
+    if !a.quiet {
+        let before = if done.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} stored before)", done.len())
+        };
+        eprintln!(
+            "run {run_id}: simulating {} generated sets on {} threads{before}",
+            todo.len(),
+            pool.current_num_threads()
+        );
+    }
+    let bar = (!a.quiet && std::io::stderr().is_terminal()).then(|| {
+        let b = ProgressBar::new(todo.len() as u64);
+        b.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} sets  ETA {eta}",
+            )
+            .expect("valid template"),
+        );
+        b.enable_steady_tick(std::time::Duration::from_millis(200));
+        b
+    });
+    // Without a bar (stderr not a terminal), a line per cell once its sets are done.
+    let mut left: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
+    for &(c, _) in &todo {
+        left.entry(c).or_default().0 += 1;
+    }
+    let outcome = pool.install(|| {
+        schedlab_simrun::sets::simulate_sets(plan, p, &todo, SETS_PER_CHUNK, |rows| {
+            store.insert_task_sets(run_id, &rows).map_err(|e| Stop::Failed(e.into()))?;
+            if let Some(b) = &bar {
+                b.inc(rows.len() as u64);
+            }
+            for r in &rows {
+                let e = left.get_mut(&r.cell_id).expect("a cell of the list");
+                e.0 -= 1;
+                e.1 += usize::from(r.schedulable);
+                if e.0 == 0 && bar.is_none() && !a.quiet {
+                    let cell = &plan.cells[r.cell_id as usize];
+                    let n = sets_left_of(cell, &done);
+                    eprintln!("{}: {n} sets simulated, {} schedulable", cell.key, e.1);
+                }
+            }
+            match schedlab_runner::signals::stopped() {
+                Some(sig) => Err(Stop::Signal(sig)),
+                None => Ok(()),
+            }
+        })
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    match outcome {
+        Ok(()) => Ok(None),
+        Err(Stop::Signal(sig)) => Ok(Some(sig)),
+        Err(Stop::Failed(e)) => Err(e),
+    }
+}
+
+/// How many of `cell`'s sets were not in `done` (those simulated now).
+fn sets_left_of(
+    cell: &schedlab_spec::Cell,
+    done: &std::collections::BTreeSet<(u32, u32)>,
+) -> usize {
+    let all = schedlab_simrun::sets::batch(cell).map_or(0, |b| b.set_count() as usize);
+    all - done.iter().filter(|(c, _)| *c == cell.index).count()
+}
+
+/// Why the batches stopped early.
+enum Stop {
+    /// A stop signal (SIGINT, SIGTERM, SIGHUP).
+    Signal(i32),
+    /// Storing failed.
+    Failed(anyhow::Error),
 }
 
 /// The results database, opened by another thread until the first record needs it.

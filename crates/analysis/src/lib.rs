@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod acceptance;
 mod adaptive;
 pub mod cells;
 mod compare;
@@ -32,6 +33,10 @@ pub mod trace;
 mod welch;
 mod within;
 
+pub use acceptance::{
+    acceptance, violations_per_process, weighted_schedulability, wilson, AcceptanceCurve,
+    AcceptancePoint, ViolationCurve,
+};
 pub use adaptive::{judge, main_figure, Decision, Judgement, MainFigure};
 pub use cells::{cell_stats, CellStats};
 pub use compare::{compare, Comparison};

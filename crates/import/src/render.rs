@@ -9,7 +9,7 @@ fn toml_str(s: &str) -> String {
 
 /// Microseconds as TOML milliseconds: an integer when whole.
 fn ms(us: u64) -> String {
-    if us % 1000 == 0 {
+    if us.is_multiple_of(1000) {
         format!("{}", us / 1000)
     } else {
         format!("{}", us as f64 / 1000.0)

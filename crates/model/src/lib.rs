@@ -17,6 +17,7 @@ pub mod jobs;
 pub mod machine;
 mod rt_task;
 pub mod sched_ext;
+pub mod sets;
 pub mod sim_params;
 pub mod trace;
 

@@ -120,7 +120,7 @@ impl FftBody {
     /// Plans FFTs of `len` points over an array of `array_len` points (a multiple of `len`),
     /// filled with pseudo-random data. One pass per job until [`FftBody::set_passes_per_job`].
     pub fn new(len: usize, array_len: usize) -> Result<Self, BodyError> {
-        if len == 0 || array_len < len || array_len % len != 0 {
+        if len == 0 || array_len < len || !array_len.is_multiple_of(len) {
             return Err(BodyError::Invalid(format!(
                 "FFT array of {array_len} points must be a positive multiple of the length {len}"
             )));

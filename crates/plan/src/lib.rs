@@ -41,8 +41,8 @@ pub use task::{
     validate_set, Feasibility, NonCanonical, TaskError, TaskParams,
 };
 pub use taskset::{
-    canonical_set, uunifast, uunifast_discard, GenError, GenSpec, PeriodChoice, TaskSetSpec,
-    UtilisationMeasure, MAX_DISCARDS, SEED_LATENCY_SETS,
+    canonical_set, set_seed, uunifast, uunifast_discard, GenError, GenSpec, PeriodChoice,
+    TaskSetSpec, UtilisationMeasure, MAX_DISCARDS, SEED_LATENCY_SETS,
 };
 pub use workload::*;
 

@@ -1,7 +1,7 @@
 //! Periodic real-time workloads in the plan: the task set, the job body, and the scheduler
 //! that runs the set (`scheduler` axis).
 
-use crate::{GenSpec, TaskParams};
+use crate::{GenError, GenSpec, TaskParams};
 use serde::{Deserialize, Serialize};
 
 /// How a periodic task set is scheduled.
@@ -139,6 +139,31 @@ pub struct Periodic {
     /// tasks give none); used under the `fifo` and `rr` schedulers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub priorities: Vec<u32>,
+    /// Many generated sets per cell (`generate = { sets = N, .. }`); None: the one set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<SetBatch>,
+}
+
+/// A generated workload's many sets per cell: set i is generated with its own seed
+/// ([`crate::set_seed`] of the generator's seed, i and the cell's utilisation), so every
+/// scheduler of a run gets the same sets at a utilisation. The cell's `tasks` are set 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetBatch {
+    /// Sets per cell.
+    pub sets: u32,
+    /// How many of them (the first) `run` measures live; `simulate` runs them all.
+    pub live: u32,
+    /// Whether each set's per-job records are stored (by default only its totals).
+    pub job_records: bool,
+    /// Each set simulated over min(duration, hyperperiod) instead of the duration.
+    pub hyperperiod: bool,
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// Highest SCHED_FIFO priority a periodic task gets under fifo-rm / fifo-dm.
@@ -272,6 +297,40 @@ impl Periodic {
     /// Sum of runtime/period over the set: what SCHED_DEADLINE admission adds up.
     pub fn deadline_bandwidth(&self) -> f64 {
         self.tasks.iter().map(|t| t.c_ns as f64 / t.t_ns as f64).sum()
+    }
+
+    /// How many sets the cell holds: its batch's, else one.
+    pub fn set_count(&self) -> u32 {
+        self.batch.map_or(1, |b| b.sets)
+    }
+
+    /// Set `index` of a batch: its seed and tasks, the rest of the workload as it is (the
+    /// duration cut to the hyperperiod when the batch asks). None unless the set is generated
+    /// with a batch.
+    pub fn nth_set(&self, index: u32) -> Option<Result<(u64, Periodic), GenError>> {
+        let (TaskSource::Generated(spec), Some(batch)) = (&self.source, self.batch) else {
+            return None;
+        };
+        let seed = crate::set_seed(spec.seed, index, spec.utilisation);
+        let spec = GenSpec { seed, ..spec.clone() };
+        Some(spec.generate().map(|tasks| {
+            let mut p = Periodic { tasks, ..self.clone() };
+            if batch.hyperperiod {
+                if let Some(h) = p.hyperperiod_ns() {
+                    let longest = p.tasks.iter().map(|t| t.t_ns + t.phase_ns).max().unwrap_or(1);
+                    p.duration_ns = p.duration_ns.min(h.max(longest));
+                }
+            }
+            (seed, p)
+        }))
+    }
+
+    /// The least common multiple of the periods, None when it overflows 64 bits.
+    pub fn hyperperiod_ns(&self) -> Option<u64> {
+        self.tasks.iter().try_fold(1u64, |h, t| {
+            let g = gcd(h, t.t_ns);
+            (h / g).checked_mul(t.t_ns)
+        })
     }
 
     /// The set with its duration multiplied by `factor`: at least one period of its longest task.

@@ -334,7 +334,7 @@ mod tests {
         let missed: Vec<bool> = (0..500)
             .map(|_| {
                 state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                (state >> 33) % 3 == 0
+                (state >> 33).is_multiple_of(3)
             })
             .collect();
         let over = |win: &[bool], x: u32| win.iter().filter(|&&m| m).count() > x as usize;

@@ -85,6 +85,8 @@ pub struct ReportInput<'a> {
     /// "What this run shows": one axis's levels compared within the run on wall time and
     /// on preemptions ([`crate::within::shows`]); None when the run sweeps nothing.
     pub shows: Option<&'a (schedlab_analysis::WithinRun, schedlab_analysis::WithinRun)>,
+    /// The generated sets of the run's batches, for the acceptance figures (empty: none).
+    pub sets: &'a [schedlab_model::sets::TaskSetRow],
 }
 
 impl<'a> ReportInput<'a> {
@@ -100,6 +102,7 @@ impl<'a> ReportInput<'a> {
             compare: None,
             traces: &[],
             shows: None,
+            sets: &[],
         }
     }
 }
@@ -343,6 +346,7 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
         io: input.io,
         rt: input.rt,
         traces: input.traces,
+        sets: input.sets,
     });
     let main_charts = charts.len();
     if let Some(c) = input.compare {
@@ -355,6 +359,7 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
             &label(input.run),
             &label(&c.other),
         ));
+        charts.extend(plots::set_violations_with_measured(input.sets, &c.rt, &label(&c.other)));
     }
     unique_ids(&mut charts);
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();

@@ -18,6 +18,7 @@ pub mod noise;
 pub mod output;
 pub mod parquet;
 pub mod plots;
+pub mod sets;
 pub mod tables;
 pub mod within;
 

@@ -151,7 +151,15 @@ fn charts_follow_the_figure_list() {
     let n: usize = plots::FIGURES
         .iter()
         .map(|f| {
-            f(&plots::FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] }).len()
+            f(&plots::FigureInput {
+                stats: &stats,
+                cpus: 4,
+                io: &[],
+                rt: &[],
+                traces: &[],
+                sets: &[],
+            })
+            .len()
         })
         .sum();
     assert_eq!(
@@ -161,7 +169,8 @@ fn charts_follow_the_figure_list() {
             cpus: 4,
             io: &[],
             rt: &[],
-            traces: &[]
+            traces: &[],
+            sets: &[]
         })
         .len()
     );

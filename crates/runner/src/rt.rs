@@ -444,6 +444,7 @@ mod tests {
             scheduler,
             utilisation: None,
             priorities: vec![10, 20],
+            batch: None,
         }
     }
 

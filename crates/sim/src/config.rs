@@ -210,7 +210,7 @@ impl Workload {
             Workload::Io { compute, service, rounds } => {
                 if i > 2 * *rounds as usize {
                     None
-                } else if i % 2 == 0 {
+                } else if i.is_multiple_of(2) {
                     Some(Phase::Compute(*compute))
                 } else {
                     Some(Phase::Io(*service))

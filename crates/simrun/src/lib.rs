@@ -150,6 +150,7 @@ pub mod model;
 mod params;
 pub mod record;
 pub mod rt;
+pub mod sets;
 
 use schedlab_model::CellRecord;
 use schedlab_plan::{Cell, Class, Plan};

@@ -89,7 +89,8 @@ pub fn record(
                 let jobs = crate::rt::task_jobs(set, i, t);
                 t.job_log = Vec::new();
                 t.response.all = Vec::new();
-                s.jobs = Some(jobs);
+                // A batch keeps per-job records only when it asks for them.
+                s.jobs = set.batch.is_none_or(|b| b.job_records).then_some(jobs);
                 let cpu = secs(crate::rt::work_cpu_ns(set, i, t));
                 s.user_s = cpu + secs(p.setup_ns);
                 s.oncpu_s = Some(s.user_s);

@@ -117,7 +117,7 @@ fn limits(set: &Periodic, p: &Params) -> Option<String> {
     }
     if set.scheduler.dispatched() {
         let q = set.quantum_ns;
-        let off = |v: u64| v % q != 0;
+        let off = |v: u64| !v.is_multiple_of(q);
         if let Some((i, t)) = set
             .tasks
             .iter()
@@ -194,10 +194,11 @@ pub(crate) fn cell_input(
         })
         .collect();
     let placement = placement(set, p.cpus);
-    // Responses on: the per-job log is kept (sets are short enough for every job to be kept).
+    // Responses on: the per-job log is kept (sets are short enough for every job to be
+    // kept), unless the set is one of a batch that does not ask for it.
     let mut config = SimConfig::new(p.cpus, policy_spec(set.scheduler, p))
         .with_horizon(horizon)
-        .recording(trace, true);
+        .recording(trace, set.batch.is_none_or(|b| b.job_records));
     config.skip_cycles = !p.every_cycle;
     if !set.scheduler.dispatched() {
         config = config.with_costs(p.switch_cost_ns, p.migration_cost_ns);

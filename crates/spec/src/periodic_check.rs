@@ -5,7 +5,7 @@ use crate::raw::{RawCanonical, RawGenerate, RawTask, RawWorkload};
 use crate::validate::{Ctx, GroupDef};
 use schedlab_plan::{
     canonical_set, Affinity, Class, DeadlineParams, GenSpec, Group, PeriodChoice, Periodic,
-    PeriodicBody, Policy, RtScheduler, TaskParams, TaskSource, UtilisationMeasure,
+    PeriodicBody, Policy, RtScheduler, SetBatch, TaskParams, TaskSource, UtilisationMeasure,
     DISPATCH_MAX_TASKS, DISPATCH_RUN_PRIORITY, MAX_WORKER_PRIORITY, RM_TOP_PRIORITY,
 };
 use serde_spanned::Spanned;
@@ -21,6 +21,8 @@ const DEFAULT_WORK_FRACTION: f64 = 0.9;
 const DEFAULT_READ_KIB: i64 = 64;
 /// Most tasks in one set (the dispatcher's region holds this many slots).
 const MAX_TASKS: i64 = DISPATCH_MAX_TASKS as i64;
+/// Most generated sets per cell.
+const MAX_SETS: i64 = 10_000_000;
 
 fn ms_to_ns(cx: &Ctx, v: &Spanned<f64>, what: &str, allow_zero: bool) -> Result<u64, SpecError> {
     let x = *v.get_ref();
@@ -228,11 +230,13 @@ pub(crate) fn workload(
         };
         return cx.err(w.kind.span(), msg);
     }
+    let mut batch = None;
     let (tasks, source, priorities) = if let Some(list) = &w.tasks {
         let (tasks, priorities) = explicit(cx, list)?;
         (tasks, TaskSource::Explicit, priorities)
     } else if let Some(g) = &w.generate {
         let spec = gen_spec(cx, g.get_ref(), g.span(), quantum_ns, seed)?;
+        batch = set_batch(cx, g.get_ref())?;
         let tasks = spec
             .generate()
             .or_else(|e| cx.err(g.span(), format!("cannot generate the task set: {e}")))?;
@@ -250,7 +254,7 @@ pub(crate) fn workload(
         Some(s) => RtScheduler::parse(&scheduler_name(cx, s)?).expect("a checked name"),
         None => RtScheduler::Other,
     };
-    Ok(Some(Periodic {
+    let set = Periodic {
         tasks,
         source,
         body,
@@ -263,7 +267,64 @@ pub(crate) fn workload(
         scheduler,
         utilisation,
         priorities,
+        batch,
+    };
+    Ok(Some(match &w.generate {
+        Some(g) if batch.is_some() => first_of_batch(cx, set, g.span())?,
+        _ => set,
     }))
+}
+
+/// The batch a generated set asks for (`sets`, `live`, `job_records`, `horizon`), None for
+/// the one set (no `sets`, or `sets = 1` without the other keys).
+fn set_batch(cx: &Ctx, g: &RawGenerate) -> Result<Option<SetBatch>, SpecError> {
+    let sets = match &g.sets {
+        Some(n) => cx.int_in(n, 1, MAX_SETS, "sets")? as u32,
+        None => {
+            let given = [
+                ("live", g.live.as_ref().map(|v| v.span())),
+                ("job_records", g.job_records.as_ref().map(|v| v.span())),
+                ("horizon", g.horizon.as_ref().map(|v| v.span())),
+            ];
+            if let Some((name, Some(at))) = given.into_iter().find(|(_, s)| s.is_some()) {
+                return cx.err(
+                    at,
+                    format!("`{name}` applies to many sets per cell: give `sets = N` too"),
+                );
+            }
+            return Ok(None);
+        }
+    };
+    let live = match &g.live {
+        Some(k) => cx.int_in(k, 0, i64::from(sets), "live (at most `sets`)")? as u32,
+        None => 1,
+    };
+    let hyperperiod = match g.horizon.as_ref().map(|h| (h.get_ref().as_str(), h.span())) {
+        None | Some(("duration", _)) => false,
+        Some(("hyperperiod", _)) => true,
+        Some((other, at)) => {
+            return cx.err(at, format!("horizon must be \"duration\" (duration_s) or \"hyperperiod\" (the hyperperiod when shorter), got \"{other}\""))
+        }
+    };
+    Ok(Some(SetBatch {
+        sets,
+        live,
+        job_records: g.job_records.as_ref().is_some_and(|j| *j.get_ref()),
+        hyperperiod,
+    }))
+}
+
+/// A batch's workload with set 0 as its tasks (what `check` analyses and `run` measures).
+pub(crate) fn first_of_batch(
+    cx: &Ctx,
+    set: Periodic,
+    at: Range<usize>,
+) -> Result<Periodic, SpecError> {
+    match set.nth_set(0) {
+        Some(Ok((_, first))) => Ok(Periodic { duration_ns: set.duration_ns, ..first }),
+        Some(Err(e)) => cx.err(at, format!("cannot generate set 0 of the batch: {e}")),
+        None => Ok(set),
+    }
 }
 
 /// The listed tasks and their own priorities (every task's, or none).
@@ -435,6 +496,9 @@ pub(crate) fn resolve_group(
             Err(e) => return bad(&format!("cannot generate its task set at utilisation {u}: {e}")),
         };
         p.utilisation = Some(u);
+        if p.batch.is_some() {
+            p = first_of_batch(cx, p, at.clone())?;
+        }
     }
     if let Some(n) = def.processes {
         if n as usize != p.tasks.len() {

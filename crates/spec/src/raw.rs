@@ -372,6 +372,14 @@ pub struct RawGenerate {
     pub seed: Option<Spanned<i64>>,
     #[serde(default)]
     pub canonical: Option<Spanned<bool>>,
+    #[serde(default)]
+    pub sets: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub live: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub job_records: Option<Spanned<bool>>,
+    #[serde(default)]
+    pub horizon: Option<Spanned<String>>,
 }
 
 /// A canonical DWCS set: C = the quantum, T = period_quanta quanta.

@@ -735,3 +735,31 @@ fn trace_true_aggregates_in_the_kernel_and_timeline_captures_too() {
     assert_eq!((e.line, e.col), (2, 9), "{e}");
     assert!(e.message.contains("\"timeline\""), "{e}");
 }
+
+#[test]
+fn a_batch_of_sets_takes_set_0_as_the_cells_set_and_checks_its_keys() {
+    let batch =
+        RT.replace("seed = 7 }", "seed = 7, sets = 50, live = 2, horizon = \"hyperperiod\" }");
+    let s = parse("rt.toml", &batch).unwrap();
+    let p = s.plan.cells[7].primary().workload.periodic().unwrap();
+    let b = p.batch.expect("a batch");
+    assert_eq!((b.sets, b.live, b.job_records, b.hyperperiod), (50, 2, false, true));
+    assert_eq!(p.set_count(), 50);
+    let (seed, first) = p.nth_set(0).unwrap().unwrap();
+    assert_eq!(seed, schedlab_plan::set_seed(7, 0, 0.5));
+    assert_eq!(p.tasks, first.tasks, "the cell's set is set 0");
+    assert_ne!(p.nth_set(1).unwrap().unwrap().1.tasks, p.tasks);
+    assert_eq!(p.duration_ns, 2_000_000_000, "the cell keeps its duration");
+    assert!(first.duration_ns <= p.duration_ns);
+    // One set without a batch: the generator's own seed, as before.
+    let one = parse("rt.toml", RT).unwrap();
+    assert!(one.plan.cells[7].primary().workload.periodic().unwrap().batch.is_none());
+    let e = err(&RT.replace("seed = 7 }", "seed = 7, live = 2 }"));
+    assert!(e.message.contains("give `sets = N` too"), "{e}");
+    let e = err(&RT.replace("seed = 7 }", "seed = 7, sets = 5, live = 6 }"));
+    assert!(e.message.contains("live"), "{e}");
+    let e = err(&RT.replace("seed = 7 }", "seed = 7, sets = 5, horizon = \"forever\" }"));
+    assert!(e.message.contains("hyperperiod"), "{e}");
+    let e = err(&RT.replace("seed = 7 }", "seed = 7, sets = 0 }"));
+    assert!(e.message.contains("sets"), "{e}");
+}

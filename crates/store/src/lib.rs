@@ -9,6 +9,7 @@ mod campaign;
 mod merge;
 mod repetitions;
 mod schema;
+mod sets;
 pub mod spool;
 mod status;
 
@@ -363,12 +364,21 @@ impl Store {
     /// The newest unfinished measured run of this spec text that is no shard, whatever its
     /// options (scale, repetitions): `--resume` takes them from it.
     pub fn resumable_by_hash(&self, spec_hash: &str) -> Result<Option<RunRow>, DbError> {
+        self.resumable_in_mode(spec_hash, Mode::Measured)
+    }
+
+    /// [`Self::resumable_by_hash`] among the runs of `mode` (`simulate --resume`: sim runs).
+    pub fn resumable_in_mode(
+        &self,
+        spec_hash: &str,
+        mode: Mode,
+    ) -> Result<Option<RunRow>, DbError> {
         let id: Option<i64> = self
             .conn
             .query_row(
-                "SELECT id FROM runs WHERE spec_hash = ?1 AND status NOT IN (?2, ?3) AND mode = 'measured' AND shard_count IS NULL
+                "SELECT id FROM runs WHERE spec_hash = ?1 AND status NOT IN (?2, ?3) AND mode = ?4 AND shard_count IS NULL
                  ORDER BY id DESC LIMIT 1",
-                params![spec_hash, RunStatus::COMPLETE[0].as_str(), RunStatus::COMPLETE[1].as_str()],
+                params![spec_hash, RunStatus::COMPLETE[0].as_str(), RunStatus::COMPLETE[1].as_str(), mode.as_str()],
                 |r| r.get(0),
             )
             .optional()?;

@@ -34,6 +34,25 @@ fn shard_db(path: &Path, campaign: Option<(&str, Shard)>, scale: f64) -> Store {
         target: schedlab_model::AdaptiveTarget { min: 3, max: 4, ci_pct: 5.0 },
     };
     s.set_repetition_outcome(id, 1, &outcome).unwrap();
+    let set = schedlab_model::sets::TaskSetRow {
+        cell_id: 1,
+        index: 0,
+        seed: 9,
+        scheduler: "edf".into(),
+        utilisation: 0.5,
+        plain_utilisation: 0.5,
+        min_utilisation: 0.5,
+        cpus: 1,
+        tasks: vec![schedlab_model::sets::SetTask { c_ns: 1, t_ns: 2, d_ns: 2, x: 0, y: 0 }],
+        jobs: 5,
+        misses: 0,
+        violations: 0,
+        schedulable: true,
+        tests: Vec::new(),
+        message: None,
+        jobs_log: None,
+    };
+    s.insert_task_sets(id, &[set]).unwrap();
     s.finish_run(id, &RunStatus::Complete, &[]).unwrap();
     s
 }

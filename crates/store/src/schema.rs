@@ -206,6 +206,31 @@ ALTER TABLE samples ADD COLUMN migrations INTEGER;
 ALTER TABLE samples ADD COLUMN sched_voluntary INTEGER;
 ALTER TABLE samples ADD COLUMN sched_involuntary INTEGER;
 "#,
+    // Many generated task sets per cell (issue #32): one row per set, its parameters, its
+    // outcome under the cell's scheduler and the analytical tests' verdicts (JSON), per-job
+    // records only when the batch asks for them.
+    r#"
+CREATE TABLE task_sets (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    cell_id INTEGER NOT NULL,
+    set_index INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    scheduler TEXT NOT NULL,
+    utilisation REAL NOT NULL,
+    plain_utilisation REAL NOT NULL,
+    min_utilisation REAL NOT NULL,
+    cpus INTEGER NOT NULL,
+    tasks_json TEXT NOT NULL,
+    jobs INTEGER NOT NULL,
+    misses INTEGER NOT NULL,
+    violations INTEGER NOT NULL,
+    schedulable INTEGER NOT NULL,
+    tests_json TEXT NOT NULL,
+    message TEXT,
+    jobs_json TEXT,
+    PRIMARY KEY (run_id, cell_id, set_index)
+);
+"#,
 ];
 
 /// An error that says `why` and nothing else (no "Invalid parameter name:" before it).

@@ -59,7 +59,7 @@ pub(crate) fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
         io: None,
         rt: None,
         // Held by real-time cells (0 µs by default), absent from the others.
-        cpu_dma_latency_us: (cell_id % 2 == 0).then_some(cell_id * 10),
+        cpu_dma_latency_us: cell_id.is_multiple_of(2).then_some(cell_id * 10),
         // A swept knob's value as read back may differ from the one asked (jiffies).
         knobs: knobs(cell_id, "8"),
         trace: None,
@@ -656,4 +656,54 @@ fn a_run_without_a_uuid_is_reported_in_plain_words() {
     let e = store.run(1).err().unwrap_or_else(|| panic!("a NULL uuid was read")).to_string();
     assert_eq!(e, "run 1 has no uuid (NULL), which schedlab always writes: the database was changed by another program");
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn task_sets_round_trip_and_say_which_are_done() {
+    use schedlab_model::jobs::{JobLog, JobTrace};
+    use schedlab_model::sets::{SetTask, SetVerdict, TaskSetRow};
+    let mut s = Store::memory().unwrap();
+    let id = new_run(&s);
+    let row = |cell_id: u32, index: u32| TaskSetRow {
+        cell_id,
+        index,
+        seed: (1 << 62) + u64::from(index),
+        scheduler: "dwcs".into(),
+        utilisation: 0.75,
+        plain_utilisation: 0.7512,
+        min_utilisation: 0.3756,
+        cpus: 2,
+        tasks: vec![SetTask { c_ns: 3_000_000, t_ns: 40_000_000, d_ns: 30_000_000, x: 1, y: 2 }],
+        jobs: 250,
+        misses: u64::from(index),
+        violations: 1,
+        schedulable: index == 0,
+        tests: vec![("gfb".into(), SetVerdict::Yes), ("density".into(), SetVerdict::Unknown)],
+        message: (index == 2).then(|| "could not be generated".into()),
+        jobs_log: (index == 1).then(|| {
+            vec![JobLog {
+                source: "sim".into(),
+                d_ns: 30_000_000,
+                jobs: vec![JobTrace {
+                    release_ns: 0,
+                    finish_ns: Some(5),
+                    met: true,
+                    ..Default::default()
+                }],
+                unrecorded: 0,
+            }]
+        }),
+    };
+    let rows: Vec<TaskSetRow> = (0..3).map(|i| row(1, i)).collect();
+    s.insert_task_sets(id, &rows[..2]).unwrap();
+    s.insert_task_sets(id, &rows[2..]).unwrap();
+    s.insert_task_sets(id, &[row(0, 0)]).unwrap();
+    let back = s.task_sets(id).unwrap();
+    assert_eq!(back[0], row(0, 0), "ordered by cell, then index");
+    assert_eq!(&back[1..], &rows[..]);
+    assert_eq!(
+        s.done_task_sets(id).unwrap().into_iter().collect::<Vec<_>>(),
+        vec![(0, 0), (1, 0), (1, 1), (1, 2)]
+    );
+    assert!(s.task_sets(id + 1).unwrap().is_empty());
 }

@@ -136,7 +136,7 @@ impl Page {
     /// A discarded record (padding with a delta): array[0] counts the bytes after the
     /// event's first word, itself included, as the kernel's discard leaves it.
     pub(crate) fn discarded(&mut self, len: u32, delta: u32) {
-        assert!(len >= 4 && len % 4 == 0);
+        assert!(len >= 4 && len.is_multiple_of(4));
         self.word(29, delta);
         self.data.extend_from_slice(&len.to_le_bytes());
         self.data.extend(std::iter::repeat_n(0xaa, len as usize - 4));

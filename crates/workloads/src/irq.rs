@@ -54,7 +54,7 @@ impl IrqReader {
         seed: u64,
         try_direct: bool,
     ) -> io::Result<IrqReader> {
-        let aligned = |x: u64| x > 0 && x % DIRECT_ALIGN == 0;
+        let aligned = |x: u64| x > 0 && x.is_multiple_of(DIRECT_ALIGN);
         if !aligned(file_bytes) || !aligned(read_bytes) || read_bytes > file_bytes {
             return Err(io::Error::new(
                 ErrorKind::InvalidInput,
@@ -179,7 +179,7 @@ pub fn io_interrupts(
             }
         }
         done += 1;
-        if done % CHUNK == 0 && probe.tick() == ControlFlow::Break(()) {
+        if done.is_multiple_of(CHUNK) && probe.tick() == ControlFlow::Break(()) {
             break;
         }
     }

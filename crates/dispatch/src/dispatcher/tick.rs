@@ -122,7 +122,7 @@ impl<'a> Loop<'a> {
             self.publish(now);
             self.cost.saturating_record(os::monotonic_ns() - now);
             // Percentiles walk the histogram (a few us): every 100 ms, after the measured decision.
-            if tick && self.ticks % self.publish_every == 0 {
+            if tick && self.ticks.is_multiple_of(self.publish_every) {
                 self.lat_cache = [
                     self.latency.value_at_quantile(0.5),
                     self.latency.value_at_quantile(0.99),

@@ -49,6 +49,7 @@ fn periodic(g: &mut Group, scheduler: RtScheduler, utilisation: f64) {
         scheduler,
         utilisation: Some(utilisation),
         priorities: Vec::new(),
+        batch: None,
     };
     g.workload_name = "set".into();
     g.policy_name = scheduler.name().into();

@@ -6,6 +6,7 @@
 mod io;
 mod render;
 mod rt;
+mod sets;
 mod states;
 
 pub use render::{png, svg, PlotError, HEIGHT, PALETTE, WIDTH};
@@ -26,6 +27,8 @@ pub struct FigureInput<'a> {
     pub rt: &'a [schedlab_analysis::RtStats],
     /// Kernel trace figures of the traced cells (empty for untraced runs).
     pub traces: &'a [schedlab_analysis::TraceStats],
+    /// The generated sets of the run's batches (empty for other runs).
+    pub sets: &'a [schedlab_model::sets::TaskSetRow],
 }
 
 /// One point of a series: a category on the x axis, a mean and its confidence interval.
@@ -56,6 +59,8 @@ pub struct Series {
     /// Its colour and marker ([`PALETTE`] index, wrapping), so that one thing (a scheduler)
     /// looks the same in every chart; None: by its position.
     pub colour: Option<usize>,
+    /// Drawn dashed (an analytical test beside simulated outcomes); lines charts only.
+    pub dashed: bool,
 }
 
 /// How a chart is drawn.
@@ -133,12 +138,24 @@ pub const FIGURES: &[FigureFn] = &[
     rt::miss_ratio,
     rt::wakeup_cdf,
     rt::response_cdf,
+    sets::acceptance,
+    sets::violations,
     states::state_bars,
 ];
 
 /// All charts of a run, in report order.
 pub fn charts(input: &FigureInput) -> Vec<Chart> {
     FIGURES.iter().flat_map(|f| f(input)).collect()
+}
+
+/// The batches' violations per process with the measured cells of another run on top (see
+/// `sets::violations_with_measured`).
+pub fn set_violations_with_measured(
+    sets: &[schedlab_model::sets::TaskSetRow],
+    measured: &[RtStats],
+    label: &str,
+) -> Vec<Chart> {
+    sets::violations_with_measured(sets, measured, label)
 }
 
 /// The charts of a report's comparison section: run A's cells against run B's, matched by key
@@ -455,7 +472,13 @@ fn series_of(points: impl Iterator<Item = (String, Point)>) -> Option<Vec<Series
     for (name, p) in points {
         match series.iter_mut().find(|x| x.name == name) {
             Some(x) => x.points.push(p),
-            None => series.push(Series { name, points: vec![p], curve: Vec::new(), colour: None }),
+            None => series.push(Series {
+                name,
+                points: vec![p],
+                curve: Vec::new(),
+                colour: None,
+                dashed: false,
+            }),
         }
     }
     for s in &mut series {

@@ -200,7 +200,16 @@ fn draw_categories<DB: DrawingBackend>(
         let c = colour(style(i, s));
         let dx = (i as f64 - (k as f64 - 1.0) / 2.0) * dodge_step;
         let at = |p: &Point| (p.x as f64 + dx, p.y);
-        cc.draw_series(LineSeries::new(s.points.iter().map(at), c.stroke_width(2)))?;
+        if s.dashed {
+            cc.draw_series(DashedLineSeries::new(
+                s.points.iter().map(at),
+                8,
+                5,
+                c.stroke_width(2),
+            ))?;
+        } else {
+            cc.draw_series(LineSeries::new(s.points.iter().map(at), c.stroke_width(2)))?;
+        }
         for p in &s.points {
             error_bar(&mut cc, p.x as f64 + dx, p, 0.035, c)?;
         }
@@ -399,6 +408,12 @@ fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, chart: &Chart) -> D
     for (i, s) in chart.series.iter().enumerate() {
         let c = colour(style(i, s));
         match chart.kind {
+            ChartKind::Lines if s.dashed => {
+                for x in [4, 16, 28] {
+                    area.draw(&PathElement::new(vec![(x, y), (x + 6, y)], c.stroke_width(2)))?;
+                }
+                area.draw(&(EmptyElement::at((19, y)) + marker(style(i, s), c)))?;
+            }
             ChartKind::Lines => {
                 area.draw(&PathElement::new(vec![(4, y), (34, y)], c.stroke_width(2)))?;
                 area.draw(&(EmptyElement::at((19, y)) + marker(style(i, s), c)))?;

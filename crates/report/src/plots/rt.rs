@@ -219,6 +219,7 @@ fn cdf_charts(d: &FigureInput, k: &CdfKind) -> Vec<Chart> {
                     points: Vec::new(),
                     curve: (k.curve)(s).to_vec(),
                     colour: scheduler_colour(d, &s.scheduler),
+                    dashed: false,
                 })
                 .collect();
             let positive =
@@ -360,6 +361,7 @@ pub(super) fn response_against(
                     points: Vec::new(),
                     curve: s.response_cdf.clone(),
                     colour: Some(i),
+                    dashed: false,
                 })
                 .collect();
             let positive = || series.iter().flat_map(|s| &s.curve).map(|p| p.0).filter(|x| *x > 0.0);

@@ -6,7 +6,7 @@ use schedlab_analysis::cell_stats;
 
 fn pa3_charts() -> Vec<Chart> {
     let stats = cell_stats(&pa3_records(1.0));
-    charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] })
+    charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[], sets: &[] })
 }
 
 /// Decodes a PNG into (width, height, RGB bytes).
@@ -70,14 +70,16 @@ fn cells_without_repetitions_are_left_out() {
         r.samples.clear();
     }
     let stats = cell_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] });
+    let charts =
+        charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[], sets: &[] });
     let fifo = &charts[0].series[1];
     assert_eq!(fifo.points.iter().map(|p| p.x).collect::<Vec<_>>(), vec![0, 2]);
 }
 
 #[test]
 fn a_run_with_nothing_measured_has_no_figures() {
-    assert!(charts(&FigureInput { stats: &[], cpus: 2, io: &[], rt: &[], traces: &[] }).is_empty());
+    assert!(charts(&FigureInput { stats: &[], cpus: 2, io: &[], rt: &[], traces: &[], sets: &[] })
+        .is_empty());
 }
 
 #[test]
@@ -118,7 +120,8 @@ fn a_single_count_and_repetition_still_draws() {
     let recs: Vec<_> =
         pa3_records(1.0).into_iter().filter(|r| r.params.processes == 10 && r.rep == 0).collect();
     let stats = cell_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 0, io: &[], rt: &[], traces: &[] });
+    let charts =
+        charts(&FigureInput { stats: &stats, cpus: 0, io: &[], rt: &[], traces: &[], sets: &[] });
     assert_eq!(charts.len(), 15);
     let c = &charts[0];
     assert_eq!(c.categories, vec!["10"]);
@@ -138,7 +141,7 @@ fn slugs_are_file_name_safe() {
 
 fn lab1_charts() -> Vec<Chart> {
     let stats = cell_stats(&lab1_records());
-    charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &[], traces: &[] })
+    charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &[], traces: &[], sets: &[] })
 }
 
 fn chart<'a>(charts: &'a [Chart], id: &str) -> &'a Chart {
@@ -280,7 +283,8 @@ fn points_without_an_error_bar_are_named_in_the_caption() {
     // pa3 at n = 2: every point lacks its bar, and the caption says why.
     let recs: Vec<_> = pa3_records(1.0).into_iter().filter(|r| r.rep < 2).collect();
     let stats = cell_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] });
+    let charts =
+        charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[], sets: &[] });
     for c in &charts {
         assert!(
             c.series
@@ -313,7 +317,7 @@ fn points_without_an_error_bar_are_named_in_the_caption() {
 }
 
 fn charts_of(stats: &[schedlab_analysis::CellStats]) -> Vec<Chart> {
-    charts(&FigureInput { stats, cpus: 4, io: &[], rt: &[], traces: &[] })
+    charts(&FigureInput { stats, cpus: 4, io: &[], rt: &[], traces: &[], sets: &[] })
 }
 
 #[test]
@@ -335,7 +339,7 @@ fn runs_that_do_not_study_fairness_get_no_fairness_figures() {
     let stats = cell_stats(&recs);
     assert!(!measures_fairness(&stats));
     let ids: Vec<String> =
-        charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] })
+        charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[], sets: &[] })
             .into_iter()
             .map(|c| c.id)
             .collect();
@@ -344,7 +348,8 @@ fn runs_that_do_not_study_fairness_get_no_fairness_figures() {
     recs[0].params.groups[0].affinity = "spread".into();
     let stats = cell_stats(&recs);
     assert!(measures_fairness(&stats));
-    let charts = charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[] });
+    let charts =
+        charts(&FigureInput { stats: &stats, cpus: 4, io: &[], rt: &[], traces: &[], sets: &[] });
     assert!(
         charts.iter().any(|c| c.id == "jain-cpu")
             && charts.iter().any(|c| c.id == "completion-cpu-n500")
@@ -449,7 +454,8 @@ fn an_io_sweep_gets_the_io_figures_and_no_per_process_count_figures() {
     let recs = io_records();
     let stats = cell_stats(&recs);
     let io = schedlab_analysis::io_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &io, rt: &[], traces: &[] });
+    let charts =
+        charts(&FigureInput { stats: &stats, cpus: 2, io: &io, rt: &[], traces: &[], sets: &[] });
     let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids, ["io-time", "io-mbs", "io-p50", "io-p99", "io-p999"]);
     let time = &charts[0];
@@ -473,15 +479,22 @@ fn an_io_sweep_gets_the_io_figures_and_no_per_process_count_figures() {
     // Median latency of "small" under bfq (the fourth cell) is 4 us.
     assert!((charts[2].series[1].points[1].y - 4.0).abs() < 0.01);
     // Without I/O statistics, nothing is drawn for these cells.
-    assert!(super::charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &[], traces: &[] })
-        .is_empty());
+    assert!(super::charts(&FigureInput {
+        stats: &stats,
+        cpus: 2,
+        io: &[],
+        rt: &[],
+        traces: &[],
+        sets: &[]
+    })
+    .is_empty());
 }
 
 fn rt_charts(workloads: &[&str], utilisations: &[Option<f64>]) -> Vec<Chart> {
     let recs = crate::testdata::rt_records(workloads, utilisations);
     let stats = cell_stats(&recs);
     let rt = schedlab_analysis::rt_stats(&recs);
-    charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt, traces: &[] })
+    charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt, traces: &[], sets: &[] })
 }
 
 fn names(c: &Chart) -> Vec<&str> {
@@ -612,7 +625,8 @@ fn a_scheduler_keeps_its_colour_in_every_real_time_chart() {
     recs.retain(|r| r.params.key != "set/other/utilisation=0.5/n4");
     let stats = cell_stats(&recs);
     let rt = schedlab_analysis::rt_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt, traces: &[] });
+    let charts =
+        charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt, traces: &[], sets: &[] });
     let colours = |id: &str| {
         chart(&charts, id).series.iter().map(|s| (s.name.clone(), s.colour)).collect::<Vec<_>>()
     };
@@ -639,7 +653,8 @@ fn per_job_records_give_a_response_time_distribution() {
     let recs = crate::testdata::rt_records_with_jobs(1);
     let stats = cell_stats(&recs);
     let rt = schedlab_analysis::rt_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt, traces: &[] });
+    let charts =
+        charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt, traces: &[], sets: &[] });
     let c = chart(&charts, "rt-response-u0_5");
     assert_eq!((c.kind, names(c)), (ChartKind::Cdf { log_x: false }, vec!["fifo-rm", "dwcs"]));
     assert_eq!(c.title, "Response time, utilisation 0.5");
@@ -728,7 +743,8 @@ fn quiet_and_flooded_sets_are_separate_series_and_rows() {
     }
     let stats = cell_stats(&recs);
     let rt = schedlab_analysis::rt_stats(&recs);
-    let charts = charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt, traces: &[] });
+    let charts =
+        charts(&FigureInput { stats: &stats, cpus: 2, io: &[], rt: &rt, traces: &[], sets: &[] });
     let v = chart(&charts, "rt-violations");
     let quiet_names: Vec<&str> = names(v).into_iter().filter(|n| !n.contains("flood")).collect();
     let flood_names: Vec<String> = quiet_names.iter().map(|n| format!("{n} vs 1 flood")).collect();
@@ -750,4 +766,81 @@ fn quiet_and_flooded_sets_are_separate_series_and_rows() {
             && named.contains(&"set vs 1 flood | other | 0.25".to_string()),
         "{named:#?}"
     );
+}
+
+/// A batch's stored sets: at utilisations 0.5 and 1.0, four sets each on one CPU under edf
+/// (all scheduled at 0.5, one at 1.0) with the edf-qpa test's verdicts, and two on two CPUs.
+fn batch_rows() -> Vec<schedlab_model::sets::TaskSetRow> {
+    use schedlab_model::sets::{SetTask, SetVerdict, TaskSetRow};
+    let row = |cpus: u32, u: f64, seed: u64, ok: bool| TaskSetRow {
+        cell_id: cpus,
+        index: seed as u32,
+        seed,
+        scheduler: "edf".into(),
+        utilisation: u,
+        plain_utilisation: u,
+        min_utilisation: u,
+        cpus,
+        tasks: vec![SetTask { c_ns: 1, t_ns: 2, d_ns: 2, x: 0, y: 0 }; 4],
+        jobs: 100,
+        misses: u64::from(!ok),
+        violations: 4 * u64::from(!ok),
+        schedulable: ok,
+        tests: vec![(
+            if cpus == 1 { "edf-qpa" } else { "gfb" }.into(),
+            if ok { SetVerdict::Yes } else { SetVerdict::No },
+        )],
+        message: None,
+        jobs_log: None,
+    };
+    let mut rows: Vec<TaskSetRow> = (0..4).map(|s| row(1, 0.5, s, true)).collect();
+    rows.extend((4..8).map(|s| row(1, 1.0, s, s == 4)));
+    rows.extend([row(2, 0.5, 8, true), row(2, 1.0, 9, false)]);
+    rows
+}
+
+#[test]
+fn a_batch_gets_acceptance_curves_per_cpu_count_with_dashed_tests() {
+    let rows = batch_rows();
+    let charts =
+        charts(&FigureInput { stats: &[], cpus: 2, io: &[], rt: &[], traces: &[], sets: &rows });
+    let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["acceptance-1cpu", "acceptance-2cpus", "set-violations-1cpu", "set-violations-2cpus"]
+    );
+    let c = &charts[0];
+    assert_eq!(c.categories, ["0.5", "1"]);
+    assert_eq!(names(c), ["edf", "edf-qpa (test)"]);
+    assert_eq!(c.series.iter().map(|s| s.dashed).collect::<Vec<_>>(), [false, true]);
+    let p = c.series[0].points[1];
+    assert_eq!((p.x, p.y), (1, 0.25));
+    assert_eq!((p.lo, p.hi), schedlab_analysis::wilson(1, 4, 1.959_963_984_540_054));
+    assert!(c.caption.contains("edf 0.500"), "weighted (0.5 + 0.25) / 1.5: {}", c.caption);
+    // Violations per process: 4 over 4 tasks in each of the three missed sets at 1.0.
+    assert_eq!(charts[2].series[0].points[1].y, 0.75);
+    let s = svg(c).unwrap();
+    assert!(s.contains("Acceptance ratio against utilisation, one CPU"));
+    assert!(s.contains("stroke-dasharray") || s.matches("<polyline").count() > 2, "dashed");
+    assert!(svg(&charts[1]).unwrap().contains("2 CPUs (partitioned)"));
+}
+
+#[test]
+fn measured_cells_of_another_run_go_on_top_of_the_batches_violations() {
+    let recs = crate::testdata::rt_records(&["set"], &[Some(0.5), Some(1.0)]);
+    let rt = schedlab_analysis::rt_stats(&recs);
+    let charts = set_violations_with_measured(&batch_rows(), &rt, "run 7 (measured)");
+    // The two-CPU batch has no measured cell on two CPUs: no chart for it.
+    let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["set-violations-measured-1cpu"]);
+    let c = &charts[0];
+    let first = format!("set/{}, run 7 (measured)", RT_SCHEDULERS[0]);
+    assert_eq!(names(c)[..2], ["edf", first.as_str()]);
+    // The first scheduler (k = 1 x (u index + 1)) violates 2k + r sliding windows per task,
+    // r = 0 and 1: means 2.5 at 0.5 and 4.5 at 1.0.
+    let ys: Vec<f64> = c.series[1].points.iter().map(|p| p.y).collect();
+    assert_eq!(ys, [2.5, 4.5]);
+    assert!(c.title.ends_with("with run 7 (measured)"), "{}", c.title);
+    assert!(svg(c).unwrap().contains("run 7 (measured)"));
+    assert!(set_violations_with_measured(&batch_rows(), &[], "x").is_empty());
 }

@@ -117,7 +117,7 @@ pub(super) fn workers(
     'spawn: for (gi, g) in cell.groups.iter().enumerate() {
         for i in 0..g.processes {
             let index = workers.len() as u32;
-            if index % 32 == 0 {
+            if index.is_multiple_of(32) {
                 if let Some(sig) = signals::stopped() {
                     let mut reaped = Vec::new();
                     kill_and_reap(pgid, workers.len(), &mut reaped, false);

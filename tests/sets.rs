@@ -1,0 +1,227 @@
+//! Many generated sets per cell (issue #32): `simulate` runs them in parallel, stores one
+//! row per set, gives the same rows whatever the thread count, and after Ctrl-C `--resume`
+//! finishes the batch with the rows an uninterrupted run gives.
+
+use crate::util::Lab;
+use std::time::{Duration, Instant};
+
+fn batch_spec(sets: u32, schedulers: &str, utilisations: &str, duration_s: f64) -> String {
+    format!(
+        r#"name = "batch"
+repetitions = 1
+[matrix]
+workload = ["set"]
+scheduler = [{schedulers}]
+utilisation = [{utilisations}]
+[workloads.set]
+kind = "periodic"
+duration_s = {duration_s}
+quantum_ms = 1
+work_fraction = 1
+cpu = 0
+generate = {{ tasks = 6, min_period_ms = 10, max_period_ms = 100, measure = "plain", x = 1, y = 2, seed = 11, sets = {sets} }}
+"#
+    )
+}
+
+/// Every stored set of run `run`, one line each, without the run id.
+fn rows(lab: &Lab, run: i64) -> Vec<String> {
+    let db = rusqlite::Connection::open(lab.db()).unwrap();
+    let mut st = db
+        .prepare(
+            "SELECT cell_id, set_index, seed, scheduler, utilisation, plain_utilisation, min_utilisation, cpus, tasks_json, jobs, misses, violations, schedulable, tests_json, message
+             FROM task_sets WHERE run_id = ?1 ORDER BY cell_id, set_index",
+        )
+        .unwrap();
+    let out = st
+        .query_map([run], |r| {
+            let cols: Vec<String> = (0..15)
+                .map(|i| format!("{:?}", r.get::<_, rusqlite::types::Value>(i).unwrap()))
+                .collect();
+            Ok(cols.join("|"))
+        })
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    out
+}
+
+fn stored_sets(lab: &Lab) -> i64 {
+    let Ok(db) = rusqlite::Connection::open(lab.db()) else { return 0 };
+    db.query_row("SELECT COUNT(*) FROM task_sets", [], |r| r.get(0)).unwrap_or(0)
+}
+
+#[test]
+fn batch_results_are_the_same_with_one_and_two_threads() {
+    let lab = Lab::new();
+    let spec = lab.spec("b.toml", &batch_spec(40, r#""fifo-rm", "dwcs""#, "0.7, 1.0", 1.0));
+    let spec = spec.to_str().unwrap();
+    lab.ok(&["simulate", spec, "-q", "--cpus", "1", "--threads", "1"]);
+    lab.ok(&["simulate", spec, "-q", "--cpus", "1", "--threads", "2"]);
+    let (one, two) = (rows(&lab, 1), rows(&lab, 2));
+    assert_eq!(one.len(), 2 * 2 * 40, "every set of every cell stored once");
+    assert_eq!(one, two);
+    // The sets differ from each other, and every scheduler got the same sets at a point.
+    let tasks = |r: &String| r.split('|').nth(8).unwrap().to_string();
+    assert_ne!(tasks(&one[0]), tasks(&one[1]));
+    let at = |sched: &str, u: &str| -> Vec<String> {
+        one.iter()
+            .filter(|r| r.contains(&format!("Text(\"{sched}\")|Real({u})")))
+            .map(tasks)
+            .collect()
+    };
+    assert_eq!(at("fifo-rm", "0.7").len(), 40);
+    assert_eq!(at("fifo-rm", "0.7"), at("dwcs", "0.7"));
+    assert_ne!(at("fifo-rm", "0.7"), at("fifo-rm", "1.0"));
+    // show and export give the acceptance curves; export --per set a row per set.
+    let shown = lab.ok(&["show", "1"]);
+    assert!(shown.contains("rta-rm") && shown.contains("weighted"), "{shown}");
+    let curves = lab.ok(&["export", "1", "--per", "acceptance", "--format", "json"]);
+    let curves: Vec<serde_json::Value> = serde_json::from_str(&curves).unwrap();
+    let rm = curves.iter().find(|c| c["name"] == "fifo-rm" && c["utilisation"] == 0.7).unwrap();
+    assert_eq!(rm["sets"], 40);
+    let sets = lab.ok(&["export", "1", "--per", "set"]);
+    assert_eq!(sets.lines().count(), 1 + 2 * 2 * 40, "a header and a row per set");
+    assert!(sets.lines().next().unwrap().contains("test_edf-qpa"));
+}
+
+#[test]
+fn an_interrupted_batch_resumes_to_the_uninterrupted_result() {
+    let lab = Lab::new();
+    let spec = lab.spec("b.toml", &batch_spec(5000, r#""fifo-dm""#, "0.9", 1.0));
+    let spec = spec.to_str().unwrap();
+    let mut child = lab
+        .cmd(&["simulate", spec, "-q", "--cpus", "1", "--threads", "1"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while stored_sets(&lab) == 0 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no set was stored");
+        assert!(child.try_wait().unwrap().is_none(), "finished before it could be interrupted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "stopped by SIGINT: {stderr}");
+    let kept = stored_sets(&lab);
+    assert!(kept > 0 && kept < 5000, "{kept} sets stored");
+    assert!(lab.ok(&["runs"]).contains("interrupted"));
+    let hint = stderr.split('`').nth(1).unwrap_or_else(|| panic!("no command in: {stderr}"));
+    assert!(hint.contains("simulate") && hint.contains("--resume"), "{hint}");
+    // Another model would not give the rows the stored ones were simulated with.
+    let other = lab.paste(hint, &["--cpus", "2"]);
+    assert_eq!(other.status.code(), Some(2), "{}", String::from_utf8_lossy(&other.stderr));
+    assert!(String::from_utf8_lossy(&other.stderr).contains("was simulated with the model"));
+    assert_eq!(stored_sets(&lab), kept);
+    let out = lab.paste(hint, &["--cpus", "1", "--threads", "2"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{hint}: {said}");
+    assert!(said.contains(&format!("({kept} stored before)")), "{said}");
+    assert!(lab.ok(&["runs"]).contains("complete"));
+    // Nothing to resume now.
+    assert_eq!(lab.run(&["simulate", spec, "--resume", "-q"]).status.code(), Some(2));
+    lab.ok(&["simulate", spec, "-q", "--cpus", "1", "--threads", "2"]);
+    let (resumed, whole) = (rows(&lab, 1), rows(&lab, 2));
+    assert_eq!(resumed.len(), 5000);
+    assert_eq!(resumed, whole);
+}
+
+#[test]
+fn the_schedulability_example_parses_and_checks() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/schedulability.toml");
+    let text = std::fs::read(file).unwrap();
+    let spec = schedlab_spec::decode(file, &text)
+        .and_then(|t| schedlab_spec::parse(file, t))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(spec.plan.cells.len(), 10 * 11, "10 workloads x 11 utilisations");
+    for c in &spec.plan.cells {
+        let p = c.primary().workload.periodic().unwrap();
+        let b = p.batch.unwrap_or_else(|| panic!("{} has no batch", c.key));
+        assert_eq!((b.sets, b.hyperperiod, p.tasks.len()), (1000, true, 8), "{}", c.key);
+    }
+    let lab = Lab::new();
+    let out = lab.run(&["check", file]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1000 generated sets per cell"), "{text}");
+    if crate::util::is_root() {
+        assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+/// Sets of 4 tasks with every period 10 ms (hyperperiod 10 ms), simulated for 1 s.
+fn short_periods(extra: &str) -> String {
+    format!(
+        r#"name = "hp"
+repetitions = 1
+[matrix]
+workload = ["set"]
+scheduler = ["edf"]
+utilisation = [0.5]
+[workloads.set]
+kind = "periodic"
+duration_s = 1
+quantum_ms = 1
+cpu = 0
+generate = {{ tasks = 4, min_period_ms = 10, max_period_ms = 10, measure = "plain", seed = 3, sets = 3{extra} }}
+"#
+    )
+}
+
+fn column(lab: &Lab, sql: &str) -> Vec<rusqlite::types::Value> {
+    let db = rusqlite::Connection::open(lab.db()).unwrap();
+    let mut st = db.prepare(sql).unwrap();
+    let rows = st.query_map([], |r| r.get(0)).unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+#[test]
+fn a_batch_keeps_per_job_records_only_when_asked() {
+    use rusqlite::types::Value::{Integer, Null};
+    let lab = Lab::new();
+    let plain = lab.spec("a.toml", &short_periods(""));
+    lab.ok(&["simulate", plain.to_str().unwrap(), "-q", "--cpus", "1"]);
+    assert_eq!(
+        column(&lab, "SELECT jobs_json FROM task_sets WHERE run_id = 1"),
+        [Null, Null, Null]
+    );
+    assert_eq!(column(&lab, "SELECT count(*) FROM jobs"), [Integer(0)], "nor the cell's set 0");
+    let kept = lab.spec("b.toml", &short_periods(", job_records = true"));
+    lab.ok(&["simulate", kept.to_str().unwrap(), "-q", "--cpus", "1"]);
+    let logs = column(&lab, "SELECT jobs_json FROM task_sets WHERE run_id = 2");
+    assert!(logs.iter().all(|l| matches!(l, rusqlite::types::Value::Text(_))), "{logs:?}");
+    assert_ne!(column(&lab, "SELECT count(*) FROM jobs"), [Integer(0)]);
+}
+
+#[test]
+fn a_batch_simulates_each_set_over_its_hyperperiod_when_asked() {
+    let lab = Lab::new();
+    let whole = lab.spec("a.toml", &short_periods(""));
+    lab.ok(&["simulate", whole.to_str().unwrap(), "-q", "--cpus", "1"]);
+    let cut = lab.spec("b.toml", &short_periods(", horizon = \"hyperperiod\""));
+    lab.ok(&["simulate", cut.to_str().unwrap(), "-q", "--cpus", "1"]);
+    let jobs = |run: i64| {
+        column(&lab, &format!("SELECT jobs FROM task_sets WHERE run_id = {run} ORDER BY set_index"))
+    };
+    use rusqlite::types::Value::Integer;
+    // 4 tasks x 100 periods of 10 ms in 1 s; over the 10 ms hyperperiod, one job each.
+    assert_eq!(jobs(1), [Integer(400), Integer(400), Integer(400)]);
+    assert_eq!(jobs(2), [Integer(4), Integer(4), Integer(4)]);
+}
+
+#[test]
+fn a_batch_the_simulator_cannot_model_stores_no_sets() {
+    let lab = Lab::new();
+    let text =
+        short_periods("").replace("kind = \"periodic\"", "kind = \"periodic\"\nbody = \"read\"");
+    let spec = lab.spec("r.toml", &text);
+    let spec = spec.to_str().unwrap();
+    assert_eq!(lab.run(&["simulate", spec, "-q", "--cpus", "1"]).status.code(), Some(2));
+    lab.ok(&["simulate", spec, "-q", "--cpus", "1", "--skip-unsupported"]);
+    use rusqlite::types::Value::Integer;
+    assert_eq!(column(&lab, "SELECT count(*) FROM task_sets"), [Integer(0)]);
+    assert_eq!(column(&lab, "SELECT count(*) FROM cells WHERE status != 'ok'"), [Integer(1)]);
+}
