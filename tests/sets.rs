@@ -225,3 +225,83 @@ fn a_batch_the_simulator_cannot_model_stores_no_sets() {
     assert_eq!(column(&lab, "SELECT count(*) FROM task_sets"), [Integer(0)]);
     assert_eq!(column(&lab, "SELECT count(*) FROM cells WHERE status != 'ok'"), [Integer(1)]);
 }
+
+#[test]
+fn live_sets_are_measured_beside_their_batch_and_drawn_on_its_curves() {
+    crate::require!(crate::util::is_root(), "periodic sets under fifo-rm need root");
+    // The real-time cells would disturb the timing tests: take turns with them.
+    let _serial = crate::util::measuring();
+    let lab = Lab::new();
+    let text = batch_spec(12, r#""fifo-rm""#, "0.5, 0.9", 0.4)
+        .replace("seed = 11, sets = 12 }", "seed = 11, sets = 12, live = 3 }");
+    let spec = lab.spec("live.toml", &text);
+    let spec = spec.to_str().unwrap();
+    // `check` names the cells `run` measures: set 0 under the cell's key, sets 1 and 2 beside it.
+    let plan = lab.ok(&["check", spec]);
+    assert!(plan.contains("`run` measures sets 0 to 2"), "{plan}");
+    for k in ["set/fifo-rm/utilisation=0.5/n6 ", "set/fifo-rm/utilisation=0.5/n6/set=2 "] {
+        assert!(plan.contains(k), "{k}: {plan}");
+    }
+    lab.ok(&["run", spec, "-q"]);
+    lab.ok(&["simulate", spec, "-q", "--cpus", "1"]);
+    // Each measured cell is the batch's set of that index: the same tasks as its stored row.
+    let db = rusqlite::Connection::open(lab.db()).unwrap();
+    let measured: Vec<(String, i64)> = db
+        .prepare(
+            "SELECT key, json_extract(groups_json, '$[0].set') FROM cells WHERE run_id = 1 ORDER BY cell_id",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(measured.len(), 6, "3 live sets at each of 2 utilisations: {measured:?}");
+    assert_eq!(measured[1], ("set/fifo-rm/utilisation=0.5/n6/set=1".into(), 1));
+    let set_tasks = |run: i64, key: &str| -> String {
+        let sql = "SELECT count(*) FROM cells WHERE run_id = ?1 AND key = ?2";
+        assert_eq!(db.query_row(sql, (run, key), |r| r.get::<_, i64>(0)).unwrap(), 1, "{key}");
+        let plan: String =
+            db.query_row("SELECT plan_json FROM runs WHERE id = ?1", [run], |r| r.get(0)).unwrap();
+        let plan: serde_json::Value = serde_json::from_str(&plan).unwrap();
+        let cell = plan["cells"].as_array().unwrap().iter().find(|c| c["key"] == key).unwrap();
+        cell["groups"][0]["workload"]["tasks"].to_string()
+    };
+    let stored: String = db
+        .query_row(
+            "SELECT tasks_json FROM task_sets WHERE run_id = 2 AND set_index = 2 AND utilisation = 0.9",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let live = set_tasks(1, "set/fifo-rm/utilisation=0.9/n6/set=2");
+    // (C, T) of each task: the plan's tasks are objects, the stored set's [C, T, D, x, y].
+    let ct =
+        |json: &str| -> Vec<(u64, u64)> {
+            let v: serde_json::Value = serde_json::from_str(json).unwrap();
+            let n = |x: &serde_json::Value| x.as_u64().unwrap();
+            let tasks = v.as_array().unwrap().iter();
+            tasks
+                .map(|t| {
+                    if t.is_array() {
+                        (n(&t[0]), n(&t[1]))
+                    } else {
+                        (n(&t["c_ns"]), n(&t["t_ns"]))
+                    }
+                })
+                .collect()
+        };
+    assert_eq!(ct(&live), ct(&stored), "live set 2 is the batch's set 2:\n{live}\n{stored}");
+    assert_eq!(ct(&live).len(), 6, "{live}");
+    // The report of the simulation, compared with the measured run, draws the measured sets
+    // on the acceptance curves and says how each fared both ways.
+    let out = lab.path("report");
+    lab.ok(&["report", "2", "--compare", "1", "-o", out.to_str().unwrap()]);
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(out.join("figures/acceptance-measured-1cpu.svg").exists(), "{html}");
+    for u in ["0.5", "0.9"] {
+        let line = format!("set/fifo-rm, run 1 (measured) at {u}: measured ");
+        let at = html.find(&line).unwrap_or_else(|| panic!("{line}: {html}"));
+        assert!(html[at + line.len()..].starts_with(|c: char| c.is_ascii_digit()), "{html}");
+        assert!(html[at..].contains("/3, simulated "), "three sets at {u}: {html}");
+    }
+}

@@ -380,24 +380,22 @@ fn batch_lines(plan: &schedlab_spec::Plan) -> Vec<(String, bool)> {
         };
         let Some(b) = p.batch else { continue };
         seen.push(&g.workload_name);
+        let measured = match b.live {
+            1 => "only set 0 (the set the lines below analyse)".to_string(),
+            k => format!(
+                "sets 0 to {} (set 0 under the cell's key, set i as KEY/set=i; `report SIM --compare RUN` puts them on the simulated curves)",
+                k - 1
+            ),
+        };
         out.push((
             format!(
-                "workload {}: {} generated sets per cell; `schedlab simulate` simulates them all, `run` measures only set 0 (the set the lines below analyse){}",
+                "workload {}: {} generated sets per cell; `schedlab simulate` simulates them all, `run` measures {measured}{}",
                 g.workload_name,
                 b.sets,
                 if b.hyperperiod { "; each simulated over its hyperperiod when shorter than duration_s" } else { "" }
             ),
             false,
         ));
-        if b.live > 1 {
-            out.push((
-                format!(
-                    "workload {}: live = {}: measuring more than the first set live is not done yet; `run` measures set 0",
-                    g.workload_name, b.live
-                ),
-                true,
-            ));
-        }
     }
     out
 }
@@ -409,7 +407,8 @@ pub fn feasibility_lines(plan: &schedlab_spec::Plan, cpus: usize) -> Vec<(String
     let mut seen: Vec<(String, Vec<schedlab_periodic::TaskParams>)> = Vec::new();
     for c in &plan.cells {
         for g in &c.groups {
-            let Some(p) = g.workload.periodic() else { continue };
+            // A batch's live sets beyond set 0 get no lines of their own (set 0 stands for them).
+            let Some(p) = g.workload.periodic().filter(|p| p.live_set.is_none()) else { continue };
             if seen.iter().any(|(w, t)| *w == g.workload_name && *t == p.tasks) {
                 continue;
             }
@@ -528,7 +527,7 @@ pub fn analysis_lines(plan: &schedlab_spec::Plan, cpus: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut seen: Vec<&[schedlab_periodic::TaskParams]> = Vec::new();
     for g in plan.cells.iter().flat_map(|c| &c.groups) {
-        let Some(p) = g.workload.periodic() else { continue };
+        let Some(p) = g.workload.periodic().filter(|p| p.live_set.is_none()) else { continue };
         if seen.contains(&p.tasks.as_slice()) {
             continue;
         }

@@ -265,6 +265,10 @@ pub struct GroupParams {
     /// EEVDF's custom slice of the workers (the `slice_us` policy field or axis), us.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slice_us: Option<u32>,
+    /// Which set of a batch of generated sets (`generate = { sets = N, live = k }`) the
+    /// group's tasks are: 0 for the batch's own cell, i for its live set i.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<u32>,
 }
 
 /// The parameters that identify a matrix cell, as stored beside its results.

@@ -108,6 +108,7 @@ impl Group {
             background: self.background,
             utilisation: self.workload.periodic().and_then(|p| p.utilisation),
             slice_us: self.policy.slice_ns.map(|n| (n / 1000) as u32),
+            set: self.workload.periodic().and_then(crate::Periodic::set_index),
         }
     }
 }

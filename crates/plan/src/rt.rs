@@ -142,6 +142,10 @@ pub struct Periodic {
     /// Many generated sets per cell (`generate = { sets = N, .. }`); None: the one set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<SetBatch>,
+    /// Which set of its batch this cell measures live, for the cells `live = k` adds beside
+    /// the batch's own (set 0): sets 1 to k - 1, each a cell `KEY/set=i` of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_set: Option<u32>,
 }
 
 /// A generated workload's many sets per cell: set i is generated with its own seed
@@ -323,6 +327,25 @@ impl Periodic {
             }
             (seed, p)
         }))
+    }
+
+    /// The index of the batch's set this cell's tasks are: 0 for a batch's own cell, i for
+    /// the cell of its live set i; None for a set without a batch.
+    pub fn set_index(&self) -> Option<u32> {
+        self.live_set.or(self.batch.map(|_| 0))
+    }
+
+    /// The cells `run` measures of a batch beside its own (set 0): sets 1 to `live` - 1,
+    /// each with its tasks and no batch of its own (`simulate` simulates each as the one
+    /// set it is, so the measured and the simulated cell of one set share a key).
+    pub fn live_sets(&self) -> Vec<Result<Periodic, GenError>> {
+        let live = self.batch.map_or(1, |b| b.live);
+        (1..live)
+            .filter_map(|i| {
+                self.nth_set(i)
+                    .map(|r| r.map(|(_, p)| Periodic { batch: None, live_set: Some(i), ..p }))
+            })
+            .collect()
     }
 
     /// The least common multiple of the periods, None when it overflows 64 bits.

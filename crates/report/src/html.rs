@@ -359,6 +359,7 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
             &label(input.run),
             &label(&c.other),
         ));
+        charts.extend(plots::set_acceptance_with_measured(input.sets, &c.rt, &label(&c.other)));
         charts.extend(plots::set_violations_with_measured(input.sets, &c.rt, &label(&c.other)));
     }
     unique_ids(&mut charts);

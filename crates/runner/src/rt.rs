@@ -445,6 +445,7 @@ mod tests {
             utilisation: None,
             priorities: vec![10, 20],
             batch: None,
+            live_set: None,
         }
     }
 

@@ -268,6 +268,7 @@ pub(crate) fn workload(
         utilisation,
         priorities,
         batch,
+        live_set: None,
     };
     Ok(Some(match &w.generate {
         Some(g) if batch.is_some() => first_of_batch(cx, set, g.span())?,

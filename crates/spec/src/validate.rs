@@ -374,6 +374,7 @@ pub(crate) fn validate(
     if cells.is_empty() {
         return cx.err(matrix_span, "the matrix produces no cell with a measured group");
     }
+    let mut cells = with_live_sets(&cx, cells, &matrix_span)?;
     // Knob axes vary slowest of all: a run changes the kernel's settings as seldom as it can.
     let combos = crate::knobs::combos(&swept_knobs);
     if combos.len() * cells.len() > 100_000 {
@@ -451,6 +452,54 @@ pub(crate) fn validate(
 }
 
 /// Why a cell's groups do not run under sched_ext: the first real-time or deadline group,
+/// `cells` with, after each cell of a batch that `run` measures more of than its set 0
+/// (`generate = { sets = N, live = k }`), a cell for each of its live sets 1 to k - 1, keyed
+/// `KEY/set=i`, its tasks set i's; indices renumbered in order.
+fn with_live_sets(
+    cx: &Ctx,
+    cells: Vec<Cell>,
+    matrix_span: &std::ops::Range<usize>,
+) -> Result<Vec<Cell>, SpecError> {
+    let mut out = Vec::with_capacity(cells.len());
+    for cell in cells {
+        let live: Vec<(usize, Vec<_>)> = cell
+            .groups
+            .iter()
+            .enumerate()
+            .filter_map(|(i, g)| g.workload.periodic().map(|p| (i, p.live_sets())))
+            .filter(|(_, sets)| !sets.is_empty())
+            .collect();
+        let extra: Vec<Cell> = match live.into_iter().next() {
+            None => Vec::new(),
+            Some((g, sets)) => sets
+                .into_iter()
+                .map(|set| {
+                    let set = match set {
+                        Ok(s) => s,
+                        Err(e) => {
+                            let why = format!(
+                                "cell {}: cannot generate a live set of its batch: {e}",
+                                cell.key
+                            );
+                            return cx.err(matrix_span.clone(), why);
+                        }
+                    };
+                    let mut c = cell.clone();
+                    c.key = format!("{}/set={}", cell.key, set.live_set.unwrap_or(0));
+                    c.groups[g].workload = schedlab_plan::Workload::Periodic(Box::new(set));
+                    Ok(c)
+                })
+                .collect::<Result<_, SpecError>>()?,
+        };
+        out.push(cell);
+        out.extend(extra);
+    }
+    for (i, c) in out.iter_mut().enumerate() {
+        c.index = i as u32;
+    }
+    Ok(out)
+}
+
 /// or periodic set with a real-time scheduler.
 fn scx_mix(groups: &[Group]) -> Option<String> {
     groups.iter().find_map(|g| match g.workload.periodic() {

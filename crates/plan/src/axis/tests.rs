@@ -50,6 +50,7 @@ fn periodic(g: &mut Group, scheduler: RtScheduler, utilisation: f64) {
         utilisation: Some(utilisation),
         priorities: Vec::new(),
         batch: None,
+        live_set: None,
     };
     g.workload_name = "set".into();
     g.policy_name = scheduler.name().into();

@@ -158,6 +158,16 @@ pub fn set_violations_with_measured(
     sets::violations_with_measured(sets, measured, label)
 }
 
+/// The batches' acceptance curves with the measured sets of another run on top (see
+/// `sets::acceptance_with_measured`).
+pub fn set_acceptance_with_measured(
+    sets: &[schedlab_model::sets::TaskSetRow],
+    measured: &[RtStats],
+    label: &str,
+) -> Vec<Chart> {
+    sets::acceptance_with_measured(sets, measured, label)
+}
+
 /// The charts of a report's comparison section: run A's cells against run B's, matched by key
 /// (today the response time distributions of shared periodic cells). `a_label`, `b_label`
 /// name the two runs in legends and captions.

@@ -3,7 +3,7 @@
 //! analytical test, with 95% Wilson intervals, one chart per CPU count; and the seed's
 //! violations per process against utilisation, the mean over the sets.
 
-use super::{point, Chart, ChartKind, FigureInput, Point, Series};
+use super::{Chart, ChartKind, FigureInput, Point, Series};
 use schedlab_analysis::{acceptance as curves, violations_per_process, RtStats};
 
 fn u_label(u: f64) -> String {
@@ -28,7 +28,83 @@ fn cpus_suffix(cpus: u32) -> (String, String) {
 
 /// Acceptance ratio against utilisation, per CPU count.
 pub(super) fn acceptance(d: &FigureInput) -> Vec<Chart> {
-    let all = curves(d.sets);
+    acceptance_charts(d.sets).into_iter().map(|(_, c)| c).collect()
+}
+
+/// The measured sets of a run (`generate = { sets = N, live = k }`: the first k of each
+/// batch, measured by `run`) against the acceptance curves of the batches they come from
+/// (`report SIM --compare MEASURED`): per CPU count, a line per workload and scheduler of the
+/// measured run, the fraction of its measured sets at each utilisation with no deadline miss
+/// in any repetition (under dwcs, no violated window), with 95% Wilson intervals; the caption
+/// gives the simulated verdicts of the same sets beside them. Only charts with a measured
+/// set are drawn.
+pub(super) fn acceptance_with_measured(
+    sets: &[schedlab_model::sets::TaskSetRow],
+    measured: &[RtStats],
+    label: &str,
+) -> Vec<Chart> {
+    let mut out = Vec::new();
+    for (cpus, mut c) in acceptance_charts(sets) {
+        let mut tallies: Vec<(SeriesAt, Tally)> = Vec::new();
+        for s in measured.iter().filter(|s| s.reps > 0 && s.per_cpu.len().max(1) == cpus as usize) {
+            let (Some(u), Some(set)) = (s.utilisation, s.params.groups.first().and_then(|g| g.set))
+            else {
+                continue;
+            };
+            let dwcs = s.scheduler == "dwcs";
+            let clean = if dwcs { &s.sliding_violations_per_proc } else { &s.misses };
+            let accepted = clean.n > 0 && clean.mean == 0.0;
+            let simulated = sets.iter().any(|r| {
+                r.index == set
+                    && r.cpus == cpus
+                    && r.scheduler == s.scheduler
+                    && r.utilisation == u
+                    && r.schedulable
+            });
+            let key = (format!("{}/{}, {label}", s.params.workload, s.scheduler), u_label(u));
+            let t = match tallies.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, t)) => t,
+                None => {
+                    tallies.push((key, (0, 0, 0)));
+                    &mut tallies.last_mut().expect("just pushed").1
+                }
+            };
+            *t = (t.0 + u64::from(accepted), t.1 + 1, t.2 + u64::from(simulated));
+        }
+        let points = tallies.iter().filter_map(|((name, u), (a, n, _))| {
+            let x = c.categories.iter().position(|c| c == u)?;
+            let (lo, hi) = schedlab_analysis::acceptance::wilson(*a, *n, 1.96);
+            let y = *a as f64 / *n as f64;
+            Some((name.clone(), Point { x, y, lo, hi, no_bar: None }))
+        });
+        let Some(extra) = super::series_of(points) else { continue };
+        let same: Vec<String> = tallies
+            .iter()
+            .map(|((name, u), (a, n, sim))| {
+                format!("{name} at {u}: measured {a}/{n}, simulated {sim}/{n}")
+            })
+            .collect();
+        c.series.extend(extra);
+        c.id = c.id.replace("acceptance", "acceptance-measured");
+        c.title.push_str(&format!(", with {label}"));
+        c.caption.push_str(&format!(
+            " On top, solid, a line per workload and scheduler of {label}: the fraction of the sets it measured live (the first of each batch) with no deadline miss in any repetition (under dwcs no violated window), Wilson bars. The same sets, measured and simulated: {}.",
+            same.join("; ")
+        ));
+        out.push(c);
+    }
+    out
+}
+
+/// A measured series at a utilisation: (series name, utilisation label).
+type SeriesAt = (String, String);
+
+/// Measured sets accepted, measured, and accepted in simulation (the same sets).
+type Tally = (u64, u64, u64);
+
+/// The acceptance charts of `sets`, one per CPU count, with that count.
+fn acceptance_charts(sets: &[schedlab_model::sets::TaskSetRow]) -> Vec<(u32, Chart)> {
+    let all = curves(sets);
     let mut cpus: Vec<u32> = all.iter().map(|c| c.cpus).collect();
     cpus.dedup();
     cpus.into_iter()
@@ -69,7 +145,7 @@ pub(super) fn acceptance(d: &FigureInput) -> Vec<Chart> {
                 .collect();
             let sets = mine.first().and_then(|c| c.points.first()).map_or(0, |p| p.sets);
             let (id, on) = cpus_suffix(m);
-            Chart {
+            let chart = Chart {
                 kind: ChartKind::Lines,
                 id: format!("acceptance{id}"),
                 title: format!("Acceptance ratio against utilisation, {on}"),
@@ -86,7 +162,8 @@ pub(super) fn acceptance(d: &FigureInput) -> Vec<Chart> {
                 series,
                 reference: None,
                 states: Default::default(),
-            }
+            };
+            (m, chart)
         })
         .collect()
 }
@@ -106,22 +183,35 @@ pub(super) fn violations_with_measured(
 ) -> Vec<Chart> {
     let mut out = Vec::new();
     for (cpus, mut c) in violation_charts(sets) {
-        let points = measured
+        // A batch measured live has several sets at a utilisation: their mean, the bar their range.
+        let mut at: Vec<((String, usize), Vec<f64>)> = Vec::new();
+        let cells = measured
             .iter()
             .filter(|s| s.reps > 0 && s.per_cpu.len().max(1) == cpus as usize)
-            .filter(|s| s.sliding_violations_per_proc.mean.is_finite())
-            .filter_map(|s| {
-                let u = s.utilisation.map(u_label)?;
-                let x = c.categories.iter().position(|c| *c == u)?;
-                let name = format!("{}/{}, {label}", s.params.workload, s.scheduler);
-                Some((name, point(x, &s.sliding_violations_per_proc)))
-            });
+            .filter(|s| s.sliding_violations_per_proc.mean.is_finite());
+        for s in cells {
+            let Some(u) = s.utilisation.map(u_label) else { continue };
+            let Some(x) = c.categories.iter().position(|c| *c == u) else { continue };
+            let key = (format!("{}/{}, {label}", s.params.workload, s.scheduler), x);
+            let v = s.sliding_violations_per_proc.mean;
+            match at.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, vs)) => vs.push(v),
+                None => at.push((key, vec![v])),
+            }
+        }
+        let points = at.into_iter().map(|((name, x), vs)| {
+            let y = vs.iter().sum::<f64>() / vs.len() as f64;
+            let (lo, hi) = vs
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(*v), h.max(*v)));
+            (name, Point { x, y, lo, hi, no_bar: None })
+        });
         let Some(extra) = super::series_of(points) else { continue };
         c.series.extend(extra);
         c.id = c.id.replace("set-violations", "set-violations-measured");
         c.title.push_str(&format!(", with {label}"));
         c.caption.push_str(&format!(
-            " On top, a line per workload and scheduler of {label}: the sets it measured live (set 0 of each cell), each point that cell's own violations per process, mean over its repetitions."
+            " On top, a line per workload and scheduler of {label}: the sets it measured live (the first of each batch), each point the mean over those sets of each set's violations per process (itself a mean over its repetitions), the bar their range."
         ));
         out.push(c);
     }
