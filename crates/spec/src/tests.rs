@@ -741,7 +741,20 @@ fn a_batch_of_sets_takes_set_0_as_the_cells_set_and_checks_its_keys() {
     let batch =
         RT.replace("seed = 7 }", "seed = 7, sets = 50, live = 2, horizon = \"hyperperiod\" }");
     let s = parse("rt.toml", &batch).unwrap();
-    let p = s.plan.cells[7].primary().workload.periodic().unwrap();
+    let periodic = |c: &schedlab_plan::Cell| c.primary().workload.periodic().cloned();
+    let i = (s.plan.cells.iter())
+        .position(|c| periodic(c).is_some_and(|p| p.batch.is_some() && p.utilisation == Some(0.5)))
+        .expect("a batch cell at 0.5");
+    let p = periodic(&s.plan.cells[i]).unwrap();
+    // live = 2: set 1 is a cell of its own right after it, its tasks set 1's, no batch.
+    let live = &s.plan.cells[i + 1];
+    assert_eq!(live.key, format!("{}/set=1", s.plan.cells[i].key));
+    assert_eq!(live.index as usize, i + 1);
+    let one = periodic(live).unwrap();
+    assert_eq!((one.batch, one.live_set, one.set_index()), (None, Some(1), Some(1)));
+    assert_eq!(one.tasks, p.nth_set(1).unwrap().unwrap().1.tasks);
+    assert_eq!(live.params().groups[0].set, Some(1));
+    assert_eq!(s.plan.cells[i].params().groups[0].set, Some(0));
     let b = p.batch.expect("a batch");
     assert_eq!((b.sets, b.live, b.job_records, b.hyperperiod), (50, 2, false, true));
     assert_eq!(p.set_count(), 50);
