@@ -582,7 +582,7 @@ fn another_actuator_carries_out_every_choice_one_worker_at_a_time() {
     let mut lab = Lab::new("actuator");
     let region = Region::create(&lab.dir, cpu, set.len()).expect("region");
     let work: Vec<u64> = set.iter().map(|s| s.work).collect();
-    let pids = lab.spawn_workers(&region.path().to_path_buf(), &work);
+    let pids = lab.spawn_workers(region.path(), &work);
     let cfg = config(cpu, DispatchPolicy::Dwcs { work_conserving: true }, &set, &pids, 1.0, false);
     let actuator = Recording::default();
     let m = Dispatcher::new(cfg, region)
