@@ -12,6 +12,23 @@ fn example() -> String {
     format!("{}/experiments/scx.toml", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `check` and `run` of `spec` exit 2 with a message saying all of `says`, and leave neither
+/// a database nor a restore journal behind.
+fn refused_before_anything_changes(spec: &str, says: &[&str]) {
+    let lab = Lab::new();
+    for cmd in ["check", "run"] {
+        let out = lab.run(&[cmd, spec, "--scale", "0.01"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {stderr}");
+        for s in says {
+            assert!(stderr.contains(s), "{cmd} says {s:?}: {stderr}");
+        }
+    }
+    assert!(!lab.db().exists(), "no database was made");
+    let journals = std::fs::read_dir(lab.path("state")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(journals, 0, "no restore journal was written");
+}
+
 #[test]
 fn without_sched_ext_check_and_run_of_the_example_exit_2_naming_the_kernel_feature_and_change_nothing(
 ) {
@@ -19,23 +36,11 @@ fn without_sched_ext_check_and_run_of_the_example_exit_2_naming_the_kernel_featu
         !Path::new(SYSFS).exists(),
         "this kernel has sched_ext (the refusal is for kernels without it)"
     );
-    let lab = Lab::new();
-    for cmd in ["check", "run"] {
-        let out = lab.run(&[cmd, &example(), "--scale", "0.01"]);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{cmd}: {stderr}");
-        assert!(
-            stderr.contains("has no sched_ext: /sys/kernel/sched_ext is absent"),
-            "{cmd}: {stderr}"
-        );
-        assert!(
-            stderr.contains("scx.toml:22:27"),
-            "{cmd} points at the first scx scheduler: {stderr}"
-        );
-    }
-    assert!(!lab.db().exists(), "no database was made");
-    let journals = std::fs::read_dir(lab.path("state")).map(|d| d.count()).unwrap_or(0);
-    assert_eq!(journals, 0, "no restore journal was written");
+    // Pointing at the first scx scheduler.
+    refused_before_anything_changes(
+        &example(),
+        &["has no sched_ext: /sys/kernel/sched_ext is absent", "scx.toml:22:27"],
+    );
 }
 
 #[test]
@@ -74,6 +79,55 @@ fn simulate_says_it_models_no_bpf_scheduler() {
         cells,
         [(Some("eevdf".into()), "ok".into()), (Some("scx_bpfland".into()), "failed".into())]
     );
+}
+
+fn dwcs_scx_example() -> String {
+    format!("{}/experiments/dwcs-scx.toml", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn without_sched_ext_check_and_run_of_a_dwcs_scx_set_exit_2_naming_the_kernel_feature_and_change_nothing(
+) {
+    require!(
+        !Path::new(SYSFS).exists(),
+        "this kernel has sched_ext (the refusal is for kernels without it)"
+    );
+    refused_before_anything_changes(
+        &dwcs_scx_example(),
+        &[
+            "workload \"canonical\" runs under schedlab's own sched_ext scheduler",
+            "has no sched_ext: /sys/kernel/sched_ext is absent",
+            "dwcs-scx.toml:13:13",
+        ],
+    );
+}
+
+#[test]
+fn simulate_runs_dwcs_scx_and_edf_scx_sets_by_the_same_policy_job_for_job() {
+    let lab = Lab::new();
+    let text = std::fs::read_to_string(dwcs_scx_example())
+        .unwrap()
+        .replace("[\"dwcs\", \"dwcs-scx\"]", "[\"dwcs\", \"dwcs-scx\", \"edf\", \"edf-scx\"]");
+    let spec = lab.spec("s.toml", &text);
+    let out = lab.run(&["simulate", spec.to_str().unwrap(), "-q"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let conn = rusqlite::Connection::open(lab.db()).unwrap();
+    let jobs = |scheduler: &str| -> Vec<(i64, i64, Vec<u8>)> {
+        conn.prepare(
+            "SELECT j.idx, j.jobs, j.data FROM jobs j JOIN cells c ON c.id = j.cell_row \
+             WHERE c.key = ?1 ORDER BY j.idx",
+        )
+        .unwrap()
+        .query_map([format!("canonical/{scheduler}/n4")], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+    };
+    let (dwcs, edf) = (jobs("dwcs"), jobs("edf"));
+    assert_eq!(dwcs.len(), 4, "one job log per task");
+    assert_ne!(dwcs, edf, "DWCS and EDF decide differently on this set");
+    assert_eq!(jobs("dwcs-scx"), dwcs, "dwcs-scx simulates DWCS");
+    assert_eq!(jobs("edf-scx"), edf, "edf-scx simulates EDF");
 }
 
 /// Why this is no machine to load real schedulers on, if it is not: sched_ext present, the harness's
