@@ -14,9 +14,12 @@
 //! The decisions, the status region (`schedlab dwcs status`) and the metrics are the
 //! dispatcher's, exactly as under the priority actuator.
 //!
-//! It runs until every dispatcher's duration ends, or SIGINT/SIGTERM, or the kernel ejects
-//! the BPF scheduler (then the dispatchers stop and the exit reason is printed); the
-//! scheduler unloads when the process exits, however it exits.
+//! The dispatchers run until their duration ends, or SIGINT/SIGTERM, or the kernel ejects
+//! the BPF scheduler (then they stop and the exit reason is printed). Each writes its metrics
+//! when it ends; the scheduler then stays loaded until SIGINT/SIGTERM (the engine stops it
+//! after the cell's last worker is reaped, as it stops any sched_ext scheduler), and exits
+//! at once with status 1 if a dispatcher failed. The scheduler unloads when the process
+//! exits, however it exits.
 
 mod bpf_skel {
     #![allow(clippy::all, missing_docs, non_camel_case_types, non_snake_case, dead_code)]
@@ -154,6 +157,19 @@ fn run(args: &[String]) -> Result<()> {
             .map(|(out, h)| (out, h.join().unwrap_or_else(|_| bail!("a dispatcher panicked"))))
             .collect()
     });
+    let mut failed = Vec::new();
+    for (out, r) in results {
+        match r {
+            Ok(m) => std::fs::write(&out, serde_json::to_vec(&m)?).with_context(|| out.clone())?,
+            Err(e) => failed.push(format!("{e:#}")),
+        }
+    }
+    if !failed.is_empty() {
+        bail!("{}", failed.join("; "));
+    }
+    while !STOP.load(Ordering::Relaxed) && !uei_exited!(&skel, uei) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let ejected = uei_exited!(&skel, uei);
     let bss = skel.maps.bss_data.as_ref().context("no .bss")?;
     eprintln!(
@@ -166,18 +182,8 @@ fn run(args: &[String]) -> Result<()> {
     );
     drop(link);
     let exit = uei_report!(&skel, uei);
-    let mut failed = Vec::new();
-    for (out, r) in results {
-        match r {
-            Ok(m) => std::fs::write(&out, serde_json::to_vec(&m)?).with_context(|| out.clone())?,
-            Err(e) => failed.push(format!("{e:#}")),
-        }
-    }
     if ejected {
         bail!("the kernel stopped the sched_ext scheduler during the run: {exit:?}");
-    }
-    if !failed.is_empty() {
-        bail!("{}", failed.join("; "));
     }
     Ok(())
 }
