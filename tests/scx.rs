@@ -323,3 +323,93 @@ fn in_a_sched_ext_guest_a_scheduler_killed_mid_cell_fails_that_cell_and_the_run_
     assert_eq!((cells[1].0.as_str(), cells[1].1.as_str()), ("eevdf", "ok"), "{}", cells[1].2);
     assert_clean();
 }
+
+/// Why this is no machine to run `dwcs-scx` sets on, if it is not: as [`guest`], with
+/// schedlab-scx on PATH instead of scx_bpfland.
+fn dwcs_guest() -> Option<String> {
+    if !Path::new(SYSFS).exists() || std::env::var_os("SCHEDLAB_SCX_GUEST").is_none() {
+        return guest();
+    }
+    let on_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|d| d.join("schedlab-scx").is_file());
+    (!on_path).then(|| "schedlab-scx is not on PATH (.ci/scx-guest.sh builds it)".into())
+}
+
+#[test]
+fn in_a_sched_ext_guest_dwcs_scx_runs_the_canonical_set_on_sched_ext_and_stores_it_like_dwcs() {
+    if let Some(why) = dwcs_guest() {
+        require!(false, why);
+    }
+    let lab = Lab::new();
+    // The feasible canonical set at 100 ms quanta, 8 s, under schedlab's own scheduler only.
+    let text = std::fs::read_to_string(dwcs_scx_example())
+        .unwrap()
+        .replace("scheduler = [\"dwcs\", \"dwcs-scx\"]", "scheduler = [\"dwcs-scx\"]")
+        .replace("duration_s = 10", "duration_s = 8");
+    let spec = lab.spec("dwcs-scx.toml", &text);
+    let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
+    // `dwcs status` during the cell lists every task with its window state and deadline.
+    let mut listed = serde_json::Value::Null;
+    wait_until("dwcs status lists the running set", 180, || {
+        let out = lab.run(&["dwcs", "status", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        let running = v.as_array().and_then(|a| {
+            a.iter()
+                .find(|s| {
+                    s["state"] == "running"
+                        && s["tasks"].as_array().is_some_and(|t| {
+                            t.len() == 4 && t.iter().any(|t| t["released"].as_u64() > Some(0))
+                        })
+                })
+                .cloned()
+        });
+        if let Some(s) = running {
+            listed = s;
+        }
+        !listed.is_null() || child.try_wait().unwrap().is_some()
+    });
+    assert_eq!(state(), "enabled", "schedlab's scheduler is loaded during the cell");
+    let status = child.wait().unwrap();
+    let cells = stored(&lab);
+    assert!(status.success(), "{cells:#?}");
+    assert!(!listed.is_null(), "dwcs status never listed the set");
+    assert_eq!(listed["policy"], "dwcs", "{listed}");
+    for t in listed["tasks"].as_array().unwrap() {
+        assert!(t["deadline_ns"].as_u64().is_some() && t["x_cur"].is_u64(), "{t}");
+    }
+    let [(_, status, message, seen)] = &cells[..] else { panic!("one cell: {cells:#?}") };
+    assert_eq!(status, "ok", "{message}");
+    let workers = seen["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 4, "{seen}");
+    assert!(workers.iter().all(|w| w["ext_enabled"] == true), "every task on sched_ext: {seen}");
+    let l = &seen["loaded"];
+    assert!(l["program"].as_str().unwrap().ends_with("schedlab-scx"), "{l}");
+    assert!(l["ops"].as_str().unwrap().starts_with("schedlab"), "{l}");
+    // Jobs, misses and violations per task, as the dispatcher by priorities stores them.
+    let conn = rusqlite::Connection::open(lab.db()).unwrap();
+    let (rt, logs): (String, i64) = conn
+        .query_row(
+            "SELECT c.rt_json, (SELECT count(*) FROM jobs j WHERE j.cell_row = c.id) FROM cells c",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(logs, 4, "one job log per task");
+    let rt: serde_json::Value = serde_json::from_str(&rt).unwrap();
+    let d = &rt["dispatcher"];
+    assert_eq!(d["policy"], "dwcs", "{d}");
+    let tasks = d["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 4, "{d}");
+    for t in tasks {
+        let released = t["released"].as_u64().unwrap();
+        assert!(released >= 10, "8 s of periods of at most 500 ms: {t}");
+        // A job released but not yet due at the end is neither met nor missed.
+        let judged = t["completed"].as_u64().unwrap() + t["missed"].as_u64().unwrap();
+        assert!(judged <= released && judged + 1 >= released, "{t}");
+        assert!(t["completed"].as_u64().unwrap() > 0 && t["windows"].as_u64().unwrap() > 0, "{t}");
+        assert!(t["window_violations"].is_u64(), "{t}");
+    }
+    // Raw demand is 1.45 CPUs: DWCS drops jobs, within the windows.
+    assert!(tasks.iter().any(|t| t["missed"].as_u64().unwrap() > 0), "{d}");
+    assert_clean();
+}
