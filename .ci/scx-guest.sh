@@ -146,6 +146,7 @@ cd "$PWD"
 uname -r >"$OUT/kernel"
 "$bin" ${SCX_TESTS:-scx::} --test-threads=1 --nocapture >"$OUT/tests.log" 2>&1
 echo \$? >"$OUT/status"
+dmesg >"$OUT/dmesg" 2>&1 || true
 INSIDE
   # A guest that ends without writing its status died (its kernel or QEMU: seen twice in
   # five full runs, with nothing on its console), which says nothing about the tests: it is

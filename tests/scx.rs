@@ -349,7 +349,7 @@ fn in_a_sched_ext_guest_dwcs_scx_runs_the_canonical_set_on_sched_ext_and_stores_
     let spec = lab.spec("dwcs-scx.toml", &text);
     let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
     // `dwcs status` during the cell lists every task with its window state and deadline.
-    let mut listed = serde_json::Value::Null;
+    let (mut listed, mut loaded) = (serde_json::Value::Null, String::new());
     wait_until("dwcs status lists the running set", 180, || {
         let out = lab.run(&["dwcs", "status", "--json"]);
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
@@ -365,14 +365,15 @@ fn in_a_sched_ext_guest_dwcs_scx_runs_the_canonical_set_on_sched_ext_and_stores_
         });
         if let Some(s) = running {
             listed = s;
+            loaded = state();
         }
         !listed.is_null() || child.try_wait().unwrap().is_some()
     });
-    assert_eq!(state(), "enabled", "schedlab's scheduler is loaded during the cell");
     let status = child.wait().unwrap();
     let cells = stored(&lab);
     assert!(status.success(), "{cells:#?}");
     assert!(!listed.is_null(), "dwcs status never listed the set");
+    assert_eq!(loaded, "enabled", "schedlab's scheduler is loaded during the cell");
     assert_eq!(listed["policy"], "dwcs", "{listed}");
     for t in listed["tasks"].as_array().unwrap() {
         assert!(t["deadline_ns"].as_u64().is_some() && t["x_cur"].is_u64(), "{t}");
