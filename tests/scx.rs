@@ -179,7 +179,7 @@ fn wait_until(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
 fn stored(lab: &Lab) -> Vec<(String, String, String, serde_json::Value)> {
     let conn = rusqlite::Connection::open(lab.db()).unwrap();
     let mut st = conn
-        .prepare("SELECT cpu_scheduler, status, coalesce(message, ''), coalesce(sched_ext_json, 'null') FROM cells ORDER BY ordinal")
+        .prepare("SELECT coalesce(cpu_scheduler, ''), status, coalesce(message, ''), coalesce(sched_ext_json, 'null') FROM cells ORDER BY ordinal")
         .unwrap();
     st.query_map([], |r| {
         Ok((

@@ -102,7 +102,7 @@ void BPF_STRUCT_OPS(schedlab_dispatch, s32 cpu, struct task_struct *prev)
 
 	/* The chosen task, still running: it keeps the CPU. */
 	if (want && prev && prev->pid == want && (prev->scx.flags & SCX_TASK_QUEUED)) {
-		prev->scx.slice = SCX_SLICE_INF;
+		scx_bpf_task_set_slice(prev, SCX_SLICE_INF);
 		return;
 	}
 	if (want && scx_bpf_dsq_nr_queued(dsq)) {
@@ -160,12 +160,13 @@ void BPF_STRUCT_OPS(schedlab_stopping, struct task_struct *p, bool runnable)
 	if (is_controlled(p) || p->scx.slice > SCX_SLICE_DFL)
 		return;
 	/* Charge the slice used, scaled by the inverse of the task's weight. */
-	p->scx.dsq_vtime += (SCX_SLICE_DFL - p->scx.slice) * 100 / p->scx.weight;
+	scx_bpf_task_set_dsq_vtime(p, p->scx.dsq_vtime +
+				   (SCX_SLICE_DFL - p->scx.slice) * 100 / p->scx.weight);
 }
 
 void BPF_STRUCT_OPS(schedlab_enable, struct task_struct *p)
 {
-	p->scx.dsq_vtime = vtime_now;
+	scx_bpf_task_set_dsq_vtime(p, vtime_now);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(schedlab_init)
