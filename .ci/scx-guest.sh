@@ -4,7 +4,7 @@
 # sched_ext integration tests (tests/scx.rs) inside it. Results come back through
 # target/scx-guest/ in the checkout (the guest's /tmp is its own).
 #
-#   .ci/scx-guest.sh provision   # kernel, virtme-ng and scx_bpfland into $SCX_CACHE
+#   .ci/scx-guest.sh provision   # kernel, virtme-ng, scx_bpfland and schedlab-scx into $SCX_CACHE
 #   .ci/scx-guest.sh run         # provision, build the tests, boot the guest, run them
 #
 # Nothing here changes the machine's apt configuration: the kernel package comes from a
@@ -95,12 +95,35 @@ provision_scx() {
   rm -rf "$CACHE/scx-target"
 }
 
+# schedlab-scx (crates/scx-dwcs, outside the workspace: clang builds its BPF side), built
+# once per version of its sources and of the crates it links, into $CACHE/schedlab-scx/<hash>/.
+SCX_DWCS_SOURCES=(crates/scx-dwcs crates/dispatch crates/policy crates/plan crates/sys crates/model)
+scx_dwcs_bin() {
+  local hash
+  hash=$(find "${SCX_DWCS_SOURCES[@]}" -type f -not -path '*/target/*' -print0 | sort -z \
+    | xargs -0 sha256sum | sha256sum | cut -c1-16)
+  echo "$CACHE/schedlab-scx/$hash"
+}
+
+provision_scx_dwcs() {
+  local dir
+  dir=$(scx_dwcs_bin)
+  [ -x "$dir/schedlab-scx" ] && return 0
+  log "building schedlab-scx with clang ($(basename "$dir"))"
+  PATH="$CACHE/clang-bin:$PATH" BPF_CLANG="$CACHE/clang-bin/clang" CARGO_TARGET_DIR="$CACHE/scx-dwcs-target" \
+    cargo build -q --manifest-path crates/scx-dwcs/Cargo.toml
+  mkdir -p "$dir.partial"
+  cp "$CACHE/scx-dwcs-target/debug/schedlab-scx" "$dir.partial/"
+  rm -rf "$dir" && mv "$dir.partial" "$dir"
+}
+
 provision() {
   mkdir -p "$CACHE"
   [ "$(id -u)" = 0 ] && apt_install
   provision_kernel
   provision_vng
   provision_scx
+  provision_scx_dwcs
 }
 
 # Builds the integration tests here, boots the guest on them (TCG: no KVM needed) and
@@ -118,11 +141,12 @@ run() {
   cargo build -q
   rm -rf "$OUT" && mkdir -p "$OUT"
   cat >"$OUT/inside.sh" <<INSIDE
-export SCHEDLAB_SCX_GUEST=1 PATH="$CACHE/cargo/bin:\$PATH" RUST_BACKTRACE=1
+export SCHEDLAB_SCX_GUEST=1 PATH="$CACHE/cargo/bin:$(scx_dwcs_bin):\$PATH" RUST_BACKTRACE=1
 cd "$PWD"
 uname -r >"$OUT/kernel"
 "$bin" ${SCX_TESTS:-scx::} --test-threads=1 --nocapture >"$OUT/tests.log" 2>&1
 echo \$? >"$OUT/status"
+dmesg >"$OUT/dmesg" 2>&1 || true
 INSIDE
   # A guest that ends without writing its status died (its kernel or QEMU: seen twice in
   # five full runs, with nothing on its console), which says nothing about the tests: it is

@@ -110,6 +110,8 @@ fn check_refuses_a_plan_the_watchdog_would_kill_naming_both_numbers() {
         .unwrap_or_else(|| panic!("a warning names the cell: {text}"));
     assert!(warning.ends_with("after 30 s"), "{warning}");
     assert!(err.contains("the watchdog allows 30 s"), "{err}");
+    // Located, as every refusal of a spec is: at the longest cell's workload.
+    assert!(err.starts_with(&format!("error: {spec}:4:13: ")), "{err}");
 }
 
 /// One machine whose ambient cpu_dma_latency changed between two runs is one machine:

@@ -12,6 +12,23 @@ fn example() -> String {
     format!("{}/experiments/scx.toml", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `check` and `run` of `spec` exit 2 with a message saying all of `says`, and leave neither
+/// a database nor a restore journal behind.
+fn refused_before_anything_changes(spec: &str, says: &[&str]) {
+    let lab = Lab::new();
+    for cmd in ["check", "run"] {
+        let out = lab.run(&[cmd, spec, "--scale", "0.01"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {stderr}");
+        for s in says {
+            assert!(stderr.contains(s), "{cmd} says {s:?}: {stderr}");
+        }
+    }
+    assert!(!lab.db().exists(), "no database was made");
+    let journals = std::fs::read_dir(lab.path("state")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(journals, 0, "no restore journal was written");
+}
+
 #[test]
 fn without_sched_ext_check_and_run_of_the_example_exit_2_naming_the_kernel_feature_and_change_nothing(
 ) {
@@ -19,23 +36,11 @@ fn without_sched_ext_check_and_run_of_the_example_exit_2_naming_the_kernel_featu
         !Path::new(SYSFS).exists(),
         "this kernel has sched_ext (the refusal is for kernels without it)"
     );
-    let lab = Lab::new();
-    for cmd in ["check", "run"] {
-        let out = lab.run(&[cmd, &example(), "--scale", "0.01"]);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{cmd}: {stderr}");
-        assert!(
-            stderr.contains("has no sched_ext: /sys/kernel/sched_ext is absent"),
-            "{cmd}: {stderr}"
-        );
-        assert!(
-            stderr.contains("scx.toml:22:27"),
-            "{cmd} points at the first scx scheduler: {stderr}"
-        );
-    }
-    assert!(!lab.db().exists(), "no database was made");
-    let journals = std::fs::read_dir(lab.path("state")).map(|d| d.count()).unwrap_or(0);
-    assert_eq!(journals, 0, "no restore journal was written");
+    // Pointing at the first scx scheduler.
+    refused_before_anything_changes(
+        &example(),
+        &["has no sched_ext: /sys/kernel/sched_ext is absent", "scx.toml:22:27"],
+    );
 }
 
 #[test]
@@ -74,6 +79,55 @@ fn simulate_says_it_models_no_bpf_scheduler() {
         cells,
         [(Some("eevdf".into()), "ok".into()), (Some("scx_bpfland".into()), "failed".into())]
     );
+}
+
+fn dwcs_scx_example() -> String {
+    format!("{}/experiments/dwcs-scx.toml", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn without_sched_ext_check_and_run_of_a_dwcs_scx_set_exit_2_naming_the_kernel_feature_and_change_nothing(
+) {
+    require!(
+        !Path::new(SYSFS).exists(),
+        "this kernel has sched_ext (the refusal is for kernels without it)"
+    );
+    refused_before_anything_changes(
+        &dwcs_scx_example(),
+        &[
+            "workload \"canonical\" runs under schedlab's own sched_ext scheduler",
+            "has no sched_ext: /sys/kernel/sched_ext is absent",
+            "dwcs-scx.toml:13:13",
+        ],
+    );
+}
+
+#[test]
+fn simulate_runs_dwcs_scx_and_edf_scx_sets_by_the_same_policy_job_for_job() {
+    let lab = Lab::new();
+    let text = std::fs::read_to_string(dwcs_scx_example())
+        .unwrap()
+        .replace("[\"dwcs\", \"dwcs-scx\"]", "[\"dwcs\", \"dwcs-scx\", \"edf\", \"edf-scx\"]");
+    let spec = lab.spec("s.toml", &text);
+    let out = lab.run(&["simulate", spec.to_str().unwrap(), "-q"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let conn = rusqlite::Connection::open(lab.db()).unwrap();
+    let jobs = |scheduler: &str| -> Vec<(i64, i64, Vec<u8>)> {
+        conn.prepare(
+            "SELECT j.idx, j.jobs, j.data FROM jobs j JOIN cells c ON c.id = j.cell_row \
+             WHERE c.key = ?1 ORDER BY j.idx",
+        )
+        .unwrap()
+        .query_map([format!("canonical/{scheduler}/n4")], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+    };
+    let (dwcs, edf) = (jobs("dwcs"), jobs("edf"));
+    assert_eq!(dwcs.len(), 4, "one job log per task");
+    assert_ne!(dwcs, edf, "DWCS and EDF decide differently on this set");
+    assert_eq!(jobs("dwcs-scx"), dwcs, "dwcs-scx simulates DWCS");
+    assert_eq!(jobs("edf-scx"), edf, "edf-scx simulates EDF");
 }
 
 /// Why this is no machine to load real schedulers on, if it is not: sched_ext present, the harness's
@@ -125,7 +179,7 @@ fn wait_until(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
 fn stored(lab: &Lab) -> Vec<(String, String, String, serde_json::Value)> {
     let conn = rusqlite::Connection::open(lab.db()).unwrap();
     let mut st = conn
-        .prepare("SELECT cpu_scheduler, status, coalesce(message, ''), coalesce(sched_ext_json, 'null') FROM cells ORDER BY ordinal")
+        .prepare("SELECT coalesce(cpu_scheduler, ''), status, coalesce(message, ''), coalesce(sched_ext_json, 'null') FROM cells ORDER BY ordinal")
         .unwrap();
     st.query_map([], |r| {
         Ok((
@@ -267,5 +321,96 @@ fn in_a_sched_ext_guest_a_scheduler_killed_mid_cell_fails_that_cell_and_the_run_
     );
     assert!(message.contains("kernel: sched_ext:"), "the kernel's reason: {message}");
     assert_eq!((cells[1].0.as_str(), cells[1].1.as_str()), ("eevdf", "ok"), "{}", cells[1].2);
+    assert_clean();
+}
+
+/// Why this is no machine to run `dwcs-scx` sets on, if it is not: as [`guest`], with
+/// schedlab-scx on PATH instead of scx_bpfland.
+fn dwcs_guest() -> Option<String> {
+    if !Path::new(SYSFS).exists() || std::env::var_os("SCHEDLAB_SCX_GUEST").is_none() {
+        return guest();
+    }
+    let on_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .any(|d| d.join("schedlab-scx").is_file());
+    (!on_path).then(|| "schedlab-scx is not on PATH (.ci/scx-guest.sh builds it)".into())
+}
+
+#[test]
+fn in_a_sched_ext_guest_dwcs_scx_runs_the_canonical_set_on_sched_ext_and_stores_it_like_dwcs() {
+    if let Some(why) = dwcs_guest() {
+        require!(false, why);
+    }
+    let lab = Lab::new();
+    // The feasible canonical set at 100 ms quanta, 8 s, under schedlab's own scheduler only.
+    let text = std::fs::read_to_string(dwcs_scx_example())
+        .unwrap()
+        .replace("scheduler = [\"dwcs\", \"dwcs-scx\"]", "scheduler = [\"dwcs-scx\"]")
+        .replace("duration_s = 10", "duration_s = 8");
+    let spec = lab.spec("dwcs-scx.toml", &text);
+    let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
+    // `dwcs status` during the cell lists every task with its window state and deadline.
+    let (mut listed, mut loaded) = (serde_json::Value::Null, String::new());
+    wait_until("dwcs status lists the running set", 180, || {
+        let out = lab.run(&["dwcs", "status", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        let running = v.as_array().and_then(|a| {
+            a.iter()
+                .find(|s| {
+                    s["state"] == "running"
+                        && s["tasks"].as_array().is_some_and(|t| {
+                            t.len() == 4 && t.iter().any(|t| t["released"].as_u64() > Some(0))
+                        })
+                })
+                .cloned()
+        });
+        if let Some(s) = running {
+            listed = s;
+            loaded = state();
+        }
+        !listed.is_null() || child.try_wait().unwrap().is_some()
+    });
+    let status = child.wait().unwrap();
+    let cells = stored(&lab);
+    assert!(status.success(), "{cells:#?}");
+    assert!(!listed.is_null(), "dwcs status never listed the set");
+    assert_eq!(loaded, "enabled", "schedlab's scheduler is loaded during the cell");
+    assert_eq!(listed["policy"], "dwcs", "{listed}");
+    let tasks = listed["tasks"].as_array().unwrap();
+    assert!(tasks.iter().all(|t| t["x_cur"].is_u64() && t["y_cur"].is_u64()), "{listed}");
+    assert!(tasks.iter().any(|t| t["deadline_ns"].as_u64().is_some()), "{listed}");
+    let [(_, status, message, seen)] = &cells[..] else { panic!("one cell: {cells:#?}") };
+    assert_eq!(status, "ok", "{message}");
+    let workers = seen["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 4, "{seen}");
+    assert!(workers.iter().all(|w| w["ext_enabled"] == true), "every task on sched_ext: {seen}");
+    let l = &seen["loaded"];
+    assert!(l["program"].as_str().unwrap().ends_with("schedlab-scx"), "{l}");
+    assert!(l["ops"].as_str().unwrap().starts_with("schedlab"), "{l}");
+    // Jobs, misses and violations per task, as the dispatcher by priorities stores them.
+    let conn = rusqlite::Connection::open(lab.db()).unwrap();
+    let (rt, logs): (String, i64) = conn
+        .query_row(
+            "SELECT c.rt_json, (SELECT count(*) FROM jobs j WHERE j.cell_row = c.id) FROM cells c",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(logs, 4, "one job log per task");
+    let rt: serde_json::Value = serde_json::from_str(&rt).unwrap();
+    let d = &rt["dispatcher"];
+    assert_eq!(d["policy"], "dwcs", "{d}");
+    let tasks = d["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 4, "{d}");
+    for t in tasks {
+        let released = t["released"].as_u64().unwrap();
+        assert!(released >= 10, "8 s of periods of at most 500 ms: {t}");
+        // A job released but not yet due at the end is neither met nor missed.
+        let judged = t["completed"].as_u64().unwrap() + t["missed"].as_u64().unwrap();
+        assert!(judged <= released && judged + 1 >= released, "{t}");
+        assert!(t["completed"].as_u64().unwrap() > 0 && t["windows"].as_u64().unwrap() > 0, "{t}");
+        assert!(t["window_violations"].is_u64(), "{t}");
+    }
+    // Raw demand is 1.45 CPUs: DWCS drops jobs, within the windows.
+    assert!(tasks.iter().any(|t| t["missed"].as_u64().unwrap() > 0), "{d}");
     assert_clean();
 }

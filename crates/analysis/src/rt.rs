@@ -257,7 +257,8 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
         min_utilisation: cell_rt.map(|c| c.min_utilisation),
         plain_utilisation: cell_rt.map(|c| c.plain_utilisation),
         // The guarantee is the DWCS scheduler's: another scheduler of the same set has none.
-        guaranteed: cell_rt.is_some_and(|c| c.guaranteed && c.scheduler == "dwcs"),
+        guaranteed: cell_rt
+            .is_some_and(|c| c.guaranteed && matches!(c.scheduler.as_str(), "dwcs" | "dwcs-scx")),
         source: sources.join("/"),
         tasks: ran.iter().map(|(_, t)| t.len()).max().unwrap_or(0),
         reps: ran.len(),

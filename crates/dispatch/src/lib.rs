@@ -84,11 +84,18 @@
 //! read-only and returns a [`Snapshot`] (serde, for `--json`) of every task's x'/y',
 //! deadline, jobs, misses and violations, and whether the dispatcher is still alive.
 //!
+//! ## Actuators
+//! How the choice is enforced is an [`Actuator`]: [`Priorities`] (the classes above) by
+//! default; [`Dispatcher::run_with`] takes another, such as schedlab-scx's sched_ext
+//! scheduler, which lets a controlled worker run only while the dispatcher has chosen it.
+//! The decisions, the status region and the metrics are the same under every actuator.
+//!
 //! Limits: workers must run [`run_worker`] (cooperative; arbitrary programs cannot be
 //! controlled) and be single-threaded; D ≤ T; releases and deadlines take effect at
 //! quantum boundaries.
 #![deny(missing_docs)]
 
+mod actuator;
 mod config;
 mod dispatcher;
 mod error;
@@ -98,6 +105,7 @@ pub mod shm;
 mod status;
 mod worker;
 
+pub use actuator::{Actuator, Priorities};
 pub use config::{Config, DispatchPolicy, TaskCfg};
 pub use dispatcher::Dispatcher;
 pub use error::DispatchError;

@@ -5,8 +5,8 @@
 //! child on every exit path.
 
 use schedlab_dispatch::{
-    remove_stale, scheduler_of, Config, DispatchPolicy, Dispatcher, Metrics, Region, RunState,
-    StatusReader, TaskCfg, TaskState,
+    remove_stale, scheduler_of, Actuator, Config, DispatchPolicy, Dispatcher, Metrics, Priorities,
+    Region, RunState, StatusReader, TaskCfg, TaskState,
 };
 use schedlab_policy::dwcs::{feasibility, WindowTask};
 use schedlab_policy::Window;
@@ -551,4 +551,67 @@ fn a_killed_dispatcher_leaves_no_worker_at_rt_priority_and_no_state_behind() {
     // The engine's clean-up finds the orphaned region and removes it.
     assert_eq!(remove_stale(&lab.dir).unwrap(), vec![path.clone()]);
     assert!(!path.exists());
+}
+
+/// Priorities, with every call written down.
+#[derive(Default)]
+struct Recording {
+    calls: std::cell::RefCell<Vec<(&'static str, i32)>>,
+}
+
+impl Actuator for Recording {
+    fn park(&self, pid: i32) -> std::io::Result<()> {
+        self.calls.borrow_mut().push(("park", pid));
+        Priorities.park(pid)
+    }
+
+    fn grant(&self, pid: i32) -> std::io::Result<()> {
+        self.calls.borrow_mut().push(("grant", pid));
+        Priorities.grant(pid)
+    }
+}
+
+#[test]
+fn another_actuator_carries_out_every_choice_one_worker_at_a_time() {
+    if !root_or_skip("another_actuator_carries_out_every_choice_one_worker_at_a_time") {
+        return;
+    }
+    let _s = serial();
+    let set = canonical_set();
+    let cpu = test_cpu();
+    let mut lab = Lab::new("actuator");
+    let region = Region::create(&lab.dir, cpu, set.len()).expect("region");
+    let work: Vec<u64> = set.iter().map(|s| s.work).collect();
+    let pids = lab.spawn_workers(region.path(), &work);
+    let cfg = config(cpu, DispatchPolicy::Dwcs { work_conserving: true }, &set, &pids, 1.0, false);
+    let actuator = Recording::default();
+    let m = Dispatcher::new(cfg, region)
+        .expect("dispatcher")
+        .run_with(&AtomicBool::new(false), &actuator)
+        .expect("dispatcher run");
+    let calls = actuator.calls.into_inner();
+    let n = pids.len();
+    let parked = |calls: &[(&str, i32)]| {
+        let mut p: Vec<i32> = calls.iter().map(|c| c.1).collect();
+        p.sort();
+        calls.iter().all(|c| c.0 == "park") && p == pids
+    };
+    assert!(parked(&calls[..n]), "every worker parked before the loop: {:?}", &calls[..n]);
+    assert!(parked(&calls[calls.len() - n..]), "and at the end: {:?}", &calls[calls.len() - n..]);
+    let mut holder = None;
+    let mut grants = 0;
+    for &(what, pid) in &calls[n..calls.len() - n] {
+        assert!(pids.contains(&pid), "{what} of {pid}, not a worker");
+        if what == "grant" {
+            assert_eq!(holder, None, "{pid} granted while {holder:?} holds the CPU");
+            holder = Some(pid);
+            grants += 1;
+        } else if holder == Some(pid) {
+            holder = None;
+        }
+    }
+    let dispatches: u64 = m.tasks.iter().map(|t| t.dispatches).sum();
+    assert!(grants > 0 && grants <= dispatches, "{grants} grants, {dispatches} dispatches");
+    assert!(pids.iter().all(|p| calls.contains(&("grant", *p))), "every worker ran: {calls:?}");
+    assert!(m.tasks.iter().all(|t| t.completed > 0));
 }

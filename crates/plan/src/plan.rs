@@ -176,6 +176,12 @@ impl Cell {
         self.cpu_scheduler.as_ref().and_then(crate::CpuScheduler::scx)
     }
 
+    /// True when a periodic set of the cell runs under `edf-scx` or `dwcs-scx` (schedlab's
+    /// own sched_ext scheduler).
+    pub fn scx_dispatched(&self) -> bool {
+        self.groups.iter().any(|g| g.workload.periodic().is_some_and(|p| p.scheduler.sched_ext()))
+    }
+
     /// True if any group needs a cgroup; then every group of the cell gets one, so
     /// weights compare like with like.
     pub fn uses_cgroups(&self) -> bool {
@@ -337,13 +343,18 @@ impl Default for DmaLatency {
 }
 
 impl Plan {
-    /// Every sched_ext scheduler program the plan's cells name, once each.
+    /// Every sched_ext scheduler program the plan's cells name, once each, and
+    /// [`SCX_DISPATCHER`](crate::SCX_DISPATCHER) when a periodic set runs under `edf-scx` or
+    /// `dwcs-scx`.
     pub fn scx_programs(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for p in self.cells.iter().filter_map(Cell::scx) {
             if !out.contains(&p.program) {
                 out.push(p.program.clone());
             }
+        }
+        if self.cells.iter().any(Cell::scx_dispatched) {
+            out.push(crate::SCX_DISPATCHER.into());
         }
         out
     }

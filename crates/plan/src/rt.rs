@@ -4,6 +4,10 @@
 use crate::{GenError, GenSpec, TaskParams};
 use serde::{Deserialize, Serialize};
 
+/// The program that runs the dispatcher of a `dwcs-scx` or `edf-scx` set with schedlab's own
+/// sched_ext scheduler (crates/scx-dwcs), found next to the schedlab binary or on PATH.
+pub const SCX_DISPATCHER: &str = "schedlab-scx";
+
 /// How a periodic task set is scheduled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -20,6 +24,12 @@ pub enum RtScheduler {
     Edf,
     /// schedlab's live dispatcher driving the DWCS policy.
     Dwcs,
+    /// schedlab's dispatcher driving the EDF policy through schedlab's own sched_ext
+    /// scheduler (`schedlab-scx`) instead of priorities.
+    EdfScx,
+    /// schedlab's dispatcher driving the DWCS policy through schedlab's own sched_ext
+    /// scheduler (`schedlab-scx`) instead of priorities.
+    DwcsScx,
     /// SCHED_FIFO at each task's own `priority` (as rt-app gives it).
     Fifo,
     /// SCHED_RR at each task's own `priority`.
@@ -28,13 +38,15 @@ pub enum RtScheduler {
 
 impl RtScheduler {
     /// Every scheduler, in the order tables list them.
-    pub const ALL: [RtScheduler; 8] = [
+    pub const ALL: [RtScheduler; 10] = [
         RtScheduler::Other,
         RtScheduler::FifoRm,
         RtScheduler::FifoDm,
         RtScheduler::Deadline,
         RtScheduler::Edf,
         RtScheduler::Dwcs,
+        RtScheduler::EdfScx,
+        RtScheduler::DwcsScx,
         RtScheduler::Fifo,
         RtScheduler::Rr,
     ];
@@ -48,6 +60,8 @@ impl RtScheduler {
             RtScheduler::Deadline => "deadline",
             RtScheduler::Edf => "edf",
             RtScheduler::Dwcs => "dwcs",
+            RtScheduler::EdfScx => "edf-scx",
+            RtScheduler::DwcsScx => "dwcs-scx",
             RtScheduler::Fifo => "fifo",
             RtScheduler::Rr => "rr",
         }
@@ -58,9 +72,24 @@ impl RtScheduler {
         RtScheduler::ALL.into_iter().find(|x| x.name() == s)
     }
 
-    /// True when schedlab's user-space dispatcher runs the set.
+    /// True when schedlab's user-space dispatcher runs the set (by priorities or through
+    /// its sched_ext scheduler).
     pub fn dispatched(self) -> bool {
-        matches!(self, RtScheduler::Edf | RtScheduler::Dwcs)
+        matches!(
+            self,
+            RtScheduler::Edf | RtScheduler::Dwcs | RtScheduler::EdfScx | RtScheduler::DwcsScx
+        )
+    }
+
+    /// True when the dispatcher's choice is carried out by schedlab's own sched_ext
+    /// scheduler ([`SCX_DISPATCHER`]).
+    pub fn sched_ext(self) -> bool {
+        matches!(self, RtScheduler::EdfScx | RtScheduler::DwcsScx)
+    }
+
+    /// True when the policy is EDF (else a dispatched set runs DWCS).
+    pub fn edf(self) -> bool {
+        matches!(self, RtScheduler::Edf | RtScheduler::EdfScx)
     }
 
     /// True when each task runs at the `priority` the spec gives it.

@@ -271,8 +271,13 @@ pub(crate) fn worker_policy(p: &Periodic, i: usize) -> Policy {
     let plain =
         Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None };
     match p.scheduler {
-        // edf/dwcs workers wait at SCHED_OTHER: the dispatcher raises the chosen one.
-        RtScheduler::Other | RtScheduler::Edf | RtScheduler::Dwcs => plain,
+        // edf/dwcs workers wait at SCHED_OTHER: the dispatcher raises the chosen one (or,
+        // under edf-scx/dwcs-scx, lets only the chosen one run on sched_ext).
+        RtScheduler::Other
+        | RtScheduler::Edf
+        | RtScheduler::Dwcs
+        | RtScheduler::EdfScx
+        | RtScheduler::DwcsScx => plain,
         RtScheduler::FifoRm | RtScheduler::FifoDm | RtScheduler::Fifo | RtScheduler::Rr => {
             let class = if p.scheduler == RtScheduler::Rr { Class::Rr } else { Class::Fifo };
             Policy {
@@ -309,7 +314,7 @@ pub(crate) fn dispatch_config(p: &Periodic, cpu: u32, tasks: &[usize], pids: &[i
             y: t.y,
         })
         .collect();
-    let policy = if p.scheduler == RtScheduler::Edf {
+    let policy = if p.scheduler.edf() {
         DispatchPolicy::Edf
     } else {
         DispatchPolicy::Dwcs { work_conserving: true }

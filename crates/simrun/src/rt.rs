@@ -54,9 +54,10 @@ pub fn policy_spec(s: RtScheduler, p: &Params) -> PolicySpec {
         RtScheduler::FifoRm => PolicySpec::Rm,
         RtScheduler::FifoDm => PolicySpec::Dm,
         RtScheduler::Deadline => PolicySpec::Cbs { hard: true },
-        RtScheduler::Edf => PolicySpec::Edf,
+        // The same policy whichever actuator carries the dispatcher's choice out.
+        RtScheduler::Edf | RtScheduler::EdfScx => PolicySpec::Edf,
         // The engine's dispatcher runs DWCS work-conserving.
-        RtScheduler::Dwcs => PolicySpec::Dwcs { work_conserving: true },
+        RtScheduler::Dwcs | RtScheduler::DwcsScx => PolicySpec::Dwcs { work_conserving: true },
         RtScheduler::Fifo => PolicySpec::Fifo,
         RtScheduler::Rr => PolicySpec::Rr { quantum: p.rr_quantum_ns },
     }

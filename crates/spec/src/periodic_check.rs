@@ -517,7 +517,9 @@ pub(crate) fn resolve_group(
     }
     p.scheduler = scheduler;
     let policy = match scheduler {
-        RtScheduler::Other => {
+        // Under edf-scx/dwcs-scx every worker is an ordinary task on sched_ext; schedlab's
+        // scheduler runs the chosen one.
+        RtScheduler::Other | RtScheduler::EdfScx | RtScheduler::DwcsScx => {
             Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None }
         }
         RtScheduler::FifoRm | RtScheduler::FifoDm => Policy {

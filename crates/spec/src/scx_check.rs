@@ -1,41 +1,71 @@
-//! A plan's `cpu_scheduler` values against the machine, before anything changes: a kernel
-//! with sched_ext, no scheduler loaded by someone else, the privilege to load one, and
-//! each scheduler's program.
+//! A plan's `cpu_scheduler` values and `edf-scx`/`dwcs-scx` sets against the machine, before
+//! anything changes: a kernel with sched_ext, no scheduler loaded by someone else, the
+//! privilege to load one, and each scheduler's program (schedlab-scx for the sets).
 
 use crate::error::SpecError;
 use crate::validate::Locations;
-use schedlab_plan::{Plan, ScxFacts};
+use schedlab_plan::{Plan, ScxFacts, SCX_DISPATCHER};
 
-/// Checks every sched_ext scheduler of the plan; errors point at its value.
+/// What loads a sched_ext scheduler: a `cpu_scheduler` value (its label) or a periodic
+/// workload under `edf-scx`/`dwcs-scx` (its name).
+enum User {
+    Axis(String),
+    Set(String),
+}
+
+impl User {
+    /// What a message about a set says first: which set needs sched_ext, and why.
+    fn what(&self) -> String {
+        match self {
+            User::Axis(_) => String::new(),
+            User::Set(w) => format!(
+                "workload \"{w}\" runs under schedlab's own sched_ext scheduler (edf-scx/dwcs-scx), but "
+            ),
+        }
+    }
+}
+
+/// Checks every sched_ext scheduler of the plan; errors point at its value (or at the
+/// workload whose set runs under schedlab's own).
 pub(crate) fn check(
     plan: &Plan,
     locs: &Locations,
     src: &str,
     facts: &ScxFacts,
 ) -> Result<(), SpecError> {
-    let Some(first) = plan.cells.iter().find_map(|c| c.scx()) else { return Ok(()) };
-    let at = |label: &str, msg: String| {
-        let span = locs
-            .cpu_schedulers
-            .iter()
-            .find(|(l, _)| l == label)
-            .map_or(locs.matrix.clone(), |(_, s)| s.clone());
+    let axis = plan.cells.iter().find_map(|c| c.scx()).map(|p| User::Axis(p.label()));
+    let Some(first) = axis.or_else(|| set_user(plan)) else {
+        return Ok(());
+    };
+    let at = |user: &User, msg: String| {
+        let (places, name) = match user {
+            User::Axis(label) => (&locs.cpu_schedulers, label),
+            User::Set(workload) => (&locs.workloads, workload),
+        };
+        let span =
+            places.iter().find(|(l, _)| l == name).map_or(locs.matrix.clone(), |(_, s)| s.clone());
         Err(SpecError::at(&plan.source_path, src, span, msg))
     };
     if !facts.available {
         return at(
-            &first.label(),
+            &first,
             format!(
-                "this kernel ({}) has no sched_ext: /sys/kernel/sched_ext is absent (it needs Linux 6.12 or newer built with CONFIG_SCHED_CLASS_EXT=y); run the sched_ext cells on such a kernel, or keep only eevdf here",
-                if facts.kernel.is_empty() { "unknown" } else { &facts.kernel }
+                "{}this kernel ({}) has no sched_ext: /sys/kernel/sched_ext is absent (it needs Linux 6.12 or newer built with CONFIG_SCHED_CLASS_EXT=y); run the sched_ext cells on such a kernel, or {}",
+                first.what(),
+                if facts.kernel.is_empty() { "unknown" } else { &facts.kernel },
+                match first {
+                    User::Axis(_) => "keep only eevdf here",
+                    User::Set(_) => "use dwcs or edf (the dispatcher by priorities) here",
+                }
             ),
         );
     }
     if facts.state != "disabled" {
         return at(
-            &first.label(),
+            &first,
             format!(
-                "another sched_ext scheduler is loaded (state {}, root/ops {}): stop it before the run, which loads its own",
+                "{}another sched_ext scheduler is loaded (state {}, root/ops {}): stop it before the run, which loads its own",
+                first.what(),
                 facts.state,
                 facts.ops.as_deref().unwrap_or("empty")
             ),
@@ -43,19 +73,44 @@ pub(crate) fn check(
     }
     if !facts.may_load {
         return at(
-            &first.label(),
-            "loading a sched_ext scheduler needs root (CAP_SYS_ADMIN and CAP_BPF)".into(),
+            &first,
+            format!(
+                "{}loading a sched_ext scheduler needs root (CAP_SYS_ADMIN and CAP_BPF)",
+                first.what()
+            ),
         );
     }
     for c in &plan.cells {
         if let Some(p) = c.scx() {
             if let Some((_, Err(why))) = facts.programs.iter().find(|(name, _)| *name == p.program)
             {
-                return at(&p.label(), format!("the sched_ext scheduler {}: {why}", p.name()));
+                return at(
+                    &User::Axis(p.label()),
+                    format!("the sched_ext scheduler {}: {why}", p.name()),
+                );
             }
         }
     }
+    if let (Some(User::Set(w)), Some((_, Err(why)))) =
+        (set_user(plan), facts.programs.iter().find(|(name, _)| name == SCX_DISPATCHER))
+    {
+        return at(
+            &User::Set(w.clone()),
+            format!(
+                "workload \"{w}\" runs under schedlab's own sched_ext scheduler, whose program {SCX_DISPATCHER} is not built: {why}; build it with `cargo install --path crates/scx-dwcs` (needs clang and libbpf), or put it next to the schedlab binary"
+            ),
+        );
+    }
     Ok(())
+}
+
+/// The first periodic set under `edf-scx` or `dwcs-scx`.
+fn set_user(plan: &Plan) -> Option<User> {
+    plan.cells
+        .iter()
+        .flat_map(|c| &c.groups)
+        .find(|g| g.workload.periodic().is_some_and(|p| p.scheduler.sched_ext()))
+        .map(|g| User::Set(g.workload_name.clone()))
 }
 
 #[cfg(test)]
@@ -86,6 +141,68 @@ mod tests {
         assert_eq!((e.line, e.col), (4, 27), "{e}");
         assert!(e.message.contains("has no sched_ext: /sys/kernel/sched_ext is absent"), "{e}");
         assert!(e.message.contains("CONFIG_SCHED_CLASS_EXT"), "{e}");
+    }
+
+    const SET: &str = "name = \"t\"\n[matrix]\nworkload = [\"canonical\"]\nscheduler = [\"dwcs\", \"dwcs-scx\"]\n[workloads.canonical]\nkind = \"periodic\"\nduration_s = 1\nquantum_ms = 10\ntasks = [{ c_ms = 10, t_ms = 20, x = 1, y = 2 }]\n";
+
+    fn set_facts() -> ScxFacts {
+        ScxFacts {
+            programs: vec![(
+                schedlab_plan::SCX_DISPATCHER.into(),
+                Ok(PathBuf::from("/usr/bin/schedlab-scx")),
+            )],
+            ..facts()
+        }
+    }
+
+    #[test]
+    fn a_dwcs_scx_set_is_refused_naming_the_kernel_feature_the_program_or_root() {
+        let spec = parse("t.toml", SET).unwrap();
+        assert_eq!(spec.plan.scx_programs(), [schedlab_plan::SCX_DISPATCHER]);
+        let e = refused(SET, ScxFacts { available: false, state: String::new(), ..set_facts() });
+        assert_eq!(e.line, 3, "points at the workload: {e}");
+        assert!(
+            e.message
+                .contains("workload \"canonical\" runs under schedlab's own sched_ext scheduler"),
+            "{e}"
+        );
+        assert!(e.message.contains("/sys/kernel/sched_ext is absent"), "{e}");
+        let e = refused(
+            SET,
+            ScxFacts {
+                programs: vec![(
+                    schedlab_plan::SCX_DISPATCHER.into(),
+                    Err("no executable schedlab-scx on PATH".into()),
+                )],
+                ..set_facts()
+            },
+        );
+        assert!(
+            e.message.contains("schedlab-scx is not built: no executable schedlab-scx on PATH"),
+            "{e}"
+        );
+        assert!(e.message.contains("cargo install --path crates/scx-dwcs"), "{e}");
+        let e = refused(SET, ScxFacts { may_load: false, ..set_facts() });
+        assert!(e.message.contains("needs root"), "{e}");
+        assert!(spec.check_scx(&set_facts()).is_ok());
+        // The same set under the dispatcher by priorities needs no sched_ext.
+        let plain = parse("t.toml", &SET.replace(", \"dwcs-scx\"", "")).unwrap();
+        assert!(plain.plan.scx_programs().is_empty());
+        assert!(plain.check_scx(&ScxFacts { available: false, ..facts() }).is_ok());
+    }
+
+    #[test]
+    fn a_dwcs_scx_set_under_another_sched_ext_scheduler_is_refused() {
+        let text = SET.replace(
+            "scheduler = [\"dwcs\", \"dwcs-scx\"]\n",
+            "scheduler = [\"dwcs-scx\"]\ncpu_scheduler = [\"scx:scx_bpfland\"]\n",
+        );
+        let e = parse("t.toml", &text).expect_err("two sched_ext schedulers");
+        assert!(
+            e.message.contains("periodic set under dwcs-scx, which loads schedlab's own"),
+            "{e}"
+        );
+        assert!(e.message.contains("one sched_ext scheduler at a time"), "{e}");
     }
 
     #[test]

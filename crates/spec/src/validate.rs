@@ -344,13 +344,28 @@ pub(crate) fn validate(
         groups.sort_by_key(|g| g.background);
         let key = axis::cell_key(key_parts, &cell_tags);
         if let Some(scx) = cell.cpu_scheduler.as_ref().and_then(CpuScheduler::scx) {
+            let span = ck
+                .locs
+                .cpu_schedulers
+                .iter()
+                .find(|(l, _)| *l == scx.label())
+                .map_or(matrix_span.clone(), |(_, s)| s.clone());
+            let own = groups.iter().find_map(|g| {
+                g.workload.periodic().filter(|p| p.scheduler.sched_ext()).map(|p| (g, p))
+            });
+            if let Some((g, p)) = own {
+                return cx.err(
+                    span,
+                    format!(
+                        "cell {key}: group {} is a periodic set under {}, which loads schedlab's own sched_ext scheduler, and the cell's cpu_scheduler loads {}: the kernel runs one sched_ext scheduler at a time; use {} with the cpu_scheduler axis, or leave the axis out",
+                        g.name,
+                        p.scheduler.name(),
+                        scx.name(),
+                        if p.scheduler.edf() { "edf" } else { "dwcs" }
+                    ),
+                );
+            }
             if let Some(why) = scx_mix(&groups) {
-                let span = ck
-                    .locs
-                    .cpu_schedulers
-                    .iter()
-                    .find(|(l, _)| *l == scx.label())
-                    .map_or(matrix_span.clone(), |(_, s)| s.clone());
                 return cx.err(
                     span,
                     format!(

@@ -30,13 +30,20 @@ pub fn facts(root: &Root, programs: &[String]) -> ScxFacts {
     }
 }
 
-/// The file a scheduler program names: a path as it is, a bare name looked up on PATH; it
+/// The file a scheduler program names: a path as it is, a bare name looked up on PATH
+/// ([`SCX_DISPATCHER`](schedlab_plan::SCX_DISPATCHER) first next to the running binary); it
 /// must be an executable file.
 pub fn find_program(program: &str) -> Result<PathBuf, SysError> {
     use std::os::unix::fs::PermissionsExt;
     let runnable = |p: &Path| {
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
+    if program == schedlab_plan::SCX_DISPATCHER {
+        let beside = std::env::current_exe().ok().and_then(|e| Some(e.parent()?.join(program)));
+        if let Some(p) = beside.filter(|p| runnable(p)) {
+            return Ok(p);
+        }
+    }
     if program.contains('/') {
         let p = PathBuf::from(program);
         return match std::fs::metadata(&p) {

@@ -19,6 +19,7 @@ mod decide;
 mod report;
 mod tick;
 
+use crate::actuator::{Actuator, Priorities};
 use crate::config::{Config, DispatchPolicy};
 use crate::error::DispatchError;
 use crate::metrics::Metrics;
@@ -83,6 +84,15 @@ impl Dispatcher {
     /// Needs CAP_SYS_NICE (FIFO priorities, other processes' classes) and CAP_IPC_LOCK
     /// (mlockall); raising this thread is tried first, so a missing privilege changes nothing.
     pub fn run(self, stop: &AtomicBool) -> Result<Metrics, DispatchError> {
+        self.run_with(stop, &Priorities)
+    }
+
+    /// [`run`](Self::run), with the choice enforced by `actuator` instead of priorities.
+    pub fn run_with(
+        self,
+        stop: &AtomicBool,
+        actuator: &dyn Actuator,
+    ) -> Result<Metrics, DispatchError> {
         let Dispatcher { cfg, region } = self;
         let saved = Saved {
             sched: os::own_sched(),
@@ -91,7 +101,7 @@ impl Dispatcher {
         };
         os::set_fifo(0, DISPATCHER_PRIORITY)
             .map_err(|e| privilege("raising the dispatcher to SCHED_FIFO", "CAP_SYS_NICE", e))?;
-        let mut guard = Guard { cfg: &cfg, region: &region, saved, unlock: false };
+        let mut guard = Guard { cfg: &cfg, region: &region, actuator, saved, unlock: false };
         os::set_timer_slack(1);
         os::pin(0, cfg.cpu).map_err(|e| {
             DispatchError::io(format!("pinning the dispatcher to CPU {}", cfg.cpu), e)
@@ -100,14 +110,15 @@ impl Dispatcher {
             os::pin(t.pid, cfg.cpu).map_err(|e| {
                 DispatchError::io(format!("pinning worker {} to CPU {}", t.pid, cfg.cpu), e)
             })?;
-            os::set_other(t.pid)
+            actuator
+                .park(t.pid)
                 .map_err(|e| DispatchError::io(format!("parking worker {}", t.pid), e))?;
         }
         wait_attached(&cfg, &region, stop)?;
         guard.unlock = os::lock_memory().map_err(|e| {
             privilege("locking the dispatcher's memory (mlockall)", "CAP_IPC_LOCK", e)
         })?;
-        let mut lp = Loop::new(&cfg, &region)?;
+        let mut lp = Loop::new(&cfg, &region, actuator)?;
         lp.run(stop)
     }
 }
@@ -159,6 +170,7 @@ struct Saved {
 struct Guard<'a> {
     cfg: &'a Config,
     region: &'a Region,
+    actuator: &'a dyn Actuator,
     saved: Saved,
     unlock: bool,
 }
@@ -168,7 +180,7 @@ impl Drop for Guard<'_> {
         let h = self.region.header();
         h.info.shutdown.store(1, Release);
         for (i, t) in self.cfg.tasks.iter().enumerate() {
-            let _ = os::set_other(t.pid);
+            let _ = self.actuator.park(t.pid);
             let word = &self.region.slot(i).control.word;
             word.store(0, Release);
             os::futex_wake(word, i32::MAX);

@@ -2,19 +2,20 @@
 //! carries the decision out (job words, scheduling classes).
 
 use super::decide::Decider;
+use crate::actuator::Actuator;
 use crate::config::Config;
 use crate::error::DispatchError;
 use crate::metrics::Metrics;
 use crate::os::{self, Wake};
 use crate::shm::{job_word, Region};
 use crate::status::RunState;
-use crate::RUN_PRIORITY;
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, Ordering::*};
 
 pub(super) struct Loop<'a> {
     pub(super) cfg: &'a Config,
     pub(super) region: &'a Region,
+    actuator: &'a dyn Actuator,
     pub(super) decider: Decider,
     /// Each worker's job word as last published: (job number, run bit).
     words: Vec<(u32, bool)>,
@@ -39,7 +40,11 @@ const HIST_MAX_NS: u64 = 60_000_000_000;
 
 impl<'a> Loop<'a> {
     /// Everything the loop touches is allocated here.
-    pub(super) fn new(cfg: &'a Config, region: &'a Region) -> Result<Self, DispatchError> {
+    pub(super) fn new(
+        cfg: &'a Config,
+        region: &'a Region,
+        actuator: &'a dyn Actuator,
+    ) -> Result<Self, DispatchError> {
         let hist =
             || Histogram::new_with_bounds(1, HIST_MAX_NS, 3).expect("valid histogram bounds");
         let now = os::monotonic_ns();
@@ -56,6 +61,7 @@ impl<'a> Loop<'a> {
         Ok(Loop {
             cfg,
             region,
+            actuator,
             decider: Decider::new(cfg, start),
             words: vec![(0, false); cfg.tasks.len()],
             q: cfg.quantum_ns,
@@ -164,7 +170,7 @@ impl<'a> Loop<'a> {
         }
     }
 
-    /// Makes the scheduling classes match the decision: only on a change of the chosen task.
+    /// Makes the actuator match the decision: only on a change of the chosen task.
     pub(super) fn apply(&mut self, now: u64) {
         let want = self.decider.running.map(|r| r.id);
         if want == self.on_cpu {
@@ -172,12 +178,12 @@ impl<'a> Loop<'a> {
         }
         if let Some(old) = self.on_cpu.take() {
             self.set_word(old, self.words[old].0, false);
-            if let Err(e) = os::set_other(self.cfg.tasks[old].pid) {
+            if let Err(e) = self.actuator.park(self.cfg.tasks[old].pid) {
                 self.control_failed(old, &e, now);
             }
         }
         if let Some(new) = want {
-            match os::set_fifo(self.cfg.tasks[new].pid, RUN_PRIORITY) {
+            match self.actuator.grant(self.cfg.tasks[new].pid) {
                 Ok(()) => {
                     self.set_word(new, self.words[new].0, true);
                     self.on_cpu = Some(new);

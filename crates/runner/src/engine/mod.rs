@@ -222,8 +222,23 @@ pub fn run_cell(
         return Ok(failed(cell, step, ordinal, msg));
     }
 
-    // The live dispatchers are reaped like background workers.
-    let dispatchers = match spawn::dispatchers(cx, rt_set.as_ref(), &workers, &ends.log, pgid) {
+    // The live dispatchers are reaped like background workers; under edf-scx and dwcs-scx
+    // they run inside schedlab-scx, the cell's sched_ext scheduler, stopped like any other.
+    let scx_dispatched = rt_set.as_ref().filter(|r| r.set.scheduler.sched_ext());
+    let spawned = match scx_dispatched {
+        Some(r) => {
+            let args = spawn::scx_dispatcher_args(r, &workers);
+            match scx::start_dispatcher(cx.root, cx.dir, cx.journal, args) {
+                Ok(l) => {
+                    scheduler = Some(l);
+                    Ok(Vec::new())
+                }
+                Err(e) => Err((Vec::new(), e.to_string())),
+            }
+        }
+        None => spawn::dispatchers(cx, rt_set.as_ref(), &workers, &ends.log, pgid),
+    };
+    let dispatchers = match spawned {
         Ok(d) => d,
         Err((started, msg)) => {
             abandon(cx, pgid, n + started.len(), &mut Vec::new(), collector, mark);
@@ -269,8 +284,8 @@ pub fn run_cell(
     }
 
     // Whether each worker is on sched_ext, as the kernel has it just before the release.
-    let ext_workers =
-        cell.cpu_scheduler.is_some().then(|| scx::workers_ext(cx.root, cell, &workers));
+    let ext_workers = (cell.cpu_scheduler.is_some() || cell.scx_dispatched())
+        .then(|| scx::workers_ext(cx.root, cell, &workers));
     if let Some(l) = scheduler.as_mut() {
         l.stats_before_release();
     }

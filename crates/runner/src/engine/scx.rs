@@ -66,6 +66,32 @@ pub(crate) fn prepare(
     }
 }
 
+/// Starts `schedlab-scx` (edf-scx, dwcs-scx: the set's dispatchers with schedlab's own
+/// sched_ext scheduler) with `args`, journaled and stopped like any cell scheduler, and waits
+/// until the kernel runs it.
+pub(crate) fn start_dispatcher(
+    root: &Root,
+    dir: &Path,
+    journal: &mut Journal,
+    args: Vec<String>,
+) -> Result<Loaded, SysError> {
+    match scx::state(root).as_deref() {
+        None => Err(SysError::refused(format!(
+            "{} is absent: this kernel has no sched_ext",
+            scx::SYSFS
+        ))),
+        Some("disabled") => {
+            let p = ScxProgram::new(schedlab_plan::SCX_DISPATCHER, args)
+                .map_err(|e| SysError::refused(e.to_string()))?;
+            start(root, dir, journal, &p)
+        }
+        Some(other) => Err(SysError::refused(format!(
+            "sched_ext is {other} ({}) before the cell: a scheduler schedlab did not start is loaded",
+            scx::ops(root).unwrap_or_else(|| "no root/ops".into())
+        ))),
+    }
+}
+
 fn start(
     root: &Root,
     dir: &Path,
@@ -303,7 +329,7 @@ pub(super) fn workers_ext(root: &Root, cell: &Cell, workers: &[Worker]) -> Vec<W
 /// Why the workers were not where the cell's scheduler puts them: under a sched_ext one,
 /// every worker on it; under eevdf, none.
 pub(super) fn misplaced(cell: &Cell, seen: &SchedExtCell) -> Option<String> {
-    let scx = cell.scx().is_some();
+    let scx = cell.scx().is_some() || cell.scx_dispatched();
     let wrong: Vec<i32> = seen
         .workers
         .iter()

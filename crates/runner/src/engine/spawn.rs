@@ -224,6 +224,31 @@ impl Collector {
     }
 }
 
+/// Each part's dispatcher configuration (JSON), in part order.
+pub(super) fn dispatch_configs(r: &RtSet, workers: &[Worker]) -> Vec<String> {
+    let task_pid: HashMap<usize, i32> =
+        workers.iter().filter_map(|w| w.task.map(|t| (t, w.pid))).collect();
+    r.parts
+        .iter()
+        .map(|part| {
+            let pids: Vec<i32> = part.tasks.iter().map(|t| task_pid[t]).collect();
+            let cfg = crate::rt::dispatch_config(r.set, part.cpu, &part.tasks, &pids);
+            serde_json::to_string(&cfg).expect("config serialises")
+        })
+        .collect()
+}
+
+/// The arguments of `schedlab-scx` (edf-scx, dwcs-scx): REGION CONFIG_JSON OUT per part.
+pub(super) fn scx_dispatcher_args(r: &RtSet, workers: &[Worker]) -> Vec<String> {
+    r.parts
+        .iter()
+        .zip(dispatch_configs(r, workers))
+        .flat_map(|(part, cfg)| {
+            [part.region.display().to_string(), cfg, part.metrics.display().to_string()]
+        })
+        .collect()
+}
+
 /// Starts the live dispatchers (edf, dwcs; one per CPU the set uses) in the workers'
 /// process group, so every kill path takes them too. On failure, the pids started so far
 /// and what went wrong.
@@ -236,13 +261,7 @@ pub(super) fn dispatchers(
 ) -> Result<Vec<i32>, (Vec<i32>, String)> {
     let mut pids_started: Vec<i32> = Vec::new();
     let Some(r) = rt_set else { return Ok(pids_started) };
-    let task_pid: HashMap<usize, i32> =
-        workers.iter().filter_map(|w| w.task.map(|t| (t, w.pid))).collect();
-    for part in &r.parts {
-        let pids: Vec<i32> = part.tasks.iter().map(|t| task_pid[t]).collect();
-        let cfg =
-            serde_json::to_string(&crate::rt::dispatch_config(r.set, part.cpu, &part.tasks, &pids))
-                .expect("config serialises");
+    for (part, cfg) in r.parts.iter().zip(dispatch_configs(r, workers)) {
         let stderr = match log.try_clone() {
             Ok(f) => f,
             Err(e) => {

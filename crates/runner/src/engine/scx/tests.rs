@@ -416,3 +416,18 @@ fn a_scheduler_without_a_stats_socket_has_no_statistics() {
     assert_eq!(l.record.stats, None);
     l.stop().unwrap();
 }
+
+#[test]
+fn schedlab_scx_is_not_started_without_sched_ext_or_over_another_scheduler() {
+    let f = Fake::new("dispatcher");
+    let mut j = f.journal();
+    let cell = f.dir.join("cell");
+    std::fs::write(f.root.path("/sys/kernel/sched_ext/state"), "enabled\n").unwrap();
+    std::fs::write(f.root.path("/sys/kernel/sched_ext/root/ops"), "lavd_1.0\n").unwrap();
+    let e = start_dispatcher(&f.root, &cell, &mut j, vec![]).err().expect("refused");
+    assert!(e.to_string().contains("sched_ext is enabled (lavd_1.0) before the cell"), "{e}");
+    std::fs::remove_dir_all(f.root.path("/sys/kernel/sched_ext")).unwrap();
+    let e = start_dispatcher(&f.root, &cell, &mut j, vec![]).err().expect("refused");
+    assert!(e.to_string().contains("this kernel has no sched_ext"), "{e}");
+    assert!(j.entries().is_empty(), "nothing started, nothing journaled");
+}
