@@ -78,7 +78,13 @@ const ALLOWED: [(&str, &[&str], &[&str]); 20] = [
     ("schedlab-report", &["schedlab-analysis", "schedlab-model", "schedlab-plan"], &[]),
     (
         "schedlab-simrun",
-        &["schedlab-model", "schedlab-plan", "schedlab-policy", "schedlab-sim"],
+        &[
+            "schedlab-model",
+            "schedlab-plan",
+            "schedlab-policy",
+            "schedlab-schedulability",
+            "schedlab-sim",
+        ],
         &[],
     ),
     ("schedlab-sys", &["schedlab-model", "schedlab-plan"], &[]),

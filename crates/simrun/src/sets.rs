@@ -156,27 +156,33 @@ pub fn pending(plan: &Plan, p: &Params, done: &BTreeSet<(u32, u32)>) -> Vec<(u32
 
 /// Simulates the sets `todo` of `plan` ([`pending`]) in parallel, `chunk` at a time, handing
 /// each chunk to `sink` in order; stops early, with what `sink` says, when it fails (the
-/// caller's way to stop on a signal between chunks).
-pub fn simulate_sets<E>(
+/// caller's way to stop on a signal between chunks). While `sink` takes one chunk (the
+/// store's transaction, on the calling thread) the next is already being simulated, so the
+/// threads do not wait for the database.
+pub fn simulate_sets<E: Send>(
     plan: &Plan,
     p: &Params,
     todo: &[(u32, u32)],
     chunk: usize,
-    mut sink: impl FnMut(Vec<TaskSetRow>) -> Result<(), E>,
+    mut sink: impl FnMut(Vec<TaskSetRow>) -> Result<(), E> + Send,
 ) -> Result<(), E> {
     let horizon = crate::horizon(plan);
     let params: Vec<Params> =
         plan.cells.iter().map(|c| knobs::params_for(p, &plan.knobs_for(c))).collect();
-    for part in todo.chunks(chunk.max(1)) {
-        let rows: Vec<TaskSetRow> = part
-            .par_iter()
+    let simulate = |part: &[(u32, u32)]| -> Vec<TaskSetRow> {
+        part.par_iter()
             .map(|&(c, i)| {
                 let cell = &plan.cells[c as usize];
                 let b = batch(cell).expect("pending lists batch cells only");
                 simulate_set(cell, b, i, &params[c as usize], horizon)
             })
-            .collect();
-        sink(rows)?;
+            .collect()
+    };
+    let mut done: Option<Vec<TaskSetRow>> = None;
+    for part in todo.chunks(chunk.max(1)) {
+        let (rows, sunk) = rayon::join(|| simulate(part), || done.take().map_or(Ok(()), &mut sink));
+        sunk?;
+        done = Some(rows);
     }
-    Ok(())
+    done.map_or(Ok(()), sink)
 }
