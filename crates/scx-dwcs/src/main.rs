@@ -108,6 +108,17 @@ fn main() {
 }
 
 fn run(args: &[String]) -> Result<()> {
+    if args == ["--load-only"] {
+        // Loads the BPF side (the verifier's whole log on a refusal) and attaches nothing:
+        // whether this kernel takes the scheduler.
+        let mut object = MaybeUninit::<OpenObject>::uninit();
+        let open_opts = None::<libbpf_rs::libbpf_sys::bpf_object_open_opts>;
+        let mut skel =
+            scx_ops_open!(BpfSkelBuilder::default(), &mut object, schedlab_ops, open_opts)?;
+        let _skel = scx_ops_load!(skel, schedlab_ops, uei)?;
+        eprintln!("schedlab-scx: the kernel loaded the BPF side");
+        return Ok(());
+    }
     let parts = partitions(args)?;
     let mut object = MaybeUninit::<OpenObject>::uninit();
     let open_opts = None::<libbpf_rs::libbpf_sys::bpf_object_open_opts>;

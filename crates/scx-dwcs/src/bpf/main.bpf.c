@@ -48,9 +48,12 @@ static __always_inline u64 ctl_dsq(s32 cpu)
 
 static __always_inline u32 chosen_on(s32 cpu)
 {
-	if (cpu < 0 || cpu >= MAX_CPUS)
+	u32 i = (u32)cpu;
+
+	if (i >= MAX_CPUS)
 		return 0;
-	return READ_ONCE(chosen[cpu]);
+	/* The mask keeps the bound where the verifier sees it (MAX_CPUS is a power of two). */
+	return READ_ONCE(chosen[i & (MAX_CPUS - 1)]);
 }
 
 static __always_inline bool is_controlled(struct task_struct *p)
