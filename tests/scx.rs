@@ -336,7 +336,6 @@ fn dwcs_guest() -> Option<String> {
 }
 
 #[test]
-#[ignore = "issue #29, unfinished: in the guest the scheduler loads and runs the cell, but schedlab-scx exits (status 0) before the engine's end-of-cell check, which fails the cell; run it with SCX_TESTS='scx::in_a_sched_ext_guest_dwcs_scx --ignored' .ci/scx-guest.sh run"]
 fn in_a_sched_ext_guest_dwcs_scx_runs_the_canonical_set_on_sched_ext_and_stores_it_like_dwcs() {
     if let Some(why) = dwcs_guest() {
         require!(false, why);

@@ -340,8 +340,10 @@ pub fn run_cell(
     // Stop the background, collect the reports, undo the cell's settings.
     stop_background(&mut reaper, n, &bg_pids, &mut reaped);
     let lines = collector.join();
-    cx.warnings.extend(cx.journal.undo_to(mark));
+    // Before the undo: a scheduler started within the cell (edf-scx, dwcs-scx) is journaled
+    // after `mark`, and the undo stops it.
     let lost = scheduler.as_mut().and_then(scx::Loaded::lost);
+    cx.warnings.extend(cx.journal.undo_to(mark));
     if let Some(Err(e)) = scheduler.as_mut().map(scx::Loaded::stop) {
         cx.warnings.push(format!("cell {}: stopping its sched_ext scheduler: {e}", cell.key));
     }
