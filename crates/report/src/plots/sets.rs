@@ -44,63 +44,91 @@ pub(super) fn acceptance_with_measured(
     label: &str,
 ) -> Vec<Chart> {
     let mut out = Vec::new();
-    for (cpus, mut c) in acceptance_charts(sets) {
-        let mut tallies: Vec<(SeriesAt, Tally)> = Vec::new();
-        for s in measured.iter().filter(|s| s.reps > 0 && s.per_cpu.len().max(1) == cpus as usize) {
-            let (Some(u), Some(set)) = (s.utilisation, s.params.groups.first().and_then(|g| g.set))
-            else {
-                continue;
-            };
-            let dwcs = s.scheduler == "dwcs";
-            let clean = if dwcs { &s.sliding_violations_per_proc } else { &s.misses };
-            let accepted = clean.n > 0 && clean.mean == 0.0;
-            let simulated = sets.iter().any(|r| {
-                r.index == set
-                    && r.cpus == cpus
-                    && r.scheduler == s.scheduler
-                    && r.utilisation == u
-                    && r.schedulable
-            });
-            let key = (format!("{}/{}, {label}", s.params.workload, s.scheduler), u_label(u));
-            let t = match tallies.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, t)) => t,
-                None => {
-                    tallies.push((key, (0, 0, 0)));
-                    &mut tallies.last_mut().expect("just pushed").1
+    for (cpus, c) in acceptance_charts(sets) {
+        let groups = measured_at(measured, cpus, &c.categories, label, |_| true);
+        // Per point: measured sets accepted, measured, and accepted in simulation.
+        let tallies: Vec<(&String, &String, u64, u64, u64)> = groups
+            .iter()
+            .map(|((name, x), cells)| {
+                let (mut a, mut sim) = (0, 0);
+                for s in cells {
+                    let clean = if s.scheduler == "dwcs" {
+                        &s.sliding_violations_per_proc
+                    } else {
+                        &s.misses
+                    };
+                    a += u64::from(clean.n > 0 && clean.mean == 0.0);
+                    let set = s.params.groups.first().and_then(|g| g.set);
+                    sim += u64::from(sets.iter().any(|r| {
+                        Some(r.index) == set
+                            && r.cpus == cpus
+                            && r.scheduler == s.scheduler
+                            && Some(r.utilisation) == s.utilisation
+                            && r.schedulable
+                    }));
                 }
-            };
-            *t = (t.0 + u64::from(accepted), t.1 + 1, t.2 + u64::from(simulated));
-        }
-        let points = tallies.iter().filter_map(|((name, u), (a, n, _))| {
-            let x = c.categories.iter().position(|c| c == u)?;
+                (name, &c.categories[*x], a, cells.len() as u64, sim)
+            })
+            .collect();
+        let points = groups.iter().zip(&tallies).map(|(((name, x), _), (_, _, a, n, _))| {
             let (lo, hi) = schedlab_analysis::acceptance::wilson(*a, *n, 1.96);
             let y = *a as f64 / *n as f64;
-            Some((name.clone(), Point { x, y, lo, hi, no_bar: None }))
+            (name.clone(), Point { x: *x, y, lo, hi, no_bar: None })
         });
         let Some(extra) = super::series_of(points) else { continue };
         let same: Vec<String> = tallies
             .iter()
-            .map(|((name, u), (a, n, sim))| {
+            .map(|(name, u, a, n, sim)| {
                 format!("{name} at {u}: measured {a}/{n}, simulated {sim}/{n}")
             })
             .collect();
-        c.series.extend(extra);
-        c.id = c.id.replace("acceptance", "acceptance-measured");
-        c.title.push_str(&format!(", with {label}"));
-        c.caption.push_str(&format!(
+        out.push(on_top(c, extra, "acceptance", label, &format!(
             " On top, solid, a line per workload and scheduler of {label}: the fraction of the sets it measured live (the first of each batch) with no deadline miss in any repetition (under dwcs no violated window), Wilson bars. The same sets, measured and simulated: {}.",
             same.join("; ")
-        ));
-        out.push(c);
+        )));
     }
     out
 }
 
-/// A measured series at a utilisation: (series name, utilisation label).
-type SeriesAt = (String, String);
+/// The measured cells of a run that belong on a chart of `cpus` CPUs whose x axis is
+/// `categories` (utilisations), grouped by (series name under `label`, x) in order of
+/// appearance: a batch measured live has several sets at a utilisation.
+fn measured_at<'a>(
+    measured: &'a [RtStats],
+    cpus: u32,
+    categories: &[String],
+    label: &str,
+    keep: impl Fn(&RtStats) -> bool,
+) -> Vec<((String, usize), Vec<&'a RtStats>)> {
+    let mut at: Vec<((String, usize), Vec<&RtStats>)> = Vec::new();
+    let cells = measured.iter().filter(|s| s.reps > 0 && s.per_cpu.len().max(1) == cpus as usize);
+    for s in cells.filter(|s| keep(s)) {
+        let Some(u) = s.utilisation.map(u_label) else { continue };
+        let Some(x) = categories.iter().position(|c| *c == u) else { continue };
+        let key = (format!("{}/{}, {label}", s.params.workload, s.scheduler), x);
+        match at.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.push(s),
+            None => at.push((key, vec![s])),
+        }
+    }
+    at
+}
 
-/// Measured sets accepted, measured, and accepted in simulation (the same sets).
-type Tally = (u64, u64, u64);
+/// Chart `c` with the measured series `extra` on top: its id `kind-measured-...`, its title
+/// naming `label`, `caption` appended.
+fn on_top(
+    mut c: Chart,
+    extra: Vec<super::Series>,
+    kind: &str,
+    label: &str,
+    caption: &str,
+) -> Chart {
+    c.series.extend(extra);
+    c.id = c.id.replacen(kind, &format!("{kind}-measured"), 1);
+    c.title.push_str(&format!(", with {label}"));
+    c.caption.push_str(caption);
+    c
+}
 
 /// The acceptance charts of `sets`, one per CPU count, with that count.
 fn acceptance_charts(sets: &[schedlab_model::sets::TaskSetRow]) -> Vec<(u32, Chart)> {
@@ -182,38 +210,24 @@ pub(super) fn violations_with_measured(
     label: &str,
 ) -> Vec<Chart> {
     let mut out = Vec::new();
-    for (cpus, mut c) in violation_charts(sets) {
-        // A batch measured live has several sets at a utilisation: their mean, the bar their range.
-        let mut at: Vec<((String, usize), Vec<f64>)> = Vec::new();
-        let cells = measured
-            .iter()
-            .filter(|s| s.reps > 0 && s.per_cpu.len().max(1) == cpus as usize)
-            .filter(|s| s.sliding_violations_per_proc.mean.is_finite());
-        for s in cells {
-            let Some(u) = s.utilisation.map(u_label) else { continue };
-            let Some(x) = c.categories.iter().position(|c| *c == u) else { continue };
-            let key = (format!("{}/{}, {label}", s.params.workload, s.scheduler), x);
-            let v = s.sliding_violations_per_proc.mean;
-            match at.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, vs)) => vs.push(v),
-                None => at.push((key, vec![v])),
-            }
-        }
-        let points = at.into_iter().map(|((name, x), vs)| {
-            let y = vs.iter().sum::<f64>() / vs.len() as f64;
-            let (lo, hi) = vs
-                .iter()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(*v), h.max(*v)));
-            (name, Point { x, y, lo, hi, no_bar: None })
-        });
+    for (cpus, c) in violation_charts(sets) {
+        let finite = |s: &RtStats| s.sliding_violations_per_proc.mean.is_finite();
+        // Several sets at a utilisation: their mean, the bar their range.
+        let points = measured_at(measured, cpus, &c.categories, label, finite).into_iter().map(
+            |((name, x), cells)| {
+                let vs: Vec<f64> =
+                    cells.iter().map(|s| s.sliding_violations_per_proc.mean).collect();
+                let y = vs.iter().sum::<f64>() / vs.len() as f64;
+                let (lo, hi) = vs
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(*v), h.max(*v)));
+                (name, Point { x, y, lo, hi, no_bar: None })
+            },
+        );
         let Some(extra) = super::series_of(points) else { continue };
-        c.series.extend(extra);
-        c.id = c.id.replace("set-violations", "set-violations-measured");
-        c.title.push_str(&format!(", with {label}"));
-        c.caption.push_str(&format!(
+        out.push(on_top(c, extra, "set-violations", label, &format!(
             " On top, a line per workload and scheduler of {label}: the sets it measured live (the first of each batch), each point the mean over those sets of each set's violations per process (itself a mean over its repetitions), the bar their range."
-        ));
-        out.push(c);
+        )));
     }
     out
 }
