@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# What observing costs a cell, three ways side by side: each cell of SPEC plain, with the
+# BPF observer (`trace = true`: figures aggregated in the kernel) and with the timeline
+# (`trace = "timeline"`: the tracefs capture, with the BPF observer beside it). The three
+# twins of each workload run REPS times each in one run in random order (`order =
+# "random"`), so every side meets the same machine. Per cell: the median makespan (release
+# to last reap) of each side and their ratios to plain; on the BPF side the events per second
+# and the programs' own cost per event from the kernel's BPF statistics (run_time_ns /
+# run_cnt of every program together). Needs root and a release build.
+#
+#   benches/trace_cost.sh [REPS] [SCALE] [SPEC]     # DB=FILE keeps the run's database
+set -euo pipefail
+REPS=${1:-9}
+SCALE=${2:-0.25}
+SPEC=${3:-$(dirname "$0")/../experiments/pa3.toml}
+BIN=${SCHEDLAB:-$(dirname "$0")/../target/release/schedlab}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
+steal() { awk '/^cpu /{print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
+read -r s0 t0 < <(steal)
+echo "before: load average $(cut -d' ' -f1-3 /proc/loadavg)"
+# The spec with `NAME_bpf` and `NAME_timeline` twins of each workload, all in the matrix.
+python3 - "$SPEC" "$WORK/twins.toml" <<'PY'
+import re, sys, tomllib
+text = open(sys.argv[1]).read()
+spec = tomllib.loads(text)
+names = spec["matrix"]["workload"]
+sides = [("", None), ("_bpf", "true"), ("_timeline", '"timeline"')]
+lines, twins, section = [], {s: [] for s, _ in sides[1:]}, None
+for line in text.splitlines():
+    m = re.match(r"\[workloads\.(\w+)\]", line)
+    if m:
+        section = m.group(1)
+    elif line.startswith("["):
+        section = None
+    if line.startswith("workload = "):
+        line = "workload = " + repr([w + s for w in names for s, _ in sides]).replace("'", '"')
+    if line.startswith("repetitions") or line.startswith("order") or line.startswith("trace"):
+        continue
+    lines.append(line)
+    if section in names:
+        for s, v in sides[1:]:
+            twins[s].append(line.replace(f"[workloads.{section}]", f"[workloads.{section}{s}]\ntrace = {v}"))
+out = ['order = "random"'] + lines + [""]
+for s in twins:
+    out += twins[s] + [""]
+open(sys.argv[2], "w").write("\n".join(out) + "\n")
+PY
+DB=${DB:-$WORK/b.db}
+"$BIN" --db "$DB" run -q "$WORK/twins.toml" --scale "$SCALE" --repetitions "$REPS"
+read -r s1 t1 < <(steal)
+echo "after: load average $(cut -d' ' -f1-3 /proc/loadavg); hypervisor steal during the run $(awk -v a=$((s1-s0)) -v b=$((t1-t0)) 'BEGIN{printf "%.2f", 100*a/b}')%"
+python3 - "$DB" "$REPS" "$SCALE" <<'PY'
+import collections, json, sqlite3, statistics, sys
+c = sqlite3.connect(sys.argv[1])
+d = collections.defaultdict(lambda: collections.defaultdict(list))
+for key, m, t in c.execute("select key, makespan_s, trace_json from cells where warmup = 0 and status = 'ok'"):
+    w, rest = key.split("/", 1)
+    side = "plain"
+    for s in ("_bpf", "_timeline"):
+        if w.endswith(s):
+            side, w = s[1:], w.removesuffix(s)
+    t = json.loads(t) if t else {}
+    obs = t.get("observer") or (t.get("bpf") or {}).get("observer") or {}
+    d[w + "/" + rest][side].append((m, obs.get("ns_per_event"), obs.get("events_per_s"), t.get("lost_events", 0)))
+print(f"--scale {sys.argv[3]}, {sys.argv[2]} repetitions of each cell and of its two observed twins, in random order")
+print("| cell | plain [s] | BPF [s] | BPF / plain | timeline [s] | timeline / plain | BPF events/s | BPF ns/event (max) | lost (timeline) |")
+print("|---|---|---|---|---|---|---|---|---|")
+rb, rt, worst = [], [], 0.0
+for key, v in d.items():
+    med = lambda side: statistics.median(x[0] for x in v[side])
+    p, b, tl = med("plain"), med("bpf"), med("timeline")
+    rb.append(b / p); rt.append(tl / p)
+    ns = [x[1] for x in v["bpf"] if x[1] is not None]
+    worst = max(worst, max(ns, default=0))
+    evs = statistics.median(x[2] for x in v["bpf"] if x[2] is not None) if ns else 0
+    print(f"| {key} | {p:.3f} | {b:.3f} | {b / p:.3f} | {tl:.3f} | {tl / p:.3f} | {evs:,.0f} | {statistics.median(ns) if ns else 0:.0f} ({max(ns, default=0):.0f}) | {max(x[3] for x in v['timeline'])} |")
+print(f"BPF / plain: median over cells {statistics.median(rb):.3f}, largest {max(rb):.3f}; "
+      f"timeline / plain: median {statistics.median(rt):.3f}, largest {max(rt):.3f}; "
+      f"BPF cost per event, largest in any repetition: {worst:.0f} ns")
+PY
