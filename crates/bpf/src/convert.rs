@@ -40,7 +40,7 @@ pub struct Agg {
     pub wakeups: u64,
     /// The longest wake-up latency, ns.
     pub wake_max: u64,
-    /// Migrations (sched_migrate_task).
+    /// Migrations (the kernel's `se.nr_migrations`).
     pub migrations: u64,
     /// The CPUs it ran on, a bit each.
     pub cpus: [u64; 4],
@@ -62,6 +62,76 @@ pub struct CpuAcc {
     pub seen: u32,
 }
 
+/// A followed task's row (the layout of `struct task_st`): what the kernel does not count
+/// for it, kept until its last switch.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskRow {
+    /// Its tree's slot.
+    pub slot: u32,
+    /// Its tree's root.
+    pub root: u32,
+    /// Its tree's role, once known.
+    pub role: u8,
+    /// Its last switch-out (`STATE_*`).
+    pub state: u8,
+    /// Padding.
+    pub pad: u16,
+    /// Wake-ups timed.
+    pub wakeups: u32,
+    /// `run_delay` at its last switch-out, ns.
+    pub delay_seen: u64,
+    /// `nivcsw` at its last switch-out.
+    pub nivcsw_seen: u64,
+    /// Its longest wake-up latency, ns.
+    pub wake_max: u64,
+    /// CPUs 0-63 it ran on.
+    pub cpus_lo: u64,
+    /// Involuntary switch-outs to a worker.
+    pub by_worker: u32,
+    /// ... to the engine.
+    pub by_engine: u32,
+    /// ... to a kernel thread or the idle task.
+    pub by_kernel: u32,
+    /// ... to any other task.
+    pub by_other: u32,
+    /// When it was created, ns.
+    pub start: u64,
+    /// Its pid.
+    pub pid: u32,
+    /// 1 until its last switch (then its figures are in its slot).
+    pub live: u32,
+    /// CPUs 64-255 it ran on.
+    pub cpus_hi: [u64; 3],
+    /// Padding.
+    pub pad2: [u64; 3],
+}
+
+/// What the kernel counted for a task still alive at the end (read from /proc).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KernelCounts {
+    /// `se.sum_exec_runtime`, ns.
+    pub run_ns: u64,
+    /// `sched_info.run_delay`, ns.
+    pub runnable_ns: u64,
+    /// Switch-outs to sleep.
+    pub voluntary: u64,
+    /// Involuntary switch-outs.
+    pub involuntary: u64,
+    /// `se.nr_migrations`.
+    pub migrations: u64,
+}
+
+/// A task still alive when the cell ended: its row, and the kernel's counts if it could
+/// still be read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LiveTask {
+    /// Its row.
+    pub row: TaskRow,
+    /// The kernel's counts for it.
+    pub kernel: Option<KernelCounts>,
+}
+
 /// What the maps held after a cell.
 #[derive(Debug, Clone, Default)]
 pub struct Maps {
@@ -74,11 +144,54 @@ pub struct Maps {
     pub unresolved: Vec<(u32, u32, u64)>,
     /// Per CPU (by number).
     pub cpus: Vec<(u32, CpuAcc)>,
+    /// Wake-up latencies not yet counted into `hists`: (slot << 11 | bucket).
+    pub staged: Vec<u32>,
+    /// Followed tasks alive at the end: their figures are not in their slots yet.
+    pub live: Vec<LiveTask>,
+    /// Followed tasks the programs had no row for.
+    pub lost_tasks: u64,
+}
+
+impl Maps {
+    /// The slots with everything added in: the staged wake-ups and the live tasks.
+    fn folded(&self) -> (Vec<Agg>, Vec<Vec<u32>>) {
+        let (mut aggs, mut hists) = (self.aggs.clone(), self.hists.clone());
+        for &e in &self.staged {
+            let (slot, b) = ((e >> 11) as usize, (e & 2047) as usize);
+            if let Some(n) = hists.get_mut(slot).and_then(|h| h.get_mut(b)) {
+                *n += 1;
+            }
+        }
+        for t in &self.live {
+            let (r, Some(a)) = (&t.row, aggs.get_mut(t.row.slot as usize)) else { continue };
+            a.by_worker += r.by_worker as u64;
+            a.by_engine += r.by_engine as u64;
+            a.by_kernel += r.by_kernel as u64;
+            a.by_other += r.by_other as u64;
+            a.wakeups += r.wakeups as u64;
+            a.wake_max = a.wake_max.max(r.wake_max);
+            a.cpus[0] |= r.cpus_lo;
+            for i in 0..3 {
+                a.cpus[i + 1] |= r.cpus_hi[i];
+            }
+            if let Some(k) = t.kernel {
+                a.run_ns += k.run_ns;
+                a.runnable_ns += k.runnable_ns;
+                a.voluntary += k.voluntary;
+                a.involuntary += k.involuntary;
+                a.migrations += k.migrations;
+            }
+        }
+        (aggs, hists)
+    }
 }
 
 /// The figures of the workers `workers` (pids, in the order wanted) over the window
 /// `start_ns..end_ns` (CLOCK_MONOTONIC); trees that are not workers are the engine's.
 pub fn cell_trace(maps: &Maps, workers: &[i32], start_ns: u64, end_ns: u64) -> CellTrace {
+    let (aggs, hists) = maps.folded();
+    let folded = Maps { aggs, hists, ..maps.clone() };
+    let maps = &folded;
     let worker_set: HashSet<u32> = workers.iter().map(|&p| p as u32).collect();
     let workers = workers
         .iter()
@@ -98,7 +211,13 @@ pub fn cell_trace(maps: &Maps, workers: &[i32], start_ns: u64, end_ns: u64) -> C
             CpuTrace { cpu, busy_s: secs(busy), idle_s: secs(idle) }
         })
         .collect();
-    CellTrace { workers, cpus, span_s: secs(end_ns.saturating_sub(start_ns)), ..Default::default() }
+    CellTrace {
+        workers,
+        cpus,
+        span_s: secs(end_ns.saturating_sub(start_ns)),
+        lost_events: maps.lost_tasks,
+        ..Default::default()
+    }
 }
 
 /// One worker's figures from its slot.

@@ -11,7 +11,7 @@ pub mod hist;
 use aya::maps::{Array, HashMap as BpfHash, PerCpuArray};
 use aya::programs::{BtfTracePoint, ProgramError};
 use aya::{Btf, Ebpf, EbpfLoader, Endianness};
-use convert::{Agg, CpuAcc, Maps};
+use convert::{Agg, CpuAcc, KernelCounts, LiveTask, Maps, TaskRow};
 use schedlab_model::trace::{CellTrace, ObserverCost, ProgramCost};
 use std::os::fd::OwnedFd;
 use std::path::Path;
@@ -33,18 +33,25 @@ pub fn kernel_btf() -> std::path::PathBuf {
 
 /// The programs, each with its tracepoint. Every name starts with `schedlab_`: the
 /// kernel's program list shows whose they are.
-pub const PROGRAMS: [(&str, &str); 6] = [
-    ("schedlab_switch", "sched_switch"),
-    ("schedlab_waking", "sched_waking"),
-    ("schedlab_wakeup", "sched_wakeup"),
-    ("schedlab_wk_new", "sched_wakeup_new"),
-    ("schedlab_migr", "sched_migrate_task"),
-    ("schedlab_fork", "sched_process_fork"),
-];
+pub const PROGRAMS: [(&str, &str); 2] =
+    [("schedlab_switch", "sched_switch"), ("schedlab_fork", "sched_process_fork")];
 
 /// Trees beyond the workers a cell's engine may create while observed (dispatchers,
 /// helpers): each takes a slot.
 const SPARE_SLOTS: u32 = 64;
+
+/// Rows for the tasks of a cell (`task_rows`): each worker's tree may create this many, and
+/// the engine's trees the spare.
+const TASKS_PER_WORKER: u32 = 8;
+const SPARE_ROWS: u32 = 4096;
+
+/// The kernel's largest pid plus one (`kernel.pid_max`): the `pids` map has an entry for each.
+fn pid_max() -> u32 {
+    std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(4_194_304)
+}
 
 /// What a followed tree's root is (`roles` in the program).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,7 +153,9 @@ struct Config {
     max_slots: u32,
     window_start: u64,
     next_slot: u32,
-    pad: u32,
+    max_rows: u32,
+    next_row: u32,
+    lost_tasks: u32,
 }
 
 // SAFETY: plain repr(C) structs of integers, any bit pattern valid, no padding holes read.
@@ -155,6 +164,18 @@ unsafe impl aya::Pod for Config {}
 unsafe impl aya::Pod for Agg {}
 // SAFETY: as above.
 unsafe impl aya::Pod for CpuAcc {}
+// SAFETY: as above.
+unsafe impl aya::Pod for TaskRow {}
+// SAFETY: as above.
+unsafe impl aya::Pod for Stage {}
+
+/// A CPU's wake-up latencies not yet counted (`struct stage`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct Stage {
+    n: u32,
+    e: [u32; 64],
+}
 
 /// The CLOCK_MONOTONIC time, ns (the programs' bpf_ktime_get_ns).
 pub fn monotonic_ns() -> u64 {
@@ -184,12 +205,15 @@ impl Observer {
         let kernel = Btf::parse_file(btf, Endianness::default())
             .map_err(|e| bpf_err("reading the kernel's BTF")(Box::new(e)))?;
         let slots = workers as u32 + SPARE_SLOTS;
+        let rows = workers as u32 * TASKS_PER_WORKER + SPARE_ROWS;
+        let pid_max = pid_max();
         let mut ebpf = EbpfLoader::new()
             .btf(Some(&kernel))
-            .allow_unsupported_maps()
             .map_max_entries("aggs", slots)
             .map_max_entries("hist", slots)
             .map_max_entries("roles", slots)
+            .map_max_entries("pids", pid_max)
+            .map_max_entries("task_rows", rows)
             .load(OBJECT)
             .map_err(|e| bpf_err("loading the BPF observer")(Box::new(e)))?;
         let stats = aya::sys::enable_stats(aya::sys::Stats::RunTime).ok();
@@ -197,6 +221,7 @@ impl Observer {
         let config = Config {
             engine_tgid: std::process::id(),
             max_slots: slots,
+            max_rows: rows,
             window_start: start_ns,
             ..Default::default()
         };
@@ -260,7 +285,8 @@ impl Observer {
     fn read(&self) -> Result<Maps, Box<dyn std::error::Error + Send + Sync>> {
         let map = |name: &str| self.ebpf.map(name).expect("in the object");
         let config: Array<_, Config> = Array::try_from(map("config"))?;
-        let used = config.get(&0, 0)?.next_slot.min(config.get(&0, 0)?.max_slots);
+        let c = config.get(&0, 0)?;
+        let used = c.next_slot.min(c.max_slots);
         let aggs: Array<_, Agg> = Array::try_from(map("aggs"))?;
         let hist: Array<_, [u32; hist::BUCKETS]> = Array::try_from(map("hist"))?;
         let mut out = Maps::default();
@@ -277,8 +303,44 @@ impl Observer {
         for (cpu, acc) in cpus.get(&0, 0)?.iter().enumerate() {
             out.cpus.push((cpu as u32, *acc));
         }
+        let stages: PerCpuArray<_, Stage> = PerCpuArray::try_from(map("stages"))?;
+        for st in stages.get(&0, 0)?.iter() {
+            let n = if st.n as usize > st.e.len() { st.e.len() } else { st.n as usize };
+            out.staged.extend_from_slice(&st.e[..n]);
+        }
+        let rows: Array<_, TaskRow> = Array::try_from(map("task_rows"))?;
+        for r in 0..c.next_row.min(c.max_rows) {
+            let row = rows.get(&r, 0)?;
+            if row.live != 0 {
+                out.live.push(LiveTask { row, kernel: kernel_counts(row.pid) });
+            }
+        }
+        out.lost_tasks = c.next_row.saturating_sub(c.max_rows) as u64 + c.lost_tasks as u64;
         Ok(out)
     }
+}
+
+/// What the kernel counted for task `pid` so far (/proc/PID/schedstat, status and sched),
+/// if it still exists.
+fn kernel_counts(pid: u32) -> Option<KernelCounts> {
+    let read = |f: &str| std::fs::read_to_string(format!("/proc/{pid}/{f}")).ok();
+    let schedstat = read("schedstat")?;
+    let mut it = schedstat.split_whitespace().map(|v| v.parse::<u64>().ok());
+    let (run_ns, runnable_ns) = (it.next()??, it.next()??);
+    let field = |text: &str, key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim_start_matches([' ', ':', '\t']).trim().parse().ok())
+    };
+    let status = read("status")?;
+    let sched = read("sched").unwrap_or_default();
+    Some(KernelCounts {
+        run_ns,
+        runnable_ns,
+        voluntary: field(&status, "voluntary_ctxt_switches").unwrap_or(0),
+        involuntary: field(&status, "nonvoluntary_ctxt_switches").unwrap_or(0),
+        migrations: field(&sched, "se.nr_migrations").unwrap_or(0),
+    })
 }
 
 fn program<'a>(ebpf: &'a mut Ebpf, name: &str) -> Result<&'a mut BtfTracePoint, Error> {

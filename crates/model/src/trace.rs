@@ -71,7 +71,8 @@ pub struct WorkerTrace {
     pub wakeup_max_us: Option<f64>,
     /// The wake-up latency histogram in ns ([`crate::hist::encode`]), mergeable.
     pub wakeup_hist: Option<String>,
-    /// Times the kernel moved it between CPUs (sched_migrate_task).
+    /// Times the kernel moved it between CPUs (sched_migrate_task; the BPF observer reads
+    /// the kernel's count of them, `se.nr_migrations`).
     pub migrations: u64,
     /// CPUs it ran on, ascending.
     pub cpus: Vec<u32>,

@@ -2,9 +2,15 @@
 // schedlab's scheduler observer: per worker and per CPU aggregates of a cell, kept in the
 // kernel. The tasks followed are the engine's descendants (its children and all they
 // create): each child of the engine roots a tree of tasks (a worker, its threads and
-// children) whose figures are added up in one slot of `aggs`. Every other task costs one
-// task-storage lookup and the per-CPU busy/idle sums. User space (crates/bpf/src/lib.rs)
-// reads the maps after the cell; nothing is streamed.
+// children) whose figures are added up in one slot of `aggs`. Two programs only: the fork
+// that makes a task followed, and the switch. A followed task has a row of its own in
+// `task_rows`, found through `pids` (pid -> row + 1): two array reads, dense for a cell's
+// tasks, where task storage costs a chain of cache misses per switch. Its figures stay in
+// its row and join its slot once, at its last switch; everything the kernel counts itself
+// (on-CPU time, runnable wait, switches, migrations) is read from the task then, and a
+// wake-up's latency is the kernel's runnable wait between a switch-out to sleep and the
+// next switch-out. User space (crates/bpf/src/lib.rs) reads the maps after the cell, and
+// adds the rows of tasks still alive then; nothing is streamed.
 //
 // Build: crates/bpf/build-bpf.sh (the object is committed; check-bpf.sh says when stale).
 
@@ -14,6 +20,7 @@
 #include <bpf/bpf_helpers.h>
 
 typedef __u8 u8;
+typedef __u16 u16;
 typedef __u32 u32;
 typedef __s32 s32;
 typedef __u64 u64;
@@ -23,6 +30,7 @@ typedef __s64 s64;
 // kernel's BTF when the object is loaded.
 struct sched_entity {
 	u64 sum_exec_runtime;
+	u64 nr_migrations;
 } __attribute__((preserve_access_index));
 
 struct sched_info {
@@ -48,7 +56,9 @@ struct task_struct {
 #define HIST_SUB 64
 #define HIST_BUCKETS 1984
 
-enum { STATE_RUNNING = 0, STATE_RUNNABLE = 1, STATE_BLOCKED = 2 };
+// A followed task's last switch-out: on a CPU or runnable (preempted), or asleep; a new
+// task has not run yet. The run after a sleep or a creation ends a wake-up.
+enum { STATE_RAN = 0, STATE_ASLEEP = 1, STATE_NEW = 2 };
 enum { ROLE_UNKNOWN = 0, ROLE_WORKER = 1, ROLE_ENGINE = 2 };
 
 // Set by user space before the programs are attached; next_slot counted up by them.
@@ -57,25 +67,37 @@ struct config {
 	u32 max_slots;
 	u64 window_start;
 	u32 next_slot;
-	u32 pad;
+	u32 max_rows;
+	u32 next_row;
+	u32 lost_tasks; // followed tasks given no row (rows or pids exhausted)
 };
 
-// One followed task.
+// One followed task's row: what the kernel does not count for it, until its last switch
+// (the layout user space reads for tasks alive at the end: `TaskRow` in convert.rs). The
+// first 64 bytes are all a switch touches.
 struct task_st {
 	u32 slot;
 	u32 root;
-	u32 role;
-	u32 state;
-	u64 waking;     // its pending sched_waking, until sched_wakeup
-	u64 wake_start; // when it became runnable by a wake-up, until it runs
-	u64 start;      // when it was created
-	u64 exec_seen;  // se.sum_exec_runtime, sched_info.run_delay, nvcsw, nivcsw
-	u64 delay_seen; //   as last added to its slot
-	u64 nvcsw_seen;
+	u8 role;
+	u8 state;
+	u16 pad;
+	u32 wakeups;
+	u64 delay_seen; // sched_info.run_delay and nivcsw at its last switch-out
 	u64 nivcsw_seen;
+	u64 wake_max;
+	u64 cpus_lo;    // CPUs 0-63 it ran on
+	u32 by_worker;
+	u32 by_engine;
+	u32 by_kernel;
+	u32 by_other;
+	u64 start;      // when it was created
+	u32 pid;
+	u32 live;       // 1 until its last switch
+	u64 cpus_hi[3]; // CPUs 64-255
+	u64 pad2[3];
 };
 
-// One tree's figures (the layout user space reads: `Agg` in lib.rs).
+// One tree's figures (the layout user space reads: `Agg` in convert.rs).
 struct agg {
 	u32 root;
 	u32 tasks;
@@ -96,7 +118,7 @@ struct agg {
 	u64 cpus[4];
 };
 
-// One CPU's time since the window began.
+// One CPU's idle time since the window began (busy is the rest).
 struct cpu_acc {
 	u64 last;
 	u64 busy;
@@ -112,12 +134,21 @@ struct {
 	__type(value, struct config);
 } config SEC(".maps");
 
+// Sized by the loader: one entry per pid (pid_max), row + 1 of a followed task, else 0.
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u32);
+} pids SEC(".maps");
+
+// Sized by the loader: one entry per task a cell may create.
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
 	__type(value, struct task_st);
-} tasks SEC(".maps");
+} task_rows SEC(".maps");
 
 // Sized by the loader: one entry per slot.
 struct {
@@ -162,6 +193,44 @@ struct {
 	__type(value, struct cpu_acc);
 } cpus SEC(".maps");
 
+// Wake-up latencies wait here, per CPU, as (slot << 11 | bucket), until 64 have come: then
+// they are counted into `hist` at once, where each on its own would be a cache miss in a
+// switch (their misses overlap in a batch). User space counts those left at the end.
+#define STAGE 64
+struct stage {
+	u32 n;
+	u32 e[STAGE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct stage);
+} stages SEC(".maps");
+
+static __always_inline void stage_put(u32 slot, u32 b)
+{
+	u32 zero = 0;
+	struct stage *st = bpf_map_lookup_elem(&stages, &zero);
+	if (!st)
+		return;
+	u32 n = st->n;
+	if (n >= STAGE) {
+		for (int i = 0; i < STAGE; i++) {
+			u32 e = st->e[i];
+			u32 s = e >> 11;
+			u32 bb = e & 2047;
+			struct hist_row *h = bpf_map_lookup_elem(&hist, &s);
+			if (h && bb < HIST_BUCKETS)
+				__sync_fetch_and_add(&h->n[bb], 1);
+		}
+		n = 0;
+	}
+	st->e[n & (STAGE - 1)] = slot << 11 | b;
+	st->n = n + 1;
+}
+
 static __always_inline u32 msb(u64 v)
 {
 	u32 m = 0;
@@ -185,12 +254,17 @@ static __always_inline u32 bucket(u64 v)
 }
 
 // A followed task is never a kernel thread (nor the idle task, which counts as one): its
-// flags, which the scheduler has just read, spare a task-storage lookup for those.
+// flags, which the scheduler has just read, spare the lookups for those.
 static __always_inline struct task_st *followed(struct task_struct *t)
 {
 	if (t->flags & PF_KTHREAD)
 		return 0;
-	return bpf_task_storage_get(&tasks, t, 0, 0);
+	u32 pid = t->pid;
+	u32 *row = bpf_map_lookup_elem(&pids, &pid);
+	if (!row || !*row)
+		return 0;
+	u32 r = *row - 1;
+	return bpf_map_lookup_elem(&task_rows, &r);
 }
 
 static __always_inline struct config *cfg(void)
@@ -199,35 +273,39 @@ static __always_inline struct config *cfg(void)
 	return bpf_map_lookup_elem(&config, &zero);
 }
 
-static __always_inline void cpu_account(struct task_struct *prev, struct task_struct *next,
-					u64 now)
+// Idle time per CPU, counted at the idle task's switches only.
+static __always_inline void cpu_account(struct task_struct *prev, struct task_struct *next)
 {
+	bool from_idle = prev->pid == 0, to_idle = next->pid == 0;
+	if (!from_idle && !to_idle)
+		return;
 	u32 zero = 0;
 	struct cpu_acc *c = bpf_map_lookup_elem(&cpus, &zero);
 	if (!c)
 		return;
+	u64 now = bpf_ktime_get_ns();
 	if (!c->seen) {
 		struct config *g = cfg();
 		c->seen = 1;
 		c->last = g ? g->window_start : now;
 	}
 	u64 d = now > c->last ? now - c->last : 0;
-	if (prev->pid == 0)
+	if (from_idle)
 		c->idle += d;
 	else
 		c->busy += d;
 	c->last = now;
-	c->cur_idle = next->pid == 0;
+	c->cur_idle = to_idle;
 }
 
-// The kind of task `next` is, for the slot it took the CPU from.
-static __always_inline void preempted_by(struct agg *a, u32 slot, struct task_struct *next,
-					 struct task_st *n)
+// Who took the CPU from a followed task at an involuntary switch-out.
+static __always_inline void preempted_by(struct task_st *p, struct task_struct *next)
 {
 	if (next->pid == 0 || (next->flags & PF_KTHREAD)) {
-		__sync_fetch_and_add(&a->by_kernel, 1);
+		p->by_kernel++;
 		return;
 	}
+	struct task_st *n = followed(next);
 	if (n) {
 		if (n->role == ROLE_UNKNOWN) {
 			u32 *r = bpf_map_lookup_elem(&roles, &n->root);
@@ -235,11 +313,11 @@ static __always_inline void preempted_by(struct agg *a, u32 slot, struct task_st
 				n->role = *r;
 		}
 		if (n->role == ROLE_WORKER) {
-			__sync_fetch_and_add(&a->by_worker, 1);
+			p->by_worker++;
 		} else if (n->role == ROLE_ENGINE) {
-			__sync_fetch_and_add(&a->by_engine, 1);
+			p->by_engine++;
 		} else {
-			u64 key = ((u64)slot << 32) | n->root;
+			u64 key = ((u64)p->slot << 32) | n->root;
 			u64 one = 1;
 			u64 *v = bpf_map_lookup_elem(&unresolved, &key);
 			if (v)
@@ -251,81 +329,84 @@ static __always_inline void preempted_by(struct agg *a, u32 slot, struct task_st
 	}
 	struct config *g = cfg();
 	if (g && next->tgid == g->engine_tgid)
-		__sync_fetch_and_add(&a->by_engine, 1);
+		p->by_engine++;
 	else
-		__sync_fetch_and_add(&a->by_other, 1);
+		p->by_other++;
 }
 
-static __always_inline void switch_out(struct task_st *p, struct task_struct *prev,
-				       struct task_struct *next, struct task_st *n, bool preempt,
-				       unsigned int prev_state, u64 now)
+// A followed task's last switch: its figures, the kernel's and its own, join its slot.
+static __always_inline void fold(struct task_st *p, struct task_struct *prev)
 {
 	u32 slot = p->slot;
 	struct agg *a = bpf_map_lookup_elem(&aggs, &slot);
 	if (!a)
 		return;
-	u64 exec = prev->se.sum_exec_runtime;
-	u64 delay = prev->sched_info.run_delay;
-	u64 nv = prev->nvcsw;
-	u64 niv = prev->nivcsw;
-	__sync_fetch_and_add(&a->run_ns, exec - p->exec_seen);
-	__sync_fetch_and_add(&a->runnable_ns, delay - p->delay_seen);
-	p->exec_seen = exec;
-	p->delay_seen = delay;
-	bool dead = prev_state == TASK_DEAD;
-	// The kernel's own counts: nivcsw is wait4's ru_nivcsw; the last switch of a dying
-	// task is not a sleep.
-	if (niv != p->nivcsw_seen) {
-		__sync_fetch_and_add(&a->involuntary, niv - p->nivcsw_seen);
-		p->nivcsw_seen = niv;
-		preempted_by(a, slot, next, n);
+	u64 now = bpf_ktime_get_ns();
+	__sync_fetch_and_add(&a->run_ns, prev->se.sum_exec_runtime);
+	__sync_fetch_and_add(&a->runnable_ns, prev->sched_info.run_delay);
+	__sync_fetch_and_add(&a->involuntary, prev->nivcsw);
+	// Its last switch counted as a sleep (nvcsw): it is none.
+	__sync_fetch_and_add(&a->voluntary, prev->nvcsw - 1);
+	__sync_fetch_and_add(&a->migrations, prev->se.nr_migrations);
+	__sync_fetch_and_add(&a->by_worker, p->by_worker);
+	__sync_fetch_and_add(&a->by_engine, p->by_engine);
+	__sync_fetch_and_add(&a->by_kernel, p->by_kernel);
+	__sync_fetch_and_add(&a->by_other, p->by_other);
+	__sync_fetch_and_add(&a->wakeups, p->wakeups);
+	if (p->cpus_lo & ~a->cpus[0])
+		__sync_fetch_and_or(&a->cpus[0], p->cpus_lo);
+	for (int i = 0; i < 3; i++) {
+		if (p->cpus_hi[i] & ~a->cpus[i + 1])
+			__sync_fetch_and_or(&a->cpus[i + 1], p->cpus_hi[i]);
 	}
-	if (nv != p->nvcsw_seen) {
-		u64 d = nv - p->nvcsw_seen;
-		p->nvcsw_seen = nv;
-		if (dead)
-			d -= 1;
-		if (d)
-			__sync_fetch_and_add(&a->voluntary, d);
-	}
-	if (dead) {
-		__sync_fetch_and_add(&a->alive, -1);
-		__sync_fetch_and_add(&a->life_ns, now - p->start);
-		__sync_fetch_and_add(&a->open_start_sum, -p->start);
-		return;
-	}
-	p->state = (preempt || prev_state == 0) ? STATE_RUNNABLE : STATE_BLOCKED;
-}
-
-static __always_inline void switch_in(struct task_st *n, u64 now)
-{
-	u32 slot = n->slot;
-	struct agg *a = bpf_map_lookup_elem(&aggs, &slot);
-	if (!a)
-		return;
-	u32 cpu = bpf_get_smp_processor_id();
-	if (cpu < 256) {
-		u64 bit = 1ULL << (cpu & 63);
-		u64 *word = &a->cpus[(cpu >> 6) & 3];
-		if (!(*word & bit))
-			__sync_fetch_and_or(word, bit);
-	}
-	n->state = STATE_RUNNING;
-	u64 start = n->wake_start;
-	if (!start)
-		return;
-	n->wake_start = 0;
-	u64 lat = now > start ? now - start : 0;
-	struct hist_row *h = bpf_map_lookup_elem(&hist, &slot);
-	u32 b = bucket(lat);
-	if (h && b < HIST_BUCKETS)
-		__sync_fetch_and_add(&h->n[b], 1);
-	__sync_fetch_and_add(&a->wakeups, 1);
 	for (int i = 0; i < 4; i++) {
 		u64 old = a->wake_max;
-		if (lat <= old || __sync_val_compare_and_swap(&a->wake_max, old, lat) == old)
+		if (p->wake_max <= old ||
+		    __sync_val_compare_and_swap(&a->wake_max, old, p->wake_max) == old)
 			break;
 	}
+	__sync_fetch_and_add(&a->alive, -1);
+	__sync_fetch_and_add(&a->life_ns, now - p->start);
+	__sync_fetch_and_add(&a->open_start_sum, -p->start);
+	// Its pid may be reused: it no longer leads here.
+	p->live = 0;
+	u32 pid = prev->pid;
+	u32 *row = bpf_map_lookup_elem(&pids, &pid);
+	if (row)
+		*row = 0;
+}
+
+static __always_inline void switch_out(struct task_st *p, struct task_struct *prev,
+				       struct task_struct *next, bool preempt,
+				       unsigned int prev_state)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+	if (cpu < 64)
+		p->cpus_lo |= 1ULL << cpu;
+	else if (cpu < 256)
+		p->cpus_hi[((cpu >> 6) - 1) % 3] |= 1ULL << (cpu & 63);
+	// The kernel's run_delay grows once between two switch-outs, when the task is given its
+	// CPU: after a sleep or its creation, that wait is the wake-up's latency.
+	u64 delay = prev->sched_info.run_delay;
+	if (p->state != STATE_RAN) {
+		u64 lat = delay - p->delay_seen;
+		stage_put(p->slot, bucket(lat));
+		p->wakeups++;
+		if (lat > p->wake_max)
+			p->wake_max = lat;
+	}
+	p->delay_seen = delay;
+	// The kernel's own count: nivcsw is wait4's ru_nivcsw.
+	u64 niv = prev->nivcsw;
+	if (niv != p->nivcsw_seen) {
+		p->nivcsw_seen = niv;
+		preempted_by(p, next);
+	}
+	if (prev_state == TASK_DEAD) {
+		fold(p, prev);
+		return;
+	}
+	p->state = (preempt || prev_state == 0) ? STATE_RAN : STATE_ASLEEP;
 }
 
 SEC("tp_btf/sched_switch")
@@ -335,70 +416,11 @@ int schedlab_switch(u64 *ctx)
 	struct task_struct *prev = (void *)ctx[1];
 	struct task_struct *next = (void *)ctx[2];
 	unsigned int prev_state = ctx[3];
-	u64 now = bpf_ktime_get_ns();
 
-	cpu_account(prev, next, now);
+	cpu_account(prev, next);
 	struct task_st *p = followed(prev);
-	struct task_st *n = followed(next);
 	if (p)
-		switch_out(p, prev, next, n, preempt, prev_state, now);
-	if (n)
-		switch_in(n, now);
-	return 0;
-}
-
-// The start of a wake-up: kept until its sched_wakeup, which always follows.
-SEC("tp_btf/sched_waking")
-int schedlab_waking(u64 *ctx)
-{
-	struct task_struct *p = (void *)ctx[0];
-	struct task_st *t = followed(p);
-	if (t && !t->waking)
-		t->waking = bpf_ktime_get_ns();
-	return 0;
-}
-
-// The end of a wake-up. A task that had switched out asleep is runnable from its waking,
-// even when the waking came while it was still on its CPU (before the switch-out); one
-// running or runnable all along was not asleep.
-SEC("tp_btf/sched_wakeup")
-int schedlab_wakeup(u64 *ctx)
-{
-	struct task_struct *p = (void *)ctx[0];
-	struct task_st *t = followed(p);
-	if (!t)
-		return 0;
-	if (t->state == STATE_BLOCKED) {
-		t->state = STATE_RUNNABLE;
-		t->wake_start = t->waking ? t->waking : bpf_ktime_get_ns();
-	}
-	t->waking = 0;
-	return 0;
-}
-
-SEC("tp_btf/sched_wakeup_new")
-int schedlab_wk_new(u64 *ctx)
-{
-	struct task_struct *p = (void *)ctx[0];
-	struct task_st *t = followed(p);
-	if (t) {
-		t->state = STATE_RUNNABLE;
-		t->wake_start = bpf_ktime_get_ns();
-	}
-	return 0;
-}
-
-SEC("tp_btf/sched_migrate_task")
-int schedlab_migr(u64 *ctx)
-{
-	struct task_struct *p = (void *)ctx[0];
-	struct task_st *t = followed(p);
-	if (!t)
-		return 0;
-	u32 slot = t->slot;
-	struct agg *a = bpf_map_lookup_elem(&aggs, &slot);
-	if (a)
-		__sync_fetch_and_add(&a->migrations, 1);
+		switch_out(p, prev, next, preempt, prev_state);
 	return 0;
 }
 
@@ -428,15 +450,26 @@ int schedlab_fork(u64 *ctx)
 	struct agg *a = bpf_map_lookup_elem(&aggs, &slot);
 	if (!a)
 		return 0;
-	struct task_st *ct = bpf_task_storage_get(&tasks, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!ct)
+	struct config *g = cfg();
+	if (!g)
 		return 0;
+	u32 r = __sync_fetch_and_add(&g->next_row, 1);
+	u32 key = child_pid;
+	u32 *entry = bpf_map_lookup_elem(&pids, &key);
+	struct task_st *ct = r < g->max_rows ? bpf_map_lookup_elem(&task_rows, &r) : 0;
+	if (!entry || !ct) {
+		__sync_fetch_and_add(&g->lost_tasks, 1);
+		return 0;
+	}
 	u64 now = bpf_ktime_get_ns();
 	ct->slot = slot;
 	ct->root = root;
 	ct->role = role;
-	ct->state = STATE_RUNNABLE;
+	ct->state = STATE_NEW;
 	ct->start = now;
+	ct->pid = child_pid;
+	ct->live = 1;
+	*entry = r + 1;
 	if (!pt)
 		a->root = root;
 	__sync_fetch_and_add(&a->tasks, 1);

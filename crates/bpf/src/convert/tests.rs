@@ -58,6 +58,7 @@ fn maps() -> Maps {
             ),
             (2, CpuAcc::default()),
         ],
+        ..Default::default()
     }
 }
 
@@ -92,4 +93,44 @@ fn the_maps_become_the_workers_figures_in_their_order() {
     assert_eq!((t.cpus[1].busy_s, t.cpus[1].idle_s), (7.5, 1.5));
     assert_eq!(t.span_s, 9.0);
     assert_eq!((t.lost_events, t.untraced_switches, t.slice_s), (0, 0, 0.0));
+}
+
+#[test]
+fn staged_wake_ups_and_tasks_alive_at_the_end_join_their_slots() {
+    let mut m = maps();
+    // Two wake-ups of slot 2 still staged, one of a slot that does not exist.
+    let b = hist::bucket(7_000) as u32;
+    m.staged = vec![2 << 11 | b, 2 << 11 | b, 9 << 11 | b];
+    // A task of slot 2 alive at the end, with the kernel's counts for it.
+    let row = TaskRow {
+        slot: 2,
+        root: 300,
+        wakeups: 2,
+        wake_max: 9_000,
+        cpus_lo: 0b10,
+        by_kernel: 3,
+        live: 1,
+        ..Default::default()
+    };
+    let kernel = KernelCounts {
+        run_ns: 500_000_000,
+        runnable_ns: 100_000_000,
+        voluntary: 2,
+        involuntary: 3,
+        migrations: 1,
+    };
+    m.live = vec![LiveTask { row, kernel: Some(kernel) }];
+    m.lost_tasks = 1;
+    let t = cell_trace(&m, &[300], 1_000_000_000, 10_000_000_000);
+    let w = &t.workers[0];
+    assert_eq!((w.run_s, w.runnable_s), (0.5, 0.1));
+    assert_eq!((w.voluntary, w.involuntary, w.migrations), (2, 3, 1));
+    assert_eq!(w.preempted_by.kernel, 3);
+    assert_eq!(w.wakeups, 2);
+    assert_eq!(w.cpus, [1]);
+    assert_eq!(w.wakeup_max_us, Some(9.0));
+    let h = schedlab_model::hist::decode(w.wakeup_hist.as_deref().unwrap()).unwrap();
+    assert_eq!(h.len(), 2);
+    assert!((w.wakeup_p50_us.unwrap() - 7.0).abs() <= 0.07, "{:?}", w.wakeup_p50_us);
+    assert_eq!(t.lost_events, 1);
 }
