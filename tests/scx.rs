@@ -414,3 +414,56 @@ fn in_a_sched_ext_guest_dwcs_scx_runs_the_canonical_set_on_sched_ext_and_stores_
     assert!(tasks.iter().any(|t| t["missed"].as_u64().unwrap() > 0), "{d}");
     assert_clean();
 }
+
+#[test]
+fn report_against_the_simulation_puts_the_dispatcher_sched_ext_and_simulation_side_by_side() {
+    let lab = Lab::new();
+    let text = std::fs::read_to_string(dwcs_scx_example())
+        .unwrap()
+        .replace("[\"dwcs\", \"dwcs-scx\"]", "[\"dwcs\", \"dwcs-scx\", \"edf\", \"edf-scx\"]")
+        .replace("duration_s = 10", "duration_s = 4");
+    let spec = lab.spec("s.toml", &text);
+    for _ in 0..2 {
+        lab.ok(&["simulate", spec.to_str().unwrap(), "-q"]);
+    }
+    let out = lab.path("rep");
+    lab.ok(&["report", "1", "--compare", "2", "-o", out.to_str().unwrap()]);
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let at = html.find("id=\"drivers\"").expect("a three-driver table");
+    let table = &html[at..at + html[at..].find("</table>").unwrap()];
+    let cells = |row: &str| -> Vec<String> {
+        row.split("<td")
+            .skip(1)
+            .map(|c| c[c.find('>').unwrap() + 1..c.find("</td>").unwrap()].to_string())
+            .collect()
+    };
+    let header: Vec<&str> =
+        table.split("<th>").skip(1).map(|h| &h[..h.find("</th>").unwrap()]).collect();
+    assert_eq!(
+        header,
+        [
+            "set",
+            "policy",
+            "figure",
+            "user-space dispatcher (run 1)",
+            "sched_ext scheduler (run 1)",
+            "simulation (run 2)"
+        ]
+    );
+    let rows: Vec<Vec<String>> = table.split("<tr").skip(2).map(cells).collect();
+    assert_eq!(rows.len(), 10, "five figures of one set under two policies: {rows:?}");
+    for policy in ["dwcs", "edf"] {
+        let of = |figure: &str| {
+            rows.iter()
+                .find(|r| r[0] == "canonical/n4" && r[1] == policy && r[2] == figure)
+                .unwrap_or_else(|| panic!("{policy} {figure}: {rows:?}"))
+        };
+        // Three simulations of one policy: the same figures in every column.
+        for figure in ["jobs", "missed [%]", "sliding viol./proc"] {
+            let r = of(figure);
+            assert!(r[3] != "-" && r[3] == r[4] && r[4] == r[5], "{r:?}");
+        }
+    }
+    // DWCS drops jobs on this set (raw demand 1.45), within its windows.
+    assert_ne!(rows.iter().find(|r| r[1] == "dwcs" && r[2] == "missed [%]").unwrap()[3], "0.00");
+}
