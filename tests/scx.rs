@@ -157,12 +157,17 @@ fn state() -> String {
 
 /// Pids of running scx_bpfland processes.
 fn schedulers() -> Vec<i32> {
+    processes("scx_bpfland")
+}
+
+/// Pids of running processes named `comm`.
+fn processes(comm: &str) -> Vec<i32> {
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            stat.contains("(scx_bpfland)") && !stat.contains(") Z ")
+            stat.contains(&format!("({comm})")) && !stat.contains(") Z ")
         })
         .collect()
 }
@@ -197,6 +202,7 @@ fn stored(lab: &Lab) -> Vec<(String, String, String, serde_json::Value)> {
 fn assert_clean() {
     wait_until("sched_ext disabled", 60, || state() == "disabled");
     assert_eq!(schedulers(), Vec::<i32>::new(), "no scheduler process left");
+    wait_until("no schedlab-scx left", 10, || processes("schedlab-scx").is_empty());
 }
 
 /// A spec of `cells` (cpu_scheduler values) whose workers sleep `secs` with a marker.
@@ -335,6 +341,36 @@ fn dwcs_guest() -> Option<String> {
     (!on_path).then(|| "schedlab-scx is not on PATH (.ci/scx-guest.sh builds it)".into())
 }
 
+/// The set `dwcs status --json` shows running with `tasks` tasks, once one has a released job.
+fn running_set(lab: &Lab, tasks: usize) -> Option<serde_json::Value> {
+    let out = lab.run(&["dwcs", "status", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    v.as_array()?
+        .iter()
+        .find(|s| {
+            s["state"] == "running"
+                && s["tasks"].as_array().is_some_and(|t| {
+                    t.len() == tasks && t.iter().any(|t| t["released"].as_u64() > Some(0))
+                })
+        })
+        .cloned()
+}
+
+/// The example's canonical set under dwcs-scx only, for `secs` seconds, with `tasks` instead
+/// of its own when given.
+fn dwcs_scx_set(lab: &Lab, secs: u32, tasks: Option<&str>) -> std::path::PathBuf {
+    let mut text = std::fs::read_to_string(dwcs_scx_example())
+        .unwrap()
+        .replace("scheduler = [\"dwcs\", \"dwcs-scx\"]", "scheduler = [\"dwcs-scx\"]")
+        .replace("duration_s = 10", &format!("duration_s = {secs}"));
+    if let Some(tasks) = tasks {
+        let at = text.find("tasks = [").unwrap();
+        text.truncate(at);
+        text.push_str(tasks);
+    }
+    lab.spec("dwcs-scx.toml", &text)
+}
+
 #[test]
 fn in_a_sched_ext_guest_dwcs_scx_runs_the_canonical_set_on_sched_ext_and_stores_it_like_dwcs() {
     if let Some(why) = dwcs_guest() {
@@ -342,28 +378,12 @@ fn in_a_sched_ext_guest_dwcs_scx_runs_the_canonical_set_on_sched_ext_and_stores_
     }
     let lab = Lab::new();
     // The feasible canonical set at 100 ms quanta, 8 s, under schedlab's own scheduler only.
-    let text = std::fs::read_to_string(dwcs_scx_example())
-        .unwrap()
-        .replace("scheduler = [\"dwcs\", \"dwcs-scx\"]", "scheduler = [\"dwcs-scx\"]")
-        .replace("duration_s = 10", "duration_s = 8");
-    let spec = lab.spec("dwcs-scx.toml", &text);
+    let spec = dwcs_scx_set(&lab, 8, None);
     let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
     // `dwcs status` during the cell lists every task with its window state and deadline.
     let (mut listed, mut loaded) = (serde_json::Value::Null, String::new());
     wait_until("dwcs status lists the running set", 180, || {
-        let out = lab.run(&["dwcs", "status", "--json"]);
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-        let running = v.as_array().and_then(|a| {
-            a.iter()
-                .find(|s| {
-                    s["state"] == "running"
-                        && s["tasks"].as_array().is_some_and(|t| {
-                            t.len() == 4 && t.iter().any(|t| t["released"].as_u64() > Some(0))
-                        })
-                })
-                .cloned()
-        });
-        if let Some(s) = running {
+        if let Some(s) = running_set(&lab, 4) {
             listed = s;
             loaded = state();
         }
@@ -413,4 +433,267 @@ fn in_a_sched_ext_guest_dwcs_scx_runs_the_canonical_set_on_sched_ext_and_stores_
     // Raw demand is 1.45 CPUs: DWCS drops jobs, within the windows.
     assert!(tasks.iter().any(|t| t["missed"].as_u64().unwrap() > 0), "{d}");
     assert_clean();
+}
+
+/// Spawns `schedlab run` of `spec` and waits until schedlab-scx runs its set.
+fn started_dwcs_scx(lab: &Lab, spec: &Path) -> std::process::Child {
+    let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
+    wait_until("schedlab-scx runs the set", 180, || {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before its set ran");
+        state() == "enabled"
+            && processes("schedlab-scx").len() == 1
+            && running_set(lab, 4).is_some()
+    });
+    child
+}
+
+#[test]
+fn in_a_sched_ext_guest_dwcs_scx_ctrl_c_mid_cell_stops_schedlab_scx_and_disables_sched_ext() {
+    if let Some(why) = dwcs_guest() {
+        require!(false, why);
+    }
+    let lab = Lab::new();
+    let spec = dwcs_scx_set(&lab, 60, None);
+    let mut child = started_dwcs_scx(&lab, &spec);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_clean();
+    let out = lab.run(&["restore"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The `stop_scheduler` entries of the restore journals under `lab`'s state directory: pids.
+fn journaled_schedulers(lab: &Lab) -> Vec<i64> {
+    let mut pids = Vec::new();
+    let mut dirs = vec![lab.path("state")];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            for line in std::fs::read_to_string(&path).unwrap_or_default().lines() {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+                if v["undo"] == "stop_scheduler" {
+                    pids.extend(v["pid"].as_i64());
+                }
+            }
+        }
+    }
+    pids
+}
+
+#[test]
+fn in_a_sched_ext_guest_dwcs_scx_kill_9_mid_cell_then_restore_leaves_sched_ext_disabled() {
+    if let Some(why) = dwcs_guest() {
+        require!(false, why);
+    }
+    let lab = Lab::new();
+    let spec = dwcs_scx_set(&lab, 60, None);
+    let mut child = started_dwcs_scx(&lab, &spec);
+    let scx = processes("schedlab-scx");
+    assert!(
+        journaled_schedulers(&lab).contains(&(scx[0] as i64)),
+        "schedlab-scx (pid {}) is in the restore journal: {:?}",
+        scx[0],
+        journaled_schedulers(&lab)
+    );
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let out = lab.run(&["restore"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_clean();
+}
+
+#[test]
+fn in_a_sched_ext_guest_dwcs_scx_decides_as_schedlab_policy_and_bpf_runs_only_the_chosen() {
+    if let Some(why) = dwcs_guest() {
+        require!(false, why);
+    }
+    let lab = Lab::new();
+    let spec = dwcs_scx_set(&lab, 8, None);
+    let logs = lab.path("scx-log");
+    std::fs::create_dir(&logs).unwrap();
+    let out = lab
+        .cmd(&["run", spec.to_str().unwrap(), "-q"])
+        .env("SCHEDLAB_SCX_LOG", &logs)
+        .output()
+        .unwrap();
+    let cells = stored(&lab);
+    assert!(out.status.success(), "{}\n{cells:#?}", String::from_utf8_lossy(&out.stderr));
+    // One partition: the whole set on one CPU, its dispatcher's calls in cpu<N>.json.
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("cpu"))
+        .collect();
+    let [file] = &files[..] else { panic!("one dispatcher's log: {files:?}") };
+    let log: schedlab_dispatch::CallLog =
+        serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    assert_eq!(file.file_name().unwrap().to_string_lossy(), format!("cpu{}.json", log.cpu));
+    assert_eq!(log.lost, 0, "the whole cell is logged");
+    assert_eq!(log.tasks.len(), 4);
+    let schedlab_dispatch::DispatchPolicy::Dwcs { work_conserving } = log.policy else {
+        panic!("{:?}", log.policy)
+    };
+    use schedlab_dispatch::Call;
+    let count = |f: &dyn Fn(&Call) -> bool| log.calls.iter().filter(|c| f(c)).count();
+    let releases = count(&|c| matches!(c, Call::Release { .. }));
+    let done = count(&|c| matches!(c, Call::Stop { why: schedlab_policy::Stop::Done, .. }));
+    let picks = count(&|c| matches!(c, Call::Pick { task: Some(_), .. }));
+    assert!(releases >= 40 && done >= 10 && picks >= 10, "{releases} {done} {picks}");
+    // The same releases and completions through schedlab-policy's DWCS: the same task picked
+    // at every decision.
+    let mut dwcs = schedlab_policy::dwcs::Dwcs::new(work_conserving);
+    let decisions = log.replay(&mut dwcs).unwrap_or_else(|d| panic!("{d:?}"));
+    assert!(decisions >= picks);
+    // Per task, the stored jobs finished on time or late are those the log saw finish while
+    // the task was chosen: no job was done without the CPU.
+    let conn = rusqlite::Connection::open(lab.db()).unwrap();
+    let rt: String = conn.query_row("SELECT rt_json FROM cells", [], |r| r.get(0)).unwrap();
+    let rt: serde_json::Value = serde_json::from_str(&rt).unwrap();
+    for t in rt["dispatcher"]["tasks"].as_array().unwrap() {
+        let i = t["slot"].as_u64().unwrap() as usize;
+        let finished = count(
+            &|c| matches!(c, Call::Stop { task, why: schedlab_policy::Stop::Done, .. } if *task == i),
+        );
+        let stored = t["completed"].as_u64().unwrap() + t["late_completions"].as_u64().unwrap();
+        assert_eq!(finished as u64, stored, "task {i}: {t}");
+    }
+    // The BPF side dispatched, as the chosen one, exactly the tasks the dispatcher picked.
+    let bpf: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(logs.join("bpf.json")).unwrap()).unwrap();
+    assert_eq!(bpf["unchosen_runs"], 0, "{bpf}");
+    let tasks = bpf["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 4, "{bpf}");
+    let mut chosen_total = 0;
+    for (i, t) in log.tasks.iter().enumerate() {
+        let counted = tasks.iter().find(|c| c["pid"] == t.pid).unwrap_or_else(|| panic!("{bpf}"));
+        let chosen = counted["chosen"].as_u64().unwrap();
+        chosen_total += chosen;
+        let picked = count(&|c| matches!(c, Call::Pick { task: Some(p), .. } if *p == i));
+        assert_eq!(chosen > 0, picked > 0, "task {i}: picked {picked} times, {counted}");
+    }
+    assert_eq!(bpf["chosen_dispatches"], chosen_total, "only the workers were chosen: {bpf}");
+    eprintln!(
+        "dwcs-scx decisions: {} calls, {releases} releases, {done} completions, {picks} picks, \
+         {decisions} decisions replayed alike; BPF: {bpf}",
+        log.calls.len()
+    );
+    assert_clean();
+}
+
+#[test]
+fn in_a_sched_ext_guest_dwcs_scx_overloaded_counts_violations_as_dwcs_status_showed_them() {
+    if let Some(why) = dwcs_guest() {
+        require!(false, why);
+    }
+    let lab = Lab::new();
+    // U = 1.5, and even the windows' minimum demand is 3 x 0.5 x 3/4 = 1.125 of one CPU.
+    let spec = dwcs_scx_set(
+        &lab,
+        8,
+        Some(
+            "tasks = [\n  { c_ms = 100, t_ms = 200, x = 1, y = 4 },\n  { c_ms = 100, t_ms = 200, x = 1, y = 4 },\n  { c_ms = 100, t_ms = 200, x = 1, y = 4 },\n]\n",
+        ),
+    );
+    let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
+    let mut last = serde_json::Value::Null;
+    wait_until("the run ends", 300, || {
+        if let Some(s) = running_set(&lab, 3) {
+            last = s;
+        }
+        child.try_wait().unwrap().is_some()
+    });
+    let status = child.wait().unwrap();
+    let cells = stored(&lab);
+    assert!(status.success(), "{cells:#?}");
+    assert!(!last.is_null(), "dwcs status never showed the set running");
+    let conn = rusqlite::Connection::open(lab.db()).unwrap();
+    let rt: String = conn.query_row("SELECT rt_json FROM cells", [], |r| r.get(0)).unwrap();
+    let rt: serde_json::Value = serde_json::from_str(&rt).unwrap();
+    let stored_tasks = rt["dispatcher"]["tasks"].as_array().unwrap();
+    assert_eq!(stored_tasks.len(), 3, "{rt}");
+    let n = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap_or_else(|| panic!("{k}: {v}"));
+    let total = |k: &str| stored_tasks.iter().map(|t| n(t, k)).sum::<u64>();
+    assert!(total("missed") > 0, "jobs were dropped: {rt}");
+    assert!(total("window_violations") > 0, "windows were violated: {rt}");
+    eprintln!("dwcs-scx overload: last shown {last}\nstored {}", rt["dispatcher"]["tasks"]);
+    for shown in last["tasks"].as_array().unwrap() {
+        let slot = n(shown, "slot");
+        let t = stored_tasks.iter().find(|t| n(t, "slot") == slot).unwrap();
+        // Each job judged (met or missed) after the last sample closes at most one window and
+        // adds at most one DWCS violation; the job live at the end is judged when it ends.
+        let judged = |v: &serde_json::Value| n(v, "completed") + n(v, "missed");
+        let after = judged(t) - judged(shown);
+        assert!(2 * n(shown, "released") >= n(t, "released"), "a late sample: {shown} {t}");
+        for (stored_v, shown_v) in [
+            (n(t, "window_violations"), n(shown, "window_violations")),
+            (n(&t["policy"], "violations"), n(shown, "violations")),
+        ] {
+            assert!(
+                stored_v >= shown_v && stored_v - shown_v <= after,
+                "task {slot}: stored {stored_v}, shown {shown_v}, {after} jobs judged after: {shown} {t}"
+            );
+        }
+    }
+    assert_clean();
+}
+
+#[test]
+fn report_against_the_simulation_puts_the_dispatcher_sched_ext_and_simulation_side_by_side() {
+    let lab = Lab::new();
+    let text = std::fs::read_to_string(dwcs_scx_example())
+        .unwrap()
+        .replace("[\"dwcs\", \"dwcs-scx\"]", "[\"dwcs\", \"dwcs-scx\", \"edf\", \"edf-scx\"]")
+        .replace("duration_s = 10", "duration_s = 4");
+    let spec = lab.spec("s.toml", &text);
+    for _ in 0..2 {
+        lab.ok(&["simulate", spec.to_str().unwrap(), "-q"]);
+    }
+    let out = lab.path("rep");
+    lab.ok(&["report", "1", "--compare", "2", "-o", out.to_str().unwrap()]);
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let at = html.find("id=\"drivers\"").expect("a three-driver table");
+    let table = &html[at..at + html[at..].find("</table>").unwrap()];
+    let cells = |row: &str| -> Vec<String> {
+        row.split("<td")
+            .skip(1)
+            .map(|c| c[c.find('>').unwrap() + 1..c.find("</td>").unwrap()].to_string())
+            .collect()
+    };
+    let header: Vec<&str> =
+        table.split("<th>").skip(1).map(|h| &h[..h.find("</th>").unwrap()]).collect();
+    assert_eq!(
+        header,
+        [
+            "set",
+            "policy",
+            "figure",
+            "user-space dispatcher (run 1)",
+            "sched_ext scheduler (run 1)",
+            "simulation (run 2)"
+        ]
+    );
+    let rows: Vec<Vec<String>> = table.split("<tr").skip(2).map(cells).collect();
+    assert_eq!(rows.len(), 10, "five figures of one set under two policies: {rows:?}");
+    for policy in ["dwcs", "edf"] {
+        let of = |figure: &str| {
+            rows.iter()
+                .find(|r| r[0] == "canonical/n4" && r[1] == policy && r[2] == figure)
+                .unwrap_or_else(|| panic!("{policy} {figure}: {rows:?}"))
+        };
+        // Three simulations of one policy: the same figures in every column.
+        for figure in ["jobs", "missed [%]", "sliding viol./proc"] {
+            let r = of(figure);
+            assert!(r[3] != "-" && r[3] == r[4] && r[4] == r[5], "{r:?}");
+        }
+    }
+    // DWCS drops jobs on this set (raw demand 1.45), within its windows.
+    assert_ne!(rows.iter().find(|r| r[1] == "dwcs" && r[2] == "missed [%]").unwrap()[3], "0.00");
 }

@@ -96,6 +96,7 @@
 #![deny(missing_docs)]
 
 mod actuator;
+mod calls;
 mod config;
 mod dispatcher;
 mod error;
@@ -106,6 +107,7 @@ mod status;
 mod worker;
 
 pub use actuator::{Actuator, Priorities};
+pub use calls::{Call, CallLog, Divergence};
 pub use config::{Config, DispatchPolicy, TaskCfg};
 pub use dispatcher::Dispatcher;
 pub use error::DispatchError;

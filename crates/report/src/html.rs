@@ -257,7 +257,21 @@ fn v<T: Serialize>(x: &T) -> Value {
     Value::from(Serde(x))
 }
 
-fn comparison(run: &RunMeta, c: &CompareSection) -> Value {
+/// The three-driver table of the comparison: the live drivers from the measured run (run A
+/// when both or neither are), the simulation from the other; None without such sets.
+fn drivers(run: &RunMeta, rt: &[schedlab_analysis::RtStats], c: &CompareSection) -> Option<Value> {
+    let label = |r: &RunMeta| format!("run {}", r.id);
+    let (live, sim, live_run, sim_run) = if run.mode == "sim" && c.other.mode != "sim" {
+        (&c.rt[..], rt, &c.other, run)
+    } else {
+        (rt, &c.rt[..], run, &c.other)
+    };
+    let rows = crate::drivers::rows(live, sim);
+    (!rows.is_empty())
+        .then(|| v(&plain(&crate::drivers::columns(&label(live_run), &label(sim_run)), &rows)))
+}
+
+fn comparison(run: &RunMeta, rt: &[schedlab_analysis::RtStats], c: &CompareSection) -> Value {
     let (a, b) = (run.id, c.other.id);
     let summary = plain(&compare::summary_columns(), &c.by_metric);
     let metrics: Vec<Value> = c
@@ -295,6 +309,7 @@ fn comparison(run: &RunMeta, c: &CompareSection) -> Value {
         metrics => metrics,
         only_a => first.map(|m| m.only_a.clone()).unwrap_or_default(),
         only_b => first.map(|m| m.only_b.clone()).unwrap_or_default(),
+        drivers => drivers(run, rt, c),
     }
 }
 
@@ -404,7 +419,7 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
         outliers_flagged => flagged,
         outliers_examined => input.outliers.iter().map(|c| c.processes).sum::<usize>(),
         outlier_threshold => MODIFIED_Z_THRESHOLD,
-        comparison => input.compare.map(|c| comparison(input.run, c)),
+        comparison => input.compare.map(|c| comparison(input.run, input.rt, c)),
         shows => input.shows.map(|(wall, preempted)| context! {
             note => within::shows_note(wall),
             table => v(&plain(&within::shows_columns(wall), &within::shows_rows(wall, preempted))),

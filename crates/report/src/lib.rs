@@ -9,6 +9,7 @@
 pub mod cells;
 pub mod cols;
 pub mod compare;
+pub mod drivers;
 pub mod export;
 pub mod flat;
 pub mod html;

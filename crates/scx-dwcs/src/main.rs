@@ -20,6 +20,11 @@
 //! after the cell's last worker is reaped, as it stops any sched_ext scheduler), and exits
 //! at once with status 1 if a dispatcher failed. The scheduler unloads when the process
 //! exits, however it exits.
+//!
+//! With `SCHEDLAB_SCX_LOG=DIR` in its environment it also writes, for a test to read,
+//! `DIR/cpu<N>.json`, each dispatcher's policy calls ([`CallLog`]: the releases, completions
+//! and drops it told the policy and every decision it got back), and `DIR/bpf.json`, the BPF
+//! side's counters with each worker's dispatches as the chosen task and as a parked one.
 
 mod bpf_skel {
     #![allow(clippy::all, missing_docs, non_camel_case_types, non_snake_case, dead_code)]
@@ -33,7 +38,7 @@ mod bpf_intf {
 use anyhow::{bail, Context, Result};
 use bpf_skel::*;
 use libbpf_rs::{MapCore, MapFlags, OpenObject};
-use schedlab_dispatch::{Actuator, Config, Dispatcher, Metrics, Region};
+use schedlab_dispatch::{Actuator, CallLog, Config, Dispatcher, Metrics, Region};
 use scx_utils::{scx_ops_attach, scx_ops_load, scx_ops_open, uei_exited, uei_report};
 use std::mem::MaybeUninit;
 use std::path::Path;
@@ -41,6 +46,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 static STOP: AtomicBool = AtomicBool::new(false);
+
+/// The environment variable naming the directory of the logs (see the crate's documentation).
+const LOG_DIR: &str = "SCHEDLAB_SCX_LOG";
 
 extern "C" fn on_stop(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
@@ -89,6 +97,12 @@ fn partitions(args: &[String]) -> Result<Vec<Partition>> {
         .collect()
 }
 
+/// Writes one dispatcher's policy calls to `dir/cpu<N>.json`.
+fn write_log(dir: &Path, log: &CallLog) -> Result<()> {
+    let path = dir.join(format!("cpu{}.json", log.cpu));
+    std::fs::write(&path, serde_json::to_vec(log)?).with_context(|| path.display().to_string())
+}
+
 fn main() {
     // SAFETY: die with the engine; clear an inherited signal mask; handlers that only store
     // to an atomic.
@@ -120,6 +134,7 @@ fn run(args: &[String]) -> Result<()> {
         return Ok(());
     }
     let parts = partitions(args)?;
+    let log_dir = std::env::var_os(LOG_DIR).map(std::path::PathBuf::from);
     let mut object = MaybeUninit::<OpenObject>::uninit();
     let open_opts = None::<libbpf_rs::libbpf_sys::bpf_object_open_opts>;
     let mut skel = scx_ops_open!(BpfSkelBuilder::default(), &mut object, schedlab_ops, open_opts)?;
@@ -130,10 +145,16 @@ fn run(args: &[String]) -> Result<()> {
                 .controlled
                 .update(&(pid as u32).to_ne_bytes(), &p.cpu.to_ne_bytes(), MapFlags::ANY)
                 .with_context(|| format!("registering worker {pid} of CPU {}", p.cpu))?;
+            skel.maps
+                .dispatched
+                .update(&(pid as u32).to_ne_bytes(), &[0u8; 16], MapFlags::ANY)
+                .with_context(|| format!("counting worker {pid}'s dispatches"))?;
         }
     }
     let link = scx_ops_attach!(skel, schedlab_ops)?;
     eprintln!("schedlab-scx: loaded, {} dispatcher(s)", parts.len());
+    let workers: Vec<(u32, i32)> =
+        parts.iter().flat_map(|p| p.pids.iter().map(move |&pid| (p.cpu, pid))).collect();
     let chosen = skel.maps.bss_data.as_mut().context("no .bss")?.chosen.as_mut_ptr();
     let results: Vec<(String, Result<Metrics>)> = std::thread::scope(|s| {
         let threads: Vec<_> = parts
@@ -145,14 +166,26 @@ fn run(args: &[String]) -> Result<()> {
                 let slot = (p.cpu < bpf_intf::consts_MAX_CPUS)
                     .then(|| unsafe { AtomicU32::from_ptr(chosen.add(p.cpu as usize)) });
                 let out = p.out.clone();
+                let log_dir = log_dir.as_deref();
                 let handle = s.spawn(move || -> Result<Metrics> {
                     let chosen = slot.context("CPU number beyond the BPF side's MAX_CPUS")?;
-                    let run = p.dispatcher.run_with(&STOP, &Scx { chosen });
+                    let actuator = Scx { chosen };
+                    let run = match log_dir {
+                        Some(dir) => p
+                            .dispatcher
+                            .run_logged(&STOP, &actuator)
+                            .map(|(m, log)| (m, Some((dir, log)))),
+                        None => p.dispatcher.run_with(&STOP, &actuator).map(|m| (m, None)),
+                    };
                     // One dispatcher failing stops the others: the cell has failed.
                     if run.is_err() {
                         STOP.store(true, Ordering::Relaxed);
                     }
-                    Ok(run?)
+                    let (metrics, log) = run?;
+                    if let Some((dir, log)) = log {
+                        write_log(dir, &log)?;
+                    }
+                    Ok(metrics)
                 });
                 (out, handle)
             })
@@ -184,13 +217,44 @@ fn run(args: &[String]) -> Result<()> {
     let ejected = uei_exited!(&skel, uei);
     let bss = skel.maps.bss_data.as_ref().context("no .bss")?;
     eprintln!(
-        "schedlab-scx: dispatches: {} chosen, {} fair, {} parked; {} kicks, {} wrong runs",
+        "schedlab-scx: dispatches: {} chosen, {} fair, {} parked; {} kicks, {} wrong runs, {} unchosen runs",
         bss.nr_chosen_dispatches,
         bss.nr_fair_dispatches,
         bss.nr_parked_dispatches,
         bss.nr_kicks,
-        bss.nr_wrong_runs
+        bss.nr_wrong_runs,
+        bss.nr_unchosen_runs
     );
+    if let Some(dir) = &log_dir {
+        let tasks: Vec<serde_json::Value> = workers
+            .iter()
+            .map(|&(cpu, pid)| {
+                let count = skel
+                    .maps
+                    .dispatched
+                    .lookup(&(pid as u32).to_ne_bytes(), MapFlags::ANY)
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default();
+                let word = |i: usize| {
+                    count.get(i * 8..i * 8 + 8).map(|b| u64::from_ne_bytes(b.try_into().unwrap()))
+                };
+                serde_json::json!({ "cpu": cpu, "pid": pid, "chosen": word(0), "parked": word(1) })
+            })
+            .collect();
+        let counters = serde_json::json!({
+            "chosen_dispatches": bss.nr_chosen_dispatches,
+            "fair_dispatches": bss.nr_fair_dispatches,
+            "parked_dispatches": bss.nr_parked_dispatches,
+            "kicks": bss.nr_kicks,
+            "wrong_runs": bss.nr_wrong_runs,
+            "unchosen_runs": bss.nr_unchosen_runs,
+            "tasks": tasks,
+        });
+        let path = dir.join("bpf.json");
+        std::fs::write(&path, serde_json::to_vec(&counters)?)
+            .with_context(|| path.display().to_string())?;
+    }
     drop(link);
     let exit = uei_report!(&skel, uei);
     if ejected {

@@ -2,6 +2,7 @@
 //! no system calls, no allocation after [`Decider::new`]: the loop feeds it CLOCK_MONOTONIC
 //! times and worker completions, and a test can feed it a made-up clock.
 
+use crate::calls::Call;
 use crate::config::{Config, DispatchPolicy};
 use schedlab_model::jobs::JobTrace;
 use schedlab_policy::dwcs::Dwcs;
@@ -119,6 +120,10 @@ pub(crate) struct Decider {
     fill: bool,
     /// Jobs finished while their worker was not the chosen one.
     pub(crate) offcpu: u64,
+    /// The policy calls made, when logged; its room is allocated before the run.
+    pub(crate) calls: Option<Vec<Call>>,
+    /// Calls left out of a full log.
+    pub(crate) calls_lost: u64,
 }
 
 impl Decider {
@@ -162,7 +167,42 @@ impl Decider {
             end: cfg.duration_ns.map(|d| start + d),
             fill: cfg.fill,
             offcpu: 0,
+            calls: None,
+            calls_lost: 0,
         }
+    }
+
+    /// Logs every policy call from now on, with room for a run of `cfg`'s duration
+    /// (a run without one: an hour of quanta).
+    pub(crate) fn log_calls(&mut self, cfg: &Config) {
+        let span = cfg.duration_ns.unwrap_or(3_600_000_000_000);
+        let ticks = span / cfg.quantum_ns * 9 / 8 + 16;
+        let jobs: u64 = cfg.tasks.iter().map(|t| span / t.t_ns * 9 / 8 + 16).sum();
+        let room = ticks * 4 + jobs * 6;
+        let mut calls = Vec::with_capacity(room.min(1 << 24) as usize);
+        calls.resize(calls.capacity(), Call::Timer { t: 0 });
+        calls.clear();
+        self.calls = Some(calls);
+    }
+
+    fn log(&mut self, call: Call) {
+        if let Some(calls) = &mut self.calls {
+            if calls.len() < calls.capacity() {
+                calls.push(call);
+            } else {
+                self.calls_lost += 1;
+            }
+        }
+    }
+
+    fn stop(&mut self, task: usize, t: u64, why: Stop) {
+        self.core.policy().stop(task, t, why);
+        self.log(Call::Stop { task, t, why });
+    }
+
+    fn cancel(&mut self, task: usize, t: u64) {
+        self.core.policy().cancel(task, t);
+        self.log(Call::Cancel { task, t });
     }
 
     /// Policy time: the policy must never see time go backwards.
@@ -186,26 +226,29 @@ impl Decider {
             let t = self.at(now);
             if self.core.policy().next_timer().is_some_and(|at| at <= now) {
                 self.core.policy().on_timer(t);
+                self.log(Call::Timer { t });
             }
             if let Some(r) = self.running {
                 let why = if !r.on_grid {
                     Some(Stop::Preempted)
                 } else if r.limit_end <= boundary {
                     Some(Stop::Expired)
-                } else if self.core.policy().should_preempt(r.id, t) {
-                    Some(Stop::Preempted)
                 } else {
-                    None
+                    let preempt = self.core.policy().should_preempt(r.id, t);
+                    self.log(Call::ShouldPreempt { task: r.id, t, preempt });
+                    preempt.then_some(Stop::Preempted)
                 };
                 if let Some(why) = why {
-                    self.core.policy().stop(r.id, t, why);
+                    self.stop(r.id, t, why);
                     self.running = None;
                 }
             }
         }
         if self.running.is_none() && (tick || self.fill) {
             let t = self.at(now);
-            if let Some(id) = self.core.policy().pick_next(t) {
+            let picked = self.core.policy().pick_next(t);
+            self.log(Call::Pick { t, task: picked });
+            if let Some(id) = picked {
                 let from = if tick { boundary } else { now };
                 let limit_end = self
                     .core
@@ -237,12 +280,12 @@ impl Decider {
             }
             if self.running.is_some_and(|r| r.id == i) {
                 let t = self.at(done_at.min(now));
-                self.core.policy().stop(i, t, Stop::Done);
+                self.stop(i, t, Stop::Done);
                 self.running = None;
             } else {
                 self.offcpu += 1;
                 let t = self.at(now);
-                self.core.policy().cancel(i, t);
+                self.cancel(i, t);
             }
         }
     }
@@ -259,7 +302,7 @@ impl Decider {
                 self.tasks[i].new_word = Some(0);
                 if self.running.is_some_and(|r| r.id == i) {
                     let t = self.at(now);
-                    self.core.policy().stop(i, t, Stop::Aborted);
+                    self.stop(i, t, Stop::Aborted);
                     self.running = None;
                 } else {
                     withdraw = true;
@@ -281,12 +324,14 @@ impl Decider {
                 let job = released.job;
                 task.new_word = Some(job_number(job.index));
                 let t = self.at(now);
-                self.core.policy().wake(i, t, Arrival::Job { release, deadline: job.deadline });
+                let deadline = job.deadline;
+                self.core.policy().wake(i, t, Arrival::Job { release, deadline });
+                self.log(Call::Release { task: i, t, release, deadline });
                 withdraw = false;
             }
             if withdraw {
                 let t = self.at(now);
-                self.core.policy().cancel(i, t);
+                self.cancel(i, t);
             }
         }
     }
@@ -300,10 +345,11 @@ impl Decider {
         self.tasks[i].jobs.retire();
         let t = self.at(now);
         if self.running.is_some_and(|r| r.id == i) {
-            self.core.policy().stop(i, t, Stop::Exited);
+            self.stop(i, t, Stop::Exited);
             self.running = None;
         } else {
             self.core.policy().retire(i, t);
+            self.log(Call::Retire { task: i, t });
         }
     }
 
@@ -373,6 +419,18 @@ mod tests {
     /// The dispatcher's decision core on a test clock, with workers that do exactly C of work
     /// per job while chosen (the canonical one-job-per-quantum model).
     fn dispatched(policy: DispatchPolicy, horizon: u64) -> Outcomes {
+        let (_, d) = drive(policy, horizon, false);
+        d.tasks
+            .iter()
+            .map(|t| {
+                t.trace.iter().map(|j| (j.release_ns, j.start_ns, j.finish_ns, j.met)).collect()
+            })
+            .collect()
+    }
+
+    /// The decision core run to `horizon` as [`dispatched`] runs it, logging its policy calls
+    /// when `log`.
+    fn drive(policy: DispatchPolicy, horizon: u64, log: bool) -> (Config, Decider) {
         let cfg = Config {
             tasks: tasks(),
             quantum_ns: Q,
@@ -384,6 +442,9 @@ mod tests {
             attach_timeout_ns: 0,
         };
         let mut d = Decider::new(&cfg, START);
+        if log {
+            d.log_calls(&cfg);
+        }
         let n = cfg.tasks.len();
         // Each worker: the job it works on and the work left; its last finished job and when.
         let mut work: Vec<(Option<u64>, u64)> = vec![(None, 0); n];
@@ -409,12 +470,7 @@ mod tests {
             now += Q;
         }
         d.finish(now);
-        d.tasks
-            .iter()
-            .map(|t| {
-                t.trace.iter().map(|j| (j.release_ns, j.start_ns, j.finish_ns, j.met)).collect()
-            })
-            .collect()
+        (cfg, d)
     }
 
     /// Jobs whose outcome is settled well before the end (the two drivers stop differently).
@@ -455,5 +511,34 @@ mod tests {
             PolicySpec::Dwcs { work_conserving: true },
             DispatchPolicy::Dwcs { work_conserving: true },
         );
+    }
+
+    /// The logged calls of an overloaded run, replayed through a fresh policy, give the same
+    /// decisions; a log with one pick changed does not.
+    #[test]
+    fn a_fresh_policy_fed_the_logged_calls_decides_the_same_every_time() {
+        use crate::calls::{Call, CallLog};
+        for (policy, fresh) in [
+            (DispatchPolicy::Dwcs { work_conserving: true }, Core::Dwcs(Dwcs::new(true))),
+            (DispatchPolicy::Edf, Core::Edf(Edf::new())),
+        ] {
+            let (cfg, mut d) = drive(policy, 252 * Q, true);
+            let calls = d.calls.take().unwrap();
+            let log = CallLog { cpu: 0, policy, tasks: cfg.tasks, calls, lost: d.calls_lost };
+            assert_eq!(log.lost, 0);
+            let picks = log.calls.iter().filter(|c| matches!(c, Call::Pick { .. })).count();
+            assert!(picks >= 100, "a pick whenever nothing runs: {picks}");
+            let decisions = log.replay(fresh.clone().policy()).unwrap();
+            assert!(decisions >= picks);
+            let mut changed = log.clone();
+            let at = changed
+                .calls
+                .iter()
+                .position(|c| matches!(c, Call::Pick { task: Some(0), .. }))
+                .unwrap();
+            let Call::Pick { t, .. } = changed.calls[at] else { unreachable!() };
+            changed.calls[at] = Call::Pick { t, task: Some(1) };
+            assert_eq!(changed.replay(fresh.clone().policy()).unwrap_err().at, at);
+        }
     }
 }

@@ -20,6 +20,7 @@ mod report;
 mod tick;
 
 use crate::actuator::{Actuator, Priorities};
+use crate::calls::CallLog;
 use crate::config::{Config, DispatchPolicy};
 use crate::error::DispatchError;
 use crate::metrics::Metrics;
@@ -93,6 +94,26 @@ impl Dispatcher {
         stop: &AtomicBool,
         actuator: &dyn Actuator,
     ) -> Result<Metrics, DispatchError> {
+        self.run_inner(stop, actuator, false).map(|(m, _)| m)
+    }
+
+    /// [`run_with`](Self::run_with), logging every call into the policy as well: the
+    /// releases, completions and drops it was told and every decision it gave back.
+    pub fn run_logged(
+        self,
+        stop: &AtomicBool,
+        actuator: &dyn Actuator,
+    ) -> Result<(Metrics, CallLog), DispatchError> {
+        let (metrics, log) = self.run_inner(stop, actuator, true)?;
+        Ok((metrics, log.expect("logged")))
+    }
+
+    fn run_inner(
+        self,
+        stop: &AtomicBool,
+        actuator: &dyn Actuator,
+        log: bool,
+    ) -> Result<(Metrics, Option<CallLog>), DispatchError> {
         let Dispatcher { cfg, region } = self;
         let saved = Saved {
             sched: os::own_sched(),
@@ -119,7 +140,18 @@ impl Dispatcher {
             privilege("locking the dispatcher's memory (mlockall)", "CAP_IPC_LOCK", e)
         })?;
         let mut lp = Loop::new(&cfg, &region, actuator)?;
-        lp.run(stop)
+        if log {
+            lp.decider.log_calls(&cfg);
+        }
+        let metrics = lp.run(stop)?;
+        let log = lp.decider.calls.take().map(|calls| CallLog {
+            cpu: cfg.cpu,
+            policy: cfg.policy,
+            tasks: cfg.tasks.clone(),
+            calls,
+            lost: lp.decider.calls_lost,
+        });
+        Ok((metrics, log))
     }
 }
 

@@ -18,6 +18,11 @@
  *    dispatcher parks meanwhile cannot resume when the dispatcher sleeps. A chosen task
  *    that becomes runnable kicks its CPU.
  *  - Every other task is scheduled fair: weighted virtual time on one shared DSQ.
+ *
+ * Counted for the run's end: per controlled pid, its dispatches as the chosen task and as a
+ * parked one (`dispatched`, zeroed by user space when it registers the pid); and
+ * nr_unchosen_runs, controlled tasks that started with the chosen task's infinite slice while
+ * their CPU's choice was another (0 when the dispatcher's choice is enforced).
  */
 #include <scx/common.bpf.h>
 #include "intf.h"
@@ -31,6 +36,7 @@ u32 chosen[MAX_CPUS];
 
 /* Counters, read by user space at the end. */
 u64 nr_chosen_dispatches, nr_parked_dispatches, nr_fair_dispatches, nr_kicks, nr_wrong_runs;
+u64 nr_unchosen_runs;
 
 static u64 vtime_now;
 
@@ -40,6 +46,31 @@ struct {
 	__type(key, u32);
 	__type(value, u32);
 } controlled SEC(".maps");
+
+struct dispatch_count {
+	u64 chosen;
+	u64 parked;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, u32);
+	__type(value, struct dispatch_count);
+} dispatched SEC(".maps");
+
+static __always_inline void count_dispatch(struct task_struct *p, bool chosen)
+{
+	u32 pid = p->pid;
+	struct dispatch_count *c = bpf_map_lookup_elem(&dispatched, &pid);
+
+	if (!c)
+		return;
+	if (chosen)
+		__sync_fetch_and_add(&c->chosen, 1);
+	else
+		__sync_fetch_and_add(&c->parked, 1);
+}
 
 static __always_inline u64 ctl_dsq(s32 cpu)
 {
@@ -115,6 +146,7 @@ void BPF_STRUCT_OPS(schedlab_dispatch, s32 cpu, struct task_struct *prev)
 			scx_bpf_dsq_move_set_slice(BPF_FOR_EACH_ITER, SCX_SLICE_INF);
 			if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
 				__sync_fetch_and_add(&nr_chosen_dispatches, 1);
+				count_dispatch(p, true);
 				return;
 			}
 			break;
@@ -128,8 +160,10 @@ void BPF_STRUCT_OPS(schedlab_dispatch, s32 cpu, struct task_struct *prev)
 	if (scx_bpf_dsq_nr_queued(dsq)) {
 		bpf_for_each(scx_dsq, p, dsq, 0) {
 			scx_bpf_dsq_move_set_slice(BPF_FOR_EACH_ITER, SCX_SLICE_DFL);
-			if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
+			if (scx_bpf_dsq_move(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0)) {
 				__sync_fetch_and_add(&nr_parked_dispatches, 1);
+				count_dispatch(p, false);
+			}
 			break;
 		}
 	}
@@ -147,6 +181,8 @@ void BPF_STRUCT_OPS(schedlab_running, struct task_struct *p)
 
 	if (is_controlled(p)) {
 		cpu = scx_bpf_task_cpu(p);
+		if (p->scx.slice == SCX_SLICE_INF && chosen_on(cpu) != p->pid)
+			__sync_fetch_and_add(&nr_unchosen_runs, 1);
 		/* A parked task started while the chosen one is runnable: hand the CPU back. */
 		if (chosen_on(cpu) != p->pid && chosen_on(cpu) && scx_bpf_dsq_nr_queued(ctl_dsq(cpu))) {
 			__sync_fetch_and_add(&nr_wrong_runs, 1);
