@@ -178,6 +178,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if let Some(how) = a.trace {
         spec.plan.trace.all = true;
         spec.plan.trace.mode = how.mode();
+        spec.plan.trace.timeline.clear();
     }
     if let Some(d) = &a.dir {
         schedlab_spec::not_kernel_fs("--dir", d).map_err(bad_input)?;

@@ -324,6 +324,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     if let Some(how) = a.flags.trace.filter(|_| !a.resume) {
         spec.plan.trace.all = true;
         spec.plan.trace.mode = how.mode();
+        spec.plan.trace.timeline.clear();
     }
     if let Some(kb) = a.flags.trace_buffer_kb.filter(|_| !a.resume) {
         spec.plan.trace.buffer_kb = Some(kb);

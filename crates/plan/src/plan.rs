@@ -272,9 +272,14 @@ pub struct TraceSetting {
     #[serde(default)]
     pub buffer_kb: Option<u32>,
     /// How traced cells are recorded (plans stored before the BPF observer have none: they
-    /// were recorded as a tracefs timeline).
+    /// were recorded as a tracefs timeline): the run's widest mode.
     #[serde(default, skip_serializing_if = "TraceMode::is_tracefs")]
     pub mode: TraceMode,
+    /// When only some traced cells capture the timeline (`[workloads.NAME] trace =
+    /// "timeline"` beside others traced by BPF alone): the workloads whose cells do. Empty:
+    /// every traced cell is recorded by `mode`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<String>,
 }
 
 impl TraceSetting {
@@ -383,6 +388,19 @@ impl Plan {
     pub fn traced(&self, cell: &Cell) -> bool {
         self.trace.all
             || cell.groups.iter().any(|g| self.trace.workloads.contains(&g.workload_name))
+    }
+
+    /// How `cell` is recorded, when it is traced: the run's mode, or the BPF figures alone
+    /// for a cell none of whose workloads asked for the timeline when others did.
+    pub fn trace_mode(&self, cell: &Cell) -> TraceMode {
+        let t = &self.trace;
+        if t.mode == TraceMode::TimelineAndBpf
+            && !t.timeline.is_empty()
+            && !cell.groups.iter().any(|g| t.timeline.contains(&g.workload_name))
+        {
+            return TraceMode::Bpf;
+        }
+        t.mode
     }
 
     /// The latency `cell` holds /dev/cpu_dma_latency at, if any: real-time and periodic

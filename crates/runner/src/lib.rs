@@ -393,9 +393,9 @@ impl<'a> Run<'a> {
                 tag: &self.tag,
                 dma_latency: plan.dma_latency_for(cell),
                 trace: plan.traced(cell).then(|| engine::Tracing {
-                    tracefs: self.tracefs.as_ref().filter(|_| plan.trace.mode.timeline()),
+                    tracefs: self.tracefs.as_ref().filter(|_| plan.trace_mode(cell).timeline()),
                     buffer_kb: plan.trace.buffer_kb,
-                    bpf: plan.trace.mode.bpf(),
+                    bpf: plan.trace_mode(cell).bpf(),
                 }),
                 background_lead: self.opts.background_lead,
                 io: cell_io,

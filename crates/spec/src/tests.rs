@@ -728,6 +728,38 @@ fn trace_true_aggregates_in_the_kernel_and_timeline_captures_too() {
         "[workloads.b]\nkind = \"pi\"\ntrace = \"timeline\"\n",
     ));
     assert!(!t.all && t.workloads == ["b"] && t.mode == TraceMode::TimelineAndBpf, "{t:?}");
+    // Traced both ways in one run: each cell as its workload asks (a benchmark's twins).
+    let plan = parse(
+        "t.toml",
+        &format!("name = \"t\"\n{cells}")
+            .replace(
+                "[workloads.a]\nkind = \"pi\"\n",
+                "[workloads.a]\nkind = \"pi\"\ntrace = true\n",
+            )
+            .replace(
+                "[workloads.b]\nkind = \"pi\"\n",
+                "[workloads.b]\nkind = \"pi\"\ntrace = \"timeline\"\n",
+            ),
+    )
+    .unwrap()
+    .plan;
+    assert_eq!(plan.trace.timeline, ["b"]);
+    let by: Vec<(String, TraceMode)> = plan
+        .cells
+        .iter()
+        .map(|c| (c.groups[0].workload_name.clone(), plan.trace_mode(c)))
+        .collect();
+    assert_eq!(
+        by,
+        [("a".into(), TraceMode::Bpf), ("b".into(), TraceMode::TimelineAndBpf)],
+        "{by:?}"
+    );
+    // With every cell on the timeline, no list.
+    let t = mode(&format!("name = \"t\"\ntrace = \"timeline\"\n{cells}").replace(
+        "[workloads.b]\nkind = \"pi\"\n",
+        "[workloads.b]\nkind = \"pi\"\ntrace = \"timeline\"\n",
+    ));
+    assert!(t.timeline.is_empty(), "{t:?}");
     // Untraced: no mode, as before (plans stored then read back as tracefs timelines).
     let t = mode(&format!("name = \"t\"\ntrace = false\n{cells}"));
     assert!(t.is_off() && t.mode == TraceMode::Tracefs);

@@ -173,11 +173,20 @@ pub(crate) fn validate(
             )? as u32),
             None => None,
         },
-        // One mode for the run: the timeline as soon as any cell asks for it.
+        // The run's mode: the timeline as soon as any cell asks for it; only those cells
+        // capture it unless every cell does.
         mode: if modes().any(|m| *m == TraceMode::TimelineAndBpf) {
             TraceMode::TimelineAndBpf
         } else {
             TraceMode::Bpf
+        },
+        timeline: if top == Some(TraceMode::TimelineAndBpf) {
+            Vec::new()
+        } else {
+            each.iter()
+                .filter(|(_, m)| *m == TraceMode::TimelineAndBpf)
+                .map(|(k, _)| k.clone())
+                .collect()
         },
     };
     // Nothing traced: no mode (a plan as before the BPF observer).
