@@ -92,7 +92,7 @@ const ALLOWED: [(&str, &[&str], &[&str]); 20] = [
     ("schedlab-workloads", &["schedlab-model", "schedlab-plan"], &[]),
     ("schedlab-periodic", &["schedlab-plan", "schedlab-policy"], &["schedlab-testkit"]),
     ("schedlab-trace", &["schedlab-model", "schedlab-sys"], &["schedlab-testkit"]),
-    ("schedlab-bpf", &["schedlab-model"], &["schedlab-testkit"]),
+    ("schedlab-bpf", &["schedlab-model", "schedlab-sys"], &["schedlab-testkit"]),
     (
         "schedlab-dispatch",
         &["schedlab-model", "schedlab-plan", "schedlab-policy", "schedlab-sys"],

@@ -320,26 +320,15 @@ impl Observer {
     }
 }
 
-/// What the kernel counted for task `pid` so far (/proc/PID/schedstat, status and sched),
-/// if it still exists.
+/// What the kernel counted for task `pid` so far, if it still exists.
 fn kernel_counts(pid: u32) -> Option<KernelCounts> {
-    let read = |f: &str| std::fs::read_to_string(format!("/proc/{pid}/{f}")).ok();
-    let schedstat = read("schedstat")?;
-    let mut it = schedstat.split_whitespace().map(|v| v.parse::<u64>().ok());
-    let (run_ns, runnable_ns) = (it.next()??, it.next()??);
-    let field = |text: &str, key: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|v| v.trim_start_matches([' ', ':', '\t']).trim().parse().ok())
-    };
-    let status = read("status")?;
-    let sched = read("sched").unwrap_or_default();
+    let t = schedlab_sys::procfs::TaskSched::read(&schedlab_sys::Root::default(), pid as i32);
     Some(KernelCounts {
-        run_ns,
-        runnable_ns,
-        voluntary: field(&status, "voluntary_ctxt_switches").unwrap_or(0),
-        involuntary: field(&status, "nonvoluntary_ctxt_switches").unwrap_or(0),
-        migrations: field(&sched, "se.nr_migrations").unwrap_or(0),
+        run_ns: t.oncpu_ns?,
+        runnable_ns: t.run_delay_ns?,
+        voluntary: t.voluntary.unwrap_or(0),
+        involuntary: t.involuntary.unwrap_or(0),
+        migrations: t.migrations.unwrap_or(0),
     })
 }
 
