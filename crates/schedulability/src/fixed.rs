@@ -209,6 +209,20 @@ mod tests {
     }
 
     #[test]
+    fn schedcats_uniprocessor_example_gives_its_response_times() {
+        // SchedCAT's own test of its uniprocessor RTA (class UniprocessorRTA): C/T = 1/4, 1/5,
+        // 3/9 and 3/18 under rate monotonic have response times 1, 2, 7 and 18, the last
+        // exactly at its deadline, so one more unit of the last task's C makes it miss.
+        let set = [Task::new(1, 4), Task::new(1, 5), Task::new(3, 9), Task::new(3, 18)];
+        let out = response_times(&set, Priority::Rate);
+        assert_eq!(out.response_times, [Some(1), Some(2), Some(7), Some(18)]);
+        assert_eq!(out.verdict, Verdict::Schedulable);
+        let mut longer = set;
+        longer[3].wcet = 4;
+        assert_eq!(response_times(&longer, Priority::Rate).verdict, Verdict::NotSchedulable);
+    }
+
+    #[test]
     fn rate_monotonic_misses_where_the_third_task_needs_nine() {
         // (1, 4), (2, 6), (3, 8), U = 23/24: the third task's recurrence gives 6, 7, 9 > 8.
         let set = [Task::new(1, 4), Task::new(2, 6), Task::new(3, 8)];
