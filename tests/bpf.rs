@@ -107,10 +107,10 @@ fn bpf_figures_agree_with_wait4_and_schedstat_worker_by_worker() {
 /// from its init threads, and not all away from the idle task) misses the wake-up and run it
 /// hid: that worker (its `untraced_s` says so) is left out and its differences printed; a
 /// run with fewer than two workers left is made again, and when every run has fewer,
-/// nothing can be compared (a skip). Runnable time differs by definition by a few µs per
-/// wake-up (the timeline counts from sched_waking, the kernel's run_delay from the enqueue
-/// that follows it; blocked time the other way): the cell keeps its wake-ups under a hundred
-/// per worker, and the test prints the difference per wake-up.
+/// nothing can be compared (a skip). Both count a wake-up's wait from its enqueue (the
+/// timeline from sched_wakeup, the kernel's run_delay). Run time differs by the steal: the
+/// timeline's clock includes it, the kernel's sum_exec_runtime does not, so the CPU-bound
+/// workers run about 20 ms each, where 1 ms is 5% steal.
 #[test]
 fn one_cell_recorded_both_ways_agrees_worker_by_worker() {
     require!(is_root(), "tracing needs root");
@@ -122,18 +122,22 @@ fn one_cell_recorded_both_ways_agrees_worker_by_worker() {
     let lab = Lab::new();
     let spec = lab.spec(
         "mixed.toml",
-        "name = \"both\"\nrepetitions = 1\n[matrix]\nworkload = [\"mixed\"]\nprocesses = [4]\n\
+        "name = \"both\"\nrepetitions = 1\n[matrix]\nworkload = [\"cpu\", \"mixed\"]\nprocesses = [4]\n\
+         [workloads.cpu]\nkind = \"pi\"\niterations = 5000000\n\
          [workloads.mixed]\nkind = \"mixed\"\niterations = 3000000\nwrite_every = 100000\n",
     );
-    let mut disagreed = Vec::new();
     for attempt in 1..=5 {
         lab.ok(&["run", spec.to_str().unwrap(), "--trace=timeline", "-q"]);
+        // The last run's cells. The timeline misses switches from the idle task on this kind
+        // of VM (crates/trace/src/figures.rs), so the mixed cell, whose CPUs idle at every
+        // write, seldom has a worker it saw whole; the CPU-bound one, whose CPUs never idle,
+        // nearly always has.
         let traces: Vec<Value> =
             serde_json::from_str(&lab.ok(&["trace", "--format", "json"])).unwrap();
-        let cell = traces.last().unwrap();
-        print_costs(std::slice::from_ref(cell));
-        let untraced = cell["untraced_switches"].as_u64().unwrap();
-        match both_ways_agree(cell) {
+        assert_eq!(traces.len(), 2, "the last run's two cells");
+        print_costs(&traces);
+        let untraced: u64 = traces.iter().map(|c| c["untraced_switches"].as_u64().unwrap()).sum();
+        match traces.iter().map(both_ways_agree).sum::<Result<usize, String>>() {
             Ok(compared) if compared >= 2 => {
                 let table = lab.ok(&["trace", "--cell", "mixed/other/n4"]);
                 assert!(table.contains("as the BPF programs aggregated it"), "{table}");
@@ -142,18 +146,12 @@ fn one_cell_recorded_both_ways_agrees_worker_by_worker() {
             Ok(compared) => {
                 eprintln!("attempt {attempt}: the timeline missed {untraced} switches, {compared} workers left; again");
             }
-            Err(why) => {
-                eprintln!("attempt {attempt}: {why}");
-                disagreed.push(format!("attempt {attempt}: {why}"));
-            }
+            Err(why) => panic!("attempt {attempt}: the two recordings disagree: {why}"),
         }
     }
-    if disagreed.is_empty() {
-        return schedlab_testkit::skip(
-            "every run's timeline missed switches of most workers: nothing to compare",
-        );
-    }
-    panic!("the two recordings disagree:\n{}", disagreed.join("\n"));
+    schedlab_testkit::skip(
+        "every run's timeline missed switches of most workers: nothing to compare",
+    )
 }
 
 /// Whether every per-worker count of a cell recorded both ways is the same, and run,
@@ -204,9 +202,12 @@ fn both_ways_agree(cell: &Value) -> Result<usize, String> {
                 ));
             }
         }
-        // The same wake-ups: their largest agree within a bucket.
+        // The same wake-ups, the kernel's never longer than the timeline's (within a bucket).
+        // It may be shorter: a wake-up that preempts the running task at once has the kernel
+        // skip the clock update of the switch that follows, so its wait is not in run_delay
+        // (docs/SPEC.md, the BPF figures).
         if let (Some(tm), Some(bm)) = (t["wakeup_max_us"].as_f64(), b["wakeup_max_us"].as_f64()) {
-            if (tm - bm).abs() > 0.01 * tm + 5.0 {
+            if bm > tm + 0.01 * tm + 5.0 {
                 return Err(format!(
                     "largest wake-up of pid {}: {tm} us against {bm} us",
                     t["pid"]

@@ -90,18 +90,15 @@ enum State {
 struct Task {
     worker: usize,
     state: State,
-    /// When its pending wake-up began.
+    /// When its pending wake-up put it on a run queue.
     waking: Option<u64>,
-    /// A sched_waking that came while it was running, until its sched_wakeup says whether
-    /// it found the task asleep (the waking raced its switch-out) or not.
-    early: Option<u64>,
     /// The CPU the kernel last moved it to, and when.
     arrived: Option<(u32, u64)>,
 }
 
 impl Task {
     fn new(worker: usize) -> Task {
-        Task { worker, state: State::Unknown, waking: None, early: None, arrived: None }
+        Task { worker, state: State::Unknown, waking: None, arrived: None }
     }
 }
 
@@ -288,12 +285,13 @@ impl Fold {
         }
         match &e.kind {
             Kind::Switch(s) => self.switch(e.ts, e.cpu, s),
-            Kind::Waking(w) => self.waking(e.ts, w.pid),
             Kind::Wakeup(w) => self.woken(e.ts, w.pid),
             Kind::WakeupNew(w) => self.wakeup_new(e.ts, w.pid),
             Kind::Migrate { pid, dest_cpu, .. } => self.migrate(e.ts, *pid, *dest_cpu as u32),
             Kind::Fork { parent, child } => self.fork(*parent, *child),
-            Kind::Exec { .. }
+            // A wake-up's latency runs from its sched_wakeup (see `woken`).
+            Kind::Waking(_)
+            | Kind::Exec { .. }
             | Kind::Exit { .. }
             | Kind::BlockIssue(_)
             | Kind::BlockComplete(_)
@@ -304,9 +302,7 @@ impl Fold {
     /// An event other than a switch that `current` recorded on `cpu`: a sign that it was
     /// running there (see the module's docs on untraced switches).
     pub fn seen(&mut self, ts: u64, cpu: u32, current: i32) {
-        if let Some(cpu) = self.cpus.get_mut(&cpu).filter(|c| c.current.is_some()) {
-            cpu.seen.push((ts, current));
-        }
+        self.cpus.entry(cpu).or_default().seen.push((ts, current));
     }
 
     /// sched_switch on `cpu`: `s.prev_pid` left it, `s.next_pid` took it.
@@ -323,6 +319,20 @@ impl Fold {
                     cpu.count(&window, came_pid, g.lo, g.hi);
                 }
                 cpu.count(&window, s.prev_pid, g.hi, ts);
+                if window.holds(ts) {
+                    self.untraced += 1;
+                }
+                Some(g)
+            }
+            // The CPU's first switch, of a task known not to be running: the switch that
+            // gave it the CPU was not traced either (what ran there before is unknown, so the
+            // CPU's time before stays uncounted).
+            None if self
+                .tasks
+                .get(&s.prev_pid)
+                .is_some_and(|t| matches!(t.state, State::Runnable(_) | State::Blocked(_))) =>
+            {
+                let g = Gap::of(&cpu.seen, s.prev_pid, window.start_ns, ts);
                 if window.holds(ts) {
                     self.untraced += 1;
                 }
@@ -352,6 +362,11 @@ impl Fold {
                     let lo = g.lo.max(since).max(moved).min(g.hi);
                     a.span(kind, &window, since, lo);
                     a.untraced += window.clip(lo, g.hi);
+                    // The untraced switch-in ended its pending wake-up, no later than it
+                    // could have run: exact when nothing of it is untraced.
+                    if let Some(w) = t.waking.take().filter(|_| window.holds(lo)) {
+                        let _ = a.wakeups.record(lo.saturating_sub(w));
+                    }
                     Some(g.hi)
                 }
                 _ => None,
@@ -395,38 +410,15 @@ impl Fold {
         }
     }
 
-    /// sched_waking of `pid`: a wake-up begins. One that finds it still running is kept
-    /// until its sched_wakeup.
-    pub fn waking(&mut self, ts: u64, pid: i32) {
-        match self.tasks.get_mut(&pid) {
-            Some(t) if matches!(t.state, State::Running(_)) => {
-                t.early.get_or_insert(ts);
-            }
-            _ => self.wakeup(ts, pid),
-        }
-    }
-
-    /// sched_wakeup of `pid`: the wake-up is done. A task that switched out asleep after
-    /// its waking came was runnable from its switch-out, woken at that waking; one still
-    /// running was not asleep.
+    /// sched_wakeup of `pid`: the wake-up put it on a run queue, where it is runnable until
+    /// it gets a CPU. The kernel's own runnable wait (`run_delay`) starts there too, as do
+    /// runqlat's and `perf sched latency`'s; from sched_waking it would also count the
+    /// wake-up's way to the CPU it queues on (an IPI away, several µs on a VM), during
+    /// which the task is not yet queued. A waking that raced its switch-out is queued only
+    /// after the switch, so its sched_wakeup comes after it too. A task still running (or
+    /// already runnable) was not asleep: nothing changes.
     pub fn woken(&mut self, ts: u64, pid: i32) {
-        let Some(t) = self.tasks.get_mut(&pid) else { return };
-        let early = t.early.take();
-        match (t.state, early) {
-            (State::Blocked(since), Some(at)) => {
-                t.state = State::Runnable(since);
-                t.waking = Some(at);
-            }
-            (State::Running(_) | State::Runnable(_), _) => {}
-            _ => self.wakeup(ts, pid),
-        }
-    }
-
-    /// A wake-up of `pid` that found it asleep (or in an unknown state).
-    pub fn wakeup(&mut self, ts: u64, pid: i32) {
         if let Some(t) = self.tasks.get_mut(&pid) {
-            // A wakeup after its waking is the same wake-up; a task already running or
-            // runnable was not asleep.
             let since = match t.state {
                 State::Blocked(since) => since,
                 State::Unknown => self.window.start_ns,

@@ -15,11 +15,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// offers. A tracefs mounted anywhere else belongs to someone who may unmount it.
 const STANDARD: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
-/// The scheduler's events every capture enables, as `system/event`. sched_waking starts a
-/// wake-up; sched_wakeup, which always follows it, tells whether it found the task asleep
-/// (after its switch-out, even when the waking came before it) or still on its CPU (no
-/// wake-up at all): without it a wake-up racing the task's switch-out was lost.
-/// sched_wakeup_new: a new task's first wake-up has no sched_waking.
+/// The scheduler's events every capture enables, as `system/event`. sched_wakeup is a
+/// wake-up's enqueue, where a woken task's runnable wait starts (as the kernel's run_delay
+/// does); sched_waking, its start on the waker's CPU, says which task was running there.
+/// sched_wakeup_new: a new task's first wake-up.
 pub const SCHED_EVENTS: [&str; 8] = [
     "sched/sched_switch",
     "sched/sched_waking",
