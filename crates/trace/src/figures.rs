@@ -13,7 +13,8 @@
 //! Firecracker guest), no switch away from the guest's init threads is ever recorded, nor
 //! many away from the idle task, so the task the CPU went to next seems to leave a CPU it
 //! never got. Such a switch shows as a switch-out whose task is not the one the CPU's last
-//! switch brought (counted: `untraced_switches`). When the task got the CPU is bounded by
+//! switch brought, or, before the CPU's first traced switch, of a task known to be runnable
+//! or asleep (counted: `untraced_switches`). When the task got the CPU is bounded by
 //! the CPU's own events, each of which names the task running when it was recorded: not
 //! before the last one another task recorded there (nor before the task became runnable or
 //! was moved to that CPU), not after the first one it recorded itself (or its switch-out).
