@@ -183,10 +183,10 @@ fn verdicts_do_not_depend_on_the_time_unit() {
 
 #[test]
 fn multiprocessor_tests_accept_only_sets_two_cpus_run_without_a_miss() {
-    // Sets of 2 to 8 tasks, utilisation around 2 (1.2 to 2.8 mostly): GFB and density assume global
-    // EDF, the partitioning tests each CPU's tasks alone under EDF or DM. A global schedule
-    // from a synchronous release is not the worst case, but a test's acceptance promises no
-    // miss in any, so a simulated one would be a wrong verdict.
+    // Sets of 2 to 8 tasks, utilisation around 2 (mostly 1.2 to 2.8): GFB and density assume
+    // global EDF, the partitioning tests each CPU's tasks alone under EDF or DM. A global
+    // schedule from a synchronous release is not the worst case, but a test's acceptance
+    // promises no miss in any, so a simulated one would be a wrong verdict.
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x2c9);
     let mut accepted = [0usize; 6];
     let mut over = 0;
