@@ -9,6 +9,9 @@
 # run_cnt of every program together). Needs root and a release build.
 #
 #   benches/trace_cost.sh [REPS] [SCALE] [SPEC]     # DB=FILE keeps the run's database
+#
+# THIRD=plain makes the third twin a second plain copy (`NAME_again`, `trace = false`): an A/A
+# control, whose ratio to plain is what the machine's noise alone gives.
 set -euo pipefail
 REPS=${1:-9}
 SCALE=${2:-0.25}
@@ -22,11 +25,12 @@ read -r s0 t0 < <(steal)
 echo "before: load average $(cut -d' ' -f1-3 /proc/loadavg)"
 # The spec with `NAME_bpf` and `NAME_timeline` twins of each workload, all in the matrix.
 python3 - "$SPEC" "$WORK/twins.toml" <<'PY'
-import re, sys, tomllib
+import os, re, sys, tomllib
 text = open(sys.argv[1]).read()
 spec = tomllib.loads(text)
 names = spec["matrix"]["workload"]
-sides = [("", None), ("_bpf", "true"), ("_timeline", '"timeline"')]
+third = ("_again", "false") if os.environ.get("THIRD") == "plain" else ("_timeline", '"timeline"')
+sides = [("", None), ("_bpf", "true"), third]
 lines, twins, section = [], {s: [] for s, _ in sides[1:]}, None
 for line in text.splitlines():
     m = re.match(r"\[workloads\.(\w+)\]", line)
@@ -58,25 +62,26 @@ d = collections.defaultdict(lambda: collections.defaultdict(list))
 for key, m, t in c.execute("select key, makespan_s, trace_json from cells where warmup = 0 and status = 'ok'"):
     w, rest = key.split("/", 1)
     side = "plain"
-    for s in ("_bpf", "_timeline"):
+    for s in ("_bpf", "_timeline", "_again"):
         if w.endswith(s):
             side, w = s[1:], w.removesuffix(s)
     t = json.loads(t) if t else {}
     obs = t.get("observer") or (t.get("bpf") or {}).get("observer") or {}
     d[w + "/" + rest][side].append((m, obs.get("ns_per_event"), obs.get("events_per_s"), t.get("lost_events", 0)))
-print(f"--scale {sys.argv[3]}, {sys.argv[2]} repetitions of each cell and of its two observed twins, in random order")
-print("| cell | plain [s] | BPF [s] | BPF / plain | timeline [s] | timeline / plain | BPF events/s | BPF ns/event (max) | lost (timeline) |")
+third = "again" if any("again" in v for v in d.values()) else "timeline"
+print(f"--scale {sys.argv[3]}, {sys.argv[2]} repetitions of each cell and of its two twins, in random order")
+print(f"| cell | plain [s] | BPF [s] | BPF / plain | {third} [s] | {third} / plain | BPF events/s | BPF ns/event (max) | lost ({third}) |")
 print("|---|---|---|---|---|---|---|---|---|")
 rb, rt, worst = [], [], 0.0
 for key, v in d.items():
     med = lambda side: statistics.median(x[0] for x in v[side])
-    p, b, tl = med("plain"), med("bpf"), med("timeline")
+    p, b, tl = med("plain"), med("bpf"), med(third)
     rb.append(b / p); rt.append(tl / p)
     ns = [x[1] for x in v["bpf"] if x[1] is not None]
     worst = max(worst, max(ns, default=0))
     evs = statistics.median(x[2] for x in v["bpf"] if x[2] is not None) if ns else 0
-    print(f"| {key} | {p:.3f} | {b:.3f} | {b / p:.3f} | {tl:.3f} | {tl / p:.3f} | {evs:,.0f} | {statistics.median(ns) if ns else 0:.0f} ({max(ns, default=0):.0f}) | {max(x[3] for x in v['timeline'])} |")
+    print(f"| {key} | {p:.3f} | {b:.3f} | {b / p:.3f} | {tl:.3f} | {tl / p:.3f} | {evs:,.0f} | {statistics.median(ns) if ns else 0:.0f} ({max(ns, default=0):.0f}) | {max(x[3] for x in v[third])} |")
 print(f"BPF / plain: median over cells {statistics.median(rb):.3f}, largest {max(rb):.3f}; "
-      f"timeline / plain: median {statistics.median(rt):.3f}, largest {max(rt):.3f}; "
+      f"{third} / plain: median {statistics.median(rt):.3f}, largest {max(rt):.3f}; "
       f"BPF cost per event, largest in any repetition: {worst:.0f} ns")
 PY
