@@ -30,6 +30,7 @@ mod old_database;
 mod readable;
 mod report;
 mod rt;
+mod rt_cgroup;
 mod rt_context;
 mod rtreport;
 mod run_output;

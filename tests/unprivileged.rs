@@ -89,9 +89,23 @@ impl Dropped {
     /// `schedlab --db <db> args...` as the user, without capabilities, with `limits`
     /// (resource, value) set as both soft and hard limits first.
     pub fn cmd(&self, args: &[&str], limits: &[(libc::__rlimit_resource_t, u64)]) -> Command {
+        self.cmd_keeping(args, limits, &[])
+    }
+
+    /// [`Dropped::cmd`], keeping the capabilities `keep` (e.g. `sys_nice`) as ambient ones:
+    /// a user that may set any policy but writes nothing of root's.
+    pub fn cmd_keeping(
+        &self,
+        args: &[&str],
+        limits: &[(libc::__rlimit_resource_t, u64)],
+        keep: &[&str],
+    ) -> Command {
+        let caps: String = keep.iter().map(|c| format!(",+{c}")).collect();
         let mut c = Command::new(SETPRIV);
         c.args([format!("--reuid={}", self.uid), format!("--regid={}", self.uid)])
-            .args(["--clear-groups", "--inh-caps=-all", "--"])
+            .args(["--clear-groups", &format!("--inh-caps=-all{caps}")])
+            .args((!keep.is_empty()).then(|| format!("--ambient-caps=-all{caps}")))
+            .arg("--")
             .arg(self.base.path().join("schedlab"))
             .arg("--db")
             .arg(self.db())

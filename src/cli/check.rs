@@ -364,6 +364,9 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     {
         outln!("{line}");
     }
+    if let Some(p) = caps.rt_placement.as_ref().filter(|_| plan.has_realtime()) {
+        outln!("real-time: {}", p.why);
+    }
     outln!("ok: the spec is valid, this process may apply every policy in it, and every cell fits this machine's limits");
     Ok(ExitCode::SUCCESS)
 }

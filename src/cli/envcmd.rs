@@ -40,21 +40,65 @@ fn powers(root: &Root, e: &schedlab_model::Environment) -> Powers {
     }
 }
 
-/// Which policies and priorities this process may give its workers.
+/// Which policies and priorities this process may give its workers: the privileges, then
+/// what the kernel said when a forked child tried each (`sys::probe`).
 fn policies(caps: &schedlab_spec::Capabilities) -> Vec<String> {
     let lowest = if caps.sys_nice { -20 } else { caps.nice.min(caps.min_nice) };
     let mut out = vec![format!("other, batch, idle at nice >= {lowest}")];
-    out.push(match (caps.sys_nice, caps.rtprio_limit) {
-        (true, _) => "fifo, rr at priority 1-98".into(),
-        (false, 0) => "no fifo or rr (RLIMIT_RTPRIO is 0)".into(),
-        (false, r) => format!("fifo, rr at priority 1-{} (RLIMIT_RTPRIO)", r.min(98)),
+    let placed = |s: String| match &caps.rt_placement {
+        Some(p) => format!("{s} once a run moves its engine to {} (tried)", p.to.display()),
+        None => s,
+    };
+    out.push(match (&caps.rt_refused, caps.sys_nice, caps.rtprio_limit) {
+        (Some(why), _, _) => format!("no fifo or rr: {why}"),
+        (None, true, _) => placed("fifo, rr at priority 1-98".into()),
+        (None, false, 0) => "no fifo or rr (RLIMIT_RTPRIO is 0)".into(),
+        (None, false, r) => placed(format!("fifo, rr at priority 1-{} (RLIMIT_RTPRIO)", r.min(98))),
     });
-    out.push(if caps.sys_nice {
-        "deadline".into()
-    } else {
-        "no deadline (needs CAP_SYS_NICE)".into()
+    out.push(match (&caps.deadline_refused, caps.sys_nice) {
+        (Some(why), _) => format!("no deadline: {why}"),
+        (None, true) => "deadline".into(),
+        (None, false) => "no deadline (needs CAP_SYS_NICE)".into(),
     });
     out
+}
+
+/// The probe's answers for `env --json`: each policy as tried, and this process's cpu
+/// cgroup with the RT runtime it holds.
+fn probe_json(root: &Root) -> serde_json::Value {
+    use schedlab_sys::probe::{self, Answer};
+    let p = match probe::run(root) {
+        Ok(p) => p,
+        Err(e) => return serde_json::json!({ "error": e.to_string() }),
+    };
+    let tried: serde_json::Map<String, serde_json::Value> = p
+        .answers
+        .iter()
+        .map(|(name, a)| {
+            let v = match a {
+                Answer::Allowed => serde_json::json!({ "allowed": true, "where": "own cgroup" }),
+                Answer::AllowedThere => serde_json::json!({
+                    "allowed": true,
+                    "where": p.tried_in.as_ref().map(|d| d.display().to_string()),
+                }),
+                Answer::Refused(e) => serde_json::json!({
+                    "allowed": false,
+                    "errno": e,
+                    "error": std::io::Error::from_raw_os_error(*e).to_string(),
+                }),
+            };
+            (name.to_string(), v)
+        })
+        .collect();
+    let cgroup = p.cgroup.as_ref().map(|c| {
+        serde_json::json!({
+            "path": c.rel,
+            "dir": c.dir,
+            "hierarchy": if c.v2 { "v2" } else { "v1 cpu" },
+            "rt_runtime_us": c.rt_runtime_us,
+        })
+    });
+    serde_json::json!({ "tried": tried, "cpu_cgroup": cgroup })
 }
 
 /// sched_ext for `env --json`: present, its state and the scheduler loaded.
@@ -118,6 +162,12 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             "min_nice": caps.min_nice,
             "nice": caps.nice,
             "policies": policies(&caps),
+            "policy_probe": probe_json(&root),
+            "rt_refused": caps.rt_refused,
+            "deadline_refused": caps.deadline_refused,
+            "rt_placement": caps.rt_placement.as_ref().map(|p| serde_json::json!({
+                "from": p.from, "to": p.to, "why": p.why,
+            })),
             "cgroups_writable": caps.cgroup_unwritable.is_none(),
             "cgroup_unwritable": caps.cgroup_unwritable,
             "iosched_devices": p.schedulers,
@@ -177,6 +227,16 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
     );
     outln!("policies allowed {}", policies(&caps).join("; "));
+    if let Some(c) = schedlab_sys::probe::cpu_cgroup(&root) {
+        outln!(
+            "own cpu cgroup   {} ({}){}",
+            c.dir.display(),
+            if c.v2 { "v2" } else { "v1" },
+            c.rt_runtime_us
+                .map(|r| format!(", cpu.rt_runtime_us {r} (RT group scheduling)"))
+                .unwrap_or_default()
+        );
+    }
     outln!(
         "cgroups          {}",
         match &caps.cgroup_unwritable {

@@ -524,19 +524,33 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             progress.say(&line);
         }
     }
+    let mut journal = schedlab_sys::journal::Journal::create(&state).map_err(|e| {
+        anyhow::anyhow!("cannot create the restore journal in {}: {e}", state.display())
+    })?;
+    // Real-time cells in a cgroup without RT runtime: the engine (and so every worker) moves
+    // where the kernel allowed a probe child real-time, journaled, and goes back at the end.
+    let placed = match caps.rt_placement.as_ref().filter(|_| plan.has_realtime()) {
+        Some(p) => {
+            schedlab_sys::probe::place(&mut journal, p)?;
+            progress.warn(&format!("real-time: {}", p.why));
+            true
+        }
+        None => false,
+    };
     let opts = Options {
         // Workers run in their cell's directory: a relative --dir would not reach them.
         dir: a.flags.dir.as_deref().map(std::path::absolute).transpose()?,
         keep_files: a.keep_files,
         timeout,
-        engine_rt: caps.sys_nice && !a.flags.no_engine_rt,
+        // Where real-time is refused (and not placed), the engine cannot be FIFO 99 either.
+        engine_rt: caps.sys_nice
+            && !a.flags.no_engine_rt
+            && caps.rt_refused.is_none()
+            && (caps.rt_placement.is_none() || placed),
         root,
         tag: run_id.to_string(),
         ..Options::default()
     };
-    let mut journal = schedlab_sys::journal::Journal::create(&state).map_err(|e| {
-        anyhow::anyhow!("cannot create the restore journal in {}: {e}", state.display())
-    })?;
     let spool = schedlab_store::spool::path(db, run_id);
     let mut spooled: Vec<String> = Vec::new();
     let shared = std::cell::RefCell::new(store);

@@ -43,6 +43,29 @@ pub struct Capabilities {
     /// Why this kernel takes no custom slice for other and batch (`slice_us`: Linux 6.12+
     /// reads it from sched_attr.sched_runtime; older ones ignore it), None when it does.
     pub custom_slice_refused: Option<String>,
+    /// Why the kernel refuses SCHED_FIFO and SCHED_RR here although the privilege above
+    /// allows them, as a forked child of this process found when it tried (e.g. RT group
+    /// scheduling in a cgroup without RT runtime), and a run cannot place its workers where
+    /// they are allowed; None when allowed (or allowed after [`Capabilities::rt_placement`]).
+    pub rt_refused: Option<String>,
+    /// The same for SCHED_DEADLINE (e.g. an affinity or cpuset narrower than the root domain).
+    pub deadline_refused: Option<String>,
+    /// Where a run with real-time cells moves its engine, and so its workers, because the
+    /// kernel refuses real-time in this process's own cgroup but allowed it to a child moved
+    /// there; None when no move is needed (or none is possible).
+    pub rt_placement: Option<RtPlacement>,
+}
+
+/// A cgroup in which the kernel allows real-time, for a process whose own cgroup holds no
+/// RT runtime (RT group scheduling): a run moves its engine there for its duration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RtPlacement {
+    /// The cgroup directory this process is in (in the cpu controller's hierarchy).
+    pub from: std::path::PathBuf,
+    /// The cgroup directory a run moves its engine into (where a probe child was allowed).
+    pub to: std::path::PathBuf,
+    /// Why, in the user's terms: the cgroup, its RT runtime, the kernel feature.
+    pub why: String,
 }
 
 impl Capabilities {
@@ -58,6 +81,9 @@ impl Capabilities {
             drop_caches: false,
             cpu_dma_latency: false,
             custom_slice_refused: None,
+            rt_refused: None,
+            deadline_refused: None,
+            rt_placement: None,
         }
     }
 
@@ -72,6 +98,9 @@ impl Capabilities {
             drop_caches: true,
             cpu_dma_latency: true,
             custom_slice_refused: None,
+            rt_refused: None,
+            deadline_refused: None,
+            rt_placement: None,
         }
     }
 

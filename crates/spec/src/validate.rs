@@ -1207,20 +1207,28 @@ fn group_refused(
     let dispatched = g.workload.periodic().is_some_and(|w| w.scheduler.dispatched());
     let rt_priority = if dispatched { DISPATCHER_PRIORITY } else { p.priority };
     let policy_at = locs.policies.get(&g.policy_name);
+    // What asks for real-time: the group's class, or its periodic set's dispatcher.
+    let rt_what = if dispatched {
+        format!("the {} dispatcher's SCHED_FIFO", g.policy_name)
+    } else {
+        format!("SCHED_{}", p.class.name().to_uppercase())
+    };
     let problem = match p.class {
         Class::Deadline if !caps.sys_nice => {
             Some(("SCHED_DEADLINE needs CAP_SYS_NICE (run as root); RLIMIT_RTPRIO does not allow it".to_string(), policy_at))
         }
         Class::Fifo | Class::Rr if !caps.may_rt(rt_priority) => Some((
             format!(
-                "{} needs CAP_SYS_NICE (run as root) or RLIMIT_RTPRIO >= {rt_priority}; this process has neither (RLIMIT_RTPRIO = {})",
-                if dispatched {
-                    format!("the {} dispatcher's SCHED_FIFO priority {rt_priority}", g.policy_name)
-                } else {
-                    format!("SCHED_{} priority {rt_priority}", p.class.name().to_uppercase())
-                },
+                "{rt_what} priority {rt_priority} needs CAP_SYS_NICE (run as root) or RLIMIT_RTPRIO >= {rt_priority}; this process has neither (RLIMIT_RTPRIO = {})",
                 caps.rtprio_limit
             ),
+            policy_at,
+        )),
+        Class::Deadline if caps.deadline_refused.is_some() => {
+            Some((caps.deadline_refused.clone().unwrap_or_default(), policy_at))
+        }
+        Class::Fifo | Class::Rr if caps.rt_refused.is_some() => Some((
+            format!("{rt_what}: {}", caps.rt_refused.as_deref().unwrap_or_default()),
             policy_at,
         )),
         _ if !caps.may_nice(p.nice) => Some((

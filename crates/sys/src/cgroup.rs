@@ -42,11 +42,19 @@ pub struct Settings {
     pub max: Option<(u64, u64)>,
     /// CPUs of the group's cpuset.
     pub cpuset: Option<Vec<u32>>,
+    /// RT runtime per period for a group of real-time workers, where the kernel has RT group
+    /// scheduling (v1 `cpu.rt_runtime_us`): a cgroup without it may hold no real-time task.
+    pub rt_runtime_us: Option<u64>,
 }
 
 impl From<&schedlab_plan::CgroupSpec> for Settings {
     fn from(c: &schedlab_plan::CgroupSpec) -> Settings {
-        Settings { weight: c.cpu_weight, max: c.cpu_max, cpuset: c.cpuset.clone() }
+        Settings {
+            weight: c.cpu_weight,
+            max: c.cpu_max,
+            cpuset: c.cpuset.clone(),
+            rt_runtime_us: None,
+        }
     }
 }
 
@@ -124,6 +132,25 @@ impl Hierarchy {
         Ok(())
     }
 
+    /// The RT runtime (us per period) schedlab's cgroups may take, where the kernel has RT
+    /// group scheduling on a v1 cpu hierarchy: the root's `cpu.rt_runtime_us` less what its
+    /// other child cgroups hold. None without RT group scheduling (or on v2).
+    pub fn rt_available(&self) -> Option<u64> {
+        let Hierarchy::V1 { cpu: Some(cpu), .. } = self else { return None };
+        let read = |d: &Path| -> Option<i64> {
+            std::fs::read_to_string(d.join("cpu.rt_runtime_us")).ok()?.trim().parse().ok()
+        };
+        let total = read(cpu)?;
+        let taken: i64 = std::fs::read_dir(cpu)
+            .ok()?
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name() != "schedlab" && e.path().is_dir())
+            .filter_map(|e| read(&e.path()))
+            .map(|r| r.max(0))
+            .sum();
+        u64::try_from(total - taken).ok()
+    }
+
     /// Creates `schedlab/<name>` with `s` applied; every step is journaled first.
     pub fn create(&self, j: &mut Journal, name: &str, s: &Settings) -> io::Result<Cgroup> {
         self.check(s).map_err(|e| io::Error::new(io::ErrorKind::Unsupported, e))?;
@@ -131,7 +158,22 @@ impl Hierarchy {
         match self {
             Hierarchy::V1 { cpu, cpuset } => {
                 if let Some(cpu) = cpu {
+                    // The shared parent's RT runtime goes back after the cgroups are gone:
+                    // journaled before them, so it is undone after them.
+                    let parent_rt = cpu.join("schedlab").join("cpu.rt_runtime_us");
+                    let rt = s.rt_runtime_us.zip(self.rt_available());
+                    if rt.is_some() {
+                        let before = std::fs::read_to_string(&parent_rt).unwrap_or("0".into());
+                        j.record(Entry::Restore {
+                            path: parent_rt.clone(),
+                            value: before.trim().to_string(),
+                        })?;
+                    }
                     let d = make(j, cpu, name)?;
+                    if let Some((share, available)) = rt {
+                        write_rt(&parent_rt, available)?;
+                        write_rt(&d.join("cpu.rt_runtime_us"), share.min(available))?;
+                    }
                     write(
                         &d.join("cpu.shares"),
                         &weight_to_shares(s.weight.unwrap_or(100)).to_string(),
@@ -224,6 +266,22 @@ fn enable(j: &mut Journal, dir: &Path, names: &[&str]) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Writes an RT runtime. A cgroup removed just before (the previous cell's) keeps its RT
+/// runtime counted among its parent's children until the kernel frees it, after an RCU
+/// grace period: the kernel says EINVAL meanwhile, so this tries for up to two seconds.
+fn write_rt(path: &Path, us: u64) -> io::Result<()> {
+    let mut tries = 0;
+    loop {
+        match write(path, &us.to_string()) {
+            Err(e) if e.kind() == io::ErrorKind::InvalidInput && tries < 80 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+            r => return r,
+        }
+    }
 }
 
 fn write(path: &Path, value: &str) -> io::Result<()> {

@@ -37,6 +37,18 @@ pub fn set_affinity(pid: i32, cpus: &[u32]) -> io::Result<()> {
     Ok(())
 }
 
+/// The CPUs this process may run on (sched_getaffinity); empty if it cannot be read.
+pub fn affinity_self() -> Vec<u32> {
+    // SAFETY: cpu_set_t is plain data that sched_getaffinity fills; CPU_ISSET stays within it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as u32).filter(|&c| libc::CPU_ISSET(c as usize, &set)).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,11 +35,12 @@ pub fn current_nice() -> i32 {
 }
 
 /// Reads CapEff from /proc/self/status, the RLIMIT_RTPRIO / RLIMIT_NICE soft limits, this
-/// process's nice and whether it may write where schedlab makes its cgroups.
+/// process's nice and whether it may write where schedlab makes its cgroups; then what a
+/// forked child found the kernel allows (`probe`).
 pub fn capabilities(root: &Root) -> Capabilities {
     let rtprio = soft_limit(libc::RLIMIT_RTPRIO);
     let nice = soft_limit(libc::RLIMIT_NICE);
-    Capabilities {
+    let mut caps = Capabilities {
         sys_nice: has_cap(root, cap::SYS_NICE),
         rtprio_limit: rtprio.min(99),
         min_nice: 20 - nice.min(40) as i32,
@@ -50,7 +51,19 @@ pub fn capabilities(root: &Root) -> Capabilities {
         custom_slice_refused: custom_slice_refused(
             &root.read("/proc/sys/kernel/osrelease").unwrap_or_default(),
         ),
+        rt_refused: None,
+        deadline_refused: None,
+        rt_placement: None,
+    };
+    // Ask the kernel, not only the privileges: a forked child tries each policy.
+    match crate::probe::run(root) {
+        Ok(p) => crate::probe::apply(&mut caps, &p),
+        Err(e) => {
+            caps.rt_refused = Some(format!("the policy probe could not run ({e})"));
+            caps.deadline_refused = caps.rt_refused.clone();
+        }
     }
+    caps
 }
 
 /// The first kernel that takes a custom slice for SCHED_OTHER/BATCH (sched_attr.sched_runtime).

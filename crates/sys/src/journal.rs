@@ -98,6 +98,16 @@ pub enum Entry {
         /// `/sys/kernel/sched_ext/state`.
         state: PathBuf,
     },
+    /// A process schedlab moved out of its cgroup (the engine, into one with RT runtime,
+    /// `probe::place`): if it (pid and start time) still runs, write it back into `cgroup`.
+    ReturnToCgroup {
+        /// The process.
+        pid: i32,
+        /// Its start time (/proc/PID/stat field 22), so a reused pid is left alone.
+        start: u64,
+        /// The cgroup directory it came from.
+        cgroup: PathBuf,
+    },
 }
 
 /// Makes sure `dir` is a directory (not a link) owned by this user that no one else may
@@ -440,6 +450,9 @@ fn undo(e: &Entry) -> io::Result<()> {
         }
         Entry::RemoveTraceInstance { path } => remove_trace_instance(path, &crate::Root::default()),
         Entry::StopScheduler { pid, start, state } => stop_scheduler(*pid, *start, state),
+        Entry::ReturnToCgroup { pid, start, cgroup } => {
+            crate::probe::return_to(*pid, *start, cgroup)
+        }
     }
 }
 

@@ -17,6 +17,7 @@ pub mod limits;
 pub mod lock;
 pub mod machine;
 pub mod pmqos;
+pub mod probe;
 pub mod procfs;
 pub mod sched;
 pub mod scx;

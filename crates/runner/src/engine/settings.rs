@@ -17,11 +17,17 @@ pub(super) fn apply_settings(
         let h = cx
             .cgroups
             .ok_or(SysError::refused("this cell needs cgroups but none are available"))?;
+        // Under RT group scheduling a cgroup holds no RT runtime unless given some: the
+        // cell's real-time groups share what the hierarchy can spare.
+        let realtime = |g: &Group| g.policy.class.is_rt() || g.workload.periodic().is_some();
+        let rt_groups = cell.groups.iter().filter(|g| realtime(g)).count().max(1) as u64;
+        let rt_share = h.rt_available().map(|a| a / rt_groups);
         for g in &cell.groups {
             // Groups without settings still get their own cgroup at the default weight, so
             // weights compare like with like.
             let mut s = cgroup::Settings::from(&g.cgroup);
             s.weight = Some(s.weight.unwrap_or(100));
+            s.rt_runtime_us = rt_share.filter(|_| realtime(g));
             let name = format!("{}-c{}-{}", cx.tag, cell.index, g.name);
             groups_cg.push(
                 h.create(cx.journal, &name, &s)

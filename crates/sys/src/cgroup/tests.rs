@@ -32,7 +32,12 @@ fn pure_v2_writes_weight_max_cpuset_and_undoes_subtree_control() {
     assert!(matches!(h, Hierarchy::V2 { .. }), "{h:?}");
     let state = dir.join("state");
     let mut j = Journal::create(&state).unwrap();
-    let s = Settings { weight: Some(200), max: Some((50_000, 100_000)), cpuset: Some(vec![0, 1]) };
+    let s = Settings {
+        weight: Some(200),
+        max: Some((50_000, 100_000)),
+        cpuset: Some(vec![0, 1]),
+        rt_runtime_us: None,
+    };
     let cg = h.create(&mut j, "run1-hash", &s).unwrap();
     let d = dir.join("sys/fs/cgroup/schedlab/run1-hash");
     assert_eq!(cg.dirs(), std::slice::from_ref(&d));
@@ -83,7 +88,12 @@ fn v1_maps_weight_to_shares_and_sets_cpuset_parent_first() {
     let h = detect(&root).unwrap();
     assert!(matches!(h, Hierarchy::V1 { cpu: Some(_), cpuset: Some(_) }), "{h:?}");
     let mut j = Journal::create(&dir.join("state")).unwrap();
-    let s = Settings { weight: Some(200), max: Some((25_000, 100_000)), cpuset: Some(vec![1]) };
+    let s = Settings {
+        weight: Some(200),
+        max: Some((25_000, 100_000)),
+        cpuset: Some(vec![1]),
+        rt_runtime_us: None,
+    };
     h.create(&mut j, "g", &s).unwrap();
     let cpu = dir.join("sys/fs/cgroup/cpu/schedlab/g");
     assert_eq!(read(cpu.join("cpu.shares")), "2048");
