@@ -16,6 +16,7 @@ pub mod knobs;
 pub mod limits;
 pub mod lock;
 pub mod machine;
+pub mod phases;
 pub mod pmqos;
 pub mod probe;
 pub mod procfs;
