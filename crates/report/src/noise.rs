@@ -57,7 +57,7 @@ pub fn evidence(n: &Noise) -> Vec<String> {
     .collect();
     if !short.is_empty() {
         said.push(format!(
-            "{} during {} cells too short to judge alone, pooled",
+            "{} during {} cells too short to judge alone (pooled)",
             short.join(" and "),
             n.short.cells
         ));
@@ -178,7 +178,7 @@ mod tests {
             warning(&n).as_deref(),
             Some(
                 "results may be inaccurate: other processes used 31% of the CPUs and the hypervisor \
-                 stole 6% of the CPUs' time during 9 cells too short to judge alone, pooled; \
+                 stole 6% of the CPUs' time during 9 cells too short to judge alone (pooled); \
                  the load average reached 4.2 on 2 CPUs during 3 of 12 cells. Rerun on a quiet machine."
             )
         );
