@@ -230,3 +230,32 @@ fn a_run_without_busy_loops_names_none_and_what_it_names_is_running() {
         }
     }
 }
+
+#[test]
+fn cells_too_short_to_judge_alone_are_judged_pooled_in_show() {
+    let lab = Lab::new();
+    let load = MachineLoad { load1: 1.0, cpu_pressure_us: None };
+    // Each repetition 0.15 s of 2 CPUs (30 ticks, 90 a cell): the worker used 0.05 s of
+    // CPU, other processes 0.15 s more.
+    let short = |busy: u64| -> Vec<CellRecord> {
+        let mut recs = records(0, 0, load);
+        for r in &mut recs {
+            r.stat = StatDelta { user: busy, idle: 30 - busy, ..Default::default() };
+            r.makespan_s = 0.15;
+            r.samples[0].window_cpu_s = 0.05;
+        }
+        recs
+    };
+    let id = store_run(&lab.db(), "busy", &short(20)).to_string();
+    let show = lab.ok(&["show", &id]);
+    let line = warning_line(&show).unwrap_or_else(|| panic!("{show}"));
+    assert!(
+        line.contains(
+            "other processes used 50% of the CPUs during 2 cells too short to judge alone (pooled)"
+        ),
+        "{line}"
+    );
+    let id = store_run(&lab.db(), "quiet", &short(6)).to_string();
+    let show = lab.ok(&["show", &id]);
+    assert_eq!(warning_line(&show), None, "{show}");
+}
