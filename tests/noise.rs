@@ -1,6 +1,8 @@
 //! A run made while other work loads the machine says so, naming its evidence (other
 //! processes' share of the CPUs, CPU pressure, load average, steal, outliers) in `run`'s
 //! end, `show` and the report; a run whose evidence is quiet says nothing (issue #33 item 3).
+//! A machine already busy before the first cell is named at once, by its busiest processes,
+//! and cells too short to judge alone are judged pooled (issue #38 item 6).
 
 use crate::report::store_run;
 use crate::util::{measuring, Lab};
@@ -8,15 +10,25 @@ use schedlab_model::{CellParams, CellRecord, MachineLoad, Sample, StatDelta};
 use std::process::{Child, Command};
 
 const WARNING: &str = "results may be inaccurate: ";
+const BUSY: &str = "the machine is busy before the first cell: ";
 
 /// Busy loops, one per online CPU, killed and reaped on drop.
 struct Hogs(Vec<Child>);
 
 impl Hogs {
+    /// One busy loop per online CPU.
     fn start() -> Hogs {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Hogs::spin(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
+    /// `n` busy loops (`sh`).
+    fn spin(n: usize) -> Hogs {
         let spin = || Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
-        Hogs((0..cpus).map(|_| spin()).collect())
+        Hogs((0..n).map(|_| spin()).collect())
+    }
+
+    fn pids(&self) -> Vec<i32> {
+        self.0.iter().map(|c| c.id() as i32).collect()
     }
 }
 
@@ -64,7 +76,8 @@ fn a_run_beside_a_busy_loop_on_every_cpu_ends_with_a_warning_naming_the_evidence
     let dir = lab.path("report");
     lab.ok(&["report", "-o", dir.to_str().unwrap()]);
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
-    assert!(html.contains(WARNING) && html.contains("Warnings (1)"), "the report lists it");
+    assert!(html.contains(WARNING) && html.contains(BUSY), "the report lists both");
+    assert!(html.contains("Warnings (2)"), "the look before the first cell and the cells'");
 }
 
 /// Three repetitions of each of two one-process cells on 2 CPUs over 2 s (400 ticks):
@@ -133,4 +146,116 @@ fn a_run_with_quiet_evidence_shows_no_warning_and_one_with_noisy_evidence_does()
     ] {
         assert!(line.contains(says), "{says:?} in {line}");
     }
+}
+
+/// A few cells of about 0.2 s each, too short to judge alone on a few CPUs.
+const SHORT_CELLS: &str = "name = \"short\"\nrepetitions = 1\nwarmup = 0\n[matrix]\nworkload = [\"cpu\"]\nprocesses = [1, 2, 3, 4]\n[workloads.cpu]\nkind = \"pi\"\niterations = 30_000_000\n";
+
+/// The processes a busy-machine warning names, as (command name, pid).
+fn named(warning: &str) -> Vec<(String, i32)> {
+    let Some(list) = warning.split(" CPU (").nth(1).and_then(|l| l.split(')').next()) else {
+        return Vec::new();
+    };
+    list.split(", ")
+        .filter_map(|p| {
+            let mut words = p.rsplitn(3, ' ');
+            let (_pct, pid, comm) = (words.next()?, words.next()?.parse().ok()?, words.next()?);
+            Some((comm.to_string(), pid))
+        })
+        .collect()
+}
+
+/// Runs the short cells, not quiet: the warnings said at once on standard error, the
+/// summary line and `show`.
+fn run_short_cells(lab: &Lab) -> (String, String, String) {
+    let spec = lab.spec("short.toml", SHORT_CELLS);
+    let out = lab.run(&["run", spec.to_str().unwrap()]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stderr}\n{stdout}");
+    let summary = stdout.lines().last().unwrap_or_default().to_string();
+    (stderr, summary, lab.ok(&["show"]))
+}
+
+#[test]
+fn busy_loops_are_named_before_the_first_cell_and_their_share_ends_the_summary() {
+    let _turn = measuring();
+    let lab = Lab::new();
+    let hogs = Hogs::spin(2);
+    let (stderr, summary, show) = run_short_cells(&lab);
+    let alive: Vec<(String, i32)> = hogs.pids().into_iter().map(|p| ("sh".into(), p)).collect();
+    drop(hogs);
+    // Said at once, before the first cell's line, as one line naming the loops by name.
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with(&format!("warning: {BUSY}")))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(line.ends_with("; results may be inaccurate"), "{line}");
+    let first_cell = stderr.find("[1/").unwrap_or(stderr.len());
+    assert!(stderr.find(line).unwrap() < first_cell, "before the first cell: {stderr}");
+    let said = named(line);
+    // On a machine shared with other work the list may be cut at its five busiest.
+    let cut = line.contains(" more)");
+    for hog in &alive {
+        assert!(said.contains(hog) || cut, "{hog:?} named in {line}");
+    }
+    assert!(alive.iter().any(|h| said.contains(h)), "a busy loop named in {line}");
+    // Stored among the run's warnings, counted in the summary, listed by `show`; the cells'
+    // own evidence (each cell alone or the short ones pooled) names the loops' share too.
+    assert!(summary.contains("; 1 warning;") || summary.contains(" warnings;"), "{summary}");
+    assert!(summary.contains("results may be inaccurate: other processes used "), "{summary}");
+    let stored = line.strip_prefix("warning: ").unwrap();
+    assert!(show.contains(&format!("  - {stored}")), "{show}");
+}
+
+#[test]
+fn a_run_without_busy_loops_names_none_and_what_it_names_is_running() {
+    let _turn = measuring();
+    let lab = Lab::new();
+    // The loops of the busy half, started and stopped: their pids must not be named.
+    let gone = {
+        let hogs = Hogs::spin(2);
+        hogs.pids()
+    };
+    let (stderr, _summary, show) = run_short_cells(&lab);
+    let Some(line) = stderr.lines().find(|l| l.starts_with(&format!("warning: {BUSY}"))) else {
+        assert!(!show.contains(BUSY), "{show}");
+        return;
+    };
+    // This machine is shared: other work may keep it busy. What is named must be real.
+    for (comm, pid) in named(line) {
+        assert!(!gone.contains(&pid), "a stopped busy loop {pid} named in {line}");
+        if let Ok(now) = std::fs::read_to_string(format!("/proc/{pid}/comm")) {
+            assert_eq!(now.trim(), comm, "pid {pid} is another process: {line}");
+        }
+    }
+}
+
+#[test]
+fn cells_too_short_to_judge_alone_are_judged_pooled_in_show() {
+    let lab = Lab::new();
+    let load = MachineLoad { load1: 1.0, cpu_pressure_us: None };
+    // Each repetition 0.15 s of 2 CPUs (30 ticks, 90 a cell): the worker used 0.05 s of
+    // CPU, other processes 0.15 s more.
+    let short = |busy: u64| -> Vec<CellRecord> {
+        let mut recs = records(0, 0, load);
+        for r in &mut recs {
+            r.stat = StatDelta { user: busy, idle: 30 - busy, ..Default::default() };
+            r.makespan_s = 0.15;
+            r.samples[0].window_cpu_s = 0.05;
+        }
+        recs
+    };
+    let id = store_run(&lab.db(), "busy", &short(20)).to_string();
+    let show = lab.ok(&["show", &id]);
+    let line = warning_line(&show).unwrap_or_else(|| panic!("{show}"));
+    assert!(
+        line.contains(
+            "other processes used 50% of the CPUs during 2 cells too short to judge alone (pooled)"
+        ),
+        "{line}"
+    );
+    let id = store_run(&lab.db(), "quiet", &short(6)).to_string();
+    let show = lab.ok(&["show", &id]);
+    assert_eq!(warning_line(&show), None, "{show}");
 }

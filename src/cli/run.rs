@@ -524,6 +524,14 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             progress.say(&line);
         }
     }
+    // A machine already busy is named before the first cell, not only judged after the last.
+    let look = schedlab_sys::look::look(&root, schedlab_analysis::noise::LOOK);
+    if let Some(w) = look
+        .and_then(|l| schedlab_analysis::noise::busy(&l, environment.cpus as usize))
+        .and_then(|b| schedlab_report::noise::busy_warning(&b))
+    {
+        progress.warn(&w);
+    }
     let mut journal = schedlab_sys::journal::Journal::create(&state).map_err(|e| {
         anyhow::anyhow!("cannot create the restore journal in {}: {e}", state.display())
     })?;

@@ -14,6 +14,7 @@ pub mod columns;
 pub mod detail;
 pub mod dispatch;
 pub mod jobs;
+pub mod look;
 pub mod machine;
 mod rt_task;
 pub mod sched_ext;
@@ -23,6 +24,7 @@ pub mod trace;
 
 pub use adaptive::{AdaptiveTarget, RepetitionOutcome};
 pub use detail::{Detail, Extra};
+pub use look::{Consumer, MachineLook};
 pub use machine::Machine;
 pub use rt_task::{RtColumn, RtNumber, RtParams, RtTally, RtTask, RtTimes};
 
@@ -166,6 +168,12 @@ pub struct StatDelta {
 }
 
 impl StatDelta {
+    /// The CPUs' busy time, ticks: user, nice, system, irq and softirq (not idle, iowait or
+    /// steal).
+    pub fn busy_ticks(&self) -> u64 {
+        self.user + self.nice + self.system + self.irq + self.softirq
+    }
+
     /// The CPUs' time the counters cover, ticks (USER_HZ), steal included.
     pub fn cpu_ticks(&self) -> u64 {
         self.user

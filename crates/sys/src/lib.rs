@@ -15,6 +15,7 @@ pub mod journal;
 pub mod knobs;
 pub mod limits;
 pub mod lock;
+pub mod look;
 pub mod machine;
 pub mod phases;
 pub mod pmqos;
