@@ -95,55 +95,89 @@ fn accounting_line(f: &schedlab_sys::procfs::AccountingFacts) -> String {
     )
 }
 
+/// What `env` reports, read once.
+struct Facts {
+    root: Root,
+    e: schedlab_model::Environment,
+    caps: schedlab_spec::Capabilities,
+    p: Powers,
+    lim: schedlab_spec::MachineLimits,
+    uid: u32,
+    nproc: String,
+    nofile: String,
+    memlock: String,
+    dma: std::io::Result<i32>,
+    acct: schedlab_sys::procfs::AccountingFacts,
+}
+
 /// Runs `schedlab env`.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let root = Root::default();
     let e = env::environment(&root);
-    let caps = env::capabilities(&root);
-    let p = powers(&root, &e);
-    let lim = schedlab_sys::limits::read(&root);
-    // SAFETY: getuid has no failure mode.
-    let uid = unsafe { libc::getuid() };
-    let nproc = rlimit(libc::RLIMIT_NPROC);
-    let nofile = rlimit(libc::RLIMIT_NOFILE);
-    let memlock = rlimit(libc::RLIMIT_MEMLOCK);
-    let dma = schedlab_sys::pmqos::current(&schedlab_sys::pmqos::device(&root));
-    let acct = schedlab_sys::procfs::accounting_facts(&root);
+    let f = Facts {
+        caps: env::capabilities(&root),
+        p: powers(&root, &e),
+        lim: schedlab_sys::limits::read(&root),
+        // SAFETY: getuid has no failure mode.
+        uid: unsafe { libc::getuid() },
+        nproc: rlimit(libc::RLIMIT_NPROC),
+        nofile: rlimit(libc::RLIMIT_NOFILE),
+        memlock: rlimit(libc::RLIMIT_MEMLOCK),
+        dma: schedlab_sys::pmqos::current(&schedlab_sys::pmqos::device(&root)),
+        acct: schedlab_sys::procfs::accounting_facts(&root),
+        e,
+        root,
+    };
     if a.json {
-        let v = serde_json::json!({
-            "environment": e,
-            "uid": uid,
-            "cap_sys_nice": caps.sys_nice,
-            "rlimit_rtprio": caps.rtprio_limit,
-            "min_nice": caps.min_nice,
-            "nice": caps.nice,
-            "policies": policies(&caps),
-            "cgroups_writable": caps.cgroup_unwritable.is_none(),
-            "cgroup_unwritable": caps.cgroup_unwritable,
-            "iosched_devices": p.schedulers,
-            "loop_devices": p.loop_devices,
-            "cap_ipc_lock": p.ipc_lock,
-            "rlimit_memlock": memlock,
-            "rlimit_nproc": nproc,
-            "rlimit_nproc_applies": lim.nproc.is_some(),
-            "rlimit_nofile": nofile,
-            "pid_max": lim.pid_max,
-            "threads_max": lim.threads_max,
-            "tasks_now": lim.tasks,
-            "user_tasks_now": lim.user_tasks,
-            "mem_available_kb": lim.mem_available_kib,
-            "rt_throttling": env::rt_throttled(&e),
-            "cpu_dma_latency_us": dma.as_ref().ok(),
-            "cpu_dma_latency_holdable": caps.cpu_dma_latency,
-            "sched_ext": scx_json(&root),
-            "proc_schedstat": acct.schedstat,
-            "proc_sched": acct.sched,
-            "config_sched_info": acct.sched_info,
-            "state_dir": schedlab_sys::journal::state_dir(),
-        });
-        outln!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(ExitCode::SUCCESS);
+        json(&f)?;
+    } else {
+        text(&f)?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `env --json`.
+fn json(f: &Facts) -> anyhow::Result<()> {
+    let Facts { root, e, caps, p, lim, uid, nproc, nofile, memlock, dma, acct } = f;
+    let v = serde_json::json!({
+        "environment": e,
+        "uid": uid,
+        "cap_sys_nice": caps.sys_nice,
+        "rlimit_rtprio": caps.rtprio_limit,
+        "min_nice": caps.min_nice,
+        "nice": caps.nice,
+        "policies": policies(&caps),
+        "cgroups_writable": caps.cgroup_unwritable.is_none(),
+        "cgroup_unwritable": caps.cgroup_unwritable,
+        "iosched_devices": p.schedulers,
+        "loop_devices": p.loop_devices,
+        "cap_ipc_lock": p.ipc_lock,
+        "rlimit_memlock": memlock,
+        "rlimit_nproc": nproc,
+        "rlimit_nproc_applies": lim.nproc.is_some(),
+        "rlimit_nofile": nofile,
+        "pid_max": lim.pid_max,
+        "threads_max": lim.threads_max,
+        "tasks_now": lim.tasks,
+        "user_tasks_now": lim.user_tasks,
+        "mem_available_kb": lim.mem_available_kib,
+        "rt_throttling": env::rt_throttled(&e),
+        "cpu_dma_latency_us": dma.as_ref().ok(),
+        "cpu_dma_latency_holdable": caps.cpu_dma_latency,
+        "sched_ext": scx_json(&root),
+        "proc_schedstat": acct.schedstat,
+        "proc_sched": acct.sched,
+        "config_sched_info": acct.sched_info,
+        "state_dir": schedlab_sys::journal::state_dir(),
+    });
+    outln!("{}", serde_json::to_string_pretty(&v)?);
+    Ok(())
+}
+
+/// `env` as lines.
+fn text(f: &Facts) -> anyhow::Result<()> {
+    let Facts { root, e, caps, p, lim, uid, nproc, nofile, memlock, dma, acct } = f;
+    let (root, uid) = (root.clone(), *uid);
     let yes = |b: bool| if b { "yes" } else { "no" };
     let opt = |v: Option<i64>| v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into());
     let num = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into());
@@ -263,7 +297,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         schedlab_sys::journal::state_dir().display()
     );
     print_knobs(&root)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Each knob a spec may hold or sweep, with its value now or why it cannot be used here.

@@ -52,12 +52,22 @@ pub struct Cbs {
     seq: u64,
 }
 
+/// The most bandwidth (sum of runtime/period) SCHED_DEADLINE admits on `cpus` CPUs:
+/// `cpus` x `rt_share`, where `rt_share` is sched_rt_runtime_us / sched_rt_period_us (0.95
+/// by default on Linux). The kernel's global admission rule, written once.
+pub fn admission_limit(cpus: usize, rt_share: f64) -> f64 {
+    cpus as f64 * rt_share
+}
+
+/// Whether reservations adding up to `bandwidth` (sum runtime/period) fit on `cpus` CPUs.
+pub fn admits(bandwidth: f64, cpus: usize, rt_share: f64) -> bool {
+    bandwidth <= admission_limit(cpus, rt_share) + 1e-12
+}
+
 /// Whether reservations fit on `cpus` CPUs: sum runtime/period <= cpus * `rt_share`.
-///
-/// `rt_share` is sched_rt_runtime_us / sched_rt_period_us (0.95 by default on Linux).
 pub fn admission(reservations: &[Reservation], cpus: usize, rt_share: f64) -> bool {
     let total: f64 = reservations.iter().map(|r| r.runtime as f64 / r.period as f64).sum();
-    total <= cpus as f64 * rt_share + 1e-12
+    admits(total, cpus, rt_share)
 }
 
 impl Cbs {
