@@ -206,21 +206,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             plan.timeout.as_secs_f64()
         );
     }
-    if let Some((cell, _, longest)) = too_long.iter().max_by(|a, b| a.2.total_cmp(&b.2)) {
-        // Located at the longest cell's first workload, as every refusal of the spec is.
-        let workload = plan.cells.iter().find(|c| c.index == *cell).and_then(|c| c.groups.first());
-        let span = workload
-            .and_then(|g| spec.locations.workloads.iter().find(|(w, _)| *w == g.workload_name))
-            .map_or(spec.locations.matrix.clone(), |(_, s)| s.clone());
-        let message = format!(
-            "{} of {} cells would be stopped by the watchdog in every repetition (the longest needs about {:.0} s, the watchdog allows {:.0} s): lower --scale, or raise timeout_s (run --timeout)",
-            too_long.len(),
-            plan.cells.len(),
-            longest,
-            plan.timeout.as_secs_f64()
-        );
-        let e = schedlab_spec::SpecError::at(&plan.source_path, &spec.text, span, message);
-        return Err(bad_input(e.to_string()));
+    if let Some(e) = schedlab_session::estimate::watchdog_refusal(&spec, &too_long) {
+        return Err(e.into());
     }
     // In the order `run` refuses them: privileges, CPUs, limits, then the device.
     allowed

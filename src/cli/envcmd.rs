@@ -11,96 +11,12 @@ pub struct Args {
     pub json: bool,
 }
 
-/// What this user may do here beyond the spec's policies: cgroups, I/O schedulers, loop
-/// devices, locked memory.
-struct Powers {
-    /// Block devices whose queue/scheduler this process may write.
-    schedulers: Vec<String>,
-    /// Every block device with a scheduler file.
-    devices: usize,
-    /// CAP_SYS_ADMIN and write access to /dev/loop-control.
-    loop_devices: bool,
-    /// CAP_IPC_LOCK.
-    ipc_lock: bool,
-}
-
-fn powers(root: &Root, e: &schedlab_model::Environment) -> Powers {
-    let names: Vec<&str> = e.io_devices.iter().filter_map(|d| d.split(':').next()).collect();
-    let schedulers = names
-        .iter()
-        .filter(|n| env::may_write(&root.path(&format!("/sys/block/{n}/queue/scheduler"))))
-        .map(|n| n.to_string())
-        .collect();
-    Powers {
-        schedulers,
-        devices: names.len(),
-        loop_devices: env::has_cap(root, env::cap::SYS_ADMIN)
-            && env::may_write(&root.path("/dev/loop-control")),
-        ipc_lock: env::has_cap(root, env::cap::IPC_LOCK),
-    }
-}
-
-/// Which policies and priorities this process may give its workers.
-fn policies(caps: &schedlab_spec::Capabilities) -> Vec<String> {
-    let lowest = if caps.sys_nice { -20 } else { caps.nice.min(caps.min_nice) };
-    let mut out = vec![format!("other, batch, idle at nice >= {lowest}")];
-    out.push(match (caps.sys_nice, caps.rtprio_limit) {
-        (true, _) => "fifo, rr at priority 1-98".into(),
-        (false, 0) => "no fifo or rr (RLIMIT_RTPRIO is 0)".into(),
-        (false, r) => format!("fifo, rr at priority 1-{} (RLIMIT_RTPRIO)", r.min(98)),
-    });
-    out.push(if caps.sys_nice {
-        "deadline".into()
-    } else {
-        "no deadline (needs CAP_SYS_NICE)".into()
-    });
-    out
-}
-
-/// sched_ext for `env --json`: present, its state and the scheduler loaded.
-fn scx_json(root: &Root) -> serde_json::Value {
-    let s = schedlab_sys::scx::facts(root, &[]);
-    serde_json::json!({ "available": s.available, "state": s.available.then_some(s.state), "loaded": s.ops })
-}
-
-/// sched_ext for `env`: whether a `cpu_scheduler = ["scx:NAME"]` cell can run here.
-fn scx_line(root: &Root) -> String {
-    let s = schedlab_sys::scx::facts(root, &[]);
-    match (s.available, s.ops) {
-        (false, _) => "no: /sys/kernel/sched_ext is absent (Linux 6.12+ with CONFIG_SCHED_CLASS_EXT); only cpu_scheduler = eevdf".into(),
-        (true, Some(ops)) => format!("yes, but {ops} is loaded (state {}): a run refuses scx cells until it is stopped", s.state),
-        (true, None) => format!("yes (state {}){}", s.state, if s.may_load { "" } else { "; loading a scheduler needs root" }),
-    }
-}
-
-/// The scheduler's per-process accounting (`Sample::oncpu_s` and the columns after it): which
-/// files this kernel has, and why a column stays empty.
-fn accounting_line(f: &schedlab_sys::procfs::AccountingFacts) -> String {
-    let file = |has: bool, name: &str, what: &str| {
-        if has {
-            format!("{name} yes")
-        } else {
-            format!("{name} absent ({what} stay empty)")
-        }
-    };
-    let info = match f.sched_info {
-        Some(true) => "run_delay and timeslices counted (CONFIG_SCHED_INFO)",
-        Some(false) => "CONFIG_SCHED_INFO off: run_delay and timeslices read 0",
-        None => "run_delay and timeslices need CONFIG_SCHED_INFO (could not tell)",
-    };
-    format!(
-        "{}; {}; {info}",
-        file(f.schedstat, "/proc/PID/schedstat", "oncpu_s, run_delay_s, timeslices"),
-        file(f.sched, "/proc/PID/sched", "migrations, sched_voluntary, sched_involuntary"),
-    )
-}
-
 /// What `env` reports, read once.
 struct Facts {
     root: Root,
     e: schedlab_model::Environment,
     caps: schedlab_spec::Capabilities,
-    p: Powers,
+    p: schedlab_session::machine::Powers,
     lim: schedlab_spec::MachineLimits,
     uid: u32,
     nproc: String,
@@ -116,7 +32,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let e = env::environment(&root);
     let f = Facts {
         caps: env::capabilities(&root),
-        p: powers(&root, &e),
+        p: schedlab_session::machine::powers(&root, &e),
         lim: schedlab_sys::limits::read(&root),
         // SAFETY: getuid has no failure mode.
         uid: unsafe { libc::getuid() },
@@ -146,7 +62,7 @@ fn json(f: &Facts) -> anyhow::Result<()> {
         "rlimit_rtprio": caps.rtprio_limit,
         "min_nice": caps.min_nice,
         "nice": caps.nice,
-        "policies": policies(&caps),
+        "policies": schedlab_session::machine::policies(caps),
         "cgroups_writable": caps.cgroup_unwritable.is_none(),
         "cgroup_unwritable": caps.cgroup_unwritable,
         "iosched_devices": p.schedulers,
@@ -161,10 +77,10 @@ fn json(f: &Facts) -> anyhow::Result<()> {
         "tasks_now": lim.tasks,
         "user_tasks_now": lim.user_tasks,
         "mem_available_kb": lim.mem_available_kib,
-        "rt_throttling": env::rt_throttled(&e),
+        "rt_throttling": env::rt_throttled(e),
         "cpu_dma_latency_us": dma.as_ref().ok(),
         "cpu_dma_latency_holdable": caps.cpu_dma_latency,
-        "sched_ext": scx_json(&root),
+        "sched_ext": schedlab_session::machine::scx_json(root),
         "proc_schedstat": acct.schedstat,
         "proc_sched": acct.sched,
         "config_sched_info": acct.sched_info,
@@ -176,11 +92,9 @@ fn json(f: &Facts) -> anyhow::Result<()> {
 
 /// `env` as lines.
 fn text(f: &Facts) -> anyhow::Result<()> {
-    let Facts { root, e, caps, p, lim, uid, nproc, nofile, memlock, dma, acct } = f;
-    let (root, uid) = (root.clone(), *uid);
+    let Facts { e, caps, p, uid, memlock, .. } = f;
+    let uid = *uid;
     let yes = |b: bool| if b { "yes" } else { "no" };
-    let opt = |v: Option<i64>| v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into());
-    let num = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into());
     let m = &e.machine;
     let or_none = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".into());
     outln!("host             {} (machine id sha256 {})", m.hostname, m.machine_id_sha256);
@@ -210,7 +124,7 @@ fn text(f: &Facts) -> anyhow::Result<()> {
             format!("RLIMIT_NICE {} allows nice >= {}", 20 - caps.min_nice, caps.min_nice)
         }
     );
-    outln!("policies allowed {}", policies(&caps).join("; "));
+    outln!("policies allowed {}", schedlab_session::machine::policies(caps).join("; "));
     outln!(
         "cgroups          {}",
         match &caps.cgroup_unwritable {
@@ -235,6 +149,15 @@ fn text(f: &Facts) -> anyhow::Result<()> {
         if p.loop_devices { "yes" } else { "no: needs CAP_SYS_ADMIN and /dev/loop-control (root)" }
     );
     outln!("locked memory    CAP_IPC_LOCK {}, RLIMIT_MEMLOCK {memlock} bytes (the live dispatchers lock theirs)", yes(p.ipc_lock));
+    limits(f)
+}
+
+/// `env`'s lines on the machine's limits, clocks and knobs.
+fn limits(f: &Facts) -> anyhow::Result<()> {
+    let Facts { root, e, caps, lim, nproc, nofile, dma, acct, .. } = f;
+    let opt = |v: Option<i64>| v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into());
+    let num = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into());
+    let m = &e.machine;
     outln!(
         "kernel.pid_max   {} ({} processes and threads running now)",
         num(lim.pid_max),
@@ -247,15 +170,15 @@ fn text(f: &Facts) -> anyhow::Result<()> {
         num(lim.user_tasks)
     );
     outln!("RLIMIT_NOFILE    {}", nofile);
-    outln!("sched_ext        {}", scx_line(&root));
-    outln!("per-process acct {}", accounting_line(&acct));
+    outln!("sched_ext        {}", schedlab_session::machine::scx_line(root));
+    outln!("per-process acct {}", schedlab_session::machine::accounting_line(acct));
     outln!(
         "MemAvailable     {} MiB",
         lim.mem_available_kib.map(|k| (k / 1024).to_string()).unwrap_or_else(|| "unknown".into())
     );
     outln!(
         "RT throttling    {} (sched_rt_runtime_us {} / sched_rt_period_us {})",
-        if env::rt_throttled(&e) { "on" } else { "OFF: real-time cells need --allow-unthrottled" },
+        if env::rt_throttled(e) { "on" } else { "OFF: real-time cells need --allow-unthrottled" },
         opt(e.rt_runtime_us),
         opt(e.rt_period_us)
     );
@@ -282,11 +205,11 @@ fn text(f: &Facts) -> anyhow::Result<()> {
     outln!(
         "cgroup layout    {} (schedlab uses: {})",
         e.cgroup,
-        schedlab_sys::cgroup::detect(&root).map(|h| h.describe()).unwrap_or_else(|| "none".into())
+        schedlab_sys::cgroup::detect(root).map(|h| h.describe()).unwrap_or_else(|| "none".into())
     );
     outln!(
         "online CPUs      {}",
-        schedlab_spec::cpulist::format(&schedlab_sys::cpus::online(&root))
+        schedlab_spec::cpulist::format(&schedlab_sys::cpus::online(root))
     );
     outln!("block devices    {}", e.io_devices.join(", "));
     outln!("schedlab         {}", e.tool_version);
@@ -296,7 +219,7 @@ fn text(f: &Facts) -> anyhow::Result<()> {
         "restore journals {} (what a run changed on this machine, kept until it is undone; SCHEDLAB_STATE_DIR moves them)",
         schedlab_sys::journal::state_dir().display()
     );
-    print_knobs(&root)?;
+    print_knobs(root)?;
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! What `schedlab check` estimates of a plan before it runs: each group's row of the plan's
 //! table, the work a run measures, and the cells the watchdog would stop.
 
-use schedlab_spec::{Plan, Workload};
+use schedlab_spec::{Plan, Spec, Workload};
 
 /// A plan's estimated cost.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,4 +142,25 @@ fn amount(w: &Workload) -> String {
             format!("{reads} O_DIRECT reads of {read_bytes} B at random in a {file_bytes} B file")
         }
     }
+}
+
+/// The refusal of a spec whose cells `too_long` ([`Estimate::too_long`]) the watchdog would
+/// stop in every repetition, located at the longest cell's first workload, as every
+/// refusal of the spec is.
+pub fn watchdog_refusal(spec: &Spec, too_long: &[(u32, String, f64)]) -> Option<crate::Error> {
+    let plan = &spec.plan;
+    let (cell, _, longest) = too_long.iter().max_by(|a, b| a.2.total_cmp(&b.2))?;
+    let workload = plan.cells.iter().find(|c| c.index == *cell).and_then(|c| c.groups.first());
+    let span = workload
+        .and_then(|g| spec.locations.workloads.iter().find(|(w, _)| *w == g.workload_name))
+        .map_or(spec.locations.matrix.clone(), |(_, s)| s.clone());
+    let message = format!(
+        "{} of {} cells would be stopped by the watchdog in every repetition (the longest needs about {:.0} s, the watchdog allows {:.0} s): lower --scale, or raise timeout_s (run --timeout)",
+        too_long.len(),
+        plan.cells.len(),
+        longest,
+        plan.timeout.as_secs_f64()
+    );
+    let e = schedlab_spec::SpecError::at(&plan.source_path, &spec.text, span, message);
+    Some(crate::Error::refused(e))
 }

@@ -8,6 +8,12 @@
 //! what the user should read goes to an [`Observer`], the outcome comes back as a value,
 //! and the CLI prints it and chooses the exit status. Its tests drive whole runs with
 //! [`schedlab_runner::MockExecutor`].
+//!
+//! Beside them, what the other commands need of a stored run that is not printing: the
+//! run or campaign `show`, `export`, `report` and `compare` read ([`subject`]), a cell
+//! repetition as a Perfetto trace ([`trace_export`]), `check`'s estimate ([`estimate`]),
+//! the Slurm scripts ([`slurm`]), [`merge`], and what `env` says of this machine
+//! ([`machine`]).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -15,6 +21,7 @@ pub mod db;
 mod error;
 pub mod estimate;
 pub mod eta;
+pub mod machine;
 pub mod measure;
 pub mod merge;
 pub mod notes;

@@ -298,7 +298,7 @@ impl Session {
         let (mut store, run_id) = match (result.as_ref(), opened) {
             (_, Ok(Some(open))) => open,
             // The database could not be opened: the simulation's error says why.
-            (Err(_), _) => return Err(result.err().expect("an error")),
+            (Err(_), _) => return Err(result.expect_err("an error")),
             (Ok(_), Err(e)) => return Err(e),
             (Ok(_), Ok(None)) => unreachable!("get() succeeded, so the store is open"),
         };
