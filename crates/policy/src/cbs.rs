@@ -398,4 +398,14 @@ mod tests {
         assert!(c.should_preempt(0, 1));
         assert!(admission(&[reserved(1, 4, 4).reservation.unwrap()], 1, 0.95));
     }
+
+    #[test]
+    fn admission_takes_up_to_the_cpus_rt_share_and_no_more() {
+        assert!((admission_limit(2, 0.95) - 1.9).abs() < 1e-12);
+        assert!(admits(1.9, 2, 0.95), "the limit itself is admitted");
+        assert!(!admits(1.9001, 2, 0.95));
+        let quarter = Reservation { runtime: 1, deadline: 4, period: 4 };
+        assert!(admission(&[quarter; 3], 1, 0.95));
+        assert!(!admission(&[quarter; 4], 1, 0.95), "a whole CPU is over 95%");
+    }
 }

@@ -266,3 +266,74 @@ fn the_built_in_experiment_loads_and_a_missing_file_is_refused() {
     assert_eq!(err.exit_code(), 2);
     assert!(err.to_string().starts_with("cannot read /nonexistent/x.toml: "), "{err}");
 }
+
+#[test]
+fn a_deadline_set_over_the_cpus_rt_share_is_warned_of() {
+    let lab = Lab::new();
+    let text = "name = \"dl\"\n[matrix]\nworkload = [\"set\"]\nscheduler = [\"deadline\"]\n\
+        [workloads.set]\nkind = \"periodic\"\nduration_s = 0.5\n\
+        tasks = [{ c_ms = 9, t_ms = 10 }, { c_ms = 9, t_ms = 10 }, { c_ms = 9, t_ms = 10 }]\n";
+    let plan = schedlab_spec::parse_at("dl.toml", text, lab.dir.path()).unwrap().plan;
+    let warned = |cpus| {
+        notes::feasibility_lines(&plan, cpus)
+            .into_iter()
+            .filter(|(l, warning)| *warning && l.contains("SCHED_DEADLINE admission"))
+            .map(|(l, _)| l)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        warned(2),
+        ["task set set: SCHED_DEADLINE admission will refuse it: sum of runtime/period 2.700 exceeds 1.90 (2 CPUs x 95%)"]
+    );
+    assert!(warned(3).is_empty(), "2.7 fits in 3 x 0.95");
+}
+
+#[test]
+fn a_resumed_simulation_simulates_and_stores_only_what_it_lacked() {
+    use schedlab_model::Mode;
+    use simulate::{ModelFlags, SimEnded, Simulation};
+    let lab = Lab::new();
+    let session = lab.session();
+    let env = Environment { cpus: 2, ..Default::default() };
+    let spec = lab.spec();
+    let flags = ModelFlags { ns_per_iteration: Some(1000.0), ..ModelFlags::default() };
+    let p = flags.params(&spec.plan, &env, None, &mut Vec::new()).unwrap();
+    // An interrupted simulated run: its first 3 records stored, the run left unfinished.
+    let mut store = db::open(&session.db).unwrap();
+    let id = db::create_run(&store, &spec, Mode::Sim, &env).unwrap();
+    let mut records = Vec::new();
+    schedlab_simrun::simulate_plan_with(&spec.plan, &p, None, None, |r| {
+        records.push(r);
+        Ok::<_, Error>(())
+    })
+    .unwrap();
+    for r in &records[..3] {
+        store.insert_cell(id, r).unwrap();
+    }
+    drop(store);
+    let mut spec = lab.spec();
+    let resumed = session.resume_simulated(&mut spec).unwrap();
+    let s = Simulation {
+        spec: &spec,
+        resumed: Some(resumed),
+        environment: &env,
+        params: &p,
+        demands: None,
+        chart: None,
+        warnings: Vec::new(),
+        threads: Some(1),
+    };
+    let mut said = Said::default();
+    let done = session.simulate(s, &mut said).unwrap();
+    assert_eq!(done.run_id, id);
+    assert!(matches!(done.ended, SimEnded::Complete(None)));
+    assert_eq!(done.store.done_steps(id).unwrap().len(), 8, "the 5 it lacked, once each");
+    assert_eq!(stored_status(&lab, id), "complete");
+    assert!(
+        said.details[0].starts_with(&format!("run {id}: simulating mock")),
+        "{:?}",
+        said.details
+    );
+    let err = session.resume_simulated(&mut lab.spec()).err().unwrap();
+    assert!(err.to_string().starts_with("nothing to resume: no unfinished simulated run"), "{err}");
+}
