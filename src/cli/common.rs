@@ -21,6 +21,11 @@ impl std::fmt::Display for Exit {
 
 impl std::error::Error for Exit {}
 
+/// The exit status of a run stopped by signal `sig`: 128 + N, as a shell reports it.
+pub fn stopped_by(sig: i32) -> std::process::ExitCode {
+    std::process::ExitCode::from(128 + sig.clamp(1, 127) as u8)
+}
+
 /// Bad input: exit status 2.
 pub fn bad_input(message: impl std::fmt::Display) -> anyhow::Error {
     anyhow::Error::new(Exit { code: 2, message: message.to_string() })

@@ -115,15 +115,7 @@ fn text(f: &Facts) -> anyhow::Result<()> {
     outln!("uid              {uid}{}", if uid == 0 { " (root)" } else { "" });
     outln!("CAP_SYS_NICE     {}  (needed for fifo/rr above RLIMIT_RTPRIO, deadline, a nice below this process's)", yes(caps.sys_nice));
     outln!("RLIMIT_RTPRIO    {}", caps.rtprio_limit);
-    outln!(
-        "nice             {} now (workers start at it); {}",
-        caps.nice,
-        if caps.sys_nice {
-            "any nice with CAP_SYS_NICE".to_string()
-        } else {
-            format!("RLIMIT_NICE {} allows nice >= {}", 20 - caps.min_nice, caps.min_nice)
-        }
-    );
+    outln!("nice             {}", schedlab_session::machine::nice(caps));
     outln!("policies allowed {}", schedlab_session::machine::policies(caps).join("; "));
     outln!(
         "cgroups          {}",

@@ -254,7 +254,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                 "interrupted by signal {signal}: workers killed; {stored} finished cell repetitions of run {run_id} are stored. Finish it with `{}`",
                 session.resume_command
             );
-            Ok(ExitCode::from(128 + signal.clamp(1, 127) as u8))
+            Ok(super::common::stopped_by(signal))
         }
     }
 }

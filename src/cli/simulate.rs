@@ -235,7 +235,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                 "interrupted by signal {signal}: {sets} simulated sets of run {run_id} are stored. Finish it with `{}`",
                 session.resume_command
             );
-            return Ok(ExitCode::from(128 + signal.clamp(1, 127) as u8));
+            return Ok(super::common::stopped_by(signal));
         }
     };
     if let Some(g) = gantt {

@@ -91,3 +91,14 @@ pub fn accounting_line(f: &schedlab_sys::procfs::AccountingFacts) -> String {
         file(f.sched, "/proc/PID/sched", "migrations, sched_voluntary, sched_involuntary"),
     )
 }
+
+/// The nice this process's workers start at, and the lowest they may be given: any with
+/// CAP_SYS_NICE, else what RLIMIT_NICE allows (the kernel keeps it as 20 - nice).
+pub fn nice(caps: &schedlab_spec::Capabilities) -> String {
+    let lowest = if caps.sys_nice {
+        "any nice with CAP_SYS_NICE".to_string()
+    } else {
+        format!("RLIMIT_NICE {} allows nice >= {}", 20 - caps.min_nice, caps.min_nice)
+    };
+    format!("{} now (workers start at it); {lowest}", caps.nice)
+}
