@@ -26,7 +26,11 @@ fn main() -> ExitCode {
                     return ExitCode::SUCCESS;
                 }
             }
-            let code = e.downcast_ref::<cli::Exit>().map(|x| x.code).unwrap_or(1);
+            let code = e
+                .downcast_ref::<cli::Exit>()
+                .map(|x| x.code)
+                .or_else(|| e.downcast_ref::<schedlab_session::Error>().map(|x| x.exit_code()))
+                .unwrap_or(1);
             eprintln!("error: {e}");
             for cause in e.chain().skip(1) {
                 eprintln!("  caused by: {cause}");

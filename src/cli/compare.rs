@@ -91,8 +91,10 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         return by_axis(&open_existing(db)?, &a, by, metric, correction);
     };
     let store = open_existing(db)?;
-    let (sa, sb) =
-        (super::campaign::load(&store, Some(&a.a))?, super::campaign::load(&store, Some(b))?);
+    let (sa, sb) = (
+        schedlab_session::subject::load(&store, Some(&a.a))?,
+        schedlab_session::subject::load(&store, Some(b))?,
+    );
     let (ra, rb) = (&sa.run, &sb.run);
     let (cells_a, cells_b) = (&sa.cells, &sb.cells);
     check_traced(metric, ra, cells_a)?;
@@ -108,7 +110,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         )));
     }
     let mut warnings = compare::run_differences(&meta(ra), &meta(rb));
-    warnings.extend(super::campaign::machine_warnings(&sa, &sb));
+    warnings.extend(schedlab_session::subject::machine_warnings(&sa, &sb));
     for w in &warnings {
         eprintln!("warning: {w}");
     }
@@ -161,7 +163,7 @@ fn by_axis(
     metric: schedlab_analysis::Metric,
     correction: Correction,
 ) -> anyhow::Result<ExitCode> {
-    let s = super::campaign::load(store, Some(&a.a))?;
+    let s = schedlab_session::subject::load(store, Some(&a.a))?;
     check_traced(metric, &s.run, &s.cells)?;
     let w = compare_within(
         &s.cells,

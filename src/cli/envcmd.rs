@@ -11,192 +11,96 @@ pub struct Args {
     pub json: bool,
 }
 
-/// What this user may do here beyond the spec's policies: cgroups, I/O schedulers, loop
-/// devices, locked memory.
-struct Powers {
-    /// Block devices whose queue/scheduler this process may write.
-    schedulers: Vec<String>,
-    /// Every block device with a scheduler file.
-    devices: usize,
-    /// CAP_SYS_ADMIN and write access to /dev/loop-control.
-    loop_devices: bool,
-    /// CAP_IPC_LOCK.
-    ipc_lock: bool,
-}
-
-fn powers(root: &Root, e: &schedlab_model::Environment) -> Powers {
-    let names: Vec<&str> = e.io_devices.iter().filter_map(|d| d.split(':').next()).collect();
-    let schedulers = names
-        .iter()
-        .filter(|n| env::may_write(&root.path(&format!("/sys/block/{n}/queue/scheduler"))))
-        .map(|n| n.to_string())
-        .collect();
-    Powers {
-        schedulers,
-        devices: names.len(),
-        loop_devices: env::has_cap(root, env::cap::SYS_ADMIN)
-            && env::may_write(&root.path("/dev/loop-control")),
-        ipc_lock: env::has_cap(root, env::cap::IPC_LOCK),
-    }
-}
-
-/// Which policies and priorities this process may give its workers: the privileges, then
-/// what the kernel said when a forked child tried each (`sys::probe`).
-fn policies(caps: &schedlab_spec::Capabilities) -> Vec<String> {
-    let lowest = if caps.sys_nice { -20 } else { caps.nice.min(caps.min_nice) };
-    let mut out = vec![format!("other, batch, idle at nice >= {lowest}")];
-    let placed = |s: String| match &caps.rt_placement {
-        Some(p) => format!("{s} once a run moves its engine to {} (tried)", p.to.display()),
-        None => s,
-    };
-    out.push(match (&caps.rt_refused, caps.sys_nice, caps.rtprio_limit) {
-        (Some(why), _, _) => format!("no fifo or rr: {why}"),
-        (None, true, _) => placed("fifo, rr at priority 1-98".into()),
-        (None, false, 0) => "no fifo or rr (RLIMIT_RTPRIO is 0)".into(),
-        (None, false, r) => placed(format!("fifo, rr at priority 1-{} (RLIMIT_RTPRIO)", r.min(98))),
-    });
-    out.push(match (&caps.deadline_refused, caps.sys_nice) {
-        (Some(why), _) => format!("no deadline: {why}"),
-        (None, true) => "deadline".into(),
-        (None, false) => "no deadline (needs CAP_SYS_NICE)".into(),
-    });
-    out
-}
-
-/// The probe's answers for `env --json`: each policy as tried, and this process's cpu
-/// cgroup with the RT runtime it holds.
-fn probe_json(root: &Root) -> serde_json::Value {
-    use schedlab_sys::probe::{self, Answer};
-    let p = match probe::run(root) {
-        Ok(p) => p,
-        Err(e) => return serde_json::json!({ "error": e.to_string() }),
-    };
-    let tried: serde_json::Map<String, serde_json::Value> = p
-        .answers
-        .iter()
-        .map(|(name, a)| {
-            let v = match a {
-                Answer::Allowed => serde_json::json!({ "allowed": true, "where": "own cgroup" }),
-                Answer::AllowedThere => serde_json::json!({
-                    "allowed": true,
-                    "where": p.tried_in.as_ref().map(|d| d.display().to_string()),
-                }),
-                Answer::Refused(e) => serde_json::json!({
-                    "allowed": false,
-                    "errno": e,
-                    "error": std::io::Error::from_raw_os_error(*e).to_string(),
-                }),
-            };
-            (name.to_string(), v)
-        })
-        .collect();
-    let cgroup = p.cgroup.as_ref().map(|c| {
-        serde_json::json!({
-            "path": c.rel,
-            "dir": c.dir,
-            "hierarchy": if c.v2 { "v2" } else { "v1 cpu" },
-            "rt_runtime_us": c.rt_runtime_us,
-        })
-    });
-    serde_json::json!({ "tried": tried, "cpu_cgroup": cgroup })
-}
-
-/// sched_ext for `env --json`: present, its state and the scheduler loaded.
-fn scx_json(root: &Root) -> serde_json::Value {
-    let s = schedlab_sys::scx::facts(root, &[]);
-    serde_json::json!({ "available": s.available, "state": s.available.then_some(s.state), "loaded": s.ops })
-}
-
-/// sched_ext for `env`: whether a `cpu_scheduler = ["scx:NAME"]` cell can run here.
-fn scx_line(root: &Root) -> String {
-    let s = schedlab_sys::scx::facts(root, &[]);
-    match (s.available, s.ops) {
-        (false, _) => "no: /sys/kernel/sched_ext is absent (Linux 6.12+ with CONFIG_SCHED_CLASS_EXT); only cpu_scheduler = eevdf".into(),
-        (true, Some(ops)) => format!("yes, but {ops} is loaded (state {}): a run refuses scx cells until it is stopped", s.state),
-        (true, None) => format!("yes (state {}){}", s.state, if s.may_load { "" } else { "; loading a scheduler needs root" }),
-    }
-}
-
-/// The scheduler's per-process accounting (`Sample::oncpu_s` and the columns after it): which
-/// files this kernel has, and why a column stays empty.
-fn accounting_line(f: &schedlab_sys::procfs::AccountingFacts) -> String {
-    let file = |has: bool, name: &str, what: &str| {
-        if has {
-            format!("{name} yes")
-        } else {
-            format!("{name} absent ({what} stay empty)")
-        }
-    };
-    let info = match f.sched_info {
-        Some(true) => "run_delay and timeslices counted (CONFIG_SCHED_INFO)",
-        Some(false) => "CONFIG_SCHED_INFO off: run_delay and timeslices read 0",
-        None => "run_delay and timeslices need CONFIG_SCHED_INFO (could not tell)",
-    };
-    format!(
-        "{}; {}; {info}",
-        file(f.schedstat, "/proc/PID/schedstat", "oncpu_s, run_delay_s, timeslices"),
-        file(f.sched, "/proc/PID/sched", "migrations, sched_voluntary, sched_involuntary"),
-    )
+/// What `env` reports, read once.
+struct Facts {
+    root: Root,
+    e: schedlab_model::Environment,
+    caps: schedlab_spec::Capabilities,
+    p: schedlab_session::machine::Powers,
+    lim: schedlab_spec::MachineLimits,
+    uid: u32,
+    nproc: String,
+    nofile: String,
+    memlock: String,
+    dma: std::io::Result<i32>,
+    acct: schedlab_sys::procfs::AccountingFacts,
 }
 
 /// Runs `schedlab env`.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let root = Root::default();
     let e = env::environment(&root);
-    let caps = env::capabilities(&root);
-    let p = powers(&root, &e);
-    let lim = schedlab_sys::limits::read(&root);
-    // SAFETY: getuid has no failure mode.
-    let uid = unsafe { libc::getuid() };
-    let nproc = rlimit(libc::RLIMIT_NPROC);
-    let nofile = rlimit(libc::RLIMIT_NOFILE);
-    let memlock = rlimit(libc::RLIMIT_MEMLOCK);
-    let dma = schedlab_sys::pmqos::current(&schedlab_sys::pmqos::device(&root));
-    let acct = schedlab_sys::procfs::accounting_facts(&root);
+    let f = Facts {
+        caps: env::capabilities(&root),
+        p: schedlab_session::machine::powers(&root, &e),
+        lim: schedlab_sys::limits::read(&root),
+        // SAFETY: getuid has no failure mode.
+        uid: unsafe { libc::getuid() },
+        nproc: rlimit(libc::RLIMIT_NPROC),
+        nofile: rlimit(libc::RLIMIT_NOFILE),
+        memlock: rlimit(libc::RLIMIT_MEMLOCK),
+        dma: schedlab_sys::pmqos::current(&schedlab_sys::pmqos::device(&root)),
+        acct: schedlab_sys::procfs::accounting_facts(&root),
+        e,
+        root,
+    };
     if a.json {
-        let v = serde_json::json!({
-            "environment": e,
-            "uid": uid,
-            "cap_sys_nice": caps.sys_nice,
-            "rlimit_rtprio": caps.rtprio_limit,
-            "min_nice": caps.min_nice,
-            "nice": caps.nice,
-            "policies": policies(&caps),
-            "policy_probe": probe_json(&root),
-            "rt_refused": caps.rt_refused,
-            "deadline_refused": caps.deadline_refused,
-            "rt_placement": caps.rt_placement.as_ref().map(|p| serde_json::json!({
-                "from": p.from, "to": p.to, "why": p.why,
-            })),
-            "cgroups_writable": caps.cgroup_unwritable.is_none(),
-            "cgroup_unwritable": caps.cgroup_unwritable,
-            "iosched_devices": p.schedulers,
-            "loop_devices": p.loop_devices,
-            "cap_ipc_lock": p.ipc_lock,
-            "rlimit_memlock": memlock,
-            "rlimit_nproc": nproc,
-            "rlimit_nproc_applies": lim.nproc.is_some(),
-            "rlimit_nofile": nofile,
-            "pid_max": lim.pid_max,
-            "threads_max": lim.threads_max,
-            "tasks_now": lim.tasks,
-            "user_tasks_now": lim.user_tasks,
-            "mem_available_kb": lim.mem_available_kib,
-            "rt_throttling": env::rt_throttled(&e),
-            "cpu_dma_latency_us": dma.as_ref().ok(),
-            "cpu_dma_latency_holdable": caps.cpu_dma_latency,
-            "sched_ext": scx_json(&root),
-            "proc_schedstat": acct.schedstat,
-            "proc_sched": acct.sched,
-            "config_sched_info": acct.sched_info,
-            "state_dir": schedlab_sys::journal::state_dir(),
-        });
-        outln!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(ExitCode::SUCCESS);
+        json(&f)?;
+    } else {
+        text(&f)?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `env --json`.
+fn json(f: &Facts) -> anyhow::Result<()> {
+    let Facts { root, e, caps, p, lim, uid, nproc, nofile, memlock, dma, acct } = f;
+    let v = serde_json::json!({
+        "environment": e,
+        "uid": uid,
+        "cap_sys_nice": caps.sys_nice,
+        "rlimit_rtprio": caps.rtprio_limit,
+        "min_nice": caps.min_nice,
+        "nice": caps.nice,
+        "policies": schedlab_session::machine::policies(caps),
+        "policy_probe": schedlab_session::machine::probe_json(root),
+        "rt_refused": caps.rt_refused,
+        "deadline_refused": caps.deadline_refused,
+        "rt_placement": caps.rt_placement.as_ref().map(|p| serde_json::json!({
+            "from": p.from, "to": p.to, "why": p.why,
+        })),
+        "cgroups_writable": caps.cgroup_unwritable.is_none(),
+        "cgroup_unwritable": caps.cgroup_unwritable,
+        "iosched_devices": p.schedulers,
+        "loop_devices": p.loop_devices,
+        "cap_ipc_lock": p.ipc_lock,
+        "rlimit_memlock": memlock,
+        "rlimit_nproc": nproc,
+        "rlimit_nproc_applies": lim.nproc.is_some(),
+        "rlimit_nofile": nofile,
+        "pid_max": lim.pid_max,
+        "threads_max": lim.threads_max,
+        "tasks_now": lim.tasks,
+        "user_tasks_now": lim.user_tasks,
+        "mem_available_kb": lim.mem_available_kib,
+        "rt_throttling": env::rt_throttled(e),
+        "cpu_dma_latency_us": dma.as_ref().ok(),
+        "cpu_dma_latency_holdable": caps.cpu_dma_latency,
+        "sched_ext": schedlab_session::machine::scx_json(root),
+        "proc_schedstat": acct.schedstat,
+        "proc_sched": acct.sched,
+        "config_sched_info": acct.sched_info,
+        "state_dir": schedlab_sys::journal::state_dir(),
+    });
+    outln!("{}", serde_json::to_string_pretty(&v)?);
+    Ok(())
+}
+
+/// `env` as lines.
+fn text(f: &Facts) -> anyhow::Result<()> {
+    let Facts { e, caps, p, uid, memlock, .. } = f;
+    let uid = *uid;
     let yes = |b: bool| if b { "yes" } else { "no" };
-    let opt = |v: Option<i64>| v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into());
-    let num = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into());
     let m = &e.machine;
     let or_none = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".into());
     outln!("host             {} (machine id sha256 {})", m.hostname, m.machine_id_sha256);
@@ -217,25 +121,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     outln!("uid              {uid}{}", if uid == 0 { " (root)" } else { "" });
     outln!("CAP_SYS_NICE     {}  (needed for fifo/rr above RLIMIT_RTPRIO, deadline, a nice below this process's)", yes(caps.sys_nice));
     outln!("RLIMIT_RTPRIO    {}", caps.rtprio_limit);
-    outln!(
-        "nice             {} now (workers start at it); {}",
-        caps.nice,
-        if caps.sys_nice {
-            "any nice with CAP_SYS_NICE".to_string()
-        } else {
-            format!("RLIMIT_NICE {} allows nice >= {}", 20 - caps.min_nice, caps.min_nice)
-        }
-    );
-    outln!("policies allowed {}", policies(&caps).join("; "));
-    if let Some(c) = schedlab_sys::probe::cpu_cgroup(&root) {
-        outln!(
-            "own cpu cgroup   {} ({}){}",
-            c.dir.display(),
-            if c.v2 { "v2" } else { "v1" },
-            c.rt_runtime_us
-                .map(|r| format!(", cpu.rt_runtime_us {r} (RT group scheduling)"))
-                .unwrap_or_default()
-        );
+    outln!("nice             {}", schedlab_session::machine::nice(caps));
+    outln!("policies allowed {}", schedlab_session::machine::policies(caps).join("; "));
+    if let Some(line) = schedlab_session::machine::cgroup_line(&f.root) {
+        outln!("own cpu cgroup   {line}");
     }
     outln!(
         "cgroups          {}",
@@ -261,6 +150,15 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         if p.loop_devices { "yes" } else { "no: needs CAP_SYS_ADMIN and /dev/loop-control (root)" }
     );
     outln!("locked memory    CAP_IPC_LOCK {}, RLIMIT_MEMLOCK {memlock} bytes (the live dispatchers lock theirs)", yes(p.ipc_lock));
+    limits(f)
+}
+
+/// `env`'s lines on the machine's limits, clocks and knobs.
+fn limits(f: &Facts) -> anyhow::Result<()> {
+    let Facts { root, e, caps, lim, nproc, nofile, dma, acct, .. } = f;
+    let opt = |v: Option<i64>| v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into());
+    let num = |v: Option<u64>| v.map(|x| x.to_string()).unwrap_or_else(|| "unknown".into());
+    let m = &e.machine;
     outln!(
         "kernel.pid_max   {} ({} processes and threads running now)",
         num(lim.pid_max),
@@ -273,15 +171,15 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         num(lim.user_tasks)
     );
     outln!("RLIMIT_NOFILE    {}", nofile);
-    outln!("sched_ext        {}", scx_line(&root));
-    outln!("per-process acct {}", accounting_line(&acct));
+    outln!("sched_ext        {}", schedlab_session::machine::scx_line(root));
+    outln!("per-process acct {}", schedlab_session::machine::accounting_line(acct));
     outln!(
         "MemAvailable     {} MiB",
         lim.mem_available_kib.map(|k| (k / 1024).to_string()).unwrap_or_else(|| "unknown".into())
     );
     outln!(
         "RT throttling    {} (sched_rt_runtime_us {} / sched_rt_period_us {})",
-        if env::rt_throttled(&e) { "on" } else { "OFF: real-time cells need --allow-unthrottled" },
+        if env::rt_throttled(e) { "on" } else { "OFF: real-time cells need --allow-unthrottled" },
         opt(e.rt_runtime_us),
         opt(e.rt_period_us)
     );
@@ -308,11 +206,11 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     outln!(
         "cgroup layout    {} (schedlab uses: {})",
         e.cgroup,
-        schedlab_sys::cgroup::detect(&root).map(|h| h.describe()).unwrap_or_else(|| "none".into())
+        schedlab_sys::cgroup::detect(root).map(|h| h.describe()).unwrap_or_else(|| "none".into())
     );
     outln!(
         "online CPUs      {}",
-        schedlab_spec::cpulist::format(&schedlab_sys::cpus::online(&root))
+        schedlab_spec::cpulist::format(&schedlab_sys::cpus::online(root))
     );
     outln!("block devices    {}", e.io_devices.join(", "));
     outln!("schedlab         {}", e.tool_version);
@@ -322,8 +220,8 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         "restore journals {} (what a run changed on this machine, kept until it is undone; SCHEDLAB_STATE_DIR moves them)",
         schedlab_sys::journal::state_dir().display()
     );
-    print_knobs(&root)?;
-    Ok(ExitCode::SUCCESS)
+    print_knobs(root)?;
+    Ok(())
 }
 
 /// Each knob a spec may hold or sweep, with its value now or why it cannot be used here.

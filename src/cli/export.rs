@@ -91,7 +91,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         return Err(bad_input("--format hyperfine has a result per cell; per-job rows go to csv, json, markdown or parquet"));
     }
     let store = open_existing(db)?;
-    let subject = super::campaign::load(&store, a.run.as_deref())?;
+    let subject = schedlab_session::subject::load(&store, a.run.as_deref())?;
     let name = subject.name();
     for w in subject.pooling_warnings() {
         eprintln!("warning: {w}");
@@ -137,39 +137,13 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         };
         return emit(a.output.as_deref(), &text);
     }
-    let kept: Vec<usize> = (0..subject.cells.len())
-        .filter(|i| a.include_warmup || !subject.cells[*i].warmup)
-        .collect();
-    let cells: Vec<_> = kept.iter().map(|i| subject.cells[*i].clone()).collect();
-    let failed = cells.iter().filter(|c| !c.status.is_ok()).count();
+    let schedlab_session::subject::Rows { rows, cells, failed, empty } =
+        subject.rows(&store, a.jobs, a.include_warmup)?;
     if failed > 0 {
-        let empty = cells.iter().filter(|c| !c.status.is_ok() && c.samples.is_empty()).count();
         eprintln!(
-            "note: {failed} of {} cell repetitions of {name} failed: their rows have cell_status != ok and the reason in cell_message{}",
-            cells.len(),
+            "note: {failed} of {cells} cell repetitions of {name} failed: their rows have cell_status != ok and the reason in cell_message{}",
             if empty > 0 { format!("; {empty} never started and have no rows (`schedlab show` lists them)") } else { String::new() }
         );
-    }
-    // Row by row, each with its own run id (and, for a campaign, its machine).
-    let sched = schedlab_report::flat::has_sched_accounting(&subject.cells);
-    let mut rows = Vec::new();
-    for (c, i) in cells.iter().zip(&kept) {
-        let run = subject.run_of(*i);
-        let mut mine = if a.jobs {
-            let logs = store.job_logs(run.id, c.params.cell_id, c.rep, c.warmup)?;
-            schedlab_report::export::values(&schedlab_report::flat::flatten_jobs(run.id, c, &logs))
-        } else {
-            schedlab_report::export::values(&schedlab_report::flat::flatten_with(
-                run.id,
-                std::slice::from_ref(c),
-                sched,
-            ))
-        };
-        if let Some(campaign) = &subject.campaign {
-            let machine = subject.machine_of(*i);
-            mine = mine.into_iter().map(|v| with_machine(v, campaign, &machine)).collect();
-        }
-        rows.extend(mine);
     }
     if a.jobs && rows.is_empty() {
         return Err(bad_input(format!(
@@ -211,21 +185,6 @@ fn emit(output: Option<&Path>, text: &str) -> anyhow::Result<ExitCode> {
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A row with `campaign` and `machine` columns right after its `run_id`.
-fn with_machine(row: serde_json::Value, campaign: &str, machine: &str) -> serde_json::Value {
-    let serde_json::Value::Object(fields) = row else { return row };
-    let mut out = serde_json::Map::new();
-    for (k, v) in fields {
-        let after = k == "run_id";
-        out.insert(k, v);
-        if after {
-            out.insert("campaign".into(), campaign.into());
-            out.insert("machine".into(), machine.into());
-        }
-    }
-    serde_json::Value::Object(out)
 }
 
 /// Creates the output file, which must not exist yet.

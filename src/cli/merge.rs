@@ -1,9 +1,6 @@
 //! `schedlab merge -o ALL.db A.db B.db ...`: copy runs (a campaign's shards) into one database.
 
-use super::common::{bad_input, open_store};
-use schedlab_store::MergeError;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Arguments of `schedlab merge`.
@@ -20,51 +17,9 @@ pub struct Args {
     pub quiet: bool,
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
-}
-
 /// Runs `schedlab merge`.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
-    for s in &a.sources {
-        if !s.is_file() {
-            return Err(bad_input(format!("no database at {}", s.display())));
-        }
-        if same_file(s, &a.output) {
-            return Err(bad_input(format!(
-                "{} is the output: it cannot also be merged into itself",
-                s.display()
-            )));
-        }
-    }
-    // An output this merge creates goes again if the merge fails: an empty database left
-    // behind would pass for a merged one.
-    let created = !a.output.exists();
-    let merged = open_store(&a.output).and_then(|mut store| {
-        let report = store.merge(&a.sources).map_err(|e| match e {
-            MergeError::Refused(m) => bad_input(format!("{m}; nothing was merged")),
-            MergeError::Db { path, err } => {
-                anyhow::anyhow!("merging {} into {}: {err}", path.display(), a.output.display())
-            }
-        })?;
-        Ok((store, report))
-    });
-    let (store, report) = match merged {
-        Ok(m) => m,
-        Err(e) => {
-            if created {
-                for suffix in ["", "-wal", "-shm"] {
-                    let mut p = a.output.clone().into_os_string();
-                    p.push(suffix);
-                    let _ = std::fs::remove_file(p);
-                }
-            }
-            return Err(e);
-        }
-    };
+    let (store, report) = schedlab_session::merge::merge(&a.output, &a.sources)?;
     if !a.quiet {
         // A run merged before and gone further since is copied again whole.
         let again = ": it has gone further since it was merged";
@@ -98,25 +53,13 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         eprintln!("warning: {n} row(s) of table {table} in {} belong to no cell of it (no run): not merged", src.display());
     }
     // Each campaign touched: which shards it now has.
-    let mut campaigns: BTreeMap<String, u32> = BTreeMap::new();
-    for (c, s) in report.merged.iter().chain(&report.completed).filter_map(|m| m.campaign.as_ref())
-    {
-        campaigns.insert(c.clone(), s.count);
-    }
-    for (c, count) in &campaigns {
-        let have: Vec<u32> = store
-            .campaign_runs(c)?
-            .iter()
-            .filter_map(|r| r.identity.shard.map(|s| s.index))
-            .collect();
-        let missing: Vec<String> =
-            (0..*count).filter(|k| !have.contains(k)).map(|k| format!("{k}/{count}")).collect();
+    for (c, count, missing) in schedlab_session::merge::missing_shards(&store, &report)? {
         if missing.is_empty() {
             outln!("campaign {c}: all {count} shards present");
         } else {
             outln!(
                 "campaign {c}: {} of {count} shards present; missing {}",
-                *count as usize - missing.len(),
+                count as usize - missing.len(),
                 missing.join(", ")
             );
         }

@@ -3,23 +3,19 @@
 #[macro_use]
 mod out;
 
-mod campaign;
 mod check;
 mod common;
 mod compare;
 mod docs;
 mod dwcs;
 mod envcmd;
-mod eta;
 mod export;
 mod import;
-mod machine;
 mod merge;
 mod report;
 mod restore;
 mod run;
 mod runs;
-mod shard;
 mod show;
 mod simulate;
 mod slurm;

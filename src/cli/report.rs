@@ -1,7 +1,6 @@
 //! `schedlab report`: a self-contained HTML report of a stored run, with every figure
 //! beside it as SVG and PNG, and optionally a comparison with another run.
 
-use super::campaign::Subject;
 use super::common::{bad_input, open_existing, utc};
 use schedlab_analysis::{
     cell_outliers, cell_stats, compare_runs, Correction, Metric, MODIFIED_Z_THRESHOLD,
@@ -9,6 +8,7 @@ use schedlab_analysis::{
 use schedlab_model::CellRecord;
 use schedlab_report::html::{self, CompareSection, ReportInput, RunMeta};
 use schedlab_report::output::{self, OutputError};
+use schedlab_session::subject::Subject;
 use schedlab_store::{RunRow, Store};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -117,9 +117,12 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let metric = metric_and_alpha(&a.metric, a.alpha)?;
     output::check_dir(&a.output, a.force).map_err(output_error)?;
     let store = open_existing(db)?;
-    let mut subject = super::campaign::load(&store, a.run.as_deref())?;
-    let other =
-        a.compare.as_deref().map(|id| super::campaign::load(&store, Some(id))).transpose()?;
+    let mut subject = schedlab_session::subject::load(&store, a.run.as_deref())?;
+    let other = a
+        .compare
+        .as_deref()
+        .map(|id| schedlab_session::subject::load(&store, Some(id)))
+        .transpose()?;
     if other.is_some() {
         check_traced(metric, &subject.run, &subject.cells)?;
     }
@@ -139,7 +142,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         run.warnings.extend(subject.pooling_warnings());
     }
     if let Some(o) = &other {
-        run.warnings.extend(super::campaign::machine_warnings(&subject, o));
+        run.warnings.extend(schedlab_session::subject::machine_warnings(&subject, o));
     }
     run.warnings
         .extend(schedlab_report::noise::noise_warning(&subject.cells, run.env.cpus as usize));

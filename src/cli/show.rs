@@ -1,11 +1,11 @@
 //! `schedlab show`: a stored run as tables.
 
-use super::campaign::Subject;
 use super::common::{bad_input, open_existing, pick_run, sim_model, utc};
 use schedlab_report::cells;
 use schedlab_report::cols::Col;
 use schedlab_report::tables;
 use schedlab_report::tables::Named;
+use schedlab_session::subject::Subject;
 use schedlab_store::Store;
 use std::path::Path;
 use std::process::ExitCode;
@@ -65,7 +65,7 @@ impl Default for View {
 
 /// Prints the header, the per-cell totals and the per-process means of a run.
 pub fn print_run(store: &Store, id: i64) -> anyhow::Result<()> {
-    print_subject(&super::campaign::of_run(store, pick_run(store, Some(id))?)?)
+    print_subject(&schedlab_session::subject::of_run(store, pick_run(store, Some(id))?)?)
 }
 
 /// A stored run's name as a line shows it: control characters as '?', at most
@@ -164,24 +164,13 @@ fn narrowed<'a, T: cells::Keyed>(
     fitted(cells::narrow(cols, view.wide, drop), rows, view, deterministic, spare)
 }
 
-/// Prints a run or campaign as `view` asks: everything as terminal or Markdown tables, or
-/// the per-cell summary as CSV or JSON.
-pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
-    let run = &subject.run;
-    let cells = &subject.cells;
-    let stats = schedlab_analysis::cell_stats(cells);
-    let deterministic = run.mode == schedlab_model::Mode::Sim.as_str();
-    if let Some(name) = match view.format {
-        Format::Csv => Some("csv"),
-        Format::Json => Some("json"),
-        Format::Table | Format::Markdown => None,
-    } {
-        let rows = cells::values(&stats, &view.figures);
-        let exporter = schedlab_report::export::by_name(name).expect("csv and json exist");
-        let mut out = std::io::stdout().lock();
-        exporter.write_values(&rows, &mut out).map_err(super::out::stdout_error)?;
-        return Ok(());
-    }
+/// What a run or campaign is, where it ran, and what its tables' figures mean.
+fn print_head(
+    subject: &Subject,
+    stats: &[schedlab_analysis::CellStats],
+    deterministic: bool,
+) -> anyhow::Result<()> {
+    let (run, cells) = (&subject.run, &subject.cells);
     if subject.campaign.is_some() {
         print_campaign(subject)?;
     } else {
@@ -207,7 +196,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
     if let Some(model) = sim_model(cells) {
         outln!("model: {model}");
     }
-    if let Some(note) = tables::dma_latency_note(&stats) {
+    if let Some(note) = tables::dma_latency_note(stats) {
         outln!("cpu_dma_latency {note}.");
     }
     print_knobs(&run.knobs_before, cells)?;
@@ -215,6 +204,28 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
     if deterministic {
         sayln!("{}.", tables::DETERMINISTIC_NOTE);
     }
+    Ok(())
+}
+
+/// Prints a run or campaign as `view` asks: everything as terminal or Markdown tables, or
+/// the per-cell summary as CSV or JSON.
+pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
+    let run = &subject.run;
+    let cells = &subject.cells;
+    let stats = schedlab_analysis::cell_stats(cells);
+    let deterministic = run.mode == schedlab_model::Mode::Sim.as_str();
+    if let Some(name) = match view.format {
+        Format::Csv => Some("csv"),
+        Format::Json => Some("json"),
+        Format::Table | Format::Markdown => None,
+    } {
+        let rows = cells::values(&stats, &view.figures);
+        let exporter = schedlab_report::export::by_name(name).expect("csv and json exist");
+        let mut out = std::io::stdout().lock();
+        exporter.write_values(&rows, &mut out).map_err(super::out::stdout_error)?;
+        return Ok(());
+    }
+    print_head(subject, &stats, deterministic)?;
     let named = tables::named(&stats);
     if cells::any_of(&view.figures, &tables::TOTALS) {
         sayln!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
@@ -367,60 +378,13 @@ fn print_failures(cells: &[schedlab_model::CellRecord]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Keeps the cells of `subject` whose key matches `pattern` ([`cells::key_matches`]); none
-/// is bad input that suggests the closest key and lists them when they are few.
-fn keep_cells(subject: &mut Subject, pattern: &str) -> anyhow::Result<()> {
-    let keys: Vec<&str> = subject.cells.iter().map(|c| c.params.key.as_str()).collect();
-    if !keys.iter().any(|k| cells::key_matches(pattern, k)) {
-        return Err(bad_input(format!(
-            "no cell of {} matches \"{pattern}\"{}",
-            subject.name(),
-            key_hint(pattern, &keys, "its cells")
-        )));
-    }
-    // Each cell keeps its origin (the shard it came from).
-    let (kept, origin): (Vec<_>, Vec<_>) = std::mem::take(&mut subject.cells)
-        .into_iter()
-        .zip(std::mem::take(&mut subject.origin))
-        .filter(|(c, _)| cells::key_matches(pattern, &c.params.key))
-        .unzip();
-    (subject.cells, subject.origin) = (kept, origin);
-    Ok(())
-}
-
-/// The most keys a "no such cell" message lists.
-const KEYS_LISTED: usize = 12;
-
-/// What to try after a key that matched no cell: the closest key, and every key (the first
-/// [`KEYS_LISTED`] of many) after `what`, e.g. ` (did you mean "cpu/fifo:98/n10"?); its
-/// cells: ...`.
-pub fn key_hint(typed: &str, keys: &[&str], what: &str) -> String {
-    let mut unique: Vec<&str> = keys.to_vec();
-    unique.sort_unstable();
-    unique.dedup();
-    let listed = unique.iter().take(KEYS_LISTED).copied().collect::<Vec<_>>().join(", ");
-    let more = unique.len().saturating_sub(KEYS_LISTED);
-    let closest = match typed.contains('*') {
-        true => String::new(),
-        false => schedlab_spec::suggest::did_you_mean(typed, unique.iter().copied()),
-    };
-    format!(
-        "{closest}; {what}: {listed}{}",
-        if more > 0 {
-            format!(" and {more} more (`schedlab show` lists them)")
-        } else {
-            String::new()
-        }
-    )
-}
-
 /// Runs `schedlab show`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let figures = cells::chosen(&a.metric).map_err(bad_input)?;
     let store = open_existing(db)?;
-    let mut subject = super::campaign::load(&store, a.run.as_deref())?;
+    let mut subject = schedlab_session::subject::load(&store, a.run.as_deref())?;
     if let Some(p) = &a.cell {
-        keep_cells(&mut subject, p)?;
+        subject.keep_cells(p)?;
     }
     print_view(&subject, &View { format: a.format, wide: a.wide, figures })?;
     Ok(ExitCode::SUCCESS)

@@ -3,9 +3,8 @@
 //! `schedlab slurm --status DIR`: which shards finished, and the command that reruns the rest.
 
 use super::common::{bad_input, load_spec};
-use super::run::shell_word;
+use schedlab_session::slurm::{self, shell_word, Jobs, Manifest, ARRAY, MERGE, MERGED};
 use schedlab_store::RunStatus;
-use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -38,23 +37,6 @@ pub struct Args {
     pub run: super::common::RunFlags,
 }
 
-/// What `--status` needs to know of a campaign, kept beside its scripts.
-#[derive(Debug, Serialize, Deserialize)]
-struct Manifest {
-    campaign: String,
-    shards: u32,
-    spec_hash: String,
-}
-
-const MANIFEST: &str = "campaign.json";
-const ARRAY: &str = "shards.sbatch";
-const MERGE: &str = "merge.sbatch";
-const MERGED: &str = "campaign.db";
-
-fn shard_db(dir: &Path, k: u32) -> PathBuf {
-    dir.join(format!("shard-{k}.db"))
-}
-
 /// Runs `schedlab slurm`.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &a.status {
@@ -63,7 +45,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let shards = a.shards.expect("clap requires --shards without --status");
     let spec = load_spec(a.file.as_deref(), a.run.scale, a.run.repetitions)?;
     if let Some(c) = &a.run.campaign {
-        super::shard::check_campaign(c)?;
+        schedlab_session::shard::check_campaign(c)?;
     }
     if let Some(t) = a.run.timeout {
         schedlab_spec::bounds::watchdog(t, "--timeout").map_err(bad_input)?;
@@ -77,11 +59,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             )));
         }
     }
-    let campaign = a
-        .run
-        .campaign
-        .clone()
-        .unwrap_or_else(|| super::shard::campaign_id(&spec.hash, &spec.plan, shards));
+    let campaign =
+        a.run.campaign.clone().unwrap_or_else(|| {
+            schedlab_session::shard::campaign_id(&spec.hash, &spec.plan, shards)
+        });
     let exe = std::env::current_exe()
         .map_err(|e| anyhow::anyhow!("cannot find this schedlab's own path: {e}"))?;
     let dir = a.shared.clone().unwrap_or_else(|| PathBuf::from(format!("schedlab-{campaign}")));
@@ -91,27 +72,24 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         ("FILE", spec_file.as_deref()),
         ("--dir", a.run.dir.as_deref()),
     ];
-    refuse_control_characters(&std::path::absolute(&dir)?, &in_scripts)?;
+    slurm::refuse_control_characters(&std::path::absolute(&dir)?, &in_scripts)?;
     std::fs::create_dir_all(&dir)
         .map_err(|e| bad_input(format!("cannot create {}: {e}", dir.display())))?;
     let dir = std::fs::canonicalize(&dir)?;
-    refuse_control_characters(&dir, &in_scripts)?;
+    slurm::refuse_control_characters(&dir, &in_scripts)?;
     let manifest = Manifest { campaign: campaign.clone(), shards, spec_hash: spec.hash.clone() };
-    let mpath = dir.join(MANIFEST);
-    if let Ok(old) = std::fs::read_to_string(&mpath) {
-        let old: Manifest = serde_json::from_str(&old)
-            .map_err(|e| bad_input(format!("{} is not schedlab's: {e}", mpath.display())))?;
-        if old.campaign != campaign {
-            return Err(bad_input(format!(
-                "{} already holds campaign {}: give this one (campaign {campaign}) its own --shared directory",
-                dir.display(),
-                old.campaign
-            )));
-        }
-    }
-    std::fs::write(&mpath, serde_json::to_string_pretty(&manifest)? + "\n")?;
-    let array = array_script(&a, &exe, spec_file.as_deref(), &dir, &campaign, shards);
-    let merge = merge_script(&exe, &dir, &campaign, shards);
+    slurm::write_manifest(&dir, &manifest)?;
+    let jobs = Jobs {
+        exe: &exe,
+        spec: spec_file.as_deref(),
+        dir: &dir,
+        campaign: &campaign,
+        shards,
+        partition: a.partition.as_deref(),
+        time: a.time.as_deref(),
+        run_words: a.run.to_words(|p| shell_word(&p.display().to_string())),
+    };
+    let (array, merge) = (jobs.array_script(), jobs.merge_script());
     std::fs::write(dir.join(ARRAY), &array)?;
     std::fs::write(dir.join(MERGE), &merge)?;
     let (array_path, merge_path) = (
@@ -142,21 +120,6 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Refuses a path with a control character: the scripts name each on a line of its own
-/// (`#SBATCH --output=DIR/...`), where a newline would start a command bash runs.
-fn refuse_control_characters(shared: &Path, paths: &[(&str, Option<&Path>)]) -> anyhow::Result<()> {
-    for (what, path) in std::iter::once(&("--shared", Some(shared))).chain(paths) {
-        let Some(path) = path else { continue };
-        if path.as_os_str().as_encoded_bytes().iter().any(|b| b.is_ascii_control()) {
-            return Err(bad_input(format!(
-                "{what} {:?} has a control character (a newline, a tab, ...), which the job scripts cannot hold safely: use another directory",
-                path.display().to_string()
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// `sbatch --parsable ARGS`: the job id it prints.
 fn sbatch(args: &[&std::ffi::OsStr]) -> anyhow::Result<String> {
     let out =
@@ -179,112 +142,18 @@ fn sbatch(args: &[&std::ffi::OsStr]) -> anyhow::Result<String> {
     Ok(id)
 }
 
-/// The job array: task K runs shard K/N into DIR/shard-K.db; a rerun task resumes it.
-fn array_script(
-    a: &Args,
-    exe: &Path,
-    spec: Option<&Path>,
-    dir: &Path,
-    campaign: &str,
-    shards: u32,
-) -> String {
-    let q = |p: &Path| shell_word(&p.display().to_string());
-    let mut head = vec![
-        format!("#SBATCH --job-name=schedlab-{campaign}"),
-        format!("#SBATCH --array=0-{}", shards - 1),
-        "#SBATCH --nodes=1".into(),
-        "#SBATCH --ntasks=1".into(),
-        "#SBATCH --exclusive".into(),
-        format!("#SBATCH --output={}", dir.join("shard-%a.log").display()),
-    ];
-    if let Some(p) = &a.partition {
-        head.push(format!("#SBATCH --partition={p}"));
-    }
-    if let Some(t) = &a.time {
-        head.push(format!("#SBATCH --time={t}"));
-    }
-    let mut run = vec![q(exe), "--db".into(), "\"$db\"".into(), "run".into()];
-    if let Some(s) = spec {
-        run.push(q(s));
-    }
-    run.extend([
-        "--shard".into(),
-        format!("\"$SLURM_ARRAY_TASK_ID/{shards}\""),
-        "--campaign".into(),
-        campaign.to_string(),
-    ]);
-    run.extend(a.run.to_words(q));
-    format!(
-        "#!/bin/bash\n{}\n# schedlab campaign {campaign}: shard $SLURM_ARRAY_TASK_ID of {shards} on this node, into its own database.\n\
-         set -euo pipefail\n\
-         db={}/shard-\"$SLURM_ARRAY_TASK_ID\".db\n\
-         # A rerun finishes the shard's unfinished run in place.\n\
-         resume=()\n\
-         if [ -e \"$db\" ]; then resume=(--resume); fi\n\
-         exec {} \"${{resume[@]}}\" --quiet\n",
-        head.join("\n"),
-        q(dir),
-        run.join(" ")
-    )
-}
-
-/// The merge job: every shard database into DIR/campaign.db.
-fn merge_script(exe: &Path, dir: &Path, campaign: &str, shards: u32) -> String {
-    let q = |p: &Path| shell_word(&p.display().to_string());
-    let dbs: Vec<String> = (0..shards).map(|k| q(&shard_db(dir, k))).collect();
-    format!(
-        "#!/bin/bash\n#SBATCH --job-name=schedlab-{campaign}-merge\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --output={}\n\
-         set -euo pipefail\nexec {} merge -o {} {}\n",
-        dir.join("merge.log").display(),
-        q(exe),
-        q(&dir.join(MERGED)),
-        dbs.join(" ")
-    )
-}
-
 /// `--status DIR`: each shard's state, and the commands that rerun the unfinished ones and merge.
 fn status(dir: &Path) -> anyhow::Result<ExitCode> {
-    let mpath = dir.join(MANIFEST);
-    let text = std::fs::read_to_string(&mpath).map_err(|e| {
-        bad_input(format!(
-            "{} has no {MANIFEST} ({e}): is it a `schedlab slurm --shared` directory?",
-            dir.display()
-        ))
-    })?;
-    let m: Manifest =
-        serde_json::from_str(&text).map_err(|e| bad_input(format!("{}: {e}", mpath.display())))?;
+    let (m, states) = slurm::states(dir)?;
     let mut rerun = Vec::new();
     let mut with_failures = Vec::new();
-    for k in 0..m.shards {
-        let db = shard_db(dir, k);
-        let (state, status) = if !db.exists() {
-            ("not started".to_string(), None)
-        } else {
-            let store = super::common::open_store(&db)?;
-            let run = store
-                .campaign_runs(&m.campaign)?
-                .into_iter()
-                .find(|r| r.identity.shard.is_some_and(|s| s.index == k));
-            match run {
-                None => ("no run stored".into(), None),
-                Some(r) => (
-                    format!(
-                        "run {}: {}, {} cell repetitions stored on {}",
-                        r.id,
-                        r.status,
-                        r.cells_done,
-                        r.env.machine.label()
-                    ),
-                    Some(r.status),
-                ),
-            }
-        };
-        match status {
+    for (k, shard) in (0..).zip(states) {
+        match shard.status {
             Some(RunStatus::CompleteWithFailures) => with_failures.push(k),
             Some(RunStatus::Complete) => {}
             _ => rerun.push(k),
         }
-        outln!("shard {k}/{}: {state}", m.shards);
+        outln!("shard {k}/{}: {}", m.shards, shard.state);
     }
     let list = |v: &[u32]| v.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(",");
     let merge = shell_word(&dir.join(MERGE).display().to_string());

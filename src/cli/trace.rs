@@ -1,7 +1,6 @@
 //! `schedlab trace`: what the kernel's scheduler trace of a run's cells says, per worker.
 
 use super::common::{bad_input, open_existing, pick_run};
-use schedlab_model::trace::{CellTrace, ObserverCost};
 use schedlab_model::CellRecord;
 use std::path::Path;
 use std::process::ExitCode;
@@ -64,7 +63,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             return Err(bad_input(format!(
                 "run {} has no traced cell {k:?}{}",
                 run.id,
-                super::show::key_hint(k, &keys, "traced cells")
+                schedlab_session::subject::key_hint(k, &keys, "traced cells")
             )));
         }
     }
@@ -81,7 +80,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         outln!("\nWho took the CPU (involuntary switches, by whom):");
         outln!("{}", schedlab_report::cells::render(&counts, &stats, false, false).trim_end());
         sayln!("{PREEMPTED_BY}");
-        if let Some(line) = cost_summary(&cells) {
+        if let Some(line) = schedlab_report::observing::cost_summary(&cells) {
             outln!("{line}");
         }
         return Ok(ExitCode::SUCCESS);
@@ -100,7 +99,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     }
     match a.format {
         Format::Json => {
-            let out: Vec<serde_json::Value> = chosen.iter().map(|c| json(c)).collect();
+            let out: Vec<serde_json::Value> =
+                chosen.iter().map(|c| schedlab_report::observing::json(c)).collect();
             println!("{}", serde_json::to_string_pretty(&out)?);
         }
         Format::Table => {
@@ -132,8 +132,12 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                     .map(|p| format!("cpu{} busy {:.3} s, idle {:.3} s", p.cpu, p.busy_s, p.idle_s))
                     .collect();
                 println!("{}", cpus.join("; "));
-                if let Some(o) = cost(t) {
-                    let line = cost_line(o.events, o.ns_per_event * o.events as f64, t.span_s);
+                if let Some(o) = schedlab_report::observing::cost(t) {
+                    let line = schedlab_report::observing::cost_line(
+                        o.events,
+                        o.ns_per_event * o.events as f64,
+                        t.span_s,
+                    );
                     println!("observing cost {line}");
                 }
                 println!();
@@ -147,77 +151,3 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
 /// What the "preempted by" figures count, under the tables.
 const PREEMPTED_BY: &str = "preempted by: w = another worker of the cell, e = schedlab's engine, \
                             k = a kernel thread, o = another process";
-
-/// What the BPF observer of a cell repetition cost, if it was observed (in a cell recorded
-/// both ways, the figures beside the timeline's say).
-fn cost(t: &CellTrace) -> Option<&ObserverCost> {
-    t.observer.as_ref().or_else(|| t.bpf.as_ref().and_then(|b| b.observer.as_ref()))
-}
-
-/// "N ns/event, M events/s (K events)".
-fn cost_line(events: u64, ns: f64, span_s: f64) -> String {
-    let per_event = if events == 0 { 0.0 } else { ns / events as f64 };
-    let per_s = if span_s > 0.0 { events as f64 / span_s } else { 0.0 };
-    format!("{per_event:.0} ns/event, {per_s:.0} events/s ({events} events)")
-}
-
-/// One line on what observing the run's cells cost: all of them together, and the cells
-/// that cost the least and the most per event (each cell's with --cell).
-fn cost_summary(cells: &[CellRecord]) -> Option<String> {
-    let costs = cell_costs(cells);
-    let (events, ns, span) =
-        costs.iter().fold((0, 0.0, 0.0), |(e, n, s), c| (e + c.1, n + c.2, s + c.3));
-    let per_event = |c: &(String, u64, f64, f64)| if c.1 == 0 { 0.0 } else { c.2 / c.1 as f64 };
-    let least = costs.iter().min_by(|a, b| per_event(a).total_cmp(&per_event(b)))?;
-    let most = costs.iter().max_by(|a, b| per_event(a).total_cmp(&per_event(b)))?;
-    Some(format!(
-        "observing cost (the BPF programs' own run time), all cells: {}; per cell from {:.0} ({}) to {:.0} ns/event ({})",
-        cost_line(events, ns, span),
-        per_event(least),
-        least.0,
-        per_event(most),
-        most.0
-    ))
-}
-
-/// Per observed cell (in the order of the records), its events, ns in the programs and
-/// seconds observed over its measured repetitions.
-fn cell_costs(cells: &[CellRecord]) -> Vec<(String, u64, f64, f64)> {
-    let mut out: Vec<(String, u64, f64, f64)> = Vec::new();
-    for c in cells.iter().filter(|c| !c.warmup) {
-        let Some((t, o)) = c.trace.as_ref().and_then(|t| Some((t, cost(t)?))) else { continue };
-        let i = match out.iter().position(|(k, ..)| *k == c.params.key) {
-            Some(i) => i,
-            None => {
-                out.push((c.params.key.clone(), 0, 0.0, 0.0));
-                out.len() - 1
-            }
-        };
-        out[i].1 += o.events;
-        out[i].2 += o.ns_per_event * o.events as f64;
-        out[i].3 += t.span_s;
-    }
-    out
-}
-
-/// A cell repetition's trace as JSON: the stored record, with the cell's identity (and
-/// what observing cost, when the BPF programs observed it).
-fn json(c: &CellRecord) -> serde_json::Value {
-    let t = c.trace.as_ref().expect("filtered on traces");
-    let mut v = serde_json::json!({
-        "key": c.params.key,
-        "rep": c.rep + 1,
-        "warmup": c.warmup,
-        "lost_events": t.lost_events,
-        "untraced_switches": t.untraced_switches,
-        "cpus": t.cpus,
-        "workers": t.workers,
-    });
-    if let Some(o) = cost(t) {
-        v["observer"] = serde_json::json!(o);
-    }
-    if let Some(b) = &t.bpf {
-        v["bpf"] = serde_json::json!({ "cpus": b.cpus, "workers": b.workers });
-    }
-    v
-}

@@ -23,7 +23,7 @@ pub use clock::{now_ns, sleep_until, thread_cpu_ns, ThreadUsage};
 pub use hist::{
     new_latency_histogram, LatencySummary, LATENCY_HIGH_NS, LATENCY_LOW_NS, LATENCY_SIGFIG,
 };
-pub use run::{lock_memory, JobRecord, LoopStats, OverrunPolicy, RunError, RunOptions, Runner};
+pub use run::{lock_memory, JobRecord, LoopError, LoopStats, OverrunPolicy, RunOptions, Runner};
 pub use summary::TaskSummary;
 // The task model and its generator are vocabulary (the plan names them): they live in
 // schedlab-plan and keep their old paths here.

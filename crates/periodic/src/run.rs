@@ -123,7 +123,7 @@ pub struct LoopStats {
 
 /// Why the loop could not be set up or run.
 #[derive(Debug, thiserror::Error)]
-pub enum RunError {
+pub enum LoopError {
     /// The task parameters are invalid.
     #[error(transparent)]
     Task(#[from] TaskError),
@@ -186,13 +186,13 @@ impl<B: JobBody> Runner<B> {
         jobs: usize,
         mut body: B,
         options: RunOptions,
-    ) -> Result<Self, RunError> {
+    ) -> Result<Self, LoopError> {
         params.validate()?;
         if jobs == 0 {
-            return Err(RunError::NoJobs);
+            return Err(LoopError::NoJobs);
         }
         if options.lock_memory {
-            lock_memory().map_err(RunError::LockMemory)?;
+            lock_memory().map_err(LoopError::LockMemory)?;
         }
         let mut records = Vec::with_capacity(jobs);
         // Writing every slot faults the pages in even without mlockall.
@@ -209,14 +209,14 @@ impl<B: JobBody> Runner<B> {
 
     /// Runs all jobs, the first released at `start_abs_ns + phase` (CLOCK_MONOTONIC). Earlier
     /// results are discarded; nothing is allocated.
-    pub fn run(&mut self, start_abs_ns: u64) -> Result<LoopStats, RunError> {
+    pub fn run(&mut self, start_abs_ns: u64) -> Result<LoopStats, LoopError> {
         let p = self.params;
-        let overflow = RunError::TimeOverflow { start_ns: start_abs_ns, jobs: self.jobs };
+        let overflow = LoopError::TimeOverflow { start_ns: start_abs_ns, jobs: self.jobs };
         let first = start_abs_ns.checked_add(p.phase_ns).ok_or(overflow)?;
         let span =
             (self.jobs as u64).checked_mul(p.t_ns).and_then(|s| s.checked_add(p.deadline_ns()));
         if span.and_then(|s| first.checked_add(s)).is_none() {
-            return Err(RunError::TimeOverflow { start_ns: start_abs_ns, jobs: self.jobs });
+            return Err(LoopError::TimeOverflow { start_ns: start_abs_ns, jobs: self.jobs });
         }
         self.records.clear();
         self.latency.reset();
@@ -357,21 +357,21 @@ mod tests {
         let body = SpinBody::new(1);
         assert!(matches!(
             Runner::prepare(TaskParams::new(0, 10), 1, body.clone(), no_lock(OverrunPolicy::Queue)),
-            Err(RunError::Task(_))
+            Err(LoopError::Task(_))
         ));
         assert!(matches!(
             Runner::prepare(TaskParams::new(1, 10), 0, body.clone(), no_lock(OverrunPolicy::Queue)),
-            Err(RunError::NoJobs)
+            Err(LoopError::NoJobs)
         ));
         let mut r =
             Runner::prepare(TaskParams::new(1, 1 << 40), 2, body, no_lock(OverrunPolicy::Queue))
                 .unwrap_or_else(|e| panic!("{e}"));
-        assert!(matches!(r.run(u64::MAX - 5), Err(RunError::TimeOverflow { .. })));
+        assert!(matches!(r.run(u64::MAX - 5), Err(LoopError::TimeOverflow { .. })));
     }
 
     #[test]
     fn lock_error_says_what_to_do() {
-        let msg = RunError::LockMemory(io::Error::from_raw_os_error(libc::EPERM)).to_string();
+        let msg = LoopError::LockMemory(io::Error::from_raw_os_error(libc::EPERM)).to_string();
         assert!(msg.contains("ulimit -l") && msg.contains("lock_memory = false"), "{msg}");
     }
 

@@ -92,6 +92,10 @@ const DEBUGFS: &[(&str, Rule)] = &[
 /// The RT bandwidth the kernel gives by default: 950000 of every 1000000 us.
 pub const DEFAULT_RT_SHARE: f64 = 0.95;
 
+/// SCHED_DEADLINE's admission rule, for the crates that see plans only: the policy crate's,
+/// written once.
+pub use schedlab_policy::cbs::{admission_limit, admits};
+
 /// One knob: its spec name, where it lives and what it accepts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Knob {

@@ -52,12 +52,22 @@ pub struct Cbs {
     seq: u64,
 }
 
+/// The most bandwidth (sum of runtime/period) SCHED_DEADLINE admits on `cpus` CPUs:
+/// `cpus` x `rt_share`, where `rt_share` is sched_rt_runtime_us / sched_rt_period_us (0.95
+/// by default on Linux). The kernel's global admission rule, written once.
+pub fn admission_limit(cpus: usize, rt_share: f64) -> f64 {
+    cpus as f64 * rt_share
+}
+
+/// Whether reservations adding up to `bandwidth` (sum runtime/period) fit on `cpus` CPUs.
+pub fn admits(bandwidth: f64, cpus: usize, rt_share: f64) -> bool {
+    bandwidth <= admission_limit(cpus, rt_share) + 1e-12
+}
+
 /// Whether reservations fit on `cpus` CPUs: sum runtime/period <= cpus * `rt_share`.
-///
-/// `rt_share` is sched_rt_runtime_us / sched_rt_period_us (0.95 by default on Linux).
 pub fn admission(reservations: &[Reservation], cpus: usize, rt_share: f64) -> bool {
     let total: f64 = reservations.iter().map(|r| r.runtime as f64 / r.period as f64).sum();
-    total <= cpus as f64 * rt_share + 1e-12
+    admits(total, cpus, rt_share)
 }
 
 impl Cbs {
@@ -387,5 +397,15 @@ mod tests {
         c.wake(1, 1, Arrival::Resume);
         assert!(c.should_preempt(0, 1));
         assert!(admission(&[reserved(1, 4, 4).reservation.unwrap()], 1, 0.95));
+    }
+
+    #[test]
+    fn admission_takes_up_to_the_cpus_rt_share_and_no_more() {
+        assert!((admission_limit(2, 0.95) - 1.9).abs() < 1e-12);
+        assert!(admits(1.9, 2, 0.95), "the limit itself is admitted");
+        assert!(!admits(1.9001, 2, 0.95));
+        let quarter = Reservation { runtime: 1, deadline: 4, period: 4 };
+        assert!(admission(&[quarter; 3], 1, 0.95));
+        assert!(!admission(&[quarter; 4], 1, 0.95), "a whole CPU is over 95%");
     }
 }

@@ -16,6 +16,7 @@ pub mod html;
 pub mod hyperfine;
 pub mod labels;
 pub mod noise;
+pub mod observing;
 pub mod output;
 pub mod parquet;
 pub mod plots;

@@ -4,7 +4,7 @@
 //!
 //! The engine supervises at SCHED_FIFO 99 (workers stop at 98) with reset-on-fork, so
 //! its own children start as ordinary tasks and it always preempts them. It never prints:
-//! progress and warnings go to an [`Observer`].
+//! progress and warnings go to a [`Progress`].
 //!
 //! A [`Run`] is set up once ([`Run::start`]), runs its steps ([`Run::run`]) and undoes its
 //! set-up when dropped; its errors are a [`RunError`] (a failed cell is a record, not an error).
@@ -36,8 +36,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 pub use steps::{FixedSteps, StepSource};
 
-/// Receives progress from the engine (the CLI draws it; tests collect it).
-pub trait Observer {
+/// Receives the engine's progress and warnings (the CLI draws them; tests collect them).
+pub trait Progress {
     /// A cell repetition is about to start; `done` of `total` steps are finished.
     fn step_started(&mut self, _plan: &Plan, _step: &Step, _done: usize, _total: usize) {}
     /// A cell repetition finished and was stored.
@@ -80,7 +80,7 @@ impl Executor for Engine {
 
 /// An observer that ignores everything.
 pub struct Quiet;
-impl Observer for Quiet {}
+impl Progress for Quiet {}
 
 /// How to run.
 #[derive(Debug, Clone)]
@@ -209,7 +209,7 @@ pub struct Run<'a> {
     source: &'a mut dyn StepSource,
     opts: Options,
     journal: &'a mut Journal,
-    observer: &'a mut dyn Observer,
+    observer: &'a mut dyn Progress,
     /// The journal's length before the run changed anything: the drop undoes back to it.
     mark: usize,
     exe: PathBuf,
@@ -239,7 +239,7 @@ impl<'a> Run<'a> {
         source: &'a mut dyn StepSource,
         opts: Options,
         journal: &'a mut Journal,
-        observer: &'a mut dyn Observer,
+        observer: &'a mut dyn Progress,
     ) -> Result<Run<'a>, RunError> {
         let mark = journal.entries().len();
         // Absolute: a worker is exec'd after it changed into its cell's directory.

@@ -83,7 +83,7 @@ fn run_steps(
     plan: &Plan,
     opts: Options,
     journal: &mut Journal,
-    observer: &mut dyn Observer,
+    observer: &mut dyn Progress,
     sink: &mut dyn FnMut(&CellRecord) -> Result<(), SinkError>,
 ) -> Result<Ending, RunError> {
     let steps = plan.steps();
@@ -95,7 +95,7 @@ fn run_steps(
 /// Notes step starts and ends in the shared trace.
 struct Tracer(Rc<RefCell<Vec<String>>>);
 
-impl Observer for Tracer {
+impl Progress for Tracer {
     fn step_started(&mut self, _plan: &Plan, step: &Step, done: usize, total: usize) {
         self.0.borrow_mut().push(format!("start {done}/{total} {}", step.cell));
     }

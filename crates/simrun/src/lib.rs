@@ -155,7 +155,8 @@ pub mod sets;
 use schedlab_model::CellRecord;
 use schedlab_plan::{Cell, Class, Plan};
 use schedlab_policy::{cbs, Reservation, Time};
-use schedlab_sim::SimResult;
+/// A simulated cell's full schedule (what a Gantt chart draws).
+pub use schedlab_sim::SimResult;
 
 pub use demand::{DemandError, Demands, Measured};
 pub use model::{cell_input, CellInput, Unsupported};
@@ -253,7 +254,7 @@ fn admission_refusal(cell: &Cell, p: &Params) -> Option<String> {
     Some(format!(
         "SCHED_DEADLINE admission refused (simulated): {} workers' runtime/period add up to {total:.3}, over the limit {:.3} ({} CPUs x {})",
         all.len(),
-        p.cpus as f64 * p.rt_share,
+        cbs::admission_limit(p.cpus, p.rt_share),
         p.cpus,
         p.rt_share
     ))

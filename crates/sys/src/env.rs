@@ -93,6 +93,12 @@ pub fn may_write(path: &Path) -> bool {
     unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) == 0 }
 }
 
+/// This process's effective user id.
+pub fn euid() -> u32 {
+    // SAFETY: no failure mode.
+    unsafe { libc::geteuid() }
+}
+
 /// The first place schedlab's cgroups need that `writable` refuses: the directory it creates
 /// `schedlab/<group>` in (or `schedlab` itself where it exists already, e.g. delegated), and
 /// on v2 the root's `cgroup.procs`, since moving a worker from its own cgroup into another

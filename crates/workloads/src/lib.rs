@@ -5,6 +5,7 @@
 //! scheduling policy.
 #![deny(missing_docs)]
 
+pub mod calibrate;
 mod flood;
 mod hash;
 mod io;

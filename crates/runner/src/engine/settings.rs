@@ -82,10 +82,10 @@ fn explain_refusal(cell: &Cell, g: &Group, err: &std::io::Error, root: &Root) ->
         let rt: f64 = root.read_parse("/proc/sys/kernel/sched_rt_runtime_us").unwrap_or(950_000.0);
         let period: f64 =
             root.read_parse("/proc/sys/kernel/sched_rt_period_us").unwrap_or(1_000_000.0);
-        let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
+        let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         let limit = format!(
             "{:.3} ({cpus} CPUs x {rt}/{period}), less what other deadline tasks already hold",
-            cpus * rt / period
+            schedlab_plan::knob::admission_limit(cpus, rt / period)
         );
         if let Some(set) = g.workload.periodic() {
             return format!(

@@ -1,7 +1,8 @@
 //! What `show`, `export`, `report` and `compare` read: a run, or a campaign's shards as
 //! one set of cells, each cell repetition kept with the run (and machine) that measured it.
 
-use super::common::{bad_input, pick_run};
+use crate::db::pick_run;
+use crate::Error;
 use schedlab_model::{CellRecord, Environment};
 use schedlab_store::{RunRow, RunStatus, Store};
 use std::collections::BTreeMap;
@@ -24,7 +25,7 @@ pub struct Subject {
 
 /// Reads a run (`7`), a campaign (`campaign:ID`, or an id or unique prefix of one that is
 /// not all digits), or the newest run (None).
-pub fn load(store: &Store, arg: Option<&str>) -> anyhow::Result<Subject> {
+pub fn load(store: &Store, arg: Option<&str>) -> Result<Subject, Error> {
     let arg = arg.map(str::trim);
     if let Some(id) = arg.and_then(|a| a.parse::<i64>().ok()).or(None) {
         return of_run(store, pick_run(store, Some(id))?);
@@ -35,16 +36,16 @@ pub fn load(store: &Store, arg: Option<&str>) -> anyhow::Result<Subject> {
     let campaign = match found.as_slice() {
         [one] => one.clone(),
         [] => {
-            return Err(bad_input(format!("\"{text}\" is neither a run id nor a campaign in this database (`schedlab runs` lists both)")))
+            return Err(Error::Refused(format!("\"{text}\" is neither a run id nor a campaign in this database (`schedlab runs` lists both)")))
         }
         many if many.iter().any(|c| c == prefix) => prefix.to_string(),
-        many => return Err(bad_input(format!("\"{text}\" names {} campaigns ({}): give more of the id", many.len(), many.join(", ")))),
+        many => return Err(Error::Refused(format!("\"{text}\" names {} campaigns ({}): give more of the id", many.len(), many.join(", ")))),
     };
     of_campaign(store, &campaign)
 }
 
 /// One run as a subject.
-pub fn of_run(store: &Store, run: RunRow) -> anyhow::Result<Subject> {
+pub fn of_run(store: &Store, run: RunRow) -> Result<Subject, Error> {
     let cells = store.cells(run.id)?;
     Ok(Subject {
         sets: store.task_sets(run.id)?,
@@ -56,7 +57,7 @@ pub fn of_run(store: &Store, run: RunRow) -> anyhow::Result<Subject> {
     })
 }
 
-fn of_campaign(store: &Store, campaign: &str) -> anyhow::Result<Subject> {
+fn of_campaign(store: &Store, campaign: &str) -> Result<Subject, Error> {
     let shards = store.campaign_runs(campaign)?;
     let (mut cells, mut origin, mut sets) = (Vec::new(), Vec::new(), Vec::new());
     for (i, r) in shards.iter().enumerate() {
@@ -65,8 +66,9 @@ fn of_campaign(store: &Store, campaign: &str) -> anyhow::Result<Subject> {
         origin.extend(std::iter::repeat_n(i, c.len()));
         cells.extend(c);
     }
-    let first =
-        shards.first().ok_or_else(|| bad_input(format!("campaign {campaign} has no runs here")))?;
+    let first = shards
+        .first()
+        .ok_or_else(|| Error::Refused(format!("campaign {campaign} has no runs here")))?;
     let count = first.identity.shard.map(|s| s.count).unwrap_or(0);
     let have: Vec<u32> = shards.iter().filter_map(|r| r.identity.shard.map(|s| s.index)).collect();
     let missing: Vec<String> =
@@ -127,7 +129,7 @@ impl Subject {
     }
 
     /// Fills the per-job records of the subject's own cells (see `Store::attach_job_logs`).
-    pub fn attach_job_logs(&mut self, store: &Store) -> anyhow::Result<()> {
+    pub fn attach_job_logs(&mut self, store: &Store) -> Result<(), Error> {
         for (i, r) in self.shards.iter().enumerate() {
             let mut mine: Vec<CellRecord> = Vec::new();
             let at: Vec<usize> = (0..self.cells.len()).filter(|j| self.origin[*j] == i).collect();
@@ -273,4 +275,120 @@ pub fn machine_warnings(a: &Subject, b: &Subject) -> Vec<String> {
         out.extend(s.pooling_warnings().into_iter().map(|w| format!("{}: {w}", s.name())));
     }
     out
+}
+
+/// The most keys a "no such cell" message lists.
+const KEYS_LISTED: usize = 12;
+
+/// What to try after a key that matched no cell: the closest key, and every key (the first
+/// [`KEYS_LISTED`] of many) after `what`, e.g. ` (did you mean "cpu/fifo:98/n10"?); its
+/// cells: ...`.
+pub fn key_hint(typed: &str, keys: &[&str], what: &str) -> String {
+    let mut unique: Vec<&str> = keys.to_vec();
+    unique.sort_unstable();
+    unique.dedup();
+    let listed = unique.iter().take(KEYS_LISTED).copied().collect::<Vec<_>>().join(", ");
+    let more = unique.len().saturating_sub(KEYS_LISTED);
+    let closest = match typed.contains('*') {
+        true => String::new(),
+        false => schedlab_spec::suggest::did_you_mean(typed, unique.iter().copied()),
+    };
+    format!(
+        "{closest}; {what}: {listed}{}",
+        if more > 0 {
+            format!(" and {more} more (`schedlab show` lists them)")
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// The flat rows `export` writes, and what they leave out.
+pub struct Rows {
+    /// A row per process (or per job) of each cell repetition kept.
+    pub rows: Vec<serde_json::Value>,
+    /// Cell repetitions kept.
+    pub cells: usize,
+    /// Of those, the failed ones (their rows say so).
+    pub failed: usize,
+    /// Of the failed, those that never started (no rows).
+    pub empty: usize,
+}
+
+impl Subject {
+    /// A row per process (per job with `jobs`) of each cell repetition (warm-ups too with
+    /// `warmup`), each with its own run id and, for a campaign, its machine.
+    pub fn rows(&self, store: &Store, jobs: bool, warmup: bool) -> Result<Rows, Error> {
+        let kept: Vec<usize> =
+            (0..self.cells.len()).filter(|i| warmup || !self.cells[*i].warmup).collect();
+        let failed: Vec<&CellRecord> =
+            kept.iter().map(|i| &self.cells[*i]).filter(|c| !c.status.is_ok()).collect();
+        let sched = schedlab_report::flat::has_sched_accounting(&self.cells);
+        let mut rows = Vec::new();
+        for &i in &kept {
+            let (c, run) = (&self.cells[i], self.run_of(i));
+            let mut mine = if jobs {
+                let logs = store.job_logs(run.id, c.params.cell_id, c.rep, c.warmup)?;
+                schedlab_report::export::values(&schedlab_report::flat::flatten_jobs(
+                    run.id, c, &logs,
+                ))
+            } else {
+                schedlab_report::export::values(&schedlab_report::flat::flatten_with(
+                    run.id,
+                    std::slice::from_ref(c),
+                    sched,
+                ))
+            };
+            if let Some(campaign) = &self.campaign {
+                let machine = self.machine_of(i);
+                mine = mine.into_iter().map(|v| with_machine(v, campaign, &machine)).collect();
+            }
+            rows.extend(mine);
+        }
+        Ok(Rows {
+            rows,
+            cells: kept.len(),
+            failed: failed.len(),
+            empty: failed.iter().filter(|c| c.samples.is_empty()).count(),
+        })
+    }
+}
+
+/// A row with `campaign` and `machine` columns right after its `run_id`.
+fn with_machine(row: serde_json::Value, campaign: &str, machine: &str) -> serde_json::Value {
+    let serde_json::Value::Object(fields) = row else { return row };
+    let mut out = serde_json::Map::new();
+    for (k, v) in fields {
+        let after = k == "run_id";
+        out.insert(k, v);
+        if after {
+            out.insert("campaign".into(), campaign.into());
+            out.insert("machine".into(), machine.into());
+        }
+    }
+    serde_json::Value::Object(out)
+}
+
+impl Subject {
+    /// Keeps the cells whose key matches `pattern` (`schedlab_report::cells::key_matches`);
+    /// none is a refusal that suggests the closest key and lists them when they are few.
+    pub fn keep_cells(&mut self, pattern: &str) -> Result<(), Error> {
+        use schedlab_report::cells::key_matches;
+        let keys: Vec<&str> = self.cells.iter().map(|c| c.params.key.as_str()).collect();
+        if !keys.iter().any(|k| key_matches(pattern, k)) {
+            return Err(Error::Refused(format!(
+                "no cell of {} matches \"{pattern}\"{}",
+                self.name(),
+                key_hint(pattern, &keys, "its cells")
+            )));
+        }
+        // Each cell keeps its origin (the shard it came from).
+        let (kept, origin): (Vec<_>, Vec<_>) = std::mem::take(&mut self.cells)
+            .into_iter()
+            .zip(std::mem::take(&mut self.origin))
+            .filter(|(c, _)| key_matches(pattern, &c.params.key))
+            .unzip();
+        (self.cells, self.origin) = (kept, origin);
+        Ok(())
+    }
 }

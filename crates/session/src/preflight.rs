@@ -1,0 +1,297 @@
+//! What this machine and this user allow a measured run, checked before anything is
+//! created or changed: privileges, CPUs, paths, cgroups, the task and memory limits, the
+//! restore journal's directory, sched_ext, traces, the device, knobs, RT throttling and the
+//! watchdog. Every refusal is [`Error::Refused`] (exit status 2).
+
+use crate::{Error, MeasureOptions, Observer};
+use schedlab_spec::{KnobFact, KnobFacts, Spec, SpecError};
+use schedlab_sys::{env, Root};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// What the preflight found, for the run to use.
+#[derive(Debug)]
+pub struct Checked {
+    /// The machine's facts, stored with the run.
+    pub environment: schedlab_model::Environment,
+    /// The engine may supervise at SCHED_FIFO 99.
+    pub engine_rt: bool,
+    /// Each knob's value before the run changes anything.
+    pub knob_facts: KnobFacts,
+    /// The experiment device in words, when the plan has one.
+    pub device_line: Option<String>,
+    /// The built-in experiment's cells this user may not run: (why, their keys).
+    pub left_out: Vec<(String, Vec<String>)>,
+    /// The per-cell watchdog given on the command line.
+    pub timeout: Option<Duration>,
+    /// The knobs and sched_ext held from the preflight to the run's end.
+    pub holds: schedlab_sys::lock::Holds,
+    /// Where the run moves its engine so its real-time workers get RT runtime (the probe
+    /// found none in this process's cgroup, and a child was allowed real-time there).
+    pub rt_placement: Option<schedlab_spec::RtPlacement>,
+    /// The warning that the machine was busy before the first cell, naming the busiest.
+    pub busy: Option<String>,
+}
+
+impl Checked {
+    /// What a run on `environment` assumes without looking at the machine: no device, no
+    /// knobs, nothing held, the engine an ordinary task. For a run of the mock executor.
+    pub fn assumed(environment: schedlab_model::Environment) -> Checked {
+        Checked {
+            environment,
+            engine_rt: false,
+            knob_facts: KnobFacts::new(),
+            device_line: None,
+            left_out: Vec::new(),
+            timeout: None,
+            holds: schedlab_sys::lock::Holds::new(),
+            rt_placement: None,
+            busy: None,
+        }
+    }
+}
+
+/// A spec error as a refusal.
+fn refused(e: SpecError) -> Error {
+    Error::refused(e)
+}
+
+/// Checks `spec` against this machine and user before anything is changed, leaving out
+/// the cells the built-in experiment may not run; holds the settings the run changes and
+/// undoes what an earlier schedlab killed by SIGKILL left (said through `observer`).
+pub fn check(
+    spec: &mut Spec,
+    o: &MeasureOptions,
+    root: &Root,
+    state_dir: &Path,
+    observer: &mut dyn Observer,
+) -> Result<Checked, Error> {
+    let caps = env::capabilities(root);
+    // The built-in experiment is not the user's choice: what this user may not run is left
+    // out by name instead of refusing the whole run (a user's own file is refused, located).
+    let left_out = if o.builtin && !o.resume { spec.leave_out_refused(&caps) } else { Vec::new() };
+    if spec.plan.cells.is_empty() {
+        let why: Vec<&str> = left_out.iter().map(|(w, _)| w.as_str()).collect();
+        return Err(Error::Refused(format!(
+            "this user may run none of the built-in experiment's cells: {}",
+            why.join("; ")
+        )));
+    }
+    spec.check_allowed(&caps).map_err(refused)?;
+    spec.check_cpus(&schedlab_sys::cpus::online(root)).map_err(refused)?;
+    spec.check_paths(o.dir.is_some()).map_err(refused)?;
+    o.dir
+        .as_deref()
+        .map(|d| schedlab_spec::not_kernel_fs("--dir", d))
+        .transpose()
+        .map_err(Error::refused)?;
+    check_cgroups(spec, root)?;
+    check_machine(spec, root, state_dir)?;
+    let device_line = check_device(spec, root, o.dir.as_deref(), o.yes_device.as_deref())?;
+    // The settings this run changes are held from here to its end, before they are read: a
+    // setting another live run holds is refused (see `hold_settings`).
+    let holds = hold_settings(&spec.plan, root).map_err(Error::refused)?;
+    // Undo what an earlier schedlab killed by SIGKILL or a crash left on this machine, before
+    // the values found are read as the ones from before this run.
+    for line in schedlab_sys::journal::recover(state_dir, false) {
+        observer.note(&format!("restore: {line}"));
+    }
+    let knob_facts = check_knobs(spec, root).map_err(refused)?;
+    if schedlab_spec::unthrottles(&spec.plan, &knob_facts) && (o.no_engine_rt || !caps.sys_nice) {
+        return Err(Error::Refused(
+            "the spec's knobs weaken RT throttling (allow_rt_unthrottled = true), which needs the engine's watchdog at SCHED_FIFO 99: run as root and without --no-engine-rt".into(),
+        ));
+    }
+    let environment = env::environment(root);
+    if spec.plan.has_realtime() && !env::rt_throttled(&environment) && !o.allow_unthrottled {
+        return Err(Error::Refused(
+            "RT throttling is disabled (kernel.sched_rt_runtime_us = -1), so real-time workers could starve this machine. \
+             Re-enable it with `sysctl kernel.sched_rt_runtime_us=950000`, or pass --allow-unthrottled if you mean it".into(),
+        ));
+    }
+    let timeout = o
+        .timeout_s
+        .map(|t| schedlab_spec::bounds::watchdog(t, "--timeout"))
+        .transpose()
+        .map_err(Error::refused)?;
+    spec.check_watchdog(timeout.unwrap_or(spec.plan.timeout)).map_err(refused)?;
+    let rt_placement = caps.rt_placement.clone().filter(|_| spec.plan.has_realtime());
+    // A machine already busy is named before the first cell, not only judged after the last.
+    let busy = schedlab_sys::look::look(root, schedlab_analysis::noise::LOOK)
+        .and_then(|l| schedlab_analysis::noise::busy(&l, environment.cpus as usize))
+        .and_then(|b| schedlab_report::noise::busy_warning(&b));
+    Ok(Checked {
+        // Where real-time is refused, or allowed only after a move this run does not make,
+        // the engine cannot be SCHED_FIFO 99 either.
+        engine_rt: caps.sys_nice
+            && !o.no_engine_rt
+            && caps.rt_refused.is_none()
+            && (caps.rt_placement.is_none() || rt_placement.is_some()),
+        environment,
+        rt_placement,
+        busy,
+        knob_facts,
+        device_line,
+        left_out,
+        timeout,
+        holds,
+    })
+}
+
+/// Refuses a plan whose cgroup settings this machine cannot honour, before any change.
+fn check_cgroups(spec: &Spec, root: &Root) -> Result<(), Error> {
+    let groups = || spec.plan.cells.iter().flat_map(|c| &c.groups);
+    let Some(g) = groups().find(|g| g.cgroup.any()) else { return Ok(()) };
+    let refuse = |g: &str, msg: String| Error::refused(spec.cgroup_error(g, msg));
+    let Some(h) = schedlab_sys::cgroup::detect(root) else {
+        return Err(refuse(
+            &g.name,
+            format!("group \"{}\" asks for cgroup settings, but this machine has no usable cgroup hierarchy", g.name),
+        ));
+    };
+    for g in groups() {
+        h.check(&(&g.cgroup).into())
+            .map_err(|e| refuse(&g.name, format!("group \"{}\": {e}", g.name)))?;
+    }
+    Ok(())
+}
+
+/// Every cell against kernel.pid_max, kernel.threads-max, RLIMIT_NPROC and MemAvailable.
+pub fn check_limits(spec: &Spec, root: &Root) -> Result<(), SpecError> {
+    spec.check_limits(&schedlab_sys::limits::read(root))
+}
+
+/// Every knob the plan names against what this machine says about it; returns the facts
+/// (each knob's value now, before anything changes).
+pub fn check_knobs(spec: &Spec, root: &Root) -> Result<KnobFacts, SpecError> {
+    let facts = schedlab_sys::knobs::facts(root, &spec.plan.knob_names());
+    spec.check_knobs(&facts)?;
+    Ok(facts)
+}
+
+/// The plan's sched_ext schedulers against this kernel (sched_ext present, nothing loaded
+/// already, root, each program found).
+pub fn check_scx(spec: &Spec, root: &Root) -> Result<(), SpecError> {
+    spec.check_scx(&schedlab_sys::scx::facts(root, &spec.plan.scx_programs()))
+}
+
+/// The knobs' values before the run, by name, as the facts read them.
+pub fn knobs_before(facts: &KnobFacts) -> BTreeMap<String, String> {
+    facts
+        .iter()
+        .filter_map(|(k, f)| match f {
+            KnobFact::Present { value, .. } => Some((k.clone(), value.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Refuses a run that could not be carried out here: a cell beyond this machine's limits,
+/// a sched_ext scheduler or trace it cannot have, or a restore journal this user cannot
+/// write (an inherited XDG_RUNTIME_DIR of another user, say), which would otherwise fail
+/// only after the run was recorded.
+pub fn check_machine(spec: &Spec, root: &Root, state: &Path) -> Result<(), Error> {
+    check_limits(spec, root).map_err(refused)?;
+    check_scx(spec, root).map_err(refused)?;
+    check_trace(spec, root)?;
+    if let Ok(m) = std::fs::symlink_metadata(state) {
+        use std::os::unix::fs::MetadataExt;
+        let me = env::euid();
+        if !m.file_type().is_dir() || m.uid() != me {
+            return Err(Error::Refused(format!(
+                "the restore journal's directory {} is not a directory of this user (owner uid {}, this user {me}); remove it, or set SCHEDLAB_STATE_DIR",
+                state.display(),
+                m.uid()
+            )));
+        }
+    }
+    // The journal creates the directory if needed: the nearest existing ancestor must take it.
+    let existing = state.ancestors().find(|p| p.exists()).unwrap_or(Path::new("/"));
+    if !env::may_write(existing) {
+        return Err(Error::Refused(format!(
+            "this user cannot write the restore journal's directory {} ({} is not writable); set SCHEDLAB_STATE_DIR (or XDG_RUNTIME_DIR) to a directory of this user's",
+            state.display(),
+            existing.display()
+        )));
+    }
+    Ok(())
+}
+
+/// A traced cell needs what tracing needs (the kernel's BTF, BPF and the capabilities to
+/// load tracing programs; root and tracefs for the timeline): refused by name before
+/// anything is changed.
+pub fn check_trace(spec: &Spec, root: &Root) -> Result<(), Error> {
+    if !spec.plan.cells.iter().any(|c| spec.plan.traced(c)) {
+        return Ok(());
+    }
+    let mode = spec.plan.trace.mode;
+    if mode.bpf() {
+        if let Some(why) = schedlab_bpf::unavailable(&schedlab_bpf::kernel_btf()) {
+            return Err(Error::Refused(format!(
+                "the plan traces cells (trace = true or --trace), but {why}"
+            )));
+        }
+    }
+    if mode.timeline() {
+        schedlab_trace::tracefs::preflight(root).map_err(|why| {
+            Error::Refused(format!(
+                "the plan captures cells' timelines (trace = \"timeline\" or --trace=timeline), but {why}"
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// Checks the plan's experiment device against this machine (privilege, a real disk's
+/// confirmation, offered schedulers, space) before anything is changed; returns a line
+/// describing the device for the user, if there is one.
+pub fn check_device(
+    spec: &Spec,
+    root: &Root,
+    dir: Option<&Path>,
+    yes_device: Option<&str>,
+) -> Result<Option<String>, Error> {
+    let Some(d) = &spec.plan.device else { return Ok(None) };
+    let parent = dir
+        .map(Path::to_path_buf)
+        .or_else(|| spec.plan.dir.clone())
+        .unwrap_or_else(std::env::temp_dir);
+    let facts = schedlab_sys::blockdev::facts(root, d, &parent);
+    spec.check_device(&facts, yes_device).map_err(refused)?;
+    let line = match &d.target {
+        schedlab_spec::DeviceTarget::Loop { fs, direct_io, .. } => format!(
+            "device: a {} MiB loop device ({fs}{}) backed by a file in {}, removed afterwards; iosched axis sets {}",
+            spec.plan.loop_size_mib().unwrap_or(0),
+            if *direct_io { ", direct I/O" } else { "" },
+            parent.display(),
+            match d.queue {
+                schedlab_spec::QueueTarget::Device => "the loop device's queue".to_string(),
+                schedlab_spec::QueueTarget::Backing => format!("the backing disk's queue ({})", facts.disk.as_deref().unwrap_or("?")),
+            }
+        ),
+        schedlab_spec::DeviceTarget::Dir { path } => {
+            format!("device: files in a new directory under {path} on {} (confirmed)", facts.disk.as_deref().unwrap_or("?"))
+        }
+    };
+    Ok(Some(format!(
+        "{line}; page cache dropped before each cell: {}",
+        if d.drop_caches { "yes" } else { "no" }
+    )))
+}
+
+/// Holds the run's knobs and, when its cells load sched_ext schedulers, sched_ext itself:
+/// two runs that change one setting would each journal the other's value as the one from
+/// before, and leave the machine with neither's.
+fn hold_settings(
+    plan: &schedlab_spec::Plan,
+    root: &Root,
+) -> Result<schedlab_sys::lock::Holds, schedlab_sys::SysError> {
+    let mut holds = schedlab_sys::lock::Holds::new();
+    schedlab_sys::knobs::hold(root, &plan.knob_names(), &mut holds)?;
+    let scx = schedlab_sys::scx::state_path(root);
+    if !plan.scx_programs().is_empty() && scx.exists() {
+        holds.take("sched_ext (the cpu_scheduler axis)", &scx)?;
+    }
+    Ok(holds)
+}
