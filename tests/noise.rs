@@ -203,7 +203,11 @@ fn busy_loops_are_named_before_the_first_cell_and_their_share_ends_the_summary()
     // Stored among the run's warnings, counted in the summary, listed by `show`; the cells'
     // own evidence (each cell alone or the short ones pooled) names the loops' share too.
     assert!(summary.contains("; 1 warning;") || summary.contains(" warnings;"), "{summary}");
-    assert!(summary.contains("results may be inaccurate: other processes used "), "{summary}");
+    assert!(
+        summary.contains("results may be inaccurate: ")
+            && summary.contains("other processes used "),
+        "{summary}"
+    );
     let stored = line.strip_prefix("warning: ").unwrap();
     assert!(show.contains(&format!("  - {stored}")), "{show}");
 }
