@@ -275,4 +275,18 @@ mod tests {
             (Some(RtNumber::Count(2)), Some(RtNumber::Real(20.0)), None)
         );
     }
+
+    /// docs/ADDING-A-FIGURE.md's per-task example, compiled: its column as written there (the
+    /// doc quotes this test's source; `adding_a_figure_quotes_code_that_compiles` checks it).
+    #[test]
+    fn adding_a_figures_export_column_reads_its_field() {
+        const EXPORT: &[RtColumn] = &[RtColumn {
+            name: "lateness_max_us",
+            get: |t| t.lateness_max_ns.map(|x| us(x as f64)),
+        }];
+        let t = RtTask::new("worker", RtParams::default(), tally())
+            .with_times(RtTimes { lateness_max_ns: Some(-1500), ..Default::default() });
+        assert_eq!((EXPORT[0].get)(&t), Some(RtNumber::Real(-1.5)));
+        assert_eq!((EXPORT[0].get)(&RtTask::default()), None);
+    }
 }
