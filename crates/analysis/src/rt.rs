@@ -426,6 +426,38 @@ mod tests {
     }
 
     #[test]
+    fn the_p99_response_time_is_of_each_repetitions_finished_jobs() {
+        use schedlab_model::jobs::{JobLog, JobTrace};
+        // Responses 1..=100 us in repetition 0 (p99: 99 us), 200 us each in repetition 1; a
+        // job that never finished counts in neither.
+        let logged = |rep: u32, responses: Vec<Option<u64>>| {
+            let mut s = task(10, 0, (0, 0), 0.0, &[5]);
+            let jobs = responses
+                .into_iter()
+                .map(|f| JobTrace { finish_ns: f.map(|us| us * 1000), ..Default::default() })
+                .collect();
+            s.jobs = Some(JobLog { jobs, ..Default::default() });
+            rec(rep, false, vec![s])
+        };
+        let mut first: Vec<Option<u64>> = (1..=100).map(Some).collect();
+        first.push(None);
+        let recs = [logged(0, first), logged(1, vec![Some(200); 10])];
+        let s = &rt_stats(&recs)[0];
+        let p99 = &s.figures[&RESPONSE_P99];
+        assert_eq!(p99.n, 2);
+        assert!((p99.mean - (99.0 + 200.0) / 2.0).abs() < 0.2, "{p99:?}");
+        assert_eq!((s.finished_jobs, s.unfinished_jobs), (110, 1));
+        assert_eq!(RESPONSE_P99.of_repetition(&recs[1]).map(|x| x.round()), Some(200.0));
+        // Without per-job records (not loaded, or none kept): no value.
+        assert_eq!(
+            rt_stats(&[rec(0, false, vec![task(10, 0, (0, 0), 0.0, &[5])])])[0].figures
+                [&RESPONSE_P99]
+                .n,
+            0
+        );
+    }
+
+    #[test]
     fn dispatcher_tasks_have_no_wake_ups() {
         let s = &rt_stats(&[rec(
             0,

@@ -55,6 +55,11 @@ impl<'a> RtRep<'a> {
     fn latency_us(&self, q: f64) -> Option<f64> {
         quantile_us(&merge(self.rt().filter_map(latency_hist))?, q)
     }
+
+    /// The `q` quantile of the response times of its finished jobs (per-job records), µs.
+    fn response_us(&self, q: f64) -> Option<f64> {
+        quantile_us(&responses(self.job_logs()).0, q)
+    }
 }
 
 /// What a real-time figure counts, which fixes the range its interval stays in.
@@ -279,6 +284,19 @@ pub const LATENCY_MAX: RtFigure = RtFigure {
     )
 };
 
+/// 99th percentile response time of the finished jobs.
+pub const RESPONSE_P99: RtFigure = RtFigure {
+    in_table: InTable::Wide,
+    ..figure(
+        "response_p99_us",
+        "response p99 [us]",
+        RtUnit::Micros,
+        1,
+        "99th percentile response time (finish - release) of the finished jobs [µs]",
+        |r| r.response_us(0.99),
+    )
+};
+
 /// Every real-time figure, in the order the tables show them.
 pub const FIGURES: &[RtFigure] = &[
     JOBS,
@@ -291,6 +309,7 @@ pub const FIGURES: &[RtFigure] = &[
     LATENCY_P50,
     LATENCY_P99,
     LATENCY_MAX,
+    RESPONSE_P99,
 ];
 
 /// Each figure of [`FIGURES`] summarised over the repetitions of a cell (or of a CPU's
