@@ -351,6 +351,35 @@ fn the_spare_trace_figures_are_columns_of_the_per_worker_table() {
     }
 }
 
+/// docs/ADDING-A-FIGURE.md quotes compiled code: each rust block after a `<!-- quoted from
+/// PATH -->` line must be in that file of the workspace as written (the build compiles the
+/// file), so the page cannot drift from the code; a diff, which nothing compiles, is refused.
+#[test]
+fn adding_a_figure_quotes_code_that_compiles() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = std::fs::read_to_string(root.join("docs/ADDING-A-FIGURE.md")).unwrap();
+    let (mut quoted, mut from) = (0, None);
+    let mut lines = doc.lines();
+    while let Some(line) = lines.next() {
+        if let Some(path) =
+            line.strip_prefix("<!-- quoted from ").and_then(|l| l.strip_suffix(" -->"))
+        {
+            from = Some(path);
+        } else if line == "```rust" {
+            let block: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+            let block = block.join("\n");
+            let path =
+                from.take().unwrap_or_else(|| panic!("a rust block names no file:\n{block}"));
+            let source = std::fs::read_to_string(root.join(path)).unwrap();
+            assert!(source.contains(&block), "{path} no longer has, as written:\n{block}");
+            quoted += 1;
+        } else {
+            assert!(!line.starts_with("```diff"), "a diff is not compiled: quote the code");
+        }
+    }
+    assert!(quoted >= 10, "{quoted} quoted blocks");
+}
+
 #[test]
 fn the_trace_figures_shortened_for_the_terminal_have_per_cell_columns() {
     let long = crate::cols::header(&tables::trace_cell_columns()).join("|");
