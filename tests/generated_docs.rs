@@ -31,11 +31,13 @@ fn compare_and_report_help_and_man_page_list_every_metric_with_the_trace_ones() 
     for m in Metric::TRACE {
         assert!(page.contains(m.name()), "{} in the man page: {page}", m.name());
     }
-    // An unknown one is refused with the whole list, as before.
+    // An unknown one is refused with the closest name (the real-time latencies now) and the
+    // whole list, as before.
     let out = lab.run(&["compare", "1", "2", "--metric", "latency"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains(&format!("unknown metric \"latency\"; use one of {}", every.join(", "))));
+    assert!(err.contains("unknown metric \"latency\" (did you mean \"latency_"), "{err}");
+    assert!(err.contains(&format!("; use one of {}", every.join(", "))), "{err}");
 }
 
 /// export --help lists five formats, and each one it lists is one export writes.

@@ -195,3 +195,33 @@ fn rt_report_renders_every_figure_in_chromium() {
     let checked = check_figures_in_chromium(&chromium, &lab.path("rep"), &want);
     assert_eq!(checked, ids.len());
 }
+
+#[test]
+fn real_time_figures_are_named_in_json_chosen_by_metric_and_compared() {
+    let lab = Lab::new();
+    let id = store_run(&lab.db(), "rt-fixture", &fixture()).to_string();
+    let json: Vec<serde_json::Value> =
+        serde_json::from_str(&lab.ok(&["show", &id, "--format", "json"])).unwrap();
+    let row = json.iter().find(|r| r["key"] == "set/fifo-rm/utilisation=0.6/n4").unwrap();
+    // k = 4: sliding violations 12, 13, 14 per task over the repetitions (as in the table).
+    assert_eq!(row["sliding_violations_per_proc"].as_f64(), Some(13.0), "{row}");
+    assert!(row["sliding_violations_per_proc_ci_low"].as_f64().unwrap() < 13.0, "{row}");
+    assert!(row["response_p99_us"].is_null(), "the fixture keeps no per-job records: {row}");
+    let exported: Vec<serde_json::Value> =
+        serde_json::from_str(&lab.ok(&["export", &id, "--per", "cell", "--format", "json"]))
+            .unwrap();
+    assert_eq!(exported, json, "export --per cell is show's per-cell summary");
+
+    // --metric chooses real-time figures as it chooses the others.
+    let shown = lab.ok(&["show", &id, "--metric", "miss_pct"]);
+    assert!(shown.contains("missed [%]") && !shown.contains("sliding viol."), "{shown}");
+    assert!(!shown.contains("Per cell, totals"), "{shown}");
+
+    // compare takes each real-time figure by the same name; preempted is show's cell total.
+    let same = lab.ok(&["compare", &id, &id, "--metric", "miss_pct", "--format", "json"]);
+    assert!(same.contains("\"metric\"") && same.contains("miss_pct"), "{same}");
+    let out = lab.run(&["compare", &id, &id, "--metric", "preempted"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("did you mean \"preempted_per_proc\"?"), "{err}");
+}

@@ -6,7 +6,7 @@
 //! of tests (Holm unless `--correction` says otherwise).
 
 use super::common::{bad_input, open_existing, utc};
-use super::report::{check_traced, meta, metric_and_alpha};
+use super::report::{check_metric, meta, metric_and_alpha};
 use schedlab_analysis::{compare_runs, compare_within, Correction};
 use schedlab_report::{compare, within};
 use std::io::Write;
@@ -47,6 +47,20 @@ pub struct Args {
     /// (family-wise error), bh (Benjamini-Hochberg, false discovery rate) or none.
     #[arg(long, default_value = "holm")]
     pub correction: String,
+}
+
+/// A run or campaign with what `metric` is made of: the per-job records for a real-time
+/// figure (the response time is theirs).
+fn load(
+    store: &schedlab_store::Store,
+    id: &str,
+    metric: schedlab_analysis::Metric,
+) -> anyhow::Result<schedlab_session::subject::Subject> {
+    let mut s = schedlab_session::subject::load(store, Some(id))?;
+    if metric.needs_periodic() {
+        s.attach_job_logs(store)?;
+    }
+    Ok(s)
 }
 
 /// Parses `--correction` (bad input with the valid names).
@@ -91,14 +105,11 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         return by_axis(&open_existing(db)?, &a, by, metric, correction);
     };
     let store = open_existing(db)?;
-    let (sa, sb) = (
-        schedlab_session::subject::load(&store, Some(&a.a))?,
-        schedlab_session::subject::load(&store, Some(b))?,
-    );
+    let (sa, sb) = (load(&store, &a.a, metric)?, load(&store, b, metric)?);
     let (ra, rb) = (&sa.run, &sb.run);
     let (cells_a, cells_b) = (&sa.cells, &sb.cells);
-    check_traced(metric, ra, cells_a)?;
-    check_traced(metric, rb, cells_b)?;
+    check_metric(metric, ra, cells_a)?;
+    check_metric(metric, rb, cells_b)?;
     let c = compare_runs(cells_a, cells_b, metric, a.alpha, correction).expect("alpha was checked");
     if c.cells.is_empty() {
         return Err(bad_input(format!(
@@ -163,8 +174,8 @@ fn by_axis(
     metric: schedlab_analysis::Metric,
     correction: Correction,
 ) -> anyhow::Result<ExitCode> {
-    let s = schedlab_session::subject::load(store, Some(&a.a))?;
-    check_traced(metric, &s.run, &s.cells)?;
+    let s = load(store, &a.a, metric)?;
+    check_metric(metric, &s.run, &s.cells)?;
     let w = compare_within(
         &s.cells,
         &within::coords,

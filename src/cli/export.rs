@@ -27,7 +27,8 @@ pub struct Args {
     pub jobs: bool,
     /// process: a row per process (the default); cell: the per-cell summary `show` prints,
     /// a row per cell named by its key (csv and json: each figure's mean and 95% interval,
-    /// as `show --format json`; markdown: the tables, for a write-up).
+    /// the real-time figures too when the run has periodic sets, as `show --format json`;
+    /// markdown: the tables, for a write-up).
     #[arg(long, value_enum, default_value_t = Per::Process)]
     pub per: Per,
 }
@@ -121,16 +122,20 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         return emit(a.output.as_deref(), &String::from_utf8(out)?);
     }
     if a.per == Per::Cell {
+        let mut subject = subject;
+        // Per-job records feed the real-time figures made of them (the response time).
+        subject.attach_job_logs(&store)?;
         let stats = schedlab_analysis::cell_stats(&subject.cells);
-        let figures: Vec<_> = schedlab_report::cells::figures().collect();
+        let rt = schedlab_analysis::rt_stats(&subject.cells);
+        let figures = schedlab_report::cells::Chosen::all();
         let text = match &exporter {
             Some(_) if a.format == "markdown" || a.format == "md" => {
                 let sim = subject.run.mode == schedlab_model::Mode::Sim.as_str();
-                schedlab_report::cells::markdown(&stats, &figures, sim)
+                schedlab_report::cells::markdown(&stats, &rt, &figures, sim)
             }
             Some(e) => {
                 let mut out = Vec::new();
-                e.write_values(&schedlab_report::cells::values(&stats, &figures), &mut out)?;
+                e.write_values(&schedlab_report::cells::values(&stats, &rt, &figures), &mut out)?;
                 String::from_utf8(out)?
             }
             None => unreachable!("parquet and hyperfine are refused or written above"),

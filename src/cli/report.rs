@@ -58,11 +58,18 @@ pub fn meta(run: &RunRow) -> RunMeta {
     }
 }
 
-/// Refuses a metric from the kernel trace for a run that has no traced repetition.
-pub fn check_traced(metric: Metric, run: &RunRow, records: &[CellRecord]) -> anyhow::Result<()> {
+/// Refuses a metric `run` cannot have: a trace metric of a run made without `--trace`, a
+/// real-time figure of a run without periodic task sets.
+pub fn check_metric(metric: Metric, run: &RunRow, records: &[CellRecord]) -> anyhow::Result<()> {
     if metric.needs_trace() && !records.iter().any(|r| r.trace.is_some()) {
         return Err(bad_input(format!(
             "run {} ({}) was not traced: --metric {} comes from kernel traces; make the run with `schedlab run --trace`",
+            run.id, run.name, metric
+        )));
+    }
+    if metric.needs_periodic() && schedlab_analysis::rt_stats(records).is_empty() {
+        return Err(bad_input(format!(
+            "run {} ({}) has no periodic task set: --metric {} is a real-time figure of `kind = \"periodic\"` groups",
             run.id, run.name, metric
         )));
     }
@@ -95,7 +102,7 @@ fn comparison(
     first: Metric,
     alpha: f64,
 ) -> anyhow::Result<CompareSection> {
-    check_traced(first, &other.run, &other.cells)?;
+    check_metric(first, &other.run, &other.cells)?;
     other.attach_job_logs(store)?;
     let b = other.cells;
     let other = &other.run;
@@ -124,7 +131,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         .map(|id| schedlab_session::subject::load(&store, Some(id)))
         .transpose()?;
     if other.is_some() {
-        check_traced(metric, &subject.run, &subject.cells)?;
+        check_metric(metric, &subject.run, &subject.cells)?;
     }
     // Per-job records feed the response time figure of periodic sets.
     subject.attach_job_logs(&store)?;

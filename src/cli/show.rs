@@ -37,8 +37,11 @@ pub struct Args {
     #[arg(long, value_name = "PATTERN")]
     pub cell: Option<String>,
     /// Only these per-cell figures, comma-separated, named as in `--format json`: wall_s,
-    /// user_s, sys_s, cpu_pct, preempted, blocked, wall_per_proc_s, user_per_proc_s,
-    /// sys_per_proc_s, cpu_pct_per_proc, preempted_per_proc, blocked_per_proc, procs_per_s.
+    /// user_s, sys_s, cpu_pct, preempted, blocked (cell totals), wall_per_proc_s,
+    /// user_per_proc_s, sys_per_proc_s, cpu_pct_per_proc, preempted_per_proc,
+    /// blocked_per_proc, procs_per_s; of periodic task sets: jobs, misses, miss_pct,
+    /// misses_per_proc, fixed_violations_per_proc, sliding_violations_per_proc,
+    /// in_violation_pct, latency_p50_us, latency_p99_us, latency_max_us, response_p99_us.
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     pub metric: Vec<String>,
     /// Every column: the workload, policy and process labels beside each cell's key, and
@@ -53,13 +56,13 @@ pub struct View {
     pub format: Format,
     /// Every column.
     pub wide: bool,
-    /// The per-cell figures shown.
-    pub figures: Vec<&'static tables::Figure>,
+    /// The per-cell and real-time figures shown.
+    pub figures: cells::Chosen,
 }
 
 impl Default for View {
     fn default() -> View {
-        View { format: Format::Table, wide: false, figures: cells::figures().collect() }
+        View { format: Format::Table, wide: false, figures: cells::Chosen::all() }
     }
 }
 
@@ -126,42 +129,20 @@ fn draw<R>(cols: &[Col<R>], rows: &[R], view: &View, deterministic: bool) -> Str
 }
 
 /// A table drawn as `view` asks; a terminal table wider than [`cells::MAX_WIDTH`] (long
-/// cell keys) leaves the columns headed `spare` to --wide, in that order, until it fits.
-fn fitted<R>(
-    cols: Vec<Col<R>>,
-    rows: &[R],
-    view: &View,
-    deterministic: bool,
-    spare: &[&str],
-) -> String {
-    let spare = if view.format == Format::Table && !view.wide { spare } else { &[] };
-    cells::fit(cols, spare, |cols| draw(cols, rows, view, deterministic))
+/// cell keys) leaves its spare columns to --wide, in their turn, until it fits.
+fn fitted<R>(cols: Vec<Col<R>>, rows: &[R], view: &View, deterministic: bool) -> String {
+    let fitting = view.format == Format::Table && !view.wide;
+    cells::fit(cols, fitting, |cols| draw(cols, rows, view, deterministic))
 }
 
-/// Columns of the per-cell totals a table too wide for long keys leaves to --wide.
-pub const TOTALS_SPARE: [&str; 3] = ["sys [CPU-s]", "user [CPU-s]", "blocked"];
-
-/// Columns of the per-process means a table too wide for long keys leaves to --wide.
-pub const PER_PROCESS_SPARE: [&str; 4] = ["sys/proc", "user/proc", "blocked/proc", "procs/s"];
-
-/// Columns of the fairness table a table too wide for long keys leaves to --wide.
-pub const FAIRNESS_SPARE: [&str; 6] =
-    ["CV", "max dev [s]", "units/s", "procs/s", "Jain", "makespan [s]"];
-
-/// Columns of the I/O table a table too wide for long keys leaves to --wide.
-pub const IO_SPARE: [&str; 2] = ["max [us]", "p99 [us]"];
-
-/// A table named by cell key, drawn as `view` asks, its `secondary` columns left to --wide.
+/// A table named by cell key, drawn as `view` asks, its secondary columns left to --wide.
 fn narrowed<'a, T: cells::Keyed>(
     cols: Vec<Col<Named<'a, T>>>,
     rows: &[Named<'a, T>],
-    secondary: &[&str],
     view: &View,
     deterministic: bool,
-    spare: &[&str],
 ) -> String {
-    let drop = if view.wide { &[][..] } else { secondary };
-    fitted(cells::narrow(cols, view.wide, drop), rows, view, deterministic, spare)
+    fitted(cells::narrow(cols, view.wide, &[]), rows, view, deterministic)
 }
 
 /// What a run or campaign is, where it ran, and what its tables' figures mean.
@@ -213,13 +194,14 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
     let run = &subject.run;
     let cells = &subject.cells;
     let stats = schedlab_analysis::cell_stats(cells);
+    let rt = schedlab_analysis::rt_stats(cells);
     let deterministic = run.mode == schedlab_model::Mode::Sim.as_str();
     if let Some(name) = match view.format {
         Format::Csv => Some("csv"),
         Format::Json => Some("json"),
         Format::Table | Format::Markdown => None,
     } {
-        let rows = cells::values(&stats, &view.figures);
+        let rows = cells::values(&stats, &rt, &view.figures);
         let exporter = schedlab_report::export::by_name(name).expect("csv and json exist");
         let mut out = std::io::stdout().lock();
         exporter.write_values(&rows, &mut out).map_err(super::out::stdout_error)?;
@@ -227,19 +209,19 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
     }
     print_head(subject, &stats, deterministic)?;
     let named = tables::named(&stats);
-    if cells::any_of(&view.figures, &tables::TOTALS) {
+    if cells::any_of(&view.figures.cell, &tables::TOTALS) {
         sayln!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
-        let cols = cells::totals_columns(view.wide, &view.figures);
-        outln!("{}", fitted(cols, &named, view, deterministic, &TOTALS_SPARE));
+        let cols = cells::totals_columns(view.wide, &view.figures.cell);
+        outln!("{}", fitted(cols, &named, view, deterministic));
     }
-    if cells::any_of(&view.figures, &tables::PER_PROCESS) {
+    if cells::any_of(&view.figures.cell, &tables::PER_PROCESS) {
         let sched = stats.iter().any(|s| s.run_delay_per_proc.is_some()) && !view.wide;
         sayln!(
             "\nPer process (mean of each repetition's per-process mean, ±95% CI over n repetitions{}):",
             if sched { "; --wide adds the kernel's run delay and migrations" } else { "" }
         );
-        let cols = cells::per_process_columns(&stats, view.wide, &view.figures);
-        outln!("{}", fitted(cols, &named, view, deterministic, &PER_PROCESS_SPARE));
+        let cols = cells::per_process_columns(&stats, view.wide, &view.figures.cell);
+        outln!("{}", fitted(cols, &named, view, deterministic));
     }
     let grouped = stats.iter().any(|s| {
         s.params.groups.len() > 1
@@ -254,36 +236,22 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
     if grouped {
         sayln!("\nThroughput and fairness (measured groups only; background groups count only in the CPU shares):");
         let cols = tables::fairness_columns();
-        outln!("{}", fitted(cols, &stats, view, deterministic, &FAIRNESS_SPARE));
+        outln!("{}", fitted(cols, &stats, view, deterministic));
     }
     let io = schedlab_analysis::io_stats(cells);
     if !io.is_empty() {
         sayln!(
             "\nI/O (mean ±95% CI over n repetitions; MB/s = bytes of the cell / its time; latency per read/write call, percentiles of each repetition's merged histogram; device counters from /sys/block/<dev>/stat):"
         );
-        let table = narrowed(
-            tables::io_columns(),
-            &tables::io_named(&io),
-            &cells::IO_SECONDARY,
-            view,
-            deterministic,
-            &IO_SPARE,
-        );
+        let table = narrowed(tables::io_columns(), &tables::io_named(&io), view, deterministic);
         outln!("{table}");
     }
-    let rt = schedlab_analysis::rt_stats(cells);
-    if !rt.is_empty() {
+    if !rt.is_empty() && !view.figures.rt.is_empty() {
         sayln!(
             "\nReal-time task sets (mean ±95% CI over n repetitions; per process = averaged over the set's tasks; missed = misses / jobs; violations of (x, y) windows, fixed and sliding; latency = scheduling latency (wake-up, or hand-off under the edf and dwcs dispatchers), percentiles of each repetition's merged histogram; every job: export --jobs):"
         );
-        let table = narrowed(
-            tables::rt_columns(),
-            &tables::rt_named(&rt),
-            &cells::RT_SECONDARY,
-            view,
-            deterministic,
-            &[],
-        );
+        let cols = cells::rt_columns(view.wide, &view.figures);
+        let table = fitted(cols, &tables::rt_named(&rt), view, deterministic);
         outln!("{table}");
         if let Some(note) = tables::rt_placement_note(&rt, run.env.cpus) {
             sayln!("{note}.");
@@ -385,6 +353,11 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let mut subject = schedlab_session::subject::load(&store, a.run.as_deref())?;
     if let Some(p) = &a.cell {
         subject.keep_cells(p)?;
+    }
+    // Per-job records feed the real-time figures made of them (the response time), which
+    // the narrow table leaves out.
+    if a.wide || matches!(a.format, Format::Csv | Format::Json) {
+        subject.attach_job_logs(&store)?;
     }
     print_view(&subject, &View { format: a.format, wide: a.wide, figures })?;
     Ok(ExitCode::SUCCESS)

@@ -35,8 +35,14 @@ impl TypedValueParser for Names {
             return Ok(v.get_name().to_string());
         }
         let names: Vec<&str> = self.values.iter().map(PossibleValue::get_name).collect();
-        let message =
-            format!("unknown {} \"{given}\"; use one of {}\n", self.what, names.join(", "));
+        // An alias may be the closest (`preempted` for `preempted_per_proc`).
+        let known = self.values.iter().flat_map(|v| v.get_name_and_aliases());
+        let message = format!(
+            "unknown {} \"{given}\"{}; use one of {}\n",
+            self.what,
+            schedlab_spec::suggest::did_you_mean(&given, known),
+            names.join(", ")
+        );
         Err(clap::Error::raw(clap::error::ErrorKind::InvalidValue, message).with_cmd(cmd))
     }
 

@@ -24,7 +24,7 @@ impl MainFigure {
     pub fn name(self) -> &'static str {
         match self {
             MainFigure::WallPerProc => "wall_per_proc",
-            MainFigure::MissPct => "miss_pct",
+            MainFigure::MissPct => crate::rt::MISS_PCT.name,
             MainFigure::MbS => "mb_s",
         }
     }
@@ -71,7 +71,7 @@ impl Judgement {
 /// (warm-ups and failed ones left out, as in the tables).
 pub fn main_figure(records: &[CellRecord]) -> (MainFigure, Summary) {
     if let Some(s) = rt_stats(records).first() {
-        return (MainFigure::MissPct, s.miss_pct);
+        return (MainFigure::MissPct, s.figures[&crate::rt::MISS_PCT]);
     }
     if let Some(s) = io_stats(records).first() {
         return (MainFigure::MbS, s.mb_s);

@@ -4,6 +4,7 @@
 //! as [`crate::CellStats`] (per-process figures are means over the repetition's processes),
 //! so a comparison and a table of the same run agree.
 
+use crate::rt::{self, RtFigure};
 use crate::trace::{self, TraceFigure};
 use schedlab_model::{CellRecord, Sample};
 
@@ -14,9 +15,11 @@ pub enum Metric {
     WallPerProc,
     /// Release to last reap, seconds.
     Makespan,
-    /// Mean involuntary context switches ("preempted") per process.
+    /// Mean involuntary context switches per process (`show`'s `preempted_per_proc`; its
+    /// `preempted` is the cell's total).
     InvoluntaryPerProc,
-    /// Mean voluntary context switches ("blocked") per process.
+    /// Mean voluntary context switches per process (`show`'s `blocked_per_proc`; its
+    /// `blocked` is the cell's total).
     VoluntaryPerProc,
     /// Mean user CPU seconds per process.
     UserPerProc,
@@ -34,6 +37,9 @@ pub enum Metric {
     RunDelayPerProc,
     /// Mean migrations per process, from the scheduler's own accounting (`Sample::migrations`).
     SchedMigrationsPerProc,
+    /// A real-time figure of a periodic set ([`crate::rt::FIGURES`]), per repetition as
+    /// [`crate::RtStats`] counts it.
+    Rt(&'static RtFigure),
 }
 
 impl Metric {
@@ -51,10 +57,16 @@ impl Metric {
     /// it was recorded has them, traced or not (None for older runs).
     pub const SCHED: [Metric; 2] = [Metric::RunDelayPerProc, Metric::SchedMigrationsPerProc];
 
-    /// Every metric [`Metric::parse`] knows: [`Metric::ALL`], [`Metric::SCHED`], then
-    /// [`Metric::TRACE`].
+    /// Every metric [`Metric::parse`] knows: [`Metric::ALL`], [`Metric::SCHED`],
+    /// [`Metric::TRACE`], then every real-time figure.
     pub fn every() -> impl Iterator<Item = Metric> {
-        Metric::ALL.into_iter().chain(Metric::SCHED).chain(Metric::TRACE)
+        let rt = rt::FIGURES.iter().map(Metric::Rt);
+        Metric::ALL.into_iter().chain(Metric::SCHED).chain(Metric::TRACE).chain(rt)
+    }
+
+    /// Whether only periodic task sets have it.
+    pub fn needs_periodic(self) -> bool {
+        matches!(self, Metric::Rt(_))
     }
 
     /// The metrics only traced repetitions have (`run --trace`).
@@ -82,6 +94,7 @@ impl Metric {
             return f.name;
         }
         match self {
+            Metric::Rt(f) => f.name,
             Metric::WallPerProc => "wall",
             Metric::Makespan => "makespan",
             Metric::InvoluntaryPerProc => "involuntary",
@@ -102,6 +115,7 @@ impl Metric {
             return label;
         }
         match self {
+            Metric::Rt(f) => f.description,
             Metric::WallPerProc => "wall per process [s]",
             Metric::Makespan => "makespan [s]",
             Metric::InvoluntaryPerProc => "involuntary switches per process",
@@ -117,19 +131,20 @@ impl Metric {
     }
 
     /// The other names [`Metric::parse`] accepts for it (`invol`, `vol`, the `*_per_proc`
-    /// spellings).
+    /// spellings). `preempted` and `blocked` are none: in `show` they are a cell's totals, and
+    /// these metrics are means per process (`preempted_per_proc`, `blocked_per_proc`).
     pub fn aliases(self) -> &'static [&'static str] {
         match self {
             Metric::WallPerProc => &["wall_per_proc"],
-            Metric::InvoluntaryPerProc => &["invol", "invol_per_proc", "preempted"],
-            Metric::VoluntaryPerProc => &["vol", "vol_per_proc", "blocked"],
+            Metric::InvoluntaryPerProc => &["invol", "invol_per_proc", "preempted_per_proc"],
+            Metric::VoluntaryPerProc => &["vol", "vol_per_proc", "blocked_per_proc"],
             Metric::UserPerProc => &["user_per_proc"],
             Metric::RunnablePerProc => &["runnable_per_proc", "waiting"],
             Metric::WakeupP99 => &["wakeup"],
             Metric::MigrationsPerProc => &["migrations_per_proc"],
             Metric::RunDelayPerProc => &["run_delay_per_proc"],
             Metric::SchedMigrationsPerProc => &["k_migrations"],
-            Metric::Makespan | Metric::Throughput => &[],
+            Metric::Makespan | Metric::Throughput | Metric::Rt(_) => &[],
         }
     }
 
@@ -173,6 +188,7 @@ impl Metric {
             Metric::RunnablePerProc | Metric::WakeupP99 | Metric::MigrationsPerProc => {
                 self.trace_figure()?.of_repetition(r)?
             }
+            Metric::Rt(f) => f.of_repetition(r)?,
         };
         v.is_finite().then_some(v)
     }
@@ -316,5 +332,60 @@ mod tests {
         }
         assert_eq!(Metric::parse("invol"), Some(Metric::InvoluntaryPerProc));
         assert_eq!(Metric::parse("latency"), None);
+        let mut all: Vec<&str> = Metric::every()
+            .flat_map(|m| std::iter::once(m.name()).chain(m.aliases().iter().copied()))
+            .collect();
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n, "a name or alias of two metrics");
+    }
+
+    #[test]
+    fn preempted_and_blocked_are_show_totals_not_per_process_metrics() {
+        // `show --metric preempted` is a cell's total; a per-process mean has its own name.
+        assert_eq!(Metric::parse("preempted"), None);
+        assert_eq!(Metric::parse("blocked"), None);
+        assert_eq!(Metric::parse("preempted_per_proc"), Some(Metric::InvoluntaryPerProc));
+        assert_eq!(Metric::parse("blocked_per_proc"), Some(Metric::VoluntaryPerProc));
+    }
+
+    #[test]
+    fn real_time_metrics_are_the_figures_of_rt_stats_per_repetition() {
+        use schedlab_model::{CellRt, Extra, RtTask};
+        let task = |jobs: u64, misses: u64| Sample {
+            extra: Extra {
+                rt: Some(RtTask { jobs, misses, met: jobs - misses, ..Default::default() }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let periodic = |rep: u32, tasks: Vec<Sample>| {
+            let params = CellParams {
+                cell_id: 1,
+                key: "set/edf".into(),
+                workload_kind: "periodic".into(),
+                ..Default::default()
+            };
+            let rt = Some(CellRt { scheduler: "edf".into(), ..Default::default() });
+            CellRecord { rt, ..test_record(params, rep, 1.0, tasks) }
+        };
+        // 10% and 20% missed; 0.5 and 1.5 misses per task.
+        let recs =
+            [periodic(0, vec![task(5, 0), task(5, 1)]), periodic(1, vec![task(10, 3), task(5, 0)])];
+        let stats = &crate::rt_stats(&recs)[0];
+        for f in rt::FIGURES {
+            let m = Metric::parse(f.name).expect("every real-time figure is a metric");
+            assert!(m.needs_periodic() && !m.needs_trace(), "{m}");
+            let values: Vec<f64> = recs.iter().filter_map(|r| m.value(r)).collect();
+            let s = &stats.figures[f];
+            assert_eq!(values.len(), s.n, "{m}");
+            if s.n > 0 {
+                let mean = values.iter().sum::<f64>() / values.len() as f64;
+                assert!((mean - s.mean).abs() < 1e-9, "{m}: {mean} against {}", s.mean);
+            }
+        }
+        assert_eq!(Metric::parse("miss_pct").and_then(|m| m.value(&recs[1])), Some(20.0));
+        assert_eq!(Metric::Rt(&rt::MISS_PCT).value(&rec(false, CellStatus::Ok, 1.0, &[1.0])), None);
     }
 }

@@ -1,15 +1,18 @@
 //! Real-time figures of a periodic task set's cell across repetitions (seed 003): jobs,
 //! deadline misses, DWCS window violations and time in violation per process, and wake-up
-//! latency percentiles of the merged histograms, each a [`Summary`] over repetitions (the
-//! repetition is the unit of replication; per-process values are averaged within a
-//! repetition first, as in [`crate::cell_stats`]).
+//! latency percentiles of the merged histograms, each a [`crate::Summary`] over repetitions
+//! (the repetition is the unit of replication; per-process values are averaged within a
+//! repetition first, as in [`crate::cell_stats`]). Each figure is one entry of
+//! [`FIGURES`] ([`figures`]).
 
-use crate::cells::EMPTY;
-use crate::hist::{cdf_us, merge, quantile_us};
-use crate::{Domain, Summary};
-use schedlab_model::hist::Histogram;
-use schedlab_model::{CellParams, CellRecord, CellRt, CellStatus, CpuTheory, RtTask};
+use crate::hist::{cdf_us, merge};
+use schedlab_model::{CellParams, CellRecord, CellRt, CellStatus, CpuTheory};
 use std::collections::BTreeMap;
+
+pub mod figures;
+
+pub use figures::*;
+use figures::{latency, latency_hist, responses};
 
 /// Real-time figures of one cell of a periodic task set.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,32 +44,13 @@ pub struct RtStats {
     pub failure: Option<String>,
     /// Of the failed repetitions, those in which the watchdog killed workers.
     pub timed_out: usize,
-    /// Jobs released, summed over the set's tasks.
-    pub jobs: Summary,
-    /// Deadline misses, summed over the set's tasks.
-    pub misses: Summary,
-    /// Misses over jobs of the whole set, percent.
-    pub miss_pct: Summary,
-    /// Mean deadline misses per task (process).
-    pub misses_per_proc: Summary,
-    /// Mean violated fixed windows (back-to-back windows of y deadlines) per task.
-    pub fixed_violations_per_proc: Summary,
-    /// Mean violated sliding windows (every y consecutive deadlines) per task.
-    pub sliding_violations_per_proc: Summary,
-    /// Mean over tasks of the percentage of periods spent in violation.
-    pub time_in_violation_pct: Summary,
+    /// Every figure of [`FIGURES`], summarised over the repetitions (`figures[&MISS_PCT]`).
+    pub figures: RtSummaries,
     /// What the latency figures are: "wake-up" (tasks that timed their own releases: when a
     /// job's process ran, less its planned release), "hand-off" (the edf and dwcs dispatchers'
     /// workers: when the worker ran, less when the dispatcher gave it the CPU), both joined by
     /// "/" if the cells differ, or "" when no task recorded either.
     pub latency_kind: String,
-    /// Median scheduling latency ([`RtStats::latency_kind`]) of each repetition's merged
-    /// histogram, microseconds.
-    pub wakeup_p50_us: Summary,
-    /// 99th percentile.
-    pub wakeup_p99_us: Summary,
-    /// Maximum.
-    pub wakeup_max_us: Summary,
     /// Wake-ups recorded over every repetition.
     pub wakeups: u64,
     /// The pooled wake-up latency distribution of every repetition: (microseconds, fraction
@@ -132,14 +116,9 @@ pub struct CpuRt {
     /// The DWCS feasibility test of its tasks, as the run stored it (None for runs stored
     /// before it was).
     pub theory: Option<CpuTheory>,
-    /// Jobs released by its tasks.
-    pub jobs: Summary,
-    /// Misses over jobs, percent.
-    pub miss_pct: Summary,
-    /// Mean violated sliding windows per task.
-    pub sliding_violations_per_proc: Summary,
-    /// Mean over its tasks of the percentage of periods spent in violation.
-    pub time_in_violation_pct: Summary,
+    /// Every figure of [`FIGURES`] over its tasks (the per-CPU table shows those marked
+    /// `per_cpu`).
+    pub figures: RtSummaries,
 }
 
 fn is_periodic(r: &CellRecord) -> bool {
@@ -156,92 +135,28 @@ pub fn rt_stats(records: &[CellRecord]) -> Vec<RtStats> {
     by_cell.into_values().filter_map(|reps| summarise(&reps)).collect()
 }
 
-/// The task results of one repetition's measured workers.
-fn tasks(r: &CellRecord) -> Vec<RtTask> {
-    r.samples.iter().filter(|s| !s.background).filter_map(|s| s.rt().cloned()).collect()
-}
-
-fn mean(xs: impl ExactSizeIterator<Item = f64>) -> Option<f64> {
-    let n = xs.len();
-    (n > 0).then(|| xs.sum::<f64>() / n as f64)
-}
-
-/// A task's scheduling latency, kind and histogram: its wake-up latency when it timed its own
-/// releases, else the hand-off latency its worker timed under the dispatcher.
-fn latency(x: &RtTask) -> Option<(&'static str, &str)> {
-    recorded(&x.wakeup_hist)
-        .map(|h| ("wake-up", h))
-        .or_else(|| recorded(&x.handoff_hist).map(|h| ("hand-off", h)))
-}
-
-/// An encoded histogram that was recorded (not absent or empty).
-fn recorded(h: &Option<String>) -> Option<&str> {
-    h.as_deref().filter(|h| !h.is_empty())
-}
-
-/// [`latency`]'s histogram alone.
-fn latency_hist(x: &RtTask) -> Option<&str> {
-    latency(x).map(|(_, h)| h)
-}
-
-/// The response times (ns) of the finished jobs in the measured workers' per-job records of
-/// `reps`, and the count of jobs that never finished.
-fn responses<'a>(reps: impl Iterator<Item = &'a CellRecord>) -> (Histogram<u64>, u64) {
-    let mut h = Histogram::new(3).expect("3 significant digits is valid");
-    let mut unfinished = 0;
-    for j in reps
-        .flat_map(|r| &r.samples)
-        .filter(|s| !s.background)
-        .filter_map(|s| s.jobs.as_ref())
-        .flat_map(|l| &l.jobs)
-    {
-        match j.finish_ns {
-            // An auto-resizing histogram grows to take any value (saturating_record would not grow it).
-            Some(f) => {
-                let _ = h.record(f);
-            }
-            None => unfinished += 1,
-        }
-    }
-    (h, unfinished)
-}
-
 fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
     let first = all.first()?;
     let failed: Vec<&&CellRecord> = all.iter().filter(|r| !r.status.is_ok()).collect();
-    let ran: Vec<(&CellRecord, Vec<RtTask>)> = all
+    let ran: Vec<(&CellRecord, RtRep)> = all
         .iter()
         .filter(|r| r.status.is_ok())
-        .map(|r| (*r, tasks(r)))
-        .filter(|(_, t)| !t.is_empty())
+        .map(|r| (*r, RtRep::of(r)))
+        .filter(|(_, t)| !t.tasks.is_empty())
         .collect();
-    // Counts and latencies cannot be negative; the percentages lie in [0, 100].
-    let within = |d: Domain, f: &dyn Fn(&[RtTask]) -> Option<f64>| -> Summary {
-        let xs: Vec<f64> = ran.iter().filter_map(|(_, t)| f(t)).filter(|x| x.is_finite()).collect();
-        Summary::in_domain(&xs, d).unwrap_or(EMPTY)
-    };
-    let per = |f: &dyn Fn(&[RtTask]) -> Option<f64>| within(Domain::NonNegative, f);
-    let sum = |t: &[RtTask], f: fn(&RtTask) -> u64| t.iter().map(f).sum::<u64>();
+    let reps: Vec<RtRep> = ran.iter().map(|(_, t)| t.clone()).collect();
     let mut kinds: Vec<&str> =
-        ran.iter().flat_map(|(_, t)| t.iter()).filter_map(latency).map(|(kind, _)| kind).collect();
+        reps.iter().flat_map(|t| t.rt()).filter_map(latency).map(|(kind, _)| kind).collect();
     kinds.sort_unstable();
     kinds.dedup();
-    let wakeups: Vec<Option<_>> = ran
-        .iter()
-        .map(|(_, t)| merge(t.iter().filter_map(latency_hist)).filter(|h| !h.is_empty()))
-        .collect();
-    let lat = |q: f64| {
-        let xs: Vec<f64> = wakeups.iter().flatten().filter_map(|h| quantile_us(h, q)).collect();
-        Summary::in_domain(&xs, Domain::NonNegative).unwrap_or(EMPTY)
-    };
-    let pooled = merge(ran.iter().flat_map(|(_, t)| t.iter().filter_map(latency_hist)));
-    let (responses, unfinished_jobs) = responses(ran.iter().map(|(r, _)| *r));
+    let pooled = merge(reps.iter().flat_map(|t| t.rt().filter_map(latency_hist)));
+    let (responses, unfinished_jobs) = responses(reps.iter().flat_map(|t| t.job_logs()));
     let cell_rt = ran
         .iter()
         .find_map(|(r, _)| r.rt.as_ref())
         .or_else(|| all.iter().find_map(|r| r.rt.as_ref()));
     let mut sources: Vec<&str> =
-        ran.iter().flat_map(|(_, t)| t.iter().map(|x| x.source.as_str())).collect();
+        reps.iter().flat_map(|t| t.rt().map(|x| x.source.as_str())).collect();
     sources.sort_unstable();
     sources.dedup();
     Some(RtStats {
@@ -260,33 +175,19 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
         guaranteed: cell_rt
             .is_some_and(|c| c.guaranteed && matches!(c.scheduler.as_str(), "dwcs" | "dwcs-scx")),
         source: sources.join("/"),
-        tasks: ran.iter().map(|(_, t)| t.len()).max().unwrap_or(0),
-        reps: ran.len(),
+        tasks: reps.iter().map(|t| t.tasks.len()).max().unwrap_or(0),
+        reps: reps.len(),
         failed: failed.len(),
         failure: failed.first().and_then(|r| r.message.clone()),
         timed_out: failed.iter().filter(|r| r.status == CellStatus::TimedOut).count(),
-        jobs: per(&|t| Some(sum(t, |x| x.jobs) as f64)),
-        misses: per(&|t| Some(sum(t, |x| x.misses) as f64)),
-        miss_pct: within(Domain::PERCENT, &|t| {
-            let jobs = sum(t, |x| x.jobs);
-            (jobs > 0).then(|| 100.0 * sum(t, |x| x.misses) as f64 / jobs as f64)
-        }),
-        misses_per_proc: per(&|t| mean(t.iter().map(|x| x.misses as f64))),
-        fixed_violations_per_proc: per(&|t| mean(t.iter().map(|x| x.fixed_violations as f64))),
-        sliding_violations_per_proc: per(&|t| mean(t.iter().map(|x| x.sliding_violations as f64))),
-        time_in_violation_pct: within(Domain::PERCENT, &|t| {
-            mean(t.iter().map(|x| x.time_in_violation_pct))
-        }),
+        figures: RtSummaries::of(&reps),
         latency_kind: kinds.join("/"),
-        wakeup_p50_us: lat(0.5),
-        wakeup_p99_us: lat(0.99),
-        wakeup_max_us: lat(1.0),
         wakeups: pooled.as_ref().map_or(0, |h| h.len()),
         wakeup_cdf: pooled.as_ref().map(cdf_us).unwrap_or_default(),
         finished_jobs: responses.len(),
         unfinished_jobs,
         response_cdf: cdf_us(&responses),
-        per_cpu: cell_rt.map(|c| per_cpu(c, &ran)).unwrap_or_default(),
+        per_cpu: cell_rt.map(|c| per_cpu(c, &reps)).unwrap_or_default(),
         placement: cell_rt.map(Placement::of),
     })
 }
@@ -294,44 +195,25 @@ fn summarise(all: &[&CellRecord]) -> Option<RtStats> {
 /// Each CPU's figures when the cell's `task_cpus` spread the set over several CPUs. Task k is
 /// the k-th measured worker with a result (the engine and the simulator store them in task
 /// order); a repetition missing a task's result cannot be split by CPU and is left out here.
-fn per_cpu<'a>(c: &CellRt, ran: &'a [(&CellRecord, Vec<RtTask>)]) -> Vec<CpuRt> {
+fn per_cpu(c: &CellRt, reps: &[RtRep]) -> Vec<CpuRt> {
     let task_cpus = &c.task_cpus;
     let by_cpu = schedlab_model::by_cpu(task_cpus);
     if by_cpu.len() < 2 {
         return Vec::new();
     }
-    let complete: Vec<&'a [RtTask]> =
-        ran.iter().map(|(_, t)| t.as_slice()).filter(|t| t.len() == task_cpus.len()).collect();
+    let complete: Vec<&RtRep> = reps.iter().filter(|t| t.tasks.len() == task_cpus.len()).collect();
     if complete.is_empty() {
         return Vec::new();
     }
     by_cpu
         .into_iter()
         .map(|(cpu, idx)| {
-            let on = |t: &'a [RtTask]| -> Vec<&'a RtTask> { idx.iter().map(|&i| &t[i]).collect() };
-            let within = |d: Domain, f: &dyn Fn(&[&RtTask]) -> Option<f64>| -> Summary {
-                let xs: Vec<f64> =
-                    complete.iter().filter_map(|t| f(&on(t))).filter(|x| x.is_finite()).collect();
-                Summary::in_domain(&xs, d).unwrap_or(EMPTY)
-            };
-            let per = |f: &dyn Fn(&[&RtTask]) -> Option<f64>| within(Domain::NonNegative, f);
+            let on: Vec<RtRep> = complete.iter().map(|t| t.subset(&idx)).collect();
             CpuRt {
                 cpu,
                 tasks: idx.len(),
                 theory: c.cpu_theory.iter().find(|t| t.cpu == cpu).cloned(),
-                jobs: per(&|t| Some(t.iter().map(|x| x.jobs).sum::<u64>() as f64)),
-                miss_pct: within(Domain::PERCENT, &|t| {
-                    let jobs: u64 = t.iter().map(|x| x.jobs).sum();
-                    (jobs > 0).then(|| {
-                        100.0 * t.iter().map(|x| x.misses).sum::<u64>() as f64 / jobs as f64
-                    })
-                }),
-                sliding_violations_per_proc: per(&|t| {
-                    mean(t.iter().map(|x| x.sliding_violations as f64))
-                }),
-                time_in_violation_pct: within(Domain::PERCENT, &|t| {
-                    mean(t.iter().map(|x| x.time_in_violation_pct))
-                }),
+                figures: RtSummaries::of(&on),
             }
         })
         .collect()
@@ -341,7 +223,7 @@ fn per_cpu<'a>(c: &CellRt, ran: &'a [(&CellRecord, Vec<RtTask>)]) -> Vec<CpuRt> 
 mod tests {
     use super::*;
     use crate::cells::test_record;
-    use schedlab_model::{hist, CellRt, Sample};
+    use schedlab_model::{hist, CellRt, RtTask, Sample};
 
     /// A task with `jobs` jobs, `misses` misses, (fixed, sliding) violations, % in violation
     /// and wake-up latencies in us (none: a dispatcher task).
@@ -426,22 +308,26 @@ mod tests {
         );
         assert!(!s.guaranteed, "the guarantee is DWCS's, and fifo-rm scheduled this set");
         assert_eq!(s.source, "worker");
-        close(s.jobs.mean, 175.0);
-        close(s.misses.mean, 22.5);
-        close(s.miss_pct.mean, 12.5);
-        close(s.misses_per_proc.mean, 11.25);
-        close(s.fixed_violations_per_proc.mean, 3.25);
-        close(s.sliding_violations_per_proc.mean, 6.25);
-        close(s.time_in_violation_pct.mean, 20.0);
+        close(s.figures[&JOBS].mean, 175.0);
+        close(s.figures[&MISSES].mean, 22.5);
+        close(s.figures[&MISS_PCT].mean, 12.5);
+        close(s.figures[&MISSES_PER_PROC].mean, 11.25);
+        close(s.figures[&FIXED_VIOLATIONS].mean, 3.25);
+        close(s.figures[&SLIDING_VIOLATIONS].mean, 6.25);
+        close(s.figures[&IN_VIOLATION_PCT].mean, 20.0);
         // Two repetitions 10% and 15%: the t interval 12.5 ± 12.706205 * 2.5 = 12.5 ± 31.8 went
         // below 0%; on the logit scale it is [0.78%, 72.3%], and not shown at n = 2.
-        assert!(s.miss_pct.ci_low > 0.0 && s.miss_pct.ci_high < 100.0, "{:?}", s.miss_pct);
-        assert_eq!(s.miss_pct.interval(), Err(crate::NoInterval::FewValues));
+        assert!(
+            s.figures[&MISS_PCT].ci_low > 0.0 && s.figures[&MISS_PCT].ci_high < 100.0,
+            "{:?}",
+            s.figures[&MISS_PCT]
+        );
+        assert_eq!(s.figures[&MISS_PCT].interval(), Err(crate::NoInterval::FewValues));
         // Wake-ups 10..40 us (rep 0) and 50..80 us (rep 1): medians (the 2nd of 4 values) 20 and 60 us, maxima 40 and 80.
         // (HdrHistogram at 3 significant digits reports a bucket's highest value: 80 us is 80.063.)
-        assert!((s.wakeup_p50_us.mean - 40.0).abs() < 0.1, "{:?}", s.wakeup_p50_us);
-        assert!((s.wakeup_max_us.mean - 60.0).abs() < 0.1, "{:?}", s.wakeup_max_us);
-        assert!((s.wakeup_p99_us.mean - 60.0).abs() < 0.1, "{:?}", s.wakeup_p99_us);
+        assert!((s.figures[&LATENCY_P50].mean - 40.0).abs() < 0.1, "{:?}", s.figures[&LATENCY_P50]);
+        assert!((s.figures[&LATENCY_MAX].mean - 60.0).abs() < 0.1, "{:?}", s.figures[&LATENCY_MAX]);
+        assert!((s.figures[&LATENCY_P99].mean - 60.0).abs() < 0.1, "{:?}", s.figures[&LATENCY_P99]);
         assert_eq!(s.wakeups, 8, "the warm-up's wake-up is not pooled");
         let last = s.wakeup_cdf.last().unwrap();
         assert!((last.0 - 80.0).abs() < 0.1 && last.1 == 1.0, "{last:?}");
@@ -511,14 +397,22 @@ mod tests {
             "x/y = 1/2 halves each share"
         );
         assert!((t1.plain_utilisation - 0.5).abs() < 1e-12);
-        assert_eq!((c0.jobs.n, c0.jobs.mean), (2, 200.0));
-        assert!((c0.miss_pct.mean - 12.5).abs() < 1e-9, "20% and 5%: {:?}", c0.miss_pct);
-        assert!((c1.miss_pct.mean - 5.0).abs() < 1e-9, "0% and 10%: {:?}", c1.miss_pct);
+        assert_eq!((c0.figures[&JOBS].n, c0.figures[&JOBS].mean), (2, 200.0));
         assert!(
-            (c0.sliding_violations_per_proc.mean - 2.5).abs() < 1e-9,
+            (c0.figures[&MISS_PCT].mean - 12.5).abs() < 1e-9,
+            "20% and 5%: {:?}",
+            c0.figures[&MISS_PCT]
+        );
+        assert!(
+            (c1.figures[&MISS_PCT].mean - 5.0).abs() < 1e-9,
+            "0% and 10%: {:?}",
+            c1.figures[&MISS_PCT]
+        );
+        assert!(
+            (c0.figures[&SLIDING_VIOLATIONS].mean - 2.5).abs() < 1e-9,
             "(2 + 6) / 2 and (0 + 2) / 2"
         );
-        assert!((c1.time_in_violation_pct.mean - 5.0).abs() < 1e-9);
+        assert!((c1.figures[&IN_VIOLATION_PCT].mean - 5.0).abs() < 1e-9);
 
         // One CPU, or no placement (SCHED_DEADLINE): no breakdown.
         for one in [vec![1, 1, 1], vec![]] {
@@ -532,6 +426,38 @@ mod tests {
     }
 
     #[test]
+    fn the_p99_response_time_is_of_each_repetitions_finished_jobs() {
+        use schedlab_model::jobs::{JobLog, JobTrace};
+        // Responses 1..=100 us in repetition 0 (p99: 99 us), 200 us each in repetition 1; a
+        // job that never finished counts in neither.
+        let logged = |rep: u32, responses: Vec<Option<u64>>| {
+            let mut s = task(10, 0, (0, 0), 0.0, &[5]);
+            let jobs = responses
+                .into_iter()
+                .map(|f| JobTrace { finish_ns: f.map(|us| us * 1000), ..Default::default() })
+                .collect();
+            s.jobs = Some(JobLog { jobs, ..Default::default() });
+            rec(rep, false, vec![s])
+        };
+        let mut first: Vec<Option<u64>> = (1..=100).map(Some).collect();
+        first.push(None);
+        let recs = [logged(0, first), logged(1, vec![Some(200); 10])];
+        let s = &rt_stats(&recs)[0];
+        let p99 = &s.figures[&RESPONSE_P99];
+        assert_eq!(p99.n, 2);
+        assert!((p99.mean - (99.0 + 200.0) / 2.0).abs() < 0.2, "{p99:?}");
+        assert_eq!((s.finished_jobs, s.unfinished_jobs), (110, 1));
+        assert_eq!(RESPONSE_P99.of_repetition(&recs[1]).map(|x| x.round()), Some(200.0));
+        // Without per-job records (not loaded, or none kept): no value.
+        assert_eq!(
+            rt_stats(&[rec(0, false, vec![task(10, 0, (0, 0), 0.0, &[5])])])[0].figures
+                [&RESPONSE_P99]
+                .n,
+            0
+        );
+    }
+
+    #[test]
     fn dispatcher_tasks_have_no_wake_ups() {
         let s = &rt_stats(&[rec(
             0,
@@ -539,11 +465,11 @@ mod tests {
             vec![task(20, 4, (1, 2), 5.0, &[]), task(20, 0, (0, 0), 0.0, &[])],
         )])[0];
         assert_eq!(s.source, "dispatcher");
-        close(s.miss_pct.mean, 10.0);
-        close(s.sliding_violations_per_proc.mean, 1.0);
-        assert_eq!((s.wakeup_p50_us.n, s.wakeups), (0, 0));
-        assert!(s.wakeup_p50_us.mean.is_nan() && s.wakeup_cdf.is_empty());
-        assert!(s.miss_pct.ci_low.is_nan(), "one repetition has no interval");
+        close(s.figures[&MISS_PCT].mean, 10.0);
+        close(s.figures[&SLIDING_VIOLATIONS].mean, 1.0);
+        assert_eq!((s.figures[&LATENCY_P50].n, s.wakeups), (0, 0));
+        assert!(s.figures[&LATENCY_P50].mean.is_nan() && s.wakeup_cdf.is_empty());
+        assert!(s.figures[&MISS_PCT].ci_low.is_nan(), "one repetition has no interval");
     }
 
     #[test]
@@ -562,7 +488,7 @@ mod tests {
             (0, 1, "deadline", Some(0.9))
         );
         assert_eq!(s.failure.as_deref(), Some("SCHED_DEADLINE admission refused"));
-        assert!(s.jobs.mean.is_nan() && s.min_utilisation.is_none());
+        assert!(s.figures[&JOBS].mean.is_nan() && s.min_utilisation.is_none());
         f.params.workload_kind = "pi".into();
         assert!(rt_stats(&[f]).is_empty(), "not a periodic cell");
     }

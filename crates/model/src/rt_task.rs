@@ -275,4 +275,21 @@ mod tests {
             (Some(RtNumber::Count(2)), Some(RtNumber::Real(20.0)), None)
         );
     }
+
+    /// docs/ADDING-A-FIGURE.md's per-task example, compiled: its column as written there, at
+    /// the end of a list like `RtTask::EXPORT` (the doc quotes this source;
+    /// `adding_a_figure_quotes_code_that_compiles` checks that it still does).
+    const WITH_LATENESS: &[RtColumn] = &[
+        RtColumn { name: "misses", get: |t| Some(RtNumber::Count(t.misses)) },
+        RtColumn { name: "lateness_max_us", get: |t| t.lateness_max_ns.map(|x| us(x as f64)) },
+    ];
+
+    #[test]
+    fn adding_a_figures_export_column_reads_its_field() {
+        let t = RtTask::new("worker", RtParams::default(), tally())
+            .with_times(RtTimes { lateness_max_ns: Some(-1500), ..Default::default() });
+        let lateness = &WITH_LATENESS[1];
+        assert_eq!((lateness.get)(&t), Some(RtNumber::Real(-1.5)));
+        assert_eq!((lateness.get)(&RtTask::default()), None);
+    }
 }

@@ -3,8 +3,10 @@
 //! tables are those of [`crate::tables`], narrowed: the key stands for the row labels, and
 //! the figures are the ones asked for.
 
-use crate::cols::{self, Col};
+use crate::cols::{self, Col, Narrow};
 use crate::tables::{self, Figure, Named, PER_PROCESS, TOTALS};
+use schedlab_analysis::rt::{self, RtFigure};
+use schedlab_analysis::trace::{self, TraceFigure};
 use schedlab_analysis::{CellStats, IoStats, RtStats, Summary, TraceStats};
 use schedlab_model::CellParams;
 use serde_json::{json, Map, Value};
@@ -14,10 +16,28 @@ pub fn figures() -> impl Iterator<Item = &'static Figure> {
     TOTALS.iter().chain(PER_PROCESS.iter())
 }
 
+/// The figures `show --metric` chose: of the per-cell tables, and of the real-time table
+/// ([`rt::FIGURES`], periodic cells only).
+#[derive(Clone)]
+pub struct Chosen {
+    /// Of the per-cell totals and per-process means.
+    pub cell: Vec<&'static Figure>,
+    /// Of the real-time table.
+    pub rt: Vec<&'static RtFigure>,
+}
+
+impl Chosen {
+    /// Every figure.
+    pub fn all() -> Chosen {
+        Chosen { cell: figures().collect(), rt: rt::FIGURES.iter().collect() }
+    }
+}
+
 /// The figures named in `names` (every figure when it is empty), in the tables' order; an
 /// unknown name is an error that suggests the closest and lists them all.
-pub fn chosen(names: &[String]) -> Result<Vec<&'static Figure>, String> {
-    let known: Vec<&str> = figures().map(|f| f.name).collect();
+pub fn chosen(names: &[String]) -> Result<Chosen, String> {
+    let known: Vec<&str> =
+        figures().map(|f| f.name).chain(rt::FIGURES.iter().map(|f| f.name)).collect();
     if let Some(bad) = names.iter().find(|n| !known.contains(&n.as_str())) {
         return Err(format!(
             "unknown figure \"{bad}\"{}; figures: {}",
@@ -25,14 +45,30 @@ pub fn chosen(names: &[String]) -> Result<Vec<&'static Figure>, String> {
             known.join(", ")
         ));
     }
-    Ok(figures().filter(|f| names.is_empty() || names.iter().any(|n| n == f.name)).collect())
+    let named = |name: &str| names.is_empty() || names.iter().any(|n| n == name);
+    Ok(Chosen {
+        cell: figures().filter(|f| named(f.name)).collect(),
+        rt: rt::FIGURES.iter().filter(|f| named(f.name)).collect(),
+    })
+}
+
+/// A summary's mean and 95% interval under `name`, `name_ci_low` and `name_ci_high` (null
+/// where there is none).
+fn insert(row: &mut Map<String, Value>, name: &str, x: Option<&Summary>) {
+    let num = |x: f64| if x.is_finite() { json!(x) } else { Value::Null };
+    let (lo, hi) = x.and_then(|x| x.interval().ok()).unwrap_or((f64::NAN, f64::NAN));
+    let mean = x.filter(|x| x.n > 0).map_or(f64::NAN, |x| x.mean);
+    row.insert(name.into(), num(mean));
+    row.insert(format!("{name}_ci_low"), num(lo));
+    row.insert(format!("{name}_ci_high"), num(hi));
 }
 
 /// One object per cell: `key`, `workload`, `policy`, `processes`, `n`, then for each figure
 /// its mean as `NAME` and its 95% interval as `NAME_ci_low` and `NAME_ci_high` (null where
-/// there is none). The names are stable: scripts read them.
-pub fn values(stats: &[CellStats], figs: &[&Figure]) -> Vec<Value> {
-    let num = |x: f64| if x.is_finite() { json!(x) } else { Value::Null };
+/// there is none); when the run has periodic sets (`rt` is not empty), then each chosen
+/// real-time figure likewise (null for the other cells). The names are stable: scripts
+/// read them.
+pub fn values(stats: &[CellStats], rt: &[RtStats], figs: &Chosen) -> Vec<Value> {
     stats
         .iter()
         .map(|s| {
@@ -43,13 +79,14 @@ pub fn values(stats: &[CellStats], figs: &[&Figure]) -> Vec<Value> {
             row.insert("policy".into(), json!(p.policy));
             row.insert("processes".into(), json!(p.processes));
             row.insert("n".into(), json!(s.reps));
-            for f in figs {
-                let x: &Summary = (f.get)(s);
-                let (lo, hi) = x.interval().unwrap_or((f64::NAN, f64::NAN));
-                let mean = if x.n == 0 { f64::NAN } else { x.mean };
-                row.insert(f.name.into(), num(mean));
-                row.insert(format!("{}_ci_low", f.name), num(lo));
-                row.insert(format!("{}_ci_high", f.name), num(hi));
+            for f in &figs.cell {
+                insert(&mut row, f.name, Some((f.get)(s)));
+            }
+            if !rt.is_empty() {
+                let set = rt.iter().find(|r| r.params.key == p.key);
+                for f in &figs.rt {
+                    insert(&mut row, f.name, set.map(|r| &r.figures[f]));
+                }
             }
             Value::Object(row)
         })
@@ -85,19 +122,17 @@ pub fn key_column<'a, T: Keyed>() -> Col<Named<'a, T>> {
     Col::text("cell", |r: &Named<T>| r.s.params().key.clone())
 }
 
-/// The row-label columns a cell's key stands for (workload, policy, processes, scheduler,
-/// utilisation): the narrow tables leave them out.
-pub const LABELS: [&str; 5] = ["workload", "policy", "procs", "scheduler", "utilisation"];
-
-/// `cols` as `show` draws them: the key first; the row labels only when `wide`; none of
-/// the columns headed `drop`.
+/// `cols` as `show` draws them: the key first; the row labels ([`Narrow::Label`]) and
+/// secondary figures ([`Narrow::Wide`]) only when `wide`; none of the columns headed `drop`
+/// (the figures not chosen, [`unchosen`]).
 pub fn narrow<'a, T: Keyed>(
     cols: Vec<Col<Named<'a, T>>>,
     wide: bool,
     drop: &[&str],
 ) -> Vec<Col<Named<'a, T>>> {
     let kept = cols.into_iter().filter(|c| {
-        !drop.contains(&c.header.as_str()) && (wide || !LABELS.contains(&c.header.as_str()))
+        !drop.contains(&c.header.as_str())
+            && (wide || !matches!(c.narrow, Narrow::Label | Narrow::Wide))
     });
     std::iter::once(key_column()).chain(kept).collect()
 }
@@ -124,36 +159,28 @@ pub fn per_process_columns<'a>(
     wide: bool,
     figs: &[&Figure],
 ) -> Vec<Col<Named<'a, CellStats>>> {
-    let mut drop = unchosen(figs);
-    if !wide {
-        drop.extend(tables::SCHED_PER_PROCESS);
-    }
-    narrow(tables::per_process_columns_for(stats), wide, &drop)
+    narrow(tables::per_process_columns_for(stats), wide, &unchosen(figs))
 }
-
-/// Columns of the I/O table a narrow `show` leaves to `--wide`.
-pub const IO_SECONDARY: [&str; 6] =
-    ["file [s]", "p99.9 [us]", "dev reqs", "merged", "req [KiB]", "in queue [s]"];
-
-/// Columns of the real-time table a narrow `show` leaves to `--wide`.
-pub const RT_SECONDARY: [&str; 5] =
-    ["min util.", "misses/proc", "fixed viol./proc", "in violation [%]", "latency p50 [us]"];
 
 /// The widest a terminal table is drawn without `--wide`.
 pub const MAX_WIDTH: usize = 160;
 
-/// `cols` as `draw` writes them, leaving out the columns headed `spare`, in that order, while
-/// the first line (a terminal table's top border) is wider than [`MAX_WIDTH`]; with the
-/// note naming what it left (`--wide` shows them) under it.
-pub fn fit<R>(mut cols: Vec<Col<R>>, spare: &[&str], draw: impl Fn(&[Col<R>]) -> String) -> String {
+/// `cols` as `draw` writes them; when `fitting`, leaving out the spare columns
+/// ([`Narrow::Spare`], lowest rank first) while the first line (a terminal table's top
+/// border) is wider than [`MAX_WIDTH`], with the note naming what it left (`--wide` shows
+/// them) under it.
+pub fn fit<R>(mut cols: Vec<Col<R>>, fitting: bool, draw: impl Fn(&[Col<R>]) -> String) -> String {
     let mut left = Vec::new();
     loop {
         let text = draw(&cols);
         let width = text.lines().next().map_or(0, |l| l.chars().count());
-        match spare.iter().find(|h| cols.iter().any(|c| c.header == **h)) {
-            Some(h) if width > MAX_WIDTH => {
-                cols.retain(|c| c.header != *h);
-                left.push(*h);
+        let spare = cols.iter().enumerate().filter_map(|(i, c)| match c.narrow {
+            Narrow::Spare(rank) => Some((rank, i)),
+            _ => None,
+        });
+        match spare.min() {
+            Some((_, i)) if fitting && width > MAX_WIDTH => {
+                left.push(cols.remove(i).header);
             }
             _ if left.is_empty() => return text,
             _ => {
@@ -189,32 +216,50 @@ pub fn render<R>(cols: &[Col<R>], items: &[R], markdown: bool, deterministic: bo
 
 /// The per-cell summary as Markdown (`export --per cell --format markdown`): the totals and
 /// the per-process means of the figures `figs`, rows named by key.
-pub fn markdown(stats: &[CellStats], figs: &[&Figure], deterministic: bool) -> String {
+pub fn markdown(stats: &[CellStats], rt: &[RtStats], figs: &Chosen, deterministic: bool) -> String {
     let rows = tables::named(stats);
     let mut out = match deterministic {
         true => format!("{}.\n\n", tables::DETERMINISTIC_NOTE),
         false => String::new(),
     };
+    let head = |title: &str| format!("{title} (mean ±95% CI over n repetitions):\n");
     for (title, set, cols) in [
-        ("Per cell, totals over its processes", &TOTALS[..], totals_columns(false, figs)),
-        ("Per process", &PER_PROCESS[..], per_process_columns(stats, false, figs)),
+        ("Per cell, totals over its processes", &TOTALS[..], totals_columns(false, &figs.cell)),
+        ("Per process", &PER_PROCESS[..], per_process_columns(stats, false, &figs.cell)),
     ] {
-        if any_of(figs, set) {
-            out.push_str(&format!("{title} (mean ±95% CI over n repetitions):\n"));
+        if any_of(&figs.cell, set) {
+            out.push_str(&head(title));
             out.push_str(&render(&cols, &rows, true, deterministic));
             out.push('\n');
         }
     }
+    if !rt.is_empty() && !figs.rt.is_empty() {
+        out.push_str(&head("Real-time task sets"));
+        out.push_str(&render(&rt_columns(false, figs), &tables::rt_named(rt), true, deterministic));
+        out.push('\n');
+    }
     out
 }
 
-/// Shorter headers of the per-cell trace table for the terminal.
-const TRACE_HEADERS: [(&str, &str); 4] = [
-    ("wake-up p50 [us]", "wake p50 [us]"),
-    ("wake-up p99 [us]", "wake p99 [us]"),
-    ("lost events", "lost"),
-    ("untraced switches", "untraced sw."),
+/// The real-time table as `show` draws it (see [`narrow`]), with the chosen real-time figures.
+pub fn rt_columns<'a>(wide: bool, figs: &Chosen) -> Vec<Col<Named<'a, RtStats>>> {
+    let drop: Vec<&str> =
+        rt::FIGURES.iter().filter(|f| !figs.rt.contains(f)).map(|f| f.header).collect();
+    narrow(tables::rt_columns(), wide, &drop)
+}
+
+/// Shorter headers of trace figures' per-cell columns for the terminal.
+pub const TRACE_HEADERS: [(&TraceFigure, &str); 4] = [
+    (&trace::WAKEUP_P50, "wake p50 [us]"),
+    (&trace::WAKEUP_P99, "wake p99 [us]"),
+    (&trace::LOST_EVENTS, "lost"),
+    (&trace::UNTRACED_SWITCHES, "untraced sw."),
 ];
+
+/// True when `c` is the per-cell column of trace figure `f`.
+fn is_column_of(c: &Col<TraceStats>, f: &TraceFigure) -> bool {
+    f.cell_header == Some(c.header.as_str())
+}
 
 /// The per-cell trace table as `schedlab trace` draws it without `--cell`: the report's
 /// columns ([`tables::trace_cell_columns`]) with shorter headers, and who preempted the
@@ -223,7 +268,7 @@ pub fn trace_columns() -> Vec<Col<TraceStats>> {
     tables::trace_cell_columns()
         .into_iter()
         .map(|mut c| {
-            if c.header.starts_with("preempted by") {
+            if is_column_of(&c, &trace::PREEMPTED_BY) {
                 return Col::text("preempted by w/e/k/o [%]", |s: &TraceStats| {
                     let by = &s.preempted_by;
                     let pct = |n: u64| format!("{:.0}", 100.0 * n as f64 / by.total() as f64);
@@ -234,7 +279,7 @@ pub fn trace_columns() -> Vec<Col<TraceStats>> {
                 })
                 .aligned(c.align);
             }
-            if let Some((_, short)) = TRACE_HEADERS.iter().find(|(long, _)| c.header == *long) {
+            if let Some((_, short)) = TRACE_HEADERS.iter().find(|(f, _)| is_column_of(&c, f)) {
                 c.header = short.to_string();
             }
             c
@@ -298,8 +343,11 @@ mod tests {
     fn unknown_figures_are_refused_with_the_closest_named() {
         let e = chosen(&["wal_s".into()]).map(|_| ()).unwrap_err();
         assert!(e.contains("did you mean \"wall_s\"?") && e.contains("procs_per_s"), "{e}");
-        let two = chosen(&["preempted".into(), "wall_s".into()]).unwrap();
-        assert_eq!(two.iter().map(|f| f.name).collect::<Vec<_>>(), ["wall_s", "preempted"]);
-        assert_eq!(chosen(&[]).unwrap().len(), TOTALS.len() + PER_PROCESS.len());
+        let two = chosen(&["preempted".into(), "wall_s".into(), "miss_pct".into()]).unwrap();
+        assert_eq!(two.cell.iter().map(|f| f.name).collect::<Vec<_>>(), ["wall_s", "preempted"]);
+        assert_eq!(two.rt, [&rt::MISS_PCT]);
+        let all = chosen(&[]).unwrap();
+        assert_eq!(all.cell.len(), TOTALS.len() + PER_PROCESS.len());
+        assert_eq!(all.rt.len(), rt::FIGURES.len());
     }
 }

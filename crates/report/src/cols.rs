@@ -1,7 +1,8 @@
 //! One definition per table column: its header, how it is aligned and how a row's cell is
 //! written. A table is a list of [`Col`]s; its terminal header, rows and alignment and its
 //! HTML header, rows and alignment all follow from that list, so no header is counted and
-//! no column is named by its position.
+//! no column is named by its position. What a narrow table (`show` without `--wide`) leaves
+//! out is said by each column ([`Narrow`]), never by a list of headers.
 
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 
@@ -35,6 +36,20 @@ impl Align {
     pub const TRAILING_TEXT: Align = Align { terminal: Side::Right, html: Side::Left };
 }
 
+/// Whether a narrow terminal table (`show`, `trace` without `--wide`) draws a column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Narrow {
+    /// Always.
+    Keep,
+    /// No: a row label the cell's key stands for (workload, policy, processes, ...).
+    Label,
+    /// No: a secondary figure, for `--wide`.
+    Wide,
+    /// Until the table is too wide: then the spare columns go, lowest rank first
+    /// ([`crate::cells::fit`]).
+    Spare(u8),
+}
+
 /// Writes one row's cell of a column.
 pub type CellFn<R> = Box<dyn Fn(&R) -> String>;
 
@@ -46,22 +61,34 @@ pub struct Col<R> {
     pub align: Align,
     /// Writes a row's cell.
     pub cell: CellFn<R>,
+    /// Whether a narrow table draws it.
+    pub narrow: Narrow,
 }
 
 impl<R> Col<R> {
     /// A column of text.
     pub fn text(header: impl Into<String>, cell: impl Fn(&R) -> String + 'static) -> Col<R> {
-        Col { header: header.into(), align: Align::TEXT, cell: Box::new(cell) }
+        Col {
+            header: header.into(),
+            align: Align::TEXT,
+            cell: Box::new(cell),
+            narrow: Narrow::Keep,
+        }
     }
 
     /// A column of figures.
     pub fn num(header: impl Into<String>, cell: impl Fn(&R) -> String + 'static) -> Col<R> {
-        Col { header: header.into(), align: Align::NUM, cell: Box::new(cell) }
+        Col { header: header.into(), align: Align::NUM, cell: Box::new(cell), narrow: Narrow::Keep }
     }
 
     /// The same column aligned otherwise.
     pub fn aligned(self, align: Align) -> Col<R> {
         Col { align, ..self }
+    }
+
+    /// The same column, drawn in a narrow table as `narrow` says.
+    pub fn narrowed(self, narrow: Narrow) -> Col<R> {
+        Col { narrow, ..self }
     }
 }
 

@@ -5,22 +5,11 @@
 
 use crate::cols::Col;
 use crate::tables::fmt_summary;
-use schedlab_analysis::{RtStats, Summary};
+use schedlab_analysis::rt::FIGURES;
+use schedlab_analysis::RtStats;
 
 /// The pairs of schedulers that run one policy: by priorities and on sched_ext.
 const PAIRS: [(&str, &str); 2] = [("dwcs", "dwcs-scx"), ("edf", "edf-scx")];
-
-/// A figure of a cell.
-type Figure = fn(&RtStats) -> &Summary;
-
-/// The figures compared, with their precision.
-const FIGURES: [(&str, usize, Figure); 5] = [
-    ("jobs", 0, |s| &s.jobs),
-    ("missed [%]", 2, |s| &s.miss_pct),
-    ("sliding viol./proc", 1, |s| &s.sliding_violations_per_proc),
-    ("fixed viol./proc", 1, |s| &s.fixed_violations_per_proc),
-    ("in violation [%]", 2, |s| &s.time_in_violation_pct),
-];
 
 /// One figure of one set under the three drivers.
 pub struct DriverRow {
@@ -28,7 +17,7 @@ pub struct DriverRow {
     pub set: String,
     /// The policy (`dwcs`, `edf`).
     pub policy: &'static str,
-    /// The figure.
+    /// The figure's header.
     pub figure: &'static str,
     /// Its value under the dispatcher, the sched_ext scheduler and the simulation.
     pub values: [String; 3],
@@ -41,7 +30,8 @@ fn set_key(s: &RtStats) -> String {
 }
 
 /// The three-driver rows of every set that `live` ran under both drivers of a policy and
-/// `simulated` has, under either; empty when there is none.
+/// `simulated` has, under either: one per real-time figure marked `drivers`; empty when there
+/// is none.
 pub fn rows(live: &[RtStats], simulated: &[RtStats]) -> Vec<DriverRow> {
     let mut out = Vec::new();
     for (plain, scx) in PAIRS {
@@ -54,12 +44,13 @@ pub fn rows(live: &[RtStats], simulated: &[RtStats]) -> Vec<DriverRow> {
             let Some(sim) = of(simulated, plain).or_else(|| of(simulated, scx)) else {
                 continue;
             };
-            for (figure, prec, get) in FIGURES {
+            for f in FIGURES.iter().filter(|f| f.drivers) {
                 out.push(DriverRow {
                     set: set.clone(),
                     policy: plain,
-                    figure,
-                    values: [d, &live[x], &simulated[sim]].map(|s| fmt_summary(get(s), prec)),
+                    figure: f.header,
+                    values: [d, &live[x], &simulated[sim]]
+                        .map(|s| fmt_summary(&s.figures[f], f.digits)),
                 });
             }
         }

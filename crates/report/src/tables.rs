@@ -2,11 +2,12 @@
 //! and per-process means (its Figure 12), each value a mean over repetitions with its 95%
 //! confidence interval (analysis shapes it to stay in the quantity's range).
 
-use crate::cols::{self, Align, Col};
+use crate::cols::{self, Align, Col, Narrow};
 use crate::labels;
 use comfy_table::Table;
+use schedlab_analysis::rt::{self, InTable};
 use schedlab_analysis::trace::{self, Reading, TraceFigure};
-use schedlab_analysis::{CellStats, CpuRt, IoStats, NoInterval, RtStats, Summary, TraceStats};
+use schedlab_analysis::{CellStats, IoStats, NoInterval, RtStats, Summary, TraceStats};
 use schedlab_model::trace::{CellTrace, PreemptedBy, WorkerTrace};
 use schedlab_model::{CpuTheory, Sample};
 use schedlab_plan::axis;
@@ -235,12 +236,13 @@ fn summary<'a, T: 'static>(
     Col::num(header, move |r: &Named<T>| fmt_summary(get(r.s), prec))
 }
 
-/// The workload and policy columns.
+/// The workload and policy columns (row labels: see [`Narrow::Label`]).
 fn names<'a, T>() -> [Col<Named<'a, T>>; 2] {
     [
         Col::text(axis::WORKLOAD.header, |r: &Named<T>| r.workload.clone()),
         Col::text(axis::POLICY.header, |r: &Named<T>| r.policy.clone()),
     ]
+    .map(|c| c.narrowed(Narrow::Label))
 }
 
 /// Each cell's (workload, policy) row names: the workload with the groups it competes with,
@@ -291,7 +293,8 @@ pub const STEAL_NOTE_PCT: f64 = 1.0;
 fn processes_and_reps<'a>() -> [Col<Named<'a, CellStats>>; 2] {
     [
         Col::text(axis::PROCESSES.header, |r: &Named<CellStats>| r.s.params.processes.to_string())
-            .aligned(Align::KEY_NUM),
+            .aligned(Align::KEY_NUM)
+            .narrowed(Narrow::Label),
         Col::num("n", |r: &Named<CellStats>| reps(r.s.reps, &r.s.params)),
     ]
 }
@@ -319,7 +322,7 @@ pub fn per_process_columns<'a>() -> Vec<Col<Named<'a, CellStats>>> {
 }
 
 /// A figure of the per-cell tables: its name in exports and `show --metric`, its header,
-/// its digits and where it is in a cell's statistics.
+/// its digits, where it is in a cell's statistics and whether a narrow table spares it.
 pub struct Figure {
     /// The name in JSON and CSV (`wall_s`), stable across versions.
     pub name: &'static str,
@@ -329,6 +332,8 @@ pub struct Figure {
     pub digits: usize,
     /// The cell's summary of it.
     pub get: fn(&CellStats) -> &Summary,
+    /// Whether a narrow table draws it ([`Narrow::Spare`]: while there is room).
+    pub narrow: Narrow,
 }
 
 impl Figure {
@@ -339,53 +344,57 @@ impl Figure {
         digits: usize,
         get: fn(&CellStats) -> &Summary,
     ) -> Figure {
-        Figure { name, header, digits, get }
+        Figure { name, header, digits, get, narrow: Narrow::Keep }
+    }
+
+    /// The same figure, left out of a table too wide for the terminal in `rank`'s turn.
+    pub const fn spare(self, rank: u8) -> Figure {
+        Figure { narrow: Narrow::Spare(rank), ..self }
     }
 
     /// The figure's column in a per-cell table.
     pub fn column<'a>(&self) -> Col<Named<'a, CellStats>> {
-        summary(self.header, self.digits, self.get)
+        summary(self.header, self.digits, self.get).narrowed(self.narrow)
     }
 }
 
 /// The figures of the per-cell totals.
 pub const TOTALS: [Figure; 6] = [
     Figure::new("wall_s", "wall [s]", 2, |s| &s.makespan),
-    Figure::new("user_s", "user [CPU-s]", 2, |s| &s.user_total),
-    Figure::new("sys_s", "sys [CPU-s]", 2, |s| &s.sys_total),
+    Figure::new("user_s", "user [CPU-s]", 2, |s| &s.user_total).spare(1),
+    Figure::new("sys_s", "sys [CPU-s]", 2, |s| &s.sys_total).spare(0),
     Figure::new("cpu_pct", "CPU [%]", 0, |s| &s.cpu_pct_total),
     Figure::new("preempted", "preempted", 0, |s| &s.invol_total),
-    Figure::new("blocked", "blocked", 0, |s| &s.vol_total),
+    Figure::new("blocked", "blocked", 0, |s| &s.vol_total).spare(2),
 ];
 
 /// The figures of the per-process means.
 pub const PER_PROCESS: [Figure; 7] = [
     Figure::new("wall_per_proc_s", "wall/proc [s]", 3, |s| &s.wall_per_proc),
-    Figure::new("user_per_proc_s", "user/proc", 3, |s| &s.user_per_proc),
-    Figure::new("sys_per_proc_s", "sys/proc", 4, |s| &s.sys_per_proc),
+    Figure::new("user_per_proc_s", "user/proc", 3, |s| &s.user_per_proc).spare(1),
+    Figure::new("sys_per_proc_s", "sys/proc", 4, |s| &s.sys_per_proc).spare(0),
     Figure::new("cpu_pct_per_proc", "CPU/proc [%]", 0, |s| &s.cpu_pct_per_proc),
     Figure::new("preempted_per_proc", "preempted/proc", 1, |s| &s.involuntary_per_proc),
-    Figure::new("blocked_per_proc", "blocked/proc", 1, |s| &s.voluntary_per_proc),
-    Figure::new("procs_per_s", "procs/s", 2, |s| &s.throughput),
+    Figure::new("blocked_per_proc", "blocked/proc", 1, |s| &s.voluntary_per_proc).spare(2),
+    Figure::new("procs_per_s", "procs/s", 2, |s| &s.throughput).spare(3),
 ];
 
-/// Headers of the scheduler's own per-process figures (`/proc/PID/schedstat` and `sched`).
-pub const SCHED_PER_PROCESS: [&str; 2] = ["run delay/proc [s]", "migrations/proc"];
-
 /// Columns of the per-process means for `stats`: [`per_process_columns`], then the
-/// scheduler's own figures when some cell has them (runs stored before them do not).
+/// scheduler's own figures (`/proc/PID/schedstat` and `sched`) when some cell has them (runs
+/// stored before them do not), secondary ([`Narrow::Wide`]).
 pub fn per_process_columns_for<'a>(stats: &[CellStats]) -> Vec<Col<Named<'a, CellStats>>> {
     let mut cols = per_process_columns();
     let fig = |header, prec, get: fn(&CellStats) -> Option<&Summary>| {
         Col::num(header, move |r: &Named<CellStats>| {
             get(r.s).map_or("-".into(), |s| fmt_summary(s, prec))
         })
+        .narrowed(Narrow::Wide)
     };
     if stats.iter().any(|s| s.run_delay_per_proc.is_some()) {
-        cols.push(fig(SCHED_PER_PROCESS[0], 3, |s| s.run_delay_per_proc.as_ref()));
+        cols.push(fig("run delay/proc [s]", 3, |s| s.run_delay_per_proc.as_ref()));
     }
     if stats.iter().any(|s| s.sched_migrations_per_proc.is_some()) {
-        cols.push(fig(SCHED_PER_PROCESS[1], 1, |s| s.sched_migrations_per_proc.as_ref()));
+        cols.push(fig("migrations/proc", 1, |s| s.sched_migrations_per_proc.as_ref()));
     }
     cols
 }
@@ -435,12 +444,12 @@ pub fn fairness_columns() -> Vec<Col<CellStats>> {
                 .join("+")
         }),
         Col::text("n", |s: &CellStats| reps(s.reps, &s.params)).aligned(Align::KEY_NUM),
-        fig("makespan [s]", 3, |s| &s.makespan),
-        fig("procs/s", 3, |s| &s.throughput),
-        fig("units/s", 0, |s| &s.work_rate),
-        fig("Jain", 3, |s| &s.jain),
-        fig("max dev [s]", 3, |s| &s.max_dev_completion),
-        fig("CV", 3, |s| &s.cv_completion),
+        fig("makespan [s]", 3, |s| &s.makespan).narrowed(Narrow::Spare(5)),
+        fig("procs/s", 3, |s| &s.throughput).narrowed(Narrow::Spare(3)),
+        fig("units/s", 0, |s| &s.work_rate).narrowed(Narrow::Spare(2)),
+        fig("Jain", 3, |s| &s.jain).narrowed(Narrow::Spare(4)),
+        fig("max dev [s]", 3, |s| &s.max_dev_completion).narrowed(Narrow::Spare(1)),
+        fig("CV", 3, |s| &s.cv_completion).narrowed(Narrow::Spare(0)),
         Col::text("CPU share by group", |s: &CellStats| {
             let shares = s
                 .group_share
@@ -493,15 +502,15 @@ pub fn io_columns<'a>() -> Vec<Col<Named<'a, IoStats>>> {
         Col::num("n", |r: &Named<IoStats>| reps(r.s.reps, &r.s.params)),
         summary("time [s]", 2, |s: &IoStats| &s.makespan),
         summary("MB/s", 1, |s: &IoStats| &s.mb_s),
-        summary("file [s]", 3, |s: &IoStats| &s.file_time),
+        summary("file [s]", 3, |s: &IoStats| &s.file_time).narrowed(Narrow::Wide),
         summary("p50 [us]", 0, |s: &IoStats| &s.lat_p50_us),
-        summary("p99 [us]", 0, |s: &IoStats| &s.lat_p99_us),
-        summary("p99.9 [us]", 0, |s: &IoStats| &s.lat_p999_us),
-        summary("max [us]", 0, |s: &IoStats| &s.lat_max_us),
-        summary("dev reqs", 0, |s: &IoStats| &s.dev_ios),
-        summary("merged", 0, |s: &IoStats| &s.dev_merges),
-        summary("req [KiB]", 0, |s: &IoStats| &s.dev_req_kib),
-        summary("in queue [s]", 2, |s: &IoStats| &s.dev_queue_s),
+        summary("p99 [us]", 0, |s: &IoStats| &s.lat_p99_us).narrowed(Narrow::Spare(1)),
+        summary("p99.9 [us]", 0, |s: &IoStats| &s.lat_p999_us).narrowed(Narrow::Wide),
+        summary("max [us]", 0, |s: &IoStats| &s.lat_max_us).narrowed(Narrow::Spare(0)),
+        summary("dev reqs", 0, |s: &IoStats| &s.dev_ios).narrowed(Narrow::Wide),
+        summary("merged", 0, |s: &IoStats| &s.dev_merges).narrowed(Narrow::Wide),
+        summary("req [KiB]", 0, |s: &IoStats| &s.dev_req_kib).narrowed(Narrow::Wide),
+        summary("in queue [s]", 2, |s: &IoStats| &s.dev_queue_s).narrowed(Narrow::Wide),
     ]
 }
 
@@ -595,27 +604,33 @@ fn utilisation(s: &RtStats) -> String {
     s.utilisation.map_or_else(|| "-".into(), |u| u.to_string())
 }
 
-/// Columns of the real-time table.
+/// Columns of the real-time table: the cell's names, then every figure of
+/// [`schedlab_analysis::rt::FIGURES`] the table has ([`InTable`]), then the notes.
 pub fn rt_columns<'a>() -> Vec<Col<Named<'a, RtStats>>> {
-    vec![
+    let mut cols = vec![
         names().into_iter().next().expect("the workload column"),
-        Col::text(axis::SCHEDULER.header, |r: &Named<RtStats>| r.s.scheduler.clone()),
+        Col::text(axis::SCHEDULER.header, |r: &Named<RtStats>| r.s.scheduler.clone())
+            .narrowed(Narrow::Label),
         Col::text(axis::UTILISATION.header, |r: &Named<RtStats>| utilisation(r.s))
-            .aligned(Align::KEY_NUM),
+            .aligned(Align::KEY_NUM)
+            .narrowed(Narrow::Label),
         Col::num("n", |r: &Named<RtStats>| reps(r.s.reps, &r.s.params)),
         Col::num("min util.", |r: &Named<RtStats>| {
             r.s.min_utilisation.map_or_else(|| "-".into(), |u| format!("{u:.3}"))
-        }),
-        summary("jobs", 0, |s: &RtStats| &s.jobs),
-        summary("missed [%]", 2, |s: &RtStats| &s.miss_pct),
-        summary("misses/proc", 1, |s: &RtStats| &s.misses_per_proc),
-        summary("fixed viol./proc", 1, |s: &RtStats| &s.fixed_violations_per_proc),
-        summary("sliding viol./proc", 1, |s: &RtStats| &s.sliding_violations_per_proc),
-        summary("in violation [%]", 2, |s: &RtStats| &s.time_in_violation_pct),
-        summary("latency p50 [us]", 1, |s: &RtStats| &s.wakeup_p50_us),
-        summary("latency p99 [us]", 1, |s: &RtStats| &s.wakeup_p99_us),
-        Col::text("notes", |r: &Named<RtStats>| rt_notes(r.s)),
-    ]
+        })
+        .narrowed(Narrow::Wide),
+    ];
+    for f in rt::FIGURES {
+        let col =
+            Col::num(f.header, move |r: &Named<RtStats>| fmt_summary(&r.s.figures[f], f.digits));
+        match f.in_table {
+            InTable::Narrow => cols.push(col),
+            InTable::Wide => cols.push(col.narrowed(Narrow::Wide)),
+            InTable::No => {}
+        }
+    }
+    cols.push(Col::text("notes", |r: &Named<RtStats>| rt_notes(r.s)));
+    cols
 }
 
 /// The real-time table's rows: each periodic cell with its workload name.
@@ -640,22 +655,20 @@ pub struct CpuRow<'a> {
     /// The cell.
     pub cell: &'a RtStats,
     /// The CPU.
-    pub cpu: &'a CpuRt,
+    pub cpu: &'a schedlab_analysis::CpuRt,
     /// The workload column.
     pub workload: String,
 }
 
-/// Columns of the per-CPU table of partitioned real-time sets.
+/// Columns of the per-CPU table of partitioned real-time sets: the cell and CPU, its
+/// tasks' share, then the figures of [`schedlab_analysis::rt::FIGURES`] marked `per_cpu`.
 pub fn rt_cpu_columns<'a>() -> Vec<Col<CpuRow<'a>>> {
-    let fig = |header, prec, get: fn(&CpuRt) -> &Summary| {
-        Col::num(header, move |r: &CpuRow| fmt_summary(get(r.cpu), prec))
-    };
     let theory = |header, get: fn(&CpuTheory) -> f64| {
         Col::num(header, move |r: &CpuRow| {
             r.cpu.theory.as_ref().map_or_else(|| "-".into(), |t| format!("{:.3}", get(t)))
         })
     };
-    vec![
+    let mut cols = vec![
         Col::text(axis::WORKLOAD.header, |r: &CpuRow| r.workload.clone()),
         Col::text(axis::SCHEDULER.header, |r: &CpuRow| r.cell.scheduler.clone()),
         Col::text(axis::UTILISATION.header, |r: &CpuRow| utilisation(r.cell)),
@@ -663,11 +676,11 @@ pub fn rt_cpu_columns<'a>() -> Vec<Col<CpuRow<'a>>> {
         Col::num("tasks", |r: &CpuRow| r.cpu.tasks.to_string()),
         theory("C/T", |t| t.plain_utilisation),
         theory("min util.", |t| t.min_utilisation),
-        fig("jobs", 0, |c| &c.jobs),
-        fig("missed [%]", 2, |c| &c.miss_pct),
-        fig("sliding viol./proc", 1, |c| &c.sliding_violations_per_proc),
-        fig("in violation [%]", 2, |c| &c.time_in_violation_pct),
-    ]
+    ];
+    for f in rt::FIGURES.iter().filter(|f| f.per_cpu) {
+        cols.push(Col::num(f.header, move |r: &CpuRow| fmt_summary(&r.cpu.figures[f], f.digits)));
+    }
+    cols
 }
 
 /// The per-CPU table's rows: one per CPU of each partitioned periodic cell (cells on one
@@ -755,11 +768,16 @@ pub fn trace_columns<'a>() -> Vec<Col<WorkerRow<'a>>> {
         Col::text("group", |r: &WorkerRow| match r {
             WorkerRow::Worker(_, _, s) => s.map(|s| s.group.clone()).unwrap_or_default(),
             WorkerRow::All(..) => String::new(),
-        }),
+        })
+        .narrowed(Narrow::Spare(0)),
     ];
     for f in trace::FIGURES {
         if let Some(header) = f.worker_header {
-            cols.push(Col::num(header, move |r: &WorkerRow| worker_cell(f, r)));
+            let col = Col::num(header, move |r: &WorkerRow| worker_cell(f, r));
+            cols.push(match TRACE_SPARE.iter().position(|g| g.name == f.name) {
+                Some(i) => col.narrowed(Narrow::Spare(1 + i as u8)),
+                None => col,
+            });
         }
     }
     cols
@@ -778,15 +796,16 @@ fn worker_rows<'a>(t: &'a CellTrace, samples: &'a [Sample]) -> Vec<WorkerRow<'a>
 }
 
 /// The per-worker trace table as `schedlab trace` draws it: without `wide`, a table wider
-/// than [`crate::cells::MAX_WIDTH`] leaves [`TRACE_SPARE`] to `--wide` until it fits.
+/// than [`crate::cells::MAX_WIDTH`] leaves the group column, then [`TRACE_SPARE`], to
+/// `--wide` until it fits.
 pub fn trace_fitted(t: &CellTrace, samples: &[Sample], wide: bool) -> String {
     let rows = worker_rows(t, samples);
-    let spare = if wide { &[][..] } else { &TRACE_SPARE[..] };
-    crate::cells::fit(trace_columns(), spare, |cols| cols::table(cols, &rows).to_string())
+    crate::cells::fit(trace_columns(), !wide, |cols| cols::table(cols, &rows).to_string())
 }
 
-/// Columns of the per-worker trace table a table too wide leaves to `--wide`.
-pub const TRACE_SPARE: [&str; 4] = ["group", "untraced [s]", "wait4 cpu [s]", "cpus"];
+/// The figures of the per-worker trace table that a table too wide leaves to `--wide`, in
+/// that order (after the group column).
+pub const TRACE_SPARE: [&TraceFigure; 3] = [&trace::UNTRACED, &trace::WAIT4_CPU, &trace::CPUS];
 
 /// "12 (40%)": a count with its share of `total`.
 fn share(n: u64, total: u64) -> String {

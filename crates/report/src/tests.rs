@@ -304,3 +304,90 @@ fn the_per_process_table_shows_run_delay_and_migrations_when_the_run_has_them() 
     assert!(with.contains("run delay/proc [s]") && with.contains("migrations/proc"), "{with}");
     assert!(with.contains("0.125") && with.contains("3.0"), "{with}");
 }
+
+#[test]
+fn every_real_time_figure_has_its_column_where_its_entry_says() {
+    use crate::cols::{header, Narrow};
+    use schedlab_analysis::rt::{InTable, FIGURES};
+    let rt = tables::rt_columns();
+    let cpu = header(&tables::rt_cpu_columns()).join("|");
+    for f in FIGURES {
+        let col = rt.iter().find(|c| c.header == f.header);
+        match (f.in_table, col.map(|c| c.narrow)) {
+            (InTable::Narrow, Some(Narrow::Keep)) | (InTable::Wide, Some(Narrow::Wide)) => {}
+            (InTable::No, None) => {}
+            (want, got) => panic!("{}: {want:?} in the entry, {got:?} in the table", f.name),
+        }
+        assert_eq!(cpu.split('|').any(|h| h == f.header), f.per_cpu, "{} per CPU", f.name);
+    }
+    let (live, sim) = (rt_fixture(), rt_fixture());
+    let (live, sim) = (schedlab_analysis::rt_stats(&live), schedlab_analysis::rt_stats(&sim));
+    let mut drivers = live.clone();
+    for s in &mut drivers {
+        // Make each dwcs cell also a dwcs-scx cell of the same set.
+        if s.scheduler == "dwcs" {
+            let mut scx = s.clone();
+            scx.scheduler = "dwcs-scx".into();
+            scx.params.key = s.params.key.replace("dwcs", "dwcs-scx");
+            drivers.push(scx);
+            break;
+        }
+    }
+    let rows = crate::drivers::rows(&drivers, &sim);
+    let shown: Vec<&str> = rows.iter().map(|r| r.figure).collect();
+    let want: Vec<&str> = FIGURES.iter().filter(|f| f.drivers).map(|f| f.header).collect();
+    assert!(!rows.is_empty(), "a set under both drivers");
+    assert_eq!(&shown[..want.len()], want, "one row per figure marked drivers");
+}
+
+#[test]
+fn the_spare_trace_figures_are_columns_of_the_per_worker_table() {
+    use crate::cols::Narrow;
+    let cols = tables::trace_columns();
+    for (i, f) in tables::TRACE_SPARE.iter().enumerate() {
+        let header = f.worker_header.expect("a spare figure has a per-worker column");
+        let col = cols.iter().find(|c| c.header == header).expect("in the per-worker table");
+        assert_eq!(col.narrow, Narrow::Spare(1 + i as u8), "{}", f.name);
+    }
+}
+
+/// docs/ADDING-A-FIGURE.md quotes compiled code: each rust block after a `<!-- quoted from
+/// PATH -->` line must be in that file of the workspace as written (the build compiles the
+/// file), so the page cannot drift from the code; a diff, which nothing compiles, is refused.
+#[test]
+fn adding_a_figure_quotes_code_that_compiles() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let doc = std::fs::read_to_string(root.join("docs/ADDING-A-FIGURE.md")).unwrap();
+    let (mut quoted, mut from) = (0, None);
+    let mut lines = doc.lines();
+    while let Some(line) = lines.next() {
+        if let Some(path) =
+            line.strip_prefix("<!-- quoted from ").and_then(|l| l.strip_suffix(" -->"))
+        {
+            from = Some(path);
+        } else if line == "```rust" {
+            let block: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+            let block = block.join("\n");
+            let path =
+                from.take().unwrap_or_else(|| panic!("a rust block names no file:\n{block}"));
+            let source = std::fs::read_to_string(root.join(path)).unwrap();
+            assert!(source.contains(&block), "{path} no longer has, as written:\n{block}");
+            quoted += 1;
+        } else {
+            assert!(!line.starts_with("```diff"), "a diff is not compiled: quote the code");
+        }
+    }
+    assert!(quoted >= 10, "{quoted} quoted blocks");
+}
+
+#[test]
+fn the_trace_figures_shortened_for_the_terminal_have_per_cell_columns() {
+    let long = crate::cols::header(&tables::trace_cell_columns()).join("|");
+    let short = crate::cols::header(&crate::cells::trace_columns()).join("|");
+    for (f, header) in crate::cells::TRACE_HEADERS {
+        let cell = f.cell_header.expect("a per-cell column");
+        assert!(long.split('|').any(|h| h == cell), "{} in the report's table", f.name);
+        assert!(short.split('|').any(|h| h == header), "{} shortened", f.name);
+    }
+    assert!(short.contains("preempted by w/e/k/o [%]"), "{short}");
+}

@@ -7,7 +7,8 @@
 
 use super::{point, series_of, slug, Chart, ChartKind, FigureInput, Series};
 use crate::labels::others;
-use schedlab_analysis::{RtStats, Summary};
+use schedlab_analysis::rt::{self, RtFigure};
+use schedlab_analysis::RtStats;
 
 /// The cells drawn: those with at least one measured repetition.
 fn drawn<'a>(d: &FigureInput<'a>) -> impl Iterator<Item = &'a RtStats> + 'a {
@@ -75,12 +76,12 @@ fn by_utilisation(
     what: &str,
     y_label: &str,
     caption: &str,
-    pick: fn(&RtStats) -> &Summary,
+    pick: &'static RtFigure,
 ) -> Vec<Chart> {
     let us = utilisations(d);
     let several = several_workloads(d);
     let competing = competition_varies(d);
-    let usable = |s: &&RtStats| pick(s).mean.is_finite();
+    let usable = |s: &&RtStats| s.figures[pick].mean.is_finite();
     let chart = if us.len() > 1 {
         let points = drawn(d).filter(usable).map(|s| {
             let name = if several {
@@ -89,7 +90,7 @@ fn by_utilisation(
                 s.scheduler.clone()
             };
             let x = us.iter().position(|u| *u == s.utilisation).unwrap_or(0);
-            (vs(name, s, competing), point(x, pick(s)))
+            (vs(name, s, competing), point(x, &s.figures[pick]))
         });
         let Some(mut series) = series_of(points) else { return Vec::new() };
         if !several {
@@ -113,7 +114,7 @@ fn by_utilisation(
         let schedulers = categories(drawn(d).filter(usable).map(|s| s.scheduler.as_str()));
         let points = drawn(d).filter(usable).map(|s| {
             let x = schedulers.iter().position(|c| *c == s.scheduler).unwrap_or(0);
-            (vs(s.params.workload.clone(), s, competing), point(x, pick(s)))
+            (vs(s.params.workload.clone(), s, competing), point(x, &s.figures[pick]))
         });
         let Some(series) = series_of(points) else { return Vec::new() };
         let at =
@@ -149,7 +150,7 @@ pub(super) fn violations(d: &FigureInput) -> Vec<Chart> {
              (processes) within each repetition. {WINDOWS} Sliding windows are drawn; the real-time table also \
              gives fixed windows."
         ),
-        |s| &s.sliding_violations_per_proc,
+        &rt::SLIDING_VIOLATIONS,
     )
 }
 
@@ -164,7 +165,7 @@ pub(super) fn violation_time(d: &FigureInput) -> Vec<Chart> {
             "Percentage of a task's periods during which its last y deadlines held more than x misses, averaged \
              over the set's tasks within each repetition. {WINDOWS}"
         ),
-        |s| &s.time_in_violation_pct,
+        &rt::IN_VIOLATION_PCT,
     )
 }
 
@@ -177,7 +178,7 @@ pub(super) fn miss_ratio(d: &FigureInput) -> Vec<Chart> {
         "missed deadlines [% of jobs]",
         "Jobs that did not finish by their deadline over the jobs released, all tasks of the set together, per \
          repetition.",
-        |s| &s.miss_pct,
+        &rt::MISS_PCT,
     )
 }
 

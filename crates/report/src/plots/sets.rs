@@ -4,7 +4,7 @@
 //! violations per process against utilisation, the mean over the sets.
 
 use super::{Chart, ChartKind, FigureInput, Point, Series};
-use schedlab_analysis::{acceptance as curves, violations_per_process, RtStats};
+use schedlab_analysis::{acceptance as curves, rt, violations_per_process, RtStats};
 
 fn u_label(u: f64) -> String {
     u.to_string()
@@ -53,9 +53,9 @@ pub(super) fn acceptance_with_measured(
                 let (mut a, mut sim) = (0, 0);
                 for s in cells {
                     let clean = if s.scheduler == "dwcs" {
-                        &s.sliding_violations_per_proc
+                        &s.figures[&rt::SLIDING_VIOLATIONS]
                     } else {
-                        &s.misses
+                        &s.figures[&rt::MISSES]
                     };
                     a += u64::from(clean.n > 0 && clean.mean == 0.0);
                     let set = s.params.groups.first().and_then(|g| g.set);
@@ -211,12 +211,12 @@ pub(super) fn violations_with_measured(
 ) -> Vec<Chart> {
     let mut out = Vec::new();
     for (cpus, c) in violation_charts(sets) {
-        let finite = |s: &RtStats| s.sliding_violations_per_proc.mean.is_finite();
+        let finite = |s: &RtStats| s.figures[&rt::SLIDING_VIOLATIONS].mean.is_finite();
         // Several sets at a utilisation: their mean, the bar their range.
         let points = measured_at(measured, cpus, &c.categories, label, finite).into_iter().map(
             |((name, x), cells)| {
                 let vs: Vec<f64> =
-                    cells.iter().map(|s| s.sliding_violations_per_proc.mean).collect();
+                    cells.iter().map(|s| s.figures[&rt::SLIDING_VIOLATIONS].mean).collect();
                 let y = vs.iter().sum::<f64>() / vs.len() as f64;
                 let (lo, hi) = vs
                     .iter()
