@@ -42,7 +42,7 @@ rows = [l for l in open(sys.argv[1])]
 walls = [int(re.match(r"wall (\d+) us", l).group(1)) / 1000 for l in rows]
 phases = {}
 for l in rows:
-    for name, ms in re.findall(r"([a-z_ ]+?) ([\d.]+) ms", l.split("phases: ", 1)[-1].split(" (total")[0]):
+    for name, ms in re.findall(r"([a-z_ -]+?) ([\d.]+) ms", l.split("phases: ", 1)[-1].split(" (total")[0]):
         phases.setdefault(name.strip(" ,"), []).append(float(ms))
 print(f"median over {len(rows)} rounds: wall {statistics.median(walls):.1f} ms")
 for name, v in phases.items():

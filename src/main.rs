@@ -18,7 +18,11 @@ fn main() -> ExitCode {
             schedlab_runner::rt::dispatcher_main(&args[2], &args[3], &args[4]) as u8
         );
     }
-    match cli::run() {
+    let outcome = cli::run();
+    if let Some(line) = schedlab_sys::phases::line() {
+        eprintln!("{line}");
+    }
+    match outcome {
         Ok(code) => code,
         Err(e) => {
             if let Some(io) = e.root_cause().downcast_ref::<std::io::Error>() {

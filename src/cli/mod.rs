@@ -95,6 +95,7 @@ pub enum Cmd {
 /// Parses the command line and runs the subcommand.
 pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
+    schedlab_sys::phases::mark("arguments");
     // Commands that only print die quietly when their reader goes away (`schedlab env |
     // head`), as cat does; println! would panic instead. run and simulate keep ignoring
     // SIGPIPE: a closed pipe must not kill an engine mid-cell.

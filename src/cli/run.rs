@@ -216,6 +216,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     } else {
         load_spec(a.file.as_deref(), a.flags.scale, a.flags.repetitions)?
     };
+    schedlab_sys::phases::mark("spec");
     let session = Session::new(db, resume_shard_command(db, &a));
     if !a.resume {
         if let Some(how) = a.flags.trace {
@@ -239,6 +240,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             if !a.quiet {
                 super::show::print_run(&m.store, run_id)?;
                 outln!();
+                schedlab_sys::phases::mark("tables");
             }
             outln!("{summary}");
             if failed > 0 {

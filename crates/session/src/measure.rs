@@ -182,6 +182,7 @@ impl Session {
                 (store, id, part.steps, Vec::new(), None)
             }
         };
+        schedlab_sys::phases::mark("store");
         self.introduce(&mut tally, &store, run_id, plan, o, &checked, steps.len())?;
         let opts = Options {
             // Workers run in their cell's directory: a relative --dir would not reach them.
@@ -220,6 +221,7 @@ impl Session {
             |source| {
                 let mut run =
                     schedlab_runner::Run::start(plan, source, opts, &mut journal, &mut tally)?;
+                schedlab_sys::phases::mark("engine set-up");
                 run.run(executor, &mut |rec: &CellRecord| {
                     if let Some(why) = keep(&mut shared.borrow_mut(), &spool, run_id, rec)? {
                         spooled.push(why);
@@ -228,6 +230,7 @@ impl Session {
                 })
             },
         );
+        schedlab_sys::phases::mark("cells and engine undo");
         let store = shared.into_inner();
         for e in unrecorded {
             tally.warn(&e);
@@ -235,6 +238,7 @@ impl Session {
         for e in journal.close() {
             tally.warn(&format!("could not undo {e}; run `schedlab restore`"));
         }
+        schedlab_sys::phases::mark("journal");
         tally.inner.end();
         if let Some(why) = spooled.first() {
             tally.warn(&format!(
@@ -257,6 +261,7 @@ impl Session {
                 let status =
                     if failed > 0 { RunStatus::CompleteWithFailures } else { RunStatus::Complete };
                 end.finish(status.clone())?;
+                schedlab_sys::phases::mark("finish");
                 let summary = Summary::of(
                     &end.store,
                     run_id,

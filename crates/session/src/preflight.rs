@@ -116,11 +116,13 @@ pub fn check(
         .transpose()
         .map_err(Error::refused)?;
     spec.check_watchdog(timeout.unwrap_or(spec.plan.timeout)).map_err(refused)?;
+    schedlab_sys::phases::mark("preflight");
     let rt_placement = caps.rt_placement.clone().filter(|_| spec.plan.has_realtime());
     // A machine already busy is named before the first cell, not only judged after the last.
     let busy = schedlab_sys::look::look(root, schedlab_analysis::noise::LOOK)
         .and_then(|l| schedlab_analysis::noise::busy(&l, environment.cpus as usize))
         .and_then(|b| schedlab_report::noise::busy_warning(&b));
+    schedlab_sys::phases::mark("look");
     Ok(Checked {
         // Where real-time is refused, or allowed only after a move this run does not make,
         // the engine cannot be SCHED_FIFO 99 either.
