@@ -14,16 +14,34 @@ pub fn figures() -> impl Iterator<Item = &'static Figure> {
     TOTALS.iter().chain(PER_PROCESS.iter())
 }
 
+/// A figure name that no per-cell figure has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownFigure {
+    /// The name as given.
+    pub name: String,
+}
+
+impl std::fmt::Display for UnknownFigure {
+    /// Suggests the closest name and lists them all.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let known: Vec<&str> = figures().map(|f| f.name).collect();
+        write!(
+            f,
+            "unknown figure \"{}\"{}; figures: {}",
+            self.name,
+            schedlab_plan::suggest::did_you_mean(&self.name, known.iter().copied()),
+            known.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownFigure {}
+
 /// The figures named in `names` (every figure when it is empty), in the tables' order; an
 /// unknown name is an error that suggests the closest and lists them all.
-pub fn chosen(names: &[String]) -> Result<Vec<&'static Figure>, String> {
-    let known: Vec<&str> = figures().map(|f| f.name).collect();
-    if let Some(bad) = names.iter().find(|n| !known.contains(&n.as_str())) {
-        return Err(format!(
-            "unknown figure \"{bad}\"{}; figures: {}",
-            schedlab_plan::suggest::did_you_mean(bad, known.iter().copied()),
-            known.join(", ")
-        ));
+pub fn chosen(names: &[String]) -> Result<Vec<&'static Figure>, UnknownFigure> {
+    if let Some(bad) = names.iter().find(|n| !figures().any(|f| f.name == n.as_str())) {
+        return Err(UnknownFigure { name: bad.clone() });
     }
     Ok(figures().filter(|f| names.is_empty() || names.iter().any(|n| n == f.name)).collect())
 }
@@ -296,7 +314,7 @@ mod tests {
 
     #[test]
     fn unknown_figures_are_refused_with_the_closest_named() {
-        let e = chosen(&["wal_s".into()]).map(|_| ()).unwrap_err();
+        let e = chosen(&["wal_s".into()]).map(|_| ()).unwrap_err().to_string();
         assert!(e.contains("did you mean \"wall_s\"?") && e.contains("procs_per_s"), "{e}");
         let two = chosen(&["preempted".into(), "wall_s".into()]).unwrap();
         assert_eq!(two.iter().map(|f| f.name).collect::<Vec<_>>(), ["wall_s", "preempted"]);
