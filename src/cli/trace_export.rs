@@ -7,7 +7,7 @@ use super::common::{bad_input, open_existing, pick_run};
 use schedlab_model::{CellRecord, Environment};
 use schedlab_store::{RunRow, Store};
 use schedlab_trace::decode::Comm;
-use schedlab_trace::perfetto::{self, cell, Export, Left, Machine, Process, Segment};
+use schedlab_trace::perfetto::{self, cell, Export, Left, Process, Segment, TraceMachine};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -137,8 +137,8 @@ fn write_new(path: &Path, bytes: &[u8], force: bool) -> anyhow::Result<()> {
 }
 
 /// The machine as the export names it.
-fn machine(env: &Environment, cpus: u32) -> Machine {
-    Machine { release: env.kernel.clone(), arch: std::env::consts::ARCH.into(), cpus }
+fn machine(env: &Environment, cpus: u32) -> TraceMachine {
+    TraceMachine { release: env.kernel.clone(), arch: std::env::consts::ARCH.into(), cpus }
 }
 
 /// A measured cell: its kept capture, decoded, with the workers, the engine and the
@@ -312,7 +312,7 @@ fn simulated(
 }
 
 /// The export's summary: sched_switch per CPU, the other events by name, names and marks.
-fn describe(s: &perfetto::Summary) -> String {
+fn describe(s: &perfetto::ExportSummary) -> String {
     let cpus: Vec<String> = s.switches.iter().map(|(c, n)| format!("cpu{c}={n}")).collect();
     let others: Vec<String> = s
         .events
