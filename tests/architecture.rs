@@ -393,21 +393,13 @@ const NUMBERS: [(&str, &str, &str); 11] = [
     ("FIFO 97 for the\nchosen worker", "crates/plan/src/rt.rs", "DISPATCH_RUN_PRIORITY: u32 = 97;"),
     ("at SCHED_FIFO 99", "crates/sys/src/sched.rs", "ENGINE_PRIORITY: u32 = 99;"),
     ("(workers may use at most 98)", "crates/plan/src/policy.rs", "MAX_WORKER_PRIORITY: i64 = 98;"),
-    (
-        "more than 0.5 s late",
-        "crates/runner/src/engine/supervise.rs",
-        "WATCHDOG_SLACK: Duration = Duration::from_millis(500);",
-    ),
+    ("more than 0.5 s late", "crates/runner/src/engine/supervise.rs", "from_millis(500);"),
     ("kills 60+ runs", "tests/killed.rs", "const KILLS: usize = 60;"),
     ("counted 64 at a time", "crates/bpf/src/bpf/sched.bpf.c", "#define STAGE 64"),
     ("(level 3:", "crates/trace/src/raw.rs", "KEEP_LEVEL: i32 = 3;"),
     ("aya (0.14,", "crates/bpf/Cargo.toml", "aya = { version = \"0.14."),
     ("Rust to 1.87", "Cargo.toml", "rust-version = \"1.87\""),
-    (
-        "libbpf-rs 0.27, scx_utils 1.1.4, scx_cargo 1.1.4",
-        "crates/scx-dwcs/Cargo.toml",
-        "libbpf-rs = \"=0.27.",
-    ),
+    ("libbpf-rs 0.27, scx_utils 1.1.4", "crates/scx-dwcs/Cargo.toml", "libbpf-rs = \"=0.27."),
     ("clang-19", "crates/bpf/build-bpf.sh", "clang-19"),
 ];
 

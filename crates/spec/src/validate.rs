@@ -109,8 +109,7 @@ impl Ctx<'_> {
         &self,
         v: Option<&Spanned<String>>,
         what: &str,
-        (a, a_value): (&str, T),
-        (b, b_value): (&str, T),
+        [(a, a_value), (b, b_value)]: [(&str, T); 2],
     ) -> Result<Option<T>, SpecError> {
         let Some(v) = v else { return Ok(None) };
         match v.get_ref().as_str() {
@@ -187,14 +186,8 @@ fn header(cx: &Ctx, raw: &RawSpec, locs: &mut Locations) -> Result<Plan, SpecErr
         Some(r) => cx.int_in(r, 0, 1000, "warmup")? as u32,
         None => 0,
     };
-    let order = cx
-        .either(
-            raw.order.as_ref(),
-            "order",
-            ("sequential", Order::Sequential),
-            ("random", Order::Random),
-        )?
-        .unwrap_or(Order::Sequential);
+    let orders = [("sequential", Order::Sequential), ("random", Order::Random)];
+    let order = cx.either(raw.order.as_ref(), "order", orders)?.unwrap_or(Order::Sequential);
     let seed = match &raw.seed {
         Some(s) => cx.int_in(s, 0, i64::MAX, "seed")? as u64,
         None => 0x05ee_d1ab,

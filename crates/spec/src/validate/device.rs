@@ -45,14 +45,8 @@ pub(super) fn plan_device(
 
 /// The `[device]` table, checked; its path is recorded for the filesystem check.
 fn device(cx: &Ctx, d: &RawDevice, locs: &mut Locations) -> Result<DeviceSpec, SpecError> {
-    let queue = cx
-        .either(
-            d.queue.as_ref(),
-            "queue",
-            ("device", QueueTarget::Device),
-            ("backing", QueueTarget::Backing),
-        )?
-        .unwrap_or(QueueTarget::Device);
+    let queues = [("device", QueueTarget::Device), ("backing", QueueTarget::Backing)];
+    let queue = cx.either(d.queue.as_ref(), "queue", queues)?.unwrap_or(QueueTarget::Device);
     let target = match &d.path {
         Some(p) => {
             for (key, span) in [
