@@ -6,7 +6,7 @@
 //!   target/release/examples/spawn_floor SCHEDLAB N ITERATIONS SEED DIR [fork] [rt]
 //!
 //! Each child is `SCHEDLAB __worker JOB`, JOB serialised from the engine's own
-//! `protocol::Job` type (so argv is byte for byte what a `pi` cell's worker gets), stdin the
+//! `protocol::WorkerJob` type (so argv is byte for byte what a `pi` cell's worker gets), stdin the
 //! release pipe, stdout the report pipe, stderr a log file, cwd DIR, environment inherited: the
 //! exec and the worker's start-up are those of a real cell. Children start by posix_spawn
 //! (glibc: clone(CLONE_VM | CLONE_VFORK) + exec, the cheapest way to start a process), or by
@@ -25,7 +25,7 @@
 //! and to the return of the last spawn, from the release to the last reap, its peak RSS, its own CPU time (user + system, both threads) and its workers'
 //! (wait4's rusage, summed).
 
-use schedlab_runner::protocol::{Job, WORKER_SUBCOMMAND};
+use schedlab_runner::protocol::{WorkerJob, WORKER_SUBCOMMAND};
 use schedlab_spec::Workload;
 use std::ffi::CString;
 use std::io::Read;
@@ -74,7 +74,7 @@ fn main() {
     let me = std::process::id() as i32;
     let argvs: Vec<[CString; 3]> = (0..n)
         .map(|i| {
-            let job = Job {
+            let job = WorkerJob {
                 index: i as u32,
                 seed,
                 dir: dir.clone(),

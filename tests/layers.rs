@@ -9,19 +9,45 @@ use std::process::Command;
 const PARSER: &str = "schedlab-spec";
 const TOML_CRATES: [&str; 3] = ["toml", "toml_parser", "serde_spanned"];
 /// The root package: the CLI.
-const CLI: &str = "schedlab";
+pub(crate) const CLI: &str = "schedlab";
 /// The CLI's library half (one run or simulation as a whole): it checks the spec against
 /// the machine, so it reads the parser's `Spec` too.
 const SESSION: &str = "schedlab-session";
 
+/// The packages under `crates/` outside the workspace (they need what the default build must
+/// not, e.g. clang): their own manifests are read, and ALLOWED holds them like the rest.
+const OUTSIDE: [&str; 1] = ["schedlab-scx-dwcs"];
+
 /// Every workspace package with its dependencies as (name, kind: normal, dev or build).
-fn workspace_deps() -> BTreeMap<String, Vec<(String, String)>> {
+pub(crate) fn workspace_deps() -> BTreeMap<String, Vec<(String, String)>> {
+    manifest_deps(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+}
+
+/// Each package of `OUTSIDE`, read from `crates/<name without schedlab->/Cargo.toml`.
+pub(crate) fn outside_deps() -> BTreeMap<String, Vec<(String, String)>> {
+    let mut deps = BTreeMap::new();
+    for pkg in OUTSIDE {
+        let dir = pkg.strip_prefix("schedlab-").expect("a schedlab- package");
+        let manifest = format!("{}/crates/{dir}/Cargo.toml", env!("CARGO_MANIFEST_DIR"));
+        let found = manifest_deps(&manifest);
+        assert!(found.contains_key(pkg), "{manifest} is not the manifest of {pkg}");
+        deps.extend(found);
+    }
+    deps
+}
+
+/// The packages of the manifest's workspace with their dependencies, from `cargo metadata`.
+fn manifest_deps(manifest: &str) -> BTreeMap<String, Vec<(String, String)>> {
     let out = Command::new(env!("CARGO"))
         .args(["metadata", "--format-version", "1", "--no-deps", "--offline", "--manifest-path"])
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+        .arg(manifest)
         .output()
         .expect("cargo metadata runs");
-    assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "cargo metadata of {manifest}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let meta: serde_json::Value =
         serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
     let mut deps = BTreeMap::new();
@@ -67,8 +93,8 @@ fn only_the_cli_depends_on_the_toml_parser() {
 /// tests alone may add. A crate may only name crates listed before it, so the table is the
 /// house's floor plan: a new edge upwards fails here until it is argued for and listed.
 /// testkit is test support (a steal meter over sys's /proc/stat reader), never built into
-/// the tool.
-const ALLOWED: [(&str, &[&str], &[&str]); 21] = [
+/// the tool. docs/ARCHITECTURE.md's crate table lists the crates in this order.
+pub(crate) const ALLOWED: [(&str, &[&str], &[&str]); 22] = [
     ("schedlab-policy", &[], &[]),
     ("schedlab-model", &["schedlab-policy"], &[]),
     ("schedlab-sim", &["schedlab-policy"], &[]),
@@ -116,6 +142,8 @@ const ALLOWED: [(&str, &[&str], &[&str]); 21] = [
         ],
         &[],
     ),
+    // Outside the workspace (OUTSIDE): the dispatcher with a sched_ext actuator.
+    ("schedlab-scx-dwcs", &["schedlab-dispatch"], &[]),
     (
         SESSION,
         &[
@@ -180,7 +208,12 @@ const PURE: [&str; 12] = [
 
 #[test]
 fn every_crate_depends_only_on_crates_below_it() {
-    let deps = workspace_deps();
+    let mut deps = workspace_deps();
+    let outside = outside_deps();
+    for pkg in outside.keys() {
+        assert!(!deps.contains_key(pkg), "{pkg} is in OUTSIDE but a workspace package");
+    }
+    deps.extend(outside);
     let listed: Vec<&str> = ALLOWED.iter().map(|(p, _, _)| *p).collect();
     for pkg in deps.keys() {
         assert!(
@@ -192,9 +225,9 @@ fn every_crate_depends_only_on_crates_below_it() {
         for dep in normal.iter().chain(dev_only.iter()) {
             assert!(listed[..at].contains(dep), "ALLOWED lets {pkg} use {dep}, which is not listed before it: the table must go bottom up");
         }
-        let list = deps
-            .get(*pkg)
-            .unwrap_or_else(|| panic!("ALLOWED names {pkg}, which is no workspace package"));
+        let list = deps.get(*pkg).unwrap_or_else(|| {
+            panic!("ALLOWED names {pkg}, which is no workspace package nor in OUTSIDE")
+        });
         for (dep, kind) in list.iter().filter(|(d, _)| deps.contains_key(d)) {
             let ok = normal.contains(&dep.as_str())
                 || (kind == "dev" && dev_only.contains(&dep.as_str()));
@@ -202,6 +235,34 @@ fn every_crate_depends_only_on_crates_below_it() {
                 ok,
                 "{pkg} depends on {dep} ({kind}), which is not below it: it may use {normal:?} (its tests also {dev_only:?}); \
                  move the code, or argue for the edge and add it to ALLOWED and docs/ARCHITECTURE.md"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_crate_outside_the_workspace_is_read_with_its_path_dependencies() {
+    let outside = outside_deps();
+    let scx = &outside["schedlab-scx-dwcs"];
+    assert!(
+        scx.iter().any(|(d, k)| d == "schedlab-dispatch" && k == "normal"),
+        "schedlab-scx-dwcs runs the dispatcher: {scx:?}"
+    );
+    assert!(scx.iter().any(|(d, k)| d == "scx_cargo" && k == "build"), "{scx:?}");
+}
+
+/// Libraries return typed errors: anyhow is for the binaries, which print the whole chain.
+#[test]
+fn only_binaries_depend_on_anyhow() {
+    let mut deps = workspace_deps();
+    deps.extend(outside_deps());
+    let binaries = [CLI, "schedlab-scx-dwcs"];
+    assert!(deps[CLI].iter().any(|(d, _)| d == "anyhow"), "the CLI prints anyhow's chains");
+    for (pkg, list) in &deps {
+        for (dep, kind) in list {
+            assert!(
+                dep != "anyhow" || kind != "normal" || binaries.contains(&pkg.as_str()),
+                "{pkg} depends on anyhow: a library returns a typed error (thiserror or a small struct)"
             );
         }
     }

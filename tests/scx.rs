@@ -130,9 +130,10 @@ fn simulate_runs_dwcs_scx_and_edf_scx_sets_by_the_same_policy_job_for_job() {
     assert_eq!(jobs("edf-scx"), edf, "edf-scx simulates EDF");
 }
 
-/// Why this is no machine to load real schedulers on, if it is not: sched_ext present, the harness's
-/// variable set (so a plain `cargo test` never loads one) and scx_bpfland on PATH.
-fn guest() -> Option<String> {
+/// Why this is no machine to load real schedulers with `program` on, if it is not: sched_ext
+/// present, the harness's variable set (so a plain `cargo test` never loads one) and
+/// `program` (scx_bpfland, or schedlab-scx for `dwcs-scx` sets) on PATH.
+fn guest(program: &str) -> Option<String> {
     if !Path::new(SYSFS).exists() {
         return Some(format!(
             "{SYSFS} is absent (run .ci/scx-guest.sh for a kernel with sched_ext)"
@@ -144,11 +145,63 @@ fn guest() -> Option<String> {
         );
     }
     let on_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .any(|d| d.join("scx_bpfland").is_file());
-    if !on_path {
-        return Some("scx_bpfland is not on PATH".into());
-    }
-    None
+        .any(|d| d.join(program).is_file());
+    (!on_path).then(|| format!("{program} is not on PATH (.ci/scx-guest.sh puts it there)"))
+}
+
+/// A guest test's lab on a machine that may load `program` ([`guest`]); elsewhere the test
+/// is skipped, saying why.
+macro_rules! guest_lab {
+    ($program:expr) => {
+        match guest($program) {
+            Some(why) => {
+                schedlab_testkit::skip(why);
+                return;
+            }
+            None => Lab::new(),
+        }
+    };
+}
+
+/// Spawns `schedlab run -q` of `spec` and waits (at most `secs`) until `running` says what it
+/// loads runs; the run may not end before.
+fn started(
+    lab: &Lab,
+    spec: &Path,
+    what: &str,
+    secs: u64,
+    mut running: impl FnMut() -> bool,
+) -> std::process::Child {
+    let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
+    wait_until(what, secs, || {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended before {what}");
+        running()
+    });
+    child
+}
+
+/// Interrupts a run a second into its cell as Ctrl-C does: it exits 130 and leaves sched_ext
+/// disabled, with no scheduler process.
+fn interrupted(mut child: std::process::Child) {
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_clean();
+}
+
+/// `schedlab restore` in `lab`, which must succeed.
+fn restored(lab: &Lab) {
+    let out = lab.run(&["restore"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The real-time record (`rt_json`) of the run's one cell.
+fn stored_rt(lab: &Lab) -> serde_json::Value {
+    let conn = rusqlite::Connection::open(lab.db()).unwrap();
+    let rt: String = conn.query_row("SELECT rt_json FROM cells", [], |r| r.get(0)).unwrap();
+    serde_json::from_str(&rt).unwrap()
 }
 
 fn state() -> String {
@@ -219,10 +272,7 @@ fn sleepers(lab: &Lab, schedulers: &str, secs: &str) -> std::path::PathBuf {
 #[test]
 fn in_a_sched_ext_guest_the_example_stores_eevdf_and_scx_cells_with_every_worker_where_it_belongs()
 {
-    if let Some(why) = guest() {
-        require!(false, why);
-    }
-    let lab = Lab::new();
+    let lab = guest_lab!("scx_bpfland");
     let text = std::fs::read_to_string(example())
         .unwrap()
         .replace(", \"scx:scx_lavd\"", "")
@@ -267,49 +317,32 @@ fn in_a_sched_ext_guest_the_example_stores_eevdf_and_scx_cells_with_every_worker
 
 #[test]
 fn in_a_sched_ext_guest_ctrl_c_during_an_scx_cell_unloads_the_scheduler() {
-    if let Some(why) = guest() {
-        require!(false, why);
-    }
-    let lab = Lab::new();
+    let lab = guest_lab!("scx_bpfland");
     let spec = sleepers(&lab, "\"scx:scx_bpfland\"", "60");
-    let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
-    wait_until("the scheduler loaded", 120, || state() == "enabled");
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
-    assert_clean();
+    interrupted(started(&lab, &spec, "the scheduler loaded", 120, || state() == "enabled"));
 }
 
 #[test]
 fn in_a_sched_ext_guest_restore_unloads_the_scheduler_a_killed_run_left() {
-    if let Some(why) = guest() {
-        require!(false, why);
-    }
-    let lab = Lab::new();
+    let lab = guest_lab!("scx_bpfland");
     let spec = sleepers(&lab, "\"scx:scx_bpfland\"", "7.5");
-    let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
-    wait_until("the scheduler loaded", 120, || state() == "enabled");
+    let mut child = started(&lab, &spec, "the scheduler loaded", 120, || state() == "enabled");
     std::thread::sleep(std::time::Duration::from_secs(1));
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(state(), "enabled", "a killed run leaves its scheduler loaded");
-    let out = lab.run(&["restore"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    restored(&lab);
     assert_clean();
     // The killed run's sleepers end by themselves (7.5 s).
 }
 
 #[test]
 fn in_a_sched_ext_guest_a_scheduler_killed_mid_cell_fails_that_cell_and_the_run_goes_on() {
-    if let Some(why) = guest() {
-        require!(false, why);
-    }
-    let lab = Lab::new();
+    let lab = guest_lab!("scx_bpfland");
     let spec = sleepers(&lab, "\"scx:scx_bpfland\", \"eevdf\"", "4");
-    let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
-    wait_until("the scheduler loaded", 120, || state() == "enabled" && !schedulers().is_empty());
+    let mut child = started(&lab, &spec, "the scheduler loaded", 120, || {
+        state() == "enabled" && !schedulers().is_empty()
+    });
     std::thread::sleep(std::time::Duration::from_millis(500));
     for pid in schedulers() {
         // SAFETY: killing the scheduler the run under test started.
@@ -328,17 +361,6 @@ fn in_a_sched_ext_guest_a_scheduler_killed_mid_cell_fails_that_cell_and_the_run_
     assert!(message.contains("kernel: sched_ext:"), "the kernel's reason: {message}");
     assert_eq!((cells[1].0.as_str(), cells[1].1.as_str()), ("eevdf", "ok"), "{}", cells[1].2);
     assert_clean();
-}
-
-/// Why this is no machine to run `dwcs-scx` sets on, if it is not: as [`guest`], with
-/// schedlab-scx on PATH instead of scx_bpfland.
-fn dwcs_guest() -> Option<String> {
-    if !Path::new(SYSFS).exists() || std::env::var_os("SCHEDLAB_SCX_GUEST").is_none() {
-        return guest();
-    }
-    let on_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .any(|d| d.join("schedlab-scx").is_file());
-    (!on_path).then(|| "schedlab-scx is not on PATH (.ci/scx-guest.sh builds it)".into())
 }
 
 /// The set `dwcs status --json` shows running with `tasks` tasks, once one has a released job.
@@ -373,10 +395,7 @@ fn dwcs_scx_set(lab: &Lab, secs: u32, tasks: Option<&str>) -> std::path::PathBuf
 
 #[test]
 fn in_a_sched_ext_guest_dwcs_scx_runs_the_canonical_set_on_sched_ext_and_stores_it_like_dwcs() {
-    if let Some(why) = dwcs_guest() {
-        require!(false, why);
-    }
-    let lab = Lab::new();
+    let lab = guest_lab!("schedlab-scx");
     // The feasible canonical set at 100 ms quanta, 8 s, under schedlab's own scheduler only.
     let spec = dwcs_scx_set(&lab, 8, None);
     let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
@@ -437,32 +456,19 @@ fn in_a_sched_ext_guest_dwcs_scx_runs_the_canonical_set_on_sched_ext_and_stores_
 
 /// Spawns `schedlab run` of `spec` and waits until schedlab-scx runs its set.
 fn started_dwcs_scx(lab: &Lab, spec: &Path) -> std::process::Child {
-    let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
-    wait_until("schedlab-scx runs the set", 180, || {
-        assert!(child.try_wait().unwrap().is_none(), "the run ended before its set ran");
+    started(lab, spec, "schedlab-scx runs the set", 180, || {
         state() == "enabled"
             && processes("schedlab-scx").len() == 1
             && running_set(lab, 4).is_some()
-    });
-    child
+    })
 }
 
 #[test]
 fn in_a_sched_ext_guest_dwcs_scx_ctrl_c_mid_cell_stops_schedlab_scx_and_disables_sched_ext() {
-    if let Some(why) = dwcs_guest() {
-        require!(false, why);
-    }
-    let lab = Lab::new();
+    let lab = guest_lab!("schedlab-scx");
     let spec = dwcs_scx_set(&lab, 60, None);
-    let mut child = started_dwcs_scx(&lab, &spec);
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130));
-    assert_clean();
-    let out = lab.run(&["restore"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    interrupted(started_dwcs_scx(&lab, &spec));
+    restored(&lab);
 }
 
 /// The `stop_scheduler` entries of the restore journals under `lab`'s state directory: pids.
@@ -489,10 +495,7 @@ fn journaled_schedulers(lab: &Lab) -> Vec<i64> {
 
 #[test]
 fn in_a_sched_ext_guest_dwcs_scx_kill_9_mid_cell_then_restore_leaves_sched_ext_disabled() {
-    if let Some(why) = dwcs_guest() {
-        require!(false, why);
-    }
-    let lab = Lab::new();
+    let lab = guest_lab!("schedlab-scx");
     let spec = dwcs_scx_set(&lab, 60, None);
     let mut child = started_dwcs_scx(&lab, &spec);
     let scx = processes("schedlab-scx");
@@ -505,17 +508,13 @@ fn in_a_sched_ext_guest_dwcs_scx_kill_9_mid_cell_then_restore_leaves_sched_ext_d
     std::thread::sleep(std::time::Duration::from_secs(1));
     child.kill().unwrap();
     child.wait().unwrap();
-    let out = lab.run(&["restore"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    restored(&lab);
     assert_clean();
 }
 
 #[test]
 fn in_a_sched_ext_guest_dwcs_scx_decides_as_schedlab_policy_and_bpf_runs_only_the_chosen() {
-    if let Some(why) = dwcs_guest() {
-        require!(false, why);
-    }
-    let lab = Lab::new();
+    let lab = guest_lab!("schedlab-scx");
     let spec = dwcs_scx_set(&lab, 8, None);
     let logs = lab.path("scx-log");
     std::fs::create_dir(&logs).unwrap();
@@ -554,9 +553,7 @@ fn in_a_sched_ext_guest_dwcs_scx_decides_as_schedlab_policy_and_bpf_runs_only_th
     assert!(decisions >= picks);
     // Per task, the stored jobs finished on time or late are those the log saw finish while
     // the task was chosen: no job was done without the CPU.
-    let conn = rusqlite::Connection::open(lab.db()).unwrap();
-    let rt: String = conn.query_row("SELECT rt_json FROM cells", [], |r| r.get(0)).unwrap();
-    let rt: serde_json::Value = serde_json::from_str(&rt).unwrap();
+    let rt = stored_rt(&lab);
     for t in rt["dispatcher"]["tasks"].as_array().unwrap() {
         let i = t["slot"].as_u64().unwrap() as usize;
         let finished = count(
@@ -590,10 +587,7 @@ fn in_a_sched_ext_guest_dwcs_scx_decides_as_schedlab_policy_and_bpf_runs_only_th
 
 #[test]
 fn in_a_sched_ext_guest_dwcs_scx_overloaded_counts_violations_as_dwcs_status_showed_them() {
-    if let Some(why) = dwcs_guest() {
-        require!(false, why);
-    }
-    let lab = Lab::new();
+    let lab = guest_lab!("schedlab-scx");
     // U = 1.5, and even the windows' minimum demand is 3 x 0.5 x 3/4 = 1.125 of one CPU.
     let spec = dwcs_scx_set(
         &lab,
@@ -614,9 +608,7 @@ fn in_a_sched_ext_guest_dwcs_scx_overloaded_counts_violations_as_dwcs_status_sho
     let cells = stored(&lab);
     assert!(status.success(), "{cells:#?}");
     assert!(!last.is_null(), "dwcs status never showed the set running");
-    let conn = rusqlite::Connection::open(lab.db()).unwrap();
-    let rt: String = conn.query_row("SELECT rt_json FROM cells", [], |r| r.get(0)).unwrap();
-    let rt: serde_json::Value = serde_json::from_str(&rt).unwrap();
+    let rt = stored_rt(&lab);
     let stored_tasks = rt["dispatcher"]["tasks"].as_array().unwrap();
     assert_eq!(stored_tasks.len(), 3, "{rt}");
     let n = |v: &serde_json::Value, k: &str| v[k].as_u64().unwrap_or_else(|| panic!("{k}: {v}"));

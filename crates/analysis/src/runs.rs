@@ -141,16 +141,16 @@ impl RunComparison {
 }
 
 /// One run's stored repetitions of a cell.
-pub(crate) struct Side {
+pub(crate) struct OneRun {
     pub(crate) params: CellParams,
     pub(crate) order: (u32, u32),
     pub(crate) values: Vec<(u32, f64)>,
 }
 
-pub(crate) fn by_key(records: &[CellRecord], metric: Metric) -> BTreeMap<String, Side> {
-    let mut out: BTreeMap<String, Side> = BTreeMap::new();
+pub(crate) fn by_key(records: &[CellRecord], metric: Metric) -> BTreeMap<String, OneRun> {
+    let mut out: BTreeMap<String, OneRun> = BTreeMap::new();
     for r in records.iter().filter(|r| !r.warmup) {
-        let side = out.entry(r.params.key.clone()).or_insert_with(|| Side {
+        let side = out.entry(r.params.key.clone()).or_insert_with(|| OneRun {
             params: r.params.clone(),
             order: (r.params.cell_id, r.ordinal),
             values: Vec::new(),

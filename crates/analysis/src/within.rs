@@ -192,7 +192,7 @@ impl std::fmt::Display for WithinError {
 impl std::error::Error for WithinError {}
 
 /// The run's cells with their coordinates, in plan order.
-struct Cell {
+struct PlacedCell {
     key: String,
     coords: Vec<(String, String)>,
     values: Vec<f64>,
@@ -202,12 +202,13 @@ fn cells(
     records: &[CellRecord],
     coords: &dyn Fn(&CellParams) -> Vec<(String, String)>,
     metric: Metric,
-) -> Vec<Cell> {
-    let mut sides: Vec<(String, crate::runs::Side)> = by_key(records, metric).into_iter().collect();
+) -> Vec<PlacedCell> {
+    let mut sides: Vec<(String, crate::runs::OneRun)> =
+        by_key(records, metric).into_iter().collect();
     sides.sort_by_key(|(_, s)| s.order);
     sides
         .into_iter()
-        .map(|(key, s)| Cell {
+        .map(|(key, s)| PlacedCell {
             coords: coords(&s.params),
             values: s.values.into_iter().map(|(_, v)| v).collect(),
             key,
@@ -215,7 +216,7 @@ fn cells(
         .collect()
 }
 
-fn value<'a>(c: &'a Cell, axis: &str) -> &'a str {
+fn value<'a>(c: &'a PlacedCell, axis: &str) -> &'a str {
     c.coords.iter().find(|(a, _)| a == axis).map_or(NO_VALUE, |(_, v)| v.as_str())
 }
 
@@ -225,7 +226,7 @@ fn push_new(list: &mut Vec<String>, v: &str) {
     }
 }
 
-fn axes_of(cells: &[Cell]) -> Vec<AxisLevels> {
+fn axes_of(cells: &[PlacedCell]) -> Vec<AxisLevels> {
     let mut names = Vec::new();
     for c in cells {
         for (a, _) in &c.coords {

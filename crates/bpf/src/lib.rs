@@ -64,7 +64,7 @@ pub enum Role {
 
 /// Why observing failed.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub enum BpfError {
     /// Observing is not possible here; the message says what is missing.
     #[error("{0}")]
     Unavailable(String),
@@ -79,8 +79,8 @@ pub enum Error {
     },
 }
 
-fn bpf_err(what: &str) -> impl FnOnce(Box<dyn std::error::Error + Send + Sync>) -> Error + '_ {
-    move |source| Error::Bpf { what: what.to_string(), source }
+fn bpf_err(what: &str) -> impl FnOnce(Box<dyn std::error::Error + Send + Sync>) -> BpfError + '_ {
+    move |source| BpfError::Bpf { what: what.to_string(), source }
 }
 
 /// What is missing for the programs here, if anything: the kernel's BTF at `btf` (they are
@@ -148,7 +148,7 @@ fn bpf_syscall_exists() -> bool {
 /// The programs' configuration (`struct config`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
-struct Config {
+struct ProgConfig {
     engine_tgid: u32,
     max_slots: u32,
     window_start: u64,
@@ -159,7 +159,7 @@ struct Config {
 }
 
 // SAFETY: plain repr(C) structs of integers, any bit pattern valid, no padding holes read.
-unsafe impl aya::Pod for Config {}
+unsafe impl aya::Pod for ProgConfig {}
 // SAFETY: as above.
 unsafe impl aya::Pod for Agg {}
 // SAFETY: as above.
@@ -198,9 +198,9 @@ pub struct Observer {
 impl Observer {
     /// Loads the programs, relocated against the BTF at `btf`, with room for `workers`
     /// workers, and attaches them; the window starts now.
-    pub fn start(btf: &Path, workers: usize) -> Result<Observer, Error> {
+    pub fn start(btf: &Path, workers: usize) -> Result<Observer, BpfError> {
         if let Some(why) = unavailable(btf) {
-            return Err(Error::Unavailable(why));
+            return Err(BpfError::Unavailable(why));
         }
         let kernel = Btf::parse_file(btf, Endianness::default())
             .map_err(|e| bpf_err("reading the kernel's BTF")(Box::new(e)))?;
@@ -218,14 +218,14 @@ impl Observer {
             .map_err(|e| bpf_err("loading the BPF observer")(Box::new(e)))?;
         let stats = aya::sys::enable_stats(aya::sys::Stats::RunTime).ok();
         let start_ns = monotonic_ns();
-        let config = Config {
+        let config = ProgConfig {
             engine_tgid: std::process::id(),
             max_slots: slots,
             max_rows: rows,
             window_start: start_ns,
             ..Default::default()
         };
-        let mut map: Array<_, Config> =
+        let mut map: Array<_, ProgConfig> =
             Array::try_from(ebpf.map_mut("config").expect("in the object"))
                 .map_err(|e| bpf_err("the observer's configuration")(Box::new(e)))?;
         map.set(0, config, 0).map_err(|e| bpf_err("the observer's configuration")(Box::new(e)))?;
@@ -243,7 +243,7 @@ impl Observer {
     }
 
     /// Tells the programs what the tree rooted at `pid` (a child of the engine) is.
-    pub fn register(&mut self, pid: i32, role: Role) -> Result<(), Error> {
+    pub fn register(&mut self, pid: i32, role: Role) -> Result<(), BpfError> {
         let mut roles: BpfHash<_, u32, u32> =
             BpfHash::try_from(self.ebpf.map_mut("roles").expect("in the object"))
                 .map_err(|e| bpf_err("the observer's roles")(Box::new(e)))?;
@@ -254,7 +254,7 @@ impl Observer {
 
     /// Detaches the programs and reads the figures of `workers` (pids, in order), with what
     /// observing cost.
-    pub fn finish(mut self, workers: &[i32]) -> Result<CellTrace, Error> {
+    pub fn finish(mut self, workers: &[i32]) -> Result<CellTrace, BpfError> {
         for (name, link) in std::mem::take(&mut self.links) {
             program(&mut self.ebpf, name)?
                 .detach(link)
@@ -284,7 +284,7 @@ impl Observer {
     /// The maps' contents.
     fn read(&self) -> Result<Maps, Box<dyn std::error::Error + Send + Sync>> {
         let map = |name: &str| self.ebpf.map(name).expect("in the object");
-        let config: Array<_, Config> = Array::try_from(map("config"))?;
+        let config: Array<_, ProgConfig> = Array::try_from(map("config"))?;
         let c = config.get(&0, 0)?;
         let used = c.next_slot.min(c.max_slots);
         let aggs: Array<_, Agg> = Array::try_from(map("aggs"))?;
@@ -332,7 +332,7 @@ fn kernel_counts(pid: u32) -> Option<KernelCounts> {
     })
 }
 
-fn program<'a>(ebpf: &'a mut Ebpf, name: &str) -> Result<&'a mut BtfTracePoint, Error> {
+fn program<'a>(ebpf: &'a mut Ebpf, name: &str) -> Result<&'a mut BtfTracePoint, BpfError> {
     ebpf.program_mut(name)
         .expect("every program is in the object")
         .try_into()
@@ -340,7 +340,7 @@ fn program<'a>(ebpf: &'a mut Ebpf, name: &str) -> Result<&'a mut BtfTracePoint, 
 }
 
 /// The ids of the BPF programs loaded now whose names are schedlab's (`schedlab_`...).
-pub fn loaded_schedlab_programs() -> Result<Vec<(u32, String)>, Error> {
+pub fn loaded_schedlab_programs() -> Result<Vec<(u32, String)>, BpfError> {
     let mut out = Vec::new();
     for p in aya::programs::loaded_programs() {
         let p = p.map_err(|e| bpf_err("listing the kernel's BPF programs")(Box::new(e)))?;

@@ -66,6 +66,6 @@ fn a_missing_btf_is_named() {
     assert!(why.contains("/nonexistent/btf/vmlinux") && why.contains("BTF"), "{why}");
     assert!(matches!(
         Observer::start(Path::new("/nonexistent/btf/vmlinux"), 1),
-        Err(Error::Unavailable(_))
+        Err(BpfError::Unavailable(_))
     ));
 }

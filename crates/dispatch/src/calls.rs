@@ -97,7 +97,10 @@ impl CallLog {
     /// Feeds the logged calls to `policy` (fresh: the tasks are admitted here) and checks that
     /// it answers every `pick_next` and `should_preempt` as the log says. Returns the number of
     /// decisions compared, or the first one made differently.
-    pub fn replay(&self, policy: &mut dyn schedlab_policy::Policy) -> Result<usize, Divergence> {
+    pub fn replay(
+        &self,
+        policy: &mut dyn schedlab_policy::SchedPolicy,
+    ) -> Result<usize, Divergence> {
         use schedlab_policy::Arrival;
         for (i, t) in self.tasks.iter().enumerate() {
             policy.admit(i, &t.params());

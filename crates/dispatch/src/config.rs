@@ -3,7 +3,7 @@
 use crate::error::DispatchError;
 use crate::shm::MAX_TASKS;
 use crate::{DEFAULT_QUANTUM_NS, MIN_QUANTUM_NS};
-use schedlab_policy::{TaskParams, Window};
+use schedlab_policy::{SchedParams, Window};
 use serde::{Deserialize, Serialize};
 
 /// The policy the dispatcher drives (both come from `schedlab-policy`).
@@ -66,8 +66,8 @@ impl TaskCfg {
     }
 
     /// What the policy is told about the task.
-    pub fn params(&self) -> TaskParams {
-        TaskParams {
+    pub fn params(&self) -> SchedParams {
+        SchedParams {
             period: Some(self.t_ns),
             deadline: Some(self.deadline()),
             wcet: Some(self.c_ns),

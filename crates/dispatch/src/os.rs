@@ -26,7 +26,7 @@ fn timespec(ns: u64) -> libc::timespec {
 
 /// How a futex wait ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Wake {
+pub(crate) enum FutexWake {
     /// Woken by a FUTEX_WAKE, or the word had already changed, or a signal.
     Woken,
     /// The timeout passed.
@@ -48,18 +48,18 @@ fn futex(
     }
 }
 
-fn wait_result(r: libc::c_long) -> Wake {
+fn wait_result(r: libc::c_long) -> FutexWake {
     if r == 0 {
-        return Wake::Woken;
+        return FutexWake::Woken;
     }
     match io::Error::last_os_error().raw_os_error() {
-        Some(libc::ETIMEDOUT) => Wake::TimedOut,
-        _ => Wake::Woken,
+        Some(libc::ETIMEDOUT) => FutexWake::TimedOut,
+        _ => FutexWake::Woken,
     }
 }
 
 /// Sleeps while `word == expected`, at most `timeout_ns`.
-pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, timeout_ns: u64) -> Wake {
+pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, timeout_ns: u64) -> FutexWake {
     let ts = timespec(timeout_ns);
     wait_result(futex(word, libc::FUTEX_WAIT, expected, &ts, 0))
 }
@@ -68,7 +68,7 @@ pub(crate) fn futex_wait(word: &AtomicU32, expected: u32, timeout_ns: u64) -> Wa
 ///
 /// FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC timeout, so this is
 /// clock_nanosleep(TIMER_ABSTIME) that a worker can also end early with a FUTEX_WAKE.
-pub(crate) fn futex_wait_until(word: &AtomicU32, expected: u32, deadline_ns: u64) -> Wake {
+pub(crate) fn futex_wait_until(word: &AtomicU32, expected: u32, deadline_ns: u64) -> FutexWake {
     let ts = timespec(deadline_ns);
     wait_result(futex(
         word,
@@ -293,10 +293,10 @@ mod tests {
     #[test]
     fn futex_wait_times_out_and_returns_at_once_on_a_changed_word() {
         let w = AtomicU32::new(5);
-        assert_eq!(futex_wait(&w, 5, 1_000_000), Wake::TimedOut);
-        assert_eq!(futex_wait(&w, 4, 1_000_000_000), Wake::Woken);
+        assert_eq!(futex_wait(&w, 5, 1_000_000), FutexWake::TimedOut);
+        assert_eq!(futex_wait(&w, 4, 1_000_000_000), FutexWake::Woken);
         let t0 = monotonic_ns();
-        assert_eq!(futex_wait_until(&w, 5, t0 + 2_000_000), Wake::TimedOut);
+        assert_eq!(futex_wait_until(&w, 5, t0 + 2_000_000), FutexWake::TimedOut);
         assert!(monotonic_ns() >= t0 + 2_000_000);
     }
 

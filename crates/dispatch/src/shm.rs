@@ -170,7 +170,7 @@ pub(crate) struct Control {
 }
 
 #[repr(C, align(64))]
-pub(crate) struct Params {
+pub(crate) struct RegionParams {
     pub pid: AtomicU32,
     pub x: AtomicU32,
     pub y: AtomicU32,
@@ -199,15 +199,15 @@ pub(crate) struct Status {
 }
 
 #[repr(C)]
-pub(crate) struct Slot {
+pub(crate) struct TaskSlot {
     pub worker: WorkerPart,
     pub control: Control,
-    pub params: Params,
+    pub params: RegionParams,
     pub status: Status,
 }
 
 pub(crate) const HEADER_SIZE: usize = std::mem::size_of::<Header>();
-pub(crate) const SLOT_SIZE: usize = std::mem::size_of::<Slot>();
+pub(crate) const SLOT_SIZE: usize = std::mem::size_of::<TaskSlot>();
 
 /// The job word: `(job index + 1) << 1 | run`; job 0 means "no job".
 pub(crate) fn job_word(job: u32, run: bool) -> u32 {
@@ -220,18 +220,18 @@ pub(crate) fn split_word(w: u32) -> (u32, bool) {
 }
 
 /// A MAP_SHARED mapping of a region file.
-pub(crate) struct Mapping {
+pub(crate) struct SharedMapping {
     ptr: *mut u8,
     len: usize,
 }
 
 // SAFETY: the mapping is only accessed through atomics (see Header and Slot), which are Sync.
-unsafe impl Send for Mapping {}
+unsafe impl Send for SharedMapping {}
 // SAFETY: as above.
-unsafe impl Sync for Mapping {}
+unsafe impl Sync for SharedMapping {}
 
-impl Mapping {
-    fn new(file: &File, len: usize, writable: bool) -> std::io::Result<Mapping> {
+impl SharedMapping {
+    fn new(file: &File, len: usize, writable: bool) -> std::io::Result<SharedMapping> {
         let prot = if writable { libc::PROT_READ | libc::PROT_WRITE } else { libc::PROT_READ };
         // SAFETY: a fresh shared mapping of an open file of at least `len` bytes.
         let ptr = unsafe {
@@ -240,7 +240,7 @@ impl Mapping {
         if ptr == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
-        Ok(Mapping { ptr: ptr.cast(), len })
+        Ok(SharedMapping { ptr: ptr.cast(), len })
     }
 
     pub(crate) fn header(&self) -> &Header {
@@ -249,15 +249,15 @@ impl Mapping {
         unsafe { &*(self.ptr as *const Header) }
     }
 
-    pub(crate) fn slot(&self, i: usize) -> &Slot {
+    pub(crate) fn slot(&self, i: usize) -> &TaskSlot {
         assert!(HEADER_SIZE + (i + 1) * SLOT_SIZE <= self.len, "slot {i} beyond the mapping");
         // SAFETY: in bounds (checked), 64-byte aligned (HEADER_SIZE and SLOT_SIZE are
         // multiples of 64), all atomics.
-        unsafe { &*(self.ptr.add(HEADER_SIZE + i * SLOT_SIZE) as *const Slot) }
+        unsafe { &*(self.ptr.add(HEADER_SIZE + i * SLOT_SIZE) as *const TaskSlot) }
     }
 }
 
-impl Drop for Mapping {
+impl Drop for SharedMapping {
     fn drop(&mut self) {
         // SAFETY: ptr/len came from mmap and nothing borrows the mapping past its owner.
         unsafe { libc::munmap(self.ptr.cast(), self.len) };
@@ -271,7 +271,7 @@ fn region_len(capacity: usize) -> usize {
 pub(crate) fn open_and_check(
     path: &Path,
     writable: bool,
-) -> Result<(Mapping, usize), DispatchError> {
+) -> Result<(SharedMapping, usize), DispatchError> {
     let file = OpenOptions::new()
         .read(true)
         .write(writable)
@@ -286,7 +286,7 @@ pub(crate) fn open_and_check(
     if len < HEADER_SIZE {
         return Err(bad(format!("{len} bytes, shorter than a header ({HEADER_SIZE})")));
     }
-    let map = Mapping::new(&file, len, writable)
+    let map = SharedMapping::new(&file, len, writable)
         .map_err(|e| DispatchError::io(format!("mapping {}", path.display()), e))?;
     let info = &map.header().info;
     if info.magic.load(Acquire) != MAGIC {
@@ -313,7 +313,7 @@ pub(crate) fn open_and_check(
 
 /// A region as its dispatcher holds it: read-write, and the file is removed when it is dropped.
 pub struct Region {
-    map: Mapping,
+    map: SharedMapping,
     path: PathBuf,
     capacity: usize,
     remove: bool,
@@ -358,9 +358,9 @@ impl Region {
             .open(&path)
             .map_err(|e| DispatchError::io(format!("creating {}", path.display()), e))?;
         let len = region_len(tasks);
-        let init = || -> std::io::Result<Mapping> {
+        let init = || -> std::io::Result<SharedMapping> {
             file.set_len(len as u64)?;
-            Mapping::new(&file, len, true)
+            SharedMapping::new(&file, len, true)
         };
         let map = match init() {
             Ok(m) => m,
@@ -411,7 +411,7 @@ impl Region {
         self.map.header()
     }
 
-    pub(crate) fn slot(&self, i: usize) -> &Slot {
+    pub(crate) fn slot(&self, i: usize) -> &TaskSlot {
         assert!(i < self.capacity, "slot {i} of {}", self.capacity);
         self.map.slot(i)
     }
@@ -427,7 +427,7 @@ impl Drop for Region {
 
 /// A worker's view of its slot: read-write, never removes the file.
 pub(crate) struct WorkerRegion {
-    map: Mapping,
+    map: SharedMapping,
     slot: usize,
 }
 
@@ -444,7 +444,7 @@ impl WorkerRegion {
         self.map.header()
     }
 
-    pub(crate) fn slot(&self) -> &Slot {
+    pub(crate) fn slot(&self) -> &TaskSlot {
         self.map.slot(self.slot)
     }
 }

@@ -3,8 +3,8 @@
 use crate::error::DispatchError;
 use crate::os;
 use crate::shm::{
-    dispatcher_alive, open_and_check, policy_name, Mapping, FILE_PREFIX, FILE_SUFFIX, POLICY_DWCS,
-    POLICY_DWCS_NWC,
+    dispatcher_alive, open_and_check, policy_name, SharedMapping, FILE_PREFIX, FILE_SUFFIX,
+    POLICY_DWCS, POLICY_DWCS_NWC,
 };
 use serde::Serialize;
 use std::fs;
@@ -173,7 +173,7 @@ pub struct Snapshot {
 
 /// Opens a region read-only and takes [`Snapshot`]s of it.
 pub struct StatusReader {
-    map: Mapping,
+    map: SharedMapping,
     path: PathBuf,
     capacity: usize,
 }
@@ -434,7 +434,7 @@ fn creator_from_name(path: &Path) -> Option<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shm::{Region, Slot, HEADER_SIZE, SLOT_SIZE};
+    use crate::shm::{Region, TaskSlot, HEADER_SIZE, SLOT_SIZE};
     use crate::DispatchError;
 
     fn tempdir(tag: &str) -> PathBuf {
@@ -447,7 +447,7 @@ mod tests {
     fn layout_is_cache_line_aligned() {
         assert_eq!(HEADER_SIZE % 64, 0);
         assert_eq!(SLOT_SIZE % 64, 0);
-        assert_eq!(std::mem::align_of::<Slot>(), 64);
+        assert_eq!(std::mem::align_of::<TaskSlot>(), 64);
     }
 
     #[test]

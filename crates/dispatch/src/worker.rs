@@ -13,7 +13,7 @@
 //! exits, so a crashed dispatcher never leaves a worker at a real-time priority.
 
 use crate::error::DispatchError;
-use crate::os::{self, Wake};
+use crate::os::{self, FutexWake};
 use crate::shm::{self, split_word, Header, WorkerRegion};
 use hdrhistogram::Histogram;
 use schedlab_model::dispatch::Latency;
@@ -141,7 +141,7 @@ pub fn run_worker_with(
                 Burn::DispatcherGone => return Ok(gone(finish(stats, &handoff))),
             },
             _ => {
-                if os::futex_wait(&s.control.word, w, WORKER_POLL_NS) == Wake::TimedOut
+                if os::futex_wait(&s.control.word, w, WORKER_POLL_NS) == FutexWake::TimedOut
                     && dispatcher_gone(h)
                 {
                     return Ok(gone(finish(stats, &handoff)));

@@ -6,7 +6,7 @@ use std::fmt;
 
 /// A JSON value whose objects keep every key, repeated ones included, in file order.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Json {
+pub enum JsonValue {
     /// `null`.
     Null,
     /// `true` or `false`.
@@ -16,28 +16,28 @@ pub enum Json {
     /// A string.
     Str(String),
     /// An array.
-    Arr(Vec<Json>),
+    Arr(Vec<JsonValue>),
     /// An object, its entries in file order.
-    Obj(Vec<(String, Json)>),
+    Obj(Vec<(String, JsonValue)>),
 }
 
-impl Json {
+impl JsonValue {
     /// The JSON type's name, for messages.
     pub fn kind(&self) -> &'static str {
         match self {
-            Json::Null => "null",
-            Json::Bool(_) => "a boolean",
-            Json::Num(_) => "a number",
-            Json::Str(_) => "a string",
-            Json::Arr(_) => "an array",
-            Json::Obj(_) => "an object",
+            JsonValue::Null => "null",
+            JsonValue::Bool(_) => "a boolean",
+            JsonValue::Num(_) => "a number",
+            JsonValue::Str(_) => "a string",
+            JsonValue::Arr(_) => "an array",
+            JsonValue::Obj(_) => "an object",
         }
     }
 
     /// The value of the last entry named `key` (json-c keeps the last of repeated keys).
-    pub fn get(&self, key: &str) -> Option<&Json> {
+    pub fn get(&self, key: &str) -> Option<&JsonValue> {
         match self {
-            Json::Obj(e) => e.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+            JsonValue::Obj(e) => e.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
         }
     }
@@ -46,50 +46,50 @@ impl Json {
 struct JsonVisitor;
 
 impl<'de> Visitor<'de> for JsonVisitor {
-    type Value = Json;
+    type Value = JsonValue;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON value")
     }
-    fn visit_unit<E>(self) -> Result<Json, E> {
-        Ok(Json::Null)
+    fn visit_unit<E>(self) -> Result<JsonValue, E> {
+        Ok(JsonValue::Null)
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
-        Ok(Json::Bool(v))
+    fn visit_bool<E>(self, v: bool) -> Result<JsonValue, E> {
+        Ok(JsonValue::Bool(v))
     }
-    fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
-        Ok(Json::Num(v as f64))
+    fn visit_i64<E>(self, v: i64) -> Result<JsonValue, E> {
+        Ok(JsonValue::Num(v as f64))
     }
-    fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
-        Ok(Json::Num(v as f64))
+    fn visit_u64<E>(self, v: u64) -> Result<JsonValue, E> {
+        Ok(JsonValue::Num(v as f64))
     }
-    fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
-        Ok(Json::Num(v))
+    fn visit_f64<E>(self, v: f64) -> Result<JsonValue, E> {
+        Ok(JsonValue::Num(v))
     }
-    fn visit_str<E>(self, v: &str) -> Result<Json, E> {
-        Ok(Json::Str(v.to_string()))
+    fn visit_str<E>(self, v: &str) -> Result<JsonValue, E> {
+        Ok(JsonValue::Str(v.to_string()))
     }
-    fn visit_string<E>(self, v: String) -> Result<Json, E> {
-        Ok(Json::Str(v))
+    fn visit_string<E>(self, v: String) -> Result<JsonValue, E> {
+        Ok(JsonValue::Str(v))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JsonValue, A::Error> {
         let mut out = Vec::new();
         while let Some(v) = seq.next_element()? {
             out.push(v);
         }
-        Ok(Json::Arr(out))
+        Ok(JsonValue::Arr(out))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsonValue, A::Error> {
         let mut out = Vec::new();
-        while let Some((k, v)) = map.next_entry::<String, Json>()? {
+        while let Some((k, v)) = map.next_entry::<String, JsonValue>()? {
             out.push((k, v));
         }
-        Ok(Json::Obj(out))
+        Ok(JsonValue::Obj(out))
     }
 }
 
-impl<'de> Deserialize<'de> for Json {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Json, D::Error> {
+impl<'de> Deserialize<'de> for JsonValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<JsonValue, D::Error> {
         d.deserialize_any(JsonVisitor)
     }
 }
@@ -108,7 +108,7 @@ pub struct SyntaxError {
 /// Parses rt-app JSON: `/* */` and `//` comments and a comma before `}` or `]` are blanked
 /// out first (rt-app's parser, json-c, and its workgen accept them), so positions stay those
 /// of the file.
-pub fn parse(text: &str) -> Result<Json, SyntaxError> {
+pub fn parse(text: &str) -> Result<JsonValue, SyntaxError> {
     let clean = blank_comments_and_trailing_commas(text);
     serde_json::from_str(&clean).map_err(|e| {
         let full = e.to_string();
@@ -177,12 +177,12 @@ mod tests {
     #[test]
     fn repeated_keys_stay_in_file_order() {
         let j = parse(r#"{ "run": 1, "sleep": 2, "run": 3 }"#).unwrap();
-        let Json::Obj(e) = &j else { panic!() };
+        let JsonValue::Obj(e) = &j else { panic!() };
         let keys: Vec<&str> = e.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["run", "sleep", "run"]);
         assert_eq!(
             j.get("run"),
-            Some(&Json::Num(3.0)),
+            Some(&JsonValue::Num(3.0)),
             "the last one wins on lookup, as in json-c"
         );
     }
@@ -191,8 +191,11 @@ mod tests {
     fn comments_and_trailing_commas_are_accepted_and_keep_positions() {
         let text = "{\n  /* a \"quoted\" comment\n  over lines */ \"a\": [1, 2,], // end\n  \"b\": \"x // not a comment\",\n}\n";
         let j = parse(text).unwrap();
-        assert_eq!(j.get("a"), Some(&Json::Arr(vec![Json::Num(1.0), Json::Num(2.0)])));
-        assert_eq!(j.get("b"), Some(&Json::Str("x // not a comment".into())));
+        assert_eq!(
+            j.get("a"),
+            Some(&JsonValue::Arr(vec![JsonValue::Num(1.0), JsonValue::Num(2.0)]))
+        );
+        assert_eq!(j.get("b"), Some(&JsonValue::Str("x // not a comment".into())));
         let e = parse("{\n  /* x */ \"a\": 1,\n  \"b\" 2\n}").unwrap_err();
         assert_eq!((e.line, e.col), (3, 7), "{}", e.message);
         assert!(!e.message.contains("line"), "the position is given apart: {}", e.message);

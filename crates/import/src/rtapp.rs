@@ -7,7 +7,7 @@
 //! join the `fifo` set), SCHED_DEADLINE -> `deadline` (C, T, D from dl-runtime, dl-period,
 //! dl-deadline).
 
-use crate::json::Json;
+use crate::json::JsonValue;
 use crate::ImportError;
 use schedlab_plan::{Class, TaskParams, DISPATCH_MAX_TASKS as MAX_SET_TASKS};
 use serde::Deserialize;
@@ -53,7 +53,7 @@ fn default_priority(c: Class) -> i64 {
 
 /// One schedlab task made from one rt-app thread (one instance).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Task {
+pub struct RtAppTask {
     /// The thread's name, with `[i]` for instance i of several.
     pub name: String,
     /// Where it came from, for the spec's comment.
@@ -84,7 +84,7 @@ pub struct Set {
     /// The schedlab scheduler.
     pub scheduler: &'static str,
     /// Its tasks, in file order.
-    pub tasks: Vec<Task>,
+    pub tasks: Vec<RtAppTask>,
     /// The one CPU of the set, when its tasks name one.
     pub cpu: Option<u32>,
     /// The CPUs it is partitioned over, when its tasks name several.
@@ -205,7 +205,7 @@ impl Sched {
 
 /// One phase's events, summed.
 #[derive(Debug, Clone, Default)]
-struct Phase {
+struct RtAppPhase {
     name: String,
     run_us: u64,
     sleep_us: u64,
@@ -216,7 +216,7 @@ struct Phase {
     sched: Sched,
 }
 
-impl Phase {
+impl RtAppPhase {
     /// How long one round of the phase takes when every job is on time, us.
     fn round_us(&self) -> u64 {
         let period = match self.timers.as_slice() {
@@ -227,9 +227,9 @@ impl Phase {
     }
 }
 
-fn int(at: &str, key: &str, v: &Json) -> Result<i64, ImportError> {
+fn int(at: &str, key: &str, v: &JsonValue) -> Result<i64, ImportError> {
     match v {
-        Json::Num(x) if x.fract() == 0.0 && x.abs() < 9e15 => Ok(*x as i64),
+        JsonValue::Num(x) if x.fract() == 0.0 && x.abs() < 9e15 => Ok(*x as i64),
         other => Err(ImportError::from(format!(
             "{at}: \"{key}\" must be an integer, not {}",
             other.kind()
@@ -237,20 +237,20 @@ fn int(at: &str, key: &str, v: &Json) -> Result<i64, ImportError> {
     }
 }
 
-fn us(at: &str, key: &str, v: &Json) -> Result<u64, ImportError> {
+fn us(at: &str, key: &str, v: &JsonValue) -> Result<u64, ImportError> {
     let x = int(at, key, v)?;
     u64::try_from(x).map_err(|_| {
         ImportError::from(format!("{at}: \"{key}\" must be 0 or more microseconds, got {x}"))
     })
 }
 
-fn sched_of(at: &str, obj: &[(String, Json)]) -> Result<Sched, ImportError> {
+fn sched_of(at: &str, obj: &[(String, JsonValue)]) -> Result<Sched, ImportError> {
     let mut s = Sched::default();
     for (k, v) in obj {
         match k.as_str() {
             "policy" => match v {
-                Json::Str(p) if parse_policy(p).is_some() => s.policy = Some(p.clone()),
-                Json::Str(p) => {
+                JsonValue::Str(p) if parse_policy(p).is_some() => s.policy = Some(p.clone()),
+                JsonValue::Str(p) => {
                     return Err(ImportError::from(format!(
                     "{at}: unknown policy \"{p}\"; rt-app's are SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR, SCHED_DEADLINE"
                 )))
@@ -262,7 +262,7 @@ fn sched_of(at: &str, obj: &[(String, Json)]) -> Result<Sched, ImportError> {
             "dl-period" => s.dl_period = Some(us(at, k, v)?),
             "dl-deadline" => s.dl_deadline = Some(us(at, k, v)?),
             "cpus" => {
-                let Json::Arr(a) = v else {
+                let JsonValue::Arr(a) = v else {
                     return Err(ImportError::from(format!("{at}: \"cpus\" must be an array of CPU numbers, not {}", v.kind())));
                 };
                 let cpus = a.iter().map(|c| us(at, "cpus", c).map(|c| c as u32)).collect::<Result<Vec<u32>, ImportError>>()?;
@@ -278,16 +278,20 @@ fn sched_of(at: &str, obj: &[(String, Json)]) -> Result<Sched, ImportError> {
 fn phase(
     at: &str,
     name: &str,
-    obj: &[(String, Json)],
+    obj: &[(String, JsonValue)],
     thread_level: bool,
     unmapped: &mut Vec<String>,
-) -> Result<Phase, ImportError> {
+) -> Result<RtAppPhase, ImportError> {
     let loops = match obj.iter().rev().find(|(k, _)| k == "loop") {
         Some((_, v)) => int(at, "loop", v)?.max(0) as u64,
         None => 1,
     };
-    let mut p =
-        Phase { name: name.to_string(), sched: sched_of(at, obj)?, loops, ..Phase::default() };
+    let mut p = RtAppPhase {
+        name: name.to_string(),
+        sched: sched_of(at, obj)?,
+        loops,
+        ..RtAppPhase::default()
+    };
     for (k, v) in obj {
         match classify(k, thread_level) {
             Key::Run => p.run_us += us(at, k, v)?,
@@ -297,7 +301,7 @@ fn phase(
                     .get("period")
                     .ok_or_else(|| format!("{at}: timer \"{k}\" has no \"period\""))?;
                 let r = match v.get("ref") {
-                    Some(Json::Str(r)) => r.clone(),
+                    Some(JsonValue::Str(r)) => r.clone(),
                     _ => {
                         return Err(ImportError::from(format!(
                             "{at}: timer \"{k}\" needs a \"ref\" string"
@@ -305,7 +309,7 @@ fn phase(
                     }
                 };
                 let mode = match v.get("mode") {
-                    Some(Json::Str(m)) => m.clone(),
+                    Some(JsonValue::Str(m)) => m.clone(),
                     _ => "relative".to_string(),
                 };
                 p.timers.push((r, us(at, "period", period)?, mode));
@@ -330,7 +334,7 @@ fn phase(
 }
 
 /// The (C, T, work) a phase describes, or why it is not a periodic job.
-fn pattern(p: &Phase, at: &str, unmapped: &mut Vec<String>) -> Option<(u64, u64)> {
+fn pattern(p: &RtAppPhase, at: &str, unmapped: &mut Vec<String>) -> Option<(u64, u64)> {
     if p.run_us == 0 {
         return None;
     }
@@ -363,8 +367,8 @@ fn pattern(p: &Phase, at: &str, unmapped: &mut Vec<String>) -> Option<(u64, u64)
 }
 
 /// Converts a parsed rt-app file.
-pub fn import(root: &Json) -> Result<Imported, ImportError> {
-    let Json::Obj(top) = root else {
+pub fn import(root: &JsonValue) -> Result<Imported, ImportError> {
+    let JsonValue::Obj(top) = root else {
         return Err(ImportError::from(format!(
             "the file must be a JSON object, not {}",
             root.kind()
@@ -398,8 +402,8 @@ pub fn import(root: &Json) -> Result<Imported, ImportError> {
         None => Class::Other,
     };
     let tasks = match root.get("tasks") {
-        Some(Json::Obj(t)) if !t.is_empty() => t,
-        Some(Json::Obj(_)) => {
+        Some(JsonValue::Obj(t)) if !t.is_empty() => t,
+        Some(JsonValue::Obj(_)) => {
             return Err(ImportError::from("\"tasks\" is empty: nothing to import"))
         }
         Some(other) => {
@@ -414,12 +418,12 @@ pub fn import(root: &Json) -> Result<Imported, ImportError> {
             ))
         }
     };
-    let mut out: Vec<(Task, Option<u64>)> = Vec::new();
+    let mut out: Vec<(RtAppTask, Option<u64>)> = Vec::new();
     let mut timer_users: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut relative = false;
     for (name, obj) in tasks {
         let at = format!("task \"{name}\"");
-        let Json::Obj(entries) = obj else {
+        let JsonValue::Obj(entries) = obj else {
             return Err(ImportError::from(format!("{at} must be an object, not {}", obj.kind())));
         };
         for (p, r) in thread(&at, name, entries, obj, default_policy, &mut unmapped)? {
@@ -483,7 +487,7 @@ pub fn import(root: &Json) -> Result<Imported, ImportError> {
 
 /// One mapped instance of a thread, with the timers it uses.
 struct Mapped {
-    task: Task,
+    task: RtAppTask,
     timers: Vec<String>,
     relative: bool,
 }
@@ -491,8 +495,8 @@ struct Mapped {
 fn thread(
     at: &str,
     name: &str,
-    entries: &[(String, Json)],
-    obj: &Json,
+    entries: &[(String, JsonValue)],
+    obj: &JsonValue,
     default_policy: Class,
     unmapped: &mut Vec<String>,
 ) -> Result<Vec<(Mapped, Option<u64>)>, ImportError> {
@@ -522,8 +526,8 @@ fn thread(
     if base.dl_runtime.is_none() && (has_phases || is_dl) {
         base.dl_runtime = obj.get("runtime").map(|v| us(at, "runtime", v)).transpose()?;
     }
-    let phases: Vec<Phase> = match obj.get("phases") {
-        Some(Json::Obj(ph)) => {
+    let phases: Vec<RtAppPhase> = match obj.get("phases") {
+        Some(JsonValue::Obj(ph)) => {
             for (k, _) in entries {
                 if !matches!(classify(k, true), Key::Property) && k != "runtime" {
                     unmapped.push(format!("{at}: \"{k}\" beside \"phases\" left out (rt-app reads events inside phases)"));
@@ -532,7 +536,7 @@ fn thread(
             let mut v = Vec::new();
             for (pn, po) in ph {
                 let pat = format!("{at} phase \"{pn}\"");
-                let Json::Obj(pe) = po else {
+                let JsonValue::Obj(pe) = po else {
                     return Err(ImportError::from(format!(
                         "{pat} must be an object, not {}",
                         po.kind()
@@ -557,7 +561,7 @@ fn thread(
     // How long the thread runs when it stops by itself, us: with phases, `loop` repeats all
     // of them; inline, it is the one phase's own loop.
     let lifetime_us = loops.map(|n| {
-        let round: u64 = phases.iter().map(Phase::round_us).sum();
+        let round: u64 = phases.iter().map(RtAppPhase::round_us).sum();
         delay + if has_phases { n as u64 * round } else { round }
     });
 
@@ -670,7 +674,7 @@ fn thread(
                 "rt-app thread \"{name}\"{inst}{from}: {}{prio}, run {run_us} us, {timer}{dl}",
                 rtapp_name(policy)
             );
-            let task = Task {
+            let task = RtAppTask {
                 name: tname,
                 origin,
                 policy,
@@ -688,14 +692,19 @@ fn thread(
 }
 
 /// The tasks grouped into one set per scheduler, with each set's CPUs and work fraction.
-fn sets(tasks: Vec<Task>, unmapped: &mut Vec<String>) -> Vec<Set> {
+fn sets(tasks: Vec<RtAppTask>, unmapped: &mut Vec<String>) -> Vec<Set> {
     let mut out = Vec::new();
     // rt-app runs SCHED_FIFO and SCHED_RR threads together: one set keeps them together.
     let with_fifo = tasks.iter().any(|t| t.policy == Class::Fifo);
-    let set_of =
-        |t: &Task| if with_fifo && t.policy == Class::Rr { "fifo" } else { scheduler(t.policy) };
+    let set_of = |t: &RtAppTask| {
+        if with_fifo && t.policy == Class::Rr {
+            "fifo"
+        } else {
+            scheduler(t.policy)
+        }
+    };
     for sched in ["other", "fifo", "rr", "deadline"] {
-        let mine: Vec<Task> = tasks.iter().filter(|t| set_of(t) == sched).cloned().collect();
+        let mine: Vec<RtAppTask> = tasks.iter().filter(|t| set_of(t) == sched).cloned().collect();
         if mine.is_empty() {
             continue;
         }
@@ -743,7 +752,11 @@ fn sets(tasks: Vec<Task>, unmapped: &mut Vec<String>) -> Vec<Set> {
     out
 }
 
-fn placement(tasks: &[Task], sched: &str, unmapped: &mut Vec<String>) -> (Option<u32>, Vec<u32>) {
+fn placement(
+    tasks: &[RtAppTask],
+    sched: &str,
+    unmapped: &mut Vec<String>,
+) -> (Option<u32>, Vec<u32>) {
     if sched == "deadline" {
         for t in tasks.iter().filter(|t| t.cpus.is_some()) {
             unmapped.push(format!(
@@ -793,7 +806,7 @@ fn placement(tasks: &[Task], sched: &str, unmapped: &mut Vec<String>) -> (Option
 
 /// The job's work as a fraction of C: 1 when every task's run is its C (rt-app's run is the
 /// whole job), else the common ratio, else 1 with the tasks whose work differs listed.
-fn work_fraction(tasks: &[Task], unmapped: &mut Vec<String>) -> f64 {
+fn work_fraction(tasks: &[RtAppTask], unmapped: &mut Vec<String>) -> f64 {
     let ratios: Vec<f64> = tasks.iter().map(|t| t.work_us as f64 / t.c_us as f64).collect();
     let first = ratios[0];
     if ratios.iter().all(|r| (r - first).abs() < 1e-9) && first > 0.0 && first <= 1.0 {
@@ -808,15 +821,15 @@ fn work_fraction(tasks: &[Task], unmapped: &mut Vec<String>) -> f64 {
     1.0
 }
 
-fn to_value(j: &Json) -> serde_json::Value {
+fn to_value(j: &JsonValue) -> serde_json::Value {
     match j {
-        Json::Null => serde_json::Value::Null,
-        Json::Bool(b) => (*b).into(),
-        Json::Num(x) if x.fract() == 0.0 && x.abs() < 9e15 => (*x as i64).into(),
-        Json::Num(x) => (*x).into(),
-        Json::Str(s) => s.clone().into(),
-        Json::Arr(a) => a.iter().map(to_value).collect(),
-        Json::Obj(e) => e
+        JsonValue::Null => serde_json::Value::Null,
+        JsonValue::Bool(b) => (*b).into(),
+        JsonValue::Num(x) if x.fract() == 0.0 && x.abs() < 9e15 => (*x as i64).into(),
+        JsonValue::Num(x) => (*x).into(),
+        JsonValue::Str(s) => s.clone().into(),
+        JsonValue::Arr(a) => a.iter().map(to_value).collect(),
+        JsonValue::Obj(e) => e
             .iter()
             .map(|(k, v)| (k.clone(), to_value(v)))
             .collect::<serde_json::Map<_, _>>()

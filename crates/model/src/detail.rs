@@ -205,11 +205,11 @@ pub struct IrqOutcome {
 mod tests {
     use super::*;
 
-    type Check = fn(&Extra) -> bool;
+    type ExtraCheck = fn(&Extra) -> bool;
 
     /// One `extra` of each shape earlier versions stored, as they wrote it, with the detail
     /// it must read as.
-    fn stored_shapes() -> Vec<(&'static str, Check)> {
+    fn stored_shapes() -> Vec<(&'static str, ExtraCheck)> {
         vec![
             (r#"{"policy":"SCHED_OTHER","nice":0,"cpu":1,"detail":{"estimate":3.14}}"#, |e| {
                 matches!(e.detail, Some(Detail::Pi { .. }))

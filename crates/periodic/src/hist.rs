@@ -20,7 +20,7 @@ pub fn new_latency_histogram() -> Histogram<u64> {
 
 /// Percentiles of a latency histogram, in ns (all 0 when it is empty).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencySummary {
+pub struct LatencyPercentiles {
     /// Samples recorded.
     pub samples: u64,
     /// Samples above [`LATENCY_HIGH_NS`] (recorded as that value).
@@ -41,13 +41,13 @@ pub struct LatencySummary {
     pub mean_ns: f64,
 }
 
-impl LatencySummary {
+impl LatencyPercentiles {
     /// Summarises `h`, with `overflow` samples that were clamped to its top.
     pub fn of(h: &Histogram<u64>, overflow: u64) -> Self {
         if h.is_empty() {
-            return LatencySummary { overflow, ..Default::default() };
+            return LatencyPercentiles { overflow, ..Default::default() };
         }
-        LatencySummary {
+        LatencyPercentiles {
             samples: h.len(),
             overflow,
             min_ns: h.min(),
@@ -76,7 +76,7 @@ mod tests {
 
     #[test]
     fn summary_percentiles() {
-        let s = LatencySummary::of(&sample(), 2);
+        let s = LatencyPercentiles::of(&sample(), 2);
         assert_eq!((s.samples, s.overflow), (1003, 2));
         let h = sample();
         assert!(h.equivalent(s.p50_ns, 502_000), "{}", s.p50_ns);
@@ -88,6 +88,9 @@ mod tests {
                 && s.p99_ns <= s.p999_ns
                 && s.p999_ns <= s.max_ns
         );
-        assert_eq!(LatencySummary::of(&new_latency_histogram(), 0), LatencySummary::default());
+        assert_eq!(
+            LatencyPercentiles::of(&new_latency_histogram(), 0),
+            LatencyPercentiles::default()
+        );
     }
 }

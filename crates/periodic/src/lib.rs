@@ -21,7 +21,7 @@ pub use body::{
 };
 pub use clock::{now_ns, sleep_until, thread_cpu_ns, ThreadUsage};
 pub use hist::{
-    new_latency_histogram, LatencySummary, LATENCY_HIGH_NS, LATENCY_LOW_NS, LATENCY_SIGFIG,
+    new_latency_histogram, LatencyPercentiles, LATENCY_HIGH_NS, LATENCY_LOW_NS, LATENCY_SIGFIG,
 };
 pub use run::{lock_memory, JobRecord, LoopError, LoopStats, OverrunPolicy, RunOptions, Runner};
 pub use summary::TaskSummary;

@@ -1,6 +1,6 @@
 //! The per-task summary a worker reports to the engine (serialised as JSON).
 
-use crate::hist::LatencySummary;
+use crate::hist::LatencyPercentiles;
 use crate::run::{JobRecord, LoopStats};
 use hdrhistogram::Histogram;
 use schedlab_plan::TaskParams;
@@ -41,7 +41,7 @@ pub struct TaskSummary {
     /// Mean thread CPU time per job that ran (the measured C).
     pub cpu_mean_ns: f64,
     /// Wake-up latency percentiles.
-    pub wakeup_latency: LatencySummary,
+    pub wakeup_latency: LatencyPercentiles,
     /// Minor page faults in the loop.
     pub minor_faults_in_loop: u64,
     /// Major page faults in the loop.
@@ -90,7 +90,7 @@ impl TaskSummary {
             response_max_ns: ran.iter().filter_map(|r| r.response_ns()).max().unwrap_or(0),
             lateness_max_ns: ran.iter().filter_map(|r| r.lateness_ns()).max(),
             cpu_mean_ns: mean(&|r| r.cpu_ns),
-            wakeup_latency: LatencySummary::of(latency, stats.latency_overflow),
+            wakeup_latency: LatencyPercentiles::of(latency, stats.latency_overflow),
             minor_faults_in_loop: stats.minor_faults_in_loop,
             major_faults_in_loop: stats.major_faults_in_loop,
             voluntary_switches_in_loop: stats.voluntary_switches_in_loop,

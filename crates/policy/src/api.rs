@@ -1,6 +1,6 @@
 //! The one trait every policy implements.
 
-use crate::{Arrival, Duration, Stop, TaskId, TaskParams, Time};
+use crate::{Arrival, Duration, SchedParams, Stop, TaskId, Time};
 
 /// A scheduling policy driven from outside.
 ///
@@ -14,12 +14,12 @@ use crate::{Arrival, Duration, Stop, TaskId, TaskParams, Time};
 ///
 /// Every call carries the current time, which never decreases between calls;
 /// the policy keeps no clock of its own.
-pub trait Policy {
+pub trait SchedPolicy {
     /// Short lower-case name, e.g. `"edf"`.
     fn name(&self) -> &'static str;
 
     /// Registers a task before it first wakes.
-    fn admit(&mut self, id: TaskId, params: &TaskParams);
+    fn admit(&mut self, id: TaskId, params: &SchedParams);
 
     /// Makes a task ready: a job was released or the task woke from blocking.
     ///

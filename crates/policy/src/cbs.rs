@@ -26,7 +26,9 @@
 //! [`admission`]), and dl_server / RT throttling interactions.
 
 use crate::cycle::{self, StateWriter};
-use crate::{Arrival, Duration, Policy, ReadySet, Reservation, Stop, TaskId, TaskParams, Time};
+use crate::{
+    Arrival, Duration, ReadySet, Reservation, SchedParams, SchedPolicy, Stop, TaskId, Time,
+};
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Server {
@@ -47,7 +49,7 @@ pub struct Cbs {
     /// Throttled servers that want to run, by replenishment time (a task is throttled at
     /// most once at a time); the others wait in their `Server::throttled` for their wake-up.
     throttled: ReadySet<Time>,
-    /// The latest replenishment instant ever set (see [`Policy::latest_timer`]).
+    /// The latest replenishment instant ever set (see [`SchedPolicy::latest_timer`]).
     latest: Option<Time>,
     seq: u64,
 }
@@ -175,12 +177,12 @@ impl Cbs {
     }
 }
 
-impl Policy for Cbs {
+impl SchedPolicy for Cbs {
     fn name(&self) -> &'static str {
         "cbs"
     }
 
-    fn admit(&mut self, id: TaskId, params: &TaskParams) {
+    fn admit(&mut self, id: TaskId, params: &SchedParams) {
         if id >= self.tasks.len() {
             self.tasks.resize(id + 1, Server::default());
         }
@@ -305,8 +307,8 @@ impl Policy for Cbs {
 mod tests {
     use super::*;
 
-    fn reserved(runtime: u64, deadline: u64, period: u64) -> TaskParams {
-        TaskParams {
+    fn reserved(runtime: u64, deadline: u64, period: u64) -> SchedParams {
+        SchedParams {
             reservation: Some(Reservation { runtime, deadline, period }),
             ..Default::default()
         }
@@ -390,7 +392,7 @@ mod tests {
     #[test]
     fn servers_run_before_background_tasks() {
         let mut c = Cbs::new(true);
-        c.admit(0, &TaskParams::default());
+        c.admit(0, &SchedParams::default());
         c.admit(1, &reserved(1, 4, 4));
         c.wake(0, 0, Arrival::Resume);
         assert_eq!(c.pick_next(0), Some(0));

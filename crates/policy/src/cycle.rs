@@ -7,8 +7,8 @@
 //! when they are equal, the cycles between repeat the one it just simulated, so it adds that
 //! cycle's counts and records as many times as fit before the horizon, moves every time
 //! forward, and simulates the rest. Policies take part through
-//! [`Policy::cycle_state`](crate::Policy::cycle_state) and
-//! [`Policy::shift`](crate::Policy::shift).
+//! [`SchedPolicy::cycle_state`](crate::SchedPolicy::cycle_state) and
+//! [`SchedPolicy::shift`](crate::SchedPolicy::shift).
 
 use crate::{Duration, Time};
 

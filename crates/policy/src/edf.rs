@@ -7,7 +7,7 @@
 //! neither runs in the background, after every task with a deadline.
 
 use crate::cycle::{self, StateWriter};
-use crate::{Arrival, Duration, Policy, ReadySet, Stop, TaskId, TaskParams, Time};
+use crate::{Arrival, Duration, ReadySet, SchedParams, SchedPolicy, Stop, TaskId, Time};
 
 #[derive(Debug, Clone, Copy, Default)]
 struct EdfTask {
@@ -35,12 +35,12 @@ impl Edf {
     }
 }
 
-impl Policy for Edf {
+impl SchedPolicy for Edf {
     fn name(&self) -> &'static str {
         "edf"
     }
 
-    fn admit(&mut self, id: TaskId, params: &TaskParams) {
+    fn admit(&mut self, id: TaskId, params: &SchedParams) {
         if id >= self.tasks.len() {
             self.tasks.resize(id + 1, EdfTask::default());
         }
@@ -121,7 +121,7 @@ mod tests {
     fn earliest_deadline_runs_and_preempts_only_when_strictly_earlier() {
         let mut e = Edf::new();
         for id in 0..3 {
-            e.admit(id, &TaskParams::default());
+            e.admit(id, &SchedParams::default());
         }
         let job = |release, deadline| Arrival::Job { release, deadline: Some(deadline) };
         e.wake(0, 0, job(0, 10));

@@ -4,14 +4,14 @@
 //! - **Weights.** A task's weight comes from its nice value through the
 //!   kernel's `sched_prio_to_weight` table ([`SCHED_PRIO_TO_WEIGHT`]); nice 0
 //!   weighs [`NICE_0_WEIGHT`] = 1024 and each nice step is about 1.25x.
-//!   SCHED_IDLE tasks weigh [`SCHED_IDLE_WEIGHT`] = 3 (set [`TaskParams::weight`]).
+//!   SCHED_IDLE tasks weigh [`SCHED_IDLE_WEIGHT`] = 3 (set [`SchedParams::weight`]).
 //! - **Virtual runtime.** Running for `t` ns advances a task's vruntime `v` by
 //!   `t * 1024 / weight`, so heavier tasks age more slowly.
 //! - **Eligibility.** `V` is the weight-averaged vruntime of all runnable
 //!   tasks (ready and running). A task is eligible when `v <= V`, i.e. it has
 //!   not received more than its share (its lag `V - v` is not negative).
 //! - **Virtual deadline.** Each task requests a slice of `base_slice` ns of
-//!   real time (or its own, [`TaskParams::slice`], as the kernel's custom slice);
+//!   real time (or its own, [`SchedParams::slice`], as the kernel's custom slice);
 //!   its virtual deadline is `vd = v + slice * 1024 / weight`.
 //!   The policy runs the eligible task with the earliest `vd` (EEVDF). When
 //!   the running task reaches its `vd` it is stopped ([`Stop::Expired`]) and
@@ -32,7 +32,7 @@
 //! - the base slice does not scale with the CPU count (the kernel multiplies
 //!   0.75 ms by 1 + log2(CPUs)); pick a value with [`Fair::new`].
 
-use crate::{Arrival, Duration, Policy, ReadySet, Stop, TaskId, TaskParams, Time};
+use crate::{Arrival, Duration, ReadySet, SchedParams, SchedPolicy, Stop, TaskId, Time};
 
 /// The weight of a nice-0 task.
 pub const NICE_0_WEIGHT: u64 = 1024;
@@ -177,12 +177,12 @@ impl Fair {
     }
 }
 
-impl Policy for Fair {
+impl SchedPolicy for Fair {
     fn name(&self) -> &'static str {
         "fair"
     }
 
-    fn admit(&mut self, id: TaskId, params: &TaskParams) {
+    fn admit(&mut self, id: TaskId, params: &SchedParams) {
         if id >= self.tasks.len() {
             self.tasks.resize(id + 1, FairTask::default());
         }
@@ -282,11 +282,14 @@ mod tests {
     #[test]
     fn explicit_weight_overrides_nice() {
         let mut f = Fair::new(4);
-        f.admit(0, &TaskParams { nice: -5, weight: Some(SCHED_IDLE_WEIGHT), ..Default::default() });
-        f.admit(1, &TaskParams { nice: 5, ..Default::default() });
+        f.admit(
+            0,
+            &SchedParams { nice: -5, weight: Some(SCHED_IDLE_WEIGHT), ..Default::default() },
+        );
+        f.admit(1, &SchedParams { nice: 5, ..Default::default() });
         assert_eq!((f.weight(0), f.weight(1)), (3, 335));
         assert_eq!(
-            TaskParams { weight: Some(0), ..Default::default() }.validate(),
+            SchedParams { weight: Some(0), ..Default::default() }.validate(),
             Err(crate::PolicyError::ZeroWeight)
         );
     }
@@ -295,7 +298,7 @@ mod tests {
     fn equal_tasks_alternate_by_slice() {
         let mut f = Fair::new(4);
         for id in 0..2 {
-            f.admit(id, &TaskParams::default());
+            f.admit(id, &SchedParams::default());
             f.wake(id, 0, Arrival::Resume);
         }
         // Both start at V = 0 with half a slice: the tie goes to the first queued.
@@ -312,8 +315,8 @@ mod tests {
     #[test]
     fn a_task_with_its_own_slice_runs_that_long_per_turn() {
         let mut f = Fair::new(4);
-        f.admit(0, &TaskParams { slice: Some(12), ..Default::default() });
-        f.admit(1, &TaskParams::default());
+        f.admit(0, &SchedParams { slice: Some(12), ..Default::default() });
+        f.admit(1, &SchedParams::default());
         for id in 0..2 {
             f.wake(id, 0, Arrival::Resume);
         }
@@ -331,7 +334,7 @@ mod tests {
     fn lag_survives_a_sleep() {
         let mut f = Fair::new(4);
         for id in 0..2 {
-            f.admit(id, &TaskParams::default());
+            f.admit(id, &SchedParams::default());
             f.wake(id, 0, Arrival::Resume);
         }
         assert_eq!(f.pick_next(0), Some(0));

@@ -7,7 +7,7 @@
 
 use std::cmp::Reverse;
 
-use crate::{Arrival, Duration, Policy, ReadySet, Stop, TaskId, TaskParams, Time};
+use crate::{Arrival, Duration, ReadySet, SchedParams, SchedPolicy, Stop, TaskId, Time};
 
 /// The SCHED_FIFO policy.
 #[derive(Debug, Clone, Default)]
@@ -38,12 +38,12 @@ impl Fifo {
     }
 }
 
-impl Policy for Fifo {
+impl SchedPolicy for Fifo {
     fn name(&self) -> &'static str {
         "fifo"
     }
 
-    fn admit(&mut self, id: TaskId, params: &TaskParams) {
+    fn admit(&mut self, id: TaskId, params: &SchedParams) {
         if id >= self.prio.len() {
             self.prio.resize(id + 1, 0);
         }
@@ -102,7 +102,7 @@ mod tests {
     fn with_prios(prios: &[u32]) -> Fifo {
         let mut f = Fifo::new();
         for (id, &priority) in prios.iter().enumerate() {
-            f.admit(id, &TaskParams { priority, ..Default::default() });
+            f.admit(id, &SchedParams { priority, ..Default::default() });
         }
         f
     }

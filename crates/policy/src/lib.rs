@@ -1,6 +1,6 @@
 //! Scheduling policies as pure state machines.
 //!
-//! Every policy implements [`Policy`]: the driver tells it when tasks become
+//! Every policy implements [`SchedPolicy`]: the driver tells it when tasks become
 //! ready, asks it which task to run next, and reports when a running task
 //! stops. Time always comes in as an argument (integer nanoseconds, see
 //! [`Time`]); no policy reads a clock or makes a system call. That is what lets
@@ -28,14 +28,14 @@
 //! the simulator and the live dispatcher both drive.
 //!
 //! [`PolicySpec`] is the plain, serialisable choice of a policy and its
-//! parameters; [`PolicySpec::build`] turns it into a boxed [`Policy`].
+//! parameters; [`PolicySpec::build`] turns it into a boxed [`SchedPolicy`].
 //!
 //! ```
-//! use schedlab_policy::{Arrival, PolicySpec, Stop, TaskParams};
+//! use schedlab_policy::{Arrival, PolicySpec, Stop, SchedParams};
 //!
 //! let mut edf = PolicySpec::Edf.build();
-//! edf.admit(0, &TaskParams { period: Some(5), ..Default::default() });
-//! edf.admit(1, &TaskParams { period: Some(3), ..Default::default() });
+//! edf.admit(0, &SchedParams { period: Some(5), ..Default::default() });
+//! edf.admit(1, &SchedParams { period: Some(3), ..Default::default() });
 //! edf.wake(0, 0, Arrival::Job { release: 0, deadline: Some(5) });
 //! assert_eq!(edf.pick_next(0), Some(0));
 //! // Task 1 arrives at 1 with an earlier deadline: it should preempt task 0.
@@ -65,10 +65,10 @@ mod task;
 mod time;
 pub mod windows;
 
-pub use api::Policy;
+pub use api::SchedPolicy;
 pub use error::PolicyError;
 pub use ready::ReadySet;
 pub use spec::{PolicySpec, DEFAULT_BASE_SLICE, DEFAULT_RR_QUANTUM};
-pub use task::{Arrival, Reservation, Stop, TaskId, TaskParams, Window};
+pub use task::{Arrival, Reservation, SchedParams, Stop, TaskId, Window};
 pub use time::{Clock, Duration, Time, VirtualClock, MICROSECOND, MILLISECOND, SECOND};
 pub use windows::{WindowCounter, WindowCounts, WindowReport};

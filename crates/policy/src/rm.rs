@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cycle::{self, StateWriter};
-use crate::{Arrival, Duration, Policy, ReadySet, Stop, TaskId, TaskParams, Time};
+use crate::{Arrival, Duration, ReadySet, SchedParams, SchedPolicy, Stop, TaskId, Time};
 
 /// Which parameter sets a task's fixed priority.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,7 +50,7 @@ impl Monotonic {
     }
 }
 
-impl Policy for Monotonic {
+impl SchedPolicy for Monotonic {
     fn name(&self) -> &'static str {
         match self.by {
             PriorityBy::Period => "rm",
@@ -58,7 +58,7 @@ impl Policy for Monotonic {
         }
     }
 
-    fn admit(&mut self, id: TaskId, params: &TaskParams) {
+    fn admit(&mut self, id: TaskId, params: &SchedParams) {
         if id >= self.rank.len() {
             self.rank.resize(id + 1, Duration::MAX);
             self.release.resize(id + 1, 0);
@@ -131,8 +131,8 @@ impl Policy for Monotonic {
 mod tests {
     use super::*;
 
-    fn params(period: u64, deadline: u64) -> TaskParams {
-        TaskParams { period: Some(period), deadline: Some(deadline), ..Default::default() }
+    fn params(period: u64, deadline: u64) -> SchedParams {
+        SchedParams { period: Some(period), deadline: Some(deadline), ..Default::default() }
     }
 
     #[test]

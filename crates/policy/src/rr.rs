@@ -7,7 +7,7 @@
 
 use crate::cycle::{self, StateWriter};
 use crate::fifo::Fifo;
-use crate::{Arrival, Duration, Policy, Stop, TaskId, TaskParams, Time};
+use crate::{Arrival, Duration, SchedParams, SchedPolicy, Stop, TaskId, Time};
 
 /// The SCHED_RR policy.
 #[derive(Debug, Clone)]
@@ -30,12 +30,12 @@ impl RoundRobin {
     }
 }
 
-impl Policy for RoundRobin {
+impl SchedPolicy for RoundRobin {
     fn name(&self) -> &'static str {
         "rr"
     }
 
-    fn admit(&mut self, id: TaskId, params: &TaskParams) {
+    fn admit(&mut self, id: TaskId, params: &SchedParams) {
         self.fifo.admit(id, params);
         if id >= self.left.len() {
             self.left.resize(id + 1, self.quantum);
@@ -119,7 +119,7 @@ mod tests {
     fn expired_task_goes_to_tail_with_fresh_quantum() {
         let mut rr = RoundRobin::new(2);
         for id in 0..2 {
-            rr.admit(id, &TaskParams::default());
+            rr.admit(id, &SchedParams::default());
             rr.wake(id, 0, Arrival::Resume);
         }
         assert_eq!(rr.pick_next(0), Some(0));

@@ -9,7 +9,7 @@ use crate::fair::Fair;
 use crate::fifo::Fifo;
 use crate::rm::Monotonic;
 use crate::rr::RoundRobin;
-use crate::{Duration, Policy, PolicyError, MILLISECOND};
+use crate::{Duration, PolicyError, SchedPolicy, MILLISECOND};
 
 /// Linux's default SCHED_RR quantum (RR_TIMESLICE, 100 ms).
 pub const DEFAULT_RR_QUANTUM: Duration = 100 * MILLISECOND;
@@ -52,7 +52,7 @@ pub enum PolicySpec {
 }
 
 impl PolicySpec {
-    /// The policy's short name, as [`Policy::name`] reports it.
+    /// The policy's short name, as [`SchedPolicy::name`] reports it.
     pub fn name(&self) -> &'static str {
         match self {
             PolicySpec::Fifo => "fifo",
@@ -76,7 +76,7 @@ impl PolicySpec {
     }
 
     /// A fresh policy instance with no tasks.
-    pub fn build(&self) -> Box<dyn Policy + Send> {
+    pub fn build(&self) -> Box<dyn SchedPolicy + Send> {
         match *self {
             PolicySpec::Fifo => Box::new(Fifo::new()),
             PolicySpec::Rr { quantum } => Box::new(RoundRobin::new(quantum)),

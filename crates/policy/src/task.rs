@@ -76,7 +76,7 @@ impl Reservation {
 /// Everything any policy may want to know about a task; each policy reads only its own fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct TaskParams {
+pub struct SchedParams {
     /// Real-time priority for fifo and rr; higher runs first (as SCHED_FIFO's 1..99).
     pub priority: u32,
     /// Nice value for fair, -20..=19.
@@ -97,7 +97,7 @@ pub struct TaskParams {
     pub slice: Option<Duration>,
 }
 
-impl TaskParams {
+impl SchedParams {
     /// The relative deadline: `deadline`, else `period`.
     pub fn relative_deadline(&self) -> Option<Duration> {
         self.deadline.or(self.period)

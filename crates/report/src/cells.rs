@@ -33,17 +33,40 @@ impl Chosen {
     }
 }
 
+/// Every figure name `show --metric` knows, in the tables' order.
+fn known() -> Vec<&'static str> {
+    figures().map(|f| f.name).chain(rt::FIGURES.iter().map(|f| f.name)).collect()
+}
+
+/// A figure name that no per-cell or real-time figure has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownFigure {
+    /// The name as given.
+    pub name: String,
+}
+
+impl std::fmt::Display for UnknownFigure {
+    /// Suggests the closest name and lists them all.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let known = known();
+        write!(
+            f,
+            "unknown figure \"{}\"{}; figures: {}",
+            self.name,
+            schedlab_plan::suggest::did_you_mean(&self.name, known.iter().copied()),
+            known.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownFigure {}
+
 /// The figures named in `names` (every figure when it is empty), in the tables' order; an
 /// unknown name is an error that suggests the closest and lists them all.
-pub fn chosen(names: &[String]) -> Result<Chosen, String> {
-    let known: Vec<&str> =
-        figures().map(|f| f.name).chain(rt::FIGURES.iter().map(|f| f.name)).collect();
+pub fn chosen(names: &[String]) -> Result<Chosen, UnknownFigure> {
+    let known = known();
     if let Some(bad) = names.iter().find(|n| !known.contains(&n.as_str())) {
-        return Err(format!(
-            "unknown figure \"{bad}\"{}; figures: {}",
-            schedlab_plan::suggest::did_you_mean(bad, known.iter().copied()),
-            known.join(", ")
-        ));
+        return Err(UnknownFigure { name: bad.clone() });
     }
     let named = |name: &str| names.is_empty() || names.iter().any(|n| n == name);
     Ok(Chosen {
@@ -341,7 +364,7 @@ mod tests {
 
     #[test]
     fn unknown_figures_are_refused_with_the_closest_named() {
-        let e = chosen(&["wal_s".into()]).map(|_| ()).unwrap_err();
+        let e = chosen(&["wal_s".into()]).map(|_| ()).unwrap_err().to_string();
         assert!(e.contains("did you mean \"wall_s\"?") && e.contains("procs_per_s"), "{e}");
         let two = chosen(&["preempted".into(), "wall_s".into(), "miss_pct".into()]).unwrap();
         assert_eq!(two.cell.iter().map(|f| f.name).collect::<Vec<_>>(), ["wall_s", "preempted"]);

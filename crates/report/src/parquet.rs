@@ -19,7 +19,7 @@ const GROUP_ROWS: usize = 65_536;
 
 /// A column's type, the narrowest that holds every value of the field.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Kind {
+enum ParquetKind {
     /// Null in every row so far.
     Null,
     Bool,
@@ -29,33 +29,35 @@ enum Kind {
     Str,
 }
 
-impl Kind {
-    fn of(v: &Value) -> Kind {
+impl ParquetKind {
+    fn of(v: &Value) -> ParquetKind {
         match v {
-            Value::Null => Kind::Null,
-            Value::Bool(_) => Kind::Bool,
-            Value::Number(n) if n.is_i64() => Kind::Int,
-            Value::Number(_) => Kind::Float,
-            _ => Kind::Str,
+            Value::Null => ParquetKind::Null,
+            Value::Bool(_) => ParquetKind::Bool,
+            Value::Number(n) if n.is_i64() => ParquetKind::Int,
+            Value::Number(_) => ParquetKind::Float,
+            _ => ParquetKind::Str,
         }
     }
 
-    fn merge(self, other: Kind) -> Kind {
+    fn merge(self, other: ParquetKind) -> ParquetKind {
         match (self, other) {
             (a, b) if a == b => a,
-            (Kind::Null, b) | (b, Kind::Null) => b,
-            (Kind::Int, Kind::Float) | (Kind::Float, Kind::Int) => Kind::Float,
-            _ => Kind::Str,
+            (ParquetKind::Null, b) | (b, ParquetKind::Null) => b,
+            (ParquetKind::Int, ParquetKind::Float) | (ParquetKind::Float, ParquetKind::Int) => {
+                ParquetKind::Float
+            }
+            _ => ParquetKind::Str,
         }
     }
 
     fn column(self, name: &str) -> Result<Type, ParquetError> {
         let (physical, logical) = match self {
-            Kind::Null => (Physical::INT32, Some(LogicalType::Unknown)),
-            Kind::Bool => (Physical::BOOLEAN, None),
-            Kind::Int => (Physical::INT64, None),
-            Kind::Float => (Physical::DOUBLE, None),
-            Kind::Str => (Physical::BYTE_ARRAY, Some(LogicalType::String)),
+            ParquetKind::Null => (Physical::INT32, Some(LogicalType::Unknown)),
+            ParquetKind::Bool => (Physical::BOOLEAN, None),
+            ParquetKind::Int => (Physical::INT64, None),
+            ParquetKind::Float => (Physical::DOUBLE, None),
+            ParquetKind::Str => (Physical::BYTE_ARRAY, Some(LogicalType::String)),
         };
         Type::primitive_type_builder(name, physical)
             .with_repetition(Repetition::OPTIONAL)
@@ -73,9 +75,11 @@ pub fn write(rows: &[Value], out: impl Write + Send) -> Result<(), ParquetError>
         .ok_or_else(|| ParquetError::General("no rows to write".into()))?;
     // In the rows' own field order, as csv and json list them.
     let names: Vec<&String> = first.keys().collect();
-    let kinds: Vec<Kind> = names
+    let kinds: Vec<ParquetKind> = names
         .iter()
-        .map(|k| rows.iter().fold(Kind::Null, |acc, r| acc.merge(Kind::of(&r[k.as_str()]))))
+        .map(|k| {
+            rows.iter().fold(ParquetKind::Null, |acc, r| acc.merge(ParquetKind::of(&r[k.as_str()])))
+        })
         .collect();
     let fields = names
         .iter()
@@ -107,27 +111,27 @@ pub fn write(rows: &[Value], out: impl Write + Send) -> Result<(), ParquetError>
 /// that are present.
 fn write_column<'v>(
     col: &mut SerializedColumnWriter<'_>,
-    kind: Kind,
+    kind: ParquetKind,
     values: impl Iterator<Item = &'v Value>,
 ) -> Result<(), ParquetError> {
     let values: Vec<&Value> = values.collect();
     let defs: Vec<i16> = values.iter().map(|v| i16::from(!v.is_null())).collect();
     let present = values.iter().filter(|v| !v.is_null());
     let written = match kind {
-        Kind::Null => col.typed::<Int32Type>().write_batch(&[], Some(&defs), None)?,
-        Kind::Bool => {
+        ParquetKind::Null => col.typed::<Int32Type>().write_batch(&[], Some(&defs), None)?,
+        ParquetKind::Bool => {
             let v: Vec<bool> = present.map(|v| v.as_bool().unwrap_or_default()).collect();
             col.typed::<BoolType>().write_batch(&v, Some(&defs), None)?
         }
-        Kind::Int => {
+        ParquetKind::Int => {
             let v: Vec<i64> = present.map(|v| v.as_i64().unwrap_or_default()).collect();
             col.typed::<Int64Type>().write_batch(&v, Some(&defs), None)?
         }
-        Kind::Float => {
+        ParquetKind::Float => {
             let v: Vec<f64> = present.map(|v| v.as_f64().unwrap_or(f64::NAN)).collect();
             col.typed::<DoubleType>().write_batch(&v, Some(&defs), None)?
         }
-        Kind::Str => {
+        ParquetKind::Str => {
             let v: Vec<ByteArray> = present
                 .map(|v| match v {
                     Value::String(s) => ByteArray::from(s.as_str()),
@@ -198,9 +202,9 @@ mod tests {
 
     #[test]
     fn a_field_of_mixed_kinds_is_written_as_text() {
-        assert_eq!(Kind::Int.merge(Kind::Str), Kind::Str);
-        assert_eq!(Kind::Bool.merge(Kind::Int), Kind::Str);
-        assert_eq!(Kind::Null.merge(Kind::Bool), Kind::Bool);
+        assert_eq!(ParquetKind::Int.merge(ParquetKind::Str), ParquetKind::Str);
+        assert_eq!(ParquetKind::Bool.merge(ParquetKind::Int), ParquetKind::Str);
+        assert_eq!(ParquetKind::Null.merge(ParquetKind::Bool), ParquetKind::Bool);
     }
 
     #[test]

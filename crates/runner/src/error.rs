@@ -32,7 +32,7 @@ pub enum RunError {
     NoWatchdog,
     /// The tracefs could not be found or mounted.
     #[error(transparent)]
-    Trace(#[from] schedlab_trace::Error),
+    Trace(#[from] schedlab_trace::TraceError),
     /// Input files of a workload could not be made.
     #[error("{what}: {error}")]
     Inputs {

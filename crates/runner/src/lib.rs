@@ -24,7 +24,7 @@ pub mod verdict;
 pub mod worker;
 
 use engine::failed;
-pub use engine::{CellCtx, Outcome};
+pub use engine::{CellCtx, CellOutcome};
 pub use error::RunError;
 pub use mock::MockExecutor;
 use schedlab_model::CellRecord;
@@ -55,7 +55,7 @@ pub trait Executor {
         cell: &Cell,
         step: &Step,
         ordinal: u32,
-    ) -> std::io::Result<Outcome>;
+    ) -> std::io::Result<CellOutcome>;
 
     /// The stop signal received so far, asked between steps.
     fn stopped(&mut self) -> Option<i32> {
@@ -73,7 +73,7 @@ impl Executor for Engine {
         cell: &Cell,
         step: &Step,
         ordinal: u32,
-    ) -> std::io::Result<Outcome> {
+    ) -> std::io::Result<CellOutcome> {
         engine::run_cell(cx, cell, step, ordinal)
     }
 }
@@ -373,7 +373,7 @@ impl<'a> Run<'a> {
                     if !self.opts.keep_files {
                         let _ = std::fs::remove_dir_all(&cell_dir);
                     }
-                    if let Outcome::Done(rec) = failed(cell, step, ordinal, e.to_string()) {
+                    if let CellOutcome::Done(rec) = failed(cell, step, ordinal, e.to_string()) {
                         self.keep(&rec, sink)?;
                     }
                     continue;
@@ -415,7 +415,7 @@ impl<'a> Run<'a> {
                 self.observer.warn(w);
             }
             match outcome? {
-                Outcome::Done(mut rec) => {
+                CellOutcome::Done(mut rec) => {
                     rec.knobs = self
                         .fixed_knobs
                         .iter()
@@ -425,7 +425,7 @@ impl<'a> Run<'a> {
                     knobs::distrust(&mut rec, &moved);
                     self.keep(&rec, sink)?;
                 }
-                Outcome::Interrupted(sig) => return Ok(Ending::Interrupted(sig)),
+                CellOutcome::Interrupted(sig) => return Ok(Ending::Interrupted(sig)),
             }
         }
         Ok(Ending::Complete)

@@ -2,7 +2,7 @@
 //! so the step loop, the store, analysis and reports can be tested without root or time
 //! (hyperfine's mock executor is the model).
 
-use crate::engine::{CellCtx, Outcome};
+use crate::engine::{CellCtx, CellOutcome};
 use crate::Executor;
 use schedlab_model::{CellRecord, Extra, Sample};
 use schedlab_plan::{Cell, Step};
@@ -104,7 +104,7 @@ impl Executor for MockExecutor {
         cell: &Cell,
         step: &Step,
         ordinal: u32,
-    ) -> std::io::Result<Outcome> {
+    ) -> std::io::Result<CellOutcome> {
         self.ran.push(*step);
         self.trace.borrow_mut().push(format!(
             "run {}/{}{}",
@@ -113,9 +113,9 @@ impl Executor for MockExecutor {
             step.rep
         ));
         if let Some((_, sig)) = self.interrupt_at.filter(|(at, _)| *at == ordinal) {
-            return Ok(Outcome::Interrupted(sig));
+            return Ok(CellOutcome::Interrupted(sig));
         }
-        Ok(Outcome::Done(Box::new(MockExecutor::record(
+        Ok(CellOutcome::Done(Box::new(MockExecutor::record(
             cell,
             step,
             ordinal,

@@ -12,7 +12,7 @@ pub const WORKER_SUBCOMMAND: &str = "__worker";
 
 /// Everything one worker needs, passed as one JSON argument.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Job {
+pub struct WorkerJob {
     /// Worker index within the cell.
     pub index: u32,
     /// The plan's seed.

@@ -10,7 +10,7 @@
 //!   jobs only when the dispatcher gives them the CPU ([`schedlab_dispatch::run_worker_with`]);
 //!   the dispatcher's tally is each task's result.
 
-use crate::protocol::{Job, Report, RtJob};
+use crate::protocol::{Report, RtJob, WorkerJob};
 use crate::worker::WorkerError;
 use schedlab_dispatch::{Config, CpuBurn, DispatchPolicy, JobSteps, Metrics, TaskCfg};
 use schedlab_model::detail::{DispatchedDetail, PeriodicDetail};
@@ -137,7 +137,7 @@ fn body_spec(
 }
 
 /// Setup before the release: the body (an FFT calibrates here), memory locked, records allocated.
-pub(crate) fn prepare(job: &Job, p: &Periodic, rt: &RtJob) -> Result<Prepared, WorkerError> {
+pub(crate) fn prepare(job: &WorkerJob, p: &Periodic, rt: &RtJob) -> Result<Prepared, WorkerError> {
     let task = *p
         .tasks
         .get(rt.task as usize)
@@ -186,7 +186,11 @@ fn read_start(dir: &Path) -> Result<u64, WorkerError> {
 }
 
 /// Runs the prepared task after the release and fills the report.
-pub(crate) fn run(job: &Job, prep: &mut Prepared, report: &mut Report) -> Result<(), WorkerError> {
+pub(crate) fn run(
+    job: &WorkerJob,
+    prep: &mut Prepared,
+    report: &mut Report,
+) -> Result<(), WorkerError> {
     match prep {
         Prepared::Loop(runner, locked) => {
             let start = read_start(&job.dir)?;

@@ -1,8 +1,8 @@
 //! The worker side: the engine execs its own binary with [`WORKER_SUBCOMMAND`] and a
-//! [`Job`]. The worker prepares, says so on stdout, blocks reading stdin (the release pipe)
+//! [`WorkerJob`]. The worker prepares, says so on stdout, blocks reading stdin (the release pipe)
 //! until the engine closes the write end, does the work, and reports one line on stdout.
 
-use crate::protocol::{Job, Report};
+use crate::protocol::{Report, WorkerJob};
 use schedlab_model::Detail;
 use schedlab_plan::Workload;
 use schedlab_sys::{procfs::monotonic_ns, sched};
@@ -38,7 +38,7 @@ impl Probe for WorkerProbe {
 
 /// Runs a worker from its JSON job argument; returns the process exit code.
 pub fn main(job_json: &str) -> i32 {
-    let job: Job = match serde_json::from_str(job_json) {
+    let job: WorkerJob = match serde_json::from_str(job_json) {
         Ok(j) => j,
         Err(e) => {
             eprintln!("schedlab worker: bad job description: {e}");
@@ -112,7 +112,7 @@ pub fn main(job_json: &str) -> i32 {
 pub const PREPARE_DELAY_ENV: &str = "SCHEDLAB_TEST_PREPARE_DELAY_MS";
 
 /// Setup that must not be measured: opening files, filling buffers, building argv.
-enum Prepared {
+enum PreparedWork {
     Cpu,
     Hash(Box<[u8; wl::HASH_BUFFER]>),
     Copy(wl::CopyFiles),
@@ -167,27 +167,27 @@ impl WorkerError {
     }
 }
 
-fn prepare(job: &Job) -> Result<Prepared, WorkerError> {
+fn prepare(job: &WorkerJob) -> Result<PreparedWork, WorkerError> {
     let out_path = job.dir.join(format!("out-{}", job.index));
     match &job.workload {
-        Workload::Pi { .. } => Ok(Prepared::Cpu),
+        Workload::Pi { .. } => Ok(PreparedWork::Cpu),
         Workload::Periodic(p) => {
             let rt = job
                 .rt
                 .as_ref()
                 .ok_or(WorkerError::Internal("a periodic worker without its task"))?;
-            crate::rt::prepare(job, p, rt).map(Prepared::Periodic)
+            crate::rt::prepare(job, p, rt).map(PreparedWork::Periodic)
         }
         Workload::ParWrite(p) | Workload::ParRead(p) => {
-            Ok(Prepared::Par(Box::new(wl::ParPrepared::new(p, job.seed ^ job.index as u64)), 0))
+            Ok(PreparedWork::Par(Box::new(wl::ParPrepared::new(p, job.seed ^ job.index as u64)), 0))
         }
         Workload::UdpFlood { packet_bytes, .. } => wl::UdpFlood::new(*packet_bytes)
-            .map(|f| Prepared::Udp(Box::new(f)))
+            .map(|f| PreparedWork::Udp(Box::new(f)))
             .map_err(WorkerError::step("udp_flood sockets")),
         Workload::IoInterrupts { read_bytes, file_bytes, .. } => {
             let path = job.dir.join(format!("irq-{}", job.index));
             wl::IrqReader::create(&path, *file_bytes, *read_bytes, job.seed ^ job.index as u64)
-                .map(|r| Prepared::Irq(Box::new(r)))
+                .map(|r| PreparedWork::Irq(Box::new(r)))
                 .map_err(WorkerError::step(format!("io_interrupts: making {}", path.display())))
         }
         Workload::Hash { .. } => {
@@ -197,14 +197,14 @@ fn prepare(job: &Job) -> Result<Prepared, WorkerError> {
             if n != buf.len() as isize {
                 return Err(WorkerError::step("getrandom")(std::io::Error::last_os_error()));
             }
-            Ok(Prepared::Hash(buf))
+            Ok(PreparedWork::Hash(buf))
         }
         Workload::Copy { .. } => {
             let input =
                 job.input.as_ref().ok_or(WorkerError::Internal("copy without an input file"))?;
-            wl::CopyFiles::open(input, &out_path).map(Prepared::Copy).map_err(WorkerError::step(
-                format!("opening {} / {}", input.display(), out_path.display()),
-            ))
+            wl::CopyFiles::open(input, &out_path).map(PreparedWork::Copy).map_err(
+                WorkerError::step(format!("opening {} / {}", input.display(), out_path.display())),
+            )
         }
         Workload::Mixed { .. } => {
             use std::os::unix::fs::OpenOptionsExt;
@@ -213,7 +213,7 @@ fn prepare(job: &Job) -> Result<Prepared, WorkerError> {
                 .create_new(true)
                 .custom_flags(libc::O_SYNC)
                 .open(&out_path)
-                .map(Prepared::Mixed)
+                .map(PreparedWork::Mixed)
                 .map_err(WorkerError::step(format!("creating {}", out_path.display())))
         }
         Workload::Command { argv } => {
@@ -229,7 +229,7 @@ fn prepare(job: &Job) -> Result<Prepared, WorkerError> {
                 .create_new(true)
                 .open(job.dir.join(format!("cmd-{}.out", job.index)))
                 .map_err(WorkerError::step("creating the command's output file"))?;
-            Ok(Prepared::Exec(args, out))
+            Ok(PreparedWork::Exec(args, out))
         }
     }
 }
@@ -254,24 +254,24 @@ fn wait_for_release() {
 
 /// One round of the work; units accumulate across rounds of a repeating worker.
 fn work(
-    job: &Job,
-    p: &mut Prepared,
+    job: &WorkerJob,
+    p: &mut PreparedWork,
     report: &mut Report,
     probe: &mut WorkerProbe,
 ) -> Result<(), WorkerError> {
     let seed = job.seed.wrapping_add(report.units as u64);
     match (&job.workload, p) {
-        (Workload::Pi { iterations }, Prepared::Cpu) => {
+        (Workload::Pi { iterations }, PreparedWork::Cpu) => {
             let o = wl::pi(*iterations, seed, job.index as u64, probe);
             report.units += o.iterations as f64;
             report.detail = Some(Detail::Pi { estimate: o.estimate });
         }
-        (Workload::Hash { hashes }, Prepared::Hash(buf)) => {
+        (Workload::Hash { hashes }, PreparedWork::Hash(buf)) => {
             let o = wl::hash(*hashes, buf, probe);
             report.units += o.hashes as f64;
             report.detail = Some(Detail::Hash { digest: format!("{:032x}", o.digest) });
         }
-        (Workload::Mixed { iterations, write_every }, Prepared::Mixed(f)) => {
+        (Workload::Mixed { iterations, write_every }, PreparedWork::Mixed(f)) => {
             let o = wl::mixed(*iterations, *write_every, seed, job.index as u64, f, probe)
                 .map_err(WorkerError::step("mixed"))?;
             report.units += o.iterations as f64;
@@ -279,17 +279,17 @@ fn work(
                 report.detail.as_ref().and_then(Detail::sync_writes).unwrap_or(0) + o.writes;
             report.detail = Some(Detail::Mixed { estimate: o.estimate, sync_writes });
         }
-        (Workload::Copy { transfer_bytes, block_bytes, .. }, Prepared::Copy(files)) => {
+        (Workload::Copy { transfer_bytes, block_bytes, .. }, PreparedWork::Copy(files)) => {
             let (bytes, w) = wl::copy(files, *transfer_bytes, *block_bytes)
                 .map_err(WorkerError::step("copy"))?;
             report.units += bytes as f64;
             let sync_writes = report.detail.as_ref().and_then(Detail::sync_writes).unwrap_or(0) + w;
             report.detail = Some(Detail::Writes { sync_writes });
         }
-        (Workload::Command { .. }, Prepared::Exec(args, out)) => {
+        (Workload::Command { .. }, PreparedWork::Exec(args, out)) => {
             exec(std::mem::take(args), out, report, &job.dir)
         }
-        (Workload::ParWrite(_), Prepared::Par(p, round)) => {
+        (Workload::ParWrite(_), PreparedWork::Par(p, round)) => {
             // A background writer repeats: each round writes fresh files.
             let o = wl::par_write(&job.dir, &format!("w{}-{round}-", job.index), p, &STOP)
                 .map_err(WorkerError::step("par_write"))?;
@@ -297,7 +297,7 @@ fn work(
             report.units += o.bytes as f64;
             report.detail = Some(Detail::Io(o));
         }
-        (Workload::ParRead(_), Prepared::Par(p, _)) => {
+        (Workload::ParRead(_), PreparedWork::Par(p, _)) => {
             let dir = job
                 .read_dir
                 .as_ref()
@@ -307,13 +307,13 @@ fn work(
             report.units += o.bytes as f64;
             report.detail = Some(Detail::Io(o));
         }
-        (Workload::Periodic(_), Prepared::Periodic(p)) => crate::rt::run(job, p, report)?,
-        (Workload::UdpFlood { packets, .. }, Prepared::Udp(f)) => {
+        (Workload::Periodic(_), PreparedWork::Periodic(p)) => crate::rt::run(job, p, report)?,
+        (Workload::UdpFlood { packets, .. }, PreparedWork::Udp(f)) => {
             let o = wl::udp_flood(f, *packets, probe).map_err(WorkerError::step("udp_flood"))?;
             report.units += o.sent as f64;
             report.detail = Some(Detail::Flood(f.total()));
         }
-        (Workload::IoInterrupts { reads, .. }, Prepared::Irq(r)) => {
+        (Workload::IoInterrupts { reads, .. }, PreparedWork::Irq(r)) => {
             let o =
                 wl::io_interrupts(r, *reads, probe).map_err(WorkerError::step("io_interrupts"))?;
             report.units += o.reads as f64;

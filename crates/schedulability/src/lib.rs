@@ -31,7 +31,7 @@ pub use fixed::{hyperbolic, liu_layland, priority_order, response_times, Priorit
 pub use multi::{density, gfb, partition, Fit, Size};
 
 use schedlab_policy::dwcs::{self, WindowTask};
-use schedlab_policy::{Duration, TaskParams, Window};
+use schedlab_policy::{Duration, SchedParams, Window};
 
 /// One periodic (or sporadic) task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +73,7 @@ impl Task {
     }
 
     /// The task a policy's parameters describe, if they give C and T (D defaults to T).
-    pub fn from_params(params: &TaskParams) -> Option<Self> {
+    pub fn from_params(params: &SchedParams) -> Option<Self> {
         let (wcet, period) = (params.wcet?, params.period?);
         Some(Self {
             wcet,
@@ -127,7 +127,7 @@ impl Outcome {
 
 /// Whether a test decides every set it applies to, or only shows some schedulable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum TestKind {
     /// Necessary and sufficient (on one CPU, for the sets it applies to).
     Exact,
     /// Sufficient only: a set it does not accept may still be schedulable.
@@ -140,7 +140,7 @@ pub struct Test {
     /// Its name, as figures and tables show it.
     pub name: &'static str,
     /// Exact or sufficient.
-    pub kind: Kind,
+    pub kind: TestKind,
     /// Whether it speaks of one CPU only (inconclusive for any other count).
     pub uniprocessor: bool,
     /// Runs it on a set for a number of CPUs; uniprocessor tests say
@@ -162,73 +162,73 @@ pub const TESTS: &[Test] = &[
     Test {
         name: "liu-layland",
         uniprocessor: true,
-        kind: Kind::Sufficient,
+        kind: TestKind::Sufficient,
         run: |t, m| one_cpu(m, || liu_layland(t)),
     },
     Test {
         name: "hyperbolic",
         uniprocessor: true,
-        kind: Kind::Sufficient,
+        kind: TestKind::Sufficient,
         run: |t, m| one_cpu(m, || hyperbolic(t)),
     },
     Test {
         name: "rta-rm",
         uniprocessor: true,
-        kind: Kind::Exact,
+        kind: TestKind::Exact,
         run: |t, m| one_cpu(m, || response_times(t, Priority::Rate)),
     },
     Test {
         name: "rta-dm",
         uniprocessor: true,
-        kind: Kind::Exact,
+        kind: TestKind::Exact,
         run: |t, m| one_cpu(m, || response_times(t, Priority::Deadline)),
     },
     Test {
         name: "rta-priority",
         uniprocessor: true,
-        kind: Kind::Exact,
+        kind: TestKind::Exact,
         run: |t, m| one_cpu(m, || response_times(t, Priority::Explicit)),
     },
     Test {
         name: "edf-utilisation",
         uniprocessor: true,
-        kind: Kind::Exact,
+        kind: TestKind::Exact,
         run: |t, m| one_cpu(m, || edf_utilisation(t)),
     },
     Test {
         name: "edf-demand",
         uniprocessor: true,
-        kind: Kind::Exact,
+        kind: TestKind::Exact,
         run: |t, m| one_cpu(m, || processor_demand(t)),
     },
     Test {
         name: "edf-qpa",
         uniprocessor: true,
-        kind: Kind::Exact,
+        kind: TestKind::Exact,
         run: |t, m| one_cpu(m, || qpa(t)),
     },
     Test {
         name: "dwcs",
         uniprocessor: true,
-        kind: Kind::Sufficient,
+        kind: TestKind::Sufficient,
         run: |t, m| one_cpu(m, || dwcs_feasibility(t)),
     },
     Test {
         name: "ffd-edf",
         uniprocessor: false,
-        kind: Kind::Sufficient,
+        kind: TestKind::Sufficient,
         run: |t, m| partition(t, m, Fit::First, Size::Density, qpa),
     },
     Test {
         name: "wfd-edf",
         uniprocessor: false,
-        kind: Kind::Sufficient,
+        kind: TestKind::Sufficient,
         run: |t, m| partition(t, m, Fit::Worst, Size::Density, qpa),
     },
     Test {
         name: "ffd-dm",
         uniprocessor: false,
-        kind: Kind::Sufficient,
+        kind: TestKind::Sufficient,
         run: |t, m| {
             partition(t, m, Fit::First, Size::Density, |s| response_times(s, Priority::Deadline))
         },
@@ -236,13 +236,13 @@ pub const TESTS: &[Test] = &[
     Test {
         name: "wfd-dm",
         uniprocessor: false,
-        kind: Kind::Sufficient,
+        kind: TestKind::Sufficient,
         run: |t, m| {
             partition(t, m, Fit::Worst, Size::Density, |s| response_times(s, Priority::Deadline))
         },
     },
-    Test { name: "gfb", uniprocessor: false, kind: Kind::Sufficient, run: gfb },
-    Test { name: "density", uniprocessor: false, kind: Kind::Sufficient, run: density },
+    Test { name: "gfb", uniprocessor: false, kind: TestKind::Sufficient, run: gfb },
+    Test { name: "density", uniprocessor: false, kind: TestKind::Sufficient, run: density },
 ];
 
 /// The test of [`TESTS`] called `name`.
@@ -330,11 +330,11 @@ mod tests {
     #[test]
     fn a_task_from_policy_parameters_defaults_its_deadline_to_the_period() {
         let params =
-            TaskParams { wcet: Some(2), period: Some(10), priority: 7, ..TaskParams::default() };
+            SchedParams { wcet: Some(2), period: Some(10), priority: 7, ..SchedParams::default() };
         assert_eq!(Task::from_params(&params), Some(Task::new(2, 10).priority(7)));
-        let params = TaskParams { deadline: Some(5), ..params };
+        let params = SchedParams { deadline: Some(5), ..params };
         assert_eq!(Task::from_params(&params).map(|t| t.deadline), Some(5));
-        assert_eq!(Task::from_params(&TaskParams::default()), None);
+        assert_eq!(Task::from_params(&SchedParams::default()), None);
     }
 }
 

@@ -7,7 +7,7 @@ use crate::Error;
 use schedlab_model::{CellRecord, Environment};
 use schedlab_store::{RunRow, Store};
 use schedlab_trace::decode::Comm;
-use schedlab_trace::perfetto::{self, cell, Export, Left, Machine, Process, Segment};
+use schedlab_trace::perfetto::{self, cell, Export, Left, Process, Segment, TraceMachine};
 
 /// Simulated timestamps start here (1 s), so no event sits at Perfetto's zero.
 const SIM_BASE_NS: u64 = 1_000_000_000;
@@ -41,8 +41,8 @@ pub fn pick_cell(store: &Store, run: &RunRow, key: &str, rep: u32) -> Result<Cel
 }
 
 /// The machine as the export names it.
-fn machine(env: &Environment, cpus: u32) -> Machine {
-    Machine { release: env.kernel.clone(), arch: std::env::consts::ARCH.into(), cpus }
+fn machine(env: &Environment, cpus: u32) -> TraceMachine {
+    TraceMachine { release: env.kernel.clone(), arch: std::env::consts::ARCH.into(), cpus }
 }
 
 /// A measured cell: its kept capture, decoded, with the workers, the engine and the
@@ -216,7 +216,7 @@ pub fn simulated(
 }
 
 /// The export's summary: sched_switch per CPU, the other events by name, names and marks.
-fn describe(s: &perfetto::Summary) -> String {
+fn describe(s: &perfetto::ExportSummary) -> String {
     let cpus: Vec<String> = s.switches.iter().map(|(c, n)| format!("cpu{c}={n}")).collect();
     let others: Vec<String> = s
         .events

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use schedlab_policy::{Duration, PolicySpec, Reservation, TaskParams, Time, Window};
+use schedlab_policy::{Duration, PolicySpec, Reservation, SchedParams, Time, Window};
 
 /// How tasks map to CPUs.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -149,7 +149,7 @@ pub enum MissAction {
 /// A periodic task: a job of `wcet` every `period`, due `deadline` after release.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Periodic {
+pub struct PeriodicSpec {
     /// Execution time C of each job (its worst case when `min_exec` is set).
     pub wcet: Duration,
     /// Period T.
@@ -168,7 +168,7 @@ pub struct Periodic {
     pub on_miss: MissAction,
 }
 
-impl Periodic {
+impl PeriodicSpec {
     /// The relative deadline D.
     pub fn relative_deadline(&self) -> Duration {
         self.deadline.unwrap_or(self.period)
@@ -178,7 +178,7 @@ impl Periodic {
 /// The work a task does.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Workload {
+pub enum WorkSpec {
     /// One CPU burst of the given length.
     Burst {
         /// Length of the burst.
@@ -199,15 +199,15 @@ pub enum Workload {
         phases: Vec<Phase>,
     },
     /// Periodic jobs.
-    Periodic(Periodic),
+    Periodic(PeriodicSpec),
 }
 
-impl Workload {
+impl WorkSpec {
     /// Phase `i` of a non-periodic workload (periodic jobs are one compute each).
     pub fn phase(&self, i: usize) -> Option<Phase> {
         match self {
-            Workload::Burst { length } => (i == 0).then_some(Phase::Compute(*length)),
-            Workload::Io { compute, service, rounds } => {
+            WorkSpec::Burst { length } => (i == 0).then_some(Phase::Compute(*length)),
+            WorkSpec::Io { compute, service, rounds } => {
                 if i > 2 * *rounds as usize {
                     None
                 } else if i.is_multiple_of(2) {
@@ -216,8 +216,8 @@ impl Workload {
                     Some(Phase::Io(*service))
                 }
             }
-            Workload::Mixed { phases } => phases.get(i).copied(),
-            Workload::Periodic(p) => (i == 0).then_some(Phase::Compute(p.wcet)),
+            WorkSpec::Mixed { phases } => phases.get(i).copied(),
+            WorkSpec::Periodic(p) => (i == 0).then_some(Phase::Compute(p.wcet)),
         }
     }
 }
@@ -232,23 +232,23 @@ pub struct TaskSpec {
     #[serde(default)]
     pub arrival: Time,
     /// The work.
-    pub workload: Workload,
+    pub workload: WorkSpec,
     /// Scheduling parameters; for periodic tasks the simulator fills period, deadline and wcet.
     #[serde(default)]
-    pub params: TaskParams,
+    pub params: SchedParams,
 }
 
 impl TaskSpec {
     /// A task with `workload`, arriving at 0 with default parameters.
-    pub fn new(name: impl Into<String>, workload: Workload) -> Self {
-        Self { name: name.into(), arrival: 0, workload, params: TaskParams::default() }
+    pub fn new(name: impl Into<String>, workload: WorkSpec) -> Self {
+        Self { name: name.into(), arrival: 0, workload, params: SchedParams::default() }
     }
 
     /// A periodic task with C = `wcet`, T = D = `period`.
     pub fn periodic(name: impl Into<String>, wcet: Duration, period: Duration) -> Self {
         Self::new(
             name,
-            Workload::Periodic(Periodic {
+            WorkSpec::Periodic(PeriodicSpec {
                 wcet,
                 period,
                 deadline: None,
@@ -261,12 +261,12 @@ impl TaskSpec {
 
     /// A single CPU burst.
     pub fn burst(name: impl Into<String>, length: Duration) -> Self {
-        Self::new(name, Workload::Burst { length })
+        Self::new(name, WorkSpec::Burst { length })
     }
 
     /// An I/O-bound task: `rounds` x (compute, I/O of `service`), then compute.
     pub fn io(name: impl Into<String>, compute: Duration, service: Duration, rounds: u32) -> Self {
-        Self::new(name, Workload::Io { compute, service, rounds })
+        Self::new(name, WorkSpec::Io { compute, service, rounds })
     }
 
     /// Sets the first release.
@@ -278,7 +278,7 @@ impl TaskSpec {
     /// Sets the relative deadline (of a periodic task's jobs, or of a one-shot task).
     pub fn deadline(mut self, deadline: Duration) -> Self {
         match &mut self.workload {
-            Workload::Periodic(p) => p.deadline = Some(deadline),
+            WorkSpec::Periodic(p) => p.deadline = Some(deadline),
             _ => self.params.deadline = Some(deadline),
         }
         self
@@ -310,7 +310,7 @@ impl TaskSpec {
 
     /// Limits a periodic task to `jobs` jobs.
     pub fn jobs(mut self, jobs: u64) -> Self {
-        if let Workload::Periodic(p) = &mut self.workload {
+        if let WorkSpec::Periodic(p) = &mut self.workload {
             p.jobs = Some(jobs);
         }
         self
@@ -318,7 +318,7 @@ impl TaskSpec {
 
     /// Sets what a periodic task's late jobs do.
     pub fn on_miss(mut self, action: MissAction) -> Self {
-        if let Workload::Periodic(p) = &mut self.workload {
+        if let WorkSpec::Periodic(p) = &mut self.workload {
             p.on_miss = action;
         }
         self
@@ -326,16 +326,16 @@ impl TaskSpec {
 
     /// Draws each periodic job's execution time from `min_exec..=wcet`.
     pub fn min_exec(mut self, min_exec: Duration) -> Self {
-        if let Workload::Periodic(p) = &mut self.workload {
+        if let WorkSpec::Periodic(p) = &mut self.workload {
             p.min_exec = Some(min_exec);
         }
         self
     }
 
     /// The parameters the policy sees: a periodic workload fills period, deadline and wcet.
-    pub fn effective_params(&self) -> TaskParams {
+    pub fn effective_params(&self) -> SchedParams {
         let mut params = self.params.clone();
-        if let Workload::Periodic(p) = &self.workload {
+        if let WorkSpec::Periodic(p) = &self.workload {
             params.period = Some(p.period);
             params.deadline = Some(p.relative_deadline());
             params.wcet = Some(p.wcet);

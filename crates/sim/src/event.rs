@@ -16,7 +16,7 @@ use schedlab_policy::Time;
 /// its task's next job is released finds that job waiting; CPU timers next;
 /// deadline checks last, so a job finishing exactly at its deadline has met it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Class {
+pub(crate) enum EventClass {
     Arrival = 0,
     Cpu = 1,
     Deadline = 2,
@@ -26,7 +26,7 @@ pub(crate) enum Class {
 const SEQ_BITS: u32 = 62;
 
 #[derive(Debug, Clone, Copy)]
-struct Entry<E> {
+struct QueueEntry<E> {
     /// (time, class, sequence) in one integer, so an ordering is one comparison.
     key: u128,
     event: E,
@@ -39,7 +39,7 @@ const EMPTY: u128 = u128::MAX;
 /// plus the slots of sources with one pending event each.
 #[derive(Debug)]
 pub(crate) struct EventQueue<E> {
-    heap: Vec<Entry<E>>,
+    heap: Vec<QueueEntry<E>>,
     seq: u64,
     /// Each slot's key (`EMPTY` when none).
     slot_keys: Vec<u128>,
@@ -61,7 +61,7 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    fn key(&mut self, time: Time, class: Class) -> u128 {
+    fn key(&mut self, time: Time, class: EventClass) -> u128 {
         self.seq += 1;
         debug_assert!(self.seq < 1 << SEQ_BITS);
         let order = (class as u64) << SEQ_BITS | self.seq;
@@ -70,7 +70,13 @@ impl<E: Copy> EventQueue<E> {
 
     /// Schedules `event` in `slot`, replacing the slot's pending event; returns the replaced
     /// event's time.
-    pub(crate) fn arm(&mut self, slot: usize, time: Time, class: Class, event: E) -> Option<Time> {
+    pub(crate) fn arm(
+        &mut self,
+        slot: usize,
+        time: Time,
+        class: EventClass,
+        event: E,
+    ) -> Option<Time> {
         let key = self.key(time, class);
         self.slot_events[slot] = Some(event);
         self.set_slot(slot, key)
@@ -105,14 +111,14 @@ impl<E: Copy> EventQueue<E> {
         (self.first, self.slot_keys[self.first])
     }
 
-    pub(crate) fn push(&mut self, time: Time, class: Class, event: E) {
-        let entry = Entry { key: self.key(time, class), event };
+    pub(crate) fn push(&mut self, time: Time, class: EventClass, event: E) {
+        let entry = QueueEntry { key: self.key(time, class), event };
         self.heap.push(entry);
         self.sift_up(self.heap.len() - 1, entry);
     }
 
     /// Puts `entry` at `hole` or above it, moving larger parents down.
-    fn sift_up(&mut self, mut hole: usize, entry: Entry<E>) {
+    fn sift_up(&mut self, mut hole: usize, entry: QueueEntry<E>) {
         while hole > 0 {
             let parent = (hole - 1) / 2;
             if self.heap[parent].key <= entry.key {
@@ -226,11 +232,11 @@ mod tests {
     #[test]
     fn equal_times_come_out_by_class_then_insertion_order() {
         let mut q = EventQueue::with_capacity(4, 0);
-        q.push(5, Class::Cpu, "cpu");
-        q.push(5, Class::Arrival, "a1");
-        q.push(3, Class::Deadline, "early");
-        q.push(5, Class::Arrival, "a2");
-        q.push(5, Class::Deadline, "dl");
+        q.push(5, EventClass::Cpu, "cpu");
+        q.push(5, EventClass::Arrival, "a1");
+        q.push(3, EventClass::Deadline, "early");
+        q.push(5, EventClass::Arrival, "a2");
+        q.push(5, EventClass::Deadline, "dl");
         let order: Vec<_> = drain(&mut q).into_iter().map(|(_, e)| e).collect();
         assert_eq!(order, vec!["early", "a1", "a2", "cpu", "dl"]);
     }
@@ -238,7 +244,7 @@ mod tests {
     #[test]
     fn pop_at_takes_only_events_due_at_that_time() {
         let mut q = EventQueue::with_capacity(2, 1);
-        q.push(4, Class::Arrival, 'a');
+        q.push(4, EventClass::Arrival, 'a');
         assert_eq!(q.pop_at(3), None);
         assert_eq!(q.pop_at(4), Some('a'));
         assert_eq!(q.pop_at(4), None);
@@ -247,11 +253,11 @@ mod tests {
     #[test]
     fn a_slot_holds_one_event_and_orders_with_the_heap() {
         let mut q = EventQueue::with_capacity(2, 3);
-        q.push(5, Class::Arrival, "release");
-        assert_eq!(q.arm(1, 9, Class::Cpu, "cpu late"), None);
-        assert_eq!(q.arm(1, 5, Class::Cpu, "cpu"), Some(9));
-        q.arm(2, 5, Class::Arrival, "timer");
-        assert_eq!(q.arm(0, 2, Class::Cpu, "cancelled"), None);
+        q.push(5, EventClass::Arrival, "release");
+        assert_eq!(q.arm(1, 9, EventClass::Cpu, "cpu late"), None);
+        assert_eq!(q.arm(1, 5, EventClass::Cpu, "cpu"), Some(9));
+        q.arm(2, 5, EventClass::Arrival, "timer");
+        assert_eq!(q.arm(0, 2, EventClass::Cpu, "cancelled"), None);
         assert_eq!(q.disarm(0), Some(2));
         assert_eq!(q.disarm(0), None);
         let order: Vec<_> = drain(&mut q).into_iter().map(|(_, e)| e).collect();
@@ -265,7 +271,7 @@ mod tests {
         const SLOTS: usize = 5;
         let mut q = EventQueue::with_capacity(8, SLOTS);
         // (time, class, event id, slot)
-        let mut reference: Vec<(Time, Class, u32, Option<usize>)> = Vec::new();
+        let mut reference: Vec<(Time, EventClass, u32, Option<usize>)> = Vec::new();
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut popped = Vec::new();
         let mut expected = Vec::new();
@@ -274,7 +280,8 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let class = [Class::Arrival, Class::Cpu, Class::Deadline][(x >> 8) as usize % 3];
+            let class =
+                [EventClass::Arrival, EventClass::Cpu, EventClass::Deadline][(x >> 8) as usize % 3];
             let t = floor + (x >> 16) % 7;
             let slot = (x >> 24) as usize % SLOTS;
             match x % 8 {

@@ -1,7 +1,7 @@
 //! A deterministic discrete-event simulator for the `schedlab-policy` policies.
 //!
 //! Build a [`SimConfig`] (CPUs, global or partitioned mapping, policy,
-//! overheads, horizon) and a list of [`TaskSpec`]s (each a [`Workload`]:
+//! overheads, horizon) and a list of [`TaskSpec`]s (each a [`WorkSpec`]:
 //! CPU burst, I/O-bound, mixed phases or periodic jobs), then call
 //! [`simulate`] to get a [`SimResult`]: per-task counters, response times,
 //! window violations, per-CPU figures and an optional execution trace.
@@ -33,13 +33,13 @@ mod rng;
 mod validate;
 
 pub use config::{
-    Costs, Mapping, MissAction, Periodic, Phase, Record, SimConfig, TaskSpec, Workload,
+    Costs, Mapping, MissAction, PeriodicSpec, Phase, Record, SimConfig, TaskSpec, WorkSpec,
 };
 pub use error::SimError;
 pub use result::{CpuResult, JobOutcome, ResponseStats, SimResult, Slice, TaskResult};
 pub use validate::validate;
 
-use engine::Engine;
+use engine::Simulator;
 use schedlab_policy::cbs::Cbs;
 use schedlab_policy::dwcs::Dwcs;
 use schedlab_policy::edf::Edf;
@@ -64,15 +64,15 @@ pub fn simulate_counted(
     let (c, t) = (config, tasks);
     // One engine per policy type (what `PolicySpec::build` would box), so no call is virtual.
     Ok(match config.policy {
-        PolicySpec::Fifo => Engine::new(c, t, Fifo::new).run(),
-        PolicySpec::Rr { quantum } => Engine::new(c, t, || RoundRobin::new(quantum)).run(),
-        PolicySpec::Fair { base_slice } => Engine::new(c, t, || Fair::new(base_slice)).run(),
-        PolicySpec::Edf => Engine::new(c, t, Edf::new).run(),
-        PolicySpec::Rm => Engine::new(c, t, Monotonic::rate).run(),
-        PolicySpec::Dm => Engine::new(c, t, Monotonic::deadline).run(),
+        PolicySpec::Fifo => Simulator::new(c, t, Fifo::new).run(),
+        PolicySpec::Rr { quantum } => Simulator::new(c, t, || RoundRobin::new(quantum)).run(),
+        PolicySpec::Fair { base_slice } => Simulator::new(c, t, || Fair::new(base_slice)).run(),
+        PolicySpec::Edf => Simulator::new(c, t, Edf::new).run(),
+        PolicySpec::Rm => Simulator::new(c, t, Monotonic::rate).run(),
+        PolicySpec::Dm => Simulator::new(c, t, Monotonic::deadline).run(),
         PolicySpec::Dwcs { work_conserving } => {
-            Engine::new(c, t, || Dwcs::new(work_conserving)).run()
+            Simulator::new(c, t, || Dwcs::new(work_conserving)).run()
         }
-        PolicySpec::Cbs { hard } => Engine::new(c, t, || Cbs::new(hard)).run(),
+        PolicySpec::Cbs { hard } => Simulator::new(c, t, || Cbs::new(hard)).run(),
     })
 }

@@ -1,6 +1,6 @@
 //! Input checks, run before anything is simulated.
 
-use crate::config::{Mapping, Phase, SimConfig, TaskSpec, Workload};
+use crate::config::{Mapping, Phase, SimConfig, TaskSpec, WorkSpec};
 use crate::SimError;
 
 /// Checks a configuration and task set; [`simulate`](crate::simulate) calls it first.
@@ -33,7 +33,7 @@ pub fn validate(config: &SimConfig, tasks: &[TaskSpec]) -> Result<(), SimError> 
 fn validate_task(t: &TaskSpec, config: &SimConfig) -> Result<(), SimError> {
     let task = || t.name.clone();
     match &t.workload {
-        Workload::Periodic(p) => {
+        WorkSpec::Periodic(p) => {
             if p.period == 0 {
                 return Err(SimError::ZeroPeriod { task: task() });
             }
@@ -57,7 +57,7 @@ fn validate_task(t: &TaskSpec, config: &SimConfig) -> Result<(), SimError> {
                 _ => {}
             }
         }
-        Workload::Mixed { phases } if phases.is_empty() => {
+        WorkSpec::Mixed { phases } if phases.is_empty() => {
             return Err(SimError::ZeroWork { task: task() })
         }
         w => {

@@ -1,14 +1,14 @@
 //! One cell of a plan -> the simulator's inputs: a [`SimConfig`] and one [`TaskSpec`] per
 //! worker process, over all the cell's groups.
 //!
-//! Each spec workload kind maps to a simulator [`Workload`] in one match arm of
+//! Each spec workload kind maps to a simulator [`WorkSpec`] in one match arm of
 //! [`workload`], and each scheduling class to a policy in [`policy_spec`] and
 //! [`task_params`]. A periodic task set (kind `periodic`) is modelled whole, task by task,
 //! in [`crate::rt`].
 
-use schedlab_plan::{Cell, Class, Group, Policy, Workload as SpecWorkload};
-use schedlab_policy::{fair::SCHED_IDLE_WEIGHT, PolicySpec, Reservation, TaskParams, Time};
-use schedlab_sim::{Mapping, Phase, SimConfig, TaskSpec, Workload};
+use schedlab_plan::{Cell, Class, Group, Policy, Workload};
+use schedlab_policy::{fair::SCHED_IDLE_WEIGHT, PolicySpec, Reservation, SchedParams, Time};
+use schedlab_sim::{Mapping, Phase, SimConfig, TaskSpec, WorkSpec};
 
 use crate::Params;
 
@@ -54,9 +54,9 @@ pub fn policy_spec(class: Class, p: &Params) -> PolicySpec {
 
 /// The per-task parameters of a spec policy; a custom slice is as late as the base one
 /// ([`Params::fair_lateness_ns`]).
-pub fn task_params(policy: &Policy, p: &Params) -> TaskParams {
+pub fn task_params(policy: &Policy, p: &Params) -> SchedParams {
     let mut t =
-        TaskParams { priority: policy.priority, nice: policy.nice, ..TaskParams::default() };
+        SchedParams { priority: policy.priority, nice: policy.nice, ..SchedParams::default() };
     if policy.class.is_fair() {
         t.slice = policy.slice_ns.map(|s| s + p.fair_lateness_ns());
     }
@@ -80,22 +80,22 @@ pub fn task_params(policy: &Policy, p: &Params) -> TaskParams {
 /// - `copy`: per block, the write's CPU time, then one synchronous write on the device.
 /// - `mixed`: `write_every` iterations plus the write's CPU time, then one synchronous
 ///   write, repeated; the iterations left over after the last write are a final burst.
-pub fn workload(w: &SpecWorkload, p: &Params) -> Result<Workload, NoModel> {
+pub fn workload(w: &Workload, p: &Params) -> Result<WorkSpec, NoModel> {
     match w {
-        SpecWorkload::Pi { iterations } => Ok(Workload::Burst { length: p.compute_ns(*iterations) }),
-        SpecWorkload::Hash { hashes } if p.ns_per_hash > 0.0 => {
-            Ok(Workload::Burst { length: ((*hashes as f64 * p.ns_per_hash).round() as u64).max(1) })
+        Workload::Pi { iterations } => Ok(WorkSpec::Burst { length: p.compute_ns(*iterations) }),
+        Workload::Hash { hashes } if p.ns_per_hash > 0.0 => {
+            Ok(WorkSpec::Burst { length: ((*hashes as f64 * p.ns_per_hash).round() as u64).max(1) })
         }
-        SpecWorkload::Copy { .. } => Ok(writes(w.sync_writes(), 0, 0, p)),
-        SpecWorkload::Mixed { iterations, write_every } => {
+        Workload::Copy { .. } => Ok(writes(w.sync_writes(), 0, 0, p)),
+        Workload::Mixed { iterations, write_every } => {
             let n = w.sync_writes();
             Ok(writes(n, *write_every, iterations - n * write_every, p))
         }
-        SpecWorkload::Hash { .. } => Err(NoModel("hash workloads need the CPU time of one hash (calibrate, or give it)".to_string())),
+        Workload::Hash { .. } => Err(NoModel("hash workloads need the CPU time of one hash (calibrate, or give it)".to_string())),
         other if other.kind() == "command" => {
             Err(NoModel("a command workload runs a program whose CPU and I/O behaviour the simulator cannot know".to_string()))
         }
-        SpecWorkload::UdpFlood { .. } | SpecWorkload::IoInterrupts { .. } => Err(NoModel(format!(
+        Workload::UdpFlood { .. } | Workload::IoInterrupts { .. } => Err(NoModel(format!(
             "{} is a disturbance workload (network-stack and interrupt load); the simulator models neither the network stack, softirqs nor device interrupts",
             w.kind()
         ))),
@@ -103,14 +103,14 @@ pub fn workload(w: &SpecWorkload, p: &Params) -> Result<Workload, NoModel> {
             "{} is an I/O-scheduler workload; the simulator models one device queue with a fixed service time, no page cache and no I/O scheduler",
             other.kind()
         ))),
-        SpecWorkload::Periodic(_) => Err(NoModel("a periodic task set is simulated task by task, not as one worker's workload".to_string())),
+        Workload::Periodic(_) => Err(NoModel("a periodic task set is simulated task by task, not as one worker's workload".to_string())),
         other => Err(NoModel(format!("workload kind `{}` has no simulation model yet", other.kind()))),
     }
 }
 
 /// `n` x (compute `each` iterations + the write's CPU, then one synchronous write), then
 /// `tail` iterations. Zero-length phases are left out (the simulator refuses them).
-fn writes(n: u64, each: u64, tail: u64, p: &Params) -> Workload {
+fn writes(n: u64, each: u64, tail: u64, p: &Params) -> WorkSpec {
     let compute = if each > 0 { p.compute_ns(each) } else { 0 } + p.write_cpu_ns;
     let mut phases = Vec::with_capacity(2 * n as usize + 1);
     for _ in 0..n {
@@ -128,7 +128,7 @@ fn writes(n: u64, each: u64, tail: u64, p: &Params) -> Workload {
         // Every cost is zero: the worker still has to be dispatched once.
         phases.push(Phase::Compute(1));
     }
-    Workload::Mixed { phases }
+    WorkSpec::Mixed { phases }
 }
 
 /// What the model leaves out, for one group.
@@ -227,7 +227,7 @@ pub fn cell_input(
             };
             let work = match (&shared, demand) {
                 (Some(w), _) => w.clone(),
-                (None, d) => Workload::Burst { length: d.map_or(1, |d| d[tasks.len()].max(1)) },
+                (None, d) => WorkSpec::Burst { length: d.map_or(1, |d| d[tasks.len()].max(1)) },
             };
             tasks.push(TaskSpec { name, arrival: 0, workload: work, params: params.clone() });
             placement.push((gi, pin));

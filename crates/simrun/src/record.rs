@@ -80,7 +80,7 @@ pub fn record(
         .zip(placement)
         .enumerate()
         .map(|(i, (t, &(gi, pin)))| {
-            let ctx = Ctx { group: &cell.groups[gi], pin, p, policy, horizon };
+            let ctx = GroupCtx { group: &cell.groups[gi], pin, p, policy, horizon };
             let mut s = sample(i as u32, t, &ctx);
             if let Some(set) = ctx.group.workload.periodic() {
                 // One group per periodic cell: sample i is task i.
@@ -120,7 +120,7 @@ pub fn record(
 }
 
 /// What every sample of a group shares.
-struct Ctx<'a> {
+struct GroupCtx<'a> {
     group: &'a Group,
     pin: Option<u32>,
     p: &'a Params,
@@ -128,7 +128,7 @@ struct Ctx<'a> {
     horizon: Time,
 }
 
-fn sample(index: u32, t: &TaskResult, cx: &Ctx) -> Sample {
+fn sample(index: u32, t: &TaskResult, cx: &GroupCtx) -> Sample {
     let g = cx.group;
     let release = t.release.unwrap_or(0);
     let end = t.ended.unwrap_or(cx.horizon);

@@ -37,12 +37,10 @@
 
 use schedlab_model::jobs::{JobLog, JobTrace};
 use schedlab_model::{CellRt, RtTally, RtTask, RtTimes};
-use schedlab_plan::TaskParams as RtParams;
+use schedlab_plan::TaskParams;
 use schedlab_plan::{Cell, Periodic, PeriodicBody, RtScheduler};
-use schedlab_policy::{PolicySpec, Reservation, TaskParams, Window};
-use schedlab_sim::{
-    Mapping, MissAction, Periodic as SimPeriodic, SimConfig, TaskResult, TaskSpec, Workload,
-};
+use schedlab_policy::{PolicySpec, Reservation, SchedParams, Window};
+use schedlab_sim::{Mapping, MissAction, PeriodicSpec, SimConfig, TaskResult, TaskSpec, WorkSpec};
 
 use crate::model::{CellInput, Unsupported};
 use crate::Params;
@@ -71,7 +69,7 @@ pub fn placement(set: &Periodic, cpus: usize) -> Option<Vec<u32>> {
 
 /// CPU time a simulated job of `task` takes: its work, in whole quanta when the dispatcher
 /// runs the set without filling.
-fn sim_exec_ns(set: &Periodic, task: &RtParams) -> u64 {
+fn sim_exec_ns(set: &Periodic, task: &TaskParams) -> u64 {
     let w = set.work_ns(task);
     if set.scheduler.dispatched() && !set.fill {
         w.div_ceil(set.quantum_ns) * set.quantum_ns
@@ -81,7 +79,7 @@ fn sim_exec_ns(set: &Periodic, task: &RtParams) -> u64 {
 }
 
 /// What a task's simulated response times overstate: the idle end of its last quantum.
-fn padding_ns(set: &Periodic, task: &RtParams) -> u64 {
+fn padding_ns(set: &Periodic, task: &TaskParams) -> u64 {
     sim_exec_ns(set, task) - set.work_ns(task)
 }
 
@@ -167,7 +165,7 @@ pub(crate) fn cell_input(
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let work = SimPeriodic {
+            let work = PeriodicSpec {
                 wcet: sim_exec_ns(set, t),
                 period: t.t_ns,
                 deadline: t.d_ns,
@@ -175,7 +173,8 @@ pub(crate) fn cell_input(
                 jobs: Some(set.jobs(t)),
                 on_miss,
             };
-            let mut params = TaskParams { window: Window::new(t.x, t.y), ..TaskParams::default() };
+            let mut params =
+                SchedParams { window: Window::new(t.x, t.y), ..SchedParams::default() };
             if set.scheduler.explicit_priorities() {
                 params.priority = set.priorities[i];
             }
@@ -189,7 +188,7 @@ pub(crate) fn cell_input(
             TaskSpec {
                 name: format!("t{i}"),
                 arrival: t.phase_ns,
-                workload: Workload::Periodic(work),
+                workload: WorkSpec::Periodic(work),
                 params,
             }
         })

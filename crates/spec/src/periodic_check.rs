@@ -93,51 +93,9 @@ pub(crate) fn workload(
     w: &RawWorkload,
     seed: u64,
 ) -> Result<Option<Periodic>, SpecError> {
-    let kind = w.kind.get_ref().as_str();
-    let periodic_keys: [(&str, Option<Range<usize>>); 12] = [
-        ("scheduler", w.scheduler.as_ref().map(|v| v.span())),
-        ("body", w.body.as_ref().map(|v| v.span())),
-        ("duration_s", w.duration_s.as_ref().map(|v| v.span())),
-        ("quantum_ms", w.quantum_ms.as_ref().map(|v| v.span())),
-        ("cpu", w.cpu.as_ref().map(|v| v.span())),
-        ("cpus", w.cpus.as_ref().map(|v| v.span())),
-        ("work_fraction", w.work_fraction.as_ref().map(|v| v.span())),
-        ("fill", w.fill.as_ref().map(|v| v.span())),
-        ("read_kib", w.read_kib.as_ref().map(|v| v.span())),
-        ("tasks", w.tasks.as_ref().map(|v| v.span())),
-        ("generate", w.generate.as_ref().map(|v| v.span())),
-        ("canonical", w.canonical.as_ref().map(|v| v.span())),
-    ];
-    if kind != "periodic" {
-        if let Some((name, Some(at))) = periodic_keys.iter().find(|(_, s)| s.is_some()) {
-            return cx.err(
-                at.clone(),
-                format!("`{name}` applies only to a workload of kind \"periodic\", not \"{kind}\""),
-            );
-        }
+    if !periodic_keys(cx, w)? {
         return Ok(None);
     }
-    let other_keys: [(&str, Option<Range<usize>>); 12] = [
-        ("iterations", w.iterations.as_ref().map(|v| v.span())),
-        ("write_every", w.write_every.as_ref().map(|v| v.span())),
-        ("transfer_bytes", w.transfer_bytes.as_ref().map(|v| v.span())),
-        ("block_bytes", w.block_bytes.as_ref().map(|v| v.span())),
-        ("input_bytes", w.input_bytes.as_ref().map(|v| v.span())),
-        ("hashes", w.hashes.as_ref().map(|v| v.span())),
-        ("argv", w.argv.as_ref().map(|v| v.span())),
-        ("files", w.files.as_ref().map(|v| v.span())),
-        ("file_bytes", w.file_bytes.as_ref().map(|v| v.span())),
-        ("threads", w.threads.as_ref().map(|v| v.span())),
-        ("buffer_bytes", w.buffer_bytes.as_ref().map(|v| v.span())),
-        ("mode", w.mode.as_ref().map(|v| v.span())),
-    ];
-    if let Some((name, Some(at))) = other_keys.iter().find(|(_, s)| s.is_some()) {
-        return cx.err(
-            at.clone(),
-            format!("`{name}` does not apply to a workload of kind \"periodic\""),
-        );
-    }
-
     let quantum_ns = match &w.quantum_ms {
         Some(q) => {
             let ns = ms_to_ns(cx, q, "quantum_ms", false)?;
@@ -185,66 +143,9 @@ pub(crate) fn workload(
         Some(f) => (f.get_ref() * 1e6).round() as u32,
         None => (DEFAULT_WORK_FRACTION * 1e6) as u32,
     };
-    let body = match w.body.as_ref().map(|b| (b.get_ref().as_str(), b.span())) {
-        None | Some(("spin", _)) => PeriodicBody::Spin,
-        Some(("fft", _)) => PeriodicBody::Fft,
-        Some(("read", _)) => {
-            let kib = match &w.read_kib {
-                Some(k) => cx.int_in(k, 4, 1 << 20, "read_kib")?,
-                None => DEFAULT_READ_KIB,
-            };
-            if kib % 4 != 0 {
-                return cx.err(
-                    w.read_kib.as_ref().unwrap().span(),
-                    "read_kib must be a multiple of 4 (jobs read 4 KiB chunks)",
-                );
-            }
-            PeriodicBody::Read { bytes: kib as u64 * 1024 }
-        }
-        Some((other, at)) => {
-            return cx
-                .err(at, format!("unknown body \"{other}\"; expected one of: spin, fft, read"))
-        }
-    };
-    if let (Some(k), false) = (&w.read_kib, matches!(body, PeriodicBody::Read { .. })) {
-        return cx.err(k.span(), "read_kib applies only to body = \"read\"");
-    }
-
-    let given: Vec<&str> = [
-        ("tasks", w.tasks.is_some()),
-        ("generate", w.generate.is_some()),
-        ("canonical", w.canonical.is_some()),
-    ]
-    .iter()
-    .filter(|(_, g)| *g)
-    .map(|(n, _)| *n)
-    .collect();
-    if given.len() != 1 {
-        let msg = if given.is_empty() {
-            "a periodic workload needs its task set: `tasks = [{ c_ms = .., t_ms = .. }, ..]`, `generate = { tasks = .., utilisation = .. }` or `canonical = { tasks = .., period_quanta = .. }`".to_string()
-        } else {
-            format!(
-                "give exactly one of tasks, generate and canonical, not {}",
-                given.join(" and ")
-            )
-        };
-        return cx.err(w.kind.span(), msg);
-    }
+    let body = body(cx, w)?;
     let mut batch = None;
-    let (tasks, source, priorities) = if let Some(list) = &w.tasks {
-        let (tasks, priorities) = explicit(cx, list)?;
-        (tasks, TaskSource::Explicit, priorities)
-    } else if let Some(g) = &w.generate {
-        let spec = gen_spec(cx, g.get_ref(), g.span(), quantum_ns, seed)?;
-        batch = set_batch(cx, g.get_ref())?;
-        let tasks = spec
-            .generate()
-            .or_else(|e| cx.err(g.span(), format!("cannot generate the task set: {e}")))?;
-        (tasks, TaskSource::Generated(spec), Vec::new())
-    } else {
-        let c = w.canonical.as_ref().expect("one of the three");
-        (canonical(cx, c.get_ref(), c.span(), quantum_ns)?, TaskSource::Canonical, Vec::new())
-    };
+    let (tasks, source, priorities) = task_set(cx, w, quantum_ns, seed, &mut batch)?;
     let utilisation = match &source {
         TaskSource::Generated(g) => Some(g.utilisation),
         _ => None,
@@ -274,6 +175,131 @@ pub(crate) fn workload(
         Some(g) if batch.is_some() => first_of_batch(cx, set, g.span())?,
         _ => set,
     }))
+}
+
+/// True for a periodic workload, which may use no other kind's key; any other kind may use
+/// no periodic key.
+fn periodic_keys(cx: &Ctx, w: &RawWorkload) -> Result<bool, SpecError> {
+    let kind = w.kind.get_ref().as_str();
+    let periodic_keys: [(&str, Option<Range<usize>>); 12] = [
+        ("scheduler", w.scheduler.as_ref().map(|v| v.span())),
+        ("body", w.body.as_ref().map(|v| v.span())),
+        ("duration_s", w.duration_s.as_ref().map(|v| v.span())),
+        ("quantum_ms", w.quantum_ms.as_ref().map(|v| v.span())),
+        ("cpu", w.cpu.as_ref().map(|v| v.span())),
+        ("cpus", w.cpus.as_ref().map(|v| v.span())),
+        ("work_fraction", w.work_fraction.as_ref().map(|v| v.span())),
+        ("fill", w.fill.as_ref().map(|v| v.span())),
+        ("read_kib", w.read_kib.as_ref().map(|v| v.span())),
+        ("tasks", w.tasks.as_ref().map(|v| v.span())),
+        ("generate", w.generate.as_ref().map(|v| v.span())),
+        ("canonical", w.canonical.as_ref().map(|v| v.span())),
+    ];
+    if kind != "periodic" {
+        if let Some((name, Some(at))) = periodic_keys.iter().find(|(_, s)| s.is_some()) {
+            return cx.err(
+                at.clone(),
+                format!("`{name}` applies only to a workload of kind \"periodic\", not \"{kind}\""),
+            );
+        }
+        return Ok(false);
+    }
+    let other_keys: [(&str, Option<Range<usize>>); 12] = [
+        ("iterations", w.iterations.as_ref().map(|v| v.span())),
+        ("write_every", w.write_every.as_ref().map(|v| v.span())),
+        ("transfer_bytes", w.transfer_bytes.as_ref().map(|v| v.span())),
+        ("block_bytes", w.block_bytes.as_ref().map(|v| v.span())),
+        ("input_bytes", w.input_bytes.as_ref().map(|v| v.span())),
+        ("hashes", w.hashes.as_ref().map(|v| v.span())),
+        ("argv", w.argv.as_ref().map(|v| v.span())),
+        ("files", w.files.as_ref().map(|v| v.span())),
+        ("file_bytes", w.file_bytes.as_ref().map(|v| v.span())),
+        ("threads", w.threads.as_ref().map(|v| v.span())),
+        ("buffer_bytes", w.buffer_bytes.as_ref().map(|v| v.span())),
+        ("mode", w.mode.as_ref().map(|v| v.span())),
+    ];
+    if let Some((name, Some(at))) = other_keys.iter().find(|(_, s)| s.is_some()) {
+        return cx.err(
+            at.clone(),
+            format!("`{name}` does not apply to a workload of kind \"periodic\""),
+        );
+    }
+    Ok(true)
+}
+
+/// `body` (spin, fft or read) and `read_kib`, which only a reading body takes.
+fn body(cx: &Ctx, w: &RawWorkload) -> Result<PeriodicBody, SpecError> {
+    let body = match w.body.as_ref().map(|b| (b.get_ref().as_str(), b.span())) {
+        None | Some(("spin", _)) => PeriodicBody::Spin,
+        Some(("fft", _)) => PeriodicBody::Fft,
+        Some(("read", _)) => {
+            let kib = match &w.read_kib {
+                Some(k) => cx.int_in(k, 4, 1 << 20, "read_kib")?,
+                None => DEFAULT_READ_KIB,
+            };
+            if kib % 4 != 0 {
+                return cx.err(
+                    w.read_kib.as_ref().unwrap().span(),
+                    "read_kib must be a multiple of 4 (jobs read 4 KiB chunks)",
+                );
+            }
+            PeriodicBody::Read { bytes: kib as u64 * 1024 }
+        }
+        Some((other, at)) => {
+            return cx
+                .err(at, format!("unknown body \"{other}\"; expected one of: spin, fft, read"))
+        }
+    };
+    if let (Some(k), false) = (&w.read_kib, matches!(body, PeriodicBody::Read { .. })) {
+        return cx.err(k.span(), "read_kib applies only to body = \"read\"");
+    }
+
+    Ok(body)
+}
+
+/// The task set, from exactly one of `tasks`, `generate` and `canonical`, with where it came
+/// from and the tasks' own priorities; a generated batch is left in `batch`.
+fn task_set(
+    cx: &Ctx,
+    w: &RawWorkload,
+    quantum_ns: u64,
+    seed: u64,
+    batch: &mut Option<SetBatch>,
+) -> Result<(Vec<TaskParams>, TaskSource, Vec<u32>), SpecError> {
+    let given: Vec<&str> = [
+        ("tasks", w.tasks.is_some()),
+        ("generate", w.generate.is_some()),
+        ("canonical", w.canonical.is_some()),
+    ]
+    .iter()
+    .filter(|(_, g)| *g)
+    .map(|(n, _)| *n)
+    .collect();
+    if given.len() != 1 {
+        let msg = if given.is_empty() {
+            "a periodic workload needs its task set: `tasks = [{ c_ms = .., t_ms = .. }, ..]`, `generate = { tasks = .., utilisation = .. }` or `canonical = { tasks = .., period_quanta = .. }`".to_string()
+        } else {
+            format!(
+                "give exactly one of tasks, generate and canonical, not {}",
+                given.join(" and ")
+            )
+        };
+        return cx.err(w.kind.span(), msg);
+    }
+    Ok(if let Some(list) = &w.tasks {
+        let (tasks, priorities) = explicit(cx, list)?;
+        (tasks, TaskSource::Explicit, priorities)
+    } else if let Some(g) = &w.generate {
+        let spec = gen_spec(cx, g.get_ref(), g.span(), quantum_ns, seed)?;
+        *batch = set_batch(cx, g.get_ref())?;
+        let tasks = spec
+            .generate()
+            .or_else(|e| cx.err(g.span(), format!("cannot generate the task set: {e}")))?;
+        (tasks, TaskSource::Generated(spec), Vec::new())
+    } else {
+        let c = w.canonical.as_ref().expect("one of the three");
+        (canonical(cx, c.get_ref(), c.span(), quantum_ns)?, TaskSource::Canonical, Vec::new())
+    })
 }
 
 /// The batch a generated set asks for (`sets`, `live`, `job_records`, `horizon`), None for

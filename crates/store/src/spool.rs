@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// One spooled record: the cell repetition, its per-job records and where its kept capture
 /// is, which `CellRecord`'s serialisation leaves out.
 #[derive(Serialize, Deserialize)]
-struct Line<R> {
+struct SpoolLine<R> {
     run_id: i64,
     record: R,
     /// (worker index, its per-job records).
@@ -66,7 +66,7 @@ pub fn append(file: &Path, run_id: i64, rec: &CellRecord) -> io::Result<()> {
         None => None,
     };
     let capture = raw_trace.as_ref().map(|(name, _)| file.with_file_name(name));
-    let appended = append_line(file, &Line { run_id, record: rec, jobs, raw_trace });
+    let appended = append_line(file, &SpoolLine { run_id, record: rec, jobs, raw_trace });
     if let (Err(_), Some(capture)) = (&appended, capture) {
         let _ = std::fs::remove_file(capture);
     }
@@ -75,7 +75,7 @@ pub fn append(file: &Path, run_id: i64, rec: &CellRecord) -> io::Result<()> {
 
 /// Appends one line to `file`, or leaves the file as it was: a torn line would join the next
 /// record's, and a spool file this append made stays only with a line in it.
-fn append_line(file: &Path, line: &Line<&CellRecord>) -> io::Result<()> {
+fn append_line(file: &Path, line: &SpoolLine<&CellRecord>) -> io::Result<()> {
     let mut bytes = serde_json::to_vec(line).map_err(io::Error::other)?;
     bytes.push(b'\n');
     let mut f = std::fs::OpenOptions::new()
@@ -117,7 +117,7 @@ pub fn read(file: &Path, run_id: i64) -> io::Result<Vec<CellRecord>> {
     let mut out = Vec::new();
     for line in io::BufReader::new(f).lines() {
         let line = line?;
-        let Ok(l) = serde_json::from_str::<Line<CellRecord>>(&line) else { continue };
+        let Ok(l) = serde_json::from_str::<SpoolLine<CellRecord>>(&line) else { continue };
         if l.run_id != run_id {
             continue;
         }

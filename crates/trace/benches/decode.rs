@@ -5,8 +5,8 @@
 //!
 //!   cargo bench -p schedlab-trace --bench decode
 
-use schedlab_trace::decode::Kind;
-use schedlab_trace::figures::{figures, Roles, Who, Window};
+use schedlab_trace::decode::EventKind;
+use schedlab_trace::figures::{figures, Roles, TimeSpan, Who};
 use schedlab_trace::{decode, Raw};
 use std::time::{Duration, Instant};
 
@@ -50,13 +50,13 @@ fn main() {
         .events
         .iter()
         .filter_map(|e| match &e.kind {
-            Kind::Switch(s) if s.next_pid != 0 => Some(s.next_pid),
+            EventKind::Switch(s) if s.next_pid != 0 => Some(s.next_pid),
             _ => None,
         })
         .collect();
     pids.sort_unstable();
     pids.dedup();
-    let window = Window { start_ns: raw.start_ns, end_ns: raw.stop_ns };
+    let window = TimeSpan { start_ns: raw.start_ns, end_ns: raw.stop_ns };
     report(
         &format!("decode + figures of {} tasks", pids.len()),
         n,

@@ -5,12 +5,12 @@
 
 use schedlab_sys::journal::{state_dir, Journal};
 use schedlab_trace::capture::ReaderPolicy;
-use schedlab_trace::{cell_trace, decode, Capture, Options, Tracefs};
+use schedlab_trace::{cell_trace, decode, Capture, CaptureOptions, Tracefs};
 use std::process::Command;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let mut opts = Options::default();
+    let mut opts = CaptureOptions::default();
     let mut out = None;
     let mut cmd = Vec::new();
     while let Some(a) = args.next() {

@@ -4,7 +4,7 @@
 //!
 //!     cargo run --release -p schedlab-trace --example pftrace -- CAPTURE.sltrace OUT.pftrace
 
-use schedlab_trace::perfetto::{self, Export, Machine};
+use schedlab_trace::perfetto::{self, Export, TraceMachine};
 use schedlab_trace::Raw;
 
 fn cpu_s() -> f64 {
@@ -33,7 +33,7 @@ fn main() -> std::io::Result<()> {
         boot_offset_ns: 0,
         clock_at_ns: raw.start_ns,
         realtime_at_ns: None,
-        machine: Machine::default(),
+        machine: TraceMachine::default(),
         processes: &[],
         tracks: &[],
     };

@@ -4,7 +4,7 @@
 //!
 //!   report [--summary] FILE
 
-use schedlab_trace::decode::{comm_str, Kind};
+use schedlab_trace::decode::{comm_str, EventKind};
 use schedlab_trace::{decode, Raw};
 use std::collections::HashMap;
 use std::io::Write;
@@ -22,7 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut kinds: HashMap<&str, u64> = HashMap::new();
         let mut switches: HashMap<String, u64> = HashMap::new();
         for e in &d.events {
-            if let Kind::Switch(s) = &e.kind {
+            if let EventKind::Switch(s) = &e.kind {
                 *switches.entry(comm_str(&s.next_comm).into_owned()).or_default() += 1;
             }
             let k = e.kind.name();
@@ -52,7 +52,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (s, ns) = (e.ts / 1_000_000_000, e.ts % 1_000_000_000);
         write!(out, "[{:03}] {s}.{ns:09}: ", e.cpu)?;
         match &e.kind {
-            Kind::Switch(x) => writeln!(
+            EventKind::Switch(x) => writeln!(
                 out,
                 "sched_switch: prev_comm={} prev_pid={} prev_prio={} prev_state={:#x} ==> next_comm={} next_pid={} next_prio={}",
                 comm_str(&x.prev_comm),
@@ -63,16 +63,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 x.next_pid,
                 x.next_prio
             )?,
-            Kind::Waking(w) => writeln!(out, "sched_waking: pid={} target_cpu={:03}", w.pid, w.target_cpu)?,
-            Kind::Wakeup(w) => writeln!(out, "sched_wakeup: pid={} target_cpu={:03}", w.pid, w.target_cpu)?,
-            Kind::WakeupNew(w) => writeln!(out, "sched_wakeup_new: pid={} target_cpu={:03}", w.pid, w.target_cpu)?,
-            Kind::Migrate { pid, orig_cpu, dest_cpu } => {
+            EventKind::Waking(w) => writeln!(out, "sched_waking: pid={} target_cpu={:03}", w.pid, w.target_cpu)?,
+            EventKind::Wakeup(w) => writeln!(out, "sched_wakeup: pid={} target_cpu={:03}", w.pid, w.target_cpu)?,
+            EventKind::WakeupNew(w) => writeln!(out, "sched_wakeup_new: pid={} target_cpu={:03}", w.pid, w.target_cpu)?,
+            EventKind::Migrate { pid, orig_cpu, dest_cpu } => {
                 writeln!(out, "sched_migrate_task: pid={pid} orig_cpu={orig_cpu} dest_cpu={dest_cpu}")?
             }
-            Kind::Fork { parent, child } => writeln!(out, "sched_process_fork: pid={parent} child_pid={child}")?,
-            Kind::Exec { pid, filename } => writeln!(out, "sched_process_exec: filename={filename} pid={pid}")?,
-            Kind::Exit { pid } => writeln!(out, "sched_process_exit: pid={pid}")?,
-            Kind::BlockIssue(b) | Kind::BlockComplete(b) => writeln!(
+            EventKind::Fork { parent, child } => writeln!(out, "sched_process_fork: pid={parent} child_pid={child}")?,
+            EventKind::Exec { pid, filename } => writeln!(out, "sched_process_exec: filename={filename} pid={pid}")?,
+            EventKind::Exit { pid } => writeln!(out, "sched_process_exit: pid={pid}")?,
+            EventKind::BlockIssue(b) | EventKind::BlockComplete(b) => writeln!(
                 out,
                 "{}: {},{} {} {} + {}",
                 e.kind.name(),
@@ -82,7 +82,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 b.sector,
                 b.nr_sector
             )?,
-            Kind::Lost { count } => writeln!(out, "LOST {count:?} EVENTS")?,
+            EventKind::Lost { count } => writeln!(out, "LOST {count:?} EVENTS")?,
         }
     }
     out.flush()?;

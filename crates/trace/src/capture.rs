@@ -6,8 +6,8 @@
 //! after `stop` switches tracing off, drains what is left.
 
 use crate::raw::{CpuRaw, Raw};
-use crate::tracefs::{Instance, Layouts, Settings, Tracefs};
-use crate::Error;
+use crate::tracefs::{Instance, InstanceSettings, Layouts, Tracefs};
+use crate::TraceError;
 use schedlab_sys::journal::Journal;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -56,9 +56,9 @@ pub const READER_NICE: i32 = -20;
 
 /// How a capture runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Options {
+pub struct CaptureOptions {
     /// The instance's settings (buffer size, block events).
-    pub settings: Settings,
+    pub settings: InstanceSettings,
     /// The reader's scheduling.
     pub reader: ReaderPolicy,
     /// CPUs the workers use: the reader is pinned to another allowed CPU if there is one.
@@ -67,10 +67,10 @@ pub struct Options {
     pub poll: Duration,
 }
 
-impl Default for Options {
+impl Default for CaptureOptions {
     fn default() -> Self {
-        Options {
-            settings: Settings::default(),
+        CaptureOptions {
+            settings: InstanceSettings::default(),
             reader: ReaderPolicy::for_cell(None),
             avoid_cpus: Vec::new(),
             poll: Duration::from_millis(100),
@@ -95,7 +95,11 @@ pub struct Capture {
 
 impl Capture {
     /// Creates an instance in `tfs` (journaled), starts the reader and switches tracing on.
-    pub fn start(tfs: &Tracefs, journal: &mut Journal, opts: &Options) -> Result<Capture, Error> {
+    pub fn start(
+        tfs: &Tracefs,
+        journal: &mut Journal,
+        opts: &CaptureOptions,
+    ) -> Result<Capture, TraceError> {
         let mark = journal.entries().len();
         let instance = Instance::create(tfs, journal, &opts.settings)?;
         let layouts = instance.layouts()?;
@@ -107,13 +111,16 @@ impl Capture {
                 .read(true)
                 .custom_flags(libc::O_NONBLOCK)
                 .open(&p)
-                .map_err(|source| Error::Io { what: format!("opening {}", p.display()), source })?;
+                .map_err(|source| TraceError::Io {
+                    what: format!("opening {}", p.display()),
+                    source,
+                })?;
             pipes.push((cpu, OwnedFd::from(f)));
         }
         // SAFETY: plain syscall; the result is checked before it is owned.
         let efd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
         if efd < 0 {
-            return Err(Error::Io {
+            return Err(TraceError::Io {
                 what: "eventfd for the trace reader".into(),
                 source: io::Error::last_os_error(),
             });
@@ -129,14 +136,17 @@ impl Capture {
             .spawn(move || {
                 read_loop(pipes, wake_fd, page_size, poll, (policy, reader_cpu), ready_tx)
             })
-            .map_err(|source| Error::Io { what: "starting the trace reader".into(), source })?;
+            .map_err(|source| TraceError::Io {
+                what: "starting the trace reader".into(),
+                source,
+            })?;
         let reader_tid = match ready_rx.recv() {
             Ok(Ok(tid)) => tid,
             Ok(Err(source)) => {
-                return Err(Error::Io { what: "setting up the trace reader".into(), source })
+                return Err(TraceError::Io { what: "setting up the trace reader".into(), source })
             }
             Err(_) => {
-                return Err(Error::Io {
+                return Err(TraceError::Io {
                     what: "the trace reader".into(),
                     source: io::Error::other("it ended before it was ready"),
                 })
@@ -175,7 +185,7 @@ impl Capture {
     /// Switches tracing off, drains the buffers, reads their counters and removes the
     /// instance (undoing `journal` back to where it stood before `start`, which includes
     /// anything recorded after the instance).
-    pub fn stop(mut self, journal: &mut Journal) -> Result<Raw, Error> {
+    pub fn stop(mut self, journal: &mut Journal) -> Result<Raw, TraceError> {
         let instance = self.instance.take().expect("present until stop");
         instance.set_on(false)?;
         let stop_ns = schedlab_sys::procfs::monotonic_ns();
@@ -188,7 +198,7 @@ impl Capture {
         instance.remove()?;
         let errors = journal.undo_to(self.mark);
         if !errors.is_empty() {
-            return Err(Error::Cleanup(errors));
+            return Err(TraceError::Cleanup(errors));
         }
         Ok(Raw {
             header_page: std::mem::take(&mut self.layouts.header_page),
@@ -203,15 +213,17 @@ impl Capture {
     }
 
     /// Tells the reader to drain and end, and takes its pages.
-    fn join_reader(&mut self) -> Result<Vec<CpuRaw>, Error> {
+    fn join_reader(&mut self) -> Result<Vec<CpuRaw>, TraceError> {
         let Some(r) = self.reader.take() else { return Ok(Vec::new()) };
         let one = 1u64.to_ne_bytes();
         // SAFETY: writes 8 bytes from a live buffer to our eventfd.
         unsafe { libc::write(self.wake.as_raw_fd(), one.as_ptr().cast(), 8) };
         match r.join() {
             Ok(Ok(pages)) => Ok(pages),
-            Ok(Err(source)) => Err(Error::Io { what: "reading the trace buffers".into(), source }),
-            Err(_) => Err(Error::Io {
+            Ok(Err(source)) => {
+                Err(TraceError::Io { what: "reading the trace buffers".into(), source })
+            }
+            Err(_) => Err(TraceError::Io {
                 what: "the trace reader".into(),
                 source: io::Error::other("it panicked"),
             }),

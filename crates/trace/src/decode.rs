@@ -32,20 +32,20 @@ pub struct Event {
     /// interrupted); -1 for a loss marker, which no task recorded.
     pub current: i32,
     /// What happened.
-    pub kind: Kind,
+    pub kind: EventKind,
 }
 
 /// What an event says.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Kind {
+pub enum EventKind {
     /// sched_switch: `prev` left the CPU, `next` took it.
     Switch(Switch),
     /// sched_waking: a wake-up began (on the waker's CPU).
-    Waking(Wake),
+    Waking(WakeTarget),
     /// sched_wakeup: the woken task was made runnable.
-    Wakeup(Wake),
+    Wakeup(WakeTarget),
     /// sched_wakeup_new: a new task was made runnable for the first time.
-    WakeupNew(Wake),
+    WakeupNew(WakeTarget),
     /// sched_migrate_task: a task was moved between CPUs' run queues.
     Migrate {
         /// The task.
@@ -86,21 +86,21 @@ pub enum Kind {
     },
 }
 
-impl Kind {
+impl EventKind {
     /// The tracepoint's name (`lost` for a loss marker), as trace-cmd prints it.
     pub fn name(&self) -> &'static str {
         match self {
-            Kind::Switch(_) => "sched_switch",
-            Kind::Waking(_) => "sched_waking",
-            Kind::Wakeup(_) => "sched_wakeup",
-            Kind::WakeupNew(_) => "sched_wakeup_new",
-            Kind::Migrate { .. } => "sched_migrate_task",
-            Kind::Fork { .. } => "sched_process_fork",
-            Kind::Exec { .. } => "sched_process_exec",
-            Kind::Exit { .. } => "sched_process_exit",
-            Kind::BlockIssue(_) => "block_rq_issue",
-            Kind::BlockComplete(_) => "block_rq_complete",
-            Kind::Lost { .. } => "lost",
+            EventKind::Switch(_) => "sched_switch",
+            EventKind::Waking(_) => "sched_waking",
+            EventKind::Wakeup(_) => "sched_wakeup",
+            EventKind::WakeupNew(_) => "sched_wakeup_new",
+            EventKind::Migrate { .. } => "sched_migrate_task",
+            EventKind::Fork { .. } => "sched_process_fork",
+            EventKind::Exec { .. } => "sched_process_exec",
+            EventKind::Exit { .. } => "sched_process_exit",
+            EventKind::BlockIssue(_) => "block_rq_issue",
+            EventKind::BlockComplete(_) => "block_rq_complete",
+            EventKind::Lost { .. } => "lost",
         }
     }
 }
@@ -131,7 +131,7 @@ pub struct Switch {
 
 /// A wake-up event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Wake {
+pub struct WakeTarget {
     /// The woken task.
     pub pid: i32,
     /// The CPU it will run on.
@@ -157,7 +157,7 @@ pub struct Block {
 
 /// How to read one event's records, from its format.
 #[derive(Debug, Clone)]
-enum Plan {
+enum ReadPlan {
     Switch {
         prev_pid: Slot,
         prev_prio: Slot,
@@ -221,7 +221,7 @@ pub struct Decoder {
     common_type: Slot,
     common_pid: Slot,
     /// Indexed by event id.
-    plans: Vec<Option<Plan>>,
+    plans: Vec<Option<ReadPlan>>,
     /// sched_switch's prev_state bits that mean "still runnable" when none is set.
     sleep_mask: i64,
     /// The X and Z bits of prev_state.
@@ -267,7 +267,7 @@ impl Decoder {
     /// `format` texts (events the decoder does not know are skipped).
     pub fn new(header_page: &str, formats: &[String]) -> Result<Decoder, FormatError> {
         let header = HeaderPage::parse(header_page)?;
-        let mut plans: Vec<Option<Plan>> = Vec::new();
+        let mut plans: Vec<Option<ReadPlan>> = Vec::new();
         let mut common_type = Slot { offset: 0, size: 2, signed: false };
         let mut common_pid = Slot { offset: 4, size: 4, signed: true };
         let (mut sleep_mask, mut dead_mask) = (0xff, 0x30);
@@ -285,7 +285,7 @@ impl Decoder {
                     if bit("X") | bit("Z") != 0 {
                         dead_mask = bit("X") | bit("Z");
                     }
-                    Plan::Switch {
+                    ReadPlan::Switch {
                         prev_pid: f.int("prev_pid")?,
                         prev_prio: f.int("prev_prio")?,
                         prev_state: f.int("prev_state")?,
@@ -295,7 +295,7 @@ impl Decoder {
                         next_comm: f.chars("next_comm")?,
                     }
                 }
-                "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => Plan::Wake {
+                "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => ReadPlan::Wake {
                     which: match f.name.as_str() {
                         "sched_waking" => WakeKind::Waking,
                         "sched_wakeup" => WakeKind::Wakeup,
@@ -304,21 +304,21 @@ impl Decoder {
                     pid: f.int("pid")?,
                     target_cpu: f.int("target_cpu")?,
                 },
-                "sched_migrate_task" => Plan::Migrate {
+                "sched_migrate_task" => ReadPlan::Migrate {
                     pid: f.int("pid")?,
                     orig_cpu: f.int("orig_cpu")?,
                     dest_cpu: f.int("dest_cpu")?,
                 },
                 "sched_process_fork" => {
-                    Plan::Fork { parent: f.int("parent_pid")?, child: f.int("child_pid")? }
+                    ReadPlan::Fork { parent: f.int("parent_pid")?, child: f.int("child_pid")? }
                 }
                 "sched_process_exec" => {
-                    Plan::Exec { pid: f.int("pid")?, filename: f.data_loc("filename")? }
+                    ReadPlan::Exec { pid: f.int("pid")?, filename: f.data_loc("filename")? }
                 }
-                "sched_process_exit" => Plan::Exit { pid: f.int("pid")? },
+                "sched_process_exit" => ReadPlan::Exit { pid: f.int("pid")? },
                 "block_rq_issue" | "block_rq_complete" => {
                     let complete = f.name == "block_rq_complete";
-                    Plan::Block {
+                    ReadPlan::Block {
                         complete,
                         dev: f.int("dev")?,
                         sector: f.int("sector")?,
@@ -377,7 +377,7 @@ impl Decoder {
                 .flatten()
                 .map(|b| if h.commit_size == 8 { le_u64(b) } else { le_u32(b) as u64 });
             stats.missed_counted += count.unwrap_or(0);
-            out.push(Event { ts, cpu, current: -1, kind: Kind::Lost { count } });
+            out.push(Event { ts, cpu, current: -1, kind: EventKind::Lost { count } });
         }
         let mut off = 0;
         while off + 4 <= data.len() {
@@ -443,11 +443,11 @@ impl Decoder {
 
     /// One record's event, or None for an event without a plan.
     #[inline]
-    fn record(&self, rec: &[u8]) -> Option<Kind> {
+    fn record(&self, rec: &[u8]) -> Option<EventKind> {
         let id = self.common_type.get(rec) as usize;
         let pid = |s: &Slot| s.get(rec) as i32;
         Some(match self.plans.get(id)?.as_ref()? {
-            Plan::Switch {
+            ReadPlan::Switch {
                 prev_pid,
                 prev_prio,
                 prev_state,
@@ -457,7 +457,7 @@ impl Decoder {
                 next_comm,
             } => {
                 let state = prev_state.get(rec);
-                Kind::Switch(Switch {
+                EventKind::Switch(Switch {
                     prev_pid: pid(prev_pid),
                     prev_prio: pid(prev_prio),
                     prev_state: state,
@@ -469,24 +469,26 @@ impl Decoder {
                     next_comm: next_comm.comm(rec),
                 })
             }
-            Plan::Wake { which, pid: p, target_cpu } => {
-                let w = Wake { pid: pid(p), target_cpu: pid(target_cpu) };
+            ReadPlan::Wake { which, pid: p, target_cpu } => {
+                let w = WakeTarget { pid: pid(p), target_cpu: pid(target_cpu) };
                 match which {
-                    WakeKind::Waking => Kind::Waking(w),
-                    WakeKind::Wakeup => Kind::Wakeup(w),
-                    WakeKind::New => Kind::WakeupNew(w),
+                    WakeKind::Waking => EventKind::Waking(w),
+                    WakeKind::Wakeup => EventKind::Wakeup(w),
+                    WakeKind::New => EventKind::WakeupNew(w),
                 }
             }
-            Plan::Migrate { pid: p, orig_cpu, dest_cpu } => {
-                Kind::Migrate { pid: pid(p), orig_cpu: pid(orig_cpu), dest_cpu: pid(dest_cpu) }
+            ReadPlan::Migrate { pid: p, orig_cpu, dest_cpu } => {
+                EventKind::Migrate { pid: pid(p), orig_cpu: pid(orig_cpu), dest_cpu: pid(dest_cpu) }
             }
-            Plan::Fork { parent, child } => Kind::Fork { parent: pid(parent), child: pid(child) },
-            Plan::Exec { pid: p, filename } => Kind::Exec {
+            ReadPlan::Fork { parent, child } => {
+                EventKind::Fork { parent: pid(parent), child: pid(child) }
+            }
+            ReadPlan::Exec { pid: p, filename } => EventKind::Exec {
                 pid: pid(p),
                 filename: String::from_utf8_lossy(filename.string(rec)).into(),
             },
-            Plan::Exit { pid: p } => Kind::Exit { pid: pid(p) },
-            Plan::Block { complete, dev, sector, nr_sector, bytes, error, rwbs } => {
+            ReadPlan::Exit { pid: p } => EventKind::Exit { pid: pid(p) },
+            ReadPlan::Block { complete, dev, sector, nr_sector, bytes, error, rwbs } => {
                 let mut flags = [0u8; 10];
                 let r = rwbs.comm(rec);
                 flags.copy_from_slice(&r[..10]);
@@ -499,9 +501,9 @@ impl Decoder {
                     rwbs: flags,
                 };
                 if *complete {
-                    Kind::BlockComplete(b)
+                    EventKind::BlockComplete(b)
                 } else {
-                    Kind::BlockIssue(b)
+                    EventKind::BlockIssue(b)
                 }
             }
         })

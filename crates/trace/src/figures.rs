@@ -23,7 +23,7 @@
 //! sys lies between run and run + untraced. A CPU's time in that span counts as busy or
 //! idle only when the tasks on both sides of it are of one kind.
 
-use crate::decode::{Comm, Event, Kind, Switch};
+use crate::decode::{Comm, Event, EventKind, Switch};
 use schedlab_model::hist::{self, Histogram};
 use schedlab_model::trace::{
     CellTrace, CpuTrace, PreemptedBy, StateBar, WorkerTrace, STATE_SLICES,
@@ -55,14 +55,14 @@ pub struct Roles<'a> {
 
 /// The span of time the figures cover, CLOCK_MONOTONIC ns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Window {
+pub struct TimeSpan {
     /// From.
     pub start_ns: u64,
     /// To.
     pub end_ns: u64,
 }
 
-impl Window {
+impl TimeSpan {
     fn clip(&self, from: u64, to: u64) -> u64 {
         to.min(self.end_ns).saturating_sub(from.max(self.start_ns))
     }
@@ -78,7 +78,7 @@ impl Window {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
+enum WorkerState {
     Unknown,
     Running(u64),
     Runnable(u64),
@@ -88,18 +88,18 @@ enum State {
 
 /// One task of a worker.
 #[derive(Debug)]
-struct Task {
+struct WorkerTask {
     worker: usize,
-    state: State,
+    state: WorkerState,
     /// When its pending wake-up put it on a run queue.
     waking: Option<u64>,
     /// The CPU the kernel last moved it to, and when.
     arrived: Option<(u32, u64)>,
 }
 
-impl Task {
-    fn new(worker: usize) -> Task {
-        Task { worker, state: State::Unknown, waking: None, arrived: None }
+impl WorkerTask {
+    fn new(worker: usize) -> WorkerTask {
+        WorkerTask { worker, state: WorkerState::Unknown, waking: None, arrived: None }
     }
 }
 
@@ -114,7 +114,7 @@ enum Span {
 /// A worker's running totals.
 #[derive(Debug)]
 struct Acc {
-    /// Per slice of the window ([`Window::slice_ns`]): ns running, runnable, blocked.
+    /// Per slice of the window ([`TimeSpan::slice_ns`]): ns running, runnable, blocked.
     slices: Vec<[u64; 3]>,
     run: u64,
     runnable: u64,
@@ -153,7 +153,7 @@ impl Acc {
 impl Acc {
     /// Counts `from..to`, clipped to the window, as `kind`: in the totals and in the slices
     /// it overlaps.
-    fn span(&mut self, kind: Span, window: &Window, from: u64, to: u64) {
+    fn span(&mut self, kind: Span, window: &TimeSpan, from: u64, to: u64) {
         let d = window.clip(from, to);
         match kind {
             Span::Run => self.run += d,
@@ -177,7 +177,7 @@ impl Acc {
 
 /// A CPU's running totals.
 #[derive(Debug, Default)]
-struct CpuAcc {
+struct CpuTotals {
     /// The task on it and since when, once a switch said.
     current: Option<(i32, u64)>,
     /// Since its last switch, each event's time and the task that recorded it.
@@ -186,9 +186,9 @@ struct CpuAcc {
     idle: u64,
 }
 
-impl CpuAcc {
+impl CpuTotals {
     /// Counts `from..to` as `pid`'s: idle for the idle task, else busy.
-    fn count(&mut self, window: &Window, pid: i32, from: u64, to: u64) {
+    fn count(&mut self, window: &TimeSpan, pid: i32, from: u64, to: u64) {
         let d = window.clip(from, to);
         if pid == 0 {
             self.idle += d;
@@ -198,7 +198,7 @@ impl CpuAcc {
     }
 
     /// Counts the current task's time up to `ts`.
-    fn close(&mut self, window: &Window, ts: u64) {
+    fn close(&mut self, window: &TimeSpan, ts: u64) {
         if let Some((pid, since)) = self.current {
             self.count(window, pid, since, ts);
         }
@@ -230,7 +230,7 @@ impl Gap {
 pub fn figures(
     events: &[Event],
     roles: &Roles,
-    window: Window,
+    window: TimeSpan,
     lost: u64,
     classify: impl FnMut(i32, &Comm) -> Who,
 ) -> CellTrace {
@@ -247,16 +247,16 @@ pub fn figures(
 /// handlers directly.
 #[derive(Debug)]
 pub struct Fold {
-    window: Window,
+    window: TimeSpan,
     /// The workers' pids, in the order of their figures.
     workers: Vec<i32>,
     /// The workers' tasks (their threads and children too), by pid.
-    tasks: HashMap<i32, Task>,
+    tasks: HashMap<i32, WorkerTask>,
     /// Per worker, its running totals.
     acc: Vec<Acc>,
     /// The engine's tasks.
     engine: HashSet<i32>,
-    cpus: BTreeMap<u32, CpuAcc>,
+    cpus: BTreeMap<u32, CpuTotals>,
     /// Switches the trace did not show.
     untraced: u64,
     /// Events folded.
@@ -265,11 +265,16 @@ pub struct Fold {
 
 impl Fold {
     /// A fold of the events of a cell with these tasks over `window`, before any event.
-    pub fn new(roles: &Roles, window: Window) -> Fold {
+    pub fn new(roles: &Roles, window: TimeSpan) -> Fold {
         Fold {
             window,
             workers: roles.workers.to_vec(),
-            tasks: roles.workers.iter().enumerate().map(|(i, &pid)| (pid, Task::new(i))).collect(),
+            tasks: roles
+                .workers
+                .iter()
+                .enumerate()
+                .map(|(i, &pid)| (pid, WorkerTask::new(i)))
+                .collect(),
             acc: roles.workers.iter().map(|_| Acc::new()).collect(),
             engine: roles.engine.iter().copied().collect(),
             cpus: BTreeMap::new(),
@@ -281,22 +286,22 @@ impl Fold {
     /// Folds one event into the figures, by its kind.
     pub fn event(&mut self, e: &Event) {
         self.events += 1;
-        if !matches!(e.kind, Kind::Switch(_)) && e.current >= 0 {
+        if !matches!(e.kind, EventKind::Switch(_)) && e.current >= 0 {
             self.seen(e.ts, e.cpu, e.current);
         }
         match &e.kind {
-            Kind::Switch(s) => self.switch(e.ts, e.cpu, s),
-            Kind::Wakeup(w) => self.woken(e.ts, w.pid),
-            Kind::WakeupNew(w) => self.wakeup_new(e.ts, w.pid),
-            Kind::Migrate { pid, dest_cpu, .. } => self.migrate(e.ts, *pid, *dest_cpu as u32),
-            Kind::Fork { parent, child } => self.fork(*parent, *child),
+            EventKind::Switch(s) => self.switch(e.ts, e.cpu, s),
+            EventKind::Wakeup(w) => self.woken(e.ts, w.pid),
+            EventKind::WakeupNew(w) => self.wakeup_new(e.ts, w.pid),
+            EventKind::Migrate { pid, dest_cpu, .. } => self.migrate(e.ts, *pid, *dest_cpu as u32),
+            EventKind::Fork { parent, child } => self.fork(*parent, *child),
             // A wake-up's latency runs from its sched_wakeup (see `woken`).
-            Kind::Waking(_)
-            | Kind::Exec { .. }
-            | Kind::Exit { .. }
-            | Kind::BlockIssue(_)
-            | Kind::BlockComplete(_)
-            | Kind::Lost { .. } => {}
+            EventKind::Waking(_)
+            | EventKind::Exec { .. }
+            | EventKind::Exit { .. }
+            | EventKind::BlockIssue(_)
+            | EventKind::BlockComplete(_)
+            | EventKind::Lost { .. } => {}
         }
     }
 
@@ -328,10 +333,9 @@ impl Fold {
             // The CPU's first switch, of a task known not to be running: the switch that
             // gave it the CPU was not traced either (what ran there before is unknown, so the
             // CPU's time before stays uncounted).
-            None if self
-                .tasks
-                .get(&s.prev_pid)
-                .is_some_and(|t| matches!(t.state, State::Runnable(_) | State::Blocked(_))) =>
+            None if self.tasks.get(&s.prev_pid).is_some_and(|t| {
+                matches!(t.state, WorkerState::Runnable(_) | WorkerState::Blocked(_))
+            }) =>
             {
                 let g = Gap::of(&cpu.seen, s.prev_pid, window.start_ns, ts);
                 if window.holds(ts) {
@@ -349,12 +353,15 @@ impl Fold {
         if let Some(t) = self.tasks.get_mut(&s.prev_pid) {
             let a = &mut self.acc[t.worker];
             let since = match (t.state, gap) {
-                (State::Running(since), _) => Some(since),
-                (State::Unknown, None) => Some(window.start_ns),
-                (State::Unknown | State::Runnable(_) | State::Blocked(_), Some(g)) => {
+                (WorkerState::Running(since), _) => Some(since),
+                (WorkerState::Unknown, None) => Some(window.start_ns),
+                (
+                    WorkerState::Unknown | WorkerState::Runnable(_) | WorkerState::Blocked(_),
+                    Some(g),
+                ) => {
                     let (kind, since) = match t.state {
-                        State::Blocked(since) => (Span::Blocked, since),
-                        State::Runnable(since) => (Span::Runnable, since),
+                        WorkerState::Blocked(since) => (Span::Blocked, since),
+                        WorkerState::Runnable(since) => (Span::Runnable, since),
                         _ => (Span::Runnable, window.start_ns),
                     };
                     // Nor can it have run before it was runnable, or here before the
@@ -376,37 +383,37 @@ impl Fold {
                 a.span(Span::Run, &window, since, ts);
             }
             t.state = if s.prev_dead {
-                State::Dead
+                WorkerState::Dead
             } else if s.prev_runnable {
                 if window.holds(ts) {
                     a.involuntary += 1;
                     let p = a.preemptors.entry(s.next_pid).or_insert((0, s.next_comm));
                     p.0 += 1;
                 }
-                State::Runnable(ts)
+                WorkerState::Runnable(ts)
             } else {
                 if window.holds(ts) {
                     a.voluntary += 1;
                 }
-                State::Blocked(ts)
+                WorkerState::Blocked(ts)
             };
             t.waking = None;
         }
         if let Some(t) = self.tasks.get_mut(&s.next_pid) {
             let a = &mut self.acc[t.worker];
             match t.state {
-                State::Runnable(since) => a.span(Span::Runnable, &window, since, ts),
-                State::Unknown => a.span(Span::Runnable, &window, window.start_ns, ts),
+                WorkerState::Runnable(since) => a.span(Span::Runnable, &window, since, ts),
+                WorkerState::Unknown => a.span(Span::Runnable, &window, window.start_ns, ts),
                 // Woken without a wake-up event (lost, or not traced).
-                State::Blocked(since) => a.span(Span::Blocked, &window, since, ts),
-                State::Running(_) | State::Dead => {}
+                WorkerState::Blocked(since) => a.span(Span::Blocked, &window, since, ts),
+                WorkerState::Running(_) | WorkerState::Dead => {}
             }
             if let Some(w) = t.waking.take() {
                 if window.holds(ts) {
                     let _ = a.wakeups.record(ts.saturating_sub(w));
                 }
             }
-            t.state = State::Running(ts);
+            t.state = WorkerState::Running(ts);
             a.cpus.insert(cpu_id);
         }
     }
@@ -421,12 +428,12 @@ impl Fold {
     pub fn woken(&mut self, ts: u64, pid: i32) {
         if let Some(t) = self.tasks.get_mut(&pid) {
             let since = match t.state {
-                State::Blocked(since) => since,
-                State::Unknown => self.window.start_ns,
+                WorkerState::Blocked(since) => since,
+                WorkerState::Unknown => self.window.start_ns,
                 _ => return,
             };
             self.acc[t.worker].span(Span::Blocked, &self.window, since, ts);
-            t.state = State::Runnable(ts);
+            t.state = WorkerState::Runnable(ts);
             t.waking = Some(ts);
         }
     }
@@ -434,7 +441,7 @@ impl Fold {
     /// sched_wakeup_new: `pid` was made runnable for the first time.
     pub fn wakeup_new(&mut self, ts: u64, pid: i32) {
         if let Some(t) = self.tasks.get_mut(&pid) {
-            t.state = State::Runnable(ts);
+            t.state = WorkerState::Runnable(ts);
             t.waking = Some(ts);
         }
     }
@@ -456,7 +463,7 @@ impl Fold {
             return;
         }
         if let Some(w) = self.tasks.get(&parent).map(|t| t.worker) {
-            self.tasks.insert(child, Task::new(w));
+            self.tasks.insert(child, WorkerTask::new(w));
             self.acc[w].tasks += 1;
         } else if self.engine.contains(&parent) {
             self.engine.insert(child);
@@ -471,10 +478,12 @@ impl Fold {
         for t in tasks.values() {
             let a = &mut acc[t.worker];
             match t.state {
-                State::Running(since) => a.span(Span::Run, &window, since, window.end_ns),
-                State::Runnable(since) => a.span(Span::Runnable, &window, since, window.end_ns),
-                State::Blocked(since) => a.span(Span::Blocked, &window, since, window.end_ns),
-                State::Unknown | State::Dead => {}
+                WorkerState::Running(since) => a.span(Span::Run, &window, since, window.end_ns),
+                WorkerState::Runnable(since) => {
+                    a.span(Span::Runnable, &window, since, window.end_ns)
+                }
+                WorkerState::Blocked(since) => a.span(Span::Blocked, &window, since, window.end_ns),
+                WorkerState::Unknown | WorkerState::Dead => {}
             }
         }
         let cpus = cpus
@@ -517,7 +526,7 @@ impl Acc {
     fn worker(
         self,
         pid: i32,
-        window: &Window,
+        window: &TimeSpan,
         who: &mut impl FnMut(i32, &Comm) -> Who,
     ) -> WorkerTrace {
         let mut by = PreemptedBy::default();

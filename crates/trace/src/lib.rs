@@ -17,10 +17,10 @@ pub mod tracefs;
 #[cfg(test)]
 mod testpages;
 
-pub use capture::{Capture, Options};
-pub use decode::{decode, Decoded, Event, Kind};
+pub use capture::{Capture, CaptureOptions};
+pub use decode::{decode, Decoded, Event, EventKind};
 pub use raw::Raw;
-pub use tracefs::{Instance, Settings, Tracefs};
+pub use tracefs::{Instance, InstanceSettings, Tracefs};
 
 /// A captured cell's figures: its decoded events over `window` (the whole capture if
 /// None), the engine's tasks with the capture's reader added, other tasks classified
@@ -30,9 +30,10 @@ pub fn cell_trace(
     decoded: &Decoded,
     workers: &[i32],
     engine: &[i32],
-    window: Option<figures::Window>,
+    window: Option<figures::TimeSpan>,
 ) -> schedlab_model::trace::CellTrace {
-    let window = window.unwrap_or(figures::Window { start_ns: raw.start_ns, end_ns: raw.stop_ns });
+    let window =
+        window.unwrap_or(figures::TimeSpan { start_ns: raw.start_ns, end_ns: raw.stop_ns });
     let mut engine = engine.to_vec();
     if raw.reader_tid > 0 {
         engine.push(raw.reader_tid);
@@ -50,7 +51,7 @@ pub fn cell_trace(
 
 /// Why tracing failed.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub enum TraceError {
     /// A file or system call failed.
     #[error("{what}: {source}")]
     Io {

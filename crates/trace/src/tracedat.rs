@@ -2,7 +2,7 @@
 //! `trace-cmd report` and KernelShark open it: the same layout files, the same pages. The
 //! bench times `trace-cmd report` against our decoder on exactly these bytes.
 
-use crate::decode::{comm_str, Decoded, Kind};
+use crate::decode::{comm_str, Decoded, EventKind};
 use crate::format::EventFormat;
 use crate::raw::Raw;
 use std::collections::BTreeMap;
@@ -79,7 +79,7 @@ fn section(out: &mut Vec<u8>, tag: &[u8], bytes: &[u8]) {
 pub fn names(d: &Decoded) -> BTreeMap<i32, String> {
     let mut m = BTreeMap::new();
     for e in &d.events {
-        if let Kind::Switch(s) = &e.kind {
+        if let EventKind::Switch(s) = &e.kind {
             m.insert(s.prev_pid, comm_str(&s.prev_comm).into_owned());
             m.insert(s.next_pid, comm_str(&s.next_comm).into_owned());
         }

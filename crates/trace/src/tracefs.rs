@@ -4,7 +4,7 @@
 //! inside its instance and goes with it.
 
 use crate::raw::CpuStats;
-use crate::Error;
+use crate::TraceError;
 use schedlab_sys::journal::{Entry, Journal};
 use schedlab_sys::Root;
 use std::io::{self, Write};
@@ -58,7 +58,7 @@ impl Tracefs {
     /// tracefs where it is mounted (/sys/kernel/tracing, or under debugfs); else mounts
     /// it at a private mount point beside the journal, `tracefs-<pid>-<start>`, journaling
     /// the directory and the unmount first, so the journal's undo (or a replay) unmounts it.
-    pub fn find_or_mount(root: &Root, journal: &mut Journal) -> Result<Tracefs, Error> {
+    pub fn find_or_mount(root: &Root, journal: &mut Journal) -> Result<Tracefs, TraceError> {
         if let Some(dir) = find(root) {
             return Ok(Tracefs { dir, mounted_here: false });
         }
@@ -68,7 +68,7 @@ impl Tracefs {
         let dir = state.join(format!("tracefs-{pid}-{start}"));
         let io = |what: &str| {
             let what = format!("{what} {}", dir.display());
-            move |source| Error::Io { what, source }
+            move |source| TraceError::Io { what, source }
         };
         journal
             .record(Entry::RemoveEmptyDir { path: dir.clone() })
@@ -85,14 +85,16 @@ impl Tracefs {
             .record(Entry::Unmount { path: dir.clone() })
             .map_err(io("journaling the mount of tracefs at"))?;
         mount_tracefs(&dir).map_err(|e| match e.raw_os_error() {
-            Some(libc::EPERM) => Error::Unavailable(format!(
+            Some(libc::EPERM) => TraceError::Unavailable(format!(
                 "mounting tracefs at {} needs CAP_SYS_ADMIN (run as root)",
                 dir.display()
             )),
             Some(libc::ENODEV) => {
-                Error::Unavailable("this kernel has no tracefs (CONFIG_TRACING)".into())
+                TraceError::Unavailable("this kernel has no tracefs (CONFIG_TRACING)".into())
             }
-            _ => Error::Io { what: format!("mounting tracefs at {}", dir.display()), source: e },
+            _ => {
+                TraceError::Io { what: format!("mounting tracefs at {}", dir.display()), source: e }
+            }
         })?;
         Ok(Tracefs { dir, mounted_here: true })
     }
@@ -148,7 +150,7 @@ pub struct Layouts {
 
 /// How an instance is set up.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settings {
+pub struct InstanceSettings {
     /// Per-CPU buffer size, KiB.
     pub buffer_kb: u32,
     /// Enable the block layer's request events too.
@@ -158,9 +160,9 @@ pub struct Settings {
     pub buffer_percent: u32,
 }
 
-impl Default for Settings {
+impl Default for InstanceSettings {
     fn default() -> Self {
-        Settings { buffer_kb: DEFAULT_BUFFER_KB, block: false, buffer_percent: 25 }
+        InstanceSettings { buffer_kb: DEFAULT_BUFFER_KB, block: false, buffer_percent: 25 }
     }
 }
 
@@ -179,20 +181,24 @@ impl Instance {
     /// Creates `schedlab-<pid>-<start>-<n>` (journaled before the mkdir), stopped, on the
     /// CLOCK_MONOTONIC trace clock (`mono`), with `s`'s buffer size and events enabled.
     /// Tracing is switched on by [`Instance::set_on`].
-    pub fn create(tfs: &Tracefs, journal: &mut Journal, s: &Settings) -> Result<Instance, Error> {
+    pub fn create(
+        tfs: &Tracefs,
+        journal: &mut Journal,
+        s: &InstanceSettings,
+    ) -> Result<Instance, TraceError> {
         let pid = std::process::id() as i32;
         let start = schedlab_sys::procfs::process_start(pid).map(|s| s.0).unwrap_or(0);
         let name =
             format!("{INSTANCE_PREFIX}{pid}-{start}-{}", SEQ.fetch_add(1, Ordering::Relaxed));
         let instances = tfs.dir.join("instances");
         if !instances.is_dir() {
-            return Err(Error::Unavailable(format!(
+            return Err(TraceError::Unavailable(format!(
                 "{} has no instances directory: not a tracefs mount",
                 tfs.dir.display()
             )));
         }
         let path = instances.join(&name);
-        let io = |what: String| move |source| Error::Io { what, source };
+        let io = |what: String| move |source| TraceError::Io { what, source };
         journal
             .record(Entry::RemoveTraceInstance { path: path.clone() })
             .map_err(io(format!("journaling the instance {name}")))?;
@@ -200,11 +206,11 @@ impl Instance {
             // Nothing was made: an existing directory of that name is not ours to remove.
             let _ = journal.retract();
             return Err(match e.raw_os_error() {
-                Some(libc::EACCES) | Some(libc::EPERM) => Error::Unavailable(format!(
+                Some(libc::EACCES) | Some(libc::EPERM) => TraceError::Unavailable(format!(
                     "creating the tracefs instance {} needs root",
                     path.display()
                 )),
-                _ => Error::Io {
+                _ => TraceError::Io {
                     what: format!("creating the tracefs instance {}", path.display()),
                     source: e,
                 },
@@ -223,8 +229,8 @@ impl Instance {
         let block: &[&'static str] = if s.block { &BLOCK_EVENTS } else { &[] };
         for ev in SCHED_EVENTS.iter().chain(block) {
             inst.write(&format!("events/{ev}/enable"), "1").map_err(|e| match e {
-                Error::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => {
-                    Error::Unavailable(format!("this kernel has no tracepoint {ev}"))
+                TraceError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound => {
+                    TraceError::Unavailable(format!("this kernel has no tracepoint {ev}"))
                 }
                 e => e,
             })?;
@@ -244,34 +250,36 @@ impl Instance {
     }
 
     /// Writes a setting file of the instance (never creates one).
-    fn write(&self, file: &str, value: &str) -> Result<(), Error> {
+    fn write(&self, file: &str, value: &str) -> Result<(), TraceError> {
         let p = self.path.join(file);
         std::fs::OpenOptions::new()
             .write(true)
             .open(&p)
             .and_then(|mut f| f.write_all(value.as_bytes()))
-            .map_err(|source| Error::Io {
+            .map_err(|source| TraceError::Io {
                 what: format!("writing {value:?} to {}", p.display()),
                 source,
             })
     }
 
-    fn read(&self, file: &str) -> Result<String, Error> {
+    fn read(&self, file: &str) -> Result<String, TraceError> {
         let p = self.path.join(file);
         read_whole(&p)
-            .map_err(|source| Error::Io { what: format!("reading {}", p.display()), source })
+            .map_err(|source| TraceError::Io { what: format!("reading {}", p.display()), source })
     }
 
     /// Switches recording on or off.
-    pub fn set_on(&self, on: bool) -> Result<(), Error> {
+    pub fn set_on(&self, on: bool) -> Result<(), TraceError> {
         self.write("tracing_on", if on { "1" } else { "0" })
     }
 
     /// The CPUs the instance has buffers for, ascending.
-    pub fn cpus(&self) -> Result<Vec<u32>, Error> {
+    pub fn cpus(&self) -> Result<Vec<u32>, TraceError> {
         let p = self.path.join("per_cpu");
-        let rd = std::fs::read_dir(&p)
-            .map_err(|source| Error::Io { what: format!("listing {}", p.display()), source })?;
+        let rd = std::fs::read_dir(&p).map_err(|source| TraceError::Io {
+            what: format!("listing {}", p.display()),
+            source,
+        })?;
         let mut v: Vec<u32> = rd
             .filter_map(Result::ok)
             .filter_map(|e| e.file_name().to_str()?.strip_prefix("cpu")?.parse().ok())
@@ -281,7 +289,7 @@ impl Instance {
     }
 
     /// One CPU's buffer counters.
-    pub fn stats(&self, cpu: u32) -> Result<CpuStats, Error> {
+    pub fn stats(&self, cpu: u32) -> Result<CpuStats, TraceError> {
         Ok(CpuStats::parse(&self.read(&format!("per_cpu/cpu{cpu}/stats"))?))
     }
 
@@ -291,7 +299,7 @@ impl Instance {
     }
 
     /// The page layout, the event header's and the enabled events' formats.
-    pub fn layouts(&self) -> Result<Layouts, Error> {
+    pub fn layouts(&self) -> Result<Layouts, TraceError> {
         Ok(Layouts {
             header_page: self.read("events/header_page")?,
             header_event: self.read("events/header_event")?,
@@ -305,7 +313,7 @@ impl Instance {
 
     /// Bytes per page: the instance's sub-buffer size where the kernel has the setting,
     /// else what header_page says.
-    pub fn page_size(&self, header_page: &str) -> Result<usize, Error> {
+    pub fn page_size(&self, header_page: &str) -> Result<usize, TraceError> {
         if let Ok(kb) = self.read("buffer_subbuf_size_kb") {
             if let Ok(kb) = kb.trim().parse::<usize>() {
                 return Ok(kb * 1024);
@@ -316,7 +324,7 @@ impl Instance {
 
     /// Removes the instance now (its journal entry stays in force, harmlessly: removing
     /// what is gone succeeds).
-    pub fn remove(mut self) -> Result<(), Error> {
+    pub fn remove(mut self) -> Result<(), TraceError> {
         self.removed = true;
         remove_dir(&self.path)
     }
@@ -358,7 +366,7 @@ fn read_whole(path: &Path) -> io::Result<String> {
 
 /// rmdir of an instance; busy while a reader still holds one of its files, which ours
 /// closes before it asks.
-fn remove_dir(path: &Path) -> Result<(), Error> {
+fn remove_dir(path: &Path) -> Result<(), TraceError> {
     for _ in 0..20 {
         match std::fs::remove_dir(path) {
             Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
@@ -366,14 +374,14 @@ fn remove_dir(path: &Path) -> Result<(), Error> {
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             r => {
-                return r.map_err(|source| Error::Io {
+                return r.map_err(|source| TraceError::Io {
                     what: format!("removing the tracefs instance {}", path.display()),
                     source,
                 })
             }
         }
     }
-    Err(Error::Io {
+    Err(TraceError::Io {
         what: format!("removing the tracefs instance {}", path.display()),
         source: io::Error::from_raw_os_error(libc::EBUSY),
     })
@@ -381,17 +389,17 @@ fn remove_dir(path: &Path) -> Result<(), Error> {
 
 /// Whether this process could trace: root (tracefs is root's) and a kernel with tracefs.
 /// The error names what is missing, before anything is changed.
-pub fn preflight(root: &Root) -> Result<(), Error> {
+pub fn preflight(root: &Root) -> Result<(), TraceError> {
     // SAFETY: no failure mode.
     if unsafe { libc::geteuid() } != 0 {
-        return Err(Error::Unavailable(
+        return Err(TraceError::Unavailable(
             "tracing needs root: tracefs and its instances are root's (CAP_SYS_ADMIN to mount it)"
                 .into(),
         ));
     }
     let fs = root.read("/proc/filesystems").unwrap_or_default();
     if !fs.lines().any(|l| l.split_whitespace().last() == Some("tracefs")) {
-        return Err(Error::Unavailable(
+        return Err(TraceError::Unavailable(
             "this kernel has no tracefs (CONFIG_TRACING): tracing is not possible".into(),
         ));
     }
@@ -443,8 +451,9 @@ mod tests {
     fn an_instance_needs_a_tracefs_with_instances() {
         let (d, _) = fake("");
         let mut j = Journal::create(&d.join("state")).unwrap();
-        let e = Instance::create(&Tracefs::at(d.join("nothing")), &mut j, &Settings::default())
-            .unwrap_err();
+        let e =
+            Instance::create(&Tracefs::at(d.join("nothing")), &mut j, &InstanceSettings::default())
+                .unwrap_err();
         assert!(e.to_string().contains("not a tracefs mount"), "{e}");
         assert!(j.entries().is_empty(), "nothing journaled for nothing made");
         drop(j);
@@ -457,8 +466,8 @@ mod tests {
         let (d, _) = fake("");
         std::fs::create_dir_all(d.join("t/instances")).unwrap();
         let mut j = Journal::create(&d.join("state")).unwrap();
-        let e =
-            Instance::create(&Tracefs::at(d.join("t")), &mut j, &Settings::default()).unwrap_err();
+        let e = Instance::create(&Tracefs::at(d.join("t")), &mut j, &InstanceSettings::default())
+            .unwrap_err();
         assert!(e.to_string().contains("tracing_on"), "{e}");
         assert!(matches!(j.entries(), [Entry::RemoveTraceInstance { .. }]), "{:?}", j.entries());
         assert!(

@@ -3,7 +3,7 @@
 //! 2-CPU VM this was built on) decoded and checked against the kernel's own counters and,
 //! where trace-cmd is installed, against `trace-cmd report` on the same pages.
 
-use schedlab_trace::decode::Kind;
+use schedlab_trace::decode::EventKind;
 use schedlab_trace::{decode, tracedat, Decoded, Raw};
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -35,7 +35,7 @@ fn every_event_the_kernel_says_it_gave_is_decoded_in_order() {
         .events
         .iter()
         .filter(
-            |e| matches!(&e.kind, Kind::Exec { filename, .. } if filename.ends_with("schedlab")),
+            |e| matches!(&e.kind, EventKind::Exec { filename, .. } if filename.ends_with("schedlab")),
         )
         .count();
     assert_eq!(execs, 51, "the engine and its 50 workers exec schedlab");
@@ -104,7 +104,7 @@ fn trace_cmd_reads_the_same_events_from_the_same_pages() {
         .events
         .iter()
         .filter_map(|e| match &e.kind {
-            Kind::Switch(s) => Some((e.ts, s.prev_pid, s.next_pid)),
+            EventKind::Switch(s) => Some((e.ts, s.prev_pid, s.next_pid)),
             _ => None,
         })
         .collect();

@@ -4,7 +4,7 @@
 use schedlab_sys::journal::{self, Journal};
 use schedlab_sys::Root;
 use schedlab_trace::capture::ReaderPolicy;
-use schedlab_trace::{cell_trace, decode, Capture, Options, Tracefs};
+use schedlab_trace::{cell_trace, decode, Capture, CaptureOptions, Tracefs};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -112,7 +112,7 @@ fn trace_cpu_time_and_involuntary_switches_agree_with_wait4() {
                 let cap = Capture::start(
                     &tfs,
                     &mut j,
-                    &Options { avoid_cpus: vec![0], ..Default::default() },
+                    &CaptureOptions { avoid_cpus: vec![0], ..Default::default() },
                 )
                 .unwrap();
                 // Two pinned to CPU 0 take it from each other; the third runs where it is put.
@@ -233,7 +233,7 @@ fn a_capture_leaves_no_instance_and_the_global_settings_as_they_were() {
             let cap = Capture::start(
                 &tfs,
                 &mut j,
-                &Options { avoid_cpus: vec![0], ..Default::default() },
+                &CaptureOptions { avoid_cpus: vec![0], ..Default::default() },
             )
             .unwrap();
             assert_eq!(mine(&tfs), 1);
@@ -272,12 +272,12 @@ fn a_capture_leaves_no_instance_and_the_global_settings_as_they_were() {
     }
     assert_eq!(mine(&tfs), 0, "a dropped capture removes its instance");
     // Among RT workers the reader is RT below them.
-    let opts = Options { reader: ReaderPolicy::for_cell(Some(98)), ..Default::default() };
+    let opts = CaptureOptions { reader: ReaderPolicy::for_cell(Some(98)), ..Default::default() };
     let cap = Capture::start(&tfs, &mut j, &opts).unwrap();
     // SAFETY: plain syscall on a thread of ours.
     assert_eq!(unsafe { libc::sched_getscheduler(cap.reader_tid()) }, libc::SCHED_FIFO);
     cap.stop(&mut j).unwrap();
-    let cap = Capture::start(&tfs, &mut j, &Options::default()).unwrap();
+    let cap = Capture::start(&tfs, &mut j, &CaptureOptions::default()).unwrap();
     let raw = cap.stop(&mut j).unwrap();
     assert_eq!(mine(&tfs), 0, "a stopped one too");
     assert!(
@@ -297,7 +297,7 @@ fn capture_until_killed() {
     let Some(dir) = std::env::var_os(HELPER) else { return };
     let mut j = Journal::create(Path::new(&dir)).unwrap();
     let tfs = Tracefs::find_or_mount(&Root::default(), &mut j).unwrap();
-    let cap = Capture::start(&tfs, &mut j, &Options::default()).unwrap();
+    let cap = Capture::start(&tfs, &mut j, &CaptureOptions::default()).unwrap();
     println!("capturing {} {}", cap.instance().path().display(), tfs.mounted_here());
     std::thread::sleep(std::time::Duration::from_secs(60));
     drop(cap);

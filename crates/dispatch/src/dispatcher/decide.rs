@@ -8,7 +8,7 @@ use schedlab_model::jobs::JobTrace;
 use schedlab_policy::dwcs::Dwcs;
 use schedlab_policy::edf::Edf;
 use schedlab_policy::jobs::{Job, JobLifecycle, JobSpec, LateJob};
-use schedlab_policy::{Arrival, Policy, Stop};
+use schedlab_policy::{Arrival, SchedPolicy, Stop};
 
 /// The policy core, kept concrete so DWCS's per-task view can be published.
 #[derive(Clone)]
@@ -29,7 +29,7 @@ impl Core {
         core
     }
 
-    pub(crate) fn policy(&mut self) -> &mut dyn Policy {
+    pub(crate) fn policy(&mut self) -> &mut dyn SchedPolicy {
         match self {
             Core::Dwcs(d) => d,
             Core::Edf(e) => e,
@@ -103,7 +103,7 @@ impl TaskJobs {
 
 /// The task on the CPU, and how it got there.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Run {
+pub(crate) struct OnCpu {
     pub(crate) id: usize,
     on_grid: bool,
     limit_end: u64,
@@ -113,7 +113,7 @@ pub(crate) struct Run {
 pub(crate) struct Decider {
     pub(crate) core: Core,
     pub(crate) tasks: Vec<TaskJobs>,
-    pub(crate) running: Option<Run>,
+    pub(crate) running: Option<OnCpu>,
     last_t: u64,
     start: u64,
     end: Option<u64>,
@@ -255,7 +255,7 @@ impl Decider {
                     .policy()
                     .run_limit(id, t)
                     .map_or(u64::MAX, |l| from.saturating_add(l));
-                self.running = Some(Run { id, on_grid: tick, limit_end });
+                self.running = Some(OnCpu { id, on_grid: tick, limit_end });
                 let task = &mut self.tasks[id];
                 task.dispatches += 1;
                 if let Some((job, r)) = task.live_trace().filter(|(_, r)| r.start_ns.is_none()) {

@@ -6,7 +6,7 @@ use crate::actuator::Actuator;
 use crate::config::Config;
 use crate::error::DispatchError;
 use crate::metrics::Metrics;
-use crate::os::{self, Wake};
+use crate::os::{self, FutexWake};
 use crate::shm::{job_word, Region};
 use crate::status::RunState;
 use hdrhistogram::Histogram;
@@ -109,7 +109,7 @@ impl<'a> Loop<'a> {
             let mut boundary = 0;
             if tick {
                 let late = now - next_tick;
-                if woke == Wake::TimedOut {
+                if woke == FutexWake::TimedOut {
                     self.latency.saturating_record(late);
                 }
                 if late > self.q {

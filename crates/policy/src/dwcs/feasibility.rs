@@ -18,7 +18,7 @@ pub struct WindowTask {
 
 /// The verdict of [`feasibility`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
+pub struct WindowFeasibility {
     /// Minimum utilisation, sum of (1 - x/y) C/T.
     pub utilisation: f64,
     /// Whether the minimum utilisation is at most 1 (computed exactly).
@@ -35,7 +35,7 @@ pub struct Verdict {
 /// For non-canonical sets DWCS can fail at arbitrarily low utilisation
 /// (Mok & Wang, RTSS 2001), so `feasible` is then only a necessary condition.
 /// An empty set is feasible and canonical, with no quantum.
-pub fn feasibility(tasks: &[WindowTask]) -> Verdict {
+pub fn feasibility(tasks: &[WindowTask]) -> WindowFeasibility {
     let utilisation =
         tasks.iter().map(|t| t.window.met_fraction() * t.wcet as f64 / t.period as f64).sum();
     let feasible = exact_sum_at_most_one(tasks).unwrap_or(utilisation <= 1.0 + 1e-12);
@@ -44,7 +44,7 @@ pub fn feasibility(tasks: &[WindowTask]) -> Verdict {
         None => true,
         Some(k) => k > 0 && tasks.iter().all(|t| t.wcet == k && t.period % k == 0),
     };
-    Verdict { utilisation, feasible, canonical, quantum: quantum.filter(|_| canonical) }
+    WindowFeasibility { utilisation, feasible, canonical, quantum: quantum.filter(|_| canonical) }
 }
 
 // Sums the fractions exactly; None on overflow, so the caller falls back to floats.

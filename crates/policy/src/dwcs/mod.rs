@@ -33,10 +33,12 @@ mod window;
 
 use serde::{Deserialize, Serialize};
 
-pub use feasibility::{feasibility, Verdict, WindowTask};
-pub use window::{adjust_window_reconstructed, Constraint, Outcome, Precedence, WindowState};
+pub use feasibility::{feasibility, WindowFeasibility, WindowTask};
+pub use window::{
+    adjust_window_reconstructed, Constraint, DeadlineOutcome, Precedence, WindowState,
+};
 
-use crate::{Arrival, Duration, Policy, ReadySet, Stop, TaskId, TaskParams, Time, Window};
+use crate::{Arrival, Duration, ReadySet, SchedParams, SchedPolicy, Stop, TaskId, Time, Window};
 
 /// A DWCS task's state as an info interface (the seed's /proc/dwcs) would show it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,7 +109,7 @@ impl Dwcs {
         self.ready.insert(id, (self.precedence(id), self.seq));
     }
 
-    fn record(&mut self, id: TaskId, outcome: Outcome) {
+    fn record(&mut self, id: TaskId, outcome: DeadlineOutcome) {
         let t = &mut self.tasks[id];
         let (Some(d), Some(period)) = (t.deadline, t.period) else {
             return;
@@ -116,8 +118,8 @@ impl Dwcs {
             t.violations += 1;
         }
         match outcome {
-            Outcome::Serviced => t.serviced += 1,
-            Outcome::Missed => t.missed += 1,
+            DeadlineOutcome::Serviced => t.serviced += 1,
+            DeadlineOutcome::Missed => t.missed += 1,
         }
         t.deadline = Some(d.saturating_add(period));
     }
@@ -132,7 +134,7 @@ impl Dwcs {
             }
             let mut changed = false;
             while self.tasks[id].deadline.is_some_and(|d| d <= now) {
-                self.record(id, Outcome::Missed);
+                self.record(id, DeadlineOutcome::Missed);
                 changed = true;
             }
             if changed {
@@ -153,12 +155,12 @@ impl Dwcs {
     }
 }
 
-impl Policy for Dwcs {
+impl SchedPolicy for Dwcs {
     fn name(&self) -> &'static str {
         "dwcs"
     }
 
-    fn admit(&mut self, id: TaskId, params: &TaskParams) {
+    fn admit(&mut self, id: TaskId, params: &SchedParams) {
         let t = DTask {
             period: params.period,
             quantum: params.wcet,
@@ -217,7 +219,7 @@ impl Policy for Dwcs {
         self.tasks[id].running = false;
         if why != Stop::Preempted {
             let on_time = why != Stop::Aborted && self.tasks[id].deadline.is_some_and(|d| now <= d);
-            let outcome = if on_time { Outcome::Serviced } else { Outcome::Missed };
+            let outcome = if on_time { DeadlineOutcome::Serviced } else { DeadlineOutcome::Missed };
             self.record(id, outcome);
         }
         match why {
@@ -264,8 +266,8 @@ impl Policy for Dwcs {
 mod tests {
     use super::*;
 
-    fn periodic(c: u64, t: u64, x: u32, y: u32) -> TaskParams {
-        TaskParams {
+    fn periodic(c: u64, t: u64, x: u32, y: u32) -> SchedParams {
+        SchedParams {
             period: Some(t),
             wcet: Some(c),
             window: Window::new(x, y),

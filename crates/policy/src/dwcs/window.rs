@@ -31,7 +31,7 @@ impl WindowState {
 
 /// What happened at a task's deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum DeadlineOutcome {
     /// The request was served by its deadline.
     Serviced,
     /// The deadline passed without the request being served.
@@ -55,10 +55,10 @@ pub enum Outcome {
 pub fn adjust_window_reconstructed(
     state: &mut WindowState,
     original: Window,
-    outcome: Outcome,
+    outcome: DeadlineOutcome,
 ) -> bool {
     match outcome {
-        Outcome::Serviced => {
+        DeadlineOutcome::Serviced => {
             if state.y > state.x {
                 state.y -= 1;
             } else if state.y == state.x && state.x > 0 {
@@ -70,7 +70,7 @@ pub fn adjust_window_reconstructed(
             }
             false
         }
-        Outcome::Missed => {
+        DeadlineOutcome::Missed => {
             if state.x > 0 {
                 state.x -= 1;
                 state.y -= 1;
@@ -177,14 +177,14 @@ mod tests {
     fn serviced_rules() {
         let w = Window::new(1, 2);
         let mut s = WindowState::new(w);
-        assert!(!adjust_window_reconstructed(&mut s, w, Outcome::Serviced));
+        assert!(!adjust_window_reconstructed(&mut s, w, DeadlineOutcome::Serviced));
         assert_eq!(s, st(1, 1, false));
-        adjust_window_reconstructed(&mut s, w, Outcome::Serviced);
+        adjust_window_reconstructed(&mut s, w, DeadlineOutcome::Serviced);
         // 1/1 -> 0/0 -> reset.
         assert_eq!(s, st(1, 2, false));
         let hard = Window::HARD;
         let mut s = WindowState::new(hard);
-        adjust_window_reconstructed(&mut s, hard, Outcome::Serviced);
+        adjust_window_reconstructed(&mut s, hard, DeadlineOutcome::Serviced);
         assert_eq!(s, st(0, 0, false));
     }
 
@@ -192,15 +192,15 @@ mod tests {
     fn missed_rules_tag_and_untag() {
         let w = Window::new(1, 2);
         let mut s = WindowState::new(w);
-        assert!(!adjust_window_reconstructed(&mut s, w, Outcome::Missed));
+        assert!(!adjust_window_reconstructed(&mut s, w, DeadlineOutcome::Missed));
         assert_eq!(s, st(0, 1, false));
-        assert!(adjust_window_reconstructed(&mut s, w, Outcome::Missed));
+        assert!(adjust_window_reconstructed(&mut s, w, DeadlineOutcome::Missed));
         assert_eq!(s, st(0, 2, true));
-        assert!(!adjust_window_reconstructed(&mut s, w, Outcome::Serviced));
+        assert!(!adjust_window_reconstructed(&mut s, w, DeadlineOutcome::Serviced));
         assert_eq!(s, st(1, 2, false));
         // 1/1 missed -> 0/0 -> reset.
         let mut s = st(1, 1, false);
-        adjust_window_reconstructed(&mut s, w, Outcome::Missed);
+        adjust_window_reconstructed(&mut s, w, DeadlineOutcome::Missed);
         assert_eq!(s, st(1, 2, false));
     }
 

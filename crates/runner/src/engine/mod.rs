@@ -24,10 +24,10 @@ use spawn::{Collector, Spawned};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use supervise::{Released, Unprepared};
+use supervise::{ReleasedCell, Unprepared};
 
 /// What came of one cell repetition.
-pub enum Outcome {
+pub enum CellOutcome {
     /// It finished (possibly with timed-out or failed workers, or failed to start).
     Done(Box<CellRecord>),
     /// A stop signal arrived; workers were killed and nothing is kept.
@@ -75,8 +75,8 @@ pub struct CellCtx<'a> {
 }
 
 /// A record of a repetition that failed before it ran, saying why.
-pub fn failed(cell: &Cell, step: &Step, ordinal: u32, msg: impl std::fmt::Display) -> Outcome {
-    Outcome::Done(Box::new(CellRecord {
+pub fn failed(cell: &Cell, step: &Step, ordinal: u32, msg: impl std::fmt::Display) -> CellOutcome {
+    CellOutcome::Done(Box::new(CellRecord {
         started_unix: unix_now(),
         engine_max_rss_kb: self_usage().2,
         ..judged(cell, step, ordinal, (CellStatus::Failed, Some(msg.to_string())))
@@ -141,7 +141,7 @@ pub fn run_cell(
     cell: &Cell,
     step: &Step,
     ordinal: u32,
-) -> std::io::Result<Outcome> {
+) -> std::io::Result<CellOutcome> {
     let n = cell.processes() as usize;
     // Held from before the workers exist to after the last is reaped, as cyclictest holds
     // it for its whole run; dropping it (any return, or the engine's death) withdraws it.
@@ -206,7 +206,7 @@ pub fn run_cell(
     let spawn_ns = monotonic_ns();
     let (workers, pgid) = match spawn::workers(cx, cell, rt_set.as_ref(), worker_ends, &ends.log)? {
         Spawned::All { workers, pgid } => (workers, pgid),
-        Spawned::Stopped(sig) => return Ok(Outcome::Interrupted(sig)),
+        Spawned::Stopped(sig) => return Ok(CellOutcome::Interrupted(sig)),
         Spawned::Failed(msg) => return Ok(failed(cell, step, ordinal, msg)),
     };
     let pids = workers.iter().map(|w| w.pid);
@@ -265,7 +265,7 @@ pub fn run_cell(
     {
         abandon(cx, pgid, n, &mut reaped, collector, mark);
         return Ok(match stop {
-            Unprepared::Signal(sig) => Outcome::Interrupted(sig),
+            Unprepared::Signal(sig) => CellOutcome::Interrupted(sig),
             Unprepared::Failed(why) => {
                 let log = std::fs::read_to_string(&ends.log_path).unwrap_or_default();
                 let said: Vec<&str> = log.lines().take(3).collect();
@@ -279,7 +279,7 @@ pub fn run_cell(
         drop(w); // background groups start first and load the machine
         if let Err(sig) = supervise::background_lead(cx.background_lead, &mut reaper, &mut reaped) {
             abandon(cx, pgid, n, &mut reaped, collector, mark);
-            return Ok(Outcome::Interrupted(sig));
+            return Ok(CellOutcome::Interrupted(sig));
         }
     }
 
@@ -308,12 +308,12 @@ pub fn run_cell(
     drop(ends.release); // the release: every measured worker's read(2) returns 0 at once
 
     let released =
-        Released { pgid, n, background: &bg_pids, dispatchers: &dispatchers, release_ns };
+        ReleasedCell { pgid, n, background: &bg_pids, dispatchers: &dispatchers, release_ns };
     let mut end = match supervise::supervise(cx, cell, &released, &mut reaper, &mut reaped) {
         Ok(end) => end,
         Err(sig) => {
             abandon(cx, pgid, n, &mut reaped, collector, mark);
-            return Ok(Outcome::Interrupted(sig));
+            return Ok(CellOutcome::Interrupted(sig));
         }
     };
     let end_ns = supervise::measured_end(&reaped, &bg_pids, release_ns);
@@ -425,5 +425,5 @@ pub fn run_cell(
         sched_ext,
         ..judged(cell, step, ordinal, verdict)
     };
-    Ok(Outcome::Done(Box::new(record)))
+    Ok(CellOutcome::Done(Box::new(record)))
 }

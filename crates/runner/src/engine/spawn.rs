@@ -4,7 +4,7 @@
 use super::periodic::RtSet;
 use super::reap::kill_and_reap;
 use super::CellCtx;
-use crate::protocol::{Job, RtJob, WORKER_SUBCOMMAND};
+use crate::protocol::{RtJob, WorkerJob, WORKER_SUBCOMMAND};
 use crate::signals;
 use schedlab_plan::{Cell, Workload};
 use schedlab_sys::spawn::{Spawner, Stdio as ChildStdio};
@@ -124,7 +124,7 @@ pub(super) fn workers(
                     return Ok(Spawned::Stopped(sig));
                 }
             }
-            let job = Job {
+            let job = WorkerJob {
                 index,
                 seed: cx.seed,
                 dir: cx.dir.to_path_buf(),

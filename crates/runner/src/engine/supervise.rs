@@ -73,7 +73,7 @@ pub(super) fn background_lead(
 }
 
 /// The cell's processes after the release.
-pub(super) struct Released<'a> {
+pub(super) struct ReleasedCell<'a> {
     /// Their process group.
     pub(super) pgid: i32,
     /// How many there are (workers and dispatchers).
@@ -129,7 +129,7 @@ pub(super) fn measured_end(reaped: &[Reaped], background: &[i32], release_ns: u6
 pub(super) fn supervise(
     cx: &mut CellCtx,
     cell: &Cell,
-    p: &Released,
+    p: &ReleasedCell,
     reaper: &mut Reaper,
     reaped: &mut Vec<Reaped>,
 ) -> Result<Ended, i32> {

@@ -6,7 +6,7 @@ use schedlab_bpf::{Observer, Role};
 use schedlab_model::trace::{CellTrace, RawTrace};
 use schedlab_plan::{Affinity, Cell};
 use schedlab_trace::capture::ReaderPolicy;
-use schedlab_trace::{Capture, Options, Raw};
+use schedlab_trace::{Capture, CaptureOptions, Raw};
 
 /// Starts the capture before any worker exists: the reader below every RT worker, away
 /// from the CPUs the workers are pinned to when there is a CPU left.
@@ -14,8 +14,8 @@ pub(super) fn start(
     cx: &mut CellCtx,
     cell: &Cell,
     (tracefs, buffer_kb): (&schedlab_trace::Tracefs, Option<u32>),
-) -> Result<Capture, schedlab_trace::Error> {
-    let mut opts = Options::default();
+) -> Result<Capture, schedlab_trace::TraceError> {
+    let mut opts = CaptureOptions::default();
     if let Some(kb) = buffer_kb {
         opts.settings.buffer_kb = kb;
     }

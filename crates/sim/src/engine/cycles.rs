@@ -11,16 +11,16 @@
 //!
 //! The comparison is of everything that decides the future (each task's state and next
 //! release, window counts in progress, the policy's own state through
-//! [`Policy::cycle_state`], pending events in order, each CPU's last task, the random
+//! [`SchedPolicy::cycle_state`], pending events in order, each CPU's last task, the random
 //! generator). A cycle is repeated only as far as every instant it asked for (a release, a
 //! timer, a deadline) stays within the horizon, so no repetition meets the horizon's cut,
 //! and as far as every task has jobs left to release under its job limit.
 
 use schedlab_policy::jobs::JobLifecycle;
-use schedlab_policy::{cycle, Duration, Policy, Time};
+use schedlab_policy::{cycle, Duration, SchedPolicy, Time};
 
-use super::{Engine, Ev, St};
-use crate::config::Workload;
+use super::{Ev, Simulator, St};
+use crate::config::WorkSpec;
 use crate::result::{CpuResult, JobOutcome, ResponseMark};
 
 /// The state of the cycle search.
@@ -30,7 +30,7 @@ pub(super) struct Cycles {
     period: Time,
     /// Quiescent instants from this one on are compared.
     next: Time,
-    mark: Option<Mark>,
+    mark: Option<CycleMark>,
     scratch: Vec<u64>,
     /// The latest instant asked for (event, timer, release) since the mark.
     pub(super) asked: Time,
@@ -40,7 +40,7 @@ pub(super) struct Cycles {
 
 /// Where the engine stood at a quiescent instant.
 #[derive(Debug)]
-struct Mark {
+struct CycleMark {
     at: Time,
     state: Vec<u64>,
     handled: u64,
@@ -111,7 +111,7 @@ fn code(ev: &Ev) -> [u64; 2] {
     }
 }
 
-impl<P: Policy> Engine<'_, P> {
+impl<P: SchedPolicy> Simulator<'_, P> {
     /// At a due instant, after its decisions: compares the state with the last mark and
     /// skips the cycles that repeat.
     pub(super) fn look_for_cycle(&mut self, now: Time) {
@@ -196,8 +196,8 @@ impl<P: Policy> Engine<'_, P> {
         true
     }
 
-    fn mark(&self, at: Time, state: Vec<u64>) -> Mark {
-        Mark {
+    fn mark(&self, at: Time, state: Vec<u64>) -> CycleMark {
+        CycleMark {
             at,
             state,
             handled: self.handled,
@@ -223,7 +223,7 @@ impl<P: Policy> Engine<'_, P> {
     }
 
     /// Adds the cycle since `m` k more times and moves every instant k cycles later.
-    fn repeat(&mut self, m: &Mark, k: u64) {
+    fn repeat(&mut self, m: &CycleMark, k: u64) {
         let h = self.cycles.period;
         let by = k * h;
         self.handled += k * (self.handled - m.handled);
@@ -287,9 +287,9 @@ impl<P: Policy> Engine<'_, P> {
 }
 
 /// The period of a task's jobs, `None` for a task with a single job.
-pub(super) fn period_of(w: &Workload) -> Option<Duration> {
+pub(super) fn period_of(w: &WorkSpec) -> Option<Duration> {
     match w {
-        Workload::Periodic(p) => Some(p.period),
+        WorkSpec::Periodic(p) => Some(p.period),
         _ => None,
     }
 }
@@ -298,7 +298,7 @@ pub(super) fn period_of(w: &Workload) -> Option<Duration> {
 mod tests {
     use schedlab_policy::{PolicySpec, Reservation};
 
-    use crate::config::{MissAction, Periodic, SimConfig, TaskSpec, Workload};
+    use crate::config::{MissAction, PeriodicSpec, SimConfig, TaskSpec, WorkSpec};
     use crate::rng::SplitMix64;
     use crate::simulate_counted;
 
@@ -335,7 +335,14 @@ mod tests {
             let jobs = (r.range_inclusive(0, 3) == 0).then(|| r.range_inclusive(1, 200));
             let mut t = TaskSpec::new(
                 format!("t{i}"),
-                Workload::Periodic(Periodic { wcet, period, deadline, min_exec, jobs, on_miss }),
+                WorkSpec::Periodic(PeriodicSpec {
+                    wcet,
+                    period,
+                    deadline,
+                    min_exec,
+                    jobs,
+                    on_miss,
+                }),
             );
             if r.range_inclusive(0, 3) == 0 {
                 t = t.at(r.range_inclusive(0, period));
@@ -405,7 +412,7 @@ mod tests {
     #[test]
     fn random_execution_times_simulate_every_cycle_and_a_job_limit_ends_the_skip() {
         let mut t = TaskSpec::periodic("a", 2, 5);
-        if let Workload::Periodic(p) = &mut t.workload {
+        if let WorkSpec::Periodic(p) = &mut t.workload {
             p.min_exec = Some(1);
         }
         let tasks = [t, TaskSpec::periodic("b", 1, 4)];
@@ -416,7 +423,7 @@ mod tests {
         // A job limit inside the horizon: cycles are skipped only up to the last jobs.
         let mut limited = fixed.clone();
         for t in &mut limited {
-            if let Workload::Periodic(p) = &mut t.workload {
+            if let WorkSpec::Periodic(p) = &mut t.workload {
                 p.jobs = Some(301);
             }
         }

@@ -1,12 +1,12 @@
 //! Decisions: filling free CPUs, preemption, dispatch costs and CPU accounting.
 
-use schedlab_policy::{Policy, Stop, TaskId, Time};
+use schedlab_policy::{SchedPolicy, Stop, TaskId, Time};
 
-use super::{Engine, Ev, St};
-use crate::event::Class;
+use super::{Ev, Simulator, St};
+use crate::event::EventClass;
 use crate::result::Slice;
 
-impl<P: Policy> Engine<'_, P> {
+impl<P: SchedPolicy> Simulator<'_, P> {
     /// Lets domain `d`'s policy fill its free CPUs and preempt where it wants to.
     pub(super) fn resched(&mut self, d: usize, now: Time) {
         self.changed.clear();
@@ -152,7 +152,7 @@ impl<P: Policy> Engine<'_, P> {
         let at = c.limit_end.map_or(done, |l| l.min(done));
         self.asked(at);
         let replaced = if at <= self.horizon {
-            self.events.arm(cpu, at, Class::Cpu, Ev::Cpu { cpu: cpu as u32 })
+            self.events.arm(cpu, at, EventClass::Cpu, Ev::Cpu { cpu: cpu as u32 })
         } else {
             self.events.disarm(cpu)
         };
@@ -232,7 +232,7 @@ impl<P: Policy> Engine<'_, P> {
             let replaced = self.events.arm(
                 self.cfg.cpus + d,
                 at,
-                Class::Arrival,
+                EventClass::Arrival,
                 Ev::Timer { domain: d as u32 },
             );
             self.dropped(replaced);

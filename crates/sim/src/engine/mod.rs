@@ -13,10 +13,10 @@ mod work;
 use std::collections::VecDeque;
 
 use schedlab_policy::jobs::{JobLifecycle, JobSpec, LateJob};
-use schedlab_policy::{Clock, Duration, Policy, TaskId, Time, VirtualClock};
+use schedlab_policy::{Clock, Duration, SchedPolicy, TaskId, Time, VirtualClock};
 
-use crate::config::{Mapping, MissAction, SimConfig, TaskSpec, Workload};
-use crate::event::{Class, EventQueue};
+use crate::config::{Mapping, MissAction, SimConfig, TaskSpec, WorkSpec};
+use crate::event::{EventClass, EventQueue};
 use crate::result::{CpuResult, JobOutcome, ResponseAcc, SimResult, Slice, TaskResult};
 use crate::rng::SplitMix64;
 
@@ -31,7 +31,7 @@ enum Ev {
 }
 
 /// One ready queue (one policy instance) and the CPUs it feeds.
-struct Domain<P> {
+struct ReadyDomain<P> {
     policy: P,
     cpus: Vec<usize>,
     dirty: bool,
@@ -61,7 +61,7 @@ enum St {
 }
 
 /// A job; its payload is the work it needs.
-type Job = schedlab_policy::jobs::Job<Duration>;
+type SimJob = schedlab_policy::jobs::Job<Duration>;
 
 #[derive(Debug)]
 struct TaskRt {
@@ -95,13 +95,13 @@ struct Device {
 }
 
 /// The engine is generic over the policy, so each policy's calls are direct and inlined.
-pub(crate) struct Engine<'a, P> {
+pub(crate) struct Simulator<'a, P> {
     cfg: &'a SimConfig,
     specs: &'a [TaskSpec],
     clock: VirtualClock,
     horizon: Time,
     events: EventQueue<Ev>,
-    domains: Vec<Domain<P>>,
+    domains: Vec<ReadyDomain<P>>,
     cpus: Vec<Cpu>,
     tasks: Vec<TaskRt>,
     device: Device,
@@ -114,12 +114,12 @@ pub(crate) struct Engine<'a, P> {
     cycles: cycles::Cycles,
 }
 
-impl<'a, P: Policy> Engine<'a, P> {
+impl<'a, P: SchedPolicy> Simulator<'a, P> {
     /// Builds the engine for inputs that [`validate`](crate::validate) accepted, with one
     /// policy from `policy` per ready queue.
     pub(crate) fn new(cfg: &'a SimConfig, specs: &'a [TaskSpec], policy: impl Fn() -> P) -> Self {
-        let domain = |cpus| Domain { policy: policy(), cpus, dirty: false, timer: None };
-        let (domains, domain_of_task): (Vec<Domain<P>>, Vec<usize>) = match &cfg.mapping {
+        let domain = |cpus| ReadyDomain { policy: policy(), cpus, dirty: false, timer: None };
+        let (domains, domain_of_task): (Vec<ReadyDomain<P>>, Vec<usize>) = match &cfg.mapping {
             Mapping::Global => (vec![domain((0..cfg.cpus).collect())], vec![0; specs.len()]),
             Mapping::Partitioned(map) => {
                 ((0..cfg.cpus).map(|c| domain(vec![c])).collect(), map.clone())
@@ -162,7 +162,7 @@ impl<'a, P: Policy> Engine<'a, P> {
             let d = engine.tasks[id].domain;
             engine.domains[d].policy.admit(id, &s.effective_params());
             if s.arrival <= engine.horizon {
-                engine.events.push(s.arrival, Class::Arrival, Ev::Release(id as u32));
+                engine.events.push(s.arrival, EventClass::Arrival, Ev::Release(id as u32));
             }
         }
         engine
@@ -253,7 +253,7 @@ impl<'a, P: Policy> Engine<'a, P> {
 fn expected_jobs(spec: &TaskSpec, horizon: Option<Time>) -> usize {
     const MOST: u64 = 1 << 20;
     let n = match &spec.workload {
-        Workload::Periodic(p) => {
+        WorkSpec::Periodic(p) => {
             let by_horizon =
                 horizon.map_or(u64::MAX, |h| h.saturating_sub(spec.arrival) / p.period + 1);
             p.jobs.unwrap_or(u64::MAX).min(by_horizon)
@@ -266,7 +266,7 @@ fn expected_jobs(spec: &TaskSpec, horizon: Option<Time>) -> usize {
 /// A periodic task's jobs on their grid; any other task has a single job, released at arrival.
 fn job_spec(spec: &TaskSpec) -> JobSpec {
     match &spec.workload {
-        Workload::Periodic(p) => JobSpec {
+        WorkSpec::Periodic(p) => JobSpec {
             period: Some(p.period),
             deadline: Some(p.relative_deadline()),
             late: match p.on_miss {
@@ -308,7 +308,7 @@ impl TaskRt {
             runnable: 0,
             dispatches: 0,
             responses: ResponseAcc::with_capacity(kept),
-            job_log: Vec::with_capacity(if matches!(spec.workload, Workload::Periodic(_)) {
+            job_log: Vec::with_capacity(if matches!(spec.workload, WorkSpec::Periodic(_)) {
                 kept
             } else {
                 0

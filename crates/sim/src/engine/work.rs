@@ -1,18 +1,18 @@
 //! Task progress: releases, phase ends, I/O, job outcomes and dropped jobs.
 
-use schedlab_policy::{Arrival, Policy, Stop, TaskId, Time};
+use schedlab_policy::{Arrival, SchedPolicy, Stop, TaskId, Time};
 
-use super::{Engine, Ev, Job, St};
-use crate::config::{MissAction, Phase, Workload};
-use crate::event::Class;
+use super::{Ev, SimJob, Simulator, St};
+use crate::config::{MissAction, Phase, WorkSpec};
+use crate::event::EventClass;
 use crate::result::JobOutcome;
 
-impl<P: Policy> Engine<'_, P> {
+impl<P: SchedPolicy> Simulator<'_, P> {
     /// A task's first arrival, or the next job of a periodic task.
     pub(super) fn release(&mut self, id: TaskId, now: Time) {
         let specs = self.specs;
         let periodic = match &specs[id].workload {
-            Workload::Periodic(p) => Some(p),
+            WorkSpec::Periodic(p) => Some(p),
             _ => None,
         };
         let exec = match periodic {
@@ -32,7 +32,7 @@ impl<P: Policy> Engine<'_, P> {
         if let Some(next) = next {
             self.asked(next);
             if next <= self.horizon {
-                self.events.push(next, Class::Arrival, Ev::Release(id as u32));
+                self.events.push(next, EventClass::Arrival, Ev::Release(id as u32));
             }
         }
         if let Some(deadline) =
@@ -40,7 +40,7 @@ impl<P: Policy> Engine<'_, P> {
         {
             self.asked(deadline);
             if deadline <= self.horizon {
-                self.events.push(deadline, Class::Deadline, Ev::Deadline(id as u32));
+                self.events.push(deadline, EventClass::Deadline, Ev::Deadline(id as u32));
             }
         }
         if r.started {
@@ -48,10 +48,10 @@ impl<P: Policy> Engine<'_, P> {
         }
     }
 
-    fn start_job(&mut self, id: TaskId, job: Job, now: Time) {
+    fn start_job(&mut self, id: TaskId, job: SimJob, now: Time) {
         let t = &mut self.tasks[id];
         t.announced = false;
-        if matches!(self.specs[id].workload, Workload::Periodic(_)) {
+        if matches!(self.specs[id].workload, WorkSpec::Periodic(_)) {
             t.remaining = job.payload;
             self.make_ready(id, now);
         } else {
@@ -104,7 +104,7 @@ impl<P: Policy> Engine<'_, P> {
             return;
         }
         let specs = self.specs;
-        if let Workload::Periodic(_) = &specs[id].workload {
+        if let WorkSpec::Periodic(_) = &specs[id].workload {
             let next = self.complete_job(id, now);
             let t = &mut self.tasks[id];
             if let Some(next) = next {
@@ -144,7 +144,7 @@ impl<P: Policy> Engine<'_, P> {
     }
 
     /// The current job finished; returns the queued job that follows it, if any.
-    fn complete_job(&mut self, id: TaskId, now: Time) -> Option<Job> {
+    fn complete_job(&mut self, id: TaskId, now: Time) -> Option<SimJob> {
         let keep = self.cfg.record.responses;
         let t = &mut self.tasks[id];
         let done = t.jobs.complete(now)?;
@@ -169,7 +169,7 @@ impl<P: Policy> Engine<'_, P> {
             Some(&(_, service)) => {
                 self.device.busy = true;
                 self.asked(now + service);
-                self.events.push(now + service, Class::Arrival, Ev::IoDone);
+                self.events.push(now + service, EventClass::Arrival, Ev::IoDone);
             }
             None => self.device.busy = false,
         }

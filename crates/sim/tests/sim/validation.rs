@@ -1,7 +1,7 @@
 //! Invalid inputs are refused with an error that names the problem.
 
 use schedlab_policy::{PolicyError, PolicySpec, Window};
-use schedlab_sim::{simulate, SimConfig, SimError, TaskSpec, Workload};
+use schedlab_sim::{simulate, SimConfig, SimError, TaskSpec, WorkSpec};
 
 fn edf(horizon: u64) -> SimConfig {
     SimConfig::new(1, PolicySpec::Edf).with_horizon(horizon)
@@ -26,7 +26,7 @@ fn zero_period_and_zero_c() {
     assert!(matches!(err(&edf(10), &[zero_c]), SimError::ZeroWcet { .. }));
     let zero_burst = TaskSpec::burst("b", 0);
     assert!(matches!(err(&edf(10), &[zero_burst]), SimError::ZeroWork { .. }));
-    let empty = TaskSpec::new("m", Workload::Mixed { phases: vec![] });
+    let empty = TaskSpec::new("m", WorkSpec::Mixed { phases: vec![] });
     assert!(matches!(err(&edf(10), &[empty]), SimError::ZeroWork { .. }));
 }
 

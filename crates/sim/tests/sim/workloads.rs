@@ -1,7 +1,7 @@
 //! I/O, mixed phases, overheads, the fair model and SCHED_DEADLINE servers.
 
 use schedlab_policy::PolicySpec;
-use schedlab_sim::{Phase, SimConfig, TaskSpec, Workload};
+use schedlab_sim::{Phase, SimConfig, TaskSpec, WorkSpec};
 
 use crate::{run, spans, uni};
 
@@ -25,7 +25,7 @@ fn io_bound_tasks_queue_on_one_device() {
 fn mixed_phases_run_back_to_back_computes_without_a_switch() {
     let mixed = TaskSpec::new(
         "m",
-        Workload::Mixed {
+        WorkSpec::Mixed {
             phases: vec![
                 Phase::Compute(2),
                 Phase::Compute(1),

@@ -1,7 +1,8 @@
 //! The disturbance kinds, `udp_flood` and `io_interrupts`: their own keys, defaults and
 //! ranges. (Background load for seed 003's "flood-pinged system" and interrupt-heavy I/O.)
 
-use super::{Ctx, KeyKinds};
+use super::workload::KeyKinds;
+use super::Ctx;
 use crate::error::SpecError;
 use crate::raw::RawWorkload;
 use schedlab_plan::{Workload, DIRECT_ALIGN, MAX_PACKET_BYTES};

@@ -19,7 +19,7 @@ fn decode_pages(pages: &[Vec<u8>]) -> (Vec<Event>, PageStats) {
 
 fn switch_of(e: &Event) -> Switch {
     match &e.kind {
-        Kind::Switch(s) => *s,
+        EventKind::Switch(s) => *s,
         k => panic!("not a switch: {k:?}"),
     }
 }
@@ -44,7 +44,7 @@ fn deltas_accumulate_from_the_page_timestamp() {
             ts: 1_012,
             cpu: 1,
             current: 0,
-            kind: Kind::Waking(Wake { pid: 10, target_cpu: 1 })
+            kind: EventKind::Waking(WakeTarget { pid: 10, target_cpu: 1 })
         }
     );
     assert_eq!(stats, PageStats { pages: 1, ..Default::default() });
@@ -102,14 +102,19 @@ fn a_record_with_its_length_in_array0_is_read() {
     let (ev, _) = decode_pages(&[p.bytes()]);
     assert_eq!(
         ev[0].kind,
-        Kind::Exec {
+        EventKind::Exec {
             pid: 42,
             filename: "/usr/bin/a-rather-long-program-name-past-the-small-record-limit-of-112-bytes-so-it-takes-the-long-form".into()
         }
     );
     assert_eq!(
         ev[1],
-        Event { ts: 5, cpu: 1, current: 0, kind: Kind::Waking(Wake { pid: 3, target_cpu: 1 }) }
+        Event {
+            ts: 5,
+            cpu: 1,
+            current: 0,
+            kind: EventKind::Waking(WakeTarget { pid: 3, target_cpu: 1 })
+        }
     );
 }
 
@@ -122,13 +127,13 @@ fn missed_event_flags_become_a_lost_marker_with_the_stored_count() {
     q.record(0, &wake_rec(WAKING_ID, 2, 0));
     q.missed(None);
     let (ev, stats) = decode_pages(&[p.bytes(), q.bytes()]);
-    assert_eq!(ev[0].kind, Kind::Lost { count: Some(1234) });
+    assert_eq!(ev[0].kind, EventKind::Lost { count: Some(1234) });
     assert_eq!(
         ev[1].kind,
-        Kind::Waking(Wake { pid: 1, target_cpu: 0 }),
+        EventKind::Waking(WakeTarget { pid: 1, target_cpu: 0 }),
         "the flag's bits are not taken for length"
     );
-    assert_eq!((ev[2].ts, &ev[2].kind), (60, &Kind::Lost { count: None }));
+    assert_eq!((ev[2].ts, &ev[2].kind), (60, &EventKind::Lost { count: None }));
     assert_eq!(ev.len(), 4);
     assert_eq!((stats.missed_pages, stats.missed_counted), (2, 1234));
 }
@@ -209,7 +214,7 @@ fn cpus_are_merged_by_timestamp_keeping_cpu_order_on_ties() {
         .events
         .iter()
         .map(|e| match e.kind {
-            Kind::Waking(w) => (e.ts, e.cpu, w.pid),
+            EventKind::Waking(w) => (e.ts, e.cpu, w.pid),
             _ => unreachable!(),
         })
         .collect();
@@ -220,7 +225,7 @@ fn cpus_are_merged_by_timestamp_keeping_cpu_order_on_ties() {
 #[test]
 fn every_fixture_event_is_planned() {
     let d = decoder();
-    assert!(matches!(d.plans[SWITCH_ID as usize], Some(Plan::Switch { .. })));
+    assert!(matches!(d.plans[SWITCH_ID as usize], Some(ReadPlan::Switch { .. })));
     let planned = d.plans.iter().flatten().count();
     assert_eq!(planned, 10, "switch, 3 wake-ups, migrate, fork, exec, exit, 2 block");
 }

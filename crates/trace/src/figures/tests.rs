@@ -1,5 +1,5 @@
 use super::*;
-use crate::decode::{Switch, Wake};
+use crate::decode::{Switch, WakeTarget};
 
 const R_PLUS: i64 = 0x100;
 const S: i64 = 0x1;
@@ -21,7 +21,7 @@ fn sw(ts: u64, cpu: u32, prev: i32, state: i64, next: i32) -> Event {
         ts,
         cpu,
         current: prev,
-        kind: Kind::Switch(Switch {
+        kind: EventKind::Switch(Switch {
             prev_pid: prev,
             prev_prio: 120,
             prev_state: state,
@@ -37,15 +37,15 @@ fn sw(ts: u64, cpu: u32, prev: i32, state: i64, next: i32) -> Event {
 
 /// Events whose recording task does not matter to the test carry none (-1).
 fn waking(ts: u64, pid: i32) -> Event {
-    Event { ts, cpu: 0, current: -1, kind: Kind::Waking(Wake { pid, target_cpu: 0 }) }
+    Event { ts, cpu: 0, current: -1, kind: EventKind::Waking(WakeTarget { pid, target_cpu: 0 }) }
 }
 
-fn ev(ts: u64, kind: Kind) -> Event {
+fn ev(ts: u64, kind: EventKind) -> Event {
     Event { ts, cpu: 0, current: -1, kind }
 }
 
 /// An event `current` recorded on `cpu`.
-fn by(current: i32, ts: u64, cpu: u32, kind: Kind) -> Event {
+fn by(current: i32, ts: u64, cpu: u32, kind: EventKind) -> Event {
     Event { ts, cpu, current, kind }
 }
 
@@ -58,7 +58,7 @@ fn by_pid(pid: i32, _: &Comm) -> Who {
     }
 }
 
-const ALL: Window = Window { start_ns: 0, end_ns: 1000 };
+const ALL: TimeSpan = TimeSpan { start_ns: 0, end_ns: 1000 };
 
 #[test]
 fn a_workers_time_splits_into_running_runnable_and_blocked() {
@@ -68,9 +68,9 @@ fn a_workers_time_splits_into_running_runnable_and_blocked() {
         sw(150, 0, 20, S, 10),
         sw(300, 0, 10, S, 0),
         waking(400, 10),
-        ev(405, Kind::Wakeup(Wake { pid: 10, target_cpu: 1 })),
+        ev(405, EventKind::Wakeup(WakeTarget { pid: 10, target_cpu: 1 })),
         sw(420, 1, 0, 0, 10),
-        ev(450, Kind::Exit { pid: 10 }),
+        ev(450, EventKind::Exit { pid: 10 }),
         sw(500, 1, 10, Z, 0),
     ];
     let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
@@ -140,10 +140,10 @@ fn each_preemptor_is_classified_once_by_kind() {
 fn threads_and_children_count_with_their_worker_and_the_engines_with_the_engine() {
     let (w, thread, engine, helper) = (10, 12, 500, 501);
     let events = [
-        ev(0, Kind::Fork { parent: engine, child: w }),
-        ev(1, Kind::Fork { parent: engine, child: helper }),
-        ev(2, Kind::Fork { parent: w, child: thread }),
-        ev(3, Kind::WakeupNew(Wake { pid: thread, target_cpu: 1 })),
+        ev(0, EventKind::Fork { parent: engine, child: w }),
+        ev(1, EventKind::Fork { parent: engine, child: helper }),
+        ev(2, EventKind::Fork { parent: w, child: thread }),
+        ev(3, EventKind::WakeupNew(WakeTarget { pid: thread, target_cpu: 1 })),
         sw(5, 1, 0, 0, thread),
         sw(105, 1, thread, R_PLUS, helper),
         sw(110, 1, helper, S, thread),
@@ -174,13 +174,13 @@ fn time_and_counts_are_kept_to_the_window() {
         sw(0, 0, 0, 0, 10),
         sw(50, 0, 10, R_PLUS, 20),
         sw(60, 0, 20, S, 10),
-        ev(70, Kind::Migrate { pid: 10, orig_cpu: 0, dest_cpu: 1 }),
+        ev(70, EventKind::Migrate { pid: 10, orig_cpu: 0, dest_cpu: 1 }),
         sw(300, 0, 10, R_PLUS, 20),
-        ev(320, Kind::Migrate { pid: 10, orig_cpu: 1, dest_cpu: 0 }),
-        ev(330, Kind::Migrate { pid: 20, orig_cpu: 1, dest_cpu: 0 }),
+        ev(320, EventKind::Migrate { pid: 10, orig_cpu: 1, dest_cpu: 0 }),
+        ev(330, EventKind::Migrate { pid: 20, orig_cpu: 1, dest_cpu: 0 }),
         sw(350, 0, 20, S, 10),
     ];
-    let win = Window { start_ns: 100, end_ns: 400 };
+    let win = TimeSpan { start_ns: 100, end_ns: 400 };
     let c = figures(&events, &Roles { workers: &[10], engine: &[] }, win, 3, by_pid);
     let w = &c.workers[0];
     assert_eq!(w.run_s * 1e9, 200.0 + 50.0, "100..300 and 350..400");
@@ -219,7 +219,7 @@ fn wake_up_latencies_make_a_mergeable_histogram() {
     let c = figures(
         &events,
         &Roles { workers: &[10], engine: &[] },
-        Window { start_ns: 0, end_ns: ts },
+        TimeSpan { start_ns: 0, end_ns: ts },
         0,
         by_pid,
     );
@@ -272,7 +272,7 @@ fn a_hidden_tasks_run_before_an_untraced_switch_in_is_not_counted_as_the_workers
     // traces; 74 runs (an interrupt recorded an event in its time, at 150), gives the CPU
     // back to 10 untraced, and 10 is seen running (an interrupt of it, at 300) before it
     // leaves at 500. Counting 10 from 100 made trace CPU time 10 to 40 ms above wait4.
-    let kworker = Kind::Waking(Wake { pid: 9001, target_cpu: 0 });
+    let kworker = EventKind::Waking(WakeTarget { pid: 9001, target_cpu: 0 });
     let events = [
         sw(0, 0, 0, 0, 10),
         sw(100, 0, 10, R_PLUS, 74),
@@ -301,9 +301,9 @@ fn idle_time_before_an_untraced_switch_in_is_neither_the_workers_run_nor_busy() 
     // 400.
     let events = [
         sw(0, 1, 10, S, 0),
-        by(0, 50, 1, Kind::Wakeup(Wake { pid: 10, target_cpu: 1 })),
-        by(0, 80, 1, Kind::Migrate { pid: 10, orig_cpu: 0, dest_cpu: 1 }),
-        by(10, 120, 1, Kind::Waking(Wake { pid: 77, target_cpu: 1 })),
+        by(0, 50, 1, EventKind::Wakeup(WakeTarget { pid: 10, target_cpu: 1 })),
+        by(0, 80, 1, EventKind::Migrate { pid: 10, orig_cpu: 0, dest_cpu: 1 }),
+        by(10, 120, 1, EventKind::Waking(WakeTarget { pid: 77, target_cpu: 1 })),
         sw(400, 1, 10, S, 0),
     ];
     let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
@@ -326,7 +326,7 @@ fn a_task_cannot_have_run_on_a_cpu_before_it_was_moved_there() {
     let events = [
         sw(0, 1, 10, R_PLUS, 20),
         sw(100, 0, 30, S, 74),
-        by(20, 250, 1, Kind::Migrate { pid: 10, orig_cpu: 1, dest_cpu: 0 }),
+        by(20, 250, 1, EventKind::Migrate { pid: 10, orig_cpu: 1, dest_cpu: 0 }),
         sw(400, 0, 10, S, 0),
     ];
     let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
@@ -338,7 +338,7 @@ fn a_task_cannot_have_run_on_a_cpu_before_it_was_moved_there() {
 fn the_state_bar_shows_when_a_worker_ran_waited_and_slept() {
     // Over 0..6400 ns (64 slices of 100): worker 10 runs 0..3200, waits for the CPU
     // 3200..4800, runs 4800..5600 and sleeps from 5600 to the end.
-    let window = Window { start_ns: 0, end_ns: 6400 };
+    let window = TimeSpan { start_ns: 0, end_ns: 6400 };
     let events = [
         sw(0, 0, 0, 0, 10),
         sw(3200, 0, 10, R_PLUS, 20),
@@ -361,7 +361,7 @@ fn the_state_bar_shows_when_a_worker_ran_waited_and_slept() {
 
 #[test]
 fn a_stretch_inside_one_slice_fills_its_share_of_it() {
-    let window = Window { start_ns: 0, end_ns: 640 };
+    let window = TimeSpan { start_ns: 0, end_ns: 640 };
     // 10 ns slices; worker 10 runs 3..8 of the first one only.
     let events = [sw(3, 0, 0, 0, 10), sw(8, 0, 10, S, 0)];
     let t = figures(&events, &Roles { workers: &[10], engine: &[] }, window, 0, by_pid);
@@ -380,7 +380,7 @@ mod handlers {
 
     fn switch(prev: i32, state: i64, next: i32) -> Switch {
         match sw(0, 0, prev, state, next).kind {
-            Kind::Switch(s) => s,
+            EventKind::Switch(s) => s,
             _ => unreachable!(),
         }
     }
@@ -461,13 +461,13 @@ mod handlers {
     fn the_fold_counts_the_events_it_was_given() {
         let mut f = fold(&[10], &[]);
         f.event(&waking(10, 10));
-        f.event(&ev(20, Kind::Exit { pid: 10 }));
+        f.event(&ev(20, EventKind::Exit { pid: 10 }));
         assert_eq!(f.finish(3, nobody).events, 2);
     }
 }
 
 fn wakeup(ts: u64, pid: i32) -> Event {
-    ev(ts, Kind::Wakeup(Wake { pid, target_cpu: 0 }))
+    ev(ts, EventKind::Wakeup(WakeTarget { pid, target_cpu: 0 }))
 }
 
 /// Issue 28, item 3: a sched_waking that comes while the task is still on its CPU is its
@@ -520,8 +520,8 @@ fn a_wake_up_ended_by_an_untraced_switch_in_counts() {
     let events = [
         sw(0, 0, 10, S, 0),
         wakeup(100, 10),
-        by(0, 140, 0, Kind::Waking(Wake { pid: 77, target_cpu: 0 })),
-        by(10, 140, 0, Kind::Waking(Wake { pid: 78, target_cpu: 0 })),
+        by(0, 140, 0, EventKind::Waking(WakeTarget { pid: 77, target_cpu: 0 })),
+        by(10, 140, 0, EventKind::Waking(WakeTarget { pid: 78, target_cpu: 0 })),
         sw(300, 0, 10, S, 0),
     ];
     let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);
@@ -535,8 +535,8 @@ fn a_wake_up_ended_by_an_untraced_switch_in_counts() {
 #[test]
 fn a_wake_up_ended_before_a_cpus_first_switch_counts() {
     let events = [
-        ev(10, Kind::WakeupNew(Wake { pid: 10, target_cpu: 1 })),
-        by(10, 50, 1, Kind::Waking(Wake { pid: 78, target_cpu: 1 })),
+        ev(10, EventKind::WakeupNew(WakeTarget { pid: 10, target_cpu: 1 })),
+        by(10, 50, 1, EventKind::Waking(WakeTarget { pid: 78, target_cpu: 1 })),
         sw(300, 1, 10, R_PLUS, 9001),
     ];
     let c = figures(&events, &Roles { workers: &[10], engine: &[] }, ALL, 0, by_pid);

@@ -19,7 +19,7 @@ mod segments;
 
 pub use segments::{switches, Left, Segment};
 
-use crate::decode::{comm_str, Comm, Event, Kind};
+use crate::decode::{comm_str, Comm, Event, EventKind};
 use prost::Message;
 use protos::*;
 use std::collections::{BTreeMap, HashMap};
@@ -70,7 +70,7 @@ pub struct Track {
 
 /// The machine the trace is from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Machine {
+pub struct TraceMachine {
     /// The kernel release (`uname -r`).
     pub release: String,
     /// The architecture.
@@ -93,7 +93,7 @@ pub struct Export<'a> {
     /// CLOCK_REALTIME at `clock_at_ns`, ns, when known.
     pub realtime_at_ns: Option<u64>,
     /// The machine.
-    pub machine: Machine,
+    pub machine: TraceMachine,
     /// The processes to name.
     pub processes: &'a [Process],
     /// schedlab's marks.
@@ -102,7 +102,7 @@ pub struct Export<'a> {
 
 /// What an export wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Summary {
+pub struct ExportSummary {
     /// sched_switch events per CPU.
     pub switches: BTreeMap<u32, u64>,
     /// Events by tracepoint name (sched_switch included).
@@ -118,9 +118,9 @@ pub struct Summary {
 }
 
 /// Writes `x` as a Perfetto trace to `w`.
-pub fn write(x: &Export, w: impl Write) -> io::Result<Summary> {
+pub fn write(x: &Export, w: impl Write) -> io::Result<ExportSummary> {
     let mut out = Packets { w, bytes: 0 };
-    let mut sum = Summary { processes: x.processes.len(), ..Default::default() };
+    let mut sum = ExportSummary { processes: x.processes.len(), ..Default::default() };
     out.put(&clock_snapshot(x))?;
     out.put(&TracePacket {
         trusted_packet_sequence_id: Some(KERNEL_SEQ),
@@ -161,11 +161,11 @@ impl<W: Write> Packets<W> {
 fn clock_snapshot(x: &Export) -> TracePacket {
     let boot = (x.clock_at_ns as i64 + x.boot_offset_ns) as u64;
     let mut clocks = vec![
-        Clock { clock_id: Some(CLOCK_BOOTTIME), timestamp: Some(boot) },
-        Clock { clock_id: Some(CLOCK_MONOTONIC), timestamp: Some(x.clock_at_ns) },
+        ClockReading { clock_id: Some(CLOCK_BOOTTIME), timestamp: Some(boot) },
+        ClockReading { clock_id: Some(CLOCK_MONOTONIC), timestamp: Some(x.clock_at_ns) },
     ];
     if let Some(rt) = x.realtime_at_ns {
-        clocks.push(Clock { clock_id: Some(CLOCK_REALTIME), timestamp: Some(rt) });
+        clocks.push(ClockReading { clock_id: Some(CLOCK_REALTIME), timestamp: Some(rt) });
     }
     TracePacket {
         timestamp: Some(boot),
@@ -178,7 +178,7 @@ fn clock_snapshot(x: &Export) -> TracePacket {
 fn process_tree(x: &Export) -> TracePacket {
     let mut tree = ProcessTree::default();
     for p in x.processes {
-        tree.processes.push(protos::Process {
+        tree.processes.push(protos::TreeProcess {
             pid: Some(p.pid),
             ppid: Some(p.ppid),
             cmdline: vec![p.name.clone()],
@@ -199,7 +199,7 @@ fn process_tree(x: &Export) -> TracePacket {
 fn tasks(events: &[Event]) -> HashMap<i32, (Comm, i32)> {
     let mut m = HashMap::new();
     for e in events {
-        if let Kind::Switch(s) = &e.kind {
+        if let EventKind::Switch(s) = &e.kind {
             m.insert(s.prev_pid, (s.prev_comm, s.prev_prio));
             m.insert(s.next_pid, (s.next_comm, s.next_prio));
         }
@@ -216,7 +216,11 @@ struct Pending {
     current: i32,
 }
 
-fn kernel_events<W: Write>(x: &Export, out: &mut Packets<W>, sum: &mut Summary) -> io::Result<()> {
+fn kernel_events<W: Write>(
+    x: &Export,
+    out: &mut Packets<W>,
+    sum: &mut ExportSummary,
+) -> io::Result<()> {
     let known = tasks(x.events);
     let comm = |pid: i32| known.get(&pid).map(|(c, _)| comm_str(c).into_owned());
     let prio = |pid: i32| known.get(&pid).map(|(_, p)| *p);
@@ -224,32 +228,35 @@ fn kernel_events<W: Write>(x: &Export, out: &mut Packets<W>, sum: &mut Summary) 
         x.cpus.iter().map(|c| (*c, Pending::default())).collect();
     // Until its first switch, a CPU runs the task that switch takes off it.
     for e in x.events.iter().rev() {
-        if let Kind::Switch(s) = &e.kind {
+        if let EventKind::Switch(s) = &e.kind {
             cpus.entry(e.cpu).or_default().current = s.prev_pid;
         }
     }
-    let flush =
-        |cpu: u32, p: &mut Pending, out: &mut Packets<W>, sum: &mut Summary| -> io::Result<()> {
-            if p.events.is_empty() && !p.lost {
-                return Ok(());
-            }
-            sum.lost_bundles += p.lost as u64;
-            let bundle = FtraceEventBundle {
-                cpu: Some(cpu),
-                event: std::mem::take(&mut p.events),
-                lost_events: p.lost.then_some(true),
-            };
-            p.lost = false;
-            out.put(&TracePacket {
-                trusted_packet_sequence_id: Some(KERNEL_SEQ),
-                ftrace_events: Some(bundle),
-                ..Default::default()
-            })
+    let flush = |cpu: u32,
+                 p: &mut Pending,
+                 out: &mut Packets<W>,
+                 sum: &mut ExportSummary|
+     -> io::Result<()> {
+        if p.events.is_empty() && !p.lost {
+            return Ok(());
+        }
+        sum.lost_bundles += p.lost as u64;
+        let bundle = FtraceEventBundle {
+            cpu: Some(cpu),
+            event: std::mem::take(&mut p.events),
+            lost_events: p.lost.then_some(true),
         };
+        p.lost = false;
+        out.put(&TracePacket {
+            trusted_packet_sequence_id: Some(KERNEL_SEQ),
+            ftrace_events: Some(bundle),
+            ..Default::default()
+        })
+    };
     for e in x.events {
         let p = cpus.entry(e.cpu).or_default();
         let ts = Some((e.ts as i64 + x.boot_offset_ns) as u64);
-        let wake = |w: &crate::decode::Wake| SchedWake {
+        let wake = |w: &crate::decode::WakeTarget| SchedWake {
             comm: comm(w.pid),
             pid: Some(w.pid),
             prio: prio(w.pid),
@@ -257,12 +264,12 @@ fn kernel_events<W: Write>(x: &Export, out: &mut Packets<W>, sum: &mut Summary) 
             target_cpu: Some(w.target_cpu),
         };
         let event = match &e.kind {
-            Kind::Lost { .. } => {
+            EventKind::Lost { .. } => {
                 flush(e.cpu, p, out, sum)?;
                 p.lost = true;
                 continue;
             }
-            Kind::Switch(s) => {
+            EventKind::Switch(s) => {
                 *sum.switches.entry(e.cpu).or_default() += 1;
                 p.current = s.next_pid;
                 let ev = Ftrace::SchedSwitch(SchedSwitch {
@@ -285,10 +292,10 @@ fn kernel_events<W: Write>(x: &Export, out: &mut Packets<W>, sum: &mut Summary) 
                 }
                 continue;
             }
-            Kind::Waking(w) => Ftrace::SchedWaking(wake(w)),
-            Kind::Wakeup(w) => Ftrace::SchedWakeup(wake(w)),
-            Kind::WakeupNew(w) => Ftrace::SchedWakeupNew(wake(w)),
-            Kind::Migrate { pid, orig_cpu, dest_cpu } => {
+            EventKind::Waking(w) => Ftrace::SchedWaking(wake(w)),
+            EventKind::Wakeup(w) => Ftrace::SchedWakeup(wake(w)),
+            EventKind::WakeupNew(w) => Ftrace::SchedWakeupNew(wake(w)),
+            EventKind::Migrate { pid, orig_cpu, dest_cpu } => {
                 Ftrace::SchedMigrateTask(SchedMigrateTask {
                     comm: comm(*pid),
                     pid: Some(*pid),
@@ -297,30 +304,30 @@ fn kernel_events<W: Write>(x: &Export, out: &mut Packets<W>, sum: &mut Summary) 
                     dest_cpu: Some(*dest_cpu),
                 })
             }
-            Kind::Fork { parent, child } => Ftrace::SchedProcessFork(SchedProcessFork {
+            EventKind::Fork { parent, child } => Ftrace::SchedProcessFork(SchedProcessFork {
                 parent_comm: comm(*parent),
                 parent_pid: Some(*parent),
                 child_comm: comm(*child),
                 child_pid: Some(*child),
             }),
-            Kind::Exec { pid, filename } => Ftrace::SchedProcessExec(SchedProcessExec {
+            EventKind::Exec { pid, filename } => Ftrace::SchedProcessExec(SchedProcessExec {
                 filename: Some(filename.to_string()),
                 pid: Some(*pid),
                 old_pid: Some(*pid),
             }),
-            Kind::Exit { pid } => Ftrace::SchedProcessExit(SchedProcessExit {
+            EventKind::Exit { pid } => Ftrace::SchedProcessExit(SchedProcessExit {
                 comm: comm(*pid),
                 pid: Some(*pid),
                 tgid: x.processes.iter().any(|p| p.pid == *pid).then_some(*pid),
             }),
-            Kind::BlockIssue(b) => Ftrace::BlockRqIssue(BlockRqIssue {
+            EventKind::BlockIssue(b) => Ftrace::BlockRqIssue(BlockRqIssue {
                 dev: Some(b.dev as u64),
                 sector: Some(b.sector),
                 nr_sector: Some(b.nr_sector),
                 bytes: Some(b.bytes),
                 rwbs: Some(comm_str(&pad(&b.rwbs)).into_owned()),
             }),
-            Kind::BlockComplete(b) => Ftrace::BlockRqComplete(BlockRqComplete {
+            EventKind::BlockComplete(b) => Ftrace::BlockRqComplete(BlockRqComplete {
                 dev: Some(b.dev as u64),
                 sector: Some(b.sector),
                 nr_sector: Some(b.nr_sector),

@@ -62,7 +62,7 @@ pub const CLOCK_BOOTTIME: u32 = 6;
 pub struct ClockSnapshot {
     /// The clocks.
     #[prost(message, repeated, tag = "1")]
-    pub clocks: Vec<Clock>,
+    pub clocks: Vec<ClockReading>,
     /// The clock the trace's timeline is drawn in.
     #[prost(uint32, optional, tag = "2")]
     pub primary_trace_clock: Option<u32>,
@@ -70,7 +70,7 @@ pub struct ClockSnapshot {
 
 /// One clock's reading.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct Clock {
+pub struct ClockReading {
     /// A `BuiltinClock`.
     #[prost(uint32, optional, tag = "1")]
     pub clock_id: Option<u32>,
@@ -112,7 +112,7 @@ pub struct Utsname {
 pub struct ProcessTree {
     /// Processes.
     #[prost(message, repeated, tag = "1")]
-    pub processes: Vec<Process>,
+    pub processes: Vec<TreeProcess>,
     /// Threads other than each process's main thread.
     #[prost(message, repeated, tag = "2")]
     pub threads: Vec<Thread>,
@@ -120,7 +120,7 @@ pub struct ProcessTree {
 
 /// A process.
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct Process {
+pub struct TreeProcess {
     /// Its pid.
     #[prost(int32, optional, tag = "1")]
     pub pid: Option<i32>,

@@ -3,7 +3,7 @@
 //! does. The states a switch-out reports are the kernel's (4.14 and later: `TASK_REPORT`
 //! with the preempted bit at 0x100), so the timeline reads them alike.
 
-use crate::decode::{Comm, Event, Kind, Switch};
+use crate::decode::{Comm, Event, EventKind, Switch};
 
 /// `prev_state` of a task switched out still runnable (R+).
 const PREEMPTED: i64 = 0x100;
@@ -58,7 +58,7 @@ pub fn switches(segments: &[Segment], join_ns: u64, comm: impl Fn(i32) -> Comm) 
         ts,
         cpu,
         current: prev,
-        kind: Kind::Switch(Switch {
+        kind: EventKind::Switch(Switch {
             prev_pid: prev,
             prev_prio: PRIO,
             prev_state: state,
@@ -95,7 +95,7 @@ pub fn switches(segments: &[Segment], join_ns: u64, comm: impl Fn(i32) -> Comm) 
                             ts: p.end_ns,
                             cpu,
                             current: p.pid,
-                            kind: Kind::Exit { pid: p.pid },
+                            kind: EventKind::Exit { pid: p.pid },
                         });
                     }
                     if s.start_ns.saturating_sub(p.end_ns) <= join_ns {
@@ -114,7 +114,7 @@ pub fn switches(segments: &[Segment], join_ns: u64, comm: impl Fn(i32) -> Comm) 
                     ts: p.end_ns,
                     cpu,
                     current: p.pid,
-                    kind: Kind::Exit { pid: p.pid },
+                    kind: EventKind::Exit { pid: p.pid },
                 });
             }
             out.push(switch(p.end_ns, cpu, p.pid, state(p.left), 0));

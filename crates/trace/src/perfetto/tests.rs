@@ -1,5 +1,5 @@
 use super::*;
-use crate::decode::{Switch, Wake};
+use crate::decode::{Switch, WakeTarget};
 
 fn comm(s: &str) -> Comm {
     let mut c = [0u8; 16];
@@ -13,7 +13,7 @@ fn sw(ts: u64, cpu: u32, prev: i32, state: i64, next: i32) -> Event {
         ts,
         cpu,
         current: prev,
-        kind: Kind::Switch(Switch {
+        kind: EventKind::Switch(Switch {
             prev_pid: prev,
             prev_prio: 120,
             prev_state: state,
@@ -27,14 +27,14 @@ fn sw(ts: u64, cpu: u32, prev: i32, state: i64, next: i32) -> Event {
     }
 }
 
-fn export(events: &[Event], processes: &[Process], tracks: &[Track]) -> (Trace, Summary) {
+fn export(events: &[Event], processes: &[Process], tracks: &[Track]) -> (Trace, ExportSummary) {
     let x = Export {
         events,
         cpus: &[0, 1, 2],
         boot_offset_ns: 7_000,
         clock_at_ns: 1_000,
         realtime_at_ns: Some(1_700_000_000_000_000_000),
-        machine: Machine { release: "6.18.0".into(), arch: "x86_64".into(), cpus: 3 },
+        machine: TraceMachine { release: "6.18.0".into(), arch: "x86_64".into(), cpus: 3 },
         processes,
         tracks,
     };
@@ -53,20 +53,25 @@ fn block(bytes: u32) -> crate::decode::Block {
 #[test]
 fn a_capture_round_trips_through_the_protobuf_decoder() {
     let events = vec![
-        Event { ts: 900, cpu: 1, current: 7, kind: Kind::Waking(Wake { pid: 42, target_cpu: 1 }) },
+        Event {
+            ts: 900,
+            cpu: 1,
+            current: 7,
+            kind: EventKind::Waking(WakeTarget { pid: 42, target_cpu: 1 }),
+        },
         sw(1_000, 1, 7, 0x1, 42),
-        Event { ts: 1_100, cpu: 1, current: -1, kind: Kind::Lost { count: Some(3) } },
+        Event { ts: 1_100, cpu: 1, current: -1, kind: EventKind::Lost { count: Some(3) } },
         Event {
             ts: 1_200,
             cpu: 1,
             current: 42,
-            kind: Kind::Migrate { pid: 43, orig_cpu: 0, dest_cpu: 1 },
+            kind: EventKind::Migrate { pid: 43, orig_cpu: 0, dest_cpu: 1 },
         },
         sw(1_300, 0, 42, 0x100, 0),
-        Event { ts: 1_400, cpu: 0, current: 42, kind: Kind::Fork { parent: 42, child: 44 } },
-        Event { ts: 1_500, cpu: 0, current: 42, kind: Kind::Exit { pid: 42 } },
-        Event { ts: 1_600, cpu: 2, current: 0, kind: Kind::BlockIssue(block(4096)) },
-        Event { ts: 1_700, cpu: 2, current: 0, kind: Kind::BlockComplete(block(0)) },
+        Event { ts: 1_400, cpu: 0, current: 42, kind: EventKind::Fork { parent: 42, child: 44 } },
+        Event { ts: 1_500, cpu: 0, current: 42, kind: EventKind::Exit { pid: 42 } },
+        Event { ts: 1_600, cpu: 2, current: 0, kind: EventKind::BlockIssue(block(4096)) },
+        Event { ts: 1_700, cpu: 2, current: 0, kind: EventKind::BlockComplete(block(0)) },
     ];
     let processes = [Process {
         pid: 42,
@@ -185,8 +190,8 @@ fn a_simulated_schedule_becomes_the_switches_a_kernel_would_trace() {
     let got: Vec<(u64, u32, &str, i32, i64, i32)> = events
         .iter()
         .map(|e| match &e.kind {
-            Kind::Switch(s) => (e.ts, e.cpu, "switch", s.prev_pid, s.prev_state, s.next_pid),
-            Kind::Exit { pid } => (e.ts, e.cpu, "exit", *pid, 0, 0),
+            EventKind::Switch(s) => (e.ts, e.cpu, "switch", s.prev_pid, s.prev_state, s.next_pid),
+            EventKind::Exit { pid } => (e.ts, e.cpu, "exit", *pid, 0, 0),
             k => panic!("{k:?}"),
         })
         .collect();
@@ -202,6 +207,6 @@ fn a_simulated_schedule_becomes_the_switches_a_kernel_would_trace() {
             (50, 1, "switch", 0, 0, 2),
         ]
     );
-    let Kind::Switch(s) = &events[1].kind else { panic!() };
+    let EventKind::Switch(s) = &events[1].kind else { panic!() };
     assert!(s.prev_runnable && comm_str(&s.next_comm) == "t2");
 }
