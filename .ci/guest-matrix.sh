@@ -6,6 +6,7 @@
 # check go to OUT; the last line written is OUT/status (0: every check held).
 #
 #   guest-matrix.sh CONFIG OUT SCHEDLAB REPO
+#   guest-matrix.sh plans DIR SCHEDLAB REPO   # on the host first: each experiment's cell keys
 #
 # CONFIG: cpu1, cpu4, cpu16 (the CPUs are the guest's; cgroups as systemd's hybrid mode lays
 # them out, like this CI host), cgroup2 (booted with cgroup_no_v1=all; the shell in a leaf
@@ -14,15 +15,44 @@
 # machine's own kernel and cgroups, where it has RT group scheduling).
 set -uo pipefail
 config=$1 out=$2 bin=$3 repo=$4
-fixtures=$repo/tests/fixtures/guest
+# The experiments each configuration runs: name, --scale, file (- for the built-in one, whose
+# text is experiments/quick.toml).
+EXPERIMENTS=("quick 0.02 -" "pa3-slice 0.01 tests/fixtures/guest/pa3-slice.toml" "lab1-slice 0.01 tests/fixtures/guest/lab1-slice.toml")
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+
+# The cell keys of each experiment's plan, as `check` prints them where every policy may be
+# applied: what a run must have measured or skipped with a reason, cell for cell.
+if [ "$config" = plans ]; then
+  mkdir -p "$out"
+  for e in "${EXPERIMENTS[@]}"; do
+    read -r name scale file <<<"$e"
+    [ "$file" = - ] && file=experiments/quick.toml
+    "$bin" check "$repo/$file" --scale "$scale" --repetitions 1 >"$out/$name.plan" 2>&1 || { cat "$out/$name.plan" >&2; exit 1; }
+    "$PY" -c '
+import re, sys
+keys = []
+for line in open(sys.argv[1]):
+    cols = [c.strip() for c in re.split("[│┆]", line)[1:-1]]
+    if len(cols) < 2 or not cols[1] or cols[0] == "cell":
+        continue
+    if cols[0].isdigit():
+        keys.append(cols[1])
+    elif keys and " " not in cols[1]:
+        keys[-1] += cols[1]  # a key wrapped in its column
+print("\n".join(keys))
+' "$out/$name.plan" >"$out/$name.keys"
+    [ -s "$out/$name.keys" ] || { echo "no cell keys in $out/$name.plan" >&2; exit 1; }
+  done
+  exit 0
+fi
+plans=$(dirname "$out")/plans
 work=$(mktemp -d /tmp/schedlab-matrix.XXXXXX)
 export TMPDIR=$work SCHEDLAB_STATE_DIR=$work/state SCHEDLAB_DB=$work/schedlab.db
 mkdir -p "$out"
 : >"$out/steps"
 : >"$out/failures"
 : >"$out/notes"
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
 
 fail() { echo "$*" >>"$out/failures"; }
 note() { echo "$*" >>"$out/notes"; }
@@ -97,23 +127,24 @@ rtzero() {
   fi
 }
 
-# Every cell the run's plan has was measured with the policy it names and none failed, or
-# (where skipping is allowed) it was left out by a warning that names it and says why.
+# Every cell of the experiment's plan (the keys `check` printed on the host) was measured with
+# the policies its stored plan names and none failed, or (where skipping is allowed) it was
+# left out by a warning of the run that names it and says why.
 check_cells() {
   local name=$1 may_skip=$2
-  "$PY" - "$SCHEDLAB_DB" "$may_skip" >"$out/$name.cells" 2>&1 <<'PY'
+  "$PY" - "$SCHEDLAB_DB" "$may_skip" "$plans/$name.keys" >"$out/$name.cells" 2>&1 <<'PY'
 import json, sqlite3, sys
-db, may_skip = sys.argv[1], sys.argv[2] == "1"
+db, may_skip, keys = sys.argv[1], sys.argv[2] == "1", open(sys.argv[3]).read().split()
 c = sqlite3.connect(db)
 run, plan, warnings = c.execute("SELECT id, plan_json, warnings_json FROM runs ORDER BY id DESC LIMIT 1").fetchone()
 plan, warnings = json.loads(plan), json.loads(warnings)
+planned = {cell["key"]: sorted({g["policy"]["class"] for g in cell["groups"]}) for cell in plan["cells"]}
 stored = {}
 for key, cls, status, msg in c.execute("SELECT key, class, status, message FROM cells WHERE run_id = ? AND warmup = 0", (run,)):
     stored.setdefault(key, []).append((cls, status, msg))
-bad = []
-for cell in plan["cells"]:
-    key = cell["key"]
-    classes = sorted({g["policy"]["class"] for g in cell["groups"]})
+bad = [f"{k}: stored, but not in the plan `check` printed" for k in stored if k not in keys]
+for key in keys:
+    classes = planned.get(key, [])
     rows = stored.get(key, [])
     # "skipped N cells (not run, not failed), WHY: KEY, KEY"
     skipped = [w for w in warnings if w.startswith("skipped ") and key in w.rsplit(": ", 1)[-1].split(", ")]
@@ -184,9 +215,10 @@ if [ $setup = 0 ]; then
   step env 0 "${WRAP[@]}" "$bin" env
   step env-json 0 "${WRAP[@]}" "$bin" env --json &&
     { "$PY" -m json.tool "$out/env-json.log" >/dev/null || fail "env --json: not JSON"; }
-  experiment quick "$may_skip" 0.02
-  experiment pa3-slice "$may_skip" 0.01 "$fixtures/pa3-slice.toml"
-  experiment lab1-slice "$may_skip" 0.01 "$fixtures/lab1-slice.toml"
+  for e in "${EXPERIMENTS[@]}"; do
+    read -r name scale file <<<"$e"
+    experiment "$name" "$may_skip" "$scale" "$([ "$file" = - ] || echo "$repo/$file")"
+  done
 fi
 
 if [ -n "$RT_CG" ]; then

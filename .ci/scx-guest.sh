@@ -220,9 +220,11 @@ matrix() {
     cargo build --release -q --bin schedlab
     bin=$PWD/target/release/schedlab
   fi
+  rm -rf "$OUT/matrix"
+  bash .ci/guest-matrix.sh plans "$PWD/$OUT/matrix/plans" "$bin" "$PWD"
   for c in "${configs[@]}"; do
     dir=$OUT/matrix/$c
-    rm -rf "$dir" && mkdir -p "$dir"
+    mkdir -p "$dir"
     t0=$(date +%s)
     case $c in
       rtzero-host)
