@@ -14,6 +14,9 @@
 # runtime is 0 where the kernel has RT group scheduling), rtzero-host (the same on this
 # machine's own kernel and cgroups, where it has RT group scheduling).
 set -uo pipefail
+# One group, which bash reads whole before it runs any of it: a run under way (a guest boots
+# for minutes) goes on with the script as it was, whatever happens to the file meanwhile.
+{
 config=$1 out=$2 bin=$3 repo=$4
 # The experiments each configuration runs: name, --scale, file (- for the built-in one, whose
 # text is experiments/quick.toml).
@@ -118,6 +121,7 @@ rtzero() {
   echo $$ >"$RT_CG/cgroup.procs"
   if [ -e "$RT_CG/cpu.rt_runtime_us" ]; then
     cat "$RT_CG/cpu.rt_runtime_us" >"$out/rt_runtime_us.before"
+    rt_snapshot >"$out/rt_snapshot.before"
     note "rtzero: the shell is in $RT_CG, cpu.rt_runtime_us $(cat "$out/rt_runtime_us.before") (RT group scheduling)"
   else
     note "rtzero: $(uname -r) has no CONFIG_RT_GROUP_SCHED ($RT_CG has no cpu.rt_runtime_us): no cgroup refuses RT here;" \
@@ -125,6 +129,12 @@ rtzero() {
     WRAP=(setpriv --inh-caps=-sys_nice --bounding-set=-sys_nice --)
     ulimit -r 0
   fi
+}
+
+# Every cgroup of the v1 cpu hierarchy with its RT runtime, to compare after the runs: a run
+# may lend RT runtime while it runs, and must give every cgroup its own back.
+rt_snapshot() {
+  find /sys/fs/cgroup/cpu -name cpu.rt_runtime_us -exec grep -H . {} + | sort
 }
 
 # Every cell of the experiment's plan (the keys `check` printed on the host) was measured with
@@ -225,6 +235,9 @@ if [ -n "$RT_CG" ]; then
   if [ -e "$out/rt_runtime_us.before" ]; then
     after=$(cat "$RT_CG/cpu.rt_runtime_us")
     [ "$after" = "$(cat "$out/rt_runtime_us.before")" ] || fail "rtzero: cpu.rt_runtime_us was $(cat "$out/rt_runtime_us.before"), is $after after the runs"
+    rt_snapshot >"$out/rt_snapshot.after"
+    diff "$out/rt_snapshot.before" "$out/rt_snapshot.after" >"$out/rt_snapshot.diff" ||
+      fail "rtzero: the cpu hierarchy's cgroups or RT runtimes differ after the runs: $(head -4 "$out/rt_snapshot.diff" | tr '\n' ' ')"
   fi
   # Back where the shell came from, and the cgroup gone (schedlab's own children of it too).
   echo $$ >"$FROM_CG/cgroup.procs" && rmdir "$RT_CG" 2>/dev/null || note "rtzero: could not remove $RT_CG: $(ls "$RT_CG" | grep -v '\.' | head -3)"
@@ -233,3 +246,5 @@ cp "$SCHEDLAB_DB" "$out/schedlab.db" 2>/dev/null || true
 rm -rf "$work"
 dmesg >"$out/dmesg" 2>&1 || true
 if [ -s "$out/failures" ]; then echo 1 >"$out/status"; else echo 0 >"$out/status"; fi
+exit
+}
