@@ -181,6 +181,25 @@ PY
   if grep -q 'FAILED' "$out/$name.log"; then fail "$name: its output says FAILED: $(grep -m2 FAILED "$out/$name.log" | tr '\n' ' ')"; fi
 }
 
+# `env --json` tells the policies this process may apply: the built-in experiment's fifo and
+# rr cells were measured where it says they may be, and skipped where it says not.
+policies_agree() {
+  "$PY" - "$out/env-json.log" "$out/quick.cells" >"$out/policies" 2>&1 <<'PY' || fail "env --json and the built-in run disagree: $(tr '\n' ' ' <"$out/policies")"
+import json, sys
+# Entries such as "fifo, rr at priority 1-98", "deadline", "no fifo or rr (RLIMIT_RTPRIO is 0)".
+policies = json.load(open(sys.argv[1]))["policies"]
+allowed = {n.strip() for p in policies if not p.startswith("no ") for n in p.split(" at ")[0].split(",")}
+bad = []
+for line in open(sys.argv[2]):
+    key, _, what = line.removeprefix("BAD ").partition(": ")
+    policy = key.split("/")[1] if "/" in key else ""
+    if policy in ("fifo", "rr") and (policy in allowed) != what.startswith("measured"):
+        bad.append(f"{key}: env --json policies {policies}, the run: {what.strip()}")
+print("\n".join(bad) or "agree")
+sys.exit(1 if bad else 0)
+PY
+}
+
 # experiment NAME MAY_SKIP SCALE [FILE]: a run (the built-in experiment without FILE) exits 0
 # with every cell as check_cells wants it, and `show` of it has no FAILED. Where MAY_SKIP
 # (rtzero), an experiment file of the user's own may instead be refused before anything
@@ -229,6 +248,7 @@ if [ $setup = 0 ]; then
     read -r name scale file <<<"$e"
     experiment "$name" "$may_skip" "$scale" "$([ "$file" = - ] || echo "$repo/$file")"
   done
+  policies_agree
 fi
 
 if [ -n "$RT_CG" ]; then
