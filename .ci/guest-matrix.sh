@@ -19,8 +19,9 @@ set -uo pipefail
 {
 config=$1 out=$2 bin=$3 repo=$4
 # The experiments each configuration runs: name, --scale, file (- for the built-in one, whose
-# text is experiments/quick.toml).
-EXPERIMENTS=("quick 0.02 -" "pa3-slice 0.01 tests/fixtures/guest/pa3-slice.toml" "lab1-slice 0.01 tests/fixtures/guest/lab1-slice.toml")
+# text is experiments/quick.toml) and the experiment a slice is cut from.
+EXPERIMENTS=("quick 0.02 - -" "pa3-slice 0.01 tests/fixtures/guest/pa3-slice.toml experiments/pa3.toml"
+  "lab1-slice 0.01 tests/fixtures/guest/lab1-slice.toml experiments/lab1.toml")
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 
@@ -29,8 +30,25 @@ PY=/usr/bin/python3
 if [ "$config" = plans ]; then
   mkdir -p "$out"
   for e in "${EXPERIMENTS[@]}"; do
-    read -r name scale file <<<"$e"
+    read -r name scale file source <<<"$e"
     [ "$file" = - ] && file=experiments/quick.toml
+    # A slice keeps its experiment's workloads, policies and groups as they are, and only
+    # values of its matrix: a change there must reach the slice too.
+    [ "$source" = - ] || "$PY" -c '
+import sys, tomllib
+slice, source = (tomllib.load(open(f, "rb")) for f in sys.argv[1:3])
+bad = [f"[{t}.{k}]" for t in ("workloads", "policies", "groups") for k, v in slice.get(t, {}).items()
+       if source.get(t, {}).get(k) != v]
+def axes(m, s, at):
+    for k, v in m.items():
+        if isinstance(v, dict):
+            axes(v, s.get(k, {}), f"{at}.{k}")
+        elif not (isinstance(v, list) and set(v) <= set(s.get(k, []))):
+            bad.append(f"{at}.{k} = {v}")
+axes(slice.get("matrix", {}), source.get("matrix", {}), "matrix")
+if bad:
+    sys.exit(f"{sys.argv[1]} is no slice of {sys.argv[2]}: " + ", ".join(bad) + " differ")
+' "$repo/$file" "$repo/$source" || exit 1
     "$bin" check "$repo/$file" --scale "$scale" --repetitions 1 >"$out/$name.plan" 2>&1 || { cat "$out/$name.plan" >&2; exit 1; }
     "$PY" -c '
 import re, sys
@@ -246,7 +264,7 @@ if [ $setup = 0 ]; then
   step env-json 0 "${WRAP[@]}" "$bin" env --json &&
     { "$PY" -m json.tool "$out/env-json.log" >/dev/null || fail "env --json: not JSON"; }
   for e in "${EXPERIMENTS[@]}"; do
-    read -r name scale file <<<"$e"
+    read -r name scale file _ <<<"$e"
     experiment "$name" "$may_skip" "$scale" "$([ "$file" = - ] || echo "$repo/$file")"
   done
   policies_agree
