@@ -150,7 +150,7 @@ versions() {
 boot() {
   local dir=$1 cpus=$2 append=$3 command=$4 n
   for n in 1 2; do
-    log "booting $KVER under TCG (no KVM), $cpus CPUs${append:+, $append}"
+    log "booting $KVER under TCG (no KVM), $cpus vCPU(s)${append:+, $append}"
     rm -f "$dir/status"
     PATH="$VENV/bin:$PATH:/usr/sbin:/sbin" timeout "${SCX_GUEST_TIMEOUT:-1800}" vng --run "$KDIR/vmlinuz" --disable-kvm \
       --cpus "$cpus" --memory 2G ${append:+--append "$append"} --rwdir "$PWD/$OUT" --rodir "/boot=$CACHE/boot" \
