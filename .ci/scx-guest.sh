@@ -6,17 +6,28 @@
 #
 #   .ci/scx-guest.sh provision   # kernel, virtme-ng, scx_bpfland and schedlab-scx into $SCX_CACHE
 #   .ci/scx-guest.sh run         # provision, build the tests, boot the guest, run them
+#   .ci/scx-guest.sh matrix [CONFIG...]  # schedlab on other machines: one boot per configuration
 #
+# The kernel, scx_bpfland and virtme-ng are pinned in .ci/guest-versions (printed at the
+# start); the cache holds each under its version, so a new pin provisions anew and the same
+# pin reuses what is there without touching the network.
 # Nothing here changes the machine's apt configuration: the kernel package comes from a
 # private sources list and `apt-get download`, unpacked with dpkg-deb -x into the cache.
 # Caches live outside the repo (and outside /tmp, which the guest does not share).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=guest-versions
+. .ci/guest-versions
 CACHE=${SCX_CACHE:-/opt/schedlab-scx}
-SUITE=${SCX_SUITE:-trixie-backports}
+SUITE=$GUEST_KERNEL_SUITE
 MIRROR=${SCX_MIRROR:-http://deb.debian.org/debian}
-SCX_VERSION=${SCX_BPFLAND_VERSION:-}   # empty: the newest on crates.io
 OUT=target/scx-guest
+# The pinned kernel's unpacked tree, and its vmlinuz, config and modules inside it.
+KVER=$GUEST_KERNEL_ABI
+KTREE="$CACHE/kernel/${KVER}_$GUEST_KERNEL_VERSION"
+KDIR="$KTREE/usr/lib/modules/$KVER"
+VENV="$CACHE/virtme-ng/$GUEST_VIRTME_NG_VERSION"
+SCX_ROOT="$CACHE/scx_bpfland/$GUEST_SCX_BPFLAND_VERSION"
 
 log() { echo "scx-guest: $*" >&2; }
 
@@ -35,53 +46,53 @@ apt_install() {
   fi
 }
 
-# The newest linux-image of $SUITE, unpacked under $CACHE/kernel/<version>/ (its vmlinuz,
-# config and modules in usr/lib/modules/<version>/, as Debian lays out 7.x kernels).
+# The pinned linux-image of $SUITE, unpacked under $KTREE (its vmlinuz, config and modules
+# in usr/lib/modules/<ABI>/, as Debian lays out 7.x kernels). Once there, no network is used.
 provision_kernel() {
-  local apt="$CACHE/apt"
-  mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$CACHE/kernel"
-  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $MIRROR $SUITE main" >"$apt/sources.list"
-  local opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=-" -o "Dir::State::Lists=$apt/lists"
-    -o "Dir::Cache=$apt" -o "Dir::Cache::archives=$apt/archives" -o "Dir::State::status=$apt/status" -o "APT::Architecture=amd64"
-    -o "Debug::NoLocking=1" -o "APT::Get::List-Cleanup=0")
-  : >"$apt/status"
-  if [ -z "$(find "$apt/lists" -name '*Packages*' -mmin -1440 2>/dev/null | head -1)" ]; then
+  if [ ! -e "$KDIR/vmlinuz" ]; then
+    local apt="$CACHE/apt"
+    mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$CACHE/kernel"
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $MIRROR $SUITE main" >"$apt/sources.list"
+    local opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=-" -o "Dir::State::Lists=$apt/lists"
+      -o "Dir::Cache=$apt" -o "Dir::Cache::archives=$apt/archives" -o "Dir::State::status=$apt/status" -o "APT::Architecture=amd64"
+      -o "Debug::NoLocking=1" -o "APT::Get::List-Cleanup=0")
+    : >"$apt/status"
     log "apt-get update ($SUITE, private lists)"
     apt-get "${opts[@]}" update -qq
-  fi
-  # The signed (unsigned packages are for building) meta package's image, e.g. linux-image-6.16.3+deb13-amd64.
-  local pkg
-  pkg=$(apt-cache "${opts[@]}" depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
-  [ -n "$pkg" ] || { log "no linux-image-amd64 in $SUITE"; exit 1; }
-  local ver=${pkg#linux-image-}
-  if [ ! -e "$CACHE/kernel/$ver/usr/lib/modules/$ver/vmlinuz" ]; then
-    # Since 7.x the image is split: linux-binary (vmlinuz), linux-modules, linux-base (config).
-    local parts=("$pkg")
-    mapfile -t -O 1 parts < <(apt-cache "${opts[@]}" depends "$pkg" | awk -v v="$ver" '/Depends: linux-(binary|modules|base)-/ && index($2, v) {print $2}')
-    log "downloading ${parts[*]}"
-    (cd "$apt/archives" && apt-get "${opts[@]}" download "${parts[@]}" 2>&1 | grep -v 'unsandboxed' >&2 || true)
-    rm -rf "$CACHE/kernel/$ver.partial"
+    # The signed image (the unsigned packages are for building); since 7.x it is split into
+    # linux-binary (vmlinuz), linux-modules and linux-base (config), all of one version.
+    local pkg="linux-image-$KVER" p parts=()
+    if ! apt-cache "${opts[@]}" madison "$pkg" | awk -F' [|] ' -v v="$GUEST_KERNEL_VERSION" '$2 == v {f=1} END {exit !f}'; then
+      log "$SUITE no longer has $pkg $GUEST_KERNEL_VERSION, the pin in .ci/guest-versions; it has:"
+      apt-cache "${opts[@]}" madison linux-image-amd64 >&2 || true
+      log "move GUEST_KERNEL_ABI and GUEST_KERNEL_VERSION to the image that linux-image-amd64 depends on"
+      exit 1
+    fi
+    parts=("$pkg")
+    mapfile -t -O 1 parts < <(apt-cache "${opts[@]}" depends "$pkg=$GUEST_KERNEL_VERSION" | awk -v v="$KVER" '/Depends: linux-(binary|modules|base)-/ && index($2, v) {print $2}')
+    log "downloading ${parts[*]} $GUEST_KERNEL_VERSION"
+    (cd "$apt/archives" && apt-get "${opts[@]}" download "${parts[@]/%/=$GUEST_KERNEL_VERSION}" 2>&1 | grep -v 'unsandboxed' >&2 || true)
+    rm -rf "$KTREE.partial"
     for p in "${parts[@]}"; do
-      dpkg-deb -x "$(ls "$apt/archives/${p}"_*.deb)" "$CACHE/kernel/$ver.partial"
+      dpkg-deb -x "$(ls "$apt/archives/${p}_"*.deb)" "$KTREE.partial"
     done
     rm -f "$apt/archives/"*.deb
-    mv "$CACHE/kernel/$ver.partial" "$CACHE/kernel/$ver"
+    rm -rf "$KTREE" && mv "$KTREE.partial" "$KTREE"
   fi
-  ln -sfn "$ver" "$CACHE/kernel/current"
-  grep -q '^CONFIG_SCHED_CLASS_EXT=y' "$CACHE/kernel/$ver/usr/lib/modules/$ver/config" || { log "$pkg has no CONFIG_SCHED_CLASS_EXT"; exit 1; }
+  grep -q '^CONFIG_SCHED_CLASS_EXT=y' "$KDIR/config" || { log "linux-image-$KVER has no CONFIG_SCHED_CLASS_EXT"; exit 1; }
 }
 
 provision_vng() {
-  if [ ! -x "$CACHE/venv/bin/vng" ]; then
-    log "installing virtme-ng into $CACHE/venv"
-    python3 -m venv "$CACHE/venv"
-    "$CACHE/venv/bin/pip" install -q virtme-ng
+  if [ ! -x "$VENV/bin/vng" ]; then
+    log "installing virtme-ng $GUEST_VIRTME_NG_VERSION into $VENV"
+    rm -rf "$VENV" && python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q "virtme-ng==$GUEST_VIRTME_NG_VERSION"
   fi
 }
 
 # scx_bpfland from crates.io; its BPF part needs clang 18 or newer as `clang`.
 provision_scx() {
-  [ -x "$CACHE/cargo/bin/scx_bpfland" ] && return 0
+  [ -x "$SCX_ROOT/bin/scx_bpfland" ] && return 0
   local clang
   clang=$(command -v clang-19 || command -v clang-18) || { log "scx_bpfland needs clang 18 or newer (Debian 12: apt-get install clang-19)"; exit 1; }
   mkdir -p "$CACHE/clang-bin"
@@ -89,9 +100,9 @@ provision_scx() {
   local llvm_strip
   llvm_strip=$(command -v "llvm-strip-${clang##*-}" || true)
   [ -n "$llvm_strip" ] && ln -sfn "$llvm_strip" "$CACHE/clang-bin/llvm-strip"
-  log "cargo install scx_bpfland (about 8 minutes on 2 cores)"
+  log "cargo install scx_bpfland $GUEST_SCX_BPFLAND_VERSION (about 8 minutes on 2 cores)"
   PATH="$CACHE/clang-bin:$PATH" BPF_CLANG="$CACHE/clang-bin/clang" CARGO_TARGET_DIR="$CACHE/scx-target" \
-    cargo install scx_bpfland --locked --root "$CACHE/cargo" ${SCX_VERSION:+--version "$SCX_VERSION"} -q
+    cargo install scx_bpfland --locked --version "=$GUEST_SCX_BPFLAND_VERSION" --root "$SCX_ROOT" -q
   rm -rf "$CACHE/scx-target"
 }
 
@@ -126,41 +137,57 @@ provision() {
   provision_scx_dwcs
 }
 
+versions() {
+  log "pinned in .ci/guest-versions: kernel linux-image-$GUEST_KERNEL_ABI $GUEST_KERNEL_VERSION ($SUITE)," \
+    "scx_bpfland $GUEST_SCX_BPFLAND_VERSION, virtme-ng $GUEST_VIRTME_NG_VERSION; cache $CACHE"
+}
+
+# boot DIR CPUS APPEND COMMAND: boots the pinned kernel under TCG (no KVM needed) with $OUT
+# writable, runs COMMAND in it and waits for DIR/status. A guest that ends without
+# writing its status died (its kernel or QEMU: seen twice in five full runs, with nothing on
+# its console), which says nothing about what ran in it: it is said and booted once more.
+# Nothing that failed is ever rerun. Returns 1 when neither boot wrote a status.
+boot() {
+  local dir=$1 cpus=$2 append=$3 command=$4 n
+  for n in 1 2; do
+    log "booting $KVER under TCG (no KVM), $cpus vCPU(s)${append:+, $append}"
+    rm -f "$dir/status"
+    PATH="$VENV/bin:$PATH:/usr/sbin:/sbin" timeout "${SCX_GUEST_TIMEOUT:-1800}" vng --run "$KDIR/vmlinuz" --disable-kvm \
+      --cpus "$cpus" --memory 2G ${append:+--append "$append"} --rwdir "$PWD/$OUT" --rodir "/boot=$CACHE/boot" \
+      --exec "$command" >"$dir/guest.log" 2>&1 || true
+    [ -e "$dir/status" ] && return 0
+    log "the guest ended without a result (boot $n): $(tail -2 "$dir/guest.log" | tr '\n' ' ')"
+  done
+  return 1
+}
+
+# scx_bpfland reads the running kernel's config from /boot/config-$(uname -r).
+boot_dir() {
+  mkdir -p "$CACHE/boot"
+  cp "$KDIR/config" "$CACHE/boot/config-$KVER"
+}
+
 # Builds the integration tests here, boots the guest on them (TCG: no KVM needed) and
 # brings back their output and exit status through $OUT.
 run() {
+  versions
   provision
-  local ver kdir bin
-  ver=$(readlink "$CACHE/kernel/current")
-  kdir="$CACHE/kernel/$ver/usr/lib/modules/$ver"
-  # scx_bpfland reads the running kernel's config from /boot/config-$(uname -r).
-  mkdir -p "$CACHE/boot"
-  cp "$kdir/config" "$CACHE/boot/config-$ver"
+  boot_dir
+  local bin
   bin=$(cargo test --test tests --no-run --message-format=json 2>/dev/null \
     | python3 -c 'import json,sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "tests"][-1])')
   cargo build -q
-  rm -rf "$OUT" && mkdir -p "$OUT"
+  # The matrix's results stay (its own subcommand clears them).
+  mkdir -p "$OUT" && find "$OUT" -mindepth 1 -maxdepth 1 ! -name matrix -exec rm -rf {} +
   cat >"$OUT/inside.sh" <<INSIDE
-export SCHEDLAB_SCX_GUEST=1 PATH="$CACHE/cargo/bin:$(scx_dwcs_bin):\$PATH" RUST_BACKTRACE=1
+export SCHEDLAB_SCX_GUEST=1 PATH="$SCX_ROOT/bin:$(scx_dwcs_bin):\$PATH" RUST_BACKTRACE=1
 cd "$PWD"
 uname -r >"$OUT/kernel"
 "$bin" ${SCX_TESTS:-scx::} --test-threads=1 --nocapture >"$OUT/tests.log" 2>&1
 echo \$? >"$OUT/status"
 dmesg >"$OUT/dmesg" 2>&1 || true
 INSIDE
-  # A guest that ends without writing its status died (its kernel or QEMU: seen twice in
-  # five full runs, with nothing on its console), which says nothing about the tests: it is
-  # said and booted once more. A test that fails is never rerun.
-  local boot
-  for boot in 1 2; do
-    log "booting $ver under TCG (no KVM)"
-    rm -f "$OUT/status" "$OUT/tests.log"
-    PATH="$CACHE/venv/bin:$PATH:/usr/sbin:/sbin" timeout "${SCX_GUEST_TIMEOUT:-1800}" vng --run "$kdir/vmlinuz" --disable-kvm \
-      --cpus 2 --memory 2G --rwdir "$PWD/$OUT" --rodir "/boot=$CACHE/boot" --exec "sh $PWD/$OUT/inside.sh" >"$OUT/guest.log" 2>&1 || true
-    [ -e "$OUT/status" ] && break
-    log "the guest ended without a result (boot $boot): its tests got as far as:"
-    tail -5 "$OUT/tests.log" 2>/dev/null || true
-  done
+  boot "$OUT" 2 "" "sh $PWD/$OUT/inside.sh" || log "the sched_ext tests got as far as: $(tail -5 "$OUT/tests.log" 2>/dev/null)"
   cat "$OUT/tests.log" 2>/dev/null || { log "the guest ran no tests:"; tail -30 "$OUT/guest.log"; exit 1; }
   [ "$(cat "$OUT/status" 2>/dev/null)" = 0 ] || { log "sched_ext tests failed in the guest ($(cat "$OUT/kernel" 2>/dev/null))"; exit 1; }
   # A test that skipped would pass here without proving anything.
@@ -170,8 +197,72 @@ INSIDE
   log "sched_ext tests passed in the guest ($(cat "$OUT/kernel"))"
 }
 
+# The guest matrix (issue #38): each configuration boots once (rtzero-host runs on this
+# machine, where its kernel has RT group scheduling) and runs .ci/guest-matrix.sh, which
+# runs schedlab's env, the built-in experiment and slices of pa3 and lab1 (release build)
+# and checks them. Logs in $OUT/matrix/<config>/; a line per configuration with its time.
+MATRIX_CONFIGS=(cpu1 cpu4 cpu16 cgroup2 rtzero rtzero-host)
+matrix_cpus() {
+  case $1 in cpu1) echo 1 ;; cpu4) echo 4 ;; cpu16) echo 16 ;; *) echo 2 ;; esac
+}
+matrix() {
+  local configs=("$@") c dir t0 secs failed=() summary=()
+  [ ${#configs[@]} -gt 0 ] || configs=("${MATRIX_CONFIGS[@]}")
+  for c in "${configs[@]}"; do
+    [[ " ${MATRIX_CONFIGS[*]} " == *" $c "* ]] || { log "unknown configuration $c (${MATRIX_CONFIGS[*]})"; exit 2; }
+  done
+  # A guest that hangs gives up its boot sooner than the sched_ext tests' (each boot is
+  # expected to take 2 to 8 minutes).
+  local SCX_GUEST_TIMEOUT=${SCX_GUEST_TIMEOUT:-1200}
+  versions
+  mkdir -p "$CACHE"
+  [ "$(id -u)" = 0 ] && apt_install
+  provision_kernel
+  provision_vng
+  boot_dir
+  # MATRIX_SCHEDLAB: a schedlab binary to try instead of this checkout's release build.
+  local bin=${MATRIX_SCHEDLAB:-}
+  if [ -z "$bin" ]; then
+    cargo build --release -q --bin schedlab
+    bin=$PWD/target/release/schedlab
+  fi
+  rm -rf "$OUT/matrix"
+  bash .ci/guest-matrix.sh plans "$PWD/$OUT/matrix/plans" "$bin" "$PWD"
+  for c in "${configs[@]}"; do
+    dir=$OUT/matrix/$c
+    mkdir -p "$dir"
+    t0=$(date +%s)
+    case $c in
+      rtzero-host)
+        if ! ls /sys/fs/cgroup/cpu/cpu.rt_runtime_us >/dev/null 2>&1; then
+          log "matrix $c: skipped, this machine's kernel has no RT group scheduling on a v1 cpu hierarchy"
+          summary+=("$c: skipped (no RT group scheduling here)")
+          continue
+        fi
+        bash .ci/guest-matrix.sh "$c" "$PWD/$dir" "$bin" "$PWD" ;;
+      *)
+        local append=""
+        [ "$c" = cgroup2 ] && append="cgroup_no_v1=all"
+        boot "$dir" "$(matrix_cpus "$c")" "$append" "bash $PWD/.ci/guest-matrix.sh $c $PWD/$dir $bin $PWD" || true ;;
+    esac
+    secs=$(($(date +%s) - t0))
+    if [ "$(cat "$dir/status" 2>/dev/null)" = 0 ]; then
+      summary+=("$c: passed in ${secs} s")
+    else
+      failed+=("$c")
+      summary+=("$c: FAILED in ${secs} s")
+      log "matrix $c failed ($dir):"
+      cat "$dir/failures" >&2 2>/dev/null || tail -20 "$dir/guest.log" >&2
+    fi
+    cat "$dir/notes" >&2 2>/dev/null || true
+  done
+  log "matrix: ${summary[*]/%/;}"
+  [ ${#failed[@]} = 0 ] || { log "matrix: ${failed[*]} failed"; exit 1; }
+}
+
 case "${1:-run}" in
-  provision) provision ;;
+  provision) versions; provision ;;
   run) run ;;
-  *) echo "usage: $0 [provision|run]" >&2; exit 2 ;;
+  matrix) shift; matrix "$@" ;;
+  *) echo "usage: $0 [provision|run|matrix [CONFIG...]]" >&2; exit 2 ;;
 esac
