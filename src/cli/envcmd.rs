@@ -16,6 +16,7 @@ struct Facts {
     root: Root,
     e: schedlab_model::Environment,
     caps: schedlab_spec::Capabilities,
+    probe: std::io::Result<schedlab_sys::probe::Probe>,
     p: schedlab_session::machine::Powers,
     lim: schedlab_spec::MachineLimits,
     uid: u32,
@@ -30,8 +31,10 @@ struct Facts {
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let root = Root::default();
     let e = env::environment(&root);
+    let (caps, probe) = env::capabilities_probed(&root);
     let f = Facts {
-        caps: env::capabilities(&root),
+        caps,
+        probe,
         p: schedlab_session::machine::powers(&root, &e),
         lim: schedlab_sys::limits::read(&root),
         // SAFETY: getuid has no failure mode.
@@ -54,7 +57,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 
 /// `env --json`.
 fn json(f: &Facts) -> anyhow::Result<()> {
-    let Facts { root, e, caps, p, lim, uid, nproc, nofile, memlock, dma, acct } = f;
+    let Facts { root, e, caps, probe, p, lim, uid, nproc, nofile, memlock, dma, acct } = f;
     let v = serde_json::json!({
         "environment": e,
         "uid": uid,
@@ -63,7 +66,7 @@ fn json(f: &Facts) -> anyhow::Result<()> {
         "min_nice": caps.min_nice,
         "nice": caps.nice,
         "policies": schedlab_session::machine::policies(caps),
-        "policy_probe": schedlab_session::machine::probe_json(root),
+        "policy_probe": schedlab_session::machine::probe_json(probe),
         "rt_refused": caps.rt_refused,
         "deadline_refused": caps.deadline_refused,
         "rt_placement": caps.rt_placement.as_ref().map(|p| serde_json::json!({

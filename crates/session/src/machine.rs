@@ -62,9 +62,9 @@ pub fn policies(caps: &schedlab_spec::Capabilities) -> Vec<String> {
 
 /// The policy probe's answers for `env --json`: each policy as a forked child tried it, and
 /// this process's cpu cgroup with the RT runtime it holds.
-pub fn probe_json(root: &Root) -> serde_json::Value {
-    use schedlab_sys::probe::{self, Answer};
-    let p = match probe::run(root) {
+pub fn probe_json(probe: &std::io::Result<schedlab_sys::probe::Probe>) -> serde_json::Value {
+    use schedlab_sys::probe::Answer;
+    let p = match probe {
         Ok(p) => p,
         Err(e) => return serde_json::json!({ "error": e.to_string() }),
     };

@@ -38,6 +38,11 @@ pub fn current_nice() -> i32 {
 /// process's nice and whether it may write where schedlab makes its cgroups; then what a
 /// forked child found the kernel allows (`probe`).
 pub fn capabilities(root: &Root) -> Capabilities {
+    capabilities_probed(root).0
+}
+
+/// [`capabilities`], with the probe's own answers (for `env --json`), or why it could not run.
+pub fn capabilities_probed(root: &Root) -> (Capabilities, std::io::Result<crate::probe::Probe>) {
     let rtprio = soft_limit(libc::RLIMIT_RTPRIO);
     let nice = soft_limit(libc::RLIMIT_NICE);
     let mut caps = Capabilities {
@@ -56,14 +61,15 @@ pub fn capabilities(root: &Root) -> Capabilities {
         rt_placement: None,
     };
     // Ask the kernel, not only the privileges: a forked child tries each policy.
-    match crate::probe::run(root) {
-        Ok(p) => crate::probe::apply(&mut caps, &p),
+    let probe = crate::probe::run(root);
+    match &probe {
+        Ok(p) => crate::probe::apply(&mut caps, p),
         Err(e) => {
             caps.rt_refused = Some(format!("the policy probe could not run ({e})"));
             caps.deadline_refused = caps.rt_refused.clone();
         }
     }
-    caps
+    (caps, probe)
 }
 
 /// The first kernel that takes a custom slice for SCHED_OTHER/BATCH (sched_attr.sched_runtime).
