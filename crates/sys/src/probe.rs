@@ -258,8 +258,22 @@ fn errno_name(e: i32) -> String {
     }
 }
 
-/// Why real-time (fifo, rr) is refused in this process's cgroup, in the user's terms.
+/// Why real-time (fifo, rr) is refused in this process's cgroup, in the user's terms, with
+/// the remedy.
 pub fn rt_refusal(p: &Probe, errno: i32) -> String {
+    match &p.cgroup {
+        Some(c) => format!(
+            "{}. Remedy: give that cgroup RT runtime (`echo 950000 > {}`, its parent permitting), or start schedlab from a cgroup that has some (`echo $$ > {}`)",
+            rt_cause(p, errno),
+            c.dir.join("cpu.rt_runtime_us").display(),
+            c.hierarchy_root.join("cgroup.procs").display()
+        ),
+        None => rt_cause(p, errno),
+    }
+}
+
+/// [`rt_refusal`] without the remedy: what refused, and where.
+fn rt_cause(p: &Probe, errno: i32) -> String {
     let Some(c) = &p.cgroup else {
         return format!("the kernel refused SCHED_FIFO to a child of this process ({}), though the privilege allows it (a container's seccomp policy or a security module may forbid it)", errno_name(errno));
     };
@@ -268,13 +282,10 @@ pub fn rt_refusal(p: &Probe, errno: i32) -> String {
         Some(r) => format!("holds cpu.rt_runtime_us = {r}"),
         None => "holds no RT runtime the kernel shows".into(),
     };
-    let enter = c.hierarchy_root.join("cgroup.procs");
     format!(
-        "the kernel refused SCHED_FIFO to a child of this process ({}): its cgroup {} ({hierarchy}) {runtime}, and under RT group scheduling (CONFIG_RT_GROUP_SCHED) a task in a cgroup without RT runtime may not become real-time, root or not. Remedy: give that cgroup RT runtime (`echo 950000 > {}`, its parent permitting), or start schedlab from a cgroup that has some (`echo $$ > {}`)",
+        "the kernel refused SCHED_FIFO to a child of this process ({}): its cgroup {} ({hierarchy}) {runtime}, and under RT group scheduling (CONFIG_RT_GROUP_SCHED) a task in a cgroup without RT runtime may not become real-time, root or not",
         errno_name(errno),
         c.dir.display(),
-        c.dir.join("cpu.rt_runtime_us").display(),
-        enter.display()
     )
 }
 
@@ -319,10 +330,7 @@ pub fn apply(caps: &mut Capabilities, p: &Probe) {
                         to: to.clone(),
                         why: format!(
                             "{}; so this run's engine and workers run in {} (the hierarchy's root, which holds RT runtime) instead, and go back afterwards",
-                            rt_refusal(p, libc::EPERM)
-                                .split(". Remedy")
-                                .next()
-                                .unwrap_or_default(),
+                            rt_cause(p, libc::EPERM),
                             to.display()
                         ),
                     });

@@ -20,8 +20,8 @@ pub(super) fn apply_settings(
         // Under RT group scheduling a cgroup holds no RT runtime unless given some: the
         // cell's real-time groups share what the hierarchy can spare.
         let realtime = |g: &Group| g.policy.class.is_rt() || g.workload.periodic().is_some();
-        let rt_groups = cell.groups.iter().filter(|g| realtime(g)).count().max(1) as u64;
-        let rt_share = h.rt_available().map(|a| a / rt_groups);
+        let rt_groups = cell.groups.iter().filter(|g| realtime(g)).count() as u64;
+        let rt_share = (rt_groups > 0).then(|| h.rt_available()).flatten().map(|a| a / rt_groups);
         for g in &cell.groups {
             // Groups without settings still get their own cgroup at the default weight, so
             // weights compare like with like.
