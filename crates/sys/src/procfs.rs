@@ -244,6 +244,39 @@ pub fn cpu_pressure_us(root: &Root) -> Option<u64> {
     some.split_whitespace().find_map(|f| f.strip_prefix("total="))?.parse().ok()
 }
 
+/// One line on where task `pid` is, for a message about a process that did not get on: its
+/// state letter, scheduling policy, CPU and CPU time, time waiting to run, times it ran and
+/// the kernel function it sleeps in, e.g. `pid 812 R policy 7 cpu 1 oncpu 3 ms waited 120004
+/// ms ran 2 wchan 0`. Only what the kernel has is said; None if the task is gone.
+pub fn task_whereabouts(root: &Root, pid: i32) -> Option<String> {
+    let stat = root.read(&format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name, which may hold spaces and parentheses.
+    let rest = stat.rsplit_once(')')?.1.split_whitespace().collect::<Vec<_>>();
+    // stat(5): state is field 3, processor 39, policy 41 (rest[0] is field 3).
+    let mut out = format!("pid {pid} {}", rest.first()?);
+    if let Some(policy) = rest.get(38) {
+        out.push_str(&format!(" policy {policy}"));
+    }
+    if let Some(cpu) = rest.get(36) {
+        out.push_str(&format!(" cpu {cpu}"));
+    }
+    let t = TaskSched::read(root, pid);
+    let ms = |ns: Option<u64>| ns.map(|v| (v / 1_000_000).to_string());
+    for (name, v) in [
+        ("oncpu", ms(t.oncpu_ns).map(|v| format!("{v} ms"))),
+        ("waited", ms(t.run_delay_ns).map(|v| format!("{v} ms"))),
+        ("ran", t.timeslices.map(|v| v.to_string())),
+    ] {
+        if let Some(v) = v {
+            out.push_str(&format!(" {name} {v}"));
+        }
+    }
+    if let Ok(w) = root.read(&format!("/proc/{pid}/wchan")) {
+        out.push_str(&format!(" wchan {}", w.trim()));
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -396,5 +429,15 @@ policy                                       :                    0
         child.wait().unwrap();
         assert!(t.oncpu_ns.is_some_and(|ns| ns > 0), "{t:?}");
         assert!(t.timeslices.is_some_and(|n| n > 0) && t.voluntary.is_some(), "{t:?}");
+    }
+
+    #[test]
+    fn whereabouts_of_this_process_name_its_state_and_policy() {
+        // SAFETY: gettid has no arguments and cannot fail.
+        let me = unsafe { libc::gettid() };
+        let w = task_whereabouts(&Root::default(), me).unwrap();
+        // This thread is running as it reads: state R, SCHED_OTHER (policy 0).
+        assert!(w.starts_with(&format!("pid {me} R policy 0 cpu ")), "{w}");
+        assert!(task_whereabouts(&Root::default(), i32::MAX).is_none());
     }
 }

@@ -260,8 +260,10 @@ pub fn run_cell(
     // Every worker prepared (files written, bodies built, memory locked) before anyone is
     // released: no preparation overlaps measured work or the background lead, and a periodic
     // set's start is fixed only when every task can meet its first release.
+    let worker_pids: Vec<i32> = workers.iter().map(|w| w.pid).collect();
+    let ready = &collector.prepared;
     if let Err(stop) =
-        supervise::wait_prepared(&collector.prepared, workers.len(), &mut reaper, &mut reaped)
+        supervise::wait_prepared(ready, worker_pids.len(), &worker_pids, &mut reaper, &mut reaped)
     {
         abandon(cx, pgid, n, &mut reaped, collector, mark);
         return Ok(match stop {

@@ -18,9 +18,11 @@ pub(super) enum Unprepared {
 }
 
 /// Waits until `want` workers said they are prepared ([`crate::protocol::ready_line`]).
+/// When the time runs out, the message says where each of `pids` (the workers) is.
 pub(super) fn wait_prepared(
     prepared: &AtomicUsize,
     want: usize,
+    pids: &[i32],
     reaper: &mut Reaper,
     reaped: &mut Vec<Reaped>,
 ) -> Result<(), Unprepared> {
@@ -40,9 +42,16 @@ pub(super) fn wait_prepared(
             return Err(not_all("a process of the cell exited while they prepared"));
         }
         if monotonic_ns() > until {
+            let root = schedlab_sys::Root::default();
+            let seen: Vec<String> = pids
+                .iter()
+                .take(8)
+                .filter_map(|&p| schedlab_sys::procfs::task_whereabouts(&root, p))
+                .collect();
             return Err(not_all(&format!(
-                "not within {} s",
-                crate::protocol::READY_TIMEOUT.as_secs()
+                "not within {} s (workers: {})",
+                crate::protocol::READY_TIMEOUT.as_secs(),
+                seen.join("; ")
             )));
         }
         // Woken by the last ready line (`signals::wake`) or a child's exit; the timeout is a
