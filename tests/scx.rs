@@ -174,7 +174,9 @@ fn started(
 ) -> std::process::Child {
     let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
     wait_until(what, secs, || {
-        assert!(child.try_wait().unwrap().is_none(), "the run ended before {what}");
+        if child.try_wait().unwrap().is_some() {
+            panic!("the run ended before {what}: {:#?}", stored(lab));
+        }
         running()
     });
     child

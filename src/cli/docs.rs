@@ -174,6 +174,19 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         )],
     ),
     (
+        "schedlab-calibrate",
+        &[
+            (
+                "schedlab calibrate",
+                "measure this machine's overheads (about half a minute) and store them",
+            ),
+            (
+                "schedlab calibrate --show --format schedcat",
+                "the newest calibration as SchedCAT's overhead CSV",
+            ),
+        ],
+    ),
+    (
         "schedlab-simulate",
         &[
             (

@@ -3,6 +3,7 @@
 #[macro_use]
 mod out;
 
+mod calibrate;
 mod check;
 mod common;
 mod compare;
@@ -74,6 +75,9 @@ pub enum Cmd {
     Env(envcmd::Args),
     /// Undo what an interrupted or killed schedlab left on this machine (cgroups, files).
     Restore(restore::Args),
+    /// Measure this machine's overheads (release latency, context switch, tick, release,
+    /// the live dispatchers' decision cost) and store them for the overhead-aware tests.
+    Calibrate(calibrate::Args),
     /// Simulate an experiment (discrete-event model of the schedulers) and store it as a run with mode sim.
     Simulate(simulate::Args),
     /// The live DWCS/EDF dispatchers of a running experiment (`dwcs status`).
@@ -99,7 +103,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
     // Commands that only print die quietly when their reader goes away (`schedlab env |
     // head`), as cat does; println! would panic instead. run and simulate keep ignoring
     // SIGPIPE: a closed pipe must not kill an engine mid-cell.
-    if !matches!(cli.cmd, Cmd::Run(_) | Cmd::Simulate(_) | Cmd::Restore(_)) {
+    if !matches!(cli.cmd, Cmd::Run(_) | Cmd::Simulate(_) | Cmd::Restore(_) | Cmd::Calibrate(_)) {
         // SAFETY: restoring the default disposition of one signal, before any thread exists.
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
@@ -113,6 +117,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Cmd::Runs => runs::run(&cli.db),
         Cmd::Env(a) => envcmd::run(a),
         Cmd::Restore(a) => restore::run(a),
+        Cmd::Calibrate(a) => calibrate::run(&cli.db, a),
         Cmd::Simulate(a) => simulate::run(&cli.db, a),
         Cmd::Dwcs(a) => dwcs::run(a),
         Cmd::Trace(a) => trace::run(&cli.db, a),

@@ -204,6 +204,37 @@ impl Store {
         Ok(())
     }
 
+    /// Stores a calibration (its JSON and the machine's facts): its id.
+    pub fn add_calibration(
+        &self,
+        created_unix: f64,
+        machine_json: &str,
+        calibration_json: &str,
+        run_id: Option<i64>,
+    ) -> Result<i64, DbError> {
+        self.conn.execute(
+            "INSERT INTO calibrations (created_unix, machine_json, calibration_json, run_id) VALUES (?1, ?2, ?3, ?4)",
+            params![created_unix, machine_json, calibration_json, run_id],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// The newest calibration (`id` None) or calibration `id`: (id, machine facts JSON,
+    /// calibration JSON).
+    pub fn calibration(&self, id: Option<i64>) -> Result<Option<(i64, String, String)>, DbError> {
+        let row = |r: &rusqlite::Row| Ok((r.get(0)?, r.get(1)?, r.get(2)?));
+        let sql = "SELECT rowid, machine_json, calibration_json FROM calibrations";
+        let found = match id {
+            Some(id) => self.conn.query_row(&format!("{sql} WHERE rowid = ?1"), [id], row),
+            None => self.conn.query_row(&format!("{sql} ORDER BY rowid DESC LIMIT 1"), [], row),
+        };
+        match found {
+            Ok(v) => Ok(Some(v)),
+            Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Sets a run's final status and warnings.
     pub fn finish_run(
         &self,

@@ -8,8 +8,17 @@ use std::path::{Path, PathBuf};
 
 /// Every table whose rows belong to a run, parents first: `merge` copies each of them. A
 /// table added to the schema must be listed here (a test checks the schema against it).
-pub const RUN_TABLES: &[&str] =
-    &["runs", "cells", "samples", "jobs", "traces", "trace_parts", "cell_repetitions", "task_sets"];
+pub const RUN_TABLES: &[&str] = &[
+    "runs",
+    "cells",
+    "samples",
+    "jobs",
+    "traces",
+    "trace_parts",
+    "cell_repetitions",
+    "task_sets",
+    "calibrations",
+];
 
 /// One run copied by a merge.
 #[derive(Debug, Clone, PartialEq)]

@@ -53,6 +53,7 @@ fn shard_db(path: &Path, campaign: Option<(&str, Shard)>, scale: f64) -> Store {
         jobs_log: None,
     };
     s.insert_task_sets(id, &[set]).unwrap();
+    s.add_calibration(1.0, "{}", "{\"cpu\":1}", Some(id)).unwrap();
     s.finish_run(id, &RunStatus::Complete, &[]).unwrap();
     s
 }

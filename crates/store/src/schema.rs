@@ -231,6 +231,17 @@ CREATE TABLE task_sets (
     PRIMARY KEY (run_id, cell_id, set_index)
 );
 "#,
+    // `schedlab calibrate` (issue #40): this machine's overheads, measured, with its facts;
+    // the run that measured the dispatchers, if one did (merge copies a calibration with
+    // it). Its id is the rowid.
+    r#"
+CREATE TABLE calibrations (
+    created_unix REAL NOT NULL,
+    machine_json TEXT NOT NULL,
+    calibration_json TEXT NOT NULL,
+    run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL
+);
+"#,
 ];
 
 /// An error that says `why` and nothing else (no "Invalid parameter name:" before it).

@@ -1,0 +1,341 @@
+//! `schedlab calibrate`: this machine's overheads, measured, as distributions (issue #40).
+//!
+//! In this process, on the last online CPU at SCHED_FIFO ([`probes`]): the release latency
+//! (a 1 ms timer to the task running), one context switch (a pipe ping-pong, less the pipe
+//! calls), the tick (the gaps a spinning thread sees, and their period) and a release's
+//! cost (the gap a released task makes in a spinning one). Through the engine, as any run:
+//! the live dispatchers' decision cost (the built-in `calibrate.toml`: an `edf` and a `dwcs`
+//! set). And read from the kernel: the CPU share RT throttling and the fair server keep.
+//! The record is stored in the results database with the machine's facts.
+
+pub mod probes;
+
+use crate::{Error, MeasureOptions, Observer, Session};
+use schedlab_periodic::LatencyPercentiles;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// The percentile of each distribution the overhead-aware tests use.
+pub const USED_PERCENTILE: f64 = 99.0;
+
+/// One measured overhead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Overhead {
+    /// Its name (`release_latency`, `context_switch`, `tick`, `release`,
+    /// `decision_cost_edf`, `decision_cost_dwcs`).
+    pub name: String,
+    /// What it is and how it was measured.
+    pub what: String,
+    /// Its distribution, ns.
+    pub ns: LatencyPercentiles,
+}
+
+impl Overhead {
+    /// The value the tests use: the distribution's [`USED_PERCENTILE`], ns.
+    pub fn used_ns(&self) -> u64 {
+        self.ns.p99_ns
+    }
+}
+
+/// A CPU share the kernel keeps from a class: `runtime_us` of every `period_us`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Share {
+    /// Runtime per period, µs.
+    pub runtime_us: u64,
+    /// The period, µs.
+    pub period_us: u64,
+}
+
+/// What `schedlab calibrate` measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// When, seconds since the epoch.
+    pub created_unix: f64,
+    /// The CPU the probes ran on.
+    pub cpu: u32,
+    /// The overheads, each a distribution.
+    pub overheads: Vec<Overhead>,
+    /// How often the spinning probe was interrupted: the mean distance between
+    /// interruptions, ns (None when there were none). The tests charge a `tick` every
+    /// this often, which is at least as often as the tick (1/CONFIG_HZ).
+    pub tick_period_ns: Option<u64>,
+    /// RT throttling: what real-time tasks may use of each CPU (None: unlimited).
+    pub rt_share: Option<Share>,
+    /// The fair server's reservation on the probes' CPU (debugfs; None where unreadable).
+    pub fair_server: Option<Share>,
+    /// The run that measured the dispatchers (its cells are stored as any run's).
+    pub run_id: Option<i64>,
+    /// The percentile the tests use.
+    pub percentile: f64,
+    /// What was not measured, and why.
+    pub notes: Vec<String>,
+}
+
+impl Calibration {
+    /// The overhead called `name`.
+    pub fn get(&self, name: &str) -> Option<&Overhead> {
+        self.overheads.iter().find(|o| o.name == name)
+    }
+
+    /// The figures in SchedCAT's overhead CSV layout (`schedcat.overheads.model.Overheads.
+    /// from_file`): a TASK-COUNT column and one column per overhead, µs, at the percentile
+    /// the tests use. Measured at one task count, the figures are one row: SchedCAT reads a
+    /// single point as a constant. SCHEDULE is 0: the kernel's scheduler call is inside the
+    /// measured switch (CXS).
+    pub fn schedcat_csv(&self) -> String {
+        let us = |name: &str| self.get(name).map_or(0.0, |o| o.used_ns() as f64 / 1000.0);
+        format!(
+            "TASK-COUNT, SCHEDULE, CXS, RELEASE, RELEASE-LATENCY, TICK\n1, 0.000, {:.3}, {:.3}, {:.3}, {:.3}\n",
+            us("context_switch"),
+            us("release"),
+            us("release_latency"),
+            us("tick")
+        )
+    }
+}
+
+/// How long each probe runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Lengths {
+    /// The release-latency probe.
+    pub release_latency: Duration,
+    /// Round trips of the context-switch probe.
+    pub switch_rounds: u32,
+    /// Rounds (of [`probes::SPIN_ROUND`]) of the tick and release probes each.
+    pub spin_rounds: u32,
+    /// Seconds of each dispatcher cell (0: no dispatcher cells).
+    pub dispatcher_s: u32,
+}
+
+impl Default for Lengths {
+    fn default() -> Self {
+        Lengths {
+            release_latency: Duration::from_secs(5),
+            switch_rounds: 50_000,
+            spin_rounds: 4,
+            dispatcher_s: 4,
+        }
+    }
+}
+
+/// The built-in experiment of the dispatchers' decision cost, `secs` long per cell.
+pub fn dispatcher_spec(secs: u32) -> String {
+    format!(
+        r#"name = "calibrate"
+description = "schedlab calibrate: the live dispatchers' decision cost"
+repetitions = 1
+
+[matrix]
+workload = ["set"]
+scheduler = ["edf", "dwcs"]
+
+[workloads.set]
+kind = "periodic"
+duration_s = {secs}
+quantum_ms = 1
+tasks = [
+  {{ c_ms = 1, t_ms = 4 }},
+  {{ c_ms = 1, t_ms = 5 }},
+  {{ c_ms = 1, t_ms = 8 }},
+  {{ c_ms = 1, t_ms = 10 }},
+]
+"#
+    )
+}
+
+fn share(root: &schedlab_sys::Root, runtime: &str, period: &str) -> Option<Share> {
+    let read = |p: &str| root.read(p).ok()?.trim().parse::<i64>().ok();
+    let (r, p) = (read(runtime)?, read(period)?);
+    (r >= 0 && p > 0).then_some(Share { runtime_us: r as u64, period_us: p as u64 })
+}
+
+impl Session {
+    /// Measures this machine's overheads and stores them (with the dispatcher run, when
+    /// `lengths.dispatcher_s` > 0). Needs SCHED_FIFO for this process.
+    pub fn calibrate(
+        &self,
+        lengths: Lengths,
+        observer: &mut dyn Observer,
+    ) -> Result<(Calibration, i64), Error> {
+        let root = &self.root;
+        let cpu = *schedlab_sys::cpus::online(root).last().unwrap_or(&0);
+        let failed = |what: &str, e: std::io::Error| {
+            let hint = if e.kind() == std::io::ErrorKind::PermissionDenied {
+                " (SCHED_FIFO needs root or CAP_SYS_NICE, and RT runtime in this process's cpu cgroup: `schedlab env` says which is missing)"
+            } else {
+                ""
+            };
+            Error::Refused(format!("calibrate: the {what} probe on CPU {cpu}: {e}{hint}"))
+        };
+        let mut overheads = Vec::new();
+        observer.note(&format!("calibrate: probes on CPU {cpu} at SCHED_FIFO"));
+        let lat = probes::release_latency(cpu, lengths.release_latency)
+            .map_err(|e| failed("release latency", e))?;
+        overheads.push(Overhead {
+            name: "release_latency".into(),
+            what: "a 1 ms absolute timer (clock_nanosleep) to the FIFO task running".into(),
+            ns: lat,
+        });
+        let switch = probes::context_switch(cpu, lengths.switch_rounds)
+            .map_err(|e| failed("context switch", e))?;
+        let switch_p50 = switch.p50_ns;
+        overheads.push(Overhead {
+            name: "context_switch".into(),
+            what: "half a pipe round trip of two FIFO threads on one CPU, less the pipe calls: wake-up, scheduler and switch".into(),
+            ns: switch,
+        });
+        let (tick, tick_period_ns) =
+            probes::ticks(cpu, lengths.spin_rounds).map_err(|e| failed("tick", e))?;
+        overheads.push(Overhead {
+            name: "tick".into(),
+            what: "interruptions of a FIFO thread spinning on the clock (the tick's, mostly)"
+                .into(),
+            ns: tick,
+        });
+        let release = probes::release(cpu, lengths.spin_rounds, switch_p50)
+            .map_err(|e| failed("release", e))?;
+        overheads.push(Overhead {
+            name: "release".into(),
+            what:
+                "the gap a 1 ms release of a FIFO task makes in a spinning one, less two switches"
+                    .into(),
+            ns: release,
+        });
+        let mut notes = vec![
+            "cache-related preemption delay: not measured (0)".to_string(),
+            "scheduling: inside context_switch (the kernel's scheduler call is part of the measured switch)".to_string(),
+        ];
+        let run_id = if lengths.dispatcher_s > 0 {
+            let id = self.dispatcher_run(lengths.dispatcher_s, observer, &mut overheads)?;
+            Some(id)
+        } else {
+            notes.push("dispatchers: not measured (--no-dispatchers)".into());
+            None
+        };
+        let rt_share = share(
+            root,
+            "/proc/sys/kernel/sched_rt_runtime_us",
+            "/proc/sys/kernel/sched_rt_period_us",
+        );
+        let fs = format!("/sys/kernel/debug/sched/fair_server/cpu{cpu}");
+        let fair_server = share(root, &format!("{fs}/runtime"), &format!("{fs}/period"))
+            .map(|s| Share { runtime_us: s.runtime_us / 1000, period_us: s.period_us / 1000 });
+        if fair_server.is_none() {
+            notes.push(format!("fair server: {fs} is not readable (debugfs unmounted?)"));
+        }
+        let c = Calibration {
+            created_unix: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+            cpu,
+            overheads,
+            tick_period_ns,
+            rt_share,
+            fair_server,
+            run_id,
+            percentile: USED_PERCENTILE,
+            notes,
+        };
+        let store = crate::db::open(&self.db)?;
+        let machine = serde_json::to_string(&schedlab_sys::machine::facts(root))
+            .map_err(|e| Error::Failed(e.to_string()))?;
+        let json = serde_json::to_string(&c).map_err(|e| Error::Failed(e.to_string()))?;
+        let id = store.add_calibration(c.created_unix, &machine, &json, run_id)?;
+        Ok((c, id))
+    }
+
+    /// Runs the built-in dispatcher experiment through the engine and adds each dispatcher's
+    /// decision cost to `overheads`: the run's id.
+    fn dispatcher_run(
+        &self,
+        secs: u32,
+        observer: &mut dyn Observer,
+        overheads: &mut Vec<Overhead>,
+    ) -> Result<i64, Error> {
+        let text = dispatcher_spec(secs);
+        let cwd = std::env::current_dir()
+            .map_err(|e| Error::Refused(format!("cannot resolve the current directory: {e}")))?;
+        let spec = schedlab_spec::parse_at("<built-in calibrate.toml>", &text, &cwd)
+            .map_err(Error::refused)?;
+        let o = MeasureOptions { builtin: true, ..MeasureOptions::default() };
+        let prepared = self.prepare(spec, &o, observer)?;
+        schedlab_runner::signals::block();
+        let m = self.measure(prepared, &o, &mut schedlab_runner::Engine, observer)?;
+        if let crate::Ended::Interrupted { signal, .. } = m.ended {
+            return Err(Error::Failed(format!(
+                "calibrate: interrupted by signal {signal}; nothing of it is stored as a calibration"
+            )));
+        }
+        for cell in m.store.cells(m.run_id)? {
+            let Some(rt) = &cell.rt else { continue };
+            let Some(d) = &rt.dispatcher else { continue };
+            for metrics in d.per_cpu().into_iter().flatten() {
+                let c = &metrics.decision_cost;
+                overheads.push(Overhead {
+                    name: format!("decision_cost_{}", rt.scheduler),
+                    what: format!(
+                        "the {} dispatcher's time per decision, wake-up to sleep (run {}, {} s)",
+                        rt.scheduler, m.run_id, secs
+                    ),
+                    ns: LatencyPercentiles {
+                        samples: c.samples,
+                        p50_ns: c.p50_ns,
+                        p99_ns: c.p99_ns,
+                        max_ns: c.max_ns,
+                        mean_ns: c.mean_ns,
+                        ..Default::default()
+                    },
+                });
+            }
+        }
+        Ok(m.run_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn overhead(name: &str, p99_ns: u64) -> Overhead {
+        Overhead {
+            name: name.into(),
+            what: String::new(),
+            ns: LatencyPercentiles { p99_ns, ..Default::default() },
+        }
+    }
+
+    #[test]
+    fn the_schedcat_csv_has_its_columns_in_microseconds_at_the_used_percentile() {
+        let c = Calibration {
+            created_unix: 0.0,
+            cpu: 1,
+            overheads: vec![
+                overhead("context_switch", 2_500),
+                overhead("release", 1_000),
+                overhead("release_latency", 31_855),
+                overhead("tick", 4_200),
+            ],
+            tick_period_ns: Some(4_000_000),
+            rt_share: None,
+            fair_server: None,
+            run_id: None,
+            percentile: USED_PERCENTILE,
+            notes: Vec::new(),
+        };
+        assert_eq!(
+            c.schedcat_csv(),
+            "TASK-COUNT, SCHEDULE, CXS, RELEASE, RELEASE-LATENCY, TICK\n1, 0.000, 2.500, 1.000, 31.855, 4.200\n"
+        );
+    }
+
+    #[test]
+    fn the_dispatcher_experiment_is_a_valid_spec() {
+        let spec = schedlab_spec::parse_at(
+            "calibrate.toml",
+            &dispatcher_spec(4),
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(spec.plan.cells.len(), 2);
+    }
+}

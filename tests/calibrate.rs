@@ -1,0 +1,70 @@
+//! `schedlab calibrate` (issue #40 item 1): each overhead measured as a distribution, stored
+//! with the machine's facts, printed with its unit and the percentile the tests use, and
+//! written in SchedCAT's overhead CSV layout.
+
+use crate::util::{is_root, measuring, Lab};
+use serde_json::Value;
+
+#[test]
+fn calibrate_measures_stores_and_prints_each_overhead_and_schedcats_csv() {
+    require!(is_root(), "the probes run at SCHED_FIFO, which needs root here");
+    let _m = measuring();
+    let lab = Lab::new();
+    let text = lab.ok(&["calibrate", "--quick", "-q"]);
+    for name in [
+        "release_latency",
+        "context_switch",
+        "tick",
+        "release",
+        "decision_cost_edf",
+        "decision_cost_dwcs",
+    ] {
+        let line = text.lines().find(|l| l.trim_start().starts_with(name)).unwrap_or_else(|| {
+            panic!("no {name} line in:\n{text}");
+        });
+        assert!(line.contains("p99") && line.contains("(used)"), "{line}");
+    }
+    assert!(text.contains("percentile used 99 (µs)"), "{text}");
+    // The stored record: every overhead has samples, p50 <= p99 <= max, and a cost a
+    // machine can have (a switch between 50 ns and 1 ms at its median).
+    let c: Value =
+        serde_json::from_str(&lab.ok(&["calibrate", "--show", "--format", "json"])).unwrap();
+    for o in c["overheads"].as_array().unwrap() {
+        let d = &o["ns"];
+        let (p50, p99, max) = (
+            d["p50_ns"].as_u64().unwrap(),
+            d["p99_ns"].as_u64().unwrap(),
+            d["max_ns"].as_u64().unwrap(),
+        );
+        assert!(d["samples"].as_u64().unwrap() > 0 && p50 <= p99 && p99 <= max, "{o}");
+    }
+    let switch =
+        c["overheads"].as_array().unwrap().iter().find(|o| o["name"] == "context_switch").unwrap();
+    let p50 = switch["ns"]["p50_ns"].as_u64().unwrap();
+    assert!((50..1_000_000).contains(&p50), "{switch}");
+    assert!(c["run_id"].as_i64().is_some(), "{c}");
+    // The dispatchers' run is an ordinary stored run.
+    assert!(lab.ok(&["runs"]).contains("calibrate"));
+    // SchedCAT's layout: the header, then one row of µs figures.
+    let csv = lab.ok(&["calibrate", "--show", "--format", "schedcat"]);
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows[0], "TASK-COUNT, SCHEDULE, CXS, RELEASE, RELEASE-LATENCY, TICK", "{csv}");
+    let cells: Vec<f64> = rows[1].split(", ").map(|v| v.parse().unwrap()).collect();
+    assert_eq!(cells.len(), 6, "{csv}");
+    assert_eq!(cells[0], 1.0);
+    assert!(cells[2] > 0.0 && cells[4] > 0.0 && cells[5] > 0.0, "{csv}");
+}
+
+#[test]
+fn calibrate_show_without_a_calibration_says_so_and_exits_2() {
+    let lab = Lab::new();
+    let out = lab.run(&["calibrate", "--show"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no results database"), "{out:?}");
+    let spec = lab.spec("pi.toml", "name = \"pi\"\n[matrix]\nworkload = [\"pi\"]\n[workloads.pi]\nkind = \"pi\"\niterations = 1000\n");
+    lab.ok(&["simulate", spec.to_str().unwrap(), "-q"]);
+    let out = lab.run(&["calibrate", "--show"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("holds no calibration") && err.contains("schedlab calibrate"), "{err}");
+}
