@@ -183,6 +183,9 @@ run() {
 export SCHEDLAB_SCX_GUEST=1 PATH="$SCX_ROOT/bin:$(scx_dwcs_bin):\$PATH" RUST_BACKTRACE=1
 cd "$PWD"
 uname -r >"$OUT/kernel"
+# A periodic worker's mlockall faults in the whole schedlab binary (debug: about 300 MB),
+# here over the guest's 9p share: read it into the page cache once, before any cell waits.
+cat "$PWD/target/debug/schedlab" >/dev/null
 "$bin" ${SCX_TESTS:-scx::} --test-threads=1 --nocapture >"$OUT/tests.log" 2>&1
 echo \$? >"$OUT/status"
 dmesg >"$OUT/dmesg" 2>&1 || true
