@@ -403,7 +403,7 @@ fn in_a_sched_ext_guest_dwcs_scx_runs_the_canonical_set_on_sched_ext_and_stores_
     let mut child = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]).spawn().unwrap();
     // `dwcs status` during the cell lists every task with its window state and deadline.
     let (mut listed, mut loaded) = (serde_json::Value::Null, String::new());
-    wait_until("dwcs status lists the running set", 180, || {
+    wait_until("dwcs status lists the running set", 600, || {
         if let Some(s) = running_set(&lab, 4) {
             listed = s;
             loaded = state();
@@ -458,7 +458,7 @@ fn in_a_sched_ext_guest_dwcs_scx_runs_the_canonical_set_on_sched_ext_and_stores_
 
 /// Spawns `schedlab run` of `spec` and waits until schedlab-scx runs its set.
 fn started_dwcs_scx(lab: &Lab, spec: &Path) -> std::process::Child {
-    started(lab, spec, "schedlab-scx runs the set", 180, || {
+    started(lab, spec, "schedlab-scx runs the set", 600, || {
         state() == "enabled"
             && processes("schedlab-scx").len() == 1
             && running_set(lab, 4).is_some()

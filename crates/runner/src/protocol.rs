@@ -96,8 +96,12 @@ pub struct Report {
 /// Longest line written to the result pipe: below PIPE_BUF (4096), so writes stay atomic.
 pub const MAX_LINE: usize = 4000;
 
-/// How long the engine waits for a cell's workers to be prepared before it gives up.
+/// How long the engine waits for a cell's workers to be prepared while none of them gets any
+/// CPU time, before it gives up.
 pub const READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+/// The longest the engine waits for a cell's workers to be prepared while they still work at
+/// it (on a machine many times slower than usual: an emulator, a loaded host).
+pub const READY_LIMIT: std::time::Duration = std::time::Duration::from_secs(1200);
 
 /// The line worker `i` writes once it is prepared (files written, buffers filled, memory
 /// locked) and waits for its release. A report is JSON, so it never starts like this.

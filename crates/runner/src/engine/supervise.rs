@@ -5,7 +5,7 @@ use super::reap::{describe_exit, exited_cleanly, kill_and_reap, Reaped, Reaper, 
 use super::CellCtx;
 use crate::signals::{self, Wake};
 use schedlab_plan::Cell;
-use schedlab_sys::procfs::monotonic_ns;
+use schedlab_sys::procfs::{monotonic_ns, TaskSched};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -17,8 +17,12 @@ pub(super) enum Unprepared {
     Failed(String),
 }
 
-/// Waits until `want` workers said they are prepared ([`crate::protocol::ready_line`]).
-/// When the time runs out, the message says where each of `pids` (the workers) is.
+/// Waits until `want` workers said they are prepared ([`crate::protocol::ready_line`]):
+/// [`READY_TIMEOUT`] after the last time any of `pids` (the workers) got CPU time, and at
+/// most [`READY_LIMIT`]. When the time runs out, the message says where each worker is.
+///
+/// [`READY_TIMEOUT`]: crate::protocol::READY_TIMEOUT
+/// [`READY_LIMIT`]: crate::protocol::READY_LIMIT
 pub(super) fn wait_prepared(
     prepared: &AtomicUsize,
     want: usize,
@@ -26,7 +30,12 @@ pub(super) fn wait_prepared(
     reaper: &mut Reaper,
     reaped: &mut Vec<Reaped>,
 ) -> Result<(), Unprepared> {
-    let until = monotonic_ns() + crate::protocol::READY_TIMEOUT.as_nanos() as u64;
+    use crate::protocol::{READY_LIMIT, READY_TIMEOUT};
+    let root = schedlab_sys::Root::default();
+    let oncpu = || -> u64 { pids.iter().filter_map(|&p| TaskSched::read(&root, p).oncpu_ns).sum() };
+    let t0 = monotonic_ns();
+    let (mut progress_at, mut ran) = (t0, oncpu());
+    let mut checked = t0;
     loop {
         let ready = prepared.load(Ordering::Acquire);
         if ready >= want {
@@ -41,18 +50,27 @@ pub(super) fn wait_prepared(
         if !reaped.is_empty() {
             return Err(not_all("a process of the cell exited while they prepared"));
         }
-        if monotonic_ns() > until {
-            let root = schedlab_sys::Root::default();
+        let now = monotonic_ns();
+        if now - checked >= 1_000_000_000 {
+            checked = now;
+            let r = oncpu();
+            if r > ran {
+                (progress_at, ran) = (now, r);
+            }
+        }
+        let idle = now - progress_at > READY_TIMEOUT.as_nanos() as u64;
+        if idle || now - t0 > READY_LIMIT.as_nanos() as u64 {
             let seen: Vec<String> = pids
                 .iter()
                 .take(8)
                 .filter_map(|&p| schedlab_sys::procfs::task_whereabouts(&root, p))
                 .collect();
-            return Err(not_all(&format!(
-                "not within {} s (workers: {})",
-                crate::protocol::READY_TIMEOUT.as_secs(),
-                seen.join("; ")
-            )));
+            let why = if idle {
+                format!("none of them ran for {} s", READY_TIMEOUT.as_secs())
+            } else {
+                format!("not within {} s, though they ran", READY_LIMIT.as_secs())
+            };
+            return Err(not_all(&format!("{why} (workers: {})", seen.join("; "))));
         }
         // Woken by the last ready line (`signals::wake`) or a child's exit; the timeout is a
         // fallback only.
