@@ -171,6 +171,9 @@ fn prepare(job: &WorkerJob) -> Result<PreparedWork, WorkerError> {
     let out_path = job.dir.join(format!("out-{}", job.index));
     match &job.workload {
         Workload::Pi { .. } => Ok(PreparedWork::Cpu),
+        Workload::Messaging(_) | Workload::Pipe(_) | Workload::Schbench(_) => {
+            Err(WorkerError::Internal("the benchmark kinds have no worker in this build"))
+        }
         Workload::Periodic(p) => {
             let rt = job
                 .rt

@@ -141,6 +141,32 @@ fn amount(w: &Workload) -> String {
         Workload::IoInterrupts { reads, read_bytes, file_bytes } => {
             format!("{reads} O_DIRECT reads of {read_bytes} B at random in a {file_bytes} B file")
         }
+        Workload::Messaging(m) => format!(
+            "{} groups of {} senders and {} receivers ({}), {} messages of {} B each over {}s",
+            m.groups,
+            m.fds,
+            m.fds,
+            if m.threads { "threads" } else { "processes" },
+            m.loops,
+            m.message_bytes,
+            m.ipc.name()
+        ),
+        Workload::Pipe(p) => format!(
+            "{} pair(s) of {} passing {} round trips over pipes",
+            p.pairs,
+            if p.threads { "threads" } else { "processes" },
+            p.loops
+        ),
+        Workload::Schbench(b) => format!(
+            "schbench for {:.1} s: {} message thread(s) x {} workers, {} operations over {} KiB, {} us sleep, {}",
+            b.runtime_ms as f64 / 1e3,
+            b.message_threads,
+            if b.workers == 0 { "one per CPU".to_string() } else { b.workers.to_string() },
+            b.operations,
+            b.footprint_kb,
+            b.sleep_us,
+            if b.rps == 0 { "no rate limit".to_string() } else { format!("{} requests/s", b.rps) }
+        ),
     }
 }
 

@@ -177,11 +177,20 @@ impl GroupDef {
         let Some(wname) = &self.workload else {
             return cx.err(at, format!("group \"{gname}\" has no workload: set `workload` in [groups.{gname}] or as an axis"));
         };
-        let workload = workloads
+        let mut workload = workloads
             .get(wname)
             .cloned()
             .or_else(|| builtin_workload(wname))
             .expect("checked when the name was read");
+        // A benchmark kind's one worker runs the whole benchmark: `processes`, where given,
+        // is its own count (messaging's groups, pipe's pairs, schbench's message threads).
+        let mut processes = processes;
+        if workload.count().is_some() {
+            if let Some(n) = self.processes {
+                workload = workload.with_count(n as u32);
+            }
+            processes = 1;
+        }
         if let Workload::Periodic(p) = workload {
             return crate::periodic_check::resolve_group(cx, gname, wname, *p, self, at).map(Some);
         }
