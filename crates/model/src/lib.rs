@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod adaptive;
+pub mod bench;
 pub mod columns;
 pub mod detail;
 pub mod dispatch;
@@ -23,6 +24,7 @@ pub mod sim_params;
 pub mod trace;
 
 pub use adaptive::{AdaptiveTarget, RepetitionOutcome};
+pub use bench::{BenchFigures, LatencyPercentiles, RpsPercentiles};
 pub use detail::{Detail, Extra};
 pub use look::{Consumer, MachineLook};
 pub use machine::Machine;

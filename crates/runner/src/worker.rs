@@ -3,7 +3,7 @@
 //! until the engine closes the write end, does the work, and reports one line on stdout.
 
 use crate::protocol::{Report, WorkerJob};
-use schedlab_model::Detail;
+use schedlab_model::{BenchFigures, Detail};
 use schedlab_plan::Workload;
 use schedlab_sys::{procfs::monotonic_ns, sched};
 use schedlab_workloads::{self as wl, CpuSeen, Probe};
@@ -171,9 +171,8 @@ fn prepare(job: &WorkerJob) -> Result<PreparedWork, WorkerError> {
     let out_path = job.dir.join(format!("out-{}", job.index));
     match &job.workload {
         Workload::Pi { .. } => Ok(PreparedWork::Cpu),
-        Workload::Messaging(_) | Workload::Pipe(_) | Workload::Schbench(_) => {
-            Err(WorkerError::Internal("the benchmark kinds have no worker in this build"))
-        }
+        // Their tasks are made after the release, so they inherit the worker's settings.
+        Workload::Messaging(_) | Workload::Pipe(_) | Workload::Schbench(_) => Ok(PreparedWork::Cpu),
         Workload::Periodic(p) => {
             let rt = job
                 .rt
@@ -321,6 +320,33 @@ fn work(
                 wl::io_interrupts(r, *reads, probe).map_err(WorkerError::step("io_interrupts"))?;
             report.units += o.reads as f64;
             report.detail = Some(Detail::Irq(r.total()));
+        }
+        (Workload::Messaging(m), PreparedWork::Cpu) => {
+            let o = wl::messaging(m).map_err(WorkerError::step("messaging"))?;
+            report.units += o.messages as f64;
+            report.bench = Some(BenchFigures {
+                source: "messaging".into(),
+                time_s: Some(o.time_s),
+                ..Default::default()
+            });
+        }
+        (Workload::Pipe(b), PreparedWork::Cpu) => {
+            let o = wl::pipe_pingpong(b).map_err(WorkerError::step("pipe"))?;
+            report.units += o.round_trips as f64;
+            report.bench = Some(BenchFigures {
+                source: "pipe".into(),
+                us_per_op: Some(o.us_per_op(b.loops)),
+                ops_per_s: Some(o.ops_per_s()),
+                ..Default::default()
+            });
+        }
+        (Workload::Schbench(b), PreparedWork::Cpu) => {
+            // schbench sizes its default worker count by the CPUs online, not its affinity.
+            // SAFETY: sysconf has no memory arguments.
+            let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as u32;
+            let f = wl::schbench(b, online).map_err(WorkerError::step("schbench"))?;
+            report.units += f.requests.unwrap_or(0) as f64;
+            report.bench = Some(f);
         }
         _ => return Err(WorkerError::Internal("internal: workload and preparation disagree")),
     }

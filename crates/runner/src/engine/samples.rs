@@ -83,6 +83,7 @@ pub(super) fn sample(
             detail: p.detail.clone(),
             error: p.error.clone(),
             rt: p.rt.clone(),
+            bench: p.bench.clone(),
             ..Default::default()
         },
         None => Extra::default(),
