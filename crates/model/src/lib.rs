@@ -608,6 +608,11 @@ impl Sample {
         self.extra.rt.as_ref()
     }
 
+    /// A benchmark's figures (a benchmark kind's, or parsed from a command's output).
+    pub fn bench(&self) -> Option<&crate::BenchFigures> {
+        self.extra.bench.as_ref()
+    }
+
     /// The I/O summary of an I/O worker, if this sample has one.
     pub fn io(&self) -> Option<&IoSummary> {
         match &self.extra.detail {
