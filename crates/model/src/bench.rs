@@ -34,7 +34,14 @@ pub struct BenchFigures {
     /// schbench: requests per second over the whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub average_rps: Option<f64>,
+    /// A parsed command: what it printed, stdout then stderr (each at most
+    /// [`KEPT_OUTPUT_BYTES`], its end kept), whether it parsed or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
 }
+
+/// The most of each of a parsed command's streams kept in [`BenchFigures::output`].
+pub const KEPT_OUTPUT_BYTES: usize = 32 << 10;
 
 /// The four latency percentiles schbench prints.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

@@ -126,6 +126,35 @@ impl Schbench {
     }
 }
 
+/// Which original's output a `command` workload prints, to be parsed into the benchmark
+/// figures after it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OutputParser {
+    /// rt-tests' `hackbench` (`Time:`), or `perf bench sched messaging` (`Total time:`).
+    #[serde(rename = "hackbench")]
+    Hackbench,
+    /// `perf bench sched pipe` (`usecs/op`, `ops/sec`).
+    #[serde(rename = "perf-bench-pipe")]
+    PerfBenchPipe,
+    /// schbench: its percentiles on stderr, or its `--json` on stdout.
+    #[serde(rename = "schbench")]
+    Schbench,
+}
+
+impl OutputParser {
+    /// Every parser, in spec order.
+    pub const ALL: [OutputParser; 3] =
+        [OutputParser::Hackbench, OutputParser::PerfBenchPipe, OutputParser::Schbench];
+    /// The spec name.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputParser::Hackbench => "hackbench",
+            OutputParser::PerfBenchPipe => "perf-bench-pipe",
+            OutputParser::Schbench => "schbench",
+        }
+    }
+}
+
 /// The tasks one benchmark worker runs: (processes, tasks), the worker itself included.
 /// schbench's automatic worker count is taken as one per message thread here (the CPUs a
 /// worker gets are known only when it runs).

@@ -36,6 +36,9 @@ pub enum Workload {
     Command {
         /// Program and arguments; `{index}` and `{dir}` are substituted.
         argv: Vec<String>,
+        /// How its output states a benchmark's figures, if it is one of the originals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parse: Option<crate::OutputParser>,
     },
     /// Threads writing files in parallel on the experiment device (seed 002's par_write).
     #[serde(rename = "par_write")]
@@ -193,7 +196,7 @@ impl Workload {
                 Workload::Mixed { iterations, write_every: s(*write_every).min(iterations) }
             }
             Workload::Hash { hashes } => Workload::Hash { hashes: s(*hashes) },
-            Workload::Command { argv } => Workload::Command { argv: argv.clone() },
+            Workload::Command { .. } => self.clone(),
             Workload::ParWrite(p) => Workload::ParWrite(p.scaled(factor)),
             Workload::ParRead(p) => Workload::ParRead(p.scaled(factor)),
             Workload::Periodic(p) => Workload::Periodic(Box::new(p.scaled(factor))),

@@ -117,7 +117,8 @@ enum PreparedWork {
     Hash(Box<[u8; wl::HASH_BUFFER]>),
     Copy(wl::CopyFiles),
     Mixed(std::fs::File),
-    Exec(Vec<CString>, std::fs::File),
+    /// The program's argv, its stdout's file and, when its output is parsed, its stderr's.
+    Exec(Vec<CString>, std::fs::File, Option<std::fs::File>),
     Par(Box<wl::ParPrepared>, u32),
     Periodic(crate::rt::Prepared),
     Udp(Box<wl::UdpFlood>),
@@ -218,7 +219,7 @@ fn prepare(job: &WorkerJob) -> Result<PreparedWork, WorkerError> {
                 .map(PreparedWork::Mixed)
                 .map_err(WorkerError::step(format!("creating {}", out_path.display())))
         }
-        Workload::Command { argv } => {
+        Workload::Command { argv, parse } => {
             let dir = job.dir.to_string_lossy();
             let idx = job.index.to_string();
             let args: Result<Vec<CString>, _> = argv
@@ -231,7 +232,18 @@ fn prepare(job: &WorkerJob) -> Result<PreparedWork, WorkerError> {
                 .create_new(true)
                 .open(job.dir.join(format!("cmd-{}.out", job.index)))
                 .map_err(WorkerError::step("creating the command's output file"))?;
-            Ok(PreparedWork::Exec(args, out))
+            // An original whose output is parsed keeps its stderr too (schbench reports there).
+            let err = match parse {
+                Some(_) => Some(
+                    std::fs::OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .open(job.dir.join(format!("cmd-{}.err", job.index)))
+                        .map_err(WorkerError::step("creating the command's error file"))?,
+                ),
+                None => None,
+            };
+            Ok(PreparedWork::Exec(args, out, err))
         }
     }
 }
@@ -288,8 +300,8 @@ fn work(
             let sync_writes = report.detail.as_ref().and_then(Detail::sync_writes).unwrap_or(0) + w;
             report.detail = Some(Detail::Writes { sync_writes });
         }
-        (Workload::Command { .. }, PreparedWork::Exec(args, out)) => {
-            exec(std::mem::take(args), out, report, &job.dir)
+        (Workload::Command { .. }, PreparedWork::Exec(args, out, err)) => {
+            exec(std::mem::take(args), out, err.as_ref(), report, &job.dir)
         }
         (Workload::ParWrite(_), PreparedWork::Par(p, round)) => {
             // A background writer repeats: each round writes fresh files.
@@ -355,7 +367,13 @@ fn work(
 
 /// Reports the start, then replaces this process with the user's program: same pid, same
 /// policy, nice, affinity and cgroup, so wait4's rusage covers the program itself.
-fn exec(args: Vec<CString>, out: &std::fs::File, report: &mut Report, dir: &std::path::Path) -> ! {
+fn exec(
+    args: Vec<CString>,
+    out: &std::fs::File,
+    err: Option<&std::fs::File>,
+    report: &mut Report,
+    dir: &std::path::Path,
+) -> ! {
     report.cpu = sched::current_cpu();
     report.detail = Some(Detail::Exec { exec: args[0].to_string_lossy().into_owned() });
     send(report, dir);
@@ -364,6 +382,9 @@ fn exec(args: Vec<CString>, out: &std::fs::File, report: &mut Report, dir: &std:
     // engine's result pipe; then execvp with NUL-terminated argument vectors.
     unsafe {
         libc::dup2(out.as_raw_fd(), 1);
+        if let Some(e) = err {
+            libc::dup2(e.as_raw_fd(), 2);
+        }
         let mut ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
         ptrs.push(std::ptr::null());
         libc::execvp(ptrs[0], ptrs.as_ptr());

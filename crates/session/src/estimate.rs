@@ -113,7 +113,7 @@ fn amount(w: &Workload) -> String {
             format!("{transfer_bytes} B in {block_bytes} B O_SYNC writes")
         }
         Workload::Hash { hashes } => format!("{hashes} CityHash128 of 4 KiB"),
-        Workload::Command { argv } => format!("exec {}", argv.join(" ")),
+        Workload::Command { argv, .. } => format!("exec {}", argv.join(" ")),
         Workload::ParWrite(p) | Workload::ParRead(p) => {
             format!(
                 "{} x {} B in {} thread(s), {} B per call, {}",

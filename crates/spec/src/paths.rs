@@ -215,7 +215,7 @@ mod tests {
 
     fn argv(s: &crate::Spec) -> Vec<String> {
         match &s.plan.cells[0].groups[0].workload {
-            Workload::Command { argv } => argv.clone(),
+            Workload::Command { argv, .. } => argv.clone(),
             w => panic!("{w:?}"),
         }
     }

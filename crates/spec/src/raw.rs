@@ -285,6 +285,8 @@ pub struct RawWorkload {
     #[serde(default)]
     pub argv: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
+    pub parse: Option<Spanned<String>>,
+    #[serde(default)]
     pub hashes: Option<Spanned<i64>>,
     #[serde(default)]
     pub files: Option<Spanned<i64>>,

@@ -5,7 +5,7 @@ use super::{bench, disturb, Ctx, Locations};
 use crate::error::SpecError;
 use crate::paths::{PathKey, PathUse};
 use crate::raw::RawWorkload;
-use schedlab_plan::{IoMode, ParIo, Workload, DIRECT_ALIGN};
+use schedlab_plan::{IoMode, OutputParser, ParIo, Workload, DIRECT_ALIGN};
 use serde_spanned::Spanned;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -112,7 +112,7 @@ fn check_keys(cx: &Ctx, w: &RawWorkload, kind: &str) -> Result<(), SpecError> {
     let sp = |v: &Option<Spanned<i64>>| v.as_ref().map(|s| s.span());
     // Which keys belong to which kinds: any other key is an error at its own location.
     let io: &[&str] = &["par_write", "par_read"];
-    let fields: [KeyKinds; 12] = [
+    let fields: [KeyKinds; 13] = [
         ("iterations", sp(&w.iterations), &["pi", "mixed"]),
         ("write_every", sp(&w.write_every), &["mixed"]),
         ("transfer_bytes", sp(&w.transfer_bytes), &["copy"]),
@@ -120,6 +120,7 @@ fn check_keys(cx: &Ctx, w: &RawWorkload, kind: &str) -> Result<(), SpecError> {
         ("input_bytes", sp(&w.input_bytes), &["copy"]),
         ("hashes", sp(&w.hashes), &["hash"]),
         ("argv", w.argv.as_ref().map(|a| a.span()), &["command"]),
+        ("parse", w.parse.as_ref().map(|a| a.span()), &["command"]),
         ("files", sp(&w.files), io),
         ("file_bytes", sp(&w.file_bytes), &["par_write", "par_read", "io_interrupts"]),
         (
@@ -288,7 +289,22 @@ fn command(cx: &Ctx, w: &RawWorkload, locs: &mut Locations) -> Result<Workload, 
         }
         args[0] = path.to_string_lossy().into_owned();
     }
-    Ok(Workload::Command { argv: args })
+    let parse = match &w.parse {
+        None => None,
+        Some(p) => match OutputParser::ALL.into_iter().find(|x| x.name() == p.get_ref()) {
+            Some(x) => Some(x),
+            None => {
+                return cx.err(
+                    p.span(),
+                    format!(
+                    "parse must be \"hackbench\", \"perf-bench-pipe\" or \"schbench\", got \"{}\"",
+                    p.get_ref()
+                ),
+                )
+            }
+        },
+    };
+    Ok(Workload::Command { argv: args, parse })
 }
 
 /// Test helpers for the kinds' own tests: a spec of one workload `w` on the matrix.

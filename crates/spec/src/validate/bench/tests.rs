@@ -182,3 +182,21 @@ fn a_benchmark_worker_counts_its_tasks() {
     let n = s.plan.cells[0].needs();
     assert_eq!((n.processes, n.tasks), (1, 1 + 2 * 4 + schedlab_plan::ENGINE_THREADS));
 }
+
+#[test]
+fn a_command_names_the_parser_of_its_output() {
+    use schedlab_plan::OutputParser;
+    for (name, p) in [
+        ("hackbench", OutputParser::Hackbench),
+        ("perf-bench-pipe", OutputParser::PerfBenchPipe),
+        ("schbench", OutputParser::Schbench),
+    ] {
+        let w = workload(&format!("kind = \"command\"\nargv = [\"x\"]\nparse = \"{name}\"\n"));
+        assert_eq!(w, Workload::Command { argv: vec!["x".into()], parse: Some(p) });
+    }
+    let e = err("kind = \"command\"\nargv = [\"x\"]\nparse = \"fio\"\n");
+    assert_eq!((e.line, e.col), (7, 9), "{e}");
+    assert!(e.message.contains("\"hackbench\", \"perf-bench-pipe\" or \"schbench\""), "{e}");
+    let e = err("kind = \"schbench\"\nparse = \"schbench\"\n");
+    assert!(e.message.contains("`parse` does not apply"), "{e}");
+}
