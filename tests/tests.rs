@@ -5,6 +5,7 @@ mod util;
 
 mod absurd_numbers;
 mod adaptive;
+mod bench;
 mod cli_errors;
 mod contention;
 mod disturb;

@@ -7,6 +7,7 @@
 
 use schedlab_model::{BenchFigures, LatencyPercentiles, RpsPercentiles};
 use schedlab_plan::OutputParser;
+use std::collections::BTreeMap;
 
 /// Why an output did not give its figures: the line that did not match (or the last line
 /// read, when a figure was missing) and what was expected.
@@ -204,36 +205,51 @@ fn percentile_line(t: &str) -> Option<(f64, f64)> {
 /// schbench's `--json`, in each shape its versions wrote: `{"schbench": {"wakeup_latency":
 /// {"percentiles": {"50.0": ..}}, ..}}` (its first), then `wakeup_latency_pct50.0` keys
 /// under `normal` or `int`.
+#[derive(serde::Deserialize)]
+struct SchbenchJson {
+    #[serde(default)]
+    normal: BTreeMap<String, Scalar>,
+    #[serde(default)]
+    int: BTreeMap<String, Scalar>,
+    #[serde(default)]
+    schbench: BTreeMap<String, Field>,
+}
+
+/// A value of the flat shapes: a number, or text (the kernel version, the host, ...).
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Scalar {
+    Number(f64),
+    Other(serde::de::IgnoredAny),
+}
+
+/// A value of the first shape: a statistic's percentiles, or anything else.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Field {
+    Stats { percentiles: BTreeMap<String, f64> },
+    Other(serde::de::IgnoredAny),
+}
+
 fn schbench_json(out: &str) -> Result<BenchFigures, Failed> {
     let first = |why: &str| (why.to_string(), out.lines().next().unwrap_or("").to_string());
-    let v: serde_json::Value =
-        serde_json::from_str(out.trim()).map_err(|e| first(&format!("not JSON ({e})")))?;
-    // Every number in the document by its flat name (`wakeup_latency_pct50.0`).
-    let mut flat = std::collections::BTreeMap::new();
-    fn walk(v: &serde_json::Value, path: &str, flat: &mut std::collections::BTreeMap<String, f64>) {
-        match v {
-            serde_json::Value::Object(m) => {
-                for (k, x) in m {
-                    let name = match path {
-                        "" => k.clone(),
-                        p if p.ends_with("_percentiles") => {
-                            format!("{}_pct{k}", p.trim_end_matches("_percentiles"))
-                        }
-                        p if ["normal", "int", "schbench"].contains(&p) => k.clone(),
-                        p => format!("{p}_{k}"),
-                    };
-                    walk(x, &name, flat);
-                }
-            }
-            serde_json::Value::Number(n) => {
-                if let Some(x) = n.as_f64() {
-                    flat.insert(path.to_string(), x);
-                }
-            }
-            _ => {}
+    let doc: SchbenchJson = serde_json::from_str(out.trim())
+        .map_err(|e| first(&format!("not schbench's JSON ({e})")))?;
+    // Every number by its flat name (`wakeup_latency_pct50.0`).
+    let mut flat: BTreeMap<String, f64> = doc
+        .normal
+        .into_iter()
+        .chain(doc.int)
+        .filter_map(|(k, v)| match v {
+            Scalar::Number(x) => Some((k, x)),
+            Scalar::Other(_) => None,
+        })
+        .collect();
+    for (name, field) in doc.schbench {
+        if let Field::Stats { percentiles } = field {
+            flat.extend(percentiles.into_iter().map(|(p, x)| (format!("{name}_pct{p}"), x)));
         }
     }
-    walk(&v, "", &mut flat);
     let get = |k: &str| {
         flat.get(k).copied().ok_or_else(|| first(&format!("no \"{k}\" in schbench's JSON")))
     };

@@ -304,6 +304,15 @@ fn command(cx: &Ctx, w: &RawWorkload, locs: &mut Locations) -> Result<Workload, 
             }
         },
     };
+    if let Some(parser) = parse.filter(|_| {
+        !crate::paths::is_program_path(program.get_ref()) && !program.get_ref().contains('{')
+    }) {
+        locs.paths.push(PathUse {
+            key: PathKey::Original(parser),
+            path: program.get_ref().into(),
+            span: program.span(),
+        });
+    }
     Ok(Workload::Command { argv: args, parse })
 }
 
