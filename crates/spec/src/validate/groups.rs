@@ -217,6 +217,15 @@ impl GroupDef {
         if let Some(n) = self.nice {
             policy.nice = n as i32;
         }
+        if workload.count().is_some() && policy.class == Class::Deadline {
+            return cx.err(
+                at,
+                format!(
+                    "group \"{gname}\": workload \"{wname}\" ({}) runs its benchmark in threads or children of its worker, and a SCHED_DEADLINE task may make neither (the kernel refuses its fork and clone): choose another policy",
+                    workload.kind()
+                ),
+            );
+        }
         // Like a priority on a fair class, a slice on a non-fair one has no effect.
         if let (Some(s), true) = (self.slice_us, policy.class.is_fair()) {
             policy.slice_ns = Some(s as u64 * 1000);

@@ -200,3 +200,12 @@ fn a_command_names_the_parser_of_its_output() {
     let e = err("kind = \"schbench\"\nparse = \"schbench\"\n");
     assert!(e.message.contains("`parse` does not apply"), "{e}");
 }
+
+#[test]
+fn a_deadline_policy_is_refused_for_a_benchmark_kind() {
+    let text = "name = \"t\"\n[matrix]\nworkload = [\"pipe\"]\npolicy = [\"dl\"]\n\
+                [policies.dl]\nclass = \"deadline\"\nruntime_us = 100\nperiod_us = 1000\n";
+    let e = parse("t.toml", text).expect_err("refused");
+    assert!(e.message.contains("SCHED_DEADLINE task may make neither"), "{e}");
+    assert!(e.message.contains("\"pipe\" (pipe)"), "{e}");
+}
