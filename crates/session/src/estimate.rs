@@ -49,6 +49,10 @@ pub fn estimate(plan: &Plan, ns: f64, hash_ns: f64, cpus: f64) -> Estimate {
                     cell_cpu_s += cpu_s;
                     longest_process_s = longest_process_s.max(per_process_ns * 1e-9);
                 }
+                // schbench runs for its runtime, whatever its CPU time.
+                if let Workload::Schbench(b) = &g.workload {
+                    longest_process_s = longest_process_s.max(b.runtime_ms as f64 / 1e3);
+                }
             }
             procs_total += g.processes as u64 * per_rep;
             let pol = match g.policy.class {
@@ -189,4 +193,17 @@ pub fn watchdog_refusal(spec: &Spec, too_long: &[(u32, String, f64)]) -> Option<
     );
     let e = schedlab_spec::SpecError::at(&plan.source_path, &spec.text, span, message);
     Some(crate::Error::refused(e))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_schbench_cell_lasts_its_runtime_for_the_watchdog() {
+        let text = "name = \"w\"\ntimeout_s = 10\n[matrix]\nworkload = [\"s\", \"t\"]\n\
+                    [workloads.s]\nkind = \"schbench\"\nruntime_s = 30\n\
+                    [workloads.t]\nkind = \"schbench\"\nruntime_s = 5\n";
+        let spec = schedlab_spec::parse("w.toml", text).unwrap();
+        let e = super::estimate(&spec.plan, 1.0, 1.0, 2.0);
+        assert_eq!(e.too_long, [(0, "s/other/n1".to_string(), 30.0)]);
+    }
 }
