@@ -39,11 +39,21 @@ impl Task {
                 .spawn(f)
                 .map(Task::Thread);
         }
+        // SAFETY: getpid has no failure mode.
+        let parent = unsafe { libc::getpid() };
         // SAFETY: the worker is single-threaded here (see the module's doc); the child runs
         // the closure and leaves with _exit, running no destructor of the parent's state.
         match unsafe { libc::fork() } {
             -1 => Err(io::Error::last_os_error()),
             0 => {
+                // A child dies with its worker, as the worker dies with the engine: the death
+                // signal is not inherited across fork. SAFETY: plain prctl and getppid.
+                unsafe {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+                    if libc::getppid() != parent {
+                        libc::_exit(1);
+                    }
+                }
                 let code = match f() {
                     Ok(()) => 0,
                     Err(e) => {
