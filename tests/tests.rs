@@ -5,6 +5,7 @@ mod util;
 
 mod absurd_numbers;
 mod adaptive;
+mod bench;
 mod calibrate;
 mod cli_errors;
 mod contention;

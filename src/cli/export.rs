@@ -127,15 +127,19 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         subject.attach_job_logs(&store)?;
         let stats = schedlab_analysis::cell_stats(&subject.cells);
         let rt = schedlab_analysis::rt_stats(&subject.cells);
+        let bench = schedlab_analysis::bench_stats(&subject.cells);
         let figures = schedlab_report::cells::Chosen::all();
         let text = match &exporter {
             Some(_) if a.format == "markdown" || a.format == "md" => {
                 let sim = subject.run.mode == schedlab_model::Mode::Sim.as_str();
-                schedlab_report::cells::markdown(&stats, &rt, &figures, sim)
+                schedlab_report::cells::markdown(&stats, &rt, &bench, &figures, sim)
             }
             Some(e) => {
                 let mut out = Vec::new();
-                e.write_values(&schedlab_report::cells::values(&stats, &rt, &figures), &mut out)?;
+                e.write_values(
+                    &schedlab_report::cells::values(&stats, &rt, &bench, &figures),
+                    &mut out,
+                )?;
                 String::from_utf8(out)?
             }
             None => unreachable!("parquet and hyperfine are refused or written above"),

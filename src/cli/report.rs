@@ -161,6 +161,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let run_meta = RunMeta { model: super::common::sim_model(&records), ..meta(&run) };
     let io = schedlab_analysis::io_stats(&records);
     let rt = schedlab_analysis::rt_stats(&records);
+    let bench = schedlab_analysis::bench_stats(&records);
     let traces = schedlab_analysis::trace_stats(&records);
     let shows = schedlab_report::within::shows(&records, a.alpha);
     let rendered = html::render(&ReportInput {
@@ -170,6 +171,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         compare: compare.as_ref(),
         io: &io,
         rt: &rt,
+        bench: &bench,
         traces: &traces,
         shows: shows.as_ref(),
         sets: &sets,

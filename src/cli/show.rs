@@ -195,13 +195,14 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
     let cells = &subject.cells;
     let stats = schedlab_analysis::cell_stats(cells);
     let rt = schedlab_analysis::rt_stats(cells);
+    let bench = schedlab_analysis::bench_stats(cells);
     let deterministic = run.mode == schedlab_model::Mode::Sim.as_str();
     if let Some(name) = match view.format {
         Format::Csv => Some("csv"),
         Format::Json => Some("json"),
         Format::Table | Format::Markdown => None,
     } {
-        let rows = cells::values(&stats, &rt, &view.figures);
+        let rows = cells::values(&stats, &rt, &bench, &view.figures);
         let exporter = schedlab_report::export::by_name(name).expect("csv and json exist");
         let mut out = std::io::stdout().lock();
         exporter.write_values(&rows, &mut out).map_err(super::out::stdout_error)?;
@@ -261,6 +262,11 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
             sayln!("\nPartitioned sets, per CPU (the same figures for each CPU's tasks; C/T and min util. = that CPU's share):");
             outln!("{}", draw(&tables::rt_cpu_columns(), &per_cpu, view, deterministic));
         }
+    }
+    if !bench.is_empty() && !view.figures.bench.is_empty() {
+        sayln!("\nBenchmarks ({}):", schedlab_report::bench::NOTE);
+        let cols = cells::bench_columns(&bench, view.wide, &view.figures);
+        outln!("{}", fitted(cols, &schedlab_report::bench::named(&bench), view, deterministic));
     }
     if !subject.sets.is_empty() {
         let curves = schedlab_analysis::acceptance(&subject.sets);

@@ -12,6 +12,7 @@
 
 pub mod acceptance;
 mod adaptive;
+pub mod bench;
 pub mod cells;
 mod compare;
 mod fairness;
@@ -38,6 +39,7 @@ pub use acceptance::{
     AcceptancePoint, ViolationCurve,
 };
 pub use adaptive::{judge, main_figure, Decision, Judgement, MainFigure};
+pub use bench::{bench_stats, BenchFigure, BenchStats};
 pub use cells::{cell_stats, CellStats};
 pub use compare::{compare, Comparison};
 pub use fairness::{coefficient_of_variation, jain_index, max_deviation_from_mean};

@@ -40,6 +40,9 @@ pub enum Metric {
     /// A real-time figure of a periodic set ([`crate::rt::FIGURES`]), per repetition as
     /// [`crate::RtStats`] counts it.
     Rt(&'static RtFigure),
+    /// A benchmark figure ([`crate::bench::FIGURES`]: hackbench's time, perf's pipe, schbench's
+    /// percentiles), per repetition the mean over the workers that state it.
+    Bench(&'static crate::BenchFigure),
 }
 
 impl Metric {
@@ -61,7 +64,8 @@ impl Metric {
     /// [`Metric::TRACE`], then every real-time figure.
     pub fn every() -> impl Iterator<Item = Metric> {
         let rt = rt::FIGURES.iter().map(Metric::Rt);
-        Metric::ALL.into_iter().chain(Metric::SCHED).chain(Metric::TRACE).chain(rt)
+        let bench = crate::bench::FIGURES.iter().map(Metric::Bench);
+        Metric::ALL.into_iter().chain(Metric::SCHED).chain(Metric::TRACE).chain(rt).chain(bench)
     }
 
     /// Whether only periodic task sets have it.
@@ -95,6 +99,7 @@ impl Metric {
         }
         match self {
             Metric::Rt(f) => f.name,
+            Metric::Bench(f) => f.name,
             Metric::WallPerProc => "wall",
             Metric::Makespan => "makespan",
             Metric::InvoluntaryPerProc => "involuntary",
@@ -116,6 +121,7 @@ impl Metric {
         }
         match self {
             Metric::Rt(f) => f.description,
+            Metric::Bench(f) => f.description,
             Metric::WallPerProc => "wall per process [s]",
             Metric::Makespan => "makespan [s]",
             Metric::InvoluntaryPerProc => "involuntary switches per process",
@@ -144,7 +150,7 @@ impl Metric {
             Metric::MigrationsPerProc => &["migrations_per_proc"],
             Metric::RunDelayPerProc => &["run_delay_per_proc"],
             Metric::SchedMigrationsPerProc => &["k_migrations"],
-            Metric::Makespan | Metric::Throughput | Metric::Rt(_) => &[],
+            Metric::Makespan | Metric::Throughput | Metric::Rt(_) | Metric::Bench(_) => &[],
         }
     }
 
@@ -189,6 +195,7 @@ impl Metric {
                 self.trace_figure()?.of_repetition(r)?
             }
             Metric::Rt(f) => f.of_repetition(r)?,
+            Metric::Bench(f) => f.of_repetition(r)?,
         };
         v.is_finite().then_some(v)
     }

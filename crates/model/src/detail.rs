@@ -40,6 +40,9 @@ pub struct Extra {
     /// A periodic task's results.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rt: Option<RtTask>,
+    /// A benchmark kind's figures, or those parsed from a command's output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bench: Option<crate::BenchFigures>,
     /// The stored text, when it could not be read as an `Extra` (written by a version that
     /// knew shapes this one does not): kept so that exports still show it.
     #[serde(skip)]

@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod adaptive;
+pub mod bench;
 pub mod columns;
 pub mod detail;
 pub mod dispatch;
@@ -23,6 +24,7 @@ pub mod sim_params;
 pub mod trace;
 
 pub use adaptive::{AdaptiveTarget, RepetitionOutcome};
+pub use bench::{BenchFigures, LatencyPercentiles, RpsPercentiles};
 pub use detail::{Detail, Extra};
 pub use look::{Consumer, MachineLook};
 pub use machine::Machine;
@@ -604,6 +606,11 @@ impl Sample {
     /// The periodic task results of a periodic worker, if this sample has them.
     pub fn rt(&self) -> Option<&RtTask> {
         self.extra.rt.as_ref()
+    }
+
+    /// A benchmark's figures (a benchmark kind's, or parsed from a command's output).
+    pub fn bench(&self) -> Option<&crate::BenchFigures> {
+        self.extra.bench.as_ref()
     }
 
     /// The I/O summary of an I/O worker, if this sample has one.

@@ -196,7 +196,8 @@ pub const CPUSET: Axis = Axis {
     stored: |_, g| g.cpuset.as_deref().map(crate::cpulist::format),
 };
 
-/// `processes`: the group's worker count; 0 leaves the group out of the cell.
+/// `processes`: the group's worker count (a benchmark kind's own count, see
+/// `Workload::count`); 0 leaves the group out of the cell.
 pub const PROCESSES: Axis = Axis {
     name: "processes",
     scope: Scope::Group,
@@ -309,7 +310,7 @@ pub fn group_key(name: &str, group: Option<&Group>, swept: &[(&Axis, String)]) -
             KeyForm::Lead | KeyForm::RtPriority | KeyForm::Count => {}
         }
     }
-    k.push_str(&format!("/n{}", g.processes));
+    k.push_str(&format!("/n{}", g.count()));
     k
 }
 

@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod axis;
+mod bench;
 pub mod cpulist;
 mod device;
 mod facts;
@@ -27,6 +28,7 @@ mod task;
 mod taskset;
 mod workload;
 
+pub use bench::*;
 pub use device::*;
 pub use facts::*;
 pub use needs::*;

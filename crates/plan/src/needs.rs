@@ -59,6 +59,25 @@ fn workload_needs(w: &Workload, processes: u64) -> CellNeeds {
         Workload::IoInterrupts { read_bytes, .. } => {
             plain(1, WORKER_KIB + read_bytes.div_ceil(1024))
         }
+        Workload::Messaging(_) | Workload::Pipe(_) | Workload::Schbench(_) => {
+            let (procs, tasks) = crate::bench_tasks(w).expect("a benchmark kind");
+            // Children and threads share the worker's pages; each has its stacks and page
+            // tables. Messaging's sockets may each hold a full buffer.
+            let sockets = match w {
+                Workload::Messaging(m) if m.ipc == crate::Ipc::Socket => {
+                    m.groups as u64 * m.fds as u64 * SOCKET_KIB / 2
+                }
+                Workload::Schbench(b) => {
+                    b.message_threads as u64 * b.workers.max(1) as u64 * 3 * b.footprint_kb as u64
+                }
+                _ => 0,
+            };
+            CellNeeds {
+                processes: processes * procs,
+                tasks: processes * tasks,
+                mem_kib: processes * (WORKER_KIB + (tasks - 1) * THREAD_KIB + sockets),
+            }
+        }
         Workload::Periodic(p) => {
             let jobs: u64 = p.tasks.iter().map(|t| p.jobs(t)).sum();
             let workers = p.tasks.len() as u64;

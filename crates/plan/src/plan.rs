@@ -90,6 +90,13 @@ pub struct Group {
 }
 
 impl Group {
+    /// What the `processes` axis set: the worker processes, or a benchmark kind's own count
+    /// (messaging's groups, pipe's pairs, schbench's message threads), whose one worker runs
+    /// the whole benchmark.
+    pub fn count(&self) -> u32 {
+        self.workload.count().unwrap_or(self.processes)
+    }
+
     /// The group as stored beside the cell's results.
     pub fn params(&self) -> schedlab_model::GroupParams {
         schedlab_model::GroupParams {
@@ -100,7 +107,7 @@ impl Group {
             class: self.policy.class.name().to_string(),
             priority: self.policy.priority as i32,
             nice: self.policy.nice,
-            processes: self.processes,
+            processes: self.count(),
             affinity: self.affinity.label(),
             cpu_weight: self.cgroup.cpu_weight,
             cpu_max: self.cgroup.cpu_max,
@@ -162,7 +169,7 @@ impl Cell {
             class: p.policy.class.name().to_string(),
             priority: p.policy.priority as i32,
             nice: p.policy.nice,
-            processes: p.processes,
+            processes: p.count(),
             groups: self.groups.iter().map(Group::params).collect(),
             iosched: self.io.as_ref().map(|i| i.name.clone()),
             knobs: self.knobs.iter().map(|(k, v)| (k.clone(), v.label())).collect(),

@@ -100,6 +100,8 @@ const SYNC_WRITES_PER_S: f64 = 200.0;
 const BYTES_PER_S: f64 = 2e8;
 const PACKETS_PER_S: f64 = 2e5;
 const READS_PER_S: f64 = 1e4;
+const MESSAGES_PER_S: f64 = 1e6;
+const ROUND_TRIPS_PER_S: f64 = 1e5;
 /// A user command's running time is unknown: one second.
 const COMMAND_S: f64 = 1.0;
 /// Spawning, releasing and reaping a worker, and storing its sample.
@@ -117,9 +119,12 @@ fn worker_seconds(w: &Workload) -> f64 {
         }
         Workload::Command { .. } => COMMAND_S,
         Workload::ParWrite(p) | Workload::ParRead(p) => p.bytes() as f64 / BYTES_PER_S,
-        Workload::Periodic(_) | Workload::UdpFlood { .. } | Workload::IoInterrupts { .. } => {
-            w.work_units() as f64 / rate(w)
-        }
+        Workload::Schbench(b) => b.runtime_ms as f64 / 1e3,
+        Workload::Periodic(_)
+        | Workload::UdpFlood { .. }
+        | Workload::IoInterrupts { .. }
+        | Workload::Messaging(_)
+        | Workload::Pipe(_) => w.work_units() as f64 / rate(w),
     }
 }
 
@@ -127,6 +132,8 @@ fn rate(w: &Workload) -> f64 {
     match w {
         Workload::UdpFlood { .. } => PACKETS_PER_S,
         Workload::IoInterrupts { .. } => READS_PER_S,
+        Workload::Messaging(_) => MESSAGES_PER_S,
+        Workload::Pipe(_) => ROUND_TRIPS_PER_S,
         _ => 1.0,
     }
 }

@@ -36,6 +36,9 @@ pub enum Workload {
     Command {
         /// Program and arguments; `{index}` and `{dir}` are substituted.
         argv: Vec<String>,
+        /// How its output states a benchmark's figures, if it is one of the originals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parse: Option<crate::OutputParser>,
     },
     /// Threads writing files in parallel on the experiment device (seed 002's par_write).
     #[serde(rename = "par_write")]
@@ -65,6 +68,12 @@ pub enum Workload {
         /// Size of the file the worker makes in its cell directory (a multiple of 4096).
         file_bytes: u64,
     },
+    /// hackbench's groups of senders and receivers, run by one worker.
+    Messaging(crate::Messaging),
+    /// perf's pipe ping-pong, run by one worker.
+    Pipe(crate::PipeBench),
+    /// schbench's message and worker threads, run by one worker.
+    Schbench(crate::Schbench),
 }
 
 /// How `par_write` and `par_read` do their I/O.
@@ -148,6 +157,9 @@ impl Workload {
             Workload::Periodic(_) => "periodic",
             Workload::UdpFlood { .. } => "udp_flood",
             Workload::IoInterrupts { .. } => "io_interrupts",
+            Workload::Messaging(_) => "messaging",
+            Workload::Pipe(_) => "pipe",
+            Workload::Schbench(_) => "schbench",
         }
     }
 
@@ -184,7 +196,7 @@ impl Workload {
                 Workload::Mixed { iterations, write_every: s(*write_every).min(iterations) }
             }
             Workload::Hash { hashes } => Workload::Hash { hashes: s(*hashes) },
-            Workload::Command { argv } => Workload::Command { argv: argv.clone() },
+            Workload::Command { .. } => self.clone(),
             Workload::ParWrite(p) => Workload::ParWrite(p.scaled(factor)),
             Workload::ParRead(p) => Workload::ParRead(p.scaled(factor)),
             Workload::Periodic(p) => Workload::Periodic(Box::new(p.scaled(factor))),
@@ -196,11 +208,45 @@ impl Workload {
                 read_bytes: *read_bytes,
                 file_bytes: *file_bytes,
             },
+            Workload::Messaging(m) => {
+                Workload::Messaging(crate::Messaging { loops: s(m.loops), ..*m })
+            }
+            Workload::Pipe(p) => Workload::Pipe(crate::PipeBench { loops: s(p.loops), ..*p }),
+            Workload::Schbench(b) => {
+                Workload::Schbench(crate::Schbench { runtime_ms: s(b.runtime_ms), ..*b })
+            }
+        }
+    }
+
+    /// The benchmark kinds' own count, which the `processes` axis sweeps: messaging's
+    /// groups, pipe's pairs, schbench's message threads (None for the other kinds, whose
+    /// `processes` is their number of worker processes).
+    pub fn count(&self) -> Option<u32> {
+        match self {
+            Workload::Messaging(m) => Some(m.groups),
+            Workload::Pipe(p) => Some(p.pairs),
+            Workload::Schbench(b) => Some(b.message_threads),
+            _ => None,
+        }
+    }
+
+    /// The workload with its own count ([`Workload::count`]) set to `n`; other kinds are
+    /// returned as they are.
+    pub fn with_count(&self, n: u32) -> Workload {
+        match self {
+            Workload::Messaging(m) => Workload::Messaging(crate::Messaging { groups: n, ..*m }),
+            Workload::Pipe(p) => Workload::Pipe(crate::PipeBench { pairs: n, ..*p }),
+            Workload::Schbench(b) => {
+                Workload::Schbench(crate::Schbench { message_threads: n, ..*b })
+            }
+            other => other.clone(),
         }
     }
 
     /// Work units one worker performs (iterations or bytes; 1 for a command; datagrams sent
-    /// for udp_flood, reads for io_interrupts).
+    /// for udp_flood, reads for io_interrupts; messages for messaging, round trips over all
+    /// pairs for pipe, the run's milliseconds for schbench, whose requests are counted as
+    /// they come).
     pub fn work_units(&self) -> u64 {
         match self {
             Workload::Pi { iterations } | Workload::Mixed { iterations, .. } => *iterations,
@@ -212,6 +258,9 @@ impl Workload {
             Workload::Periodic(p) => p.tasks.first().map(|t| p.jobs(t)).unwrap_or(1),
             Workload::UdpFlood { packets, .. } => *packets,
             Workload::IoInterrupts { reads, .. } => *reads,
+            Workload::Messaging(m) => m.messages(),
+            Workload::Pipe(p) => p.loops * p.pairs as u64,
+            Workload::Schbench(b) => b.runtime_ms,
         }
     }
 

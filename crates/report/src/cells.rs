@@ -5,9 +5,10 @@
 
 use crate::cols::{self, Col, Narrow};
 use crate::tables::{self, Figure, Named, PER_PROCESS, TOTALS};
+use schedlab_analysis::bench::{self, BenchFigure};
 use schedlab_analysis::rt::{self, RtFigure};
 use schedlab_analysis::trace::{self, TraceFigure};
-use schedlab_analysis::{CellStats, IoStats, RtStats, Summary, TraceStats};
+use schedlab_analysis::{BenchStats, CellStats, IoStats, RtStats, Summary, TraceStats};
 use schedlab_model::CellParams;
 use serde_json::{json, Map, Value};
 
@@ -24,18 +25,28 @@ pub struct Chosen {
     pub cell: Vec<&'static Figure>,
     /// Of the real-time table.
     pub rt: Vec<&'static RtFigure>,
+    /// Of the benchmark table ([`bench::FIGURES`]).
+    pub bench: Vec<&'static BenchFigure>,
 }
 
 impl Chosen {
     /// Every figure.
     pub fn all() -> Chosen {
-        Chosen { cell: figures().collect(), rt: rt::FIGURES.iter().collect() }
+        Chosen {
+            cell: figures().collect(),
+            rt: rt::FIGURES.iter().collect(),
+            bench: bench::FIGURES.iter().collect(),
+        }
     }
 }
 
 /// Every figure name `show --metric` knows, in the tables' order.
 fn known() -> Vec<&'static str> {
-    figures().map(|f| f.name).chain(rt::FIGURES.iter().map(|f| f.name)).collect()
+    figures()
+        .map(|f| f.name)
+        .chain(rt::FIGURES.iter().map(|f| f.name))
+        .chain(bench::FIGURES.iter().map(|f| f.name))
+        .collect()
 }
 
 /// A figure name that no per-cell or real-time figure has.
@@ -72,6 +83,7 @@ pub fn chosen(names: &[String]) -> Result<Chosen, UnknownFigure> {
     Ok(Chosen {
         cell: figures().filter(|f| named(f.name)).collect(),
         rt: rt::FIGURES.iter().filter(|f| named(f.name)).collect(),
+        bench: bench::FIGURES.iter().filter(|f| named(f.name)).collect(),
     })
 }
 
@@ -89,9 +101,14 @@ fn insert(row: &mut Map<String, Value>, name: &str, x: Option<&Summary>) {
 /// One object per cell: `key`, `workload`, `policy`, `processes`, `n`, then for each figure
 /// its mean as `NAME` and its 95% interval as `NAME_ci_low` and `NAME_ci_high` (null where
 /// there is none); when the run has periodic sets (`rt` is not empty), then each chosen
-/// real-time figure likewise (null for the other cells). The names are stable: scripts
-/// read them.
-pub fn values(stats: &[CellStats], rt: &[RtStats], figs: &Chosen) -> Vec<Value> {
+/// real-time figure likewise (null for the other cells), and when it has benchmark figures
+/// (`bench` is not empty), each chosen one of those. The names are stable: scripts read them.
+pub fn values(
+    stats: &[CellStats],
+    rt: &[RtStats],
+    bench: &[BenchStats],
+    figs: &Chosen,
+) -> Vec<Value> {
     stats
         .iter()
         .map(|s| {
@@ -109,6 +126,12 @@ pub fn values(stats: &[CellStats], rt: &[RtStats], figs: &Chosen) -> Vec<Value> 
                 let set = rt.iter().find(|r| r.params.key == p.key);
                 for f in &figs.rt {
                     insert(&mut row, f.name, set.map(|r| &r.figures[f]));
+                }
+            }
+            if !bench.is_empty() {
+                let b = bench.iter().find(|b| b.params.key == p.key);
+                for f in &figs.bench {
+                    insert(&mut row, f.name, b.map(|b| &b[f]));
                 }
             }
             Value::Object(row)
@@ -239,7 +262,13 @@ pub fn render<R>(cols: &[Col<R>], items: &[R], markdown: bool, deterministic: bo
 
 /// The per-cell summary as Markdown (`export --per cell --format markdown`): the totals and
 /// the per-process means of the figures `figs`, rows named by key.
-pub fn markdown(stats: &[CellStats], rt: &[RtStats], figs: &Chosen, deterministic: bool) -> String {
+pub fn markdown(
+    stats: &[CellStats],
+    rt: &[RtStats],
+    bench: &[BenchStats],
+    figs: &Chosen,
+    deterministic: bool,
+) -> String {
     let rows = tables::named(stats);
     let mut out = match deterministic {
         true => format!("{}.\n\n", tables::DETERMINISTIC_NOTE),
@@ -261,7 +290,26 @@ pub fn markdown(stats: &[CellStats], rt: &[RtStats], figs: &Chosen, deterministi
         out.push_str(&render(&rt_columns(false, figs), &tables::rt_named(rt), true, deterministic));
         out.push('\n');
     }
+    if !bench.is_empty() && !figs.bench.is_empty() {
+        out.push_str(&head("Benchmarks"));
+        out.push_str(&render(
+            &bench_columns(bench, false, figs),
+            &crate::bench::named(bench),
+            true,
+            deterministic,
+        ));
+        out.push('\n');
+    }
     out
+}
+
+/// The benchmark table as `show` draws it (see [`narrow`]), with the chosen benchmark figures.
+pub fn bench_columns<'a>(
+    bench: &[BenchStats],
+    wide: bool,
+    figs: &Chosen,
+) -> Vec<Col<Named<'a, BenchStats>>> {
+    narrow(crate::bench::columns(bench, &figs.bench), wide, &[])
 }
 
 /// The real-time table as `show` draws it (see [`narrow`]), with the chosen real-time figures.

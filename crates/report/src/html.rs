@@ -78,6 +78,8 @@ pub struct ReportInput<'a> {
     pub io: &'a [schedlab_analysis::IoStats],
     /// Real-time figures of the cells that ran periodic task sets.
     pub rt: &'a [schedlab_analysis::RtStats],
+    /// Benchmark figures of the cells that ran the field's benchmarks (native or parsed).
+    pub bench: &'a [schedlab_analysis::BenchStats],
     /// The comparison with another run, if asked for.
     pub compare: Option<&'a CompareSection>,
     /// Kernel trace figures of the traced cells (empty for an untraced run).
@@ -99,6 +101,7 @@ impl<'a> ReportInput<'a> {
             outliers: &[],
             io: &[],
             rt: &[],
+            bench: &[],
             compare: None,
             traces: &[],
             shows: None,
@@ -413,6 +416,12 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
         io => (!input.io.is_empty()).then(|| v(&plain(&tables::io_columns(), &tables::io_named(input.io)))),
         rt => (!input.rt.is_empty()).then(|| v(&plain(&tables::rt_columns(), &tables::rt_named(input.rt)))),
         rt_placement => tables::rt_placement_note(input.rt, e.cpus),
+        bench => (!input.bench.is_empty()).then(|| {
+            let cols = crate::bench::columns(input.bench, &schedlab_analysis::bench::FIGURES.iter().collect::<Vec<_>>());
+            let cols = std::iter::once(crate::cells::key_column()).chain(cols).collect::<Vec<_>>();
+            v(&plain(&cols, &crate::bench::named(input.bench)))
+        }),
+        bench_note => crate::bench::NOTE,
         traces => (!input.traces.is_empty()).then(|| v(&plain(&tables::trace_cell_columns(), input.traces))),
         rt_cpu => Some(tables::rt_cpu_named(input.rt)).filter(|r| !r.is_empty()).map(|rows| v(&plain(&tables::rt_cpu_columns(), &rows))),
         outliers => v(&outliers(input.outliers)),

@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod bench;
 pub mod cells;
 pub mod cols;
 pub mod compare;

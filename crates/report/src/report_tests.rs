@@ -569,3 +569,46 @@ fn long_notes_move_to_one_numbered_footnote_per_reason() {
     assert_eq!(rows[0][1], "1.0", "other columns are untouched");
     assert!(crate::tables::long_notes(&mut rows, None).is_empty(), "a table without notes");
 }
+
+#[test]
+fn a_benchmark_run_shows_its_figures_in_show_export_and_the_report() {
+    let mut records = pa3_records(1.0);
+    let first_cell = records[0].params.cell_id;
+    // The first cell's workers state schbench's figures (as a native kind or a parsed original).
+    for r in records.iter_mut().filter(|r| r.params.cell_id == first_cell) {
+        for s in &mut r.samples {
+            s.extra.bench = Some(schedlab_model::BenchFigures {
+                source: "schbench".into(),
+                wakeup_us: Some(schedlab_model::LatencyPercentiles {
+                    p50: 7.0,
+                    p90: 20.0,
+                    p99: 272.0,
+                    p999: 1266.0,
+                    samples: 9,
+                }),
+                ..Default::default()
+            });
+        }
+    }
+    let stats = cell_stats(&records);
+    let bench = schedlab_analysis::bench_stats(&records);
+    assert_eq!(bench.len(), 1);
+    let run = run_meta(11);
+    let html = html_of(
+        &render(&ReportInput { bench: &bench, ..ReportInput::new(&run, &stats) }).unwrap().files,
+    );
+    assert!(html.contains("Benchmarks per cell") && html.contains("wakeup p99 [us]"), "{html}");
+    assert!(html.contains("272"), "the p99's value");
+    let without = html_of(&render(&ReportInput::new(&run, &stats)).unwrap().files);
+    assert!(!without.contains("Benchmarks per cell"));
+    let rows = crate::cells::values(&stats, &[], &bench, &crate::cells::Chosen::all());
+    let first = rows.iter().find(|r| r["key"] == bench[0].params.key).unwrap();
+    assert_eq!(first["wakeup_p99_us"], 272.0);
+    let other = rows.iter().find(|r| r["key"] != bench[0].params.key).unwrap();
+    assert!(other["wakeup_p99_us"].is_null() && other["time_s"].is_null());
+    let md = crate::cells::markdown(&stats, &[], &bench, &crate::cells::Chosen::all(), false);
+    assert!(md.contains("Benchmarks") && md.contains("wakeup p99 [us]"), "{md}");
+    // `show --metric wakeup_p99_us` knows the name; the others are left out.
+    let c = crate::cells::chosen(&["wakeup_p99_us".to_string()]).unwrap();
+    assert_eq!((c.cell.len(), c.rt.len(), c.bench.len()), (0, 0, 1));
+}

@@ -475,7 +475,7 @@ pub fn fairness(stats: &[CellStats]) -> Table {
 }
 
 /// Rows of the tables with their own scheduler columns: each cell with its workload name.
-fn named_by_workload<T>(
+pub(crate) fn named_by_workload<T>(
     stats: &[T],
     params: impl Fn(&T) -> &schedlab_model::CellParams,
 ) -> Vec<Named<'_, T>> {

@@ -16,6 +16,7 @@ mod engine;
 mod error;
 pub mod knobs;
 pub mod mock;
+pub mod parse;
 pub mod protocol;
 pub mod rt;
 pub mod signals;

@@ -80,6 +80,9 @@ pub struct Report {
     /// `schedlab_model::jobs`).
     #[serde(default)]
     pub jobs: Option<schedlab_model::jobs::JobLog>,
+    /// A benchmark kind's figures.
+    #[serde(default)]
+    pub bench: Option<schedlab_model::BenchFigures>,
     /// The worker's own rusage at the release (exec, setup and the wait itself), so
     /// the engine can tell the work from its preparation: [user_s, sys_s, voluntary, involuntary].
     #[serde(default)]

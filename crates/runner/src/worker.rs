@@ -3,7 +3,7 @@
 //! until the engine closes the write end, does the work, and reports one line on stdout.
 
 use crate::protocol::{Report, WorkerJob};
-use schedlab_model::Detail;
+use schedlab_model::{BenchFigures, Detail};
 use schedlab_plan::Workload;
 use schedlab_sys::{procfs::monotonic_ns, sched};
 use schedlab_workloads::{self as wl, CpuSeen, Probe};
@@ -117,7 +117,8 @@ enum PreparedWork {
     Hash(Box<[u8; wl::HASH_BUFFER]>),
     Copy(wl::CopyFiles),
     Mixed(std::fs::File),
-    Exec(Vec<CString>, std::fs::File),
+    /// The program's argv, its stdout's file and, when its output is parsed, its stderr's.
+    Exec(Vec<CString>, std::fs::File, Option<std::fs::File>),
     Par(Box<wl::ParPrepared>, u32),
     Periodic(crate::rt::Prepared),
     Udp(Box<wl::UdpFlood>),
@@ -171,6 +172,8 @@ fn prepare(job: &WorkerJob) -> Result<PreparedWork, WorkerError> {
     let out_path = job.dir.join(format!("out-{}", job.index));
     match &job.workload {
         Workload::Pi { .. } => Ok(PreparedWork::Cpu),
+        // Their tasks are made after the release, so they inherit the worker's settings.
+        Workload::Messaging(_) | Workload::Pipe(_) | Workload::Schbench(_) => Ok(PreparedWork::Cpu),
         Workload::Periodic(p) => {
             let rt = job
                 .rt
@@ -216,7 +219,7 @@ fn prepare(job: &WorkerJob) -> Result<PreparedWork, WorkerError> {
                 .map(PreparedWork::Mixed)
                 .map_err(WorkerError::step(format!("creating {}", out_path.display())))
         }
-        Workload::Command { argv } => {
+        Workload::Command { argv, parse } => {
             let dir = job.dir.to_string_lossy();
             let idx = job.index.to_string();
             let args: Result<Vec<CString>, _> = argv
@@ -229,7 +232,18 @@ fn prepare(job: &WorkerJob) -> Result<PreparedWork, WorkerError> {
                 .create_new(true)
                 .open(job.dir.join(format!("cmd-{}.out", job.index)))
                 .map_err(WorkerError::step("creating the command's output file"))?;
-            Ok(PreparedWork::Exec(args, out))
+            // An original whose output is parsed keeps its stderr too (schbench reports there).
+            let err = match parse {
+                Some(_) => Some(
+                    std::fs::OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .open(job.dir.join(format!("cmd-{}.err", job.index)))
+                        .map_err(WorkerError::step("creating the command's error file"))?,
+                ),
+                None => None,
+            };
+            Ok(PreparedWork::Exec(args, out, err))
         }
     }
 }
@@ -286,8 +300,8 @@ fn work(
             let sync_writes = report.detail.as_ref().and_then(Detail::sync_writes).unwrap_or(0) + w;
             report.detail = Some(Detail::Writes { sync_writes });
         }
-        (Workload::Command { .. }, PreparedWork::Exec(args, out)) => {
-            exec(std::mem::take(args), out, report, &job.dir)
+        (Workload::Command { .. }, PreparedWork::Exec(args, out, err)) => {
+            exec(std::mem::take(args), out, err.as_ref(), report, &job.dir)
         }
         (Workload::ParWrite(_), PreparedWork::Par(p, round)) => {
             // A background writer repeats: each round writes fresh files.
@@ -319,6 +333,33 @@ fn work(
             report.units += o.reads as f64;
             report.detail = Some(Detail::Irq(r.total()));
         }
+        (Workload::Messaging(m), PreparedWork::Cpu) => {
+            let o = wl::messaging(m).map_err(WorkerError::step("messaging"))?;
+            report.units += o.messages as f64;
+            report.bench = Some(BenchFigures {
+                source: "messaging".into(),
+                time_s: Some(o.time_s),
+                ..Default::default()
+            });
+        }
+        (Workload::Pipe(b), PreparedWork::Cpu) => {
+            let o = wl::pipe_pingpong(b).map_err(WorkerError::step("pipe"))?;
+            report.units += o.round_trips as f64;
+            report.bench = Some(BenchFigures {
+                source: "pipe".into(),
+                us_per_op: Some(o.us_per_op(b.loops)),
+                ops_per_s: Some(o.ops_per_s()),
+                ..Default::default()
+            });
+        }
+        (Workload::Schbench(b), PreparedWork::Cpu) => {
+            // schbench sizes its default worker count by the CPUs online, not its affinity.
+            // SAFETY: sysconf has no memory arguments.
+            let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as u32;
+            let f = wl::schbench(b, online).map_err(WorkerError::step("schbench"))?;
+            report.units += f.requests.unwrap_or(0) as f64;
+            report.bench = Some(f);
+        }
         _ => return Err(WorkerError::Internal("internal: workload and preparation disagree")),
     }
     Ok(())
@@ -326,7 +367,13 @@ fn work(
 
 /// Reports the start, then replaces this process with the user's program: same pid, same
 /// policy, nice, affinity and cgroup, so wait4's rusage covers the program itself.
-fn exec(args: Vec<CString>, out: &std::fs::File, report: &mut Report, dir: &std::path::Path) -> ! {
+fn exec(
+    args: Vec<CString>,
+    out: &std::fs::File,
+    err: Option<&std::fs::File>,
+    report: &mut Report,
+    dir: &std::path::Path,
+) -> ! {
     report.cpu = sched::current_cpu();
     report.detail = Some(Detail::Exec { exec: args[0].to_string_lossy().into_owned() });
     send(report, dir);
@@ -335,6 +382,9 @@ fn exec(args: Vec<CString>, out: &std::fs::File, report: &mut Report, dir: &std:
     // engine's result pipe; then execvp with NUL-terminated argument vectors.
     unsafe {
         libc::dup2(out.as_raw_fd(), 1);
+        if let Some(e) = err {
+            libc::dup2(e.as_raw_fd(), 2);
+        }
         let mut ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
         ptrs.push(std::ptr::null());
         libc::execvp(ptrs[0], ptrs.as_ptr());

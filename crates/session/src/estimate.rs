@@ -49,6 +49,10 @@ pub fn estimate(plan: &Plan, ns: f64, hash_ns: f64, cpus: f64) -> Estimate {
                     cell_cpu_s += cpu_s;
                     longest_process_s = longest_process_s.max(per_process_ns * 1e-9);
                 }
+                // schbench runs for its runtime, whatever its CPU time.
+                if let Workload::Schbench(b) = &g.workload {
+                    longest_process_s = longest_process_s.max(b.runtime_ms as f64 / 1e3);
+                }
             }
             procs_total += g.processes as u64 * per_rep;
             let pol = match g.policy.class {
@@ -113,7 +117,7 @@ fn amount(w: &Workload) -> String {
             format!("{transfer_bytes} B in {block_bytes} B O_SYNC writes")
         }
         Workload::Hash { hashes } => format!("{hashes} CityHash128 of 4 KiB"),
-        Workload::Command { argv } => format!("exec {}", argv.join(" ")),
+        Workload::Command { argv, .. } => format!("exec {}", argv.join(" ")),
         Workload::ParWrite(p) | Workload::ParRead(p) => {
             format!(
                 "{} x {} B in {} thread(s), {} B per call, {}",
@@ -141,6 +145,32 @@ fn amount(w: &Workload) -> String {
         Workload::IoInterrupts { reads, read_bytes, file_bytes } => {
             format!("{reads} O_DIRECT reads of {read_bytes} B at random in a {file_bytes} B file")
         }
+        Workload::Messaging(m) => format!(
+            "{} groups of {} senders and {} receivers ({}), {} messages of {} B each over {}s",
+            m.groups,
+            m.fds,
+            m.fds,
+            if m.threads { "threads" } else { "processes" },
+            m.loops,
+            m.message_bytes,
+            m.ipc.name()
+        ),
+        Workload::Pipe(p) => format!(
+            "{} pair(s) of {} passing {} round trips over pipes",
+            p.pairs,
+            if p.threads { "threads" } else { "processes" },
+            p.loops
+        ),
+        Workload::Schbench(b) => format!(
+            "schbench for {:.1} s: {} message thread(s) x {} workers, {} operations over {} KiB, {} us sleep, {}",
+            b.runtime_ms as f64 / 1e3,
+            b.message_threads,
+            if b.workers == 0 { "one per CPU".to_string() } else { b.workers.to_string() },
+            b.operations,
+            b.footprint_kb,
+            b.sleep_us,
+            if b.rps == 0 { "no rate limit".to_string() } else { format!("{} requests/s", b.rps) }
+        ),
     }
 }
 
@@ -163,4 +193,17 @@ pub fn watchdog_refusal(spec: &Spec, too_long: &[(u32, String, f64)]) -> Option<
     );
     let e = schedlab_spec::SpecError::at(&plan.source_path, &spec.text, span, message);
     Some(crate::Error::refused(e))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_schbench_cell_lasts_its_runtime_for_the_watchdog() {
+        let text = "name = \"w\"\ntimeout_s = 10\n[matrix]\nworkload = [\"s\", \"t\"]\n\
+                    [workloads.s]\nkind = \"schbench\"\nruntime_s = 30\n\
+                    [workloads.t]\nkind = \"schbench\"\nruntime_s = 5\n";
+        let spec = schedlab_spec::parse("w.toml", text).unwrap();
+        let e = super::estimate(&spec.plan, 1.0, 1.0, 2.0);
+        assert_eq!(e.too_long, [(0, "s/other/n1".to_string(), 30.0)]);
+    }
 }

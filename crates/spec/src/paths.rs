@@ -16,6 +16,9 @@ pub enum PathKey {
     Device,
     /// A command workload's `argv[0]` with a '/': an executable file.
     Program,
+    /// The bare `argv[0]` of a command whose output is parsed (an original benchmark): an
+    /// executable file in a directory of `PATH`.
+    Original(schedlab_plan::OutputParser),
 }
 
 impl PathKey {
@@ -24,7 +27,7 @@ impl PathKey {
         match self {
             PathKey::Dir => "dir",
             PathKey::Device => "[device] path",
-            PathKey::Program => "argv[0]",
+            PathKey::Program | PathKey::Original(_) => "argv[0]",
         }
     }
 }
@@ -154,6 +157,24 @@ fn problem(u: &PathUse) -> Option<String> {
             Ok(_) => Some(format!("device path {p} is neither a directory nor a block device")),
             Err(e) => Some(format!("device path {p}: {e}")),
         },
+        PathKey::Original(parser) => {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            let found = std::env::split_paths(&path).any(|d| {
+                std::fs::metadata(d.join(&u.path))
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            });
+            let how = match parser {
+                schedlab_plan::OutputParser::Hackbench => "hackbench is in rt-tests (apt-get install rt-tests); perf bench sched messaging in linux-perf",
+                schedlab_plan::OutputParser::PerfBenchPipe => "perf is in linux-perf (apt-get install linux-perf)",
+                schedlab_plan::OutputParser::Schbench => "schbench is in no package: build it from github.com/masoncl/schbench (one C file, `make`) and put it on PATH",
+            };
+            (!found).then(|| {
+                format!(
+                    "the original `{p}` (parse = \"{}\") is not on PATH: {how}; or give its path",
+                    parser.name()
+                )
+            })
+        }
         PathKey::Program => match std::fs::metadata(&u.path) {
             Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => None,
             Ok(m) if m.is_file() => Some(format!("program {p} is not executable")),
@@ -215,7 +236,7 @@ mod tests {
 
     fn argv(s: &crate::Spec) -> Vec<String> {
         match &s.plan.cells[0].groups[0].workload {
-            Workload::Command { argv } => argv.clone(),
+            Workload::Command { argv, .. } => argv.clone(),
             w => panic!("{w:?}"),
         }
     }

@@ -285,13 +285,16 @@ pub struct RawWorkload {
     #[serde(default)]
     pub argv: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
+    pub parse: Option<Spanned<String>>,
+    #[serde(default)]
     pub hashes: Option<Spanned<i64>>,
     #[serde(default)]
     pub files: Option<Spanned<i64>>,
     #[serde(default)]
     pub file_bytes: Option<Spanned<i64>>,
+    /// A count for par_write/par_read, a bool for messaging and pipe.
     #[serde(default)]
-    pub threads: Option<Spanned<i64>>,
+    pub threads: Option<Spanned<toml::Value>>,
     #[serde(default)]
     pub buffer_bytes: Option<Spanned<i64>>,
     #[serde(default)]
@@ -329,6 +332,33 @@ pub struct RawWorkload {
     pub reads: Option<Spanned<i64>>,
     #[serde(default)]
     pub read_bytes: Option<Spanned<i64>>,
+    // messaging, pipe, schbench
+    #[serde(default)]
+    pub groups: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub fds: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub loops: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub ipc: Option<Spanned<String>>,
+    #[serde(default)]
+    pub message_bytes: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub pairs: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub message_threads: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub workers: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub runtime_s: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub operations: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub footprint_kb: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub sleep_us: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub rps: Option<Spanned<i64>>,
 }
 
 /// One task of an explicit periodic set, times in milliseconds.

@@ -15,6 +15,7 @@ use std::time::Duration;
 mod allowed;
 #[cfg(test)]
 mod allowed_tests;
+mod bench;
 mod device;
 mod disturb;
 mod dma;

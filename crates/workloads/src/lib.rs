@@ -5,6 +5,7 @@
 //! scheduling policy.
 #![deny(missing_docs)]
 
+mod bench;
 pub mod calibrate;
 mod flood;
 mod hash;
@@ -14,6 +15,7 @@ mod parallel;
 mod pi;
 mod probe;
 
+pub use bench::{matrix_size, messaging, pipe_pingpong, schbench, MessagingOutcome, PipeOutcome};
 pub use flood::{udp_flood, FloodOutcome, UdpFlood};
 pub use hash::{hash, HashOutcome, HASH_BUFFER};
 pub use io::{copy, make_input, CopyFiles};

@@ -373,6 +373,7 @@ pub fn run_cell(
     if let Some(r) = &rt_set {
         samples::attach_rt(r, &workers, &mut samples, &metrics, &mut dispatch_logs);
     }
+    let unparsed = samples::parse_outputs(cell, cx.dir, &mut samples);
     samples::check_samples(cx, cell, &samples);
     cx.warnings.extend(samples::stderr_warning(cell, &ends.log_path));
     let cut = match (&end.dispatcher_died, end.timed_out, end.late_s) {
@@ -390,12 +391,15 @@ pub fn run_cell(
         loaded: scheduler.as_ref().map(|l| l.record.clone()),
         workers,
     });
-    let scx_reasons: Vec<String> =
-        lost.into_iter().chain(sched_ext.as_ref().and_then(|s| scx::misplaced(cell, s))).collect();
-    if !scx_reasons.is_empty() {
+    let more_reasons: Vec<String> = unparsed
+        .into_iter()
+        .chain(lost)
+        .chain(sched_ext.as_ref().and_then(|s| scx::misplaced(cell, s)))
+        .collect();
+    if !more_reasons.is_empty() {
         verdict = (
             CellStatus::Failed,
-            Some(verdict.1.into_iter().chain(scx_reasons).collect::<Vec<_>>().join("; ")),
+            Some(verdict.1.into_iter().chain(more_reasons).collect::<Vec<_>>().join("; ")),
         );
     }
     let record = CellRecord {

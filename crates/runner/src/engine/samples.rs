@@ -83,6 +83,7 @@ pub(super) fn sample(
             detail: p.detail.clone(),
             error: p.error.clone(),
             rt: p.rt.clone(),
+            bench: p.bench.clone(),
             ..Default::default()
         },
         None => Extra::default(),
@@ -158,6 +159,43 @@ pub(super) fn parse_reports(
         }
     }
     reports
+}
+
+/// Reads the output of each measured command worker whose output is parsed (its stdout and
+/// stderr files in the cell's directory `dir`) into its sample's benchmark figures, keeping
+/// the text with them; the reasons the repetition fails for outputs that did not parse.
+pub(super) fn parse_outputs(cell: &Cell, dir: &Path, samples: &mut [Sample]) -> Vec<String> {
+    let mut reasons = Vec::new();
+    for s in samples.iter_mut().filter(|s| !s.background) {
+        let g = cell.groups.iter().find(|g| g.name == s.group).expect("sample of a known group");
+        let Workload::Command { parse: Some(parser), .. } = &g.workload else { continue };
+        let read = |ext: &str| {
+            let b = std::fs::read(dir.join(format!("cmd-{}.{ext}", s.index))).unwrap_or_default();
+            let from = b.len().saturating_sub(schedlab_model::bench::KEPT_OUTPUT_BYTES);
+            String::from_utf8_lossy(&b[from..]).into_owned()
+        };
+        let (out, err) = (read("out"), read("err"));
+        let output = Some(format!(
+            "{out}{}{err}",
+            if out.ends_with('\n') || out.is_empty() { "" } else { "\n" }
+        ));
+        let ran = s.exit_code == Some(0);
+        s.extra.bench = Some(match crate::parse::parse(*parser, &out, &err) {
+            Ok(f) => schedlab_model::BenchFigures { output, ..f },
+            Err(e) => {
+                // A program that failed says so already; its output is kept all the same.
+                if ran {
+                    reasons.push(format!("worker {}: {e}", s.index));
+                }
+                schedlab_model::BenchFigures {
+                    source: parser.name().to_string(),
+                    output,
+                    ..Default::default()
+                }
+            }
+        });
+    }
+    reasons
 }
 
 /// The last measured worker's end by its own clock, seconds after the release; None when
@@ -392,7 +430,7 @@ mod tests {
 
     #[test]
     fn an_execd_command_ends_when_it_is_reaped_and_counts_one_unit() {
-        let g = group(Workload::Command { argv: vec!["true".into()] });
+        let g = group(Workload::Command { argv: vec!["true".into()], parse: None });
         let s =
             sample(&reaped(1 << 8, 4_000_000_000), &worker(), &g, Some(&report()), RELEASE, None);
         assert_eq!(s.exit_code, Some(1));

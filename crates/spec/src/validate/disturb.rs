@@ -29,13 +29,7 @@ pub(super) fn check_keys(cx: &Ctx, w: &RawWorkload, kind: &str) -> Result<(), Sp
         ("reads", sp(&w.reads), &["io_interrupts"]),
         ("read_bytes", sp(&w.read_bytes), &["io_interrupts"]),
     ];
-    for (name, span, kinds) in keys {
-        if let Some(span) = span.filter(|_| !kinds.contains(&kind)) {
-            return cx
-                .err(span, format!("`{name}` does not apply to a workload of kind \"{kind}\""));
-        }
-    }
-    Ok(())
+    super::workload::foreign_keys(cx, kind, &keys)
 }
 
 /// The built-in workloads of these names: the kinds with their defaults.
@@ -105,25 +99,8 @@ pub(super) fn workload(cx: &Ctx, w: &RawWorkload, kind: &str) -> Result<Workload
 
 #[cfg(test)]
 mod tests {
-    use crate::{parse, SpecError, Workload};
-
-    fn spec(kind_and_keys: &str) -> Result<crate::Spec, SpecError> {
-        parse(
-            "t.toml",
-            &format!("name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\n{kind_and_keys}"),
-        )
-    }
-
-    fn err(kind_and_keys: &str) -> SpecError {
-        spec(kind_and_keys).expect_err("spec should be rejected")
-    }
-
-    fn workload(kind_and_keys: &str) -> Workload {
-        spec(kind_and_keys).unwrap_or_else(|e| panic!("{e}")).plan.cells[0]
-            .primary()
-            .workload
-            .clone()
-    }
+    use super::super::workload::one::{err, workload};
+    use crate::{parse, Workload};
 
     #[test]
     fn udp_flood_has_defaults_and_its_own_keys() {

@@ -177,11 +177,20 @@ impl GroupDef {
         let Some(wname) = &self.workload else {
             return cx.err(at, format!("group \"{gname}\" has no workload: set `workload` in [groups.{gname}] or as an axis"));
         };
-        let workload = workloads
+        let mut workload = workloads
             .get(wname)
             .cloned()
             .or_else(|| builtin_workload(wname))
             .expect("checked when the name was read");
+        // A benchmark kind's one worker runs the whole benchmark: `processes`, where given,
+        // is its own count (messaging's groups, pipe's pairs, schbench's message threads).
+        let mut processes = processes;
+        if workload.count().is_some() {
+            if let Some(n) = self.processes {
+                workload = workload.with_count(n as u32);
+            }
+            processes = 1;
+        }
         if let Workload::Periodic(p) = workload {
             return crate::periodic_check::resolve_group(cx, gname, wname, *p, self, at).map(Some);
         }
@@ -207,6 +216,15 @@ impl GroupDef {
         }
         if let Some(n) = self.nice {
             policy.nice = n as i32;
+        }
+        if workload.count().is_some() && policy.class == Class::Deadline {
+            return cx.err(
+                at,
+                format!(
+                    "group \"{gname}\": workload \"{wname}\" ({}) runs its benchmark in threads or children of its worker, and a SCHED_DEADLINE task may make neither (the kernel refuses its fork and clone): choose another policy",
+                    workload.kind()
+                ),
+            );
         }
         // Like a priority on a fair class, a slice on a non-fair one has no effect.
         if let (Some(s), true) = (self.slice_us, policy.class.is_fair()) {

@@ -1,11 +1,11 @@
 //! `[workloads.NAME]`: the kinds, their keys and defaults, and the built-in workloads named
 //! after their kind. Periodic sets are checked in `periodic_check`, disturbances in `disturb`.
 
-use super::{disturb, Ctx, Locations};
+use super::{bench, disturb, Ctx, Locations};
 use crate::error::SpecError;
 use crate::paths::{PathKey, PathUse};
 use crate::raw::RawWorkload;
-use schedlab_plan::{IoMode, ParIo, Workload, DIRECT_ALIGN};
+use schedlab_plan::{IoMode, OutputParser, ParIo, Workload, DIRECT_ALIGN};
 use serde_spanned::Spanned;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -42,6 +42,7 @@ pub(crate) fn check_workload_name(
         .map(String::as_str)
         .chain(["pi", "copy", "mixed", "hash", "par_write", "par_read"])
         .chain(disturb::KINDS)
+        .chain(bench::KINDS)
         .collect();
     cx.err(
         w.span(),
@@ -69,7 +70,7 @@ pub(super) fn builtin_workload(name: &str) -> Option<Workload> {
         "hash" => Workload::Hash { hashes: DEFAULT_HASHES as u64 },
         "par_write" => Workload::ParWrite(DEFAULT_PAR_IO),
         "par_read" => Workload::ParRead(DEFAULT_PAR_IO),
-        _ => return disturb::builtin(name),
+        _ => return disturb::builtin(name).or_else(|| bench::builtin(name)),
     })
 }
 
@@ -86,6 +87,7 @@ pub(super) fn workload(
 ) -> Result<Workload, SpecError> {
     let kind = w.kind.get_ref().as_str();
     disturb::check_keys(cx, w, kind)?;
+    bench::check_keys(cx, w, kind)?;
     if let Some(p) = crate::periodic_check::workload(cx, w, seed)? {
         return Ok(Workload::Periodic(Box::new(p)));
     }
@@ -99,6 +101,7 @@ pub(super) fn workload(
         "copy" => copy(cx, w),
         "udp_flood" | "io_interrupts" => disturb::workload(cx, w, kind),
         "par_write" | "par_read" => par_io(cx, w, kind),
+        "messaging" | "pipe" | "schbench" => bench::workload(cx, w, kind),
         _ => command(cx, w, locs),
     }
 }
@@ -109,7 +112,7 @@ fn check_keys(cx: &Ctx, w: &RawWorkload, kind: &str) -> Result<(), SpecError> {
     let sp = |v: &Option<Spanned<i64>>| v.as_ref().map(|s| s.span());
     // Which keys belong to which kinds: any other key is an error at its own location.
     let io: &[&str] = &["par_write", "par_read"];
-    let fields: [KeyKinds; 12] = [
+    let fields: [KeyKinds; 13] = [
         ("iterations", sp(&w.iterations), &["pi", "mixed"]),
         ("write_every", sp(&w.write_every), &["mixed"]),
         ("transfer_bytes", sp(&w.transfer_bytes), &["copy"]),
@@ -117,28 +120,38 @@ fn check_keys(cx: &Ctx, w: &RawWorkload, kind: &str) -> Result<(), SpecError> {
         ("input_bytes", sp(&w.input_bytes), &["copy"]),
         ("hashes", sp(&w.hashes), &["hash"]),
         ("argv", w.argv.as_ref().map(|a| a.span()), &["command"]),
+        ("parse", w.parse.as_ref().map(|a| a.span()), &["command"]),
         ("files", sp(&w.files), io),
         ("file_bytes", sp(&w.file_bytes), &["par_write", "par_read", "io_interrupts"]),
-        ("threads", sp(&w.threads), io),
+        (
+            "threads",
+            w.threads.as_ref().map(|t| t.span()),
+            &["par_write", "par_read", "messaging", "pipe"],
+        ),
         ("buffer_bytes", sp(&w.buffer_bytes), io),
         ("mode", w.mode.as_ref().map(|m| m.span()), io),
     ];
     if !["pi", "mixed", "copy", "hash", "command", "par_write", "par_read"].contains(&kind)
         && !disturb::KINDS.contains(&kind)
+        && !bench::KINDS.contains(&kind)
     {
         return cx.err(
             w.kind.span(),
-            format!("unknown workload kind \"{kind}\"; expected one of: pi, copy, mixed, hash, command, par_write, par_read, periodic, udp_flood, io_interrupts"),
+            format!("unknown workload kind \"{kind}\"; expected one of: pi, copy, mixed, hash, command, par_write, par_read, periodic, udp_flood, io_interrupts, messaging, pipe, schbench"),
         );
     }
-    for (name, span, kinds) in fields {
-        if let Some(span) = span {
-            if !kinds.contains(&kind) {
-                return cx.err(
-                    span,
-                    format!("`{name}` does not apply to a workload of kind \"{kind}\""),
-                );
-            }
+    foreign_keys(cx, kind, &fields)
+}
+
+/// The first of `keys` written (`Some` span) that does not belong to `kind`, as an error at
+/// its value.
+pub(super) fn foreign_keys(cx: &Ctx, kind: &str, keys: &[KeyKinds]) -> Result<(), SpecError> {
+    for (name, span, kinds) in keys {
+        if let Some(span) = span.as_ref().filter(|_| !kinds.contains(&kind)) {
+            return cx.err(
+                span.clone(),
+                format!("`{name}` does not apply to a workload of kind \"{kind}\""),
+            );
         }
     }
     Ok(())
@@ -193,7 +206,12 @@ fn par_io(cx: &Ctx, w: &RawWorkload, kind: &str) -> Result<Workload, SpecError> 
     let files = pos(cx, &w.files, d.files as i64, "files")?;
     let file_bytes = pos(cx, &w.file_bytes, d.file_bytes as i64, "file_bytes")?;
     let threads = match &w.threads {
-        Some(t) => cx.int_in(t, 1, 4096, "threads")? as u32,
+        Some(t) => match t.get_ref() {
+            toml::Value::Integer(n) => {
+                cx.int_in(&Spanned::new(t.span(), *n), 1, 4096, "threads")? as u32
+            }
+            other => return cx.err(t.span(), format!("threads is a count here, got {other}")),
+        },
         None => d.threads,
     };
     let buffer_bytes = match &w.buffer_bytes {
@@ -271,5 +289,56 @@ fn command(cx: &Ctx, w: &RawWorkload, locs: &mut Locations) -> Result<Workload, 
         }
         args[0] = path.to_string_lossy().into_owned();
     }
-    Ok(Workload::Command { argv: args })
+    let parse = match &w.parse {
+        None => None,
+        Some(p) => match OutputParser::ALL.into_iter().find(|x| x.name() == p.get_ref()) {
+            Some(x) => Some(x),
+            None => {
+                return cx.err(
+                    p.span(),
+                    format!(
+                    "parse must be \"hackbench\", \"perf-bench-pipe\" or \"schbench\", got \"{}\"",
+                    p.get_ref()
+                ),
+                )
+            }
+        },
+    };
+    if let Some(parser) = parse.filter(|_| {
+        !crate::paths::is_program_path(program.get_ref()) && !program.get_ref().contains('{')
+    }) {
+        locs.paths.push(PathUse {
+            key: PathKey::Original(parser),
+            path: program.get_ref().into(),
+            span: program.span(),
+        });
+    }
+    Ok(Workload::Command { argv: args, parse })
+}
+
+/// Test helpers for the kinds' own tests: a spec of one workload `w` on the matrix.
+#[cfg(test)]
+pub(super) mod one {
+    use crate::{parse, Spec, SpecError, Workload};
+
+    /// The spec with `[workloads.w]` holding `kind_and_keys` (its keys start on line 6).
+    pub fn spec(kind_and_keys: &str) -> Result<Spec, SpecError> {
+        parse(
+            "t.toml",
+            &format!("name = \"t\"\n[matrix]\nworkload = [\"w\"]\n[workloads.w]\n{kind_and_keys}"),
+        )
+    }
+
+    /// Its error.
+    pub fn err(kind_and_keys: &str) -> SpecError {
+        spec(kind_and_keys).expect_err("spec should be rejected")
+    }
+
+    /// Its first cell's workload.
+    pub fn workload(kind_and_keys: &str) -> Workload {
+        spec(kind_and_keys).unwrap_or_else(|e| panic!("{e}")).plan.cells[0]
+            .primary()
+            .workload
+            .clone()
+    }
 }

@@ -1,0 +1,379 @@
+//! schbench: message threads hand requests to their worker threads. A worker posts itself
+//! on its message thread's list and sleeps on its futex; the message thread, woken, takes
+//! the whole list, notes the time once and wakes each worker, whose wake-up latency is from
+//! that time to when it runs again. A request is a sleep of `sleep_us` and `operations`
+//! multiplications of matrices filling `footprint_kb`, under a per-CPU lock that a worker
+//! moved to another CPU mid-request holds against the next one there. With `rps`, message
+//! threads instead queue requests at that rate (round robin over their workers, at most 128
+//! pending each) and wake the worker. The run lasts `runtime_ms`; every second (and at the
+//! end) the requests done give one requests-per-second sample.
+
+use hdrhistogram::Histogram;
+use schedlab_model::{BenchFigures, LatencyPercentiles, RpsPercentiles};
+use schedlab_plan::Schbench;
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const BLOCKED: i32 = 0;
+const RUNNING: i32 = 1;
+/// The end of a posted list.
+const NONE: usize = usize::MAX;
+/// Most requests queued for one worker before the rate thread skips it (schbench's batch).
+const MAX_PENDING: u64 = 128;
+
+/// Side of the square matrices for a footprint: three of them fill it (schbench's sizing).
+pub fn matrix_size(footprint_kb: u32) -> usize {
+    ((footprint_kb as f64 * 1024.0 / 3.0 / 8.0).sqrt()) as usize
+}
+
+fn futex(word: &AtomicI32, op: libc::c_int, val: i32) -> libc::c_long {
+    // SAFETY: the futex word is a live, aligned i32 for the call's duration.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            op | libc::FUTEX_PRIVATE_FLAG,
+            val,
+            std::ptr::null::<libc::timespec>(),
+        )
+    }
+}
+
+/// Wakes the futex's sleeper if it is (about to be) asleep.
+fn post(word: &AtomicI32) {
+    if word.compare_exchange(BLOCKED, RUNNING, SeqCst, SeqCst).is_ok() {
+        futex(word, libc::FUTEX_WAKE, 1);
+    }
+}
+
+/// Sleeps until posted (the caller set the word to BLOCKED first).
+fn wait(word: &AtomicI32) {
+    while word.compare_exchange(RUNNING, BLOCKED, SeqCst, SeqCst).is_err() {
+        futex(word, libc::FUTEX_WAIT, BLOCKED);
+    }
+}
+
+/// One worker thread's shared state.
+struct Worker {
+    futex: AtomicI32,
+    /// When its waker woke it, ns since the run's base.
+    wake_ns: AtomicU64,
+    /// The next worker on its message thread's posted list.
+    next: AtomicUsize,
+    /// Requests queued by a rate-limited message thread, and those it counts as pending.
+    queued: AtomicU64,
+    pending: AtomicU64,
+    done: AtomicU64,
+}
+
+/// One message thread's shared state.
+struct Messenger {
+    futex: AtomicI32,
+    /// The first worker posted on its list (an index into `Run::workers`), or NONE.
+    head: AtomicUsize,
+}
+
+struct Run {
+    b: Schbench,
+    base: Instant,
+    stopping: AtomicBool,
+    messengers: Vec<Messenger>,
+    workers: Vec<Worker>,
+    per_thread: usize,
+    locks: Vec<AtomicBool>,
+    msize: usize,
+    /// Each worker's histograms, merged at its end.
+    wakeup: Mutex<Histogram<u64>>,
+    request: Mutex<Histogram<u64>>,
+}
+
+impl Run {
+    fn now_ns(&self) -> u64 {
+        self.base.elapsed().as_nanos() as u64
+    }
+
+    /// Pushes worker `w` on message thread `m`'s list.
+    fn push(&self, m: usize, w: usize) {
+        let head = &self.messengers[m].head;
+        let mut old = head.load(SeqCst);
+        loop {
+            self.workers[w].next.store(old, SeqCst);
+            match head.compare_exchange(old, w, SeqCst, SeqCst) {
+                Ok(_) => return,
+                Err(now) => old = now,
+            }
+        }
+    }
+
+    /// Takes message thread `m`'s whole list, stamps one time on all and wakes them.
+    fn wake_all(&self, m: usize) {
+        let mut w = self.messengers[m].head.swap(NONE, SeqCst);
+        let now = self.now_ns();
+        while w != NONE {
+            let next = self.workers[w].next.swap(NONE, SeqCst);
+            self.workers[w].wake_ns.store(now, SeqCst);
+            post(&self.workers[w].futex);
+            w = next;
+        }
+    }
+
+    /// Takes this CPU's lock, again if the thread moved between choosing and taking it.
+    fn lock_this_cpu(&self) -> usize {
+        loop {
+            // SAFETY: sched_getcpu has no arguments.
+            let cpu = (unsafe { libc::sched_getcpu() }.max(0) as usize) % self.locks.len();
+            while self.locks[cpu].compare_exchange(false, true, SeqCst, SeqCst).is_err() {
+                std::hint::spin_loop();
+            }
+            // SAFETY: as above.
+            let now = (unsafe { libc::sched_getcpu() }.max(0) as usize) % self.locks.len();
+            if now == cpu {
+                return cpu;
+            }
+            self.locks[cpu].store(false, SeqCst);
+        }
+    }
+
+    fn request(&self, data: &mut [u64]) {
+        if self.b.sleep_us > 0 {
+            std::thread::sleep(Duration::from_micros(self.b.sleep_us as u64));
+        }
+        let cpu = self.lock_this_cpu();
+        for _ in 0..self.b.operations {
+            multiply(data, self.msize);
+        }
+        self.locks[cpu].store(false, SeqCst);
+    }
+}
+
+/// m3 = m1 x m2, naively, over the three matrices in `data` (wrapping, as C's unsigned
+/// long does).
+fn multiply(data: &mut [u64], n: usize) {
+    let (m12, m3) = data.split_at_mut(2 * n * n);
+    let (m1, m2) = m12.split_at(n * n);
+    for i in 0..n {
+        for j in 0..n {
+            let mut acc = 0u64;
+            for k in 0..n {
+                acc = acc.wrapping_add(m1[i * n + k].wrapping_mul(m2[k * n + j]));
+            }
+            m3[i * n + j] = acc;
+        }
+    }
+    std::hint::black_box(&mut *m3);
+}
+
+fn hist() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds")
+}
+
+/// A worker thread: post, sleep, note the wake-up latency, serve the request(s).
+fn worker(run: &Run, w: usize) {
+    let me = &run.workers[w];
+    let m = w / run.per_thread;
+    let mut data = vec![1u64; 3 * run.msize * run.msize];
+    let (mut wakeup, mut request) = (hist(), hist());
+    let record = |h: &mut Histogram<u64>, from_ns: u64, to_ns: u64| {
+        // Whole µs, and none of 0 µs, as schbench records them.
+        let us = to_ns.saturating_sub(from_ns) / 1000;
+        if us > 0 {
+            let _ = h.record(us);
+        }
+    };
+    while !run.stopping.load(SeqCst) {
+        me.futex.store(BLOCKED, SeqCst);
+        me.wake_ns.store(run.now_ns(), SeqCst);
+        let mut todo = 1;
+        if run.b.rps > 0 {
+            me.pending.store(0, SeqCst);
+            todo = me.queued.swap(0, SeqCst);
+            if todo > 0 {
+                me.futex.store(RUNNING, SeqCst);
+            }
+        } else {
+            run.push(m, w);
+        }
+        if todo == 0 || run.b.rps == 0 {
+            post(&run.messengers[m].futex);
+            if !run.stopping.load(SeqCst) {
+                wait(&me.futex);
+            }
+            record(&mut wakeup, me.wake_ns.load(SeqCst), run.now_ns());
+            if run.b.rps > 0 {
+                continue; // the requests are taken at the top
+            }
+        }
+        for _ in 0..todo {
+            let start = run.now_ns();
+            run.request(&mut data);
+            record(&mut request, start, run.now_ns());
+            me.done.fetch_add(1, SeqCst);
+        }
+    }
+    let _ = run.wakeup.lock().map(|mut h| h.add(&wakeup));
+    let _ = run.request.lock().map(|mut h| h.add(&request));
+}
+
+/// A message thread without a rate: wake whoever posted, until the run stops.
+fn messenger(run: &Run, m: usize) {
+    let me = &run.messengers[m];
+    loop {
+        me.futex.store(BLOCKED, SeqCst);
+        run.wake_all(m);
+        if run.stopping.load(SeqCst) {
+            run.wake_all(m);
+            return;
+        }
+        wait(&me.futex);
+    }
+}
+
+/// A message thread with a rate: queue its share of requests each second, round robin.
+fn rate_messenger(run: &Run, m: usize) {
+    let per_second = (run.b.rps / run.b.message_threads).max(1) as u64;
+    let mine = &run.workers[m * run.per_thread..(m + 1) * run.per_thread];
+    let mut next = 0usize;
+    while !run.stopping.load(SeqCst) {
+        let second = Instant::now();
+        for _ in 0..per_second {
+            if run.stopping.load(SeqCst) {
+                break;
+            }
+            let w = &mine[next % mine.len()];
+            next += 1;
+            if w.pending.load(SeqCst) > MAX_PENDING {
+                std::thread::sleep(Duration::from_micros(100));
+                continue;
+            }
+            w.pending.fetch_add(1, SeqCst);
+            w.queued.fetch_add(1, SeqCst);
+            w.wake_ns.store(run.now_ns(), SeqCst);
+            post(&w.futex);
+        }
+        while !run.stopping.load(SeqCst) && second.elapsed() < Duration::from_secs(1) {
+            let left = Duration::from_secs(1).saturating_sub(second.elapsed());
+            std::thread::sleep(left.min(Duration::from_millis(50)));
+        }
+    }
+    for w in mine {
+        post(&w.futex);
+    }
+}
+
+/// Runs schbench for its runtime on a worker allowed `cpus` CPUs; the figures as schbench
+/// prints them.
+pub fn schbench(b: &Schbench, cpus: u32) -> io::Result<BenchFigures> {
+    let per_thread = b.workers_on(cpus) as usize;
+    let n = b.message_threads as usize * per_thread;
+    // SAFETY: sysconf has no memory arguments.
+    let ncpu = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as usize;
+    let run = Arc::new(Run {
+        b: *b,
+        base: Instant::now(),
+        stopping: AtomicBool::new(false),
+        messengers: (0..b.message_threads)
+            .map(|_| Messenger { futex: AtomicI32::new(BLOCKED), head: AtomicUsize::new(NONE) })
+            .collect(),
+        workers: (0..n)
+            .map(|_| Worker {
+                futex: AtomicI32::new(BLOCKED),
+                wake_ns: AtomicU64::new(0),
+                next: AtomicUsize::new(NONE),
+                queued: AtomicU64::new(0),
+                pending: AtomicU64::new(0),
+                done: AtomicU64::new(0),
+            })
+            .collect(),
+        per_thread,
+        locks: (0..ncpu).map(|_| AtomicBool::new(false)).collect(),
+        msize: matrix_size(b.footprint_kb),
+        wakeup: Mutex::new(hist()),
+        request: Mutex::new(hist()),
+    });
+    let spawn = |name: String, f: Box<dyn FnOnce() + Send>| {
+        std::thread::Builder::new().name(name).stack_size(super::STACK_BYTES).spawn(f)
+    };
+    let mut threads = Vec::new();
+    let mut started = Ok(());
+    for m in 0..b.message_threads as usize {
+        let r = run.clone();
+        let body: Box<dyn FnOnce() + Send> = if b.rps > 0 {
+            Box::new(move || rate_messenger(&r, m))
+        } else {
+            Box::new(move || messenger(&r, m))
+        };
+        match spawn(format!("schbench-msg{m}"), body) {
+            Ok(t) => threads.push(t),
+            Err(e) => started = Err(e),
+        }
+        for w in m * per_thread..(m + 1) * per_thread {
+            let r = run.clone();
+            match spawn(format!("schbench-w{w}"), Box::new(move || worker(&r, w))) {
+                Ok(t) => threads.push(t),
+                Err(e) => started = Err(e),
+            }
+        }
+        if started.is_err() {
+            break;
+        }
+    }
+    let start = Instant::now();
+    let runtime = Duration::from_millis(if started.is_ok() { b.runtime_ms } else { 0 });
+    let mut rps = hist();
+    let (mut last, mut last_done) = (start, 0u64);
+    let done = |r: &Run| r.workers.iter().map(|w| w.done.load(SeqCst)).sum::<u64>();
+    while start.elapsed() < runtime {
+        let left = runtime.saturating_sub(start.elapsed());
+        std::thread::sleep(left.min(Duration::from_secs(1).saturating_sub(last.elapsed())));
+        let now = Instant::now();
+        if now.duration_since(last) >= Duration::from_secs(1) || start.elapsed() >= runtime {
+            let d = done(&run);
+            let secs = now.duration_since(last).as_secs_f64();
+            if secs > 0.0 {
+                let _ = rps.record(((d - last_done) as f64 / secs).round() as u64);
+            }
+            (last, last_done) = (now, d);
+        }
+    }
+    run.stopping.store(true, SeqCst);
+    for m in &run.messengers {
+        post(&m.futex);
+    }
+    for w in &run.workers {
+        post(&w.futex);
+    }
+    let mut panicked = false;
+    for t in threads {
+        panicked |= t.join().is_err();
+    }
+    started?;
+    if panicked {
+        return Err(io::Error::other("a schbench thread panicked"));
+    }
+    let requests = done(&run);
+    let lat = |h: &Histogram<u64>| LatencyPercentiles {
+        p50: h.value_at_quantile(0.5) as f64,
+        p90: h.value_at_quantile(0.9) as f64,
+        p99: h.value_at_quantile(0.99) as f64,
+        p999: h.value_at_quantile(0.999) as f64,
+        samples: h.len(),
+    };
+    let wakeup = run.wakeup.lock().map(|h| lat(&h)).unwrap_or_default();
+    let request = run.request.lock().map(|h| lat(&h)).unwrap_or_default();
+    Ok(BenchFigures {
+        source: "schbench".into(),
+        wakeup_us: Some(wakeup),
+        request_us: Some(request),
+        rps: Some(RpsPercentiles {
+            p20: rps.value_at_quantile(0.2) as f64,
+            p50: rps.value_at_quantile(0.5) as f64,
+            p90: rps.value_at_quantile(0.9) as f64,
+            samples: rps.len(),
+        }),
+        requests: Some(requests),
+        average_rps: Some(requests as f64 / (b.runtime_ms as f64 / 1e3)),
+        ..Default::default()
+    })
+}
