@@ -85,6 +85,34 @@ fn batch_results_are_the_same_with_one_and_two_threads() {
     assert!(sets.lines().next().unwrap().contains("test_edf-qpa"));
 }
 
+/// `export --per set` carries each twin's verdict beside its plain test's (issue 40), as
+/// `test_<test>+overheads`; the twins charge the simulator's switch cost, so a set a twin
+/// accepts ran without a miss, and the plain test accepts it too.
+#[test]
+fn export_per_set_carries_the_twins_verdicts_beside_the_plain_ones() {
+    let lab = Lab::new();
+    let spec = lab.spec("b.toml", &batch_spec(30, r#""fifo-rm", "edf""#, "0.7, 1.0", 1.0));
+    lab.ok(&["simulate", spec.to_str().unwrap(), "-q", "--cpus", "1"]);
+    let sets = lab.ok(&["export", "1", "--per", "set", "--format", "json"]);
+    let sets: Vec<serde_json::Value> = serde_json::from_str(&sets).unwrap();
+    assert_eq!(sets.len(), 2 * 2 * 30);
+    let mut accepted = 0;
+    for row in &sets {
+        for (plain, twin) in [("rta-rm", "rta-rm+overheads"), ("edf-qpa", "edf-qpa+overheads")] {
+            let (p, t) = (&row[format!("test_{plain}")], &row[format!("test_{twin}")]);
+            assert!(p.is_string() && t.is_string(), "{row}");
+            if t == "yes" {
+                assert_eq!(p, "yes", "{row}");
+                accepted += 1;
+                if (row["scheduler"] == "fifo-rm") == (plain == "rta-rm") {
+                    assert_eq!(row["schedulable"], true, "{twin} accepts a set that missed: {row}");
+                }
+            }
+        }
+    }
+    assert!(accepted > 30, "the twins accepted {accepted} verdicts");
+}
+
 #[test]
 fn an_interrupted_batch_resumes_to_the_uninterrupted_result() {
     let lab = Lab::new();
