@@ -29,7 +29,7 @@ mod overheads;
 
 pub use edf::{busy_period, demand_bound, edf_utilisation, processor_demand, qpa};
 pub use fixed::{hyperbolic, liu_layland, priority_order, response_times, Priority};
-pub use multi::{density, gfb, partition, Fit, Size};
+pub use multi::{density, gfb, partition, place, Fit, Placement, Size};
 pub use overheads::{
     edf_with_overheads, response_times_with_overheads, with_edf_overheads, Overheads, TWIN_SUFFIX,
 };
