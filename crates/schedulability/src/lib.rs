@@ -4,7 +4,9 @@
 //! priority and a DWCS window). Every test returns an [`Outcome`]: a [`Verdict`] (a sufficient
 //! test says [`Verdict::Inconclusive`] where an exact one would say not schedulable), plus the
 //! response times of response-time analysis or the CPU of each task of a partitioning.
-//! [`TESTS`] lists them all by name with one signature, `fn(&[Task], cpus) -> Outcome`.
+//! [`TESTS`] lists them all by name with one signature, `fn(&[Task], cpus, &Overheads) ->
+//! Outcome`: the plain tests ignore the [`Overheads`], their twins `<test>+overheads` charge
+//! them (SchedCAT's overhead accounting), and under the zero model give the plain outcome.
 //!
 //! Jobs are released synchronously (the critical instant) and sporadic or periodic; the
 //! exact tests compute in integers (`u128`) or big rationals, never in floats.
