@@ -101,7 +101,9 @@ pub(crate) const ALLOWED: [(&str, &[&str], &[&str]); 22] = [
     ("schedlab-schedulability", &["schedlab-policy"], &["schedlab-sim"]),
     ("schedlab-analysis", &["schedlab-model"], &[]),
     ("schedlab-store", &["schedlab-model"], &[]),
-    ("schedlab-plan", &["schedlab-model", "schedlab-policy"], &[]),
+    // plan places fifo-rm and fifo-dm sets by RTA admission, one function for the engine
+    // and the simulator (issue 40 item 3).
+    ("schedlab-plan", &["schedlab-model", "schedlab-policy", "schedlab-schedulability"], &[]),
     ("schedlab-spec", &["schedlab-plan"], &["schedlab-model"]),
     ("schedlab-import", &["schedlab-plan"], &[]),
     ("schedlab-report", &["schedlab-analysis", "schedlab-model", "schedlab-plan"], &[]),

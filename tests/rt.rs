@@ -434,7 +434,8 @@ tasks = [
 "#;
 
 /// A set partitioned over two CPUs runs with one dispatcher per CPU under dwcs, each driving
-/// only its CPU's tasks, every worker pinned to its CPU; fifo-rm gets the same partition.
+/// only its CPU's tasks, every worker pinned to its CPU; fifo-rm's RTA admission places this
+/// set the same way.
 #[test]
 fn a_set_partitioned_over_two_cpus_gets_a_dispatcher_per_cpu() {
     require!(is_root(), "the dispatcher needs CAP_SYS_NICE");

@@ -57,3 +57,57 @@ fn check_prints_the_schedulability_tests_verdicts_of_each_set() {
         assert!(many.is_some_and(|l| l.contains("ffd-edf yes")), "{shown}");
     }
 }
+
+/// The textbook sets of issue 40 under fifo-rm: Buttazzo's (1, 4), (2, 6), (3, 10) ms and
+/// Burns & Wellings' (3, 7), (3, 12), (5, 20) ms.
+const TEXTBOOK: &str = r#"name = "textbook"
+[matrix]
+workload = ["buttazzo", "burns"]
+scheduler = ["fifo-rm"]
+[workloads.buttazzo]
+kind = "periodic"
+duration_s = 1
+tasks = [{ c_ms = 1, t_ms = 4 }, { c_ms = 2, t_ms = 6 }, { c_ms = 3, t_ms = 10 }]
+[workloads.burns]
+kind = "periodic"
+duration_s = 1
+tasks = [{ c_ms = 3, t_ms = 7 }, { c_ms = 3, t_ms = 12 }, { c_ms = 5, t_ms = 20 }]
+"#;
+
+/// `check` prints each task's response time from RTA (issue 40): the books' figures without
+/// overheads, and with `--overheads FILE` the twins' verdicts and the charged response times
+/// (each job pays two 1.7 us switches, each release 50 us of latency: the last task of
+/// either set, exactly at its deadline without them, then misses).
+#[test]
+fn check_prints_each_tasks_response_times_plain_and_with_overheads() {
+    require!(is_root(), "check of SCHED_FIFO sets needs CAP_SYS_NICE (root)");
+    let lab = Lab::new();
+    lab.spec("textbook.toml", TEXTBOOK);
+    let shown = lab.ok(&["check", "textbook.toml"]);
+    let times: Vec<&str> = shown.lines().filter(|l| l.contains("RTA response times")).collect();
+    assert_eq!(times.len(), 2, "{shown}");
+    assert!(times[0].ends_with("rate- and deadline-monotonic: 1, 3, 10 (yes)"), "{shown}");
+    assert!(times[1].ends_with("rate- and deadline-monotonic: 3, 6, 20 (yes)"), "{shown}");
+    assert!(!shown.contains("with overheads"), "no overheads known: {shown}");
+    let file = lab.spec(
+        "overheads.json",
+        r#"{"release_latency": 50000, "context_switch": 1700, "percentile": 99.0}"#,
+    );
+    let shown = lab.ok(&["check", "textbook.toml", "--overheads", file.to_str().unwrap()]);
+    let times: Vec<&str> = shown.lines().filter(|l| l.contains("RTA response times")).collect();
+    assert!(
+        times[0].ends_with("1, 3, 10 (yes); with overheads: 1.053, 3.057, miss (no)"),
+        "{shown}"
+    );
+    assert!(
+        times[1].ends_with("3, 6, 20 (yes); with overheads: 3.053, 6.057, miss (no)"),
+        "{shown}"
+    );
+    let twins = shown.lines().find(|l| l.contains("with overheads (")).expect(&shown);
+    assert!(twins.contains("overheads.json, p99") && twins.contains("rta-rm no"), "{twins}");
+    assert!(twins.contains("edf-qpa yes"), "{twins}");
+    // A file that is not the model is refused before anything else.
+    let bad = lab.spec("bad.json", r#"{"cxs": 1700}"#);
+    let out = lab.run(&["check", "textbook.toml", "--overheads", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}

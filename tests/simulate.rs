@@ -335,6 +335,30 @@ fn a_report_sets_measured_response_times_beside_simulated_ones() {
     );
 }
 
+/// fifo-rm's tasks are placed by RTA admission and edf's by C/T (issue 40 item 3), in the
+/// simulation as `Periodic::placement` places them for the engine: (31, 70) does not fit
+/// beside (20, 40) under RM although their C/T sum is 0.94 (on one CPU the first job of
+/// (31, 70) would finish at 71), and on its placement RM misses nothing.
+#[test]
+fn fifo_rm_is_simulated_on_its_rta_placement() {
+    let lab = Lab::new();
+    let spec = lab.spec(
+        "rta.toml",
+        "name = \"rta\"\n[matrix]\nworkload = [\"w\"]\nscheduler = [\"fifo-rm\", \"edf\"]\n\
+         [workloads.w]\nkind = \"periodic\"\ncpus = \"0-1\"\nduration_s = 2\nquantum_ms = 1\nwork_fraction = 1\n\
+         tasks = [{ c_ms = 20, t_ms = 40 }, { c_ms = 31, t_ms = 70 }, { c_ms = 10, t_ms = 100 }]\n",
+    );
+    simulate(&lab, spec.to_str().unwrap(), &["--cpus", "2"]);
+    let store = schedlab_store::Store::open(&lab.db()).unwrap();
+    let run = store.latest(None).unwrap().unwrap();
+    let cells = store.cells(run.id).unwrap();
+    let cell = |key: &str| cells.iter().find(|c| c.params.key.starts_with(key)).unwrap();
+    let rm = cell("w/fifo-rm");
+    assert_eq!(rm.rt.as_ref().unwrap().task_cpus, [0, 1, 0]);
+    assert_eq!(cell("w/edf").rt.as_ref().unwrap().task_cpus, [0, 0, 1]);
+    assert_eq!(rm.samples.iter().map(|s| s.rt().unwrap().misses).sum::<u64>(), 0);
+}
+
 /// The canonical set (1.45 CPUs of demand) on one CPU and partitioned over two: the
 /// simulator places the tasks as the engine does, and partitioned, every CPU's share is at
 /// most 1, so DWCS misses nothing.

@@ -31,6 +31,24 @@ pub struct Args {
     /// Check that every cell could be traced here, as `run --trace` would trace it.
     #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "bpf", value_name = "HOW")]
     pub trace: Option<super::common::TraceArg>,
+    /// The machine's overheads, a JSON object of `schedlab_schedulability::Overheads` (ns:
+    /// release_latency, scheduling, context_switch, cache_delay, release, tick, tick_period;
+    /// percentile, source): the periodic sets' analysis then adds the `+overheads` tests and
+    /// the response times with overheads.
+    #[arg(long, value_name = "FILE")]
+    pub overheads: Option<PathBuf>,
+}
+
+/// The overheads of `check --overheads FILE`, named after the file unless it says its source.
+fn read_overheads(path: &std::path::Path) -> anyhow::Result<schedlab_schedulability::Overheads> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| bad_input(format!("--overheads {}: {e}", path.display())))?;
+    let mut o: schedlab_schedulability::Overheads = serde_json::from_str(&text)
+        .map_err(|e| bad_input(format!("--overheads {}: {e}", path.display())))?;
+    if o.source.is_empty() {
+        o.source = path.display().to_string();
+    }
+    Ok(o)
 }
 
 /// The plan's headers; [`plan_table`] leaves out those marked optional when no cell needs them.
@@ -117,6 +135,7 @@ fn plan_table(plan: &schedlab_spec::Plan, rows: Vec<Vec<String>>, wide: bool) ->
 /// Runs `schedlab check`.
 pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     let mut spec = load_spec(Some(&a.file), a.scale, a.repetitions)?;
+    let overheads = a.overheads.as_deref().map(read_overheads).transpose()?;
     if let Some(how) = a.trace {
         spec.plan.trace.all = true;
         spec.plan.trace.mode = how.mode();
@@ -197,7 +216,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
     for (line, warning) in schedlab_session::notes::feasibility_lines(plan, cpus as usize) {
         outln!("{}{line}", if warning { "warning: " } else { "" });
     }
-    for line in schedlab_session::notes::analysis_lines(plan, cpus as usize) {
+    for line in schedlab_session::notes::analysis_lines(plan, cpus as usize, overheads.as_ref()) {
         outln!("{line}");
     }
     for (cell, key, wall_s) in &too_long {

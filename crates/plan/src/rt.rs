@@ -210,11 +210,40 @@ pub const DISPATCH_RUN_PRIORITY: u32 = 97;
 pub const DISPATCH_MAX_TASKS: usize = 256;
 
 impl Periodic {
-    /// Each task's CPU: partitioned over `cpus` when several are given (first-fit decreasing
-    /// by C/T), else all on `cpus`'s one CPU, on `cpu`, or on `default_cpu` (the engine's
-    /// last online CPU). None under `deadline`: SCHED_DEADLINE tasks run on every CPU.
+    /// Each task's CPU: partitioned over `cpus` when several are given, else all on `cpus`'s
+    /// one CPU, on `cpu`, or on `default_cpu` (the engine's last online CPU). None under
+    /// `deadline`: SCHED_DEADLINE tasks run on every CPU. `fifo-rm` and `fifo-dm` sets are
+    /// partitioned by their own test ([`Self::rta_placement`]), every other scheduler's by
+    /// C/T ([`Self::pinned_placement`]). The engine and the simulator both pin by this.
     pub fn placement(&self, default_cpu: u32) -> Option<Vec<u32>> {
-        (self.scheduler != RtScheduler::Deadline).then(|| self.pinned_placement(default_cpu))
+        match self.scheduler {
+            RtScheduler::Deadline => None,
+            RtScheduler::FifoRm | RtScheduler::FifoDm if self.cpus.len() > 1 => {
+                Some(self.rta_placement())
+            }
+            _ => Some(self.pinned_placement(default_cpu)),
+        }
+    }
+
+    /// Each task's CPU of `cpus` by RTA admission, as the `ffd-dm` test places them:
+    /// first-fit decreasing by density C/min(D, T), a task going to the first CPU where
+    /// exact response-time analysis (rate-monotonic under `fifo-rm`, deadline-monotonic
+    /// otherwise, no overheads) still accepts the CPU's tasks; a task no CPU accepts goes to
+    /// the least dense CPU ([`schedlab_schedulability::place`]).
+    pub fn rta_placement(&self) -> Vec<u32> {
+        use schedlab_schedulability::{place, response_times, Fit, Priority, Size, Task};
+        let by = match self.scheduler {
+            RtScheduler::FifoRm => Priority::Rate,
+            _ => Priority::Deadline,
+        };
+        let tasks: Vec<Task> = self
+            .tasks
+            .iter()
+            .map(|t| Task::new(t.c_ns, t.t_ns).deadline(t.deadline_ns()))
+            .collect();
+        let fit =
+            place(&tasks, self.cpus.len(), Fit::First, Size::Density, |s| response_times(s, by));
+        fit.cpu_of_task.into_iter().map(|b| self.cpus[b]).collect()
     }
 
     /// Each task's CPU when the set is pinned, whatever its scheduler (see [`Self::placement`]).

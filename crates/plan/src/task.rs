@@ -262,8 +262,8 @@ pub fn feasibility(tasks: &[TaskParams]) -> Feasibility {
 /// Partitions a task set over `bins` CPUs: first-fit decreasing by utilisation C/T (ties
 /// by task index), each task on the first CPU whose sum of C/T stays at most 1; a task that
 /// fits nowhere goes to the CPU with the smallest sum. Returns each task's bin (0..bins).
-/// One rule for every scheduler, so the schedulers of a run are compared on the same
-/// partition; deterministic, so the engine and the simulator agree.
+/// The rule for every scheduler but `fifo-rm` and `fifo-dm`, which are placed by their own
+/// test (`Periodic::rta_placement`); deterministic, so the engine and the simulator agree.
 pub fn partition(tasks: &[TaskParams], bins: usize) -> Vec<usize> {
     let bins = bins.max(1);
     let mut order: Vec<usize> = (0..tasks.len()).collect();

@@ -95,16 +95,25 @@ pub fn priority_order(tasks: &[Task], by: Priority) -> Option<Vec<usize>> {
 /// Exact response-time analysis for preemptive fixed priorities on one CPU (M. Joseph and
 /// P. Pandya, "Finding Response Times in a Real-Time System", The Computer Journal 1986;
 /// N. Audsley, A. Burns, M. Richardson, K. Tindell and A. Wellings, "Applying New Scheduling
-/// Theory to Static Priority Pre-emptive Scheduling", Software Engineering Journal 1993).
+/// Theory to Static Priority Pre-emptive Scheduling", Software Engineering Journal 1993),
+/// with release jitter (K. Tindell, A. Burns and A. Wellings, "An Extendible Approach for
+/// Analysing Fixed Priority Hard Real-Time Tasks", Real-Time Systems 1994).
 ///
-/// Each task's response time is the least fixed point of R = C_i + sum over higher-priority
-/// j of ceil(R / T_j) C_j, iterated in integers from C_i + sum C_j; the set is schedulable iff
-/// every R_i <= D_i. Exact for D <= T (and for D > T while every R_i <= T_i; past that the
-/// verdict is inconclusive, as a later job of the same task could then be the worst). With
-/// [`Priority::Explicit`], tasks of equal priority count as interfering with each other, so a
-/// rejection is then inconclusive.
+/// Each task's response time is R_i = J_i + w_i, w_i the least fixed point of
+/// w = C_i + sum over higher-priority j of ceil((w + J_j) / T_j) C_j, iterated in integers
+/// from C_i + sum C_j; the set is schedulable iff every R_i <= D_i. Without jitter (the
+/// textbook sets) R = C_i + sum ceil(R / T_j) C_j. Exact for D <= T (and for D > T while
+/// every R_i <= T_i; past that the verdict is inconclusive, as a later job of the same task
+/// could then be the worst). With [`Priority::Explicit`], tasks of equal priority count as
+/// interfering with each other, so a rejection is then inconclusive.
 pub fn response_times(tasks: &[Task], by: Priority) -> Outcome {
-    let Some(order) = priority_order(tasks, by).filter(|_| valid(tasks)) else {
+    analyse(tasks, by, &[])
+}
+
+/// [`response_times`] with `always` interfering with every task, above all priorities (the
+/// interrupt pseudo-tasks of the overhead model).
+pub(crate) fn analyse(tasks: &[Task], by: Priority, always: &[Task]) -> Outcome {
+    let Some(order) = priority_order(tasks, by).filter(|_| valid(tasks) && valid(always)) else {
         return Outcome::of(Verdict::Inconclusive);
     };
     let tied = by == Priority::Explicit
@@ -118,6 +127,7 @@ pub fn response_times(tasks: &[Task], by: Priority) -> Outcome {
             .enumerate()
             .filter(|&(l, &j)| l < k || (j != i && tied && tasks[j].priority == task.priority))
             .map(|(_, &j)| &tasks[j])
+            .chain(always)
             .collect();
         match response_time(task, &interfering) {
             Some(r) => {
@@ -138,22 +148,22 @@ pub fn response_times(tasks: &[Task], by: Priority) -> Outcome {
     Outcome { verdict, response_times: response, cpu_of_task: Vec::new() }
 }
 
-/// The least fixed point of the response-time recurrence, or `None` once it passes D.
+/// J + the least fixed point of the jitter-aware recurrence, or `None` once it passes D.
 fn response_time(task: &Task, interfering: &[&Task]) -> Option<u64> {
     let c = u128::from(task.wcet);
-    let deadline = u128::from(task.deadline);
-    let mut r = c + interfering.iter().map(|t| u128::from(t.wcet)).sum::<u128>();
+    let (deadline, jitter) = (u128::from(task.deadline), u128::from(task.jitter));
+    let mut w = c + interfering.iter().map(|t| u128::from(t.wcet)).sum::<u128>();
     loop {
-        if r > deadline {
+        if w + jitter > deadline {
             return None;
         }
         let next = c + interfering
             .iter()
-            .map(|t| r.div_ceil(u128::from(t.period)) * u128::from(t.wcet))
+            .map(|t| (w + u128::from(t.jitter)).div_ceil(u128::from(t.period)) * u128::from(t.wcet))
             .sum::<u128>();
-        match next.cmp(&r) {
-            Ordering::Equal => return u64::try_from(r).ok(),
-            _ => r = next,
+        match next.cmp(&w) {
+            Ordering::Equal => return u64::try_from(w + jitter).ok(),
+            _ => w = next,
         }
     }
 }
@@ -186,6 +196,31 @@ mod tests {
         let mut late = set;
         late[3].wcet = 2;
         assert_eq!(response_times(&late, Priority::Deadline).verdict, Verdict::NotSchedulable);
+    }
+
+    #[test]
+    fn buttazzo_rate_monotonic_example_gives_the_books_response_times() {
+        // Buttazzo, "Hard Real-Time Computing Systems" (3rd ed., 2011), the rate-monotonic
+        // response-time example, as issue 40 quotes it: (C, T) = (1, 4), (2, 6), (3, 10).
+        // For the last task: R = 6, 3 + 2 + 2 = 7, 3 + 2 + 4 = 9, 3 + 3 + 4 = 10, 10.
+        let set = [Task::new(1, 4), Task::new(2, 6), Task::new(3, 10)];
+        let out = response_times(&set, Priority::Rate);
+        assert_eq!(out.response_times, [Some(1), Some(3), Some(10)]);
+        assert_eq!(out.verdict, Verdict::Schedulable);
+        assert_eq!(rt(&set, Priority::Deadline), [Some(1), Some(3), Some(10)]);
+    }
+
+    #[test]
+    fn release_jitter_delays_the_task_and_adds_interference_below_it() {
+        // (1, 4) with J = 2 above (3, 10): the high task's R = J + C = 3; for the low one
+        // w = 4, 3 + ceil(6/4) 1 = 5, 3 + ceil(7/4) 1 = 5: R = 5, one more than without
+        // jitter (w = 4, 3 + ceil(4/4) 1 = 4).
+        let set = [Task::new(1, 4).jitter(2), Task::new(3, 10)];
+        assert_eq!(rt(&set, Priority::Rate), [Some(3), Some(5)]);
+        assert_eq!(rt(&[Task::new(1, 4), Task::new(3, 10)], Priority::Rate), [Some(1), Some(4)]);
+        // A jitter that leaves no room before the deadline is a miss.
+        let late = [Task::new(1, 4).jitter(3).deadline(3)];
+        assert_eq!(response_times(&late, Priority::Rate).verdict, Verdict::NotSchedulable);
     }
 
     #[test]

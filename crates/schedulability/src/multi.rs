@@ -36,7 +36,7 @@ impl Size {
 /// One-Dimensional Packing Algorithms", SIAM Journal on Computing 1974; for real-time tasks
 /// S. K. Dhall and C. L. Liu, "On a Real-Time Scheduling Problem", Operations Research 1978).
 /// Tasks are taken by decreasing `size` (ties in set order) and each goes to a CPU chosen by
-/// `fit` where `test` still accepts the tasks placed there.
+/// `fit` where `test` still accepts the tasks placed there ([`place`]).
 ///
 /// Schedulable, with [`Outcome::cpu_of_task`], when every task is placed; not schedulable
 /// when the utilisation exceeds `cpus`; else inconclusive (a heuristic can fail on a
@@ -54,35 +54,66 @@ pub fn partition(
     if exact::exceeds(tasks.iter().map(|t| (t.wcet, t.period)), cpus) {
         return Outcome::of(Verdict::NotSchedulable);
     }
+    match place(tasks, cpus, fit, size, test) {
+        Placement { cpu_of_task, accepted: true } => {
+            Outcome { verdict: Verdict::Schedulable, response_times: Vec::new(), cpu_of_task }
+        }
+        Placement { accepted: false, .. } => Outcome::of(Verdict::Inconclusive),
+    }
+}
+
+/// Each task's CPU by a partitioning heuristic, and whether `test` accepted every CPU's share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placement {
+    /// The CPU of each task, in the set's order (0..cpus).
+    pub cpu_of_task: Vec<usize>,
+    /// Whether every task went where the test still accepted the CPU's tasks.
+    pub accepted: bool,
+}
+
+/// The placement of [`partition`], made whole: a task no CPU's `test` accepts goes to the CPU
+/// least loaded by `size` (ties to the lower index) and stays there for the tasks after it,
+/// so a set that does not partition still gets a CPU for each task (what a run pins).
+/// Where [`partition`] accepts, its [`Outcome::cpu_of_task`] is this placement.
+pub fn place(
+    tasks: &[Task],
+    cpus: usize,
+    fit: Fit,
+    size: Size,
+    test: impl Fn(&[Task]) -> Outcome,
+) -> Placement {
+    let cpus = cpus.max(1);
     let mut order: Vec<usize> = (0..tasks.len()).collect();
     order
         .sort_by(|&a, &b| exact::ratio_cmp(size.of(&tasks[b]), size.of(&tasks[a])).then(a.cmp(&b)));
     let mut placed: Vec<Vec<Task>> = vec![Vec::new(); cpus];
     let mut cpu_of_task = vec![0; tasks.len()];
+    let mut accepted = true;
     for i in order {
-        let mut candidates: Vec<usize> = (0..cpus).collect();
-        if fit == Fit::Worst {
-            let loads: Vec<_> =
-                placed.iter().map(|p| exact::sum(p.iter().map(|t| size.of(t)))).collect();
-            candidates.sort_by(|&a, &b| {
-                let ((pa, qa), (pb, qb)) = (&loads[a], &loads[b]);
-                exact::cmp(pa, qa, pb, qb).then(a.cmp(&b))
-            });
-        }
+        let loads: Vec<_> =
+            placed.iter().map(|p| exact::sum(p.iter().map(|t| size.of(t)))).collect();
+        let mut by_load: Vec<usize> = (0..cpus).collect();
+        by_load.sort_by(|&a, &b| {
+            let ((pa, qa), (pb, qb)) = (&loads[a], &loads[b]);
+            exact::cmp(pa, qa, pb, qb).then(a.cmp(&b))
+        });
+        let candidates = match fit {
+            Fit::First => (0..cpus).collect(),
+            Fit::Worst => by_load.clone(),
+        };
         let chosen = candidates.into_iter().find(|&cpu| {
             let mut trial = placed[cpu].clone();
             trial.push(tasks[i]);
             test(&trial).schedulable()
         });
-        match chosen {
-            Some(cpu) => {
-                placed[cpu].push(tasks[i]);
-                cpu_of_task[i] = cpu;
-            }
-            None => return Outcome::of(Verdict::Inconclusive),
-        }
+        let cpu = chosen.unwrap_or_else(|| {
+            accepted = false;
+            by_load[0]
+        });
+        placed[cpu].push(tasks[i]);
+        cpu_of_task[i] = cpu;
     }
-    Outcome { verdict: Verdict::Schedulable, response_times: Vec::new(), cpu_of_task }
+    Placement { cpu_of_task, accepted }
 }
 
 /// The verdict of a global-EDF condition sum(u) <= m - (m - 1) u_max on `pairs`.
@@ -166,6 +197,29 @@ mod tests {
         let tight = [Task::new(2, 10).deadline(2), Task::new(2, 10).deadline(2)];
         let out = partition(&tight, 2, Fit::First, Size::Density, processor_demand);
         assert_eq!(out.cpu_of_task, [0, 1]);
+    }
+
+    #[test]
+    fn a_task_no_cpu_accepts_goes_to_the_least_loaded_and_the_rest_still_fit() {
+        // (9, 10) -> 0, (4, 7) -> 1; (4, 9) fits nowhere (beside (4, 7) its R = 12 > 9) and
+        // goes to CPU 1, the less loaded (0.57 < 0.9); (1, 100) still fits CPU 0 (R = 10).
+        let set = [Task::new(4, 7), Task::new(9, 10), Task::new(4, 9), Task::new(1, 100)];
+        let rm = |s: &[Task]| response_times(s, Priority::Rate);
+        let p = place(&set, 2, Fit::First, Size::Utilisation, rm);
+        assert_eq!(p, Placement { cpu_of_task: vec![1, 0, 1, 0], accepted: false });
+        assert_eq!(
+            partition(&set, 2, Fit::First, Size::Utilisation, rm).verdict,
+            Verdict::Inconclusive
+        );
+        // Where the partition succeeds, the placement is the partition's.
+        let fits = [Task::new(2, 5), Task::new(3, 5), Task::new(6, 10), Task::new(4, 10)];
+        let p = place(&fits, 2, Fit::First, Size::Utilisation, rm);
+        assert!(p.accepted);
+        assert_eq!(
+            p.cpu_of_task,
+            partition(&fits, 2, Fit::First, Size::Utilisation, rm).cpu_of_task
+        );
+        assert_eq!(place(&fits, 0, Fit::First, Size::Utilisation, rm).cpu_of_task, [0; 4]);
     }
 
     #[test]

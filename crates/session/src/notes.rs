@@ -2,6 +2,10 @@
 //! batches of generated sets, the DWCS feasibility test and SCHED_DEADLINE's admission on
 //! each periodic task set, and the classic schedulability tests' verdicts.
 
+use schedlab_schedulability::{
+    priority_order, response_times, response_times_with_overheads, Outcome, Overheads, Priority,
+    Task, Verdict, TESTS,
+};
 use schedlab_spec::Plan;
 
 /// What `run` and `simulate` do with each workload that asks for many sets per cell:
@@ -158,10 +162,10 @@ fn deadline_admission(
 
 /// The classic schedulability tests' verdicts on each distinct periodic task set of the plan
 /// (`schedlab_schedulability::TESTS`): the uniprocessor tests for one CPU, the partitioned
-/// and global ones for `cpus` when there are several. Two lines per set, each within 160
-/// columns for the tests' names.
-pub fn analysis_lines(plan: &Plan, cpus: usize) -> Vec<String> {
-    use schedlab_schedulability::{Task, Verdict, TESTS};
+/// and global ones for `cpus` when there are several; with `overheads`, their twins'
+/// verdicts too; then each task's response time from RTA (rate- and deadline-monotonic),
+/// plain and, with `overheads`, charged. Each line within 160 columns for the tests' names.
+pub fn analysis_lines(plan: &Plan, cpus: usize, overheads: Option<&Overheads>) -> Vec<String> {
     let mut out = Vec::new();
     let mut seen: Vec<&[schedlab_periodic::TaskParams]> = Vec::new();
     for g in plan.cells.iter().flat_map(|c| &c.groups) {
@@ -175,19 +179,15 @@ pub fn analysis_lines(plan: &Plan, cpus: usize) -> Vec<String> {
             .iter()
             .map(|t| Task::new(t.c_ns, t.t_ns).deadline(t.d_ns.unwrap_or(t.t_ns)).window(t.x, t.y))
             .collect();
-        let verdicts = |m: usize, multi: bool| -> String {
+        let none = Overheads::default();
+        let verdicts = |m: usize, multi: bool, o: Option<&Overheads>| -> String {
             TESTS
                 .iter()
                 // No explicit priorities here: the plan's order is not a priority.
-                .filter(|t| t.name != "rta-priority")
-                .filter(|t| t.uniprocessor != multi)
+                .filter(|t| t.plain_name() != "rta-priority")
+                .filter(|t| t.uniprocessor != multi && t.overheads == o.is_some())
                 .map(|t| {
-                    let word = match (t.run)(&set, m).verdict {
-                        Verdict::Schedulable => "yes",
-                        Verdict::NotSchedulable => "no",
-                        Verdict::Inconclusive => "?",
-                    };
-                    format!("{} {word}", t.name)
+                    format!("{} {}", t.plain_name(), word(&(t.run)(&set, m, o.unwrap_or(&none))))
                 })
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -201,10 +201,27 @@ pub fn analysis_lines(plan: &Plan, cpus: usize) -> Vec<String> {
         } else {
             ""
         };
-        out.push(format!("analysis of task set {at}{offsets}, one CPU: {}", verdicts(1, false)));
-        if cpus > 1 {
-            out.push(format!("  on {cpus} CPUs: {}", verdicts(cpus, true)));
+        out.push(format!(
+            "analysis of task set {at}{offsets}, one CPU: {}",
+            verdicts(1, false, None)
+        ));
+        if let Some(o) = overheads {
+            out.push(format!(
+                "  with overheads ({}), one CPU: {}",
+                described(o),
+                verdicts(1, false, Some(o))
+            ));
         }
+        if cpus > 1 {
+            out.push(format!("  on {cpus} CPUs: {}", verdicts(cpus, true, None)));
+            if let Some(o) = overheads {
+                out.push(format!(
+                    "  with overheads, on {cpus} CPUs: {}",
+                    verdicts(cpus, true, Some(o))
+                ));
+            }
+        }
+        out.extend(response_lines(&set, overheads));
     }
     if !out.is_empty() {
         out.push(
@@ -213,4 +230,62 @@ pub fn analysis_lines(plan: &Plan, cpus: usize) -> Vec<String> {
         );
     }
     out
+}
+
+/// A verdict as `check` words it.
+fn word(outcome: &Outcome) -> &'static str {
+    match outcome.verdict {
+        Verdict::Schedulable => "yes",
+        Verdict::NotSchedulable => "no",
+        Verdict::Inconclusive => "?",
+    }
+}
+
+/// Where the overheads came from and which percentile they are.
+fn described(o: &Overheads) -> String {
+    match o.percentile {
+        Some(p) => format!("{}, p{p}", o.source),
+        None => o.source.clone(),
+    }
+}
+
+/// Each task's response time from RTA, in ms, in the set's order: one line per priority
+/// order (one for both when rate- and deadline-monotonic agree), with the overheads' twin
+/// beside it when they are known.
+fn response_lines(set: &[Task], overheads: Option<&Overheads>) -> Vec<String> {
+    let rm = priority_order(set, Priority::Rate);
+    let orders: &[(Priority, &str)] = if rm == priority_order(set, Priority::Deadline) {
+        &[(Priority::Rate, "rate- and deadline-monotonic")]
+    } else {
+        &[(Priority::Rate, "rate-monotonic"), (Priority::Deadline, "deadline-monotonic")]
+    };
+    orders
+        .iter()
+        .map(|&(by, name)| {
+            let mut line =
+                format!("  RTA response times (ms), {name}: {}", times(&response_times(set, by)));
+            if let Some(o) = overheads {
+                let charged = response_times_with_overheads(set, by, o);
+                line.push_str(&format!("; with overheads: {}", times(&charged)));
+            }
+            line
+        })
+        .collect()
+}
+
+/// An outcome's response times in ms (at most three decimals), `miss` where the analysis
+/// passed the deadline, and its verdict.
+fn times(out: &Outcome) -> String {
+    let each: Vec<String> = out
+        .response_times
+        .iter()
+        .map(|r| match r {
+            Some(ns) => {
+                let ms = format!("{:.3}", *ns as f64 / 1e6);
+                ms.trim_end_matches('0').trim_end_matches('.').to_string()
+            }
+            None => "miss".into(),
+        })
+        .collect();
+    format!("{} ({})", each.join(", "), word(out))
 }

@@ -3,7 +3,8 @@
 //! deadline miss; under `dwcs` no window violation) and given each applicable analytical
 //! test's verdict (`schedlab_schedulability`): the uniprocessor tests for a set on one CPU,
 //! the partitioned and global tests for a set partitioned over several (`cpus`), the test
-//! of explicit priorities left out (a generated set has none).
+//! of explicit priorities left out (a generated set has none). The overhead-aware twins
+//! charge the simulator's own costs ([`overheads`]), so they speak of the simulated outcome.
 //!
 //! Sets are independent, so they run in parallel (rayon, in the caller's thread pool) a
 //! chunk at a time; each chunk comes back in index order and each set's result depends on
@@ -14,7 +15,7 @@ use rayon::prelude::*;
 use schedlab_model::sets::{SetTask, SetVerdict, TaskSetRow};
 use schedlab_plan::{Cell, Periodic, Plan, RtScheduler};
 use schedlab_policy::{cbs, Time};
-use schedlab_schedulability::{Task, Verdict, TESTS};
+use schedlab_schedulability::{Overheads, Task, Verdict, TESTS};
 use std::collections::BTreeSet;
 
 use crate::{knobs, rt, Params};
@@ -32,8 +33,20 @@ pub fn analysed_cpus(set: &Periodic) -> usize {
     set.cpus.len().max(1)
 }
 
-/// Every applicable test's verdict on `set` over `cpus` CPUs, in [`TESTS`] order.
-pub fn verdicts(set: &Periodic, cpus: usize) -> Vec<(String, SetVerdict)> {
+/// The simulator's costs as the overhead model: it charges a switch whenever a CPU starts a
+/// task other than the one it ran last, and no release latency, interrupt or scheduling cost
+/// besides (a partitioned set never migrates, so the migration cost never applies).
+pub fn overheads(p: &Params) -> Overheads {
+    Overheads {
+        context_switch: p.switch_cost_ns,
+        source: "the simulator's switch cost".into(),
+        ..Overheads::default()
+    }
+}
+
+/// Every applicable test's verdict on `set` over `cpus` CPUs under overheads `o`, in
+/// [`TESTS`] order.
+pub fn verdicts(set: &Periodic, cpus: usize, o: &Overheads) -> Vec<(String, SetVerdict)> {
     let tasks: Vec<Task> = set
         .tasks
         .iter()
@@ -41,9 +54,9 @@ pub fn verdicts(set: &Periodic, cpus: usize) -> Vec<(String, SetVerdict)> {
         .collect();
     TESTS
         .iter()
-        .filter(|t| t.name != "rta-priority" && t.uniprocessor == (cpus == 1))
+        .filter(|t| t.plain_name() != "rta-priority" && t.uniprocessor == (cpus == 1))
         .map(|t| {
-            let v = match (t.run)(&tasks, cpus).verdict {
+            let v = match (t.run)(&tasks, cpus, o).verdict {
                 Verdict::Schedulable => SetVerdict::Yes,
                 Verdict::NotSchedulable => SetVerdict::No,
                 Verdict::Inconclusive => SetVerdict::Unknown,
@@ -105,7 +118,7 @@ pub fn simulate_set(
     let f = schedlab_plan::feasibility(&set.tasks);
     row.plain_utilisation = f.utilisation;
     row.min_utilisation = f.min_utilisation;
-    row.tests = verdicts(&set, row.cpus as usize);
+    row.tests = verdicts(&set, row.cpus as usize, &overheads(p));
     let reservations = rt::reservations(&set);
     if !reservations.is_empty() && !cbs::admission(&reservations, p.cpus, p.rt_share) {
         row.message = Some("SCHED_DEADLINE admission refused (simulated)".into());

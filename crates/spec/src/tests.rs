@@ -399,13 +399,27 @@ fn rm_and_dm_priorities_follow_periods_and_deadlines() {
 }
 
 #[test]
-fn a_set_on_several_cpus_is_partitioned_the_same_way_under_every_scheduler() {
+fn fifo_rm_and_fifo_dm_sets_are_partitioned_by_rta_admission() {
+    // C/T 0.5, 0.443, 0.1 over CPUs 2 and 3. By C/T (dwcs, edf) 0.5 and 0.443 share CPU 2
+    // (0.943 <= 1) and 0.1 goes to CPU 3; by RTA (31, 70) beside (20, 40) needs 71 > 70, so
+    // it goes to CPU 3, and (10, 100) fits beside (20, 40) on CPU 2.
+    let spec = "name = \"t\"\n[matrix]\nworkload = [\"w\"]\nscheduler = [\"dwcs\", \"edf\", \"fifo-rm\", \"fifo-dm\"]\n[workloads.w]\nkind = \"periodic\"\ncpus = \"2-3\"\nquantum_ms = 1\ntasks = [{ c_ms = 20, t_ms = 40 }, { c_ms = 31, t_ms = 70 }, { c_ms = 10, t_ms = 100 }]\n";
+    let s = parse("rt.toml", spec).unwrap();
+    let placement = |i: usize| s.plan.cells[i].primary().workload.periodic().unwrap().placement(7);
+    assert_eq!(placement(0), Some(vec![2, 2, 3]), "dwcs by C/T");
+    assert_eq!(placement(1), placement(0), "edf by C/T");
+    assert_eq!(placement(2), Some(vec![2, 3, 2]), "fifo-rm by RTA");
+    assert_eq!(placement(3), placement(2), "fifo-dm by RTA (deadlines at the periods)");
+}
+
+#[test]
+fn a_set_on_several_cpus_is_partitioned_and_a_deadline_set_is_not() {
     let spec = "name = \"t\"\n[matrix]\nworkload = [\"w\"]\nscheduler = [\"dwcs\", \"fifo-rm\", \"deadline\"]\n[workloads.w]\nkind = \"periodic\"\ncpus = \"0-1\"\ntasks = [{ c_ms = 10, t_ms = 40 }, { c_ms = 10, t_ms = 20 }, { c_ms = 10, t_ms = 50 }, { c_ms = 10, t_ms = 20 }]\n";
     let s = parse("rt.toml", spec).unwrap();
     let placement = |i: usize| s.plan.cells[i].primary().workload.periodic().unwrap().placement(7);
     // C/T 0.25, 0.5, 0.2, 0.5: the two halves fill CPU 0, the others go to CPU 1.
     assert_eq!(placement(0), Some(vec![1, 0, 1, 0]));
-    assert_eq!(placement(1), placement(0), "fifo-rm gets dwcs's partition");
+    assert_eq!(placement(1), placement(0), "RTA admits the same partition here");
     assert_eq!(placement(2), None, "SCHED_DEADLINE tasks are global");
     // One CPU in `cpus`, `cpu`, or neither (the default CPU).
     let one = parse("rt.toml", &spec.replace("cpus = \"0-1\"", "cpus = [1]")).unwrap();
