@@ -106,11 +106,9 @@ fn channels_are_checked() {
             .unwrap_err();
     assert!(e.to_string().contains("channel 2 does not exist"), "{e}");
     let t = TaskSpec::new("t", WorkSpec::Mixed { phases: vec![Phase::Compute(1)] });
-    let e = schedlab_sim::simulate(
-        &SimConfig::new(1, PolicySpec::Fifo).with_channels(vec![0]),
-        &[t],
-    )
-    .unwrap_err();
+    let e =
+        schedlab_sim::simulate(&SimConfig::new(1, PolicySpec::Fifo).with_channels(vec![0]), &[t])
+            .unwrap_err();
     assert!(e.to_string().contains("capacity"), "{e}");
     let r = TaskSpec::new("r", WorkSpec::Repeat { phases: vec![Phase::Compute(1)], rounds: 0 });
     assert!(schedlab_sim::simulate(&SimConfig::new(1, PolicySpec::Fifo), &[r]).is_err());
