@@ -146,7 +146,7 @@ pub fn cell_input(
     let params = task_params(&g.policy, p);
     let (mut tasks, mut placement, mut channels) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..g.processes {
-        let pin = pin_of(g, i, &all).map_err(refuse)?;
+        let pin = pin_of(g, i, &all).map_err(|e| refuse(e.0))?;
         let (work, added) = worker_tasks(&g.workload, p, channels.len() as u32);
         channels.extend(added);
         for (name, workload) in work {
@@ -155,7 +155,7 @@ pub fn cell_input(
             placement.push((0, pin));
         }
     }
-    let mapping = mapping(&placement).map_err(refuse)?;
+    let mapping = mapping(&placement).map_err(|e| refuse(e.0))?;
     let mut config = SimConfig::new(p.cpus, policy_spec(g.policy.class, p))
         .with_costs(p.switch_cost_ns, p.migration_cost_ns)
         .with_wakeup(p.wakeup_ns)

@@ -22,7 +22,7 @@ pub struct Unsupported {
     pub reason: String,
 }
 
-/// Why the simulator has no model of a workload, in the user's terms.
+/// Why the simulator has no model of a workload or a placement, in the user's terms.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct NoModel(pub String);
@@ -134,29 +134,29 @@ fn writes(n: u64, each: u64, tail: u64, p: &Params) -> WorkSpec {
 }
 
 /// The one CPU worker `i` of `g` is pinned to, if any (`all`: the simulated CPUs).
-pub(crate) fn pin_of(g: &Group, i: u32, all: &[u32]) -> Result<Option<u32>, String> {
+pub(crate) fn pin_of(g: &Group, i: u32, all: &[u32]) -> Result<Option<u32>, NoModel> {
     match g.affinity.cpus_for(i, g.processes, all) {
         None => Ok(None),
         Some(cpus) if cpus.len() == 1 => Ok(Some(cpus[0])),
         Some(cpus) if all.iter().all(|c| cpus.contains(c)) => Ok(None),
-        Some(cpus) => Err(format!(
+        Some(cpus) => Err(NoModel(format!(
             "group `{}` pins workers to several CPUs ({cpus:?}); only single-CPU pinning is modelled",
             g.name
-        )),
+        ))),
     }
 }
 
 /// Global when no task is pinned, partitioned when every one is (on its one CPU).
-pub(crate) fn mapping(placement: &[(usize, Option<u32>)]) -> Result<Mapping, String> {
+pub(crate) fn mapping(placement: &[(usize, Option<u32>)]) -> Result<Mapping, NoModel> {
     if placement.iter().all(|(_, pin)| pin.is_none()) {
         return Ok(Mapping::Global);
     }
     match placement.iter().map(|&(_, pin)| pin.map(|c| c as usize)).collect() {
         Some(pins) => Ok(Mapping::Partitioned(pins)),
-        None => Err(
+        None => Err(NoModel(
             "some workers are pinned and others are not; the simulator needs all or none pinned"
                 .to_string(),
-        ),
+        )),
     }
 }
 
@@ -244,7 +244,7 @@ pub fn cell_input(
         };
         let params = task_params(&g.policy, p);
         for i in 0..g.processes {
-            let pin = pin_of(g, i, &all).map_err(refuse)?;
+            let pin = pin_of(g, i, &all).map_err(|e| refuse(e.0))?;
             let name = if cell.groups.len() == 1 {
                 format!("w{}", tasks.len())
             } else {
@@ -258,7 +258,7 @@ pub fn cell_input(
             placement.push((gi, pin));
         }
     }
-    let mapping = mapping(&placement).map_err(refuse)?;
+    let mapping = mapping(&placement).map_err(|e| refuse(e.0))?;
     let mut config = SimConfig::new(p.cpus, policy)
         .with_costs(p.switch_cost_ns, p.migration_cost_ns)
         .with_horizon(horizon)
