@@ -38,6 +38,7 @@ mod rtreport;
 mod run_output;
 mod scx;
 mod shown_facts;
+mod sim_bench;
 mod sim_rt_schedules;
 mod sim_schedules;
 mod simulate;

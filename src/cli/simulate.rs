@@ -64,6 +64,14 @@ pub struct Args {
     /// CPU each worker spends before the release (exec, setup), us: added to user time, never scheduled (default 0).
     #[arg(long, allow_negative_numbers = true)]
     pub setup_us: Option<f64>,
+    /// CPU of one write or read of a message in pipe and messaging cells, us (default:
+    /// from perf's pipe ping-pong measured on the development machine, docs/BENCHMARKS.md).
+    #[arg(long, allow_negative_numbers = true)]
+    pub ipc_call_us: Option<f64>,
+    /// Delay before a task woken by a message runs on another CPU than its waker's, us
+    /// (default: the idle exit measured on the development machine).
+    #[arg(long, allow_negative_numbers = true)]
+    pub wakeup_us: Option<f64>,
     /// Store cells that cannot be simulated (e.g. command workloads) as failed instead of refusing the file.
     #[arg(long)]
     pub skip_unsupported: bool,
@@ -110,6 +118,8 @@ fn model_flags(a: &Args) -> ModelFlags {
         switch_cost_us: a.switch_cost_us,
         migration_cost_us: a.migration_cost_us,
         setup_us: a.setup_us,
+        ipc_call_us: a.ipc_call_us,
+        wakeup_us: a.wakeup_us,
         every_cycle: a.every_cycle,
     }
 }

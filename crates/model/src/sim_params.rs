@@ -15,6 +15,19 @@ pub const DEFAULT_SWITCH_COST_NS: Duration = 1_700;
 /// bound for a task the scheduler pulls from a queue, which needs no stopper thread.
 pub const DEFAULT_MIGRATION_COST_NS: Duration = 15 * MICROSECOND;
 
+/// CPU time of one write or one read of a message on a pipe or socket (the syscall and the
+/// copy): half of what a pipe hop costs on top of the switch. `taskset -c 0 perf bench sched
+/// pipe -l 200000` took 1.30 s of CPU (docs/BENCHMARKS.md, trace clocks), 6.5 us per round
+/// trip of two hops; less the measured switch ([`DEFAULT_SWITCH_COST_NS`]) a hop is 1.55 us
+/// for its write and its read.
+pub const DEFAULT_IPC_CALL_NS: Duration = 775;
+
+/// Delay of a remote wake-up (the partner last ran on the other CPU: the IPI and the idle
+/// exit): the idle exit measured on the development machine, a timer wake-up 57.0 us late
+/// without the `cpu_dma_latency` hold against 23.2 us with it (docs/BENCHMARKS.md, wake-up
+/// latency against cyclictest). An upper bound: a CPU idle for microseconds exits faster.
+pub const DEFAULT_WAKEUP_NS: Duration = 34 * MICROSECOND;
+
 /// The kernel's `sysctl_sched_base_slice` before CPU scaling (0.75 ms).
 pub const KERNEL_BASE_SLICE_NS: Duration = 750 * MICROSECOND;
 
@@ -45,6 +58,15 @@ pub struct Params {
     pub migration_cost_ns: Duration,
     /// CPU each worker spent before the release (exec, setup): reported, never scheduled.
     pub setup_ns: Duration,
+    /// CPU time of one write or read of a message on a pipe or socket (`pipe`, `messaging`).
+    /// Stored only when it is not the default, so a record stored before it existed (its
+    /// model had no messages) reads and stores back unchanged.
+    #[serde(default = "ipc_call", skip_serializing_if = "is_ipc_call")]
+    pub ipc_call_ns: Duration,
+    /// Delay before a task woken by a message runs on another CPU than its waker's (stored as
+    /// `ipc_call_ns` is).
+    #[serde(default = "wakeup", skip_serializing_if = "is_wakeup")]
+    pub wakeup_ns: Duration,
     /// sched_rt_runtime_us / sched_rt_period_us, for the SCHED_DEADLINE admission test.
     pub rt_share: f64,
     /// The measured run whose per-worker work CPU was each worker's CPU demand, in place of
@@ -55,6 +77,22 @@ pub struct Params {
     /// simulated (the result is the same; `sim::SimConfig::skip_cycles`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub every_cycle: bool,
+}
+
+fn ipc_call() -> Duration {
+    DEFAULT_IPC_CALL_NS
+}
+
+fn wakeup() -> Duration {
+    DEFAULT_WAKEUP_NS
+}
+
+fn is_ipc_call(v: &Duration) -> bool {
+    *v == DEFAULT_IPC_CALL_NS
+}
+
+fn is_wakeup(v: &Duration) -> bool {
+    *v == DEFAULT_WAKEUP_NS
 }
 
 impl Params {
@@ -78,16 +116,20 @@ impl Params {
             switch_cost_ns: DEFAULT_SWITCH_COST_NS,
             migration_cost_ns: DEFAULT_MIGRATION_COST_NS,
             setup_ns: 0,
+            ipc_call_ns: DEFAULT_IPC_CALL_NS,
+            wakeup_ns: DEFAULT_WAKEUP_NS,
             rt_share: 0.95,
             demand_from_run: None,
             every_cycle: false,
         }
     }
 
-    /// The same parameters with switch and migration costs set to zero (textbook schedules).
+    /// The same parameters with switch, migration and wake-up costs set to zero (textbook
+    /// schedules).
     pub fn without_costs(mut self) -> Self {
         self.switch_cost_ns = 0;
         self.migration_cost_ns = 0;
+        self.wakeup_ns = 0;
         self
     }
 

@@ -111,6 +111,10 @@ pub struct ModelFlags {
     pub migration_cost_us: Option<f64>,
     /// CPU each worker spends before the release, us.
     pub setup_us: Option<f64>,
+    /// CPU of one write or read of a message (pipe, messaging), us.
+    pub ipc_call_us: Option<f64>,
+    /// Delay of a remote wake-up by a message (pipe, messaging), us.
+    pub wakeup_us: Option<f64>,
     /// Simulate every hyperperiod of a periodic set.
     pub every_cycle: bool,
 }
@@ -187,6 +191,8 @@ impl ModelFlags {
         p.migration_cost_ns =
             ns("migration-cost-us", self.migration_cost_us, 1e3)?.unwrap_or(p.migration_cost_ns);
         p.setup_ns = ns("setup-us", self.setup_us, 1e3)?.unwrap_or(0);
+        p.ipc_call_ns = ns("ipc-call-us", self.ipc_call_us, 1e3)?.unwrap_or(p.ipc_call_ns);
+        p.wakeup_ns = ns("wakeup-us", self.wakeup_us, 1e3)?.unwrap_or(p.wakeup_ns);
         if let (Some(rt), Some(period)) = (environment.rt_runtime_us, environment.rt_period_us) {
             p.rt_share = schedlab_spec::knob::rt_share(rt, period).map_or(1.0, |s| s.min(1.0));
         }

@@ -23,6 +23,10 @@ pub struct Costs {
     pub context_switch: Duration,
     /// Charged, on top, when the task last ran on another CPU.
     pub migration: Duration,
+    /// Delay from a task's send or receive on a channel to the partner it unblocks becoming
+    /// ready, when that partner last ran on another CPU than the task (a remote wake-up: the
+    /// IPI and the idle exit). A partner on the same CPU is ready at once.
+    pub wakeup: Duration,
 }
 
 /// What the simulator records besides the per-task counters.
@@ -69,6 +73,10 @@ pub struct SimConfig {
     /// the same either way; off simulates every cycle, as a check or to time the core.
     #[serde(default = "yes")]
     pub skip_cycles: bool,
+    /// The channels tasks pass messages over ([`Phase::Send`], [`Phase::Recv`]): entry `i`
+    /// is channel `i`'s capacity in messages.
+    #[serde(default)]
+    pub channels: Vec<u32>,
 }
 
 fn yes() -> bool {
@@ -87,7 +95,14 @@ impl SimConfig {
             record: Record::default(),
             seed: 0,
             skip_cycles: true,
+            channels: Vec::new(),
         }
+    }
+
+    /// Sets the channels' capacities in messages (entry `i` is channel `i`).
+    pub fn with_channels(mut self, capacities: Vec<u32>) -> Self {
+        self.channels = capacities;
+        self
     }
 
     /// Stops the simulation at `horizon`.
@@ -104,7 +119,13 @@ impl SimConfig {
 
     /// Sets the context-switch and migration costs.
     pub fn with_costs(mut self, context_switch: Duration, migration: Duration) -> Self {
-        self.costs = Costs { context_switch, migration };
+        self.costs = Costs { context_switch, migration, ..self.costs };
+        self
+    }
+
+    /// Sets the remote wake-up delay of channel partners ([`Costs::wakeup`]).
+    pub fn with_wakeup(mut self, wakeup: Duration) -> Self {
+        self.costs.wakeup = wakeup;
         self
     }
 
@@ -129,6 +150,13 @@ pub enum Phase {
     Compute(Duration),
     /// Block on the I/O device, which serves requests one at a time in FIFO order, for this long.
     Io(Duration),
+    /// Put one message into a channel (its index in [`SimConfig::channels`]), taking no
+    /// time; a full channel blocks the task until a receiver takes a message. A receiver
+    /// blocked on the channel is woken (after [`Costs::wakeup`] if it is remote).
+    Send(u32),
+    /// Take one message from a channel, taking no time; an empty channel blocks the task
+    /// until a sender puts one. A sender blocked on the full channel is woken.
+    Recv(u32),
 }
 
 /// What a late periodic job does at its deadline.
@@ -198,6 +226,13 @@ pub enum WorkSpec {
         /// The phases, in order.
         phases: Vec<Phase>,
     },
+    /// A sequence of phases done `rounds` times over (a message loop).
+    Repeat {
+        /// The phases of one round, in order.
+        phases: Vec<Phase>,
+        /// How many rounds.
+        rounds: u64,
+    },
     /// Periodic jobs.
     Periodic(PeriodicSpec),
 }
@@ -217,6 +252,11 @@ impl WorkSpec {
                 }
             }
             WorkSpec::Mixed { phases } => phases.get(i).copied(),
+            WorkSpec::Repeat { phases, rounds } => match phases.len() {
+                0 => None,
+                n if (i / n) as u64 >= *rounds => None,
+                n => Some(phases[i % n]),
+            },
             WorkSpec::Periodic(p) => (i == 0).then_some(Phase::Compute(p.wcet)),
         }
     }

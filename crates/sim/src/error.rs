@@ -62,6 +62,28 @@ pub enum SimError {
         /// The task's name.
         task: String,
     },
+    /// A send or receive on a channel the configuration does not have.
+    #[error("task `{task}`: channel {channel} does not exist (the configuration has {channels})")]
+    UnknownChannel {
+        /// The task's name.
+        task: String,
+        /// The channel it names.
+        channel: u32,
+        /// How many channels there are.
+        channels: usize,
+    },
+    /// A channel that can hold no message.
+    #[error("channel {channel}: its capacity must be at least 1 message")]
+    ZeroCapacity {
+        /// The channel.
+        channel: usize,
+    },
+    /// A repeated sequence run zero times.
+    #[error("task `{task}`: a repeated sequence needs at least 1 round")]
+    ZeroRounds {
+        /// The task's name.
+        task: String,
+    },
     /// A job limit of zero.
     #[error("task `{task}`: a job limit of 0 releases nothing; omit it or give at least 1")]
     ZeroJobs {

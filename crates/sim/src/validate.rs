@@ -24,6 +24,9 @@ pub fn validate(config: &SimConfig, tasks: &[TaskSpec]) -> Result<(), SimError> 
             });
         }
     }
+    if let Some(channel) = config.channels.iter().position(|&c| c == 0) {
+        return Err(SimError::ZeroCapacity { channel });
+    }
     for t in tasks {
         validate_task(t, config)?;
     }
@@ -57,9 +60,12 @@ fn validate_task(t: &TaskSpec, config: &SimConfig) -> Result<(), SimError> {
                 _ => {}
             }
         }
-        WorkSpec::Mixed { phases } if phases.is_empty() => {
+        WorkSpec::Mixed { phases } | WorkSpec::Repeat { phases, .. } if phases.is_empty() => {
             return Err(SimError::ZeroWork { task: task() })
         }
+        WorkSpec::Repeat { rounds: 0, .. } => return Err(SimError::ZeroRounds { task: task() }),
+        WorkSpec::Repeat { phases, .. } => check_phases(t, phases, config)?,
+        WorkSpec::Mixed { phases } => check_phases(t, phases, config)?,
         w => {
             let zero = (0..)
                 .map_while(|i| w.phase(i))
@@ -72,4 +78,24 @@ fn validate_task(t: &TaskSpec, config: &SimConfig) -> Result<(), SimError> {
     t.effective_params()
         .validate()
         .map_err(|source| SimError::InvalidParams { task: task(), source })
+}
+
+/// No phase of zero length, and every channel named exists.
+fn check_phases(t: &TaskSpec, phases: &[Phase], config: &SimConfig) -> Result<(), SimError> {
+    for p in phases {
+        match *p {
+            Phase::Compute(0) | Phase::Io(0) => {
+                return Err(SimError::ZeroWork { task: t.name.clone() })
+            }
+            Phase::Send(c) | Phase::Recv(c) if c as usize >= config.channels.len() => {
+                return Err(SimError::UnknownChannel {
+                    task: t.name.clone(),
+                    channel: c,
+                    channels: config.channels.len(),
+                })
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }

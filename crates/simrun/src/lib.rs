@@ -62,6 +62,9 @@
 //! | `hash` | one CPU burst: hashes x `ns_per_hash`, or the same per-worker demand |
 //! | `copy` | per block: `write_cpu_ns` of CPU, then one synchronous write of `write_service_ns` on the device (one FIFO queue for all workers) |
 //! | `mixed` | (`write_every` iterations + `write_cpu_ns`) of CPU, then one synchronous write, repeated; left-over iterations are a final burst |
+//! | `pipe` (`bench.rs`) | per pair, two tasks passing a word over two channels, `loops` round trips: a writes (`ipc_call_ns` of CPU), wakes b and blocks on the reply; b reads and writes (2 x `ipc_call_ns`), wakes a and blocks. A woken task is ready at once on its waker's CPU, `wakeup_ns` later when it last ran on another; it takes its message when it runs. Each worker runs its own pairs, its tasks on its CPU when it is pinned, wherever the model puts them when not |
+//! | `messaging` (`bench.rs`) | per group, `fds` receivers each on one channel all the group's `fds` senders write to; a sender sends `loops` messages to every receiver (`ipc_call_ns` before each), a receiver reads `fds x loops` (`ipc_call_ns` after each). A channel holds `bench::capacity` messages: sockets `net.core.wmem_default` (212,992 bytes) / (`message_bytes` + 576 bytes of `SKB_TRUESIZE` overhead), 315 for 100 bytes; pipes 16 pages of whole messages, 640 for 100 bytes; a full channel blocks its senders, an empty one its receiver. Threads and processes alike; other groups beside a benchmark are refused |
+//! | `schbench` | not simulated: refused (its requests' timed sleeps, cache-footprint matrix work and per-CPU lock, and its latency percentiles, need timers and caches the model lacks) |
 //! | `command` | not simulated: the cell is refused (or stored as failed with `--skip-unsupported`) |
 //! | `udp_flood`, `io_interrupts` | not simulated: refused the same way (the model has no network stack, softirqs or device interrupts); as background groups they are refused as background groups |
 //! | `other`, `batch` | the fair (EEVDF) model with nice weights and `fair_slice_ns` |
@@ -70,6 +73,15 @@
 //! | `deadline` | EDF + hard CBS with the cell's runtime/deadline/period; the kernel's admission test (sum of runtime/period <= CPUs x `rt_share`) fails the cell as the kernel would |
 //! | `periodic` (`rt.rs`) | one simulated periodic task per task: C = C x `work_fraction`, T, D, x/y, phase, the set's number of jobs. `other` -> fair model, `fifo-rm` -> rm, `fifo-dm` -> dm, `deadline` -> EDF + hard CBS (runtime C) global on all CPUs with per-task admission, `edf` -> edf, `dwcs` -> dwcs (work-conserving); all but `deadline` pinned to the set's CPU (default the last). Late jobs: skipped when they could start only after their deadline (job-loop schedulers), dropped at the deadline (`edf`, `dwcs`). `edf`/`dwcs` jobs take whole quanta (the live dispatcher's grid; no switch cost charged, it happens inside the quantum); response and CPU times are reported less the idle end of the last quantum. Refused: `body = "read"`, `edf`/`dwcs` sets off the quantum grid, a `cpu` beyond `--cpus`, other groups beside the set |
 //! | groups | all groups in one simulation if they map to one policy; every worker pinned to one CPU -> partitioned, none pinned -> global; background groups, cgroup settings and multi-CPU pinning are refused |
+//!
+//! A `pipe` or `messaging` worker's sample is its tasks merged (CPU, blocks, preemptions,
+//! migrations summed; first start to last end), with the benchmark's figures, defined as the
+//! measured worker's, in `extra.sim.figures`: `time_s` (release to the last task's end), and
+//! for pipe `us_per_op` (`time_s` x 1e6 / `loops`) and `ops_per_s` (`loops` x pairs /
+//! `time_s`). `ipc_call_ns` (`--ipc-call-us`) defaults to 0.775 us: `taskset -c 0 perf bench
+//! sched pipe` took 6.5 us per round trip here (docs/BENCHMARKS.md), two hops of a switch
+//! (1.7 us) and a write and a read. `wakeup_ns` (`--wakeup-us`) defaults to 34 us, the idle
+//! exit measured here against cyclictest: an upper bound for a CPU idle a few microseconds.
 //!
 //! A new workload kind is one more arm in `model::workload`; periodic sets are modelled whole
 //! (`rt::cell_input`), since each task has its own parameters. A periodic task's sample carries
@@ -143,6 +155,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod bench;
 pub mod demand;
 pub mod gantt;
 pub mod knobs;
@@ -211,6 +224,10 @@ pub fn simulate_cell_with(
         Err(u) => return failed(format!("cannot be simulated: {}", u.reason)),
     };
     match schedlab_sim::simulate(&input.config, &input.tasks) {
+        Ok(result) if bench::is_bench_cell(cell) => CellSim {
+            record: bench::record(cell, p, &result, &input.placement, horizon),
+            traced: trace.then_some(result),
+        },
         Ok(mut result) => {
             let mut record = record::record(cell, p, &mut result, &input.placement, horizon);
             for (s, &d) in record.samples.iter_mut().zip(demand.unwrap_or_default()) {

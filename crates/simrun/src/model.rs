@@ -22,7 +22,7 @@ pub struct Unsupported {
     pub reason: String,
 }
 
-/// Why the simulator has no model of a workload, in the user's terms.
+/// Why the simulator has no model of a workload or a placement, in the user's terms.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct NoModel(pub String);
@@ -103,6 +103,8 @@ pub fn workload(w: &Workload, p: &Params) -> Result<WorkSpec, NoModel> {
             "{} is an I/O-scheduler workload; the simulator models one device queue with a fixed service time, no page cache and no I/O scheduler",
             other.kind()
         ))),
+        Workload::Schbench(_) => Err(NoModel("schbench's requests (timed sleeps, matrix work over a cache footprint, a per-CPU lock) and its latency percentiles need timers and caches the simulator does not model".to_string())),
+        Workload::Pipe(_) | Workload::Messaging(_) => Err(NoModel(format!("a {} worker is simulated as its whole benchmark, not as one worker's workload", w.kind()))),
         Workload::Periodic(_) => Err(NoModel("a periodic task set is simulated task by task, not as one worker's workload".to_string())),
         other => Err(NoModel(format!("workload kind `{}` has no simulation model yet", other.kind()))),
     }
@@ -131,8 +133,35 @@ fn writes(n: u64, each: u64, tail: u64, p: &Params) -> WorkSpec {
     WorkSpec::Mixed { phases }
 }
 
+/// The one CPU worker `i` of `g` is pinned to, if any (`all`: the simulated CPUs).
+pub(crate) fn pin_of(g: &Group, i: u32, all: &[u32]) -> Result<Option<u32>, NoModel> {
+    match g.affinity.cpus_for(i, g.processes, all) {
+        None => Ok(None),
+        Some(cpus) if cpus.len() == 1 => Ok(Some(cpus[0])),
+        Some(cpus) if all.iter().all(|c| cpus.contains(c)) => Ok(None),
+        Some(cpus) => Err(NoModel(format!(
+            "group `{}` pins workers to several CPUs ({cpus:?}); only single-CPU pinning is modelled",
+            g.name
+        ))),
+    }
+}
+
+/// Global when no task is pinned, partitioned when every one is (on its one CPU).
+pub(crate) fn mapping(placement: &[(usize, Option<u32>)]) -> Result<Mapping, NoModel> {
+    if placement.iter().all(|(_, pin)| pin.is_none()) {
+        return Ok(Mapping::Global);
+    }
+    match placement.iter().map(|&(_, pin)| pin.map(|c| c as usize)).collect() {
+        Some(pins) => Ok(Mapping::Partitioned(pins)),
+        None => Err(NoModel(
+            "some workers are pinned and others are not; the simulator needs all or none pinned"
+                .to_string(),
+        )),
+    }
+}
+
 /// What the model leaves out, for one group.
-fn group_limit(g: &Group) -> Option<String> {
+pub(crate) fn group_limit(g: &Group) -> Option<String> {
     if g.background {
         return Some(format!(
             "group `{}` is a background group, which the simulator does not model yet",
@@ -179,6 +208,12 @@ pub fn cell_input(
             cell.processes()
         )));
     }
+    if let Some(g) = cell.groups.iter().find(|g| crate::bench::modelled(&g.workload)) {
+        if demand.is_some() {
+            return Err(refuse(crate::demand::not_cpu_work(&g.name, g.workload.kind())));
+        }
+        return crate::bench::cell_input(cell, p, horizon, trace);
+    }
     if let Some(set) = cell.groups.iter().find_map(|g| g.workload.periodic()) {
         if demand.is_some() {
             return Err(refuse(
@@ -209,17 +244,7 @@ pub fn cell_input(
         };
         let params = task_params(&g.policy, p);
         for i in 0..g.processes {
-            let pin = match g.affinity.cpus_for(i, g.processes, &all) {
-                None => None,
-                Some(cpus) if cpus.len() == 1 => Some(cpus[0]),
-                Some(cpus) if all.iter().all(|c| cpus.contains(c)) => None,
-                Some(cpus) => {
-                    return Err(refuse(format!(
-                        "group `{}` pins workers to several CPUs ({cpus:?}); only single-CPU pinning is modelled",
-                        g.name
-                    )))
-                }
-            };
+            let pin = pin_of(g, i, &all).map_err(|e| refuse(e.0))?;
             let name = if cell.groups.len() == 1 {
                 format!("w{}", tasks.len())
             } else {
@@ -233,16 +258,7 @@ pub fn cell_input(
             placement.push((gi, pin));
         }
     }
-    let mapping = if placement.iter().all(|(_, pin)| pin.is_none()) {
-        Mapping::Global
-    } else if placement.iter().all(|(_, pin)| pin.is_some()) {
-        Mapping::Partitioned(placement.iter().map(|(_, pin)| pin.unwrap_or(0) as usize).collect())
-    } else {
-        return Err(refuse(
-            "some workers are pinned and others are not; the simulator needs all or none pinned"
-                .to_string(),
-        ));
-    };
+    let mapping = mapping(&placement).map_err(|e| refuse(e.0))?;
     let mut config = SimConfig::new(p.cpus, policy)
         .with_costs(p.switch_cost_ns, p.migration_cost_ns)
         .with_horizon(horizon)

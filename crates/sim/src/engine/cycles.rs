@@ -108,6 +108,7 @@ fn code(ev: &Ev) -> [u64; 2] {
         Ev::IoDone => [2, 0],
         Ev::Timer { domain } => [3, u64::from(domain)],
         Ev::Deadline(id) => [4, u64::from(id)],
+        Ev::Wake(id) => [5, u64::from(id)],
     }
 }
 
@@ -171,7 +172,7 @@ impl<P: SchedPolicy> Simulator<'_, P> {
             w.word(t.state as u64);
             w.word(t.phase as u64);
             w.word(t.remaining);
-            w.word(u64::from(t.announced));
+            w.word(u64::from(t.announced) | u64::from(t.retry) << 1);
             w.opt_word(t.last_cpu.map(|c| c as u64));
             w.word(
                 u64::from(t.first_release.is_some())
@@ -181,6 +182,10 @@ impl<P: SchedPolicy> Simulator<'_, P> {
         }
         for d in &self.domains {
             w.opt_time(d.timer);
+        }
+        // Nobody waits on a channel here (no task is blocked); only what they hold counts.
+        for c in &self.channels {
+            w.word(u64::from(c.held));
         }
         for t in &self.tasks {
             if t.state != St::Finished && !t.jobs.cycle_state(now, out) {

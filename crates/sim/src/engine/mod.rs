@@ -24,10 +24,16 @@ use crate::rng::SplitMix64;
 #[derive(Debug, Clone, Copy)]
 enum Ev {
     Release(u32),
-    Cpu { cpu: u32 },
+    Cpu {
+        cpu: u32,
+    },
     IoDone,
-    Timer { domain: u32 },
+    Timer {
+        domain: u32,
+    },
     Deadline(u32),
+    /// A task blocked on a channel may try again (its partner sent or received).
+    Wake(u32),
 }
 
 /// One ready queue (one policy instance) and the CPUs it feeds.
@@ -69,6 +75,8 @@ struct TaskRt {
     state: St,
     phase: usize,
     remaining: Duration,
+    /// Woken from a channel: its current phase is tried again when it runs.
+    retry: bool,
     announced: bool,
     last_cpu: Option<usize>,
     jobs: JobLifecycle<Duration>,
@@ -88,6 +96,17 @@ struct TaskRt {
     job_log: Vec<JobOutcome>,
 }
 
+/// A channel of messages between tasks: how many it holds, and who waits on it.
+#[derive(Debug, Default)]
+struct Channel {
+    capacity: u32,
+    held: u32,
+    /// Tasks blocked on an empty channel, in the order they came.
+    receivers: VecDeque<TaskId>,
+    /// Tasks blocked on a full channel, in the order they came.
+    senders: VecDeque<TaskId>,
+}
+
 #[derive(Debug, Default)]
 struct Device {
     queue: VecDeque<(TaskId, Duration)>,
@@ -105,6 +124,7 @@ pub(crate) struct Simulator<'a, P> {
     cpus: Vec<Cpu>,
     tasks: Vec<TaskRt>,
     device: Device,
+    channels: Vec<Channel>,
     rng: SplitMix64,
     trace: Vec<Slice>,
     changed: Vec<usize>,
@@ -152,6 +172,11 @@ impl<'a, P: SchedPolicy> Simulator<'a, P> {
             cpus,
             tasks,
             device: Device::default(),
+            channels: cfg
+                .channels
+                .iter()
+                .map(|&capacity| Channel { capacity, ..Channel::default() })
+                .collect(),
             rng: SplitMix64::new(cfg.seed),
             trace: Vec::new(),
             changed: Vec::with_capacity(cfg.cpus),
@@ -222,6 +247,7 @@ impl<'a, P: SchedPolicy> Simulator<'a, P> {
                 dom.dirty = true;
             }
             Ev::Deadline(task) => self.deadline_check(task as TaskId, now),
+            Ev::Wake(task) => self.woken(task as TaskId, now),
         }
     }
 
@@ -293,6 +319,7 @@ impl TaskRt {
             state: St::Waiting,
             phase: 0,
             remaining: 0,
+            retry: false,
             announced: false,
             last_cpu: None,
             jobs: JobLifecycle::judged(job_spec(spec), spec.arrival, 0, spec.params.window),

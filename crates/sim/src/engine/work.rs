@@ -1,11 +1,21 @@
 //! Task progress: releases, phase ends, I/O, job outcomes and dropped jobs.
 
-use schedlab_policy::{Arrival, SchedPolicy, Stop, TaskId, Time};
+use schedlab_policy::{Arrival, Duration, SchedPolicy, Stop, TaskId, Time};
 
 use super::{Ev, SimJob, Simulator, St};
 use crate::config::{MissAction, Phase, WorkSpec};
 use crate::event::EventClass;
 use crate::result::JobOutcome;
+
+/// What a task's phase needs once the messages it could pass are passed.
+enum Step {
+    Compute(Duration),
+    Io(Duration),
+    /// Waiting on a channel.
+    Blocked,
+    /// No phase left.
+    End,
+}
 
 impl<P: SchedPolicy> Simulator<'_, P> {
     /// A task's first arrival, or the next job of a periodic task.
@@ -62,16 +72,17 @@ impl<P: SchedPolicy> Simulator<'_, P> {
 
     // Starts the current phase of a task that is not on a CPU.
     fn enter_phase(&mut self, id: TaskId, now: Time) {
-        match self.specs[id].workload.phase(self.tasks[id].phase) {
-            Some(Phase::Compute(d)) => {
+        match self.step(id, now) {
+            Step::Compute(d) => {
                 self.tasks[id].remaining = d;
                 self.make_ready(id, now);
             }
-            Some(Phase::Io(service)) => {
+            Step::Io(service) => {
                 self.tasks[id].state = St::Blocked;
                 self.device_submit(id, service, now);
             }
-            None => {
+            Step::Blocked => self.tasks[id].state = St::Blocked,
+            Step::End => {
                 self.complete_job(id, now);
                 self.tasks[id].state = St::Finished;
                 self.tasks[id].ended = Some(now);
@@ -79,6 +90,76 @@ impl<P: SchedPolicy> Simulator<'_, P> {
                 self.domains[d].policy.retire(id, now);
             }
         }
+    }
+
+    /// Passes the messages of task `id`'s phases from its current one on, as far as its
+    /// channels let it, and says what the phase it stopped at needs.
+    fn step(&mut self, id: TaskId, now: Time) -> Step {
+        loop {
+            let passed = match self.specs[id].workload.phase(self.tasks[id].phase) {
+                Some(Phase::Compute(d)) => return Step::Compute(d),
+                Some(Phase::Io(service)) => return Step::Io(service),
+                None => return Step::End,
+                Some(Phase::Send(c)) => self.send(c as usize, id, now),
+                Some(Phase::Recv(c)) => self.recv(c as usize, id, now),
+            };
+            if !passed {
+                return Step::Blocked;
+            }
+            self.tasks[id].phase += 1;
+        }
+    }
+
+    /// Puts a message into channel `c` for task `id`, or queues `id` on the full channel.
+    fn send(&mut self, c: usize, id: TaskId, now: Time) -> bool {
+        let ch = &mut self.channels[c];
+        if ch.held == ch.capacity {
+            ch.senders.push_back(id);
+            return false;
+        }
+        ch.held += 1;
+        if let Some(r) = ch.receivers.pop_front() {
+            self.wake(r, id, now);
+        }
+        true
+    }
+
+    /// Takes a message from channel `c` for task `id`, or queues `id` on the empty channel.
+    fn recv(&mut self, c: usize, id: TaskId, now: Time) -> bool {
+        let ch = &mut self.channels[c];
+        if ch.held == 0 {
+            ch.receivers.push_back(id);
+            return false;
+        }
+        ch.held -= 1;
+        if let Some(s) = ch.senders.pop_front() {
+            self.wake(s, id, now);
+        }
+        true
+    }
+
+    /// Task `by` unblocked `target`: it tries its phase again now, or after the remote
+    /// wake-up cost when it last ran on another CPU than `by`.
+    fn wake(&mut self, target: TaskId, by: TaskId, now: Time) {
+        let remote = matches!(
+            (self.tasks[target].last_cpu, self.tasks[by].last_cpu),
+            (Some(a), Some(b)) if a != b
+        );
+        let at = now + if remote { self.cfg.costs.wakeup } else { 0 };
+        self.asked(at);
+        if at <= self.horizon {
+            self.events.push(at, EventClass::Arrival, Ev::Wake(target as u32));
+        }
+    }
+
+    /// A task blocked on a channel becomes ready; it tries its phase again once it runs
+    /// (a message is taken, or room used, by a task on a CPU, not by one waiting for it).
+    pub(super) fn woken(&mut self, id: TaskId, now: Time) {
+        debug_assert_eq!(self.tasks[id].state, St::Blocked);
+        let t = &mut self.tasks[id];
+        t.remaining = 0;
+        t.retry = true;
+        self.make_ready(id, now);
     }
 
     fn make_ready(&mut self, id: TaskId, now: Time) {
@@ -122,19 +203,28 @@ impl<P: SchedPolicy> Simulator<'_, P> {
             return;
         }
         let t = &mut self.tasks[id];
-        t.phase += 1;
-        match specs[id].workload.phase(t.phase) {
-            Some(Phase::Compute(d)) => {
+        if !std::mem::take(&mut t.retry) {
+            t.phase += 1;
+        }
+        let step = self.step(id, now);
+        let t = &mut self.tasks[id];
+        match step {
+            Step::Compute(d) => {
                 t.remaining = d;
                 self.arm_cpu(cpu);
             }
-            Some(Phase::Io(service)) => {
+            Step::Io(service) => {
                 t.state = St::Blocked;
                 t.blocks += 1;
                 self.stop_running(cpu, now, Stop::Blocked);
                 self.device_submit(id, service, now);
             }
-            None => {
+            Step::Blocked => {
+                t.state = St::Blocked;
+                t.blocks += 1;
+                self.stop_running(cpu, now, Stop::Blocked);
+            }
+            Step::End => {
                 t.state = St::Finished;
                 t.ended = Some(now);
                 self.complete_job(id, now);

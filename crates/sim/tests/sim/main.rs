@@ -1,5 +1,6 @@
 //! Integration tests of the simulator: exact schedules, checked slice by slice.
 
+mod channels;
 mod determinism;
 mod dwcs;
 mod global;
