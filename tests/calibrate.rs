@@ -53,6 +53,23 @@ fn calibrate_measures_stores_and_prints_each_overhead_and_schedcats_csv() {
     assert_eq!(cells.len(), 6, "{csv}");
     assert_eq!(cells[0], 1.0);
     assert!(cells[2] > 0.0 && cells[4] > 0.0 && cells[5] > 0.0, "{csv}");
+    // What the twins charge, and `check` charging it by itself: Burns & Wellings' set at
+    // U = 1 is schedulable without overheads and misses with this machine's.
+    let o: Value =
+        serde_json::from_str(&lab.ok(&["calibrate", "--show", "--format", "overheads"])).unwrap();
+    assert_eq!(o["context_switch"], switch["ns"]["p99_ns"], "{o}");
+    assert_eq!(o["percentile"], 99.0, "{o}");
+    let spec = lab.spec(
+        "bw.toml",
+        "name = \"bw\"\n[matrix]\nworkload = [\"set\"]\nscheduler = [\"fifo-rm\"]\n[workloads.set]\nkind = \"periodic\"\n\
+         duration_s = 1\ntasks = [{ c_ms = 3, t_ms = 7 }, { c_ms = 3, t_ms = 12 }, { c_ms = 5, t_ms = 20 }]\n",
+    );
+    let check = lab.ok(&["check", spec.to_str().unwrap()]);
+    assert!(
+        check.contains("with overheads (calibration 1 (`schedlab calibrate --show 1`), p99)"),
+        "{check}"
+    );
+    assert!(check.contains("3, 6, 20 (yes); with overheads:"), "{check}");
 }
 
 #[test]

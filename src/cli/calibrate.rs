@@ -14,6 +14,8 @@ pub enum Format {
     Json,
     /// SchedCAT's overhead CSV (µs; `Overheads.from_file`).
     Schedcat,
+    /// What the `+overheads` tests charge (`check --overheads FILE` reads it).
+    Overheads,
 }
 
 /// Arguments of `schedlab calibrate`.
@@ -40,6 +42,7 @@ fn print(c: &Calibration, id: i64, format: Format) -> anyhow::Result<()> {
     match format {
         Format::Json => outln!("{}", serde_json::to_string_pretty(c)?),
         Format::Schedcat => outln!("{}", c.schedcat_csv().trim_end()),
+        Format::Overheads => outln!("{}", serde_json::to_string_pretty(&c.overheads(id))?),
         Format::Text => {
             let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
             outln!("calibration {id}: CPU {}, percentile used {} (µs)", c.cpu, c.percentile);

@@ -34,7 +34,8 @@ pub struct Args {
     /// The machine's overheads, a JSON object of `schedlab_schedulability::Overheads` (ns:
     /// release_latency, scheduling, context_switch, cache_delay, release, tick, tick_period;
     /// percentile, source): the periodic sets' analysis then adds the `+overheads` tests and
-    /// the response times with overheads.
+    /// the response times with overheads. Without it, the newest `schedlab calibrate` in the
+    /// results database is used, if there is one.
     #[arg(long, value_name = "FILE")]
     pub overheads: Option<PathBuf>,
 }
@@ -132,10 +133,29 @@ fn plan_table(plan: &schedlab_spec::Plan, rows: Vec<Vec<String>>, wide: bool) ->
     t
 }
 
+/// The newest calibration in `db` as the tests' overheads, when `db` exists and holds one.
+fn stored_overheads(
+    db: &std::path::Path,
+) -> anyhow::Result<Option<schedlab_schedulability::Overheads>> {
+    if !db.exists() {
+        return Ok(None);
+    }
+    let store = schedlab_session::db::open_existing(db)?;
+    let Some((id, _, json)) = store.calibration(None)? else { return Ok(None) };
+    let c: schedlab_session::calibrate::Calibration = serde_json::from_str(&json)?;
+    Ok(Some(c.overheads(id)))
+}
+
 /// Runs `schedlab check`.
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(db: &std::path::Path, a: Args) -> anyhow::Result<ExitCode> {
     let mut spec = load_spec(Some(&a.file), a.scale, a.repetitions)?;
-    let overheads = a.overheads.as_deref().map(read_overheads).transpose()?;
+    let periodic =
+        spec.plan.cells.iter().flat_map(|c| &c.groups).any(|g| g.workload.periodic().is_some());
+    let overheads = match a.overheads.as_deref() {
+        Some(path) => Some(read_overheads(path)?),
+        None if periodic => stored_overheads(db)?,
+        None => None,
+    };
     if let Some(how) = a.trace {
         spec.plan.trace.all = true;
         spec.plan.trace.mode = how.mode();

@@ -109,7 +109,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
     }
     let code = match cli.cmd {
         Cmd::Run(a) => run::run(&cli.db, a),
-        Cmd::Check(a) => check::run(a),
+        Cmd::Check(a) => check::run(&cli.db, a),
         Cmd::Show(a) => show::run(&cli.db, a),
         Cmd::Export(a) => export::run(&cli.db, a),
         Cmd::Report(a) => report::run(&cli.db, a),

@@ -78,23 +78,6 @@ pub struct SimOrigin {
     /// than its workload's amount at the model's rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub demand_ns: Option<u64>,
-    /// A simulated benchmark worker's figures (`pipe`, `messaging`), named as the measured
-    /// worker's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub figures: Option<SimFigures>,
-}
-
-/// The figures of a simulated `pipe` or `messaging` worker, each defined as the measured one.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SimFigures {
-    /// From the release to the last task's end, s.
-    pub time_s: f64,
-    /// Pipe: µs per round trip (of one pair).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub us_per_op: Option<f64>,
-    /// Pipe: round trips per second, all pairs together.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ops_per_s: Option<f64>,
 }
 
 /// What a workload measured, one shape per kind of workload. Stored untagged (its fields

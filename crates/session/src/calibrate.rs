@@ -77,6 +77,24 @@ impl Calibration {
         self.overheads.iter().find(|o| o.name == name)
     }
 
+    /// The overheads the `+overheads` tests charge: each figure at the percentile used (ns).
+    /// Scheduling is 0 (inside the measured switch), the cache-related delay 0 (not
+    /// measured), and the tick is charged as often as anything interrupted the probe.
+    pub fn overheads(&self, id: i64) -> schedlab_schedulability::Overheads {
+        let ns = |name: &str| self.get(name).map_or(0, Overhead::used_ns);
+        schedlab_schedulability::Overheads {
+            release_latency: ns("release_latency"),
+            scheduling: 0,
+            context_switch: ns("context_switch"),
+            cache_delay: 0,
+            release: ns("release"),
+            tick: ns("tick"),
+            tick_period: self.tick_period_ns.unwrap_or(0),
+            percentile: Some(self.percentile),
+            source: format!("calibration {id} (`schedlab calibrate --show {id}`)"),
+        }
+    }
+
     /// The figures in SchedCAT's overhead CSV layout (`schedcat.overheads.model.Overheads.
     /// from_file`): a TASK-COUNT column and one column per overhead, µs, at the percentile
     /// the tests use. Measured at one task count, the figures are one row: SchedCAT reads a

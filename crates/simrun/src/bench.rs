@@ -16,12 +16,11 @@
 //! of the group runs its own benchmark: its tasks inherit its pinning (all on its CPU, or
 //! wherever the model puts them). Threads and processes are modelled alike (the switch
 //! cost is one figure). The worker's sample sums its tasks (CPU, switches, blocks) and spans
-//! from its first task's start to its last task's end; `extra.sim.figures` holds `time_s`
+//! from its first task's start to its last task's end; `extra.bench` holds `time_s`
 //! (release to the last task's end, as the measured worker's start byte to its end) and
 //! for pipe `us_per_op` and `ops_per_s`.
 
-use schedlab_model::detail::SimFigures;
-use schedlab_model::CellRecord;
+use schedlab_model::{BenchFigures, CellRecord};
 use schedlab_plan::{Cell, Ipc, Workload};
 use schedlab_policy::Time;
 use schedlab_sim::{Phase, SimConfig, SimResult, TaskResult, TaskSpec, WorkSpec};
@@ -201,7 +200,7 @@ fn merge(name: String, tasks: &[TaskResult]) -> TaskResult {
 }
 
 /// The record of a simulated benchmark cell: one sample per worker, its tasks merged, with
-/// the benchmark's figures in `extra.sim.figures`.
+/// the benchmark's figures in `extra.bench`, as a measured worker's.
 pub fn record(
     cell: &Cell,
     p: &Params,
@@ -228,19 +227,23 @@ pub fn record(
     };
     let mut rec = crate::record::record(cell, p, &mut merged, &placement, horizon);
     for (s, t) in rec.samples.iter_mut().zip(&merged.tasks) {
-        let (Some(end), Some(origin)) = (t.ended, s.extra.sim.as_mut()) else { continue };
-        origin.figures = Some(figures(&g.workload, end - t.release.unwrap_or(0)));
+        let Some(end) = t.ended else { continue };
+        s.extra.bench = Some(figures(&g.workload, end - t.release.unwrap_or(0)));
     }
     rec
 }
 
-/// The figures of a worker whose benchmark took `time` ns from its release.
-pub fn figures(w: &Workload, time: Time) -> SimFigures {
+/// The figures of a worker whose benchmark took `time` ns from its release, in the shape
+/// and with the definitions of the measured worker's (`model::BenchFigures`).
+pub fn figures(w: &Workload, time: Time) -> BenchFigures {
     let time_s = time as f64 / 1e9;
-    let mut f = SimFigures { time_s, us_per_op: None, ops_per_s: None };
-    if let Workload::Pipe(b) = w {
-        f.us_per_op = Some(time_s * 1e6 / b.loops as f64);
-        f.ops_per_s = Some((b.loops * u64::from(b.pairs)) as f64 / time_s);
+    let mut f = BenchFigures { source: w.kind().to_string(), ..BenchFigures::default() };
+    match w {
+        Workload::Pipe(b) => {
+            f.us_per_op = Some(time_s * 1e6 / b.loops as f64);
+            f.ops_per_s = Some((b.loops * u64::from(b.pairs)) as f64 / time_s);
+        }
+        _ => f.time_s = Some(time_s),
     }
     f
 }

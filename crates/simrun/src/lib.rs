@@ -76,8 +76,9 @@
 //!
 //! A `pipe` or `messaging` worker's sample is its tasks merged (CPU, blocks, preemptions,
 //! migrations summed; first start to last end), with the benchmark's figures, defined as the
-//! measured worker's, in `extra.sim.figures`: `time_s` (release to the last task's end), and
-//! for pipe `us_per_op` (`time_s` x 1e6 / `loops`) and `ops_per_s` (`loops` x pairs /
+//! measured worker's and kept where it keeps them (`extra.bench`: `show`, `export` and
+//! `compare` read both alike): for messaging `time_s` (release to the last task's end), for
+//! pipe `us_per_op` (`time_s` x 1e6 / `loops`) and `ops_per_s` (`loops` x pairs /
 //! `time_s`). `ipc_call_ns` (`--ipc-call-us`) defaults to 0.775 us: `taskset -c 0 perf bench
 //! sched pipe` took 6.5 us per round trip here (docs/BENCHMARKS.md), two hops of a switch
 //! (1.7 us) and a write and a read. `wakeup_ns` (`--wakeup-us`) defaults to 34 us, the idle

@@ -147,7 +147,6 @@ fn sample(index: u32, t: &TaskResult, cx: &GroupCtx) -> Sample {
             policy: cx.policy.to_string(),
             model: cx.p.clone(),
             demand_ns: None,
-            figures: None,
         }),
         ..Default::default()
     };
