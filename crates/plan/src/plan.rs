@@ -90,6 +90,22 @@ pub struct Group {
 }
 
 impl Group {
+    /// `processes` measured workers of `workload` (named `workload_name` in the spec) under
+    /// SCHED_OTHER on every CPU, in no cgroup of their own: a group before its spec says more.
+    pub fn new(name: &str, workload_name: &str, workload: Workload, processes: u32) -> Group {
+        Group {
+            name: name.into(),
+            workload_name: workload_name.into(),
+            workload,
+            policy_name: "other".into(),
+            policy: Policy::OTHER,
+            processes,
+            affinity: Affinity::All,
+            cgroup: CgroupSpec::default(),
+            background: false,
+        }
+    }
+
     /// The group as stored beside the cell's results.
     pub fn params(&self) -> schedlab_model::GroupParams {
         schedlab_model::GroupParams {

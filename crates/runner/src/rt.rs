@@ -272,8 +272,6 @@ fn job_log(records: &[JobRecord], start_ns: u64, d_ns: u64) -> JobLog {
 /// The policy the engine applies to worker `i` of a periodic set before the release.
 pub(crate) fn worker_policy(p: &Periodic, i: usize) -> Policy {
     let t = &p.tasks[i];
-    let plain =
-        Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None };
     match p.scheduler {
         // edf/dwcs workers wait at SCHED_OTHER: the dispatcher raises the chosen one (or,
         // under edf-scx/dwcs-scx, lets only the chosen one run on sched_ext).
@@ -281,14 +279,10 @@ pub(crate) fn worker_policy(p: &Periodic, i: usize) -> Policy {
         | RtScheduler::Edf
         | RtScheduler::Dwcs
         | RtScheduler::EdfScx
-        | RtScheduler::DwcsScx => plain,
+        | RtScheduler::DwcsScx => Policy::OTHER,
         RtScheduler::FifoRm | RtScheduler::FifoDm | RtScheduler::Fifo | RtScheduler::Rr => {
             let class = if p.scheduler == RtScheduler::Rr { Class::Rr } else { Class::Fifo };
-            Policy {
-                class,
-                priority: p.task_priorities().expect("a fixed-priority set")[i],
-                ..plain
-            }
+            Policy::rt(class, p.task_priorities().expect("a fixed-priority set")[i])
         }
         RtScheduler::Deadline => Policy {
             class: Class::Deadline,
@@ -297,7 +291,7 @@ pub(crate) fn worker_policy(p: &Periodic, i: usize) -> Policy {
                 deadline_ns: t.deadline_ns(),
                 period_ns: t.t_ns,
             }),
-            ..plain
+            ..Policy::OTHER
         },
     }
 }
