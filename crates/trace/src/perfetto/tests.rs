@@ -9,22 +9,7 @@ fn comm(s: &str) -> Comm {
 
 fn sw(ts: u64, cpu: u32, prev: i32, state: i64, next: i32) -> Event {
     let name = |p: i32| comm(if p == 0 { "swapper/0" } else { "schedlab" });
-    Event {
-        ts,
-        cpu,
-        current: prev,
-        kind: EventKind::Switch(Switch {
-            prev_pid: prev,
-            prev_prio: 120,
-            prev_state: state,
-            prev_runnable: state == 0x100,
-            prev_dead: false,
-            next_pid: next,
-            next_prio: 120,
-            prev_comm: name(prev),
-            next_comm: name(next),
-        }),
-    }
+    Switch::new((prev, name(prev)), state, (next, name(next)), 120).at(ts, cpu)
 }
 
 fn export(events: &[Event], processes: &[Process], tracks: &[Track]) -> (Trace, ExportSummary) {
