@@ -4,9 +4,9 @@ use crate::error::SpecError;
 use crate::raw::{RawCanonical, RawGenerate, RawTask, RawWorkload};
 use crate::validate::{Ctx, GroupDef};
 use schedlab_plan::{
-    canonical_set, Affinity, Class, DeadlineParams, GenSpec, Group, PeriodChoice, Periodic,
-    PeriodicBody, Policy, RtScheduler, SetBatch, TaskParams, TaskSource, UtilisationMeasure,
-    DISPATCH_MAX_TASKS, DISPATCH_RUN_PRIORITY, MAX_WORKER_PRIORITY, RM_TOP_PRIORITY,
+    canonical_set, Affinity, Class, GenSpec, Group, PeriodChoice, Periodic, PeriodicBody, Policy,
+    RtScheduler, SetBatch, TaskParams, TaskSource, UtilisationMeasure, DISPATCH_MAX_TASKS,
+    DISPATCH_RUN_PRIORITY, MAX_WORKER_PRIORITY, RM_TOP_PRIORITY,
 };
 use serde_spanned::Spanned;
 use std::ops::Range;
@@ -559,16 +559,7 @@ pub(crate) fn resolve_group(
                     t.c_ns
                 ));
             }
-            let t = p.tasks[0];
-            Policy {
-                class: Class::Deadline,
-                deadline: Some(DeadlineParams {
-                    runtime_ns: t.c_ns,
-                    deadline_ns: t.deadline_ns(),
-                    period_ns: t.t_ns,
-                }),
-                ..Policy::OTHER
-            }
+            p.tasks[0].deadline_policy()
         }
         // The dispatcher runs the chosen worker at SCHED_FIFO 97; the others wait at SCHED_OTHER.
         RtScheduler::Edf | RtScheduler::Dwcs => Policy::rt(Class::Fifo, DISPATCH_RUN_PRIORITY),
