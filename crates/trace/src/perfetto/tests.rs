@@ -126,6 +126,7 @@ fn a_capture_round_trips_through_the_protobuf_decoder() {
     let Some(Ftrace::SchedWaking(w)) = &first.event else { panic!("{first:?}") };
     assert_eq!((w.pid, w.target_cpu, w.comm.as_deref()), (Some(42), Some(1), Some("schedlab")));
     let Some(Ftrace::SchedSwitch(s)) = &bundles[0].event[1].event else { panic!() };
+    assert_eq!(bundles[0].event[1].pid, Some(7), "a switch is recorded by the task leaving");
     assert_eq!(
         (s.prev_pid, s.prev_state, s.next_pid, s.next_comm.as_deref()),
         (Some(7), Some(1), Some(42), Some("schedlab"))
