@@ -79,3 +79,13 @@ pub trait SchedPolicy {
     /// after [`cycle_state`](Self::cycle_state) returned true.
     fn shift(&mut self, _by: Duration) {}
 }
+
+/// `policy` with tasks `0..n` of default parameters admitted and woken at 0, for tests.
+#[cfg(test)]
+pub(crate) fn with_ready<P: SchedPolicy>(mut policy: P, n: TaskId) -> P {
+    for id in 0..n {
+        policy.admit(id, &SchedParams::default());
+        policy.wake(id, 0, Arrival::Resume);
+    }
+    policy
+}
