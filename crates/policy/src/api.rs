@@ -38,8 +38,11 @@ pub trait SchedPolicy {
     /// Removes the ready task that should run next and marks it running.
     fn pick_next(&mut self, now: Time) -> Option<TaskId>;
 
-    /// How long the just-picked task may run from `now` before the policy wants the CPU back.
-    fn run_limit(&self, id: TaskId, now: Time) -> Option<Duration>;
+    /// How long the just-picked task may run from `now` before the policy wants the CPU back;
+    /// `None` (the default, as in FIFO and EDF): until it stops or is preempted.
+    fn run_limit(&self, _id: TaskId, _now: Time) -> Option<Duration> {
+        None
+    }
 
     /// The running task `id` stopped at `now` for the reason `why`.
     fn stop(&mut self, id: TaskId, now: Time, why: Stop);

@@ -93,10 +93,6 @@ impl<R: Rank> SchedPolicy for Ranked<R> {
         self.ready.pop_first().map(|(_, id)| id)
     }
 
-    fn run_limit(&self, _id: TaskId, _now: Time) -> Option<Duration> {
-        None
-    }
-
     fn stop(&mut self, id: TaskId, _now: Time, why: Stop) {
         if why.stays_ready() {
             self.ready.insert(id, self.key(id));
