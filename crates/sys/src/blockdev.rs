@@ -617,11 +617,7 @@ mod tests {
 
     fn fake(files: &[(&str, &str)]) -> (tempfile_dir::Dir, Root) {
         let d = tempfile_dir::Dir::new();
-        for (p, v) in files {
-            let full = d.0.join(p.trim_start_matches('/'));
-            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-            std::fs::write(full, v).unwrap();
-        }
+        crate::fake::put_all(&d.0, files);
         let r = Root::new(&d.0);
         (d, r)
     }
