@@ -2,11 +2,10 @@
 //! is named with both reasons, and no empty spool file is left (issue #31 item 9). Root only:
 //! the database lives on a small tmpfs this test mounts and unmounts.
 
-use crate::util::{is_root, Lab};
+use crate::util::{is_root, wait_first_cell, Lab};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 /// A tmpfs mounted for the test, unmounted when dropped.
 struct Tmpfs(PathBuf);
@@ -39,11 +38,6 @@ fn fill(dir: &Path) {
     let _ = f.sync_all();
 }
 
-fn stored_cells(db: &Path) -> i64 {
-    let Ok(c) = rusqlite::Connection::open(db) else { return 0 };
-    c.query_row("SELECT COUNT(*) FROM cells", [], |r| r.get(0)).unwrap_or(0)
-}
-
 #[test]
 fn a_cell_neither_stored_nor_spooled_is_named_and_no_empty_spool_is_left() {
     require!(is_root(), "mounting a tmpfs needs root");
@@ -66,11 +60,7 @@ fn a_cell_neither_stored_nor_spooled_is_named_and_no_empty_spool_is_left() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let t0 = Instant::now();
-    while stored_cells(&db) < 1 {
-        assert!(t0.elapsed() < Duration::from_secs(30), "the first cell was never stored");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_first_cell(&db);
     // The database refuses the next cell (held locked), and the disk is full for its spool.
     let lock = rusqlite::Connection::open(&db).unwrap();
     lock.execute_batch("BEGIN IMMEDIATE").unwrap();

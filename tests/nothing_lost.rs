@@ -1,13 +1,7 @@
 //! Nothing measured is lost when the results database fails mid-run.
 
-use crate::util::Lab;
+use crate::util::{rows_in, wait_first_cell, Lab};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
-
-fn stored_cells(lab: &Lab) -> i64 {
-    let Ok(db) = rusqlite::Connection::open(lab.db()) else { return 0 };
-    db.query_row("SELECT COUNT(*) FROM cells", [], |r| r.get(0)).unwrap_or(0)
-}
 
 /// A database locked by another process after the first cell: the run finishes its cells,
 /// spools the ones the database refuses, exits 1 naming the command that imports them, and
@@ -26,11 +20,7 @@ fn a_locked_database_spools_finished_cells_and_resume_imports_them() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let t0 = Instant::now();
-    while stored_cells(&lab) < 1 {
-        assert!(t0.elapsed() < Duration::from_secs(30), "the first cell was never stored");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_first_cell(&lab.db());
     // Another process takes the write lock and keeps it until the run has ended.
     let db = rusqlite::Connection::open(lab.db()).unwrap();
     db.execute_batch("BEGIN IMMEDIATE").unwrap();
@@ -47,7 +37,7 @@ fn a_locked_database_spools_finished_cells_and_resume_imports_them() {
         .find(|p| p.to_string_lossy().contains(".spool-run"))
         .expect("a spool file beside the database");
     assert!(stderr.contains(&spool.display().to_string()), "the error names the spool: {stderr}");
-    let in_db = stored_cells(&lab);
+    let in_db = rows_in(&lab.db(), "cells");
     assert!(in_db < 3, "some cells were spooled, not stored");
     // The command the error printed, pasted as it is.
     let hint = stderr.rsplit('`').nth(1).unwrap_or_else(|| panic!("no command in: {stderr}"));
@@ -58,7 +48,7 @@ fn a_locked_database_spools_finished_cells_and_resume_imports_them() {
     assert!(stderr.contains(&format!("imported {} cell repetitions", 3 - in_db)), "{stderr}");
     assert!(stderr.contains("0 to go"), "every cell was measured once: {stderr}");
     assert!(!spool.exists(), "the imported spool is removed");
-    assert_eq!(stored_cells(&lab), 3);
+    assert_eq!(rows_in(&lab.db(), "cells"), 3);
     assert_eq!(lab.samples().len(), 3);
     assert!(lab.ok(&["runs"]).contains("complete"));
 }

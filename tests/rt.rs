@@ -17,6 +17,21 @@ fn rt(row: &serde_json::Value) -> serde_json::Value {
     extra["rt"].clone()
 }
 
+/// Starts a quiet run of `spec`, its standard error kept for the caller.
+fn spawn_run(lab: &Lab, spec: &Path) -> std::process::Child {
+    let mut cmd = lab.cmd(&["run", spec.to_str().unwrap(), "-q"]);
+    cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
+/// Runs `spec` quietly, which must succeed; returns the run's pid and its stored samples.
+fn run_ok(lab: &Lab, spec: &Path) -> (u32, Vec<serde_json::Value>) {
+    let child = spawn_run(lab, spec);
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    (pid, lab.samples())
+}
+
 /// Region files in `dir` created by process `pid` (dispatch-cpu<N>-<pid>-<k>.shm).
 fn regions_of(dir: &Path, pid: u32) -> Vec<String> {
     let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
@@ -81,16 +96,7 @@ fn every_scheduler_runs_a_light_set_and_the_rt_ones_meet_its_deadlines() {
 /// or any whose worker recorded no latency at all.
 fn light_run(lab: &Lab, spec: &Path) -> std::collections::BTreeMap<String, String> {
     let mut failed = std::collections::BTreeMap::new();
-    let child = lab
-        .cmd(&["run", spec.to_str().unwrap(), "-q"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let rows = lab.samples();
+    let (pid, rows) = run_ok(lab, spec);
     assert_eq!(rows.len(), 6 * 3, "six schedulers, one process per task");
     for r in &rows {
         let sched = r["policy"].as_str().unwrap();
@@ -246,12 +252,7 @@ fn start_dwcs(lab: &Lab, secs: f64) -> (std::process::Child, serde_json::Value) 
         "name = \"dwcs\"\n[matrix]\nworkload = [\"set\"]\nscheduler = [\"dwcs\"]\n[workloads.set]\nkind = \"periodic\"\nduration_s = {secs}\ncanonical = {{ tasks = 3, x = 1, y = 2, period_quanta = 3 }}\n"
     );
     let spec = lab.spec("dwcs.toml", &text);
-    let child = lab
-        .cmd(&["run", spec.to_str().unwrap(), "-q"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(lab, &spec);
     let pid = child.id();
     let t0 = Instant::now();
     loop {
@@ -455,16 +456,7 @@ fn a_set_partitioned_over_two_cpus_gets_a_dispatcher_per_cpu() {
             && check.contains("CPU 1: tasks 2 3"),
         "{check}"
     );
-    let child = lab
-        .cmd(&["run", spec.to_str().unwrap(), "-q"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let rows = lab.samples();
+    let (pid, rows) = run_ok(&lab, &spec);
     assert_eq!(rows.len(), 2 * 4);
     for r in &rows {
         let (sched, i) = (r["policy"].as_str().unwrap(), r["index"].as_u64().unwrap());

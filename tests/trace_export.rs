@@ -366,24 +366,14 @@ fn kept_captures_survive_the_spool_and_resume() {
         "name = \"three\"\ntrace = \"timeline\"\n[matrix]\nworkload = [\"a\", \"b\", \"c\"]\n[workloads.a]\nkind = \"command\"\nargv = [\"sleep\", \"1\"]\n\
          [workloads.b]\nkind = \"command\"\nargv = [\"sleep\", \"1\"]\n[workloads.c]\nkind = \"command\"\nargv = [\"sleep\", \"1\"]\n",
     );
-    let stored = |table: &str| -> i64 {
-        let Ok(db) = rusqlite::Connection::open(lab.db()) else { return 0 };
-        db.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0)).unwrap_or(0)
-    };
+    let stored = |table: &str| crate::util::rows_in(&lab.db(), table);
     let child = lab
         .cmd(&["run", spec.to_str().unwrap(), "-q"])
         .env("SCHEDLAB_BUSY_TIMEOUT_MS", "100")
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let t0 = std::time::Instant::now();
-    while stored("cells") < 1 {
-        assert!(
-            t0.elapsed() < std::time::Duration::from_secs(30),
-            "the first cell was never stored"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    crate::util::wait_first_cell(&lab.db());
     let db = rusqlite::Connection::open(lab.db()).unwrap();
     db.execute_batch("BEGIN IMMEDIATE").unwrap();
     let out = child.wait_with_output().unwrap();

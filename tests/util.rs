@@ -156,6 +156,18 @@ pub fn wait_for(what: &str, within: std::time::Duration, mut done: impl FnMut() 
     }
 }
 
+/// The rows of `table` in the database at `db`, 0 while it cannot be read (not yet written).
+pub fn rows_in(db: &Path, table: &str) -> i64 {
+    let Ok(c) = rusqlite::Connection::open(db) else { return 0 };
+    c.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0)).unwrap_or(0)
+}
+
+/// Waits until a run has stored its first cell in the database at `db` (30 s at most).
+pub fn wait_first_cell(db: &Path) {
+    let within = std::time::Duration::from_secs(30);
+    wait_for("the first cell stored", within, || rows_in(db, "cells") >= 1);
+}
+
 /// Waits for `child` to end, failing the test after `within`.
 pub fn wait_exit(
     child: &mut std::process::Child,

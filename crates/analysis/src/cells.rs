@@ -252,6 +252,33 @@ pub(crate) fn test_record(
     CellRecord { params, rep, ordinal: rep, makespan_s, samples, ..Default::default() }
 }
 
+/// [`test_record`] of cell `cell_id` keyed `key`, one process a sample.
+#[cfg(test)]
+pub(crate) fn test_cell(
+    cell_id: u32,
+    key: impl Into<String>,
+    rep: u32,
+    makespan_s: f64,
+    samples: Vec<schedlab_model::Sample>,
+) -> CellRecord {
+    let processes = samples.len() as u32;
+    let params = CellParams { cell_id, key: key.into(), processes, ..Default::default() };
+    test_record(params, rep, makespan_s, samples)
+}
+
+/// A sample per value, made by `sample` from its index and the value, for tests.
+#[cfg(test)]
+pub(crate) fn test_samples<T: Copy>(
+    values: &[T],
+    sample: impl Fn(u32, T) -> schedlab_model::Sample,
+) -> Vec<schedlab_model::Sample> {
+    let indexed = |(i, &v): (usize, &T)| {
+        let index = i as u32;
+        schedlab_model::Sample { index, ..sample(index, v) }
+    };
+    values.iter().enumerate().map(indexed).collect()
+}
+
 /// The summary of no data: n = 0, everything NaN, so tables print "-".
 pub const EMPTY: Summary = Summary::EMPTY;
 
@@ -261,24 +288,14 @@ mod tests {
     use schedlab_model::{Sample, StatDelta};
 
     fn rec(cell_id: u32, rep: u32, warmup: bool, makespan: f64, invol: &[i64]) -> CellRecord {
-        let params = CellParams {
-            cell_id,
-            key: format!("k{cell_id}"),
-            processes: invol.len() as u32,
+        let sample = |_, c| Sample {
+            involuntary_csw: c,
+            user_s: 1.0,
+            wall_s: makespan,
             ..Default::default()
         };
-        let samples = invol
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| Sample {
-                index: i as u32,
-                involuntary_csw: c,
-                user_s: 1.0,
-                wall_s: makespan,
-                ..Default::default()
-            })
-            .collect();
-        CellRecord { warmup, ..test_record(params, rep, makespan, samples) }
+        let samples = test_samples(invol, sample);
+        CellRecord { warmup, ..test_cell(cell_id, format!("k{cell_id}"), rep, makespan, samples) }
     }
 
     #[test]

@@ -47,12 +47,8 @@ pub fn compare(a: &[f64], b: &[f64], alpha: f64) -> Option<Comparison> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
     // Welch example 1 (see welch.rs): p = 0.021378.
-    const A1: [f64; 15] =
-        [27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4];
-    const A2: [f64; 15] =
-        [27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4];
+    use crate::welch::tests::{A1, A2};
 
     #[test]
     fn significance_depends_on_alpha() {

@@ -144,29 +144,19 @@ pub fn cell_outliers(records: &[CellRecord], threshold: f64) -> Vec<CellOutliers
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cells::test_record;
+    use crate::cells::{test_cell, test_samples};
     use crate::MODIFIED_Z_THRESHOLD;
-    use schedlab_model::CellParams;
 
     fn rec(cell_id: u32, rep: u32, warmup: bool, walls: &[f64]) -> CellRecord {
-        let params = CellParams {
-            cell_id,
-            key: format!("cpu/other/n{}", walls.len()),
+        let samples = test_samples(walls, |_, w| Sample {
+            wall_s: w,
+            user_s: 1.0,
+            voluntary_csw: 2,
+            involuntary_csw: 5,
             ..Default::default()
-        };
-        let samples = walls
-            .iter()
-            .enumerate()
-            .map(|(i, &w)| Sample {
-                index: i as u32,
-                wall_s: w,
-                user_s: 1.0,
-                voluntary_csw: 2,
-                involuntary_csw: 5,
-                ..Default::default()
-            })
-            .collect();
-        CellRecord { warmup, ordinal: 0, ..test_record(params, rep, 1.0, samples) }
+        });
+        let key = format!("cpu/other/n{}", walls.len());
+        CellRecord { warmup, ordinal: 0, ..test_cell(cell_id, key, rep, 1.0, samples) }
     }
 
     #[test]

@@ -216,29 +216,18 @@ pub(crate) fn counts(r: &CellRecord) -> bool {
 mod tests {
     use super::*;
     use crate::cell_stats;
-    use crate::cells::test_record;
+    use crate::cells::{test_cell, test_record, test_samples};
     use schedlab_model::{CellParams, CellStatus};
 
     fn rec(warmup: bool, status: CellStatus, makespan: f64, walls: &[f64]) -> CellRecord {
-        let params = CellParams {
-            cell_id: 0,
-            key: "k".into(),
-            processes: walls.len() as u32,
+        let samples = test_samples(walls, |i, w| Sample {
+            wall_s: w,
+            user_s: w / 2.0,
+            involuntary_csw: 10 * i as i64,
+            voluntary_csw: 3,
             ..Default::default()
-        };
-        let samples = walls
-            .iter()
-            .enumerate()
-            .map(|(i, &w)| Sample {
-                index: i as u32,
-                wall_s: w,
-                user_s: w / 2.0,
-                involuntary_csw: 10 * i as i64,
-                voluntary_csw: 3,
-                ..Default::default()
-            })
-            .collect();
-        CellRecord { warmup, status, ..test_record(params, 0, makespan, samples) }
+        });
+        CellRecord { warmup, status, ..test_cell(0, "k", 0, makespan, samples) }
     }
 
     #[test]

@@ -307,33 +307,22 @@ impl Busy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cells::test_record;
+    use crate::cells::{test_cell, test_samples};
     use schedlab_model::{CellParams, Consumer, MachineLoad, Sample, StatDelta};
 
     /// A repetition of cell `id` on 2 CPUs over 1 s (200 ticks): `busy` ticks busy, its two
     /// workers' CPU seconds, the load average and the pressure at its end.
     fn rep(id: u32, busy: u64, own: [f64; 2], steal: u64, load: MachineLoad) -> CellRecord {
-        let params = CellParams {
-            cell_id: id,
-            key: format!("cpu/other/n2/{id}"),
-            processes: 2,
+        let samples = test_samples(&own, |_, cpu| Sample {
+            wall_s: 1.0,
+            user_s: cpu,
+            window_cpu_s: cpu,
             ..Default::default()
-        };
-        let samples = own
-            .iter()
-            .enumerate()
-            .map(|(i, &cpu)| Sample {
-                index: i as u32,
-                wall_s: 1.0,
-                user_s: cpu,
-                window_cpu_s: cpu,
-                ..Default::default()
-            })
-            .collect();
+        });
         CellRecord {
             stat: StatDelta { user: busy, idle: 200 - busy - steal, steal, ..Default::default() },
             load: Some(load),
-            ..test_record(params, 0, 1.0, samples)
+            ..test_cell(id, format!("cpu/other/n2/{id}"), 0, 1.0, samples)
         }
     }
 

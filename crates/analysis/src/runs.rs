@@ -224,22 +224,13 @@ pub fn compare_runs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cells::test_record;
+    use crate::cells::{test_cell, test_samples};
     use schedlab_model::Sample;
 
     fn rep(cell_id: u32, key: &str, rep: u32, invol: &[i64]) -> CellRecord {
-        let params = CellParams {
-            cell_id,
-            key: key.into(),
-            processes: invol.len() as u32,
-            ..Default::default()
-        };
-        let samples = invol
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| Sample { index: i as u32, involuntary_csw: c, ..Default::default() })
-            .collect();
-        test_record(params, rep, 2.0, samples)
+        let samples =
+            test_samples(invol, |_, c| Sample { involuntary_csw: c, ..Default::default() });
+        test_cell(cell_id, key, rep, 2.0, samples)
     }
 
     #[test]
@@ -302,13 +293,8 @@ mod tests {
 
     fn walls(cell_id: u32, key: &str, walls: &[f64]) -> Vec<CellRecord> {
         let sample = |w: f64| Sample { wall_s: w, ..Default::default() };
-        let params =
-            |_| CellParams { cell_id, key: key.into(), processes: 1, ..Default::default() };
-        walls
-            .iter()
-            .enumerate()
-            .map(|(i, &w)| test_record(params(i), i as u32, 1.0, vec![sample(w)]))
-            .collect()
+        let rep = |(i, &w): (usize, &f64)| test_cell(cell_id, key, i as u32, 1.0, vec![sample(w)]);
+        walls.iter().enumerate().map(rep).collect()
     }
 
     #[test]

@@ -49,13 +49,13 @@ pub fn welch_t_test(a: &[f64], b: &[f64]) -> Option<Welch> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     // Example 1 of the Wikipedia "Welch's t-test" article (15 vs 15 values).
-    const A1: [f64; 15] =
+    pub(crate) const A1: [f64; 15] =
         [27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4];
-    const A2: [f64; 15] =
+    pub(crate) const A2: [f64; 15] =
         [27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4];
 
     #[test]

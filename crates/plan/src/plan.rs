@@ -90,6 +90,22 @@ pub struct Group {
 }
 
 impl Group {
+    /// `processes` measured workers of `workload` (named `workload_name` in the spec) under
+    /// SCHED_OTHER on every CPU, in no cgroup of their own: a group before its spec says more.
+    pub fn new(name: &str, workload_name: &str, workload: Workload, processes: u32) -> Group {
+        Group {
+            name: name.into(),
+            workload_name: workload_name.into(),
+            workload,
+            policy_name: "other".into(),
+            policy: Policy::OTHER,
+            processes,
+            affinity: Affinity::All,
+            cgroup: CgroupSpec::default(),
+            background: false,
+        }
+    }
+
     /// What the `processes` axis set: the worker processes, or a benchmark kind's own count
     /// (messaging's groups, pipe's pairs, schbench's message threads), whose one worker runs
     /// the whole benchmark.

@@ -87,6 +87,17 @@ pub struct Policy {
     pub slice_ns: Option<u64>,
 }
 
+impl Policy {
+    /// SCHED_OTHER at nice 0 with the kernel's base slice: a worker's policy unless set.
+    pub const OTHER: Policy =
+        Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None };
+
+    /// `class` at static priority `priority`, nothing else set (fifo and rr).
+    pub const fn rt(class: Class, priority: u32) -> Policy {
+        Policy { class, priority, ..Self::OTHER }
+    }
+}
+
 /// The shortest custom slice the kernel takes (it clamps sched_runtime to 0.1..=100 ms), us.
 pub const MIN_SLICE_US: i64 = 100;
 /// The longest custom slice the kernel takes, us.

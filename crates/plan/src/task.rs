@@ -96,6 +96,16 @@ impl TaskParams {
         self.d_ns.unwrap_or(self.t_ns)
     }
 
+    /// SCHED_DEADLINE running this task: runtime C, deadline D, period T.
+    pub fn deadline_policy(&self) -> crate::Policy {
+        let d = crate::DeadlineParams {
+            runtime_ns: self.c_ns,
+            deadline_ns: self.deadline_ns(),
+            period_ns: self.t_ns,
+        };
+        crate::Policy { class: crate::Class::Deadline, deadline: Some(d), ..crate::Policy::OTHER }
+    }
+
     /// Checks the parameters; see [`TaskError`] for the rules.
     ///
     /// `y = 0` with `x > 0` is refused as x > y. `x = y > 0` (every deadline may be missed)

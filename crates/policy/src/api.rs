@@ -38,8 +38,11 @@ pub trait SchedPolicy {
     /// Removes the ready task that should run next and marks it running.
     fn pick_next(&mut self, now: Time) -> Option<TaskId>;
 
-    /// How long the just-picked task may run from `now` before the policy wants the CPU back.
-    fn run_limit(&self, id: TaskId, now: Time) -> Option<Duration>;
+    /// How long the just-picked task may run from `now` before the policy wants the CPU back;
+    /// `None` (the default, as in FIFO and EDF): until it stops or is preempted.
+    fn run_limit(&self, _id: TaskId, _now: Time) -> Option<Duration> {
+        None
+    }
 
     /// The running task `id` stopped at `now` for the reason `why`.
     fn stop(&mut self, id: TaskId, now: Time, why: Stop);
@@ -78,4 +81,14 @@ pub trait SchedPolicy {
     /// Moves every instant the policy holds `by` later: the driver skipped whole cycles
     /// after [`cycle_state`](Self::cycle_state) returned true.
     fn shift(&mut self, _by: Duration) {}
+}
+
+/// `policy` with tasks `0..n` of default parameters admitted and woken at 0, for tests.
+#[cfg(test)]
+pub(crate) fn with_ready<P: SchedPolicy>(mut policy: P, n: TaskId) -> P {
+    for id in 0..n {
+        policy.admit(id, &SchedParams::default());
+        policy.wake(id, 0, Arrival::Resume);
+    }
+    policy
 }

@@ -269,6 +269,7 @@ impl SchedPolicy for Fair {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::with_ready;
 
     #[test]
     fn weight_table_matches_kernel_anchors() {
@@ -296,11 +297,7 @@ mod tests {
 
     #[test]
     fn equal_tasks_alternate_by_slice() {
-        let mut f = Fair::new(4);
-        for id in 0..2 {
-            f.admit(id, &SchedParams::default());
-            f.wake(id, 0, Arrival::Resume);
-        }
+        let mut f = with_ready(Fair::new(4), 2);
         // Both start at V = 0 with half a slice: the tie goes to the first queued.
         assert_eq!(f.pick_next(0), Some(0));
         assert_eq!(f.run_limit(0, 0), Some(2));
@@ -332,11 +329,7 @@ mod tests {
 
     #[test]
     fn lag_survives_a_sleep() {
-        let mut f = Fair::new(4);
-        for id in 0..2 {
-            f.admit(id, &SchedParams::default());
-            f.wake(id, 0, Arrival::Resume);
-        }
+        let mut f = with_ready(Fair::new(4), 2);
         assert_eq!(f.pick_next(0), Some(0));
         f.stop(0, 2, Stop::Blocked);
         // Task 0 left at v = 2 while V was 1, so its lag is -1; V is now task 1's 0.

@@ -7,7 +7,7 @@
 
 use std::cmp::Reverse;
 
-use crate::{Arrival, Duration, ReadySet, SchedParams, SchedPolicy, Stop, TaskId, Time};
+use crate::{Arrival, ReadySet, SchedParams, SchedPolicy, Stop, TaskId, Time};
 
 /// The SCHED_FIFO policy.
 #[derive(Debug, Clone, Default)]
@@ -62,10 +62,6 @@ impl SchedPolicy for Fifo {
 
     fn pick_next(&mut self, _now: Time) -> Option<TaskId> {
         self.ready.pop_first().map(|(_, id)| id)
-    }
-
-    fn run_limit(&self, _id: TaskId, _now: Time) -> Option<Duration> {
-        None
     }
 
     fn stop(&mut self, id: TaskId, _now: Time, why: Stop) {

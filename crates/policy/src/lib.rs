@@ -16,6 +16,8 @@
 //! | [`fair`] | a simplified EEVDF/CFS model with nice weights (SCHED_OTHER) |
 //! | [`edf`] | earliest deadline first |
 //! | [`rm`] | rate- and deadline-monotonic fixed priorities |
+//!
+//! [`edf`] and [`rm`] are one [`ranked::Ranked`] policy each, by their own [`ranked::Rank`].
 //! | [`dwcs`] | dynamic window-constrained scheduling, plus its feasibility test |
 //! | [`cbs`] | EDF with constant bandwidth servers (SCHED_DEADLINE) |
 //!
@@ -57,6 +59,7 @@ mod error;
 pub mod fair;
 pub mod fifo;
 pub mod jobs;
+pub mod ranked;
 mod ready;
 pub mod rm;
 pub mod rr;

@@ -7,8 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::cycle::{self, StateWriter};
-use crate::{Arrival, Duration, ReadySet, SchedParams, SchedPolicy, Stop, TaskId, Time};
+use crate::ranked::{Rank, Ranked};
+use crate::{Duration, SchedParams, Time};
 
 /// Which parameter sets a task's fixed priority.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,19 +20,43 @@ pub enum PriorityBy {
     Deadline,
 }
 
-/// A monotonic fixed-priority policy (RM or DM).
-#[derive(Debug, Clone)]
-pub struct Monotonic {
-    by: PriorityBy,
-    ready: ReadySet<(Duration, Time)>,
-    rank: Vec<Duration>,
-    release: Vec<Time>,
+impl Rank for PriorityBy {
+    const INSTANT: bool = false;
+
+    fn name(&self) -> &'static str {
+        match self {
+            PriorityBy::Period => "rm",
+            PriorityBy::Deadline => "dm",
+        }
+    }
+
+    fn admitted(&self, params: &SchedParams) -> u64 {
+        let rank = match self {
+            PriorityBy::Period => params.period,
+            PriorityBy::Deadline => params.relative_deadline(),
+        };
+        rank.unwrap_or(Duration::MAX)
+    }
+
+    /// Fixed: a job keeps its task's rank.
+    fn job(
+        &self,
+        rank: u64,
+        _relative: Option<Duration>,
+        _release: Time,
+        _deadline: Option<Time>,
+    ) -> u64 {
+        rank
+    }
 }
+
+/// A monotonic fixed-priority policy (RM or DM).
+pub type Monotonic = Ranked<PriorityBy>;
 
 impl Monotonic {
     /// A policy ranking tasks by `by`.
     pub fn new(by: PriorityBy) -> Self {
-        Self { by, ready: ReadySet::new(), rank: Vec::new(), release: Vec::new() }
+        Self::by(by)
     }
 
     /// Rate-monotonic.
@@ -44,92 +68,12 @@ impl Monotonic {
     pub fn deadline() -> Self {
         Self::new(PriorityBy::Deadline)
     }
-
-    fn key(&self, id: TaskId) -> (Duration, Time) {
-        (self.rank[id], self.release[id])
-    }
-}
-
-impl SchedPolicy for Monotonic {
-    fn name(&self) -> &'static str {
-        match self.by {
-            PriorityBy::Period => "rm",
-            PriorityBy::Deadline => "dm",
-        }
-    }
-
-    fn admit(&mut self, id: TaskId, params: &SchedParams) {
-        if id >= self.rank.len() {
-            self.rank.resize(id + 1, Duration::MAX);
-            self.release.resize(id + 1, 0);
-        }
-        let rank = match self.by {
-            PriorityBy::Period => params.period,
-            PriorityBy::Deadline => params.relative_deadline(),
-        };
-        self.rank[id] = rank.unwrap_or(Duration::MAX);
-    }
-
-    fn wake(&mut self, id: TaskId, now: Time, arrival: Arrival) {
-        self.release[id] = match arrival {
-            Arrival::Job { release, .. } => release,
-            Arrival::Resume if self.rank[id] == Duration::MAX => now,
-            Arrival::Resume => self.release[id],
-        };
-        self.ready.insert(id, self.key(id));
-    }
-
-    fn cancel(&mut self, id: TaskId, _now: Time) {
-        self.ready.remove(id);
-    }
-
-    fn pick_next(&mut self, _now: Time) -> Option<TaskId> {
-        self.ready.pop_first().map(|(_, id)| id)
-    }
-
-    fn run_limit(&self, _id: TaskId, _now: Time) -> Option<Duration> {
-        None
-    }
-
-    fn stop(&mut self, id: TaskId, _now: Time, why: Stop) {
-        if why.stays_ready() {
-            self.ready.insert(id, self.key(id));
-        }
-    }
-
-    fn should_preempt(&mut self, running: TaskId, _now: Time) -> bool {
-        self.ready.first().is_some_and(|((rank, _), _)| rank < self.rank[running])
-    }
-
-    fn precedes(&self, a: TaskId, b: TaskId, _now: Time) -> bool {
-        (self.key(a), a) < (self.key(b), b)
-    }
-
-    fn has_ready(&self) -> bool {
-        !self.ready.is_empty()
-    }
-
-    fn cycle_state(&self, origin: Time, out: &mut Vec<u64>) -> bool {
-        if !self.ready.is_empty() {
-            return false;
-        }
-        let mut w = StateWriter::new(out, origin);
-        for &r in &self.release {
-            w.time(r);
-        }
-        true
-    }
-
-    fn shift(&mut self, by: Duration) {
-        for r in &mut self.release {
-            cycle::shift(r, by);
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Arrival, SchedPolicy};
 
     fn params(period: u64, deadline: u64) -> SchedParams {
         SchedParams { period: Some(period), deadline: Some(deadline), ..Default::default() }

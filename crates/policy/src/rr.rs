@@ -114,14 +114,11 @@ impl SchedPolicy for RoundRobin {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::with_ready;
 
     #[test]
     fn expired_task_goes_to_tail_with_fresh_quantum() {
-        let mut rr = RoundRobin::new(2);
-        for id in 0..2 {
-            rr.admit(id, &SchedParams::default());
-            rr.wake(id, 0, Arrival::Resume);
-        }
+        let mut rr = with_ready(RoundRobin::new(2), 2);
         assert_eq!(rr.pick_next(0), Some(0));
         assert_eq!(rr.run_limit(0, 0), Some(2));
         rr.stop(0, 2, Stop::Expired);

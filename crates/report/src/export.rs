@@ -68,20 +68,8 @@ pub(crate) fn csv_quote(s: &str) -> String {
 
 impl Exporter for Csv {
     fn write_values(&self, rows: &[serde_json::Value], out: &mut dyn Write) -> io::Result<()> {
-        let mut header_done = false;
-        for r in rows {
-            let f = fields(r);
-            if !header_done {
-                writeln!(
-                    out,
-                    "{}",
-                    f.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(",")
-                )?;
-                header_done = true;
-            }
-            writeln!(out, "{}", f.iter().map(|(_, v)| csv_quote(v)).collect::<Vec<_>>().join(","))?;
-        }
-        Ok(())
+        let syntax = Syntax { open: "", sep: ",", close: "", escape: csv_quote, rule: false };
+        syntax.write(rows, out)
     }
 }
 
@@ -100,23 +88,37 @@ pub struct Markdown;
 
 impl Exporter for Markdown {
     fn write_values(&self, rows: &[serde_json::Value], out: &mut dyn Write) -> io::Result<()> {
-        let mut header_done = false;
-        for r in rows {
+        let escape = |v: &str| v.replace('|', "\\|");
+        Syntax { open: "| ", sep: " | ", close: " |", escape, rule: true }.write(rows, out)
+    }
+}
+
+/// How a table format writes a line of cells: what opens it, separates two cells and closes
+/// it, how a value is escaped (field names need not be), and whether a rule (Markdown's) goes
+/// under the header.
+struct Syntax {
+    open: &'static str,
+    sep: &'static str,
+    close: &'static str,
+    escape: fn(&str) -> String,
+    rule: bool,
+}
+
+impl Syntax {
+    /// Writes the first row's field names as the header, then every row's values.
+    fn write(&self, rows: &[serde_json::Value], out: &mut dyn Write) -> io::Result<()> {
+        let line = |out: &mut dyn Write, cells: Vec<String>| {
+            writeln!(out, "{}{}{}", self.open, cells.join(self.sep), self.close)
+        };
+        for (i, r) in rows.iter().enumerate() {
             let f = fields(r);
-            if !header_done {
-                writeln!(
-                    out,
-                    "| {} |",
-                    f.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(" | ")
-                )?;
-                writeln!(out, "|{}", "---|".repeat(f.len()))?;
-                header_done = true;
+            if i == 0 {
+                line(out, f.iter().map(|(k, _)| k.clone()).collect())?;
+                if self.rule {
+                    writeln!(out, "|{}", "---|".repeat(f.len()))?;
+                }
             }
-            writeln!(
-                out,
-                "| {} |",
-                f.iter().map(|(_, v)| v.replace('|', "\\|")).collect::<Vec<_>>().join(" | ")
-            )?;
+            line(out, f.iter().map(|(_, v)| (self.escape)(v)).collect())?;
         }
         Ok(())
     }

@@ -377,8 +377,7 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
             &label(input.run),
             &label(&c.other),
         ));
-        charts.extend(plots::set_acceptance_with_measured(input.sets, &c.rt, &label(&c.other)));
-        charts.extend(plots::set_violations_with_measured(input.sets, &c.rt, &label(&c.other)));
+        charts.extend(plots::sets_with_measured(input.sets, &c.rt, &label(&c.other)));
     }
     unique_ids(&mut charts);
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();

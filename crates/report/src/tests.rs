@@ -16,11 +16,7 @@ fn fixture() -> Vec<CellRecord> {
                     policy: policy.into(),
                     class: policy.into(),
                     priority: if policy == "fifo" { 50 } else { 0 },
-                    nice: 0,
                     processes: 2,
-                    groups: Vec::new(),
-                    iosched: None,
-                    knobs: Default::default(),
                     // The fifo cell repeated adaptively and stopped at max unreached.
                     repetitions: (cell_id == 1).then(|| schedlab_model::RepetitionOutcome {
                         repetitions: 2,
@@ -29,16 +25,11 @@ fn fixture() -> Vec<CellRecord> {
                         half_width_pct: Some(12.5),
                         target: schedlab_model::AdaptiveTarget { min: 2, max: 2, ci_pct: 5.0 },
                     }),
-                    cpu_scheduler: None,
+                    ..Default::default()
                 },
                 rep,
-                warmup: false,
                 ordinal: cell_id * 2 + rep,
-                status: CellStatus::Ok,
-                message: None,
-                started_unix: 0.0,
                 makespan_s: 2.0 + rep as f64,
-                spawn_s: None,
                 stat: StatDelta {
                     user: 400,
                     system: 2,
@@ -47,10 +38,6 @@ fn fixture() -> Vec<CellRecord> {
                     interrupts: 900,
                     ..Default::default()
                 },
-                load: None,
-                engine_user_s: 0.0,
-                engine_sys_s: 0.0,
-                engine_max_rss_kb: 0,
                 samples: (0..2)
                     .map(|i| Sample {
                         index: i,
@@ -71,13 +58,7 @@ fn fixture() -> Vec<CellRecord> {
                         ..Default::default()
                     })
                     .collect(),
-                io: None,
-                rt: None,
-                cpu_dma_latency_us: None,
-                knobs: Default::default(),
-                trace: None,
-                sched_ext: None,
-                raw_trace: None,
+                ..Default::default()
             });
         }
     }

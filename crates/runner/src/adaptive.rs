@@ -257,6 +257,13 @@ mod tests {
         out
     }
 
+    /// [`drive`]s a source of every cell of `plan` with nothing stored.
+    fn drive_fresh(plan: &Plan, stop_after: Option<usize>) -> Vec<Step> {
+        let nothing = Box::new(|_, _: &_| {});
+        let mut src = AdaptiveSteps::new(plan, TARGET, &[0, 1, 2], plan.steps(), vec![], nothing);
+        drive(&mut src, stop_after)
+    }
+
     #[test]
     fn stable_cells_stop_at_min_and_a_noisy_one_goes_on_to_max_one_round_at_a_time() {
         let plan = plan(Order::Sequential);
@@ -294,29 +301,10 @@ mod tests {
     #[test]
     fn a_resumed_run_continues_each_cell_from_its_stored_records() {
         let plan = plan(Order::Random);
-        let whole = {
-            let mut src = AdaptiveSteps::new(
-                &plan,
-                TARGET,
-                &[0, 1, 2],
-                plan.steps(),
-                Vec::new(),
-                Box::new(|_, _| {}),
-            );
-            drive(&mut src, None)
-        };
+        let whole = drive_fresh(&plan, None);
         for cut in [2, 7, whole.len() - 2] {
-            let stored: Vec<CellRecord> = {
-                let mut src = AdaptiveSteps::new(
-                    &plan,
-                    TARGET,
-                    &[0, 1, 2],
-                    plan.steps(),
-                    Vec::new(),
-                    Box::new(|_, _| {}),
-                );
-                drive(&mut src, Some(cut)).iter().map(record).collect()
-            };
+            let stored: Vec<CellRecord> =
+                drive_fresh(&plan, Some(cut)).iter().map(record).collect();
             let done: BTreeSet<(u32, u32, bool)> =
                 stored.iter().map(|r| (r.params.cell_id, r.rep, r.warmup)).collect();
             let left: Vec<Step> = plan

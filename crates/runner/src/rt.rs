@@ -20,7 +20,7 @@ use schedlab_periodic::{
     build_body, make_file, thread_cpu_ns, BodySpec, FftBody, JobBody, JobRecord, OverrunPolicy,
     RunOptions, Runner,
 };
-use schedlab_plan::{Class, DeadlineParams, Periodic, PeriodicBody, Policy, RtScheduler};
+use schedlab_plan::{Class, Periodic, PeriodicBody, Policy, RtScheduler};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -271,9 +271,6 @@ fn job_log(records: &[JobRecord], start_ns: u64, d_ns: u64) -> JobLog {
 
 /// The policy the engine applies to worker `i` of a periodic set before the release.
 pub(crate) fn worker_policy(p: &Periodic, i: usize) -> Policy {
-    let t = &p.tasks[i];
-    let plain =
-        Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None };
     match p.scheduler {
         // edf/dwcs workers wait at SCHED_OTHER: the dispatcher raises the chosen one (or,
         // under edf-scx/dwcs-scx, lets only the chosen one run on sched_ext).
@@ -281,24 +278,12 @@ pub(crate) fn worker_policy(p: &Periodic, i: usize) -> Policy {
         | RtScheduler::Edf
         | RtScheduler::Dwcs
         | RtScheduler::EdfScx
-        | RtScheduler::DwcsScx => plain,
+        | RtScheduler::DwcsScx => Policy::OTHER,
         RtScheduler::FifoRm | RtScheduler::FifoDm | RtScheduler::Fifo | RtScheduler::Rr => {
             let class = if p.scheduler == RtScheduler::Rr { Class::Rr } else { Class::Fifo };
-            Policy {
-                class,
-                priority: p.task_priorities().expect("a fixed-priority set")[i],
-                ..plain
-            }
+            Policy::rt(class, p.task_priorities().expect("a fixed-priority set")[i])
         }
-        RtScheduler::Deadline => Policy {
-            class: Class::Deadline,
-            deadline: Some(DeadlineParams {
-                runtime_ns: t.c_ns,
-                deadline_ns: t.deadline_ns(),
-                period_ns: t.t_ns,
-            }),
-            ..plain
-        },
+        RtScheduler::Deadline => p.tasks[i].deadline_policy(),
     }
 }
 

@@ -1,29 +1,13 @@
 //! The step loop of [`crate::Run`], driven by the [`MockExecutor`]: no root, no time.
 
 use super::*;
-use schedlab_plan::{Affinity, CgroupSpec, Class, Group, Order, Policy};
+use schedlab_plan::{Group, Order};
 use std::cell::RefCell;
 use std::rc::Rc;
 
 /// A group of `processes` pi workers under SCHED_OTHER.
 pub(crate) fn group(name: &str, processes: u32, background: bool) -> Group {
-    Group {
-        name: name.into(),
-        workload_name: "pi".into(),
-        workload: Workload::Pi { iterations: 1000 },
-        policy_name: "other".into(),
-        policy: Policy {
-            class: Class::Other,
-            priority: 0,
-            nice: 0,
-            deadline: None,
-            slice_ns: None,
-        },
-        processes,
-        affinity: Affinity::All,
-        cgroup: CgroupSpec::default(),
-        background,
-    }
+    Group { background, ..Group::new(name, "pi", Workload::Pi { iterations: 1000 }, processes) }
 }
 
 /// Two cells (the second with a background group), two repetitions and one warm-up each.

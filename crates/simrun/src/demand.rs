@@ -297,25 +297,13 @@ pub fn stored(rec: &CellRecord) -> Result<Option<Vec<Duration>>, DemandError> {
 mod tests {
     use super::*;
     use crate::Params;
-    use schedlab_plan::{Affinity, CgroupSpec, Class, Group, Order, Policy};
+    use schedlab_plan::{Class, Group, Order, Policy};
 
     fn group(name: &str, iterations: u64, processes: u32) -> Group {
         Group {
-            name: name.into(),
-            workload_name: "cpu".into(),
-            workload: Workload::Pi { iterations },
             policy_name: "rr".into(),
-            policy: Policy {
-                class: Class::Rr,
-                priority: 10,
-                nice: 0,
-                deadline: None,
-                slice_ns: None,
-            },
-            processes,
-            affinity: Affinity::All,
-            cgroup: CgroupSpec::default(),
-            background: false,
+            policy: Policy::rt(Class::Rr, 10),
+            ..Group::new(name, "cpu", Workload::Pi { iterations }, processes)
         }
     }
 

@@ -4,9 +4,9 @@ use crate::error::SpecError;
 use crate::raw::{RawCanonical, RawGenerate, RawTask, RawWorkload};
 use crate::validate::{Ctx, GroupDef};
 use schedlab_plan::{
-    canonical_set, Affinity, Class, DeadlineParams, GenSpec, Group, PeriodChoice, Periodic,
-    PeriodicBody, Policy, RtScheduler, SetBatch, TaskParams, TaskSource, UtilisationMeasure,
-    DISPATCH_MAX_TASKS, DISPATCH_RUN_PRIORITY, MAX_WORKER_PRIORITY, RM_TOP_PRIORITY,
+    canonical_set, Affinity, Class, GenSpec, Group, PeriodChoice, Periodic, PeriodicBody, Policy,
+    RtScheduler, SetBatch, TaskParams, TaskSource, UtilisationMeasure, DISPATCH_MAX_TASKS,
+    DISPATCH_RUN_PRIORITY, MAX_WORKER_PRIORITY, RM_TOP_PRIORITY,
 };
 use serde_spanned::Spanned;
 use std::ops::Range;
@@ -545,24 +545,13 @@ pub(crate) fn resolve_group(
     let policy = match scheduler {
         // Under edf-scx/dwcs-scx every worker is an ordinary task on sched_ext; schedlab's
         // scheduler runs the chosen one.
-        RtScheduler::Other | RtScheduler::EdfScx | RtScheduler::DwcsScx => {
-            Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None }
-        }
-        RtScheduler::FifoRm | RtScheduler::FifoDm => Policy {
-            class: Class::Fifo,
-            priority: RM_TOP_PRIORITY,
-            nice: 0,
-            deadline: None,
-            slice_ns: None,
-        },
+        RtScheduler::Other | RtScheduler::EdfScx | RtScheduler::DwcsScx => Policy::OTHER,
+        RtScheduler::FifoRm | RtScheduler::FifoDm => Policy::rt(Class::Fifo, RM_TOP_PRIORITY),
         // The highest of the set: what the privilege check must allow.
-        RtScheduler::Fifo | RtScheduler::Rr => Policy {
-            class: if scheduler == RtScheduler::Fifo { Class::Fifo } else { Class::Rr },
-            priority: p.priorities.iter().copied().max().unwrap_or(1),
-            nice: 0,
-            deadline: None,
-            slice_ns: None,
-        },
+        RtScheduler::Fifo | RtScheduler::Rr => Policy::rt(
+            if scheduler == RtScheduler::Fifo { Class::Fifo } else { Class::Rr },
+            p.priorities.iter().copied().max().unwrap_or(1),
+        ),
         RtScheduler::Deadline => {
             if let Some(t) = p.tasks.iter().find(|t| t.c_ns < 1024) {
                 return bad(&format!(
@@ -570,27 +559,10 @@ pub(crate) fn resolve_group(
                     t.c_ns
                 ));
             }
-            let t = p.tasks[0];
-            Policy {
-                class: Class::Deadline,
-                priority: 0,
-                nice: 0,
-                deadline: Some(DeadlineParams {
-                    runtime_ns: t.c_ns,
-                    deadline_ns: t.deadline_ns(),
-                    period_ns: t.t_ns,
-                }),
-                slice_ns: None,
-            }
+            p.tasks[0].deadline_policy()
         }
         // The dispatcher runs the chosen worker at SCHED_FIFO 97; the others wait at SCHED_OTHER.
-        RtScheduler::Edf | RtScheduler::Dwcs => Policy {
-            class: Class::Fifo,
-            priority: DISPATCH_RUN_PRIORITY,
-            nice: 0,
-            deadline: None,
-            slice_ns: None,
-        },
+        RtScheduler::Edf | RtScheduler::Dwcs => Policy::rt(Class::Fifo, DISPATCH_RUN_PRIORITY),
     };
     Ok(Group {
         name: gname.to_string(),

@@ -617,13 +617,14 @@ mod tests {
 
     fn fake(files: &[(&str, &str)]) -> (tempfile_dir::Dir, Root) {
         let d = tempfile_dir::Dir::new();
-        for (p, v) in files {
-            let full = d.0.join(p.trim_start_matches('/'));
-            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-            std::fs::write(full, v).unwrap();
-        }
+        crate::fake::put_all(&d.0, files);
         let r = Root::new(&d.0);
         (d, r)
+    }
+
+    /// The file at `path` under the fake root `r`.
+    fn read(r: &Root, path: &str) -> String {
+        std::fs::read_to_string(r.path(path)).unwrap()
     }
 
     mod tempfile_dir {
@@ -732,23 +733,11 @@ mod tests {
         };
         let e = apply_iosched(&mut j, &r, "sdz", &s);
         assert!(e.is_ok(), "{e:?}");
-        assert_eq!(
-            std::fs::read_to_string(r.path("/sys/block/sdz/queue/read_ahead_kb")).unwrap(),
-            "512"
-        );
+        assert_eq!(read(&r, "/sys/block/sdz/queue/read_ahead_kb"), "512");
         assert!(j.undo_to(0).is_empty());
-        assert_eq!(
-            std::fs::read_to_string(r.path("/sys/block/sdz/queue/read_ahead_kb")).unwrap(),
-            "128"
-        );
-        assert_eq!(
-            std::fs::read_to_string(r.path("/sys/block/sdz/queue/scheduler")).unwrap(),
-            "none"
-        );
-        assert_eq!(
-            std::fs::read_to_string(r.path("/sys/block/sdz/queue/nr_requests")).unwrap(),
-            "64"
-        );
+        assert_eq!(read(&r, "/sys/block/sdz/queue/read_ahead_kb"), "128");
+        assert_eq!(read(&r, "/sys/block/sdz/queue/scheduler"), "none");
+        assert_eq!(read(&r, "/sys/block/sdz/queue/nr_requests"), "64");
     }
 
     #[test]
@@ -780,13 +769,7 @@ mod tests {
         // The kernel's switch back brings mq-deadline's defaults.
         std::fs::write(r.path("/sys/block/sdz/queue/iosched/read_expire"), "500").unwrap();
         assert!(j.undo_to(0).is_empty());
-        assert_eq!(
-            std::fs::read_to_string(r.path("/sys/block/sdz/queue/scheduler")).unwrap(),
-            "mq-deadline"
-        );
-        assert_eq!(
-            std::fs::read_to_string(r.path("/sys/block/sdz/queue/iosched/read_expire")).unwrap(),
-            "123"
-        );
+        assert_eq!(read(&r, "/sys/block/sdz/queue/scheduler"), "mq-deadline");
+        assert_eq!(read(&r, "/sys/block/sdz/queue/iosched/read_expire"), "123");
     }
 }

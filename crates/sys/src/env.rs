@@ -226,11 +226,7 @@ mod tests {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("schedlab-env-{}-{n}", std::process::id()));
-        for (p, text) in files {
-            let path = dir.join(p.trim_start_matches('/'));
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
+        crate::fake::put_all(&dir, files);
         (Root::new(&dir), dir)
     }
 

@@ -11,6 +11,8 @@ pub mod cpus;
 pub mod env;
 mod error;
 pub mod exits;
+#[cfg(test)]
+mod fake;
 pub mod journal;
 pub mod knobs;
 pub mod limits;

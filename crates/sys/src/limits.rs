@@ -112,11 +112,7 @@ mod tests {
     #[test]
     fn reads_a_fake_machine() {
         let dir = std::env::temp_dir().join(format!("schedlab-limits-{}", std::process::id()));
-        let put = |p: &str, text: &str| {
-            let path = dir.join(p);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        };
+        let put = |p: &str, text: &str| crate::fake::put(&dir, p, text);
         put("proc/sys/kernel/pid_max", "32768\n");
         put("proc/sys/kernel/threads-max", "192686\n");
         put("proc/loadavg", "0.52 0.58 0.59 3/412 12345\n");

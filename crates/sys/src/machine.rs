@@ -58,11 +58,7 @@ mod tests {
             ("sys/devices/system/cpu/smt/control", "notsupported\n"),
             ("sys/devices/system/clocksource/clocksource0/current_clocksource", "tsc\n"),
         ];
-        for (p, t) in files {
-            let path = dir.join(p);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, t).unwrap();
-        }
+        crate::fake::put_all(&dir, &files);
         let m = facts(&Root::new(&dir));
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(m.hostname, "node7");

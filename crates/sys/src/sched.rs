@@ -164,20 +164,12 @@ pub const ENGINE_PRIORITY: u32 = 99;
 /// Raises this process to SCHED_FIFO at [`ENGINE_PRIORITY`] with reset-on-fork, so the
 /// engine always preempts its workers while children it spawns start as SCHED_OTHER.
 pub fn raise_engine() -> io::Result<()> {
-    let p = Policy {
-        class: Class::Fifo,
-        priority: ENGINE_PRIORITY,
-        nice: 0,
-        deadline: None,
-        slice_ns: None,
-    };
-    apply(0, &p, true)
+    apply(0, &Policy::rt(Class::Fifo, ENGINE_PRIORITY), true)
 }
 
 /// Puts this process back to SCHED_OTHER nice 0.
 pub fn lower_engine() -> io::Result<()> {
-    let p = Policy { class: Class::Other, priority: 0, nice: 0, deadline: None, slice_ns: None };
-    apply(0, &p, false)
+    apply(0, &Policy::OTHER, false)
 }
 
 #[cfg(test)]
@@ -199,13 +191,7 @@ mod tests {
             let tid = unsafe { libc::gettid() };
             let base = slice_of(tid).unwrap();
             assert!(base > 0, "a 6.12+ kernel reports the base slice");
-            let p = Policy {
-                class: Class::Batch,
-                priority: 0,
-                nice: 0,
-                deadline: None,
-                slice_ns: Some(7_000_000),
-            };
+            let p = Policy { class: Class::Batch, slice_ns: Some(7_000_000), ..Policy::OTHER };
             apply(tid, &p, false).unwrap();
             assert_eq!(slice_of(tid).unwrap(), 7_000_000);
             assert_eq!(current().0 as u32, SCHED_BATCH);

@@ -5,15 +5,8 @@
 //!
 //!     cargo run --release -p schedlab-trace --example keep -- FILE [LEVEL...]
 
+use schedlab_testkit::thread_cpu_s;
 use schedlab_trace::Raw;
-
-/// This thread's CPU time, seconds: the machine is shared, so wall time would measure the others.
-fn cpu_s() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: a valid clock id and a timespec to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
 
 fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
@@ -28,9 +21,9 @@ fn main() -> std::io::Result<()> {
     };
     let mut file = Vec::new();
     raw.write_to(&mut file)?;
-    let t = cpu_s();
+    let t = thread_cpu_s();
     let events = schedlab_trace::decode(&raw).map_err(std::io::Error::other)?.events.len();
-    let decode_s = cpu_s() - t;
+    let decode_s = thread_cpu_s() - t;
     println!(
         "{path}: {events} events, {} bytes of capture file ({:.1} bytes per event), decode {decode_s:.3} s of CPU",
         file.len(),
@@ -40,12 +33,12 @@ fn main() -> std::io::Result<()> {
         "level | compressed bytes | ratio | compress, CPU s (MB/s) | decompress, CPU s (MB/s)"
     );
     for level in levels {
-        let t = cpu_s();
+        let t = thread_cpu_s();
         let z = zstd::stream::encode_all(file.as_slice(), level)?;
-        let c = cpu_s() - t;
-        let t = cpu_s();
+        let c = thread_cpu_s() - t;
+        let t = thread_cpu_s();
         let back = zstd::stream::decode_all(z.as_slice())?;
-        let d = cpu_s() - t;
+        let d = thread_cpu_s() - t;
         assert_eq!(back.len(), file.len());
         let mb = file.len() as f64 / 1e6;
         println!(

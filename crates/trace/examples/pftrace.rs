@@ -4,15 +4,9 @@
 //!
 //!     cargo run --release -p schedlab-trace --example pftrace -- CAPTURE.sltrace OUT.pftrace
 
+use schedlab_testkit::thread_cpu_s;
 use schedlab_trace::perfetto::{self, Export, TraceMachine};
 use schedlab_trace::Raw;
-
-fn cpu_s() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: a valid clock id and a timespec to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
 
 fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
@@ -20,12 +14,12 @@ fn main() -> std::io::Result<()> {
         args.next().expect("usage: pftrace CAPTURE OUT"),
         args.next().expect("usage: pftrace CAPTURE OUT"),
     );
-    let t = cpu_s();
+    let t = thread_cpu_s();
     let raw = Raw::read_from(std::io::BufReader::new(std::fs::File::open(&input)?))?;
-    let read = cpu_s() - t;
-    let t = cpu_s();
+    let read = thread_cpu_s() - t;
+    let t = thread_cpu_s();
     let decoded = schedlab_trace::decode(&raw).map_err(std::io::Error::other)?;
-    let decode = cpu_s() - t;
+    let decode = thread_cpu_s() - t;
     let cpus: Vec<u32> = raw.cpus.iter().map(|c| c.cpu).collect();
     let x = Export {
         events: &decoded.events,
@@ -37,10 +31,10 @@ fn main() -> std::io::Result<()> {
         processes: &[],
         tracks: &[],
     };
-    let t = cpu_s();
+    let t = thread_cpu_s();
     let mut bytes = Vec::new();
     let sum = perfetto::write(&x, &mut bytes)?;
-    let write = cpu_s() - t;
+    let write = thread_cpu_s() - t;
     std::fs::write(&output, &bytes)?;
     println!(
         "{input}: {} events ({} sched_switch); CPU s: read {read:.3}, decode {decode:.3}, write {write:.3}; {output}: {} bytes ({:.1} per event)",

@@ -129,6 +129,35 @@ pub struct Switch {
     pub next_comm: Comm,
 }
 
+/// The bits of a sched_switch's `prev_state` that mean sleeping (below the preempt bit),
+/// unless the event's format says otherwise.
+pub const SLEEP_MASK: i64 = 0xff;
+/// The bits that mean dead or a zombie (X, Z), unless the format says otherwise.
+pub const DEAD_MASK: i64 = 0x30;
+
+impl Switch {
+    /// A switch from `prev` (pid and comm), leaving in `state`, to `next`, both at kernel
+    /// priority `prio`; runnable and dead as [`SLEEP_MASK`] and [`DEAD_MASK`] read `state`.
+    pub fn new(prev: (i32, Comm), state: i64, next: (i32, Comm), prio: i32) -> Switch {
+        Switch {
+            prev_pid: prev.0,
+            prev_prio: prio,
+            prev_state: state,
+            prev_runnable: state & SLEEP_MASK == 0,
+            prev_dead: state & DEAD_MASK != 0,
+            next_pid: next.0,
+            next_prio: prio,
+            prev_comm: prev.1,
+            next_comm: next.1,
+        }
+    }
+
+    /// This switch on `cpu` at `ts`, recorded by the leaving task.
+    pub fn at(self, ts: u64, cpu: u32) -> Event {
+        Event { ts, cpu, current: self.prev_pid, kind: EventKind::Switch(self) }
+    }
+}
+
 /// A wake-up event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WakeTarget {
@@ -270,7 +299,7 @@ impl Decoder {
         let mut plans: Vec<Option<ReadPlan>> = Vec::new();
         let mut common_type = Slot { offset: 0, size: 2, signed: false };
         let mut common_pid = Slot { offset: 4, size: 4, signed: true };
-        let (mut sleep_mask, mut dead_mask) = (0xff, 0x30);
+        let (mut sleep_mask, mut dead_mask) = (SLEEP_MASK, DEAD_MASK);
         for text in formats {
             let f = EventFormat::parse(text)?;
             common_type = f.int("common_type")?;

@@ -1,30 +1,14 @@
 use super::*;
-use crate::{CgroupSpec, Class, Periodic, PeriodicBody, Policy, RtScheduler, TaskSource, Workload};
+use crate::{Class, Periodic, PeriodicBody, Policy, RtScheduler, TaskSource, Workload};
 use schedlab_model::CellRecord;
 
 fn group(name: &str) -> Group {
-    Group {
-        name: name.into(),
-        workload_name: "cpu".into(),
-        workload: Workload::Pi { iterations: 1000 },
-        policy_name: "other".into(),
-        policy: Policy {
-            class: Class::Other,
-            priority: 0,
-            nice: 0,
-            deadline: None,
-            slice_ns: None,
-        },
-        processes: 4,
-        affinity: Affinity::All,
-        cgroup: CgroupSpec::default(),
-        background: false,
-    }
+    Group::new(name, "cpu", Workload::Pi { iterations: 1000 }, 4)
 }
 
 fn fifo(g: &mut Group, priority: u32) {
     g.policy_name = "fifo".into();
-    g.policy = Policy { class: Class::Fifo, priority, nice: 0, deadline: None, slice_ns: None };
+    g.policy = Policy::rt(Class::Fifo, priority);
 }
 
 fn periodic(g: &mut Group, scheduler: RtScheduler, utilisation: f64) {

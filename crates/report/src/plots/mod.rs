@@ -148,24 +148,14 @@ pub fn charts(input: &FigureInput) -> Vec<Chart> {
     FIGURES.iter().flat_map(|f| f(input)).collect()
 }
 
-/// The batches' violations per process with the measured cells of another run on top (see
-/// `sets::violations_with_measured`).
-pub fn set_violations_with_measured(
+/// The batches' acceptance curves and violations per process with the measured cells of
+/// another run on top (see `sets::with_measured`).
+pub fn sets_with_measured(
     sets: &[schedlab_model::sets::TaskSetRow],
     measured: &[RtStats],
     label: &str,
 ) -> Vec<Chart> {
-    sets::violations_with_measured(sets, measured, label)
-}
-
-/// The batches' acceptance curves with the measured sets of another run on top (see
-/// `sets::acceptance_with_measured`).
-pub fn set_acceptance_with_measured(
-    sets: &[schedlab_model::sets::TaskSetRow],
-    measured: &[RtStats],
-    label: &str,
-) -> Vec<Chart> {
-    sets::acceptance_with_measured(sets, measured, label)
+    sets::with_measured(sets, measured, label)
 }
 
 /// The charts of a report's comparison section: run A's cells against run B's, matched by key

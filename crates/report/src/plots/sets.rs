@@ -5,6 +5,7 @@
 
 use super::{Chart, ChartKind, FigureInput, Point, Series};
 use schedlab_analysis::{acceptance as curves, rt, violations_per_process, RtStats};
+use schedlab_model::sets::TaskSetRow;
 
 fn u_label(u: f64) -> String {
     u.to_string()
@@ -31,63 +32,83 @@ pub(super) fn acceptance(d: &FigureInput) -> Vec<Chart> {
     acceptance_charts(d.sets).into_iter().map(|(_, c)| c).collect()
 }
 
-/// The measured sets of a run (`generate = { sets = N, live = k }`: the first k of each
-/// batch, measured by `run`) against the acceptance curves of the batches they come from
-/// (`report SIM --compare MEASURED`): per CPU count, a line per workload and scheduler of the
-/// measured run, the fraction of its measured sets at each utilisation with no deadline miss
-/// in any repetition (under dwcs, no violated window), with 95% Wilson intervals; the caption
-/// gives the simulated verdicts of the same sets beside them. Only charts with a measured
-/// set are drawn.
-pub(super) fn acceptance_with_measured(
-    sets: &[schedlab_model::sets::TaskSetRow],
-    measured: &[RtStats],
-    label: &str,
-) -> Vec<Chart> {
+/// Charts of the batches, one per CPU count, with that count.
+type PerCpus = Vec<(u32, Chart)>;
+
+/// What goes on top of a batch chart `c` of `cpus` CPUs from the measured cells of a run
+/// under `label`: the series and what the caption adds; None without a measured point.
+type OnTop = fn(&[TaskSetRow], &[RtStats], &str, u32, &Chart) -> Option<(Vec<Series>, String)>;
+
+/// The batches' figures with the measured cells of another run on top (`report SIM --compare
+/// MEASURED`: the sets `run` measured live, `generate = { sets = N, live = k }`, under
+/// `label`): the acceptance curves, then the violations per process. Only charts with a
+/// measured point are drawn.
+pub(super) fn with_measured(sets: &[TaskSetRow], measured: &[RtStats], label: &str) -> Vec<Chart> {
+    let figures: [(PerCpus, &str, OnTop); 2] = [
+        (acceptance_charts(sets), "acceptance", measured_acceptance),
+        (violation_charts(sets), "set-violations", measured_violations),
+    ];
     let mut out = Vec::new();
-    for (cpus, c) in acceptance_charts(sets) {
-        let groups = measured_at(measured, cpus, &c.categories, label, |_| true);
-        // Per point: measured sets accepted, measured, and accepted in simulation.
-        let tallies: Vec<(&String, &String, u64, u64, u64)> = groups
-            .iter()
-            .map(|((name, x), cells)| {
-                let (mut a, mut sim) = (0, 0);
-                for s in cells {
-                    let clean = if s.scheduler == "dwcs" {
-                        &s.figures[&rt::SLIDING_VIOLATIONS]
-                    } else {
-                        &s.figures[&rt::MISSES]
-                    };
-                    a += u64::from(clean.n > 0 && clean.mean == 0.0);
-                    let set = s.params.groups.first().and_then(|g| g.set);
-                    sim += u64::from(sets.iter().any(|r| {
-                        Some(r.index) == set
-                            && r.cpus == cpus
-                            && r.scheduler == s.scheduler
-                            && Some(r.utilisation) == s.utilisation
-                            && r.schedulable
-                    }));
-                }
-                (name, &c.categories[*x], a, cells.len() as u64, sim)
-            })
-            .collect();
-        let points = groups.iter().zip(&tallies).map(|(((name, x), _), (_, _, a, n, _))| {
-            let (lo, hi) = schedlab_analysis::acceptance::wilson(*a, *n, 1.96);
-            let y = *a as f64 / *n as f64;
-            (name.clone(), Point { x: *x, y, lo, hi, no_bar: None })
-        });
-        let Some(extra) = super::series_of(points) else { continue };
-        let same: Vec<String> = tallies
-            .iter()
-            .map(|(name, u, a, n, sim)| {
-                format!("{name} at {u}: measured {a}/{n}, simulated {sim}/{n}")
-            })
-            .collect();
-        out.push(on_top(c, extra, "acceptance", label, &format!(
-            " On top, solid, a line per workload and scheduler of {label}: the fraction of the sets it measured live (the first of each batch) with no deadline miss in any repetition (under dwcs no violated window), Wilson bars. The same sets, measured and simulated: {}.",
-            same.join("; ")
-        )));
+    for (charts, kind, extra) in figures {
+        for (cpus, c) in charts {
+            if let Some((series, caption)) = extra(sets, measured, label, cpus, &c) {
+                out.push(on_top(c, series, kind, label, &caption));
+            }
+        }
     }
     out
+}
+
+/// On an acceptance chart: per workload and scheduler of the measured run, the fraction of
+/// its measured sets at each utilisation with no deadline miss in any repetition (under
+/// dwcs, no violated window), with 95% Wilson intervals; the caption gives the simulated
+/// verdicts of the same sets beside them.
+fn measured_acceptance(
+    sets: &[TaskSetRow],
+    measured: &[RtStats],
+    label: &str,
+    cpus: u32,
+    c: &Chart,
+) -> Option<(Vec<Series>, String)> {
+    let groups = measured_at(measured, cpus, &c.categories, label, |_| true);
+    // Per point: measured sets accepted, measured, and accepted in simulation.
+    let tallies: Vec<(&String, &String, u64, u64, u64)> = groups
+        .iter()
+        .map(|((name, x), cells)| {
+            let (mut a, mut sim) = (0, 0);
+            for s in cells {
+                let clean = if s.scheduler == "dwcs" {
+                    &s.figures[&rt::SLIDING_VIOLATIONS]
+                } else {
+                    &s.figures[&rt::MISSES]
+                };
+                a += u64::from(clean.n > 0 && clean.mean == 0.0);
+                let set = s.params.groups.first().and_then(|g| g.set);
+                sim += u64::from(sets.iter().any(|r| {
+                    Some(r.index) == set
+                        && r.cpus == cpus
+                        && r.scheduler == s.scheduler
+                        && Some(r.utilisation) == s.utilisation
+                        && r.schedulable
+                }));
+            }
+            (name, &c.categories[*x], a, cells.len() as u64, sim)
+        })
+        .collect();
+    let points = groups.iter().zip(&tallies).map(|(((name, x), _), (_, _, a, n, _))| {
+        let (lo, hi) = schedlab_analysis::acceptance::wilson(*a, *n, 1.96);
+        let y = *a as f64 / *n as f64;
+        (name.clone(), Point { x: *x, y, lo, hi, no_bar: None })
+    });
+    let extra = super::series_of(points)?;
+    let same: Vec<String> = tallies
+        .iter()
+        .map(|(name, u, a, n, sim)| format!("{name} at {u}: measured {a}/{n}, simulated {sim}/{n}"))
+        .collect();
+    Some((extra, format!(
+        " On top, solid, a line per workload and scheduler of {label}: the fraction of the sets it measured live (the first of each batch) with no deadline miss in any repetition (under dwcs no violated window), Wilson bars. The same sets, measured and simulated: {}.",
+        same.join("; ")
+    )))
 }
 
 /// The measured cells of a run that belong on a chart of `cpus` CPUs whose x axis is
@@ -130,14 +151,45 @@ fn on_top(
     c
 }
 
+/// `all` by CPU count, the counts in the order they come in.
+fn by_cpus<T>(all: &[T], cpus: impl Fn(&T) -> u32) -> Vec<(u32, Vec<&T>)> {
+    let mut counts: Vec<u32> = all.iter().map(&cpus).collect();
+    counts.dedup();
+    counts.into_iter().map(|m| (m, all.iter().filter(|c| cpus(c) == m).collect())).collect()
+}
+
+/// A chart of the batches on `cpus` CPUs against the utilisations `us` they were generated
+/// for: its id `kind` and its title `what`, each with the CPUs added.
+fn batch_chart(
+    kind: &str,
+    what: &str,
+    cpus: u32,
+    us: Vec<f64>,
+    caption: String,
+    y_label: &str,
+    series: Vec<Series>,
+) -> Chart {
+    let (id, on) = cpus_suffix(cpus);
+    Chart {
+        kind: ChartKind::Lines,
+        id: format!("{kind}{id}"),
+        title: format!("{what}, {on}"),
+        caption,
+        x_label: "utilisation the sets were generated for".into(),
+        y_label: y_label.into(),
+        categories: us.into_iter().map(u_label).collect(),
+        series,
+        reference: None,
+        states: Default::default(),
+    }
+}
+
 /// The acceptance charts of `sets`, one per CPU count, with that count.
-fn acceptance_charts(sets: &[schedlab_model::sets::TaskSetRow]) -> Vec<(u32, Chart)> {
+fn acceptance_charts(sets: &[TaskSetRow]) -> PerCpus {
     let all = curves(sets);
-    let mut cpus: Vec<u32> = all.iter().map(|c| c.cpus).collect();
-    cpus.dedup();
-    cpus.into_iter()
-        .map(|m| {
-            let mine: Vec<_> = all.iter().filter(|c| c.cpus == m).collect();
+    by_cpus(&all, |c| c.cpus)
+        .into_iter()
+        .map(|(m, mine)| {
             let us = categories(mine.iter().flat_map(|c| c.points.iter().map(|p| p.utilisation)));
             let series = mine
                 .iter()
@@ -172,26 +224,15 @@ fn acceptance_charts(sets: &[schedlab_model::sets::TaskSetRow]) -> Vec<(u32, Cha
                 })
                 .collect();
             let sets = mine.first().and_then(|c| c.points.first()).map_or(0, |p| p.sets);
-            let (id, on) = cpus_suffix(m);
-            let chart = Chart {
-                kind: ChartKind::Lines,
-                id: format!("acceptance{id}"),
-                title: format!("Acceptance ratio against utilisation, {on}"),
-                caption: format!(
+            let caption = format!(
                     "Fraction of the generated sets ({sets} per utilisation) each scheduler schedules in simulation (solid: \
                      no deadline miss, under dwcs no window violation) and each analytical test accepts (dashed; \
                      a sufficient test's unknown counts as not accepted); bars: 95% Wilson intervals. Weighted \
                      schedulability (sum U ratio(U) / sum U, Bastoni, Brandenburg & Anderson 2010): {}.",
                     weighted.join(", ")
-                ),
-                x_label: "utilisation the sets were generated for".into(),
-                y_label: "sets accepted [fraction]".into(),
-                categories: us.into_iter().map(u_label).collect(),
-                series,
-                reference: None,
-                states: Default::default(),
-            };
-            (m, chart)
+                );
+            let title = "Acceptance ratio against utilisation";
+            (m, batch_chart("acceptance", title, m, us, caption, "sets accepted [fraction]", series))
         })
         .collect()
 }
@@ -201,45 +242,40 @@ pub(super) fn violations(d: &FigureInput) -> Vec<Chart> {
     violation_charts(d.sets).into_iter().map(|(_, c)| c).collect()
 }
 
-/// [`violations`] with the measured cells of another run on top (`report SIM --compare
-/// MEASURED`: the sets `run` measured live), a series per workload and scheduler from its cells' own
-/// violations per process, under `label`. Only charts with a measured point are drawn.
-pub(super) fn violations_with_measured(
-    sets: &[schedlab_model::sets::TaskSetRow],
+/// On a [`violations`] chart: a series per workload and scheduler of the measured run from
+/// its cells' own violations per process.
+fn measured_violations(
+    _sets: &[TaskSetRow],
     measured: &[RtStats],
     label: &str,
-) -> Vec<Chart> {
-    let mut out = Vec::new();
-    for (cpus, c) in violation_charts(sets) {
-        let finite = |s: &RtStats| s.figures[&rt::SLIDING_VIOLATIONS].mean.is_finite();
-        // Several sets at a utilisation: their mean, the bar their range.
-        let points = measured_at(measured, cpus, &c.categories, label, finite).into_iter().map(
-            |((name, x), cells)| {
-                let vs: Vec<f64> =
-                    cells.iter().map(|s| s.figures[&rt::SLIDING_VIOLATIONS].mean).collect();
-                let y = vs.iter().sum::<f64>() / vs.len() as f64;
-                let (lo, hi) = vs
-                    .iter()
-                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(*v), h.max(*v)));
-                (name, Point { x, y, lo, hi, no_bar: None })
-            },
-        );
-        let Some(extra) = super::series_of(points) else { continue };
-        out.push(on_top(c, extra, "set-violations", label, &format!(
-            " On top, a line per workload and scheduler of {label}: the sets it measured live (the first of each batch), each point the mean over those sets of each set's violations per process (itself a mean over its repetitions), the bar their range."
-        )));
-    }
-    out
+    cpus: u32,
+    c: &Chart,
+) -> Option<(Vec<Series>, String)> {
+    let finite = |s: &RtStats| s.figures[&rt::SLIDING_VIOLATIONS].mean.is_finite();
+    // Several sets at a utilisation: their mean, the bar their range.
+    let points = measured_at(measured, cpus, &c.categories, label, finite).into_iter().map(
+        |((name, x), cells)| {
+            let vs: Vec<f64> =
+                cells.iter().map(|s| s.figures[&rt::SLIDING_VIOLATIONS].mean).collect();
+            let y = vs.iter().sum::<f64>() / vs.len() as f64;
+            let (lo, hi) = vs
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(*v), h.max(*v)));
+            (name, Point { x, y, lo, hi, no_bar: None })
+        },
+    );
+    let extra = super::series_of(points)?;
+    Some((extra, format!(
+        " On top, a line per workload and scheduler of {label}: the sets it measured live (the first of each batch), each point the mean over those sets of each set's violations per process (itself a mean over its repetitions), the bar their range."
+    )))
 }
 
 /// The violation charts of `sets`, one per CPU count, with that count.
-fn violation_charts(sets: &[schedlab_model::sets::TaskSetRow]) -> Vec<(u32, Chart)> {
+fn violation_charts(sets: &[TaskSetRow]) -> PerCpus {
     let all = violations_per_process(sets);
-    let mut cpus: Vec<u32> = all.iter().map(|c| c.cpus).collect();
-    cpus.dedup();
-    cpus.into_iter()
-        .map(|m| {
-            let mine: Vec<_> = all.iter().filter(|c| c.cpus == m).collect();
+    by_cpus(&all, |c| c.cpus)
+        .into_iter()
+        .map(|(m, mine)| {
             let us = categories(mine.iter().flat_map(|c| c.points.iter().map(|p| p.0)));
             let series = mine
                 .iter()
@@ -262,22 +298,12 @@ fn violation_charts(sets: &[schedlab_model::sets::TaskSetRow]) -> Vec<(u32, Char
                     dashed: false,
                 })
                 .collect();
-            let (id, on) = cpus_suffix(m);
-            let chart = Chart {
-                kind: ChartKind::Lines,
-                id: format!("set-violations{id}"),
-                title: format!("Violations per process over the generated sets, {on}"),
-                caption: "Sliding-window violations (more than x of y consecutive deadlines missed) per task, the mean \
-                          over each utilisation's generated sets, simulated; bars: 95% t intervals over the sets."
-                    .into(),
-                x_label: "utilisation the sets were generated for".into(),
-                y_label: "sliding-window violations per process".into(),
-                categories: us.into_iter().map(u_label).collect(),
-                series,
-                reference: None,
-                states: Default::default(),
-            };
-            (m, chart)
+            let caption = "Sliding-window violations (more than x of y consecutive deadlines missed) per task, the mean \
+                           over each utilisation's generated sets, simulated; bars: 95% t intervals over the sets."
+                .into();
+            let title = "Violations per process over the generated sets";
+            let y = "sliding-window violations per process";
+            (m, batch_chart("set-violations", title, m, us, caption, y, series))
         })
         .collect()
 }

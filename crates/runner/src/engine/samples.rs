@@ -303,28 +303,11 @@ pub(super) fn stderr_warning(cell: &Cell, log_path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schedlab_plan::{Affinity, CgroupSpec, Class, Policy};
 
     const RELEASE: u64 = 10_000_000_000;
 
     fn group(workload: Workload) -> Group {
-        Group {
-            name: "main".into(),
-            workload_name: "w".into(),
-            workload,
-            policy_name: "other".into(),
-            policy: Policy {
-                class: Class::Other,
-                priority: 0,
-                nice: 0,
-                deadline: None,
-                slice_ns: None,
-            },
-            processes: 4,
-            affinity: Affinity::All,
-            cgroup: CgroupSpec::default(),
-            background: false,
-        }
+        Group::new("main", "w", workload, 4)
     }
 
     /// What wait4 returned for pid 42, `after_ns` after the release.

@@ -5,15 +5,19 @@ use schedlab_sim::{MissAction, SimResult, TaskSpec};
 
 use crate::{run, spans, uni};
 
-/// Liu & Layland style set: RM priorities, response times from response-time analysis.
-#[test]
-fn rm_textbook_set_matches_response_time_analysis() {
-    let tasks = [
+/// A Liu & Layland style set, (C, T) = (1, 4), (2, 6), (3, 12): utilisation 1, hyperperiod 12.
+fn rm_textbook_set() -> [TaskSpec; 3] {
+    [
         TaskSpec::periodic("t1", 1, 4),
         TaskSpec::periodic("t2", 2, 6),
         TaskSpec::periodic("t3", 3, 12),
-    ];
-    let r = run(&uni(PolicySpec::Rm, 12), &tasks);
+    ]
+}
+
+/// Liu & Layland style set: RM priorities, response times from response-time analysis.
+#[test]
+fn rm_textbook_set_matches_response_time_analysis() {
+    let r = run(&uni(PolicySpec::Rm, 12), &rm_textbook_set());
     assert_eq!(spans(&r, 0), vec![(0, 1), (4, 5), (8, 9)]);
     assert_eq!(spans(&r, 1), vec![(1, 3), (6, 8)]);
     assert_eq!(spans(&r, 2), vec![(3, 4), (5, 6), (9, 10)]);
@@ -212,12 +216,7 @@ fn late_jobs_continue_skip_or_drop() {
 /// dispatched at the horizon, 12, without running).
 #[test]
 fn rm_textbook_set_counts_runnable_time_and_dispatches() {
-    let tasks = [
-        TaskSpec::periodic("t1", 1, 4),
-        TaskSpec::periodic("t2", 2, 6),
-        TaskSpec::periodic("t3", 3, 12),
-    ];
-    let r = run(&uni(PolicySpec::Rm, 12), &tasks);
+    let r = run(&uni(PolicySpec::Rm, 12), &rm_textbook_set());
     let got: Vec<(u64, u64)> = r.tasks.iter().map(|t| (t.runnable, t.dispatches)).collect();
     assert_eq!(got, vec![(0, 4), (1, 2), (7, 3)]);
     let t3 = &r.tasks[2];

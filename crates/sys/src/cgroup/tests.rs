@@ -7,11 +7,7 @@ use crate::journal::Journal;
 fn fake(tag: &str, files: &[(&str, &str)]) -> (Root, PathBuf) {
     let dir = std::env::temp_dir().join(format!("schedlab-cg-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    for (p, text) in files {
-        let path = dir.join(p.trim_start_matches('/'));
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
+    crate::fake::put_all(&dir, files);
     (Root::new(&dir), dir)
 }
 

@@ -6,11 +6,7 @@ use crate::journal;
 fn fake(tag: &str) -> (PathBuf, Root) {
     let d = std::env::temp_dir().join(format!("schedlab-knobs-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
-    let w = |p: &str, text: &str| {
-        let p = d.join(p);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    let w = |p: &str, text: &str| crate::fake::put(&d, p, text);
     w("proc/self/mountinfo", "30 1 0:7 / /sys/kernel/debug rw,nosuid - debugfs debugfs rw\n");
     w("proc/sys/kernel/sched_rr_timeslice_ms", "100\n");
     w("sys/kernel/debug/sched/preempt", "none voluntary (full) lazy\n");

@@ -17,22 +17,7 @@ fn sw(ts: u64, cpu: u32, prev: i32, state: i64, next: i32) -> Event {
         n if n >= 9000 => "kworker/0:1",
         _ => "task",
     });
-    Event {
-        ts,
-        cpu,
-        current: prev,
-        kind: EventKind::Switch(Switch {
-            prev_pid: prev,
-            prev_prio: 120,
-            prev_state: state,
-            prev_runnable: state & 0xff == 0,
-            prev_dead: state & 0x30 != 0,
-            next_pid: next,
-            next_prio: 120,
-            prev_comm: comm("task"),
-            next_comm,
-        }),
-    }
+    Switch::new((prev, comm("task")), state, (next, next_comm), 120).at(ts, cpu)
 }
 
 /// Events whose recording task does not matter to the test carry none (-1).

@@ -263,6 +263,11 @@ fn kernel_events<W: Write>(
             success: Some(1),
             target_cpu: Some(w.target_cpu),
         };
+        // A switch is recorded by the task leaving; anything else by the task running.
+        let pid = match &e.kind {
+            EventKind::Switch(s) => s.prev_pid,
+            _ => p.current,
+        };
         let event = match &e.kind {
             EventKind::Lost { .. } => {
                 flush(e.cpu, p, out, sum)?;
@@ -272,7 +277,7 @@ fn kernel_events<W: Write>(
             EventKind::Switch(s) => {
                 *sum.switches.entry(e.cpu).or_default() += 1;
                 p.current = s.next_pid;
-                let ev = Ftrace::SchedSwitch(SchedSwitch {
+                Ftrace::SchedSwitch(SchedSwitch {
                     prev_comm: Some(comm_str(&s.prev_comm).into_owned()),
                     prev_pid: Some(s.prev_pid),
                     prev_prio: Some(s.prev_prio),
@@ -280,17 +285,7 @@ fn kernel_events<W: Write>(
                     next_comm: Some(comm_str(&s.next_comm).into_owned()),
                     next_pid: Some(s.next_pid),
                     next_prio: Some(s.next_prio),
-                });
-                p.events.push(FtraceEvent {
-                    timestamp: ts,
-                    pid: Some(s.prev_pid as u32),
-                    event: Some(ev),
-                });
-                *sum.events.entry(e.kind.name()).or_default() += 1;
-                if p.events.len() >= BUNDLE {
-                    flush(e.cpu, p, out, sum)?;
-                }
-                continue;
+                })
             }
             EventKind::Waking(w) => Ftrace::SchedWaking(wake(w)),
             EventKind::Wakeup(w) => Ftrace::SchedWakeup(wake(w)),
@@ -336,11 +331,7 @@ fn kernel_events<W: Write>(
             }),
         };
         *sum.events.entry(e.kind.name()).or_default() += 1;
-        p.events.push(FtraceEvent {
-            timestamp: ts,
-            pid: Some(p.current as u32),
-            event: Some(event),
-        });
+        p.events.push(FtraceEvent { timestamp: ts, pid: Some(pid as u32), event: Some(event) });
         if p.events.len() >= BUNDLE {
             flush(e.cpu, p, out, sum)?;
         }

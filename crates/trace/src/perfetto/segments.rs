@@ -54,21 +54,15 @@ pub fn switches(segments: &[Segment], join_ns: u64, comm: impl Fn(i32) -> Comm) 
     let mut by_cpu: Vec<&Segment> = segments.iter().collect();
     by_cpu.sort_by_key(|s| (s.cpu, s.start_ns));
     let mut out = Vec::with_capacity(segments.len() * 2);
-    let switch = |ts: u64, cpu: u32, prev: i32, state: i64, next: i32| Event {
-        ts,
-        cpu,
-        current: prev,
-        kind: EventKind::Switch(Switch {
-            prev_pid: prev,
-            prev_prio: PRIO,
-            prev_state: state,
-            prev_runnable: state & 0xff == 0,
-            prev_dead: state & 0x30 != 0,
-            next_pid: next,
-            next_prio: PRIO,
-            prev_comm: comm(prev),
-            next_comm: comm(next),
-        }),
+    let switch = |ts: u64, cpu: u32, prev: i32, state: i64, next: i32| {
+        Switch::new((prev, comm(prev)), state, (next, comm(next)), PRIO).at(ts, cpu)
+    };
+    // A task that exited leaves through sched_process_exit before its last switch.
+    let exit = |out: &mut Vec<Event>, p: &Segment, cpu: u32| {
+        if p.left == Left::Exited {
+            let kind = EventKind::Exit { pid: p.pid };
+            out.push(Event { ts: p.end_ns, cpu, current: p.pid, kind });
+        }
     };
     let state = |l: Left| match l {
         Left::Preempted | Left::Running => PREEMPTED,
@@ -90,14 +84,7 @@ pub fn switches(segments: &[Segment], join_ns: u64, comm: impl Fn(i32) -> Comm) 
                         && s.start_ns.saturating_sub(p.end_ns) <= join_ns
                         && p.left == Left::Preempted => {}
                 Some(p) => {
-                    if p.left == Left::Exited {
-                        out.push(Event {
-                            ts: p.end_ns,
-                            cpu,
-                            current: p.pid,
-                            kind: EventKind::Exit { pid: p.pid },
-                        });
-                    }
+                    exit(&mut out, p, cpu);
                     if s.start_ns.saturating_sub(p.end_ns) <= join_ns {
                         out.push(switch(p.end_ns, cpu, p.pid, state(p.left), s.pid));
                     } else {
@@ -109,14 +96,7 @@ pub fn switches(segments: &[Segment], join_ns: u64, comm: impl Fn(i32) -> Comm) 
             prev = Some(s);
         }
         if let Some(p) = prev.filter(|p| p.left != Left::Running) {
-            if p.left == Left::Exited {
-                out.push(Event {
-                    ts: p.end_ns,
-                    cpu,
-                    current: p.pid,
-                    kind: EventKind::Exit { pid: p.pid },
-                });
-            }
+            exit(&mut out, p, cpu);
             out.push(switch(p.end_ns, cpu, p.pid, state(p.left), 0));
         }
     }

@@ -9,22 +9,7 @@ fn comm(s: &str) -> Comm {
 
 fn sw(ts: u64, cpu: u32, prev: i32, state: i64, next: i32) -> Event {
     let name = |p: i32| comm(if p == 0 { "swapper/0" } else { "schedlab" });
-    Event {
-        ts,
-        cpu,
-        current: prev,
-        kind: EventKind::Switch(Switch {
-            prev_pid: prev,
-            prev_prio: 120,
-            prev_state: state,
-            prev_runnable: state == 0x100,
-            prev_dead: false,
-            next_pid: next,
-            next_prio: 120,
-            prev_comm: name(prev),
-            next_comm: name(next),
-        }),
-    }
+    Switch::new((prev, name(prev)), state, (next, name(next)), 120).at(ts, cpu)
 }
 
 fn export(events: &[Event], processes: &[Process], tracks: &[Track]) -> (Trace, ExportSummary) {
@@ -141,6 +126,7 @@ fn a_capture_round_trips_through_the_protobuf_decoder() {
     let Some(Ftrace::SchedWaking(w)) = &first.event else { panic!("{first:?}") };
     assert_eq!((w.pid, w.target_cpu, w.comm.as_deref()), (Some(42), Some(1), Some("schedlab")));
     let Some(Ftrace::SchedSwitch(s)) = &bundles[0].event[1].event else { panic!() };
+    assert_eq!(bundles[0].event[1].pid, Some(7), "a switch is recorded by the task leaving");
     assert_eq!(
         (s.prev_pid, s.prev_state, s.next_pid, s.next_comm.as_deref()),
         (Some(7), Some(1), Some(42), Some("schedlab"))
