@@ -29,13 +29,14 @@ fn become_rt(cpu: u32, priority: u32) -> std::io::Result<()> {
     schedlab_sys::cpus::set_affinity(0, &[cpu])
 }
 
+/// What a probe thread returned; its panic as an error.
+fn joined<T>(h: std::thread::ScopedJoinHandle<'_, std::io::Result<T>>) -> std::io::Result<T> {
+    h.join().unwrap_or_else(|_| Err(std::io::Error::other("a probe thread panicked")))
+}
+
 /// Runs `f` in a thread pinned to `cpu` at FIFO `priority` and returns what it returns.
 fn on_cpu<T: Send>(cpu: u32, priority: u32, f: impl FnOnce() -> T + Send) -> std::io::Result<T> {
-    std::thread::scope(|s| {
-        s.spawn(|| become_rt(cpu, priority).map(|()| f()))
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("a probe thread panicked")))
-    })
+    std::thread::scope(|s| joined(s.spawn(|| become_rt(cpu, priority).map(|()| f()))))
 }
 
 /// Release latency: a FIFO thread that sleeps until each 1 ms boundary (clock_nanosleep,
@@ -105,7 +106,7 @@ pub fn context_switch(cpu: u32, rounds: u32) -> std::io::Result<LatencyPercentil
             }
             Ok::<_, std::io::Error>(LatencyPercentiles::of(&h, 0))
         });
-        let out = timed.join().unwrap_or_else(|_| Err(std::io::Error::other("probe panicked")));
+        let out = joined(timed);
         if out.is_err() {
             // The partner waits for rounds that will not come: a byte per round it still
             // expects ends them (it reads one and writes one back to a pipe none reads).
@@ -115,7 +116,7 @@ pub fn context_switch(cpu: u32, rounds: u32) -> std::io::Result<LatencyPercentil
                 }
             }
         }
-        echo.join().unwrap_or_else(|_| Err(std::io::Error::other("probe panicked")))?;
+        joined(echo)?;
         out
     })
 }
@@ -198,11 +199,11 @@ fn release_round(cpu: u32, switch: u64) -> std::io::Result<Vec<u64>> {
             Ok::<_, std::io::Error>(woke)
         });
         let spinner = s.spawn(|| become_rt(cpu, SPIN_PRIORITY).map(|()| spin(until, &stop)));
-        let woke = released.join().unwrap_or_else(|_| Err(std::io::Error::other("panicked")));
+        let woke = joined(released);
         if woke.is_err() {
             stop.store(true, Ordering::Relaxed);
         }
-        let spun = spinner.join().unwrap_or_else(|_| Err(std::io::Error::other("panicked")));
+        let spun = joined(spinner);
         (spun, woke)
     });
     let (spun, woke) = (spun?, woke?);
