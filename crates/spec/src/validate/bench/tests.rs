@@ -4,29 +4,21 @@ use schedlab_plan::{Ipc, Messaging, PipeBench, Schbench};
 
 #[test]
 fn each_kind_has_the_originals_defaults() {
-    let m = Messaging {
-        groups: 10,
-        fds: 20,
-        loops: 100,
-        ipc: Ipc::Socket,
-        threads: false,
-        message_bytes: 100,
-    };
+    let m = Messaging::DEFAULT;
     assert_eq!(workload("kind = \"messaging\"\n"), Workload::Messaging(m));
+    // hackbench's own: 10 groups of 20 and 20, 100 loops, sockets, processes, 100 bytes.
+    let all = (m.groups, m.fds, m.loops, m.ipc, m.threads, m.message_bytes);
+    assert_eq!(all, (10, 20, 100, Ipc::Socket, false, 100));
     assert_eq!(
         workload("kind = \"pipe\"\n"),
         Workload::Pipe(PipeBench { loops: 1_000_000, threads: false, pairs: 1 })
     );
-    let b = Schbench {
-        message_threads: 1,
-        workers: 0,
-        runtime_ms: 30_000,
-        operations: 5,
-        footprint_kb: 256,
-        sleep_us: 100,
-        rps: 0,
-    };
+    let b = Schbench::DEFAULT;
     assert_eq!(workload("kind = \"schbench\"\n"), Workload::Schbench(b));
+    // schbench's own: one message thread, workers from the CPUs, 30 s, 5 operations, 256 KiB,
+    // 100 µs of think time, no rate limit.
+    let all = (b.message_threads, b.workers, b.runtime_ms, b.operations, b.footprint_kb);
+    assert_eq!((all, b.sleep_us, b.rps), ((1, 0, 30_000, 5, 256), 100, 0));
     // The built-in workloads named after the kinds are the same.
     for kind in ["messaging", "pipe", "schbench"] {
         let text = format!("name = \"t\"\n[matrix]\nworkload = [\"{kind}\"]\n");
