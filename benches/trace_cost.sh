@@ -6,7 +6,8 @@
 # "random"`), so every side meets the same machine. Per cell: the median makespan (release
 # to last reap) of each side and their ratios to plain; on the BPF side the events per second
 # and the programs' own cost per event from the kernel's BPF statistics (run_time_ns /
-# run_cnt of every program together). Needs root and a release build.
+# run_cnt of every program together), and the programs' run time against the workers' CPU
+# time (wait4's user + sys of the cell's measured workers). Needs root and a release build.
 #
 #   benches/trace_cost.sh [REPS] [SCALE] [SPEC]     # DB=FILE keeps the run's database
 #
@@ -59,7 +60,7 @@ python3 - "$DB" "$REPS" "$SCALE" <<'PY'
 import collections, json, sqlite3, statistics, sys
 c = sqlite3.connect(sys.argv[1])
 d = collections.defaultdict(lambda: collections.defaultdict(list))
-for key, m, t in c.execute("select key, makespan_s, trace_json from cells where warmup = 0 and status = 'ok'"):
+for cid, key, m, t in c.execute("select id, key, makespan_s, trace_json from cells where warmup = 0 and status = 'ok'"):
     w, rest = key.split("/", 1)
     side = "plain"
     for s in ("_bpf", "_timeline", "_again"):
@@ -67,12 +68,15 @@ for key, m, t in c.execute("select key, makespan_s, trace_json from cells where 
             side, w = s[1:], w.removesuffix(s)
     t = json.loads(t) if t else {}
     obs = t.get("observer") or (t.get("bpf") or {}).get("observer") or {}
-    d[w + "/" + rest][side].append((m, obs.get("ns_per_event"), obs.get("events_per_s"), t.get("lost_events", 0)))
+    cpu = c.execute("select sum(user_s + sys_s) from samples where cell_row = ? and background = 0", (cid,)).fetchone()[0] or 0
+    bpf_s = sum(p["run_time_ns"] for p in obs.get("programs", [])) / 1e9
+    share = 100 * bpf_s / cpu if obs and cpu > 0 else None
+    d[w + "/" + rest][side].append((m, obs.get("ns_per_event"), obs.get("events_per_s"), t.get("lost_events", 0), share))
 third = "again" if any("again" in v for v in d.values()) else "timeline"
 print(f"--scale {sys.argv[3]}, {sys.argv[2]} repetitions of each cell and of its two twins, in random order")
-print(f"| cell | plain [s] | BPF [s] | BPF / plain | {third} [s] | {third} / plain | BPF events/s | BPF ns/event (max) | lost ({third}) |")
-print("|---|---|---|---|---|---|---|---|---|")
-rb, rt, worst = [], [], 0.0
+print(f"| cell | plain [s] | BPF [s] | BPF / plain | {third} [s] | {third} / plain | BPF events/s | BPF ns/event (max) | lost ({third}) | BPF run time / workers' CPU [%] |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+rb, rt, worst, shares = [], [], 0.0, []
 for key, v in d.items():
     med = lambda side: statistics.median(x[0] for x in v[side])
     p, b, tl = med("plain"), med("bpf"), med(third)
@@ -80,10 +84,16 @@ for key, v in d.items():
     ns = [x[1] for x in v["bpf"] if x[1] is not None]
     worst = max(worst, max(ns, default=0))
     evs = statistics.median(x[2] for x in v["bpf"] if x[2] is not None) if ns else 0
-    print(f"| {key} | {p:.3f} | {b:.3f} | {b / p:.3f} | {tl:.3f} | {tl / p:.3f} | {evs:,.0f} | {statistics.median(ns) if ns else 0:.0f} ({max(ns, default=0):.0f}) | {max(x[3] for x in v[third])} |")
+    share = [x[4] for x in v["bpf"] if x[4] is not None]
+    share = statistics.median(share) if share else float("nan")
+    shares.append((share, key))
+    print(f"| {key} | {p:.3f} | {b:.3f} | {b / p:.3f} | {tl:.3f} | {tl / p:.3f} | {evs:,.0f} | {statistics.median(ns) if ns else 0:.0f} ({max(ns, default=0):.0f}) | {max(x[3] for x in v[third])} | {share:.2f} |")
 print(f"BPF / plain: median over cells {statistics.median(rb):.3f}, largest {max(rb):.3f}; "
       f"{third} / plain: median {statistics.median(rt):.3f}, largest {max(rt):.3f}; "
       f"BPF cost per event, largest in any repetition: {worst:.0f} ns")
+top = max((x for x in shares if x[0] == x[0]), default=None)
+if top:
+    print(f"BPF run time against the workers' CPU time: median over cells {statistics.median(x[0] for x in shares if x[0] == x[0]):.2f}%, largest {top[0]:.2f}% ({top[1]})")
 if third == "again":
     # Against both plain copies pooled (2 x REPS repetitions per cell).
     rp = [statistics.median(x[0] for x in v["bpf"]) / statistics.median([x[0] for x in v["plain"] + v["again"]]) for v in d.values()]

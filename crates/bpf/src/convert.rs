@@ -46,11 +46,11 @@ pub struct Agg {
     pub cpus: [u64; 4],
 }
 
-/// One CPU's time (the layout of `struct cpu_acc`).
+/// One CPU's time (the first fields of `struct cpu_st`).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CpuAcc {
-    /// Its last switch, ns.
+    /// Its last switch timed, ns.
     pub last: u64,
     /// Time running a task other than the idle task, ns.
     pub busy: u64,
@@ -79,8 +79,8 @@ pub struct TaskRow {
     pub pad: u16,
     /// Wake-ups timed.
     pub wakeups: u32,
-    /// `run_delay` at its last switch-out, ns.
-    pub delay_seen: u64,
+    /// When its pending wake-up queued it (CLOCK_MONOTONIC ns), 0 when none is.
+    pub woken: u64,
     /// `nivcsw` at its last switch-out.
     pub nivcsw_seen: u64,
     /// Its longest wake-up latency, ns.

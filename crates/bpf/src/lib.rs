@@ -33,8 +33,14 @@ pub fn kernel_btf() -> std::path::PathBuf {
 
 /// The programs, each with its tracepoint. Every name starts with `schedlab_`: the
 /// kernel's program list shows whose they are.
-pub const PROGRAMS: [(&str, &str); 2] =
-    [("schedlab_switch", "sched_switch"), ("schedlab_fork", "sched_process_fork")];
+/// The switch is attached first: a task's switch-in is timed from then on, before any
+/// task is followed or woken.
+pub const PROGRAMS: [(&str, &str); 4] = [
+    ("schedlab_switch", "sched_switch"),
+    ("schedlab_fork", "sched_process_fork"),
+    ("schedlab_wakeup", "sched_wakeup"),
+    ("schedlab_wakeup_new", "sched_wakeup_new"),
+];
 
 /// Trees beyond the workers a cell's engine may create while observed (dispatchers,
 /// helpers): each takes a slot.
@@ -163,17 +169,18 @@ unsafe impl aya::Pod for ProgConfig {}
 // SAFETY: as above.
 unsafe impl aya::Pod for Agg {}
 // SAFETY: as above.
-unsafe impl aya::Pod for CpuAcc {}
-// SAFETY: as above.
 unsafe impl aya::Pod for TaskRow {}
 // SAFETY: as above.
-unsafe impl aya::Pod for Stage {}
+unsafe impl aya::Pod for PerCpu {}
 
-/// A CPU's wake-up latencies not yet counted (`struct stage`).
+/// One CPU's state (`struct cpu_st`): its time, and its wake-up latencies not yet counted.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-struct Stage {
+struct PerCpu {
+    acc: CpuAcc,
+    /// Latencies staged.
     n: u32,
+    pad: u32,
     e: [u32; 64],
 }
 
@@ -299,14 +306,10 @@ impl Observer {
             let (key, n) = entry?;
             out.unresolved.push(((key >> 32) as u32, key as u32, n));
         }
-        let cpus: PerCpuArray<_, CpuAcc> = PerCpuArray::try_from(map("cpus"))?;
-        for (cpu, acc) in cpus.get(&0, 0)?.iter().enumerate() {
-            out.cpus.push((cpu as u32, *acc));
-        }
-        let stages: PerCpuArray<_, Stage> = PerCpuArray::try_from(map("stages"))?;
-        for st in stages.get(&0, 0)?.iter() {
-            let n = if st.n as usize > st.e.len() { st.e.len() } else { st.n as usize };
-            out.staged.extend_from_slice(&st.e[..n]);
+        let cpus: PerCpuArray<_, PerCpu> = PerCpuArray::try_from(map("cpus"))?;
+        for (cpu, c) in cpus.get(&0, 0)?.iter().enumerate() {
+            out.cpus.push((cpu as u32, c.acc));
+            out.staged.extend_from_slice(&c.e[..(c.n as usize).min(c.e.len())]);
         }
         let rows: Array<_, TaskRow> = Array::try_from(map("task_rows"))?;
         for r in 0..c.next_row.min(c.max_rows) {

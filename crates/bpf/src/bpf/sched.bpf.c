@@ -2,15 +2,18 @@
 // schedlab's scheduler observer: per worker and per CPU aggregates of a cell, kept in the
 // kernel. The tasks followed are the engine's descendants (its children and all they
 // create): each child of the engine roots a tree of tasks (a worker, its threads and
-// children) whose figures are added up in one slot of `aggs`. Two programs only: the fork
-// that makes a task followed, and the switch. A followed task has a row of its own in
-// `task_rows`, found through `pids` (pid -> row + 1): two array reads, dense for a cell's
-// tasks, where task storage costs a chain of cache misses per switch. Its figures stay in
-// its row and join its slot once, at its last switch; everything the kernel counts itself
-// (on-CPU time, runnable wait, switches, migrations) is read from the task then, and a
-// wake-up's latency is the kernel's runnable wait between a switch-out to sleep and the
-// next switch-out. User space (crates/bpf/src/lib.rs) reads the maps after the cell, and
-// adds the rows of tasks still alive then; nothing is streamed.
+// children) whose figures are added up in one slot of `aggs`. Four programs: the fork that
+// makes a task followed, the switch, and the two wake-ups (sched_wakeup, sched_wakeup_new)
+// that start a wake-up's latency. A followed task has a row of its own in `task_rows`,
+// found through `pids` (pid -> row + 1): two array reads, dense for a cell's tasks, where
+// task storage costs a chain of cache misses and a helper call per event. Its figures stay
+// in its row and join its slot once, at its last switch; everything the kernel counts
+// itself (on-CPU time, runnable wait, switches, migrations) is read from the task then.
+// A wake-up's latency runs from its sched_wakeup (the enqueue, ktime) to the switch that
+// gives the task a CPU; that switch's time is kept per CPU (each switch's time is the
+// switch-in of the next task), so it is counted at the task's next switch-out, with one
+// row lookup per switch as before. User space (crates/bpf/src/lib.rs) reads the maps after
+// the cell, and adds the rows of tasks still alive then; nothing is streamed.
 //
 // Build: crates/bpf/build-bpf.sh (the object is committed; check-bpf.sh says when stale).
 
@@ -57,7 +60,9 @@ struct task_struct {
 #define HIST_BUCKETS 1984
 
 // A followed task's last switch-out: on a CPU or runnable (preempted), or asleep; a new
-// task has not run yet. The run after a sleep or a creation ends a wake-up.
+// task has not run yet. Only a task asleep or new can be woken: a sched_wakeup of a task
+// that ran last is one of a task still on its run queue (woken before it slept, or
+// preempted before it could).
 enum { STATE_RAN = 0, STATE_ASLEEP = 1, STATE_NEW = 2 };
 enum { ROLE_UNKNOWN = 0, ROLE_WORKER = 1, ROLE_ENGINE = 2 };
 
@@ -74,7 +79,7 @@ struct config {
 
 // One followed task's row: what the kernel does not count for it, until its last switch
 // (the layout user space reads for tasks alive at the end: `TaskRow` in convert.rs). The
-// first 64 bytes are all a switch touches.
+// first 64 bytes are all a switch or a wake-up touches.
 struct task_st {
 	u32 slot;
 	u32 root;
@@ -82,8 +87,8 @@ struct task_st {
 	u8 state;
 	u16 pad;
 	u32 wakeups;
-	u64 delay_seen; // sched_info.run_delay and nivcsw at its last switch-out
-	u64 nivcsw_seen;
+	u64 woken;      // when its pending wake-up queued it (ktime), 0 when none is
+	u64 nivcsw_seen; // nivcsw at its last switch-out
 	u64 wake_max;
 	u64 cpus_lo;    // CPUs 0-63 it ran on
 	u32 by_worker;
@@ -118,13 +123,23 @@ struct agg {
 	u64 cpus[4];
 };
 
-// One CPU's idle time since the window began (busy is the rest).
-struct cpu_acc {
-	u64 last;
+// Wake-up latencies wait per CPU, as (slot << 11 | bucket), until 64 have come: then they
+// are counted into `hist` at once, where each on its own would be a cache miss in a switch
+// (their misses overlap in a batch). User space counts those left at the end.
+#define STAGE 64
+
+// One CPU's state (the layout user space reads: `PerCpu` in lib.rs): its idle time since
+// the window began (busy is the rest), the time of its last switch timed, and its staged
+// wake-up latencies. One lookup per switch finds all of it.
+struct cpu_st {
+	u64 last;     // its last switch timed: the switch-in of the task on it, unless a kernel thread
 	u64 busy;
 	u64 idle;
 	u32 cur_idle;
 	u32 seen;
+	u32 n;        // latencies staged
+	u32 pad;
+	u32 e[STAGE];
 };
 
 struct {
@@ -190,45 +205,45 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, u32);
-	__type(value, struct cpu_acc);
+	__type(value, struct cpu_st);
 } cpus SEC(".maps");
 
-// Wake-up latencies wait here, per CPU, as (slot << 11 | bucket), until 64 have come: then
-// they are counted into `hist` at once, where each on its own would be a cache miss in a
-// switch (their misses overlap in a batch). User space counts those left at the end.
-#define STAGE 64
-struct stage {
-	u32 n;
-	u32 e[STAGE];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
-	__type(value, struct stage);
-} stages SEC(".maps");
-
-static __always_inline void stage_put(u32 slot, u32 b)
+// The count a staged latency (slot << 11 | bucket) goes to.
+static __always_inline u32 *hist_at(u32 e)
 {
-	u32 zero = 0;
-	struct stage *st = bpf_map_lookup_elem(&stages, &zero);
-	if (!st)
-		return;
-	u32 n = st->n;
+	u32 s = e >> 11, b = e & 2047;
+	struct hist_row *h = bpf_map_lookup_elem(&hist, &s);
+	return h && b < HIST_BUCKETS ? &h->n[b] : 0;
+}
+
+// Counts the staged latencies into `hist`: a first pass reads each count it will add to,
+// so that their cache misses overlap (an atomic add waits for its line, and the next one
+// for it), the second adds.
+static __always_inline void flush(struct cpu_st *c)
+{
+	u32 seen = 0;
+	for (int i = 0; i < STAGE; i++) {
+		u32 *n = hist_at(c->e[i]);
+		if (n)
+			seen += *(volatile u32 *)n;
+	}
+	c->pad = seen;
+	for (int i = 0; i < STAGE; i++) {
+		u32 *n = hist_at(c->e[i]);
+		if (n)
+			__sync_fetch_and_add(n, 1);
+	}
+}
+
+static __always_inline void stage_put(struct cpu_st *c, u32 slot, u32 b)
+{
+	u32 n = c->n;
 	if (n >= STAGE) {
-		for (int i = 0; i < STAGE; i++) {
-			u32 e = st->e[i];
-			u32 s = e >> 11;
-			u32 bb = e & 2047;
-			struct hist_row *h = bpf_map_lookup_elem(&hist, &s);
-			if (h && bb < HIST_BUCKETS)
-				__sync_fetch_and_add(&h->n[bb], 1);
-		}
+		flush(c);
 		n = 0;
 	}
-	st->e[n & (STAGE - 1)] = slot << 11 | b;
-	st->n = n + 1;
+	c->e[n & (STAGE - 1)] = slot << 11 | b;
+	c->n = n + 1;
 }
 
 static __always_inline u32 msb(u64 v)
@@ -273,15 +288,14 @@ static __always_inline struct config *cfg(void)
 	return bpf_map_lookup_elem(&config, &zero);
 }
 
-// Idle time per CPU, counted at the idle task's switches only.
-static __always_inline void cpu_account(struct task_struct *prev, struct task_struct *next)
+// The switch's time, into the CPU's busy or idle time, and kept as the switch-in of `next`.
+// A switch from a task to a kernel thread other than the idle task is not timed: nobody's
+// wake-up ends there, and both sides are busy time.
+static __always_inline void cpu_account(struct cpu_st *c, struct task_struct *prev,
+					struct task_struct *next)
 {
 	bool from_idle = prev->pid == 0, to_idle = next->pid == 0;
-	if (!from_idle && !to_idle)
-		return;
-	u32 zero = 0;
-	struct cpu_acc *c = bpf_map_lookup_elem(&cpus, &zero);
-	if (!c)
+	if (!from_idle && !to_idle && (next->flags & PF_KTHREAD))
 		return;
 	u64 now = bpf_ktime_get_ns();
 	if (!c->seen) {
@@ -376,26 +390,29 @@ static __always_inline void fold(struct task_st *p, struct task_struct *prev)
 		*row = 0;
 }
 
-static __always_inline void switch_out(struct task_st *p, struct task_struct *prev,
-				       struct task_struct *next, bool preempt,
-				       unsigned int prev_state)
+// `in` is when `prev` got this CPU (0 when not known): the end of its pending wake-up.
+static __always_inline void switch_out(struct cpu_st *c, u64 in, struct task_st *p,
+				       struct task_struct *prev, struct task_struct *next,
+				       bool preempt, unsigned int prev_state)
 {
 	u32 cpu = bpf_get_smp_processor_id();
 	if (cpu < 64)
 		p->cpus_lo |= 1ULL << cpu;
 	else if (cpu < 256)
 		p->cpus_hi[((cpu >> 6) - 1) % 3] |= 1ULL << (cpu & 63);
-	// The kernel's run_delay grows once between two switch-outs, when the task is given its
-	// CPU: after a sleep or its creation, that wait is the wake-up's latency.
-	u64 delay = prev->sched_info.run_delay;
-	if (p->state != STATE_RAN) {
-		u64 lat = delay - p->delay_seen;
-		stage_put(p->slot, bucket(lat));
-		p->wakeups++;
-		if (lat > p->wake_max)
-			p->wake_max = lat;
+	// A wake-up stamped after the task got the CPU came while it ran (it had not slept
+	// yet): no latency.
+	u64 w = p->woken;
+	if (w) {
+		p->woken = 0;
+		if (w <= in) {
+			u64 lat = in - w;
+			stage_put(c, p->slot, bucket(lat));
+			p->wakeups++;
+			if (lat > p->wake_max)
+				p->wake_max = lat;
+		}
 	}
-	p->delay_seen = delay;
 	// The kernel's own count: nivcsw is wait4's ru_nivcsw.
 	u64 niv = prev->nivcsw;
 	if (niv != p->nivcsw_seen) {
@@ -416,11 +433,38 @@ int schedlab_switch(u64 *ctx)
 	struct task_struct *prev = (void *)ctx[1];
 	struct task_struct *next = (void *)ctx[2];
 	unsigned int prev_state = ctx[3];
-
-	cpu_account(prev, next);
+	u32 zero = 0;
+	struct cpu_st *c = bpf_map_lookup_elem(&cpus, &zero);
+	if (!c)
+		return 0;
+	u64 in = c->seen ? c->last : 0;
+	cpu_account(c, prev, next);
 	struct task_st *p = followed(prev);
 	if (p)
-		switch_out(p, prev, next, preempt, prev_state);
+		switch_out(c, in, p, prev, next, preempt, prev_state);
+	return 0;
+}
+
+// A wake-up of a followed task asleep (or new) starts its latency, at the enqueue: the
+// first one counts (a second, while it already runs, changes nothing).
+static __always_inline void woken(struct task_struct *t)
+{
+	struct task_st *p = followed(t);
+	if (p && p->state != STATE_RAN && !p->woken)
+		p->woken = bpf_ktime_get_ns();
+}
+
+SEC("tp_btf/sched_wakeup")
+int schedlab_wakeup(u64 *ctx)
+{
+	woken((void *)ctx[0]);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int schedlab_wakeup_new(u64 *ctx)
+{
+	woken((void *)ctx[0]);
 	return 0;
 }
 
