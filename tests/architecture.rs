@@ -419,14 +419,15 @@ fn the_numbers_the_map_states_are_the_codes() {
             "docs/ARCHITECTURE.md says \"{said}\", but {file} no longer has \"{code}\": correct the map"
         );
     }
-    // "Its programs ... are two": sched_process_fork and sched_switch.
+    // "Its programs ... are four": sched_process_fork, sched_switch, sched_wakeup and
+    // sched_wakeup_new.
     let bpf = read(&root().join("crates/bpf/src/bpf/sched.bpf.c"));
     let programs: Vec<&str> = bpf.lines().filter(|l| l.starts_with("SEC(\"")).collect();
     assert!(
-        map.contains("are two: sched_process_fork gives"),
+        map.contains("are four: sched_process_fork gives"),
         "the map's count of BPF programs moved"
     );
-    assert_eq!(programs.len(), 2, "the map says the BPF observer has two programs: {programs:?}");
+    assert_eq!(programs.len(), 4, "the map says the BPF observer has four programs: {programs:?}");
     let scx = read(&root().join("crates/scx-dwcs/Cargo.toml"));
     assert!(scx.contains("scx_utils = \"=1.1.4\"") && scx.contains("scx_cargo = \"=1.1.4\""));
 }
