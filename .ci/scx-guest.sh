@@ -108,7 +108,7 @@ provision_scx() {
 
 # schedlab-scx (crates/scx-dwcs, outside the workspace: clang builds its BPF side), built
 # once per version of its sources and of the crates it links, into $CACHE/schedlab-scx/<hash>/.
-SCX_DWCS_SOURCES=(crates/scx-dwcs crates/dispatch crates/policy crates/plan crates/sys crates/model)
+SCX_DWCS_SOURCES=(crates/scx-dwcs crates/dispatch crates/policy crates/plan crates/schedulability crates/sys crates/model)
 scx_dwcs_bin() {
   local hash
   hash=$(find "${SCX_DWCS_SOURCES[@]}" -type f -not -path '*/target/*' -print0 | sort -z \
