@@ -116,13 +116,15 @@ scx_dwcs_bin() {
   echo "$CACHE/schedlab-scx/$hash"
 }
 
+# SCX_DWCS_DIR: where provision put schedlab-scx (the guest's PATH gets this very directory).
 provision_scx_dwcs() {
   local dir
   dir=$(scx_dwcs_bin)
+  SCX_DWCS_DIR=$dir
   [ -x "$dir/schedlab-scx" ] && return 0
   log "building schedlab-scx with clang ($(basename "$dir"))"
   PATH="$CACHE/clang-bin:$PATH" BPF_CLANG="$CACHE/clang-bin/clang" CARGO_TARGET_DIR="$CACHE/scx-dwcs-target" \
-    cargo build -q --manifest-path crates/scx-dwcs/Cargo.toml
+    cargo build -q --locked --manifest-path crates/scx-dwcs/Cargo.toml
   mkdir -p "$dir.partial"
   cp "$CACHE/scx-dwcs-target/debug/schedlab-scx" "$dir.partial/"
   rm -rf "$dir" && mv "$dir.partial" "$dir"
@@ -180,7 +182,7 @@ run() {
   # The matrix's results stay (its own subcommand clears them).
   mkdir -p "$OUT" && find "$OUT" -mindepth 1 -maxdepth 1 ! -name matrix -exec rm -rf {} +
   cat >"$OUT/inside.sh" <<INSIDE
-export SCHEDLAB_SCX_GUEST=1 PATH="$SCX_ROOT/bin:$(scx_dwcs_bin):\$PATH" RUST_BACKTRACE=1
+export SCHEDLAB_SCX_GUEST=1 PATH="$SCX_ROOT/bin:$SCX_DWCS_DIR:\$PATH" RUST_BACKTRACE=1
 cd "$PWD"
 uname -r >"$OUT/kernel"
 # A periodic worker's mlockall faults in the whole schedlab binary (debug: about 300 MB),
@@ -194,7 +196,7 @@ INSIDE
   cat "$OUT/tests.log" 2>/dev/null || { log "the guest ran no tests:"; tail -30 "$OUT/guest.log"; exit 1; }
   [ "$(cat "$OUT/status" 2>/dev/null)" = 0 ] || { log "sched_ext tests failed in the guest ($(cat "$OUT/kernel" 2>/dev/null))"; exit 1; }
   # A test that skipped would pass here without proving anything.
-  if grep '^SKIPPED' "$OUT/tests.log" | grep -vq 'this kernel has sched_ext'; then
+  if grep -o 'SKIPPED .*' "$OUT/tests.log" | grep -vq 'this kernel has sched_ext'; then
     log "a guest test skipped"; exit 1
   fi
   log "sched_ext tests passed in the guest ($(cat "$OUT/kernel"))"
