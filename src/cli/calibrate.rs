@@ -44,39 +44,8 @@ fn print(c: &Calibration, id: i64, format: Format) -> anyhow::Result<()> {
         Format::Schedcat => outln!("{}", c.schedcat_csv().trim_end()),
         Format::Overheads => outln!("{}", serde_json::to_string_pretty(&c.overheads(id))?),
         Format::Text => {
-            let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
-            outln!("calibration {id}: CPU {}, percentile used {} (µs)", c.cpu, c.percentile);
-            for o in &c.overheads {
-                let d = &o.ns;
-                outln!(
-                    "  {:<20} p50 {:>8}  p99 {:>8} (used)  max {:>9}  samples {:>6}  {}",
-                    o.name,
-                    us(d.p50_ns),
-                    us(d.p99_ns),
-                    us(d.max_ns),
-                    d.samples,
-                    o.what
-                );
-            }
-            if let Some(t) = c.tick_period_ns {
-                outln!(
-                    "  interruptions: one every {:.2} ms ({} a second; the tick is one of them)",
-                    t as f64 / 1e6,
-                    1_000_000_000 / t.max(1)
-                );
-            }
-            let share = |s: &Option<schedlab_session::calibrate::Share>| {
-                s.map_or("none".to_string(), |s| {
-                    format!("{} of every {} µs", s.runtime_us, s.period_us)
-                })
-            };
-            outln!("  RT throttling: real-time tasks may use {}", share(&c.rt_share));
-            outln!("  fair server on CPU {}: {}", c.cpu, share(&c.fair_server));
-            if let Some(run) = c.run_id {
-                outln!("  the dispatchers' cells are run {run} (`schedlab show {run}`)");
-            }
-            for n in &c.notes {
-                outln!("  not measured: {n}");
+            for line in c.lines(id) {
+                outln!("{line}");
             }
         }
     }
@@ -86,15 +55,14 @@ fn print(c: &Calibration, id: i64, format: Format) -> anyhow::Result<()> {
 /// Runs `schedlab calibrate`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     if let Some(id) = a.show {
-        let store = schedlab_session::db::open_existing(db)?;
-        let Some((id, _machine, json)) = store.calibration((id > 0).then_some(id))? else {
+        let Some((id, c)) = schedlab_session::calibrate::stored(db, (id > 0).then_some(id))? else {
             return Err(super::common::bad_input(format!(
                 "{} holds no calibration{}: run `schedlab calibrate` first",
                 db.display(),
                 if id > 0 { format!(" {id}") } else { String::new() }
             )));
         };
-        print(&serde_json::from_str(&json)?, id, a.format)?;
+        print(&c, id, a.format)?;
         return Ok(ExitCode::SUCCESS);
     }
     schedlab_session::db::check_dir(db)?;

@@ -2,6 +2,7 @@
 
 use super::common::{bad_input, load_spec};
 use comfy_table::{presets, ColumnConstraint, ContentArrangement, Table, Width};
+use schedlab_session::preflight;
 use schedlab_spec::Workload;
 use schedlab_sys::{env, Root};
 use std::path::PathBuf;
@@ -38,18 +39,6 @@ pub struct Args {
     /// results database is used, if there is one.
     #[arg(long, value_name = "FILE")]
     pub overheads: Option<PathBuf>,
-}
-
-/// The overheads of `check --overheads FILE`, named after the file unless it says its source.
-fn read_overheads(path: &std::path::Path) -> anyhow::Result<schedlab_schedulability::Overheads> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| bad_input(format!("--overheads {}: {e}", path.display())))?;
-    let mut o: schedlab_schedulability::Overheads = serde_json::from_str(&text)
-        .map_err(|e| bad_input(format!("--overheads {}: {e}", path.display())))?;
-    if o.source.is_empty() {
-        o.source = path.display().to_string();
-    }
-    Ok(o)
 }
 
 /// The plan's headers; [`plan_table`] leaves out those marked optional when no cell needs them.
@@ -133,29 +122,11 @@ fn plan_table(plan: &schedlab_spec::Plan, rows: Vec<Vec<String>>, wide: bool) ->
     t
 }
 
-/// The newest calibration in `db` as the tests' overheads, when `db` exists and holds one.
-fn stored_overheads(
-    db: &std::path::Path,
-) -> anyhow::Result<Option<schedlab_schedulability::Overheads>> {
-    if !db.exists() {
-        return Ok(None);
-    }
-    let store = schedlab_session::db::open_existing(db)?;
-    let Some((id, _, json)) = store.calibration(None)? else { return Ok(None) };
-    let c: schedlab_session::calibrate::Calibration = serde_json::from_str(&json)?;
-    Ok(Some(c.overheads(id)))
-}
-
 /// Runs `schedlab check`.
 pub fn run(db: &std::path::Path, a: Args) -> anyhow::Result<ExitCode> {
     let mut spec = load_spec(Some(&a.file), a.scale, a.repetitions)?;
-    let periodic =
-        spec.plan.cells.iter().flat_map(|c| &c.groups).any(|g| g.workload.periodic().is_some());
-    let overheads = match a.overheads.as_deref() {
-        Some(path) => Some(read_overheads(path)?),
-        None if periodic => stored_overheads(db)?,
-        None => None,
-    };
+    let overheads =
+        schedlab_session::calibrate::overheads_for(db, a.overheads.as_deref(), &spec.plan)?;
     if let Some(how) = a.trace {
         spec.plan.trace.all = true;
         spec.plan.trace.mode = how.mode();
@@ -217,21 +188,11 @@ pub fn run(db: &std::path::Path, a: Args) -> anyhow::Result<ExitCode> {
         .check_cpus(&schedlab_sys::cpus::online(&Root::default()))
         .and(spec.check_paths(a.dir.is_some()))
         .and(spec.check_watchdog(plan.timeout));
-    let limits_ok = schedlab_session::preflight::check_limits(&spec, &Root::default());
-    let knobs_ok = schedlab_session::preflight::check_knobs(&spec, &Root::default());
-    let scx_ok = schedlab_session::preflight::check_scx(&spec, &Root::default());
-    if let Ok(facts) = &knobs_ok {
-        for (name, now) in schedlab_session::preflight::knobs_before(facts) {
-            let held = plan.knobs.get(&name).map(|v| format!("held at {} for the run", v.label()));
-            let mut swept: Vec<String> = Vec::new();
-            for v in plan.cells.iter().filter_map(|c| c.knobs.get(&name)).map(|v| v.label()) {
-                if !swept.contains(&v) {
-                    swept.push(v);
-                }
-            }
-            let what = held.unwrap_or_else(|| format!("swept over {}", swept.join(", ")));
-            outln!("knob {name}: {now} now, {what}; journaled and put back after");
-        }
+    let limits_ok = preflight::check_limits(&spec, &Root::default());
+    let knobs_ok = preflight::check_knobs(&spec, &Root::default());
+    let scx_ok = preflight::check_scx(&spec, &Root::default());
+    for line in knobs_ok.as_ref().map(|f| preflight::knob_lines(plan, f)).unwrap_or_default() {
+        outln!("{line}");
     }
     for (line, warning) in schedlab_session::notes::feasibility_lines(plan, cpus as usize) {
         outln!("{}{line}", if warning { "warning: " } else { "" });
@@ -255,13 +216,10 @@ pub fn run(db: &std::path::Path, a: Args) -> anyhow::Result<ExitCode> {
         .and(scx_ok)
         .and(knobs_ok.map(|_| ()))
         .map_err(|e| bad_input(e.to_string()))?;
-    schedlab_session::preflight::check_trace(&spec, &Root::default())?;
-    if let Some(line) = schedlab_session::preflight::check_device(
-        &spec,
-        &Root::default(),
-        a.dir.as_deref(),
-        a.yes_device.as_deref(),
-    )? {
+    preflight::check_trace(&spec, &Root::default())?;
+    if let Some(line) =
+        preflight::check_device(&spec, &Root::default(), a.dir.as_deref(), a.yes_device.as_deref())?
+    {
         outln!("{line}");
     }
     if let Some(p) = caps.rt_placement.as_ref().filter(|_| plan.has_realtime()) {

@@ -229,25 +229,9 @@ fn limits(f: &Facts) -> anyhow::Result<()> {
 
 /// Each knob a spec may hold or sweep, with its value now or why it cannot be used here.
 fn print_knobs(root: &Root) -> anyhow::Result<()> {
-    use schedlab_spec::KnobFact;
     outln!("knobs            ([knobs], [matrix.knobs]; sched.features.NAME for each name in <debugfs>/sched/features)");
-    let names: Vec<String> =
-        schedlab_spec::knob::known_names().into_iter().filter(|n| !n.ends_with(".NAME")).collect();
-    for (name, fact) in schedlab_sys::knobs::facts(root, &names) {
-        let what = match fact {
-            KnobFact::Present { value, offered, writable, .. } => format!(
-                "{value}{}{}",
-                if offered.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (offers {})", offered.join(", "))
-                },
-                if writable { "" } else { ", not writable by this user" }
-            ),
-            KnobFact::Missing(why) => format!("not in this kernel ({why})"),
-            KnobFact::Unusable(why) => format!("unusable: {why}"),
-        };
-        outln!("  {name:<38} {what}");
+    for line in schedlab_session::machine::knob_lines(root) {
+        outln!("{line}");
     }
     Ok(())
 }

@@ -9,11 +9,11 @@
 //! (`schedlab_simrun::rt` says how each scheduler is modelled).
 
 use super::common::{bad_input, load_spec};
+use schedlab_session::gantt::GanttRequest;
 use schedlab_session::simulate::{measured_demands, ns, uses, ModelFlags, SimEnded, Simulation};
 use schedlab_session::Session;
 use schedlab_spec::Plan;
 use schedlab_sys::{env, Root};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -124,14 +124,7 @@ fn model_flags(a: &Args) -> ModelFlags {
     }
 }
 
-/// The Gantt chart request, checked against the plan before anything is simulated.
-struct GanttRequest {
-    path: PathBuf,
-    cell: u32,
-    from: u64,
-    to: Option<u64>,
-}
-
+/// The chart `--gantt` asks for, checked before anything is simulated.
 fn gantt_request(a: &Args, plan: &Plan) -> anyhow::Result<Option<GanttRequest>> {
     let Some(path) = a.gantt.clone() else {
         if a.gantt_cell.is_some() || a.from.is_some() || a.to.is_some() {
@@ -139,33 +132,8 @@ fn gantt_request(a: &Args, plan: &Plan) -> anyhow::Result<Option<GanttRequest>> 
         }
         return Ok(None);
     };
-    let keys = || plan.cells.iter().take(12).map(|c| c.key.as_str()).collect::<Vec<_>>().join(", ");
-    let cell =
-        match &a.gantt_cell {
-            Some(k) => plan.cells.iter().find(|c| &c.key == k).ok_or_else(|| {
-                bad_input(format!("no cell `{k}` in this plan; cells: {}", keys()))
-            })?,
-            None if plan.cells.len() == 1 => &plan.cells[0],
-            None => {
-                return Err(bad_input(format!(
-                    "--gantt needs --gantt-cell KEY: this plan has {} cells ({})",
-                    plan.cells.len(),
-                    keys()
-                )))
-            }
-        };
-    let from = ns("from", a.from, 1e9)?.unwrap_or(0);
-    let to = ns("to", a.to, 1e9)?;
-    if to.is_some_and(|t| t <= from) {
-        return Err(bad_input("--to must be after --from"));
-    }
-    if path.exists() {
-        return Err(bad_input(format!(
-            "{} already exists; choose a new file for the chart",
-            path.display()
-        )));
-    }
-    Ok(Some(GanttRequest { path, cell: cell.index, from, to }))
+    let (from, to) = (ns("from", a.from, 1e9)?.unwrap_or(0), ns("to", a.to, 1e9)?);
+    Ok(Some(GanttRequest::new(plan, path, a.gantt_cell.as_deref(), from, to)?))
 }
 
 /// Runs `schedlab simulate`.
@@ -249,46 +217,19 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         }
     };
     if let Some(g) = gantt {
-        write_chart(&g, traced, &plan.name, &plan.cells[g.cell as usize].key, run_id, a.quiet)?;
+        g.write(traced, plan, run_id)?;
+        if !a.quiet {
+            eprintln!(
+                "Gantt chart of {} written to {}",
+                plan.cells[g.cell as usize].key,
+                g.path.display()
+            );
+        }
     }
     if !a.quiet {
         super::show::print_run(&done.store, run_id)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes the chart `g` asked for of the simulated cell `key` of run `run_id`.
-fn write_chart(
-    g: &GanttRequest,
-    traced: Option<schedlab_simrun::SimResult>,
-    name: &str,
-    key: &str,
-    run_id: i64,
-    quiet: bool,
-) -> anyhow::Result<()> {
-    let traced = traced.ok_or_else(|| {
-        anyhow::anyhow!(
-            "no chart: cell {key} was not simulated (see its message in `schedlab show {run_id}`)"
-        )
-    })?;
-    let to = g.to.unwrap_or(traced.end);
-    let svg = schedlab_simrun::gantt::svg(
-        &traced,
-        &format!("{name} — {key} (simulated, run {run_id})"),
-        g.from,
-        to,
-    )
-    .map_err(|e| bad_input(e.to_string()))?;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&g.path)
-        .map_err(|e| bad_input(format!("cannot create {}: {e}", g.path.display())))?;
-    f.write_all(svg.as_bytes())?;
-    if !quiet {
-        eprintln!("Gantt chart of {key} written to {}", g.path.display());
-    }
-    Ok(())
 }
 
 /// Lets freed memory be reused instead of returned to the kernel: a simulated cell's per-job

@@ -13,6 +13,7 @@ pub mod probes;
 use crate::{Error, MeasureOptions, Observer, Session};
 use schedlab_periodic::LatencyPercentiles;
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 use std::time::Duration;
 
 /// The percentile of each distribution the overhead-aware tests use.
@@ -95,6 +96,45 @@ impl Calibration {
         }
     }
 
+    /// The calibration as `calibrate` prints it: one line per overhead (its percentiles, the
+    /// one the tests use marked, µs), the interruptions' rate, the shares, what was not measured.
+    pub fn lines(&self, id: i64) -> Vec<String> {
+        let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
+        let mut out = vec![format!(
+            "calibration {id}: CPU {}, percentile used {} (µs)",
+            self.cpu, self.percentile
+        )];
+        for o in &self.overheads {
+            let d = &o.ns;
+            out.push(format!(
+                "  {:<20} p50 {:>8}  p99 {:>8} (used)  max {:>9}  samples {:>6}  {}",
+                o.name,
+                us(d.p50_ns),
+                us(d.p99_ns),
+                us(d.max_ns),
+                d.samples,
+                o.what
+            ));
+        }
+        if let Some(t) = self.tick_period_ns {
+            out.push(format!(
+                "  interruptions: one every {:.2} ms ({} a second; the tick is one of them)",
+                t as f64 / 1e6,
+                1_000_000_000 / t.max(1)
+            ));
+        }
+        let share = |s: Option<Share>| {
+            s.map_or("none".into(), |s| format!("{} of every {} µs", s.runtime_us, s.period_us))
+        };
+        out.push(format!("  RT throttling: real-time tasks may use {}", share(self.rt_share)));
+        out.push(format!("  fair server on CPU {}: {}", self.cpu, share(self.fair_server)));
+        if let Some(run) = self.run_id {
+            out.push(format!("  the dispatchers' cells are run {run} (`schedlab show {run}`)"));
+        }
+        out.extend(self.notes.iter().map(|n| format!("  not measured: {n}")));
+        out
+    }
+
     /// The figures in SchedCAT's overhead CSV layout (`schedcat.overheads.model.Overheads.
     /// from_file`): a TASK-COUNT column and one column per overhead, µs, at the percentile
     /// the tests use. Measured at one task count, the figures are one row: SchedCAT reads a
@@ -110,6 +150,43 @@ impl Calibration {
             us("tick")
         )
     }
+}
+
+/// Calibration `id` of `db` (the newest for None), with its id; None when `db` has none.
+pub fn stored(db: &Path, id: Option<i64>) -> Result<Option<(i64, Calibration)>, Error> {
+    let store = crate::db::open_existing(db)?;
+    let Some((id, _machine, json)) = store.calibration(id)? else { return Ok(None) };
+    let c = serde_json::from_str(&json)
+        .map_err(|e| Error::Failed(format!("calibration {id} in {}: {e}", db.display())))?;
+    Ok(Some((id, c)))
+}
+
+/// The overheads `check` charges a plan's periodic sets: those of `file` (a JSON
+/// `schedlab_schedulability::Overheads`, named after the file unless it says its source),
+/// else the newest calibration in `db` when the plan has periodic sets and `db` one.
+pub fn overheads_for(
+    db: &Path,
+    file: Option<&Path>,
+    plan: &schedlab_spec::Plan,
+) -> Result<Option<schedlab_schedulability::Overheads>, Error> {
+    if let Some(path) = file {
+        let bad = |e: &dyn std::fmt::Display| {
+            Error::Refused(format!("--overheads {}: {e}", path.display()))
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| bad(&e))?;
+        let mut o: schedlab_schedulability::Overheads =
+            serde_json::from_str(&text).map_err(|e| bad(&e))?;
+        if o.source.is_empty() {
+            o.source = path.display().to_string();
+        }
+        return Ok(Some(o));
+    }
+    let periodic =
+        plan.cells.iter().flat_map(|c| &c.groups).any(|g| g.workload.periodic().is_some());
+    if !periodic || !db.exists() {
+        return Ok(None);
+    }
+    Ok(stored(db, None)?.map(|(id, c)| c.overheads(id)))
 }
 
 /// How long each probe runs.

@@ -22,6 +22,7 @@ pub mod db;
 mod error;
 pub mod estimate;
 pub mod eta;
+pub mod gantt;
 pub mod machine;
 pub mod measure;
 pub mod merge;

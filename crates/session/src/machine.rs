@@ -159,3 +159,30 @@ pub fn nice(caps: &schedlab_spec::Capabilities) -> String {
     };
     format!("{} now (workers start at it); {lowest}", caps.nice)
 }
+
+/// Each knob a spec may hold or sweep, as `env` lists it: its name and its value now (with
+/// the values it offers, and whether this user may write it), or why it cannot be used here.
+pub fn knob_lines(root: &schedlab_sys::Root) -> Vec<String> {
+    use schedlab_spec::KnobFact;
+    let names: Vec<String> =
+        schedlab_spec::knob::known_names().into_iter().filter(|n| !n.ends_with(".NAME")).collect();
+    schedlab_sys::knobs::facts(root, &names)
+        .into_iter()
+        .map(|(name, fact)| {
+            let what = match fact {
+                KnobFact::Present { value, offered, writable, .. } => format!(
+                    "{value}{}{}",
+                    if offered.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (offers {})", offered.join(", "))
+                    },
+                    if writable { "" } else { ", not writable by this user" }
+                ),
+                KnobFact::Missing(why) => format!("not in this kernel ({why})"),
+                KnobFact::Unusable(why) => format!("unusable: {why}"),
+            };
+            format!("  {name:<38} {what}")
+        })
+        .collect()
+}

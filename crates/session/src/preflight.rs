@@ -189,6 +189,25 @@ pub fn knobs_before(facts: &KnobFacts) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// One line per knob the plan names: its value now, and what the run does with it (held
+/// at one value, or swept over the cells' values); each is journaled and put back.
+pub fn knob_lines(plan: &schedlab_spec::Plan, facts: &KnobFacts) -> Vec<String> {
+    knobs_before(facts)
+        .into_iter()
+        .map(|(name, now)| {
+            let held = plan.knobs.get(&name).map(|v| format!("held at {} for the run", v.label()));
+            let mut swept: Vec<String> = Vec::new();
+            for v in plan.cells.iter().filter_map(|c| c.knobs.get(&name)).map(|v| v.label()) {
+                if !swept.contains(&v) {
+                    swept.push(v);
+                }
+            }
+            let what = held.unwrap_or_else(|| format!("swept over {}", swept.join(", ")));
+            format!("knob {name}: {now} now, {what}; journaled and put back after")
+        })
+        .collect()
+}
+
 /// Refuses a run that could not be carried out here: a cell beyond this machine's limits,
 /// a sched_ext scheduler or trace it cannot have, or a restore journal this user cannot
 /// write (an inherited XDG_RUNTIME_DIR of another user, say), which would otherwise fail
