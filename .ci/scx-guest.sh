@@ -154,11 +154,13 @@ boot() {
   for n in 1 2; do
     log "booting $KVER under TCG (no KVM), $cpus vCPU(s)${append:+, $append}"
     rm -f "$dir/status"
-    PATH="$VENV/bin:$PATH:/usr/sbin:/sbin" timeout "${SCX_GUEST_TIMEOUT:-1800}" vng --run "$KDIR/vmlinuz" --disable-kvm \
+    PATH="$VENV/bin:$PATH:/usr/sbin:/sbin" timeout "${SCX_GUEST_TIMEOUT:-1800}" vng --run "$KDIR/vmlinuz" --disable-kvm --verbose \
       --cpus "$cpus" --memory 2G ${append:+--append "$append"} --rwdir "$PWD/$OUT" --rodir "/boot=$CACHE/boot" \
       --exec "$command" >"$dir/guest.log" 2>&1 || true
     [ -e "$dir/status" ] && return 0
-    log "the guest ended without a result (boot $n): $(tail -2 "$dir/guest.log" | tr '\n' ' ')"
+    log "the guest ended without a result (boot $n); the end of its console ($dir/guest.log):"
+    tail -40 "$dir/guest.log" >&2
+    cp "$dir/guest.log" "$dir/guest.boot$n.log"
   done
   return 1
 }
@@ -182,7 +184,9 @@ run() {
   # The matrix's results stay (its own subcommand clears them).
   mkdir -p "$OUT" && find "$OUT" -mindepth 1 -maxdepth 1 ! -name matrix -exec rm -rf {} +
   cat >"$OUT/inside.sh" <<INSIDE
-export SCHEDLAB_SCX_GUEST=1 PATH="$SCX_ROOT/bin:$SCX_DWCS_DIR:\$PATH" RUST_BACKTRACE=1
+# No RUST_BACKTRACE: symbolising a panic's backtrace from the debug binary's 300 MB takes
+# minutes under TCG and most of the guest's memory.
+export SCHEDLAB_SCX_GUEST=1 PATH="$SCX_ROOT/bin:$SCX_DWCS_DIR:\$PATH" RUST_BACKTRACE=0
 cd "$PWD"
 uname -r >"$OUT/kernel"
 # A periodic worker's mlockall faults in the whole schedlab binary (debug: about 300 MB),

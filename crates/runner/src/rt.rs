@@ -312,8 +312,10 @@ pub(crate) fn dispatch_config(p: &Periodic, cpu: u32, tasks: &[usize], pids: &[i
     cfg.quantum_ns = p.quantum_ns;
     cfg.duration_ns = Some(p.duration_ns);
     cfg.fill = p.fill;
-    // Workers attach after the release, once prepared; the engine's watchdog covers a hang.
-    cfg.attach_timeout_ns = 120_000_000_000;
+    // Workers attach after the release, once prepared, which the engine waits for as long
+    // as they make progress (up to READY_LIMIT); its watchdog covers a hang after that.
+    cfg.attach_timeout_ns =
+        (crate::protocol::READY_LIMIT + crate::protocol::READY_TIMEOUT).as_nanos() as u64;
     cfg
 }
 
