@@ -79,8 +79,8 @@ pub struct TaskRow {
     pub pad: u16,
     /// Wake-ups timed.
     pub wakeups: u32,
-    /// When its pending wake-up queued it (CLOCK_MONOTONIC ns), 0 when none is.
-    pub woken: u64,
+    /// Unused (the pending wake-up is in the pid's entry).
+    pub spare: u64,
     /// `nivcsw` at its last switch-out.
     pub nivcsw_seen: u64,
     /// Its longest wake-up latency, ns.

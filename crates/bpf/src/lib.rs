@@ -182,6 +182,9 @@ struct PerCpu {
     n: u32,
     pad: u32,
     e: [u32; 64],
+    /// The task switched to last, and its row + 1.
+    cur_pid: u32,
+    cur_row: u32,
 }
 
 /// The CLOCK_MONOTONIC time, ns (the programs' bpf_ktime_get_ns).
@@ -190,6 +193,19 @@ pub fn monotonic_ns() -> u64 {
     // SAFETY: ts is a valid timespec to write.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The object to load: the built-in one, or for trying a change to the programs without
+/// rebuilding schedlab, the file `SCHEDLAB_BPF_OBJECT` names (crates/bpf/README.md).
+fn object() -> Result<std::borrow::Cow<'static, [u8]>, BpfError> {
+    match std::env::var_os("SCHEDLAB_BPF_OBJECT") {
+        None => Ok(std::borrow::Cow::Borrowed(OBJECT)),
+        Some(path) => std::fs::read(&path).map(std::borrow::Cow::Owned).map_err(|e| {
+            bpf_err("reading SCHEDLAB_BPF_OBJECT")(
+                format!("{}: {e}", std::path::Path::new(&path).display()).into(),
+            )
+        }),
+    }
 }
 
 /// The programs loaded and attached for one cell: they follow the children the engine
@@ -221,7 +237,7 @@ impl Observer {
             .map_max_entries("roles", slots)
             .map_max_entries("pids", pid_max)
             .map_max_entries("task_rows", rows)
-            .load(OBJECT)
+            .load(&object()?)
             .map_err(|e| bpf_err("loading the BPF observer")(Box::new(e)))?;
         let stats = aya::sys::enable_stats(aya::sys::Stats::RunTime).ok();
         let start_ns = monotonic_ns();

@@ -4,16 +4,16 @@
 // create): each child of the engine roots a tree of tasks (a worker, its threads and
 // children) whose figures are added up in one slot of `aggs`. Four programs: the fork that
 // makes a task followed, the switch, and the two wake-ups (sched_wakeup, sched_wakeup_new)
-// that start a wake-up's latency. A followed task has a row of its own in `task_rows`,
-// found through `pids` (pid -> row + 1): two array reads, dense for a cell's tasks, where
-// task storage costs a chain of cache misses and a helper call per event. Its figures stay
-// in its row and join its slot once, at its last switch; everything the kernel counts
-// itself (on-CPU time, runnable wait, switches, migrations) is read from the task then.
-// A wake-up's latency runs from its sched_wakeup (the enqueue, ktime) to the switch that
-// gives the task a CPU; that switch's time is kept per CPU (each switch's time is the
-// switch-in of the next task), so it is counted at the task's next switch-out, with one
-// row lookup per switch as before. User space (crates/bpf/src/lib.rs) reads the maps after
-// the cell, and adds the rows of tasks still alive then; nothing is streamed.
+// that start a wake-up's latency. Each pid has an entry in `pids`: the row + 1 of the
+// followed task that has it (its own row in `task_rows`), and its last wake-up's time. The
+// switch finds the entry and row of the task it switches to, once: the CPU keeps the row for
+// that task's switch-out, and a wake-up latency runs from the entry's stamp to that switch-in.
+// A wake-up writes its stamp without reading anything. Array reads, dense for a cell's tasks,
+// where task storage costs a chain of cache misses and a helper call per event. A task's
+// figures stay in its row and join its slot once, at its last switch; everything the kernel
+// counts itself (on-CPU time, runnable wait, switches, migrations) is read from the task
+// then. User space (crates/bpf/src/lib.rs) reads the maps after the cell, and adds the rows
+// of tasks still alive then; nothing is streamed.
 //
 // Build: crates/bpf/build-bpf.sh (the object is committed; check-bpf.sh says when stale).
 
@@ -87,7 +87,7 @@ struct task_st {
 	u8 state;
 	u16 pad;
 	u32 wakeups;
-	u64 woken;      // when its pending wake-up queued it (ktime), 0 when none is
+	u64 spare;
 	u64 nivcsw_seen; // nivcsw at its last switch-out
 	u64 wake_max;
 	u64 cpus_lo;    // CPUs 0-63 it ran on
@@ -140,6 +140,8 @@ struct cpu_st {
 	u32 n;        // latencies staged
 	u32 pad;
 	u32 e[STAGE];
+	u32 cur_pid;  // the task it switched to last, and that task's row + 1 (0: not followed)
+	u32 cur_row;
 };
 
 struct {
@@ -149,12 +151,19 @@ struct {
 	__type(value, struct config);
 } config SEC(".maps");
 
-// Sized by the loader: one entry per pid (pid_max), row + 1 of a followed task, else 0.
+// A pid's entry: the row of the followed task that has it, and its last wake-up.
+struct pid_st {
+	u32 row;   // row + 1 of a followed task, else 0
+	u32 pad;
+	u64 woken; // its last sched_wakeup (ktime), 0 once a switch-in took it
+};
+
+// Sized by the loader: one entry per pid (pid_max).
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, u32);
-	__type(value, u32);
+	__type(value, struct pid_st);
 } pids SEC(".maps");
 
 // Sized by the loader: one entry per task a cell may create.
@@ -275,10 +284,10 @@ static __always_inline struct task_st *followed(struct task_struct *t)
 	if (t->flags & PF_KTHREAD)
 		return 0;
 	u32 pid = t->pid;
-	u32 *row = bpf_map_lookup_elem(&pids, &pid);
-	if (!row || !*row)
+	struct pid_st *e = bpf_map_lookup_elem(&pids, &pid);
+	if (!e || !e->row)
 		return 0;
-	u32 r = *row - 1;
+	u32 r = e->row - 1;
 	return bpf_map_lookup_elem(&task_rows, &r);
 }
 
@@ -288,15 +297,15 @@ static __always_inline struct config *cfg(void)
 	return bpf_map_lookup_elem(&config, &zero);
 }
 
-// The switch's time, into the CPU's busy or idle time, and kept as the switch-in of `next`.
-// A switch from a task to a kernel thread other than the idle task is not timed: nobody's
-// wake-up ends there, and both sides are busy time.
-static __always_inline void cpu_account(struct cpu_st *c, struct task_struct *prev,
-					struct task_struct *next)
+// The switch's time, into the CPU's busy or idle time, and kept as the switch-in of `next`;
+// 0 when not timed. A switch from a task to a kernel thread other than the idle task is not
+// timed: nobody's wake-up ends there, and both sides are busy time.
+static __always_inline u64 cpu_account(struct cpu_st *c, struct task_struct *prev,
+				       struct task_struct *next)
 {
 	bool from_idle = prev->pid == 0, to_idle = next->pid == 0;
 	if (!from_idle && !to_idle && (next->flags & PF_KTHREAD))
-		return;
+		return 0;
 	u64 now = bpf_ktime_get_ns();
 	if (!c->seen) {
 		struct config *g = cfg();
@@ -310,16 +319,18 @@ static __always_inline void cpu_account(struct cpu_st *c, struct task_struct *pr
 		c->busy += d;
 	c->last = now;
 	c->cur_idle = to_idle;
+	return now;
 }
 
-// Who took the CPU from a followed task at an involuntary switch-out.
-static __always_inline void preempted_by(struct task_st *p, struct task_struct *next)
+// Who took the CPU from a followed task at an involuntary switch-out: `next`, whose row is
+// `n` when it is followed.
+static __always_inline void preempted_by(struct task_st *p, struct task_struct *next,
+					 struct task_st *n)
 {
 	if (next->pid == 0 || (next->flags & PF_KTHREAD)) {
 		p->by_kernel++;
 		return;
 	}
-	struct task_st *n = followed(next);
 	if (n) {
 		if (n->role == ROLE_UNKNOWN) {
 			u32 *r = bpf_map_lookup_elem(&roles, &n->root);
@@ -385,39 +396,25 @@ static __always_inline void fold(struct task_st *p, struct task_struct *prev)
 	// Its pid may be reused: it no longer leads here.
 	p->live = 0;
 	u32 pid = prev->pid;
-	u32 *row = bpf_map_lookup_elem(&pids, &pid);
-	if (row)
-		*row = 0;
+	struct pid_st *e = bpf_map_lookup_elem(&pids, &pid);
+	if (e)
+		e->row = 0;
 }
 
-// `in` is when `prev` got this CPU (0 when not known): the end of its pending wake-up.
-static __always_inline void switch_out(struct cpu_st *c, u64 in, struct task_st *p,
-				       struct task_struct *prev, struct task_struct *next,
-				       bool preempt, unsigned int prev_state)
+static __always_inline void switch_out(struct task_st *p, struct task_struct *prev,
+				       struct task_struct *next, struct task_st *n, bool preempt,
+				       unsigned int prev_state)
 {
 	u32 cpu = bpf_get_smp_processor_id();
 	if (cpu < 64)
 		p->cpus_lo |= 1ULL << cpu;
 	else if (cpu < 256)
 		p->cpus_hi[((cpu >> 6) - 1) % 3] |= 1ULL << (cpu & 63);
-	// A wake-up stamped after the task got the CPU came while it ran (it had not slept
-	// yet): no latency.
-	u64 w = p->woken;
-	if (w) {
-		p->woken = 0;
-		if (w <= in) {
-			u64 lat = in - w;
-			stage_put(c, p->slot, bucket(lat));
-			p->wakeups++;
-			if (lat > p->wake_max)
-				p->wake_max = lat;
-		}
-	}
 	// The kernel's own count: nivcsw is wait4's ru_nivcsw.
 	u64 niv = prev->nivcsw;
 	if (niv != p->nivcsw_seen) {
 		p->nivcsw_seen = niv;
-		preempted_by(p, next);
+		preempted_by(p, next, n);
 	}
 	if (prev_state == TASK_DEAD) {
 		fold(p, prev);
@@ -426,6 +423,24 @@ static __always_inline void switch_out(struct cpu_st *c, u64 in, struct task_st 
 	p->state = (preempt || prev_state == 0) ? STATE_RAN : STATE_ASLEEP;
 }
 
+// A followed task gets the CPU at `now`: the wake-up `w` (its last sched_wakeup, 0 if none)
+// ends here if it came while the task was asleep or new. A stamp left by a wake-up of a task
+// that had not slept yet, or was preempted, is older than its sleep: a real wake-up, which
+// always comes before the switch-in, overwrites it.
+static __always_inline void switch_in(struct cpu_st *c, struct task_st *n, u64 w, u64 now)
+{
+	if (!w || w > now || n->state == STATE_RAN)
+		return;
+	u64 lat = now - w;
+	stage_put(c, n->slot, bucket(lat));
+	n->wakeups++;
+	if (lat > n->wake_max)
+		n->wake_max = lat;
+}
+
+// `prev` leaves the CPU, `next` gets it. Each followed task's entry and row are found once,
+// at its switch-in: the CPU keeps the row for its switch-out, and the wake-up that ends at the
+// switch-in is in the entry.
 SEC("tp_btf/sched_switch")
 int schedlab_switch(u64 *ctx)
 {
@@ -437,21 +452,51 @@ int schedlab_switch(u64 *ctx)
 	struct cpu_st *c = bpf_map_lookup_elem(&cpus, &zero);
 	if (!c)
 		return 0;
-	u64 in = c->seen ? c->last : 0;
-	cpu_account(c, prev, next);
-	struct task_st *p = followed(prev);
+	u64 now = cpu_account(c, prev, next);
+	struct task_st *n = 0;
+	u64 w = 0;
+	u32 row = 0, next_pid = next->pid;
+	if (!(next->flags & PF_KTHREAD)) {
+		struct pid_st *e = bpf_map_lookup_elem(&pids, &next_pid);
+		if (e && e->row) {
+			row = e->row;
+			w = e->woken;
+			if (w)
+				e->woken = 0;
+			u32 r = row - 1;
+			n = bpf_map_lookup_elem(&task_rows, &r);
+		}
+	}
+	// `prev` got this CPU at the last switch here, unless that one was not seen (the first
+	// after attaching): then it is looked up.
+	struct task_st *p = 0;
+	if (c->cur_pid == (u32)prev->pid) {
+		if (c->cur_row) {
+			u32 r = c->cur_row - 1;
+			p = bpf_map_lookup_elem(&task_rows, &r);
+		}
+	} else {
+		p = followed(prev);
+	}
 	if (p)
-		switch_out(c, in, p, prev, next, preempt, prev_state);
+		switch_out(p, prev, next, n, preempt, prev_state);
+	c->cur_pid = next_pid;
+	c->cur_row = row;
+	if (n && now)
+		switch_in(c, n, w, now);
 	return 0;
 }
 
-// A wake-up of a followed task asleep (or new) starts its latency, at the enqueue: the
-// first one counts (a second, while it already runs, changes nothing).
+// A wake-up: its time, in the task's entry, for the switch-in that ends it. Kernel threads
+// are never followed; any other task's entry is written without reading it.
 static __always_inline void woken(struct task_struct *t)
 {
-	struct task_st *p = followed(t);
-	if (p && p->state != STATE_RAN && !p->woken)
-		p->woken = bpf_ktime_get_ns();
+	if (t->flags & PF_KTHREAD)
+		return;
+	u32 pid = t->pid;
+	struct pid_st *e = bpf_map_lookup_elem(&pids, &pid);
+	if (e)
+		e->woken = bpf_ktime_get_ns();
 }
 
 SEC("tp_btf/sched_wakeup")
@@ -499,7 +544,7 @@ int schedlab_fork(u64 *ctx)
 		return 0;
 	u32 r = __sync_fetch_and_add(&g->next_row, 1);
 	u32 key = child_pid;
-	u32 *entry = bpf_map_lookup_elem(&pids, &key);
+	struct pid_st *entry = bpf_map_lookup_elem(&pids, &key);
 	struct task_st *ct = r < g->max_rows ? bpf_map_lookup_elem(&task_rows, &r) : 0;
 	if (!entry || !ct) {
 		__sync_fetch_and_add(&g->lost_tasks, 1);
@@ -513,7 +558,8 @@ int schedlab_fork(u64 *ctx)
 	ct->start = now;
 	ct->pid = child_pid;
 	ct->live = 1;
-	*entry = r + 1;
+	entry->woken = 0;
+	entry->row = r + 1;
 	if (!pt)
 		a->root = root;
 	__sync_fetch_and_add(&a->tasks, 1);
