@@ -143,11 +143,22 @@ pub const MIGRATIONS: TraceFigure = TraceFigure {
 /// Median wake-up latency.
 pub const WAKEUP_P50: TraceFigure =
     wakeup("wakeup_p50", "wake-up p50 [us]", 0.5, |w| w.wakeup_p50_us);
+/// 90th percentile wake-up latency (from the worker's histogram).
+pub const WAKEUP_P90: TraceFigure =
+    wakeup("wakeup_p90", "wake-up p90 [us]", 0.9, |w| worker_quantile_us(w, 0.9));
 /// 99th percentile wake-up latency.
 pub const WAKEUP_P99: TraceFigure = TraceFigure {
     metric: Some("wake-up latency p99 [µs]"),
     ..wakeup("wakeup_p99", "wake-up p99 [us]", 0.99, |w| w.wakeup_p99_us)
 };
+/// 99.9th percentile wake-up latency (from the worker's histogram).
+pub const WAKEUP_P999: TraceFigure =
+    wakeup("wakeup_p999", "wake-up p99.9 [us]", 0.999, |w| worker_quantile_us(w, 0.999));
+
+/// Quantile `q` of one worker's wake-up latencies, µs, from its histogram.
+fn worker_quantile_us(w: &WorkerTrace, q: f64) -> Option<f64> {
+    merge(w.wakeup_hist.as_deref()).and_then(|h| quantile_us(&h, q))
+}
 /// The CPUs a worker ran on.
 pub const CPUS: TraceFigure = TraceFigure {
     name: "cpus",
@@ -174,7 +185,9 @@ pub const FIGURES: &[TraceFigure] = &[
     PREEMPTED_BY,
     MIGRATIONS,
     WAKEUP_P50,
+    WAKEUP_P90,
     WAKEUP_P99,
+    WAKEUP_P999,
     CPUS,
     LOST_EVENTS,
     UNTRACED_SWITCHES,
@@ -406,6 +419,22 @@ mod tests {
         let (r, t, groups) = s.example.as_ref().unwrap();
         assert_eq!((*r, t.workers.len()), (0, 3));
         assert_eq!(groups, &["main", "main", "bg"]);
+    }
+
+    #[test]
+    fn the_tail_of_the_wake_ups_reads_each_workers_histogram() {
+        // 1,000 wake-ups of 1 µs and 10 of 1 ms: p90 is 1 µs, p99.9 is 1 ms.
+        let mut values = vec![1_000; 1_000];
+        values.extend([1_000_000; 10]);
+        let w = WorkerTrace { wakeup_hist: Some(hist_of(&values)), ..Default::default() };
+        let at = |f: &TraceFigure| match f.reading {
+            Reading::Wakeup { worker, .. } => worker(&w).unwrap(),
+            _ => unreachable!(),
+        };
+        assert!((at(&WAKEUP_P90) - 1.0).abs() < 0.01, "{}", at(&WAKEUP_P90));
+        assert!((at(&WAKEUP_P999) - 1000.0).abs() < 1.0, "{}", at(&WAKEUP_P999));
+        let none = WorkerTrace::default();
+        assert!(worker_quantile_us(&none, 0.9).is_none(), "no wake-ups, no figure");
     }
 
     #[test]
