@@ -154,7 +154,7 @@ boot() {
   for n in 1 2; do
     log "booting $KVER under TCG (no KVM), $cpus vCPU(s)${append:+, $append}"
     rm -f "$dir/status"
-    PATH="$VENV/bin:$PATH:/usr/sbin:/sbin" timeout "${SCX_GUEST_TIMEOUT:-1800}" vng --run "$KDIR/vmlinuz" --disable-kvm --verbose \
+    PATH="$VENV/bin:$PATH:/usr/sbin:/sbin" timeout "${SCX_GUEST_TIMEOUT:-1800}" vng --run "$KDIR/vmlinuz" --disable-kvm --verbose "--qemu-opts=-accel tcg,thread=single" \
       --cpus "$cpus" --memory 2G ${append:+--append "$append"} --rwdir "$PWD/$OUT" --rodir "/boot=$CACHE/boot" \
       --exec "$command" >"$dir/guest.log" 2>&1 || true
     [ -e "$dir/status" ] && return 0

@@ -150,6 +150,13 @@ fn the_field_experiment_parses_and_check_names_a_missing_original() {
     let s = schedlab_spec::parse("experiments/field.toml", text).unwrap_or_else(|e| panic!("{e}"));
     let kinds: Vec<&str> = s.plan.cells.iter().map(|c| c.primary().workload.kind()).collect();
     assert_eq!(kinds, ["command", "messaging", "command", "pipe", "command", "schbench"]);
+    // The kernel's view: both schbench cells traced by the BPF observer.
+    let text = include_str!("../experiments/field-kernel.toml");
+    let s = schedlab_spec::parse("experiments/field-kernel.toml", text)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let kinds: Vec<&str> = s.plan.cells.iter().map(|c| c.primary().workload.kind()).collect();
+    assert_eq!(kinds, ["command", "schbench"]);
+    assert!(!s.plan.trace.is_off(), "{:?}", s.plan.trace);
     let lab = Lab::new();
     let spec = lab.spec(
         "m.toml",

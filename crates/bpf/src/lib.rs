@@ -51,7 +51,8 @@ const SPARE_SLOTS: u32 = 64;
 const TASKS_PER_WORKER: u32 = 8;
 const SPARE_ROWS: u32 = 4096;
 
-/// The kernel's largest pid plus one (`kernel.pid_max`): the `pids` map has an entry for each.
+/// The kernel's largest pid plus one (`kernel.pid_max`): the `pids` map has an entry for each
+/// (16 bytes: 512 KiB at the default 32,768, 64 MiB at systemd's 4,194,304).
 fn pid_max() -> u32 {
     std::fs::read_to_string("/proc/sys/kernel/pid_max")
         .ok()
