@@ -591,9 +591,11 @@ fn in_a_sched_ext_guest_dwcs_scx_decides_as_schedlab_policy_and_bpf_runs_only_th
 fn in_a_sched_ext_guest_dwcs_scx_overloaded_counts_violations_as_dwcs_status_showed_them() {
     let lab = guest_lab!("schedlab-scx");
     // U = 1.5, and even the windows' minimum demand is 3 x 0.5 x 3/4 = 1.125 of one CPU.
+    // 20 s: each `dwcs status` the test polls with starts the debug binary, which takes
+    // seconds in the guest (one TCG thread for both vCPUs).
     let spec = dwcs_scx_set(
         &lab,
-        8,
+        20,
         Some(
             "tasks = [\n  { c_ms = 100, t_ms = 200, x = 1, y = 4 },\n  { c_ms = 100, t_ms = 200, x = 1, y = 4 },\n  { c_ms = 100, t_ms = 200, x = 1, y = 4 },\n]\n",
         ),

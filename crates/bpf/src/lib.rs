@@ -42,6 +42,9 @@ pub const PROGRAMS: [(&str, &str); 4] = [
     ("schedlab_wakeup_new", "sched_wakeup_new"),
 ];
 
+/// The programs that time wake-ups, attached only when asked.
+const WAKEUP_PROGRAMS: [&str; 2] = ["schedlab_wakeup", "schedlab_wakeup_new"];
+
 /// Trees beyond the workers a cell's engine may create while observed (dispatchers,
 /// helpers): each takes a slot.
 const SPARE_SLOTS: u32 = 64;
@@ -163,6 +166,8 @@ struct ProgConfig {
     max_rows: u32,
     next_row: u32,
     lost_tasks: u32,
+    wakeups: u32,
+    pad: u32,
 }
 
 // SAFETY: plain repr(C) structs of integers, any bit pattern valid, no padding holes read.
@@ -186,6 +191,8 @@ struct PerCpu {
     /// The task switched to last, and its row + 1.
     cur_pid: u32,
     cur_row: u32,
+    wakeups: u32,
+    pad2: u32,
 }
 
 /// The CLOCK_MONOTONIC time, ns (the programs' bpf_ktime_get_ns).
@@ -221,8 +228,10 @@ pub struct Observer {
 
 impl Observer {
     /// Loads the programs, relocated against the BTF at `btf`, with room for `workers`
-    /// workers, and attaches them; the window starts now.
-    pub fn start(btf: &Path, workers: usize) -> Result<Observer, BpfError> {
+    /// workers, and attaches them; the window starts now. The wake-up programs are attached
+    /// only with `wakeups`: without them the figures have no wake-up latencies, and the
+    /// switch costs less (docs/BENCHMARKS.md).
+    pub fn start(btf: &Path, workers: usize, wakeups: bool) -> Result<Observer, BpfError> {
         if let Some(why) = unavailable(btf) {
             return Err(BpfError::Unavailable(why));
         }
@@ -247,6 +256,7 @@ impl Observer {
             max_slots: slots,
             max_rows: rows,
             window_start: start_ns,
+            wakeups: wakeups as u32,
             ..Default::default()
         };
         let mut map: Array<_, ProgConfig> =
@@ -258,6 +268,9 @@ impl Observer {
             let prog: &mut BtfTracePoint = program(&mut observer.ebpf, name)?;
             let what = format!("loading {name} for {tracepoint}");
             prog.load(tracepoint, &kernel).map_err(|e| bpf_err(&what)(Box::new(e)))?;
+            if !wakeups && WAKEUP_PROGRAMS.contains(&name) {
+                continue;
+            }
             let link = prog
                 .attach()
                 .map_err(|e| bpf_err(&format!("attaching {name} to {tracepoint}"))(Box::new(e)))?;

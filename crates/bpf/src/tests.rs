@@ -32,32 +32,46 @@ fn a_child_observed_in_the_kernel_agrees_with_wait4() {
         return skip(why);
     }
     let _one = OBSERVING.lock().unwrap_or_else(|e| e.into_inner());
-    let mut obs = Observer::start(Path::new(KERNEL_BTF), 2).expect("the observer starts");
-    // Spin, sleep (wake-ups), fork (a child counted with it), yield to each other.
-    let (pid, ru) = run_child(
-        "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done; sleep 0.02; sleep 0.01; \
-         (j=0; while [ $j -lt 5000 ]; do j=$((j+1)); done) & wait",
-    );
-    obs.register(pid, Role::Worker).unwrap();
-    let t = obs.finish(&[pid]).expect("the observer's figures");
-    let w = &t.workers[0];
-    let cost = t.observer.as_ref().unwrap();
-    eprintln!(
-        "observed: {w:?}\ncost: {:.1} ns/event over {} events ({:.0}/s)",
-        cost.ns_per_event, cost.events, cost.events_per_s
-    );
-    assert_eq!(w.pid, pid);
-    assert!(w.tasks >= 4, "sh, two sleeps, a subshell: {}", w.tasks);
-    assert_eq!(w.involuntary, ru.ru_nivcsw as u64, "nivcsw");
-    assert_eq!(w.preempted_by.total(), w.involuntary);
-    let cpu = tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
-    assert!((w.run_s - cpu).abs() <= (cpu * 0.01).max(0.002), "run {} against {cpu}", w.run_s);
-    assert!(w.wakeups >= 3, "at least the sleeps' wake-ups: {}", w.wakeups);
-    assert!(w.wakeup_p50_us.is_some() && w.wakeup_max_us >= w.wakeup_p99_us);
-    assert!(w.blocked_s >= 0.025, "it slept 30 ms: {}", w.blocked_s);
-    assert!(!w.cpus.is_empty());
-    assert!(cost.events > 0 && cost.programs.len() == PROGRAMS.len());
-    assert!(t.cpus.iter().all(|c| (c.busy_s + c.idle_s - t.span_s).abs() < 0.001), "{:?}", t.cpus);
+    // With and without the wake-up programs: everything else is the same.
+    for wakeups in [true, false] {
+        let mut obs =
+            Observer::start(Path::new(KERNEL_BTF), 2, wakeups).expect("the observer starts");
+        // Spin, sleep (wake-ups), fork (a child counted with it), yield to each other.
+        let (pid, ru) = run_child(
+            "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done; sleep 0.02; sleep 0.01; \
+             (j=0; while [ $j -lt 5000 ]; do j=$((j+1)); done) & wait",
+        );
+        obs.register(pid, Role::Worker).unwrap();
+        let t = obs.finish(&[pid]).expect("the observer's figures");
+        let w = &t.workers[0];
+        let cost = t.observer.as_ref().unwrap();
+        eprintln!(
+            "observed (wake-ups timed: {wakeups}): {w:?}\ncost: {:.1} ns/event over {} events ({:.0}/s)",
+            cost.ns_per_event, cost.events, cost.events_per_s
+        );
+        assert_eq!(w.pid, pid);
+        assert!(w.tasks >= 4, "sh, two sleeps, a subshell: {}", w.tasks);
+        assert_eq!(w.involuntary, ru.ru_nivcsw as u64, "nivcsw");
+        assert_eq!(w.preempted_by.total(), w.involuntary);
+        let cpu = tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
+        assert!((w.run_s - cpu).abs() <= (cpu * 0.01).max(0.002), "run {} against {cpu}", w.run_s);
+        let woken = cost.programs.iter().filter(|p| p.name.starts_with("sched_wakeup"));
+        if wakeups {
+            assert!(w.wakeups >= 3, "at least the sleeps' wake-ups: {}", w.wakeups);
+            assert!(w.wakeup_p50_us.is_some() && w.wakeup_max_us >= w.wakeup_p99_us);
+        } else {
+            assert_eq!((w.wakeups, w.wakeup_p50_us), (0, None), "no wake-up timed");
+            assert!(woken.clone().all(|p| p.run_cnt == 0), "{:?}", cost.programs);
+        }
+        assert!(w.blocked_s >= 0.025, "it slept 30 ms: {}", w.blocked_s);
+        assert!(!w.cpus.is_empty());
+        assert!(cost.events > 0 && cost.programs.len() == PROGRAMS.len());
+        assert!(
+            t.cpus.iter().all(|c| (c.busy_s + c.idle_s - t.span_s).abs() < 0.001),
+            "{:?}",
+            t.cpus
+        );
+    }
     // The kernel frees a program once its last descriptor closes, after a grace period.
     let gone = (0..100).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(20));
@@ -154,7 +168,7 @@ fn a_ping_pong_on_one_cpu_times_every_wake_up_and_counts_the_kernels_sleeps() {
     let cpu = (0..libc::CPU_SETSIZE as usize).find(|&c| unsafe { libc::CPU_ISSET(c, &allowed) });
     let (ready, hold) = (pipe(), pipe());
     const ROUNDS: u32 = 2000;
-    let mut obs = Observer::start(Path::new(KERNEL_BTF), 1).expect("the observer starts");
+    let mut obs = Observer::start(Path::new(KERNEL_BTF), 1, true).expect("the observer starts");
     let pid = fork_ping_pong(cpu.expect("a CPU this test may use"), ROUNDS, ready[1], hold);
     obs.register(pid, Role::Worker).unwrap();
     let mut pids = [0i32; 2];
@@ -202,7 +216,7 @@ fn a_missing_btf_is_named() {
     let why = unavailable(Path::new("/nonexistent/btf/vmlinux")).unwrap();
     assert!(why.contains("/nonexistent/btf/vmlinux") && why.contains("BTF"), "{why}");
     assert!(matches!(
-        Observer::start(Path::new("/nonexistent/btf/vmlinux"), 1),
+        Observer::start(Path::new("/nonexistent/btf/vmlinux"), 1, true),
         Err(BpfError::Unavailable(_))
     ));
 }

@@ -4,11 +4,14 @@
 // create): each child of the engine roots a tree of tasks (a worker, its threads and
 // children) whose figures are added up in one slot of `aggs`. Four programs: the fork that
 // makes a task followed, the switch, and the two wake-ups (sched_wakeup, sched_wakeup_new)
-// that start a wake-up's latency. Each pid has an entry in `pids`: the row + 1 of the
-// followed task that has it (its own row in `task_rows`), and its last wake-up's time. The
-// switch finds the entry and row of the task it switches to, once: the CPU keeps the row for
-// that task's switch-out, and a wake-up latency runs from the entry's stamp to that switch-in.
-// A wake-up writes its stamp without reading anything. Array reads, dense for a cell's tasks,
+// that start a wake-up's latency, attached only when user space asks for wake-ups to be
+// timed (`config.wakeups`). Each pid has an entry in `pids`: the row + 1 of the followed
+// task that has it (its own row in `task_rows`), and its last wake-up's time. Timing
+// wake-ups, the switch finds the entry and row of the task it switches to, once: the CPU
+// keeps the row for that task's switch-out, and a wake-up latency runs from the entry's stamp
+// to that switch-in. Otherwise it looks up only the task leaving. A wake-up writes its stamp
+// without reading anything; only switches to or from the idle task read the clock, besides
+// the switch-ins that end a wake-up. Array reads, dense for a cell's tasks,
 // where task storage costs a chain of cache misses and a helper call per event. A task's
 // figures stay in its row and join its slot once, at its last switch; everything the kernel
 // counts itself (on-CPU time, runnable wait, switches, migrations) is read from the task
@@ -75,6 +78,8 @@ struct config {
 	u32 max_rows;
 	u32 next_row;
 	u32 lost_tasks; // followed tasks given no row (rows or pids exhausted)
+	u32 wakeups;    // 1: the wake-up programs are attached, and wake-ups are timed
+	u32 pad;
 };
 
 // One followed task's row: what the kernel does not count for it, until its last switch
@@ -132,7 +137,7 @@ struct agg {
 // the window began (busy is the rest), the time of its last switch timed, and its staged
 // wake-up latencies. One lookup per switch finds all of it.
 struct cpu_st {
-	u64 last;     // its last switch timed: the switch-in of the task on it, unless a kernel thread
+	u64 last;     // its last switch to or from the idle task (the window's start before one)
 	u64 busy;
 	u64 idle;
 	u32 cur_idle;
@@ -142,6 +147,8 @@ struct cpu_st {
 	u32 e[STAGE];
 	u32 cur_pid;  // the task it switched to last, and that task's row + 1 (0: not followed)
 	u32 cur_row;
+	u32 wakeups;  // the configuration's, read at its first switch
+	u32 pad2;
 };
 
 struct {
@@ -297,21 +304,22 @@ static __always_inline struct config *cfg(void)
 	return bpf_map_lookup_elem(&config, &zero);
 }
 
-// The switch's time, into the CPU's busy or idle time, and kept as the switch-in of `next`;
-// 0 when not timed. A switch from a task to a kernel thread other than the idle task is not
-// timed: nobody's wake-up ends there, and both sides are busy time.
+// The CPU's busy and idle time: only a switch to or from the idle task is timed (`last`
+// is the latest), so a switch between two tasks costs no clock read. Returns the time read,
+// 0 when none was.
 static __always_inline u64 cpu_account(struct cpu_st *c, struct task_struct *prev,
 				       struct task_struct *next)
 {
-	bool from_idle = prev->pid == 0, to_idle = next->pid == 0;
-	if (!from_idle && !to_idle && (next->flags & PF_KTHREAD))
-		return 0;
-	u64 now = bpf_ktime_get_ns();
 	if (!c->seen) {
 		struct config *g = cfg();
 		c->seen = 1;
-		c->last = g ? g->window_start : now;
+		c->last = g ? g->window_start : 0;
+		c->wakeups = g ? g->wakeups : 0;
 	}
+	bool from_idle = prev->pid == 0, to_idle = next->pid == 0;
+	if (!from_idle && !to_idle)
+		return 0;
+	u64 now = bpf_ktime_get_ns();
 	u64 d = now > c->last ? now - c->last : 0;
 	if (from_idle)
 		c->idle += d;
@@ -323,14 +331,16 @@ static __always_inline u64 cpu_account(struct cpu_st *c, struct task_struct *pre
 }
 
 // Who took the CPU from a followed task at an involuntary switch-out: `next`, whose row is
-// `n` when it is followed.
+// `n` when it is followed (looked up here unless `looked`).
 static __always_inline void preempted_by(struct task_st *p, struct task_struct *next,
-					 struct task_st *n)
+					 struct task_st *n, bool looked)
 {
 	if (next->pid == 0 || (next->flags & PF_KTHREAD)) {
 		p->by_kernel++;
 		return;
 	}
+	if (!looked)
+		n = followed(next);
 	if (n) {
 		if (n->role == ROLE_UNKNOWN) {
 			u32 *r = bpf_map_lookup_elem(&roles, &n->root);
@@ -402,8 +412,8 @@ static __always_inline void fold(struct task_st *p, struct task_struct *prev)
 }
 
 static __always_inline void switch_out(struct task_st *p, struct task_struct *prev,
-				       struct task_struct *next, struct task_st *n, bool preempt,
-				       unsigned int prev_state)
+				       struct task_struct *next, struct task_st *n, bool looked,
+				       bool preempt, unsigned int prev_state)
 {
 	u32 cpu = bpf_get_smp_processor_id();
 	if (cpu < 64)
@@ -414,7 +424,7 @@ static __always_inline void switch_out(struct task_st *p, struct task_struct *pr
 	u64 niv = prev->nivcsw;
 	if (niv != p->nivcsw_seen) {
 		p->nivcsw_seen = niv;
-		preempted_by(p, next, n);
+		preempted_by(p, next, n, looked);
 	}
 	if (prev_state == TASK_DEAD) {
 		fold(p, prev);
@@ -429,7 +439,7 @@ static __always_inline void switch_out(struct task_st *p, struct task_struct *pr
 // always comes before the switch-in, overwrites it.
 static __always_inline void switch_in(struct cpu_st *c, struct task_st *n, u64 w, u64 now)
 {
-	if (!w || w > now || n->state == STATE_RAN)
+	if (w > now)
 		return;
 	u64 lat = now - w;
 	stage_put(c, n->slot, bucket(lat));
@@ -453,6 +463,14 @@ int schedlab_switch(u64 *ctx)
 	if (!c)
 		return 0;
 	u64 now = cpu_account(c, prev, next);
+	// Without the wake-up programs nothing happens at a switch-in: the task leaving is looked
+	// up (and the one arriving only if it preempted a followed task).
+	if (!c->wakeups) {
+		struct task_st *p = followed(prev);
+		if (p)
+			switch_out(p, prev, next, 0, false, preempt, prev_state);
+		return 0;
+	}
 	struct task_st *n = 0;
 	u64 w = 0;
 	u32 row = 0, next_pid = next->pid;
@@ -479,11 +497,11 @@ int schedlab_switch(u64 *ctx)
 		p = followed(prev);
 	}
 	if (p)
-		switch_out(p, prev, next, n, preempt, prev_state);
+		switch_out(p, prev, next, n, true, preempt, prev_state);
 	c->cur_pid = next_pid;
 	c->cur_row = row;
-	if (n && now)
-		switch_in(c, n, w, now);
+	if (n && w && n->state != STATE_RAN)
+		switch_in(c, n, w, now ? now : bpf_ktime_get_ns());
 	return 0;
 }
 

@@ -135,6 +135,20 @@ pub struct Tracing<'a> {
     pub bpf: bool,
 }
 
+/// Whether the BPF observer times the cell's wake-ups: for the field's benchmarks, native or
+/// parsed (wake-ups are what they measure), and beside a timeline; other cells go without
+/// the two wake-up programs and their cost (docs/BENCHMARKS.md, "The BPF observer's cost").
+fn times_wakeups(cell: &Cell, t: &Tracing) -> bool {
+    use schedlab_plan::Workload as W;
+    t.tracefs.is_some()
+        || cell.groups.iter().any(|g| {
+            matches!(
+                g.workload,
+                W::Messaging(_) | W::Pipe(_) | W::Schbench(_) | W::Command { parse: Some(_), .. }
+            )
+        })
+}
+
 /// Runs one cell repetition.
 pub fn run_cell(
     cx: &mut CellCtx,
@@ -173,7 +187,11 @@ pub fn run_cell(
     };
     // The trace covers the workers' whole lives (fork to reap), as wait4's accounting does.
     let mut observer = match cx.trace.filter(|t| t.bpf) {
-        Some(_) => match schedlab_bpf::Observer::start(&schedlab_bpf::kernel_btf(), n) {
+        Some(t) => match schedlab_bpf::Observer::start(
+            &schedlab_bpf::kernel_btf(),
+            n,
+            times_wakeups(cell, &t),
+        ) {
             Ok(o) => Some(o),
             Err(e) => {
                 return Ok(failed(
