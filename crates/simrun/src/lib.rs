@@ -161,6 +161,7 @@ pub mod demand;
 pub mod gantt;
 pub mod knobs;
 pub mod model;
+pub mod overheads;
 mod params;
 pub mod record;
 pub mod rt;
