@@ -10,11 +10,14 @@
 //! `schedlab calibrate`): release latency 37 us, switch 2.7 us, release interrupt 15 us, a
 //! tick of 21 us every 810 us. Each set is simulated from a synchronous release over
 //! [`HORIZON`] (its hyperperiod if shorter) under the twin's scheduler.
+//!
+//! A second test makes the overheads large beside small random sets, where an unsafe twin
+//! would show at once, for the uniprocessor twins and the partitioned ones on two CPUs.
 
 use schedlab_plan::{GenSpec, PeriodChoice, TaskParams, UtilisationMeasure};
 use schedlab_policy::PolicySpec;
 use schedlab_schedulability::{test, Overheads, Task, TESTS};
-use schedlab_sim::{simulate, SimConfig, TaskSpec};
+use schedlab_sim::{simulate, Mapping, SimConfig, TaskSpec};
 use schedlab_simrun::overheads::{costs, overheads, with_overheads};
 use schedlab_simrun::Params;
 
@@ -64,16 +67,27 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
-/// Whether `policy` meets every deadline of `tasks` under the model `p`.
-fn simulated_ok(tasks: &[TaskParams], policy: PolicySpec, p: &Params) -> bool {
+/// Whether `policy` on `cpus` CPUs, tasks placed by `mapping`, meets every deadline of
+/// `tasks` under the model `p`, simulated over their hyperperiod or `most` if shorter.
+fn simulated_ok(
+    tasks: &[Task],
+    policy: PolicySpec,
+    mapping: Mapping,
+    p: &Params,
+    most: u64,
+) -> bool {
     let specs: Vec<TaskSpec> = tasks
         .iter()
         .enumerate()
-        .map(|(i, t)| TaskSpec::periodic(format!("t{i}"), t.c_ns, t.t_ns))
+        .map(|(i, t)| TaskSpec::periodic(format!("t{i}"), t.wcet, t.period).deadline(t.deadline))
         .collect();
-    let hyperperiod = tasks.iter().fold(1, |h, t| (h / gcd(h, t.t_ns)).saturating_mul(t.t_ns));
-    let config = SimConfig { costs: costs(p), ..SimConfig::new(1, policy) }
-        .with_horizon(hyperperiod.min(HORIZON))
+    let hyperperiod = tasks.iter().fold(1, |h, t| (h / gcd(h, t.period)).saturating_mul(t.period));
+    let cpus = match &mapping {
+        Mapping::Partitioned(cpu_of_task) => cpu_of_task.iter().max().map_or(1, |c| c + 1),
+        Mapping::Global => 1,
+    };
+    let config = SimConfig { costs: costs(p), mapping, ..SimConfig::new(cpus, policy) }
+        .with_horizon(hyperperiod.min(most))
         .recording(false, false);
     simulate(&config, &specs).expect("a valid set").total_misses() == 0
 }
@@ -132,11 +146,12 @@ fn no_set_a_twin_accepts_misses_with_the_calibrated_costs_and_the_twins_accept_m
     for i in 0..SETS {
         let params = set(i);
         let tasks: Vec<Task> = params.iter().map(|t| Task::new(t.c_ns, t.t_ns)).collect();
+        let ok = |policy| simulated_ok(&tasks, policy, Mapping::Global, &p, HORIZON);
         let u: f64 = params.iter().map(|t| t.c_ns as f64 / t.t_ns as f64).sum();
         let mut simulated: Vec<(PolicySpec, bool)> = Vec::new();
         for (twin, tally) in twins.iter().zip(&mut tallies) {
             let policy = scheduler(twin.name);
-            let ok = once(&mut simulated, policy.clone(), || simulated_ok(&params, policy, &p));
+            let ok = once(&mut simulated, policy.clone(), || ok(policy));
             let yes = (twin.run)(&tasks, 1, &charged).schedulable();
             let plain = test(twin.plain_name()).expect("every twin has its plain test");
             tally.accepted += u32::from(yes);
@@ -186,54 +201,50 @@ impl Rng {
     }
 }
 
+/// A random small set for `cpus` CPUs: 1 to 5 tasks a CPU, periods of 200 to 1,200 units,
+/// C of 100 up, the load around `cpus` (most sets between 0.6 and 1.2 of it), deadlines at
+/// the periods or constrained.
+fn small_set(rng: &mut Rng, cpus: u64) -> Vec<Task> {
+    const PERIODS: [u64; 8] = [2, 3, 4, 5, 6, 8, 10, 12];
+    let n = rng.range(cpus, 5 * cpus);
+    let implicit = rng.range(0, 1) == 0;
+    (0..n)
+        .map(|_| {
+            let period = PERIODS[rng.range(0, 7) as usize];
+            let wcet = rng.range(1, (2 * cpus * period).div_ceil(n).min(period));
+            let deadline = if implicit { period } else { rng.range(wcet, period) };
+            Task::new(wcet * 100, period * 100).deadline(deadline * 100)
+        })
+        .collect()
+}
+
+/// Random overheads large beside a small set: a release latency up to 60, switches up to
+/// 20, release interrupts up to 20 and a tick up to 20 every 50 to 400, each 0 half of the time.
+fn small_overheads(rng: &mut Rng) -> Overheads {
+    let mut some = |most: u64| if rng.range(0, 1) == 0 { rng.range(1, most) } else { 0 };
+    let o = Overheads {
+        release_latency: some(60),
+        context_switch: some(20),
+        release: some(20),
+        tick: some(20),
+        ..Overheads::default()
+    };
+    Overheads { tick_period: if o.tick > 0 { rng.range(50, 400) } else { 0 }, ..o }
+}
+
 #[test]
 fn with_overheads_large_beside_the_tasks_no_set_a_twin_accepts_misses() {
-    // The calibrated figures are small beside tasks of milliseconds; here they are not: 1 to
-    // 5 tasks with periods of 200 to 1,200 units and C of 100 up, a release latency up to 60,
-    // switches up to 20, release interrupts up to 20 and a tick up to 20 every 50 to 400,
-    // each figure 0 half of the time; deadlines at the periods or constrained; 12,000 sets
-    // (60,000 passed once, 2 s in debug). Over the
-    // hyperperiod (at most 12,000), from a synchronous release.
-    const PERIODS: [u64; 8] = [2, 3, 4, 5, 6, 8, 10, 12];
+    // The calibrated figures are small beside tasks of milliseconds; here they are not.
+    // 12,000 sets on one CPU (60,000 passed once, 2 s in debug) under each uniprocessor twin,
+    // 3,000 on two under each partitioned twin, each CPU's tasks under their own scheduler.
+    // Over the hyperperiod (at most 12,000 units), from a synchronous release.
     let mut rng = Rng(0x40);
     let twins = twins();
     let mut accepted = vec![0u32; twins.len()];
     for _ in 0..SETS * 4 {
-        let n = rng.range(1, 5);
-        let implicit = rng.range(0, 1) == 0;
-        let tasks: Vec<Task> = (0..n)
-            .map(|_| {
-                let period = PERIODS[rng.range(0, 7) as usize];
-                let wcet = rng.range(1, (2 * period).div_ceil(n).min(period));
-                let deadline = if implicit { period } else { rng.range(wcet, period) };
-                Task::new(wcet * 100, period * 100).deadline(deadline * 100)
-            })
-            .collect();
-        let mut some = |most: u64| if rng.range(0, 1) == 0 { rng.range(1, most) } else { 0 };
-        let o = Overheads {
-            release_latency: some(60),
-            context_switch: some(20),
-            release: some(20),
-            tick: some(20),
-            tick_period: 0,
-            ..Overheads::default()
-        };
-        let o = Overheads { tick_period: if o.tick > 0 { rng.range(50, 400) } else { 0 }, ..o };
+        let tasks = small_set(&mut rng, 1);
+        let o = small_overheads(&mut rng);
         let p = with_overheads(Params::new(1, 1.0, 0, 0), &o, None);
-        let specs: Vec<TaskSpec> = tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                TaskSpec::periodic(format!("t{i}"), t.wcet, t.period).deadline(t.deadline)
-            })
-            .collect();
-        let hyperperiod = tasks.iter().fold(1, |h, t| h / gcd(h, t.period) * t.period);
-        let ok = |policy: PolicySpec| {
-            let config = SimConfig { costs: costs(&p), ..SimConfig::new(1, policy) }
-                .with_horizon(hyperperiod)
-                .recording(false, false);
-            simulate(&config, &specs).expect("a valid set").total_misses() == 0
-        };
         let mut simulated: Vec<(PolicySpec, bool)> = Vec::new();
         for (k, twin) in twins.iter().enumerate() {
             if !(twin.run)(&tasks, 1, &overheads(&p)).schedulable() {
@@ -241,15 +252,32 @@ fn with_overheads_large_beside_the_tasks_no_set_a_twin_accepts_misses() {
             }
             accepted[k] += 1;
             let policy = scheduler(twin.name);
+            let ok = |q| simulated_ok(&tasks, q, Mapping::Global, &p, u64::MAX);
             let met = once(&mut simulated, policy.clone(), || ok(policy));
-            assert!(
-                met,
-                "{} accepts {tasks:?} under {o:?}: {:?} misses",
-                twin.name,
-                scheduler(twin.name)
-            );
+            assert!(met, "{} accepts {tasks:?} under {o:?} and misses", twin.name);
         }
     }
-    eprintln!("accepted per twin: {accepted:?}");
+    eprintln!("accepted per uniprocessor twin: {accepted:?}");
     assert!(accepted.iter().all(|&a| a > SETS / 10), "accepted per twin: {accepted:?}");
+    let parted: Vec<_> = TESTS.iter().filter(|t| t.overheads && !t.uniprocessor).collect();
+    assert_eq!(parted.len(), 4, "ffd and wfd, edf and dm");
+    let mut accepted = vec![0u32; parted.len()];
+    for _ in 0..SETS {
+        let tasks = small_set(&mut rng, 2);
+        let o = small_overheads(&mut rng);
+        let p = with_overheads(Params::new(2, 1.0, 0, 0), &o, None);
+        for (k, twin) in parted.iter().enumerate() {
+            let out = (twin.run)(&tasks, 2, &overheads(&p));
+            if !out.schedulable() {
+                continue;
+            }
+            accepted[k] += 1;
+            let policy = if twin.name.contains("-dm") { PolicySpec::Dm } else { PolicySpec::Edf };
+            let mapping = Mapping::Partitioned(out.cpu_of_task);
+            let met = simulated_ok(&tasks, policy, mapping, &p, u64::MAX);
+            assert!(met, "{} accepts {tasks:?} under {o:?} and misses", twin.name);
+        }
+    }
+    eprintln!("accepted per partitioned twin: {accepted:?}");
+    assert!(accepted.iter().all(|&a| a > SETS / 20), "accepted per twin: {accepted:?}");
 }
