@@ -388,18 +388,10 @@ fn a_set_under_fifo_runs_each_task_at_its_own_priority() {
 /// under edf.
 #[test]
 fn calibrated_costs_hold_up_a_fifo_set_and_not_the_dispatchers() {
-    let plan = plan(
-        r#"[matrix]
-workload = ["set"]
-scheduler = ["fifo-rm", "edf"]
-[workloads.set]
-kind = "periodic"
-duration_s = 0.02
-quantum_ms = 1
-work_fraction = 1.0
-tasks = [{ c_ms = 2, t_ms = 10 }]
-"#,
-    );
+    let set = r#"{ kind = "periodic", duration_s = 0.02, quantum_ms = 1, tasks = [{ c_ms = 2, t_ms = 10 }], work_fraction = 1.0 }"#;
+    let plan = plan(&format!(
+        "workloads.set = {set}\n[matrix]\nworkload = [\"set\"]\nscheduler = [\"fifo-rm\", \"edf\"]\n"
+    ));
     let o = schedlab_schedulability::Overheads {
         release_latency: MS / 10,
         tick: MS / 10,
