@@ -380,3 +380,29 @@ fn a_set_under_fifo_runs_each_task_at_its_own_priority() {
     // The same tasks under fifo-rm ignore the priorities: T1, the shorter period, first.
     assert_eq!(outcomes(&tasks(&sim_key(&plan, "set/fifo-rm/n2", &p))), vec![(6, 6, 0), (4, 2, 2)]);
 }
+
+/// The calibrated costs (`simulate --calibrated`) reach a set the kernel schedules, and not
+/// one the live dispatcher runs in whole quanta. One task C = 2 ms, T = 10 ms; a release
+/// latency of 0.1 ms and a tick of 0.1 ms every 1 ms: the tick [0, 0.1), the job ready at 0.1
+/// runs [0.1, 1), [1.1, 2) and [2.1, 2.3) between ticks: R = 2.3 ms under fifo-rm, 2 ms
+/// under edf.
+#[test]
+fn calibrated_costs_hold_up_a_fifo_set_and_not_the_dispatchers() {
+    let set = r#"{ kind = "periodic", duration_s = 0.02, quantum_ms = 1, tasks = [{ c_ms = 2, t_ms = 10 }], work_fraction = 1.0 }"#;
+    let plan = plan(&format!(
+        "workloads.set = {set}\n[matrix]\nworkload = [\"set\"]\nscheduler = [\"fifo-rm\", \"edf\"]\n"
+    ));
+    let o = schedlab_schedulability::Overheads {
+        release_latency: MS / 10,
+        tick: MS / 10,
+        tick_period: MS,
+        ..Default::default()
+    };
+    let p = schedlab_simrun::overheads::with_overheads(params(1), &o, Some(7));
+    let rm = sim_key(&plan, "set/fifo-rm/n1", &p);
+    assert_eq!(tasks(&rm)[0].response_max_ns, Some(2_300_000));
+    let model = rm.samples[0].extra.sim.as_ref().expect("a simulated sample").model.clone();
+    assert_eq!(model.calibration, Some(7), "the stored model names its calibration");
+    let edf = sim_key(&plan, "set/edf/n1", &p);
+    assert_eq!(tasks(&edf)[0].response_max_ns, Some(2 * MS));
+}

@@ -72,6 +72,9 @@ pub struct Args {
     /// (default: the idle exit measured on the development machine).
     #[arg(long, allow_negative_numbers = true)]
     pub wakeup_us: Option<f64>,
+    /// Charge the costs `schedlab calibrate` measured (calibration ID, default the newest): switch, release latency, release and tick interrupts.
+    #[arg(long, value_name = "ID", num_args = 0..=1)]
+    pub calibrated: Option<Option<i64>>,
     /// Store cells that cannot be simulated (e.g. command workloads) as failed instead of refusing the file.
     #[arg(long)]
     pub skip_unsupported: bool,
@@ -121,6 +124,7 @@ fn model_flags(a: &Args) -> ModelFlags {
         ipc_call_us: a.ipc_call_us,
         wakeup_us: a.wakeup_us,
         every_cycle: a.every_cycle,
+        calibrated: a.calibrated,
     }
 }
 
@@ -161,7 +165,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let gantt = gantt_request(&a, plan)?;
     let demands = a.demand_from.map(|run| measured_demands(db, plan, run)).transpose()?;
     let mut notes = Vec::new();
-    let p = model_flags(&a).params(plan, &environment, demands.as_ref(), &mut notes)?;
+    let p = model_flags(&a).params(db, plan, &environment, demands.as_ref(), &mut notes)?;
     if let Some(t) = &plan.adaptive {
         notes.push(format!(
             "repetitions = {}: each cell is simulated min = {} times (the simulation is deterministic: more would repeat its figures)",

@@ -77,6 +77,26 @@ pub struct Params {
     /// simulated (the result is the same; `sim::SimConfig::skip_cycles`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub every_cycle: bool,
+    /// Delay from a periodic job's arrival until it is ready (`sim::Costs::release_latency`).
+    /// This and the next three are 0 unless calibrated, and stored only when not 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub release_latency_ns: Duration,
+    /// CPU a periodic job's release interrupt takes at its arrival (`sim::Costs::release`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub release_irq_ns: Duration,
+    /// CPU each tick takes on every CPU (`sim::Costs::tick`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tick_ns: Duration,
+    /// The tick's period (0: no tick).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tick_period_ns: Duration,
+    /// The stored calibration (`schedlab calibrate`) the costs came from, if they did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<i64>,
+}
+
+fn is_zero(v: &Duration) -> bool {
+    *v == 0
 }
 
 fn ipc_call() -> Duration {
@@ -121,6 +141,11 @@ impl Params {
             rt_share: 0.95,
             demand_from_run: None,
             every_cycle: false,
+            release_latency_ns: 0,
+            release_irq_ns: 0,
+            tick_ns: 0,
+            tick_period_ns: 0,
+            calibration: None,
         }
     }
 
@@ -130,6 +155,11 @@ impl Params {
         self.switch_cost_ns = 0;
         self.migration_cost_ns = 0;
         self.wakeup_ns = 0;
+        self.release_latency_ns = 0;
+        self.release_irq_ns = 0;
+        self.tick_ns = 0;
+        self.tick_period_ns = 0;
+        self.calibration = None;
         self
     }
 
@@ -156,6 +186,9 @@ impl Params {
         if !(self.rt_share.is_finite() && self.rt_share > 0.0 && self.rt_share <= 1.0) {
             return Err(ParamError::RtShare(self.rt_share));
         }
+        if self.tick_ns > 0 && self.tick_ns >= self.tick_period_ns {
+            return Err(ParamError::Tick { tick: self.tick_ns, period: self.tick_period_ns });
+        }
         Ok(())
     }
 
@@ -173,14 +206,28 @@ impl Params {
             Some(run) => format!("CPU demand per worker: its work CPU in measured run {run}"),
             None => format!("CPU demand: {:.3} ns per pi iteration", self.ns_per_iteration),
         };
+        let us = |ns: Duration| ns as f64 / 1e3;
+        let interrupts = if self.release_latency_ns + self.release_irq_ns + self.tick_ns > 0 {
+            format!(
+                ", release latency {} us, release interrupt {} us, tick {} us every {} us",
+                us(self.release_latency_ns),
+                us(self.release_irq_ns),
+                us(self.tick_ns),
+                us(self.tick_period_ns)
+            )
+        } else {
+            String::new()
+        };
+        let calibration =
+            self.calibration.map(|id| format!(" (calibration {id})")).unwrap_or_default();
         format!(
-            "{} CPUs, rr quantum {} ms, fair slice {} us, switch {} us, migration {} us, setup {} us; {demand}",
+            "{} CPUs, rr quantum {} ms, fair slice {} us, switch {} us, migration {} us{interrupts}{calibration}, setup {} us; {demand}",
             self.cpus,
             self.rr_quantum_ns as f64 / 1e6,
-            self.fair_slice_ns as f64 / 1e3,
-            self.switch_cost_ns as f64 / 1e3,
-            self.migration_cost_ns as f64 / 1e3,
-            self.setup_ns as f64 / 1e3
+            us(self.fair_slice_ns),
+            us(self.switch_cost_ns),
+            us(self.migration_cost_ns),
+            us(self.setup_ns)
         )
     }
 
@@ -214,6 +261,14 @@ pub enum ParamError {
         /// The value given.
         value: f64,
     },
+    /// A tick without a period, or as long as its period or longer.
+    #[error("the tick ({tick} ns) must be shorter than its period ({period} ns)")]
+    Tick {
+        /// The tick's cost.
+        tick: Duration,
+        /// Its period.
+        period: Duration,
+    },
     /// An RT share outside (0, 1].
     #[error("the RT share (sched_rt_runtime_us / sched_rt_period_us) must be in (0, 1], got {0}")]
     RtShare(f64),
@@ -241,6 +296,10 @@ mod tests {
         let e = Params { ns_per_iteration: f64::NAN, ..ok.clone() }.validate().unwrap_err();
         assert!(e.to_string().contains("ns per iteration"), "{e}");
         assert!(Params { rt_share: 1.5, ..ok.clone() }.validate().is_err());
+        let tick = Params { tick_ns: 21_000, tick_period_ns: 810_000, ..ok.clone() };
+        assert_eq!(tick.validate(), Ok(()));
+        let e = Params { tick_period_ns: 0, ..tick }.validate().unwrap_err();
+        assert_eq!(e, ParamError::Tick { tick: 21_000, period: 0 });
         assert_eq!(ok.compute_ns(4), 10);
         assert_eq!(ok.compute_ns(0), 1);
     }
@@ -262,5 +321,24 @@ mod tests {
         .unwrap();
         assert_eq!(old.demand_from_run, None);
         assert!(!serde_json::to_string(&old).unwrap().contains("demand"));
+        // The calibrated costs likewise, and the description names them and their calibration.
+        assert!(!serde_json::to_string(&old).unwrap().contains("tick"));
+        assert!(!old.describe().contains("tick"), "{}", old.describe());
+        let calibrated = Params {
+            release_latency_ns: 37_000,
+            release_irq_ns: 15_000,
+            tick_ns: 21_000,
+            tick_period_ns: 810_000,
+            calibration: Some(3),
+            ..old
+        };
+        let text = calibrated.describe();
+        assert!(
+            text.contains("release latency 37 us, release interrupt 15 us, tick 21 us every 810 us (calibration 3)"),
+            "{text}"
+        );
+        let back: Params =
+            serde_json::from_str(&serde_json::to_string(&calibrated).unwrap()).unwrap();
+        assert_eq!(back, calibrated);
     }
 }

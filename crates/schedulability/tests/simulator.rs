@@ -352,10 +352,10 @@ fn simulated_as(name: &str) -> (PolicySpec, bool) {
 
 #[test]
 fn no_set_a_twin_accepts_misses_with_the_simulators_switch_cost() {
-    // The simulator charges one switch cost whenever a CPU starts a task other than the one it
-    // ran last, and nothing else (no release latency, interrupts or scheduling cost besides),
-    // so its costs are the model with context_switch = the switch cost and every other figure
-    // zero. Sets in hundredths of the unit, a switch costing 1 to 20 of them (periods 200 to
+    // Set with only its switch cost, the simulator charges it whenever a CPU starts a task
+    // other than the one it ran last, and nothing else, so its costs are the model with
+    // context_switch = the switch cost and every other figure zero (simrun's
+    // tests/overheads.rs charges the release latency and the interrupts too). Sets in hundredths of the unit, a switch costing 1 to 20 of them (periods 200 to
     // 1200). The plain tests accept sets that then miss: the twins must not.
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x40);
     let mut tallies: Vec<(&str, Tally, usize, usize)> = twins()

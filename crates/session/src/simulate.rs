@@ -117,13 +117,18 @@ pub struct ModelFlags {
     pub wakeup_us: Option<f64>,
     /// Simulate every hyperperiod of a periodic set.
     pub every_cycle: bool,
+    /// Charge the costs of a stored calibration (`schedlab calibrate`): `Some(None)` the
+    /// newest, `Some(Some(id))` calibration `id`. The flags above override its switch cost.
+    pub calibrated: Option<Option<i64>>,
 }
 
 impl ModelFlags {
     /// Builds the model parameters from the flags, calibrating what is missing and needed
-    /// (pi and hash rates not when each worker's demand comes from `demands`).
+    /// (pi and hash rates not when each worker's demand comes from `demands`), with the costs
+    /// of a calibration stored in `db` when asked ([`calibrated`]).
     pub fn params(
         &self,
+        db: &Path,
         plan: &Plan,
         environment: &schedlab_model::Environment,
         demands: Option<&Demands>,
@@ -185,6 +190,9 @@ impl ModelFlags {
         };
         p.fair_slice_ns = ns("fair-slice-us", self.fair_slice_us, 1e3)?
             .unwrap_or_else(|| schedlab_simrun::fair_slice(cpus, environment.hz));
+        if let Some(id) = self.calibrated {
+            p = calibrated(p, db, id, notes)?;
+        }
         p.switch_cost_ns =
             ns("switch-cost-us", self.switch_cost_us, 1e3)?.unwrap_or(p.switch_cost_ns);
         p.every_cycle = self.every_cycle;
@@ -205,6 +213,41 @@ impl ModelFlags {
         p.validate().map_err(|e| Error::refused(e.to_string()))?;
         Ok(p)
     }
+}
+
+/// `p` with the costs of calibration `id` (the newest for None) in `db`, as the `+overheads`
+/// tests charge them ([`crate::calibrate::Calibration::overheads`], mapped by
+/// [`schedlab_simrun::overheads::with_overheads`]); the model records the calibration's id.
+/// Said in `notes`.
+pub fn calibrated(
+    p: Params,
+    db: &Path,
+    id: Option<i64>,
+    notes: &mut Vec<String>,
+) -> Result<Params, Error> {
+    let which = id.map_or("no calibration".to_string(), |id| format!("no calibration {id}"));
+    let missing = || {
+        Error::refused(format!(
+            "--calibrated: {} has {which}: run `schedlab calibrate` first",
+            db.display()
+        ))
+    };
+    if !db.exists() {
+        return Err(missing());
+    }
+    let (id, c) = crate::calibrate::stored(db, id)?.ok_or_else(missing)?;
+    let p = schedlab_simrun::overheads::with_overheads(p, &c.overheads(id), Some(id));
+    p.validate().map_err(|e| Error::refused(format!("--calibrated: calibration {id}: {e}")))?;
+    notes.push(format!(
+        "costs of calibration {id} (p{} of each figure): switch {} us, release latency {} us, release interrupt {} us, tick {} us every {} us",
+        c.percentile,
+        p.switch_cost_ns as f64 / 1e3,
+        p.release_latency_ns as f64 / 1e3,
+        p.release_irq_ns as f64 / 1e3,
+        p.tick_ns as f64 / 1e3,
+        p.tick_period_ns as f64 / 1e3
+    ));
+    Ok(p)
 }
 
 /// Each worker's CPU demand from measured run `run` in the database, checked against the

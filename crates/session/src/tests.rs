@@ -297,7 +297,7 @@ fn a_resumed_simulation_simulates_and_stores_only_what_it_lacked() {
     let env = Environment { cpus: 2, ..Default::default() };
     let spec = lab.spec();
     let flags = ModelFlags { ns_per_iteration: Some(1000.0), ..ModelFlags::default() };
-    let p = flags.params(&spec.plan, &env, None, &mut Vec::new()).unwrap();
+    let p = flags.params(&session.db, &spec.plan, &env, None, &mut Vec::new()).unwrap();
     // An interrupted simulated run: its first 3 records stored, the run left unfinished.
     let mut store = db::open(&session.db).unwrap();
     let id = db::create_run(&store, &spec, Mode::Sim, &env).unwrap();
@@ -336,4 +336,55 @@ fn a_resumed_simulation_simulates_and_stores_only_what_it_lacked() {
     );
     let err = session.resume_simulated(&mut lab.spec()).err().unwrap();
     assert!(err.to_string().starts_with("nothing to resume: no unfinished simulated run"), "{err}");
+}
+
+#[test]
+fn calibrated_simulation_costs_come_from_the_newest_or_the_named_calibration() {
+    use crate::calibrate::{Calibration, Overhead};
+    use simulate::ModelFlags;
+    let (lab, env) = (Lab::new(), Environment { cpus: 2, ..Default::default() });
+    let (session, spec) = (lab.session(), lab.spec());
+    let flags =
+        ModelFlags { calibrated: Some(None), ns_per_iteration: Some(1e3), ..ModelFlags::default() };
+    let params =
+        |flags: &ModelFlags| flags.params(&session.db, &spec.plan, &env, None, &mut Vec::new());
+    let err = params(&flags).unwrap_err().to_string();
+    assert!(err.contains("has no calibration: run `schedlab calibrate` first"), "{err}");
+    let figure = |name: &str, p99_ns: u64| Overhead {
+        name: name.into(),
+        what: String::new(),
+        ns: schedlab_periodic::LatencyPercentiles { p99_ns, ..Default::default() },
+    };
+    let calibration = |switch: u64| Calibration {
+        created_unix: 0.0,
+        cpu: 1,
+        overheads: vec![
+            figure("release_latency", 37_000),
+            figure("context_switch", switch),
+            figure("release", 15_000),
+            figure("tick", 21_000),
+        ],
+        tick_period_ns: Some(810_000),
+        rt_share: None,
+        fair_server: None,
+        run_id: None,
+        percentile: 99.0,
+        notes: Vec::new(),
+    };
+    let store = db::open(&session.db).unwrap();
+    for switch in [2_700, 3_100] {
+        let json = serde_json::to_string(&calibration(switch)).unwrap();
+        store.add_calibration(0.0, "{}", &json, None).unwrap();
+    }
+    let p = params(&flags).unwrap();
+    assert_eq!(p.calibration, Some(2));
+    assert_eq!(p.switch_cost_ns, 3_100);
+    assert_eq!((p.release_latency_ns, p.release_irq_ns), (37_000, 15_000));
+    assert_eq!((p.tick_ns, p.tick_period_ns), (21_000, 810_000));
+    let first =
+        ModelFlags { calibrated: Some(Some(1)), switch_cost_us: Some(1.0), ..flags.clone() };
+    let p = params(&first).unwrap();
+    assert_eq!((p.calibration, p.switch_cost_ns, p.tick_ns), (Some(1), 1_000, 21_000));
+    let err = params(&ModelFlags { calibrated: Some(Some(9)), ..flags }).unwrap_err();
+    assert!(err.to_string().contains("has no calibration 9"), "{err}");
 }

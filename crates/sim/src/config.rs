@@ -15,7 +15,13 @@ pub enum Mapping {
     Partitioned(Vec<usize>),
 }
 
-/// Overheads charged on the CPU before a dispatched task makes progress.
+/// Overheads charged on the CPU before a dispatched task makes progress, and the
+/// interrupts that take it from whatever runs. Every figure is 0 by default (charged
+/// nothing). An interrupt is top-priority work on its CPU: the task running there stays on
+/// the CPU (no switch, no preemption counted, the policy is not told) and makes no
+/// progress until the handler is done; a task dispatched meanwhile starts its switch after
+/// it. Not modelled: interrupts on other CPUs than the one named, nested or lost
+/// interrupts, and the handler's effect on caches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Costs {
@@ -27,6 +33,27 @@ pub struct Costs {
     /// ready, when that partner last ran on another CPU than the task (a remote wake-up: the
     /// IPI and the idle exit). A partner on the same CPU is ready at once.
     pub wakeup: Duration,
+    /// Release latency: a periodic job arriving at `a` is ready only at `a` + this (the
+    /// timer's expiry, its interrupt and the wake-up), its deadline still `a` + D and its
+    /// response time counted from `a`. Jobs of other workloads are ready at their arrival.
+    pub release_latency: Duration,
+    /// A periodic job's release interrupt: at the job's arrival its CPU (its partition's, under
+    /// global scheduling the one it last ran on, else the queue's first) spends this long
+    /// in the interrupt handler, before anything else on it.
+    pub release: Duration,
+    /// The periodic interrupt (the tick): every CPU spends this long in its handler at 0,
+    /// `tick_period`, 2 `tick_period`, ..., before anything else on it, while any task is
+    /// unfinished. Needs a horizon, and must be shorter than its period; 0: no tick.
+    pub tick: Duration,
+    /// The tick's period; 0: no tick.
+    pub tick_period: Duration,
+}
+
+impl Costs {
+    /// Whether a tick is charged.
+    pub fn ticks(&self) -> bool {
+        self.tick > 0 && self.tick_period > 0
+    }
 }
 
 /// What the simulator records besides the per-task counters.

@@ -108,6 +108,17 @@ pub enum SimError {
         /// Number of entries.
         got: usize,
     },
+    /// A tick that takes its whole period, or more: nothing else would ever run.
+    #[error("the tick costs {tick} every {period}: it must be shorter than its period")]
+    TickTooLong {
+        /// The tick's cost.
+        tick: Duration,
+        /// Its period.
+        period: Duration,
+    },
+    /// A tick without a horizon would tick forever.
+    #[error("a periodic interrupt (tick) needs a horizon")]
+    TickWithoutHorizon,
     /// A periodic task without job limit and no horizon would run forever.
     #[error("task `{task}` releases jobs forever: set a horizon or a job limit")]
     Unbounded {

@@ -110,6 +110,9 @@ pub struct CpuResult {
     pub overhead: Duration,
     /// Dispatches of a task other than the last one this CPU ran.
     pub switches: u64,
+    /// Time spent in interrupt handlers (ticks and releases, `Costs`).
+    #[serde(default)]
+    pub interrupts: Duration,
 }
 
 /// Everything a simulation produced.

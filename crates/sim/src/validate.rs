@@ -24,6 +24,13 @@ pub fn validate(config: &SimConfig, tasks: &[TaskSpec]) -> Result<(), SimError> 
             });
         }
     }
+    let costs = &config.costs;
+    if costs.ticks() && costs.tick >= costs.tick_period {
+        return Err(SimError::TickTooLong { tick: costs.tick, period: costs.tick_period });
+    }
+    if costs.ticks() && config.horizon.is_none() {
+        return Err(SimError::TickWithoutHorizon);
+    }
     if let Some(channel) = config.channels.iter().position(|&c| c == 0) {
         return Err(SimError::ZeroCapacity { channel });
     }

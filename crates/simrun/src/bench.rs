@@ -155,9 +155,8 @@ pub fn cell_input(
         }
     }
     let mapping = mapping(&placement).map_err(|e| refuse(e.0))?;
-    let mut config = SimConfig::new(p.cpus, policy_spec(g.policy.class, p))
-        .with_costs(p.switch_cost_ns, p.migration_cost_ns)
-        .with_wakeup(p.wakeup_ns)
+    let config = SimConfig::new(p.cpus, policy_spec(g.policy.class, p));
+    let mut config = SimConfig { costs: crate::overheads::costs(p), ..config }
         .with_channels(channels)
         .with_horizon(horizon)
         .recording(trace, false);

@@ -95,6 +95,18 @@
 //! heuristics, per-CPU runqueues and load balancing, device parallelism and journal group
 //! commits (one FIFO device), and the engine's own wake-ups.
 //!
+//! # Calibrated costs (`overheads.rs`)
+//!
+//! `schedlab simulate SPEC --calibrated [ID]` sets the model's costs from a stored
+//! calibration (`schedlab calibrate`, the newest without ID), at the percentile the
+//! `+overheads` tests use: the switch (scheduling + context switch), a periodic job's release
+//! latency (it is ready that long after its arrival, due from the arrival) and release
+//! interrupt (on its CPU at its arrival), and the tick (on every CPU, every tick period, while
+//! anything is unfinished). `--switch-cost-us` still overrides the switch. Sets the live
+//! dispatcher runs (`edf`, `dwcs`) are charged none of them, as no switch before: the quantum
+//! holds them. Every sample's model names the calibration, and the per-set verdicts of a
+//! batch charge the same figures ([`overheads::overheads`]).
+//!
 //! # Per-worker demand from a measured run (`demand.rs`)
 //!
 //! `schedlab simulate SPEC --demand-from RUN` gives each worker, as its CPU burst, the work CPU
@@ -161,6 +173,7 @@ pub mod demand;
 pub mod gantt;
 pub mod knobs;
 pub mod model;
+pub mod overheads;
 mod params;
 pub mod record;
 pub mod rt;

@@ -259,10 +259,10 @@ pub fn cell_input(
         }
     }
     let mapping = mapping(&placement).map_err(|e| refuse(e.0))?;
-    let mut config = SimConfig::new(p.cpus, policy)
-        .with_costs(p.switch_cost_ns, p.migration_cost_ns)
-        .with_horizon(horizon)
-        .recording(trace, false);
+    let mut config =
+        SimConfig { costs: crate::overheads::costs(p), ..SimConfig::new(p.cpus, policy) }
+            .with_horizon(horizon)
+            .recording(trace, false);
     config.skip_cycles = !p.every_cycle;
     config.mapping = mapping;
     Ok(CellInput { config, tasks, placement })

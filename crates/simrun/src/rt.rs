@@ -201,7 +201,7 @@ pub(crate) fn cell_input(
         .recording(trace, set.batch.is_none_or(|b| b.job_records));
     config.skip_cycles = !p.every_cycle;
     if !set.scheduler.dispatched() {
-        config = config.with_costs(p.switch_cost_ns, p.migration_cost_ns);
+        config.costs = crate::overheads::costs(p);
     }
     if let Some(cpus) = &placement {
         config.mapping = Mapping::Partitioned(cpus.iter().map(|&c| c as usize).collect());

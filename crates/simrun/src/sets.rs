@@ -4,7 +4,9 @@
 //! test's verdict (`schedlab_schedulability`): the uniprocessor tests for a set on one CPU,
 //! the partitioned and global tests for a set partitioned over several (`cpus`), the test
 //! of explicit priorities left out (a generated set has none). The overhead-aware twins
-//! charge the simulator's own costs ([`overheads`]), so they speak of the simulated outcome.
+//! charge the simulator's own costs ([`crate::overheads::overheads`]: its switch, and with
+//! `simulate --calibrated` the calibration's release latency and interrupts), so they speak
+//! of the simulated outcome.
 //!
 //! Sets are independent, so they run in parallel (rayon, in the caller's thread pool) a
 //! chunk at a time; each chunk comes back in index order and each set's result depends on
@@ -31,17 +33,6 @@ pub fn batch(cell: &Cell) -> Option<&Periodic> {
 /// The CPUs the analytical tests give a set: those it is partitioned over, else one.
 pub fn analysed_cpus(set: &Periodic) -> usize {
     set.cpus.len().max(1)
-}
-
-/// The simulator's costs as the overhead model: it charges a switch whenever a CPU starts a
-/// task other than the one it ran last, and no release latency, interrupt or scheduling cost
-/// besides (a partitioned set never migrates, so the migration cost never applies).
-pub fn overheads(p: &Params) -> Overheads {
-    Overheads {
-        context_switch: p.switch_cost_ns,
-        source: "the simulator's switch cost".into(),
-        ..Overheads::default()
-    }
 }
 
 /// Every applicable test's verdict on `set` over `cpus` CPUs under overheads `o`, in
@@ -118,7 +109,7 @@ pub fn simulate_set(
     let f = schedlab_plan::feasibility(&set.tasks);
     row.plain_utilisation = f.utilisation;
     row.min_utilisation = f.min_utilisation;
-    row.tests = verdicts(&set, row.cpus as usize, &overheads(p));
+    row.tests = verdicts(&set, row.cpus as usize, &crate::overheads::overheads(p));
     let reservations = rt::reservations(&set);
     if !reservations.is_empty() && !cbs::admission(&reservations, p.cpus, p.rt_share) {
         row.message = Some("SCHED_DEADLINE admission refused (simulated)".into());

@@ -109,6 +109,8 @@ fn code(ev: &Ev) -> [u64; 2] {
         Ev::Timer { domain } => [3, u64::from(domain)],
         Ev::Deadline(id) => [4, u64::from(id)],
         Ev::Wake(id) => [5, u64::from(id)],
+        Ev::Ready(id) => [6, u64::from(id)],
+        Ev::Tick => [7, 0],
     }
 }
 
@@ -167,6 +169,7 @@ impl<P: SchedPolicy> Simulator<'_, P> {
         for c in &self.cpus {
             w.opt_word(c.last_task.map(|t| t as u64));
             w.time(c.work_start);
+            w.time(c.irq_until.max(now));
         }
         for t in &self.tasks {
             w.word(t.state as u64);
@@ -247,7 +250,11 @@ impl<P: SchedPolicy> Simulator<'_, P> {
             c.result.busy += k * (c.result.busy - then.busy);
             c.result.overhead += k * (c.result.overhead - then.overhead);
             c.result.switches += k * (c.result.switches - then.switches);
+            c.result.interrupts += k * (c.result.interrupts - then.interrupts);
             cycle::shift(&mut c.work_start, by);
+            if c.irq_until > 0 {
+                cycle::shift(&mut c.irq_until, by);
+            }
             if let Some(i) = c.last_slice.filter(|&i| i >= m.trace_len) {
                 c.last_slice = Some(i + k as usize * per);
             }
@@ -308,7 +315,8 @@ mod tests {
     use crate::simulate_counted;
 
     /// A random periodic set and configuration: any policy that can skip and one that
-    /// cannot (fair), 1-3 CPUs global or partitioned, with or without costs, offsets, constrained
+    /// cannot (fair), 1-3 CPUs global or partitioned, with or without costs (interrupts and
+    /// release latency among them), offsets, constrained
     /// deadlines, each late-job action, job limits, windows, random execution times,
     /// background tasks under CBS, loads from light to overloaded, horizons a few
     /// hyperperiods long.
@@ -372,6 +380,13 @@ mod tests {
         }
         if r.range_inclusive(0, 1) == 0 {
             cfg = cfg.with_costs(r.range_inclusive(0, 3), r.range_inclusive(0, 5));
+        }
+        if r.range_inclusive(0, 3) == 0 {
+            // The calibrated overheads, the tick on a period of the set's grid.
+            cfg.costs.release_latency = r.range_inclusive(0, 4);
+            cfg.costs.release = r.range_inclusive(0, 2);
+            cfg.costs.tick = r.range_inclusive(0, 3);
+            cfg.costs.tick_period = PERIODS[r.range_inclusive(0, 8) as usize] * unit / 2;
         }
         let h = super::hyperperiod(tasks.iter().map(|t| super::period_of(&t.workload)))
             .expect("small periods");

@@ -1,6 +1,6 @@
 //! Decisions: filling free CPUs, preemption, dispatch costs and CPU accounting.
 
-use schedlab_policy::{SchedPolicy, Stop, TaskId, Time};
+use schedlab_policy::{Duration, SchedPolicy, Stop, TaskId, Time};
 
 use super::{Ev, Simulator, St};
 use crate::event::EventClass;
@@ -134,7 +134,8 @@ impl<P: SchedPolicy> Simulator<'_, P> {
         t.state = St::Running;
         c.last_task = Some(id);
         c.running = Some(id);
-        c.work_start = now + overhead;
+        // The switch waits for the interrupt handlers in progress.
+        c.work_start = now.max(c.irq_until) + overhead;
         t.first_run.get_or_insert(c.work_start);
         if let Some(o) = t.jobs.current().and_then(|j| t.job_log.get_mut(j.index as usize)) {
             o.start.get_or_insert(c.work_start);
@@ -142,6 +143,39 @@ impl<P: SchedPolicy> Simulator<'_, P> {
         // The limit runs from when the task makes progress, so a cost can never starve it.
         c.limit_end = limit.map(|l| c.work_start + l.max(1));
         self.arm_cpu(cpu);
+    }
+
+    /// An interrupt handler of `cost` on `cpu` at `now`, after those in progress there: the
+    /// running task (or its switch) is held up as long, on its CPU, its run limit moved as
+    /// far; a task whose work is done by `now` finishes at `now`.
+    pub(super) fn interrupt(&mut self, cpu: usize, now: Time, cost: Duration) {
+        self.account(cpu, now);
+        let c = &mut self.cpus[cpu];
+        c.irq_until = c.irq_until.max(now) + cost;
+        c.result.interrupts += cost;
+        let Some(id) = c.running else { return };
+        if self.tasks[id].remaining == 0 && c.work_start <= now {
+            return;
+        }
+        // Running: work_start is at least now (just accounted) and after earlier handlers.
+        c.work_start += cost;
+        if let Some(l) = &mut c.limit_end {
+            *l += cost;
+        }
+        self.arm_cpu(cpu);
+    }
+
+    /// The tick on every CPU, and the next one while any task is unfinished.
+    pub(super) fn tick(&mut self, now: Time) {
+        let costs = self.cfg.costs;
+        for cpu in 0..self.cpus.len() {
+            self.interrupt(cpu, now, costs.tick);
+        }
+        let next = now + costs.tick_period;
+        if next <= self.horizon && self.tasks.iter().any(|t| t.state != St::Finished) {
+            self.asked(next);
+            self.events.push(next, EventClass::Arrival, Ev::Tick);
+        }
     }
 
     /// (Re)arms the CPU timer for the running task's phase end or run limit.

@@ -34,6 +34,10 @@ enum Ev {
     Deadline(u32),
     /// A task blocked on a channel may try again (its partner sent or received).
     Wake(u32),
+    /// A periodic job's release latency is over: it becomes ready.
+    Ready(u32),
+    /// The periodic interrupt on every CPU.
+    Tick,
 }
 
 /// One ready queue (one policy instance) and the CPUs it feeds.
@@ -51,6 +55,8 @@ struct Cpu {
     work_start: Time,
     limit_end: Option<Time>,
     last_task: Option<TaskId>,
+    /// When the interrupt handlers taken on this CPU are done.
+    irq_until: Time,
     // A task stopped involuntarily in this step; it counts as preempted unless it resumes here.
     stopped: Option<TaskId>,
     last_slice: Option<usize>,
@@ -156,7 +162,8 @@ impl<'a, P: SchedPolicy> Simulator<'a, P> {
         let ndomains = domains.len();
         let horizon = cfg.horizon.unwrap_or(Time::MAX);
         let period = if cfg.skip_cycles && cfg.horizon.is_some() {
-            cycles::hyperperiod(specs.iter().map(|s| cycles::period_of(&s.workload)))
+            let tick = cfg.costs.ticks().then_some(cfg.costs.tick_period);
+            cycles::hyperperiod(specs.iter().map(|s| cycles::period_of(&s.workload)).chain([tick]))
         } else {
             None
         };
@@ -189,6 +196,9 @@ impl<'a, P: SchedPolicy> Simulator<'a, P> {
             if s.arrival <= engine.horizon {
                 engine.events.push(s.arrival, EventClass::Arrival, Ev::Release(id as u32));
             }
+        }
+        if cfg.costs.ticks() {
+            engine.events.push(0, EventClass::Arrival, Ev::Tick);
         }
         engine
     }
@@ -248,6 +258,8 @@ impl<'a, P: SchedPolicy> Simulator<'a, P> {
             }
             Ev::Deadline(task) => self.deadline_check(task as TaskId, now),
             Ev::Wake(task) => self.woken(task as TaskId, now),
+            Ev::Ready(task) => self.latency_over(task as TaskId, now),
+            Ev::Tick => self.tick(now),
         }
     }
 

@@ -53,8 +53,32 @@ impl<P: SchedPolicy> Simulator<'_, P> {
                 self.events.push(deadline, EventClass::Deadline, Ev::Deadline(id as u32));
             }
         }
+        let release = self.cfg.costs.release;
+        if periodic.is_some() && release > 0 {
+            self.interrupt(self.release_cpu(id), now, release);
+        }
         if r.started {
             self.start_job(id, r.job, now);
+        }
+    }
+
+    /// The CPU a task's release interrupt is taken on: its partition's; under global
+    /// scheduling the one it last ran on, else its ready queue's first.
+    fn release_cpu(&self, id: TaskId) -> usize {
+        let cpus = &self.domains[self.tasks[id].domain].cpus;
+        match cpus.as_slice() {
+            [only] => *only,
+            _ => self.tasks[id].last_cpu.unwrap_or(cpus[0]),
+        }
+    }
+
+    /// A periodic job's release latency is over: it becomes ready, unless it is no longer
+    /// the task's current job (dropped at its deadline meanwhile).
+    pub(super) fn latency_over(&mut self, id: TaskId, now: Time) {
+        let latency = self.cfg.costs.release_latency;
+        let t = &self.tasks[id];
+        if t.state == St::Waiting && t.jobs.current().is_some_and(|j| j.release + latency == now) {
+            self.make_ready(id, now);
         }
     }
 
@@ -63,7 +87,17 @@ impl<P: SchedPolicy> Simulator<'_, P> {
         t.announced = false;
         if matches!(self.specs[id].workload, WorkSpec::Periodic(_)) {
             t.remaining = job.payload;
-            self.make_ready(id, now);
+            let ready = job.release + self.cfg.costs.release_latency;
+            if ready <= now {
+                self.make_ready(id, now);
+                return;
+            }
+            // Not ready before its release latency is over.
+            t.state = St::Waiting;
+            self.asked(ready);
+            if ready <= self.horizon {
+                self.events.push(ready, EventClass::Arrival, Ev::Ready(id as u32));
+            }
         } else {
             t.phase = 0;
             self.enter_phase(id, now);

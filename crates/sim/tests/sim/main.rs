@@ -4,6 +4,7 @@ mod channels;
 mod determinism;
 mod dwcs;
 mod global;
+mod interrupts;
 mod schedules;
 mod serde;
 mod validation;
