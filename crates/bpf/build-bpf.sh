@@ -2,6 +2,9 @@
 # Compiles crates/bpf/src/bpf/sched.bpf.c into sched.bpf.o beside it (or into the directory
 # given), byte for byte the same on every machine with Debian's clang-19 and libbpf-dev.
 # The object is committed: building schedlab needs no clang (check-bpf.sh says when stale).
+# To try a change without rebuilding schedlab, build into another directory and run a traced
+# cell with SCHEDLAB_BPF_OBJECT=DIR/sched.bpf.o: the cell's `observer` record has each
+# program's runs and run time.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${1:-$here/src/bpf}"

@@ -143,17 +143,21 @@ pub const MIGRATIONS: TraceFigure = TraceFigure {
 /// Median wake-up latency.
 pub const WAKEUP_P50: TraceFigure =
     wakeup("wakeup_p50", "wake-up p50 [us]", 0.5, |w| w.wakeup_p50_us);
-/// 90th percentile wake-up latency (from the worker's histogram).
-pub const WAKEUP_P90: TraceFigure =
-    wakeup("wakeup_p90", "wake-up p90 [us]", 0.9, |w| worker_quantile_us(w, 0.9));
+/// 90th percentile wake-up latency (from the worker's histogram; the cell's table only).
+pub const WAKEUP_P90: TraceFigure = TraceFigure {
+    worker_header: None,
+    ..wakeup("wakeup_p90", "wake-up p90 [us]", 0.9, |w| worker_quantile_us(w, 0.9))
+};
 /// 99th percentile wake-up latency.
 pub const WAKEUP_P99: TraceFigure = TraceFigure {
     metric: Some("wake-up latency p99 [µs]"),
     ..wakeup("wakeup_p99", "wake-up p99 [us]", 0.99, |w| w.wakeup_p99_us)
 };
-/// 99.9th percentile wake-up latency (from the worker's histogram).
-pub const WAKEUP_P999: TraceFigure =
-    wakeup("wakeup_p999", "wake-up p99.9 [us]", 0.999, |w| worker_quantile_us(w, 0.999));
+/// 99.9th percentile wake-up latency (from the worker's histogram; the cell's table only).
+pub const WAKEUP_P999: TraceFigure = TraceFigure {
+    worker_header: None,
+    ..wakeup("wakeup_p999", "wake-up p99.9 [us]", 0.999, |w| worker_quantile_us(w, 0.999))
+};
 
 /// Quantile `q` of one worker's wake-up latencies, µs, from its histogram.
 fn worker_quantile_us(w: &WorkerTrace, q: f64) -> Option<f64> {
