@@ -95,11 +95,7 @@ impl Knee {
             return None;
         }
         let top = self.utilisations.last().copied().unwrap_or(0.0);
-        let step = self
-            .utilisations
-            .windows(2)
-            .map(|w| w[1] - w[0])
-            .fold(f64::INFINITY, f64::min);
+        let step = self.utilisations.windows(2).map(|w| w[1] - w[0]).fold(f64::INFINITY, f64::min);
         let step = if step.is_finite() { step } else { KNEE_TOLERANCE };
         Some(self.knee(m).unwrap_or(top + step))
     }
@@ -117,8 +113,7 @@ impl Knee {
 pub fn knees(sets: &[KneeSet]) -> Vec<Knee> {
     let mut out: Vec<Knee> = Vec::new();
     for s in sets {
-        let i = match out.iter().position(|k| k.scheduler == s.scheduler && k.family == s.family)
-        {
+        let i = match out.iter().position(|k| k.scheduler == s.scheduler && k.family == s.family) {
             Some(i) => i,
             None => {
                 out.push(Knee {
@@ -249,11 +244,10 @@ mod tests {
         assert_eq!(rm.knee(Method::Plain), None);
         assert_eq!(rm.judged(Method::Plain), 6);
         assert_eq!(rm.knee(Method::Overheads), Some(0.6));
-        assert_eq!(rm.curves[Method::Measured as usize][1], KneePoint {
-            utilisation: 0.6,
-            judged: 2,
-            accepted: 1
-        });
+        assert_eq!(
+            rm.curves[Method::Measured as usize][1],
+            KneePoint { utilisation: 0.6, judged: 2, accepted: 1 }
+        );
         // Plain accepted everything: compared one step (0.1) above the top, 0.8.
         assert!((rm.compared(Method::Plain).unwrap() - 0.8).abs() < 1e-12);
         let edf = &k[1];
@@ -272,12 +266,13 @@ mod tests {
     #[test]
     fn knees_further_apart_than_the_tolerance_disagree() {
         // The twin rejects from 0.5, measured misses only from 0.8: 0.3 apart.
-        let sets = vec![
-            set("deadline", "a", 0.5, [Y, None, Y, N]),
-            set("deadline", "a", 0.8, [N, None, Y, N]),
-            set("edf", "a", 0.5, [Y, None, Y, Y]),
-            set("edf", "a", 0.8, [Y, None, Y, N]),
+        let table = [
+            ("deadline", 0.5, [Y, None, Y, N]),
+            ("deadline", 0.8, [N, None, Y, N]),
+            ("edf", 0.5, [Y, None, Y, Y]),
+            ("edf", 0.8, [Y, None, Y, N]),
         ];
+        let sets: Vec<KneeSet> = table.into_iter().map(|(s, u, v)| set(s, "a", u, v)).collect();
         let k = knees(&sets);
         assert_eq!(k[0].agrees(), Some(false));
         // edf: measured clean (compared 0.8 + 0.3 = 1.1), twin at 0.8: disagree too.

@@ -43,7 +43,7 @@ impl Quanta {
 /// quantum (releases are computed on the grid start + k T, so a release off the grid waits
 /// for the next boundary, which this model does not charge), or the set is invalid.
 pub fn dispatcher_quanta(tasks: &[Task], q: Quanta, o: &Overheads) -> Result<Vec<Task>, Outcome> {
-    let off_grid = |d: Duration| q.quantum == 0 || d % q.quantum != 0;
+    let off_grid = |d: Duration| q.quantum == 0 || !d.is_multiple_of(q.quantum);
     if !valid(tasks) || tasks.iter().any(|t| off_grid(t.period) || off_grid(t.deadline)) {
         return Err(Outcome::of(Verdict::Inconclusive));
     }

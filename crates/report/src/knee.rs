@@ -1,0 +1,124 @@
+//! The knees of a live run of generated sets (issue #40, item 4) as a table: a row per
+//! (scheduler, family), the knee of each of the four methods, and the issue's two
+//! conditions as lines.
+
+use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
+use schedlab_analysis::knee::{Conditions, Knee, Method, KNEE_TOLERANCE};
+
+/// One knee as a cell: the utilisation, `none <= TOP` when every set judged was accepted,
+/// `-` when none was judged.
+fn knee_cell(k: &Knee, m: Method) -> String {
+    if k.judged(m) == 0 {
+        return "-".into();
+    }
+    match k.knee(m) {
+        Some(u) => format!("{u}"),
+        None => format!("none <= {}", k.utilisations.last().copied().unwrap_or(0.0)),
+    }
+}
+
+/// The knees as a terminal table; `tests[i]` names the plain test and its twin of
+/// `knees[i]`'s scheduler.
+pub fn table(knees: &[Knee], tests: &[(&str, &str)]) -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    t.set_header([
+        "scheduler",
+        "family",
+        "sets",
+        "measured",
+        "simulated",
+        "plain test",
+        "+overheads twin",
+        "twin - measured",
+    ]);
+    for (i, k) in knees.iter().enumerate() {
+        let (plain, twin) = tests.get(i).copied().unwrap_or(("", ""));
+        let gap = match (k.compared(Method::Overheads), k.compared(Method::Measured)) {
+            (Some(o), Some(m)) => {
+                let mark = if k.agrees() == Some(true) { "" } else { " (far)" };
+                format!("{:+.2}{mark}", o - m)
+            }
+            _ => "-".into(),
+        };
+        t.add_row([
+            k.scheduler.clone(),
+            k.family.clone(),
+            k.judged(Method::Measured).to_string(),
+            knee_cell(k, Method::Measured),
+            knee_cell(k, Method::Simulated),
+            format!("{} ({plain})", knee_cell(k, Method::Plain)),
+            format!("{} ({twin})", knee_cell(k, Method::Overheads)),
+            gap,
+        ]);
+    }
+    for i in 2..t.column_count() {
+        if let Some(col) = t.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
+/// The issue's two live conditions, a line each, with every set that breaks the first.
+pub fn condition_lines(c: &Conditions) -> Vec<String> {
+    let yes = |ok: bool| if ok { "holds" } else { "does not hold" };
+    let mut out = vec![format!(
+        "no set a +overheads twin accepts misses when measured: {} ({} of {} sets judged by both accepted by the twin and missed)",
+        yes(c.safe()),
+        c.accepted_but_missed.len(),
+        c.both_judged
+    )];
+    for s in &c.accepted_but_missed {
+        out.push(format!(
+            "  accepted but missed: {} / {} at U = {}, set {}",
+            s.scheduler, s.family, s.utilisation, s.set
+        ));
+    }
+    out.push(format!(
+        "the +overheads knee within {KNEE_TOLERANCE} of the measured for >= {:.0}% of the (scheduler, family) pairs: {} ({} of {}; a method that accepted every set counts one step above the highest utilisation)",
+        schedlab_analysis::knee::AGREEING_PAIRS * 100.0,
+        yes(c.close()),
+        c.agreeing,
+        c.pairs
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use schedlab_analysis::knee::{conditions, knees, KneeSet};
+
+    #[test]
+    fn the_table_shows_each_knee_and_the_conditions_name_the_unsafe_sets() {
+        let y = Some(true);
+        let n = Some(false);
+        let sets = vec![
+            KneeSet {
+                scheduler: "fifo-rm".into(),
+                family: "8x10-100".into(),
+                utilisation: 0.5,
+                set: 0,
+                verdicts: [y, y, y, y],
+            },
+            KneeSet {
+                scheduler: "fifo-rm".into(),
+                family: "8x10-100".into(),
+                utilisation: 0.6,
+                set: 1,
+                verdicts: [n, y, y, y],
+            },
+        ];
+        let k = knees(&sets);
+        let text = table(&k, &[("rta-rm", "rta-rm+overheads")]).to_string();
+        assert!(text.contains("none <= 0.6 (rta-rm)"), "{text}");
+        assert!(text.contains("none <= 0.6 (rta-rm+overheads)"), "{text}");
+        assert!(text.contains("+0.10"), "{text}");
+        let lines = condition_lines(&conditions(&sets, &k));
+        assert!(lines[0].contains("does not hold (1 of 2"), "{}", lines[0]);
+        assert_eq!(lines[1], "  accepted but missed: fifo-rm / 8x10-100 at U = 0.6, set 1");
+        assert!(lines[2].contains(": holds (1 of 1;"), "{}", lines[2]);
+    }
+}
