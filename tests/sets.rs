@@ -369,3 +369,71 @@ fn live_sets_are_measured_beside_their_batch_and_drawn_on_its_curves() {
         assert!(html[at..].contains("/3, simulated "), "three sets at {u}: {html}");
     }
 }
+
+/// A stored calibration with the figures `(name, p99 ns)` (every other percentile 0).
+fn calibration_json(figures: &[(&str, u64)]) -> String {
+    let overheads: Vec<serde_json::Value> = figures
+        .iter()
+        .map(|(name, p99)| {
+            let ns = serde_json::json!({"samples": 1, "overflow": 0, "min_ns": 0, "p50_ns": 0,
+                "p90_ns": 0, "p99_ns": p99, "p999_ns": 0, "max_ns": 0, "mean_ns": 0.0});
+            serde_json::json!({"name": name, "what": "", "ns": ns})
+        })
+        .collect();
+    serde_json::json!({"created_unix": 0.0, "cpu": 0, "overheads": overheads,
+        "tick_period_ns": null, "rt_share": {"runtime_us": 950000, "period_us": 1000000},
+        "fair_server": null, "run_id": null, "percentile": 99.0, "notes": []})
+    .to_string()
+}
+
+/// Issue 40, item 4: `show` of a live run of generated sets prints the knee of each
+/// (scheduler, family) four ways over the sets it measured, and the issue's two conditions.
+#[test]
+fn show_prints_the_knees_of_a_live_run_of_generated_sets() {
+    crate::require!(crate::util::is_root(), "periodic sets under fifo-rm and edf need root");
+    let _serial = crate::util::measuring();
+    let lab = Lab::new();
+    let text = batch_spec(4, r#""fifo-rm", "edf""#, "0.5, 0.9", 0.5)
+        .replace("seed = 11, sets = 4 }", "seed = 11, sets = 4, live = 2 }");
+    let spec = lab.spec("knee.toml", &text);
+    let spec = spec.to_str().unwrap();
+    lab.ok(&["run", spec, "-q"]);
+    // Before a simulation and a calibration, the knees say what is missing.
+    let shown = lab.ok(&["show", "1"]);
+    assert!(shown.contains("no simulated run of this spec"), "{shown}");
+    assert!(shown.contains("no calibration (`schedlab calibrate`)"), "{shown}");
+    lab.ok(&["simulate", spec, "-q", "--cpus", "1"]);
+    // A dispatcher whose decision takes 980 µs of each 1 ms quantum (with 30 µs of
+    // wake-up and 2 x 5 µs of switches) cannot serve any job: the edf twin rejects every
+    // set, so its knee is the lowest utilisation, whatever the machine measured.
+    let json = calibration_json(&[
+        ("release_latency", 30_000),
+        ("context_switch", 5_000),
+        ("decision_cost_edf", 980_000),
+    ]);
+    let db = rusqlite::Connection::open(lab.db()).unwrap();
+    db.execute(
+        "INSERT INTO calibrations (created_unix, machine_json, calibration_json) VALUES (0, '{}', ?1)",
+        [&json],
+    )
+    .unwrap();
+    let shown = lab.ok(&["show", "1"]);
+    assert!(
+        shown.contains(
+            "measured in run 1, simulated in run 2, the plain test, its twin with calibration 1"
+        ),
+        "{shown}"
+    );
+    let row = |scheduler: &str| {
+        let at = shown.find(&format!("│ {scheduler} ")).unwrap_or_else(|| panic!("{shown}"));
+        shown[at..].lines().next().unwrap().to_string()
+    };
+    let (rm, edf) = (row("fifo-rm"), row("edf"));
+    assert!(rm.contains("(rta-rm)") && rm.contains("(rta-rm+overheads)"), "{rm}");
+    // Two live sets at each of two utilisations, all judged four ways.
+    assert!(edf.contains(" 4 ┆"), "{edf}");
+    assert!(edf.contains("0.5 (edf-dispatcher+overheads)"), "{edf}");
+    assert!(!rm.contains(" - ") && !edf.contains(" - "), "every method judged:\n{rm}\n{edf}");
+    assert!(shown.contains("no set a +overheads twin accepts misses when measured: "), "{shown}");
+    assert!(shown.contains("of the (scheduler, family) pairs: "), "{shown}");
+}
