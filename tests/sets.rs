@@ -436,4 +436,10 @@ fn show_prints_the_knees_of_a_live_run_of_generated_sets() {
     assert!(!rm.contains(" - ") && !edf.contains(" - "), "every method judged:\n{rm}\n{edf}");
     assert!(shown.contains("no set a +overheads twin accepts misses when measured: "), "{shown}");
     assert!(shown.contains("of the (scheduler, family) pairs: "), "{shown}");
+    // The report draws each pair's four acceptance curves side by side.
+    let out = lab.path("report");
+    lab.ok(&["report", "1", "-o", out.to_str().unwrap()]);
+    for pair in ["fifo-rm-set", "edf-set"] {
+        assert!(out.join(format!("figures/knee-{pair}.svg")).exists(), "{pair}");
+    }
 }

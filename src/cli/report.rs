@@ -164,6 +164,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let bench = schedlab_analysis::bench_stats(&records);
     let traces = schedlab_analysis::trace_stats(&records);
     let shows = schedlab_report::within::shows(&records, a.alpha);
+    let knees = schedlab_session::knee::of_run(&store, &run)?.map(|k| k.0).unwrap_or_default();
     let rendered = html::render(&ReportInput {
         run: &run_meta,
         stats: &stats,
@@ -175,6 +176,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         traces: &traces,
         shows: shows.as_ref(),
         sets: &sets,
+        knees: &knees,
     })?;
     output::write_dir(&a.output, &rendered.files, a.force).map_err(output_error)?;
     outln!(

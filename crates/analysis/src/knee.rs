@@ -11,6 +11,22 @@ pub const KNEE_TOLERANCE: f64 = 0.1;
 /// The share of (scheduler, family) pairs whose knees must agree.
 pub const AGREEING_PAIRS: f64 = 0.8;
 
+/// Which test judges which scheduler: (scheduler, plain test, its twin). The twins of the
+/// kernel's fixed priorities are `schedlab_schedulability::TESTS`' own; the dispatcher's
+/// and SCHED_DEADLINE's charge what schedlab's way of running them adds
+/// (`schedlab_schedulability::edf_dispatcher_with_overheads`, `deadline_with_overheads`).
+pub const JUDGES: &[(&str, &str, &str)] = &[
+    ("fifo-rm", "rta-rm", "rta-rm+overheads"),
+    ("fifo-dm", "rta-dm", "rta-dm+overheads"),
+    ("edf", "edf-demand", "edf-dispatcher+overheads"),
+    ("deadline", "edf-utilisation", "deadline-runtime+overheads"),
+];
+
+/// The plain test and the twin that judge `scheduler` in [`JUDGES`].
+pub fn judge(scheduler: &str) -> Option<(&'static str, &'static str)> {
+    JUDGES.iter().find(|j| j.0 == scheduler).map(|j| (j.1, j.2))
+}
+
 /// The four ways of judging a set, in the order tables show them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {

@@ -3,7 +3,7 @@
 //! conditions as lines.
 
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
-use schedlab_analysis::knee::{Conditions, Knee, Method, KNEE_TOLERANCE};
+use schedlab_analysis::knee::{judge, Conditions, Knee, Method, KNEE_TOLERANCE};
 
 /// One knee as a cell: the utilisation, `none <= TOP` when every set judged was accepted,
 /// `-` when none was judged.
@@ -17,9 +17,8 @@ fn knee_cell(k: &Knee, m: Method) -> String {
     }
 }
 
-/// The knees as a terminal table; `tests[i]` names the plain test and its twin of
-/// `knees[i]`'s scheduler.
-pub fn table(knees: &[Knee], tests: &[(&str, &str)]) -> Table {
+/// The knees as a terminal table, each test named as [`judge`] names it.
+pub fn table(knees: &[Knee]) -> Table {
     let mut t = Table::new();
     t.load_style(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled);
@@ -33,8 +32,8 @@ pub fn table(knees: &[Knee], tests: &[(&str, &str)]) -> Table {
         "+overheads twin",
         "twin - measured",
     ]);
-    for (i, k) in knees.iter().enumerate() {
-        let (plain, twin) = tests.get(i).copied().unwrap_or(("", ""));
+    for k in knees {
+        let (plain, twin) = judge(&k.scheduler).unwrap_or(("", ""));
         let gap = match (k.compared(Method::Overheads), k.compared(Method::Measured)) {
             (Some(o), Some(m)) => {
                 let mark = if k.agrees() == Some(true) { "" } else { " (far)" };
@@ -112,7 +111,7 @@ mod tests {
             },
         ];
         let k = knees(&sets);
-        let text = table(&k, &[("rta-rm", "rta-rm+overheads")]).to_string();
+        let text = table(&k).to_string();
         assert!(text.contains("none <= 0.6 (rta-rm)"), "{text}");
         assert!(text.contains("none <= 0.6 (rta-rm+overheads)"), "{text}");
         assert!(text.contains("+0.10"), "{text}");
@@ -120,5 +119,45 @@ mod tests {
         assert!(lines[0].contains("does not hold (1 of 2"), "{}", lines[0]);
         assert_eq!(lines[1], "  accepted but missed: fifo-rm / 8x10-100 at U = 0.6, set 1");
         assert!(lines[2].contains(": holds (1 of 1;"), "{}", lines[2]);
+    }
+}
+
+#[cfg(test)]
+mod chart_tests {
+    use crate::plots::knee_charts;
+    use schedlab_analysis::knee::KneeSet;
+
+    #[test]
+    fn a_knee_chart_per_scheduler_and_family_draws_the_methods_that_judged() {
+        let set = |scheduler: &str, u: f64, v: [Option<bool>; 4]| KneeSet {
+            scheduler: scheduler.into(),
+            family: "n8".into(),
+            utilisation: u,
+            set: 0,
+            verdicts: v,
+        };
+        let (y, n) = (Some(true), Some(false));
+        // edf: not simulated; its twin rejects at 0.9, measured misses at 0.9 too.
+        let sets = [
+            set("edf", 0.5, [y, None, y, y]),
+            set("edf", 0.9, [n, None, y, n]),
+            set("fifo-rm", 0.5, [y, y, y, y]),
+        ];
+        let charts = knee_charts(&sets);
+        let ids: Vec<&str> = charts.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["knee-edf-n8", "knee-fifo-rm-n8"]);
+        let edf = &charts[0];
+        let names: Vec<&str> = edf.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["measured", "edf-demand", "edf-dispatcher+overheads"]);
+        assert_eq!(edf.categories, ["0.5", "0.9"]);
+        assert_eq!(edf.series[2].points.iter().map(|p| p.y).collect::<Vec<_>>(), [1.0, 0.0]);
+        assert!(edf.series[2].dashed && !edf.series[0].dashed);
+        assert!(
+            edf.caption.contains(
+                "measured 0.9, simulated not judged, edf-demand none, edf-dispatcher+overheads 0.9"
+            ),
+            "{}",
+            edf.caption
+        );
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::calibrate::Calibration;
 use crate::Error;
-use schedlab_analysis::knee::{self, Knee, KneeSet};
+use schedlab_analysis::knee::{self, judge, Knee, KneeSet};
 use schedlab_model::sets::TaskSetRow;
 use schedlab_schedulability::{
     deadline_with_overheads, dispatcher_quanta, edf_dispatcher_with_overheads, Overheads, Priority,
@@ -15,17 +15,6 @@ use schedlab_schedulability::{
 use schedlab_spec::{Periodic, RtScheduler};
 use schedlab_store::{RunRow, Store};
 
-/// Which test judges which scheduler: (scheduler, plain test, its twin). The twins of the
-/// kernel's fixed priorities are [`schedlab_schedulability::TESTS`]' own; the dispatcher's
-/// and SCHED_DEADLINE's charge what schedlab's way of running them adds
-/// ([`edf_dispatcher_with_overheads`], [`deadline_with_overheads`]).
-pub const JUDGES: &[(&str, &str, &str)] = &[
-    ("fifo-rm", "rta-rm", "rta-rm+overheads"),
-    ("fifo-dm", "rta-dm", "rta-dm+overheads"),
-    ("edf", "edf-demand", "edf-dispatcher+overheads"),
-    ("deadline", "edf-utilisation", "deadline-runtime+overheads"),
-];
-
 /// A live run's sets with their four verdicts, and where the verdicts came from: the
 /// simulated run of the same spec (the newest run of `simulate` whose spec text hashes as
 /// the live run's: its batches hold the same sets) and the calibration the twins charged
@@ -33,13 +22,8 @@ pub const JUDGES: &[(&str, &str, &str)] = &[
 #[derive(Debug, Clone)]
 pub struct Knees(pub Vec<KneeSet>, pub (i64, Option<i64>, Option<i64>));
 
-/// The judge of `scheduler` in [`JUDGES`].
-pub fn judge(scheduler: &str) -> Option<(&'static str, &'static str)> {
-    JUDGES.iter().find(|j| j.0 == scheduler).map(|j| (j.1, j.2))
-}
-
 /// The knees of `run` when it is a live run of generated sets on one CPU under a scheduler
-/// of [`JUDGES`]; None otherwise.
+/// of [`knee::JUDGES`]; None otherwise.
 pub fn of_run(store: &Store, run: &RunRow) -> Result<Option<Knees>, Error> {
     if run.mode != schedlab_model::Mode::Measured.as_str() {
         return Ok(None);
@@ -213,9 +197,7 @@ impl Knees {
             from("calibration", calibration, "no calibration (`schedlab calibrate`)"),
         )];
         let knees = self.knees();
-        let names: Vec<(&str, &str)> =
-            knees.iter().map(|k| judge(&k.scheduler).unwrap_or(("", ""))).collect();
-        out.push(schedlab_report::knee::table(&knees, &names).to_string());
+        out.push(schedlab_report::knee::table(&knees).to_string());
         out.extend(schedlab_report::knee::condition_lines(&knee::conditions(&self.0, &knees)));
         out
     }
