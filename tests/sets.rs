@@ -436,6 +436,15 @@ fn show_prints_the_knees_of_a_live_run_of_generated_sets() {
     assert!(!rm.contains(" - ") && !edf.contains(" - "), "every method judged:\n{rm}\n{edf}");
     assert!(shown.contains("no set a +overheads twin accepts misses when measured: "), "{shown}");
     assert!(shown.contains("of the (scheduler, family) pairs: "), "{shown}");
+    // `export --per set` of the live run: each set with the plain test's and the twin's
+    // verdicts beside the measured and simulated ones.
+    let csv = lab.ok(&["export", "1", "--per", "set", "--format", "csv"]);
+    let mut lines = csv.lines();
+    let header =
+        "run,scheduler,family,utilisation,set,measured,simulated,plain_test,plain,twin_test,twin";
+    assert_eq!(lines.next(), Some(header), "{csv}");
+    assert_eq!(lines.clone().count(), 8, "{csv}");
+    assert!(lines.any(|l| l.contains(",edf-dispatcher+overheads,no")), "{csv}");
     // The report draws each pair's four acceptance curves side by side.
     let out = lab.path("report");
     lab.ok(&["report", "1", "-o", out.to_str().unwrap()]);

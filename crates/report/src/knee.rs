@@ -3,7 +3,8 @@
 //! conditions as lines.
 
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
-use schedlab_analysis::knee::{judge, Conditions, Knee, Method, KNEE_TOLERANCE};
+use schedlab_analysis::knee::{judge, Conditions, Knee, KneeSet, Method, KNEE_TOLERANCE, METHODS};
+use serde_json::{json, Value};
 
 /// One knee as a cell: the utilisation, `none <= TOP` when every set judged was accepted,
 /// `-` when none was judged.
@@ -85,10 +86,62 @@ pub fn condition_lines(c: &Conditions) -> Vec<String> {
     out
 }
 
+/// A verdict as the exports spell it: yes, no, or null when not judged.
+fn word(v: Option<bool>) -> Value {
+    v.map_or(Value::Null, |ok| json!(if ok { "yes" } else { "no" }))
+}
+
+/// A live run's sets judged four ways, one export row each (`export --per set` of a live
+/// run): the plain test and the twin named, then their verdicts.
+pub fn set_rows(run: i64, sets: &[KneeSet]) -> Vec<Value> {
+    sets.iter()
+        .map(|s| {
+            let (plain, twin) = judge(&s.scheduler).unwrap_or(("", ""));
+            json!({
+                "run": run,
+                "scheduler": s.scheduler,
+                "family": s.family,
+                "utilisation": s.utilisation,
+                "set": s.set,
+                "measured": word(s.verdict(Method::Measured)),
+                "simulated": word(s.verdict(Method::Simulated)),
+                "plain_test": plain,
+                "plain": word(s.verdict(Method::Plain)),
+                "twin_test": twin,
+                "twin": word(s.verdict(Method::Overheads)),
+            })
+        })
+        .collect()
+}
+
+/// The knees' acceptance curves, one export row per (scheduler, family, method,
+/// utilisation) (`export --per acceptance` of a live run).
+pub fn curve_rows(run: i64, knees: &[Knee]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for k in knees {
+        let (plain, twin) = judge(&k.scheduler).unwrap_or(("", ""));
+        for (m, name) in METHODS.iter().zip(["measured", "simulated", plain, twin]) {
+            for p in &k.curves[*m as usize] {
+                out.push(json!({
+                    "run": run,
+                    "scheduler": k.scheduler,
+                    "family": k.family,
+                    "method": name,
+                    "utilisation": p.utilisation,
+                    "sets": p.judged,
+                    "accepted": p.accepted,
+                    "knee": k.knee(*m),
+                }));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use schedlab_analysis::knee::{conditions, knees, KneeSet};
+    use schedlab_analysis::knee::{conditions, knees};
 
     #[test]
     fn the_table_shows_each_knee_and_the_conditions_name_the_unsafe_sets() {
@@ -115,6 +168,19 @@ mod tests {
         assert!(text.contains("none <= 0.6 (rta-rm)"), "{text}");
         assert!(text.contains("none <= 0.6 (rta-rm+overheads)"), "{text}");
         assert!(text.contains("+0.10"), "{text}");
+        let rows = set_rows(7, &sets);
+        assert_eq!(rows[1]["measured"], "no");
+        assert_eq!(
+            (rows[1]["twin_test"].as_str(), rows[1]["twin"].as_str()),
+            (Some("rta-rm+overheads"), Some("yes"))
+        );
+        let curves = curve_rows(7, &k);
+        assert_eq!(curves.len(), 8, "four methods at two utilisations");
+        assert_eq!(
+            (curves[1]["method"].as_str(), curves[1]["accepted"].as_u64()),
+            (Some("measured"), Some(0))
+        );
+        assert_eq!(curves[1]["knee"], 0.6);
         let lines = condition_lines(&conditions(&sets, &k));
         assert!(lines[0].contains("does not hold (1 of 2"), "{}", lines[0]);
         assert_eq!(lines[1], "  accepted but missed: fifo-rm / 8x10-100 at U = 0.6, set 1");

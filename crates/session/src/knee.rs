@@ -83,6 +83,33 @@ pub fn of_run(store: &Store, run: &RunRow) -> Result<Option<Knees>, Error> {
     Ok(Some(Knees(sets, (run.id, sim.map(|s| s.id), calibration.map(|c| c.0)))))
 }
 
+/// What `export --per set` (`per_set`) or `--per acceptance` writes of `subject`: a
+/// simulated batch's rows ([`schedlab_report::sets`]), else a live run's sets judged four
+/// ways and their knee curves ([`schedlab_report::knee`]); None when it has neither.
+pub fn export_rows(
+    store: &Store,
+    subject: &crate::subject::Subject,
+    per_set: bool,
+) -> Result<Option<Vec<serde_json::Value>>, Error> {
+    let id = subject.run.id;
+    if !subject.sets.is_empty() {
+        return Ok(Some(if per_set {
+            schedlab_report::sets::set_rows(id, &subject.sets)
+        } else {
+            schedlab_report::sets::acceptance_rows(
+                id,
+                &schedlab_analysis::acceptance(&subject.sets),
+            )
+        }));
+    }
+    let Some(k) = of_run(store, &subject.run)? else { return Ok(None) };
+    Ok(Some(if per_set {
+        schedlab_report::knee::set_rows(id, &k.0)
+    } else {
+        schedlab_report::knee::curve_rows(id, &k.knees())
+    }))
+}
+
 /// A measured cell's verdict: no deadline miss in any repetition; a cell none of whose
 /// repetitions ran (a refused reservation, a dead dispatcher) counts as a miss; None while
 /// it has not run.
