@@ -6,15 +6,13 @@ use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 use schedlab_analysis::knee::{judge, Conditions, Knee, KneeSet, Method, KNEE_TOLERANCE, METHODS};
 use serde_json::{json, Value};
 
-/// One knee as a cell: the utilisation, `none <= TOP` when every set judged was accepted,
-/// `-` when none was judged.
+/// One knee as a cell: the utilisation, `none` when every set judged was accepted, `-`
+/// when none was judged.
 fn knee_cell(k: &Knee, m: Method) -> String {
-    if k.judged(m) == 0 {
-        return "-".into();
-    }
-    match k.knee(m) {
-        Some(u) => format!("{u}"),
-        None => format!("none <= {}", k.utilisations.last().copied().unwrap_or(0.0)),
+    match (k.judged(m), k.knee(m)) {
+        (0, _) => "-".into(),
+        (_, Some(u)) => format!("{u}"),
+        (_, None) => "none".into(),
     }
 }
 
@@ -165,8 +163,8 @@ mod tests {
         ];
         let k = knees(&sets);
         let text = table(&k).to_string();
-        assert!(text.contains("none <= 0.6 (rta-rm)"), "{text}");
-        assert!(text.contains("none <= 0.6 (rta-rm+overheads)"), "{text}");
+        assert!(text.contains("none (rta-rm)"), "{text}");
+        assert!(text.contains("none (rta-rm+overheads)"), "{text}");
         assert!(text.contains("+0.10"), "{text}");
         let rows = set_rows(7, &sets);
         assert_eq!(rows[1]["measured"], "no");

@@ -218,7 +218,7 @@ impl Knees {
             id.map_or(none.to_string(), |id| format!("{what} {id}"))
         };
         let mut out = vec![format!(
-            "\nKnees (the lowest utilisation at which some set the run measured misses or is rejected; over the same sets: measured in run {}, simulated in {}, the plain test, its twin with {}):",
+            "\nKnees (the lowest utilisation at which some set the run measured misses or is rejected; over the same sets: measured in run {}, simulated in {}, the plain test, its twin with {}; none: no miss or rejection up to the highest utilisation):",
             run,
             from("run", sim_run, "no simulated run of this spec (`schedlab simulate` it)"),
             from("calibration", calibration, "no calibration (`schedlab calibrate`)"),
