@@ -152,7 +152,7 @@ fn verdicts(tasks: &[Task], p: &Periodic, c: Option<&Calibration>) -> (Option<bo
         schedlab_schedulability::test(name)
             .map(|t| (t.run)(tasks, 1, &Overheads::default()).verdict == Verdict::Schedulable)
     };
-    let twin = c.map(|c| twin_accepts(tasks, p, c));
+    let twin = c.and_then(|c| twin_accepts(tasks, p, c));
     (run(plain), twin)
 }
 
@@ -163,8 +163,10 @@ fn verdicts(tasks: &[Task], p: &Periodic, c: Option<&Calibration>) -> (Option<bo
 /// with its per-job costs, under the dispatcher in whole quanta) exceeds the share is
 /// rejected: the kernel stops it for the rest of each throttling period (the
 /// dispatcher's design notes, "Real-time hygiene"). SCHED_DEADLINE's admission checks the
-/// same share ([`Reservations::share`]).
-fn twin_accepts(tasks: &[Task], p: &Periodic, c: &Calibration) -> bool {
+/// same share ([`Reservations::share`]). None (not judged) for a scheduler without a twin,
+/// and for the dispatcher when the calibration did not measure its decision cost
+/// (`calibrate --no-dispatchers`).
+fn twin_accepts(tasks: &[Task], p: &Periodic, c: &Calibration) -> Option<bool> {
     let o = c.overheads(0);
     let share = c.rt_share.map(|s| (s.runtime_us, s.period_us));
     let over_share = |charged: &[Task]| {
@@ -173,7 +175,6 @@ fn twin_accepts(tasks: &[Task], p: &Periodic, c: &Calibration) -> bool {
             t > 0 && u > r as f64 / t as f64
         })
     };
-    let decision = c.get("decision_cost_edf").map_or(0, |d| d.used_ns());
     let verdict = match p.scheduler {
         RtScheduler::FifoRm | RtScheduler::FifoDm => {
             let by = if p.scheduler == RtScheduler::FifoRm {
@@ -184,14 +185,15 @@ fn twin_accepts(tasks: &[Task], p: &Periodic, c: &Calibration) -> bool {
             let charged: Vec<Task> =
                 tasks.iter().map(|t| Task { wcet: t.wcet + o.per_job(), ..*t }).collect();
             if over_share(&charged) {
-                return false;
+                return Some(false);
             }
             schedlab_schedulability::response_times_with_overheads(tasks, by, &o).verdict
         }
         RtScheduler::Edf => {
-            let q = Quanta { quantum: p.quantum_ns, decision };
+            let q =
+                Quanta { quantum: p.quantum_ns, decision: c.get("decision_cost_edf")?.used_ns() };
             if dispatcher_quanta(tasks, q, &o).is_ok_and(|s| over_share(&s)) {
-                return false;
+                return Some(false);
             }
             edf_dispatcher_with_overheads(tasks, q, &o).verdict
         }
@@ -199,9 +201,9 @@ fn twin_accepts(tasks: &[Task], p: &Periodic, c: &Calibration) -> bool {
             let r = Reservations { work_ppm: p.work_ppm, share };
             deadline_with_overheads(tasks, r, &o).verdict
         }
-        _ => return false,
+        _ => return None,
     };
-    verdict == Verdict::Schedulable
+    Some(verdict == Verdict::Schedulable)
 }
 
 impl Knees {
@@ -289,8 +291,11 @@ mod tests {
         // Work 0.9 C leaves room; U = 0.9 <= 0.95 is admitted.
         let dl90 = periodic(RtScheduler::Deadline, 900_000);
         assert_eq!(verdicts(&set, &dl90, Some(&c)), (Some(true), Some(true)));
-        // Without a calibration the twin says nothing.
+        // Without a calibration the twin says nothing; nor the dispatcher's without its cost.
         assert_eq!(verdicts(&set, &rm, None), (Some(true), None));
+        let mut blind = calibration();
+        blind.overheads.retain(|o| o.name != "decision_cost_edf");
+        assert_eq!(verdicts(&set, &edf, Some(&blind)), (Some(true), None));
         // (4, 10), (5.8, 10): U = 0.98, charged 0.982 > 0.95: throttled, rejected, while
         // the response time 4.01 + 5.81 + 0.03 = 9.85 ms would pass.
         let full = [Task::new(4 * MS, 10 * MS), Task::new(5_800_000, 10 * MS)];
