@@ -153,6 +153,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     }
     run.warnings
         .extend(schedlab_report::noise::noise_warning(&subject.cells, run.env.cpus as usize));
+    let knees = schedlab_session::knee::of_run(&store, &subject)?.map(|k| k.0).unwrap_or_default();
     let records = subject.cells;
     let sets = subject.sets;
     let stats = cell_stats(&records);
@@ -164,7 +165,6 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     let bench = schedlab_analysis::bench_stats(&records);
     let traces = schedlab_analysis::trace_stats(&records);
     let shows = schedlab_report::within::shows(&records, a.alpha);
-    let knees = schedlab_session::knee::of_run(&store, &run)?.map(|k| k.0).unwrap_or_default();
     let rendered = html::render(&ReportInput {
         run: &run_meta,
         stats: &stats,

@@ -366,7 +366,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         subject.attach_job_logs(&store)?;
     }
     print_view(&subject, &View { format: a.format, wide: a.wide, figures })?;
-    let knees = schedlab_session::knee::of_run(&store, &subject.run)?;
+    let knees = schedlab_session::knee::of_run(&store, &subject)?;
     for line in knees.filter(|_| a.format == Format::Table).iter().flat_map(|k| k.lines()) {
         outln!("{line}");
     }

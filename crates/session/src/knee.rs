@@ -5,6 +5,7 @@
 //! knees and the conditions are `schedlab_analysis::knee`'s; this module gathers the verdicts.
 
 use crate::calibrate::Calibration;
+use crate::subject::Subject;
 use crate::Error;
 use schedlab_analysis::knee::{self, judge, Knee, KneeSet};
 use schedlab_model::sets::TaskSetRow;
@@ -13,7 +14,7 @@ use schedlab_schedulability::{
     Quanta, Reservations, Task, Verdict,
 };
 use schedlab_spec::{Periodic, RtScheduler};
-use schedlab_store::{RunRow, Store};
+use schedlab_store::Store;
 
 /// A live run's sets with their four verdicts, and where the verdicts came from: the
 /// simulated run of the same spec (the newest run of `simulate` whose spec text hashes as
@@ -22,10 +23,12 @@ use schedlab_store::{RunRow, Store};
 #[derive(Debug, Clone)]
 pub struct Knees(pub Vec<KneeSet>, pub (i64, Option<i64>, Option<i64>));
 
-/// The knees of `run` when it is a live run of generated sets on one CPU under a scheduler
-/// of [`knee::JUDGES`]; None otherwise.
-pub fn of_run(store: &Store, run: &RunRow) -> Result<Option<Knees>, Error> {
-    if run.mode != schedlab_model::Mode::Measured.as_str() {
+/// The knees of `subject` when it is one live run (not a campaign) of generated sets on one
+/// CPU under a scheduler of [`knee::JUDGES`], over its cells as loaded (`show --cell` keeps
+/// some); None otherwise.
+pub fn of_run(store: &Store, subject: &Subject) -> Result<Option<Knees>, Error> {
+    let run = &subject.run;
+    if run.mode != schedlab_model::Mode::Measured.as_str() || subject.campaign.is_some() {
         return Ok(None);
     }
     let Ok(plan) = serde_json::from_str::<schedlab_spec::Plan>(&run.plan_json) else {
@@ -64,7 +67,7 @@ pub fn of_run(store: &Store, run: &RunRow) -> Result<Option<Knees>, Error> {
         }
         None => None,
     };
-    let stats = schedlab_analysis::rt_stats(&store.cells(run.id)?);
+    let stats = schedlab_analysis::rt_stats(&subject.cells);
     let mut sets = Vec::new();
     for (key, family, p) in live {
         let measured = stats.iter().find(|s| s.params.key == key).and_then(measured_clean);
@@ -88,7 +91,7 @@ pub fn of_run(store: &Store, run: &RunRow) -> Result<Option<Knees>, Error> {
 /// ways and their knee curves ([`schedlab_report::knee`]); None when it has neither.
 pub fn export_rows(
     store: &Store,
-    subject: &crate::subject::Subject,
+    subject: &Subject,
     per_set: bool,
 ) -> Result<Option<Vec<serde_json::Value>>, Error> {
     let id = subject.run.id;
@@ -102,7 +105,7 @@ pub fn export_rows(
             )
         }));
     }
-    let Some(k) = of_run(store, &subject.run)? else { return Ok(None) };
+    let Some(k) = of_run(store, subject)? else { return Ok(None) };
     Ok(Some(if per_set {
         schedlab_report::knee::set_rows(id, &k.0)
     } else {
