@@ -452,3 +452,40 @@ fn show_prints_the_knees_of_a_live_run_of_generated_sets() {
         assert!(out.join(format!("figures/knee-{pair}.svg")).exists(), "{pair}");
     }
 }
+
+/// Issue 40, item 4: experiments/knee.toml measures the same sets under every scheduler, a
+/// few per point, two families from 0.5 to 1.0, and its live run fits in 15 minutes.
+#[test]
+fn the_knee_example_runs_the_same_sets_under_each_scheduler_in_fifteen_minutes() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/knee.toml");
+    let text = std::fs::read(file).unwrap();
+    let spec = schedlab_spec::decode(file, &text)
+        .and_then(|t| schedlab_spec::parse(file, t))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cells: Vec<(&str, &schedlab_spec::Periodic)> = spec
+        .plan
+        .cells
+        .iter()
+        .map(|c| (c.primary().workload_name.as_str(), c.primary().workload.periodic().unwrap()))
+        .collect();
+    // 2 families x 3 schedulers x 11 utilisations x 3 live sets.
+    assert_eq!(cells.len(), 2 * 3 * 11 * 3);
+    let live_s: f64 = cells.iter().map(|(_, p)| p.duration_ns as f64 / 1e9).sum();
+    assert!(live_s <= 14.0 * 60.0, "{live_s} s of live cells");
+    for (family, p) in &cells {
+        assert!(p.batch.is_none_or(|b| (b.sets, b.live) == (1000, 3)), "{family}");
+        assert_eq!((p.cpus.len(), p.work_ppm, p.quantum_ns), (0, 1_000_000, 1_000_000));
+        // Set i at U is the same tasks under every scheduler.
+        let same = |q: &schedlab_spec::Periodic| {
+            q.utilisation == p.utilisation && q.set_index() == p.set_index()
+        };
+        for (g, q) in cells.iter().filter(|(g, q)| g == family && same(q)) {
+            assert_eq!(q.tasks, p.tasks, "{g} at {:?}", p.utilisation);
+        }
+        let u: f64 = p.tasks.iter().map(|t| t.c_ns as f64 / t.t_ns as f64).sum();
+        assert!((u - p.utilisation.unwrap()).abs() <= 0.02, "{family}: {u} for {p:?}");
+    }
+    let schedulers: std::collections::BTreeSet<&str> =
+        cells.iter().map(|(_, p)| p.scheduler.name()).collect();
+    assert_eq!(schedulers.into_iter().collect::<Vec<_>>(), ["deadline", "edf", "fifo-rm"]);
+}
