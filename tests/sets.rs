@@ -194,13 +194,20 @@ fn an_interrupted_batch_resumes_to_the_uninterrupted_result() {
     assert_eq!(resumed, whole);
 }
 
+/// The shipped experiment `name`, parsed, with its path.
+fn shipped(name: &str) -> (String, schedlab_spec::Spec) {
+    let file = format!("{}/experiments/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read(&file).unwrap();
+    let spec = schedlab_spec::decode(&file, &text)
+        .and_then(|t| schedlab_spec::parse(&file, t))
+        .unwrap_or_else(|e| panic!("{e}"));
+    (file, spec)
+}
+
 #[test]
 fn the_schedulability_example_parses_and_checks() {
-    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/schedulability.toml");
-    let text = std::fs::read(file).unwrap();
-    let spec = schedlab_spec::decode(file, &text)
-        .and_then(|t| schedlab_spec::parse(file, t))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (file, spec) = shipped("schedulability");
+    let file = file.as_str();
     assert_eq!(spec.plan.cells.len(), 10 * 11, "10 workloads x 11 utilisations");
     for c in &spec.plan.cells {
         let p = c.primary().workload.periodic().unwrap();
@@ -457,11 +464,7 @@ fn show_prints_the_knees_of_a_live_run_of_generated_sets() {
 /// few per point, two families from 0.5 to 1.0, and its live run fits in 15 minutes.
 #[test]
 fn the_knee_example_runs_the_same_sets_under_each_scheduler_in_fifteen_minutes() {
-    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/knee.toml");
-    let text = std::fs::read(file).unwrap();
-    let spec = schedlab_spec::decode(file, &text)
-        .and_then(|t| schedlab_spec::parse(file, t))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (_, spec) = shipped("knee");
     let cells: Vec<(&str, &schedlab_spec::Periodic)> = spec
         .plan
         .cells
