@@ -59,6 +59,7 @@ fn show_and_check_print_no_table_wider_than_160() {
         "dwcs",
         "scx",
         "schedulability",
+        "knee",
     ] {
         let file = format!("{}/experiments/{name}.toml", env!("CARGO_MANIFEST_DIR"));
         // Without root the privilege check fails after the plan is printed: the table counts.

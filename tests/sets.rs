@@ -194,13 +194,20 @@ fn an_interrupted_batch_resumes_to_the_uninterrupted_result() {
     assert_eq!(resumed, whole);
 }
 
+/// The shipped experiment `name`, parsed, with its path.
+fn shipped(name: &str) -> (String, schedlab_spec::Spec) {
+    let file = format!("{}/experiments/{name}.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read(&file).unwrap();
+    let spec = schedlab_spec::decode(&file, &text)
+        .and_then(|t| schedlab_spec::parse(&file, t))
+        .unwrap_or_else(|e| panic!("{e}"));
+    (file, spec)
+}
+
 #[test]
 fn the_schedulability_example_parses_and_checks() {
-    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/schedulability.toml");
-    let text = std::fs::read(file).unwrap();
-    let spec = schedlab_spec::decode(file, &text)
-        .and_then(|t| schedlab_spec::parse(file, t))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (file, spec) = shipped("schedulability");
+    let file = file.as_str();
     assert_eq!(spec.plan.cells.len(), 10 * 11, "10 workloads x 11 utilisations");
     for c in &spec.plan.cells {
         let p = c.primary().workload.periodic().unwrap();
@@ -368,4 +375,120 @@ fn live_sets_are_measured_beside_their_batch_and_drawn_on_its_curves() {
         assert!(html[at + line.len()..].starts_with(|c: char| c.is_ascii_digit()), "{html}");
         assert!(html[at..].contains("/3, simulated "), "three sets at {u}: {html}");
     }
+}
+
+/// A stored calibration with the figures `(name, p99 ns)` (every other percentile 0).
+fn calibration_json(figures: &[(&str, u64)]) -> String {
+    let overheads: Vec<serde_json::Value> = figures
+        .iter()
+        .map(|(name, p99)| {
+            let ns = serde_json::json!({"samples": 1, "overflow": 0, "min_ns": 0, "p50_ns": 0,
+                "p90_ns": 0, "p99_ns": p99, "p999_ns": 0, "max_ns": 0, "mean_ns": 0.0});
+            serde_json::json!({"name": name, "what": "", "ns": ns})
+        })
+        .collect();
+    serde_json::json!({"created_unix": 0.0, "cpu": 0, "overheads": overheads,
+        "tick_period_ns": null, "rt_share": {"runtime_us": 950000, "period_us": 1000000},
+        "fair_server": null, "run_id": null, "percentile": 99.0, "notes": []})
+    .to_string()
+}
+
+/// Issue 40, item 4: `show` of a live run of generated sets prints the knee of each
+/// (scheduler, family) four ways over the sets it measured, and the issue's two conditions.
+#[test]
+fn show_prints_the_knees_of_a_live_run_of_generated_sets() {
+    crate::require!(crate::util::is_root(), "periodic sets under fifo-rm and edf need root");
+    let _serial = crate::util::measuring();
+    let lab = Lab::new();
+    let text = batch_spec(4, r#""fifo-rm", "edf""#, "0.5, 0.9", 0.5)
+        .replace("seed = 11, sets = 4 }", "seed = 11, sets = 4, live = 2 }");
+    let spec = lab.spec("knee.toml", &text);
+    let spec = spec.to_str().unwrap();
+    lab.ok(&["run", spec, "-q"]);
+    // Before a simulation and a calibration, the knees say what is missing.
+    let shown = lab.ok(&["show", "1"]);
+    assert!(shown.contains("no simulated run of this spec"), "{shown}");
+    assert!(shown.contains("no calibration (`schedlab calibrate`)"), "{shown}");
+    lab.ok(&["simulate", spec, "-q", "--cpus", "1"]);
+    // A dispatcher whose decision takes 980 µs of each 1 ms quantum (with 30 µs of
+    // wake-up and 2 x 5 µs of switches) cannot serve any job: the edf twin rejects every
+    // set, so its knee is the lowest utilisation, whatever the machine measured.
+    let json = calibration_json(&[
+        ("release_latency", 30_000),
+        ("context_switch", 5_000),
+        ("decision_cost_edf", 980_000),
+    ]);
+    let db = rusqlite::Connection::open(lab.db()).unwrap();
+    db.execute(
+        "INSERT INTO calibrations (created_unix, machine_json, calibration_json) VALUES (0, '{}', ?1)",
+        [&json],
+    )
+    .unwrap();
+    let shown = lab.ok(&["show", "1"]);
+    assert!(
+        shown.contains(
+            "measured in run 1, simulated in run 2, the plain test, its twin with calibration 1"
+        ),
+        "{shown}"
+    );
+    let row = |scheduler: &str| {
+        let at = shown.find(&format!("│ {scheduler} ")).unwrap_or_else(|| panic!("{shown}"));
+        shown[at..].lines().next().unwrap().to_string()
+    };
+    let (rm, edf) = (row("fifo-rm"), row("edf"));
+    assert!(rm.contains("(rta-rm)") && rm.contains("(rta-rm+overheads)"), "{rm}");
+    // Two live sets at each of two utilisations, all judged four ways.
+    assert!(edf.contains(" 4 ┆"), "{edf}");
+    assert!(edf.contains("0.5 (edf-dispatcher+overheads)"), "{edf}");
+    assert!(!rm.contains(" - ") && !edf.contains(" - "), "every method judged:\n{rm}\n{edf}");
+    assert!(shown.contains("no set a +overheads twin accepts misses when measured: "), "{shown}");
+    assert!(shown.contains("of the (scheduler, family) pairs: "), "{shown}");
+    // `export --per set` of the live run: each set with the plain test's and the twin's
+    // verdicts beside the measured and simulated ones.
+    let csv = lab.ok(&["export", "1", "--per", "set", "--format", "csv"]);
+    let mut lines = csv.lines();
+    let header =
+        "run,scheduler,family,utilisation,set,measured,simulated,plain_test,plain,twin_test,twin";
+    assert_eq!(lines.next(), Some(header), "{csv}");
+    assert_eq!(lines.clone().count(), 8, "{csv}");
+    assert!(lines.any(|l| l.contains(",edf-dispatcher+overheads,no")), "{csv}");
+    // The report draws each pair's four acceptance curves side by side.
+    let out = lab.path("report");
+    lab.ok(&["report", "1", "-o", out.to_str().unwrap()]);
+    for pair in ["fifo-rm-set", "edf-set"] {
+        assert!(out.join(format!("figures/knee-{pair}.svg")).exists(), "{pair}");
+    }
+}
+
+/// Issue 40, item 4: experiments/knee.toml measures the same sets under every scheduler, a
+/// few per point, two families from 0.5 to 1.0, and its live run fits in 15 minutes.
+#[test]
+fn the_knee_example_runs_the_same_sets_under_each_scheduler_in_fifteen_minutes() {
+    let (_, spec) = shipped("knee");
+    let cells: Vec<(&str, &schedlab_spec::Periodic)> = spec
+        .plan
+        .cells
+        .iter()
+        .map(|c| (c.primary().workload_name.as_str(), c.primary().workload.periodic().unwrap()))
+        .collect();
+    // 2 families x 3 schedulers x 11 utilisations x 3 live sets.
+    assert_eq!(cells.len(), 2 * 3 * 11 * 3);
+    let live_s: f64 = cells.iter().map(|(_, p)| p.duration_ns as f64 / 1e9).sum();
+    assert!(live_s <= 14.0 * 60.0, "{live_s} s of live cells");
+    for (family, p) in &cells {
+        assert!(p.batch.is_none_or(|b| (b.sets, b.live) == (1000, 3)), "{family}");
+        assert_eq!((p.cpus.len(), p.work_ppm, p.quantum_ns), (0, 1_000_000, 1_000_000));
+        // Set i at U is the same tasks under every scheduler.
+        let same = |q: &schedlab_spec::Periodic| {
+            q.utilisation == p.utilisation && q.set_index() == p.set_index()
+        };
+        for (g, q) in cells.iter().filter(|(g, q)| g == family && same(q)) {
+            assert_eq!(q.tasks, p.tasks, "{g} at {:?}", p.utilisation);
+        }
+        let u: f64 = p.tasks.iter().map(|t| t.c_ns as f64 / t.t_ns as f64).sum();
+        assert!((u - p.utilisation.unwrap()).abs() <= 0.02, "{family}: {u} for {p:?}");
+    }
+    let schedulers: std::collections::BTreeSet<&str> =
+        cells.iter().map(|(_, p)| p.scheduler.name()).collect();
+    assert_eq!(schedulers.into_iter().collect::<Vec<_>>(), ["deadline", "edf", "fifo-rm"]);
 }

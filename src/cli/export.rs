@@ -105,17 +105,11 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         return emit(a.output.as_deref(), &(serde_json::to_string_pretty(&doc)? + "\n"));
     }
     if matches!(a.per, Per::Set | Per::Acceptance) {
-        if subject.sets.is_empty() {
+        let Some(rows) = schedlab_session::knee::export_rows(&store, &subject, a.per == Per::Set)?
+        else {
             return Err(bad_input(format!(
-                "{name} has no generated sets: they come from `schedlab simulate` of a spec whose `generate` asks for `sets = N`"
+                "{name} has no generated sets: they come from `schedlab simulate` of a spec whose `generate` asks for `sets = N`, or its live run (`live = k`)"
             )));
-        }
-        let rows = match a.per {
-            Per::Set => schedlab_report::sets::set_rows(subject.run.id, &subject.sets),
-            _ => schedlab_report::sets::acceptance_rows(
-                subject.run.id,
-                &schedlab_analysis::acceptance(&subject.sets),
-            ),
         };
         let mut out = Vec::new();
         exporter.as_ref().expect("csv, json or markdown").write_values(&rows, &mut out)?;

@@ -153,6 +153,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     }
     run.warnings
         .extend(schedlab_report::noise::noise_warning(&subject.cells, run.env.cpus as usize));
+    let knees = schedlab_session::knee::of_run(&store, &subject)?.map(|k| k.0).unwrap_or_default();
     let records = subject.cells;
     let sets = subject.sets;
     let stats = cell_stats(&records);
@@ -175,6 +176,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         traces: &traces,
         shows: shows.as_ref(),
         sets: &sets,
+        knees: &knees,
     })?;
     output::write_dir(&a.output, &rendered.files, a.force).map_err(output_error)?;
     outln!(

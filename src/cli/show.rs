@@ -366,5 +366,9 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         subject.attach_job_logs(&store)?;
     }
     print_view(&subject, &View { format: a.format, wide: a.wide, figures })?;
+    let knees = schedlab_session::knee::of_run(&store, &subject)?;
+    for line in knees.filter(|_| a.format == Format::Table).iter().flat_map(|k| k.lines()) {
+        outln!("{line}");
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -20,6 +20,7 @@ mod flags;
 mod hist;
 mod interval;
 mod io;
+pub mod knee;
 mod metric;
 mod moments;
 mod multiple;

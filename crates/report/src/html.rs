@@ -89,6 +89,8 @@ pub struct ReportInput<'a> {
     pub shows: Option<&'a (schedlab_analysis::WithinRun, schedlab_analysis::WithinRun)>,
     /// The generated sets of the run's batches, for the acceptance figures (empty: none).
     pub sets: &'a [schedlab_model::sets::TaskSetRow],
+    /// A live run's generated sets judged four ways, for the knee figures (empty: none).
+    pub knees: &'a [schedlab_analysis::knee::KneeSet],
 }
 
 impl<'a> ReportInput<'a> {
@@ -106,6 +108,7 @@ impl<'a> ReportInput<'a> {
             traces: &[],
             shows: None,
             sets: &[],
+            knees: &[],
         }
     }
 }
@@ -366,6 +369,7 @@ pub fn render(input: &ReportInput) -> Result<Rendered, RenderError> {
         traces: input.traces,
         sets: input.sets,
     });
+    charts.extend(plots::knee_charts(input.knees));
     let main_charts = charts.len();
     if let Some(c) = input.compare {
         let label = |r: &RunMeta| {

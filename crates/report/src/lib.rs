@@ -15,6 +15,7 @@ pub mod export;
 pub mod flat;
 pub mod html;
 pub mod hyperfine;
+pub mod knee;
 pub mod labels;
 pub mod noise;
 pub mod observing;

@@ -28,12 +28,16 @@ mod exact;
 mod fixed;
 mod multi;
 mod overheads;
+mod reservation;
 
 pub use edf::{busy_period, demand_bound, edf_utilisation, processor_demand, qpa};
 pub use fixed::{hyperbolic, liu_layland, priority_order, response_times, Priority};
 pub use multi::{density, gfb, partition, place, Fit, Placement, Size};
 pub use overheads::{
     edf_with_overheads, response_times_with_overheads, with_edf_overheads, Overheads, TWIN_SUFFIX,
+};
+pub use reservation::{
+    deadline_with_overheads, dispatcher_quanta, edf_dispatcher_with_overheads, Quanta, Reservations,
 };
 
 use schedlab_policy::dwcs::{self, WindowTask};

@@ -23,6 +23,7 @@ mod error;
 pub mod estimate;
 pub mod eta;
 pub mod gantt;
+pub mod knee;
 pub mod machine;
 pub mod measure;
 pub mod merge;

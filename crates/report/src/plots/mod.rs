@@ -158,6 +158,12 @@ pub fn sets_with_measured(
     sets::with_measured(sets, measured, label)
 }
 
+/// The knee charts of a live run of generated sets: per scheduler and family, the
+/// acceptance of its measured sets four ways (see `sets::knees`).
+pub fn knee_charts(sets: &[schedlab_analysis::knee::KneeSet]) -> Vec<Chart> {
+    sets::knees(sets)
+}
+
 /// The charts of a report's comparison section: run A's cells against run B's, matched by key
 /// (today the response time distributions of shared periodic cells). `a_label`, `b_label`
 /// name the two runs in legends and captions.

@@ -307,3 +307,66 @@ fn violation_charts(sets: &[TaskSetRow]) -> PerCpus {
         })
         .collect()
 }
+
+/// The knee charts of a live run of generated sets (issue #40, item 4): per scheduler and
+/// family, the acceptance of the sets the run measured, four ways side by side (measured,
+/// simulated solid; the plain test and its overhead-aware twin dashed), Wilson bars; the
+/// caption gives each knee.
+pub(super) fn knees(sets: &[schedlab_analysis::knee::KneeSet]) -> Vec<Chart> {
+    use schedlab_analysis::knee::{judge, Method, METHODS};
+    let mut out = Vec::new();
+    for k in schedlab_analysis::knee::knees(sets) {
+        let (plain, twin) = judge(&k.scheduler).unwrap_or(("plain test", "twin"));
+        let names = ["measured", "simulated", plain, twin];
+        let series: Vec<Series> = METHODS
+            .iter()
+            .zip(names)
+            .filter(|(m, _)| k.judged(**m) > 0)
+            .map(|(m, name)| Series {
+                name: name.to_string(),
+                points: k.curves[*m as usize]
+                    .iter()
+                    .map(|p| {
+                        let (lo, hi) =
+                            schedlab_analysis::acceptance::wilson(p.accepted, p.judged, 1.96);
+                        let x = k.utilisations.iter().position(|u| *u == p.utilisation);
+                        let y = p.accepted as f64 / p.judged as f64;
+                        Point { x: x.unwrap_or(0), y, lo, hi, no_bar: None }
+                    })
+                    .collect(),
+                curve: Vec::new(),
+                colour: Some(*m as usize),
+                dashed: matches!(m, Method::Plain | Method::Overheads),
+            })
+            .collect();
+        let knee = |m: Method, name: &str| match (k.judged(m), k.knee(m)) {
+            (0, _) => format!("{name} not judged"),
+            (_, Some(u)) => format!("{name} {u}"),
+            (_, None) => format!("{name} none"),
+        };
+        let said: Vec<String> = METHODS.iter().zip(names).map(|(m, n)| knee(*m, n)).collect();
+        let caption = format!(
+            "The sets run {} measured live under {} ({} of them), each judged four ways: measured \
+             (no deadline miss in any repetition), simulated (the same set in the newest simulation \
+             of the spec), {plain} (its plain test) and {twin} (its twin, with the newest \
+             calibration's overheads); bars: 95% Wilson intervals. Knees (the lowest utilisation \
+             with a miss or a rejection): {}.",
+            k.family,
+            k.scheduler,
+            k.judged(Method::Measured),
+            said.join(", ")
+        );
+        let mut c = batch_chart(
+            &format!("knee-{}-{}", super::slug(&k.scheduler), super::slug(&k.family)),
+            &format!("The knee of {} on {}", k.scheduler, k.family),
+            1,
+            k.utilisations.clone(),
+            caption,
+            "sets accepted [fraction]",
+            series,
+        );
+        c.id = c.id.trim_end_matches("-1cpu").to_string();
+        out.push(c);
+    }
+    out
+}
