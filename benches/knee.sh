@@ -49,15 +49,9 @@ fi
 
 echo "== 1. calibrate (${quick[*]:-full})"
 sl calibrate "${quick[@]}"
-overheads=$(sl calibrate --show --format overheads)
-cxs_ns=$(printf '%s\n' "$overheads" | sed -n 's/.*"context_switch": *\([0-9]*\).*/\1/p')
-cxs_us=$(awk -v ns="${cxs_ns:-0}" 'BEGIN { printf "%.3f", ns / 1000 }')
 
 echo "== 2. simulate $spec with the calibrated costs (--scale $scale)"
-# LEAD: the simulator charges only the calibrated context switch here. Once helper ksim's
-# option that makes `simulate` charge the whole calibration (release latency, tick and
-# release interrupts) is merged, replace --switch-cost-us "$cxs_us" below by that option.
-sl simulate "$spec" --cpus 1 -q --scale "$scale" --switch-cost-us "$cxs_us"
+sl simulate "$spec" --cpus 1 -q --scale "$scale" --calibrated
 
 echo "== 3. run $spec live (--scale $scale)"
 started=$(date +%s)

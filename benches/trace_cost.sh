@@ -34,7 +34,7 @@ third = ("_again", "false") if os.environ.get("THIRD") == "plain" else ("_timeli
 sides = [("", None), ("_bpf", "true"), third]
 lines, twins, section = [], {s: [] for s, _ in sides[1:]}, None
 for line in text.splitlines():
-    m = re.match(r"\[workloads\.(\w+)\]", line)
+    m = re.match(r"\[workloads\.([\w-]+)\]", line)
     if m:
         section = m.group(1)
     elif line.startswith("["):
