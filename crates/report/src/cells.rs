@@ -320,9 +320,11 @@ pub fn rt_columns<'a>(wide: bool, figs: &Chosen) -> Vec<Col<Named<'a, RtStats>>>
 }
 
 /// Shorter headers of trace figures' per-cell columns for the terminal.
-pub const TRACE_HEADERS: [(&TraceFigure, &str); 4] = [
+pub const TRACE_HEADERS: [(&TraceFigure, &str); 6] = [
     (&trace::WAKEUP_P50, "wake p50 [us]"),
+    (&trace::WAKEUP_P90, "wake p90 [us]"),
     (&trace::WAKEUP_P99, "wake p99 [us]"),
+    (&trace::WAKEUP_P999, "wake p99.9 [us]"),
     (&trace::LOST_EVENTS, "lost"),
     (&trace::UNTRACED_SWITCHES, "untraced sw."),
 ];
