@@ -231,19 +231,29 @@ impl Periodic {
     /// otherwise, no overheads) still accepts the CPU's tasks; a task no CPU accepts goes to
     /// the least dense CPU ([`schedlab_schedulability::place`]).
     pub fn rta_placement(&self) -> Vec<u32> {
-        use schedlab_schedulability::{place, response_times, Fit, Priority, Size, Task};
-        let by = match self.scheduler {
-            RtScheduler::FifoRm => Priority::Rate,
-            _ => Priority::Deadline,
-        };
-        let tasks: Vec<Task> = self
-            .tasks
-            .iter()
-            .map(|t| Task::new(t.c_ns, t.t_ns).deadline(t.deadline_ns()))
-            .collect();
-        let fit =
-            place(&tasks, self.cpus.len(), Fit::First, Size::Density, |s| response_times(s, by));
+        use schedlab_schedulability::{place, response_times, Fit, Size};
+        let by = self.rta_priority();
+        let fit = place(&self.analysed(), self.cpus.len(), Fit::First, Size::Density, |s| {
+            response_times(s, by)
+        });
         fit.cpu_of_task.into_iter().map(|b| self.cpus[b]).collect()
+    }
+
+    /// The tasks as the schedulability tests take them: (C, T, D) in ns.
+    pub fn analysed(&self) -> Vec<schedlab_schedulability::Task> {
+        let task = |t: &TaskParams| {
+            schedlab_schedulability::Task::new(t.c_ns, t.t_ns).deadline(t.deadline_ns())
+        };
+        self.tasks.iter().map(task).collect()
+    }
+
+    /// The fixed priorities response-time analysis gives the set: rate-monotonic under
+    /// `fifo-rm`, deadline-monotonic otherwise.
+    pub fn rta_priority(&self) -> schedlab_schedulability::Priority {
+        match self.scheduler {
+            RtScheduler::FifoRm => schedlab_schedulability::Priority::Rate,
+            _ => schedlab_schedulability::Priority::Deadline,
+        }
     }
 
     /// Each task's CPU when the set is pinned, whatever its scheduler (see [`Self::placement`]).

@@ -81,6 +81,15 @@ pub struct Reservations {
     pub share: Option<(u64, u64)>,
 }
 
+/// Whether the sum of C/T of `tasks` is at most `share`, the real-time bandwidth the kernel
+/// gives (RT throttling's runtime per period; SCHED_DEADLINE's admission checks the same),
+/// exactly; None, or a period of 0: the whole CPU.
+pub fn within_share(tasks: &[Task], share: Option<(u64, u64)>) -> bool {
+    let Some((runtime, period)) = share.filter(|s| s.1 > 0) else { return true };
+    let (p, q) = exact::sum(tasks.iter().map(|t| (t.wcet, t.period)));
+    !exact::cmp(&p, &q, &runtime.into(), &period.into()).is_gt()
+}
+
 /// The twin of `edf-utilisation` for SCHED_DEADLINE with runtime = C (`deadline`): a job
 /// meets its deadline only if it fits its reservation. The kernel charges a task's runtime
 /// with whatever runs in its context: its own work, the scheduling and switch costs of its
@@ -116,11 +125,8 @@ pub fn deadline_with_overheads(tasks: &[Task], r: Reservations, o: &Overheads) -
     if charged.iter().zip(tasks).any(|(c, t)| c.wcet > t.wcet) {
         return Outcome::of(Verdict::NotSchedulable);
     }
-    if let Some((runtime, period)) = r.share.filter(|s| s.1 > 0) {
-        let (p, q) = exact::sum(tasks.iter().map(|t| (t.wcet, t.period)));
-        if exact::cmp(&p, &q, &runtime.into(), &period.into()).is_gt() {
-            return Outcome::of(Verdict::NotSchedulable);
-        }
+    if !within_share(tasks, r.share) {
+        return Outcome::of(Verdict::NotSchedulable);
     }
     let reserved: Vec<Task> = tasks
         .iter()

@@ -10,8 +10,8 @@ use crate::Error;
 use schedlab_analysis::knee::{self, judge, Knee, KneeSet};
 use schedlab_model::sets::TaskSetRow;
 use schedlab_schedulability::{
-    deadline_with_overheads, dispatcher_quanta, edf_dispatcher_with_overheads, Overheads, Priority,
-    Quanta, Reservations, Task, Verdict,
+    deadline_with_overheads, dispatcher_quanta, edf_dispatcher_with_overheads, within_share,
+    Overheads, Quanta, Reservations, Task, Verdict,
 };
 use schedlab_spec::{Periodic, RtScheduler};
 use schedlab_store::Store;
@@ -72,9 +72,7 @@ pub fn of_run(store: &Store, subject: &Subject) -> Result<Option<Knees>, Error> 
     for (key, family, p) in live {
         let measured = stats.iter().find(|s| s.params.key == key).and_then(measured_clean);
         let simulated = sim.as_ref().and_then(|_| simulated_clean(&rows, p));
-        let tasks: Vec<Task> =
-            p.tasks.iter().map(|t| Task::new(t.c_ns, t.t_ns).deadline(t.deadline_ns())).collect();
-        let (plain, twin) = verdicts(&tasks, p, calibration.as_ref().map(|c| &c.1));
+        let (plain, twin) = verdicts(&p.analysed(), p, calibration.as_ref().map(|c| &c.1));
         sets.push(KneeSet {
             scheduler: p.scheduler.name().to_string(),
             family: family.to_string(),
@@ -172,30 +170,20 @@ fn verdicts(tasks: &[Task], p: &Periodic, c: Option<&Calibration>) -> (Option<bo
 fn twin_accepts(tasks: &[Task], p: &Periodic, c: &Calibration) -> Option<bool> {
     let o = c.overheads(0);
     let share = c.rt_share.map(|s| (s.runtime_us, s.period_us));
-    let over_share = |charged: &[Task]| {
-        share.is_some_and(|(r, t)| {
-            let u: f64 = charged.iter().map(|k| k.wcet as f64 / k.period as f64).sum();
-            t > 0 && u > r as f64 / t as f64
-        })
-    };
     let verdict = match p.scheduler {
         RtScheduler::FifoRm | RtScheduler::FifoDm => {
-            let by = if p.scheduler == RtScheduler::FifoRm {
-                Priority::Rate
-            } else {
-                Priority::Deadline
-            };
             let charged: Vec<Task> =
                 tasks.iter().map(|t| Task { wcet: t.wcet + o.per_job(), ..*t }).collect();
-            if over_share(&charged) {
+            if !within_share(&charged, share) {
                 return Some(false);
             }
+            let by = p.rta_priority();
             schedlab_schedulability::response_times_with_overheads(tasks, by, &o).verdict
         }
         RtScheduler::Edf => {
             let q =
                 Quanta { quantum: p.quantum_ns, decision: c.get("decision_cost_edf")?.used_ns() };
-            if dispatcher_quanta(tasks, q, &o).is_ok_and(|s| over_share(&s)) {
+            if dispatcher_quanta(tasks, q, &o).is_ok_and(|s| !within_share(&s, share)) {
                 return Some(false);
             }
             edf_dispatcher_with_overheads(tasks, q, &o).verdict
