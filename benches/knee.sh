@@ -10,23 +10,27 @@
 #                                          # the simulation, then ~14 minutes live
 #   benches/knee.sh --scale 0.05 --utilisation 0.7 --quick --db /tmp/knee-smoke.db
 #                                          # a smoke test of the script itself (seconds)
+#   benches/knee.sh --seed 41              # new sets (the spec's seed is 40): a model
+#                                          # tuned on one seed's sets is judged on another's
 #
 # Options: --db FILE (default knee.db), --scale S (the live run's --scale, default 1),
 # --utilisation U (only this utilisation: a copy of the spec with one matrix point),
-# --quick (calibrate --quick: not a calibration to trust). Needs root (SCHED_FIFO,
+# --seed N (the generated sets' seed, in a copy of the spec), --quick (calibrate --quick:
+# not a calibration to trust). Needs root (SCHED_FIFO,
 # SCHED_DEADLINE, the dispatchers) and a built schedlab (SCHEDLAB, default
 # target/release/schedlab, else target/debug/schedlab).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-db=knee.db scale=1 only_u="" quick=()
+db=knee.db scale=1 only_u="" seed="" quick=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --db) db="$2"; shift 2 ;;
         --scale) scale="$2"; shift 2 ;;
         --utilisation) only_u="$2"; shift 2 ;;
+        --seed) seed="$2"; shift 2 ;;
         --quick) quick=(--quick); shift ;;
-        *) echo "usage: benches/knee.sh [--db FILE] [--scale S] [--utilisation U] [--quick]" >&2; exit 2 ;;
+        *) echo "usage: benches/knee.sh [--db FILE] [--scale S] [--utilisation U] [--seed N] [--quick]" >&2; exit 2 ;;
     esac
 done
 bin="${SCHEDLAB:-}"
@@ -38,13 +42,20 @@ fi
 sl() { "$bin" --db "$db" "$@"; }
 
 spec=experiments/knee.toml
-if [ -n "$only_u" ]; then
-    # One utilisation: the same sets as the full spec's at that point (a set's seed is the
-    # spec's seed, its index and U), in a copy whose simulated and live runs match each other.
+if [ -n "$only_u$seed" ]; then
+    # A copy whose simulated and live runs match each other. One utilisation: the same sets
+    # as the full spec's at that point (a set's seed is the spec's seed, its index and U).
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
-    sed "s/^utilisation = \[.*\]$/utilisation = [$only_u]/" "$spec" > "$tmp/knee.toml"
+    cp "$spec" "$tmp/knee.toml"
     spec="$tmp/knee.toml"
+    if [ -n "$only_u" ]; then
+        sed -i "s/^utilisation = \[.*\]$/utilisation = [$only_u]/" "$spec"
+    fi
+    if [ -n "$seed" ]; then
+        case "$seed" in ''|*[!0-9]*) echo "--seed takes a whole number" >&2; exit 2 ;; esac
+        sed -i "s/^seed = .*$/seed = $seed/" "$spec"
+    fi
 fi
 
 echo "== 1. calibrate (${quick[*]:-full})"

@@ -25,6 +25,12 @@ fn calibrate_measures_stores_and_prints_each_overhead_and_schedcats_csv() {
         assert!(line.contains("p99") && line.contains("(used)"), "{line}");
     }
     assert!(text.contains("percentile used 99 (µs)"), "{text}");
+    // The kernel's interrupt accounting, measured: some interruptions, a yes or a no.
+    let irq = text
+        .lines()
+        .find(|l| l.contains("interrupts counted in the interrupted task's CPU time: "))
+        .unwrap_or_else(|| panic!("no interrupt accounting line in:\n{text}"));
+    assert!(irq.contains(": yes (") || irq.contains(": no ("), "{irq}");
     // The stored record: every overhead has samples, p50 <= p99 <= max, and a cost a
     // machine can have (a switch between 50 ns and 1 ms at its median).
     let c: Value =
@@ -43,6 +49,8 @@ fn calibrate_measures_stores_and_prints_each_overhead_and_schedcats_csv() {
     let p50 = switch["ns"]["p50_ns"].as_u64().unwrap();
     assert!((50..1_000_000).contains(&p50), "{switch}");
     assert!(c["run_id"].as_i64().is_some(), "{c}");
+    let irq = &c["interrupts"];
+    assert!(irq["counted"].as_u64().unwrap() <= irq["gaps"].as_u64().unwrap(), "{c}");
     // The dispatchers' run is an ordinary stored run.
     assert!(lab.ok(&["runs"]).contains("calibrate"));
     // SchedCAT's layout: the header, then one row of µs figures.

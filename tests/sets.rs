@@ -410,9 +410,9 @@ fn show_prints_the_knees_of_a_live_run_of_generated_sets() {
     assert!(shown.contains("no simulated run of this spec"), "{shown}");
     assert!(shown.contains("no calibration (`schedlab calibrate`)"), "{shown}");
     lab.ok(&["simulate", spec, "-q", "--cpus", "1"]);
-    // A dispatcher whose decision takes 980 µs of each 1 ms quantum (with 30 µs of
-    // wake-up and 2 x 5 µs of switches) cannot serve any job: the edf twin rejects every
-    // set, so its knee is the lowest utilisation, whatever the machine measured.
+    // A dispatcher whose decision takes 980 µs of each 1 ms quantum (with 2 x 5 µs of
+    // switches, 10 µs are left) serves a job in a hundred times its C: the edf twin
+    // rejects every set, so its knee is the lowest utilisation, whatever the machine measured.
     let json = calibration_json(&[
         ("release_latency", 30_000),
         ("context_switch", 5_000),

@@ -37,8 +37,8 @@ pub use overheads::{
     edf_with_overheads, response_times_with_overheads, with_edf_overheads, Overheads, TWIN_SUFFIX,
 };
 pub use reservation::{
-    deadline_with_overheads, dispatcher_quanta, edf_dispatcher_with_overheads, within_share,
-    Quanta, Reservations,
+    deadline_with_overheads, dispatcher_quanta, dispatcher_within_share,
+    edf_dispatcher_with_overheads, within_share, Quanta, Reservations,
 };
 
 use schedlab_policy::dwcs::{self, WindowTask};

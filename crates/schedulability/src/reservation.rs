@@ -9,34 +9,59 @@ use schedlab_policy::Duration;
 use crate::{edf_utilisation, edf_with_overheads, exact, processor_demand, valid};
 use crate::{Outcome, Overheads, Task, Verdict};
 
-/// The live dispatcher's quantum and what one decision costs it (calibrate's
-/// `decision_cost_edf`), in the set's time unit.
+/// The live dispatcher's quantum, what one decision costs it (calibrate's
+/// `decision_cost_edf`), in the set's time unit, and whether an interrupt's time counts in
+/// the CPU time of the task it interrupts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Quanta {
     /// The quantum: the dispatcher decides at every multiple of it.
     pub quantum: Duration,
     /// One decision, wake-up to sleep, as the dispatcher measures it.
     pub decision: Duration,
+    /// Whether the kernel counts interrupts in the interrupted task's CPU time (no IRQ
+    /// time accounting: calibrate's `interrupts_in_task_time`). A dispatcher's job does C
+    /// of its own CPU time (CLOCK_THREAD_CPUTIME_ID), so then an interrupt that lands in a
+    /// job is part of its C and lengthens nothing; otherwise each quantum is charged the
+    /// interrupts that can land in it.
+    pub interrupts_in_cpu_time: bool,
 }
 
 impl Quanta {
-    /// What each quantum loses before the chosen worker runs: the dispatcher's wake-up
-    /// (the release latency: its boundary is a timer), its decision, two context switches
-    /// (the worker to the dispatcher and back) and the tick interrupts that can fall in the
-    /// quantum, ceil(quantum / tick period) of them.
+    /// What each quantum the dispatcher gives a worker loses of its work: the dispatcher's
+    /// decision at the boundary, two context switches (the worker to the dispatcher and
+    /// back) and, unless interrupts count in the job's CPU time, the interrupts that can
+    /// fall in the quantum, ceil(quantum / their period) of them. The timer interrupt that
+    /// wakes the dispatcher lands in the running worker, and how late the dispatcher runs
+    /// after it is time the worker keeps: a late boundary moves time between quanta and
+    /// loses none, except after an idle CPU ([`Quanta::per_job`]).
     pub fn per_quantum(&self, o: &Overheads) -> Duration {
-        let ticks = if o.tick > 0 && o.tick_period > 0 {
+        let ticks = if !self.interrupts_in_cpu_time && o.tick > 0 && o.tick_period > 0 {
             self.quantum.div_ceil(o.tick_period) * o.tick
         } else {
             0
         };
-        o.release_latency + self.decision + 2 * o.context_switch + ticks
+        self.decision + 2 * o.context_switch + ticks
+    }
+
+    /// What each job loses once: the release latency. A job's quanta start late by it only
+    /// when the CPU idled before the boundary (the dispatcher wakes from idle); a job that
+    /// preempts another starts on a busy CPU, and the preempted one may resume after an
+    /// idle quantum: one release latency per release either way, charged to the releasing
+    /// job as SchedCAT's JLFP model charges a preemption.
+    pub fn per_job(&self, o: &Overheads) -> Duration {
+        o.release_latency
+    }
+
+    /// The share of the CPU the dispatcher itself takes at real-time priority: a decision
+    /// and two switches every quantum.
+    pub fn own_share(&self, o: &Overheads) -> (u64, u64) {
+        (self.decision + 2 * o.context_switch, self.quantum)
     }
 }
 
-/// The set as the EDF dispatcher serves it: a job gets the CPU in whole quanta and each
-/// quantum gives it only quantum - [`Quanta::per_quantum`] of work, so a job of C takes
-/// ceil(C / (quantum - per quantum)) quanta: C' = that many quanta, T and D unchanged.
+/// The set as the EDF dispatcher serves it: a job gets the CPU in whole quanta, each quantum
+/// gives it quantum - [`Quanta::per_quantum`] of work, and it needs C + [`Quanta::per_job`],
+/// so C' = ceil((C + per job) / (quantum - per quantum)) quanta; T and D unchanged.
 ///
 /// `Err` with the verdict when it cannot apply: not schedulable when the per-quantum cost
 /// eats the quantum; inconclusive when a period or deadline is not a multiple of the
@@ -52,7 +77,28 @@ pub fn dispatcher_quanta(tasks: &[Task], q: Quanta, o: &Overheads) -> Result<Vec
         return Err(Outcome::of(Verdict::NotSchedulable));
     }
     let useful = q.quantum - cost;
-    Ok(tasks.iter().map(|t| Task { wcet: t.wcet.div_ceil(useful) * q.quantum, ..*t }).collect())
+    let job = q.per_job(o);
+    Ok(tasks
+        .iter()
+        .map(|t| Task { wcet: (t.wcet + job).div_ceil(useful) * q.quantum, ..*t })
+        .collect())
+}
+
+/// Whether the real-time time a dispatcher's set takes fits `share` (RT throttling): the
+/// jobs' C (idle rests of quanta are not real-time time) and the dispatcher's own decisions
+/// and switches, at every boundary and at every job's completion (the worker wakes it).
+pub fn dispatcher_within_share(
+    tasks: &[Task],
+    q: Quanta,
+    o: &Overheads,
+    share: Option<(u64, u64)>,
+) -> bool {
+    let (own, per) = q.own_share(o);
+    let mut charged: Vec<Task> = tasks.iter().map(|t| Task { wcet: t.wcet + own, ..*t }).collect();
+    if per > 0 {
+        charged.push(Task::new(own, per));
+    }
+    within_share(&charged, share)
 }
 
 /// The twin of `edf-demand` for schedlab's live EDF dispatcher (`edf`): the processor-demand
@@ -148,41 +194,49 @@ mod tests {
         Overheads { release_latency: 30 * US, context_switch: 5 * US, ..Default::default() }
     }
 
+    /// The dispatcher on a machine that counts interrupts in the interrupted task's time.
+    fn quanta(decision: Duration) -> Quanta {
+        Quanta { quantum: MS, decision, interrupts_in_cpu_time: true }
+    }
+
     #[test]
     fn a_job_needs_whole_quanta_of_what_each_quantum_leaves() {
-        // Quantum 1 ms, decision 20 µs: each quantum loses 30 + 20 + 2 x 5 = 60 µs, leaving
-        // 940 µs. C = 2 ms: ceil(2000 / 940) = 3 quanta; C = 0.9 ms: 1 quantum.
-        let q = Quanta { quantum: MS, decision: 20 * US };
-        assert_eq!(q.per_quantum(&calibrated()), 60 * US);
-        let set = [Task::new(2 * MS, 10 * MS), Task::new(900 * US, 5 * MS)];
+        // Quantum 1 ms, decision 20 µs: each quantum loses 20 + 2 x 5 = 30 µs, leaving
+        // 970 µs; each job needs its C and one release latency, 30 µs more.
+        // C = 1.9 ms: ceil(1930 / 970) = 2 quanta; C = 0.95 ms: ceil(980 / 970) = 2.
+        let q = quanta(20 * US);
+        assert_eq!((q.per_quantum(&calibrated()), q.per_job(&calibrated())), (30 * US, 30 * US));
+        let set = [Task::new(1_900 * US, 10 * MS), Task::new(950 * US, 5 * MS)];
         let rounded = dispatcher_quanta(&set, q, &calibrated()).unwrap();
-        assert_eq!(rounded, [Task::new(3 * MS, 10 * MS), Task::new(MS, 5 * MS)]);
-        // A tick of 10 µs every 4 ms: ceil(1 / 4) = 1 tick per quantum, 70 µs.
+        assert_eq!(rounded, [Task::new(2 * MS, 10 * MS), Task::new(2 * MS, 5 * MS)]);
+        // A tick of 10 µs every 4 ms lengthens a job only where the kernel does not count
+        // it in the job's CPU time: then ceil(1 / 4) = 1 tick per quantum, 40 µs.
         let ticking = Overheads { tick: 10 * US, tick_period: 4 * MS, ..calibrated() };
-        assert_eq!(q.per_quantum(&ticking), 70 * US);
+        assert_eq!(q.per_quantum(&ticking), 30 * US);
+        let apart = Quanta { interrupts_in_cpu_time: false, ..q };
+        assert_eq!(apart.per_quantum(&ticking), 40 * US);
     }
 
     #[test]
     fn the_dispatcher_twin_rejects_a_set_the_plain_demand_test_accepts() {
-        // (4, 10), (5, 10) ms: U = 0.9, edf-demand accepts. Each quantum leaves 940 µs:
-        // 4 ms needs ceil(4000 / 940) = 5 quanta, 5 ms needs 6: 11 ms of demand by 10 ms.
-        let q = Quanta { quantum: MS, decision: 20 * US };
+        // (4, 10), (5, 10) ms: U = 0.9, edf-demand accepts. Each quantum leaves 970 µs:
+        // 4.03 ms needs 5 quanta, 5.03 ms needs 6: 11 ms of demand by 10 ms.
+        let q = quanta(20 * US);
         let set = [Task::new(4 * MS, 10 * MS), Task::new(5 * MS, 10 * MS)];
         assert_eq!(processor_demand(&set).verdict, Verdict::Schedulable);
         let out = edf_dispatcher_with_overheads(&set, q, &calibrated());
         assert_eq!(out.verdict, Verdict::NotSchedulable);
-        // (3, 10), (4, 10): 4 + 5 quanta = 9 ms by 10 ms: accepted.
-        let light = [Task::new(3 * MS, 10 * MS), Task::new(4 * MS, 10 * MS)];
+        // (3.5, 10), (4.5, 10): 4 + 5 quanta = 9 ms by 10 ms: accepted.
+        let light = [Task::new(3_500 * US, 10 * MS), Task::new(4_500 * US, 10 * MS)];
         let out = edf_dispatcher_with_overheads(&light, q, &calibrated());
         assert_eq!(out.verdict, Verdict::Schedulable);
         // Without overheads a set on the grid is its plain verdict.
-        let free = Quanta { quantum: MS, decision: 0 };
+        let free = quanta(0);
         let out = edf_dispatcher_with_overheads(&set, free, &Overheads::default());
         assert_eq!(out.verdict, Verdict::Schedulable);
         // A cost of a whole quantum leaves nothing; a period off the grid is not modelled.
-        let slow = Quanta { quantum: MS, decision: MS };
         assert_eq!(
-            edf_dispatcher_with_overheads(&light, slow, &calibrated()).verdict,
+            edf_dispatcher_with_overheads(&light, quanta(MS), &calibrated()).verdict,
             Verdict::NotSchedulable
         );
         let off = [Task::new(MS, 10 * MS + 1)];
@@ -190,6 +244,20 @@ mod tests {
             edf_dispatcher_with_overheads(&off, q, &calibrated()).verdict,
             Verdict::Inconclusive
         );
+    }
+
+    #[test]
+    fn the_dispatcher_takes_its_own_share_of_rt_throttling() {
+        // U = 0.93: within 95%. The dispatcher adds 30 µs a quantum (3%) and 30 µs a job
+        // (0.3% each at 10 ms): 0.966 > 0.95, throttled. Whole quanta do not count: the
+        // rest of a job's last quantum idles.
+        let set = [Task::new(4_650 * US, 10 * MS), Task::new(4_650 * US, 10 * MS)];
+        let share = Some((950_000, 1_000_000));
+        assert!(within_share(&set, share));
+        assert!(!dispatcher_within_share(&set, quanta(20 * US), &calibrated(), share));
+        let light = [Task::new(4 * MS, 10 * MS), Task::new(4 * MS, 10 * MS)];
+        assert!(dispatcher_within_share(&light, quanta(20 * US), &calibrated(), share));
+        assert!(dispatcher_within_share(&set, quanta(20 * US), &calibrated(), None));
     }
 
     #[test]

@@ -47,6 +47,23 @@ pub struct Share {
     pub period_us: u64,
 }
 
+/// How the kernel accounts interrupts ([`probes::interrupt_accounting`]): of `gaps`
+/// interruptions of a spinning probe, its own CPU time held `counted`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IrqAccounting {
+    /// Interruptions whose time the interrupted thread's CPU time holds.
+    pub counted: u64,
+    /// Interruptions seen.
+    pub gaps: u64,
+}
+
+impl IrqAccounting {
+    /// Whether interrupts count in the interrupted task's CPU time: most of them did.
+    pub fn in_task_time(&self) -> bool {
+        self.gaps > 0 && 2 * self.counted > self.gaps
+    }
+}
+
 /// What `schedlab calibrate` measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Calibration {
@@ -60,6 +77,10 @@ pub struct Calibration {
     /// interruptions, ns (None when there were none). The tests charge a `tick` every
     /// this often, which is at least as often as the tick (1/CONFIG_HZ).
     pub tick_period_ns: Option<u64>,
+    /// Whether interrupts count in the interrupted task's CPU time (None: not measured,
+    /// a calibration older than the probe).
+    #[serde(default)]
+    pub interrupts: Option<IrqAccounting>,
     /// RT throttling: what real-time tasks may use of each CPU (None: unlimited).
     pub rt_share: Option<Share>,
     /// The fair server's reservation on the probes' CPU (debugfs; None where unreadable).
@@ -121,6 +142,15 @@ impl Calibration {
                 "  interruptions: one every {:.2} ms ({} a second; the tick is one of them)",
                 t as f64 / 1e6,
                 1_000_000_000 / t.max(1)
+            ));
+        }
+        if let Some(a) = self.interrupts {
+            out.push(format!(
+                "  interrupts counted in the interrupted task's CPU time: {} ({} of {} interruptions held in its CPU time{})",
+                if a.in_task_time() { "yes" } else { "no" },
+                a.counted,
+                a.gaps,
+                if a.in_task_time() { ": they do not lengthen a job that does C of CPU time" } else { "" }
             ));
         }
         let share = |s: Option<Share>| {
@@ -287,6 +317,8 @@ impl Session {
                 .into(),
             ns: tick,
         });
+        let (counted, gaps) = probes::interrupt_accounting(cpu, probes::SPIN_ROUND)
+            .map_err(|e| failed("interrupt accounting", e))?;
         let release = probes::release(cpu, lengths.spin_rounds, switch_p50)
             .map_err(|e| failed("release", e))?;
         overheads.push(Overhead {
@@ -325,6 +357,7 @@ impl Session {
             cpu,
             overheads,
             tick_period_ns,
+            interrupts: Some(IrqAccounting { counted, gaps }),
             rt_share,
             fair_server,
             run_id,
@@ -411,6 +444,7 @@ mod tests {
                 overhead("tick", 4_200),
             ],
             tick_period_ns: Some(4_000_000),
+            interrupts: None,
             rt_share: None,
             fair_server: None,
             run_id: None,

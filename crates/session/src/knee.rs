@@ -10,7 +10,7 @@ use crate::Error;
 use schedlab_analysis::knee::{self, judge, Knee, KneeSet};
 use schedlab_model::sets::TaskSetRow;
 use schedlab_schedulability::{
-    deadline_with_overheads, dispatcher_quanta, edf_dispatcher_with_overheads, within_share,
+    deadline_with_overheads, dispatcher_within_share, edf_dispatcher_with_overheads, within_share,
     Overheads, Quanta, Reservations, Task, Verdict,
 };
 use schedlab_spec::{Periodic, RtScheduler};
@@ -181,9 +181,12 @@ fn twin_accepts(tasks: &[Task], p: &Periodic, c: &Calibration) -> Option<bool> {
             schedlab_schedulability::response_times_with_overheads(tasks, by, &o).verdict
         }
         RtScheduler::Edf => {
-            let q =
-                Quanta { quantum: p.quantum_ns, decision: c.get("decision_cost_edf")?.used_ns() };
-            if dispatcher_quanta(tasks, q, &o).is_ok_and(|s| !within_share(&s, share)) {
+            let q = Quanta {
+                quantum: p.quantum_ns,
+                decision: c.get("decision_cost_edf")?.used_ns(),
+                interrupts_in_cpu_time: c.interrupts.is_some_and(|a| a.in_task_time()),
+            };
+            if !dispatcher_within_share(tasks, q, &o, share) {
                 return Some(false);
             }
             edf_dispatcher_with_overheads(tasks, q, &o).verdict
@@ -244,6 +247,7 @@ mod tests {
                 o("decision_cost_edf", 20_000),
             ],
             tick_period_ns: None,
+            interrupts: None,
             rt_share: Some(Share { runtime_us: 950_000, period_us: 1_000_000 }),
             fair_server: None,
             run_id: None,

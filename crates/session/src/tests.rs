@@ -365,6 +365,7 @@ fn calibrated_simulation_costs_come_from_the_newest_or_the_named_calibration() {
             figure("tick", 21_000),
         ],
         tick_period_ns: Some(810_000),
+        interrupts: None,
         rt_share: None,
         fair_server: None,
         run_id: None,

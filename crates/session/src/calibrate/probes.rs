@@ -2,7 +2,8 @@
 //! at SCHED_FIFO, that time what the kernel costs a real-time task there. Each returns a
 //! distribution ([`LatencyPercentiles`], ns), never one number.
 
-use schedlab_periodic::{new_latency_histogram, now_ns, sleep_until, LatencyPercentiles};
+use schedlab_periodic::LatencyPercentiles;
+use schedlab_periodic::{new_latency_histogram, now_ns, sleep_until, thread_cpu_ns};
 use schedlab_spec::{Class, Policy};
 use std::io::{pipe, PipeReader, PipeWriter, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -164,6 +165,41 @@ pub fn ticks(cpu: u32, rounds: u32) -> std::io::Result<(LatencyPercentiles, Opti
         std::thread::sleep(Duration::from_millis(200));
     }
     Ok((LatencyPercentiles::of(&h, 0), (n > 0).then(|| spun / n)))
+}
+
+/// A gap at least this long is an interruption when the accounting probe compares clocks,
+/// ns: a spin round there holds a system call (CLOCK_THREAD_CPUTIME_ID has no vDSO path).
+const ACCOUNTING_GAP_NS: u64 = 4_000;
+
+/// Whether the kernel counts an interrupt's time in the CPU time of the task it interrupts
+/// (a kernel without IRQ time accounting does): a FIFO thread spins on `cpu` for `for_`
+/// reading CLOCK_MONOTONIC, then its own CLOCK_THREAD_CPUTIME_ID. At each gap of 4 µs or
+/// more between two monotonic reads (an interruption), its CPU time from the read before
+/// the gap's start to the read after its end either holds the gap (counted) or not (the
+/// kernel kept the interrupt's time apart, or a hypervisor took the CPU and steal time is
+/// accounted). (gaps counted, gaps).
+pub fn interrupt_accounting(cpu: u32, for_: Duration) -> std::io::Result<(u64, u64)> {
+    on_cpu(cpu, SPIN_PRIORITY, || {
+        let until = now_ns() + for_.as_nanos() as u64;
+        let (mut counted, mut gaps) = (0u64, 0u64);
+        // (monotonic, thread CPU time) of the last two rounds.
+        let mut before = (now_ns(), thread_cpu_ns());
+        let mut last = (now_ns(), thread_cpu_ns());
+        while last.0 < until {
+            let now = (now_ns(), thread_cpu_ns());
+            let gap = now.0 - last.0;
+            if gap >= ACCOUNTING_GAP_NS {
+                gaps += 1;
+                // before.1 was read before last.0, now.1 after now.0: the CPU time between
+                // them spans the whole gap.
+                if 2 * (now.1 - before.1) >= gap {
+                    counted += 1;
+                }
+            }
+            (before, last) = (last, now);
+        }
+        (counted, gaps)
+    })
 }
 
 /// Release: a thread spinning on `cpu` at FIFO 94 while a FIFO 95 thread there is released
