@@ -90,7 +90,7 @@ fn a_periodic_set_longer_than_the_watchdog_is_refused_at_check_at_its_duration()
                 duration_s = 120\ntasks = [{ c_ms = 1, t_ms = 10 }]\n";
     let spec = lab.spec("long.toml", text);
     let out = lab.run(&["check", spec.to_str().unwrap()]);
-    refused(&out, "long.toml:8:14: workload \"set\" runs for 120 s, and the watchdog stops each cell repetition after 60 s");
+    refused(&out, "long.toml:8:14: workload \"set\" runs for 120 s (until its last job's deadline), and the watchdog stops each cell repetition after 60 s");
     let out = lab.run(&["run", spec.to_str().unwrap()]);
     refused(&out, "long.toml:8:14");
     assert!(!lab.db().exists(), "refused before a database was made");

@@ -199,6 +199,31 @@ fn light_run(lab: &Lab, spec: &Path) -> std::collections::BTreeMap<String, Strin
     failed
 }
 
+/// A worker whose last job is done waits for the set's last deadline before its report and
+/// its exit, which would otherwise take the CPU, at its priority, from the jobs still running.
+#[test]
+fn a_finished_worker_stays_out_of_the_way_until_the_sets_last_deadline() {
+    require!(is_root(), "a fifo-rm set needs SCHED_FIFO, which needs root here");
+    let _s = serial();
+    let lab = Lab::new();
+    // (1, 10) ms: 50 jobs, the last done at about 491 ms; (540, 1000) ms: one job, due at
+    // 1 s, running to about 530 ms, after the first task's last job.
+    let spec = lab.spec(
+        "tail.toml",
+        "name = \"tail\"\n[matrix]\nworkload = [\"set\"]\nscheduler = [\"fifo-rm\"]\n[workloads.set]\n\
+         kind = \"periodic\"\ncpu = 0\nduration_s = 0.5\n\
+         tasks = [{ c_ms = 1, t_ms = 10 }, { c_ms = 540, t_ms = 1000 }]\n",
+    );
+    let (_, samples) = run_ok(&lab, &spec);
+    assert_eq!(samples.len(), 2);
+    for r in &samples {
+        assert_eq!(rt(r)["misses"], 0, "{r}");
+        // Released together at the set's start, each worker lives until the last deadline.
+        let wall = r["wall_s"].as_f64().unwrap();
+        assert!(wall >= 0.99, "worker {} left at {wall} s, before the deadline at 1 s", r["index"]);
+    }
+}
+
 /// Every periodic worker's per-job records (`export --jobs`) agree with its summary: one row
 /// per job, releases one period apart, the met ones counted, lateness = finish - deadline,
 /// and a worker that timed its own jobs has a start, a finish and CPU time for each job it ran.

@@ -338,6 +338,16 @@ impl Periodic {
         (self.duration_ns.saturating_sub(task.phase_ns) / task.t_ns).max(1)
     }
 
+    /// The last deadline of the set's jobs, from its start: every task's last job is due by
+    /// then ([`Self::jobs`] of each, released every T from its phase).
+    pub fn last_deadline_ns(&self) -> u64 {
+        self.tasks
+            .iter()
+            .map(|t| t.phase_ns + (self.jobs(t) - 1) * t.t_ns + t.deadline_ns())
+            .max()
+            .unwrap_or(0)
+    }
+
     /// SCHED_FIFO priorities for fifo-rm (by period) or fifo-dm (by deadline): the shortest
     /// gets [`RM_TOP_PRIORITY`], each longer distinct value one less (equal values share a
     /// priority), never below 1.

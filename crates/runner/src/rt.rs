@@ -17,8 +17,8 @@ use schedlab_model::detail::{DispatchedDetail, PeriodicDetail};
 use schedlab_model::jobs::{JobLog, JobTrace};
 use schedlab_model::{CellRt, Detail, Dispatchers, RtParams, RtTally, RtTask, RtTimes};
 use schedlab_periodic::{
-    build_body, make_file, thread_cpu_ns, BodySpec, FftBody, JobBody, JobRecord, OverrunPolicy,
-    RunOptions, Runner,
+    build_body, make_file, sleep_until, thread_cpu_ns, BodySpec, FftBody, JobBody, JobRecord,
+    OverrunPolicy, RunOptions, Runner,
 };
 use schedlab_plan::{Class, Periodic, PeriodicBody, Policy, RtScheduler};
 use std::path::{Path, PathBuf};
@@ -37,8 +37,9 @@ pub const START_LEAD_NS: u64 = 50_000_000;
 
 /// A periodic worker, prepared before the release.
 pub(crate) enum Prepared {
-    /// Its own job loop.
-    Loop(Box<Runner<Box<dyn JobBody + Send>>>, bool),
+    /// Its own job loop, whether memory is locked, and the set's last deadline from its
+    /// start, ns.
+    Loop(Box<Runner<Box<dyn JobBody + Send>>>, bool, u64),
     /// Driven by the dispatcher.
     Dispatched(Box<dyn JobSteps + Send>, PathBuf, usize, bool),
 }
@@ -160,7 +161,7 @@ pub(crate) fn prepare(job: &WorkerJob, p: &Periodic, rt: &RtJob) -> Result<Prepa
                 overrun: OverrunPolicy::SkipMissed,
             };
             let runner = Runner::prepare(task, jobs, body, opts).map_err(WorkerError::other)?;
-            Ok(Prepared::Loop(Box::new(runner), locked))
+            Ok(Prepared::Loop(Box::new(runner), locked, p.last_deadline_ns()))
         }
         Some((region, slot)) => {
             let steps: Box<dyn JobSteps + Send> = match p.body {
@@ -192,9 +193,16 @@ pub(crate) fn run(
     report: &mut Report,
 ) -> Result<(), WorkerError> {
     match prep {
-        Prepared::Loop(runner, locked) => {
+        Prepared::Loop(runner, locked, last_deadline) => {
             let start = read_start(&job.dir)?;
             runner.run(start).map_err(WorkerError::other)?;
+            // Its last job is done, not the set's: the report and the exit (at this task's
+            // priority, or charged to its reservation) would take the CPU from the tasks
+            // still running theirs. So the worker sleeps until the set's last deadline, when
+            // no job can still meet its own, and leaves its real-time class before the rest
+            // (always allowed; should it fail, the report still goes out).
+            sleep_until(start.saturating_add(*last_deadline));
+            let _ = schedlab_sys::sched::apply(0, &Policy::OTHER, false);
             let log = job_log(runner.records(), start, runner.params().deadline_ns());
             let s = runner.summary();
             let rt = RtTask::new(
