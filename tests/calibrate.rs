@@ -74,7 +74,8 @@ fn calibrate_measures_stores_and_prints_each_overhead_and_schedcats_csv() {
     );
     let check = lab.ok(&["check", spec.to_str().unwrap()]);
     assert!(
-        check.contains("with overheads (calibration 1 (`schedlab calibrate --show 1`), p99)"),
+        check.contains("with overheads (calibration 1 (`schedlab calibrate --show 1`)")
+            && check.contains(", p99)"),
         "{check}"
     );
     assert!(check.contains("3, 6, 20 (yes); with overheads:"), "{check}");

@@ -115,6 +115,14 @@ pub enum PeriodicBody {
 }
 
 impl PeriodicBody {
+    /// Whether a job's C is its CPU time (the thread CPU-time clock): spin and FFT jobs work
+    /// until they have used it, a read job until its bytes are read.
+    pub fn in_cpu_time(&self) -> bool {
+        !matches!(self, PeriodicBody::Read { .. })
+    }
+}
+
+impl PeriodicBody {
     /// The spec name.
     pub fn name(&self) -> &'static str {
         match self {

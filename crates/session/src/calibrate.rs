@@ -117,6 +117,23 @@ impl Calibration {
         }
     }
 
+    /// The overheads charged to jobs whose C is their CPU time ([`Self::overheads`] less the
+    /// interrupts, when `cpu_time_jobs` and the kernel counts an interrupt in the CPU time
+    /// of the task it interrupts): then an interrupt that lands in a job is part of its C,
+    /// and neither the tick nor a release's interrupt lengthens any job.
+    pub fn overheads_for(
+        &self,
+        id: i64,
+        cpu_time_jobs: bool,
+    ) -> schedlab_schedulability::Overheads {
+        let mut o = self.overheads(id);
+        if cpu_time_jobs && self.interrupts.is_some_and(|a| a.in_task_time()) {
+            (o.tick, o.release) = (0, 0);
+            o.source.push_str(", interrupts counted in the jobs' CPU time");
+        }
+        o
+    }
+
     /// The calibration as `calibrate` prints it: one line per overhead (its percentiles, the
     /// one the tests use marked, µs), the interruptions' rate, the shares, what was not measured.
     pub fn lines(&self, id: i64) -> Vec<String> {
@@ -216,7 +233,13 @@ pub fn overheads_for(
     if !periodic || !db.exists() {
         return Ok(None);
     }
-    Ok(stored(db, None)?.map(|(id, c)| c.overheads(id)))
+    Ok(stored(db, None)?.map(|(id, c)| c.overheads_for(id, cpu_time_jobs(plan))))
+}
+
+/// Whether every periodic set of `plan` has jobs whose C is their CPU time.
+pub fn cpu_time_jobs(plan: &schedlab_spec::Plan) -> bool {
+    let mut sets = plan.cells.iter().flat_map(|c| &c.groups).filter_map(|g| g.workload.periodic());
+    sets.all(|p| p.body.in_cpu_time())
 }
 
 /// How long each probe runs.
@@ -432,9 +455,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_schedcat_csv_has_its_columns_in_microseconds_at_the_used_percentile() {
-        let c = Calibration {
+    fn calibration() -> Calibration {
+        Calibration {
             created_unix: 0.0,
             cpu: 1,
             overheads: vec![
@@ -450,11 +472,33 @@ mod tests {
             run_id: None,
             percentile: USED_PERCENTILE,
             notes: Vec::new(),
-        };
+        }
+    }
+
+    #[test]
+    fn the_schedcat_csv_has_its_columns_in_microseconds_at_the_used_percentile() {
         assert_eq!(
-            c.schedcat_csv(),
+            calibration().schedcat_csv(),
             "TASK-COUNT, SCHEDULE, CXS, RELEASE, RELEASE-LATENCY, TICK\n1, 0.000, 2.500, 1.000, 31.855, 4.200\n"
         );
+    }
+
+    #[test]
+    fn jobs_of_cpu_time_are_charged_no_interrupts_where_the_kernel_counts_them_in_it() {
+        let mut c = calibration();
+        let charged = |o: schedlab_schedulability::Overheads| (o.tick, o.release);
+        // Not measured: every interrupt is charged, as SchedCAT charges it.
+        assert_eq!(charged(c.overheads_for(1, true)), (4_200, 1_000));
+        // Counted in the interrupted task's time: nothing for jobs that do C of CPU time,
+        // everything for the others (a read job waits for its bytes, not for its CPU time).
+        c.interrupts = Some(IrqAccounting { counted: 999, gaps: 1_000 });
+        let o = c.overheads_for(1, true);
+        assert_eq!((o.tick, o.release, o.context_switch), (0, 0, 2_500));
+        assert!(o.source.ends_with("interrupts counted in the jobs' CPU time"), "{}", o.source);
+        assert_eq!(c.overheads_for(1, false), c.overheads(1));
+        // Kept apart (IRQ time accounting): charged.
+        c.interrupts = Some(IrqAccounting { counted: 3, gaps: 1_000 });
+        assert_eq!(c.overheads_for(1, true), c.overheads(1));
     }
 
     #[test]

@@ -55,10 +55,14 @@ pub fn of_run(store: &Store, subject: &Subject) -> Result<Option<Knees>, Error> 
         .runs()?
         .into_iter()
         .find(|r| r.mode == schedlab_model::Mode::Sim.as_str() && r.spec_hash == run.spec_hash);
-    let rows = match &sim {
-        Some(s) => store.task_sets(s.id)?,
-        None => Vec::new(),
+    let (rows, sim_cells) = match &sim {
+        Some(s) => (store.task_sets(s.id)?, store.cells(s.id)?),
+        None => (Vec::new(), Vec::new()),
     };
+    // Each simulated cell's workload: two families can hold the same sets (a `deadline`
+    // family with jobs of C and one with jobs of 0.9 C).
+    let workload_of: std::collections::HashMap<u32, &str> =
+        sim_cells.iter().map(|c| (c.params.cell_id, c.params.workload.as_str())).collect();
     let calibration = match store.calibration(None)? {
         Some((id, _, json)) => {
             let c: Calibration = serde_json::from_str(&json)
@@ -71,7 +75,8 @@ pub fn of_run(store: &Store, subject: &Subject) -> Result<Option<Knees>, Error> 
     let mut sets = Vec::new();
     for (key, family, p) in live {
         let measured = stats.iter().find(|s| s.params.key == key).and_then(measured_clean);
-        let simulated = sim.as_ref().and_then(|_| simulated_clean(&rows, p));
+        let simulated =
+            sim.as_ref().and_then(|_| simulated_clean(in_family(&rows, &workload_of, family), p));
         let (plain, twin) = verdicts(&p.analysed(), p, calibration.as_ref().map(|c| &c.1));
         sets.push(KneeSet {
             scheduler: p.scheduler.name().to_string(),
@@ -123,10 +128,23 @@ fn measured_clean(s: &schedlab_analysis::RtStats) -> Option<bool> {
     }
 }
 
-/// The simulated verdict of the set `p` in the batch rows of a simulated run: the row of
-/// the same scheduler, utilisation and index with the same tasks (a set the simulated
+/// The rows of `rows` whose simulated cell runs workload `family` (`workload_of`: each
+/// simulated cell's workload by its id).
+fn in_family<'a>(
+    rows: &'a [TaskSetRow],
+    workload_of: &'a std::collections::HashMap<u32, &str>,
+    family: &'a str,
+) -> impl Iterator<Item = &'a TaskSetRow> {
+    rows.iter().filter(move |r| workload_of.get(&r.cell_id) == Some(&family))
+}
+
+/// The simulated verdict of the set `p` in the batch rows of its family in a simulated run:
+/// the row of the same scheduler, utilisation and index with the same tasks (a set the simulated
 /// scheduler refused is not accepted, as in `schedlab_analysis::acceptance`).
-fn simulated_clean(rows: &[TaskSetRow], p: &Periodic) -> Option<bool> {
+fn simulated_clean<'a>(
+    rows: impl IntoIterator<Item = &'a TaskSetRow>,
+    p: &Periodic,
+) -> Option<bool> {
     let same_tasks = |r: &TaskSetRow| {
         r.tasks.len() == p.tasks.len()
             && r.tasks
@@ -134,7 +152,7 @@ fn simulated_clean(rows: &[TaskSetRow], p: &Periodic) -> Option<bool> {
                 .zip(&p.tasks)
                 .all(|(a, b)| (a.c_ns, a.t_ns, a.d_ns) == (b.c_ns, b.t_ns, b.deadline_ns()))
     };
-    rows.iter()
+    rows.into_iter()
         .find(|r| {
             r.scheduler == p.scheduler.name()
                 && Some(r.index) == p.set_index()
@@ -168,7 +186,7 @@ fn verdicts(tasks: &[Task], p: &Periodic, c: Option<&Calibration>) -> (Option<bo
 /// and for the dispatcher when the calibration did not measure its decision cost
 /// (`calibrate --no-dispatchers`).
 fn twin_accepts(tasks: &[Task], p: &Periodic, c: &Calibration) -> Option<bool> {
-    let o = c.overheads(0);
+    let o = c.overheads_for(0, p.body.in_cpu_time());
     let share = c.rt_share.map(|s| (s.runtime_us, s.period_us));
     let verdict = match p.scheduler {
         RtScheduler::FifoRm | RtScheduler::FifoDm => {
@@ -330,5 +348,13 @@ mod tests {
         let rows = [row(1, t.c_ns, true), row(2, t.c_ns + 1, true), row(2, t.c_ns, false)];
         assert_eq!(simulated_clean(&rows, &p), Some(false), "index 2 with the same tasks");
         assert_eq!(simulated_clean(&rows[..2], &p), None);
+        // Two families with the same sets (jobs of C, and of 0.9 C): each its own row.
+        let mut dl90 = row(2, t.c_ns, true);
+        dl90.cell_id = 1;
+        let both = [row(2, t.c_ns, false), dl90];
+        let workloads = std::collections::HashMap::from([(0, "dl"), (1, "dl90")]);
+        assert_eq!(simulated_clean(in_family(&both, &workloads, "dl90"), &p), Some(true));
+        assert_eq!(simulated_clean(in_family(&both, &workloads, "dl"), &p), Some(false));
+        assert_eq!(simulated_clean(in_family(&both, &workloads, "other"), &p), None);
     }
 }

@@ -191,7 +191,8 @@ impl ModelFlags {
         p.fair_slice_ns = ns("fair-slice-us", self.fair_slice_us, 1e3)?
             .unwrap_or_else(|| schedlab_simrun::fair_slice(cpus, environment.hz));
         if let Some(id) = self.calibrated {
-            p = calibrated(p, db, id, notes)?;
+            let cpu_time_jobs = crate::calibrate::cpu_time_jobs(plan);
+            p = calibrated(p, db, id, cpu_time_jobs, notes)?;
         }
         p.switch_cost_ns =
             ns("switch-cost-us", self.switch_cost_us, 1e3)?.unwrap_or(p.switch_cost_ns);
@@ -216,13 +217,15 @@ impl ModelFlags {
 }
 
 /// `p` with the costs of calibration `id` (the newest for None) in `db`, as the `+overheads`
-/// tests charge them ([`crate::calibrate::Calibration::overheads`], mapped by
-/// [`schedlab_simrun::overheads::with_overheads`]); the model records the calibration's id.
-/// Said in `notes`.
+/// tests charge them ([`crate::calibrate::Calibration::overheads_for`]: no interrupts when
+/// the plan's jobs are CPU time, `cpu_time_jobs`, and the kernel counts interrupts in it),
+/// mapped by [`schedlab_simrun::overheads::with_overheads`]; the model records the
+/// calibration's id. Said in `notes`.
 pub fn calibrated(
     p: Params,
     db: &Path,
     id: Option<i64>,
+    cpu_time_jobs: bool,
     notes: &mut Vec<String>,
 ) -> Result<Params, Error> {
     let which = id.map_or("no calibration".to_string(), |id| format!("no calibration {id}"));
@@ -236,7 +239,11 @@ pub fn calibrated(
         return Err(missing());
     }
     let (id, c) = crate::calibrate::stored(db, id)?.ok_or_else(missing)?;
-    let p = schedlab_simrun::overheads::with_overheads(p, &c.overheads(id), Some(id));
+    let p = schedlab_simrun::overheads::with_overheads(
+        p,
+        &c.overheads_for(id, cpu_time_jobs),
+        Some(id),
+    );
     p.validate().map_err(|e| Error::refused(format!("--calibrated: calibration {id}: {e}")))?;
     notes.push(format!(
         "costs of calibration {id} (p{} of each figure): switch {} us, release latency {} us, release interrupt {} us, tick {} us every {} us",
@@ -247,6 +254,9 @@ pub fn calibrated(
         p.tick_ns as f64 / 1e3,
         p.tick_period_ns as f64 / 1e3
     ));
+    if cpu_time_jobs && c.interrupts.is_some_and(|a| a.in_task_time()) {
+        notes.push(format!("calibration {id}: the kernel counts interrupts in the interrupted task's CPU time, and the sets' jobs do C of CPU time: no tick or release interrupt charged"));
+    }
     Ok(p)
 }
 
