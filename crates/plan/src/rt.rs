@@ -120,9 +120,7 @@ impl PeriodicBody {
     pub fn in_cpu_time(&self) -> bool {
         !matches!(self, PeriodicBody::Read { .. })
     }
-}
 
-impl PeriodicBody {
     /// The spec name.
     pub fn name(&self) -> &'static str {
         match self {
