@@ -179,12 +179,13 @@ fn verdicts(tasks: &[Task], p: &Periodic, c: Option<&Calibration>) -> (Option<bo
 /// model, real-time work beyond RT throttling's share (`kernel.sched_rt_runtime_us` of
 /// `sched_rt_period_us`, 95% by default) is throttled, so under SCHED_FIFO (fifo-rm,
 /// fifo-dm, and the dispatcher's FIFO workers) a set whose charged utilisation (each C
-/// with its per-job costs, under the dispatcher in whole quanta) exceeds the share is
+/// with its per-job costs; under the dispatcher with its own decisions) exceeds the share is
 /// rejected: the kernel stops it for the rest of each throttling period (the
 /// dispatcher's design notes, "Real-time hygiene"). SCHED_DEADLINE's admission checks the
 /// same share ([`Reservations::share`]). None (not judged) for a scheduler without a twin,
 /// and for the dispatcher when the calibration did not measure its decision cost
-/// (`calibrate --no-dispatchers`).
+/// (`calibrate --no-dispatchers`). The costs are [`Calibration::overheads_for`] the set's
+/// body: no interrupts for jobs of CPU time where the kernel counts them in it.
 fn twin_accepts(tasks: &[Task], p: &Periodic, c: &Calibration) -> Option<bool> {
     let o = c.overheads_for(0, p.body.in_cpu_time());
     let share = c.rt_share.map(|s| (s.runtime_us, s.period_us));
