@@ -9,33 +9,27 @@ use schedlab_policy::Duration;
 use crate::{edf_utilisation, edf_with_overheads, exact, processor_demand, valid};
 use crate::{Outcome, Overheads, Task, Verdict};
 
-/// The live dispatcher's quantum, what one decision costs it (calibrate's
-/// `decision_cost_edf`), in the set's time unit, and whether an interrupt's time counts in
-/// the CPU time of the task it interrupts.
+/// The live dispatcher's quantum and what one decision costs it (calibrate's
+/// `decision_cost_edf`), in the set's time unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Quanta {
     /// The quantum: the dispatcher decides at every multiple of it.
     pub quantum: Duration,
     /// One decision, wake-up to sleep, as the dispatcher measures it.
     pub decision: Duration,
-    /// Whether the kernel counts interrupts in the interrupted task's CPU time (no IRQ
-    /// time accounting: calibrate's `interrupts_in_task_time`). A dispatcher's job does C
-    /// of its own CPU time (CLOCK_THREAD_CPUTIME_ID), so then an interrupt that lands in a
-    /// job is part of its C and lengthens nothing; otherwise each quantum is charged the
-    /// interrupts that can land in it.
-    pub interrupts_in_cpu_time: bool,
 }
 
 impl Quanta {
     /// What each quantum the dispatcher gives a worker loses of its work: the dispatcher's
     /// decision at the boundary, two context switches (the worker to the dispatcher and
-    /// back) and, unless interrupts count in the job's CPU time, the interrupts that can
-    /// fall in the quantum, ceil(quantum / their period) of them. The timer interrupt that
+    /// back) and the ticks `o` charges that can fall in the quantum, ceil(quantum / their
+    /// period) of them (none where interrupts count in a job's own CPU time: the session's
+    /// `Calibration::overheads_for` leaves them out). The timer interrupt that
     /// wakes the dispatcher lands in the running worker, and how late the dispatcher runs
     /// after it is time the worker keeps: a late boundary moves time between quanta and
     /// loses none, except after an idle CPU ([`Quanta::per_job`]).
     pub fn per_quantum(&self, o: &Overheads) -> Duration {
-        let ticks = if !self.interrupts_in_cpu_time && o.tick > 0 && o.tick_period > 0 {
+        let ticks = if o.tick > 0 && o.tick_period > 0 {
             self.quantum.div_ceil(o.tick_period) * o.tick
         } else {
             0
@@ -194,9 +188,8 @@ mod tests {
         Overheads { release_latency: 30 * US, context_switch: 5 * US, ..Default::default() }
     }
 
-    /// The dispatcher on a machine that counts interrupts in the interrupted task's time.
     fn quanta(decision: Duration) -> Quanta {
-        Quanta { quantum: MS, decision, interrupts_in_cpu_time: true }
+        Quanta { quantum: MS, decision }
     }
 
     #[test]
@@ -210,11 +203,12 @@ mod tests {
         let rounded = dispatcher_quanta(&set, q, &calibrated()).unwrap();
         assert_eq!(rounded, [Task::new(2 * MS, 10 * MS), Task::new(2 * MS, 5 * MS)]);
         // A tick of 10 µs every 4 ms lengthens a job only where the kernel does not count
-        // it in the job's CPU time: then ceil(1 / 4) = 1 tick per quantum, 40 µs.
+        // it in the job's CPU time (where it does, the overheads charge no tick): then
+        // ceil(1 / 4) = 1 tick per quantum, 40 µs.
         let ticking = Overheads { tick: 10 * US, tick_period: 4 * MS, ..calibrated() };
-        assert_eq!(q.per_quantum(&ticking), 30 * US);
-        let apart = Quanta { interrupts_in_cpu_time: false, ..q };
-        assert_eq!(apart.per_quantum(&ticking), 40 * US);
+        let counted = Overheads { tick: 0, ..ticking.clone() };
+        assert_eq!(q.per_quantum(&counted), 30 * US);
+        assert_eq!(q.per_quantum(&ticking), 40 * US);
     }
 
     #[test]

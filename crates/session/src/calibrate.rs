@@ -127,11 +127,17 @@ impl Calibration {
         cpu_time_jobs: bool,
     ) -> schedlab_schedulability::Overheads {
         let mut o = self.overheads(id);
-        if cpu_time_jobs && self.interrupts.is_some_and(|a| a.in_task_time()) {
+        if self.interrupts_free(cpu_time_jobs) {
             (o.tick, o.release) = (0, 0);
             o.source.push_str(", interrupts counted in the jobs' CPU time");
         }
         o
+    }
+
+    /// Whether interrupts lengthen no job: the jobs' C is their CPU time (`cpu_time_jobs`)
+    /// and the kernel counts an interrupt in the CPU time of the task it interrupts.
+    pub fn interrupts_free(&self, cpu_time_jobs: bool) -> bool {
+        cpu_time_jobs && self.interrupts.is_some_and(|a| a.in_task_time())
     }
 
     /// The calibration as `calibrate` prints it: one line per overhead (its percentiles, the
@@ -202,9 +208,17 @@ impl Calibration {
 /// Calibration `id` of `db` (the newest for None), with its id; None when `db` has none.
 pub fn stored(db: &Path, id: Option<i64>) -> Result<Option<(i64, Calibration)>, Error> {
     let store = crate::db::open_existing(db)?;
+    stored_in(&store, id).map_err(|e| Error::Failed(format!("{e} in {}", db.display())))
+}
+
+/// Calibration `id` of an open store (the newest for None), with its id.
+pub fn stored_in(
+    store: &schedlab_store::Store,
+    id: Option<i64>,
+) -> Result<Option<(i64, Calibration)>, Error> {
     let Some((id, _machine, json)) = store.calibration(id)? else { return Ok(None) };
-    let c = serde_json::from_str(&json)
-        .map_err(|e| Error::Failed(format!("calibration {id} in {}: {e}", db.display())))?;
+    let c =
+        serde_json::from_str(&json).map_err(|e| Error::Failed(format!("calibration {id}: {e}")))?;
     Ok(Some((id, c)))
 }
 

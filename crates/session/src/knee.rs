@@ -63,14 +63,7 @@ pub fn of_run(store: &Store, subject: &Subject) -> Result<Option<Knees>, Error> 
     // family with jobs of C and one with jobs of 0.9 C).
     let workload_of: std::collections::HashMap<u32, &str> =
         sim_cells.iter().map(|c| (c.params.cell_id, c.params.workload.as_str())).collect();
-    let calibration = match store.calibration(None)? {
-        Some((id, _, json)) => {
-            let c: Calibration = serde_json::from_str(&json)
-                .map_err(|e| Error::Failed(format!("calibration {id}: {e}")))?;
-            Some((id, c))
-        }
-        None => None,
-    };
+    let calibration = crate::calibrate::stored_in(store, None)?;
     let stats = schedlab_analysis::rt_stats(&subject.cells);
     let mut sets = Vec::new();
     for (key, family, p) in live {
@@ -200,11 +193,8 @@ fn twin_accepts(tasks: &[Task], p: &Periodic, c: &Calibration) -> Option<bool> {
             schedlab_schedulability::response_times_with_overheads(tasks, by, &o).verdict
         }
         RtScheduler::Edf => {
-            let q = Quanta {
-                quantum: p.quantum_ns,
-                decision: c.get("decision_cost_edf")?.used_ns(),
-                interrupts_in_cpu_time: c.interrupts.is_some_and(|a| a.in_task_time()),
-            };
+            let q =
+                Quanta { quantum: p.quantum_ns, decision: c.get("decision_cost_edf")?.used_ns() };
             if !dispatcher_within_share(tasks, q, &o, share) {
                 return Some(false);
             }

@@ -254,7 +254,7 @@ pub fn calibrated(
         p.tick_ns as f64 / 1e3,
         p.tick_period_ns as f64 / 1e3
     ));
-    if cpu_time_jobs && c.interrupts.is_some_and(|a| a.in_task_time()) {
+    if c.interrupts_free(cpu_time_jobs) {
         notes.push(format!("calibration {id}: the kernel counts interrupts in the interrupted task's CPU time, and the sets' jobs do C of CPU time: no tick or release interrupt charged"));
     }
     Ok(p)
