@@ -418,13 +418,32 @@ fn show_prints_the_knees_of_a_live_run_of_generated_sets() {
         ("context_switch", 5_000),
         ("decision_cost_edf", 980_000),
     ]);
+    // Taken two hours before the run, on another CPU: said under the table.
     let db = rusqlite::Connection::open(lab.db()).unwrap();
+    let (started, env): (f64, String) = db
+        .query_row("SELECT started_unix, env_json FROM runs WHERE id = 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    let mut env: serde_json::Value = serde_json::from_str(&env).unwrap();
+    let cpu = env["cpu_model"].as_str().unwrap().to_string();
+    env["cpu_model"] = "Other CPU".into();
+    let mut json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    json["created_unix"] = (started - 7200.0).into();
+    json["environment"] = env;
     db.execute(
         "INSERT INTO calibrations (created_unix, machine_json, calibration_json) VALUES (0, '{}', ?1)",
-        [&json],
+        [&json.to_string()],
     )
     .unwrap();
     let shown = lab.ok(&["show", "1"]);
+    assert!(shown.contains("note: calibration 1 was taken 2.0 h before run 1 began"), "{shown}");
+    assert!(
+        shown.contains(&format!(
+            "note: calibration 1 was measured on another machine or kernel than run 1 (CPU: Other CPU vs {cpu})"
+        )),
+        "{shown}"
+    );
     assert!(
         shown.contains(
             "measured in run 1, simulated in run 2, the plain test, its twin with calibration 1"

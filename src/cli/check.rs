@@ -125,8 +125,10 @@ fn plan_table(plan: &schedlab_spec::Plan, rows: Vec<Vec<String>>, wide: bool) ->
 /// Runs `schedlab check`.
 pub fn run(db: &std::path::Path, a: Args) -> anyhow::Result<ExitCode> {
     let mut spec = load_spec(Some(&a.file), a.scale, a.repetitions)?;
-    let overheads =
-        schedlab_session::calibrate::overheads_for(db, a.overheads.as_deref(), &spec.plan)?;
+    let here = env::environment(&Root::default());
+    let (overheads, elsewhere) =
+        schedlab_session::calibrate::overheads_for(db, a.overheads.as_deref(), &spec.plan, &here)?
+            .unzip();
     if let Some(how) = a.trace {
         spec.plan.trace.all = true;
         spec.plan.trace.mode = how.mode();
@@ -199,6 +201,9 @@ pub fn run(db: &std::path::Path, a: Args) -> anyhow::Result<ExitCode> {
     }
     for line in schedlab_session::notes::analysis_lines(plan, cpus as usize, overheads.as_ref()) {
         outln!("{line}");
+    }
+    if let Some(warning) = elsewhere.flatten() {
+        outln!("warning: {warning}");
     }
     for (cell, key, wall_s) in &too_long {
         outln!(

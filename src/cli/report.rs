@@ -153,7 +153,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     }
     run.warnings
         .extend(schedlab_report::noise::noise_warning(&subject.cells, run.env.cpus as usize));
-    let knees = schedlab_session::knee::of_run(&store, &subject)?.map(|k| k.0).unwrap_or_default();
+    let knees =
+        schedlab_session::knee::of_run(&store, &subject)?.map(|k| k.sets).unwrap_or_default();
     let records = subject.cells;
     let sets = subject.sets;
     let stats = cell_stats(&records);

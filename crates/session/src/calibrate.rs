@@ -91,9 +91,30 @@ pub struct Calibration {
     pub percentile: f64,
     /// What was not measured, and why.
     pub notes: Vec<String>,
+    /// The machine it measured (None: a calibration older than this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<schedlab_model::Environment>,
 }
 
 impl Calibration {
+    /// Why calibration `id`'s figures may not hold on the machine `env` describes: the
+    /// hardware and kernel facts that differ (CPU model, CPUs, kernel, HZ, ...), as a
+    /// warning; None when they agree or the calibration did not record its machine.
+    pub fn measured_elsewhere(
+        &self,
+        id: i64,
+        env: &schedlab_model::Environment,
+        what: &str,
+    ) -> Option<String> {
+        let differences = self.environment.as_ref()?.hardware_differences(env);
+        (!differences.is_empty()).then(|| {
+            format!(
+                "calibration {id} was measured on another machine or kernel than {what} ({}): its overheads may not hold for {what}",
+                differences.join("; ")
+            )
+        })
+    }
+
     /// The overhead called `name`.
     pub fn get(&self, name: &str) -> Option<&Overhead> {
         self.overheads.iter().find(|o| o.name == name)
@@ -148,6 +169,16 @@ impl Calibration {
             "calibration {id}: CPU {}, percentile used {} (µs)",
             self.cpu, self.percentile
         )];
+        if let Some(e) = &self.environment {
+            out.push(format!(
+                "  measured on {}: {}, {} CPUs, kernel {}{}",
+                e.machine.label(),
+                e.cpu_model,
+                e.cpus,
+                e.kernel,
+                e.hz.map_or(String::new(), |hz| format!(", HZ={hz}"))
+            ));
+        }
         for o in &self.overheads {
             let d = &o.ns;
             out.push(format!(
@@ -224,12 +255,14 @@ pub fn stored_in(
 
 /// The overheads `check` charges a plan's periodic sets: those of `file` (a JSON
 /// `schedlab_schedulability::Overheads`, named after the file unless it says its source),
-/// else the newest calibration in `db` when the plan has periodic sets and `db` one.
+/// else the newest calibration in `db` when the plan has periodic sets and `db` one, with
+/// a warning when that calibration measured another machine than `here`.
 pub fn overheads_for(
     db: &Path,
     file: Option<&Path>,
     plan: &schedlab_spec::Plan,
-) -> Result<Option<schedlab_schedulability::Overheads>, Error> {
+    here: &schedlab_model::Environment,
+) -> Result<Option<(schedlab_schedulability::Overheads, Option<String>)>, Error> {
     if let Some(path) = file {
         let bad = |e: &dyn std::fmt::Display| {
             Error::Refused(format!("--overheads {}: {e}", path.display()))
@@ -240,14 +273,16 @@ pub fn overheads_for(
         if o.source.is_empty() {
             o.source = path.display().to_string();
         }
-        return Ok(Some(o));
+        return Ok(Some((o, None)));
     }
     let periodic =
         plan.cells.iter().flat_map(|c| &c.groups).any(|g| g.workload.periodic().is_some());
     if !periodic || !db.exists() {
         return Ok(None);
     }
-    Ok(stored(db, None)?.map(|(id, c)| c.overheads_for(id, cpu_time_jobs(plan))))
+    Ok(stored(db, None)?.map(|(id, c)| {
+        (c.overheads_for(id, cpu_time_jobs(plan)), c.measured_elsewhere(id, here, "this machine"))
+    }))
 }
 
 /// Whether every periodic set of `plan` has jobs whose C is their CPU time.
@@ -400,6 +435,7 @@ impl Session {
             run_id,
             percentile: USED_PERCENTILE,
             notes,
+            environment: Some(schedlab_sys::env::environment(root)),
         };
         let store = crate::db::open(&self.db)?;
         let machine = serde_json::to_string(&schedlab_sys::machine::facts(root))
@@ -486,7 +522,50 @@ mod tests {
             run_id: None,
             percentile: USED_PERCENTILE,
             notes: Vec::new(),
+            environment: None,
         }
+    }
+
+    #[test]
+    fn a_calibration_names_its_machine_and_says_when_another_one_uses_it() {
+        let mut c = calibration();
+        let here = schedlab_model::Environment {
+            cpu_model: "Fake CPU @ 1GHz".into(),
+            cpus: 2,
+            kernel: "6.18.0".into(),
+            hz: Some(250),
+            rt_runtime_us: Some(950_000),
+            ..Default::default()
+        };
+        // Older calibrations recorded no machine: nothing is claimed.
+        assert_eq!(c.measured_elsewhere(1, &here, "this machine"), None);
+        c.environment = Some(here.clone());
+        assert_eq!(c.measured_elsewhere(1, &here, "this machine"), None);
+        assert!(c
+            .lines(1)
+            .iter()
+            .any(|l| l.contains("Fake CPU @ 1GHz, 2 CPUs, kernel 6.18.0, HZ=250")));
+        // A setting is not another machine; another CPU or kernel is.
+        let throttled = schedlab_model::Environment { rt_runtime_us: Some(-1), ..here.clone() };
+        assert_eq!(c.measured_elsewhere(1, &throttled, "this machine"), None);
+        let other = schedlab_model::Environment {
+            cpu_model: "Other CPU".into(),
+            kernel: "7.3.4".into(),
+            ..here
+        };
+        let w = c.measured_elsewhere(1, &other, "run 4").unwrap();
+        assert!(
+            w.starts_with("calibration 1 was measured on another machine or kernel than run 4"),
+            "{w}"
+        );
+        assert!(
+            w.contains("CPU: Fake CPU @ 1GHz vs Other CPU")
+                && w.contains("kernel: 6.18.0 vs 7.3.4"),
+            "{w}"
+        );
+        // The stored record keeps it.
+        let back: Calibration = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert_eq!(back, c);
     }
 
     #[test]

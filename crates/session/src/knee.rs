@@ -19,9 +19,21 @@ use schedlab_store::Store;
 /// A live run's sets with their four verdicts, and where the verdicts came from: the
 /// simulated run of the same spec (the newest run of `simulate` whose spec text hashes as
 /// the live run's: its batches hold the same sets) and the calibration the twins charged
-/// (the newest, as `check` takes it without `--overheads`), (run, simulated run, calibration).
+/// (the newest, as `check` takes it without `--overheads`).
 #[derive(Debug, Clone)]
-pub struct Knees(pub Vec<KneeSet>, pub (i64, Option<i64>, Option<i64>));
+pub struct Knees {
+    /// Each set with its four verdicts.
+    pub sets: Vec<KneeSet>,
+    /// The live run.
+    pub run: i64,
+    /// The simulated run of the same spec, if any.
+    pub sim_run: Option<i64>,
+    /// The calibration the twins charged, if any.
+    pub calibration: Option<i64>,
+    /// How the calibration stands to the live run: how long before or after it, and the
+    /// machine facts that differ between them.
+    pub calibration_notes: Vec<String>,
+}
 
 /// The knees of `subject` when it is one live run (not a campaign) of generated sets on one
 /// CPU under a scheduler of [`knee::JUDGES`], over its cells as loaded (`show --cell` keeps
@@ -79,7 +91,30 @@ pub fn of_run(store: &Store, subject: &Subject) -> Result<Option<Knees>, Error> 
             verdicts: [measured, simulated, plain, twin],
         });
     }
-    Ok(Some(Knees(sets, (run.id, sim.map(|s| s.id), calibration.map(|c| c.0)))))
+    let calibration_notes =
+        calibration.as_ref().map(|(id, c)| beside_the_run(*id, c, run)).unwrap_or_default();
+    Ok(Some(Knees {
+        sets,
+        run: run.id,
+        sim_run: sim.map(|s| s.id),
+        calibration: calibration.map(|c| c.0),
+        calibration_notes,
+    }))
+}
+
+/// How calibration `id` stands to the live `run` whose sets its twins judge: when it was
+/// taken, relative to the run, and the machine facts that differ (the host's costs move
+/// within a day; another CPU or kernel has other costs).
+fn beside_the_run(id: i64, c: &Calibration, run: &schedlab_store::RunRow) -> Vec<String> {
+    let hours = (run.started_unix - c.created_unix) / 3600.0;
+    let when = if hours >= 0.0 {
+        format!("{:.1} h before", hours)
+    } else {
+        format!("{:.1} h after", -hours)
+    };
+    let mut out = vec![format!("calibration {id} was taken {when} run {} began", run.id)];
+    out.extend(c.measured_elsewhere(id, &run.env, &format!("run {}", run.id)));
+    out
 }
 
 /// What `export --per set` (`per_set`) or `--per acceptance` writes of `subject`: a
@@ -103,7 +138,7 @@ pub fn export_rows(
     }
     let Some(k) = of_run(store, subject)? else { return Ok(None) };
     Ok(Some(if per_set {
-        schedlab_report::knee::set_rows(id, &k.0)
+        schedlab_report::knee::set_rows(id, &k.sets)
     } else {
         schedlab_report::knee::curve_rows(id, &k.knees())
     }))
@@ -212,13 +247,13 @@ fn twin_accepts(tasks: &[Task], p: &Periodic, c: &Calibration) -> Option<bool> {
 impl Knees {
     /// The knees, per (scheduler, family).
     pub fn knees(&self) -> Vec<Knee> {
-        knee::knees(&self.0)
+        knee::knees(&self.sets)
     }
 
     /// The knees as `show` prints them: a line saying where the verdicts came from, the
     /// table, and the two conditions.
     pub fn lines(&self) -> Vec<String> {
-        let (run, sim_run, calibration) = self.1;
+        let Knees { run, sim_run, calibration, .. } = *self;
         let from = |what: &str, id: Option<i64>, none: &str| {
             id.map_or(none.to_string(), |id| format!("{what} {id}"))
         };
@@ -230,7 +265,8 @@ impl Knees {
         )];
         let knees = self.knees();
         out.push(schedlab_report::knee::table(&knees).to_string());
-        out.extend(schedlab_report::knee::condition_lines(&knee::conditions(&self.0, &knees)));
+        out.extend(schedlab_report::knee::condition_lines(&knee::conditions(&self.sets, &knees)));
+        out.extend(self.calibration_notes.iter().map(|n| format!("note: {n}")));
         out
     }
 }
@@ -262,6 +298,7 @@ mod tests {
             run_id: None,
             percentile: 99.0,
             notes: Vec::new(),
+            environment: None,
         }
     }
 

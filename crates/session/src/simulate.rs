@@ -192,7 +192,7 @@ impl ModelFlags {
             .unwrap_or_else(|| schedlab_simrun::fair_slice(cpus, environment.hz));
         if let Some(id) = self.calibrated {
             let cpu_time_jobs = crate::calibrate::cpu_time_jobs(plan);
-            p = calibrated(p, db, id, cpu_time_jobs, notes)?;
+            p = calibrated(p, db, id, cpu_time_jobs, environment, notes)?;
         }
         p.switch_cost_ns =
             ns("switch-cost-us", self.switch_cost_us, 1e3)?.unwrap_or(p.switch_cost_ns);
@@ -220,12 +220,14 @@ impl ModelFlags {
 /// tests charge them ([`crate::calibrate::Calibration::overheads_for`]: no interrupts when
 /// the plan's jobs are CPU time, `cpu_time_jobs`, and the kernel counts interrupts in it),
 /// mapped by [`schedlab_simrun::overheads::with_overheads`]; the model records the
-/// calibration's id. Said in `notes`.
+/// calibration's id. Said in `notes`, with a warning when the calibration measured another
+/// machine than `here`.
 pub fn calibrated(
     p: Params,
     db: &Path,
     id: Option<i64>,
     cpu_time_jobs: bool,
+    here: &schedlab_model::Environment,
     notes: &mut Vec<String>,
 ) -> Result<Params, Error> {
     let which = id.map_or("no calibration".to_string(), |id| format!("no calibration {id}"));
@@ -254,6 +256,7 @@ pub fn calibrated(
         p.tick_ns as f64 / 1e3,
         p.tick_period_ns as f64 / 1e3
     ));
+    notes.extend(c.measured_elsewhere(id, here, "this machine"));
     if c.interrupts_free(cpu_time_jobs) {
         notes.push(format!("calibration {id}: the kernel counts interrupts in the interrupted task's CPU time, and the sets' jobs do C of CPU time: no tick or release interrupt charged"));
     }

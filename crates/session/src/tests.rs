@@ -371,6 +371,7 @@ fn calibrated_simulation_costs_come_from_the_newest_or_the_named_calibration() {
         run_id: None,
         percentile: 99.0,
         notes: Vec::new(),
+        environment: None,
     };
     let store = db::open(&session.db).unwrap();
     for switch in [2_700, 3_100] {
