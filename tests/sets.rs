@@ -477,6 +477,10 @@ fn show_prints_the_knees_of_a_live_run_of_generated_sets() {
     for pair in ["fifo-rm-set", "edf-set"] {
         assert!(out.join(format!("figures/knee-{pair}.svg")).exists(), "{pair}");
     }
+    // And warns, as `show` does, of the calibration's age and machine.
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("calibration 1 was taken 2.0 h before run 1 began"), "{html}");
+    assert!(html.contains("(CPU: Other CPU vs "), "{html}");
 }
 
 /// Issue 40, item 4: experiments/knee.toml measures the same sets under every scheduler, a

@@ -153,8 +153,14 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     }
     run.warnings
         .extend(schedlab_report::noise::noise_warning(&subject.cells, run.env.cpus as usize));
-    let knees =
-        schedlab_session::knee::of_run(&store, &subject)?.map(|k| k.sets).unwrap_or_default();
+    let knees = match schedlab_session::knee::of_run(&store, &subject)? {
+        Some(k) => {
+            // Where the twins' calibration stands to the run: its age and its machine.
+            run.warnings.extend(k.calibration_notes);
+            k.sets
+        }
+        None => Vec::new(),
+    };
     let records = subject.cells;
     let sets = subject.sets;
     let stats = cell_stats(&records);
