@@ -68,16 +68,36 @@ pub fn held_elsewhere(path: &Path) -> Option<(i32, String)> {
     holder(&file).filter(|(pid, _)| *pid != std::process::id() as i32)
 }
 
-/// The process holding a `flock` on `file` and its command line, from /proc/locks.
+/// The process holding a `flock` on `file` and its command line, from /proc/locks (read
+/// again, up to three times, when it does not list the file).
 pub fn holder(file: &File) -> Option<(i32, String)> {
     let m = file.metadata().ok()?;
-    let pid = holder_in(
-        &std::fs::read_to_string("/proc/locks").ok()?,
-        libc::major(m.dev()),
-        libc::minor(m.dev()),
-        m.ino(),
-    )?;
+    let pid = (0..3).find_map(|_| {
+        holder_in(&proc_locks()?, libc::major(m.dev()), libc::minor(m.dev()), m.ino())
+    })?;
     Some((pid, command_line(pid)))
+}
+
+/// /proc/locks, read in as few read(2) calls as its size allows: the kernel lists it by
+/// position, so between two reads a lock released earlier in the list moves the rest up
+/// and one entry is never seen.
+fn proc_locks() -> Option<String> {
+    use std::io::Read;
+    let mut f = File::open("/proc/locks").ok()?;
+    let mut buf = vec![0u8; 256 << 10];
+    let mut len = 0;
+    loop {
+        let n = f.read(&mut buf[len..]).ok()?;
+        if n == 0 {
+            break;
+        }
+        len += n;
+        if len == buf.len() {
+            buf.resize(2 * len, 0);
+        }
+    }
+    buf.truncate(len);
+    String::from_utf8(buf).ok()
 }
 
 /// A process's command line as ps prints it (`command line unknown` when it cannot be read).
