@@ -125,10 +125,8 @@ fn plan_table(plan: &schedlab_spec::Plan, rows: Vec<Vec<String>>, wide: bool) ->
 /// Runs `schedlab check`.
 pub fn run(db: &std::path::Path, a: Args) -> anyhow::Result<ExitCode> {
     let mut spec = load_spec(Some(&a.file), a.scale, a.repetitions)?;
-    let here = env::environment(&Root::default());
     let (overheads, elsewhere) =
-        schedlab_session::calibrate::overheads_for(db, a.overheads.as_deref(), &spec.plan, &here)?
-            .unzip();
+        schedlab_session::calibrate::overheads_for(db, a.overheads.as_deref(), &spec.plan)?.unzip();
     if let Some(how) = a.trace {
         spec.plan.trace.all = true;
         spec.plan.trace.mode = how.mode();
@@ -199,11 +197,10 @@ pub fn run(db: &std::path::Path, a: Args) -> anyhow::Result<ExitCode> {
     for (line, warning) in schedlab_session::notes::feasibility_lines(plan, cpus as usize) {
         outln!("{}{line}", if warning { "warning: " } else { "" });
     }
-    for line in schedlab_session::notes::analysis_lines(plan, cpus as usize, overheads.as_ref()) {
+    let elsewhere = elsewhere.flatten().map(|w| format!("warning: {w}"));
+    let lines = schedlab_session::notes::analysis_lines(plan, cpus as usize, overheads.as_ref());
+    for line in lines.into_iter().chain(elsewhere) {
         outln!("{line}");
-    }
-    if let Some(warning) = elsewhere.flatten() {
-        outln!("warning: {warning}");
     }
     for (cell, key, wall_s) in &too_long {
         outln!(

@@ -153,14 +153,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     }
     run.warnings
         .extend(schedlab_report::noise::noise_warning(&subject.cells, run.env.cpus as usize));
-    let knees = match schedlab_session::knee::of_run(&store, &subject)? {
-        Some(k) => {
-            // Where the twins' calibration stands to the run: its age and its machine.
-            run.warnings.extend(k.calibration_notes);
-            k.sets
-        }
-        None => Vec::new(),
-    };
+    let knees = schedlab_session::knee::of_run(&store, &subject)?.unwrap_or_default();
+    run.warnings.extend(knees.calibration_notes);
     let records = subject.cells;
     let sets = subject.sets;
     let stats = cell_stats(&records);
@@ -183,7 +177,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         traces: &traces,
         shows: shows.as_ref(),
         sets: &sets,
-        knees: &knees,
+        knees: &knees.sets,
     })?;
     output::write_dir(&a.output, &rendered.files, a.force).map_err(output_error)?;
     outln!(

@@ -256,12 +256,11 @@ pub fn stored_in(
 /// The overheads `check` charges a plan's periodic sets: those of `file` (a JSON
 /// `schedlab_schedulability::Overheads`, named after the file unless it says its source),
 /// else the newest calibration in `db` when the plan has periodic sets and `db` one, with
-/// a warning when that calibration measured another machine than `here`.
+/// a warning when that calibration measured another machine than this one.
 pub fn overheads_for(
     db: &Path,
     file: Option<&Path>,
     plan: &schedlab_spec::Plan,
-    here: &schedlab_model::Environment,
 ) -> Result<Option<(schedlab_schedulability::Overheads, Option<String>)>, Error> {
     if let Some(path) = file {
         let bad = |e: &dyn std::fmt::Display| {
@@ -281,7 +280,8 @@ pub fn overheads_for(
         return Ok(None);
     }
     Ok(stored(db, None)?.map(|(id, c)| {
-        (c.overheads_for(id, cpu_time_jobs(plan)), c.measured_elsewhere(id, here, "this machine"))
+        let here = schedlab_sys::env::environment(&schedlab_sys::Root::default());
+        (c.overheads_for(id, cpu_time_jobs(plan)), c.measured_elsewhere(id, &here, "this machine"))
     }))
 }
 

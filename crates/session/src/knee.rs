@@ -20,7 +20,7 @@ use schedlab_store::Store;
 /// simulated run of the same spec (the newest run of `simulate` whose spec text hashes as
 /// the live run's: its batches hold the same sets) and the calibration the twins charged
 /// (the newest, as `check` takes it without `--overheads`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Knees {
     /// Each set with its four verdicts.
     pub sets: Vec<KneeSet>,
