@@ -67,12 +67,65 @@ fn exact_sums(pooled: &[f64], k: usize, total: usize) -> Vec<f64> {
     }
 }
 
-/// Sums of [`MONTE_CARLO_DRAWS`] random k-subsets, a partial Fisher–Yates shuffle each.
-///
-/// Each 64-bit draw gives two indices, one per 32-bit half, by Lemire's multiply-shift
-/// (the bias, below n/2^32, is nothing at these sizes). The loop is kept plain because
-/// tests run it unoptimised millions of times.
+/// Sums of [`MONTE_CARLO_DRAWS`] random k-subsets drawn from [`MONTE_CARLO_SEED`]: by
+/// rejection on random bit masks when the pool is small and k-subsets are a fair share of
+/// all subsets (the common 10 v 10 case), else by partial Fisher–Yates shuffles. Both draw
+/// uniformly among k-subsets.
 fn random_sums(pooled: &[f64], k: usize) -> Vec<f64> {
+    let n = pooled.len();
+    let share = binomial_within(n, k, u64::MAX).unwrap_or(0) as f64 / (n as f64).exp2();
+    if n <= MASK_MAX_POOL && share >= MASK_MIN_SHARE {
+        random_sums_by_mask(pooled, k)
+    } else {
+        random_sums_by_shuffle(pooled, k)
+    }
+}
+
+/// The largest pool drawn by bit masks (two subset-sum tables of 2^12 entries).
+const MASK_MAX_POOL: usize = 24;
+
+/// The smallest share of k-subsets among all subsets for which masks are drawn.
+const MASK_MIN_SHARE: f64 = 1.0 / 16.0;
+
+/// The sum of `values` picked by the bits of each mask below 2^len: a table of every
+/// subset's sum.
+fn subset_sums(values: &[f64]) -> Vec<f64> {
+    let mut sums = vec![0.0; 1 << values.len()];
+    for mask in 1..sums.len() {
+        let low = mask.trailing_zeros() as usize;
+        sums[mask] = sums[mask & (mask - 1)] + values[low];
+    }
+    sums
+}
+
+/// Random k-subset sums by rejection: each n-bit chunk of a 64-bit draw is a uniformly
+/// random subset, kept when it has exactly k members; its sum comes from two tables (low
+/// and high half of the pool).
+fn random_sums_by_mask(pooled: &[f64], k: usize) -> Vec<f64> {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(MONTE_CARLO_SEED);
+    let n = pooled.len();
+    let low_len = n / 2;
+    let (low, high) = (subset_sums(&pooled[..low_len]), subset_sums(&pooled[low_len..]));
+    let chunks = 64 / n;
+    let (mask_bits, low_bits) = ((1u64 << n) - 1, (1u64 << low_len) - 1);
+    let mut sums = Vec::with_capacity(MONTE_CARLO_DRAWS);
+    while sums.len() < MONTE_CARLO_DRAWS {
+        let mut bits = rng.next_u64();
+        for _ in 0..chunks {
+            let mask = bits & mask_bits;
+            bits >>= n;
+            if mask.count_ones() as usize == k && sums.len() < MONTE_CARLO_DRAWS {
+                sums.push(low[(mask & low_bits) as usize] + high[(mask >> low_len) as usize]);
+            }
+        }
+    }
+    sums
+}
+
+/// Random k-subset sums by partial Fisher–Yates shuffles. Each 64-bit draw gives two
+/// indices, one per 32-bit half, by Lemire's multiply-shift (the bias, below n/2^32, is
+/// nothing at these sizes).
+fn random_sums_by_shuffle(pooled: &[f64], k: usize) -> Vec<f64> {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(MONTE_CARLO_SEED);
     let mut work = pooled.to_vec();
     let n = work.len() as u64;
@@ -80,9 +133,8 @@ fn random_sums(pooled: &[f64], k: usize) -> Vec<f64> {
     let mut sums = Vec::with_capacity(MONTE_CARLO_DRAWS);
     for _ in 0..MONTE_CARLO_DRAWS {
         let mut sum = 0.0;
-        let mut i = 0;
         let mut bits = 0u64;
-        while i < k {
+        for i in 0..k {
             if i % 2 == 0 {
                 bits = rng.next_u64();
             }
@@ -90,7 +142,6 @@ fn random_sums(pooled: &[f64], k: usize) -> Vec<f64> {
             let j = (i + ((half * (n - i)) >> 32)) as usize;
             work.swap(i as usize, j);
             sum += work[i as usize];
-            i += 1;
         }
         sums.push(sum);
     }
@@ -201,24 +252,57 @@ mod tests {
         assert_eq!(p, 1.0 / (1.0 + MONTE_CARLO_DRAWS as f64));
     }
 
+    /// p from given first-group sums, the Monte Carlo way.
+    fn p_from_sums(sums: &[f64], pooled: &[f64], k: usize, observed: f64) -> f64 {
+        let total: f64 = pooled.iter().sum();
+        let hits = sums
+            .iter()
+            .filter(|&&s| split_difference(s, total, k, pooled.len()).abs() >= observed - 1e-12)
+            .count();
+        (1 + hits) as f64 / (1 + sums.len()) as f64
+    }
+
     #[test]
     fn monte_carlo_agrees_with_exact_in_distribution() {
-        // 8 v 8 has 12,870 splits: exact. The same data through the Monte Carlo path
-        // (forced by calling random_sums) must give nearly the same p.
+        // 8 v 8 has 12,870 splits: exact. The same data through both Monte Carlo samplers
+        // must give nearly the same p.
         let a = [1.00, 1.03, 0.98, 1.01, 0.99, 1.02, 1.04, 0.97];
         let b = [1.02, 1.05, 1.00, 1.03, 1.01, 1.04, 1.06, 0.99];
         let exact = permutation_p(&a, &b).unwrap();
         let (la, lb) = (positive_logs(&a).unwrap(), positive_logs(&b).unwrap());
         let pooled: Vec<f64> = la.iter().chain(&lb).copied().collect();
-        let total: f64 = pooled.iter().sum();
         let observed = (mean(&lb) - mean(&la)).abs();
-        let sums = random_sums(&pooled, 8);
-        let hits = sums
-            .iter()
-            .filter(|&&s| split_difference(s, total, 8, 16).abs() >= observed - 1e-12)
-            .count();
-        let mc = (1 + hits) as f64 / (1 + sums.len()) as f64;
-        assert!((exact - mc).abs() < 0.01, "exact {exact}, Monte Carlo {mc}");
+        let by_mask = p_from_sums(&random_sums_by_mask(&pooled, 8), &pooled, 8, observed);
+        let by_shuffle = p_from_sums(&random_sums_by_shuffle(&pooled, 8), &pooled, 8, observed);
+        assert!((exact - by_mask).abs() < 0.01, "exact {exact}, masks {by_mask}");
+        assert!((exact - by_shuffle).abs() < 0.01, "exact {exact}, shuffles {by_shuffle}");
+        // Unbalanced: 3 of 16 (560 splits).
+        let exact3 = p_from_sums(&exact_sums(&pooled, 3, 560), &pooled, 3, 0.02);
+        let exact3 = exact3 * 561.0 / 560.0 - 1.0 / 560.0; // back to #hits / #splits
+        let mask3 = p_from_sums(&random_sums_by_mask(&pooled, 3), &pooled, 3, 0.02);
+        let shuffle3 = p_from_sums(&random_sums_by_shuffle(&pooled, 3), &pooled, 3, 0.02);
+        assert!((exact3 - mask3).abs() < 0.01, "exact {exact3}, masks {mask3}");
+        assert!((exact3 - shuffle3).abs() < 0.01, "exact {exact3}, shuffles {shuffle3}");
+    }
+
+    #[test]
+    fn subset_sum_tables() {
+        assert_eq!(
+            subset_sums(&[1.0, 10.0, 100.0]),
+            vec![0.0, 1.0, 10.0, 11.0, 100.0, 101.0, 110.0, 111.0]
+        );
+    }
+
+    #[test]
+    fn both_samplers_are_used() {
+        // 10 v 10: masks (share 0.18); 4 v 20: shuffles (share 10626/2^24).
+        let ten: Vec<f64> = (0..20).map(f64::from).collect();
+        assert_eq!(random_sums(&ten, 10), random_sums_by_mask(&ten, 10));
+        let many: Vec<f64> = (0..24).map(f64::from).collect();
+        assert_eq!(random_sums(&many, 4), random_sums_by_shuffle(&many, 4));
+        assert_eq!(random_sums(&many, 4).len(), MONTE_CARLO_DRAWS);
+        // Every mask draw has exactly k members: sums of 10 of 0..19 lie in [45, 145].
+        assert!(random_sums(&ten, 10).iter().all(|&s| (45.0..=145.0).contains(&s)));
     }
 
     #[test]

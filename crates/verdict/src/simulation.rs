@@ -70,7 +70,16 @@ fn aa_families_rarely_raise_false_alarms() {
         let per = outcomes.iter().map(|o| o.other_changes[i]).sum::<usize>() as f64 / pairs;
         println!("  {}: family-wise false alarms {fam:.4}, per pair {per:.5}", rule.name());
     }
-    assert!(family_share <= 0.05, "family-wise false alarm share {family_share}");
+    // Holm keeps the family-wise rate at most alpha = 0.05; over 20 independent null tests
+    // its true rate is about 1 − (1 − 0.05/20)^20 ≈ 0.049, right at the bound, so a seeded
+    // estimate from 500 families lands on either side of 0.05 by chance (it read 0.050 with
+    // one Monte Carlo stream and 0.052 with another). The assertion allows two binomial
+    // standard errors above alpha: it still fails for any real inflation (no Holm gives
+    // about 0.64, as the uncorrected Welch line shows).
+    let tolerance = 2.0 * (0.05_f64 * 0.95 / families).sqrt();
+    println!("  (bound: 0.05 + two standard errors {tolerance:.4})");
+    assert!(family_share <= 0.05 + tolerance, "family-wise false alarm share {family_share}");
+    assert!(pair_share <= 0.05 / PAIRS as f64 * 1.5, "per-pair false alarm share {pair_share}");
 }
 
 /// The share of `trials` single-pair judgements of an `n` v `n` comparison with B shifted by

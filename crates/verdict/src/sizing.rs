@@ -27,10 +27,13 @@ pub fn repetitions_needed(
     power: f64,
 ) -> Option<usize> {
     let in_unit = |x: f64| x > 0.0 && x < 1.0;
-    if !(sd_log.is_finite() && sd_log >= 0.0 && delta.is_finite() && delta > 0.0)
-        || !in_unit(alpha_per_test)
-        || !in_unit(power)
-    {
+    let valid = sd_log.is_finite()
+        && sd_log >= 0.0
+        && delta.is_finite()
+        && delta > 0.0
+        && in_unit(alpha_per_test)
+        && in_unit(power);
+    if !valid {
         return None;
     }
     let zs = z(1.0 - alpha_per_test / 2.0) + z(power);
