@@ -7,8 +7,10 @@
 
 use super::common::{bad_input, open_existing, utc};
 use super::report::{check_metric, meta, metric_and_alpha};
-use schedlab_analysis::{compare_runs, compare_within, Correction};
-use schedlab_report::{compare, within};
+use schedlab_analysis::{compare_runs, compare_within, Correction, Metric};
+use schedlab_report::{compare, verdicts as report_verdicts, within};
+use schedlab_session::verdicts;
+use schedlab_verdict::Params;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -34,9 +36,21 @@ pub struct Args {
     /// With --by: the level the others are compared with (default: the first in plan order).
     #[arg(long, value_name = "LEVEL", requires = "by")]
     pub baseline: Option<String>,
-    /// What to compare.
-    #[arg(long, short, default_value = "wall", value_parser = super::values::metrics())]
-    pub metric: String,
+    /// What to compare: a figure, or several separated by commas (`wall,makespan`); the
+    /// verdicts judge every cell of every figure as one family (--by takes one).
+    #[arg(long, short, default_value = "wall", value_delimiter = ',', value_parser = super::values::metrics())]
+    pub metric: Vec<String>,
+    /// Call a pair `same` when the ratio's 90% interval lies within ±this (`2%` or `0.02`);
+    /// default: this machine's A/A floor of the cell and figure (`schedlab noise`), else 5%.
+    #[arg(long, value_name = "PCT", value_parser = fraction)]
+    pub same_within: Option<f64>,
+    /// Exit 1 when any pair gets one of these verdicts (regressed, improved, undecided),
+    /// for CI: `--fail-on regressed`.
+    #[arg(long, value_delimiter = ',', value_name = "VERDICT", value_parser = ["regressed", "improved", "undecided"])]
+    pub fail_on: Vec<String>,
+    /// Judge without this machine's floor: `--same-within` (or 5%) and a 1% gate only.
+    #[arg(long)]
+    pub no_floor: bool,
     /// The output's format (csv with --by only).
     #[arg(long, short, default_value = "table", value_parser = formats())]
     pub format: String,
@@ -54,13 +68,31 @@ pub struct Args {
 fn load(
     store: &schedlab_store::Store,
     id: &str,
-    metric: schedlab_analysis::Metric,
+    metrics: &[Metric],
 ) -> anyhow::Result<schedlab_session::subject::Subject> {
     let mut s = schedlab_session::subject::load(store, Some(id))?;
-    if metric.needs_periodic() {
+    if metrics.iter().any(|m| m.needs_periodic()) {
         s.attach_job_logs(store)?;
     }
     Ok(s)
+}
+
+/// Parses `--same-within`: `2%` or `0.02`, a fraction in (0, 1).
+fn fraction(text: &str) -> Result<f64, String> {
+    let (num, scale) = match text.trim().strip_suffix('%') {
+        Some(p) => (p, 0.01),
+        None => (text.trim(), 1.0),
+    };
+    let v = num
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| format!("not a share: \"{text}\" (e.g. 2% or 0.02)"))?
+        * scale;
+    if v > 0.0 && v < 1.0 {
+        Ok(v)
+    } else {
+        Err(format!("must be between 0 and 100% (exclusive), got {text}"))
+    }
 }
 
 /// Parses `--correction` (bad input with the valid names).
@@ -87,7 +119,8 @@ fn formats() -> super::values::Names {
 
 /// Runs `schedlab compare`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
-    let metric = metric_and_alpha(&a.metric, a.alpha)?;
+    let metrics: Vec<Metric> =
+        a.metric.iter().map(|m| metric_and_alpha(m, a.alpha)).collect::<anyhow::Result<_>>()?;
     let correction = correction(&a.correction)?;
     if a.format == "csv" && a.by.is_none() {
         return Err(bad_input("two runs compare as table, markdown or json (csv with --by)"));
@@ -100,17 +133,23 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                 a.a
             )));
         };
+        let [metric] = metrics[..] else {
+            return Err(bad_input("--by compares one figure at a time: give one --metric"));
+        };
         // The tables' name for the process count.
         let by = if by == "procs" { "processes" } else { by };
         return by_axis(&open_existing(db)?, &a, by, metric, correction);
     };
     let store = open_existing(db)?;
-    let (sa, sb) = (load(&store, &a.a, metric)?, load(&store, b, metric)?);
+    let (sa, sb) = (load(&store, &a.a, &metrics)?, load(&store, b, &metrics)?);
     let (ra, rb) = (&sa.run, &sb.run);
     let (cells_a, cells_b) = (&sa.cells, &sb.cells);
-    check_metric(metric, ra, cells_a)?;
-    check_metric(metric, rb, cells_b)?;
-    let c = compare_runs(cells_a, cells_b, metric, a.alpha, correction).expect("alpha was checked");
+    for m in &metrics {
+        check_metric(*m, ra, cells_a)?;
+        check_metric(*m, rb, cells_b)?;
+    }
+    let c =
+        compare_runs(cells_a, cells_b, metrics[0], a.alpha, correction).expect("alpha was checked");
     if c.cells.is_empty() {
         return Err(bad_input(format!(
             "{} ({}) and {} ({}) have no cell in common: cells are matched by key (e.g. cpu/other/n10); compare runs of the same experiment",
@@ -125,45 +164,77 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     for w in &warnings {
         eprintln!("warning: {w}");
     }
+    let floors = match a.no_floor {
+        true => None,
+        false => schedlab_session::floor::newest_for(&store, &rb.env)?,
+    };
+    let params = Params { alpha: a.alpha, same_within: a.same_within, ..Params::default() };
+    let comparisons = verdicts::comparisons(cells_a, cells_b, &metrics, a.alpha);
+    let v = verdicts::judge_all(
+        (ra.id, rb.id),
+        &comparisons,
+        params,
+        floors.as_ref(),
+        super::common::now_unix(),
+    );
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match a.format.as_str() {
         "json" => {
-            serde_json::to_writer_pretty(&mut out, &compare::json(&c, ra.id, rb.id, &warnings))?;
+            let mut j = compare::json(&c, ra.id, rb.id, &warnings);
+            j["verdicts"] = report_verdicts::json(&v);
+            serde_json::to_writer_pretty(&mut out, &j)?;
             writeln!(out)?;
         }
-        "markdown" => write!(out, "{}", compare::markdown(&c, ra.id, rb.id, &warnings))?,
+        "markdown" => write!(out, "{}", report_verdicts::markdown(&v, &warnings))?,
         _ => {
+            for (side, s, r) in [("A", &sa, ra), ("B", &sb, rb)] {
+                writeln!(
+                    out,
+                    "{side} = {} ({}, {}, started {} UTC)",
+                    s.name(),
+                    r.name,
+                    r.status,
+                    utc(r.started_unix)
+                )?;
+            }
+            let figures: Vec<&str> = metrics.iter().map(|m| m.label()).collect();
+            writeln!(out, "{}: one value per repetition", figures.join("; "))?;
             writeln!(
                 out,
-                "A = {} ({}, {}, started {} UTC)",
-                sa.name(),
-                ra.name,
-                ra.status,
-                utc(ra.started_unix)
-            )?;
-            writeln!(
-                out,
-                "B = {} ({}, {}, started {} UTC)",
-                sb.name(),
-                rb.name,
-                rb.status,
-                utc(rb.started_unix)
-            )?;
-            writeln!(
-                out,
-                "{} per repetition, mean ±{} CI over repetitions (+up/-down where it is not symmetric); ratio B/A [CI]; Welch's t-test, \
-                 p-values adjusted for the number of cells ({}):",
-                metric.label(),
+                "mean ±{} CI and %sd over repetitions; ratio {}/{} of geometric means; p: permutation test, Holm over all rows; \
+                 ±same: the margin of `same`; gate: the least change called one",
                 compare::level(&c),
-                c.correction.label()
+                rb.id,
+                ra.id
             )?;
-            writeln!(out, "{}", compare::table(&c, ra.id, rb.id))?;
-            write!(out, "{}", compare::notes(&c))?;
-            writeln!(out, "{}", compare::summary_line(&c, ra.id, rb.id))?;
+            writeln!(out, "{}", report_verdicts::table(&v))?;
+            writeln!(out, "{}", report_verdicts::summary_line(&v))?;
         }
     }
     out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    failing(&v, &a.fail_on)
+}
+
+/// Exit status 1 when a row's verdict is among `fail_on` (said on stderr), else 0.
+fn failing(v: &report_verdicts::Verdicts, fail_on: &[String]) -> anyhow::Result<ExitCode> {
+    let hits: Vec<String> = v
+        .rows
+        .iter()
+        .map(|r| (r, r.judged.verdict.name()))
+        .filter(|(_, name)| fail_on.iter().any(|f| f == name))
+        .map(|(r, name)| format!("{} {} {name}", r.cell.key, r.metric.name()))
+        .collect();
+    if hits.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!(
+        "compare: {} of {} rows are {} (--fail-on): {}; exit status 1",
+        hits.len(),
+        v.rows.len(),
+        fail_on.join(" or "),
+        hits.join(", ")
+    );
+    Ok(ExitCode::from(1))
 }
 
 /// `schedlab compare RUN --by AXIS`: the run's levels of `by` against a baseline level.
@@ -171,10 +242,10 @@ fn by_axis(
     store: &schedlab_store::Store,
     a: &Args,
     by: &str,
-    metric: schedlab_analysis::Metric,
+    metric: Metric,
     correction: Correction,
 ) -> anyhow::Result<ExitCode> {
-    let s = load(store, &a.a, metric)?;
+    let s = load(store, &a.a, &[metric])?;
     check_metric(metric, &s.run, &s.cells)?;
     let w = compare_within(
         &s.cells,

@@ -13,6 +13,7 @@ mod envcmd;
 mod export;
 mod import;
 mod merge;
+mod noise;
 mod report;
 mod restore;
 mod run;
@@ -66,9 +67,12 @@ pub enum Cmd {
     Export(export::Args),
     /// Write an HTML report of a run (figures as SVG and PNG beside it) into a new directory.
     Report(report::Args),
-    /// Compare two runs cell by cell, or one run's levels of an axis (--by policy): means,
-    /// ratio with CI, Welch's t-test corrected for the number of tests.
+    /// Compare two runs cell by cell (a verdict per cell and figure: regressed, improved,
+    /// same or undecided), or one run's levels of an axis (--by policy).
     Compare(compare::Args),
+    /// Measure this machine's A/A noise floor for an experiment: two identical arms,
+    /// interleaved; `compare` judges against it.
+    Noise(noise::Args),
     /// List stored runs.
     Runs,
     /// Print what this machine allows: privileges, RT throttling, cgroups, kernel, CPUs.
@@ -103,7 +107,10 @@ pub fn run() -> anyhow::Result<ExitCode> {
     // Commands that only print die quietly when their reader goes away (`schedlab env |
     // head`), as cat does; println! would panic instead. run and simulate keep ignoring
     // SIGPIPE: a closed pipe must not kill an engine mid-cell.
-    if !matches!(cli.cmd, Cmd::Run(_) | Cmd::Simulate(_) | Cmd::Restore(_) | Cmd::Calibrate(_)) {
+    if !matches!(
+        cli.cmd,
+        Cmd::Run(_) | Cmd::Noise(_) | Cmd::Simulate(_) | Cmd::Restore(_) | Cmd::Calibrate(_)
+    ) {
         // SAFETY: restoring the default disposition of one signal, before any thread exists.
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
@@ -114,6 +121,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Cmd::Export(a) => export::run(&cli.db, a),
         Cmd::Report(a) => report::run(&cli.db, a),
         Cmd::Compare(a) => compare::run(&cli.db, a),
+        Cmd::Noise(a) => noise::run(&cli.db, a),
         Cmd::Runs => runs::run(&cli.db),
         Cmd::Env(a) => envcmd::run(a),
         Cmd::Restore(a) => restore::run(a),

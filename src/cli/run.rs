@@ -210,12 +210,24 @@ fn options(a: &Args) -> MeasureOptions {
 
 /// Runs `schedlab run`.
 pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
+    run_with(db, a, |_| {}).map(|(code, _)| code)
+}
+
+/// Runs `schedlab run` with `tweak` applied to the loaded spec (`noise` doubles the
+/// repetitions and interleaves them): the exit status, and the run's id when it ended
+/// complete (with or without failed repetitions).
+pub(super) fn run_with(
+    db: &Path,
+    a: Args,
+    tweak: impl FnOnce(&mut schedlab_spec::Spec),
+) -> anyhow::Result<(ExitCode, Option<i64>)> {
     schedlab_session::db::check_dir(db)?;
     let mut spec = if a.resume {
         load_spec(a.file.as_deref(), None, None)?
     } else {
         load_spec(a.file.as_deref(), a.flags.scale, a.flags.repetitions)?
     };
+    tweak(&mut spec);
     schedlab_sys::phases::mark("spec");
     let session = Session::new(db, resume_shard_command(db, &a));
     if !a.resume {
@@ -247,16 +259,16 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                 eprintln!(
                     "run {run_id}: {failed} of {measured} measured cell repetitions FAILED and are left out of the figures (`schedlab show {run_id}` lists them); exit status 1"
                 );
-                return Ok(ExitCode::from(1));
+                return Ok((ExitCode::from(1), Some(run_id)));
             }
-            Ok(ExitCode::SUCCESS)
+            Ok((ExitCode::SUCCESS, Some(run_id)))
         }
         Ended::Interrupted { signal, stored } => {
             eprintln!(
                 "interrupted by signal {signal}: workers killed; {stored} finished cell repetitions of run {run_id} are stored. Finish it with `{}`",
                 session.resume_command
             );
-            Ok(super::common::stopped_by(signal))
+            Ok((super::common::stopped_by(signal), None))
         }
     }
 }

@@ -143,6 +143,12 @@ pub const FIGURES: &[BenchFigure] = &[
 ];
 
 impl BenchFigure {
+    /// Whether a higher value is better: rates (round trips and requests per second); every
+    /// time and latency is better lower.
+    pub fn higher_is_better(&self) -> bool {
+        [OPS_PER_S, RPS_P20, RPS_P50, RPS_P90].contains(self)
+    }
+
     /// Its value for one stored repetition: the mean over the measured workers that state it
     /// (one, for a benchmark kind or a command run once); None for warm-ups, failed
     /// repetitions and repetitions without it.

@@ -114,6 +114,18 @@ impl Metric {
         }
     }
 
+    /// Whether a higher value is the better one (throughput, requests and jobs per second,
+    /// jobs released); otherwise lower is better (times, latencies, switches, migrations,
+    /// misses, violations). A verdict calls a change in the worse direction a regression.
+    pub fn higher_is_better(self) -> bool {
+        match self {
+            Metric::Throughput => true,
+            Metric::Bench(f) => f.higher_is_better(),
+            Metric::Rt(f) => f.higher_is_better(),
+            _ => false,
+        }
+    }
+
     /// A label with its unit, for table headers and axes.
     pub fn label(self) -> &'static str {
         if let Some(label) = self.trace_figure().and_then(|f| f.metric) {

@@ -24,6 +24,7 @@ pub mod parquet;
 pub mod plots;
 pub mod sets;
 pub mod tables;
+pub mod verdicts;
 pub mod within;
 
 #[cfg(test)]

@@ -12,8 +12,8 @@
 //! Beside them, what the other commands need of a stored run that is not printing: the
 //! run or campaign `show`, `export`, `report` and `compare` read ([`subject`]), a cell
 //! repetition as a Perfetto trace ([`trace_export`]), `check`'s estimate ([`estimate`]),
-//! the Slurm scripts ([`slurm`]), [`merge`], and what `env` says of this machine
-//! ([`machine`]).
+//! the Slurm scripts ([`slurm`]), [`merge`], what `env` says of this machine
+//! ([`machine`]) and its A/A noise floor ([`floor`]).
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -22,6 +22,7 @@ pub mod db;
 mod error;
 pub mod estimate;
 pub mod eta;
+pub mod floor;
 pub mod gantt;
 pub mod knee;
 pub mod machine;
@@ -39,6 +40,7 @@ pub mod summary;
 #[cfg(test)]
 mod tests;
 pub mod trace_export;
+pub mod verdicts;
 
 pub use error::Error;
 pub use measure::{Ended, MeasureOptions, Measured, Prepared};

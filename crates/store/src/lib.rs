@@ -235,6 +235,42 @@ impl Store {
         }
     }
 
+    /// Stores run `run_id`'s A/A floors, one row per (cell key, figure, floor JSON), with
+    /// the machine's facts.
+    pub fn add_floors(
+        &self,
+        run_id: i64,
+        created_unix: f64,
+        machine_json: &str,
+        rows: &[(String, String, String)],
+    ) -> Result<(), DbError> {
+        let mut st = self.conn.prepare(
+            "INSERT OR REPLACE INTO floors (run_id, created_unix, machine_json, cell_key, figure, floor_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?;
+        for (key, figure, json) in rows {
+            st.execute(params![run_id, created_unix, machine_json, key, figure, json])?;
+        }
+        Ok(())
+    }
+
+    /// The runs that measured floors, newest first: (run id, when, machine facts JSON).
+    pub fn floor_runs(&self) -> Result<Vec<(i64, f64, String)>, DbError> {
+        let mut st = self.conn.prepare(
+            "SELECT run_id, max(created_unix), min(machine_json) FROM floors GROUP BY run_id ORDER BY 2 DESC, 1 DESC",
+        )?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        rows.collect()
+    }
+
+    /// Run `run_id`'s floors: (cell key, figure, floor JSON).
+    pub fn floors(&self, run_id: i64) -> Result<Vec<(String, String, String)>, DbError> {
+        let mut st = self.conn.prepare(
+            "SELECT cell_key, figure, floor_json FROM floors WHERE run_id = ?1 ORDER BY cell_key, figure",
+        )?;
+        let rows = st.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        rows.collect()
+    }
+
     /// Sets a run's final status and warnings.
     pub fn finish_run(
         &self,

@@ -18,6 +18,7 @@ pub const RUN_TABLES: &[&str] = &[
     "cell_repetitions",
     "task_sets",
     "calibrations",
+    "floors",
 ];
 
 /// One run copied by a merge.

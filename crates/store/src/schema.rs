@@ -242,6 +242,20 @@ CREATE TABLE calibrations (
     run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL
 );
 "#,
+    // `schedlab noise` (issue #45): this machine's A/A floor per cell and figure, measured by
+    // a run of two identical arms; the machine's facts beside it, so `compare` takes the
+    // newest floor of the same machine.
+    r#"
+CREATE TABLE floors (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    created_unix REAL NOT NULL,
+    machine_json TEXT NOT NULL,
+    cell_key TEXT NOT NULL,
+    figure TEXT NOT NULL,
+    floor_json TEXT NOT NULL,
+    PRIMARY KEY (run_id, cell_key, figure)
+);
+"#,
 ];
 
 /// An error that says `why` and nothing else (no "Invalid parameter name:" before it).

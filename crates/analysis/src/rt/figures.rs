@@ -134,6 +134,12 @@ impl std::hash::Hash for RtFigure {
 }
 
 impl RtFigure {
+    /// Whether a higher value is better: jobs released; misses, violations and latencies
+    /// are better lower.
+    pub fn higher_is_better(&self) -> bool {
+        *self == JOBS
+    }
+
     /// Its value for one stored repetition (None for warm-ups, failed repetitions and
     /// repetitions without a task result), as [`super::RtStats`] counts it.
     pub fn of_repetition(&self, r: &CellRecord) -> Option<f64> {

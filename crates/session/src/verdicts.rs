@@ -1,0 +1,62 @@
+//! `compare`'s verdicts: two runs' cells matched by key, every chosen figure of every cell
+//! judged as one family by [`schedlab_verdict::judge`], each against this machine's floor of
+//! its cell and figure where a noise run measured one.
+
+use crate::floor::Floors;
+use schedlab_analysis::{compare_runs, CellComparison, Correction, Metric, RunComparison};
+use schedlab_model::CellRecord;
+use schedlab_report::verdicts::{FloorSource, Row, Verdicts};
+use schedlab_verdict::{judge, Better, Pair, Params};
+
+/// The comparisons of `b` against `a`, one per metric (matched by key, Welch beside them).
+pub fn comparisons(
+    a: &[CellRecord],
+    b: &[CellRecord],
+    metrics: &[Metric],
+    alpha: f64,
+) -> Vec<RunComparison> {
+    metrics.iter().filter_map(|m| compare_runs(a, b, *m, alpha, Correction::Holm)).collect()
+}
+
+/// Judges every cell of every comparison as one family, with the floors (when given) of
+/// each cell and figure.
+pub fn judge_all(
+    runs: (i64, i64),
+    comparisons: &[RunComparison],
+    params: Params,
+    floors: Option<&Floors>,
+    now_unix: f64,
+) -> Verdicts {
+    // Cell by cell (run A's order), each cell's figures in the order given; a figure the
+    // cell does not have (no value in either run) is no row.
+    let mut cells: Vec<(usize, usize, Metric, &CellComparison)> = comparisons
+        .iter()
+        .enumerate()
+        .flat_map(|(f, c)| c.cells.iter().enumerate().map(move |(i, cell)| (i, f, c.metric, cell)))
+        .filter(|(.., cell)| !(cell.a.is_empty() && cell.b.is_empty()))
+        .collect();
+    cells.sort_by_key(|(i, f, ..)| (*i, *f));
+    let floor_of =
+        |metric: Metric, key: &str| floors.and_then(|f| f.get(key, metric.name())).copied();
+    let pairs: Vec<Pair> = cells
+        .iter()
+        .map(|&(_, _, metric, cell)| Pair {
+            a: &cell.a,
+            b: &cell.b,
+            better: if metric.higher_is_better() { Better::Higher } else { Better::Lower },
+            floor: floor_of(metric, &cell.key),
+        })
+        .collect();
+    let covered = pairs.iter().filter(|p| p.floor.is_some()).count();
+    let rows: Vec<Row> = cells
+        .iter()
+        .zip(judge(&pairs, &params))
+        .map(|(&(_, _, metric, cell), judged)| Row { cell: cell.clone(), metric, judged })
+        .collect();
+    Verdicts {
+        runs,
+        params,
+        rows,
+        floor: floors.map(|f| FloorSource { run_id: f.run_id, age: f.age(now_unix), covered }),
+    }
+}
