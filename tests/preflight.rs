@@ -133,8 +133,10 @@ fn check_and_run_refuse_alike_for_every_preflight_refusal() {
         "{write}[device]\npath = \"{}\"\n[matrix]\nworkload = [\"w\"]\n",
         lab.dir.path().display()
     );
-    type Adjust<'a> = &'a dyn Fn(Command) -> Command;
-    let cases: Vec<(&str, String, &[&str], Adjust, &[&str])> = vec![
+    /// A case's name, its spec, the arguments after the file, how each command is changed
+    /// and what the refusal says.
+    type Case<'a> = (&'a str, String, &'a [&'a str], &'a dyn Fn(Command) -> Command, &'a [&'a str]);
+    let cases: Vec<Case> = vec![
         (
             "knobs unthrottle unasked",
             rt_off.clone(),
