@@ -29,6 +29,7 @@ mod layers;
 mod mock_records;
 mod nothing_lost;
 mod old_database;
+mod preflight;
 mod readable;
 mod report;
 mod rt;

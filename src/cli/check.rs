@@ -1,10 +1,9 @@
 //! `schedlab check`: validate a spec and print the plan without running anything.
 
-use super::common::{bad_input, load_spec};
+use super::common::load_spec;
 use comfy_table::{presets, ColumnConstraint, ContentArrangement, Table, Width};
-use schedlab_session::preflight;
+use schedlab_session::{MeasureOptions, Session};
 use schedlab_spec::Workload;
-use schedlab_sys::{env, Root};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -32,6 +31,8 @@ pub struct Args {
     /// Check that every cell could be traced here, as `run --trace` would trace it.
     #[arg(long, value_enum, num_args = 0..=1, require_equals = true, default_missing_value = "bpf", value_name = "HOW")]
     pub trace: Option<super::common::TraceArg>,
+    #[command(flatten)]
+    pub rt: super::common::RtFlags,
     /// The machine's overheads, a JSON object of `schedlab_schedulability::Overheads` (ns:
     /// release_latency, scheduling, context_switch, cache_delay, release, tick, tick_period;
     /// percentile, source): the periodic sets' analysis then adds the `+overheads` tests and
@@ -132,12 +133,16 @@ pub fn run(db: &std::path::Path, a: Args) -> anyhow::Result<ExitCode> {
         spec.plan.trace.mode = how.mode();
         spec.plan.trace.timeline.clear();
     }
-    if let Some(d) = &a.dir {
-        schedlab_spec::not_kernel_fs("--dir", d).map_err(bad_input)?;
-    }
+    let o = MeasureOptions {
+        dir: a.dir.clone(),
+        yes_device: a.yes_device.clone(),
+        allow_unthrottled: a.rt.allow_unthrottled,
+        no_engine_rt: a.rt.no_engine_rt,
+        ..MeasureOptions::default()
+    };
+    // The preflight `run` looks with: every refusal a run of this file would meet here.
+    let mut look = Session::new(db, String::new()).look(&mut spec, &o);
     let plan = &spec.plan;
-    let caps = env::capabilities(&Root::default());
-    let allowed = spec.check_allowed(&caps);
     let ns = schedlab_workloads::calibrate::pi_ns_quick();
     let hash_ns = schedlab_workloads::calibrate::hash_ns_quick();
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
@@ -184,14 +189,7 @@ pub fn run(db: &std::path::Path, a: Args) -> anyhow::Result<ExitCode> {
     {
         outln!("note: --scale does not change command workloads (schedlab cannot know their work amount)");
     }
-    let cpus_ok = spec
-        .check_cpus(&schedlab_sys::cpus::online(&Root::default()))
-        .and(spec.check_paths(a.dir.is_some()))
-        .and(spec.check_watchdog(plan.timeout));
-    let limits_ok = preflight::check_limits(&spec, &Root::default());
-    let knobs_ok = preflight::check_knobs(&spec, &Root::default());
-    let scx_ok = preflight::check_scx(&spec, &Root::default());
-    for line in knobs_ok.as_ref().map(|f| preflight::knob_lines(plan, f)).unwrap_or_default() {
+    for line in &look.notes {
         outln!("{line}");
     }
     for (line, warning) in schedlab_session::notes::feasibility_lines(plan, cpus as usize) {
@@ -208,24 +206,10 @@ pub fn run(db: &std::path::Path, a: Args) -> anyhow::Result<ExitCode> {
             plan.timeout.as_secs_f64()
         );
     }
-    if let Some(e) = schedlab_session::estimate::watchdog_refusal(&spec, &too_long) {
-        return Err(e.into());
-    }
-    // In the order `run` refuses them: privileges, CPUs, limits, then the device.
-    allowed
-        .and(cpus_ok)
-        .and(limits_ok)
-        .and(scx_ok)
-        .and(knobs_ok.map(|_| ()))
-        .map_err(|e| bad_input(e.to_string()))?;
-    preflight::check_trace(&spec, &Root::default())?;
-    if let Some(line) =
-        preflight::check_device(&spec, &Root::default(), a.dir.as_deref(), a.yes_device.as_deref())?
-    {
-        outln!("{line}");
-    }
-    if let Some(p) = caps.rt_placement.as_ref().filter(|_| plan.has_realtime()) {
-        outln!("real-time: {}", p.why);
+    let watchdog = schedlab_session::estimate::watchdog_refusal(&spec, &too_long);
+    look.refusals.extend(watchdog.map(|e| e.to_string()));
+    if let Some(refused) = look.refusal() {
+        return Err(refused.into());
     }
     outln!("ok: the spec is valid, this process may apply every policy in it, and every cell fits this machine's limits");
     Ok(ExitCode::SUCCESS)

@@ -45,17 +45,11 @@ pub struct RunFlags {
     /// Per-cell watchdog in seconds (overrides the spec's timeout_s).
     #[arg(long, allow_negative_numbers = true)]
     pub timeout: Option<f64>,
-    /// Run real-time cells even though RT throttling is disabled on this machine.
-    #[arg(long)]
-    pub allow_unthrottled: bool,
+    #[command(flatten)]
+    pub rt: RtFlags,
     /// Parent directory for the experiment's files (default: the system temp dir).
     #[arg(long)]
     pub dir: Option<std::path::PathBuf>,
-    /// Supervise as an ordinary task instead of at SCHED_FIFO 99. The engine's wake-ups
-    /// (one per worker exit) then never preempt workers, but RT workers can delay the
-    /// watchdog and the reaping times.
-    #[arg(long)]
-    pub no_engine_rt: bool,
     /// Trace the scheduler in every cell repetition (as `trace = true` in the spec):
     /// per-worker figures aggregated in the kernel by schedlab's BPF programs, at a cost
     /// stored with them; `--trace=timeline` (as `trace = "timeline"`) also captures every
@@ -72,6 +66,19 @@ pub struct RunFlags {
     /// repetitions and the number of shards, so shards started apart agree).
     #[arg(long, value_name = "ID")]
     pub campaign: Option<String>,
+}
+
+/// How a run may treat real-time: `run` takes these flags and `check` asks as `run` would.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct RtFlags {
+    /// Run real-time cells even though RT throttling is disabled on this machine.
+    #[arg(long)]
+    pub allow_unthrottled: bool,
+    /// Supervise as an ordinary task instead of at SCHED_FIFO 99. The engine's wake-ups
+    /// (one per worker exit) then never preempt workers, but RT workers can delay the
+    /// watchdog and the reaping times.
+    #[arg(long)]
+    pub no_engine_rt: bool,
 }
 
 /// How `--trace` records a cell.
@@ -119,10 +126,10 @@ impl RunFlags {
         if let Some(kb) = self.trace_buffer_kb {
             words.extend(["--trace-buffer-kb".into(), kb.to_string()]);
         }
-        if self.allow_unthrottled {
+        if self.rt.allow_unthrottled {
             words.push("--allow-unthrottled".into());
         }
-        if self.no_engine_rt {
+        if self.rt.no_engine_rt {
             words.push("--no-engine-rt".into());
         }
         if let Some(d) = &self.dir {

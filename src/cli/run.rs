@@ -203,8 +203,8 @@ fn options(a: &Args) -> MeasureOptions {
         keep_files: a.keep_files,
         yes_device: a.yes_device.clone(),
         timeout_s: a.flags.timeout,
-        allow_unthrottled: a.flags.allow_unthrottled,
-        no_engine_rt: a.flags.no_engine_rt,
+        allow_unthrottled: a.flags.rt.allow_unthrottled,
+        no_engine_rt: a.flags.rt.no_engine_rt,
     }
 }
 

@@ -1,7 +1,9 @@
 //! What this machine and this user allow a measured run, checked before anything is
 //! created or changed: privileges, CPUs, paths, cgroups, the task and memory limits, the
 //! restore journal's directory, sched_ext, traces, the device, knobs, RT throttling and the
-//! watchdog. Every refusal is [`Error::Refused`] (exit status 2).
+//! watchdog. [`look`] only looks and names every refusal it finds (`check` says them all);
+//! [`check`] refuses a run with them ([`Error::Refused`], exit status 2), or holds what the
+//! run changes and undoes what a killed schedlab left.
 
 use crate::{Error, MeasureOptions, Observer};
 use schedlab_spec::{KnobFact, KnobFacts, Spec, SpecError};
@@ -52,14 +54,110 @@ impl Checked {
     }
 }
 
-/// A spec error as a refusal.
-fn refused(e: SpecError) -> Error {
-    Error::refused(e)
+/// What [`look`] found of a spec on this machine, nothing held or changed: every refusal
+/// and the lines that say what a run would do, and what the run then goes on from.
+#[derive(Debug)]
+pub struct Look {
+    /// Every refusal, in the order a run checks them, each as the run would say it.
+    pub refusals: Vec<String>,
+    /// What a run would do here: a line per knob, the device, a real-time placement.
+    pub notes: Vec<String>,
+    caps: schedlab_spec::Capabilities,
+    environment: schedlab_model::Environment,
+    device_line: Option<String>,
+    left_out: Vec<(String, Vec<String>)>,
+    timeout: Option<Duration>,
+    rt_placement: Option<schedlab_spec::RtPlacement>,
 }
 
-/// Checks `spec` against this machine and user before anything is changed, leaving out
-/// the cells the built-in experiment may not run; holds the settings the run changes and
-/// undoes what an earlier schedlab killed by SIGKILL left (said through `observer`).
+impl Look {
+    /// The refusal of a run with every reason found (None when there is none): each after
+    /// the first on a line of its own that begins `error: `, as the CLI begins the first.
+    pub fn refusal(&self) -> Option<Error> {
+        (!self.refusals.is_empty()).then(|| Error::Refused(self.refusals.join("\nerror: ")))
+    }
+}
+
+/// Keeps what `r` found in `refusals`, its value when there is one.
+fn keep<T>(r: Result<T, impl std::fmt::Display>, refusals: &mut Vec<String>) -> Option<T> {
+    r.map_err(|e| refusals.push(e.to_string())).ok()
+}
+
+/// Examines `spec` against this machine and user without holding or changing anything
+/// (the built-in experiment leaves out the cells this user may not run), and names every
+/// refusal a run of it would meet, not only the first.
+pub fn look(spec: &mut Spec, o: &MeasureOptions, root: &Root, state_dir: &Path) -> Look {
+    let caps = env::capabilities(root);
+    // The built-in experiment is not the user's choice: what this user may not run is left
+    // out by name instead of refusing the whole run (a user's own file is refused, located).
+    let left_out = if o.builtin && !o.resume { spec.leave_out_refused(&caps) } else { Vec::new() };
+    let environment = env::environment(root);
+    let mut l = Look {
+        refusals: Vec::new(),
+        notes: Vec::new(),
+        caps,
+        environment,
+        device_line: None,
+        left_out,
+        timeout: None,
+        rt_placement: None,
+    };
+    if spec.plan.cells.is_empty() {
+        let why: Vec<&str> = l.left_out.iter().map(|(w, _)| w.as_str()).collect();
+        l.refusals.push(format!(
+            "this user may run none of the built-in experiment's cells: {}",
+            why.join("; ")
+        ));
+        return l;
+    }
+    let r = &mut l.refusals;
+    keep(spec.check_allowed(&l.caps), r);
+    keep(spec.check_cpus(&schedlab_sys::cpus::online(root)), r);
+    keep(spec.check_paths(o.dir.is_some()), r);
+    if let Some(d) = o.dir.as_deref() {
+        keep(schedlab_spec::not_kernel_fs("--dir", d), r);
+    }
+    r.extend(check_cgroups(spec, root));
+    r.extend(check_machine(spec, root, state_dir));
+    l.device_line = check_device(spec, root, o.dir.as_deref(), o.yes_device.as_deref())
+        .map_err(|e| l.refusals.push(e.to_string()))
+        .ok()
+        .flatten();
+    if let Some(facts) = keep(check_knobs(spec, root), &mut l.refusals) {
+        l.refusals.extend(unthrottled_without_watchdog(spec, &facts, o, &l.caps));
+        l.notes.extend(knob_lines(&spec.plan, &facts));
+    }
+    if spec.plan.has_realtime() && !env::rt_throttled(&l.environment) && !o.allow_unthrottled {
+        l.refusals.push(
+            "RT throttling is disabled (kernel.sched_rt_runtime_us = -1), so real-time workers could starve this machine. \
+             Re-enable it with `sysctl kernel.sched_rt_runtime_us=950000`, or pass --allow-unthrottled if you mean it".into(),
+        );
+    }
+    let timeout = o.timeout_s.map(|t| schedlab_spec::bounds::watchdog(t, "--timeout"));
+    l.timeout = timeout.and_then(|t| keep(t, &mut l.refusals));
+    keep(spec.check_watchdog(l.timeout.unwrap_or(spec.plan.timeout)), &mut l.refusals);
+    l.notes.extend(l.device_line.clone());
+    l.rt_placement = l.caps.rt_placement.clone().filter(|_| spec.plan.has_realtime());
+    l.notes.extend(l.rt_placement.as_ref().map(|p| format!("real-time: {}", p.why)));
+    l
+}
+
+/// The refusal of knobs that weaken RT throttling where the engine's watchdog cannot run at
+/// SCHED_FIFO 99 (`facts`: the knobs' values now).
+fn unthrottled_without_watchdog(
+    spec: &Spec,
+    facts: &KnobFacts,
+    o: &MeasureOptions,
+    caps: &schedlab_spec::Capabilities,
+) -> Option<String> {
+    (schedlab_spec::unthrottles(&spec.plan, facts) && (o.no_engine_rt || !caps.sys_nice)).then(|| {
+        "the spec's knobs weaken RT throttling (allow_rt_unthrottled = true), which needs the engine's watchdog at SCHED_FIFO 99: run as root and without --no-engine-rt".into()
+    })
+}
+
+/// Checks `spec` against this machine and user before anything is changed ([`look`]),
+/// refusing with every reason found; then holds the settings the run changes and undoes
+/// what an earlier schedlab killed by SIGKILL left (said through `observer`).
 pub fn check(
     spec: &mut Spec,
     o: &MeasureOptions,
@@ -67,28 +165,10 @@ pub fn check(
     state_dir: &Path,
     observer: &mut dyn Observer,
 ) -> Result<Checked, Error> {
-    let caps = env::capabilities(root);
-    // The built-in experiment is not the user's choice: what this user may not run is left
-    // out by name instead of refusing the whole run (a user's own file is refused, located).
-    let left_out = if o.builtin && !o.resume { spec.leave_out_refused(&caps) } else { Vec::new() };
-    if spec.plan.cells.is_empty() {
-        let why: Vec<&str> = left_out.iter().map(|(w, _)| w.as_str()).collect();
-        return Err(Error::Refused(format!(
-            "this user may run none of the built-in experiment's cells: {}",
-            why.join("; ")
-        )));
+    let look = look(spec, o, root, state_dir);
+    if let Some(refused) = look.refusal() {
+        return Err(refused);
     }
-    spec.check_allowed(&caps).map_err(refused)?;
-    spec.check_cpus(&schedlab_sys::cpus::online(root)).map_err(refused)?;
-    spec.check_paths(o.dir.is_some()).map_err(refused)?;
-    o.dir
-        .as_deref()
-        .map(|d| schedlab_spec::not_kernel_fs("--dir", d))
-        .transpose()
-        .map_err(Error::refused)?;
-    check_cgroups(spec, root)?;
-    check_machine(spec, root, state_dir)?;
-    let device_line = check_device(spec, root, o.dir.as_deref(), o.yes_device.as_deref())?;
     // The settings this run changes are held from here to its end, before they are read: a
     // setting another live run holds is refused (see `hold_settings`).
     let holds = hold_settings(&spec.plan, root).map_err(Error::refused)?;
@@ -97,27 +177,13 @@ pub fn check(
     for line in schedlab_sys::journal::recover(state_dir, false) {
         observer.note(&format!("restore: {line}"));
     }
-    let knob_facts = check_knobs(spec, root).map_err(refused)?;
-    if schedlab_spec::unthrottles(&spec.plan, &knob_facts) && (o.no_engine_rt || !caps.sys_nice) {
-        return Err(Error::Refused(
-            "the spec's knobs weaken RT throttling (allow_rt_unthrottled = true), which needs the engine's watchdog at SCHED_FIFO 99: run as root and without --no-engine-rt".into(),
-        ));
+    // Read again: the values before this run are those found after the recovery.
+    let knob_facts = check_knobs(spec, root).map_err(Error::refused)?;
+    if let Some(why) = unthrottled_without_watchdog(spec, &knob_facts, o, &look.caps) {
+        return Err(Error::Refused(why));
     }
-    let environment = env::environment(root);
-    if spec.plan.has_realtime() && !env::rt_throttled(&environment) && !o.allow_unthrottled {
-        return Err(Error::Refused(
-            "RT throttling is disabled (kernel.sched_rt_runtime_us = -1), so real-time workers could starve this machine. \
-             Re-enable it with `sysctl kernel.sched_rt_runtime_us=950000`, or pass --allow-unthrottled if you mean it".into(),
-        ));
-    }
-    let timeout = o
-        .timeout_s
-        .map(|t| schedlab_spec::bounds::watchdog(t, "--timeout"))
-        .transpose()
-        .map_err(Error::refused)?;
-    spec.check_watchdog(timeout.unwrap_or(spec.plan.timeout)).map_err(refused)?;
     schedlab_sys::phases::mark("preflight");
-    let rt_placement = caps.rt_placement.clone().filter(|_| spec.plan.has_realtime());
+    let Look { caps, environment, rt_placement, .. } = look;
     // A machine already busy is named before the first cell, not only judged after the last.
     let busy = schedlab_sys::look::look(root, schedlab_analysis::noise::LOOK)
         .and_then(|l| schedlab_analysis::noise::busy(&l, environment.cpus as usize))
@@ -134,29 +200,35 @@ pub fn check(
         rt_placement,
         busy,
         knob_facts,
-        device_line,
-        left_out,
-        timeout,
+        device_line: look.device_line,
+        left_out: look.left_out,
+        timeout: look.timeout,
         holds,
     })
 }
 
-/// Refuses a plan whose cgroup settings this machine cannot honour, before any change.
-fn check_cgroups(spec: &Spec, root: &Root) -> Result<(), Error> {
+/// Refuses a plan whose cgroup settings this machine cannot honour, before any change:
+/// each group's refusal, once.
+fn check_cgroups(spec: &Spec, root: &Root) -> Vec<String> {
     let groups = || spec.plan.cells.iter().flat_map(|c| &c.groups);
-    let Some(g) = groups().find(|g| g.cgroup.any()) else { return Ok(()) };
-    let refuse = |g: &str, msg: String| Error::refused(spec.cgroup_error(g, msg));
+    let Some(g) = groups().find(|g| g.cgroup.any()) else { return Vec::new() };
+    let refuse = |g: &str, msg: String| spec.cgroup_error(g, msg).to_string();
     let Some(h) = schedlab_sys::cgroup::detect(root) else {
-        return Err(refuse(
+        return vec![refuse(
             &g.name,
             format!("group \"{}\" asks for cgroup settings, but this machine has no usable cgroup hierarchy", g.name),
-        ));
+        )];
     };
+    let mut refusals = Vec::new();
     for g in groups() {
-        h.check(&(&g.cgroup).into())
-            .map_err(|e| refuse(&g.name, format!("group \"{}\": {e}", g.name)))?;
+        if let Err(e) = h.check(&(&g.cgroup).into()) {
+            let why = refuse(&g.name, format!("group \"{}\": {e}", g.name));
+            if !refusals.contains(&why) {
+                refusals.push(why);
+            }
+        }
     }
-    Ok(())
+    refusals
 }
 
 /// Every cell against kernel.pid_max, kernel.threads-max, RLIMIT_NPROC and MemAvailable.
@@ -208,60 +280,61 @@ pub fn knob_lines(plan: &schedlab_spec::Plan, facts: &KnobFacts) -> Vec<String> 
         .collect()
 }
 
-/// Refuses a run that could not be carried out here: a cell beyond this machine's limits,
-/// a sched_ext scheduler or trace it cannot have, or a restore journal this user cannot
-/// write (an inherited XDG_RUNTIME_DIR of another user, say), which would otherwise fail
-/// only after the run was recorded.
-pub fn check_machine(spec: &Spec, root: &Root, state: &Path) -> Result<(), Error> {
-    check_limits(spec, root).map_err(refused)?;
-    check_scx(spec, root).map_err(refused)?;
-    check_trace(spec, root)?;
+/// The refusals of a run that could not be carried out here: a cell beyond this machine's
+/// limits, a sched_ext scheduler or trace it cannot have, or a restore journal this user
+/// cannot write (an inherited XDG_RUNTIME_DIR of another user, say), which would otherwise
+/// fail only after the run was recorded.
+pub fn check_machine(spec: &Spec, root: &Root, state: &Path) -> Vec<String> {
+    let mut refusals = Vec::new();
+    keep(check_limits(spec, root), &mut refusals);
+    keep(check_scx(spec, root), &mut refusals);
+    refusals.extend(check_trace(spec, root));
     if let Ok(m) = std::fs::symlink_metadata(state) {
         use std::os::unix::fs::MetadataExt;
         let me = env::euid();
         if !m.file_type().is_dir() || m.uid() != me {
-            return Err(Error::Refused(format!(
+            refusals.push(format!(
                 "the restore journal's directory {} is not a directory of this user (owner uid {}, this user {me}); remove it, or set SCHEDLAB_STATE_DIR",
                 state.display(),
                 m.uid()
-            )));
+            ));
+            return refusals;
         }
     }
     // The journal creates the directory if needed: the nearest existing ancestor must take it.
     let existing = state.ancestors().find(|p| p.exists()).unwrap_or(Path::new("/"));
     if !env::may_write(existing) {
-        return Err(Error::Refused(format!(
+        refusals.push(format!(
             "this user cannot write the restore journal's directory {} ({} is not writable); set SCHEDLAB_STATE_DIR (or XDG_RUNTIME_DIR) to a directory of this user's",
             state.display(),
             existing.display()
-        )));
+        ));
     }
-    Ok(())
+    refusals
 }
 
 /// A traced cell needs what tracing needs (the kernel's BTF, BPF and the capabilities to
-/// load tracing programs; root and tracefs for the timeline): refused by name before
-/// anything is changed.
-pub fn check_trace(spec: &Spec, root: &Root) -> Result<(), Error> {
+/// load tracing programs; root and tracefs for the timeline): the refusals, by name, of what
+/// this machine lacks.
+pub fn check_trace(spec: &Spec, root: &Root) -> Vec<String> {
+    let mut refusals = Vec::new();
     if !spec.plan.cells.iter().any(|c| spec.plan.traced(c)) {
-        return Ok(());
+        return refusals;
     }
     let mode = spec.plan.trace.mode;
     if mode.bpf() {
         if let Some(why) = schedlab_bpf::unavailable(&schedlab_bpf::kernel_btf()) {
-            return Err(Error::Refused(format!(
-                "the plan traces cells (trace = true or --trace), but {why}"
-            )));
+            refusals.push(format!("the plan traces cells (trace = true or --trace), but {why}"));
         }
     }
     if mode.timeline() {
-        schedlab_trace::tracefs::preflight(root).map_err(|why| {
-            Error::Refused(format!(
+        if let Err(why) = schedlab_trace::tracefs::preflight(root) {
+            refusals.push(format!(
                 "the plan captures cells' timelines (trace = \"timeline\" or --trace=timeline), but {why}"
-            ))
-        })?;
+            ));
+        }
     }
-    Ok(())
+    refusals
 }
 
 /// Checks the plan's experiment device against this machine (privilege, a real disk's
@@ -279,7 +352,7 @@ pub fn check_device(
         .or_else(|| spec.plan.dir.clone())
         .unwrap_or_else(std::env::temp_dir);
     let facts = schedlab_sys::blockdev::facts(root, d, &parent);
-    spec.check_device(&facts, yes_device).map_err(refused)?;
+    spec.check_device(&facts, yes_device).map_err(Error::refused)?;
     let line = match &d.target {
         schedlab_spec::DeviceTarget::Loop { fs, direct_io, .. } => format!(
             "device: a {} MiB loop device ({fs}{}) backed by a file in {}, removed afterwards; iosched axis sets {}",
@@ -315,4 +388,11 @@ fn hold_settings(
         holds.take("sched_ext (the cpu_scheduler axis)", &scx)?;
     }
     Ok(holds)
+}
+
+impl crate::Session {
+    /// [`look`] at this session's machine, with its restore journal's directory.
+    pub fn look(&self, spec: &mut Spec, o: &MeasureOptions) -> Look {
+        look(spec, o, &self.root, &self.state_dir)
+    }
 }
