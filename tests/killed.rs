@@ -452,7 +452,13 @@ fn restore_leaves_nothing_after_sigkill_at_any_moment() {
     let t_test = Instant::now();
     let lab = Lab::new();
     let specs = [
-        ("io", lab.spec("io.toml", IO)),
+        (
+            "io",
+            lab.spec(
+                "io.toml",
+                &IO.replace("\"bfq\"", &format!("\"{}\"", crate::util::bfq_or("none"))),
+            ),
+        ),
         ("cgroups", lab.spec("cg.toml", CGROUPS)),
         ("periodic", lab.spec("rt.toml", PERIODIC)),
     ];

@@ -53,6 +53,7 @@ mod stdout_errors;
 mod trace;
 mod trace_export;
 mod unprivileged;
+mod verdicts;
 mod within_run;
 
 mod architecture;

@@ -176,3 +176,29 @@ pub fn wait_exit(
     wait_for("schedlab's end", within, || child.try_wait().unwrap().is_some());
     child.wait().unwrap()
 }
+
+/// The I/O schedulers this kernel offers a block device, in the kernel's order (`none,
+/// mq-deadline, kyber`, with `bfq` where it is built): tests that switch schedulers take
+/// what is here instead of assuming bfq (issue 47: a kernel without bfq).
+pub fn io_schedulers() -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir("/sys/block") else { return Vec::new() };
+    for e in dir.filter_map(Result::ok) {
+        if let Ok(text) = std::fs::read_to_string(e.path().join("queue/scheduler")) {
+            let names: Vec<String> =
+                text.split_whitespace().map(|s| s.trim_matches(['[', ']']).to_string()).collect();
+            if names.len() > 1 {
+                return names;
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// bfq where the kernel offers it, else `instead`: the scheduler a test switches to.
+pub fn bfq_or(instead: &str) -> String {
+    if io_schedulers().iter().any(|s| s == "bfq") {
+        "bfq".into()
+    } else {
+        instead.into()
+    }
+}

@@ -78,20 +78,15 @@ fn load(
 }
 
 /// Parses `--same-within`: `2%` or `0.02`, a fraction in (0, 1).
-fn fraction(text: &str) -> Result<f64, String> {
+fn fraction(text: &str) -> anyhow::Result<f64> {
     let (num, scale) = match text.trim().strip_suffix('%') {
         Some(p) => (p, 0.01),
         None => (text.trim(), 1.0),
     };
-    let v = num
-        .trim()
-        .parse::<f64>()
-        .map_err(|_| format!("not a share: \"{text}\" (e.g. 2% or 0.02)"))?
-        * scale;
-    if v > 0.0 && v < 1.0 {
-        Ok(v)
-    } else {
-        Err(format!("must be between 0 and 100% (exclusive), got {text}"))
+    match num.trim().parse::<f64>().map(|v| v * scale) {
+        Ok(v) if v > 0.0 && v < 1.0 => Ok(v),
+        Ok(_) => Err(anyhow::anyhow!("must be between 0 and 100% (exclusive), got {text}")),
+        Err(_) => Err(anyhow::anyhow!("not a share: \"{text}\" (e.g. 2% or 0.02)")),
     }
 }
 

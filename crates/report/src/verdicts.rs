@@ -166,7 +166,29 @@ pub fn summary_line(v: &Verdicts) -> String {
     if none > 0 {
         line.push_str(&format!("; {none} not judged (fewer than 2 repetitions or a value <= 0)"));
     }
+    let fewest =
+        v.rows.iter().filter(|r| r.judged.p.is_some()).map(|r| (r.judged.n_a, r.judged.n_b)).min();
+    if let Some((n_a, n_b)) = fewest.filter(|_| und > 0) {
+        let p = smallest_p(n_a, n_b);
+        if p * judged as f64 >= v.params.alpha {
+            line.push_str(&format!(
+                "; with {n_a} and {n_b} repetitions the permutation test's smallest p is {p:.3}, which Holm over {judged} rows never \
+                 calls significant: add repetitions (10 a run decide most)"
+            ));
+        }
+    }
     line
+}
+
+/// The smallest p-value a two-sided permutation test over `n_a` and `n_b` repetitions can
+/// give: the observed split and, for equal sizes, its mirror, over every split.
+fn smallest_p(n_a: usize, n_b: usize) -> f64 {
+    let splits = (1..=n_a).fold(1.0, |c, i| c * (n_b + i) as f64 / i as f64);
+    if n_a == n_b {
+        2.0 / splits
+    } else {
+        1.0 / splits
+    }
 }
 
 /// The verdicts as GitHub-flavoured Markdown, a pull-request comment: the warnings, a
