@@ -199,7 +199,9 @@ fn busy_loops_are_named_before_the_first_cell_and_their_share_ends_the_summary()
     for hog in &alive {
         assert!(said.contains(hog) || cut, "{hog:?} named in {line}");
     }
-    assert!(alive.iter().any(|h| said.contains(h)), "a busy loop named in {line}");
+    // Beside a parallel test suite the five busiest may all be other tests' processes: then
+    // the line is cut and names them, which is right (issue 47 saw this fail in the suite).
+    assert!(cut || alive.iter().any(|h| said.contains(h)), "a busy loop named in {line}");
     // Stored among the run's warnings, counted in the summary, listed by `show`; the cells'
     // own evidence (each cell alone or the short ones pooled) names the loops' share too.
     assert!(summary.contains("; 1 warning;") || summary.contains(" warnings;"), "{summary}");

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The error rates of `compare`'s verdicts (issue 45), measured on runs no threshold was tuned
+# on, beside the kernel test robot's (LKP), Chromium Pinpoint's, mmtests' and an uncorrected
+# Welch test's rules on the same draws (benches/verdict_rates.rs):
+#   1. `schedlab noise SPEC --per-arm N`: this machine's floor (two interleaved arms);
+#   2. RUNS ordinary runs and SLOW runs at `--scale 1+INJECT` (every work amount longer by
+#      INJECT: time figures of pi, mixed, messaging and pipe cells), made alternately, each
+#      with REPS repetitions in random order;
+#   3. TRIALS A/A trials (two different ordinary runs, N repetitions of each cell drawn from
+#      each) and TRIALS slowdown trials (an ordinary run against a slow one).
+# Needs root for the fifo cells and a release build (cargo build --release --bin schedlab
+# --example verdict_rates). Run it on a quiet machine: it prints the load average and the
+# hypervisor's steal before and after.
+#
+#   benches/verdicts.sh [SPEC]          # RUNS=6 SLOW=4 REPS=20 N=10 TRIALS=200 INJECT=0.03 DB=FILE
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SPEC=${1:-experiments/ci.toml}
+RUNS=${RUNS:-6}
+SLOW=${SLOW:-4}
+REPS=${REPS:-20}
+N=${N:-10}
+TRIALS=${TRIALS:-200}
+INJECT=${INJECT:-0.03}
+BIN=${SCHEDLAB:-target/release/schedlab}
+RATES=${RATES:-target/release/examples/verdict_rates}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+DB=${DB:-$WORK/verdicts.db}
+echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
+steal() { awk '/^cpu /{print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
+read -r s0 t0 < <(steal)
+echo "before: load average $(cut -d' ' -f1-3 /proc/loadavg)"
+t_start=$(date +%s)
+"$BIN" --db "$DB" noise "$SPEC" --per-arm "$N" -q
+floor=$(sqlite3 "$DB" 'select max(id) from runs' 2>/dev/null || echo 1)
+normal=()
+slow=()
+scale=$(awk -v i="$INJECT" 'BEGIN{print 1 + i}')
+for ((k = 0; k < RUNS || k < SLOW; k++)); do
+  if ((k < RUNS)); then
+    "$BIN" --db "$DB" run -q "$SPEC" --repetitions "$REPS" >/dev/null
+    normal+=("$(sqlite3 "$DB" 'select max(id) from runs')")
+  fi
+  if ((k < SLOW)); then
+    "$BIN" --db "$DB" run -q "$SPEC" --repetitions "$REPS" --scale "$scale" >/dev/null
+    slow+=("$(sqlite3 "$DB" 'select max(id) from runs')")
+  fi
+done
+read -r s1 t1 < <(steal)
+echo "after $(( $(date +%s) - t_start )) s: load average $(cut -d' ' -f1-3 /proc/loadavg); hypervisor steal during the runs $(awk -v a=$((s1-s0)) -v b=$((t1-t0)) 'BEGIN{printf "%.3f", 100*a/b}')%"
+echo "floor: run $floor; ordinary runs ${normal[*]}; slow runs (scale $scale) ${slow[*]}; database $DB"
+join() { local IFS=,; echo "$*"; }
+"$RATES" "$DB" "$floor" "$(join "${normal[@]}")" "$(join "${slow[@]}")" --per-arm "$N" --trials "$TRIALS"
