@@ -11,9 +11,9 @@
 //! - slowdown: the share of affected pairs (figures the slowdown lengthens) called
 //!   `regressed`.
 //!
-//! Usage: verdict_rates DB FLOOR_RUN NORMAL_RUNS SLOW_RUNS [--per-arm N] [--trials T]
+//! Usage: verdict_rates DB FLOOR_RUNS NORMAL_RUNS SLOW_RUNS [--per-arm N] [--trials T]
 //!        [--figures a,b,...] [--affected a,b,...] [--same-within PCT]
-//! (runs as comma lists: `2,4,6,8`).
+//! (runs as comma lists: `2,4,6,8`; the noise runs' drift is left out with NO_DRIFT=1).
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -129,8 +129,13 @@ fn main() {
         panic!("usage: verdict_rates DB FLOOR_RUN NORMAL_RUNS SLOW_RUNS [--per-arm N] [--trials T]")
     };
     let store = schedlab_store::Store::open(std::path::Path::new(db)).expect("the database");
-    let floors: BTreeMap<(String, String), Floor> =
-        schedlab_session::floor::measure(&load(&store, floor_run));
+    let floor_runs: Vec<Vec<CellRecord>> =
+        ids(floor_run).iter().map(|id| load(&store, id)).collect();
+    let mut floors: BTreeMap<(String, String), Floor> =
+        schedlab_session::floor::measure_runs(&floor_runs);
+    if std::env::var_os("NO_DRIFT").is_some() {
+        floors.values_mut().for_each(|f| f.run_sd = 0.0);
+    }
     let normal: Vec<Vec<CellRecord>> = ids(normal).iter().map(|id| load(&store, id)).collect();
     let slow: Vec<Vec<CellRecord>> = ids(slow).iter().map(|id| load(&store, id)).collect();
     let normal: Vec<Pool> = normal.iter().map(|r| pool(r)).collect();

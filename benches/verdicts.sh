@@ -2,7 +2,8 @@
 # The error rates of `compare`'s verdicts (issue 45), measured on runs no threshold was tuned
 # on, beside the kernel test robot's (LKP), Chromium Pinpoint's, mmtests' and an uncorrected
 # Welch test's rules on the same draws (benches/verdict_rates.rs):
-#   1. `schedlab noise SPEC --per-arm N`: this machine's floor (two interleaved arms);
+#   1. `schedlab noise SPEC --runs NOISE_RUNS --per-arm NOISE_N`: this machine's floor (two
+#      interleaved arms in each run, and the drift between the runs);
 #   2. RUNS ordinary runs and SLOW runs at `--scale 1+INJECT` (every work amount longer by
 #      INJECT: time figures of pi, mixed, messaging and pipe cells), made alternately, each
 #      with REPS repetitions in random order;
@@ -12,7 +13,7 @@
 # --example verdict_rates). Run it on a quiet machine: it prints the load average and the
 # hypervisor's steal before and after.
 #
-#   benches/verdicts.sh [SPEC]          # RUNS=6 SLOW=4 REPS=20 N=10 TRIALS=200 INJECT=0.03 DB=FILE
+#   benches/verdicts.sh [SPEC]   # RUNS=6 SLOW=4 REPS=20 N=10 TRIALS=200 INJECT=0.03 NOISE_RUNS=4 NOISE_N=5 DB=FILE
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SPEC=${1:-experiments/ci.toml}
@@ -22,6 +23,8 @@ REPS=${REPS:-20}
 N=${N:-10}
 TRIALS=${TRIALS:-200}
 INJECT=${INJECT:-0.03}
+NOISE_RUNS=${NOISE_RUNS:-4}
+NOISE_N=${NOISE_N:-5}
 BIN=${SCHEDLAB:-target/release/schedlab}
 RATES=${RATES:-target/release/examples/verdict_rates}
 WORK=$(mktemp -d)
@@ -32,19 +35,21 @@ steal() { awk '/^cpu /{print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
 read -r s0 t0 < <(steal)
 echo "before: load average $(cut -d' ' -f1-3 /proc/loadavg)"
 t_start=$(date +%s)
-"$BIN" --db "$DB" noise "$SPEC" --per-arm "$N" -q
-floor=$(sqlite3 "$DB" 'select max(id) from runs' 2>/dev/null || echo 1)
+last() { sqlite3 "$DB" 'select coalesce(max(id), 0) from runs' 2>/dev/null || echo 0; }
+before=$(last)
+"$BIN" --db "$DB" noise "$SPEC" --runs "$NOISE_RUNS" --per-arm "$NOISE_N" -q
+floor=$(seq -s, $((before + 1)) "$(last)")
 normal=()
 slow=()
 scale=$(awk -v i="$INJECT" 'BEGIN{print 1 + i}')
 for ((k = 0; k < RUNS || k < SLOW; k++)); do
   if ((k < RUNS)); then
     "$BIN" --db "$DB" run -q "$SPEC" --repetitions "$REPS" >/dev/null
-    normal+=("$(sqlite3 "$DB" 'select max(id) from runs')")
+    normal+=("$(last)")
   fi
   if ((k < SLOW)); then
     "$BIN" --db "$DB" run -q "$SPEC" --repetitions "$REPS" --scale "$scale" >/dev/null
-    slow+=("$(sqlite3 "$DB" 'select max(id) from runs')")
+    slow+=("$(last)")
   fi
 done
 read -r s1 t1 < <(steal)
@@ -52,3 +57,5 @@ echo "after $(( $(date +%s) - t_start )) s: load average $(cut -d' ' -f1-3 /proc
 echo "floor: run $floor; ordinary runs ${normal[*]}; slow runs (scale $scale) ${slow[*]}; database $DB"
 join() { local IFS=,; echo "$*"; }
 "$RATES" "$DB" "$floor" "$(join "${normal[@]}")" "$(join "${slow[@]}")" --per-arm "$N" --trials "$TRIALS"
+echo "the same draws judged without the floor's drift between runs (NO_DRIFT):"
+NO_DRIFT=1 "$RATES" "$DB" "$floor" "$(join "${normal[@]}")" "$(join "${slow[@]}")" --per-arm "$N" --trials "$TRIALS" | tail -6

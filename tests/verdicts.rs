@@ -75,7 +75,7 @@ fn compare_names_the_noise_floor_it_used_and_no_floor_leaves_it_out() {
     // A noise run: 20 repetitions, arms by parity, 2% apart within each cell.
     let noise = store_run(&lab.db(), "noise", &fixture_of(1.0, 20, 0.02));
     let store = schedlab_store::Store::open(&lab.db()).unwrap();
-    let floors = schedlab_session::floor::store_floors(&store, noise, 1.7e9).unwrap();
+    let floors = schedlab_session::floor::store_floors(&store, &[noise], 1.7e9).unwrap();
     assert!(floors.contains_key(&("cpu/other/n4".to_string(), "wall".to_string())), "{floors:?}");
     drop(store);
     let a = store_run(&lab.db(), "a", &fixture_of(1.0, 10, 0.01)).to_string();

@@ -159,19 +159,8 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     for w in &warnings {
         eprintln!("warning: {w}");
     }
-    let floors = match a.no_floor {
-        true => None,
-        false => schedlab_session::floor::newest_for(&store, &rb.env)?,
-    };
     let params = Params { alpha: a.alpha, same_within: a.same_within, ..Params::default() };
-    let comparisons = verdicts::comparisons(cells_a, cells_b, &metrics, a.alpha);
-    let v = verdicts::judge_all(
-        (ra.id, rb.id),
-        &comparisons,
-        params,
-        floors.as_ref(),
-        super::common::now_unix(),
-    );
+    let v = verdicts::judge_runs(&store, (&sa, &sb), &metrics, params, !a.no_floor)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match a.format.as_str() {
         "json" => {
@@ -192,43 +181,15 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
                     utc(r.started_unix)
                 )?;
             }
-            let figures: Vec<&str> = metrics.iter().map(|m| m.label()).collect();
-            writeln!(out, "{}: one value per repetition", figures.join("; "))?;
-            writeln!(
-                out,
-                "mean ±{} CI and %sd over repetitions; ratio {}/{} of geometric means; p: permutation test, Holm over all rows; \
-                 ±same: the margin of `same`; gate: the least change called one",
-                compare::level(&c),
-                rb.id,
-                ra.id
-            )?;
-            writeln!(out, "{}", report_verdicts::table(&v))?;
-            writeln!(out, "{}", report_verdicts::summary_line(&v))?;
+            write!(out, "{}", report_verdicts::text(&v, &metrics))?;
         }
     }
     out.flush()?;
-    failing(&v, &a.fail_on)
-}
-
-/// Exit status 1 when a row's verdict is among `fail_on` (said on stderr), else 0.
-fn failing(v: &report_verdicts::Verdicts, fail_on: &[String]) -> anyhow::Result<ExitCode> {
-    let hits: Vec<String> = v
-        .rows
-        .iter()
-        .map(|r| (r, r.judged.verdict.name()))
-        .filter(|(_, name)| fail_on.iter().any(|f| f == name))
-        .map(|(r, name)| format!("{} {} {name}", r.cell.key, r.metric.name()))
-        .collect();
-    if hits.is_empty() {
+    let failed = report_verdicts::failures(&v, &a.fail_on);
+    if failed.is_empty() {
         return Ok(ExitCode::SUCCESS);
     }
-    eprintln!(
-        "compare: {} of {} rows are {} (--fail-on): {}; exit status 1",
-        hits.len(),
-        v.rows.len(),
-        fail_on.join(" or "),
-        hits.join(", ")
-    );
+    eprintln!("compare: {failed}; exit status 1", failed = failed.join(", "));
     Ok(ExitCode::from(1))
 }
 

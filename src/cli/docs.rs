@@ -145,9 +145,20 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "schedlab-noise",
+        &[
+            ("schedlab noise experiments/ci.toml", "4 runs of two interleaved arms of 5 repetitions: the floor and the drift between runs"),
+            ("schedlab noise experiments/ci.toml --runs 1 --per-arm 10", "one run: the arms only"),
+        ],
+    ),
+    (
         "schedlab-compare",
         &[
-            ("schedlab compare 2 3", "run 3 against run 2, cell by cell (wall time per process)"),
+            ("schedlab compare 2 3", "run 3 against run 2, cell by cell (wall time per process): a verdict each"),
+            (
+                "schedlab compare 2 3 --metric wall,time_s --fail-on regressed",
+                "two figures as one family; exit 1 when a row regressed (CI)",
+            ),
             (
                 "schedlab compare 2 3 --metric involuntary --format markdown",
                 "involuntary switches, as Markdown",

@@ -13,9 +13,13 @@ use std::process::ExitCode;
 pub struct Args {
     /// Experiment file (TOML): the cells whose floor is measured.
     pub file: PathBuf,
-    /// Repetitions per arm (the run makes twice as many).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(3..=500))]
+    /// Repetitions per arm (each run makes twice as many).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(3..=500))]
     pub per_arm: u32,
+    /// Separate runs, one after another: the floor's drift between runs (two runs of a spec
+    /// differ by more than the repetitions of one suggest) needs at least 2.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub runs: u32,
     /// Multiply every work amount by this factor (as `run --scale`).
     #[arg(long, allow_negative_numbers = true)]
     pub scale: Option<f64>,
@@ -34,28 +38,34 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         repetitions: Some(super::common::Repetitions::Count(2 * a.per_arm)),
         ..Default::default()
     };
-    let args = RunArgs {
-        file: Some(a.file.clone()),
-        resume: false,
-        keep_files: false,
-        yes_device: a.yes_device.clone(),
-        shard: None,
-        flags,
-        quiet: a.quiet,
-    };
-    let interleave = |spec: &mut Spec| spec.plan.order = Order::Random;
-    let (code, run_id) = run_with(db, args, interleave)?;
-    let Some(run_id) = run_id else { return Ok(code) };
+    let mut ids = Vec::new();
+    for _ in 0..a.runs {
+        let args = RunArgs {
+            file: Some(a.file.clone()),
+            resume: false,
+            keep_files: false,
+            yes_device: a.yes_device.clone(),
+            shard: None,
+            flags: flags.clone(),
+            quiet: a.quiet,
+        };
+        let interleave = |spec: &mut Spec| spec.plan.order = Order::Random;
+        match run_with(db, args, interleave)? {
+            (code, Some(id)) if code == ExitCode::SUCCESS => ids.push(id),
+            (code, _) => return Ok(code),
+        }
+    }
     let store = schedlab_store::Store::open(db)?;
-    let floors = schedlab_session::floor::store_floors(&store, run_id, super::common::now_unix())?;
-    let n = floors.len();
+    let floors = schedlab_session::floor::store_floors(&store, &ids, super::common::now_unix())?;
+    let (n, run_id) = (floors.len(), ids[0]);
     if !a.quiet {
         outln!("{}", schedlab_report::verdicts::floor_table(&floors));
     }
     outln!(
-        "floor: run {run_id} measured {n} cell-figure pairs at {} repetitions per arm on this machine; \
+        "floor: runs {} measured {n} cell-figure pairs at {} repetitions per arm, stored as run {run_id}'s; \
          `schedlab compare A B` uses the newest floor of this machine (`--no-floor` to leave it out)",
+        ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", "),
         a.per_arm
     );
-    Ok(code)
+    Ok(ExitCode::SUCCESS)
 }

@@ -119,6 +119,37 @@ pub fn table(v: &Verdicts) -> Table {
     cols::table(&columns(v, many_figures(v)), &v.rows)
 }
 
+/// The verdicts for a terminal: what each row holds, the table and the summary line.
+pub fn text(v: &Verdicts, figures: &[Metric]) -> String {
+    let labels: Vec<&str> = figures.iter().map(|m| m.label()).collect();
+    format!(
+        "{}: one value per repetition\nmean ±95% CI and %sd over repetitions; ratio {}/{} of geometric means; \
+         p: permutation test, Holm over all rows; ±same: the margin of `same`; gate: the least change called one\n{}\n{}\n",
+        labels.join("; "),
+        v.runs.1,
+        v.runs.0,
+        table(v),
+        summary_line(v)
+    )
+}
+
+/// What `--fail-on` finds: a line naming the rows whose verdict is among `fail_on` (empty
+/// when none is).
+pub fn failures(v: &Verdicts, fail_on: &[String]) -> Vec<String> {
+    let hits: Vec<String> = v
+        .rows
+        .iter()
+        .filter(|r| fail_on.iter().any(|f| f == r.judged.verdict.name()))
+        .map(|r| format!("{} {} {}", r.cell.key, r.metric.name(), r.judged.verdict.name()))
+        .collect();
+    if hits.is_empty() {
+        return hits;
+    }
+    let head =
+        format!("{} of {} rows are {} (--fail-on)", hits.len(), v.rows.len(), fail_on.join(" or "));
+    std::iter::once(head).chain(hits).collect()
+}
+
 /// Counts of each verdict: (regressed, improved, same, undecided, not judged).
 pub fn counts(v: &Verdicts) -> [usize; 5] {
     let mut n = [0; 5];
@@ -261,6 +292,7 @@ pub fn floor_table(
                 format!("{:.3}", f.ratio),
                 format!("±{:.2}%", (f.q95.exp() - 1.0) * 100.0),
                 format!("{:.2}%", f.sd_log * 100.0),
+                format!("{:.2}%", f.run_sd * 100.0),
             ]
         })
         .collect();
@@ -272,6 +304,7 @@ pub fn floor_table(
         "A/A ratio",
         "floor (p95)",
         "sd within",
+        "drift between runs",
     ]);
     for r in rows {
         t.add_row(r);

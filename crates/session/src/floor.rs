@@ -27,38 +27,63 @@ pub fn arms(records: &[&CellRecord], metric: Metric) -> (Vec<f64>, Vec<f64>) {
 /// Every (cell key, figure) floor of a noise run's records, for every figure its cells have
 /// on both arms.
 pub fn measure(records: &[CellRecord]) -> BTreeMap<(String, String), Floor> {
-    let mut by_key: BTreeMap<&str, Vec<&CellRecord>> = BTreeMap::new();
+    measure_runs(std::slice::from_ref(&records.to_vec()))
+}
+
+/// The repetitions of each cell key, warm-ups left out.
+fn by_key(records: &[CellRecord]) -> BTreeMap<&str, Vec<&CellRecord>> {
+    let mut out: BTreeMap<&str, Vec<&CellRecord>> = BTreeMap::new();
     for r in records.iter().filter(|r| !r.warmup) {
-        by_key.entry(r.params.key.as_str()).or_default().push(r);
+        out.entry(r.params.key.as_str()).or_default().push(r);
     }
+    out
+}
+
+/// The floors of a noise made of several runs of one spec: each (cell, figure)'s arms from
+/// the first run, and the drift between the runs ([`schedlab_verdict::run_drift`]) from
+/// every run's repetitions of it.
+pub fn measure_runs(runs: &[Vec<CellRecord>]) -> BTreeMap<(String, String), Floor> {
+    let Some(first) = runs.first() else { return BTreeMap::new() };
+    let others: Vec<BTreeMap<&str, Vec<&CellRecord>>> = runs.iter().map(|r| by_key(r)).collect();
     let mut out = BTreeMap::new();
-    for (key, recs) in by_key {
+    for (key, recs) in by_key(first) {
         for metric in Metric::every() {
             let (a, b) = arms(&recs, metric);
-            if let Some(f) = Floor::measure(&a, &b) {
-                out.insert((key.to_string(), metric.name().to_string()), f);
-            }
+            let Some(mut f) = Floor::measure(&a, &b) else { continue };
+            let per_run: Vec<Vec<f64>> = others
+                .iter()
+                .filter_map(|o| o.get(key))
+                .map(|rs| rs.iter().filter_map(|r| metric.value(r)).collect())
+                .collect();
+            f.run_sd = schedlab_verdict::run_drift(&per_run).unwrap_or(0.0);
+            out.insert((key.to_string(), metric.name().to_string()), f);
         }
     }
     out
 }
 
-/// Measures and stores the floors of noise run `run_id`, and returns them.
+/// Measures and stores the floors of the noise runs `run_ids` (one, or several runs of one
+/// spec) under the first, and returns them.
 pub fn store_floors(
     store: &Store,
-    run_id: i64,
+    run_ids: &[i64],
     now_unix: f64,
 ) -> Result<BTreeMap<(String, String), Floor>, Error> {
-    let s = crate::subject::load(store, Some(&run_id.to_string()))?;
-    let floors = measure(&s.cells);
-    let machine = serde_json::to_string(&s.run.env).expect("an environment serialises");
+    let subjects: Vec<crate::subject::Subject> = run_ids
+        .iter()
+        .map(|id| crate::subject::load(store, Some(&id.to_string())))
+        .collect::<Result<_, _>>()?;
+    let Some(first) = subjects.first() else { return Ok(BTreeMap::new()) };
+    let cells: Vec<Vec<CellRecord>> = subjects.iter().map(|s| s.cells.clone()).collect();
+    let floors = measure_runs(&cells);
+    let machine = serde_json::to_string(&first.run.env).expect("an environment serialises");
     let rows: Vec<(String, String, String)> = floors
         .iter()
         .map(|((k, f), floor)| {
             (k.clone(), f.clone(), serde_json::to_string(floor).expect("a floor serialises"))
         })
         .collect();
-    store.add_floors(run_id, now_unix, &machine, &rows)?;
+    store.add_floors(first.run.id, now_unix, &machine, &rows)?;
     Ok(floors)
 }
 
@@ -142,6 +167,7 @@ mod tests {
             (0..10).map(|i| rec("a", i, 1.0 + 0.01 * (i % 3) as f64)).collect();
         recs.extend((0..10).map(|i| rec("b", i, 2.0 + 0.02 * (i % 4) as f64)));
         let floors = measure(&recs);
+        assert_eq!(floors[&("a".to_string(), "wall".to_string())].run_sd, 0.0, "one run");
         assert!(floors.contains_key(&("a".to_string(), "wall".to_string())), "{floors:?}");
         assert!(floors.contains_key(&("b".to_string(), "makespan".to_string())), "{floors:?}");
         // No benchmark figure was stated by these workers.

@@ -3,6 +3,7 @@
 //! its cell and figure where a noise run measured one.
 
 use crate::floor::Floors;
+use crate::subject::Subject;
 use schedlab_analysis::{compare_runs, CellComparison, Correction, Metric, RunComparison};
 use schedlab_model::CellRecord;
 use schedlab_report::verdicts::{FloorSource, Row, Verdicts};
@@ -16,6 +17,26 @@ pub fn comparisons(
     alpha: f64,
 ) -> Vec<RunComparison> {
     metrics.iter().filter_map(|m| compare_runs(a, b, *m, alpha, Correction::Holm)).collect()
+}
+
+/// `compare A B`'s verdicts: every cell of every figure in `metrics` as one family, against
+/// the newest floor of run B's machine when `with_floor`.
+pub fn judge_runs(
+    store: &schedlab_store::Store,
+    (a, b): (&Subject, &Subject),
+    metrics: &[Metric],
+    params: Params,
+    with_floor: bool,
+) -> Result<Verdicts, crate::Error> {
+    let floors = match with_floor {
+        true => crate::floor::newest_for(store, &b.run.env)?,
+        false => None,
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let comparisons = comparisons(&a.cells, &b.cells, metrics, params.alpha);
+    Ok(judge_all((a.run.id, b.run.id), &comparisons, params, floors.as_ref(), now))
 }
 
 /// Judges every cell of every comparison as one family, with the floors (when given) of

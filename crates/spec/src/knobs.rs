@@ -23,6 +23,9 @@ pub struct KnobAt {
 
 const RUNTIME: &str = "kernel.sched_rt_runtime_us";
 const PERIOD: &str = "kernel.sched_rt_period_us";
+/// The kernel's default RT runtime and period, µs.
+const KERNEL_RUNTIME: i64 = 950_000;
+const KERNEL_PERIOD: i64 = 1_000_000;
 
 fn knob(cx: &Ctx, name: &Spanned<String>) -> Result<Knob, SpecError> {
     Knob::parse(name.get_ref()).or_else(|msg| cx.err(name.span(), msg))
@@ -197,11 +200,10 @@ fn rt_guard(plan: &Plan, locs: &Locations, facts: &KnobFacts) -> Result<(), (Loc
         if set(RUNTIME).is_none() && set(PERIOD).is_none() {
             continue;
         }
-        let (Some(runtime), Some(period)) =
-            (set(RUNTIME).or_else(|| now(RUNTIME)), set(PERIOD).or_else(|| now(PERIOD)))
-        else {
-            continue;
-        };
+        // The preflight reads only the knobs a plan names: a partner it did not read is
+        // taken at the kernel's default, so `runtime = -1` alone is judged, not let through.
+        let runtime = set(RUNTIME).or_else(|| now(RUNTIME)).unwrap_or(KERNEL_RUNTIME);
+        let period = set(PERIOD).or_else(|| now(PERIOD)).unwrap_or(KERNEL_PERIOD);
         let span = set(RUNTIME)
             .and_then(|v| at(RUNTIME, &KnobValue::Int(v)))
             .or_else(|| at(PERIOD, knobs.get(PERIOD)?))

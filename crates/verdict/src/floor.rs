@@ -24,6 +24,13 @@ pub struct Floor {
     pub q95: f64,
     /// The pooled within-arm standard deviation of the log values.
     pub sd_log: f64,
+    /// How far a whole run's mean drifts from another run's beyond what its repetitions'
+    /// spread explains: the between-run standard deviation of the mean log value, from the
+    /// runs of `schedlab noise --runs K` ([`run_drift`]); 0 when one run was measured. Two
+    /// separate runs differ by it on top of their sampling error, which no test over the
+    /// repetitions of one run can see.
+    #[serde(default)]
+    pub run_sd: f64,
 }
 
 impl Floor {
@@ -49,6 +56,7 @@ impl Floor {
             ratio: (mean(&lb) - mean(&la)).exp(),
             q95: quantile_of_sorted(&drifts, FLOOR_QUANTILE),
             sd_log: pooled_sd(&la, &lb),
+            run_sd: 0.0,
         })
     }
 
@@ -63,6 +71,22 @@ impl Floor {
         let scale = (inverse(n_a, n_b) / inverse(self.n_a, self.n_b)).sqrt();
         (self.q95 * scale).exp_m1()
     }
+}
+
+/// The between-run standard deviation of the mean log value beyond sampling, from the
+/// values of one (cell, figure) in each of several identical runs: var(run means) less the
+/// mean of each run's variance of its mean, at least 0. None with fewer than 2 runs of 2
+/// positive values each.
+pub fn run_drift(runs: &[Vec<f64>]) -> Option<f64> {
+    let logs: Vec<Vec<f64>> = runs.iter().map(|r| positive_logs(r)).collect::<Option<_>>()?;
+    if logs.len() < 2 || logs.iter().any(|l| l.len() < 2) {
+        return None;
+    }
+    let means: Vec<f64> = logs.iter().map(|l| mean(l)).collect();
+    let sampling: f64 =
+        logs.iter().map(|l| crate::logs::sample_variance(l) / l.len() as f64).sum::<f64>()
+            / logs.len() as f64;
+    Some((crate::logs::sample_variance(&means) - sampling).max(0.0).sqrt())
 }
 
 /// The `q` quantile of sorted values, as the inverse of their empirical distribution (the
@@ -100,7 +124,7 @@ mod tests {
 
     #[test]
     fn delta_scales_with_the_square_root_of_n() {
-        let f = Floor { n_a: 5, n_b: 5, ratio: 1.0, q95: 0.02, sd_log: 0.01 };
+        let f = Floor { n_a: 5, n_b: 5, ratio: 1.0, q95: 0.02, sd_log: 0.01, run_sd: 0.0 };
         assert!((f.delta_at(5, 5) - 0.02_f64.exp_m1()).abs() < 1e-15);
         // Four times the repetitions: half the drift.
         assert!((f.delta_at(20, 20) - 0.01_f64.exp_m1()).abs() < 1e-15);
@@ -129,7 +153,7 @@ mod tests {
 
     #[test]
     fn round_trips_through_json() {
-        let f = Floor { n_a: 5, n_b: 6, ratio: 1.01, q95: 0.02, sd_log: 0.01 };
+        let f = Floor { n_a: 5, n_b: 6, ratio: 1.01, q95: 0.02, sd_log: 0.01, run_sd: 0.0 };
         let json = serde_json::to_string(&f).unwrap();
         assert_eq!(serde_json::from_str::<Floor>(&json).unwrap(), f);
     }
@@ -139,5 +163,19 @@ mod tests {
         assert_eq!(Floor::measure(&[1.0], &[1.0, 2.0]), None);
         assert_eq!(Floor::measure(&[1.0, 0.0], &[1.0, 2.0]), None);
         assert_eq!(Floor::measure(&[1.0, 2.0], &[f64::NAN, 2.0]), None);
+    }
+
+    #[test]
+    fn run_drift_is_the_spread_of_run_means_beyond_their_sampling() {
+        // Two runs with no spread inside, means e^0 and e^0.1 apart: var of means 0.005.
+        let runs = [vec![1.0, 1.0], vec![0.1_f64.exp(), 0.1_f64.exp()]];
+        let d = run_drift(&runs).unwrap();
+        assert!((d - 0.005_f64.sqrt()).abs() < 1e-12, "{d}");
+        // Runs that agree as well as their repetitions allow drift by nothing.
+        let runs = [vec![1.0, 2.0], vec![2.0, 1.0]];
+        assert_eq!(run_drift(&runs), Some(0.0));
+        assert_eq!(run_drift(&[vec![1.0, 2.0]]), None, "one run says nothing");
+        assert_eq!(run_drift(&[vec![1.0], vec![2.0]]), None);
+        assert_eq!(run_drift(&[vec![1.0, -2.0], vec![2.0, 1.0]]), None);
     }
 }

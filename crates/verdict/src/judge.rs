@@ -219,11 +219,15 @@ fn check(pair: &Pair) -> Checked {
 /// Invalid `params` ([`Params::problem`]) leave every pair `Undecided` with the reason.
 pub fn judge(items: &[Pair], params: &Params) -> Vec<Judged> {
     let checked: Vec<Checked> = items.iter().map(check).collect();
-    let p: Vec<Option<f64>> = checked
+    // With a floor that measured the drift between runs, the larger of the permutation p and
+    // the drift-aware p: each is valid under its own model of two runs.
+    let p: Vec<Option<f64>> = items
         .iter()
-        .map(|c| match c {
+        .zip(&checked)
+        .map(|(pair, c)| match c {
             Checked::Logs(la, lb) if la.len() >= 2 && lb.len() >= 2 => {
-                Some(log_permutation_p(la, lb))
+                let drift = pair.floor.map_or(0.0, |f| f.run_sd);
+                Some(log_permutation_p(la, lb).max(drift_p(la, lb, drift).unwrap_or(0.0)))
             }
             _ => None,
         })
@@ -245,6 +249,38 @@ pub fn judge(items: &[Pair], params: &Params) -> Vec<Judged> {
             judged
         })
         .collect()
+}
+
+/// The two-sided p-value of a difference of mean logs against sampling error plus the
+/// drift between two runs (`run_sd`, each run's mean off by it): a normal test of
+/// d / sqrt(s²(1/n_a + 1/n_b) + 2 run_sd²). None without drift.
+fn drift_p(la: &[f64], lb: &[f64], run_sd: f64) -> Option<f64> {
+    if run_sd <= 0.0 || !run_sd.is_finite() {
+        return None;
+    }
+    let sd = pooled_sd(la, lb);
+    let var = sd * sd * (1.0 / la.len() as f64 + 1.0 / lb.len() as f64) + 2.0 * run_sd * run_sd;
+    let z = (mean(lb) - mean(la)).abs() / var.sqrt();
+    Some(2.0 * (1.0 - statrs::distribution::ContinuousCDF::cdf(&standard_normal(), z)))
+}
+
+fn standard_normal() -> statrs::distribution::Normal {
+    statrs::distribution::Normal::new(0.0, 1.0).expect("a standard normal")
+}
+
+/// A ratio interval (ratio, lo, hi) at `level` widened by the drift between two runs: its
+/// half-width on the log scale and the drift's (z · sqrt(2) · run_sd) added in quadrature.
+fn widened(interval: (f64, f64, f64), level: f64, run_sd: f64) -> (f64, f64, f64) {
+    use statrs::distribution::ContinuousCDF;
+    let (ratio, lo, hi) = interval;
+    if run_sd <= 0.0 {
+        return interval;
+    }
+    let z = standard_normal().inverse_cdf(1.0 - (1.0 - level) / 2.0);
+    let extra = z * std::f64::consts::SQRT_2 * run_sd;
+    let (c, down, up) = (ratio.ln(), ratio.ln() - lo.ln(), hi.ln() - ratio.ln());
+    let (down, up) = ((down * down + extra * extra).sqrt(), (up * up + extra * extra).sqrt());
+    (ratio, (c - down).exp(), (c + up).exp())
 }
 
 /// Holm over the pairs that have a p-value, in place; None where there is none.
@@ -306,10 +342,12 @@ fn describe(
     if la.len() >= 2 && lb.len() >= 2 {
         judged.sd_log = Some(pooled_sd(la, lb));
     }
-    if let Some((_, lo, hi)) = log_ratio_interval(la, lb, 1.0 - params.alpha) {
+    let drift = pair.floor.map_or(0.0, |f| f.run_sd);
+    let at = |level: f64| log_ratio_interval(la, lb, level).map(|i| widened(i, level, drift));
+    if let Some((_, lo, hi)) = at(1.0 - params.alpha) {
         (judged.ratio_lo, judged.ratio_hi) = (Some(lo), Some(hi));
     }
-    if let Some((_, lo, hi)) = log_ratio_interval(la, lb, 1.0 - 2.0 * params.alpha) {
+    if let Some((_, lo, hi)) = at(1.0 - 2.0 * params.alpha) {
         (judged.same_lo, judged.same_hi) = (Some(lo), Some(hi));
     }
     judged
@@ -455,7 +493,8 @@ mod tests {
     #[test]
     fn floor_sets_margin_and_gate() {
         // A floor of q95 = ln 1.03 at 5 v 5, judged at 5 v 5: δ = gate = 3%.
-        let floor = Floor { n_a: 5, n_b: 5, ratio: 1.0, q95: 1.03_f64.ln(), sd_log: 0.01 };
+        let floor =
+            Floor { n_a: 5, n_b: 5, ratio: 1.0, q95: 1.03_f64.ln(), sd_log: 0.01, run_sd: 0.0 };
         let a = reps(100.0, 1.0, 5, 0.001);
         let b = reps(100.0, 1.02, 5, 0.001);
         let j = &judge(
@@ -572,5 +611,32 @@ mod tests {
         assert_eq!(fmt_p(0.5), "0.50");
         assert_eq!(fmt_p(0.0004), "0.0004");
         assert_eq!(fmt_p(0.00004), "4e-5");
+    }
+
+    #[test]
+    fn a_floor_with_run_drift_keeps_a_shift_of_that_size_between_runs_undecided() {
+        // Two runs of one configuration whose means sit 4% apart, as separate runs here do.
+        let a = reps(100.0, 1.0, 10, 0.002);
+        let b = reps(100.0, 1.04, 10, 0.002);
+        let within = Floor { n_a: 10, n_b: 10, ratio: 1.0, q95: 0.005, sd_log: 0.004, run_sd: 0.0 };
+        let alone = judge(
+            &[Pair { floor: Some(within), ..pair(&a, &b, Better::Lower) }],
+            &Params::default(),
+        );
+        assert_eq!(alone[0].verdict, Verdict::Regressed, "{}", alone[0].why);
+        let drifting = Floor { run_sd: 0.04, ..within };
+        let j = &judge(
+            &[Pair { floor: Some(drifting), ..pair(&a, &b, Better::Lower) }],
+            &Params::default(),
+        )[0];
+        assert_eq!(j.verdict, Verdict::Undecided, "{}", j.why);
+        assert!(j.ratio_lo.unwrap() < 1.0 && j.ratio_hi.unwrap() > 1.08, "widened: {j:?}");
+        // A change far beyond the drift is still found.
+        let c = reps(100.0, 1.5, 10, 0.002);
+        let j = &judge(
+            &[Pair { floor: Some(drifting), ..pair(&a, &c, Better::Lower) }],
+            &Params::default(),
+        )[0];
+        assert_eq!(j.verdict, Verdict::Regressed, "{}", j.why);
     }
 }

@@ -29,7 +29,7 @@ mod sizing;
 #[cfg(test)]
 mod simulation;
 
-pub use floor::Floor;
+pub use floor::{run_drift, Floor};
 pub use interval::ratio_interval;
 pub use judge::{
     judge, Better, DeltaSource, Judged, Pair, Params, Verdict, DEFAULT_ALPHA, DEFAULT_MIN_CHANGE,

@@ -127,3 +127,17 @@ fn rt_throttling_is_disabled_or_weakened_only_when_the_spec_says_so() {
     s.check_knobs(&machine()).unwrap();
     assert!(!crate::unthrottles(&s.plan, &machine()));
 }
+
+/// Issue 47's preflight review: facts are read for the knobs a plan names only, so a plan
+/// naming `sched_rt_runtime_us` alone has no period among them; -1 must still be refused.
+#[test]
+fn rt_runtime_minus_one_alone_is_refused_without_its_period_among_the_facts() {
+    let mut only_runtime = KnobFacts::new();
+    only_runtime.insert("kernel.sched_rt_runtime_us".into(), present("950000", &[], true));
+    let s = spec("[knobs]\n\"kernel.sched_rt_runtime_us\" = -1\n");
+    let e = s.check_knobs(&only_runtime).expect_err("refused");
+    assert!(e.message.contains("disables RT throttling"), "{e}");
+    assert!(crate::unthrottles(&s.plan, &only_runtime));
+    let s = spec("[knobs]\n\"kernel.sched_rt_runtime_us\" = 500000\n");
+    s.check_knobs(&only_runtime).unwrap();
+}
