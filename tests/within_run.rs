@@ -105,7 +105,7 @@ fn compare_of_two_runs_says_which_correction_it_applied() {
     let lab = two_policies();
     let holm = lab.ok(&["compare", "1", "1"]);
     assert!(holm.contains("p adj. (Holm)"), "{holm}");
-    assert!(holm.contains("p-values adjusted for 4 tests by Holm"), "{holm}");
+    assert!(holm.contains("p adjusted by Holm over all 4"), "{holm}");
     let none = lab.ok(&["compare", "1", "1", "--correction", "none", "--format", "json"]);
     let json: serde_json::Value = serde_json::from_str(&none).unwrap();
     assert_eq!(json["correction"], "none");

@@ -122,9 +122,14 @@ pub fn table(v: &Verdicts) -> Table {
 /// The verdicts for a terminal: what each row holds, the table and the summary line.
 pub fn text(v: &Verdicts, figures: &[Metric]) -> String {
     let labels: Vec<&str> = figures.iter().map(|m| m.label()).collect();
+    let notes: String =
+        crate::tables::footnotes(&cols::rows(&columns(v, many_figures(v)), &v.rows))
+            .iter()
+            .map(|n| format!("{n}\n"))
+            .collect();
     format!(
         "{}: one value per repetition\nmean ±95% CI and %sd over repetitions; ratio {}/{} of geometric means; \
-         p: permutation test, Holm over all rows; ±same: the margin of `same`; gate: the least change called one\n{}\n{}\n",
+         p: permutation test, Holm over all rows; ±same: the margin of `same`; gate: the least change called one\n{}\n{notes}{}\n",
         labels.join("; "),
         v.runs.1,
         v.runs.0,

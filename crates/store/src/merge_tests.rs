@@ -54,6 +54,7 @@ fn shard_db(path: &Path, campaign: Option<(&str, Shard)>, scale: f64) -> Store {
     };
     s.insert_task_sets(id, &[set]).unwrap();
     s.add_calibration(1.0, "{}", "{\"cpu\":1}", Some(id)).unwrap();
+    s.add_floors(id, 1.0, "{}", &[("k".into(), "wall".into(), "{}".into())]).unwrap();
     s.finish_run(id, &RunStatus::Complete, &[]).unwrap();
     s
 }
