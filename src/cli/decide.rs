@@ -30,7 +30,8 @@ impl DecideArgs {
     /// What to decide, when --until-decided is given.
     pub fn until(&self) -> Option<Until> {
         let axis = self.until_decided.as_deref()?;
-        let mut metrics: Vec<Metric> = self.metric.iter().filter_map(|m| Metric::parse(m)).collect();
+        let mut metrics: Vec<Metric> =
+            self.metric.iter().filter_map(|m| Metric::parse(m)).collect();
         if metrics.is_empty() {
             metrics.push(Metric::WallPerProc);
         }
@@ -62,10 +63,11 @@ impl DecideArgs {
 
 /// Prints the decision: the verdict table and its summary line unless `quiet`, then the
 /// line that says how the run ended.
-pub fn print(d: &Decision, quiet: bool) {
+pub fn print(d: &Decision, quiet: bool) -> anyhow::Result<()> {
     if !quiet {
         outln!("{}", schedlab_report::verdicts::table(&d.verdicts));
         outln!("{}", schedlab_report::verdicts::summary_line(&d.verdicts));
     }
     outln!("{d}");
+    Ok(())
 }

@@ -261,7 +261,7 @@ pub(super) fn run_with(
                 schedlab_sys::phases::mark("tables");
             }
             if let Some(d) = &m.decision {
-                super::decide::print(d, a.quiet);
+                super::decide::print(d, a.quiet)?;
             }
             outln!("{summary}");
             if failed > 0 {

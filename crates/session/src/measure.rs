@@ -244,9 +244,7 @@ impl Session {
         };
         let ended = match ending {
             Ending::Complete if !spooled.is_empty() => return Err(end.spooled(&spool, &spooled)),
-            Ending::Complete => {
-                end.complete(before, started, checked.environment.cpus as usize)?
-            }
+            Ending::Complete => end.complete(before, started, checked.environment.cpus as usize)?,
             Ending::Interrupted(signal) => {
                 end.finish(RunStatus::Interrupted)?;
                 Ended::Interrupted { signal, stored: end.store.done_steps(run_id)?.len() }
@@ -275,13 +273,7 @@ impl Session {
                 resume::import_spool(&mut store, &self.db, id, observer)?;
                 let (left, done) = resume::left(&store, id, &steps)?;
                 store.reopen_run(id)?;
-                observer.note(&resuming_line(
-                    plan,
-                    id,
-                    done.len(),
-                    left.len(),
-                    steps.len(),
-                ));
+                observer.note(&resuming_line(plan, id, done.len(), left.len(), steps.len()));
                 // An adaptive or deciding run continues each cell from its stored records.
                 let stored = if plan.adaptive.is_some() || o.until.is_some() {
                     store.cells(id)?

@@ -277,8 +277,15 @@ impl<'a> Decider<'a> {
             .map(|((i, metric, a, b, _), judged)| {
                 let cell = &self.plan.cells[self.design.arms[i].other as usize];
                 let result = compare(&a, &b, alpha);
-                let cell =
-                    CellComparison { key: cell.key.clone(), params: cell.params(), a, b, result, p_adjusted: None, alpha };
+                let cell = CellComparison {
+                    key: cell.key.clone(),
+                    params: cell.params(),
+                    a,
+                    b,
+                    result,
+                    p_adjusted: None,
+                    alpha,
+                };
                 Row { cell, metric, judged }
             })
             .collect();
@@ -325,7 +332,8 @@ impl<'a> Decider<'a> {
             .collect();
         let mut target: BTreeMap<u32, u32> = BTreeMap::new();
         for arms in undecided.iter().map(|i| &self.design.arms[*i]) {
-            let have = measured(records.get(&arms.baseline)).min(measured(records.get(&arms.other)));
+            let have =
+                measured(records.get(&arms.baseline)).min(measured(records.get(&arms.other)));
             let t = (have + step.min(have.max(1))).min(cap);
             for cell in [arms.baseline, arms.other] {
                 let e = target.entry(cell).or_insert(0);
@@ -428,8 +436,13 @@ impl<'d> DecidingSteps<'d> {
     /// The run's steps: `first` are the plan's not yet stored, `stored` the records already
     /// stored (a resumed run).
     pub fn new(decider: &'d Decider<'d>, first: Vec<Step>, stored: Vec<CellRecord>) -> Self {
-        let mut me =
-            DecidingSteps { decider, queue: first.into(), records: Records::new(), round: 0, handed: 0 };
+        let mut me = DecidingSteps {
+            decider,
+            queue: first.into(),
+            records: Records::new(),
+            round: 0,
+            handed: 0,
+        };
         for r in &stored {
             me.keep(r);
         }

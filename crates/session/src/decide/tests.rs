@@ -87,7 +87,9 @@ fn a_large_effect_is_decided_after_the_first_round() {
         "decided after 5 repetitions per arm (1 regressed, 0 improved, 0 same, 0 undecided by workload)"
     );
     assert!(
-        said.details.iter().any(|l| l.starts_with("until decided: workload b against a in 1 pairs")),
+        said.details
+            .iter()
+            .any(|l| l.starts_with("until decided: workload b against a in 1 pairs")),
         "{:?}",
         said.details
     );
@@ -126,7 +128,9 @@ fn identical_levels_with_small_noise_end_same() {
     let d = decided(lab.measure(&deciding(&lab, 12), &mut mock, &mut Said::default()).unwrap());
     assert_eq!(d.verdicts.rows[0].judged.verdict, Verdict::Same, "{:?}", d.verdicts.rows);
     assert_eq!(per_cell(&mock.ran), BTreeMap::from([(0, 4), (1, 4)]));
-    assert!(d.to_string().starts_with("decided after 4 repetitions per arm (0 regressed, 0 improved, 1 same"));
+    assert!(d
+        .to_string()
+        .starts_with("decided after 4 repetitions per arm (0 regressed, 0 improved, 1 same"));
 }
 
 #[test]
@@ -166,8 +170,7 @@ fn an_axis_that_cannot_be_decided_is_refused_before_anything_runs() {
     let err = refused(Until { max_repetitions: 3, ..Until::new("workload") });
     assert!(err.contains("first round of 5 repetitions is past --max-repetitions 3"), "{err}");
     let mut adaptive = plan.clone();
-    adaptive.adaptive =
-        Some(schedlab_model::AdaptiveTarget { min: 3, max: 10, ci_pct: 5.0 });
+    adaptive.adaptive = Some(schedlab_model::AdaptiveTarget { min: 3, max: 10, ci_pct: 5.0 });
     let err = design(&adaptive, &Until::new("workload")).unwrap_err();
     assert!(err.to_string().contains("not adaptive ones"), "{err}");
     let d = design(&plan, &Until { baseline: Some("b".into()), ..Until::new("workload") }).unwrap();
