@@ -235,13 +235,14 @@ impl<'a> Decider<'a> {
         )
     }
 
-    /// The floor of a pair's figure: the larger of its two cells' (the noisier arm).
+    /// The floor of a pair's figure: the larger of its two cells' (the noisier arm), without
+    /// the drift between runs (both arms are in this one).
     fn floor(&self, arms: &Arms, metric: Metric) -> Option<Floor> {
         let floors = self.floors.as_ref()?;
         [arms.baseline, arms.other]
             .iter()
             .filter_map(|c| floors.get(&self.plan.cells[*c as usize].key, metric.name()))
-            .copied()
+            .map(|f| Floor { run_sd: 0.0, ..*f })
             .max_by(|a, b| a.q95.total_cmp(&b.q95))
     }
 

@@ -179,3 +179,38 @@ fn an_axis_that_cannot_be_decided_is_refused_before_anything_runs() {
         [Arms { group: "all cells".into(), level: "a".into(), baseline: 1, other: 0 }]
     );
 }
+
+#[test]
+fn this_machine_s_floor_sets_the_margin_without_the_drift_between_runs() {
+    let lab = Lab::of(AB);
+    let plan = lab.spec().plan;
+    let until = Until::new("workload");
+    // A drift between runs of 20% would keep a 30% change undecided; both arms are in one
+    // run, so it does not count.
+    let floor = Floor { n_a: 5, n_b: 5, ratio: 1.0, q95: 0.02, sd_log: 0.01, run_sd: 0.2 };
+    let floors = Floors {
+        run_id: 7,
+        created_unix: 0.0,
+        environment: Default::default(),
+        floors: BTreeMap::from([(("a/other/n1".to_string(), "wall".to_string()), floor)]),
+    };
+    let decider = Decider::new(&plan, &until, Some(floors), 1, 7_200.0).unwrap();
+    let mut records = Records::new();
+    for cell in &plan.cells {
+        for rep in 0..5 {
+            let step = Step { cell: cell.index, rep, warmup: false };
+            let mut r = MockExecutor::record(cell, &step, rep, false);
+            r.samples[0].wall_s *= large(cell, &step);
+            records.entry(cell.index).or_default().push(r);
+        }
+    }
+    let (v, of_row) = decider.judge(&records);
+    assert_eq!(of_row, [0]);
+    let j = &v.rows[0].judged;
+    assert_eq!(j.delta_source, schedlab_verdict::DeltaSource::Floor);
+    assert!((j.delta - 0.02_f64.exp_m1()).abs() < 1e-12, "the floor at 5 v 5: {}", j.delta);
+    assert_eq!(j.verdict, Verdict::Regressed, "{}", j.why);
+    let source = v.floor.as_ref().unwrap();
+    assert_eq!((source.run_id, source.covered, source.age.as_str()), (7, 1, "2 h"));
+    assert!(decider.intro().ends_with("; floors of noise run 7"), "{}", decider.intro());
+}
