@@ -53,6 +53,7 @@ mod stdout_errors;
 mod trace;
 mod trace_export;
 mod unprivileged;
+mod until_decided;
 mod verdicts;
 mod within_run;
 

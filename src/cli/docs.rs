@@ -100,6 +100,10 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "schedlab run experiments/quick.toml --trace",
                 "also record the kernel's scheduler trace (root)",
             ),
+            (
+                "schedlab run ab.toml --until-decided workload --max-repetitions 20",
+                "A/B in one run: the file's two workloads interleaved, repetitions added to both until decided",
+            ),
         ],
     ),
     (

@@ -7,6 +7,7 @@ mod calibrate;
 mod check;
 mod common;
 mod compare;
+mod decide;
 mod docs;
 mod dwcs;
 mod envcmd;

@@ -35,6 +35,8 @@ pub struct Args {
     pub shard: Option<schedlab_spec::ShardSpec>,
     #[command(flatten)]
     pub flags: super::common::RunFlags,
+    #[command(flatten)]
+    pub decide: super::decide::DecideArgs,
     /// No progress, no tables: only the run's one-line summary (and errors).
     #[arg(long, short)]
     pub quiet: bool,
@@ -187,6 +189,9 @@ fn resume_shard_command(db: &Path, a: &Args) -> String {
     if let Some(c) = &a.flags.campaign {
         cmd.push_str(&format!(" --campaign {c}"));
     }
+    for w in a.decide.to_words() {
+        cmd.push_str(&format!(" {}", shell_word(&w)));
+    }
     cmd
 }
 
@@ -205,6 +210,7 @@ fn options(a: &Args) -> MeasureOptions {
         timeout_s: a.flags.timeout,
         allow_unthrottled: a.flags.rt.allow_unthrottled,
         no_engine_rt: a.flags.rt.no_engine_rt,
+        until: a.decide.until(),
     }
 }
 
@@ -253,6 +259,9 @@ pub(super) fn run_with(
                 super::show::print_run(&m.store, run_id)?;
                 outln!();
                 schedlab_sys::phases::mark("tables");
+            }
+            if let Some(d) = &m.decision {
+                super::decide::print(d, a.quiet)?;
             }
             outln!("{summary}");
             if failed > 0 {

@@ -43,6 +43,19 @@ pub struct Verdicts {
     pub rows: Vec<Row>,
     /// The floor used, if any.
     pub floor: Option<FloorSource>,
+    /// The names of sides A and B when they are not two runs (`run --until-decided`: the
+    /// baseline level and the level compared with it, both in run `runs.0`).
+    pub sides: Option<(String, String)>,
+}
+
+impl Verdicts {
+    /// The names of side A and side B: `run 3` and `run 4`, or [`Verdicts::sides`].
+    pub fn side_names(&self) -> (String, String) {
+        match &self.sides {
+            Some((a, b)) => (a.clone(), b.clone()),
+            None => (format!("run {}", self.runs.0), format!("run {}", self.runs.1)),
+        }
+    }
 }
 
 /// The verdict as a table cell: an arrow for the direction of the value, then the word.
@@ -67,7 +80,12 @@ fn pct(v: Option<f64>) -> String {
 
 /// The columns of the verdict table; `figures` adds the figure's column.
 fn columns(v: &Verdicts, figures: bool) -> Vec<Col<Row>> {
-    let (a, b) = v.runs;
+    // Two runs are named by their ids (`n 3`, `ratio 4/3`), other sides by their names.
+    let (a, b) = match &v.sides {
+        Some(names) => names.clone(),
+        None => (v.runs.0.to_string(), v.runs.1.to_string()),
+    };
+    let (name_a, name_b) = v.side_names();
     let mut c = vec![Col::text("cell", |r: &Row| r.cell.key.clone())];
     if figures {
         c.push(Col::text("figure", |r: &Row| r.metric.name().to_string()));
@@ -87,10 +105,10 @@ fn columns(v: &Verdicts, figures: bool) -> Vec<Col<Row>> {
     };
     c.extend([
         Col::num(format!("n {a}"), |r: &Row| r.cell.a.len().to_string()),
-        Col::num(format!("run {a} mean ±95% CI"), move |r: &Row| side(r, true)),
+        Col::num(format!("{name_a} mean ±95% CI"), move |r: &Row| side(r, true)),
         Col::num("%sd", move |r: &Row| sd(r, true)),
         Col::num(format!("n {b}"), |r: &Row| r.cell.b.len().to_string()),
-        Col::num(format!("run {b} mean ±95% CI"), move |r: &Row| side(r, false)),
+        Col::num(format!("{name_b} mean ±95% CI"), move |r: &Row| side(r, false)),
         Col::num("%sd", move |r: &Row| sd(r, false)),
         Col::num("%change", |r: &Row| pct(r.judged.change_pct)),
         Col::num(format!("ratio {b}/{a} [CI]"), |r: &Row| {
@@ -191,11 +209,10 @@ fn margin(v: &Verdicts) -> String {
 pub fn summary_line(v: &Verdicts) -> String {
     let [reg, imp, same, und, none] = counts(v);
     let judged = v.rows.len() - none;
+    let (name_a, name_b) = v.side_names();
     let mut line = format!(
-        "verdicts of run {} against run {}: {reg} regressed, {imp} improved, {same} same, {und} undecided of {judged} cell-figure pairs \
+        "verdicts of {name_b} against {name_a}: {reg} regressed, {imp} improved, {same} same, {und} undecided of {judged} cell-figure pairs \
          (permutation test over repetitions, p adjusted by Holm over all {judged}, alpha {}; changed = significant and beyond the gate; {})",
-        v.runs.1,
-        v.runs.0,
         v.params.alpha,
         margin(v)
     );

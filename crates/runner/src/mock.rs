@@ -23,6 +23,8 @@ pub struct MockExecutor {
     interrupt_at: Option<(u32, i32)>,
     /// Steps (by ordinal) whose worker 0 exits with status 1.
     failing: Vec<u32>,
+    /// Multiplies every time of a step's record (per-cell values).
+    scale: Option<fn(&Cell, &Step) -> f64>,
 }
 
 impl MockExecutor {
@@ -46,6 +48,13 @@ impl MockExecutor {
     /// In the step with this ordinal, worker 0 exits with status 1.
     pub fn failing(mut self, ordinal: u32) -> MockExecutor {
         self.failing.push(ordinal);
+        self
+    }
+
+    /// Every time in the record of a step (each worker's wall time, the makespan) is
+    /// multiplied by `factor(cell, step)`: values per cell and repetition.
+    pub fn scaled(mut self, factor: fn(&Cell, &Step) -> f64) -> MockExecutor {
+        self.scale = Some(factor);
         self
     }
 
@@ -115,12 +124,17 @@ impl Executor for MockExecutor {
         if let Some((_, sig)) = self.interrupt_at.filter(|(at, _)| *at == ordinal) {
             return Ok(CellOutcome::Interrupted(sig));
         }
-        Ok(CellOutcome::Done(Box::new(MockExecutor::record(
-            cell,
-            step,
-            ordinal,
-            self.failing.contains(&ordinal),
-        ))))
+        let mut rec = MockExecutor::record(cell, step, ordinal, self.failing.contains(&ordinal));
+        if let Some(factor) = self.scale {
+            let f = factor(cell, step);
+            rec.makespan_s *= f;
+            for s in &mut rec.samples {
+                s.wall_s *= f;
+                s.engine_wall_s *= f;
+                s.end_offset_s *= f;
+            }
+        }
+        Ok(CellOutcome::Done(Box::new(rec)))
     }
 
     fn stopped(&mut self) -> Option<i32> {

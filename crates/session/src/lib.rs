@@ -4,7 +4,8 @@
 //! end-of-run line ([`summary`]).
 //!
 //! hyperfine keeps this layer in `benchmark/scheduler.rs`; here it is [`Session`]:
-//! [`Session::measure`] and [`Session::simulate`]. It never parses arguments or prints:
+//! [`Session::measure`] and [`Session::simulate`] (with `--until-decided`, the rounds that
+//! decide an axis's levels: [`decide`]). It never parses arguments or prints:
 //! what the user should read goes to an [`Observer`], the outcome comes back as a value,
 //! and the CLI prints it and chooses the exit status. Its tests drive whole runs with
 //! [`schedlab_runner::MockExecutor`].
@@ -19,6 +20,7 @@
 
 pub mod calibrate;
 pub mod db;
+pub mod decide;
 mod error;
 pub mod estimate;
 pub mod eta;

@@ -40,6 +40,8 @@ pub struct MeasureOptions {
     pub allow_unthrottled: bool,
     /// Supervise as an ordinary task instead of at SCHED_FIFO 99.
     pub no_engine_rt: bool,
+    /// Add rounds of repetitions until the levels of an axis are decided (`--until-decided`).
+    pub until: Option<crate::decide::Until>,
 }
 
 /// A run ready to start: its spec (the stored plan when resumed), the stored run it
@@ -84,6 +86,8 @@ pub struct Measured {
     pub run_id: i64,
     /// How it ended.
     pub ended: Ended,
+    /// With `--until-decided`: the verdicts of its last round and how it ended.
+    pub decision: Option<crate::decide::Decision>,
 }
 
 impl Session {
@@ -128,6 +132,13 @@ impl Session {
         // For --resume the database must exist already; the run is looked up before the
         // plan is checked, which comes from it.
         let resumed = if o.resume { Some(self.resume(&mut spec, o)?) } else { None };
+        if let Some(until) = &o.until {
+            crate::decide::design(&spec.plan, until)?;
+            // Both arms of every pair interleaved, so drift hits them alike.
+            if !o.resume {
+                spec.plan.order = schedlab_spec::Order::Random;
+            }
+        }
         let checked = check(&mut spec)?;
         Ok(Prepared { spec, resumed, checked })
     }
@@ -147,43 +158,20 @@ impl Session {
         let plan = &spec.plan;
         let part = shard::part(plan, o.shard);
         let mut tally = Tally { inner: observer, warnings: Vec::new() };
-        let (store, run_id, steps, stored, before) = match resumed {
-            Some((mut store, id)) => {
-                // Records a failing database could not take come first.
-                resume::import_spool(&mut store, &self.db, id, tally.inner)?;
-                let (left, done) = resume::left(&store, id, &part.steps)?;
-                store.reopen_run(id)?;
-                tally.inner.note(&resuming_line(
-                    plan,
-                    id,
-                    done.len(),
-                    left.len(),
-                    part.steps.len(),
-                ));
-                // An adaptive run continues each cell from its stored records.
-                let stored = if plan.adaptive.is_some() { store.cells(id)? } else { Vec::new() };
-                let before = done.iter().filter(|(_, _, warmup)| !warmup).count();
-                (store, id, left, stored, Some(before))
-            }
-            None => {
-                let store = db::open(&self.db)?;
-                let id = db::create_run(&store, &spec, Mode::Measured, &checked.environment)?;
-                let before = preflight::knobs_before(&checked.knob_facts);
-                if !before.is_empty() {
-                    store.set_knobs_before(id, &before)?;
-                }
-                if let Some(s) = o.shard {
-                    let campaign = o
-                        .campaign
-                        .clone()
-                        .unwrap_or_else(|| shard::campaign_id(&spec.hash, plan, s.count));
-                    store.set_campaign(id, &campaign, shard::stored(s))?;
-                }
-                (store, id, part.steps, Vec::new(), None)
-            }
-        };
+        let (store, run_id, steps, stored, before) =
+            self.open_run(resumed, &spec, o, &checked, part.steps, tally.inner)?;
         schedlab_sys::phases::mark("store");
         self.introduce(&mut tally, &store, run_id, plan, o, &checked, steps.len())?;
+        let decider = crate::decide::Decider::of_run(
+            &store,
+            plan,
+            o.until.as_ref(),
+            &checked.environment,
+            run_id,
+        )?;
+        if let Some(d) = &decider {
+            tally.inner.detail(&d.intro());
+        }
         let opts = Options {
             // Workers run in their cell's directory: a relative --dir would not reach them.
             dir: o.dir.as_deref().map(std::path::absolute).transpose()?,
@@ -212,9 +200,9 @@ impl Session {
         let shared = RefCell::new(store);
         // Each cell's outcome is stored as soon as it stops repeating.
         let keep_outcome = |cell, o: &_| shared.borrow().set_repetition_outcome(run_id, cell, o);
-        let (result, unrecorded) = schedlab_runner::adaptive::with_source(
-            plan,
-            &part.cells,
+        let (result, unrecorded, decision) = crate::decide::with_source(
+            decider.as_ref(),
+            (plan, &part.cells),
             steps,
             stored,
             keep_outcome,
@@ -256,30 +244,62 @@ impl Session {
         };
         let ended = match ending {
             Ending::Complete if !spooled.is_empty() => return Err(end.spooled(&spool, &spooled)),
-            Ending::Complete => {
-                let (failed, measured) = end.store.failed_count(run_id)?;
-                let status =
-                    if failed > 0 { RunStatus::CompleteWithFailures } else { RunStatus::Complete };
-                end.finish(status.clone())?;
-                schedlab_sys::phases::mark("finish");
-                let summary = Summary::of(
-                    &end.store,
-                    run_id,
-                    &status,
-                    (failed, measured, before),
-                    started.elapsed(),
-                    end.warnings.len(),
-                    checked.environment.cpus as usize,
-                )?;
-                Ended::Complete { status, failed, measured, summary }
-            }
+            Ending::Complete => end.complete(before, started, checked.environment.cpus as usize)?,
             Ending::Interrupted(signal) => {
                 end.finish(RunStatus::Interrupted)?;
                 Ended::Interrupted { signal, stored: end.store.done_steps(run_id)?.len() }
             }
         };
         drop(checked.holds);
-        Ok(Measured { store: end.store, run_id, ended })
+        Ok(Measured { store: end.store, run_id, ended, decision })
+    }
+
+    /// The run's database and id, the steps it has left, the records a resumed run stored
+    /// and how many measured repetitions it found: the resumed run continued, or a new one.
+    #[allow(clippy::type_complexity)]
+    fn open_run(
+        &self,
+        resumed: Option<(Store, i64)>,
+        spec: &Spec,
+        o: &MeasureOptions,
+        checked: &Checked,
+        steps: Vec<Step>,
+        observer: &mut dyn Observer,
+    ) -> Result<(Store, i64, Vec<Step>, Vec<CellRecord>, Option<usize>), Error> {
+        let plan = &spec.plan;
+        Ok(match resumed {
+            Some((mut store, id)) => {
+                // Records a failing database could not take come first.
+                resume::import_spool(&mut store, &self.db, id, observer)?;
+                let (left, done) = resume::left(&store, id, &steps)?;
+                store.reopen_run(id)?;
+                observer.note(&resuming_line(plan, id, done.len(), left.len(), steps.len()));
+                // An adaptive or deciding run continues each cell from its stored records.
+                let stored = if plan.adaptive.is_some() || o.until.is_some() {
+                    store.cells(id)?
+                } else {
+                    Vec::new()
+                };
+                let before = done.iter().filter(|(_, _, warmup)| !warmup).count();
+                (store, id, left, stored, Some(before))
+            }
+            None => {
+                let store = db::open(&self.db)?;
+                let id = db::create_run(&store, spec, Mode::Measured, &checked.environment)?;
+                let before = preflight::knobs_before(&checked.knob_facts);
+                if !before.is_empty() {
+                    store.set_knobs_before(id, &before)?;
+                }
+                if let Some(s) = o.shard {
+                    let campaign = o
+                        .campaign
+                        .clone()
+                        .unwrap_or_else(|| shard::campaign_id(&spec.hash, plan, s.count));
+                    store.set_campaign(id, &campaign, shard::stored(s))?;
+                }
+                (store, id, steps, Vec::new(), None)
+            }
+        })
     }
 
     /// Says what the run is before its first step: its heading, its shard, its device, the
@@ -391,6 +411,31 @@ impl End<'_> {
                 self.session.resume_command
             ))
         })
+    }
+
+    /// Every step ran and is stored: the run is marked complete (with failures, when some
+    /// failed), and its summary made; `before` measured repetitions were stored before a
+    /// resume, the run `started` then.
+    fn complete(
+        &self,
+        before: Option<usize>,
+        started: Instant,
+        cpus: usize,
+    ) -> Result<Ended, Error> {
+        let (failed, measured) = self.store.failed_count(self.run_id)?;
+        let status = if failed > 0 { RunStatus::CompleteWithFailures } else { RunStatus::Complete };
+        self.finish(status.clone())?;
+        schedlab_sys::phases::mark("finish");
+        let summary = Summary::of(
+            &self.store,
+            self.run_id,
+            &status,
+            (failed, measured, before),
+            started.elapsed(),
+            self.warnings.len(),
+            cpus,
+        )?;
+        Ok(Ended::Complete { status, failed, measured, summary })
     }
 
     /// The run stopped on `e`: marked failed, the error says how to run the rest.

@@ -15,17 +15,24 @@ const SPEC: &str = "name = \"mock\"\nrepetitions = 3\nwarmup = 1\n\
     [matrix]\nworkload = [\"cpu\"]\npolicy = [\"other\"]\nprocesses = [2, 3]\n\
     [workloads.cpu]\nkind = \"pi\"\niterations = 1000\n";
 
-/// A temporary directory with the database, the journal and the experiment's files.
-struct Lab {
-    dir: tempfile::TempDir,
+/// A temporary directory with the database, the journal and the experiment's files, and
+/// the experiment's text.
+pub(crate) struct Lab {
+    pub(crate) dir: tempfile::TempDir,
+    text: &'static str,
 }
 
 impl Lab {
-    fn new() -> Lab {
-        Lab { dir: tempfile::tempdir().expect("a temp dir") }
+    pub(crate) fn new() -> Lab {
+        Lab::of(SPEC)
     }
 
-    fn session(&self) -> Session {
+    /// A lab whose experiment is `text`.
+    pub(crate) fn of(text: &'static str) -> Lab {
+        Lab { dir: tempfile::tempdir().expect("a temp dir"), text }
+    }
+
+    pub(crate) fn session(&self) -> Session {
         Session {
             db: self.dir.path().join("results.db"),
             root: schedlab_sys::Root::default(),
@@ -34,16 +41,16 @@ impl Lab {
         }
     }
 
-    fn spec(&self) -> schedlab_spec::Spec {
-        schedlab_spec::parse_at("mock.toml", SPEC, self.dir.path()).expect("the spec parses")
+    pub(crate) fn spec(&self) -> schedlab_spec::Spec {
+        schedlab_spec::parse_at("mock.toml", self.text, self.dir.path()).expect("the spec parses")
     }
 
-    fn options(&self) -> MeasureOptions {
+    pub(crate) fn options(&self) -> MeasureOptions {
         MeasureOptions { dir: Some(self.dir.path().join("exp")), ..MeasureOptions::default() }
     }
 
     /// Runs the spec's steps (`o` says which) with `mock`; what was said goes to `said`.
-    fn measure(
+    pub(crate) fn measure(
         &self,
         o: &MeasureOptions,
         mock: &mut MockExecutor,
@@ -58,10 +65,10 @@ impl Lab {
 
 /// Everything the session said, by kind.
 #[derive(Default)]
-struct Said {
-    notes: Vec<String>,
-    details: Vec<String>,
-    warnings: Vec<String>,
+pub(crate) struct Said {
+    pub(crate) notes: Vec<String>,
+    pub(crate) details: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     begun: Option<usize>,
     ended: bool,
 }

@@ -79,5 +79,6 @@ pub fn judge_all(
         params,
         rows,
         floor: floors.map(|f| FloorSource { run_id: f.run_id, age: f.age(now_unix), covered }),
+        sides: None,
     }
 }
