@@ -72,10 +72,11 @@ for ((t = 1; t <= TRIALS; t++)); do
         right=$((right + 1))
         verdict=right
     else
-        verdict="WRONG (found ${found:-nothing}); its steps:"
+        verdict="WRONG (found ${found:-no commit})"
     fi
     echo "trial $t: commit $slow slower: $verdict in $secs s, $steps steps, $reps repetitions per arm in all"
-    [ "$found" = "$want" ] || sed 's/^/    /' "$TMP/stderr"
+    [ "$found" = "$want" ] || grep '^\[' "$TMP/stderr" | sed 's/^/    /'
+    [ "$found" = "$want" ] || sed 's/^/    /' <<<"$out"
     rm -rf "$dir"
 done
 sorted=$(printf '%s\n' "${times[@]}" | sort -g)

@@ -1,7 +1,7 @@
-//! An experiment's text as an A/B pair of arms, for `schedlab bisect` ([`with_arms`]): each `command`
-//! workload whose argv names [`WORKTREE`] is written once per arm, its placeholder replaced
-//! by that arm's directory, both on the `[matrix] workload` axis, in random order so that any
-//! drift of the machine hits both arms alike.
+//! An experiment's text as an A/B pair of arms, for `schedlab bisect` ([`with_arms`]): each
+//! `command` workload whose argv names [`WORKTREE`] is written once per arm, its placeholder
+//! replaced by that arm's directory, both on the `[matrix] workload` axis, in random order
+//! so that any drift of the machine hits both arms alike.
 
 use crate::SpecError;
 
