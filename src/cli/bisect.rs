@@ -77,12 +77,16 @@ fn request(a: &Args) -> anyhow::Result<Request> {
     Ok(Request { repo: a.repo.clone(), settings, resume: a.resume, reset: a.reset })
 }
 
-/// One line per step and the runs' warnings on stderr; nothing else of the runs.
-struct Lines;
+/// One line per step and the runs' warnings on stderr, each kind once (the text before its
+/// first ':'): every step's runs would repeat that the machine is busy.
+#[derive(Default)]
+struct Lines(std::collections::BTreeSet<String>);
 
 impl schedlab_runner::Progress for Lines {
     fn warn(&mut self, msg: &str) {
-        eprintln!("warning: {msg}");
+        if self.0.insert(msg.split(':').next().unwrap_or(msg).to_string()) {
+            eprintln!("warning: {msg} (each kind of warning is said once per bisect)");
+        }
     }
 }
 
@@ -108,7 +112,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     // Before any thread exists, so every thread inherits the mask.
     schedlab_runner::signals::block();
     let started = std::time::Instant::now();
-    let b = bisect::bisect(&session, &req, &mut schedlab_runner::Engine, &mut Lines)?;
+    let b = bisect::bisect(&session, &req, &mut schedlab_runner::Engine, &mut Lines::default())?;
     let repo = std::fs::canonicalize(&a.repo)?;
     let (s, rev) = (&b.state, |i: usize| bisect::describe(&repo, &b.state.revs[i]));
     let code = match &b.found {
