@@ -6,6 +6,7 @@ mod util;
 mod absurd_numbers;
 mod adaptive;
 mod bench;
+mod bisect;
 mod calibrate;
 mod cli_errors;
 mod contention;

@@ -78,7 +78,7 @@ fn load(
 }
 
 /// Parses `--same-within`: `2%` or `0.02`, a fraction in (0, 1).
-fn fraction(text: &str) -> anyhow::Result<f64> {
+pub(super) fn fraction(text: &str) -> anyhow::Result<f64> {
     let (num, scale) = match text.trim().strip_suffix('%') {
         Some(p) => (p, 0.01),
         None => (text.trim(), 1.0),

@@ -173,6 +173,19 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
             ),
         ],
     ),
+    (
+        "schedlab-bisect",
+        &[
+            (
+                "schedlab bisect bench.toml --repo ../app --good v1.2 --bad main --build 'make'",
+                "the first commit of ../app after v1.2 that made bench.toml's wall time worse",
+            ),
+            (
+                "schedlab bisect --repo ../app --resume",
+                "continue a bisect a signal stopped (the same command line does too)",
+            ),
+        ],
+    ),
     ("schedlab-runs", &[("schedlab runs", "every stored run: id, name, status, start, cells")]),
     (
         "schedlab-env",

@@ -3,6 +3,7 @@
 #[macro_use]
 mod out;
 
+mod bisect;
 mod calibrate;
 mod check;
 mod common;
@@ -71,6 +72,9 @@ pub enum Cmd {
     /// Compare two runs cell by cell (a verdict per cell and figure: regressed, improved,
     /// same or undecided), or one run's levels of an axis (--by policy).
     Compare(compare::Args),
+    /// Find the commit that made an experiment slower: each step builds a revision in a git
+    /// worktree and runs the experiment against the good one, judged by the verdicts.
+    Bisect(bisect::Args),
     /// Measure this machine's A/A noise floor for an experiment: two identical arms,
     /// interleaved; `compare` judges against it.
     Noise(noise::Args),
@@ -110,7 +114,12 @@ pub fn run() -> anyhow::Result<ExitCode> {
     // SIGPIPE: a closed pipe must not kill an engine mid-cell.
     if !matches!(
         cli.cmd,
-        Cmd::Run(_) | Cmd::Noise(_) | Cmd::Simulate(_) | Cmd::Restore(_) | Cmd::Calibrate(_)
+        Cmd::Run(_)
+            | Cmd::Noise(_)
+            | Cmd::Bisect(_)
+            | Cmd::Simulate(_)
+            | Cmd::Restore(_)
+            | Cmd::Calibrate(_)
     ) {
         // SAFETY: restoring the default disposition of one signal, before any thread exists.
         unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
@@ -123,6 +132,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Cmd::Report(a) => report::run(&cli.db, a),
         Cmd::Compare(a) => compare::run(&cli.db, a),
         Cmd::Noise(a) => noise::run(&cli.db, a),
+        Cmd::Bisect(a) => bisect::run(&cli.db, a),
         Cmd::Runs => runs::run(&cli.db),
         Cmd::Env(a) => envcmd::run(a),
         Cmd::Restore(a) => restore::run(a),

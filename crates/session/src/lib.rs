@@ -14,10 +14,12 @@
 //! run or campaign `show`, `export`, `report` and `compare` read ([`subject`]), a cell
 //! repetition as a Perfetto trace ([`trace_export`]), `check`'s estimate ([`estimate`]),
 //! the Slurm scripts ([`slurm`]), [`merge`], what `env` says of this machine
-//! ([`machine`]) and its A/A noise floor ([`floor`]).
+//! ([`machine`]) and its A/A noise floor ([`floor`]); [`bisect`] finds the commit of a git
+//! repository that made an experiment slower, a run of both arms per step.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod bisect;
 pub mod calibrate;
 pub mod db;
 pub mod decide;

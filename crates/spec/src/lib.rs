@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod arms;
 mod axes;
 pub mod bounds;
 mod device;
@@ -23,6 +24,7 @@ mod syntax;
 mod unknown_field;
 mod validate;
 
+pub use arms::{with_arms, Arms, WORKTREE};
 pub use error::{cut, line_col, SpecError, ECHO_CHARS};
 pub use knobs::unthrottles;
 pub use paths::{kernel_fs, not_kernel_fs, OnKernelFs, PathKey, PathUse};
