@@ -131,8 +131,9 @@ fn main() {
     let store = schedlab_store::Store::open(std::path::Path::new(db)).expect("the database");
     let floor_runs: Vec<Vec<CellRecord>> =
         ids(floor_run).iter().map(|id| load(&store, id)).collect();
-    let mut floors: BTreeMap<(String, String), Floor> =
-        schedlab_session::floor::measure_runs(&floor_runs);
+    let mut floors: BTreeMap<(String, String), Floor> = schedlab_session::floor::measure_runs(
+        &floor_runs.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+    );
     if std::env::var_os("NO_DRIFT").is_some() {
         floors.values_mut().for_each(|f| f.run_sd = 0.0);
     }

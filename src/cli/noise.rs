@@ -38,7 +38,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         repetitions: Some(super::common::Repetitions::Count(2 * a.per_arm)),
         ..Default::default()
     };
-    let mut ids = Vec::new();
+    let (mut ids, mut status) = (Vec::new(), ExitCode::SUCCESS);
     for _ in 0..a.runs {
         let args = RunArgs {
             file: Some(a.file.clone()),
@@ -51,9 +51,16 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             quiet: a.quiet,
         };
         let interleave = |spec: &mut Spec| spec.plan.order = Order::Random;
+        // A run with failed repetitions still gives floors of its other cells; an
+        // interrupted one ends the noise (its runs are stored, `run --resume` finishes them).
         match run_with(db, args, interleave)? {
-            (code, Some(id)) if code == ExitCode::SUCCESS => ids.push(id),
-            (code, _) => return Ok(code),
+            (code, Some(id)) => {
+                ids.push(id);
+                if code != ExitCode::SUCCESS {
+                    status = code;
+                }
+            }
+            (code, None) => return Ok(code),
         }
     }
     let store = schedlab_store::Store::open(db)?;
@@ -68,5 +75,5 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", "),
         a.per_arm
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(status)
 }

@@ -27,7 +27,7 @@ pub fn arms(records: &[&CellRecord], metric: Metric) -> (Vec<f64>, Vec<f64>) {
 /// Every (cell key, figure) floor of a noise run's records, for every figure its cells have
 /// on both arms.
 pub fn measure(records: &[CellRecord]) -> BTreeMap<(String, String), Floor> {
-    measure_runs(std::slice::from_ref(&records.to_vec()))
+    measure_runs(&[records])
 }
 
 /// The repetitions of each cell key, warm-ups left out.
@@ -42,7 +42,7 @@ fn by_key(records: &[CellRecord]) -> BTreeMap<&str, Vec<&CellRecord>> {
 /// The floors of a noise made of several runs of one spec: each (cell, figure)'s arms from
 /// the first run, and the drift between the runs ([`schedlab_verdict::run_drift`]) from
 /// every run's repetitions of it.
-pub fn measure_runs(runs: &[Vec<CellRecord>]) -> BTreeMap<(String, String), Floor> {
+pub fn measure_runs(runs: &[&[CellRecord]]) -> BTreeMap<(String, String), Floor> {
     let Some(first) = runs.first() else { return BTreeMap::new() };
     let others: Vec<BTreeMap<&str, Vec<&CellRecord>>> = runs.iter().map(|r| by_key(r)).collect();
     let mut out = BTreeMap::new();
@@ -74,7 +74,7 @@ pub fn store_floors(
         .map(|id| crate::subject::load(store, Some(&id.to_string())))
         .collect::<Result<_, _>>()?;
     let Some(first) = subjects.first() else { return Ok(BTreeMap::new()) };
-    let cells: Vec<Vec<CellRecord>> = subjects.iter().map(|s| s.cells.clone()).collect();
+    let cells: Vec<&[CellRecord]> = subjects.iter().map(|s| s.cells.as_slice()).collect();
     let floors = measure_runs(&cells);
     let machine = serde_json::to_string(&first.run.env).expect("an environment serialises");
     let rows: Vec<(String, String, String)> = floors
