@@ -86,3 +86,26 @@ fn compare_names_the_noise_floor_it_used_and_no_floor_leaves_it_out() {
     let text = lab.ok(&["compare", &a, &b, "--no-floor"]);
     assert!(text.contains("no floor of this machine"), "{text}");
 }
+
+#[test]
+fn compare_by_an_axis_judges_each_level_against_the_baseline_with_fail_on() {
+    let lab = Lab::new();
+    // fifo's and rr's wall times are 1.4 and 1.8 times other's in every group.
+    let a = store_run(&lab.db(), "a", &fixture_of(1.0, 10, 0.01)).to_string();
+    let out =
+        lab.run(&["compare", &a, "--by", "policy", "--format", "json", "--fail-on", "regressed"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["verdicts"]["rows"].as_array().unwrap().len(),
+        12,
+        "3 workloads x 2 counts x 2 levels"
+    );
+    assert_eq!(v["verdicts"]["counts"]["regressed"], 12, "{}", v["verdicts"]["line"]);
+    let text = lab.ok(&["compare", &a, "--by", "policy", "--baseline", "rr"]);
+    assert!(
+        text.contains("verdicts, each level against rr") && text.contains("each policy"),
+        "{text}"
+    );
+    assert!(text.contains("0 regressed, 12 improved"), "{text}");
+}

@@ -185,12 +185,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         }
     }
     out.flush()?;
-    let failed = report_verdicts::failures(&v, &a.fail_on);
-    if failed.is_empty() {
-        return Ok(ExitCode::SUCCESS);
-    }
-    eprintln!("compare: {failed}; exit status 1", failed = failed.join(", "));
-    Ok(ExitCode::from(1))
+    failed(&v, &a.fail_on)
 }
 
 /// `schedlab compare RUN --by AXIS`: the run's levels of `by` against a baseline level.
@@ -213,10 +208,19 @@ fn by_axis(
         correction,
     )
     .map_err(|e| bad_input(format!("{} ({}): {e}", s.name(), s.run.name)))?;
+    let floors = match a.no_floor {
+        true => None,
+        false => schedlab_session::floor::newest_for(store, &s.run.env)?,
+    };
+    let params = Params { alpha: a.alpha, same_within: a.same_within, ..Params::default() };
+    let now = super::common::now_unix();
+    let v = verdicts::judge_within(s.run.id, &w, params, floors.as_ref(), now);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match a.format.as_str() {
         "json" => {
-            serde_json::to_writer_pretty(&mut out, &within::json(&w, s.run.id))?;
+            let mut j = within::json(&w, s.run.id);
+            j["verdicts"] = report_verdicts::json(&v);
+            serde_json::to_writer_pretty(&mut out, &j)?;
             writeln!(out)?;
         }
         "csv" => write!(out, "{}", within::csv(&w))?,
@@ -234,8 +238,20 @@ fn by_axis(
             writeln!(out, "{}", within::table(&w))?;
             write!(out, "{}", within::notes(&w))?;
             writeln!(out, "{}", within::summary_line(&w))?;
+            write!(out, "\nverdicts, each level against {}: ", w.baseline)?;
+            write!(out, "{}", report_verdicts::text(&v, &[metric]))?;
         }
     }
     out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    failed(&v, &a.fail_on)
+}
+
+/// Exit status 1 when a row's verdict is among `fail_on` (said on stderr), else 0.
+fn failed(v: &report_verdicts::Verdicts, fail_on: &[String]) -> anyhow::Result<ExitCode> {
+    let failed = report_verdicts::failures(v, fail_on);
+    if failed.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!("compare: {}; exit status 1", failed.join(", "));
+    Ok(ExitCode::from(1))
 }

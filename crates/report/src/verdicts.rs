@@ -79,12 +79,23 @@ fn pct(v: Option<f64>) -> String {
 }
 
 /// The columns of the verdict table; `figures` adds the figure's column.
-fn columns(v: &Verdicts, figures: bool) -> Vec<Col<Row>> {
-    // Two runs are named by their ids (`n 3`, `ratio 4/3`), other sides by their names.
-    let (a, b) = match &v.sides {
+/// The short names of sides A and B: two runs by their ids (`n 3`, `ratio 4/3`), other sides
+/// by their names.
+fn short_names(v: &Verdicts) -> (String, String) {
+    match &v.sides {
         Some(names) => names.clone(),
         None => (v.runs.0.to_string(), v.runs.1.to_string()),
-    };
+    }
+}
+
+/// The ratio's name: `4/3`, or `fifo/other`.
+fn ratio_name(v: &Verdicts) -> String {
+    let (a, b) = short_names(v);
+    format!("{b}/{a}")
+}
+
+fn columns(v: &Verdicts, figures: bool) -> Vec<Col<Row>> {
+    let (a, b) = short_names(v);
     let (name_a, name_b) = v.side_names();
     let mut c = vec![Col::text("cell", |r: &Row| r.cell.key.clone())];
     if figures {
@@ -146,11 +157,10 @@ pub fn text(v: &Verdicts, figures: &[Metric]) -> String {
             .map(|n| format!("{n}\n"))
             .collect();
     format!(
-        "{}: one value per repetition\nmean ±95% CI and %sd over repetitions; ratio {}/{} of geometric means; \
+        "{}: one value per repetition\nmean ±95% CI and %sd over repetitions; ratio {} of geometric means; \
          p: permutation test, Holm over all rows; ±same: the margin of `same`; gate: the least change called one\n{}\n{notes}{}\n",
         labels.join("; "),
-        v.runs.1,
-        v.runs.0,
+        ratio_name(v),
         table(v),
         summary_line(v)
     )

@@ -4,7 +4,9 @@
 
 use crate::floor::Floors;
 use crate::subject::Subject;
-use schedlab_analysis::{compare_runs, CellComparison, Correction, Metric, RunComparison};
+use schedlab_analysis::{
+    compare_runs, CellComparison, Correction, Metric, RunComparison, WithinRun,
+};
 use schedlab_model::CellRecord;
 use schedlab_report::verdicts::{FloorSource, Row, Verdicts};
 use schedlab_verdict::{judge, Better, Pair, Params};
@@ -80,5 +82,67 @@ pub fn judge_all(
         rows,
         floor: floors.map(|f| FloorSource { run_id: f.run_id, age: f.age(now_unix), covered }),
         sides: None,
+    }
+}
+
+/// `compare RUN --by AXIS`'s verdicts: each level against the baseline level in every group
+/// of cells, as one family, against the floors (when given) of the level's cell, without
+/// their drift between runs (both cells are in one run).
+pub fn judge_within(
+    run_id: i64,
+    w: &WithinRun,
+    params: Params,
+    floors: Option<&Floors>,
+    now_unix: f64,
+) -> Verdicts {
+    let values = |g: &schedlab_analysis::LevelGroup, key: &str| -> Vec<f64> {
+        g.cells.iter().find(|c| c.key == key).map(|c| c.values.clone()).unwrap_or_default()
+    };
+    let mut cells: Vec<CellComparison> = Vec::new();
+    for g in &w.groups {
+        for p in &g.pairs {
+            cells.push(CellComparison {
+                key: p.key.clone(),
+                params: Default::default(),
+                a: values(g, &p.baseline_key),
+                b: values(g, &p.key),
+                result: p.result,
+                p_adjusted: p.p_adjusted,
+                alpha: p.alpha,
+            });
+        }
+    }
+    let floor_of = |key: &str| {
+        let f = floors.and_then(|f| f.get(key, w.metric.name()))?;
+        Some(schedlab_verdict::Floor { run_sd: 0.0, ..*f })
+    };
+    let pairs: Vec<Pair> = cells
+        .iter()
+        .map(|c| Pair {
+            a: &c.a,
+            b: &c.b,
+            better: if w.metric.higher_is_better() { Better::Higher } else { Better::Lower },
+            floor: floor_of(&c.key),
+        })
+        .collect();
+    let covered = pairs.iter().filter(|p| p.floor.is_some()).count();
+    let rows: Vec<Row> = cells
+        .iter()
+        .zip(judge(&pairs, &params))
+        .map(|(cell, judged)| Row { cell: cell.clone(), metric: w.metric, judged })
+        .collect();
+    Verdicts {
+        runs: (run_id, run_id),
+        params,
+        rows,
+        floor: floors.map(|f| FloorSource { run_id: f.run_id, age: f.age(now_unix), covered }),
+        sides: Some((w.baseline.clone(), {
+            let levels: std::collections::BTreeSet<&str> =
+                w.groups.iter().flat_map(|g| g.pairs.iter().map(|p| p.level.as_str())).collect();
+            match levels.iter().next() {
+                Some(l) if levels.len() == 1 => l.to_string(),
+                _ => format!("each {}", w.axis),
+            }
+        })),
     }
 }
