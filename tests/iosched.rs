@@ -212,6 +212,26 @@ iosched = ["bfq", "kyber"]
     child
 }
 
+/// Undoes a long run's changes when its test fails midway (an assertion between the start
+/// and the test's own stop or restore would otherwise leave the loop device mounted and its
+/// scheduler changed): kills the run and calls `schedlab restore` on the lab's journal.
+struct UndoOnPanic<'a> {
+    lab: &'a Lab,
+    pid: i32,
+}
+
+impl Drop for UndoOnPanic<'_> {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        // SAFETY: signalling our own child, which may have exited already.
+        unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        std::thread::sleep(Duration::from_millis(500));
+        let _ = self.lab.run(&["restore"]);
+    }
+}
+
 fn wait(child: &mut std::process::Child) -> std::process::ExitStatus {
     let t0 = Instant::now();
     loop {
@@ -230,6 +250,7 @@ fn ctrl_c_in_the_middle_of_a_cell_restores_everything() {
     let lab = Lab::new();
     let before = schedulers();
     let mut child = start_long_run(&lab);
+    let _undo = UndoOnPanic { lab: &lab, pid: child.id() as i32 };
     assert_ne!(schedulers(), before, "the cell's scheduler is in force while it runs");
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -244,6 +265,7 @@ fn kill_9_then_restore_removes_loop_device_mount_files_and_scheduler_change() {
     let lab = Lab::new();
     let before = schedulers();
     let mut child = start_long_run(&lab);
+    let _undo = UndoOnPanic { lab: &lab, pid: child.id() as i32 };
     child.kill().unwrap(); // SIGKILL: nothing of schedlab's runs any more
     let _ = wait(&mut child);
     // The workers die with the engine (PDEATHSIG); what it changed is still there.
