@@ -19,7 +19,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use schedlab_analysis::Metric;
 use schedlab_model::CellRecord;
-use schedlab_verdict::{judge, Better, Floor, OtherRule, Pair, Params, Verdict};
+use schedlab_verdict::{judge, Floor, OtherRule, Pair, Params, Verdict};
 use std::collections::BTreeMap;
 
 /// Per cell key, its measured repetitions.
@@ -100,14 +100,6 @@ fn draw(
     out
 }
 
-fn better(m: Metric) -> Better {
-    if m.higher_is_better() {
-        Better::Higher
-    } else {
-        Better::Lower
-    }
-}
-
 /// One rule's tallies over the trials.
 #[derive(Default)]
 struct Tally {
@@ -175,14 +167,18 @@ fn main() {
                 .map(|((key, m), a, b)| Pair {
                     a,
                     b,
-                    better: better(*m),
+                    better: schedlab_session::verdicts::better(*m),
                     floor: floors.get(&(key.clone(), m.name().to_string())).copied(),
                 })
                 .collect();
             let mut calls: Vec<Vec<Verdict>> =
                 vec![judge(&pairs, &params).into_iter().map(|j| j.verdict).collect()];
             for r in OtherRule::ALL {
-                calls.push(fam.iter().map(|((_, m), a, b)| r.call(a, b, better(*m))).collect());
+                calls.push(
+                    fam.iter()
+                        .map(|((_, m), a, b)| r.call(a, b, schedlab_session::verdicts::better(*m)))
+                        .collect(),
+                );
             }
             for (t, verdicts) in tallies.iter_mut().zip(&calls) {
                 if side == "aa" {

@@ -154,11 +154,3 @@ pub fn utc(secs: f64) -> String {
         .map(|t| t.strftime("%Y-%m-%d %H:%M:%S").to_string())
         .unwrap_or_else(|_| "?".into())
 }
-
-/// Now, in Unix seconds.
-pub fn now_unix() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}

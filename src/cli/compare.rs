@@ -213,7 +213,7 @@ fn by_axis(
         false => schedlab_session::floor::newest_for(store, &s.run.env)?,
     };
     let params = Params { alpha: a.alpha, same_within: a.same_within, ..Params::default() };
-    let now = super::common::now_unix();
+    let now = schedlab_session::now_unix();
     let v = verdicts::judge_within(s.run.id, &w, params, floors.as_ref(), now);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match a.format.as_str() {

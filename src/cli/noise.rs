@@ -64,7 +64,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let store = schedlab_store::Store::open(db)?;
-    let floors = schedlab_session::floor::store_floors(&store, &ids, super::common::now_unix())?;
+    let floors = schedlab_session::floor::store_floors(&store, &ids, schedlab_session::now_unix())?;
     let (n, run_id) = (floors.len(), ids[0]);
     if !a.quiet {
         outln!("{}", schedlab_report::verdicts::floor_table(&floors));

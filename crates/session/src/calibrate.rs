@@ -423,9 +423,7 @@ impl Session {
             notes.push(format!("fair server: {fs} is not readable (debugfs unmounted?)"));
         }
         let c = Calibration {
-            created_unix: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64()),
+            created_unix: crate::now_unix(),
             cpu,
             overheads,
             tick_period_ns,

@@ -75,6 +75,13 @@ pub trait Observer: schedlab_runner::Progress {
     fn end(&mut self) {}
 }
 
+/// Now, in Unix seconds (0 on a clock before 1970).
+pub fn now_unix() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
 /// An observer that ignores everything.
 pub struct Quiet;
 impl schedlab_runner::Progress for Quiet {}

@@ -337,7 +337,7 @@ impl Session {
                 s.chart,
                 |mut rec: CellRecord| -> Result<(), Error> {
                     let (store, run_id) = store.get(&mut |id| announce(id, observer))?;
-                    rec.started_unix = unix_now();
+                    rec.started_unix = crate::now_unix();
                     if rec.rep == 0 && !rec.warmup {
                         let what =
                             rec.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
@@ -387,13 +387,6 @@ impl Session {
         store.finish_run(run_id, &RunStatus::Complete, &s.warnings)?;
         Ok(Simulated { store, run_id, ended: SimEnded::Complete(traced) })
     }
-}
-
-fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
 }
 
 /// Refuses to resume run `id` under another model than the one its stored cells were

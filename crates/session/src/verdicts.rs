@@ -11,6 +11,16 @@ use schedlab_model::CellRecord;
 use schedlab_report::verdicts::{FloorSource, Row, Verdicts};
 use schedlab_verdict::{judge, Better, Pair, Params};
 
+/// Which way `metric` is better, as the verdict rule takes it (the figure registries'
+/// [`Metric::higher_is_better`]).
+pub fn better(metric: Metric) -> Better {
+    if metric.higher_is_better() {
+        Better::Higher
+    } else {
+        Better::Lower
+    }
+}
+
 /// The comparisons of `b` against `a`, one per metric (matched by key, Welch beside them).
 pub fn comparisons(
     a: &[CellRecord],
@@ -34,11 +44,8 @@ pub fn judge_runs(
         true => crate::floor::newest_for(store, &b.run.env)?,
         false => None,
     };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
     let comparisons = comparisons(&a.cells, &b.cells, metrics, params.alpha);
-    Ok(judge_all((a.run.id, b.run.id), &comparisons, params, floors.as_ref(), now))
+    Ok(judge_all((a.run.id, b.run.id), &comparisons, params, floors.as_ref(), crate::now_unix()))
 }
 
 /// Judges every cell of every comparison as one family, with the floors (when given) of
@@ -66,7 +73,7 @@ pub fn judge_all(
         .map(|&(_, _, metric, cell)| Pair {
             a: &cell.a,
             b: &cell.b,
-            better: if metric.higher_is_better() { Better::Higher } else { Better::Lower },
+            better: better(metric),
             floor: floor_of(metric, &cell.key),
         })
         .collect();
@@ -118,12 +125,7 @@ pub fn judge_within(
     };
     let pairs: Vec<Pair> = cells
         .iter()
-        .map(|c| Pair {
-            a: &c.a,
-            b: &c.b,
-            better: if w.metric.higher_is_better() { Better::Higher } else { Better::Lower },
-            floor: floor_of(&c.key),
-        })
+        .map(|c| Pair { a: &c.a, b: &c.b, better: better(w.metric), floor: floor_of(&c.key) })
         .collect();
     let covered = pairs.iter().filter(|p| p.floor.is_some()).count();
     let rows: Vec<Row> = cells

@@ -21,7 +21,7 @@ use schedlab_report::within::{coords, group_label};
 use schedlab_runner::StepSource;
 use schedlab_spec::{Plan, Step};
 use schedlab_store::Store;
-use schedlab_verdict::{judge, next_step, Better, Floor, Pair, Params, Verdict};
+use schedlab_verdict::{judge, next_step, Floor, Pair, Params, Verdict};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 #[cfg(test)]
@@ -206,10 +206,7 @@ impl<'a> Decider<'a> {
     ) -> Result<Option<Decider<'a>>, Error> {
         let Some(until) = until else { return Ok(None) };
         let floors = crate::floor::newest_for(store, env)?;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_secs_f64());
-        Decider::new(plan, until, floors, run_id, now).map(Some)
+        Decider::new(plan, until, floors, run_id, crate::now_unix()).map(Some)
     }
 
     /// What the run decides, in a line said before its first step.
@@ -265,7 +262,7 @@ impl<'a> Decider<'a> {
             .map(|(_, metric, a, b, floor)| Pair {
                 a,
                 b,
-                better: if metric.higher_is_better() { Better::Higher } else { Better::Lower },
+                better: crate::verdicts::better(*metric),
                 floor: *floor,
             })
             .collect();
