@@ -272,6 +272,9 @@ pub struct GroupParams {
     /// The utilisation a periodic set was generated for (the `utilisation` axis), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub utilisation: Option<f64>,
+    /// The factor the `work_scale` axis multiplied the group's work amounts by, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_scale: Option<f64>,
     /// EEVDF's custom slice of the workers (the `slice_us` policy field or axis), us.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slice_us: Option<u32>,

@@ -228,6 +228,17 @@ pub const UTILISATION: Axis = Axis {
     stored: |_, g| g.utilisation.map(|u| AxisValue::Float(u).label()),
 };
 
+/// `work_scale`: every work amount of the group's workload multiplied by it (as `--scale`
+/// multiplies the whole plan's): a known slowdown for an A/B within one run.
+pub const WORK_SCALE: Axis = Axis {
+    name: "work_scale",
+    scope: Scope::Group,
+    key: KeyForm::Tagged,
+    cgroup: false,
+    header: "work",
+    stored: |_, g| g.work_scale.map(|s| AxisValue::Float(s).label()),
+};
+
 /// `iosched`: the I/O scheduler (and tunables) of the experiment device's queue.
 pub const IOSCHED: Axis = Axis {
     name: "iosched",
@@ -266,6 +277,7 @@ pub const AXES: &[&Axis] = &[
     &SCHEDULER,
     &UTILISATION,
     &SLICE,
+    &WORK_SCALE,
 ];
 
 /// The axis a spec key names.

@@ -87,6 +87,9 @@ pub struct Group {
     pub cgroup: CgroupSpec,
     /// Started before the measured groups, stopped when they finish; never in the figures.
     pub background: bool,
+    /// The `work_scale` axis's factor, already applied to `workload` (None: not set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_scale: Option<f64>,
 }
 
 impl Group {
@@ -103,6 +106,7 @@ impl Group {
             affinity: Affinity::All,
             cgroup: CgroupSpec::default(),
             background: false,
+            work_scale: None,
         }
     }
 
@@ -132,6 +136,7 @@ impl Group {
             utilisation: self.workload.periodic().and_then(|p| p.utilisation),
             slice_us: self.policy.slice_ns.map(|n| (n / 1000) as u32),
             set: self.workload.periodic().and_then(crate::Periodic::set_index),
+            work_scale: self.work_scale,
         }
     }
 }

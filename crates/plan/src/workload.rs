@@ -180,6 +180,19 @@ impl Workload {
         }
     }
 
+    /// The workload made `factor` times the work where its figures show it (the `work_scale`
+    /// axis): as [`Workload::scaled`], except that a schbench's requests each do `factor`
+    /// times the operations (request latency and rps move) instead of running longer.
+    pub fn slowed(&self, factor: f64) -> Workload {
+        match self {
+            Workload::Schbench(b) => Workload::Schbench(crate::Schbench {
+                operations: ((b.operations as f64 * factor).round() as u32).max(1),
+                ..*b
+            }),
+            _ => self.scaled(factor),
+        }
+    }
+
     /// The workload with every work amount multiplied by `factor` (at least one unit of each).
     pub fn scaled(&self, factor: f64) -> Workload {
         let s = |v: u64| ((v as f64 * factor).round() as u64).max(1);

@@ -180,6 +180,25 @@ pub(crate) static SPEC_AXES: &[SpecAxis] = &[
         apply: Apply::Group(|g, v| g.slice_us = Some(int(v))),
     },
     SpecAxis {
+        axis: &axis::WORK_SCALE,
+        parse: |ck, v, _| {
+            let s = float(v);
+            let x = *s.get_ref();
+            if !(x.is_finite() && x > 0.0 && x <= 100.0) {
+                return ck.cx.err(
+                    s.span(),
+                    format!("work_scale must be more than 0 and at most 100, got {x}"),
+                );
+            }
+            Ok(AxisValue::Float(x))
+        },
+        list: each,
+        apply: Apply::Group(|g, v| match v {
+            AxisValue::Float(s) => g.work_scale = Some(s),
+            v => unreachable!("work_scale holds {v:?}"),
+        }),
+    },
+    SpecAxis {
         axis: &axis::IOSCHED,
         parse: iosched,
         list: schedulers,

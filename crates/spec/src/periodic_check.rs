@@ -574,5 +574,6 @@ pub(crate) fn resolve_group(
         affinity: Affinity::All,
         cgroup: def.cgroup.clone(),
         background: false,
+        work_scale: None,
     })
 }

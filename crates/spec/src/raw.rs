@@ -258,6 +258,7 @@ axis_keys! {
         scheduler: String,
         utilisation: f64,
         slice_us: i64,
+        work_scale: f64,
     }
     cell {
         iosched: String,

@@ -822,3 +822,37 @@ fn a_batch_of_sets_takes_set_0_as_the_cells_set_and_checks_its_keys() {
     let e = err(&RT.replace("seed = 7 }", "seed = 7, sets = 0 }"));
     assert!(e.message.contains("sets"), "{e}");
 }
+
+#[test]
+fn work_scale_slows_each_cells_work_by_its_level_and_names_it_in_the_key() {
+    let text = "name = \"t\"\n[matrix]\nworkload = [\"cpu\", \"sb\"]\nwork_scale = [1.0, 1.1]\n\
+                [workloads.cpu]\nkind = \"pi\"\niterations = 1000\n\
+                [workloads.sb]\nkind = \"schbench\"\noperations = 30\nruntime_s = 2\n";
+    let s = parse("t.toml", text).unwrap();
+    let keys: Vec<&str> = s.plan.cells.iter().map(|c| c.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "cpu/other/work_scale=1/n1",
+            "cpu/other/work_scale=1.1/n1",
+            "sb/other/work_scale=1/n1",
+            "sb/other/work_scale=1.1/n1"
+        ]
+    );
+    assert_eq!(s.plan.cells[1].primary().workload, Workload::Pi { iterations: 1100 });
+    assert_eq!(s.plan.cells[1].primary().params().work_scale, Some(1.1));
+    // A schbench's requests do more operations; it runs as long as before.
+    let Workload::Schbench(b) = &s.plan.cells[3].primary().workload else { panic!("schbench") };
+    assert_eq!((b.operations, b.runtime_ms), (33, 2000));
+}
+
+#[test]
+fn work_scale_is_refused_where_there_is_no_work_to_scale_and_out_of_bounds() {
+    let e = err("name = \"t\"\n[matrix]\nworkload = [\"ls\"]\nwork_scale = [1.0, 1.1]\n\
+                 [workloads.ls]\nkind = \"command\"\nargv = [\"/bin/true\"]\n");
+    assert!(e.message.contains("`work_scale` multiplies a workload's work amounts"), "{e}");
+    assert!(e.message.contains("a command runs what its argv says"), "{e}");
+    let e = err(&format!("{BASE}work_scale = [0.0]\n"));
+    assert_eq!((e.line, e.col), (4, 15), "{e}");
+    assert!(e.message.contains("more than 0 and at most 100"), "{e}");
+}

@@ -121,6 +121,13 @@ fn each_axis_value_reads_back_from_its_stored_parameters_as_the_key_spells_it() 
             "bg.slice_us=3000",
         ),
         (
+            &WORK_SCALE,
+            AxisValue::Float(1.03),
+            |g, _| g.work_scale = Some(1.03),
+            "cpu/other/work_scale=1.03/n4",
+            "bg.work_scale=1.03",
+        ),
+        (
             &IOSCHED,
             AxisValue::Io(IoSetting {
                 name: "fast".into(),

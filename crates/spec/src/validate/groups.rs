@@ -158,6 +158,7 @@ pub(crate) struct GroupDef {
     pub(crate) scheduler: Option<String>,
     pub(crate) utilisation: Option<f64>,
     pub(crate) slice_us: Option<i64>,
+    pub(crate) work_scale: Option<f64>,
 }
 
 impl GroupDef {
@@ -190,6 +191,19 @@ impl GroupDef {
                 workload = workload.with_count(n as u32);
             }
             processes = 1;
+        }
+        if let Some(s) = self.work_scale {
+            if matches!(workload, Workload::Command { .. } | Workload::Periodic(_)) {
+                return cx.err(
+                    at,
+                    format!(
+                        "group \"{gname}\": `work_scale` multiplies a workload's work amounts, and workload \"{wname}\" ({}) has none schedlab can scale{}",
+                        workload.kind(),
+                        if workload.periodic().is_some() { " (a periodic set's work is its tasks' c_ms)" } else { " (a command runs what its argv says)" }
+                    ),
+                );
+            }
+            workload = workload.slowed(s);
         }
         if let Workload::Periodic(p) = workload {
             return crate::periodic_check::resolve_group(cx, gname, wname, *p, self, at).map(Some);
@@ -240,6 +254,7 @@ impl GroupDef {
             affinity: self.affinity.clone().unwrap_or(Affinity::All),
             cgroup: self.cgroup.clone(),
             background: self.background,
+            work_scale: self.work_scale,
         }))
     }
 }
