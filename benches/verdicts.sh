@@ -14,6 +14,12 @@
 # hypervisor's steal before and after.
 #
 #   benches/verdicts.sh [SPEC]   # RUNS=6 SLOW=4 REPS=20 N=10 TRIALS=200 INJECT=0.03 NOISE_RUNS=4 NOISE_N=5 DB=FILE
+#
+# WITHIN=1 measures the verdicts of an A/B in one run instead (`compare RUN --by`,
+# `run --until-decided`): the floor from `schedlab noise SPEC --runs 1 --per-arm N`, then one
+# run per slowdown in LEVELS (default "1.03 1.1") of SPEC with `work_scale = [1.0, LEVEL]`
+# added to its matrix, REPS repetitions of each level in random order; A/A trials split 2N
+# repetitions of level 1 of one run, slowdown trials set N of level 1 against N of LEVEL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SPEC=${1:-experiments/ci.toml}
@@ -37,6 +43,22 @@ echo "before: load average $(cut -d' ' -f1-3 /proc/loadavg)"
 t_start=$(date +%s)
 last() { sqlite3 "$DB" 'select coalesce(max(id), 0) from runs' 2>/dev/null || echo 0; }
 before=$(last)
+if [ -n "${WITHIN:-}" ]; then
+  "$BIN" --db "$DB" noise "$SPEC" --runs 1 --per-arm "$N" -q
+  floor=$(last)
+  ab=()
+  for level in ${LEVELS:-1.03 1.1}; do
+    sed "s/^\[matrix\]\$/[matrix]\nwork_scale = [1.0, $level]/" "$SPEC" >"$WORK/ab.toml"
+    grep -q "^work_scale = \[1.0, $level\]" "$WORK/ab.toml"
+    "$BIN" --db "$DB" run -q "$WORK/ab.toml" --repetitions "$REPS" >/dev/null
+    ab+=("$(last)")
+  done
+  read -r s1 t1 < <(steal)
+  echo "after $(( $(date +%s) - t_start )) s: load average $(cut -d' ' -f1-3 /proc/loadavg); hypervisor steal during the runs $(awk -v a=$((s1-s0)) -v b=$((t1-t0)) 'BEGIN{printf "%.3f", 100*a/b}')%"
+  echo "floor: run $floor; A/B runs ${ab[*]} (levels 1 and ${LEVELS:-1.03 1.1}); database $DB"
+  ids=$(IFS=,; echo "${ab[*]}")
+  exec "$RATES" "$DB" "$floor" "$ids" --within --per-arm "$N" --trials "$TRIALS"
+fi
 "$BIN" --db "$DB" noise "$SPEC" --runs "$NOISE_RUNS" --per-arm "$NOISE_N" -q
 floor=$(seq -s, $((before + 1)) "$(last)")
 normal=()
