@@ -109,3 +109,25 @@ fn compare_by_an_axis_judges_each_level_against_the_baseline_with_fail_on() {
     );
     assert!(text.contains("0 regressed, 12 improved"), "{text}");
 }
+
+#[test]
+fn env_and_show_name_the_newest_noise_floor_of_this_machine() {
+    let lab = Lab::new();
+    let env = lab.ok(&["env"]);
+    assert!(env.contains("noise floor      none measured on this machine"), "{env}");
+    assert!(!lab.db().exists(), "env creates no database");
+    let spec = lab.spec(
+        "tiny.toml",
+        "name = \"tiny\"\n[matrix]\nworkload = [\"cpu\"]\n[workloads.cpu]\nkind = \"pi\"\niterations = 2_000_000\n",
+    );
+    lab.ok(&["noise", spec.to_str().unwrap(), "--per-arm", "3", "-q"]);
+    let env = lab.ok(&["env"]);
+    assert!(
+        env.contains("noise floor      run 1's, measured") && env.contains("ago on this machine"),
+        "{env}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&lab.ok(&["env", "--json"])).unwrap();
+    assert_eq!(json["noise_floor"]["run"], 1, "{json}");
+    let show = lab.ok(&["show", "1"]);
+    assert!(show.contains("noise floor: run 1's, measured"), "{show}");
+}

@@ -25,12 +25,14 @@ struct Facts {
     memlock: String,
     dma: std::io::Result<i32>,
     acct: schedlab_sys::procfs::AccountingFacts,
+    floor: Option<schedlab_session::floor::Floors>,
 }
 
 /// Runs `schedlab env`.
-pub fn run(a: Args) -> anyhow::Result<ExitCode> {
+pub fn run(db: &std::path::Path, a: Args) -> anyhow::Result<ExitCode> {
     let root = Root::default();
     let e = env::environment(&root);
+    let floor = schedlab_session::floor::newest_in(db, &e);
     let (caps, probe) = env::capabilities_probed(&root);
     let f = Facts {
         caps,
@@ -44,6 +46,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         memlock: rlimit(libc::RLIMIT_MEMLOCK),
         dma: schedlab_sys::pmqos::current(&schedlab_sys::pmqos::device(&root)),
         acct: schedlab_sys::procfs::accounting_facts(&root),
+        floor,
         e,
         root,
     };
@@ -57,7 +60,7 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
 
 /// `env --json`.
 fn json(f: &Facts) -> anyhow::Result<()> {
-    let Facts { root, e, caps, probe, p, lim, uid, nproc, nofile, memlock, dma, acct } = f;
+    let Facts { root, e, caps, probe, p, lim, uid, nproc, nofile, memlock, dma, acct, floor } = f;
     let v = serde_json::json!({
         "environment": e,
         "uid": uid,
@@ -94,6 +97,9 @@ fn json(f: &Facts) -> anyhow::Result<()> {
         "proc_sched": acct.sched,
         "config_sched_info": acct.sched_info,
         "state_dir": schedlab_sys::journal::state_dir(),
+        "noise_floor": floor.as_ref().map(|f| serde_json::json!({
+            "run": f.run_id, "created_unix": f.created_unix, "pairs": f.floors.len(),
+        })),
     });
     outln!("{}", serde_json::to_string_pretty(&v)?);
     Ok(())
@@ -153,6 +159,7 @@ fn text(f: &Facts) -> anyhow::Result<()> {
         if p.loop_devices { "yes" } else { "no: needs CAP_SYS_ADMIN and /dev/loop-control (root)" }
     );
     outln!("locked memory    CAP_IPC_LOCK {}, RLIMIT_MEMLOCK {memlock} bytes (the live dispatchers lock theirs)", yes(p.ipc_lock));
+    outln!("noise floor      {}", floor_line(f.floor.as_ref()));
     limits(f)
 }
 
@@ -241,4 +248,12 @@ fn rlimit(res: libc::__rlimit_resource_t) -> String {
         libc::RLIM_INFINITY => "unlimited".into(),
         n => n.to_string(),
     }
+}
+
+/// The newest noise floor's line, as `env` and `show` say it.
+pub fn floor_line(f: Option<&schedlab_session::floor::Floors>) -> String {
+    let age = f.map(|f| f.age(schedlab_session::now_unix()));
+    schedlab_report::verdicts::floor_line(
+        f.zip(age.as_deref()).map(|(f, age)| (f.run_id, age, f.floors.len())),
+    )
 }

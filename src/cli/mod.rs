@@ -134,7 +134,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Cmd::Noise(a) => noise::run(&cli.db, a),
         Cmd::Bisect(a) => bisect::run(&cli.db, a),
         Cmd::Runs => runs::run(&cli.db),
-        Cmd::Env(a) => envcmd::run(a),
+        Cmd::Env(a) => envcmd::run(&cli.db, a),
         Cmd::Restore(a) => restore::run(a),
         Cmd::Calibrate(a) => calibrate::run(&cli.db, a),
         Cmd::Simulate(a) => simulate::run(&cli.db, a),

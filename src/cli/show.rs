@@ -58,11 +58,13 @@ pub struct View {
     pub wide: bool,
     /// The per-cell and real-time figures shown.
     pub figures: cells::Chosen,
+    /// The line on the newest noise floor of the run's machine, when `show` looked for one.
+    pub floor: Option<String>,
 }
 
 impl Default for View {
     fn default() -> View {
-        View { format: Format::Table, wide: false, figures: cells::Chosen::all() }
+        View { format: Format::Table, wide: false, figures: cells::Chosen::all(), floor: None }
     }
 }
 
@@ -150,6 +152,7 @@ fn print_head(
     subject: &Subject,
     stats: &[schedlab_analysis::CellStats],
     deterministic: bool,
+    floor: Option<&str>,
 ) -> anyhow::Result<()> {
     let (run, cells) = (&subject.run, &subject.cells);
     if subject.campaign.is_some() {
@@ -173,6 +176,9 @@ fn print_head(
             run.env.rt_runtime_us.map(|v| v.to_string()).unwrap_or("?".into()),
             run.env.rt_period_us.map(|v| v.to_string()).unwrap_or("?".into())
         );
+        if let Some(line) = floor {
+            outln!("noise floor: {line}");
+        }
     }
     if let Some(model) = sim_model(cells) {
         outln!("model: {model}");
@@ -208,7 +214,7 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
         exporter.write_values(&rows, &mut out).map_err(super::out::stdout_error)?;
         return Ok(());
     }
-    print_head(subject, &stats, deterministic)?;
+    print_head(subject, &stats, deterministic, view.floor.as_deref())?;
     let named = tables::named(&stats);
     if cells::any_of(&view.figures.cell, &tables::TOTALS) {
         sayln!("\nPer cell, totals over its processes (mean ±95% CI over n repetitions; preempted = involuntary, blocked = voluntary context switches):");
@@ -365,7 +371,12 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     if a.wide || matches!(a.format, Format::Csv | Format::Json) {
         subject.attach_job_logs(&store)?;
     }
-    print_view(&subject, &View { format: a.format, wide: a.wide, figures })?;
+    // A measured run's header names the newest noise floor of its machine (`compare` uses it).
+    let floor = (subject.run.mode == schedlab_model::Mode::Measured.as_str()).then(|| {
+        let f = schedlab_session::floor::newest_for(&store, &subject.run.env).ok().flatten();
+        super::envcmd::floor_line(f.as_ref())
+    });
+    print_view(&subject, &View { format: a.format, wide: a.wide, figures, floor })?;
     let knees = schedlab_session::knee::of_run(&store, &subject)?;
     for line in knees.filter(|_| a.format == Format::Table).iter().flat_map(|k| k.lines()) {
         outln!("{line}");

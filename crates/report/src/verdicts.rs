@@ -308,6 +308,17 @@ pub fn json(v: &Verdicts) -> Value {
     })
 }
 
+/// The line `env` and `show` give the newest noise floor of the machine: (noise run, its
+/// age in words, cell-figure pairs), or None when none was measured.
+pub fn floor_line(newest: Option<(i64, &str, usize)>) -> String {
+    match newest {
+        Some((run, age, pairs)) => format!(
+            "run {run}'s, measured {age} ago on this machine ({pairs} cell-figure pairs); `compare` judges against it"
+        ),
+        None => "none measured on this machine (`schedlab noise SPEC` measures one; until then `compare`'s margin of `same` is ±5%)".into(),
+    }
+}
+
 /// A noise run's floors as a table: per cell and figure, the repetitions per arm, the
 /// between-arm ratio and the floor (how far apart two identical arms drift, 95th percentile
 /// of the split distribution) with the within-arm spread.

@@ -118,6 +118,16 @@ impl Floors {
     }
 }
 
+/// The newest floors of `env`'s machine in the database at `db`, which is never created
+/// (`env` and `show` mention them); None without a database or a floor.
+pub fn newest_in(db: &std::path::Path, env: &Environment) -> Option<Floors> {
+    if !db.exists() {
+        return None;
+    }
+    let store = Store::open(db).ok()?;
+    newest_for(&store, env).ok().flatten()
+}
+
 /// The newest floors measured on a machine with `env`'s hardware and kernel; None when
 /// there is none.
 pub fn newest_for(store: &Store, env: &Environment) -> Result<Option<Floors>, Error> {
