@@ -95,3 +95,38 @@ fn every_subcommand_has_a_man_page_that_renders() {
     let out = lab.run(&["man", "-o", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// The backticked names of a list in docs/SPEC.md: from the end of `lead` to the first
+/// period that ends a sentence.
+fn spec_list(spec: &str, lead: &str) -> Vec<String> {
+    let from =
+        spec.find(lead).unwrap_or_else(|| panic!("docs/SPEC.md has no {lead:?}")) + lead.len();
+    let rest = &spec[from..];
+    let end =
+        rest.find(".\n").into_iter().chain(rest.find(". ")).min().expect("a period ends the list");
+    rest[..end].split('`').skip(1).step_by(2).map(str::to_string).collect()
+}
+
+#[test]
+fn show_metric_help_and_specs_figure_lists_name_exactly_the_registries_figures() {
+    let rt: Vec<&str> = schedlab_analysis::rt::FIGURES.iter().map(|f| f.name).collect();
+    let bench: Vec<&str> = schedlab_analysis::bench::FIGURES.iter().map(|f| f.name).collect();
+    let cell =
+        schedlab_report::tables::TOTALS.iter().chain(schedlab_report::tables::PER_PROCESS.iter());
+    let help = crate::util::Lab::new().ok(&["show", "--help"]);
+    for name in cell.map(|f| f.name).chain(rt.iter().copied()).chain(bench.iter().copied()) {
+        assert!(help.contains(name), "show --help does not name {name}:\n{help}");
+    }
+    let spec =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/SPEC.md")).unwrap();
+    assert_eq!(
+        spec_list(&spec, "`show --metric` and\n`compare --metric`:"),
+        rt,
+        "SPEC's real-time figures"
+    );
+    assert_eq!(
+        spec_list(&spec, "`show --format json|csv` and `export --per cell`:"),
+        bench,
+        "SPEC's benchmark figures"
+    );
+}

@@ -36,13 +36,8 @@ pub struct Args {
     /// column shows it) or a glob where `*` stands for any characters (`cpu/fifo*`, `*/n10`).
     #[arg(long, value_name = "PATTERN")]
     pub cell: Option<String>,
-    /// Only these per-cell figures, comma-separated, named as in `--format json`: wall_s,
-    /// user_s, sys_s, cpu_pct, preempted, blocked (cell totals), wall_per_proc_s,
-    /// user_per_proc_s, sys_per_proc_s, cpu_pct_per_proc, preempted_per_proc,
-    /// blocked_per_proc, procs_per_s; of periodic task sets: jobs, misses, miss_pct,
-    /// misses_per_proc, fixed_violations_per_proc, sliding_violations_per_proc,
-    /// in_violation_pct, latency_p50_us, latency_p99_us, latency_max_us, response_p99_us.
-    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    /// Only these figures, comma-separated (`--help` names them all).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', long_help = cells::metric_help())]
     pub metric: Vec<String>,
     /// Every column: the workload, policy and process labels beside each cell's key, and
     /// the I/O and real-time tables' secondary figures.

@@ -49,6 +49,20 @@ fn known() -> Vec<&'static str> {
         .collect()
 }
 
+/// `show --metric`'s help, made from the figure registries (so it never misses a figure):
+/// every name `--metric` takes, by table.
+pub fn metric_help() -> String {
+    let names = |it: &mut dyn Iterator<Item = &'static str>| it.collect::<Vec<_>>().join(", ");
+    format!(
+        "Only these per-cell figures, comma-separated, named as in `--format json`: {} (cell totals), {}; \
+         of periodic task sets: {}; of the field's benchmarks (native and parsed): {}",
+        names(&mut TOTALS.iter().map(|f| f.name)),
+        names(&mut PER_PROCESS.iter().map(|f| f.name)),
+        names(&mut rt::FIGURES.iter().map(|f| f.name)),
+        names(&mut bench::FIGURES.iter().map(|f| f.name)),
+    )
+}
+
 /// A figure name that no per-cell or real-time figure has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownFigure {
