@@ -129,5 +129,8 @@ fn env_and_show_name_the_newest_noise_floor_of_this_machine() {
     let json: serde_json::Value = serde_json::from_str(&lab.ok(&["env", "--json"])).unwrap();
     assert_eq!(json["noise_floor"]["run"], 1, "{json}");
     let show = lab.ok(&["show", "1"]);
-    assert!(show.contains("noise floor: run 1's, measured"), "{show}");
+    assert!(
+        show.contains("noise floor: run 1's, measured") && show.contains("on the run's machine"),
+        "{show}"
+    );
 }

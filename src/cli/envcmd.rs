@@ -159,7 +159,7 @@ fn text(f: &Facts) -> anyhow::Result<()> {
         if p.loop_devices { "yes" } else { "no: needs CAP_SYS_ADMIN and /dev/loop-control (root)" }
     );
     outln!("locked memory    CAP_IPC_LOCK {}, RLIMIT_MEMLOCK {memlock} bytes (the live dispatchers lock theirs)", yes(p.ipc_lock));
-    outln!("noise floor      {}", floor_line(f.floor.as_ref()));
+    outln!("noise floor      {}", floor_line(f.floor.as_ref(), "this machine"));
     limits(f)
 }
 
@@ -250,10 +250,11 @@ fn rlimit(res: libc::__rlimit_resource_t) -> String {
     }
 }
 
-/// The newest noise floor's line, as `env` and `show` say it.
-pub fn floor_line(f: Option<&schedlab_session::floor::Floors>) -> String {
+/// The newest noise floor's line, as `env` and `show` say it (`whose`: of which machine).
+pub fn floor_line(f: Option<&schedlab_session::floor::Floors>, whose: &str) -> String {
     let age = f.map(|f| f.age(schedlab_session::now_unix()));
     schedlab_report::verdicts::floor_line(
         f.zip(age.as_deref()).map(|(f, age)| (f.run_id, age, f.floors.len())),
+        whose,
     )
 }

@@ -369,7 +369,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
     // A measured run's header names the newest noise floor of its machine (`compare` uses it).
     let floor = (subject.run.mode == schedlab_model::Mode::Measured.as_str()).then(|| {
         let f = schedlab_session::floor::newest_for(&store, &subject.run.env).ok().flatten();
-        super::envcmd::floor_line(f.as_ref())
+        super::envcmd::floor_line(f.as_ref(), "the run's machine")
     });
     print_view(&subject, &View { format: a.format, wide: a.wide, figures, floor })?;
     let knees = schedlab_session::knee::of_run(&store, &subject)?;

@@ -308,14 +308,15 @@ pub fn json(v: &Verdicts) -> Value {
     })
 }
 
-/// The line `env` and `show` give the newest noise floor of the machine: (noise run, its
-/// age in words, cell-figure pairs), or None when none was measured.
-pub fn floor_line(newest: Option<(i64, &str, usize)>) -> String {
+/// The line `env` and `show` give the newest noise floor of a machine (`whose`: "this
+/// machine", "the run's machine"): (noise run, its age in words, cell-figure pairs), or None
+/// when none was measured.
+pub fn floor_line(newest: Option<(i64, &str, usize)>, whose: &str) -> String {
     match newest {
         Some((run, age, pairs)) => format!(
-            "run {run}'s, measured {age} ago on this machine ({pairs} cell-figure pairs); `compare` judges against it"
+            "run {run}'s, measured {age} ago on {whose} ({pairs} cell-figure pairs); `compare` judges against it"
         ),
-        None => "none measured on this machine (`schedlab noise SPEC` measures one; until then `compare`'s margin of `same` is ±5%)".into(),
+        None => format!("none measured on {whose} (`schedlab noise SPEC` measures one; until then `compare`'s margin of `same` is ±5%)"),
     }
 }
 
