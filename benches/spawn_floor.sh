@@ -19,7 +19,9 @@
 # the medians, the ratio of schedlab's median to the lowest floor median, the CPU time
 # medians (the floor's own; the engine's for the cell), the workers' CPU medians (the same
 # worker both ways: what the machine must run whoever spawns them) and the engine's largest
-# peak RSS.
+# peak RSS. Each side's whole command is timed too, from its exec to its exit (schedlab's
+# with its preflight, database, busy-machine look and tables; issue 47 bounds it at 1.25x
+# the floor's whole command), with its own median ratio.
 # Needs root (SCHED_FIFO) and python3.
 set -euo pipefail
 ROUNDS=${1:-5}
@@ -33,7 +35,11 @@ SEED=1
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-# Prints "spawn_to_reap_s cpu_s max_rss_kb workers_cpu_s" of one schedlab run of N workers.
+# Nanoseconds now, for the whole commands' wall times.
+now_ns() { date +%s%N; }
+
+# Prints "spawn_to_reap_s cpu_s max_rss_kb workers_cpu_s command_s" of one schedlab run of N
+# workers.
 schedlab_once() {
   local n=$1
   cat > "$WORK/n.toml" <<TOML
@@ -51,36 +57,44 @@ TOML
   # The limit check refuses (exit 2) while MemAvailable is short of the cell's estimate
   # (2 MiB a worker: 10,000 need 22.2 GB available); the memory of the previous run's
   # workers comes back within seconds, other work's perhaps later: a minute of retries.
-  local tries=0 rc=0
+  local tries=0 rc=0 t0 t1
   while :; do
     rm -f "$WORK/db" "$WORK/db-wal" "$WORK/db-shm"
     rc=0
+    t0=$(now_ns)
     SCHEDLAB_STATE_DIR="$WORK/state" TMPDIR="$WORK" "$BIN" --db "$WORK/db" run -q "$WORK/n.toml" > /dev/null 2> "$WORK/err" || rc=$?
+    t1=$(now_ns)
     (( rc == 2 && ++tries < 12 )) || break
     sleep 5
   done
   (( rc == 0 )) || { cat "$WORK/err" >&2; echo "schedlab refused or failed the cell of $n workers" >&2; return 1; }
-  python3 - "$WORK/db" <<'PY'
+  python3 - "$WORK/db" "$(( t1 - t0 ))" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 status, spawn, makespan, cpu, rss = db.execute(
     "SELECT status, spawn_s, makespan_s, engine_user_s + engine_sys_s, engine_max_rss_kb FROM cells").fetchone()
 assert status == "ok", status
 (workers,) = db.execute("SELECT sum(user_s + sys_s) FROM samples").fetchone()
-print(f"{spawn + makespan:.6f} {cpu:.6f} {rss} {workers:.6f}")
+print(f"{spawn + makespan:.6f} {cpu:.6f} {rss} {workers:.6f} {int(sys.argv[2]) / 1e9:.6f}")
 PY
 }
 
-# Prints "spawn_to_reap_s cpu_s max_rss_kb workers_cpu_s" of one floor run of N workers; $2: its options.
+# Prints "spawn_to_reap_s cpu_s max_rss_kb workers_cpu_s command_s" of one floor run of N
+# workers; $2: its options.
 floor_once() {
   rm -rf "$WORK/floor" && mkdir "$WORK/floor"
+  local t0 t1 line
+  t0=$(now_ns)
   # shellcheck disable=SC2086 # the options are words
-  "$FLOOR" "$BIN" "$1" 1 "$SEED" "$WORK/floor" $2 |
-    sed -n 's/.*spawn_to_reap_s=\([0-9.]*\).*max_rss_kb=\([0-9]*\) cpu_s=\([0-9.]*\) workers_cpu_s=\([0-9.]*\).*/\1 \3 \2 \4/p'
+  line=$("$FLOOR" "$BIN" "$1" 1 "$SEED" "$WORK/floor" $2)
+  t1=$(now_ns)
+  echo "$line" |
+    sed -n 's/.*spawn_to_reap_s=\([0-9.]*\).*max_rss_kb=\([0-9]*\) cpu_s=\([0-9.]*\) workers_cpu_s=\([0-9.]*\).*/\1 \3 \2 \4/p' |
+    awk -v ns="$(( t1 - t0 ))" '{ printf "%s %.6f\n", $0, ns / 1e9 }'
 }
 
 SIDES=(fork fork_rt spawn_rt schedlab)
-echo "size round side spawn_to_reap_s cpu_s max_rss_kb workers_cpu_s"
+echo "size round side spawn_to_reap_s cpu_s max_rss_kb workers_cpu_s command_s"
 for n in $SIZES; do
   for r in $(seq 1 "$ROUNDS"); do
     for k in 0 1 2 3; do
@@ -96,17 +110,19 @@ for n in $SIZES; do
   done
 done | tee "$WORK/runs"
 echo
-echo "size | fork | fork_rt | spawn_rt | schedlab (median s) | ratio | CPU s: fork fork_rt spawn_rt schedlab | workers' CPU s: same | engine peak RSS MiB"
+echo "size | fork | fork_rt | spawn_rt | schedlab (median s) | ratio | CPU s: fork fork_rt spawn_rt schedlab | workers' CPU s: same | engine peak RSS MiB | whole commands: fork fork_rt spawn_rt schedlab (median s) | ratio"
 python3 - "$WORK/runs" <<'PY'
 import collections, statistics as st, sys
 t = collections.defaultdict(list); c = collections.defaultdict(list); w = collections.defaultdict(list)
+cmd = collections.defaultdict(list)
 rss = collections.defaultdict(int)
 for line in open(sys.argv[1]):
     f = line.split()
-    if len(f) != 7 or not f[0].isdigit():
+    if len(f) != 8 or not f[0].isdigit():
         continue
     n, side = int(f[0]), f[2]
     t[n, side].append(float(f[3])); c[n, side].append(float(f[4])); w[n, side].append(float(f[6]))
+    cmd[n, side].append(float(f[7]))
     if side == "schedlab":
         rss[n] = max(rss[n], int(f[5]))
 sides = ("fork", "fork_rt", "spawn_rt", "schedlab")
@@ -114,7 +130,10 @@ for n in sorted({k[0] for k in t}):
     m = {s: st.median(t[n, s]) for s in sides}
     cpu = {s: st.median(c[n, s]) for s in sides}
     wcpu = {s: st.median(w[n, s]) for s in sides}
+    whole = {s: st.median(cmd[n, s]) for s in sides}
     floor = min(m[s] for s in sides[:3])
+    whole_floor = min(whole[s] for s in sides[:3])
     print(f"{n} | {m['fork']:.3f} | {m['fork_rt']:.3f} | {m['spawn_rt']:.3f} | {m['schedlab']:.3f} | {m['schedlab'] / floor:.3f} | "
-          + " ".join(f"{cpu[s]:.3f}" for s in sides) + " | " + " ".join(f"{wcpu[s]:.2f}" for s in sides) + f" | {rss[n] / 1024:.1f}")
+          + " ".join(f"{cpu[s]:.3f}" for s in sides) + " | " + " ".join(f"{wcpu[s]:.2f}" for s in sides) + f" | {rss[n] / 1024:.1f} | "
+          + " ".join(f"{whole[s]:.3f}" for s in sides) + f" | {whole['schedlab'] / whole_floor:.3f}")
 PY

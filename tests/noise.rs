@@ -185,14 +185,19 @@ fn busy_loops_are_named_before_the_first_cell_and_their_share_ends_the_summary()
     let (stderr, summary, show) = run_short_cells(&lab);
     let alive: Vec<(String, i32)> = hogs.pids().into_iter().map(|p| ("sh".into(), p)).collect();
     drop(hogs);
-    // Said at once, before the first cell's line, as one line naming the loops by name.
+    // Said at once, before the first cell ran, as one line naming the loops by name: the
+    // look ends just before the first release, after the first cell's line and spawn.
     let line = stderr
         .lines()
         .find(|l| l.starts_with(&format!("warning: {BUSY}")))
         .unwrap_or_else(|| panic!("{stderr}"));
     assert!(line.ends_with("; results may be inaccurate"), "{line}");
-    let first_cell = stderr.find("[1/").unwrap_or(stderr.len());
-    assert!(stderr.find(line).unwrap() < first_cell, "before the first cell: {stderr}");
+    let at = stderr.find(line).unwrap();
+    let (first, second) = (stderr.find("[1/"), stderr.find("[2/"));
+    assert!(
+        first.is_some_and(|f| f < at) && second.is_none_or(|s| at < s),
+        "within the first cell, before its release: {stderr}"
+    );
     let said = named(line);
     // On a machine shared with other work the list may be cut at its five busiest.
     let cut = line.contains(" more)");

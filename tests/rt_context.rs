@@ -77,7 +77,9 @@ tasks = [{ c_ms = 3, t_ms = 7 }, { c_ms = 3, t_ms = 12 }, { c_ms = 5, t_ms = 20 
 /// `check` prints each task's response time from RTA (issue 40): the books' figures without
 /// overheads, and with `--overheads FILE` the twins' verdicts and the charged response times
 /// (each job pays two 1.7 us switches, each release 50 us of latency: the last task of
-/// either set, exactly at its deadline without them, then misses).
+/// either set, exactly at its deadline without them, then misses; Buttazzo's third task,
+/// C = 3.0034 ms with J = 0.05 ms, iterates w = 6.0102, 9.017, 10.0204 ms, and
+/// J + 10.0204 = 10.0704 ms > 10 ms is where RTA stops).
 #[test]
 fn check_prints_each_tasks_response_times_plain_and_with_overheads() {
     require!(is_root(), "check of SCHED_FIFO sets needs CAP_SYS_NICE (root)");
@@ -96,11 +98,13 @@ fn check_prints_each_tasks_response_times_plain_and_with_overheads() {
     let shown = lab.ok(&["check", "textbook.toml", "--overheads", file.to_str().unwrap()]);
     let times: Vec<&str> = shown.lines().filter(|l| l.contains("RTA response times")).collect();
     assert!(
-        times[0].ends_with("1, 3, 10 (yes); with overheads: 1.053, 3.057, miss (no)"),
+        times[0]
+            .ends_with("1, 3, 10 (yes); with overheads: 1.053, 3.057, R3 = 10.07 > D3 = 10 (no)"),
         "{shown}"
     );
     assert!(
-        times[1].ends_with("3, 6, 20 (yes); with overheads: 3.053, 6.057, miss (no)"),
+        times[1]
+            .ends_with("3, 6, 20 (yes); with overheads: 3.053, 6.057, R3 = 20.07 > D3 = 20 (no)"),
         "{shown}"
     );
     let twins = shown.lines().find(|l| l.contains("with overheads (")).expect(&shown);
@@ -110,4 +114,30 @@ fn check_prints_each_tasks_response_times_plain_and_with_overheads() {
     let bad = lab.spec("bad.json", r#"{"cxs": 1700}"#);
     let out = lab.run(&["check", "textbook.toml", "--overheads", bad.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+/// A task that RTA finds past its deadline shows the response time at which it passed it,
+/// as the textbook writes it (issue 47, item 6), not "miss": (1, 4), (2, 6), (3, 8) ms under
+/// fifo-rm, where the third task's recurrence runs 3 + 1 + 2 = 6, 3 + ceil(6/4) 1 +
+/// ceil(6/6) 2 = 7, 3 + ceil(7/4) 1 + ceil(7/6) 2 = 9 > 8 (its fixed point would be 10).
+#[test]
+fn check_prints_the_response_time_at_which_rta_passed_a_deadline() {
+    require!(is_root(), "check of SCHED_FIFO sets needs CAP_SYS_NICE (root)");
+    let lab = Lab::new();
+    lab.spec(
+        "late.toml",
+        r#"name = "late"
+[matrix]
+workload = ["late"]
+scheduler = ["fifo-rm"]
+[workloads.late]
+kind = "periodic"
+duration_s = 1
+tasks = [{ c_ms = 1, t_ms = 4 }, { c_ms = 2, t_ms = 6 }, { c_ms = 3, t_ms = 8 }]
+"#,
+    );
+    let shown = lab.ok(&["check", "late.toml"]);
+    let times = shown.lines().find(|l| l.contains("RTA response times")).expect(&shown);
+    assert!(times.ends_with("rate- and deadline-monotonic: 1, 3, R3 = 9 > D3 = 8 (no)"), "{shown}");
+    assert!(!shown.contains("miss ("), "{shown}");
 }

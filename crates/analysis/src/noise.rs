@@ -42,11 +42,16 @@ pub const LOAD_EXCESS_PER_CPU: f64 = 1.0;
 /// busy machine is named before it spoils cells rather than after.
 pub const BUSY_SHARE: f64 = OTHER_SHARE;
 
-/// How long the look before the first cell lasts: a quarter of a second covers 25 of the
-/// 100-per-second ticks /proc counts in for each CPU, so a process's share of a CPU reads to
-/// 4% (a busy loop's 100% plainly) and the machine's to 2% of 2 CPUs, while every run starts
-/// only that much later (a second cost a one-cell run four times its other fixed cost).
-pub const LOOK: Duration = Duration::from_millis(250);
+/// The least time the look before the first cell covers. The look begins with the
+/// preflight and ends just before the first release, so a cell of 1,000 workers gives it a
+/// second of spawning for nothing; a run whose first cell is small reaches its release after
+/// some 30 ms, too short to judge: /proc counts in ticks of 10 ms (USER_HZ), so 30 ms on 2
+/// CPUs is 6 ticks and one tick is a sixth of them. The look then waits until this much has
+/// passed: 100 ms covers 10 ticks of each CPU, so the machine's time reads to 5% of 2 CPUs
+/// (judged with that tick's margin, [`Busy::is_busy`]) and a busy loop's share of a CPU to
+/// 10%. The look's first version waited a second, its second 250 ms (90% of a one-cell
+/// run's fixed cost, issue 47).
+pub const LOOK_LEAST: Duration = Duration::from_millis(100);
 
 /// The least share of one CPU a process must use during the look to be named in the
 /// warning: a twentieth leaves out the daemons and kernel threads of an idle machine.
@@ -268,6 +273,9 @@ pub struct Busy {
     pub other: f64,
     /// Share of the CPUs' time the hypervisor stole, 0..1.
     pub steal: f64,
+    /// One tick's share of the CPUs' time the look covered, 0..1: how finely it reads the
+    /// shares above, and the margin by which they must pass their thresholds.
+    pub resolution: f64,
     /// Tasks running or runnable at the look's end besides the one looking.
     pub running: Option<u32>,
     /// The processes that used at least [`NAMED_SHARE`] of one CPU, the most first: command
@@ -286,6 +294,7 @@ pub fn busy(look: &MachineLook, cpus: usize) -> Option<Busy> {
         cpus,
         other: of_cpus(look.stat.busy_ticks().saturating_sub(look.own_ticks)),
         steal: of_cpus(look.stat.steal),
+        resolution: of_cpus(1),
         running: look.running,
         named: look
             .consumers
@@ -297,10 +306,22 @@ pub fn busy(look: &MachineLook, cpus: usize) -> Option<Busy> {
 }
 
 impl Busy {
-    /// Whether others used at least [`BUSY_SHARE`] of the CPUs, or the hypervisor stole at
-    /// least [`STEAL_SHARE`]. The run queue alone never says so: it is one instant.
+    /// Whether others used at least [`BUSY_SHARE`] of the CPUs by more than the look's
+    /// resolution: /proc/stat's fields and each process's time are cut to whole ticks, so a
+    /// short look of a quiet machine may read a tick more than it saw.
+    pub fn others_busy(&self) -> bool {
+        self.other - self.resolution >= BUSY_SHARE
+    }
+
+    /// Whether the hypervisor stole at least [`STEAL_SHARE`] by more than the resolution.
+    pub fn stolen(&self) -> bool {
+        self.steal - self.resolution >= STEAL_SHARE
+    }
+
+    /// Whether the look found the machine busy: others or the hypervisor ([`Busy::others_busy`],
+    /// [`Busy::stolen`]). The run queue alone never says so: it is one instant.
     pub fn is_busy(&self) -> bool {
-        self.other >= BUSY_SHARE || self.steal >= STEAL_SHARE
+        self.others_busy() || self.stolen()
     }
 }
 
@@ -480,5 +501,22 @@ mod tests {
         };
         assert!(busy(&stolen, 2).unwrap().is_busy(), "a tenth stolen");
         assert_eq!(busy(&MachineLook::default(), 2), None, "no time covered");
+    }
+
+    #[test]
+    fn a_short_look_says_busy_only_past_its_threshold_by_more_than_a_tick() {
+        // 100 ms of 2 CPUs: 20 ticks, one tick a twentieth. Two ticks of others (10%) may be
+        // one seen and one cut from a quiet machine's counters; four (20%) are not.
+        let short = |busy: u64, steal: u64| MachineLook {
+            stat: StatDelta { user: busy, idle: 20 - busy - steal, steal, ..Default::default() },
+            ..Default::default()
+        };
+        let b = busy(&short(2, 0), 2).unwrap();
+        assert!((b.resolution - 0.05).abs() < 1e-9 && !b.is_busy(), "{b:?}");
+        assert!(busy(&short(4, 0), 2).unwrap().others_busy());
+        assert!(!busy(&short(0, 1), 2).unwrap().stolen(), "one stolen tick of 20");
+        assert!(busy(&short(0, 3), 2).unwrap().stolen());
+        // A second of spawning a large cell: 200 ticks, one tick half a percent.
+        assert!(busy(&look(22, 0, &[]), 2).unwrap().others_busy(), "11% of 200 ticks");
     }
 }

@@ -3,8 +3,9 @@
 
 use crate::StatDelta;
 
-/// What the machine did during a look of about a second: /proc/stat's counters, the run
-/// queue at its end and the CPU time of every process that used some.
+/// What the machine did during a look (from a run's preflight to its first release):
+/// /proc/stat's counters, the run queue at its end and the CPU time of every process that
+/// used some.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MachineLook {
     /// /proc/stat's counters over the look.
@@ -12,7 +13,8 @@ pub struct MachineLook {
     /// Tasks running or runnable at its end besides the one reading (/proc/stat's
     /// procs_running less one); None where the kernel does not report it.
     pub running: Option<u32>,
-    /// Ticks (USER_HZ) the looking process itself used: left out of the others' time.
+    /// Ticks (USER_HZ) the looking process and its descendants used: left out of the others'
+    /// time.
     pub own_ticks: u64,
     /// Every other process that used CPU time during the look, the most first.
     pub consumers: Vec<Consumer>,

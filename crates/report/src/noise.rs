@@ -3,7 +3,7 @@
 //! warning that the machine is busy before the first cell, naming who keeps it busy.
 
 use schedlab_analysis::noise::{
-    noise, Busy, Noise, BUSY_SHARE, NAMED_MAX, OTHER_SHARE, OUTLIER_SHARE, STEAL_SHARE,
+    noise, Busy, Noise, NAMED_MAX, OTHER_SHARE, OUTLIER_SHARE, STEAL_SHARE,
 };
 use schedlab_model::CellRecord;
 
@@ -87,7 +87,7 @@ pub fn busy_warning(b: &Busy) -> Option<String> {
         return None;
     }
     let mut said = Vec::new();
-    if b.other >= BUSY_SHARE {
+    if b.others_busy() {
         let who = match b.named.len() {
             0 => "other processes use".to_string(),
             1 => "1 process uses".to_string(),
@@ -112,7 +112,7 @@ pub fn busy_warning(b: &Busy) -> Option<String> {
             said.push(format!("the run queue holds {n} {tasks} besides schedlab"));
         }
     }
-    if b.steal >= STEAL_SHARE {
+    if b.stolen() {
         said.push(format!("the hypervisor steals {} of the CPUs' time", pct(b.steal)));
     }
     Some(format!(
@@ -191,6 +191,7 @@ mod tests {
             cpus: 2,
             other,
             steal: 0.0,
+            resolution: 0.0,
             running,
             named: named.iter().map(|&(c, p, s)| (c.to_string(), p, s)).collect(),
         }

@@ -41,6 +41,9 @@ pub use steps::{FixedSteps, StepSource};
 pub trait Progress {
     /// A cell repetition is about to start; `done` of `total` steps are finished.
     fn step_started(&mut self, _plan: &Plan, _step: &Step, _done: usize, _total: usize) {}
+    /// Every process of the cell repetition under way is prepared and blocked: its release
+    /// (its background groups' first, when it has some) comes next.
+    fn prepared(&mut self) {}
     /// A cell repetition finished and was stored.
     fn step_finished(&mut self, _rec: &CellRecord) {}
     /// Something the user should know.
@@ -403,6 +406,7 @@ impl<'a> Run<'a> {
                 stat_devs: self.device.as_ref().map(|d| &d.stat_devs).unwrap_or(&no_devs),
                 read_dir: &read_dir,
                 nofile_soft: self.nofile.0,
+                progress: &mut *self.observer,
             };
             let outcome = executor.run_cell(&mut cx, cell, step, ordinal);
             let moved = knobs::moved(self.fixed_knobs.iter().chain(&cell_knobs), &self.opts.root);

@@ -109,7 +109,7 @@ impl MockExecutor {
 impl Executor for MockExecutor {
     fn run_cell(
         &mut self,
-        _cx: &mut CellCtx,
+        cx: &mut CellCtx,
         cell: &Cell,
         step: &Step,
         ordinal: u32,
@@ -124,6 +124,7 @@ impl Executor for MockExecutor {
         if let Some((_, sig)) = self.interrupt_at.filter(|(at, _)| *at == ordinal) {
             return Ok(CellOutcome::Interrupted(sig));
         }
+        cx.progress.prepared();
         let mut rec = MockExecutor::record(cell, step, ordinal, self.failing.contains(&ordinal));
         if let Some(factor) = self.scale {
             let f = factor(cell, step);

@@ -76,12 +76,15 @@ fn run_steps(
     run.run(executor, sink)
 }
 
-/// Notes step starts and ends in the shared trace.
+/// Notes step starts, releases and ends in the shared trace.
 struct Tracer(Rc<RefCell<Vec<String>>>);
 
 impl Progress for Tracer {
     fn step_started(&mut self, _plan: &Plan, step: &Step, done: usize, total: usize) {
         self.0.borrow_mut().push(format!("start {done}/{total} {}", step.cell));
+    }
+    fn prepared(&mut self) {
+        self.0.borrow_mut().push("prepared".into());
     }
     fn step_finished(&mut self, rec: &CellRecord) {
         self.0.borrow_mut().push(format!("finished {}", rec.ordinal));
@@ -150,6 +153,8 @@ fn the_sink_gets_each_record_before_the_next_step_starts() {
     for (i, s) in plan(&d).steps().iter().enumerate() {
         want.push(format!("start {i}/6 {}", s.cell));
         want.push(format!("run {}/{}{}", s.cell, if s.warmup { "w" } else { "r" }, s.rep));
+        // The observer hears of each release before the step's record exists.
+        want.push("prepared".into());
         want.push(format!("sink {i}"));
         want.push(format!("finished {i}"));
     }

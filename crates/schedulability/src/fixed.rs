@@ -6,7 +6,7 @@ use std::cmp::{Ordering, Reverse};
 use num_bigint::BigUint;
 
 use crate::exact;
-use crate::{valid, Outcome, Task, Verdict};
+use crate::{valid, Outcome, Response, Task, Verdict};
 
 /// How fixed priorities are assigned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,7 +101,8 @@ pub fn priority_order(tasks: &[Task], by: Priority) -> Option<Vec<usize>> {
 ///
 /// Each task's response time is R_i = J_i + w_i, w_i the least fixed point of
 /// w = C_i + sum over higher-priority j of ceil((w + J_j) / T_j) C_j, iterated in integers
-/// from C_i + sum C_j; the set is schedulable iff every R_i <= D_i. Without jitter (the
+/// from C_i + sum C_j; the set is schedulable iff every R_i <= D_i. A task whose iterate
+/// passes D_i gets that iterate (J_i + w) as its [`Response`], not met: the iteration stops there. Without jitter (the
 /// textbook sets) R = C_i + sum ceil(R / T_j) C_j. Exact for D <= T (and for D > T while
 /// every R_i <= T_i; past that the verdict is inconclusive, as a later job of the same task
 /// could then be the worst). With [`Priority::Explicit`], tasks of equal priority count as
@@ -118,7 +119,7 @@ pub(crate) fn analyse(tasks: &[Task], by: Priority, always: &[Task]) -> Outcome 
     };
     let tied = by == Priority::Explicit
         && order.windows(2).any(|w| tasks[w[0]].priority == tasks[w[1]].priority);
-    let mut response = vec![None; tasks.len()];
+    let mut response = vec![Response::within(0); tasks.len()];
     let (mut missed, mut unsure) = (false, false);
     for (k, &i) in order.iter().enumerate() {
         let task = &tasks[i];
@@ -129,13 +130,10 @@ pub(crate) fn analyse(tasks: &[Task], by: Priority, always: &[Task]) -> Outcome 
             .map(|(_, &j)| &tasks[j])
             .chain(always)
             .collect();
-        match response_time(task, &interfering) {
-            Some(r) => {
-                unsure |= r > task.period && task.deadline > task.period;
-                response[i] = Some(r);
-            }
-            None => missed = true,
-        }
+        let r = response_time(task, &interfering);
+        unsure |= r.met && r.time > task.period && task.deadline > task.period;
+        missed |= !r.met;
+        response[i] = r;
     }
     // Ties only overestimate interference: an acceptance stands, a rejection does not.
     let verdict = if unsure || (missed && tied) {
@@ -148,21 +146,23 @@ pub(crate) fn analyse(tasks: &[Task], by: Priority, always: &[Task]) -> Outcome 
     Outcome { verdict, response_times: response, cpu_of_task: Vec::new() }
 }
 
-/// J + the least fixed point of the jitter-aware recurrence, or `None` once it passes D.
-fn response_time(task: &Task, interfering: &[&Task]) -> Option<u64> {
+/// J + the least fixed point of the jitter-aware recurrence, or J + the first iterate
+/// that passes D (where the iteration stops: the deadline is known missed).
+fn response_time(task: &Task, interfering: &[&Task]) -> Response {
     let c = u128::from(task.wcet);
     let (deadline, jitter) = (u128::from(task.deadline), u128::from(task.jitter));
+    let at = |w: u128| u64::try_from(w + jitter).unwrap_or(u64::MAX);
     let mut w = c + interfering.iter().map(|t| u128::from(t.wcet)).sum::<u128>();
     loop {
         if w + jitter > deadline {
-            return None;
+            return Response::past(at(w));
         }
         let next = c + interfering
             .iter()
             .map(|t| (w + u128::from(t.jitter)).div_ceil(u128::from(t.period)) * u128::from(t.wcet))
             .sum::<u128>();
         match next.cmp(&w) {
-            Ordering::Equal => return u64::try_from(w + jitter).ok(),
+            Ordering::Equal => return Response::within(at(w)),
             _ => w = next,
         }
     }
@@ -172,7 +172,7 @@ fn response_time(task: &Task, interfering: &[&Task]) -> Option<u64> {
 mod tests {
     use super::*;
 
-    fn rt(set: &[Task], by: Priority) -> Vec<Option<u64>> {
+    fn rt(set: &[Task], by: Priority) -> Vec<Response> {
         response_times(set, by).response_times
     }
 
@@ -190,7 +190,10 @@ mod tests {
             Task::new(1, 11).deadline(10),
         ];
         let out = response_times(&set, Priority::Deadline);
-        assert_eq!(out.response_times, [Some(1), Some(2), Some(4), Some(10)]);
+        assert_eq!(
+            out.response_times,
+            [Response::within(1), Response::within(2), Response::within(4), Response::within(10)]
+        );
         assert_eq!(out.verdict, Verdict::Schedulable);
         // One more unit for the last task passes its deadline.
         let mut late = set;
@@ -205,9 +208,15 @@ mod tests {
         // For the last task: R = 6, 3 + 2 + 2 = 7, 3 + 2 + 4 = 9, 3 + 3 + 4 = 10, 10.
         let set = [Task::new(1, 4), Task::new(2, 6), Task::new(3, 10)];
         let out = response_times(&set, Priority::Rate);
-        assert_eq!(out.response_times, [Some(1), Some(3), Some(10)]);
+        assert_eq!(
+            out.response_times,
+            [Response::within(1), Response::within(3), Response::within(10)]
+        );
         assert_eq!(out.verdict, Verdict::Schedulable);
-        assert_eq!(rt(&set, Priority::Deadline), [Some(1), Some(3), Some(10)]);
+        assert_eq!(
+            rt(&set, Priority::Deadline),
+            [Response::within(1), Response::within(3), Response::within(10)]
+        );
     }
 
     #[test]
@@ -216,8 +225,11 @@ mod tests {
         // w = 4, 3 + ceil(6/4) 1 = 5, 3 + ceil(7/4) 1 = 5: R = 5, one more than without
         // jitter (w = 4, 3 + ceil(4/4) 1 = 4).
         let set = [Task::new(1, 4).jitter(2), Task::new(3, 10)];
-        assert_eq!(rt(&set, Priority::Rate), [Some(3), Some(5)]);
-        assert_eq!(rt(&[Task::new(1, 4), Task::new(3, 10)], Priority::Rate), [Some(1), Some(4)]);
+        assert_eq!(rt(&set, Priority::Rate), [Response::within(3), Response::within(5)]);
+        assert_eq!(
+            rt(&[Task::new(1, 4), Task::new(3, 10)], Priority::Rate),
+            [Response::within(1), Response::within(4)]
+        );
         // A jitter that leaves no room before the deadline is a miss.
         let late = [Task::new(1, 4).jitter(3).deadline(3)];
         assert_eq!(response_times(&late, Priority::Rate).verdict, Verdict::NotSchedulable);
@@ -234,10 +246,16 @@ mod tests {
             Task::new(5, 20).priority(1),
         ];
         let out = response_times(&set, Priority::Explicit);
-        assert_eq!(out.response_times, [Some(3), Some(6), Some(20)]);
+        assert_eq!(
+            out.response_times,
+            [Response::within(3), Response::within(6), Response::within(20)]
+        );
         assert_eq!(out.verdict, Verdict::Schedulable);
         // Rate-monotonic gives the same order here.
-        assert_eq!(rt(&set, Priority::Rate), [Some(3), Some(6), Some(20)]);
+        assert_eq!(
+            rt(&set, Priority::Rate),
+            [Response::within(3), Response::within(6), Response::within(20)]
+        );
         // U = 0.929 is over both bounds: only the exact analysis accepts it.
         assert_eq!(liu_layland(&set).verdict, Verdict::Inconclusive);
         assert_eq!(hyperbolic(&set).verdict, Verdict::Inconclusive);
@@ -250,7 +268,10 @@ mod tests {
         // exactly at its deadline, so one more unit of the last task's C makes it miss.
         let set = [Task::new(1, 4), Task::new(1, 5), Task::new(3, 9), Task::new(3, 18)];
         let out = response_times(&set, Priority::Rate);
-        assert_eq!(out.response_times, [Some(1), Some(2), Some(7), Some(18)]);
+        assert_eq!(
+            out.response_times,
+            [Response::within(1), Response::within(2), Response::within(7), Response::within(18)]
+        );
         assert_eq!(out.verdict, Verdict::Schedulable);
         let mut longer = set;
         longer[3].wcet = 4;
@@ -263,7 +284,36 @@ mod tests {
         let set = [Task::new(1, 4), Task::new(2, 6), Task::new(3, 8)];
         let out = response_times(&set, Priority::Rate);
         assert_eq!(out.verdict, Verdict::NotSchedulable);
-        assert_eq!(out.response_times, [Some(1), Some(3), None]);
+        assert_eq!(
+            out.response_times,
+            [Response::within(1), Response::within(3), Response::past(9)]
+        );
+    }
+
+    #[test]
+    fn a_task_past_its_deadline_gets_the_first_iterate_past_it_not_the_fixed_point() {
+        // The textbook's way of saying no: "R3 = 9 > D3 = 8". (1, 4), (2, 6), (3, 8) under
+        // rate monotonic: the first two are R1 = 1 and R2 = 2 + ceil(3/4) 1 = 3; the third's
+        // recurrence from 3 + 1 + 2 = 6 gives 3 + ceil(6/4) 1 + ceil(6/6) 2 = 7, then
+        // 3 + ceil(7/4) 1 + ceil(7/6) 2 = 9 > D3 = 8: the analysis stops at 9. Iterating on
+        // would reach the fixed point 3 + ceil(9/4) 1 + ceil(9/6) 2 = 10, then 10 again.
+        let set = [Task::new(1, 4), Task::new(2, 6), Task::new(3, 8)];
+        let out = response_times(&set, Priority::Rate);
+        assert_eq!(
+            out.response_times,
+            [Response::within(1), Response::within(3), Response::past(9)]
+        );
+        assert_eq!(out.verdict, Verdict::NotSchedulable);
+        // Buttazzo's (2, 5), (4, 7), which EDF schedules and rate monotonic does not: the
+        // second task's recurrence starts at 4 + 2 = 6, then 4 + ceil(6/5) 2 = 8 > D2 = 7.
+        let pair = [Task::new(2, 5), Task::new(4, 7)];
+        assert_eq!(rt(&pair, Priority::Rate), [Response::within(2), Response::past(8)]);
+        // Already the first iterate (C + the others' C = 4 + 2) past D = 5: that is R.
+        let tight = [Task::new(2, 5), Task::new(4, 7).deadline(5)];
+        assert_eq!(rt(&tight, Priority::Rate)[1], Response::past(6));
+        // With jitter, R counts from the arrival: J + w = 1 + 8 = 9 > 7 (w = 6, then 8).
+        let late = [Task::new(2, 5), Task::new(4, 7).jitter(1)];
+        assert_eq!(rt(&late, Priority::Rate)[1], Response::past(9));
     }
 
     #[test]
@@ -271,7 +321,7 @@ mod tests {
         // The long task first: the short one waits for it and misses.
         let set = [Task::new(1, 2).priority(1), Task::new(2, 10).priority(2)];
         let out = response_times(&set, Priority::Explicit);
-        assert_eq!(out.response_times, [None, Some(2)]);
+        assert_eq!(out.response_times, [Response::past(3), Response::within(2)]);
         assert_eq!(out.verdict, Verdict::NotSchedulable);
         let tied = [Task::new(1, 2).priority(5), Task::new(2, 10).priority(5)];
         assert_eq!(response_times(&tied, Priority::Explicit).verdict, Verdict::Inconclusive);
@@ -280,7 +330,7 @@ mod tests {
         let out = response_times(&light, Priority::Explicit);
         assert_eq!(
             (out.verdict, out.response_times),
-            (Verdict::Schedulable, vec![Some(2), Some(2)])
+            (Verdict::Schedulable, vec![Response::within(2), Response::within(2)])
         );
         // No priority at all: nothing to analyse.
         assert_eq!(
@@ -293,7 +343,7 @@ mod tests {
     fn a_deadline_past_the_period_is_inconclusive_once_the_response_passes_the_period() {
         let set = [Task::new(2, 4), Task::new(3, 6).deadline(9)];
         let out = response_times(&set, Priority::Rate);
-        assert_eq!(out.response_times, [Some(2), Some(7)]);
+        assert_eq!(out.response_times, [Response::within(2), Response::within(7)]);
         assert_eq!(out.verdict, Verdict::Inconclusive);
     }
 

@@ -12,12 +12,14 @@
 //! exact tests compute in integers (`u128`) or big rationals, never in floats.
 //!
 //! ```
-//! use schedlab_schedulability::{response_times, Priority, Task, Verdict};
+//! use schedlab_schedulability::{response_times, Priority, Response, Task, Verdict};
 //!
 //! let set = [Task::new(1, 4), Task::new(2, 6), Task::new(3, 8)];
 //! let rta = response_times(&set, Priority::Rate);
 //! assert_eq!(rta.verdict, Verdict::NotSchedulable);
-//! assert_eq!(rta.response_times, [Some(1), Some(3), None]);
+//! // The third task's recurrence: 6, 7, 9 > 8 = D3.
+//! let r = [Response::within(1), Response::within(3), Response::past(9)];
+//! assert_eq!(rta.response_times, r);
 //! ```
 
 #![deny(missing_docs)]
@@ -127,11 +129,34 @@ pub enum Verdict {
 pub struct Outcome {
     /// The verdict.
     pub verdict: Verdict,
-    /// Response-time analysis only: each task's worst-case response time, in the set's order;
-    /// `None` where the analysis passed the task's deadline (or gave up on it).
-    pub response_times: Vec<Option<Duration>>,
+    /// Response-time analysis only: each task's [`Response`], in the set's order.
+    pub response_times: Vec<Response>,
     /// Partitioning only, when every task was placed: the CPU of each task, in the set's order.
     pub cpu_of_task: Vec<usize>,
+}
+
+/// One task's response time from response-time analysis: a number and whether it meets the
+/// deadline, as the textbooks write "R2 = 8 > D2 = 7".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Response {
+    /// With `met`, the worst-case response time R <= D; without, the first iterate of the
+    /// recurrence that passed D, where the analysis stops (a lower bound of the worst case,
+    /// `u64::MAX` if it does not fit).
+    pub time: Duration,
+    /// Whether R <= D.
+    pub met: bool,
+}
+
+impl Response {
+    /// A response time within the deadline.
+    pub const fn within(time: Duration) -> Self {
+        Self { time, met: true }
+    }
+
+    /// The first iterate past the deadline.
+    pub const fn past(time: Duration) -> Self {
+        Self { time, met: false }
+    }
 }
 
 impl Outcome {

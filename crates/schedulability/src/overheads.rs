@@ -149,7 +149,7 @@ pub fn with_edf_overheads(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{qpa, response_times};
+    use crate::{qpa, response_times, Response};
 
     fn costs(context_switch: Duration) -> Overheads {
         Overheads { context_switch, ..Overheads::default() }
@@ -173,17 +173,20 @@ mod tests {
     fn fixed_priorities_pay_two_switches_per_job_and_the_release_delay_as_jitter() {
         // Buttazzo's RM example with a switch cost of 0.1 in tenths: C = 12, 22, 32 (each
         // job charged 2 x 1) and T = 40, 60, 100. For the last: w = 66, 32 + 24 + 44 = 100,
-        // 32 + 36 + 44 = 112 > 100: a miss that the plain analysis does not see.
+        // 32 + 36 + 44 = 112 > 100: a miss that the plain analysis does not see, at 112.
         let set = [Task::new(10, 40), Task::new(20, 60), Task::new(30, 100)];
         let out = response_times_with_overheads(&set, Priority::Rate, &costs(1));
-        assert_eq!(out.response_times, [Some(12), Some(34), None]);
+        assert_eq!(
+            out.response_times,
+            [Response::within(12), Response::within(34), Response::past(112)]
+        );
         assert_eq!(out.verdict, Verdict::NotSchedulable);
         assert_eq!(response_times(&set, Priority::Rate).verdict, Verdict::Schedulable);
         // A release latency of 2 delays every task and its interference: the first task's
         // R = 2 + 10 = 12, the second's w = 30, 20 + ceil(32/40) 10 = 30: R = 32.
         let late = Overheads { release_latency: 2, ..Overheads::default() };
         let out = response_times_with_overheads(&set[..2], Priority::Rate, &late);
-        assert_eq!(out.response_times, [Some(12), Some(32)]);
+        assert_eq!(out.response_times, [Response::within(12), Response::within(32)]);
     }
 
     #[test]
@@ -192,7 +195,7 @@ mod tests {
         // J = 2, w = 10 + 1 + 2 = 13, 10 + 2 + 2 = 14, 10 + 2 + 2: R = 16.
         let o = Overheads { release: 2, tick: 1, tick_period: 10, ..Overheads::default() };
         let out = response_times_with_overheads(&[Task::new(10, 100)], Priority::Rate, &o);
-        assert_eq!(out.response_times, [Some(16)]);
+        assert_eq!(out.response_times, [Response::within(16)]);
     }
 
     #[test]

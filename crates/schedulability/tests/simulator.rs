@@ -14,7 +14,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use schedlab_policy::PolicySpec;
 use schedlab_schedulability::{
     density, gfb, hyperbolic, liu_layland, partition, processor_demand, qpa, response_times, Fit,
-    Overheads, Priority, Size, Task, Verdict,
+    Overheads, Priority, Response, Size, Task, Verdict,
 };
 use schedlab_sim::{simulate, Mapping, SimConfig, TaskSpec};
 
@@ -200,7 +200,8 @@ fn verdicts_do_not_depend_on_the_time_unit() {
                 let (a, b) = ((test.run)(&set, cpus, &none), (test.run)(&scaled, cpus, &none));
                 assert_eq!(a.verdict, b.verdict, "{} on {cpus} CPUs, {set:?}", test.name);
                 assert_eq!(a.cpu_of_task, b.cpu_of_task, "{}", test.name);
-                let times: Vec<_> = a.response_times.iter().map(|r| r.map(|r| r * MS)).collect();
+                let times: Vec<_> =
+                    a.response_times.iter().map(|r| Response { time: r.time * MS, ..*r }).collect();
                 assert_eq!(times, b.response_times, "{}", test.name);
             }
         }

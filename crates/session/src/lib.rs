@@ -20,6 +20,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bisect;
+pub mod busy;
 pub mod calibrate;
 pub mod db;
 pub mod decide;

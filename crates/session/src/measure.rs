@@ -53,6 +53,8 @@ pub struct Prepared {
     resumed: Option<(Store, i64)>,
     /// What the preflight found.
     pub checked: Checked,
+    /// The busy-machine look, begun before the preflight, ended before the first release.
+    pub(crate) look: Option<crate::busy::BusyLook>,
 }
 
 /// How a run that got to its end of steps ended.
@@ -106,16 +108,18 @@ impl Session {
     }
 
     /// Resumes (when asked) and checks the run against this machine before anything is
-    /// changed ([`preflight::check`]).
+    /// changed ([`preflight::check`]); begins the busy-machine look first.
     pub fn prepare(
         &self,
         spec: Spec,
         o: &MeasureOptions,
         observer: &mut dyn Observer,
     ) -> Result<Prepared, Error> {
-        self.prepare_checked(spec, o, |spec| {
+        let look = crate::busy::BusyLook::start(&self.root);
+        let prepared = self.prepare_checked(spec, o, |spec| {
             preflight::check(spec, o, &self.root, &self.state_dir, observer)
-        })
+        })?;
+        Ok(Prepared { look, ..prepared })
     }
 
     /// [`Session::prepare`] with the machine checked by `check` (a run of the mock executor
@@ -140,7 +144,7 @@ impl Session {
             }
         }
         let checked = check(&mut spec)?;
-        Ok(Prepared { spec, resumed, checked })
+        Ok(Prepared { spec, resumed, checked, look: None })
     }
 
     /// Runs the prepared run's steps with `executor` (the engine, or a mock), storing each
@@ -154,10 +158,12 @@ impl Session {
         observer: &mut dyn Observer,
     ) -> Result<Measured, Error> {
         let started = Instant::now();
-        let Prepared { spec, resumed, checked } = p;
+        let Prepared { spec, resumed, checked, look } = p;
         let plan = &spec.plan;
         let part = shard::part(plan, o.shard);
-        let mut tally = Tally { inner: observer, warnings: Vec::new() };
+        let cpus = checked.environment.cpus as usize;
+        let mut tally =
+            Tally { inner: observer, warnings: Vec::new(), look: look.map(|l| (l, cpus)) };
         let (store, run_id, steps, stored, before) =
             self.open_run(resumed, &spec, o, &checked, part.steps, tally.inner)?;
         schedlab_sys::phases::mark("store");
@@ -333,9 +339,6 @@ impl Session {
         if let Some(line) = &checked.device_line {
             tally.inner.detail(line);
         }
-        if let Some(w) = &checked.busy {
-            tally.warn(w);
-        }
         for (why, keys) in &checked.left_out {
             let line = skipped_line(why, keys);
             tally.inner.skipped(&line);
@@ -370,10 +373,22 @@ fn skipped_line(why: &str, keys: &[String]) -> String {
     format!("skipped {} {cells} (not run, not failed), {why}: {}", keys.len(), keys.join(", "))
 }
 
-/// The observer, with the run's warnings counted and kept (they are stored with the run).
+/// The observer, with the run's warnings counted and kept (they are stored with the run),
+/// and the busy-machine look until the first release (on a machine of so many CPUs).
 struct Tally<'o> {
     inner: &'o mut dyn Observer,
     warnings: Vec<String>,
+    look: Option<(crate::busy::BusyLook, usize)>,
+}
+
+impl Tally<'_> {
+    /// Ends the look and says what it found: at the first release, or after a first step
+    /// that never came to one, so always before any measured work.
+    fn end_look(&mut self) {
+        if let Some(w) = self.look.take().and_then(|(look, cpus)| look.finish(cpus)) {
+            self.warn(&w);
+        }
+    }
 }
 
 impl Progress for Tally<'_> {
@@ -381,7 +396,13 @@ impl Progress for Tally<'_> {
         self.inner.step_started(plan, step, done, total);
     }
 
+    fn prepared(&mut self) {
+        self.end_look();
+        self.inner.prepared();
+    }
+
     fn step_finished(&mut self, rec: &CellRecord) {
+        self.end_look();
         self.inner.step_finished(rec);
     }
 

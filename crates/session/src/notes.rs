@@ -262,29 +262,38 @@ fn response_lines(set: &[Task], overheads: Option<&Overheads>) -> Vec<String> {
     orders
         .iter()
         .map(|&(by, name)| {
-            let mut line =
-                format!("  RTA response times (ms), {name}: {}", times(&response_times(set, by)));
+            let mut line = format!(
+                "  RTA response times (ms), {name}: {}",
+                times(&response_times(set, by), set)
+            );
             if let Some(o) = overheads {
                 let charged = response_times_with_overheads(set, by, o);
-                line.push_str(&format!("; with overheads: {}", times(&charged)));
+                line.push_str(&format!("; with overheads: {}", times(&charged, set)));
             }
             line
         })
         .collect()
 }
 
-/// An outcome's response times in ms (at most three decimals), `miss` where the analysis
-/// passed the deadline, and its verdict.
-fn times(out: &Outcome) -> String {
+/// An outcome's response times in ms (at most three decimals) and its verdict; a task whose
+/// deadline the analysis found passed as the textbooks write it, "R3 = 9 > D3 = 8", numbered
+/// in the set's order.
+fn times(out: &Outcome, set: &[Task]) -> String {
+    let ms = |ns: u64| {
+        let ms = format!("{:.3}", ns as f64 / 1e6);
+        ms.trim_end_matches('0').trim_end_matches('.').to_string()
+    };
     let each: Vec<String> = out
         .response_times
         .iter()
-        .map(|r| match r {
-            Some(ns) => {
-                let ms = format!("{:.3}", *ns as f64 / 1e6);
-                ms.trim_end_matches('0').trim_end_matches('.').to_string()
+        .zip(set)
+        .enumerate()
+        .map(|(i, (r, t))| {
+            if r.met {
+                ms(r.time)
+            } else {
+                format!("R{n} = {} > D{n} = {}", ms(r.time), ms(t.deadline), n = i + 1)
             }
-            None => "miss".into(),
         })
         .collect();
     format!("{} ({})", each.join(", "), word(out))

@@ -32,8 +32,6 @@ pub struct Checked {
     /// Where the run moves its engine so its real-time workers get RT runtime (the probe
     /// found none in this process's cgroup, and a child was allowed real-time there).
     pub rt_placement: Option<schedlab_spec::RtPlacement>,
-    /// The warning that the machine was busy before the first cell, naming the busiest.
-    pub busy: Option<String>,
 }
 
 impl Checked {
@@ -49,7 +47,6 @@ impl Checked {
             timeout: None,
             holds: schedlab_sys::lock::Holds::new(),
             rt_placement: None,
-            busy: None,
         }
     }
 }
@@ -184,11 +181,6 @@ pub fn check(
     }
     schedlab_sys::phases::mark("preflight");
     let Look { caps, environment, rt_placement, .. } = look;
-    // A machine already busy is named before the first cell, not only judged after the last.
-    let busy = schedlab_sys::look::look(root, schedlab_analysis::noise::LOOK)
-        .and_then(|l| schedlab_analysis::noise::busy(&l, environment.cpus as usize))
-        .and_then(|b| schedlab_report::noise::busy_warning(&b));
-    schedlab_sys::phases::mark("look");
     Ok(Checked {
         // Where real-time is refused, or allowed only after a move this run does not make,
         // the engine cannot be SCHED_FIFO 99 either.
@@ -198,7 +190,6 @@ pub fn check(
             && (caps.rt_placement.is_none() || rt_placement.is_some()),
         environment,
         rt_placement,
-        busy,
         knob_facts,
         device_line: look.device_line,
         left_out: look.left_out,

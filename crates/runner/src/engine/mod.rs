@@ -72,6 +72,8 @@ pub struct CellCtx<'a> {
     pub read_dir: &'a Path,
     /// The soft RLIMIT_NOFILE workers put back (the run raised the engine's: None if not).
     pub nofile_soft: Option<u64>,
+    /// Told when the cell's processes are prepared, just before the release.
+    pub progress: &'a mut dyn crate::Progress,
 }
 
 /// A record of a repetition that failed before it ran, saying why.
@@ -295,6 +297,7 @@ pub fn run_cell(
             }
         });
     }
+    cx.progress.prepared();
     if let Some(w) = ends.background {
         drop(w); // background groups start first and load the machine
         if let Err(sig) = supervise::background_lead(cx.background_lead, &mut reaper, &mut reaped) {
