@@ -164,8 +164,9 @@ pub enum KnobFact {
         value: String,
         /// The words its file offers (preemption modes, governors, features); empty for numbers.
         offered: Vec<String>,
-        /// This process may write it.
-        writable: bool,
+        /// Why this process may not write it (the path, a read-only mount or no permission,
+        /// the remedy); None when it may.
+        unwritable: Option<String>,
     },
     /// The kernel has no such knob: why we think so (the file that does not exist).
     Missing(String),

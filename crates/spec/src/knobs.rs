@@ -146,14 +146,8 @@ pub(crate) fn check(
             Some(KnobFact::Unusable(why)) => {
                 return err(&at.key, format!("{} cannot be used on this machine: {why}", at.name))
             }
-            Some(KnobFact::Present { writable: false, path, .. }) => {
-                return err(
-                    &at.key,
-                    format!(
-                    "setting {} writes {path}, which needs root (this process may not write it)",
-                    at.name
-                ),
-                )
+            Some(KnobFact::Present { unwritable: Some(why), .. }) => {
+                return err(&at.key, format!("setting {}: {why}", at.name))
             }
             Some(KnobFact::Present { offered, path, .. }) => {
                 for (v, span) in &at.values {

@@ -498,6 +498,17 @@ pub fn mounts_of_type(mountinfo: &str, fstype: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The mount point of the mount holding `path` in this mount namespace: the longest mount
+/// point that is `path` or one of its ancestors (after resolving symbolic links).
+pub fn mount_holding(path: &Path) -> Option<PathBuf> {
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    text.lines()
+        .filter_map(|l| l.split_whitespace().nth(4).map(|m| PathBuf::from(unescape(m))))
+        .filter(|m| path.starts_with(m))
+        .max_by_key(|m| m.components().count())
+}
+
 /// True if `dir` is a mount point in this mount namespace.
 pub fn is_mount_point(dir: &Path) -> bool {
     let want = dir.to_string_lossy();
