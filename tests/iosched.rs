@@ -1,9 +1,10 @@
 //! The I/O-scheduler testbed: a loop device per experiment, the iosched axis, par_write and
 //! par_read, and that nothing of schedlab's stays behind on any exit path (normal end,
 //! Ctrl-C in a cell, kill -9 followed by `schedlab restore`), and bad input refused before
-//! any change.
+//! any change, as are cells this machine cannot run (a read-only /sys, a scheduler it lacks),
+//! which `--skip-unavailable` leaves out instead.
 
-use crate::util::{bfq_or, io_schedulers, is_root, Lab};
+use crate::util::{bfq_or, io_schedulers, is_root, no_read_only_sys, with_read_only_sys, Lab};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -42,23 +43,24 @@ fn experiment_dirs(lab: &Lab) -> Vec<String> {
         .collect()
 }
 
-/// Every loop device's and vda's active scheduler.
-fn schedulers() -> Vec<(String, String)> {
+/// What `read` finds of each block device in /sys/block that has it, by device name.
+fn each_block_device(read: impl Fn(&Path) -> Option<String>) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = std::fs::read_dir("/sys/block")
         .unwrap()
         .filter_map(Result::ok)
-        .filter_map(|e| {
-            let text = std::fs::read_to_string(e.path().join("queue/scheduler")).ok()?;
-            let active = text
-                .split_whitespace()
-                .find(|w| w.starts_with('['))?
-                .trim_matches(['[', ']'])
-                .to_string();
-            Some((e.file_name().to_string_lossy().into_owned(), active))
-        })
+        .filter_map(|e| Some((e.file_name().to_string_lossy().into_owned(), read(&e.path())?)))
         .collect();
     out.sort();
     out
+}
+
+/// Every loop device's and vda's active scheduler.
+fn schedulers() -> Vec<(String, String)> {
+    each_block_device(|dev| {
+        let text = std::fs::read_to_string(dev.join("queue/scheduler")).ok()?;
+        let active = text.split_whitespace().find(|w| w.starts_with('['))?;
+        Some(active.trim_matches(['[', ']']).to_string())
+    })
 }
 
 /// The machine's I/O state is shared: these tests take turns, and not beside the real-time
@@ -443,4 +445,133 @@ fn iosched_report_renders_every_io_figure_in_chromium() {
     assert_eq!(ids.len(), 5, "time, MB/s, p50, p99, p99.9 and nothing per process count: {ids:?}");
     // Every chart has the three cases as series, each across the four schedulers.
     assert_eq!(crate::report::check_in_chromium(&chromium, &lab.path("rep"), 3), 5);
+}
+
+/// Every attached loop device with its backing file, as `losetup -a` lists them (it reads
+/// the same sysfs files).
+fn attached_loops() -> Vec<(String, String)> {
+    each_block_device(|dev| {
+        std::fs::read_to_string(dev.join("loop/backing_file")).ok().map(|b| b.trim().to_string())
+    })
+}
+
+/// Work this small that a run of it takes seconds.
+const QUICK: [&str; 4] = ["--scale", "0.001", "--repetitions", "1"];
+
+/// The seed I/O study, as shipped.
+const IO_STUDY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/iosched.toml");
+
+/// A command's exit status and everything it said.
+fn said(out: &std::process::Output) -> (Option<i32>, String) {
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.code(), text)
+}
+
+#[test]
+fn on_a_read_only_sys_the_io_study_is_refused_before_any_change_naming_the_path() {
+    require!(no_read_only_sys().is_none(), &no_read_only_sys().unwrap_or_default());
+    let _one = serial();
+    let lab = Lab::new();
+    let (before, loops) = (schedulers(), attached_loops());
+    // Issue 47: every cell used to FAIL at "setting loop0's scheduler to none: Read-only file
+    // system", after the loop device was made; now the preflight names the path and why.
+    for sub in ["check", "run"] {
+        let cmd = lab.cmd(&[&[sub, IO_STUDY][..], &QUICK].concat());
+        let (code, text) = said(&with_read_only_sys(cmd).output().unwrap());
+        assert_eq!(code, Some(2), "{sub}: {text}");
+        for says in
+            ["/sys/block is read-only", "/sys is mounted read-only", "remount /sys read-write"]
+        {
+            assert!(text.contains(says), "{sub} says {says:?}: {text}");
+        }
+        assert!(!text.contains("FAILED"), "{sub}: {text}");
+        assert_clean(&lab, &before, &format!("{sub} on a read-only /sys"));
+        assert_eq!(attached_loops(), loops, "{sub}: no loop device attached or detached");
+    }
+    assert!(!lab.db().exists(), "refused before a run was recorded");
+}
+
+#[test]
+fn on_a_read_only_sys_skip_unavailable_runs_only_the_cells_that_set_no_scheduler() {
+    require!(no_read_only_sys().is_none(), &no_read_only_sys().unwrap_or_default());
+    let _one = serial();
+    let lab = Lab::new();
+    let (before, loops) = (schedulers(), attached_loops());
+    // Every cell of the study sets a scheduler: with the flag none can run, and it says so
+    // with every reason.
+    let cmd = lab.cmd(&[&["run", IO_STUDY, "-q", "--skip-unavailable"][..], &QUICK].concat());
+    let (code, text) = said(&with_read_only_sys(cmd).output().unwrap());
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("can run no cell of")
+            && text.contains("(12 left out by --skip-unavailable)")
+            && text.contains("read-only"),
+        "{text}"
+    );
+    if !io_schedulers().iter().any(|s| s == "bfq") {
+        assert!(text.contains("does not offer the I/O scheduler \"bfq\""), "{text}");
+    }
+    assert_clean(&lab, &before, "the flag on a read-only /sys");
+    // Cells that need no scheduler run there, on their loop device; those of a cgroup setting
+    // (the hierarchy is not in the read-only /sys) are skipped by name.
+    let mix = lab.spec(
+        "mix.toml",
+        "name = \"mix\"\n[workloads.w]\nkind = \"par_write\"\nfiles = 2\nfile_bytes = 1_000_000\n[matrix]\nworkload = [\"w\", \"pi\"]\ncpu_weight = [0, 200]\n",
+    );
+    let mix = mix.to_str().unwrap();
+    let (code, text) = said(&with_read_only_sys(lab.cmd(&["run", mix, "-q"])).output().unwrap());
+    assert_eq!(code, Some(2), "refused whole without the flag: {text}");
+    assert!(
+        text.contains("run with --skip-unavailable to leave them out and run the other 2"),
+        "{text}"
+    );
+    let cmd = lab.cmd(&[&["run", mix, "-q", "--skip-unavailable"][..], &QUICK].concat());
+    let (code, text) = said(&with_read_only_sys(cmd).output().unwrap());
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("skipped 2 cells (not run, not failed)") && !text.contains("FAILED"),
+        "{text}"
+    );
+    let rows = lab.samples();
+    assert_eq!(rows.len(), 2, "the two cells without a cgroup setting ran: {rows:?}");
+    assert_clean(&lab, &before, "after the run of the other cells");
+    assert_eq!(attached_loops(), loops, "the run's loop device is gone");
+}
+
+#[test]
+fn a_scheduler_this_kernel_lacks_refuses_the_file_whole_unless_the_flag_skips_its_cells() {
+    require!(is_root(), "loop devices and I/O scheduler changes need CAP_SYS_ADMIN");
+    // cfq left the kernel in 5.0: no kernel this runs on offers it.
+    require!(!io_schedulers().iter().any(|s| s == "cfq"), "this kernel offers cfq");
+    let _one = serial();
+    let lab = Lab::new();
+    let before = schedulers();
+    let spec = lab.spec("io.toml", &SMALL.replace("\"bfq\"", "\"cfq\""));
+    let spec = spec.to_str().unwrap();
+    for sub in ["check", "run"] {
+        let (code, text) = said(&lab.run(&[sub, spec]));
+        assert_eq!(code, Some(2), "{sub}: {text}");
+        assert!(
+            text.contains("io.toml:26:12:")
+                && text.contains("does not offer the I/O scheduler \"cfq\""),
+            "{sub}: {text}"
+        );
+        assert!(
+            text.contains("run with --skip-unavailable to leave them out and run the other 2"),
+            "{sub}: {text}"
+        );
+    }
+    assert!(!lab.db().exists(), "refused before a run was recorded");
+    let (code, text) = said(&lab.run(&["check", spec, "--skip-unavailable"]));
+    assert_eq!(code, Some(0), "{text}");
+    let skipped = "skipped 2 cells (not run, not failed), the device does not offer the I/O scheduler \"cfq\"";
+    assert!(text.contains(skipped) && text.contains("w/other/n1/iosched=cfq"), "{text}");
+    let (code, text) = said(&lab.run(&["run", spec, "--skip-unavailable"]));
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains(skipped) && !text.contains("FAILED"), "{text}");
+    let rows = lab.samples();
+    assert_eq!(rows.len(), 2 * 2, "2 workloads x mq-deadline x 2 repetitions");
+    assert!(rows.iter().all(|r| r["io_scheduler"] == "mq-deadline"), "{rows:?}");
+    assert_clean(&lab, &before, "after the run without the cfq cells");
 }

@@ -2,7 +2,7 @@
 //! for here, `check` of it refuses too, with the same words and exit status 2, and both name
 //! every refusal they find, not only the first.
 
-use crate::util::{is_root, measuring, Lab};
+use crate::util::{io_schedulers, is_root, measuring, no_read_only_sys, with_read_only_sys, Lab};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -211,6 +211,24 @@ fn check_and_run_refuse_alike_for_every_preflight_refusal() {
             &same,
             &says,
         );
+    }
+    if !io_schedulers().iter().any(|s| s == "cfq") {
+        let cfq = format!("{write}[matrix]\nworkload = [\"w\"]\niosched = [\"none\", \"cfq\"]\n");
+        let says = [
+            "s.toml:8:20",
+            "does not offer the I/O scheduler \"cfq\"",
+            "run with --skip-unavailable",
+        ];
+        refuse_alike(&lab, "a scheduler this kernel lacks", &cfq, &[], &same, &says);
+    }
+    // Issue 47: a read-only /sys (a container's) refused the I/O cells only as they failed.
+    if no_read_only_sys().is_none() {
+        let io = format!("{write}[matrix]\nworkload = [\"w\"]\niosched = [\"none\"]\n");
+        let says = ["s.toml:8:12", "/sys/block is read-only", "remount /sys read-write"];
+        refuse_alike(&lab, "a read-only /sys", &io, &[], &with_read_only_sys, &says);
+        let says = ["can run no cell of", "/sys/block is read-only"];
+        let skip = ["--skip-unavailable"];
+        refuse_alike(&lab, "a read-only /sys, skipped", &io, &skip, &with_read_only_sys, &says);
     }
     let hidden =
         Command::new("unshare").args(["--mount", "--propagation", "private", "true"]).status();

@@ -383,6 +383,9 @@ fn every_check(spec: &schedlab_spec::Spec) -> Vec<schedlab_spec::SpecError> {
         offered: Some(vec!["none".into()]),
         free_bytes: Some(0),
         mkfs_error: Some("no mkfs".into()),
+        loop_unavailable: Some("no /dev/loop-control".into()),
+        drop_caches_unwritable: Some("/proc/sys is read-only".into()),
+        queue_unwritable: Some("/sys is read-only".into()),
     };
     let mut out = Vec::new();
     out.extend(spec.check_allowed(&root).err());
@@ -393,7 +396,13 @@ fn every_check(spec: &schedlab_spec::Spec) -> Vec<schedlab_spec::SpecError> {
     out.extend(spec.check_device(&DeviceFacts::default(), None).err());
     out.extend(
         spec.check_device(
-            &DeviceFacts { path_error: None, mkfs_error: None, ..broken.clone() },
+            &DeviceFacts {
+                path_error: None,
+                mkfs_error: None,
+                loop_unavailable: None,
+                drop_caches_unwritable: None,
+                ..broken.clone()
+            },
             None,
         )
         .err(),

@@ -202,3 +202,42 @@ pub fn bfq_or(instead: &str) -> String {
         instead.into()
     }
 }
+
+/// `cmd`, started in a private mount namespace of its own in which /sys is a read-only bind
+/// of itself, as a container mounts it (issue 47): the child makes every mount private before
+/// it binds, so nothing reaches this machine's mounts, and the namespace ends with it. System
+/// calls only, no shell between the test and the binary.
+pub fn with_read_only_sys(mut cmd: Command) -> Command {
+    use std::os::unix::process::CommandExt;
+    let (root, sys) = (c"/", c"/sys");
+    // SAFETY: unshare and mount are system calls (async-signal-safe) on static strings;
+    // nothing is allocated between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let none = std::ptr::null::<libc::c_char>();
+            let data = std::ptr::null::<libc::c_void>();
+            let ok = |r: libc::c_int| match r {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            };
+            ok(libc::unshare(libc::CLONE_NEWNS))?;
+            ok(libc::mount(none, root.as_ptr(), none, libc::MS_REC | libc::MS_PRIVATE, data))?;
+            ok(libc::mount(sys.as_ptr(), sys.as_ptr(), none, libc::MS_BIND, data))?;
+            let ro = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY;
+            ok(libc::mount(none, sys.as_ptr(), none, ro, data))
+        });
+    }
+    cmd
+}
+
+/// Why [`with_read_only_sys`] cannot run here, if it cannot (not root, no mount namespaces).
+pub fn no_read_only_sys() -> Option<String> {
+    if !is_root() {
+        return Some("a private mount namespace with a read-only /sys needs root".into());
+    }
+    match with_read_only_sys(Command::new("true")).status() {
+        Ok(s) if s.success() => None,
+        Ok(s) => Some(format!("`true` in a read-only /sys namespace ended {s}")),
+        Err(e) => Some(format!("no private mount namespace with a read-only /sys here: {e}")),
+    }
+}

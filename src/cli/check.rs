@@ -33,6 +33,8 @@ pub struct Args {
     pub trace: Option<super::common::TraceArg>,
     #[command(flatten)]
     pub rt: super::common::RtFlags,
+    #[command(flatten)]
+    pub skip: super::common::SkipFlag,
     /// The machine's overheads, a JSON object of `schedlab_schedulability::Overheads` (ns:
     /// release_latency, scheduling, context_switch, cache_delay, release, tick, tick_period;
     /// percentile, source): the periodic sets' analysis then adds the `+overheads` tests and
@@ -138,6 +140,7 @@ pub fn run(db: &std::path::Path, a: Args) -> anyhow::Result<ExitCode> {
         yes_device: a.yes_device.clone(),
         allow_unthrottled: a.rt.allow_unthrottled,
         no_engine_rt: a.rt.no_engine_rt,
+        skip_unavailable: a.skip.skip_unavailable,
         ..MeasureOptions::default()
     };
     // The preflight `run` looks with: every refusal a run of this file would meet here.
@@ -189,7 +192,7 @@ pub fn run(db: &std::path::Path, a: Args) -> anyhow::Result<ExitCode> {
     {
         outln!("note: --scale does not change command workloads (schedlab cannot know their work amount)");
     }
-    for line in &look.notes {
+    for line in look.skipped().iter().chain(&look.notes) {
         outln!("{line}");
     }
     for (line, warning) in schedlab_session::notes::feasibility_lines(plan, cpus as usize) {

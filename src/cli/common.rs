@@ -81,6 +81,17 @@ pub struct RtFlags {
     pub no_engine_rt: bool,
 }
 
+/// What a run does with the cells this machine cannot run: `run` takes the flag and `check`
+/// asks as `run` would.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct SkipFlag {
+    /// Leave out the cells this machine cannot run (an I/O scheduler, knob, trace or cgroup
+    /// setting it lacks, a privilege, a read-only /sys), saying why and which, and run the
+    /// rest, as the built-in experiment does; without it such a file is refused whole.
+    #[arg(long)]
+    pub skip_unavailable: bool,
+}
+
 /// How `--trace` records a cell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum TraceArg {

@@ -104,6 +104,10 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "schedlab run ab.toml --until-decided workload --max-repetitions 20",
                 "A/B in one run: the file's two workloads interleaved, repetitions added to both until decided",
             ),
+            (
+                "schedlab run experiments/iosched.toml --skip-unavailable",
+                "run the cells this machine can (a kernel without bfq: the other schedulers'), saying which it skipped and why",
+            ),
         ],
     ),
     (

@@ -47,6 +47,7 @@ pub fn run(db: &Path, a: Args) -> anyhow::Result<ExitCode> {
             yes_device: a.yes_device.clone(),
             shard: None,
             flags: flags.clone(),
+            skip: Default::default(),
             decide: Default::default(),
             quiet: a.quiet,
         };

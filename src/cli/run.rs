@@ -14,8 +14,10 @@ use std::time::Duration;
 
 /// Arguments of `schedlab run`.
 #[derive(clap::Args, Debug)]
-// `--campaign` names a shard's campaign, so it needs `--shard`.
+// `--campaign` names a shard's campaign, so it needs `--shard`; shards of one campaign must
+// share one plan, so none leaves out what its own machine cannot run.
 #[command(mut_arg("campaign", |a| a.requires("shard")))]
+#[command(mut_arg("skip_unavailable", |a| a.conflicts_with("shard")))]
 pub struct Args {
     /// Experiment file (TOML). Without it, the built-in quick experiment runs.
     pub file: Option<PathBuf>,
@@ -35,6 +37,8 @@ pub struct Args {
     pub shard: Option<schedlab_spec::ShardSpec>,
     #[command(flatten)]
     pub flags: super::common::RunFlags,
+    #[command(flatten)]
+    pub skip: super::common::SkipFlag,
     #[command(flatten)]
     pub decide: super::decide::DecideArgs,
     /// No progress, no tables: only the run's one-line summary (and errors).
@@ -199,6 +203,7 @@ fn resume_shard_command(db: &Path, a: &Args) -> String {
 fn options(a: &Args) -> MeasureOptions {
     MeasureOptions {
         builtin: a.file.is_none(),
+        skip_unavailable: a.skip.skip_unavailable,
         resume: a.resume,
         shard: a.shard,
         campaign: a.flags.campaign.clone(),

@@ -125,10 +125,16 @@ pub fn unavailable(btf: &Path) -> Option<String> {
             }
         ));
     }
-    if !bpf_syscall_exists() {
-        return Some("this kernel has no bpf() system call (CONFIG_BPF_SYSCALL)".into());
+    match bpf_syscall_error() {
+        Some(libc::ENOSYS) => {
+            Some("this kernel has no bpf() system call (CONFIG_BPF_SYSCALL)".into())
+        }
+        // With CAP_SYS_ADMIN only a filter refuses the call: a container's seccomp, lockdown.
+        Some(libc::EPERM) if admin => Some(
+            "the kernel refused the bpf() system call to this process although it has CAP_SYS_ADMIN (EPERM: a container's seccomp filter or lockdown): run outside the container, or allow bpf() in it".into(),
+        ),
+        _ => None,
     }
-    None
 }
 
 /// The effective capabilities (CapEff of /proc/self/status).
@@ -138,8 +144,9 @@ fn effective_caps() -> Option<u64> {
     u64::from_str_radix(line.trim(), 16).ok()
 }
 
-/// Whether bpf() exists: BPF_PROG_GET_NEXT_ID answers anything but ENOSYS.
-fn bpf_syscall_exists() -> bool {
+/// How bpf() answers BPF_PROG_GET_NEXT_ID: its errno when refused in a way that says bpf()
+/// cannot be used (ENOSYS: no such call; EPERM: not allowed), else None.
+fn bpf_syscall_error() -> Option<i32> {
     const BPF_PROG_GET_NEXT_ID: libc::c_long = 11;
     let mut attr = [0u32; 4];
     // SAFETY: attr is a zeroed union bpf_attr prefix large enough for the GET_NEXT_ID fields;
@@ -152,7 +159,8 @@ fn bpf_syscall_exists() -> bool {
             std::mem::size_of_val(&attr),
         )
     };
-    !(r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS))
+    let errno = (r < 0).then(|| std::io::Error::last_os_error().raw_os_error()).flatten();
+    errno.filter(|e| [libc::ENOSYS, libc::EPERM].contains(e))
 }
 
 /// The programs' configuration (`struct config`).

@@ -151,6 +151,14 @@ pub struct DeviceFacts {
     pub free_bytes: Option<u64>,
     /// Why the filesystem cannot be made (mkfs tool missing).
     pub mkfs_error: Option<String>,
+    /// Why a loop device cannot be made here (/dev/loop-control absent or not writable).
+    pub loop_unavailable: Option<String>,
+    /// Why a privileged process cannot drop the page cache (/proc/sys/vm/drop_caches
+    /// read-only, as a container mounts it).
+    pub drop_caches_unwritable: Option<String>,
+    /// Why the `iosched` axis cannot write the queue's scheduler files (a read-only /sys, no
+    /// permission): the path, the reason and the remedy.
+    pub queue_unwritable: Option<String>,
 }
 
 /// What the machine says about one scheduler knob a plan names (`knob::Knob`).
@@ -164,8 +172,9 @@ pub enum KnobFact {
         value: String,
         /// The words its file offers (preemption modes, governors, features); empty for numbers.
         offered: Vec<String>,
-        /// This process may write it.
-        writable: bool,
+        /// Why this process may not write it (the path, a read-only mount or no permission,
+        /// the remedy); None when it may.
+        unwritable: Option<String>,
     },
     /// The kernel has no such knob: why we think so (the file that does not exist).
     Missing(String),

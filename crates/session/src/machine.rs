@@ -170,14 +170,14 @@ pub fn knob_lines(root: &schedlab_sys::Root) -> Vec<String> {
         .into_iter()
         .map(|(name, fact)| {
             let what = match fact {
-                KnobFact::Present { value, offered, writable, .. } => format!(
+                KnobFact::Present { value, offered, unwritable, .. } => format!(
                     "{value}{}{}",
                     if offered.is_empty() {
                         String::new()
                     } else {
                         format!(" (offers {})", offered.join(", "))
                     },
-                    if writable { "" } else { ", not writable by this user" }
+                    if unwritable.is_none() { "" } else { ", not writable by this user" }
                 ),
                 KnobFact::Missing(why) => format!("not in this kernel ({why})"),
                 KnobFact::Unusable(why) => format!("unusable: {why}"),

@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 pub struct MeasureOptions {
     /// The plan is the built-in experiment: cells this user may not run are left out.
     pub builtin: bool,
+    /// Leave out the cells this machine cannot run (`--skip-unavailable`), as the built-in
+    /// experiment does, instead of refusing the file whole.
+    pub skip_unavailable: bool,
     /// Continue the newest unfinished run of the same spec text.
     pub resume: bool,
     /// Run only this shard of the plan.
@@ -339,8 +342,7 @@ impl Session {
         if let Some(line) = &checked.device_line {
             tally.inner.detail(line);
         }
-        for (why, keys) in &checked.left_out {
-            let line = skipped_line(why, keys);
+        for line in preflight::skipped_lines(&checked.left_out) {
             tally.inner.skipped(&line);
             tally.warnings.push(line);
         }
@@ -365,12 +367,6 @@ fn resuming_line(plan: &Plan, id: i64, done: usize, left: usize, all: usize) -> 
         ),
     };
     format!("resuming run {id} (scale {}, {}): {to_go}", plan.scale, crate::repetitions_label(plan))
-}
-
-/// The line that says which cells of the built-in experiment were left out, and why.
-fn skipped_line(why: &str, keys: &[String]) -> String {
-    let cells = if keys.len() == 1 { "cell" } else { "cells" };
-    format!("skipped {} {cells} (not run, not failed), {why}: {}", keys.len(), keys.join(", "))
 }
 
 /// The observer, with the run's warnings counted and kept (they are stored with the run),

@@ -23,7 +23,8 @@ pub struct Checked {
     pub knob_facts: KnobFacts,
     /// The experiment device in words, when the plan has one.
     pub device_line: Option<String>,
-    /// The built-in experiment's cells this user may not run: (why, their keys).
+    /// The cells left out (the built-in experiment's, or any file's with
+    /// `--skip-unavailable`) that this machine or user cannot run: (why, their keys).
     pub left_out: Vec<(String, Vec<String>)>,
     /// The per-cell watchdog given on the command line.
     pub timeout: Option<Duration>,
@@ -81,13 +82,20 @@ fn keep<T>(r: Result<T, impl std::fmt::Display>, refusals: &mut Vec<String>) -> 
 }
 
 /// Examines `spec` against this machine and user without holding or changing anything
-/// (the built-in experiment leaves out the cells this user may not run), and names every
-/// refusal a run of it would meet, not only the first.
+/// (the built-in experiment, and a file with `--skip-unavailable`, leave out the cells this
+/// machine or user cannot run), and names every refusal a run of it would meet, not only the
+/// first.
 pub fn look(spec: &mut Spec, o: &MeasureOptions, root: &Root, state_dir: &Path) -> Look {
     let caps = env::capabilities(root);
-    // The built-in experiment is not the user's choice: what this user may not run is left
-    // out by name instead of refusing the whole run (a user's own file is refused, located).
-    let left_out = if o.builtin && !o.resume { spec.leave_out_refused(&caps) } else { Vec::new() };
+    let parent = device_parent(spec, o.dir.as_deref());
+    let device = spec.plan.device.as_ref().map(|d| schedlab_sys::blockdev::facts(root, d, &parent));
+    let unavailable = unavailable(spec, &caps, device.as_ref(), root);
+    // The built-in experiment is not the user's choice, and `--skip-unavailable` makes a file
+    // like it: what this machine cannot run is left out by name instead of refusing the whole
+    // run (a user's own file is refused, located, and told of the flag).
+    let skip = (o.builtin || o.skip_unavailable) && !o.resume;
+    let cells = spec.plan.cells.len();
+    let left_out = if skip { spec.leave_out(&unavailable) } else { Vec::new() };
     let environment = env::environment(root);
     let mut l = Look {
         refusals: Vec::new(),
@@ -100,11 +108,16 @@ pub fn look(spec: &mut Spec, o: &MeasureOptions, root: &Root, state_dir: &Path) 
         rt_placement: None,
     };
     if spec.plan.cells.is_empty() {
-        let why: Vec<&str> = l.left_out.iter().map(|(w, _)| w.as_str()).collect();
-        l.refusals.push(format!(
-            "this user may run none of the built-in experiment's cells: {}",
-            why.join("; ")
-        ));
+        l.refusals.push(match o.builtin {
+            true => "this user may run none of the built-in experiment's cells:".to_string(),
+            false => format!(
+                "this machine can run no cell of {} ({cells} left out by --skip-unavailable):",
+                spec.plan.source_path
+            ),
+        });
+        l.refusals.extend(
+            l.left_out.iter().map(|(why, keys)| format!("{why} (cells {})", keys.join(", "))),
+        );
         return l;
     }
     let r = &mut l.refusals;
@@ -116,10 +129,8 @@ pub fn look(spec: &mut Spec, o: &MeasureOptions, root: &Root, state_dir: &Path) 
     }
     r.extend(check_cgroups(spec, root));
     r.extend(check_machine(spec, root, state_dir));
-    l.device_line = check_device(spec, root, o.dir.as_deref(), o.yes_device.as_deref())
-        .map_err(|e| l.refusals.push(e.to_string()))
-        .ok()
-        .flatten();
+    let device_line = device.map(|f| check_device(spec, &f, &parent, o.yes_device.as_deref()));
+    l.device_line = device_line.and_then(|d| keep(d, &mut l.refusals)).flatten();
     if let Some(facts) = keep(check_knobs(spec, root), &mut l.refusals) {
         l.refusals.extend(unthrottled_without_watchdog(spec, &facts, o, &l.caps));
         l.notes.extend(knob_lines(&spec.plan, &facts));
@@ -133,10 +144,68 @@ pub fn look(spec: &mut Spec, o: &MeasureOptions, root: &Root, state_dir: &Path) 
     let timeout = o.timeout_s.map(|t| schedlab_spec::bounds::watchdog(t, "--timeout"));
     l.timeout = timeout.and_then(|t| keep(t, &mut l.refusals));
     keep(spec.check_watchdog(l.timeout.unwrap_or(spec.plan.timeout)), &mut l.refusals);
+    // Each cell this machine cannot run was refused above, located; the flag runs the rest.
+    let runnable = cells - unavailable.len();
+    if !skip && !o.resume && !unavailable.is_empty() && runnable > 0 {
+        l.refusals.push(format!(
+            "{} of the {cells} cells cannot run on this machine (said above): run with --skip-unavailable to leave them out and run the other {runnable}",
+            unavailable.len()
+        ));
+    }
     l.notes.extend(l.device_line.clone());
     l.rt_placement = l.caps.rt_placement.clone().filter(|_| spec.plan.has_realtime());
     l.notes.extend(l.rt_placement.as_ref().map(|p| format!("real-time: {}", p.why)));
     l
+}
+
+/// Every cell of `spec` this machine or user cannot run, with the first reason for each, in
+/// plan order: what the spec judges (privileges, cpu_dma_latency, I/O schedulers against
+/// `device`, knobs, sched_ext) and what the machine's own checks find (cgroup settings its hierarchy
+/// cannot honour, traces it cannot take). Each is also a refusal of [`look`]'s checks.
+fn unavailable(
+    spec: &Spec,
+    caps: &schedlab_spec::Capabilities,
+    device: Option<&schedlab_spec::DeviceFacts>,
+    root: &Root,
+) -> Vec<(u32, String)> {
+    let knobs = schedlab_sys::knobs::facts(root, &spec.plan.knob_names());
+    let scx = schedlab_sys::scx::facts(root, &spec.plan.scx_programs());
+    let mut out =
+        spec.unavailable(&schedlab_spec::MachineFacts { caps, device, knobs: &knobs, scx: &scx });
+    let trace = check_trace(spec, root).into_iter().next();
+    let traced = spec.plan.cells.iter().filter(|c| spec.plan.traced(c));
+    let more = cgroup_refusals(spec, root).into_iter().map(|(i, _, why)| (i, why));
+    for (i, why) in more.chain(traced.filter_map(|c| Some((c.index, trace.clone()?)))) {
+        if !out.iter().any(|(j, _)| *j == i) {
+            out.push((i, why));
+        }
+    }
+    out.sort_by_key(|(i, _)| *i);
+    out
+}
+
+/// One line per reason cells were left out (the built-in experiment's, or `--skip-unavailable`'s),
+/// naming the cells: as `run` says them before its first cell and keeps them among its
+/// warnings, and as `check` prints them.
+pub fn skipped_lines(left_out: &[(String, Vec<String>)]) -> Vec<String> {
+    left_out
+        .iter()
+        .map(|(why, keys)| {
+            let cells = if keys.len() == 1 { "cell" } else { "cells" };
+            format!(
+                "skipped {} {cells} (not run, not failed), {why}: {}",
+                keys.len(),
+                keys.join(", ")
+            )
+        })
+        .collect()
+}
+
+impl Look {
+    /// The lines that say which cells were left out, and why ([`skipped_lines`]).
+    pub fn skipped(&self) -> Vec<String> {
+        skipped_lines(&self.left_out)
+    }
 }
 
 /// The refusal of knobs that weaken RT throttling where the engine's watchdog cannot run at
@@ -201,25 +270,33 @@ pub fn check(
 /// Refuses a plan whose cgroup settings this machine cannot honour, before any change:
 /// each group's refusal, once.
 fn check_cgroups(spec: &Spec, root: &Root) -> Vec<String> {
-    let groups = || spec.plan.cells.iter().flat_map(|c| &c.groups);
-    let Some(g) = groups().find(|g| g.cgroup.any()) else { return Vec::new() };
-    let refuse = |g: &str, msg: String| spec.cgroup_error(g, msg).to_string();
-    let Some(h) = schedlab_sys::cgroup::detect(root) else {
-        return vec![refuse(
-            &g.name,
-            format!("group \"{}\" asks for cgroup settings, but this machine has no usable cgroup hierarchy", g.name),
-        )];
-    };
     let mut refusals = Vec::new();
-    for g in groups() {
-        if let Err(e) = h.check(&(&g.cgroup).into()) {
-            let why = refuse(&g.name, format!("group \"{}\": {e}", g.name));
-            if !refusals.contains(&why) {
-                refusals.push(why);
-            }
+    for (_, g, why) in cgroup_refusals(spec, root) {
+        let why = spec.cgroup_error(&g, why).to_string();
+        if !refusals.contains(&why) {
+            refusals.push(why);
         }
     }
     refusals
+}
+
+/// Each cell with a group whose cgroup settings this machine cannot honour (no usable
+/// hierarchy, or one without what the group asks for): the cell, the group and why.
+fn cgroup_refusals(spec: &Spec, root: &Root) -> Vec<(u32, String, String)> {
+    let mut out = Vec::new();
+    let wants = |g: &&schedlab_spec::Group| g.cgroup.any();
+    let h = schedlab_sys::cgroup::detect(root);
+    for c in &spec.plan.cells {
+        let why = c.groups.iter().filter(wants).find_map(|g| {
+            let why = match &h {
+                None => format!("group \"{}\" asks for cgroup settings, but this machine has no usable cgroup hierarchy", g.name),
+                Some(h) => format!("group \"{}\": {}", g.name, h.check(&(&g.cgroup).into()).err()?),
+            };
+            Some((c.index, g.name.clone(), why))
+        });
+        out.extend(why);
+    }
+    out
 }
 
 /// Every cell against kernel.pid_max, kernel.threads-max, RLIMIT_NPROC and MemAvailable.
@@ -328,22 +405,23 @@ pub fn check_trace(spec: &Spec, root: &Root) -> Vec<String> {
     refusals
 }
 
-/// Checks the plan's experiment device against this machine (privilege, a real disk's
-/// confirmation, offered schedulers, space) before anything is changed; returns a line
-/// describing the device for the user, if there is one.
+/// Where the experiment directory (and a loop device's image) goes: `--dir`, the spec's
+/// `dir`, or the temporary directory.
+fn device_parent(spec: &Spec, dir: Option<&Path>) -> std::path::PathBuf {
+    dir.map(Path::to_path_buf).or_else(|| spec.plan.dir.clone()).unwrap_or_else(std::env::temp_dir)
+}
+
+/// Checks the plan's experiment device against what this machine says of it (`facts`:
+/// privilege, a real disk's confirmation, offered schedulers and their files, space) before
+/// anything is changed; returns a line describing the device for the user, if there is one.
 pub fn check_device(
     spec: &Spec,
-    root: &Root,
-    dir: Option<&Path>,
+    facts: &schedlab_spec::DeviceFacts,
+    parent: &Path,
     yes_device: Option<&str>,
 ) -> Result<Option<String>, Error> {
     let Some(d) = &spec.plan.device else { return Ok(None) };
-    let parent = dir
-        .map(Path::to_path_buf)
-        .or_else(|| spec.plan.dir.clone())
-        .unwrap_or_else(std::env::temp_dir);
-    let facts = schedlab_sys::blockdev::facts(root, d, &parent);
-    spec.check_device(&facts, yes_device).map_err(Error::refused)?;
+    spec.check_device(facts, yes_device).map_err(Error::refused)?;
     let line = match &d.target {
         schedlab_spec::DeviceTarget::Loop { fs, direct_io, .. } => format!(
             "device: a {} MiB loop device ({fs}{}) backed by a file in {}, removed afterwards; iosched axis sets {}",

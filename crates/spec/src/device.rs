@@ -4,7 +4,7 @@
 
 use crate::validate::Locations;
 use crate::SpecError;
-use schedlab_plan::{usable_mib, DeviceFacts, DeviceTarget, Plan, QueueTarget};
+use schedlab_plan::{usable_mib, Cell, DeviceFacts, DeviceTarget, Plan, QueueTarget};
 
 const MIB: u64 = 1 << 20;
 
@@ -30,6 +30,15 @@ pub(crate) fn check(
         return err(
             locs.device.clone().or(first_io),
             format!("{what} needs CAP_SYS_ADMIN (run as root)"),
+        );
+    }
+    if let Some(why) = f.loop_unavailable.as_ref().filter(|_| is_loop) {
+        return err(locs.device.clone(), why.clone());
+    }
+    if let Some(why) = f.drop_caches_unwritable.as_ref().filter(|_| dev.drop_caches) {
+        return err(
+            locs.device.clone(),
+            format!("[device] drops the page cache before each cell (drop_caches, on by default) through /proc/sys/vm/drop_caches, but {why}; or set drop_caches = false"),
         );
     }
     if let Some(e) = &f.path_error {
@@ -60,18 +69,8 @@ pub(crate) fn check(
     if let Some(e) = &f.mkfs_error {
         return err(locs.device.clone(), e.clone());
     }
-    if let Some(offered) = &f.offered {
-        for (s, span) in &locs.iosched {
-            if !offered.contains(s) {
-                return err(
-                    Some(span.clone()),
-                    format!(
-                        "the device does not offer the I/O scheduler \"{s}\"; it offers: {}",
-                        offered.join(", ")
-                    ),
-                );
-            }
-        }
+    if let Some((why, span)) = plan.cells.iter().find_map(|c| cell_refused(locs, f, c)) {
+        return err(Some(span), why);
     }
     let need = plan.device_bytes();
     match &dev.target {
@@ -108,4 +107,23 @@ pub(crate) fn check(
         }
     }
     Ok(())
+}
+
+/// Why this machine cannot give `cell` its I/O scheduler (the device does not offer it, or
+/// its queue's files cannot be written), and where the spec named the scheduler.
+pub(crate) fn cell_refused(
+    locs: &Locations,
+    f: &DeviceFacts,
+    cell: &Cell,
+) -> Option<(String, std::ops::Range<usize>)> {
+    let s = &cell.io.as_ref()?.scheduler;
+    let span = locs.iosched.iter().find(|(n, _)| n == s).map_or(&locs.matrix, |(_, at)| at);
+    if let Some(offered) = f.offered.as_ref().filter(|o| !o.contains(s)) {
+        let why = format!(
+            "the device does not offer the I/O scheduler \"{s}\"; it offers: {} (a scheduler this kernel builds as a module is offered once it is loaded, e.g. `modprobe bfq`)",
+            offered.join(", ")
+        );
+        return Some((why, span.clone()));
+    }
+    f.queue_unwritable.clone().map(|why| (why, span.clone()))
 }

@@ -133,50 +133,56 @@ pub(crate) fn check(
     src: &str,
     facts: &KnobFacts,
 ) -> Result<(), SpecError> {
-    let err = |span: &Location, msg: String| {
-        Err(SpecError::at(&plan.source_path, src, span.clone(), msg))
-    };
-    for at in &locs.knobs {
-        let Ok(k) = Knob::parse(&at.name) else { continue };
-        match facts.get(&at.name) {
-            None => {}
-            Some(KnobFact::Missing(why)) => {
-                return err(&at.key, format!("this kernel has no {}: {why}", at.name))
-            }
-            Some(KnobFact::Unusable(why)) => {
-                return err(&at.key, format!("{} cannot be used on this machine: {why}", at.name))
-            }
-            Some(KnobFact::Present { writable: false, path, .. }) => {
-                return err(
-                    &at.key,
-                    format!(
-                    "setting {} writes {path}, which needs root (this process may not write it)",
-                    at.name
-                ),
-                )
-            }
-            Some(KnobFact::Present { offered, path, .. }) => {
-                for (v, span) in &at.values {
-                    let text = k.text(v);
-                    if !offered.is_empty()
-                        && matches!(v, KnobValue::Word(_))
-                        && !offered.contains(&text)
-                    {
-                        return err(
-                            span,
-                            format!(
-                                "{} = \"{text}\": this kernel offers {} ({path})",
-                                at.name,
-                                offered.join(", ")
-                            ),
-                        );
-                    }
-                }
-            }
-        }
+    if let Some((span, msg)) = locs.knobs.iter().find_map(|at| refused(at, facts, None)) {
+        return Err(SpecError::at(&plan.source_path, src, span, msg));
     }
     rt_guard(plan, locs, facts)
         .map_err(|(span, msg)| SpecError::at(&plan.source_path, src, span, msg))
+}
+
+/// Why `cell` cannot have its knobs here (one missing, unusable, not writable, or a value
+/// its file does not offer), and where the spec set it.
+pub(crate) fn cell_refused(
+    plan: &Plan,
+    locs: &Locations,
+    facts: &KnobFacts,
+    cell: &schedlab_plan::Cell,
+) -> Option<(Location, String)> {
+    plan.knobs_for(cell)
+        .iter()
+        .find_map(|(name, v)| refused(locs.knobs.iter().find(|a| a.name == *name)?, facts, Some(v)))
+}
+
+/// Why knob `at` cannot be set here to `only` (or to any value the spec gives it): where,
+/// and why.
+fn refused(at: &KnobAt, facts: &KnobFacts, only: Option<&KnobValue>) -> Option<(Location, String)> {
+    let k = Knob::parse(&at.name).ok()?;
+    let key = |msg: String| Some((at.key.clone(), msg));
+    match facts.get(&at.name)? {
+        KnobFact::Missing(why) => key(format!("this kernel has no {}: {why}", at.name)),
+        KnobFact::Unusable(why) => {
+            key(format!("{} cannot be used on this machine: {why}", at.name))
+        }
+        KnobFact::Present { unwritable: Some(why), .. } => {
+            key(format!("setting {}: {why}", at.name))
+        }
+        KnobFact::Present { offered, path, .. } => {
+            at.values.iter().filter(|(v, _)| only.is_none_or(|o| o == v)).find_map(|(v, span)| {
+                let text = k.text(v);
+                let unoffered = !offered.is_empty()
+                    && matches!(v, KnobValue::Word(_))
+                    && !offered.contains(&text);
+                unoffered.then(|| {
+                    let msg = format!(
+                        "{} = \"{text}\": this kernel offers {} ({path})",
+                        at.name,
+                        offered.join(", ")
+                    );
+                    (span.clone(), msg)
+                })
+            })
+        }
+    }
 }
 
 /// The RT bandwidth each cell would run with: refused when the kernel would refuse it

@@ -38,6 +38,20 @@ use std::path::{Path, PathBuf};
 /// The built-in quick experiment that `schedlab run` uses without a file.
 pub const BUILTIN_QUICK: &str = include_str!("../../../experiments/quick.toml");
 
+/// What the machine says, for [`Spec::unavailable`]: this process's capabilities, the
+/// device's facts (when the plan has one), the knobs' and sched_ext's.
+#[derive(Debug, Clone, Copy)]
+pub struct MachineFacts<'a> {
+    /// What this process may do.
+    pub caps: &'a Capabilities,
+    /// The plan's device, if it has one.
+    pub device: Option<&'a DeviceFacts>,
+    /// Each knob the plan names.
+    pub knobs: &'a KnobFacts,
+    /// sched_ext and the programs the plan loads.
+    pub scx: &'a ScxFacts,
+}
+
 /// A parsed experiment: the plan, the source text and its hash.
 #[derive(Debug, Clone)]
 pub struct Spec {
@@ -96,21 +110,56 @@ impl Spec {
         validate::check_allowed(&self.plan, &self.locations, &self.text, caps)
     }
 
-    /// Leaves out of the plan every cell this process may not run (for the built-in
-    /// experiment, which a user did not choose): the rest are renumbered in order, and each
-    /// reason (the privilege, as [`Spec::check_allowed`] names it) comes back with the keys
-    /// of the cells it left out, in plan order.
-    pub fn leave_out_refused(&mut self, caps: &Capabilities) -> Vec<(String, Vec<String>)> {
-        let refused = validate::refused_cells(&self.plan, &self.locations, &self.text, caps);
+    /// Every cell this process may not run here, with the first reason for each, in plan
+    /// order, judged against what the machine says (`m`): a privilege or cpu_dma_latency (as
+    /// [`Spec::check_allowed`] names them), an I/O scheduler the device does not offer or
+    /// whose queue cannot be written, a knob it cannot have, a sched_ext scheduler it cannot
+    /// load (as [`Spec::check_device`], [`Spec::check_knobs`] and [`Spec::check_scx`] name them).
+    pub fn unavailable(&self, m: &MachineFacts) -> Vec<(u32, String)> {
+        let refused = validate::refused_cells(&self.plan, &self.locations, &self.text, m.caps);
+        let (plan, locs) = (&self.plan, &self.locations);
+        plan.cells
+            .iter()
+            .filter_map(|c| {
+                let why = refused.iter().find(|(i, _)| *i == c.index).map(|(_, w)| w.clone());
+                let why = why
+                    .or_else(|| validate::dma::cell_refused(plan, locs, m.caps, c).map(|(w, _)| w))
+                    .or_else(|| device::cell_refused(locs, m.device?, c).map(|(w, _)| w))
+                    .or_else(|| knobs::cell_refused(plan, locs, m.knobs, c).map(|(_, w)| w))
+                    .or_else(|| self.scx_refused(c, m.scx))?;
+                Some((c.index, why))
+            })
+            .collect()
+    }
+
+    /// Why `cell` cannot load its sched_ext scheduler here: [`Spec::check_scx`] of the cell
+    /// alone.
+    fn scx_refused(&self, cell: &Cell, facts: &ScxFacts) -> Option<String> {
+        let sets = cell
+            .groups
+            .iter()
+            .any(|g| g.workload.periodic().is_some_and(|p| p.scheduler.sched_ext()));
+        if cell.scx().is_none() && !sets {
+            return None;
+        }
+        let alone = Plan { cells: vec![cell.clone()], ..self.plan.clone() };
+        scx_check::check(&alone, &self.locations, &self.text, facts).err().map(|e| e.message)
+    }
+
+    /// Leaves out of the plan the cells `unavailable` names (by index, each with its reason;
+    /// for the built-in experiment, which a user did not choose, or `--skip-unavailable`):
+    /// the rest are renumbered in order, and each reason comes back with the keys of the
+    /// cells it left out, in plan order.
+    pub fn leave_out(&mut self, unavailable: &[(u32, String)]) -> Vec<(String, Vec<String>)> {
         let mut out: Vec<(String, Vec<String>)> = Vec::new();
-        for (index, why) in &refused {
-            let key = self.plan.cells[*index as usize].key.clone();
+        for c in &self.plan.cells {
+            let Some((_, why)) = unavailable.iter().find(|(i, _)| *i == c.index) else { continue };
             match out.iter_mut().find(|(w, _)| w == why) {
-                Some((_, keys)) => keys.push(key),
-                None => out.push((why.clone(), vec![key])),
+                Some((_, keys)) => keys.push(c.key.clone()),
+                None => out.push((why.clone(), vec![c.key.clone()])),
             }
         }
-        self.plan.cells.retain(|c| !refused.iter().any(|(i, _)| *i == c.index));
+        self.plan.cells.retain(|c| !unavailable.iter().any(|(i, _)| *i == c.index));
         for (i, c) in self.plan.cells.iter_mut().enumerate() {
             c.index = i as u32;
         }

@@ -163,10 +163,29 @@ fn builtin_quick_experiment_is_valid() {
     assert_eq!(s.plan.cells.len(), 18);
 }
 
+/// A machine of `caps`, `device` and `knobs`, without sched_ext.
+fn machine<'a>(
+    caps: &'a Capabilities,
+    device: Option<&'a DeviceFacts>,
+    knobs: &'a KnobFacts,
+) -> MachineFacts<'a> {
+    static NO_SCX: ScxFacts = ScxFacts {
+        available: false,
+        state: String::new(),
+        ops: None,
+        may_load: false,
+        kernel: String::new(),
+        programs: Vec::new(),
+    };
+    MachineFacts { caps, device, knobs, scx: &NO_SCX }
+}
+
 #[test]
 fn the_builtin_experiment_leaves_out_what_an_ordinary_user_may_not_run() {
     let mut s = parse("quick.toml", BUILTIN_QUICK).unwrap();
-    let left_out = s.leave_out_refused(&Capabilities::unprivileged());
+    let (user, knobs) = (Capabilities::unprivileged(), KnobFacts::new());
+    let unavailable = s.unavailable(&machine(&user, None, &knobs));
+    let left_out = s.leave_out(&unavailable);
     let whys: Vec<&str> = left_out.iter().map(|(w, _)| w.as_str()).collect();
     assert_eq!(whys.len(), 2, "one reason per policy: {whys:?}");
     assert!(whys[0].starts_with("policy \"fifo\": SCHED_FIFO priority 50 needs CAP_SYS_NICE"));
@@ -196,8 +215,8 @@ fn the_builtin_experiment_leaves_out_what_an_ordinary_user_may_not_run() {
     );
     assert!(s.check_allowed(&Capabilities::unprivileged()).is_ok());
     assert_eq!(s.plan.steps().len(), 12, "2 repetitions of each cell kept");
-    let mut root = parse("quick.toml", BUILTIN_QUICK).unwrap();
-    assert!(root.leave_out_refused(&Capabilities::root()).is_empty());
+    let root = parse("quick.toml", BUILTIN_QUICK).unwrap();
+    assert!(root.unavailable(&machine(&Capabilities::root(), None, &knobs)).is_empty());
     assert_eq!(root.plan.cells.len(), 18);
 }
 
@@ -593,6 +612,65 @@ fn device_errors_of_an_implicit_loop_device_point_at_the_io_workload() {
     let e = s.check_device(&DeviceFacts::default(), None).unwrap_err();
     assert_eq!((e.line, e.col), (3, 19), "{e}");
     assert!(e.message.contains("CAP_SYS_ADMIN"), "{e}");
+}
+
+#[test]
+fn cells_whose_scheduler_is_not_offered_or_cannot_be_set_are_unavailable_and_refused_alike() {
+    let text =
+        "name = \"t\"\n[matrix]\nworkload = [\"par_write\"]\niosched = [\"none\", \"cfq\"]\n";
+    let offered = |queue_unwritable: Option<&str>| DeviceFacts {
+        privileged: true,
+        offered: Some(vec!["none".into(), "mq-deadline".into()]),
+        queue_unwritable: queue_unwritable.map(String::from),
+        ..DeviceFacts::default()
+    };
+    let mut s = parse("t.toml", text).unwrap();
+    let facts = offered(None);
+    let (caps, knobs) = (Capabilities::root(), KnobFacts::new());
+    let unavailable = s.unavailable(&machine(&caps, Some(&facts), &knobs));
+    assert_eq!(unavailable.len(), 1, "{unavailable:?}");
+    assert!(unavailable[0].1.contains("does not offer the I/O scheduler \"cfq\""));
+    let e = s.check_device(&facts, None).unwrap_err();
+    assert_eq!((e.line, e.col), (4, 20), "the refusal points at the scheduler: {e}");
+    assert_eq!(e.message, unavailable[0].1, "a run is refused for what a skip says");
+    let left_out = s.leave_out(&unavailable);
+    assert_eq!(
+        left_out,
+        [(unavailable[0].1.clone(), vec!["par_write/other/n1/iosched=cfq".to_string()])]
+    );
+    assert!(s.check_device(&facts, None).is_ok(), "the other cell runs");
+    // A read-only /sys: every cell that sets a scheduler, whatever it is.
+    let ro = offered(Some("the iosched axis sets the loop device's I/O scheduler in sysfs, but /sys/block is read-only"));
+    let all = parse("t.toml", text).unwrap().unavailable(&machine(&caps, Some(&ro), &knobs));
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert!(all[0].1.contains("read-only") && all[1].1.contains("cfq"), "{all:?}");
+    assert!(s.check_device(&ro, None).unwrap_err().message.contains("/sys/block is read-only"));
+}
+
+#[test]
+fn a_cell_whose_knob_value_the_kernel_does_not_offer_is_unavailable_alone() {
+    let s = parse(
+        "t.toml",
+        &format!("{BASE}[matrix.knobs]\n\"sched.preempt\" = [\"full\", \"lazy\"]\n"),
+    )
+    .unwrap();
+    let mut facts = KnobFacts::new();
+    let offered = vec!["none".to_string(), "voluntary".into(), "full".into()];
+    let present = |unwritable: Option<&str>| KnobFact::Present {
+        path: "/sys/kernel/debug/sched/preempt".into(),
+        value: "full".into(),
+        offered: offered.clone(),
+        unwritable: unwritable.map(String::from),
+    };
+    facts.insert("sched.preempt".into(), present(None));
+    let caps = Capabilities::root();
+    let unavailable = s.unavailable(&machine(&caps, None, &facts));
+    let keys: Vec<&str> =
+        unavailable.iter().map(|(i, _)| s.plan.cells[*i as usize].key.as_str()).collect();
+    assert_eq!(keys, ["pi/other/n1/preempt=lazy"], "{unavailable:?}");
+    assert!(unavailable[0].1.contains("this kernel offers none, voluntary, full"));
+    facts.insert("sched.preempt".into(), present(Some("/sys/kernel/debug is read-only")));
+    assert_eq!(s.unavailable(&machine(&caps, None, &facts)).len(), 2, "unwritable: every cell");
 }
 
 #[test]

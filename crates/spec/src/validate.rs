@@ -18,7 +18,7 @@ mod allowed_tests;
 mod bench;
 mod device;
 mod disturb;
-mod dma;
+pub(crate) mod dma;
 mod groups;
 mod iosched;
 mod matrix;

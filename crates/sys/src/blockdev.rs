@@ -40,17 +40,42 @@ pub fn schedulers(root: &Root, dev: &str) -> io::Result<(Vec<String>, String)> {
     Ok((offered, active))
 }
 
-/// The schedulers loop devices offer here (read from an existing loop device; loop devices
-/// all share one driver), or None if no loop device exists yet.
+/// The schedulers loop devices offer here: an existing loop device's (loop devices all share
+/// one driver), or before any exists another multi-queue device's (the kernel offers every
+/// blk-mq queue the schedulers it has); None if no device says.
 pub fn loop_schedulers(root: &Root) -> Option<Vec<String>> {
     let rd = std::fs::read_dir(root.path("/sys/block")).ok()?;
     let mut names: Vec<String> =
         rd.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     names.sort();
-    names
-        .iter()
-        .filter(|n| n.starts_with("loop"))
-        .find_map(|n| schedulers(root, n).ok().map(|s| s.0))
+    let offered = |n: &String| schedulers(root, n).ok().map(|s| s.0);
+    names.iter().filter(|n| n.starts_with("loop")).find_map(offered).or_else(|| {
+        names.iter().filter_map(offered).find(|o| o.len() > 1 && o.iter().any(|s| s == "none"))
+    })
+}
+
+/// Why a loop device cannot be made here: /dev/loop-control, through which one is taken,
+/// absent (no loop driver, or a container without it) or not writable.
+fn loop_unavailable() -> Option<String> {
+    let ctl = Path::new("/dev/loop-control");
+    if std::fs::symlink_metadata(ctl).is_err() {
+        return Some(
+            "a loop device is taken through /dev/loop-control, which does not exist here (no loop driver, or a container without the device): load it with `modprobe loop`, or run outside the container".into(),
+        );
+    }
+    crate::env::unwritable(ctl)
+        .map(|why| format!("a loop device is taken through {}, but {why}", ctl.display()))
+}
+
+/// Why the `iosched` axis cannot write `dev`'s scheduler (its queue/scheduler file), or for
+/// a loop device the run has not made yet (`None`), the sysfs mount holding /sys/block.
+fn queue_unwritable(root: &Root, dev: Option<&str>) -> Option<String> {
+    let (what, path) = match dev {
+        Some(d) => (format!("{d}'s"), root.path(&format!("/sys/block/{d}/queue/scheduler"))),
+        None => ("the loop device's".to_string(), root.path("/sys/block")),
+    };
+    crate::env::unwritable(&path)
+        .map(|why| format!("the iosched axis sets {what} I/O scheduler in sysfs, but {why}"))
 }
 
 /// The whole disk (as named in /sys/block) holding device number `dev` (a partition's
@@ -498,6 +523,17 @@ pub fn mounts_of_type(mountinfo: &str, fstype: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The mount point of the mount holding `path` in this mount namespace: the longest mount
+/// point that is `path` or one of its ancestors (after resolving symbolic links).
+pub fn mount_holding(path: &Path) -> Option<PathBuf> {
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    text.lines()
+        .filter_map(|l| l.split_whitespace().nth(4).map(|m| PathBuf::from(unescape(m))))
+        .filter(|m| path.starts_with(m))
+        .max_by_key(|m| m.components().count())
+}
+
 /// True if `dir` is a mount point in this mount namespace.
 pub fn is_mount_point(dir: &Path) -> bool {
     let want = dir.to_string_lossy();
@@ -576,6 +612,9 @@ fn existing_ancestor(p: &Path) -> PathBuf {
 pub fn facts(root: &Root, d: &DeviceSpec, parent: &Path) -> DeviceFacts {
     // SAFETY: no failure mode.
     let mut f = DeviceFacts { privileged: unsafe { libc::geteuid() } == 0, ..Default::default() };
+    if f.privileged && d.drop_caches {
+        f.drop_caches_unwritable = crate::env::unwritable(&root.path("/proc/sys/vm/drop_caches"));
+    }
     match &d.target {
         DeviceTarget::Loop { fs, .. } => {
             let at = existing_ancestor(parent);
@@ -584,11 +623,16 @@ pub fn facts(root: &Root, d: &DeviceSpec, parent: &Path) -> DeviceFacts {
                 f.mkfs_error =
                     Some(format!("fs = \"{fs}\" needs mkfs.{fs}, which is not installed here"));
             }
+            f.loop_unavailable = loop_unavailable();
             match d.queue {
-                QueueTarget::Device => f.offered = loop_schedulers(root),
+                QueueTarget::Device => {
+                    f.offered = loop_schedulers(root);
+                    f.queue_unwritable = queue_unwritable(root, None);
+                }
                 QueueTarget::Backing => match disk_of_path(root, &at) {
                     Ok(disk) => {
                         f.offered = schedulers(root, &disk).ok().map(|s| s.0);
+                        f.queue_unwritable = queue_unwritable(root, Some(&disk));
                         f.disk = Some(disk);
                     }
                     Err(e) => f.path_error = Some(format!("queue = \"backing\": {e}")),
@@ -601,6 +645,7 @@ pub fn facts(root: &Root, d: &DeviceSpec, parent: &Path) -> DeviceFacts {
             }) {
                 Ok((disk, dir)) => {
                     f.offered = schedulers(root, &disk).ok().map(|s| s.0);
+                    f.queue_unwritable = queue_unwritable(root, Some(&disk));
                     f.free_bytes = free_bytes(&dir).ok();
                     f.disk = Some(disk);
                 }

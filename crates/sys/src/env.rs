@@ -99,6 +99,35 @@ pub fn may_write(path: &Path) -> bool {
     unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) == 0 }
 }
 
+/// Why this process may not write `path`, naming it, the reason (a read-only mount, no
+/// permission, absent) and, for a read-only mount, the remedy; None when it may. Asked with
+/// faccessat as [`may_write`] (nothing is opened or changed).
+pub fn unwritable(path: &Path) -> Option<String> {
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return Some(format!("{} is not a path the kernel takes (a NUL byte)", path.display()));
+    };
+    // SAFETY: a valid C string; faccessat only reads it.
+    if unsafe { libc::faccessat(libc::AT_FDCWD, c.as_ptr(), libc::W_OK, libc::AT_EACCESS) } == 0 {
+        return None;
+    }
+    let e = std::io::Error::last_os_error();
+    let p = path.display();
+    Some(match e.raw_os_error() {
+        Some(libc::EROFS) => {
+            let mount = crate::blockdev::mount_holding(path)
+                .map_or_else(|| "its filesystem".to_string(), |m| m.display().to_string());
+            format!(
+                "{p} is read-only: {mount} is mounted read-only (as containers mount /sys and /proc/sys); remount {mount} read-write, or run schedlab outside the container"
+            )
+        }
+        Some(libc::EACCES | libc::EPERM) => {
+            format!("this process has no permission to write {p}: run as root")
+        }
+        Some(libc::ENOENT) => format!("{p} does not exist"),
+        _ => format!("{p} cannot be written: {e}"),
+    })
+}
+
 /// This process's effective user id.
 pub fn euid() -> u32 {
     // SAFETY: no failure mode.
@@ -221,6 +250,20 @@ pub fn rt_throttled(env: &Environment) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_that_cannot_be_written_is_named_with_why() {
+        let (_root, dir) = fake(&[("/f", "x")]);
+        assert_eq!(unwritable(&dir.join("f")), None, "this test's own file");
+        let gone = dir.join("nothing/here");
+        let why = unwritable(&gone).unwrap();
+        assert!(
+            why.contains(&gone.display().to_string()) && why.contains("does not exist"),
+            "{why}"
+        );
+        assert_eq!(crate::blockdev::mount_holding(Path::new("/")).as_deref(), Some(Path::new("/")));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 
     fn fake(files: &[(&str, &str)]) -> (Root, std::path::PathBuf) {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

@@ -195,7 +195,7 @@ pub fn facts(root: &Root, names: &[String]) -> KnobFacts {
                 path: s.files[0].0.display().to_string(),
                 value: s.label,
                 offered: s.offered,
-                writable: s.files.iter().all(|(p, _)| crate::env::may_write(p)),
+                unwritable: s.files.iter().find_map(|(p, _)| crate::env::unwritable(p)),
             },
             Err(f) => f,
         };

@@ -403,6 +403,13 @@ pub fn preflight(root: &Root) -> Result<(), TraceError> {
             "this kernel has no tracefs (CONFIG_TRACING): tracing is not possible".into(),
         ));
     }
+    // A mounted tracefs is used as it is: its instances directory must take a new one.
+    if let Some(why) = find(root).and_then(|d| schedlab_sys::env::unwritable(&d.join("instances")))
+    {
+        return Err(TraceError::Unavailable(format!(
+            "a timeline is captured in a tracefs instance of its own, but {why}"
+        )));
+    }
     Ok(())
 }
 

@@ -15,7 +15,7 @@ fn present(value: &str, offered: &[&str], writable: bool) -> KnobFact {
         path: "/x".into(),
         value: value.into(),
         offered: offered.iter().map(|s| s.to_string()).collect(),
-        writable,
+        unwritable: (!writable).then(|| "/x is read-only: /proc/sys is mounted read-only".into()),
     }
 }
 
@@ -86,7 +86,7 @@ fn a_knob_the_machine_lacks_refuses_or_keeps_from_this_user_is_an_error_naming_i
     let e = check("kernel.sched_rr_timeslice_ms", present("100", &[], false));
     assert_eq!(e.line, 6, "{e}");
     assert!(
-        e.message.contains("kernel.sched_rr_timeslice_ms") && e.message.contains("needs root"),
+        e.message.contains("kernel.sched_rr_timeslice_ms") && e.message.contains("read-only"),
         "{e}"
     );
     let e = check(

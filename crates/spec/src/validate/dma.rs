@@ -1,9 +1,9 @@
 //! `cpu_dma_latency`: what real-time and periodic cells hold /dev/cpu_dma_latency at
 //! (microseconds, 0 by default as in cyclictest, or "off").
 
-use super::{Ctx, Locations};
+use super::{Ctx, Location, Locations};
 use crate::error::SpecError;
-use schedlab_plan::{Capabilities, DmaLatency, Plan};
+use schedlab_plan::{Capabilities, Cell, DmaLatency, Plan};
 use serde_spanned::Spanned;
 
 /// The kernel's PM QoS takes an s32; its "no constraint" default is 2,000 s.
@@ -40,18 +40,29 @@ pub(super) fn check(
     src: &str,
     caps: &Capabilities,
 ) -> Result<(), SpecError> {
-    let (Some(at), DmaLatency::Hold(us)) = (&locs.dma_latency, plan.cpu_dma_latency) else {
-        return Ok(());
-    };
-    if caps.cpu_dma_latency || !plan.cells.iter().any(|c| c.is_realtime()) {
-        return Ok(());
+    match plan.cells.iter().find_map(|c| cell_refused(plan, locs, caps, c)) {
+        Some((msg, at)) => Err(SpecError::at(&plan.source_path, src, at, msg)),
+        None => Ok(()),
     }
-    Err(SpecError::at(
-        &plan.source_path,
-        src,
-        at.clone(),
-        format!(
-            "cpu_dma_latency = {us} is held through /dev/cpu_dma_latency, which only root may open: run as root, or set cpu_dma_latency = \"off\""
-        ),
-    ))
+}
+
+/// Why `cell` cannot hold the value the spec asked for (a real-time cell holds it, and this
+/// process may not open /dev/cpu_dma_latency), and where it was asked for.
+pub(crate) fn cell_refused(
+    plan: &Plan,
+    locs: &Locations,
+    caps: &Capabilities,
+    cell: &Cell,
+) -> Option<(String, Location)> {
+    let (Some(at), DmaLatency::Hold(us)) = (&locs.dma_latency, plan.cpu_dma_latency) else {
+        return None;
+    };
+    (!caps.cpu_dma_latency && cell.is_realtime()).then(|| {
+        (
+            format!(
+                "cpu_dma_latency = {us} is held through /dev/cpu_dma_latency, which only root may open: run as root, or set cpu_dma_latency = \"off\""
+            ),
+            at.clone(),
+        )
+    })
 }
