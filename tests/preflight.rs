@@ -8,24 +8,34 @@ use std::process::{Command, Output};
 
 const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
 
-/// kernel.sched_rt_runtime_us as it was before a test changed it, put back when dropped
-/// (a failed assertion included).
-struct RtRuntime(String);
-
-impl RtRuntime {
-    /// Disables RT throttling until the guard is dropped.
-    fn disable() -> RtRuntime {
-        let before = std::fs::read_to_string(RT_RUNTIME).unwrap().trim().to_string();
-        let guard = RtRuntime(before);
-        std::fs::write(RT_RUNTIME, "-1").unwrap();
-        guard
+/// The same command in a private mount namespace where kernel.sched_rt_runtime_us reads
+/// `-1` (a file holding it bound over the sysctl): RT throttling disabled as the command sees
+/// it, while the machine, and every test running beside this one, keeps it on.
+fn rt_unthrottled(lab: &Lab) -> impl Fn(Command) -> Command {
+    let off = lab.spec("rt-runtime-off", "-1\n");
+    move |c: Command| {
+        let mut u = Command::new("unshare");
+        u.args(["--mount", "--propagation", "private", "sh", "-c"])
+            .arg(format!("mount --bind \"$1\" {RT_RUNTIME} && shift && exec \"$0\" \"$@\""))
+            .arg(c.get_program())
+            .arg(&off)
+            .args(c.get_args());
+        like(u, &c)
     }
 }
 
-impl Drop for RtRuntime {
-    fn drop(&mut self) {
-        let _ = std::fs::write(RT_RUNTIME, &self.0);
+/// `u` with `c`'s environment and directory.
+fn like(mut u: Command, c: &Command) -> Command {
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => u.env(k, v),
+            None => u.env_remove(k),
+        };
     }
+    if let Some(d) = c.get_current_dir() {
+        u.current_dir(d);
+    }
+    u
 }
 
 /// What a refused command said: its standard error from its first `error: ` on.
@@ -70,16 +80,7 @@ fn without_cgroups(c: Command) -> Command {
         .arg("mount -t tmpfs none /sys/fs/cgroup && exec \"$0\" \"$@\"")
         .arg(c.get_program())
         .args(c.get_args());
-    for (k, v) in c.get_envs() {
-        match v {
-            Some(v) => u.env(k, v),
-            None => u.env_remove(k),
-        };
-    }
-    if let Some(d) = c.get_current_dir() {
-        u.current_dir(d);
-    }
-    u
+    like(u, &c)
 }
 
 /// The command as it is.
@@ -95,19 +96,22 @@ fn pi_with(line: &str) -> String {
 #[test]
 fn check_and_run_refuse_alike_for_every_preflight_refusal() {
     require!(is_root(), "the device and cgroup checks and the RT throttling sysctl need root");
-    // RT throttling is disabled for a moment: no real-time test may run meanwhile.
     let _one = measuring();
     let lab = Lab::new();
-    {
-        let _rt = RtRuntime::disable();
-        let fifo = pi_with("policy = [\"fifo\"]");
-        let says = ["RT throttling is disabled", "--allow-unthrottled"];
-        refuse_alike(&lab, "RT throttling disabled", &fifo, &[], &same, &says);
-        let out = lab.run(&["check", lab.path("s.toml").to_str().unwrap(), "--allow-unthrottled"]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "check --allow-unthrottled: {err}");
-    }
-    assert_ne!(std::fs::read_to_string(RT_RUNTIME).unwrap().trim(), "-1", "RT throttling put back");
+    // RT throttling disabled as schedlab sees it, in a namespace of its own.
+    let unthrottled = rt_unthrottled(&lab);
+    let fifo = pi_with("policy = [\"fifo\"]");
+    let says = ["RT throttling is disabled", "--allow-unthrottled"];
+    refuse_alike(&lab, "RT throttling disabled", &fifo, &[], &unthrottled, &says);
+    let check = lab.cmd(&["check", lab.path("s.toml").to_str().unwrap(), "--allow-unthrottled"]);
+    let out = unthrottled(check).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "check --allow-unthrottled: {err}");
+    assert_ne!(
+        std::fs::read_to_string(RT_RUNTIME).unwrap().trim(),
+        "-1",
+        "the machine stays throttled"
+    );
     let rt_off = format!("{PI}[knobs]\n\"kernel.sched_rt_runtime_us\" = -1\n\"kernel.sched_rt_period_us\" = 1000000\n");
     let file = lab.spec("not-a-dir", "");
     let nobodys = lab.path("nobodys");
