@@ -65,8 +65,25 @@ fn refuse_alike(
     }
     // Only now that check refused: `run` goes through the same look before anything.
     let run = adjust(lab.cmd(&[&["run", file, "-q"][..], extra].concat())).output().unwrap();
-    assert_eq!(refusal(&format!("run ({case})"), &run), said, "run ({case}) says what check says");
+    let (ran, checked) = (moment(&refusal(&format!("run ({case})"), &run)), moment(&said));
+    assert_eq!(ran, checked, "run ({case}) says what check says");
     said
+}
+
+/// A refusal without the count of the moment (`N are in use now`: the machine's tasks, which
+/// the tests beside this one change between check and run).
+fn moment(said: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in said.split(" are in use now").enumerate() {
+        let part = if i + 1 < said.split(" are in use now").count() {
+            let keep = part.trim_end_matches(|c: char| c.is_ascii_digit() || c == ',');
+            format!("{keep}N are in use now")
+        } else {
+            part.to_string()
+        };
+        out.push_str(&part);
+    }
+    out
 }
 
 const PI: &str =
