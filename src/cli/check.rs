@@ -138,6 +138,7 @@ pub fn run(db: &std::path::Path, a: Args) -> anyhow::Result<ExitCode> {
         yes_device: a.yes_device.clone(),
         allow_unthrottled: a.rt.allow_unthrottled,
         no_engine_rt: a.rt.no_engine_rt,
+        escape_limits: a.rt.escape_limits,
         ..MeasureOptions::default()
     };
     // The preflight `run` looks with: every refusal a run of this file would meet here.

@@ -34,6 +34,8 @@ pub struct Checked {
     pub rt_placement: Option<schedlab_spec::RtPlacement>,
     /// The warning that the machine was busy before the first cell, naming the busiest.
     pub busy: Option<String>,
+    /// The limits on the engine's cgroup path: named, or moved out of.
+    pub limits: crate::limits::Limits,
 }
 
 impl Checked {
@@ -50,6 +52,7 @@ impl Checked {
             holds: schedlab_sys::lock::Holds::new(),
             rt_placement: None,
             busy: None,
+            limits: Default::default(),
         }
     }
 }
@@ -68,6 +71,7 @@ pub struct Look {
     left_out: Vec<(String, Vec<String>)>,
     timeout: Option<Duration>,
     rt_placement: Option<schedlab_spec::RtPlacement>,
+    limits: crate::limits::Limits,
 }
 
 impl Look {
@@ -101,6 +105,7 @@ pub fn look(spec: &mut Spec, o: &MeasureOptions, root: &Root, state_dir: &Path) 
         left_out,
         timeout: None,
         rt_placement: None,
+        limits: Default::default(),
     };
     if spec.plan.cells.is_empty() {
         let why: Vec<&str> = l.left_out.iter().map(|(w, _)| w.as_str()).collect();
@@ -139,7 +144,17 @@ pub fn look(spec: &mut Spec, o: &MeasureOptions, root: &Root, state_dir: &Path) 
     l.notes.extend(l.device_line.clone());
     l.rt_placement = l.caps.rt_placement.clone().filter(|_| spec.plan.has_realtime());
     l.notes.extend(l.rt_placement.as_ref().map(|p| format!("real-time: {}", p.why)));
+    limits(&mut l, root, o, spec.plan.has_realtime());
     l
+}
+
+/// The limits on the engine's cgroup path ([`crate::limits::look`]): their warnings and
+/// what the run does about them in `l`'s notes, a refusal of `--escape-limits` in its refusals.
+fn limits(l: &mut Look, root: &Root, o: &MeasureOptions, realtime: bool) {
+    let placed = l.rt_placement.as_ref().map(|p| p.to.as_path());
+    l.limits = crate::limits::look(root, o.escape_limits, realtime, &mut l.environment, placed);
+    l.refusals.extend(l.limits.refusal.clone());
+    l.notes.extend(l.limits.lines());
 }
 
 /// The refusal of knobs that weaken RT throttling where the engine's watchdog cannot run at
@@ -183,7 +198,7 @@ pub fn check(
         return Err(Error::Refused(why));
     }
     schedlab_sys::phases::mark("preflight");
-    let Look { caps, environment, rt_placement, .. } = look;
+    let Look { caps, environment, rt_placement, limits, .. } = look;
     // A machine already busy is named before the first cell, not only judged after the last.
     let busy = schedlab_sys::look::look(root, schedlab_analysis::noise::LOOK)
         .and_then(|l| schedlab_analysis::noise::busy(&l, environment.cpus as usize))
@@ -199,6 +214,7 @@ pub fn check(
         environment,
         rt_placement,
         busy,
+        limits,
         knob_facts,
         device_line: look.device_line,
         left_out: look.left_out,
