@@ -38,7 +38,7 @@ fn refusal(what: &str, out: &Output) -> String {
 
 /// Runs `check` and then `run` of `spec` (with `extra` arguments, each command changed by
 /// `adjust`), insisting both are refused with the same text, which contains `expect`; returns it.
-fn refuse_alike(
+pub(crate) fn refuse_alike(
     lab: &Lab,
     case: &str,
     spec: &str,
@@ -67,19 +67,8 @@ const PI: &str =
 fn without_cgroups(c: Command) -> Command {
     let mut u = Command::new("unshare");
     u.args(["--mount", "--propagation", "private", "sh", "-c"])
-        .arg("mount -t tmpfs none /sys/fs/cgroup && exec \"$0\" \"$@\"")
-        .arg(c.get_program())
-        .args(c.get_args());
-    for (k, v) in c.get_envs() {
-        match v {
-            Some(v) => u.env(k, v),
-            None => u.env_remove(k),
-        };
-    }
-    if let Some(d) = c.get_current_dir() {
-        u.current_dir(d);
-    }
-    u
+        .arg("mount -t tmpfs none /sys/fs/cgroup && exec \"$0\" \"$@\"");
+    crate::util::wrapped(c, u)
 }
 
 /// The command as it is.
