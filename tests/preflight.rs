@@ -13,29 +13,12 @@ const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
 /// it, while the machine, and every test running beside this one, keeps it on.
 fn rt_unthrottled(lab: &Lab) -> impl Fn(Command) -> Command {
     let off = lab.spec("rt-runtime-off", "-1\n");
+    let bind = format!("mount --bind '{}' {RT_RUNTIME} && exec \"$0\" \"$@\"", off.display());
     move |c: Command| {
         let mut u = Command::new("unshare");
-        u.args(["--mount", "--propagation", "private", "sh", "-c"])
-            .arg(format!("mount --bind \"$1\" {RT_RUNTIME} && shift && exec \"$0\" \"$@\""))
-            .arg(c.get_program())
-            .arg(&off)
-            .args(c.get_args());
-        like(u, &c)
+        u.args(["--mount", "--propagation", "private", "sh", "-c", &bind]);
+        crate::util::wrapped(c, u)
     }
-}
-
-/// `u` with `c`'s environment and directory.
-fn like(mut u: Command, c: &Command) -> Command {
-    for (k, v) in c.get_envs() {
-        match v {
-            Some(v) => u.env(k, v),
-            None => u.env_remove(k),
-        };
-    }
-    if let Some(d) = c.get_current_dir() {
-        u.current_dir(d);
-    }
-    u
 }
 
 /// What a refused command said: its standard error from its first `error: ` on.
@@ -48,7 +31,7 @@ fn refusal(what: &str, out: &Output) -> String {
 
 /// Runs `check` and then `run` of `spec` (with `extra` arguments, each command changed by
 /// `adjust`), insisting both are refused with the same text, which contains `expect`; returns it.
-fn refuse_alike(
+pub(crate) fn refuse_alike(
     lab: &Lab,
     case: &str,
     spec: &str,
@@ -94,10 +77,8 @@ const PI: &str =
 fn without_cgroups(c: Command) -> Command {
     let mut u = Command::new("unshare");
     u.args(["--mount", "--propagation", "private", "sh", "-c"])
-        .arg("mount -t tmpfs none /sys/fs/cgroup && exec \"$0\" \"$@\"")
-        .arg(c.get_program())
-        .args(c.get_args());
-    like(u, &c)
+        .arg("mount -t tmpfs none /sys/fs/cgroup && exec \"$0\" \"$@\"");
+    crate::util::wrapped(c, u)
 }
 
 /// The command as it is.

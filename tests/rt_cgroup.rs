@@ -13,13 +13,14 @@ use std::process::{Command, Output};
 /// The v1 cpu hierarchy's root, where a new cgroup gets `cpu.rt_runtime_us = 0`.
 const CPU_V1: &str = "/sys/fs/cgroup/cpu";
 
-/// A cpu cgroup of the test's own holding no RT runtime (removed on drop).
-struct RtZero {
-    dir: PathBuf,
+/// A cpu cgroup of the test's own, new ones holding no RT runtime (removed on drop, whatever
+/// is left in it moved back to the root first).
+pub(crate) struct TestCgroup {
+    pub(crate) dir: PathBuf,
 }
 
 /// Why the reproduction is impossible here, if it is.
-fn cannot_reproduce() -> Option<String> {
+pub(crate) fn cannot_reproduce() -> Option<String> {
     if !is_root() {
         return Some("making a cpu cgroup needs root".into());
     }
@@ -31,18 +32,28 @@ fn cannot_reproduce() -> Option<String> {
     None
 }
 
-impl RtZero {
-    fn new(tag: &str) -> RtZero {
-        let dir =
-            Path::new(CPU_V1).join(format!("schedlab-test-rtzero-{tag}-{}", std::process::id()));
+impl TestCgroup {
+    fn new(tag: &str) -> TestCgroup {
+        let cg = TestCgroup::with(&format!("rtzero-{tag}"), &[]);
+        assert_eq!(runtime(&cg.dir), "0", "a new cpu cgroup holds no RT runtime");
+        cg
+    }
+
+    /// A new cgroup with each of `files` (a control file and its value) written in order.
+    pub(crate) fn with(tag: &str, files: &[(&str, &str)]) -> TestCgroup {
+        let dir = Path::new(CPU_V1).join(format!("schedlab-test-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir(&dir);
         std::fs::create_dir(&dir).expect("mkdir the cpu cgroup");
-        assert_eq!(runtime(&dir), "0", "a new cpu cgroup holds no RT runtime");
-        RtZero { dir }
+        let cg = TestCgroup { dir };
+        for (file, value) in files {
+            std::fs::write(cg.dir.join(file), value)
+                .unwrap_or_else(|e| panic!("writing {value} to {file}: {e}"));
+        }
+        cg
     }
 
     /// `cmd`, started inside this cgroup (the child writes itself in before it execs).
-    fn enter(&self, mut cmd: Command) -> Command {
+    pub(crate) fn enter(&self, mut cmd: Command) -> Command {
         let procs = CString::new(self.dir.join("cgroup.procs").as_os_str().as_bytes()).unwrap();
         // SAFETY: open/write/close are async-signal-safe; nothing else runs before exec.
         unsafe {
@@ -63,7 +74,7 @@ impl RtZero {
     }
 }
 
-impl Drop for RtZero {
+impl Drop for TestCgroup {
     fn drop(&mut self) {
         // Anything left inside goes back to the root first (rmdir refuses a populated cgroup).
         if let Ok(text) = std::fs::read_to_string(self.dir.join("cgroup.procs")) {
@@ -86,7 +97,7 @@ fn text(o: &Output) -> String {
 #[test]
 fn probe_env_in_a_cgroup_without_rt_runtime_names_the_cgroup_and_rt_group_scheduling() {
     require!(cannot_reproduce().is_none(), &cannot_reproduce().unwrap_or_default());
-    let (lab, zero) = (Lab::new(), RtZero::new("env"));
+    let (lab, zero) = (Lab::new(), TestCgroup::new("env"));
     let out = zero.enter(lab.cmd(&["env"])).output().unwrap();
     let t = text(&out);
     assert!(out.status.success(), "{t}");
@@ -116,7 +127,7 @@ fn probe_env_in_a_cgroup_without_rt_runtime_names_the_cgroup_and_rt_group_schedu
 fn placement_runs_the_builtin_experiment_s_rt_cells_under_their_policy_and_goes_back() {
     require!(cannot_reproduce().is_none(), &cannot_reproduce().unwrap_or_default());
     let _m = crate::util::measuring();
-    let (lab, zero) = (Lab::new(), RtZero::new("run"));
+    let (lab, zero) = (Lab::new(), TestCgroup::new("run"));
     let out =
         zero.enter(lab.cmd(&["run", "--scale", "0.005", "--repetitions", "1"])).output().unwrap();
     let t = text(&out);
@@ -151,7 +162,7 @@ fn probe_without_a_way_out_the_builtin_skips_rt_cells_and_an_own_file_is_refused
     );
     // A user with CAP_SYS_NICE and nothing else: the privilege allows fifo, the cgroup does
     // not, and the user may not move into the hierarchy's root.
-    let zero = RtZero::new("user");
+    let zero = TestCgroup::new("user");
     let u = crate::unprivileged::Dropped::new();
     let nice = |args: &[&str]| u.cmd_keeping(args, &[], &["sys_nice"]);
     let cg = zero.dir.display().to_string();

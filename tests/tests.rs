@@ -27,6 +27,7 @@ mod kernel_dirs;
 mod killed;
 mod knobs;
 mod layers;
+mod limits;
 mod mock_records;
 mod nothing_lost;
 mod old_database;

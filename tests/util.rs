@@ -241,3 +241,20 @@ pub fn no_read_only_sys() -> Option<String> {
         Err(e) => Some(format!("no private mount namespace with a read-only /sys here: {e}")),
     }
 }
+
+/// `c` run by `wrapper` (a command that ends by exec'ing its arguments, such as `unshare ...
+/// sh -c '... && exec "$0" "$@"'`): `c`'s program and arguments after the wrapper's, with
+/// `c`'s environment and directory.
+pub fn wrapped(c: Command, mut wrapper: Command) -> Command {
+    wrapper.arg(c.get_program()).args(c.get_args());
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => wrapper.env(k, v),
+            None => wrapper.env_remove(k),
+        };
+    }
+    if let Some(d) = c.get_current_dir() {
+        wrapper.current_dir(d);
+    }
+    wrapper
+}

@@ -141,6 +141,7 @@ pub fn run(db: &std::path::Path, a: Args) -> anyhow::Result<ExitCode> {
         allow_unthrottled: a.rt.allow_unthrottled,
         no_engine_rt: a.rt.no_engine_rt,
         skip_unavailable: a.skip.skip_unavailable,
+        escape_limits: a.rt.escape_limits,
         ..MeasureOptions::default()
     };
     // The preflight `run` looks with: every refusal a run of this file would meet here.

@@ -79,6 +79,11 @@ pub struct RtFlags {
     /// watchdog and the reaping times.
     #[arg(long)]
     pub no_engine_rt: bool,
+    /// Move the engine (and so its workers) out of a CPU quota or an RT runtime below the
+    /// machine's on its cgroup path for the run (journaled, moved back after); `env` and
+    /// `check` name such limits.
+    #[arg(long)]
+    pub escape_limits: bool,
 }
 
 /// What a run does with the cells this machine cannot run: `run` takes the flag and `check`
@@ -142,6 +147,9 @@ impl RunFlags {
         }
         if self.rt.no_engine_rt {
             words.push("--no-engine-rt".into());
+        }
+        if self.rt.escape_limits {
+            words.push("--escape-limits".into());
         }
         if let Some(d) = &self.dir {
             words.extend(["--dir".into(), quote(d)]);

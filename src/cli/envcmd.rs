@@ -90,6 +90,7 @@ fn json(f: &Facts) -> anyhow::Result<()> {
         "user_tasks_now": lim.user_tasks,
         "mem_available_kb": lim.mem_available_kib,
         "rt_throttling": env::rt_throttled(e),
+        "limits": schedlab_session::limits::json(root, e),
         "cpu_dma_latency_us": dma.as_ref().ok(),
         "cpu_dma_latency_holdable": caps.cpu_dma_latency,
         "sched_ext": schedlab_session::machine::scx_json(root),
@@ -135,6 +136,7 @@ fn text(f: &Facts) -> anyhow::Result<()> {
     if let Some(line) = schedlab_session::machine::cgroup_line(&f.root) {
         outln!("own cpu cgroup   {line}");
     }
+    outln!("limits           {}", schedlab_session::limits::env_line(&f.root, e));
     outln!(
         "cgroups          {}",
         match &caps.cgroup_unwritable {

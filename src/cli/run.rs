@@ -215,6 +215,7 @@ fn options(a: &Args) -> MeasureOptions {
         timeout_s: a.flags.timeout,
         allow_unthrottled: a.flags.rt.allow_unthrottled,
         no_engine_rt: a.flags.rt.no_engine_rt,
+        escape_limits: a.flags.rt.escape_limits,
         until: a.decide.until(),
     }
 }

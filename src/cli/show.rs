@@ -171,6 +171,9 @@ fn print_head(
             run.env.rt_runtime_us.map(|v| v.to_string()).unwrap_or("?".into()),
             run.env.rt_period_us.map(|v| v.to_string()).unwrap_or("?".into())
         );
+        for line in schedlab_report::limits::header_lines(&run.env.limits) {
+            outln!("{line}");
+        }
         if let Some(line) = floor {
             outln!("noise floor: {line}");
         }
@@ -286,6 +289,12 @@ pub fn print_view(subject: &Subject, view: &View) -> anyhow::Result<()> {
         }
     }
     if let Some(w) = schedlab_report::noise::noise_warning(cells, run.env.cpus as usize) {
+        outln!("\nwarning: {w}");
+    }
+    let limits = schedlab_report::limits::throttle_warning(&stats)
+        .into_iter()
+        .chain(schedlab_report::limits::rt_warning(&run.env.limits, &stats));
+    for w in limits {
         outln!("\nwarning: {w}");
     }
     Ok(())

@@ -82,6 +82,8 @@ pub struct CellStats {
     /// percent (/proc/stat's steal, pooled over them); None where they cover less than
     /// [`STEAL_MIN_TICKS`], since one tick of a short cell would read as a large share.
     pub steal_pct: Option<f64>,
+    /// The CFS bandwidth throttling its counted repetitions met; None when none was throttled.
+    pub throttle: Option<crate::throttle::CellThrottle>,
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
@@ -147,6 +149,7 @@ fn summarise(all: &[&CellRecord]) -> Option<CellStats> {
     let stolen: u64 = ran.iter().map(|r| r.stat.steal).sum();
     Some(CellStats {
         steal_pct: (ticks >= STEAL_MIN_TICKS).then(|| stolen as f64 / ticks as f64 * 100.0),
+        throttle: crate::throttle::of(&ran),
         reps: ran.len(),
         failed: failed.len(),
         failure: failed.first().and_then(|r| r.message.clone()),

@@ -31,6 +31,7 @@ mod ratio;
 pub mod rt;
 mod runs;
 mod summary;
+pub mod throttle;
 pub mod trace;
 mod welch;
 mod within;

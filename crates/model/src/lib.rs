@@ -15,6 +15,7 @@ pub mod columns;
 pub mod detail;
 pub mod dispatch;
 pub mod jobs;
+pub mod limits;
 pub mod look;
 pub mod machine;
 mod rt_task;
@@ -26,6 +27,7 @@ pub mod trace;
 pub use adaptive::{AdaptiveTarget, RepetitionOutcome};
 pub use bench::{BenchFigures, LatencyPercentiles, RpsPercentiles};
 pub use detail::{Detail, Extra};
+pub use limits::{Limit, LimitKind, Throttled};
 pub use look::{Consumer, MachineLook};
 pub use machine::Machine;
 pub use rt_task::{RtColumn, RtNumber, RtParams, RtTally, RtTask, RtTimes};
@@ -383,6 +385,10 @@ pub struct CellRecord {
     /// (cells of the `cpu_scheduler` axis only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched_ext: Option<sched_ext::SchedExtCell>,
+    /// The CFS bandwidth throttling this repetition met, one entry per cgroup with a CPU
+    /// quota that its workers ran under (empty: none, simulated, or stored before it was kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throttling: Vec<Throttled>,
     /// The kernel's capture of this repetition, kept for export (traced cells only; the
     /// store keeps it in its own table and `Store::cells` leaves it out).
     #[serde(skip)]
@@ -666,6 +672,11 @@ pub struct Environment {
     /// its state and root/ops (`enabled bpfland_1.1.4_...`); None for older runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched_ext: Option<String>,
+    /// The limits on the engine's cgroup path that shape the figures: the tightest CPU quota
+    /// and an RT runtime below the machine's (empty: none, or a run stored before they were
+    /// read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<Limit>,
 }
 
 #[cfg(test)]

@@ -101,6 +101,7 @@ impl Environment {
         );
         cmp("sched_rt_runtime_us", num(self.rt_runtime_us), num(other.rt_runtime_us));
         cmp("sched_rt_period_us", num(self.rt_period_us), num(other.rt_period_us));
+        cmp("limits", in_force(&self.limits), in_force(&other.limits));
         let names: std::collections::BTreeSet<&String> =
             a.sched_knobs.keys().chain(b.sched_knobs.keys()).collect();
         for n in names {
@@ -112,6 +113,23 @@ impl Environment {
             cmp(n, get(a), get(b));
         }
         out
+    }
+}
+
+/// The limits a run's engine stayed under, shortly: `CPU quota 0.5`, `RT runtime 0.3`.
+fn in_force(limits: &[crate::Limit]) -> String {
+    let words: Vec<String> = limits
+        .iter()
+        .filter(|l| l.lifted.is_none())
+        .map(|l| match l.kind {
+            crate::LimitKind::CpuQuota { .. } => format!("CPU quota {}", l.kind.share()),
+            crate::LimitKind::RtRuntime { .. } => format!("RT runtime {}", l.kind.share()),
+        })
+        .collect();
+    if words.is_empty() {
+        "none".into()
+    } else {
+        words.join(", ")
     }
 }
 
@@ -155,6 +173,19 @@ mod tests {
         b.machine.cpu_dma_latency_us = Some(0);
         assert!(a.same_machine(&b) && a.hardware_differences(&b).is_empty());
         assert_eq!(a.setting_differences(&b), vec!["cpu_dma_latency ? \u{2192} 0".to_string()]);
+    }
+
+    #[test]
+    fn a_limit_in_force_is_a_setting_and_a_lifted_one_is_none() {
+        let (a, mut b) = (env("n1", "EPYC"), env("n1", "EPYC"));
+        let quota = crate::LimitKind::CpuQuota { quota_us: 50_000, period_us: 100_000, v2: false };
+        b.limits.push(crate::Limit { kind: quota, cgroup: "/x".into(), lifted: None });
+        assert_eq!(
+            a.setting_differences(&b),
+            vec!["limits none \u{2192} CPU quota 0.5".to_string()]
+        );
+        b.limits[0].lifted = Some("/".into());
+        assert!(a.setting_differences(&b).is_empty());
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod html;
 pub mod hyperfine;
 pub mod knee;
 pub mod labels;
+pub mod limits;
 pub mod noise;
 pub mod observing;
 pub mod output;

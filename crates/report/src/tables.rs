@@ -266,7 +266,7 @@ fn left_out(failed: usize, ok: usize, timed_out: usize, why: Option<&str>) -> St
 }
 
 /// Why a cell's numbers may be incomplete or suspect: failures, time-outs, signals, non-zero exits,
-/// time the hypervisor stole.
+/// time the hypervisor stole, CFS bandwidth throttling.
 pub fn status(s: &CellStats) -> String {
     let mut notes = Vec::new();
     if s.failed > 0 {
@@ -281,6 +281,7 @@ pub fn status(s: &CellStats) -> String {
     if let Some(p) = s.steal_pct.filter(|p| *p >= STEAL_NOTE_PCT) {
         notes.push(format!("hypervisor stole {p:.1}% of CPU time"));
     }
+    notes.extend(s.throttle.as_ref().map(crate::limits::throttle_note));
     notes.join("; ")
 }
 

@@ -30,6 +30,7 @@ pub mod eta;
 pub mod floor;
 pub mod gantt;
 pub mod knee;
+pub mod limits;
 pub mod machine;
 pub mod measure;
 pub mod merge;

@@ -43,6 +43,8 @@ pub struct MeasureOptions {
     pub allow_unthrottled: bool,
     /// Supervise as an ordinary task instead of at SCHED_FIFO 99.
     pub no_engine_rt: bool,
+    /// Move the engine out of a CPU quota or RT runtime limit on its cgroup path for the run.
+    pub escape_limits: bool,
     /// Add rounds of repetitions until the levels of an axis are decided (`--until-decided`).
     pub until: Option<crate::decide::Until>,
 }
@@ -204,6 +206,12 @@ impl Session {
                 .map_err(|e| Error::Failed(format!("cannot place the engine: {e}")))?;
             tally.warn(&format!("real-time: {}", p.why));
         }
+        // Out of the limits on its cgroup path when asked (--escape-limits), journaled alike.
+        if let Some(e) = &checked.limits.escape {
+            schedlab_sys::quota::escape(&mut journal, e).map_err(|e| {
+                Error::Failed(format!("cannot move the engine out of its limits: {e}"))
+            })?;
+        }
         let spool = schedlab_store::spool::path(&self.db, run_id);
         let mut spooled: Vec<String> = Vec::new();
         let shared = RefCell::new(store);
@@ -340,6 +348,12 @@ impl Session {
             ));
         }
         if let Some(line) = &checked.device_line {
+            tally.inner.detail(line);
+        }
+        for w in &checked.limits.warnings {
+            tally.warn(w);
+        }
+        for line in &checked.limits.notes {
             tally.inner.detail(line);
         }
         for line in preflight::skipped_lines(&checked.left_out) {

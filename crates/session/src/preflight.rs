@@ -33,6 +33,8 @@ pub struct Checked {
     /// Where the run moves its engine so its real-time workers get RT runtime (the probe
     /// found none in this process's cgroup, and a child was allowed real-time there).
     pub rt_placement: Option<schedlab_spec::RtPlacement>,
+    /// The limits on the engine's cgroup path: named, or moved out of.
+    pub limits: crate::limits::Limits,
 }
 
 impl Checked {
@@ -48,6 +50,7 @@ impl Checked {
             timeout: None,
             holds: schedlab_sys::lock::Holds::new(),
             rt_placement: None,
+            limits: Default::default(),
         }
     }
 }
@@ -66,6 +69,7 @@ pub struct Look {
     left_out: Vec<(String, Vec<String>)>,
     timeout: Option<Duration>,
     rt_placement: Option<schedlab_spec::RtPlacement>,
+    limits: crate::limits::Limits,
 }
 
 impl Look {
@@ -106,6 +110,7 @@ pub fn look(spec: &mut Spec, o: &MeasureOptions, root: &Root, state_dir: &Path) 
         left_out,
         timeout: None,
         rt_placement: None,
+        limits: Default::default(),
     };
     if spec.plan.cells.is_empty() {
         l.refusals.push(match o.builtin {
@@ -155,6 +160,7 @@ pub fn look(spec: &mut Spec, o: &MeasureOptions, root: &Root, state_dir: &Path) 
     l.notes.extend(l.device_line.clone());
     l.rt_placement = l.caps.rt_placement.clone().filter(|_| spec.plan.has_realtime());
     l.notes.extend(l.rt_placement.as_ref().map(|p| format!("real-time: {}", p.why)));
+    limits(&mut l, root, o, spec.plan.has_realtime());
     l
 }
 
@@ -208,6 +214,15 @@ impl Look {
     }
 }
 
+/// The limits on the engine's cgroup path ([`crate::limits::look`]): their warnings and
+/// what the run does about them in `l`'s notes, a refusal of `--escape-limits` in its refusals.
+fn limits(l: &mut Look, root: &Root, o: &MeasureOptions, realtime: bool) {
+    let placed = l.rt_placement.as_ref().map(|p| p.to.as_path());
+    l.limits = crate::limits::look(root, o.escape_limits, realtime, &mut l.environment, placed);
+    l.refusals.extend(l.limits.refusal.clone());
+    l.notes.extend(l.limits.lines());
+}
+
 /// The refusal of knobs that weaken RT throttling where the engine's watchdog cannot run at
 /// SCHED_FIFO 99 (`facts`: the knobs' values now).
 fn unthrottled_without_watchdog(
@@ -249,7 +264,7 @@ pub fn check(
         return Err(Error::Refused(why));
     }
     schedlab_sys::phases::mark("preflight");
-    let Look { caps, environment, rt_placement, .. } = look;
+    let Look { caps, environment, rt_placement, limits, .. } = look;
     Ok(Checked {
         // Where real-time is refused, or allowed only after a move this run does not make,
         // the engine cannot be SCHED_FIFO 99 either.
@@ -259,6 +274,7 @@ pub fn check(
             && (caps.rt_placement.is_none() || rt_placement.is_some()),
         environment,
         rt_placement,
+        limits,
         knob_facts,
         device_line: look.device_line,
         left_out: look.left_out,

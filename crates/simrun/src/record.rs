@@ -52,6 +52,7 @@ pub fn failed(cell: &Cell, message: String) -> CellRecord {
         trace: None,
         sched_ext: None,
         raw_trace: None,
+        throttling: Vec::new(),
     }
 }
 

@@ -366,6 +366,12 @@ impl Store {
             ],
         )?;
         let row = tx.last_insert_rowid();
+        if !c.throttling.is_empty() {
+            tx.execute(
+                "UPDATE cells SET throttling_json = ?1 WHERE id = ?2",
+                params![serde_json::to_string(&c.throttling).unwrap_or_default(), row],
+            )?;
+        }
         if c.params.cpu_scheduler.is_some() || c.sched_ext.is_some() {
             tx.execute(
                 "UPDATE cells SET cpu_scheduler = ?1, sched_ext_json = ?2 WHERE id = ?3",
@@ -670,21 +676,26 @@ impl Store {
                         knobs: knobs_of(r.get(37)?),
                         raw_trace: None,
                         sched_ext: None,
+                        throttling: Vec::new(),
                         spawn_s: r.get(38)?,
                     },
                 ))
             })?
             .collect::<Result<_, _>>()?;
         let mut out = Vec::with_capacity(heads.len());
-        let mut scx =
-            self.conn.prepare("SELECT cpu_scheduler, sched_ext_json FROM cells WHERE id = ?1")?;
+        let mut scx = self.conn.prepare(
+            "SELECT cpu_scheduler, sched_ext_json, throttling_json FROM cells WHERE id = ?1",
+        )?;
         for (row, mut rec) in heads {
-            (rec.params.cpu_scheduler, rec.sched_ext) = scx.query_row(params![row], |r| {
-                Ok((
-                    r.get::<_, Option<String>>(0)?,
-                    r.get::<_, Option<String>>(1)?.and_then(|j| serde_json::from_str(&j).ok()),
-                ))
-            })?;
+            (rec.params.cpu_scheduler, rec.sched_ext, rec.throttling) =
+                scx.query_row(params![row], |r| {
+                    let json = |i| r.get::<_, Option<String>>(i);
+                    Ok((
+                        json(0)?,
+                        json(1)?.and_then(|j| serde_json::from_str(&j).ok()),
+                        json(2)?.and_then(|j| serde_json::from_str(&j).ok()).unwrap_or_default(),
+                    ))
+                })?;
             rec.samples = sst
                 .query_map(params![row], |r| {
                     let extra: String = r.get(0)?;

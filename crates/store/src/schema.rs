@@ -256,6 +256,11 @@ CREATE TABLE floors (
     PRIMARY KEY (run_id, cell_key, figure)
 );
 "#,
+    // The CFS bandwidth throttling each cell repetition met (issue #47): cpu.stat's deltas of
+    // every cgroup with a CPU quota over its workers, as JSON (NULL: none, or not known).
+    r#"
+ALTER TABLE cells ADD COLUMN throttling_json TEXT;
+"#,
 ];
 
 /// An error that says `why` and nothing else (no "Invalid parameter name:" before it).

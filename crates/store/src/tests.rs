@@ -79,6 +79,16 @@ pub(crate) fn record(cell_id: u32, rep: u32, n: u32) -> CellRecord {
             }],
         }),
         raw_trace: None,
+        // Cell 1 ran under a CPU quota that throttled it.
+        throttling: (0..cell_id.min(1))
+            .map(|_| schedlab_model::Throttled {
+                cgroup: "/sys/fs/cgroup/cpu/limited".into(),
+                own: false,
+                periods: 60,
+                throttled_periods: 51,
+                throttled_s: 2.45,
+            })
+            .collect(),
     }
 }
 

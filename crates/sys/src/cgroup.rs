@@ -235,7 +235,7 @@ impl Hierarchy {
 /// mkdir `<base>/schedlab` (if missing) and `<base>/schedlab/<name>`, journaled. Every run
 /// journals the shared parent, whoever created it: its undo removes it only once no child
 /// cgroup is left, so the last of several overlapping runs removes it.
-fn make(j: &mut Journal, base: &Path, name: &str) -> io::Result<PathBuf> {
+pub(crate) fn make(j: &mut Journal, base: &Path, name: &str) -> io::Result<PathBuf> {
     let parent = base.join("schedlab");
     j.record(Entry::RemoveCgroup { path: parent.clone() })?;
     let d = parent.join(name);
@@ -343,7 +343,12 @@ pub fn remove_dir(path: &Path) -> io::Result<()> {
     }
     for attempt in 0..50 {
         let procs = std::fs::read_to_string(path.join("cgroup.procs")).unwrap_or_default();
-        for pid in procs.split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
+        let me = std::process::id() as i32;
+        // Never this process: an engine not yet back from a cgroup of its own is left alive
+        // (the rmdir then fails and says so).
+        for pid in
+            procs.split_whitespace().filter_map(|p| p.parse::<i32>().ok()).filter(|p| *p != me)
+        {
             // SAFETY: signalling a process left in our own cgroup.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }

@@ -199,7 +199,12 @@ pub fn environment(root: &Root) -> Environment {
             l.strip_prefix("model name").map(|r| r.trim_start_matches([' ', '\t', ':']).to_string())
         })
         .unwrap_or_default();
-    let cpus = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+    // The CPUs it may run on, not available_parallelism's, which divides a CPU quota into
+    // them: the quota is a limit of its own (`limits`), and /proc/stat counts every CPU.
+    let cpus = match crate::cpus::affinity_self().len() {
+        0 => std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
+        n => n as u32,
+    };
     let mem_total_kb = crate::limits::meminfo_kib(root, "MemTotal:");
     let mut io_devices = Vec::new();
     if let Ok(rd) = std::fs::read_dir(root.path("/sys/block")) {
@@ -239,6 +244,7 @@ pub fn environment(root: &Root) -> Environment {
         cap_sys_nice: capabilities(root).sys_nice,
         machine: crate::machine::facts(root),
         sched_ext: Some(crate::scx::summary(root)),
+        limits: crate::quota::limits(root),
     }
 }
 

@@ -23,6 +23,7 @@ pub mod phases;
 pub mod pmqos;
 pub mod probe;
 pub mod procfs;
+pub mod quota;
 pub mod sched;
 pub mod scx;
 pub mod spawn;

@@ -214,7 +214,10 @@ pub fn cpu_cgroup(root: &Root) -> Option<CpuCgroup> {
         let ours = if v2 { ctrl.is_empty() } else { ctrl.split(',').any(|c| c == "cpu") };
         ours.then(|| path.to_string())
     })?;
-    let dir = hierarchy_root.join(rel.trim_start_matches('/'));
+    let dir = match rel.trim_start_matches('/') {
+        "" => hierarchy_root.clone(),
+        below => hierarchy_root.join(below),
+    };
     let rt_runtime_us = std::fs::read_to_string(dir.join("cpu.rt_runtime_us"))
         .ok()
         .and_then(|s| s.trim().parse().ok());
@@ -353,13 +356,19 @@ pub fn apply(caps: &mut Capabilities, p: &Probe) {
 /// a cgroup without RT runtime, so the engine must be an ordinary task again before the
 /// journal's undo runs.
 pub fn place(journal: &mut Journal, p: &RtPlacement) -> io::Result<()> {
+    move_engine(journal, &p.from, &p.to)
+}
+
+/// Moves this process (every thread) from cgroup `from` into `to`, journaled first: the
+/// undo writes it back into `from` if this process (pid and start time) still runs.
+pub(crate) fn move_engine(journal: &mut Journal, from: &Path, to: &Path) -> io::Result<()> {
     let pid = std::process::id() as i32;
     let start = crate::procfs::process_start(pid)
         .map(|(s, _)| s)
         .ok_or_else(|| io::Error::other("cannot read this process's start time"))?;
-    journal.record(Entry::ReturnToCgroup { pid, start, cgroup: p.from.clone() })?;
-    std::fs::write(p.to.join("cgroup.procs"), pid.to_string()).map_err(|e| {
-        io::Error::new(e.kind(), format!("moving the engine into {}: {e}", p.to.display()))
+    journal.record(Entry::ReturnToCgroup { pid, start, cgroup: from.to_path_buf() })?;
+    std::fs::write(to.join("cgroup.procs"), pid.to_string()).map_err(|e| {
+        io::Error::new(e.kind(), format!("moving the engine into {}: {e}", to.display()))
     })
 }
 

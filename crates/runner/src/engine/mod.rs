@@ -9,6 +9,7 @@ mod scx;
 mod settings;
 mod spawn;
 mod supervise;
+mod throttle;
 mod trace;
 
 use reap::{describe_exit, exited_cleanly, kill_and_reap, stop_background, Reaped, Reaper};
@@ -237,10 +238,13 @@ pub fn run_cell(
 
     // cgroups, policy and pinning, for every worker, before any of them is released.
     let mark = cx.journal.entries().len();
-    if let Err(msg) = settings::apply_settings(cx, cell, &workers) {
-        abandon(cx, pgid, n, &mut Vec::new(), collector, mark);
-        return Ok(failed(cell, step, ordinal, msg));
-    }
+    let own_cgroups = match settings::apply_settings(cx, cell, &workers) {
+        Ok(c) => c,
+        Err(msg) => {
+            abandon(cx, pgid, n, &mut Vec::new(), collector, mark);
+            return Ok(failed(cell, step, ordinal, msg));
+        }
+    };
 
     // The live dispatchers are reaped like background workers; under edf-scx and dwcs-scx
     // they run inside schedlab-scx, the cell's sched_ext scheduler, stopped like any other.
@@ -315,6 +319,7 @@ pub fn run_cell(
 
     // The release, bracketed by the machine's counters.
     let stat0 = Stat::read(cx.root);
+    let quotas = throttle::watch(cx.root, cx.cgroups, &own_cgroups);
     let pressure0 = procfs::cpu_pressure_us(cx.root);
     let disk0 = crate::device::read_stats(cx.root, cx.stat_devs);
     let bg_cpu0: HashMap<i32, u64> =
@@ -344,6 +349,7 @@ pub fn run_cell(
         l.stats_after_cell();
     }
     let stat1 = Stat::read(cx.root);
+    let throttling = quotas.since();
     let load = procfs::load_average(cx.root).map(|load1| MachineLoad {
         load1,
         cpu_pressure_us: procfs::cpu_pressure_us(cx.root)
@@ -450,6 +456,7 @@ pub fn run_cell(
         trace: cell_trace,
         raw_trace,
         sched_ext,
+        throttling,
         ..judged(cell, step, ordinal, verdict)
     };
     Ok(CellOutcome::Done(Box::new(record)))

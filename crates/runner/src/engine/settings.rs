@@ -7,11 +7,12 @@ use schedlab_sys::{cgroup, sched, Root, SysError};
 use std::time::Duration;
 
 /// cgroups (journaled), policy and pinning for every worker; an error names what failed.
+/// Returns each group's cgroup, when the cell has its own (else none).
 pub(super) fn apply_settings(
     cx: &mut CellCtx,
     cell: &Cell,
     workers: &[Worker],
-) -> Result<(), SysError> {
+) -> Result<Vec<cgroup::Cgroup>, SysError> {
     let mut groups_cg = Vec::new();
     if cell.uses_cgroups() {
         let h = cx
@@ -72,7 +73,7 @@ pub(super) fn apply_settings(
             ))
         })?;
     }
-    Ok(())
+    Ok(groups_cg)
 }
 
 /// Explains a refused sched_setattr in the user's terms.
