@@ -5,8 +5,9 @@
 //! multiplications of matrices filling `footprint_kb`, under a per-CPU lock that a worker
 //! moved to another CPU mid-request holds against the next one there. With `rps`, message
 //! threads instead queue requests at that rate (round robin over their workers, at most 128
-//! pending each) and wake the worker. The run lasts `runtime_ms`; every second (and at the
-//! end) the requests done give one requests-per-second sample.
+//! pending each) and wake the worker. The run lasts `runtime_ms`; at its start, every
+//! second and at its end, the requests done since the last sample give one
+//! requests-per-second sample (the first is 0, as schbench's is).
 
 use hdrhistogram::Histogram;
 use schedlab_model::{BenchFigures, LatencyPercentiles, RpsPercentiles};
@@ -221,6 +222,28 @@ fn multiply(data: &[Cell<u64>], n: usize) {
     }
 }
 
+/// Requests per second over one sampling interval, truncated to whole requests as schbench
+/// keeps them; 0 over no time (its first sample, taken at the start).
+fn rate(requests: u64, over: Duration) -> u64 {
+    let r = requests as f64 / over.as_secs_f64();
+    if r.is_finite() {
+        r as u64
+    } else {
+        0
+    }
+}
+
+/// The rate samples' 20th, 50th and 90th percentiles: the smallest sample with at least
+/// that share of them at or below it, as schbench picks them.
+fn rps_percentiles(h: &Histogram<u64>) -> RpsPercentiles {
+    RpsPercentiles {
+        p20: h.value_at_quantile(0.2) as f64,
+        p50: h.value_at_quantile(0.5) as f64,
+        p90: h.value_at_quantile(0.9) as f64,
+        samples: h.len(),
+    }
+}
+
 fn hist() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds")
 }
@@ -383,18 +406,16 @@ pub fn schbench(b: &Schbench, cpus: u32) -> io::Result<BenchFigures> {
     let mut rps = hist();
     let (mut last, mut last_done) = (start, 0u64);
     let done = |r: &Run| r.workers.iter().map(|w| w.done.load(SeqCst)).sum::<u64>();
-    while start.elapsed() < runtime {
-        let left = runtime.saturating_sub(start.elapsed());
-        std::thread::sleep(left.min(Duration::from_secs(1).saturating_sub(last.elapsed())));
+    loop {
         let now = Instant::now();
-        if now.duration_since(last) >= Duration::from_secs(1) || start.elapsed() >= runtime {
-            let d = done(&run);
-            let secs = now.duration_since(last).as_secs_f64();
-            if secs > 0.0 {
-                let _ = rps.record(((d - last_done) as f64 / secs).round() as u64);
-            }
-            (last, last_done) = (now, d);
+        let d = done(&run);
+        let _ = rps.record(rate(d - last_done, now.duration_since(last)));
+        (last, last_done) = (now, d);
+        let left = runtime.saturating_sub(now.duration_since(start));
+        if left.is_zero() {
+            break;
         }
+        std::thread::sleep(left.min(Duration::from_secs(1)));
     }
     run.stopping.store(true, SeqCst);
     for m in &run.messengers {
@@ -425,12 +446,7 @@ pub fn schbench(b: &Schbench, cpus: u32) -> io::Result<BenchFigures> {
         source: "schbench".into(),
         wakeup_us: Some(wakeup),
         request_us: Some(request),
-        rps: Some(RpsPercentiles {
-            p20: rps.value_at_quantile(0.2) as f64,
-            p50: rps.value_at_quantile(0.5) as f64,
-            p90: rps.value_at_quantile(0.9) as f64,
-            samples: rps.len(),
-        }),
+        rps: Some(rps_percentiles(&rps)),
         requests: Some(requests),
         average_rps: Some(requests as f64 / (b.runtime_ms as f64 / 1e3)),
         ..Default::default()
@@ -490,5 +506,27 @@ mod tests {
         for p in (m3 - m3 % page..base + bytes).step_by(page) {
             assert_eq!(flags(p), PRESENT | EXCLUSIVE, "m3 at {:#x}: written", p - base);
         }
+    }
+
+    #[test]
+    fn a_rate_sample_is_truncated_and_the_start_s_is_zero() {
+        assert_eq!(rate(0, Duration::ZERO), 0);
+        assert_eq!(rate(3, Duration::ZERO), 0);
+        assert_eq!(rate(1000, Duration::from_millis(2500)), 400);
+        assert_eq!(rate(859, Duration::from_secs(2)), 429);
+    }
+
+    #[test]
+    fn the_rate_percentiles_are_schbenchs_with_its_opening_zero() {
+        let pick = |samples: &[u64]| {
+            let mut h = hist();
+            samples.iter().for_each(|&r| h.record(r).unwrap());
+            let p = rps_percentiles(&h);
+            (p.p20, p.p50, p.p90, p.samples)
+        };
+        // schbench 24e32b8 -r 2 printed these of its 3 samples.
+        assert_eq!(pick(&[0, 761, 1058]), (0.0, 761.0, 1058.0, 3));
+        // A 5 s run: p50 is the second slowest second, not the median one.
+        assert_eq!(pick(&[0, 420, 400, 440, 410, 430]), (400.0, 410.0, 440.0, 6));
     }
 }
