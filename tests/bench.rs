@@ -58,7 +58,7 @@ fn each_native_kind_states_its_figures_and_processes_sweeps_its_own_count() {
                 let w = &b["wakeup_us"];
                 assert!(w["p50"].as_f64().unwrap() <= w["p999"].as_f64().unwrap(), "{b}");
                 assert!(b["requests"].as_u64().unwrap() > 0, "{b}");
-                assert_eq!(b["rps"]["samples"], 1, "one rate sample in 0.2 s: {b}");
+                assert_eq!(b["rps"]["samples"], 2, "the start's and the end's rates: {b}");
             }
             other => panic!("source {other:?} in {s}"),
         }

@@ -65,8 +65,8 @@ pub struct PipeBench {
 }
 
 /// schbench: message threads post requests to their worker threads through futexes; a
-/// worker wakes, does its request (two sleeps and `operations` rounds of matrix work over
-/// `footprint_kb`) and reports back.
+/// worker wakes, does its request (a think-time sleep and `operations` multiplications of
+/// matrices over `footprint_kb`) and reports back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Schbench {
     /// Message threads (`-m`); the `processes` axis sweeps it.

@@ -5,13 +5,16 @@
 //! multiplications of matrices filling `footprint_kb`, under a per-CPU lock that a worker
 //! moved to another CPU mid-request holds against the next one there. With `rps`, message
 //! threads instead queue requests at that rate (round robin over their workers, at most 128
-//! pending each) and wake the worker. The run lasts `runtime_ms`; every second (and at the
-//! end) the requests done give one requests-per-second sample.
+//! pending each) and wake the worker. The run lasts `runtime_ms`; at its start, every
+//! second and at its end, the requests done since the last sample give one
+//! requests-per-second sample (the first is 0, as schbench's is).
 
 use hdrhistogram::Histogram;
 use schedlab_model::{BenchFigures, LatencyPercentiles, RpsPercentiles};
 use schedlab_plan::Schbench;
+use std::cell::Cell;
 use std::io;
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -23,9 +26,60 @@ const NONE: usize = usize::MAX;
 /// Most requests queued for one worker before the rate thread skips it (schbench's batch).
 const MAX_PENDING: u64 = 128;
 
-/// Side of the square matrices for a footprint: three of them fill it (schbench's sizing).
+/// Side of the square matrices for a footprint: the largest whose three matrices of u64
+/// fit in it (schbench's integer sizing).
 pub fn matrix_size(footprint_kb: u32) -> usize {
-    ((footprint_kb as f64 * 1024.0 / 3.0 / 8.0).sqrt()) as usize
+    (footprint_kb as u64 * 1024 / 3 / size_of::<u64>() as u64).isqrt() as usize
+}
+
+/// A worker's three matrices, m1, m2 and their product m3, in one zero-filled private
+/// anonymous mapping, as schbench's one allocation per worker. Only m3 is ever written, so
+/// m1 and m2 stay the kernel's shared zero page, as the original's never-written matrices.
+struct Matrices {
+    ptr: NonNull<u64>,
+    len: usize,
+}
+
+// SAFETY: the mapping is owned by this value alone; it moves to its worker thread once.
+unsafe impl Send for Matrices {}
+
+impl Matrices {
+    fn new(size: usize) -> io::Result<Matrices> {
+        let len = 3 * size * size;
+        if len == 0 {
+            return Ok(Matrices { ptr: NonNull::dangling(), len });
+        }
+        // SAFETY: a new private anonymous mapping at an address the kernel picks.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len * size_of::<u64>(),
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        match NonNull::new(p.cast::<u64>()) {
+            Some(ptr) if p != libc::MAP_FAILED => Ok(Matrices { ptr, len }),
+            _ => Err(io::Error::last_os_error()),
+        }
+    }
+
+    fn cells(&self) -> &[Cell<u64>] {
+        // SAFETY: the mapping holds `len` zero-filled u64s until drop and is reached only
+        // through these cells (Cell<u64> has u64's layout).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().cast::<Cell<u64>>(), self.len) }
+    }
+}
+
+impl Drop for Matrices {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            // SAFETY: the mapping made in `new`, of this length, unmapped once.
+            unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len * size_of::<u64>()) };
+        }
+    }
 }
 
 fn futex(word: &AtomicI32, op: libc::c_int, val: i32) -> libc::c_long {
@@ -136,7 +190,7 @@ impl Run {
         }
     }
 
-    fn request(&self, data: &mut [u64]) {
+    fn request(&self, data: &[Cell<u64>]) {
         if self.b.sleep_us > 0 {
             std::thread::sleep(Duration::from_micros(self.b.sleep_us as u64));
         }
@@ -148,21 +202,46 @@ impl Run {
     }
 }
 
-/// m3 = m1 x m2, naively, over the three matrices in `data` (wrapping, as C's unsigned
-/// long does).
-fn multiply(data: &mut [u64], n: usize) {
-    let (m12, m3) = data.split_at_mut(2 * n * n);
-    let (m1, m2) = m12.split_at(n * n);
-    for i in 0..n {
-        for j in 0..n {
-            let mut acc = 0u64;
-            for k in 0..n {
-                acc = acc.wrapping_add(m1[i * n + k].wrapping_mul(m2[k * n + j]));
+/// m3 = m1 x m2, naively, over the three n x n matrices in `data` (wrapping, as C's
+/// unsigned long does): each element of m3 is cleared, then each product is added into it
+/// in memory, one store a step. m1 and m2 are only read.
+fn multiply(data: &[Cell<u64>], n: usize) {
+    if n == 0 {
+        return;
+    }
+    let (m1, rest) = data.split_at(n * n);
+    let (m2, m3) = rest.split_at(n * n);
+    for (row, out) in m1.chunks_exact(n).zip(m3.chunks_exact(n)) {
+        for (j, cell) in out.iter().enumerate() {
+            cell.set(0);
+            // Column j of m2: the first element of each row-long chunk from its j-th on.
+            for (a, b) in row.iter().zip(m2[j..].chunks(n)) {
+                cell.set(cell.get().wrapping_add(a.get().wrapping_mul(b[0].get())));
             }
-            m3[i * n + j] = acc;
         }
     }
-    std::hint::black_box(&mut *m3);
+}
+
+/// Requests per second over one sampling interval, truncated to whole requests as schbench
+/// keeps them; 0 over no time (its first sample, taken at the start).
+fn rate(requests: u64, over: Duration) -> u64 {
+    let r = requests as f64 / over.as_secs_f64();
+    if r.is_finite() {
+        r as u64
+    } else {
+        0
+    }
+}
+
+/// The rate samples' 20th, 50th and 90th percentiles: the smallest sample with at least
+/// that share of them at or below it, as schbench picks them.
+fn rps_percentiles(h: &Histogram<u64>) -> RpsPercentiles {
+    RpsPercentiles {
+        p20: h.value_at_quantile(0.2) as f64,
+        p50: h.value_at_quantile(0.5) as f64,
+        p90: h.value_at_quantile(0.9) as f64,
+        samples: h.len(),
+    }
 }
 
 fn hist() -> Histogram<u64> {
@@ -170,10 +249,10 @@ fn hist() -> Histogram<u64> {
 }
 
 /// A worker thread: post, sleep, note the wake-up latency, serve the request(s).
-fn worker(run: &Run, w: usize) {
+fn worker(run: &Run, w: usize, matrices: Matrices) {
     let me = &run.workers[w];
     let m = w / run.per_thread;
-    let mut data = vec![1u64; 3 * run.msize * run.msize];
+    let data = matrices.cells();
     let (mut wakeup, mut request) = (hist(), hist());
     let record = |h: &mut Histogram<u64>, from_ns: u64, to_ns: u64| {
         // Whole µs, and none of 0 µs, as schbench records them.
@@ -207,7 +286,7 @@ fn worker(run: &Run, w: usize) {
         }
         for _ in 0..todo {
             let start = run.now_ns();
-            run.request(&mut data);
+            run.request(data);
             record(&mut request, start, run.now_ns());
             me.done.fetch_add(1, SeqCst);
         }
@@ -269,6 +348,9 @@ pub fn schbench(b: &Schbench, cpus: u32) -> io::Result<BenchFigures> {
     let n = b.message_threads as usize * per_thread;
     // SAFETY: sysconf has no memory arguments.
     let ncpu = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as usize;
+    let msize = matrix_size(b.footprint_kb);
+    let matrices = (0..n).map(|_| Matrices::new(msize)).collect::<io::Result<Vec<_>>>()?;
+    let mut matrices = matrices.into_iter();
     let run = Arc::new(Run {
         b: *b,
         base: Instant::now(),
@@ -288,7 +370,7 @@ pub fn schbench(b: &Schbench, cpus: u32) -> io::Result<BenchFigures> {
             .collect(),
         per_thread,
         locks: (0..ncpu).map(|_| AtomicBool::new(false)).collect(),
-        msize: matrix_size(b.footprint_kb),
+        msize,
         wakeup: Mutex::new(hist()),
         request: Mutex::new(hist()),
     });
@@ -308,9 +390,9 @@ pub fn schbench(b: &Schbench, cpus: u32) -> io::Result<BenchFigures> {
             Ok(t) => threads.push(t),
             Err(e) => started = Err(e),
         }
-        for w in m * per_thread..(m + 1) * per_thread {
+        for (w, data) in (m * per_thread..(m + 1) * per_thread).zip(matrices.by_ref()) {
             let r = run.clone();
-            match spawn(format!("schbench-w{w}"), Box::new(move || worker(&r, w))) {
+            match spawn(format!("schbench-w{w}"), Box::new(move || worker(&r, w, data))) {
                 Ok(t) => threads.push(t),
                 Err(e) => started = Err(e),
             }
@@ -324,18 +406,16 @@ pub fn schbench(b: &Schbench, cpus: u32) -> io::Result<BenchFigures> {
     let mut rps = hist();
     let (mut last, mut last_done) = (start, 0u64);
     let done = |r: &Run| r.workers.iter().map(|w| w.done.load(SeqCst)).sum::<u64>();
-    while start.elapsed() < runtime {
-        let left = runtime.saturating_sub(start.elapsed());
-        std::thread::sleep(left.min(Duration::from_secs(1).saturating_sub(last.elapsed())));
+    loop {
         let now = Instant::now();
-        if now.duration_since(last) >= Duration::from_secs(1) || start.elapsed() >= runtime {
-            let d = done(&run);
-            let secs = now.duration_since(last).as_secs_f64();
-            if secs > 0.0 {
-                let _ = rps.record(((d - last_done) as f64 / secs).round() as u64);
-            }
-            (last, last_done) = (now, d);
+        let d = done(&run);
+        let _ = rps.record(rate(d - last_done, now.duration_since(last)));
+        (last, last_done) = (now, d);
+        let left = runtime.saturating_sub(now.duration_since(start));
+        if left.is_zero() {
+            break;
         }
+        std::thread::sleep(left.min(Duration::from_secs(1)));
     }
     run.stopping.store(true, SeqCst);
     for m in &run.messengers {
@@ -366,14 +446,87 @@ pub fn schbench(b: &Schbench, cpus: u32) -> io::Result<BenchFigures> {
         source: "schbench".into(),
         wakeup_us: Some(wakeup),
         request_us: Some(request),
-        rps: Some(RpsPercentiles {
-            p20: rps.value_at_quantile(0.2) as f64,
-            p50: rps.value_at_quantile(0.5) as f64,
-            p90: rps.value_at_quantile(0.9) as f64,
-            samples: rps.len(),
-        }),
+        rps: Some(rps_percentiles(&rps)),
         requests: Some(requests),
         average_rps: Some(requests as f64 / (b.runtime_ms as f64 / 1e3)),
         ..Default::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::FileExt;
+
+    #[test]
+    fn the_matrices_are_the_largest_three_of_u64_the_footprint_holds() {
+        let kb = [0, 1, 16, 64, 256, 1024, 8192];
+        assert_eq!(kb.map(matrix_size), [0, 6, 26, 52, 104, 209, 591]);
+        for kb in (0..20_000).chain([1 << 22, u32::MAX]) {
+            let (n, bytes) = (matrix_size(kb) as u64, kb as u64 * 1024);
+            assert!(24 * n * n <= bytes && bytes < 24 * (n + 1) * (n + 1), "{kb} KiB: {n}");
+        }
+    }
+
+    #[test]
+    fn a_multiplication_writes_the_product_into_m3_alone() {
+        let (m1, m2) = ([1, 2, 3, 4, 5, 6, 7, 8, 9], [9, 8, 7, 6, 5, 4, 3, 2, 1]);
+        let mut data: Vec<u64> = m1.iter().chain(&m2).copied().chain([77; 9]).collect();
+        multiply(Cell::from_mut(&mut data[..]).as_slice_of_cells(), 3);
+        assert_eq!(data[..9], m1);
+        assert_eq!(data[9..18], m2);
+        assert_eq!(data[18..], [30, 24, 18, 84, 69, 54, 138, 114, 90]);
+        // Wrapping, as C's unsigned long.
+        let mut one = [u64::MAX, 3, 0];
+        multiply(Cell::from_mut(&mut one[..]).as_slice_of_cells(), 1);
+        assert_eq!(one, [u64::MAX, 3, u64::MAX - 2]);
+        multiply(&[], 0);
+    }
+
+    #[test]
+    fn m1_and_m2_stay_the_zero_page_and_m3_alone_is_the_workers() {
+        const PRESENT: u64 = 1 << 63;
+        const EXCLUSIVE: u64 = 1 << 56;
+        let n = matrix_size(256);
+        let m = Matrices::new(n).unwrap();
+        multiply(m.cells(), n);
+        // SAFETY: sysconf has no memory arguments.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let pagemap = std::fs::File::open("/proc/self/pagemap").unwrap();
+        let flags = |addr: usize| {
+            let mut entry = [0u8; 8];
+            pagemap.read_exact_at(&mut entry, (addr / page * 8) as u64).unwrap();
+            u64::from_le_bytes(entry) & (PRESENT | EXCLUSIVE)
+        };
+        let (base, bytes) = (m.ptr.as_ptr() as usize, 3 * n * n * 8);
+        let m3 = base + 2 * n * n * 8;
+        for p in (base..m3 - m3 % page).step_by(page) {
+            assert_eq!(flags(p), PRESENT, "m1 or m2 at {:#x}: read, never written", p - base);
+        }
+        for p in (m3 - m3 % page..base + bytes).step_by(page) {
+            assert_eq!(flags(p), PRESENT | EXCLUSIVE, "m3 at {:#x}: written", p - base);
+        }
+    }
+
+    #[test]
+    fn a_rate_sample_is_truncated_and_the_start_s_is_zero() {
+        assert_eq!(rate(0, Duration::ZERO), 0);
+        assert_eq!(rate(3, Duration::ZERO), 0);
+        assert_eq!(rate(1000, Duration::from_millis(2500)), 400);
+        assert_eq!(rate(859, Duration::from_secs(2)), 429);
+    }
+
+    #[test]
+    fn the_rate_percentiles_are_schbenchs_with_its_opening_zero() {
+        let pick = |samples: &[u64]| {
+            let mut h = hist();
+            samples.iter().for_each(|&r| h.record(r).unwrap());
+            let p = rps_percentiles(&h);
+            (p.p20, p.p50, p.p90, p.samples)
+        };
+        // schbench 24e32b8 -r 2 printed these of its 3 samples.
+        assert_eq!(pick(&[0, 761, 1058]), (0.0, 761.0, 1058.0, 3));
+        // A 5 s run: p50 is the second slowest second, not the median one.
+        assert_eq!(pick(&[0, 420, 400, 440, 410, 430]), (400.0, 410.0, 440.0, 6));
+    }
 }
