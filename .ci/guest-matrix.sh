@@ -12,7 +12,11 @@
 # them out, like this CI host), cgroup2 (booted with cgroup_no_v1=all; the shell in a leaf
 # cgroup, as in a user session), rtzero (hybrid; the shell in a new v1 cpu cgroup, whose RT
 # runtime is 0 where the kernel has RT group scheduling), rtzero-host (the same on this
-# machine's own kernel and cgroups, where it has RT group scheduling).
+# machine's own kernel and cgroups, where it has RT group scheduling), container (hybrid; a
+# container's limits, issue #47: the shell in a v1 cpu cgroup with half a CPU of quota and 300
+# ms of RT runtime a second where the kernel has RT group scheduling, every run in a private
+# mount namespace whose /sys and the mounts below it are read-only bind mounts), container-host
+# (the same on this machine).
 set -uo pipefail
 # One group, which bash reads whole before it runs any of it: a run under way (a guest boots
 # for minutes) goes on with the script as it was, whatever happens to the file meanwhile.
@@ -149,6 +153,43 @@ rtzero() {
   fi
 }
 
+# container: Docker's limits for a root shell. The quota and the RT runtime are set on a new
+# v1 cpu cgroup the shell moves into; the read-only /sys is made per command (WRAP), in a
+# private mount namespace, so the machine's own /sys stays writable.
+container() {
+  local cpu=/sys/fs/cgroup/cpu
+  [ -d "$cpu" ] || { fail "no v1 cpu hierarchy at $cpu"; return 1; }
+  FROM_CG=$cpu$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' /proc/self/cgroup)
+  RT_CG=$cpu/schedlab-container-$$
+  mkdir "$RT_CG" || { fail "cannot make $RT_CG"; return 1; }
+  { echo 100000 >"$RT_CG/cpu.cfs_period_us" && echo 50000 >"$RT_CG/cpu.cfs_quota_us"; } ||
+    { fail "cannot set a quota on $RT_CG"; return 1; }
+  if [ -e "$RT_CG/cpu.rt_runtime_us" ]; then
+    echo 300000 >"$RT_CG/cpu.rt_runtime_us" || { fail "cannot give $RT_CG 300 ms of RT runtime"; return 1; }
+    cat "$RT_CG/cpu.rt_runtime_us" >"$out/rt_runtime_us.before"
+    rt_snapshot >"$out/rt_snapshot.before"
+  fi
+  echo $$ >"$RT_CG/cgroup.procs"
+  note "container: the shell is in $RT_CG: cpu.cfs_quota_us 50000 of 100000, cpu.rt_runtime_us $(cat "$RT_CG/cpu.rt_runtime_us" 2>/dev/null || echo 'absent (no RT group scheduling)'); /sys read-only per command"
+  # shellcheck disable=SC2016
+  WRAP=(unshare -m -- sh -c 'mount --make-rprivate / && mount --rbind /sys /sys &&
+    for m in $(awk '\''$2 == "/sys" || $2 ~ "^/sys/" {print $2}'\'' /proc/self/mounts | sort -u); do
+      mount -o remount,bind,ro "$m" || exit 125; done && exec "$@"' read-only-sys)
+}
+
+# What a container run must say: the limits named in env, check and show, and the I/O study
+# refused before anything changes (exit 2), naming the read-only path; no loop device left.
+container_checks() {
+  grep -qi 'quota' "$out/env.log" || fail "env: names no CPU quota: $(grep -i cgroup "$out/env.log" | head -2 | tr '\n' ' ')"
+  grep -qi 'quota' "$out/quick-show.log" || fail "quick-show: the run's header names no CPU quota"
+  local loops_before
+  loops_before=$(losetup -a 2>/dev/null | wc -l)
+  step iosched-ro 2 "${WRAP[@]}" "$bin" run "$repo/experiments/iosched.toml" --scale 0.002 --repetitions 1
+  grep -q 'read-only' "$out/iosched-ro.log" || fail "iosched-ro: the refusal does not say read-only: $(head -3 "$out/iosched-ro.log" | tr '\n' ' ')"
+  grep -q '/sys/' "$out/iosched-ro.log" || fail "iosched-ro: the refusal names no path under /sys"
+  [ "$(losetup -a 2>/dev/null | wc -l)" = "$loops_before" ] || fail "iosched-ro: a loop device was left: $(losetup -a | tail -1)"
+}
+
 # Every cgroup of the v1 cpu hierarchy with its RT runtime, to compare after the runs: a run
 # may lend RT runtime while it runs, and must give every cgroup its own back.
 rt_snapshot() {
@@ -251,13 +292,15 @@ case "$config" in
   cgroup2) v2_session || setup=1 ;;
   rtzero) { hybrid && rtzero; } || setup=1 ;;
   rtzero-host) rtzero || setup=1 ;;
+  container) { hybrid && container; } || setup=1 ;;
+  container-host) container || setup=1 ;;
   *) fail "unknown configuration $config"; setup=1 ;;
 esac
 [ $setup = 0 ] || fail "$config: could not lay out its cgroups"
 note "cgroups: $(grep cgroup /proc/mounts | awk '{print $2 " (" $3 ")"}' | tr '\n' ' ')"
 note "this shell: $(tr '\n' ' ' </proc/self/cgroup)"
 may_skip=0
-case "$config" in rtzero*) may_skip=1 ;; esac
+case "$config" in rtzero* | container*) may_skip=1 ;; esac
 
 if [ $setup = 0 ]; then
   step env 0 "${WRAP[@]}" "$bin" env
@@ -268,12 +311,13 @@ if [ $setup = 0 ]; then
     experiment "$name" "$may_skip" "$scale" "$([ "$file" = - ] || echo "$repo/$file")"
   done
   policies_agree
+  case "$config" in container*) container_checks ;; esac
 fi
 
 if [ -n "$RT_CG" ]; then
   if [ -e "$out/rt_runtime_us.before" ]; then
     after=$(cat "$RT_CG/cpu.rt_runtime_us")
-    [ "$after" = "$(cat "$out/rt_runtime_us.before")" ] || fail "rtzero: cpu.rt_runtime_us was $(cat "$out/rt_runtime_us.before"), is $after after the runs"
+    [ "$after" = "$(cat "$out/rt_runtime_us.before")" ] || fail "$config: cpu.rt_runtime_us was $(cat "$out/rt_runtime_us.before"), is $after after the runs"
     rt_snapshot >"$out/rt_snapshot.after"
     diff "$out/rt_snapshot.before" "$out/rt_snapshot.after" >"$out/rt_snapshot.diff" ||
       fail "rtzero: the cpu hierarchy's cgroups or RT runtimes differ after the runs: $(head -4 "$out/rt_snapshot.diff" | tr '\n' ' ')"

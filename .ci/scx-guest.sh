@@ -218,7 +218,7 @@ INSIDE
 # machine, where its kernel has RT group scheduling) and runs .ci/guest-matrix.sh, which
 # runs schedlab's env, the built-in experiment and slices of pa3 and lab1 (release build)
 # and checks them. Logs in $OUT/matrix/<config>/; a line per configuration with its time.
-MATRIX_CONFIGS=(cpu1 cpu4 cpu16 cgroup2 rtzero rtzero-host)
+MATRIX_CONFIGS=(cpu1 cpu4 cpu16 cgroup2 rtzero rtzero-host container container-host)
 matrix_cpus() {
   case $1 in cpu1) echo 1 ;; cpu4) echo 4 ;; cpu16) echo 16 ;; *) echo 2 ;; esac
 }
@@ -251,7 +251,7 @@ matrix() {
     mkdir -p "$dir"
     t0=$(date +%s)
     case $c in
-      rtzero-host)
+      rtzero-host | container-host)
         if ! ls /sys/fs/cgroup/cpu/cpu.rt_runtime_us >/dev/null 2>&1; then
           log "matrix $c: skipped, this machine's kernel has no RT group scheduling on a v1 cpu hierarchy"
           summary+=("$c: skipped (no RT group scheduling here)")
