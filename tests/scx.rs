@@ -39,7 +39,7 @@ fn without_sched_ext_check_and_run_of_the_example_exit_2_naming_the_kernel_featu
     // Pointing at the first scx scheduler.
     refused_before_anything_changes(
         &example(),
-        &["has no sched_ext: /sys/kernel/sched_ext is absent", "scx.toml:22:27"],
+        &["has no sched_ext: /sys/kernel/sched_ext is absent", "scx.toml:23:27"],
     );
 }
 
@@ -97,7 +97,7 @@ fn without_sched_ext_check_and_run_of_a_dwcs_scx_set_exit_2_naming_the_kernel_fe
         &[
             "workload \"canonical\" runs under schedlab's own sched_ext scheduler",
             "has no sched_ext: /sys/kernel/sched_ext is absent",
-            "dwcs-scx.toml:13:13",
+            "dwcs-scx.toml:14:13",
         ],
     );
 }

@@ -235,7 +235,7 @@ pub const WORK_SCALE: Axis = Axis {
     scope: Scope::Group,
     key: KeyForm::Tagged,
     cgroup: false,
-    header: "work",
+    header: "workload",
     stored: |_, g| g.work_scale.map(|s| AxisValue::Float(s).label()),
 };
 

@@ -128,6 +128,10 @@ pub fn rows(cells: &[&CellParams], iosched: bool) -> Vec<(String, String)> {
                 Some(io) if iosched => format!("{} @{io}", p.workload),
                 _ => p.workload.clone(),
             };
+            // The work_scale axis's level: `cpu x1.03`.
+            if let Some(x) = p.groups.iter().find(|g| g.name == "main").and_then(|g| g.work_scale) {
+                workload.push_str(&format!(" x{x}"));
+            }
             if shown.contains(&2) && !s[2].is_empty() {
                 workload.push_str(&format!(" vs {}", s[2]));
             }

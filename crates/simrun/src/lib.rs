@@ -25,6 +25,7 @@
 //!     affinity: Affinity::All,
 //!     cgroup: CgroupSpec::default(),
 //!     background: false,
+//!     work_scale: None,
 //! };
 //! let cell = Cell { index: 0, key: "pi/fifo/n4".into(), groups: vec![group], io: None, knobs: Default::default(), cpu_scheduler: None };
 //! let mut plan = Plan {
