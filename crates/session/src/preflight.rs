@@ -437,7 +437,11 @@ pub fn check_device(
     yes_device: Option<&str>,
 ) -> Result<Option<String>, Error> {
     let Some(d) = &spec.plan.device else { return Ok(None) };
-    spec.check_device(facts, yes_device).map_err(Error::refused)?;
+    let refused: Vec<String> =
+        spec.check_device_all(facts, yes_device).iter().map(ToString::to_string).collect();
+    if !refused.is_empty() {
+        return Err(Error::Refused(refused.join("\nerror: ")));
+    }
     let line = match &d.target {
         schedlab_spec::DeviceTarget::Loop { fs, direct_io, .. } => format!(
             "device: a {} MiB loop device ({fs}{}) backed by a file in {}, removed afterwards; iosched axis sets {}",

@@ -14,10 +14,16 @@ pub(crate) fn check(
     src: &str,
     f: &DeviceFacts,
     yes_device: Option<&str>,
-) -> Result<(), SpecError> {
-    let Some(dev) = &plan.device else { return Ok(()) };
-    let err = |span: Option<std::ops::Range<usize>>, msg: String| {
-        Err(SpecError::at(&plan.source_path, src, span.unwrap_or_else(|| locs.matrix.clone()), msg))
+) -> Vec<SpecError> {
+    let Some(dev) = &plan.device else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut err = |span: Option<std::ops::Range<usize>>, msg: String| {
+        out.push(SpecError::at(
+            &plan.source_path,
+            src,
+            span.unwrap_or_else(|| locs.matrix.clone()),
+            msg,
+        ));
     };
     let first_io = locs.iosched.first().map(|(_, s)| s.clone());
     let is_loop = matches!(dev.target, DeviceTarget::Loop { .. });
@@ -27,32 +33,32 @@ pub(crate) fn check(
         } else {
             "changing an I/O scheduler"
         };
-        return err(
-            locs.device.clone().or(first_io),
-            format!("{what} needs CAP_SYS_ADMIN (run as root)"),
-        );
+        err(locs.device.clone().or(first_io), format!("{what} needs CAP_SYS_ADMIN (run as root)"));
+        return out;
     }
     if let Some(why) = f.loop_unavailable.as_ref().filter(|_| is_loop) {
-        return err(locs.device.clone(), why.clone());
+        err(locs.device.clone(), why.clone());
     }
     if let Some(why) = f.drop_caches_unwritable.as_ref().filter(|_| dev.drop_caches) {
-        return err(
+        err(
             locs.device.clone(),
             format!("[device] drops the page cache before each cell (drop_caches, on by default) through /proc/sys/vm/drop_caches, but {why}; or set drop_caches = false"),
         );
     }
     if let Some(e) = &f.path_error {
-        return err(locs.device_path.clone(), e.clone());
+        err(locs.device_path.clone(), e.clone());
+        return out;
     }
     let needs_confirm = !is_loop || dev.queue == QueueTarget::Backing;
     if let (true, Some(disk)) = (needs_confirm, &f.disk) {
         let confirmed =
             dev.confirm_device.as_deref() == Some(disk) || yes_device == Some(disk.as_str());
         if let Some(c) = dev.confirm_device.as_deref().filter(|c| *c != disk) {
-            return err(
+            err(
                 locs.device.clone(),
                 format!("confirm_device = \"{c}\", but this run would use the disk {disk}"),
             );
+            return out;
         }
         if !confirmed {
             let why = if is_loop {
@@ -60,24 +66,25 @@ pub(crate) fn check(
             } else {
                 format!("the files would go to the real disk {disk}")
             };
-            return err(
+            err(
                 locs.device_path.clone().or(locs.device.clone()),
                 format!("{why}; confirm with confirm_device = \"{disk}\" in [device] or --yes-device {disk}"),
             );
+            return out;
         }
     }
     if let Some(e) = &f.mkfs_error {
-        return err(locs.device.clone(), e.clone());
+        err(locs.device.clone(), e.clone());
     }
     if let Some((why, span)) = plan.cells.iter().find_map(|c| cell_refused(locs, f, c)) {
-        return err(Some(span), why);
+        err(Some(span), why);
     }
     let need = plan.device_bytes();
     match &dev.target {
         DeviceTarget::Loop { size_mib, .. } => {
             let size = plan.loop_size_mib().unwrap_or(0);
             if size_mib.is_some() && usable_mib(size) * MIB < need {
-                return err(
+                err(
                     locs.device_size.clone(),
                     format!(
                         "a {size} MiB device leaves about {} MiB for files, but the largest cell needs {} MiB; raise size_mib or leave it out to size the device automatically",
@@ -88,7 +95,7 @@ pub(crate) fn check(
             }
             if let Some(free) = f.free_bytes {
                 if free < (size + 64) * MIB {
-                    return err(
+                    err(
                         locs.device_size.clone().or(locs.device.clone()),
                         format!("not enough space for the {size} MiB loop device image: {} MiB free where it goes", free / MIB),
                     );
@@ -98,7 +105,7 @@ pub(crate) fn check(
         DeviceTarget::Dir { .. } => {
             if let Some(free) = f.free_bytes {
                 if free < need + need / 20 {
-                    return err(
+                    err(
                         locs.device_path.clone(),
                         format!("not enough space: the largest cell needs {} MiB, {} MiB are free there", need.div_ceil(MIB), free / MIB),
                     );
@@ -106,7 +113,8 @@ pub(crate) fn check(
             }
         }
     }
-    Ok(())
+    drop(err);
+    out
 }
 
 /// Why this machine cannot give `cell` its I/O scheduler (the device does not offer it, or

@@ -173,6 +173,19 @@ impl Spec {
         facts: &DeviceFacts,
         yes_device: Option<&str>,
     ) -> Result<(), SpecError> {
+        match self.check_device_all(facts, yes_device).into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// As [`Spec::check_device`], with every refusal found (a read-only /sys and a missing
+    /// loop driver both, say), in the order the checks run; empty when the device is fine.
+    pub fn check_device_all(
+        &self,
+        facts: &DeviceFacts,
+        yes_device: Option<&str>,
+    ) -> Vec<SpecError> {
         device::check(&self.plan, &self.locations, &self.text, facts, yes_device)
     }
 

@@ -934,3 +934,20 @@ fn work_scale_is_refused_where_there_is_no_work_to_scale_and_out_of_bounds() {
     assert_eq!((e.line, e.col), (4, 15), "{e}");
     assert!(e.message.contains("more than 0 and at most 100"), "{e}");
 }
+
+#[test]
+fn a_container_without_a_loop_driver_and_a_read_only_sys_is_refused_for_both() {
+    let text = "name = \"t\"\n[matrix]\nworkload = [\"par_write\"]\niosched = [\"none\"]\n";
+    let s = parse("t.toml", text).unwrap();
+    let facts = DeviceFacts {
+        privileged: true,
+        offered: Some(vec!["none".into()]),
+        loop_unavailable: Some("/dev/loop-control does not exist here".into()),
+        queue_unwritable: Some("/sys/block is read-only".into()),
+        ..DeviceFacts::default()
+    };
+    let all = s.check_device_all(&facts, None);
+    let said: Vec<&str> = all.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(said, ["/dev/loop-control does not exist here", "/sys/block is read-only"]);
+    assert_eq!(s.check_device(&facts, None).unwrap_err().message, said[0], "the first alone");
+}
