@@ -113,7 +113,6 @@ pub(crate) fn check(
             }
         }
     }
-    drop(err);
     out
 }
 
