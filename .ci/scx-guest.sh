@@ -7,6 +7,7 @@
 #   .ci/scx-guest.sh provision   # kernel, virtme-ng, scx_bpfland and schedlab-scx into $SCX_CACHE
 #   .ci/scx-guest.sh run         # provision, build the tests, boot the guest, run them
 #   .ci/scx-guest.sh matrix [CONFIG...]  # schedlab on other machines: one boot per configuration
+#   .ci/scx-guest.sh floor [SPEC [SCALE]] # the A/A noise floor of a 2-vCPU TCG guest
 #
 # The kernel, scx_bpfland and virtme-ng are pinned in .ci/guest-versions (printed at the
 # start); the cache holds each under its version, so a new pin provisions anew and the same
@@ -278,9 +279,35 @@ matrix() {
   [ ${#failed[@]} = 0 ] || { log "matrix: ${failed[*]} failed"; exit 1; }
 }
 
+# The A/A floor of a TCG guest (issue #45, docs/CI.md): `schedlab noise` of an experiment
+# (default experiments/ci.toml at --scale 0.1, 5 repetitions per arm) in a 2-vCPU guest,
+# then its floor table, into $OUT/floor/. Not part of CI: run it to learn how wide the
+# guest's noise is before judging a sched_ext scheduler there.
+floor() {
+  local spec=${1:-experiments/ci.toml} scale=${2:-0.1} dir=$OUT/floor
+  versions
+  mkdir -p "$CACHE"
+  [ "$(id -u)" = 0 ] && apt_install
+  provision_kernel
+  provision_vng
+  boot_dir
+  BOOT_OPTS=(--verbose "--qemu-opts=-accel tcg,thread=single")
+  local bin=${MATRIX_SCHEDLAB:-}
+  if [ -z "$bin" ]; then
+    cargo build --release -q --bin schedlab
+    bin=$PWD/target/release/schedlab
+  fi
+  rm -rf "$dir" && mkdir -p "$dir"
+  local db=$PWD/$dir/floor.db
+  boot "$dir" 2 "" "cd $PWD && mkdir -p /tmp/st && SCHEDLAB_STATE_DIR=/tmp/st TMPDIR=/tmp $bin --db $db noise $spec --scale $scale --per-arm 5 -q >$PWD/$dir/noise.log 2>&1; echo \$? >$PWD/$dir/status" || true
+  "$bin" --db "$db" show >"$dir/show.log" 2>&1 || true
+  log "floor: exit $(cat "$dir/status" 2>/dev/null || echo none); $(tail -1 "$dir/noise.log" 2>/dev/null)"
+}
+
 case "${1:-run}" in
   provision) versions; provision ;;
   run) run ;;
   matrix) shift; matrix "$@" ;;
-  *) echo "usage: $0 [provision|run|matrix [CONFIG...]]" >&2; exit 2 ;;
+  floor) shift; floor "$@" ;;
+  *) echo "usage: $0 [provision|run|matrix [CONFIG...]|floor [SPEC [SCALE]]]" >&2; exit 2 ;;
 esac

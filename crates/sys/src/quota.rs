@@ -191,7 +191,7 @@ pub fn escape_target(root: &Root, limits: &[Limit]) -> Result<Option<Escape>, Sy
     for need in std::iter::once(&procs).chain(owned.then_some(&made_in)) {
         if !crate::env::may_write(need) {
             return Err(SysError::refused(format!(
-                "moving the engine out of them writes {}, which this process may not (root, or a delegated cgroup)",
+                "moving the engine out of the limited cgroup writes {}, which this process may not (root, or a delegated cgroup)",
                 need.display()
             )));
         }
