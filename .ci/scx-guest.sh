@@ -298,9 +298,10 @@ floor() {
     bin=$PWD/target/release/schedlab
   fi
   rm -rf "$dir" && mkdir -p "$dir"
-  local db=$PWD/$dir/floor.db
-  boot "$dir" 2 "" "cd $PWD && mkdir -p /tmp/st && SCHEDLAB_STATE_DIR=/tmp/st TMPDIR=/tmp $bin --db $db noise $spec --scale $scale --per-arm 5 -q >$PWD/$dir/noise.log 2>&1; echo \$? >$PWD/$dir/status" || true
-  "$bin" --db "$db" show >"$dir/show.log" 2>&1 || true
+  # The database lives in the guest's /tmp (SQLite locks fail on the shared directory) and
+  # comes back as a copy.
+  local db=/tmp/floor.db out=$PWD/$dir
+  boot "$dir" 2 "" "cd $PWD && mkdir -p /tmp/st && export SCHEDLAB_STATE_DIR=/tmp/st TMPDIR=/tmp && $bin --db $db noise $spec --scale $scale --per-arm 5 -q >$out/noise.log 2>&1; rc=\$?; $bin --db $db show >$out/show.log 2>&1; cp $db $out/; echo \$rc >$out/status" || true
   log "floor: exit $(cat "$dir/status" 2>/dev/null || echo none); $(tail -1 "$dir/noise.log" 2>/dev/null)"
 }
 
