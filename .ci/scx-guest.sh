@@ -215,6 +215,24 @@ INSIDE
   log "sched_ext tests passed in the guest ($(cat "$OUT/kernel"))"
 }
 
+# What a guest that runs schedlab needs: the kernel and virtme-ng provisioned, TCG's boot
+# options, and `bin` (the caller's local) set to the schedlab to run there: MATRIX_SCHEDLAB,
+# or this checkout's release build.
+schedlab_guest() {
+  BOOT_OPTS=(--verbose "--qemu-opts=-accel tcg,thread=single")
+  versions
+  mkdir -p "$CACHE"
+  [ "$(id -u)" = 0 ] && apt_install
+  provision_kernel
+  provision_vng
+  boot_dir
+  bin=${MATRIX_SCHEDLAB:-}
+  if [ -z "$bin" ]; then
+    cargo build --release -q --bin schedlab
+    bin=$PWD/target/release/schedlab
+  fi
+}
+
 # The guest matrix (issue #38): each configuration boots once (rtzero-host runs on this
 # machine, where its kernel has RT group scheduling) and runs .ci/guest-matrix.sh, which
 # runs schedlab's env, the built-in experiment and slices of pa3 and lab1 (release build)
@@ -232,19 +250,8 @@ matrix() {
   # A guest that hangs gives up its boot sooner than the sched_ext tests' (each boot is
   # expected to take 2 to 8 minutes).
   local SCX_GUEST_TIMEOUT=${SCX_GUEST_TIMEOUT:-1200}
-  BOOT_OPTS=(--verbose "--qemu-opts=-accel tcg,thread=single")
-  versions
-  mkdir -p "$CACHE"
-  [ "$(id -u)" = 0 ] && apt_install
-  provision_kernel
-  provision_vng
-  boot_dir
-  # MATRIX_SCHEDLAB: a schedlab binary to try instead of this checkout's release build.
-  local bin=${MATRIX_SCHEDLAB:-}
-  if [ -z "$bin" ]; then
-    cargo build --release -q --bin schedlab
-    bin=$PWD/target/release/schedlab
-  fi
+  local bin
+  schedlab_guest
   rm -rf "$OUT/matrix"
   bash .ci/guest-matrix.sh plans "$PWD/$OUT/matrix/plans" "$bin" "$PWD"
   for c in "${configs[@]}"; do
@@ -285,18 +292,8 @@ matrix() {
 # guest's noise is before judging a sched_ext scheduler there.
 floor() {
   local spec=${1:-experiments/ci.toml} scale=${2:-0.1} dir=$OUT/floor
-  versions
-  mkdir -p "$CACHE"
-  [ "$(id -u)" = 0 ] && apt_install
-  provision_kernel
-  provision_vng
-  boot_dir
-  BOOT_OPTS=(--verbose "--qemu-opts=-accel tcg,thread=single")
-  local bin=${MATRIX_SCHEDLAB:-}
-  if [ -z "$bin" ]; then
-    cargo build --release -q --bin schedlab
-    bin=$PWD/target/release/schedlab
-  fi
+  local bin
+  schedlab_guest
   rm -rf "$dir" && mkdir -p "$dir"
   # The database lives in the guest's /tmp (SQLite locks fail on the shared directory) and
   # comes back as a copy.
