@@ -56,17 +56,15 @@ pub(crate) fn refuse_alike(
 /// A refusal without the count of the moment (`N are in use now`: the machine's tasks, which
 /// the tests beside this one change between check and run).
 fn moment(said: &str) -> String {
-    let mut out = String::new();
-    for (i, part) in said.split(" are in use now").enumerate() {
-        let part = if i + 1 < said.split(" are in use now").count() {
-            let keep = part.trim_end_matches(|c: char| c.is_ascii_digit() || c == ',');
-            format!("{keep}N are in use now")
-        } else {
-            part.to_string()
-        };
-        out.push_str(&part);
-    }
-    out
+    let count =
+        |part: &str| part.trim_end_matches(|c: char| c.is_ascii_digit() || c == ',').to_string();
+    let parts: Vec<&str> = said.split(" are in use now").collect();
+    let (last, counted) = parts.split_last().expect("split gives one part at least");
+    counted
+        .iter()
+        .map(|p| format!("{}N are in use now", count(p)))
+        .chain([last.to_string()])
+        .collect()
 }
 
 const PI: &str =
