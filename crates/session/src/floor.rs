@@ -121,10 +121,7 @@ impl Floors {
 /// The newest floors of `env`'s machine in the database at `db`, which is never created
 /// (`env` and `show` mention them); None without a database or a floor.
 pub fn newest_in(db: &std::path::Path, env: &Environment) -> Option<Floors> {
-    if !db.exists() {
-        return None;
-    }
-    let store = Store::open(db).ok()?;
+    let store = crate::db::open_existing(db).ok()?;
     newest_for(&store, env).ok().flatten()
 }
 
